@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Make a Docker engine reachable for warden.
+#
+# - Engine already answers `docker info`: change nothing, exit 0.
+# - Root on Debian: install Debian's docker.io (and runsc for gVisor), start dockerd in the
+#   background and wait for its socket (at most WARDEN_DOCKER_WAIT_S seconds, default 60).
+# - Anything else: print what to do and exit 1.
+set -euo pipefail
+
+wait_s="${WARDEN_DOCKER_WAIT_S:-60}"
+log_file="${WARDEN_DOCKERD_LOG:-/var/log/warden-dockerd.log}"
+
+say() { printf 'ensure-docker: %s\n' "$*" >&2; }
+
+if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
+  say "engine reachable; nothing to do"
+  exit 0
+fi
+
+if [ "$(id -u)" != 0 ] || [ ! -f /etc/debian_version ]; then
+  say "no Docker engine answers 'docker info'."
+  say "Install Docker Engine (https://docs.docker.com/engine/install/) and start it,"
+  say "or make your user able to reach it (e.g. add it to the 'docker' group), then run this again."
+  exit 1
+fi
+
+if ! command -v dockerd >/dev/null 2>&1 || ! command -v runsc >/dev/null 2>&1; then
+  say "installing Debian's docker.io and runsc"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends docker.io runsc iptables ca-certificates >/dev/null
+fi
+
+# Register gVisor as a runtime only when we own the engine's configuration (it is not running and
+# has no config yet). runsc's default platform works here; --network=none keeps it off the network.
+if [ ! -f /etc/docker/daemon.json ] && command -v runsc >/dev/null 2>&1; then
+  mkdir -p /etc/docker
+  cat > /etc/docker/daemon.json <<JSON
+{
+  "runtimes": {
+    "runsc": { "path": "$(command -v runsc)", "runtimeArgs": ["--network=none"] }
+  }
+}
+JSON
+fi
+
+if ! pgrep -x dockerd >/dev/null 2>&1; then
+  say "starting dockerd in the background (log: $log_file)"
+  nohup dockerd >"$log_file" 2>&1 </dev/null &
+fi
+
+for _ in $(seq 1 "$((wait_s * 2))"); do
+  if docker info >/dev/null 2>&1; then
+    say "engine ready: $(docker version --format '{{.Server.Version}} (API {{.Server.APIVersion}})' 2>/dev/null)"
+    exit 0
+  fi
+  sleep 0.5
+done
+
+say "dockerd did not answer within ${wait_s}s; last lines of $log_file:"
+tail -n 20 "$log_file" >&2 || true
+exit 1

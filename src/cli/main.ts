@@ -1,0 +1,23 @@
+/**
+ * The `warden` command line. Exit codes: 0 success, 1 a tool call returned an error result
+ * (or a check failed), 2 usage, configuration or engine errors.
+ */
+import { Command, CommanderError } from "commander";
+import { WardenError } from "../errors.js";
+import { commands } from "./commands/index.js";
+
+const program = new Command("warden")
+  .description("Sandboxed, containerized execution runtime for AI agents' tool calls")
+  .showHelpAfterError()
+  .exitOverride();
+
+for (const register of commands) register(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);
+  const message = err instanceof WardenError ? `${err.code}: ${err.message}` : String(err);
+  console.error(`warden: ${message}`);
+  process.exit(2);
+}

@@ -1,0 +1,146 @@
+/**
+ * warden's error classes. Every error carries a stable `code` (never parse the message) and a
+ * message that names what was wrong and how to fix it.
+ */
+
+/** Stable error codes; each maps to one subclass below. HTTP statuses are used by `warden serve`. */
+export type WardenErrorCode =
+  | "ENGINE_UNREACHABLE"
+  | "IMAGE_MISSING"
+  | "INVALID_ARGUMENT"
+  | "NOT_FOUND"
+  | "SANDBOX_NOT_RUNNING"
+  | "SANDBOX_ERROR"
+  | "PATH_OUTSIDE_WORKSPACE"
+  | "TIMEOUT"
+  | "ABORTED"
+  | "POLICY_INVALID"
+  | "CONFLICT"
+  | "RATE_LIMITED"
+  | "UNAUTHORIZED";
+
+/** HTTP status for each code, for the server's JSON errors. */
+export const HTTP_STATUS: Record<WardenErrorCode, number> = {
+  ENGINE_UNREACHABLE: 503,
+  IMAGE_MISSING: 500,
+  INVALID_ARGUMENT: 400,
+  NOT_FOUND: 404,
+  SANDBOX_NOT_RUNNING: 409,
+  SANDBOX_ERROR: 500,
+  PATH_OUTSIDE_WORKSPACE: 403,
+  TIMEOUT: 504,
+  ABORTED: 499,
+  POLICY_INVALID: 400,
+  CONFLICT: 409,
+  RATE_LIMITED: 429,
+  UNAUTHORIZED: 401,
+};
+
+/** Base class: `code` is stable, `message` is for people. */
+export class WardenError extends Error {
+  readonly code: WardenErrorCode;
+  constructor(code: WardenErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** No Docker engine answered. The message says how to start one. */
+export class EngineUnreachableError extends WardenError {
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super(
+      "ENGINE_UNREACHABLE",
+      `Docker engine unreachable (${detail}). Start one with 'npm run engine' (scripts/ensure-docker.sh) ` +
+        "or set DOCKER_HOST to a reachable engine.",
+      options,
+    );
+  }
+}
+
+/** The sandbox image is not present locally. */
+export class ImageMissingError extends WardenError {
+  constructor(readonly image: string) {
+    super("IMAGE_MISSING", `Sandbox image '${image}' is not present. Build it with 'warden images build'.`);
+  }
+}
+
+/** A caller passed a bad value (limit, path, option). The message names the field. */
+export class InvalidArgumentError extends WardenError {
+  constructor(message: string) {
+    super("INVALID_ARGUMENT", message);
+  }
+}
+
+/** A session, container or file that does not exist. */
+export class NotFoundError extends WardenError {
+  constructor(message: string) {
+    super("NOT_FOUND", message);
+  }
+}
+
+/** The sandbox's container is stopped or gone; the call did not run. */
+export class SandboxNotRunningError extends WardenError {
+  constructor(containerId: string, options?: { cause?: unknown }) {
+    super("SANDBOX_NOT_RUNNING", `Sandbox container ${containerId.slice(0, 12)} is not running.`, options);
+  }
+}
+
+/** Any other engine-side failure. */
+export class SandboxError extends WardenError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("SANDBOX_ERROR", message, options);
+  }
+}
+
+/**
+ * A path whose canonical target (symlinks and `..` resolved inside the sandbox) lies outside the
+ * workspace and the session's mounts. Unlike Pi, which does not confine paths
+ * (CVE-2025-53109, CVE-2025-53110).
+ */
+export class PathOutsideWorkspaceError extends WardenError {
+  constructor(
+    readonly requested: string,
+    readonly resolved: string,
+  ) {
+    super(
+      "PATH_OUTSIDE_WORKSPACE",
+      `Path '${requested}' resolves to '${resolved}', which is outside the workspace and the session's mounts.`,
+    );
+  }
+}
+
+/** A policy file that failed to parse or validate; message gives file:line:column. */
+export class PolicyInvalidError extends WardenError {
+  constructor(message: string) {
+    super("POLICY_INVALID", message);
+  }
+}
+
+/** Shape of the engine errors docker-modem throws (HTTP status plus JSON body). */
+interface DockerModemError {
+  statusCode?: number;
+  reason?: string;
+  json?: { message?: string } | null;
+  code?: string;
+  message?: string;
+}
+
+/**
+ * The one table from Docker API failures to warden errors.
+ * Source: Docker Engine API 1.41 status codes (404 no such object, 409 conflict / not running,
+ * 304 already in that state) and Node's socket errors (ENOENT, ECONNREFUSED) for an absent engine.
+ */
+export function fromDockerError(err: unknown, context: { what: string; containerId?: string }): WardenError {
+  if (err instanceof WardenError) return err;
+  const e = (err ?? {}) as DockerModemError;
+  const detail = e.json?.message ?? e.reason ?? e.message ?? String(err);
+  if (e.code === "ENOENT" || e.code === "ECONNREFUSED" || e.code === "EACCES") {
+    return new EngineUnreachableError(`${e.code} while ${context.what}`, { cause: err });
+  }
+  if (e.statusCode === 409 && /is not running|is paused|restarting/i.test(detail) && context.containerId) {
+    return new SandboxNotRunningError(context.containerId, { cause: err });
+  }
+  if (e.statusCode === 404) return new NotFoundError(`${context.what}: ${detail}`);
+  return new SandboxError(`${context.what} failed: ${detail}`, { cause: err });
+}

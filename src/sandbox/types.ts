@@ -1,0 +1,181 @@
+/**
+ * The sandbox interface: the one seam between warden's controller and the place where tools run.
+ * Everything that touches files or runs commands goes through a `Sandbox`. `DockerSandbox` is the
+ * implementation on the Docker Engine API; tests and other backends implement the same interface.
+ */
+import type { Readable } from "node:stream";
+
+/** Where the workspace lives inside every sandbox. Relative tool paths resolve against it. */
+export const WORKSPACE_DIR = "/workspace";
+
+/**
+ * How the host workspace directory is exposed:
+ * - `copy` (default): copied in through the Docker archive API into a size-limited writable area;
+ *   the host directory is never written.
+ * - `ro`: bind-mounted read-only.
+ * - `rw`: bind-mounted read-write (explicit opt-in: tools write the host directly).
+ */
+export type WorkspaceMode = "ro" | "copy" | "rw";
+
+/** Resource limits of one sandbox. All must be positive finite numbers. */
+export interface SandboxLimits {
+  /** Memory cap in bytes; swap is set equal, so the container cannot swap. Default 1 GiB. */
+  memoryBytes: number;
+  /** CPU cap in CPUs (1.5 = one and a half cores). Default 1. */
+  cpus: number;
+  /** Maximum number of processes and threads (cgroup pids.max). Default 256. */
+  pids: number;
+  /** Size of the tmpfs at /tmp in bytes. Default 64 MiB. */
+  tmpBytes: number;
+  /** Size of the writable workspace in `copy` mode, in bytes. Default 1 GiB. */
+  workspaceBytes: number;
+}
+
+/** An extra host directory mounted read-only at `containerPath`. */
+export interface ReadOnlyMount {
+  hostPath: string;
+  containerPath: string;
+}
+
+/** Options for creating a sandbox. Every field is optional; defaults are the hardened ones. */
+export interface SandboxOptions {
+  /** Image to run. Default: the warden sandbox image built by `warden images build`. */
+  image?: string;
+  /** Host directory to expose at /workspace, and how. Without it the workspace starts empty. */
+  workspace?: { hostPath: string; mode?: WorkspaceMode };
+  /** Extra read-only mounts. */
+  mounts?: ReadOnlyMount[];
+  /** Resource limits; unspecified fields take the defaults. */
+  limits?: Partial<SandboxLimits>;
+  /** OCI runtime: `runc` (default) or `runsc` (gVisor, stronger isolation). */
+  runtime?: "runc" | "runsc";
+  /** Session id to label the container with. Default: a random UUID. */
+  sessionId?: string;
+  /** Tenant the session belongs to (label). Default "local". */
+  tenant?: string;
+  /** Lifetime after which `warden gc` may remove the container, in ms. Default 24 h. */
+  ttlMs?: number;
+  /** Cancels creation; a partly created container is removed. */
+  signal?: AbortSignal;
+}
+
+/** A command: an argv run directly, or a script run with `bash -c`. */
+export type ExecCommand = { argv: string[] } | { shell: string };
+
+/** Options for one command. stdin is always /dev/null and there is never a TTY. */
+export interface ExecOptions {
+  /** Working directory inside the sandbox. Default /workspace. */
+  cwd?: string;
+  /** The only environment variables the command sees besides PATH, HOME, LANG (nothing from the host). */
+  env?: Record<string, string>;
+  /** Wall-clock limit in ms. On expiry the whole process group gets TERM, then KILL. */
+  timeoutMs?: number;
+  /** Aborting kills the whole process group the same way and resolves with the partial output. */
+  signal?: AbortSignal;
+  /** Called with each stdout chunk as it arrives (no stream frame headers, ever). */
+  onStdout?: (chunk: Buffer) => void;
+  /** Called with each stderr chunk as it arrives. */
+  onStderr?: (chunk: Buffer) => void;
+}
+
+/** Outcome of a command. Output is delivered through the callbacks, never buffered here. */
+export interface ExecResult {
+  /**
+   * Exit status: the process's own code; 128+N when killed by signal N (never 0);
+   * 124 when `timedOut` (GNU timeout's convention); 130 when `aborted`.
+   */
+  exitCode: number;
+  timedOut: boolean;
+  aborted: boolean;
+  durationMs: number;
+}
+
+/** File metadata from inside the sandbox. `mode` holds the permission bits only (e.g. 0o644). */
+export interface FileStat {
+  type: "file" | "directory" | "symlink" | "other";
+  size: number;
+  mode: number;
+  mtimeMs: number;
+}
+
+/** One directory entry; `type` is the entry's own type (symlinks are not followed). */
+export interface DirEntry {
+  name: string;
+  type: FileStat["type"];
+}
+
+/** What to read: a byte range, or a line range (1-based) with a byte cap. */
+export type ReadRange =
+  | { kind: "bytes"; offset: number; length: number }
+  | { kind: "lines"; startLine: number; maxLines: number; maxBytes: number };
+
+/** Bytes read plus what is known of the whole file. */
+export interface ReadFileResult {
+  data: Buffer;
+  /** Size of the whole file in bytes. */
+  totalBytes: number;
+  /** Number of lines in the whole file, when it was counted (line reads). */
+  totalLines?: number;
+}
+
+/** A path changed in the workspace relative to what was copied in. */
+export interface WorkspaceChange {
+  path: string;
+  kind: "added" | "modified" | "deleted";
+}
+
+/** Facts about a created sandbox, for logs and `warden gc`. */
+export interface SandboxInfo {
+  containerId: string;
+  sessionId: string;
+  tenant: string;
+  image: string;
+  runtime: "runc" | "runsc";
+  workspaceMode: WorkspaceMode;
+  /** Container paths the tools may touch: the workspace and the extra mounts. */
+  roots: string[];
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+/**
+ * A running sandbox. All paths are container paths; relative ones resolve against /workspace.
+ * Methods reject with WardenError subclasses (SandboxNotRunningError once the container is gone).
+ * `destroy` is idempotent; `await using` destroys on scope exit.
+ */
+export interface Sandbox extends AsyncDisposable {
+  readonly info: SandboxInfo;
+
+  /** Runs a command in its own process group; see ExecOptions and ExecResult. */
+  exec(command: ExecCommand, options?: ExecOptions): Promise<ExecResult>;
+
+  /** Reads a byte or line range of a file without loading the rest of it. Rejects NotFoundError. */
+  readFile(path: string, range: ReadRange, options?: { signal?: AbortSignal }): Promise<ReadFileResult>;
+
+  /**
+   * Writes a whole file atomically (temp file in the same directory, then rename), creating parent
+   * directories. The file is owned by the sandbox user; `mode` defaults to 0o644 (or the old mode).
+   */
+  writeFile(path: string, data: Buffer, options?: { mode?: number; signal?: AbortSignal }): Promise<void>;
+
+  /** lstat-like metadata, or null when nothing exists at the path. */
+  stat(path: string, options?: { signal?: AbortSignal }): Promise<FileStat | null>;
+
+  /**
+   * Canonical absolute path, resolved inside the sandbox: symlinks and `..` followed; for a path
+   * that does not exist yet, its deepest existing ancestor is resolved and the rest appended.
+   */
+  realpath(path: string, options?: { signal?: AbortSignal }): Promise<string>;
+
+  /** Entries of a directory (dotfiles included), unsorted. Rejects NotFoundError. */
+  listDir(path: string, options?: { signal?: AbortSignal }): Promise<DirEntry[]>;
+
+  /** The workspace as a tar stream (paths relative to /workspace). */
+  exportWorkspace(options?: { signal?: AbortSignal }): Promise<Readable>;
+
+  /** Paths added, modified or deleted since the workspace was set up, sorted by path. */
+  changedPaths(options?: { signal?: AbortSignal }): Promise<WorkspaceChange[]>;
+
+  /** Removes the container and its volumes. Safe to call twice. */
+  destroy(): Promise<void>;
+}

@@ -1,0 +1,54 @@
+/**
+ * A session: one sandbox, its spill files, its enabled tools and hooks, and the pipeline that runs
+ * tool calls in it. The CLI (exec, replay, run) and the server (serve) all work through this.
+ */
+import type { AfterToolCallHook, BeforeToolCallHook, ToolExecutionEvent } from "../pipeline/types.js";
+import type { Sandbox, SandboxOptions } from "../sandbox/types.js";
+import type { ToolCall, ToolResultMessage } from "../tools/types.js";
+
+/** Which tools are enabled, as Pi's CLI flags (`--tools`, `--exclude-tools`, `--no-tools`, `--no-builtin-tools`). */
+export interface ToolSelection {
+  /** Strict allowlist of tool names; unknown names are an error. */
+  tools?: string[];
+  /** Removed after the allowlist. */
+  excludeTools?: string[];
+  /** No tools at all. */
+  noTools?: boolean;
+  /** No built-in tools (only extra registered ones). */
+  noBuiltinTools?: boolean;
+}
+
+/** One JSON function definition as sent to a model (OpenAI chat `tools[]` entry). */
+export interface ProviderTool {
+  type: "function";
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+/** Options for createSession: the sandbox's, plus tool selection and hooks. */
+export interface SessionOptions extends SandboxOptions {
+  toolSelection?: ToolSelection;
+  /** Run in order; the first block wins (fail closed: a throwing hook blocks the call). */
+  beforeToolCall?: BeforeToolCallHook[];
+  afterToolCall?: AfterToolCallHook[];
+  /** Where spill files go on the host. Default: a private directory under os.tmpdir(). */
+  spillDir?: string;
+}
+
+/** Options for one batch of tool calls. */
+export interface RunToolCallsOptions {
+  signal?: AbortSignal;
+  onEvent?: (event: ToolExecutionEvent) => void;
+}
+
+export interface Session extends AsyncDisposable {
+  readonly id: string;
+  readonly sandbox: Sandbox;
+  /** Names of the enabled tools, in registry order. */
+  readonly enabledTools: string[];
+  /** Function definitions for the enabled tools only. */
+  providerTools(): ProviderTool[];
+  /** Runs one batch (one assistant message's calls); results come back in call order. Never throws for a tool error. */
+  runToolCalls(calls: ToolCall[], options?: RunToolCallsOptions): Promise<ToolResultMessage[]>;
+  /** Destroys the sandbox and removes spill files. Idempotent. */
+  close(): Promise<void>;
+}
