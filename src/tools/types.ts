@@ -3,7 +3,7 @@
  * shared/reference/pi-tool-semantics.md): a model emits ToolCalls, warden returns ToolResultMessages.
  */
 import type { Static, TSchema } from "typebox";
-import type { Sandbox } from "../sandbox/types.js";
+import type { ReadFileResult, ReadRange, Sandbox } from "../sandbox/types.js";
 
 /** A tool call as a model emits it. `arguments` is the parsed JSON object (or the raw string when it was not JSON). */
 export interface ToolCall {
@@ -50,6 +50,8 @@ export interface SpillStore {
   create(prefix: string): Promise<SpillWriter>;
   /** True when `path` names a spill file of this session (the read tool opens those on the host). */
   owns(path: string): boolean;
+  /** Reads a byte or line range of one of this session's spill files (same contract as Sandbox.readFile). */
+  read(path: string, range: ReadRange): Promise<ReadFileResult>;
   /** Removes every spill file of the session. Idempotent. */
   dispose(): Promise<void>;
 }
