@@ -45,6 +45,11 @@ JSON
 fi
 
 if ! pgrep -x dockerd >/dev/null 2>&1; then
+  # A dockerd that was killed (a CI runner ending the previous session) leaves pid files behind that
+  # make the next start refuse; with no dockerd or containerd running they are stale.
+  if ! pgrep -x containerd >/dev/null 2>&1; then
+    rm -f /var/run/docker.pid /var/run/docker/containerd/containerd.pid
+  fi
   say "starting dockerd in the background (log: $log_file)"
   nohup dockerd >"$log_file" 2>&1 </dev/null &
 fi

@@ -17,7 +17,9 @@ export type WardenErrorCode =
   | "POLICY_INVALID"
   | "CONFLICT"
   | "RATE_LIMITED"
-  | "UNAUTHORIZED";
+  | "UNAUTHORIZED"
+  | "COMMAND_FAILED"
+  | "PROVIDER_ERROR";
 
 /** HTTP status for each code, for the server's JSON errors. */
 export const HTTP_STATUS: Record<WardenErrorCode, number> = {
@@ -34,6 +36,8 @@ export const HTTP_STATUS: Record<WardenErrorCode, number> = {
   CONFLICT: 409,
   RATE_LIMITED: 429,
   UNAUTHORIZED: 401,
+  COMMAND_FAILED: 422,
+  PROVIDER_ERROR: 502,
 };
 
 /** Base class: `code` is stable, `message` is for people. */

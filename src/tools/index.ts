@@ -1,11 +1,30 @@
 /** The built-in tools, in Pi's registry order. Each tool lives in its own file. */
+import { createBashTool } from "./bash.js";
+import { createEditTool } from "./edit.js";
+import { createFindTool } from "./find.js";
+import { createGrepTool } from "./grep.js";
+import { createLsTool } from "./ls.js";
+import { createReadTool } from "./read.js";
 import type { AnyTool } from "./types.js";
+import { createWriteTool } from "./write.js";
 
 /** Returns fresh instances of the seven built-in tools: read, bash, edit, write, grep, find, ls. */
 export function builtinTools(): AnyTool[] {
-  return [];
+  return [
+    createReadTool(),
+    createBashTool(),
+    createEditTool(),
+    createWriteTool(),
+    createGrepTool(),
+    createFindTool(),
+    createLsTool(),
+  ];
 }
 
+export { type BashToolDetails, createBashTool } from "./bash.js";
+export { CommandFailedError } from "./command-error.js";
+export { createLsTool, type LsToolDetails } from "./ls.js";
 export type { ResolvedToolPath } from "./paths.js";
 export { isWithinRoot, isWithinRoots, normalizeToolPath, resolveToolPath } from "./paths.js";
+export { createReadTool, type ReadToolDetails } from "./read.js";
 export type * from "./types.js";

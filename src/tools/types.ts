@@ -61,6 +61,8 @@ export interface SpillWriter {
   readonly path: string;
   write(chunk: Buffer): void;
   close(): Promise<void>;
+  /** Closes and deletes the file (the output was not cut, so nothing needs keeping). Idempotent. */
+  discard(): Promise<void>;
 }
 
 /** What every tool execution gets besides its arguments. */

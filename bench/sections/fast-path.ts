@@ -1,0 +1,181 @@
+/**
+ * Fast-path section (issue 7): warden's exec channel and warm pool against raw Docker, measured
+ * in the same run. Rows: tool-call overhead of bash `true` on a warm session vs a raw dockerode
+ * exec round trip (target p50 <= 0.1x); the bare channel exec beside it (the floor); cold start
+ * vs raw create+start (<= 1.2x); 1 GiB of bash output through the tail truncation vs raw
+ * `docker exec` of the same command into nothing (time <= 2x, i.e. throughput >= 50%) with the
+ * controller's RSS growth (<= 64 MiB); `read` with a limit on a 2 GiB file (<= 1 s, RSS <= 64 MiB).
+ * Sizes: WARDEN_BENCH_OUTPUT_MIB (default 1024), WARDEN_BENCH_BIG_FILE_MIB (default 2048).
+ */
+import { randomBytes } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import type Docker from "dockerode";
+import { channelExec, connectChannel, withHelperMain } from "../../src/sandbox/channel/index.js";
+import { StreamDemuxer } from "../../src/sandbox/demux.js";
+import { hardenedContainerConfig } from "../../src/sandbox/hardening.js";
+import { DEFAULT_IMAGE, gc, getDocker, LABEL, resolveLimits } from "../../src/sandbox/index.js";
+import { sandboxLabels } from "../../src/sandbox/labels.js";
+import { createSession } from "../../src/session/index.js";
+import type { Session } from "../../src/session/types.js";
+import { type BenchRow, type BenchSection, percentile, timeRuns } from "../harness.js";
+
+const ROUNDS = Number(process.env.WARDEN_BENCH_EXECS ?? 40);
+const CREATES = Number(process.env.WARDEN_BENCH_CREATES ?? 5);
+const OUTPUT_BYTES = Number(process.env.WARDEN_BENCH_OUTPUT_MIB ?? 1024) * 1024 * 1024;
+const BIG_FILE_BYTES = Number(process.env.WARDEN_BENCH_BIG_FILE_MIB ?? 2048) * 1024 * 1024;
+const MiB = 1024 * 1024;
+const RAW = "raw dockerode";
+const LINES = "yes abcdefghijklmnop";
+
+/** One raw exec of `cmd`, output demuxed and dropped; resolves when the stream ends. */
+async function rawExec(container: Docker.Container, cmd: string[]): Promise<void> {
+  const exec = await container.exec({ Cmd: cmd, AttachStdout: true, AttachStderr: true });
+  const stream = await exec.start({ hijack: true, stdin: false });
+  const demux = new StreamDemuxer({ onStdout: () => {}, onStderr: () => {} });
+  stream.on("data", (chunk: Buffer) => demux.push(chunk));
+  await new Promise((resolve) => {
+    stream.once("end", resolve);
+    stream.once("close", resolve);
+  });
+  await exec.inspect();
+}
+
+/** Samples RSS while `fn` runs (every 20 ms) and returns the peak growth in MiB and the duration. */
+async function measured(fn: () => Promise<unknown>): Promise<{ ms: number; rssGrowthMiB: number }> {
+  globalThis.gc?.();
+  const before = process.memoryUsage().rss;
+  let peak = before;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, 20);
+  const t0 = performance.now();
+  try {
+    await fn();
+  } finally {
+    clearInterval(sampler);
+  }
+  peak = Math.max(peak, process.memoryUsage().rss);
+  return { ms: performance.now() - t0, rssGrowthMiB: (peak - before) / MiB };
+}
+
+function bashCall(command: string, i: number) {
+  return [{ id: `b${i}`, name: "bash", arguments: { command, timeout: 600 } }];
+}
+
+export const fastPathSection: BenchSection = {
+  name: "fast-path",
+  description: "exec channel and warm pool vs raw Docker (issue 7 targets)",
+  async run(): Promise<BenchRow[]> {
+    const docker = getDocker();
+    const tenant = `bench-fast-${randomBytes(3).toString("hex")}`;
+    const expiresAt = new Date(Date.now() + 3_600_000);
+    const rawLabels = {
+      [LABEL.session]: "bench-raw",
+      [LABEL.tenant]: tenant,
+      [LABEL.expires]: expiresAt.toISOString(),
+    };
+    const containers: Docker.Container[] = [];
+    const sessions: Session[] = [];
+    const rows: BenchRow[] = [];
+    try {
+      // Cold start: raw create+start vs a hardened container with the helper connected.
+      const rawCreate = await timeRuns(CREATES, async () => {
+        const c = await docker.createContainer({
+          Image: DEFAULT_IMAGE,
+          Cmd: ["sleep", "infinity"],
+          Labels: rawLabels,
+          HostConfig: { NetworkMode: "none", Init: true },
+        });
+        containers.push(c);
+        await c.start();
+      });
+      const helperCreate = await timeRuns(CREATES, async () => {
+        const now = new Date();
+        const c = await docker.createContainer(
+          withHelperMain(
+            hardenedContainerConfig({
+              image: DEFAULT_IMAGE,
+              limits: resolveLimits({}),
+              runtime: "runc",
+              labels: sandboxLabels({ sessionId: "bench-helper", tenant, createdAt: now, expiresAt }),
+              workspaceMode: "ro",
+              mounts: [],
+            }),
+          ),
+        );
+        containers.push(c);
+        (await connectChannel(c, { start: true })).close();
+      });
+      rows.push({
+        name: "cold start (helper container) p50",
+        unit: "ms",
+        value: percentile(helperCreate, 50),
+        baseline: percentile(rawCreate, 50),
+        baselineName: "raw create+start",
+      });
+
+      const raw = containers[0]!;
+      const helper = containers[CREATES]!;
+      const client = await connectChannel(helper);
+      const session = await createSession({
+        tenant,
+        ttlMs: 3_600_000,
+        limits: { memoryBytes: 4096 * MiB, workspaceBytes: 3072 * MiB },
+      });
+      sessions.push(session);
+      await rawExec(raw, ["true"]);
+      await session.runToolCalls(bashCall("true", -1));
+      const rawTrue: number[] = [];
+      const chanTrue: number[] = [];
+      const toolTrue: number[] = [];
+      for (let i = 0; i < ROUNDS; i++) {
+        rawTrue.push(...(await timeRuns(1, () => rawExec(raw, ["true"]))));
+        chanTrue.push(...(await timeRuns(1, () => channelExec(client, { argv: ["true"] }))));
+        toolTrue.push(...(await timeRuns(1, () => session.runToolCalls(bashCall("true", i)))));
+      }
+      for (const p of [50, 99]) {
+        rows.push({
+          name: `tool call bash true p${p}`,
+          unit: "ms",
+          value: percentile(toolTrue, p),
+          baseline: percentile(rawTrue, p),
+          baselineName: `${RAW} exec true`,
+        });
+      }
+      rows.push({
+        name: "channel exec true p50",
+        unit: "ms",
+        value: percentile(chanTrue, 50),
+        baseline: percentile(rawTrue, 50),
+        baselineName: `${RAW} exec true`,
+      });
+      client.close();
+
+      // 1 GiB of output: raw exec into nothing vs the bash tool (tail truncation + spill file).
+      const script = `${LINES} | head -c ${OUTPUT_BYTES}`;
+      const rawBig = await measured(() => rawExec(raw, ["bash", "-c", script]));
+      const toolBig = await measured(() => session.runToolCalls(bashCall(script, 1_000_000)));
+      rows.push({
+        name: `bash ${OUTPUT_BYTES / MiB} MiB output time`,
+        unit: "ms",
+        value: toolBig.ms,
+        baseline: rawBig.ms,
+        baselineName: `${RAW} exec, output dropped`,
+      });
+      rows.push({ name: "bash big output RSS growth", unit: "MiB", value: toolBig.rssGrowthMiB });
+
+      // read with a limit on a 2 GiB file.
+      await session.runToolCalls(bashCall(`${LINES} | head -c ${BIG_FILE_BYTES} > big.log`, 2_000_000));
+      const read = await measured(() =>
+        session.runToolCalls([{ id: "r", name: "read", arguments: { path: "big.log", limit: 5 } }]),
+      );
+      rows.push({ name: `read limit 5 on ${BIG_FILE_BYTES / MiB} MiB file`, unit: "ms", value: read.ms });
+      rows.push({ name: "read big file RSS growth", unit: "MiB", value: read.rssGrowthMiB });
+      return rows;
+    } finally {
+      await Promise.allSettled(sessions.map((s) => s.close()));
+      await Promise.allSettled(containers.map((c) => c.remove({ force: true, v: true })));
+      await gc({ tenant, now: new Date(Date.now() + 7_200_000) });
+    }
+  },
+};

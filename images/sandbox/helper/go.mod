@@ -1,0 +1,3 @@
+module warden.local/helper
+
+go 1.19

@@ -1,0 +1,112 @@
+// warden-helper: the in-container end of warden's exec channel. It runs as the container's main
+// process (under docker-init), reads request frames from stdin and writes reply frames to stdout;
+// its own diagnostics go to stderr. No network, no port. Standard library only, built static.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+	"time"
+)
+
+const version = "1"
+
+func logf(format string, args ...interface{}) {
+	fmt.Fprintf(os.Stderr, "warden-helper: "+format+"\n", args...)
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "--version" {
+		fmt.Println(version)
+		return
+	}
+	// The container keeps stdin open between attaches (StdinOnce false), so the controller can
+	// re-attach. The helper never exits on its own: the container lives until it is stopped.
+	w := newWriter()
+	cmds := newRegistry(w)
+	in := bufio.NewReaderSize(os.Stdin, 256<<10)
+	for {
+		f, err := readFrame(in)
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				// No channel (stdin is not open): stay up like `sleep infinity`, so the
+				// container still serves warden's docker-exec fallback.
+				logf("stdin closed; serving no channel, idling")
+				for {
+					time.Sleep(time.Hour)
+				}
+			}
+			// The stream is out of sync and cannot be trusted again: stop serving, stay up.
+			logf("protocol error, channel stopped: %v", err)
+			for {
+				time.Sleep(time.Hour)
+			}
+		}
+		dispatch(w, cmds, f)
+	}
+}
+
+func dispatch(w *writer, cmds *registry, f frame) {
+	switch f.typ {
+	case tPing:
+		w.sendJSON(tPong, f.id, map[string]interface{}{"version": version, "pid": os.Getpid()})
+	case tExec:
+		var req execRequest
+		if err := json.Unmarshal(f.payload, &req); err != nil {
+			w.sendError(f.id, fmt.Errorf("bad exec request: %w", err))
+			return
+		}
+		cmds.start(f.id, req)
+	case tKill:
+		var req killRequest
+		_ = json.Unmarshal(f.payload, &req)
+		cmds.kill(f.id, req)
+	case tRead, tWrite, tStat, tRealpath, tListDir:
+		go fileOp(w, f)
+	default:
+		w.sendError(f.id, fmt.Errorf("unknown frame type 0x%02x", f.typ))
+	}
+}
+
+// errnoName maps an error to a stable errno name for the controller's error table.
+func errnoName(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		switch errno {
+		case syscall.ENOENT:
+			return "ENOENT"
+		case syscall.ENOTDIR:
+			return "ENOTDIR"
+		case syscall.EISDIR:
+			return "EISDIR"
+		case syscall.EACCES, syscall.EPERM:
+			return "EACCES"
+		case syscall.EROFS:
+			return "EROFS"
+		case syscall.ENOSPC, syscall.EDQUOT:
+			return "ENOSPC"
+		case syscall.ELOOP:
+			return "ELOOP"
+		case syscall.EEXIST:
+			return "EEXIST"
+		}
+		return "EIO"
+	}
+	var tagged *taggedError
+	if errors.As(err, &tagged) {
+		return tagged.errno
+	}
+	return "EINVAL"
+}
+
+type taggedError struct {
+	errno string
+	msg   string
+}
+
+func (e *taggedError) Error() string { return e.msg }

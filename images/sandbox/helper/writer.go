@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+)
+
+// outFrame is queued for the single writer goroutine. done (optional) is closed once the frame
+// is written, so a reader can reuse its buffer.
+type outFrame struct {
+	typ     byte
+	id      uint32
+	payload []byte
+	done    chan struct{}
+}
+
+// writer owns stdout. The queue is small and bounded: when the controller reads slowly, the
+// queue fills, command readers block, the commands' pipes fill and the commands block. Nothing
+// is ever buffered without bound (backpressure end to end).
+type writer struct {
+	queue chan outFrame
+}
+
+func newWriter() *writer {
+	w := &writer{queue: make(chan outFrame, 16)}
+	go w.run()
+	return w
+}
+
+func (w *writer) run() {
+	out := bufio.NewWriterSize(os.Stdout, 256<<10)
+	var h [headerBytes]byte
+	for f := range w.queue {
+		encodeHeader(h[:], f.typ, f.id, len(f.payload))
+		_, err := out.Write(h[:])
+		if err == nil {
+			_, err = out.Write(f.payload)
+		}
+		// Flush when nothing else is waiting: small frames leave at once, floods go in big writes.
+		if err == nil && len(w.queue) == 0 {
+			err = out.Flush()
+		}
+		if f.done != nil {
+			close(f.done)
+		}
+		if err != nil {
+			logf("stdout write failed: %v", err)
+			os.Exit(3)
+		}
+	}
+}
+
+func (w *writer) send(typ byte, id uint32, payload []byte) {
+	w.queue <- outFrame{typ: typ, id: id, payload: payload}
+}
+
+// sendSync queues a frame and waits until it is written (the caller reuses payload's memory).
+func (w *writer) sendSync(typ byte, id uint32, payload []byte) {
+	done := make(chan struct{})
+	w.queue <- outFrame{typ: typ, id: id, payload: payload, done: done}
+	<-done
+}
+
+func (w *writer) sendJSON(typ byte, id uint32, v interface{}) {
+	j, _ := json.Marshal(v)
+	w.send(typ, id, j)
+}
+
+// opError is the body of an error frame: an errno name (ENOENT, EISDIR, ...) and a message.
+type opError struct {
+	Errno   string `json:"errno"`
+	Message string `json:"message"`
+}
+
+func (w *writer) sendError(id uint32, err error) {
+	w.sendJSON(tError, id, opError{Errno: errnoName(err), Message: err.Error()})
+}

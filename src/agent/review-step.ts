@@ -1,0 +1,92 @@
+/**
+ * The end of a copy-mode `warden run`: the summary (files changed, diffstat), the patch saved next to
+ * the transcript (`<transcript>.patch`, what `warden diff` shows), `--export-patch FILE`, and
+ * `--apply` (after confirmation or `--yes`; refused without a terminal to ask on).
+ */
+import { writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import pc from "picocolors";
+import { type ApplyResult, applyChanges, formatDiffstat, HostChangedError } from "../review/index.js";
+import type { RunReview } from "./run-session.js";
+
+/** Options of reviewStep. `confirm` is undefined when there is no terminal to ask on. */
+export interface ReviewStepOptions {
+  review: RunReview;
+  transcriptPath: string;
+  exportPatch?: string;
+  apply?: boolean;
+  yes?: boolean;
+  confirm?: (question: string) => Promise<boolean>;
+  /** Prints one block of human text. */
+  say: (text: string) => void;
+  colour?: boolean;
+}
+
+/** What happened. `refused` says why --apply did not apply (exit code 1). */
+export interface ReviewStepOutcome {
+  files: number;
+  savedPatch?: string;
+  exportedPatch?: string;
+  applied?: ApplyResult;
+  refused?: string;
+}
+
+/** The patch file saved alongside a transcript. */
+export function patchPathFor(transcriptPath: string): string {
+  return `${transcriptPath}.patch`;
+}
+
+/** Runs the review step (see module doc). Never throws for a refusal; fs errors propagate. */
+export async function reviewStep(options: ReviewStepOptions): Promise<ReviewStepOutcome> {
+  const { review, say } = options;
+  const c = pc.createColors(options.colour ?? false);
+  const outcome: ReviewStepOutcome = { files: review.changes.length };
+  if (review.changes.length === 0) {
+    say("No files changed in the sandbox; the host workspace is untouched.");
+    return outcome;
+  }
+  say(`Changes made in the sandbox (the host workspace ${review.hostRoot} is untouched):`);
+  say(formatDiffstat(review.stat, c).trimEnd());
+  const saved = patchPathFor(options.transcriptPath);
+  writeFileSync(saved, review.patch, { mode: 0o600 });
+  outcome.savedPatch = saved;
+  say(`Patch saved to ${saved} (show it again: warden diff ${options.transcriptPath})`);
+  if (options.exportPatch) {
+    const target = resolve(options.exportPatch);
+    writeFileSync(target, review.patch);
+    outcome.exportedPatch = target;
+    say(`Patch exported to ${target} (apply later with: git apply ${target})`);
+  }
+  if (!options.apply) {
+    say("Not applied. Re-run with --apply to write these changes to the host, or use the patch.");
+    return outcome;
+  }
+  if (!options.yes) {
+    if (!options.confirm) {
+      outcome.refused =
+        "--apply needs confirmation and there is no terminal to ask on; add --yes to apply anyway.";
+      say(`Not applied: ${outcome.refused}`);
+      return outcome;
+    }
+    const ok = await options.confirm(
+      `Apply ${review.changes.length} changed file(s) to ${review.hostRoot}? [y/N] `,
+    );
+    if (!ok) {
+      outcome.refused = "not confirmed.";
+      say("Not applied: not confirmed.");
+      return outcome;
+    }
+  }
+  try {
+    outcome.applied = await applyChanges(review.hostRoot, review.changes, { snapshot: review.snapshot });
+  } catch (err) {
+    if (!(err instanceof HostChangedError)) throw err;
+    outcome.refused = err.message;
+    say(err.message);
+    return outcome;
+  }
+  const { written, deleted, skipped } = outcome.applied;
+  say(`Applied to ${review.hostRoot}: ${written.length} written, ${deleted.length} deleted.`);
+  for (const s of skipped) say(`  skipped ${s.path}: ${s.reason}`);
+  return outcome;
+}

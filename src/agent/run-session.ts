@@ -1,0 +1,115 @@
+/**
+ * One whole `warden run` below the CLI: snapshot the host workspace (copy mode), open a session, run
+ * the agent loop with a transcript, collect the change for review, and always close the session
+ * (Ctrl-C and provider errors included), so no container is left behind.
+ */
+import type { FileChange } from "../review/changes.js";
+import {
+  collectChanges,
+  computeDiffstat,
+  type Diffstat,
+  formatPatch,
+  type HostSnapshot,
+  snapshotHost,
+} from "../review/index.js";
+import type { Session, SessionOptions } from "../session/types.js";
+import { runAgent } from "./loop.js";
+import type { ChatModel } from "./model.js";
+import type { TranscriptWriter } from "./transcript.js";
+import type { AgentEvent, AgentResult } from "./types.js";
+
+/** Options of executeRun. `sessionOptions.workspace` decides the mode; review happens in copy mode only. */
+export interface ExecuteRunOptions {
+  task: string;
+  model: ChatModel;
+  sessionOptions: SessionOptions & { sessionId: string };
+  /** Opens the session (createSession; tests may pass another). */
+  createSession: (options: SessionOptions) => Promise<Session>;
+  /** Where the run is recorded (created by the caller, so policy decisions can go to it too). */
+  transcript: TranscriptWriter;
+  maxTurns?: number;
+  systemPrompt?: string;
+  signal?: AbortSignal;
+  onEvent?: (event: AgentEvent) => void;
+}
+
+/** The change of a copy-mode run, read before the session closed. */
+export interface RunReview {
+  changes: FileChange[];
+  stat: Diffstat;
+  /** The unified patch (git format), "" when nothing changed. */
+  patch: string;
+  /** Host hashes from before the copy; `--apply` compares against them. */
+  snapshot: HostSnapshot;
+  hostRoot: string;
+}
+
+/** What executeRun returns. `review` is absent outside copy mode and after an abort. */
+export interface ExecuteRunOutcome {
+  result: AgentResult;
+  sessionId: string;
+  transcriptPath: string;
+  review?: RunReview;
+}
+
+/**
+ * Runs it (see module doc). Rejects only when the session cannot be opened or the review cannot be
+ * read (engine errors); agent-side failures are in `result`.
+ */
+export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRunOutcome> {
+  const { sessionOptions, signal } = options;
+  const workspace = sessionOptions.workspace;
+  const copyMode = workspace !== undefined && (workspace.mode ?? "copy") === "copy";
+  // Snapshot before the copy: a host edit racing the copy then shows up as a conflict, never as lost work.
+  const snapshot = copyMode ? await snapshotHost(workspace.hostPath, { signal }) : undefined;
+  const { transcript } = options;
+  transcript.write({
+    warden: "run_start",
+    time: new Date().toISOString(),
+    sessionId: sessionOptions.sessionId,
+    model: options.model.model,
+    task: options.task,
+    ...(workspace ? { workspace: workspace.hostPath } : {}),
+  });
+  const session = await options.createSession(sessionOptions);
+  let result: AgentResult = { stopReason: "error", turns: 0, finalText: "" };
+  let review: RunReview | undefined;
+  try {
+    result = await runAgent({
+      session,
+      model: options.model,
+      task: options.task,
+      maxTurns: options.maxTurns,
+      systemPrompt: options.systemPrompt,
+      signal,
+      transcript,
+      onEvent: options.onEvent,
+    });
+    if (copyMode && snapshot && result.stopReason !== "aborted" && !signal?.aborted) {
+      const changes = await collectChanges(session.sandbox, workspace.hostPath, { signal });
+      review = {
+        changes,
+        stat: computeDiffstat(changes),
+        patch: formatPatch(changes),
+        snapshot,
+        hostRoot: workspace.hostPath,
+      };
+    }
+  } finally {
+    await session.close();
+    const error = result.error instanceof Error ? result.error.message : undefined;
+    transcript.write({
+      warden: "run_end",
+      time: new Date().toISOString(),
+      stopReason: result.stopReason,
+      turns: result.turns,
+      ...(error ? { error } : {}),
+    });
+  }
+  return {
+    result,
+    sessionId: sessionOptions.sessionId,
+    transcriptPath: transcript.path,
+    ...(review ? { review } : {}),
+  };
+}

@@ -1,0 +1,10 @@
+/** The approval provider for unattended runs (CI, `--non-interactive`): ask means deny. */
+import type { ApprovalAnswer, ApprovalProvider } from "./types.js";
+
+/** Answers every request with `deny`, without asking anyone. */
+export class NonInteractiveApproval implements ApprovalProvider {
+  readonly interactive = false;
+  async request(): Promise<ApprovalAnswer> {
+    return "deny";
+  }
+}

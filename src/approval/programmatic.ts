@@ -1,0 +1,80 @@
+/**
+ * The approval provider for programs (the HTTP server): each request waits in a pending list,
+ * tagged with its session, owner and tenant, until someone answers it by id. An aborted request
+ * (timeout, cancelled call) leaves the list and answers deny.
+ */
+import { randomUUID } from "node:crypto";
+import { NotFoundError } from "../errors.js";
+import type { Decision } from "../policy/types.js";
+import type { ApprovalAnswer, ApprovalProvider, ApprovalRequest } from "./types.js";
+
+/** A request waiting for an answer, as listed to approvers. `createdAt` is epoch ms. */
+export interface PendingApproval {
+  id: string;
+  tool: string;
+  args: unknown;
+  decision: Decision;
+  sessionId?: string;
+  owner?: string;
+  tenant?: string;
+  createdAt: number;
+}
+
+/** Holds pending requests; `answer(id, ...)` resolves one. */
+export class ProgrammaticApproval implements ApprovalProvider {
+  readonly interactive = true;
+  private readonly waiting = new Map<
+    string,
+    { item: PendingApproval; resolve: (a: ApprovalAnswer) => void }
+  >();
+
+  request(req: ApprovalRequest): Promise<ApprovalAnswer> {
+    if (req.signal.aborted) return Promise.resolve("deny");
+    const item: PendingApproval = {
+      id: randomUUID(),
+      tool: req.tool,
+      args: req.args,
+      decision: req.decision,
+      sessionId: req.sessionId,
+      owner: req.owner,
+      tenant: req.tenant,
+      createdAt: Date.now(),
+    };
+    return new Promise<ApprovalAnswer>((resolve) => {
+      const onAbort = () => {
+        this.waiting.delete(item.id);
+        resolve("deny");
+      };
+      req.signal.addEventListener("abort", onAbort, { once: true });
+      this.waiting.set(item.id, {
+        item,
+        resolve: (answer) => {
+          req.signal.removeEventListener("abort", onAbort);
+          this.waiting.delete(item.id);
+          resolve(answer);
+        },
+      });
+    });
+  }
+
+  /** Pending requests, oldest first; filter by owner and/or tenant (server: only the caller's own). */
+  pending(filter: { owner?: string; tenant?: string; sessionId?: string } = {}): PendingApproval[] {
+    return [...this.waiting.values()]
+      .map((w) => w.item)
+      .filter(
+        (i) =>
+          (filter.owner === undefined || i.owner === filter.owner) &&
+          (filter.tenant === undefined || i.tenant === filter.tenant) &&
+          (filter.sessionId === undefined || i.sessionId === filter.sessionId),
+      )
+      .sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  /** Answers a pending request. Throws NotFoundError when no request has that id (answered, timed out). */
+  answer(id: string, answer: ApprovalAnswer): void {
+    const waiting = this.waiting.get(id);
+    if (!waiting)
+      throw new NotFoundError(`No pending approval request '${id}' (already answered or timed out).`);
+    waiting.resolve(answer);
+  }
+}

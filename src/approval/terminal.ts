@@ -1,0 +1,60 @@
+/**
+ * The interactive approval prompt on a terminal: shows the tool, its arguments and the rule that
+ * asked, and reads one answer: [o]nce, [s]ession, [d]eny (Enter = deny). Requests are asked one at a
+ * time. An aborted request (timeout, cancelled call) answers deny.
+ */
+import { createInterface } from "node:readline/promises";
+import type { ApprovalAnswer, ApprovalProvider, ApprovalRequest } from "./types.js";
+
+/** Where the prompt reads and writes. Defaults: process.stdin / process.stderr. */
+export interface TerminalApprovalOptions {
+  input?: NodeJS.ReadableStream;
+  output?: NodeJS.WritableStream;
+}
+
+/** Words the request for a person (also used by the server's pending list). */
+export function describeRequest(req: Pick<ApprovalRequest, "tool" | "args" | "decision">): string {
+  const d = req.decision;
+  const lines = [`Tool call needs approval: ${req.tool} ${JSON.stringify(req.args)}`];
+  const rule = d.ruleId ? `rule '${d.ruleId}'${d.layer ? ` (${d.layer})` : ""}` : "no rule";
+  lines.push(`  asked by ${rule}${d.part ? ` for '${d.part}'` : ""}${d.reason ? `: ${d.reason}` : ""}`);
+  return lines.join("\n");
+}
+
+/** Parses an answer: o/once, s/session, anything else deny. */
+export function parseAnswer(text: string): ApprovalAnswer {
+  const a = text.trim().toLowerCase();
+  if (a === "o" || a === "once" || a === "y" || a === "yes") return "allow-once";
+  if (a === "s" || a === "session") return "allow-session";
+  return "deny";
+}
+
+/** Prompts on a TTY (see module doc). */
+export class TerminalApproval implements ApprovalProvider {
+  readonly interactive = true;
+  private queue: Promise<unknown> = Promise.resolve();
+  constructor(private readonly options: TerminalApprovalOptions = {}) {}
+
+  request(req: ApprovalRequest): Promise<ApprovalAnswer> {
+    const next = this.queue.then(() => this.ask(req));
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async ask(req: ApprovalRequest): Promise<ApprovalAnswer> {
+    if (req.signal.aborted) return "deny";
+    const output = this.options.output ?? process.stderr;
+    const rl = createInterface({ input: this.options.input ?? process.stdin, output, terminal: false });
+    try {
+      output.write(`${describeRequest(req)}\n`);
+      const answer = await rl.question("Allow? [o]nce / [s]ession / [d]eny (default deny): ", {
+        signal: req.signal,
+      });
+      return parseAnswer(answer);
+    } catch {
+      return "deny";
+    } finally {
+      rl.close();
+    }
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * Approval: who answers when the policy says `ask`. Providers: terminal (a person at a TTY),
+ * programmatic (the server lists pending requests and answers them by id), non-interactive
+ * (nobody to ask: ask means deny). A timeout means deny.
+ */
+import type { Decision } from "../policy/types.js";
+
+/** The answer to one request. `allow-session` also allows the same parts for the rest of the session. */
+export type ApprovalAnswer = "allow-once" | "allow-session" | "deny";
+
+/** One request for approval: the call and the decision that asked (its rule, part and trail). */
+export interface ApprovalRequest {
+  tool: string;
+  args: unknown;
+  decision: Decision;
+  /** Fires when the request is no longer wanted (call aborted, timeout); providers answer deny. */
+  signal: AbortSignal;
+  sessionId?: string;
+  /** Who owns the session (server: the API key's owner) and its tenant; for programmatic approvers. */
+  owner?: string;
+  tenant?: string;
+}
+
+/** Something that answers approval requests. */
+export interface ApprovalProvider {
+  /** False for providers that never ask anyone (decider `non-interactive`). Default true. */
+  readonly interactive?: boolean;
+  /** Resolves with the answer; resolves `deny` (never rejects) when `req.signal` fires. */
+  request(req: ApprovalRequest): Promise<ApprovalAnswer>;
+}
+
+/** Who decided a call, for the audit log. */
+export type Decider = "policy" | "user" | "timeout" | "non-interactive";

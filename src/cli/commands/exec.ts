@@ -1,0 +1,68 @@
+/**
+ * `warden exec <tool> '<json-arguments>'`: one tool call in a fresh session. Prints the result text
+ * (with `--json`, the ToolResultMessage). Exit 0 success, 1 isError result, 2 usage or engine errors,
+ * 130 when interrupted. The session (container and spill files) is destroyed in every case, Ctrl-C included.
+ */
+import type { Command } from "commander";
+import { InvalidArgumentError } from "../../errors.js";
+import { createSession } from "../../session/index.js";
+import type { ToolResultMessage } from "../../tools/types.js";
+import { renderResult } from "../output/format-result.js";
+import { withInterrupt } from "../output/interrupt.js";
+import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
+
+interface ExecFlags extends SessionFlags {
+  json?: boolean;
+}
+
+/** Parses the arguments text; anything but a JSON object is a usage error naming the fix. */
+export function parseExecArguments(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new InvalidArgumentError(
+      `Tool arguments are not valid JSON (${reason}). Quote them for the shell: warden exec read '{"path":"README.md"}'.`,
+    );
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new InvalidArgumentError(`Tool arguments must be a JSON object, got ${JSON.stringify(value)}.`);
+  }
+  return value as Record<string, unknown>;
+}
+
+async function runExec(toolName: string, argumentsText: string, flags: ExecFlags): Promise<void> {
+  const args = parseExecArguments(argumentsText);
+  const { value: result, interrupted } = await withInterrupt(async (signal): Promise<ToolResultMessage> => {
+    const session = await createSession(await sessionOptionsOf(flags, signal));
+    try {
+      const [first] = await session.runToolCalls([{ id: "exec-1", name: toolName, arguments: args }], {
+        signal,
+      });
+      if (!first) throw new InvalidArgumentError("The pipeline returned no result.");
+      return first;
+    } finally {
+      await session.close();
+    }
+  });
+  if (flags.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  else {
+    const text = renderResult(result);
+    (result.isError ? process.stderr : process.stdout).write(text.endsWith("\n") ? text : `${text}\n`);
+  }
+  process.exitCode = interrupted ? 130 : result.isError ? 1 : 0;
+}
+
+/** Registers `warden exec`. */
+export function registerExec(program: Command): void {
+  const command = program
+    .command("exec")
+    .description("run one tool call in a fresh sandboxed session and print its result")
+    .argument("<tool>", "tool name: read, bash, edit, write, grep, find or ls")
+    .argument("[json-arguments]", "the call's arguments as a JSON object", "{}")
+    .option("--json", "print the whole ToolResultMessage as JSON");
+  addSessionFlags(command).action((tool: string, argumentsText: string, flags: ExecFlags) =>
+    runExec(tool, argumentsText, flags),
+  );
+}

@@ -1,0 +1,29 @@
+/**
+ * `warden images build [--no-cache]`: builds the default sandbox image (bootstrapping its base image
+ * first when no registry can provide it), printing the build's progress lines.
+ * `warden images list`: the warden images present locally.
+ */
+import type { Command } from "commander";
+import { buildSandboxImage, listSandboxImages } from "../../sandbox/index.js";
+
+/** Registers `warden images`. */
+export function registerImages(program: Command): void {
+  const images = program.command("images").description("Build and list warden's sandbox images");
+  images
+    .command("build")
+    .description("Build the sandbox image from images/sandbox (bootstraps the base image if needed)")
+    .option("--no-cache", "build without Docker's layer cache")
+    .action(async (flags: { cache: boolean }) => {
+      const tag = await buildSandboxImage({ noCache: !flags.cache, onProgress: (line) => console.log(line) });
+      console.log(`built ${tag}`);
+    });
+  images
+    .command("list")
+    .description("List the warden images present locally")
+    .action(async () => {
+      for (const image of await listSandboxImages()) {
+        const mib = (image.sizeBytes / (1024 * 1024)).toFixed(1);
+        console.log(`${image.tag}\t${image.id.slice(7, 19)}\t${mib} MiB\t${image.created.toISOString()}`);
+      }
+    });
+}

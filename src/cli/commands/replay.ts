@@ -1,0 +1,160 @@
+/**
+ * `warden replay <transcript.jsonl>`: replays a recorded agent run (OpenAI chat tool_calls, one
+ * assistant turn per line; see src/session/transcript.ts) in one session, without a model. Each turn is
+ * one batch; progress and each result are printed as they happen; `--out` gets the results as JSONL.
+ * `{{spill:<tool_call_id>}}` in arguments is replaced by that earlier call's spill file path.
+ * Exit 0 once every turn ran (error results included), 2 for usage or engine errors, 130 when interrupted.
+ */
+import { appendFile, readFile, writeFile } from "node:fs/promises";
+import type { Command } from "commander";
+import pc from "picocolors";
+import { InvalidArgumentError } from "../../errors.js";
+import { errorResult } from "../../pipeline/index.js";
+import {
+  createSession,
+  parseTranscript,
+  resolvePlaceholders,
+  type Session,
+  spillPathOf,
+  type TranscriptTurn,
+  toToolCall,
+} from "../../session/index.js";
+import type { ToolCall, ToolResultMessage } from "../../tools/types.js";
+import { callHeader, indent, previewText, renderResult, statusLine } from "../output/format-result.js";
+import { withInterrupt } from "../output/interrupt.js";
+import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
+
+interface ReplayFlags extends SessionFlags {
+  out?: string;
+  full?: boolean;
+}
+
+/** Totals of a replay. */
+interface ReplaySummary {
+  calls: number;
+  errors: number;
+}
+
+const log = (line: string): void => {
+  process.stdout.write(`${line}\n`);
+};
+
+/** Resolves placeholders; a call naming an unknown spill gets an error result instead of running. */
+function prepareTurn(
+  turn: TranscriptTurn,
+  spills: ReadonlyMap<string, string>,
+): { calls: ToolCall[]; failed: Map<number, ToolResultMessage> } {
+  const calls: ToolCall[] = [];
+  const failed = new Map<number, ToolResultMessage>();
+  for (const [index, recorded] of turn.calls.entries()) {
+    const { text, missing } = resolvePlaceholders(recorded.argumentsText, (id) => spills.get(id));
+    const call = toToolCall({ ...recorded, argumentsText: text });
+    calls.push(call);
+    if (missing.length > 0) {
+      const ids = missing.map((id) => `{{spill:${id}}}`).join(", ");
+      const message = `${ids}: no earlier call of this replay with that id produced a spill file.`;
+      failed.set(index, errorResult(call, message, { stage: "prepareArguments", code: "INVALID_ARGUMENT" }));
+    }
+  }
+  return { calls, failed };
+}
+
+async function replayTurn(
+  session: Session,
+  turn: TranscriptTurn,
+  number: number,
+  spills: Map<string, string>,
+  signal: AbortSignal,
+  full: boolean,
+): Promise<ToolResultMessage[]> {
+  log(pc.bold(`\n── turn ${number} (line ${turn.line})${turn.content ? `: ${turn.content}` : ""}`));
+  const { calls, failed } = prepareTurn(turn, spills);
+  const runnable = calls.filter((_, i) => !failed.has(i));
+  const position = new Map(calls.map((call, i) => [call.id, i + 1]));
+  const startedAt = new Map<string, number>();
+  const show = (result: ToolResultMessage): void => {
+    const durationMs = Date.now() - (startedAt.get(result.toolCallId) ?? Date.now());
+    log(`  ${statusLine(result, durationMs)} ${pc.dim(result.toolCallId)}`);
+    const text = renderResult(result);
+    log(indent(full ? text.replace(/\n+$/, "") : previewText(text), "    │ "));
+  };
+  for (const [i, result] of failed) {
+    log(`  ${callHeader(i + 1, calls[i] as ToolCall)}`);
+    show(result);
+  }
+  const ran = await session.runToolCalls(runnable, {
+    signal,
+    onEvent: (event) => {
+      if (event.type === "tool_execution_start") {
+        startedAt.set(event.toolCallId, Date.now());
+        const call = runnable.find((c) => c.id === event.toolCallId);
+        if (call) log(`  ${callHeader(position.get(call.id) ?? 0, call)}`);
+      } else if (event.type === "tool_execution_end") show(event.result);
+    },
+  });
+  const results: ToolResultMessage[] = [];
+  let next = 0;
+  for (let i = 0; i < calls.length; i++) {
+    const result = failed.get(i) ?? ran[next++];
+    if (!result) continue;
+    results.push(result);
+    const spill = spillPathOf(result);
+    if (spill) spills.set(result.toolCallId, spill);
+  }
+  return results;
+}
+
+async function runReplay(file: string, flags: ReplayFlags): Promise<void> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (err) {
+    throw new InvalidArgumentError(`Cannot read transcript '${file}': ${(err as Error).message}`);
+  }
+  const turns = parseTranscript(text);
+  if (flags.out) await writeFile(flags.out, "");
+  const { value: summary, interrupted } = await withInterrupt(async (signal): Promise<ReplaySummary> => {
+    const session = await createSession(await sessionOptionsOf(flags, signal));
+    const summary: ReplaySummary = { calls: 0, errors: 0 };
+    try {
+      const info = session.sandbox.info;
+      log(
+        pc.dim(
+          `session ${session.id} · container ${info.containerId.slice(0, 12)} · ${info.workspaceMode} mode`,
+        ),
+      );
+      log(pc.dim(`tools: ${session.enabledTools.join(", ")} · ${turns.length} turns`));
+      const spills = new Map<string, string>();
+      for (const [i, turn] of turns.entries()) {
+        if (signal.aborted) break;
+        const results = await replayTurn(session, turn, i + 1, spills, signal, flags.full ?? false);
+        summary.calls += results.length;
+        summary.errors += results.filter((r) => r.isError).length;
+        if (flags.out) await appendFile(flags.out, results.map((r) => `${JSON.stringify(r)}\n`).join(""));
+      }
+    } finally {
+      await session.close();
+    }
+    return summary;
+  });
+  log(
+    pc.bold(
+      `\n${summary.calls} calls, ${summary.errors} error results${flags.out ? `; results in ${flags.out}` : ""}; sandbox removed.`,
+    ),
+  );
+  process.exitCode = interrupted ? 130 : 0;
+}
+
+/** Registers `warden replay`. */
+export function registerReplay(program: Command): void {
+  const command = program
+    .command("replay")
+    .description("replay a recorded transcript's tool calls (OpenAI chat JSONL) in one sandboxed session")
+    .argument(
+      "<transcript>",
+      "JSONL file: one message per line; assistant turns with tool_calls are replayed",
+    )
+    .option("-o, --out <file>", "write every ToolResultMessage to this file as JSONL")
+    .option("--full", "print every result in full (default: long results are shortened on screen)");
+  addSessionFlags(command).action((file: string, flags: ReplayFlags) => runReplay(file, flags));
+}

@@ -1,0 +1,75 @@
+/**
+ * How the CLI shows tool results to a person: text blocks as they are, images as a one-line note,
+ * an edit's display diff coloured, and a marker for errors. `--json` bypasses this entirely.
+ */
+import pc from "picocolors";
+import type { ToolCall, ToolResultMessage } from "../../tools/types.js";
+
+/** The text of a result's content: text blocks joined by newlines, images as `[image <mime>, N bytes]`. */
+export function resultText(result: ToolResultMessage): string {
+  return result.content
+    .map((block) =>
+      block.type === "text"
+        ? block.text
+        : `[image ${block.mimeType}, ${Buffer.byteLength(block.data, "base64")} bytes]`,
+    )
+    .join("\n");
+}
+
+/** The display diff a result carries in `details.diff` (the edit tool's), if any. */
+export function resultDiff(result: ToolResultMessage): string | undefined {
+  const details = result.details as { diff?: unknown } | undefined;
+  return typeof details?.diff === "string" && details.diff !== "" ? details.diff : undefined;
+}
+
+/** Colours a display diff: `+` lines green, `-` lines red. */
+export function colourDiff(diff: string): string {
+  return diff
+    .split("\n")
+    .map((line) =>
+      line.startsWith("+") ? pc.green(line) : line.startsWith("-") ? pc.red(line) : pc.dim(line),
+    )
+    .join("\n");
+}
+
+/** The full human rendering of a result: its text, then its diff when it has one. */
+export function renderResult(result: ToolResultMessage): string {
+  const diff = resultDiff(result);
+  const text = resultText(result);
+  return diff ? `${text}\n${colourDiff(diff)}` : text;
+}
+
+/** A one-line header for a call: `▶ [3] bash {"command":"ls"}`, arguments cut at `maxChars` (default 160). */
+export function callHeader(index: number, call: ToolCall, maxChars = 160): string {
+  const args = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments);
+  const shown = args.length > maxChars ? `${args.slice(0, maxChars)}…` : args;
+  return `${pc.cyan(`▶ [${index}] ${call.name}`)} ${pc.dim(shown)}`;
+}
+
+/** A one-line status for a finished call: `✓ ok` or `✗ error`, with the duration in ms. */
+export function statusLine(result: ToolResultMessage, durationMs: number): string {
+  return result.isError ? pc.red(`✗ error (${durationMs} ms)`) : pc.green(`✓ ok (${durationMs} ms)`);
+}
+
+/**
+ * Shortens `text` for a terminal: trailing newlines dropped; when it has more than `maxLines` lines
+ * (default 30), the first and last `keepLines` (default 10) are kept around a "… N lines not shown …" line.
+ */
+export function previewText(text: string, maxLines = 30, keepLines = 10): string {
+  const lines = text.replace(/\n+$/, "").split("\n");
+  if (lines.length <= maxLines) return lines.join("\n");
+  const hidden = lines.length - 2 * keepLines;
+  return [
+    ...lines.slice(0, keepLines),
+    pc.dim(`… ${hidden} lines not shown (--full shows them; --out keeps every result) …`),
+    ...lines.slice(-keepLines),
+  ].join("\n");
+}
+
+/** Indents every line of `text` by `prefix`. */
+export function indent(text: string, prefix = "  "): string {
+  return text
+    .split("\n")
+    .map((line) => `${prefix}${line}`)
+    .join("\n");
+}

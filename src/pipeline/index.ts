@@ -1,0 +1,45 @@
+/** The tool-call pipeline: stages in call order, batching, the file-mutation queue, the tool sets. */
+export { FileMutationQueue, mutationKey } from "./mutation-queue.js";
+export {
+  buildProviderTools,
+  createToolRegistry,
+  selectEnabledTools,
+  type ToolRegistry,
+} from "./registry.js";
+export {
+  errorResult,
+  errorText,
+  normaliseOutput,
+  type PipelineErrorDetails,
+  type PipelineStage,
+  resultMessage,
+  thrownResult,
+} from "./result.js";
+export {
+  executePreparedCall,
+  isSequentialBatch,
+  type PipelineContext,
+  preflightCall,
+  runToolCalls,
+} from "./run-tool-calls.js";
+export {
+  checkNotAborted,
+  type ExecutionOutcome,
+  executeTool,
+  frozenClone,
+  type HookEnvironment,
+  lookupTool,
+  prepareToolArguments,
+  runAfterToolCallHooks,
+  runBeforeToolCallHooks,
+  type StageOutcome,
+  validateArguments,
+} from "./stages.js";
+export { type Throttled, throttle } from "./throttle.js";
+export type * from "./types.js";
+export {
+  compiledValidator,
+  formatValidationError,
+  type ValidationOutcome,
+  validateToolArguments,
+} from "./validate.js";

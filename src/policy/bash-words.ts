@@ -1,0 +1,102 @@
+/**
+ * Reduces a tree-sitter-bash word node to the literal argv word the shell would pass, resolving
+ * quoting the way bash does: `r''m` -> `rm`, `\rm` -> `rm`, `$'\x72m'` -> `rm`, `"a\"b"` -> `a"b`.
+ * Anything holding an expansion (`$X`, `${X}`, `$(...)`, backticks, `$((...))`, `<(...)`) is not
+ * literal (value null). Unquoted glob characters and braces mark the word as one the shell may expand.
+ */
+import type { Node } from "web-tree-sitter";
+import type { ArgWord } from "./command-pattern.js";
+
+const NOT_LITERAL: ArgWord = { value: null, expands: false };
+
+/** Resolves backslashes outside quotes: `\x` is `x`, a backslash-newline disappears. */
+function unescapeBare(text: string): string {
+  return text.replace(/\\(\n|.)/gs, (_m, ch: string) => (ch === "\n" ? "" : ch));
+}
+
+/** Resolves backslashes inside double quotes: only `\$ \` \" \\` and backslash-newline are special. */
+function unescapeDouble(text: string): string {
+  return text.replace(/\\([$`"\\\n])/g, (_m, ch: string) => (ch === "\n" ? "" : ch));
+}
+
+const C_ESCAPES: Record<string, string> = {
+  a: "\x07",
+  b: "\b",
+  e: "\x1b",
+  E: "\x1b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+  v: "\v",
+  "\\": "\\",
+  "'": "'",
+  '"': '"',
+  "?": "?",
+};
+
+/** Decodes the body of a `$'...'` string (bash ANSI-C quoting). */
+export function decodeAnsiC(body: string): string {
+  return body.replace(
+    /\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs,
+    (m, esc: string) => {
+      const head = esc[0] as string;
+      if (head === "x" || head === "u" || head === "U")
+        return String.fromCodePoint(Number.parseInt(esc.slice(1), 16));
+      if (/[0-7]/.test(head)) return String.fromCharCode(Number.parseInt(esc, 8) & 0xff);
+      if (head === "c") return String.fromCharCode((esc.charCodeAt(1) ?? 0) & 0x1f);
+      return C_ESCAPES[head] ?? m;
+    },
+  );
+}
+
+/** True when an unquoted word contains characters the shell expands (globs, braces, a leading tilde). */
+function mayExpand(text: string): boolean {
+  const bare = text.replace(/\\./gs, "");
+  return /[*?[{}]/.test(bare) || bare.startsWith("~");
+}
+
+/** The literal value of a word-like node (see module doc). */
+export function wordOf(node: Node): ArgWord {
+  switch (node.type) {
+    case "word":
+      return { value: unescapeBare(node.text), expands: mayExpand(node.text) };
+    case "number":
+    case "variable_name":
+    case "test_operator":
+      return { value: node.text, expands: false };
+    case "raw_string":
+      return { value: node.text.slice(1, -1), expands: false };
+    case "ansi_c_string":
+      return { value: decodeAnsiC(node.text.slice(2, -1)), expands: false };
+    case "string":
+    case "translated_string": {
+      let value = "";
+      for (const child of node.namedChildren) {
+        if (!child) continue;
+        if (child.type !== "string_content") return NOT_LITERAL;
+        value += unescapeDouble(child.text);
+      }
+      return { value, expands: false };
+    }
+    case "concatenation": {
+      let value = "";
+      let expands = false;
+      for (const child of node.children) {
+        if (!child) continue;
+        if (!child.isNamed) {
+          // An anonymous `$` before a string ($"..."): the translation prefix, no text of its own.
+          if (child.type === "$") continue;
+          return NOT_LITERAL;
+        }
+        const part = wordOf(child);
+        if (part.value === null) return NOT_LITERAL;
+        value += part.value;
+        expands ||= part.expands;
+      }
+      return { value, expands };
+    }
+    default:
+      return NOT_LITERAL;
+  }
+}

@@ -1,0 +1,269 @@
+/**
+ * Commands that run another command whose argv is visible: env, command, builtin, exec, nice,
+ * nohup, setsid, timeout, time, stdbuf, ionice, xargs, sudo, doas, busybox, `find -exec`, and shells
+ * with `-c` and a literal script (`find -delete` counts as `rm`). Each is unwrapped so the payload is
+ * checked like any command (opencode#16075, qwen-code#10192: payloads of wrappers were never checked). Commands that run code
+ * we cannot see (eval, source, a shell reading stdin or a script file, a non-literal `-c`) are opaque.
+ */
+import type { ArgWord } from "./command-pattern.js";
+
+/** What a command turned out to be, once its wrapper options are read. */
+export interface Unwrapped {
+  /** `command`: judged as a normal command; `wrapper`: only deny / ask rules apply to it. */
+  role: "command" | "wrapper";
+  /** Commands it runs, each an argv. */
+  payloads: ArgWord[][];
+  /** Literal shell scripts it runs (`bash -c '...'`, `eval 'literal'`), parsed again. */
+  scripts: string[];
+  /** Set when part of what it runs cannot be seen; the reason. */
+  opaque?: string;
+  /** Environment variables it sets for the payload (`env A=1 cmd`). */
+  assigned: string[];
+  /** Files it writes, from its own options (`time -o FILE`, `find -fprint FILE`). */
+  writes: ArgWord[];
+}
+
+const UNKNOWN: ArgWord = { value: null, expands: false, raw: "…" };
+const SHELLS = new Set(["bash", "sh", "dash", "zsh", "ksh", "ash", "mksh", "rbash"]);
+const OPAQUE_BUILTINS: Record<string, string> = {
+  eval: "eval runs a string as shell code",
+  source: "source runs a script file",
+  ".": "`.` runs a script file",
+};
+const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/s;
+
+interface OptionSpec {
+  /** Short options that take a value (`-u NAME` or `-uNAME`). */
+  short?: string;
+  /** Long options that take a separate value when written without `=`. */
+  long?: string[];
+  /** A word like `-10` is an option (nice). */
+  numeric?: boolean;
+}
+
+function base(word: ArgWord | undefined): string | null {
+  if (!word || word.value === null) return null;
+  const i = word.value.lastIndexOf("/");
+  return i === -1 ? word.value : word.value.slice(i + 1);
+}
+
+/**
+ * Index of the first non-option word at or after `start`, or a reason string when an option word is
+ * not literal. `seen` collects the option letters / long names met (for wrappers whose flags matter).
+ */
+function skipOptions(args: ArgWord[], start: number, spec: OptionSpec, seen: string[] = []): number | string {
+  let i = start;
+  while (i < args.length) {
+    const word = args[i] as ArgWord;
+    if (word.value === null) return "an option of the wrapper is not literal";
+    const v = word.value;
+    if (v === "--") return i + 1;
+    if (!v.startsWith("-") || v === "-") return i;
+    if (spec.numeric && /^-\d+$/.test(v)) {
+      i++;
+      continue;
+    }
+    if (v.startsWith("--")) {
+      const name = v.slice(2).split("=")[0] as string;
+      seen.push(name);
+      i += !v.includes("=") && spec.long?.includes(name) ? 2 : 1;
+      continue;
+    }
+    let consumed = 1;
+    for (let j = 1; j < v.length; j++) {
+      const letter = v[j] as string;
+      seen.push(letter);
+      if (spec.short?.includes(letter)) {
+        if (j === v.length - 1) consumed = 2;
+        break;
+      }
+    }
+    i += consumed;
+  }
+  return i;
+}
+
+function plain(role: Unwrapped["role"]): Unwrapped {
+  return { role, payloads: [], scripts: [], assigned: [], writes: [] };
+}
+
+function opaque(why: string): Unwrapped {
+  return { ...plain("wrapper"), opaque: why };
+}
+
+/** A wrapper whose payload starts after its options (and, for env / sudo, NAME=value words). */
+function simpleWrapper(
+  argv: ArgWord[],
+  spec: OptionSpec,
+  opts: { assignments?: boolean; skip?: number } = {},
+) {
+  const seen: string[] = [];
+  const at = skipOptions(argv, 1, spec, seen);
+  if (typeof at === "string") return { result: opaque(at), seen };
+  const result = plain("wrapper");
+  let i = at + (opts.skip ?? 0);
+  while (opts.assignments && i < argv.length && ASSIGNMENT.test(argv[i]?.value ?? "")) {
+    result.assigned.push((argv[i]?.value ?? "").split("=")[0] as string);
+    i++;
+  }
+  if (argv.slice(at, at + (opts.skip ?? 0)).some((w) => w.value === null)) {
+    return { result: opaque("an argument of the wrapper is not literal"), seen };
+  }
+  if (i < argv.length) result.payloads.push(argv.slice(i));
+  return { result, seen };
+}
+
+function unwrapShell(argv: ArgWord[], name: string): Unwrapped {
+  let command = false;
+  let i = 1;
+  for (; i < argv.length; i++) {
+    const v = argv[i]?.value;
+    if (v === null || v === undefined) {
+      if (command) break;
+      return opaque(`an option of ${name} is not literal`);
+    }
+    if (v === "--" || v === "-") {
+      i++;
+      break;
+    }
+    if (v === "-o" || v === "+o" || v === "--rcfile" || v === "--init-file") {
+      i++;
+      continue;
+    }
+    if (v.startsWith("--")) continue;
+    if (/^[-+][A-Za-z]+$/.test(v)) {
+      if (v.startsWith("-") && v.includes("c")) command = true;
+      continue;
+    }
+    break;
+  }
+  const first = argv[i];
+  if (!command) {
+    return opaque(
+      first ? `${name} runs the script file ${first.raw ?? "?"}` : `${name} reads commands from stdin`,
+    );
+  }
+  if (!first || first.value === null) return opaque(`${name} -c with a script that is not a literal string`);
+  return { ...plain("wrapper"), scripts: [first.value] };
+}
+
+function unwrapXargs(argv: ArgWord[]): Unwrapped {
+  const seen: string[] = [];
+  const at = skipOptions(argv, 1, { short: "ILnPsdaE", long: [] }, seen);
+  if (typeof at === "string") return opaque(at);
+  const replace = argv
+    .slice(1, at)
+    .find((w, k, all) => w.value?.startsWith("-I") || all[k - 1]?.value === "-I");
+  let payload = at < argv.length ? argv.slice(at) : [{ value: "echo", expands: false, raw: "echo" }];
+  if (replace || seen.includes("i") || seen.includes("replace")) {
+    payload = payload.map((w, k) => (k === 0 ? w : UNKNOWN));
+  } else payload = [...payload, UNKNOWN];
+  return { ...plain("wrapper"), payloads: [payload] };
+}
+
+function unwrapFind(argv: ArgWord[]): Unwrapped {
+  const result = plain("command");
+  for (let i = 1; i < argv.length; i++) {
+    const v = argv[i]?.value;
+    if (v === "-fprint" || v === "-fprint0" || v === "-fprintf" || v === "-fls") {
+      result.writes.push(argv[i + 1] ?? UNKNOWN);
+      continue;
+    }
+    if (v === "-delete") {
+      // find -delete removes what it matched: judged as the rm it amounts to.
+      result.payloads.push([{ value: "rm", expands: false, raw: "-delete" }, UNKNOWN]);
+      continue;
+    }
+    if (v !== "-exec" && v !== "-execdir" && v !== "-ok" && v !== "-okdir") continue;
+    const end = argv.findIndex((w, k) => k > i && (w.value === ";" || w.value === "+"));
+    if (end === -1) return { ...result, opaque: `find ${v} without a terminating ';' or '+'` };
+    result.payloads.push(argv.slice(i + 1, end).map((w) => (w.value?.includes("{}") ? UNKNOWN : w)));
+    i = end;
+  }
+  return result;
+}
+
+/** Reads `argv` as a wrapper (see module doc); `role: "command"` with no payloads when it is not one. */
+export function unwrap(argv: ArgWord[]): Unwrapped {
+  const name = base(argv[0]);
+  if (name === null) return opaque("the command name is not literal");
+  if (name in OPAQUE_BUILTINS) {
+    const result = opaque(OPAQUE_BUILTINS[name] as string);
+    const rest = argv.slice(1);
+    if (name === "eval" && rest.length > 0 && rest.every((w) => w.value !== null)) {
+      result.scripts.push(rest.map((w) => w.value).join(" "));
+    }
+    return result;
+  }
+  if (SHELLS.has(name)) return unwrapShell(argv, name);
+  switch (name) {
+    case "env": {
+      const { result, seen } = simpleWrapper(
+        argv,
+        { short: "uCS", long: ["unset", "chdir", "split-string"] },
+        {
+          assignments: true,
+        },
+      );
+      if (seen.includes("S") || seen.includes("split-string"))
+        return opaque("env -S splits a string into a command");
+      return result;
+    }
+    case "sudo":
+    case "doas": {
+      const { result, seen } = simpleWrapper(
+        argv,
+        { short: "ugChpRrtTUDa", long: ["user", "group", "chdir"] },
+        {
+          assignments: true,
+        },
+      );
+      if (seen.includes("e") || seen.includes("edit"))
+        return opaque(`${name} -e edits files as another user`);
+      if (
+        (seen.includes("s") || seen.includes("i") || seen.includes("shell")) &&
+        result.payloads.length === 0
+      ) {
+        return opaque(`${name} opens an interactive shell`);
+      }
+      if (seen.includes("s") || seen.includes("i")) {
+        return opaque(`${name} -s/-i runs the command through a shell`);
+      }
+      // Not transparent: running as another user must itself be allowed, besides its payload.
+      return { ...result, role: "command" };
+    }
+    case "command": {
+      const { result, seen } = simpleWrapper(argv, {});
+      // `command -v NAME` / `-V` only look a name up; nothing runs.
+      return seen.includes("v") || seen.includes("V") ? plain("command") : result;
+    }
+    case "builtin":
+    case "nohup":
+    case "setsid":
+      return simpleWrapper(argv, {}).result;
+    case "exec":
+      return simpleWrapper(argv, { short: "a" }).result;
+    case "nice":
+      return simpleWrapper(argv, { short: "n", long: ["adjustment"], numeric: true }).result;
+    case "stdbuf":
+      return simpleWrapper(argv, { short: "ioe", long: ["input", "output", "error"] }).result;
+    case "ionice":
+      return simpleWrapper(argv, { short: "cnpPu", long: ["class", "classdata"] }).result;
+    case "timeout":
+      return simpleWrapper(argv, { short: "sk", long: ["signal", "kill-after"] }, { skip: 1 }).result;
+    case "time": {
+      const { result } = simpleWrapper(argv, { short: "of", long: ["output", "format"] });
+      const o = argv.findIndex((w) => w.value === "-o" || w.value === "--output");
+      if (o > 0) result.writes.push(argv[o + 1] ?? UNKNOWN);
+      return result;
+    }
+    case "busybox":
+      return argv.length > 1 ? { ...plain("wrapper"), payloads: [argv.slice(1)] } : plain("command");
+    case "xargs":
+      return unwrapXargs(argv);
+    case "find":
+      return unwrapFind(argv);
+    default:
+      return plain("command");
+  }
+}

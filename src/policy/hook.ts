@@ -1,0 +1,173 @@
+/**
+ * The policy as the pipeline's beforeToolCall stage: evaluate, ask an approver when the policy
+ * says ask, write one audit line, and block with a reason naming what was refused and by which
+ * rule, so the model can adapt. Nothing runs unless the policy allows it or a person approves it.
+ */
+import type { Logger } from "pino";
+import { NonInteractiveApproval } from "../approval/non-interactive.js";
+import type { ApprovalProvider, Decider } from "../approval/types.js";
+import { type AuditLog, createAuditLog, digestArgs } from "../audit/audit-log.js";
+import type { BeforeToolCallContext, BeforeToolCallHook } from "../pipeline/types.js";
+import { evaluate } from "./evaluate.js";
+import { loadPolicy } from "./load.js";
+import type { Decision, Policy, TrailEntry } from "./types.js";
+
+/** Default time an approver has to answer, in ms (5 minutes); then the call is denied. */
+export const DEFAULT_APPROVAL_TIMEOUT_MS = 300_000;
+
+/** Options of createPolicyHook. */
+export interface PolicyHookOptions {
+  policy: Policy;
+  /** Who answers `ask`. Absent: nobody (ask means deny, decider non-interactive). */
+  approval?: ApprovalProvider;
+  audit?: AuditLog;
+  sessionId: string;
+  /** Passed on to approval requests (server: API key owner and tenant). */
+  owner?: string;
+  tenant?: string;
+  /** Default DEFAULT_APPROVAL_TIMEOUT_MS. */
+  approvalTimeoutMs?: number;
+}
+
+function ruleText(d: Pick<Decision, "ruleId" | "layer" | "reason">): string {
+  if (!d.ruleId) return d.reason ?? "the policy";
+  const rule = `rule '${d.ruleId}'${d.layer ? ` (${d.layer} policy)` : ""}`;
+  return d.reason ? `${rule}: ${d.reason}` : rule;
+}
+
+/**
+ * The text the model gets for a refused call, e.g. `Tool call refused: bash part 'rm -rf src' is
+ * denied by rule 'deny-rm' (operator policy): deleting files is not allowed. Nothing was run.`
+ */
+export function refusalReason(tool: string, decision: Decision, decider: Decider): string {
+  const what = `${tool}${decision.part && decision.part !== tool ? ` part '${decision.part}'` : ""}`;
+  let why: string;
+  if (decider === "policy") why = `is denied by ${ruleText(decision)}`;
+  else if (decider === "user") why = `needs approval (${ruleText(decision)}) and the approver denied it`;
+  else if (decider === "timeout") why = `needs approval (${ruleText(decision)}) and no answer came in time`;
+  else why = `needs approval (${ruleText(decision)}) and this session is non-interactive, so it is denied`;
+  return `Tool call refused: ${what} ${why}. Nothing was run.`;
+}
+
+function askKeys(trail: TrailEntry[]): string[] {
+  return trail.filter((e) => e.decision === "ask").map((e) => `${e.kind}\u0000${e.part}`);
+}
+
+/** The beforeToolCall hook enforcing `options.policy` (see module doc). */
+export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook {
+  const sessionAllowed = new Set<string>();
+  const approval = options.approval ?? new NonInteractiveApproval();
+  const timeoutMs = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
+
+  return async (ctx: BeforeToolCallContext) => {
+    const started = performance.now();
+    const resolved = new Map<string, Promise<string>>();
+    const resolvePath = (path: string) => {
+      let p = resolved.get(path);
+      if (!p) {
+        p = ctx.sandbox.realpath(path, { signal: ctx.signal });
+        resolved.set(path, p);
+      }
+      return p;
+    };
+    let decision: Decision;
+    try {
+      decision = await evaluate(options.policy, { tool: ctx.tool.name, args: ctx.args }, { resolvePath });
+    } catch (err) {
+      // Fail closed: a call the policy could not judge does not run.
+      const detail = err instanceof Error ? err.message : String(err);
+      options.audit?.record({
+        session: options.sessionId,
+        tool: ctx.tool.name,
+        toolCallId: ctx.call.id,
+        argsDigest: digestArgs(ctx.args),
+        decision: "deny",
+        decider: "policy",
+        latencyMs: Math.round((performance.now() - started) * 1000) / 1000,
+      });
+      return {
+        block: true,
+        reason: `Tool call refused: the policy could not be evaluated (${detail}). Nothing was run.`,
+      };
+    }
+    let decider: Decider = "policy";
+    let allowed = decision.decision === "allow";
+    if (decision.decision === "ask") {
+      const keys = askKeys(decision.trail);
+      if (keys.length > 0 && keys.every((k) => sessionAllowed.has(k))) {
+        decider = "user";
+        allowed = true;
+      } else if (approval.interactive === false) {
+        decider = "non-interactive";
+      } else {
+        const controller = new AbortController();
+        let timedOut = false;
+        const timer = setTimeout(() => {
+          timedOut = true;
+          controller.abort();
+        }, timeoutMs);
+        const stopFollowing = () => ctx.signal?.removeEventListener("abort", abortFromCall);
+        const abortFromCall = () => controller.abort();
+        ctx.signal?.addEventListener("abort", abortFromCall, { once: true });
+        try {
+          const answer = await approval.request({
+            tool: ctx.tool.name,
+            args: ctx.args,
+            decision,
+            signal: controller.signal,
+            sessionId: options.sessionId,
+            owner: options.owner,
+            tenant: options.tenant,
+          });
+          decider = timedOut ? "timeout" : "user";
+          allowed = !timedOut && answer !== "deny";
+          if (allowed && answer === "allow-session") for (const k of keys) sessionAllowed.add(k);
+        } catch {
+          decider = timedOut ? "timeout" : "user";
+          allowed = false;
+        } finally {
+          clearTimeout(timer);
+          stopFollowing();
+        }
+      }
+    }
+    options.audit?.record({
+      session: options.sessionId,
+      tool: ctx.tool.name,
+      toolCallId: ctx.call.id,
+      argsDigest: digestArgs(ctx.args),
+      decision: allowed ? "allow" : "deny",
+      ruleId: decision.ruleId,
+      decider,
+      latencyMs: Math.round((performance.now() - started) * 1000) / 1000,
+    });
+    if (allowed) return undefined;
+    return { block: true, reason: refusalReason(ctx.tool.name, decision, decider) };
+  };
+}
+
+/** Options of createPolicyHookFromFiles (the CLI's entry). */
+export interface PolicyHookFromFilesOptions {
+  approval?: ApprovalProvider;
+  /** True: ask means deny, whatever `approval` is. */
+  nonInteractive?: boolean;
+  /** A file path (JSON lines) or a pino logger. */
+  auditLog?: string | Logger;
+  sessionId: string;
+  approvalTimeoutMs?: number;
+}
+
+/** Loads `files` (loadPolicy: highest authority first) and returns the hook. Throws PolicyInvalidError. */
+export async function createPolicyHookFromFiles(
+  files: string[],
+  options: PolicyHookFromFilesOptions,
+): Promise<BeforeToolCallHook> {
+  const policy = await loadPolicy(files);
+  return createPolicyHook({
+    policy,
+    approval: options.nonInteractive ? new NonInteractiveApproval() : options.approval,
+    audit: options.auditLog === undefined ? undefined : createAuditLog(options.auditLog),
+    sessionId: options.sessionId,
+    approvalTimeoutMs: options.approvalTimeoutMs,
+  });
+}

@@ -1,0 +1,21 @@
+/**
+ * Allow / ask / deny policies: loading and validating policy files, bash analysis, evaluation, and
+ * the beforeToolCall hook that enforces them (with approval and audit).
+ */
+export { analyzeBash, type BashPart, renderArgv } from "./bash-analyze.js";
+export { loadBashParser } from "./bash-parser.js";
+export { type ArgWord, type MatchMode, matchCommand, patternWords } from "./command-pattern.js";
+export { evaluate, lexicalContext, PATH_TOOLS } from "./evaluate.js";
+export { compileGlob, matchGlob } from "./glob.js";
+export {
+  createPolicyHook,
+  createPolicyHookFromFiles,
+  DEFAULT_APPROVAL_TIMEOUT_MS,
+  type PolicyHookFromFilesOptions,
+  type PolicyHookOptions,
+  refusalReason,
+} from "./hook.js";
+export { loadPolicy, parsePolicyText } from "./load.js";
+export { judge, ruleMatches, type Subject } from "./match.js";
+export { type PolicyTestFailure, type PolicyTestReport, runPolicyTests } from "./policy-tests.js";
+export * from "./types.js";

@@ -1,0 +1,133 @@
+/**
+ * Pure policy matching: which rules of which layer match one subject (a bash command part, a
+ * path, a redirection, a whole call), and the decision across layers. No I/O.
+ *
+ * Within a layer the strictest matching rule wins (deny > ask > allow); with no match the layer's
+ * `default` applies, or the layer abstains when it has none. Across layers the strictest answer
+ * wins, so a lower layer may tighten but never loosen what a higher layer denies or asks. When
+ * every layer abstains the answer is `ask`.
+ */
+import { type ArgWord, matchCommand, patternWords } from "./command-pattern.js";
+import { matchGlob } from "./glob.js";
+import {
+  DECISION_RANK,
+  type Policy,
+  type PolicyDecisionKind,
+  type PolicyLayer,
+  type PolicyRule,
+  stricter,
+  type TrailEntry,
+} from "./types.js";
+
+/** What one trail entry judges. `tools` are the tool names whose rules apply to it. */
+export type Subject =
+  | {
+      kind: "command";
+      tools: string[];
+      argv: ArgWord[];
+      role: "command" | "wrapper";
+      text: string;
+      via: string[];
+    }
+  | { kind: "opaque"; tools: string[]; text: string; why: string; via: string[] }
+  | { kind: "path" | "write" | "read"; tools: string[]; path: string; via: string[] }
+  | { kind: "call"; tools: string[]; text: string };
+
+const wordsCache = new Map<string, string[]>();
+
+function words(pattern: string): string[] {
+  let w = wordsCache.get(pattern);
+  if (!w) {
+    w = patternWords(pattern);
+    wordsCache.set(pattern, w);
+  }
+  return w;
+}
+
+/** True when `rule` covers one of the subject's tools and its matchers match the subject. */
+export function ruleMatches(rule: PolicyRule, subject: Subject): boolean {
+  if (!rule.tools.some((t) => t === "*" || subject.tools.includes(t))) return false;
+  const bare = !rule.commands && !rule.paths;
+  switch (subject.kind) {
+    case "command": {
+      if (!rule.commands) return bare;
+      const mode = rule.decision === "allow" ? "allow" : "restrict";
+      return rule.commands.some((p) => matchCommand(words(p), subject.argv, mode));
+    }
+    case "path":
+      return rule.paths ? rule.paths.some((g) => matchGlob(g, subject.path)) : bare;
+    case "write":
+    case "read":
+      // A redirection is judged by path rules of bash / write / read, and by bare rules of bash only
+      // (a rule denying the write tool outright says nothing about `2>/dev/null`).
+      if (!rule.paths) return bare && rule.tools.some((t) => t === "bash" || t === "*");
+      return rule.paths.some((g) => matchGlob(g, subject.path));
+    case "opaque":
+    case "call":
+      return bare;
+  }
+}
+
+interface LayerAnswer {
+  decision: PolicyDecisionKind;
+  rule?: PolicyRule;
+}
+
+/** One layer's answer for a subject, or undefined when it abstains. */
+export function judgeLayer(layer: PolicyLayer, subject: Subject): LayerAnswer | undefined {
+  let best: PolicyRule | undefined;
+  for (const rule of layer.rules) {
+    if (!ruleMatches(rule, subject)) continue;
+    // A wrapper is judged by deny / ask rules only: its payload is judged on its own.
+    if (subject.kind === "command" && subject.role === "wrapper" && rule.decision === "allow") continue;
+    if (!best || DECISION_RANK[rule.decision] > DECISION_RANK[best.decision]) best = rule;
+  }
+  if (best) return { decision: best.decision, rule: best };
+  if (subject.kind === "command" && subject.role === "wrapper") return undefined;
+  return layer.default ? { decision: layer.default } : undefined;
+}
+
+function describeSubject(subject: Subject): string {
+  return subject.kind === "command" || subject.kind === "opaque" || subject.kind === "call"
+    ? subject.text
+    : subject.path;
+}
+
+/** The trail entry for one subject: the strictest layer answer (see module doc). */
+export function judge(policy: Policy, subject: Subject): TrailEntry {
+  let decision: PolicyDecisionKind | undefined;
+  let rule: PolicyRule | undefined;
+  let layer: string | undefined;
+  for (const l of policy.layers) {
+    const answer = judgeLayer(l, subject);
+    if (!answer) continue;
+    if (decision === undefined || DECISION_RANK[answer.decision] > DECISION_RANK[decision]) {
+      decision = answer.decision;
+      rule = answer.rule;
+      layer = l.layer;
+    }
+  }
+  const entry: TrailEntry = {
+    kind: subject.kind,
+    part: describeSubject(subject),
+    decision: decision ?? "ask",
+  };
+  if (subject.kind === "command" && subject.role === "wrapper" && decision === undefined) {
+    entry.decision = "allow";
+    entry.reason = "wrapper: its payload is judged separately";
+  } else if (subject.kind === "opaque") {
+    // Never allow what cannot be seen.
+    entry.decision = stricter(decision ?? "ask", "ask");
+    entry.reason = subject.why;
+    if (decision !== "deny") rule = undefined;
+  }
+  if (rule) {
+    entry.ruleId = rule.id;
+    if (rule.reason) entry.reason = rule.reason;
+  } else if (decision !== undefined && subject.kind !== "opaque") {
+    entry.ruleId = "default";
+  }
+  if (layer && (rule || entry.ruleId === "default")) entry.layer = layer;
+  if ("via" in subject && subject.via.length > 0) entry.via = subject.via;
+  return entry;
+}

@@ -1,0 +1,48 @@
+/**
+ * TypeBox schema of a policy file (YAML or JSON). See policies/README.md for the documented format.
+ */
+import { type Static, Type } from "typebox";
+import { LAYER_NAMES } from "./types.js";
+
+const DecisionSchema = Type.Union([Type.Literal("allow"), Type.Literal("ask"), Type.Literal("deny")], {
+  description: "allow | ask | deny",
+});
+
+const RuleSchema = Type.Object(
+  {
+    id: Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$", description: "unique rule id" }),
+    decision: DecisionSchema,
+    tools: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: "tool names, or *" }),
+    commands: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
+    paths: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
+    reason: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+const TestSchema = Type.Object(
+  {
+    tool: Type.String({ minLength: 1 }),
+    args: Type.Record(Type.String(), Type.Unknown()),
+    expect: DecisionSchema,
+    rule: Type.Optional(Type.String()),
+    note: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+/** The whole file. Unknown keys are errors (a typo must not silently drop a rule). */
+export const PolicyFileSchema = Type.Object(
+  {
+    name: Type.Optional(Type.String()),
+    description: Type.Optional(Type.String()),
+    layer: Type.Optional(Type.Union(LAYER_NAMES.map((name) => Type.Literal(name)))),
+    default: Type.Optional(DecisionSchema),
+    nonInteractive: Type.Optional(Type.Boolean()),
+    rules: Type.Array(RuleSchema),
+    tests: Type.Optional(Type.Array(TestSchema)),
+  },
+  { additionalProperties: false },
+);
+
+export type PolicyFile = Static<typeof PolicyFileSchema>;

@@ -1,0 +1,110 @@
+/**
+ * Types of warden's allow / ask / deny policies: the loaded policy (one layer per file, highest
+ * first), the request evaluated against it and the decision with its trail.
+ */
+
+/** What a rule decides. Strictest wins: deny > ask > allow. */
+export type PolicyDecisionKind = "allow" | "ask" | "deny";
+
+/** Rank of each decision; a higher rank is stricter. */
+export const DECISION_RANK: Record<PolicyDecisionKind, number> = { allow: 0, ask: 1, deny: 2 };
+
+/** The stricter of two decisions. */
+export function stricter(a: PolicyDecisionKind, b: PolicyDecisionKind): PolicyDecisionKind {
+  return DECISION_RANK[a] >= DECISION_RANK[b] ? a : b;
+}
+
+/** Layer names, highest authority first. A lower layer may tighten, never loosen, a higher one. */
+export const LAYER_NAMES = ["operator", "tenant", "project", "session"] as const;
+export type LayerName = (typeof LAYER_NAMES)[number];
+
+/**
+ * One rule. `tools` lists the tool names it covers (`*` = every tool). Matchers:
+ * - `commands`: for bash, argv-word patterns (see command-pattern.ts), matched against every simple
+ *   command of the script after unwrapping;
+ * - `paths`: globs on the canonical path (see glob.ts), for path tools and for bash redirections
+ *   (an output redirection is a `write`, an input redirection a `read`).
+ * A rule with neither matches every call of its tools.
+ */
+export interface PolicyRule {
+  id: string;
+  decision: PolicyDecisionKind;
+  tools: string[];
+  commands?: string[];
+  paths?: string[];
+  /** Shown to the model and the approver. */
+  reason?: string;
+}
+
+/** An example call and the decision the policy must give it (`warden policy check`). */
+export interface PolicyTest {
+  tool: string;
+  args: Record<string, unknown>;
+  expect: PolicyDecisionKind;
+  /** When set, the deciding rule id must be this. */
+  rule?: string;
+  /** Free text shown when the test fails. */
+  note?: string;
+}
+
+/** One policy file, as loaded and validated. */
+export interface PolicyLayer {
+  /** Layer label: the file's `layer:` or its position (operator, tenant, project, session). */
+  layer: string;
+  /** Path of the file it came from. */
+  file: string;
+  name?: string;
+  description?: string;
+  /** Decision for a call or command part no rule of this layer matches; absent = the layer abstains. */
+  default?: PolicyDecisionKind;
+  /** When true, anything this layer's evaluation would ask is denied (CI: nobody to ask). */
+  nonInteractive: boolean;
+  rules: PolicyRule[];
+  tests: PolicyTest[];
+}
+
+/** A loaded policy: layers, highest authority first (operator > tenant > project > session). */
+export interface Policy {
+  layers: PolicyLayer[];
+}
+
+/** The call to decide on: tool name and its validated arguments. */
+export interface PolicyRequest {
+  tool: string;
+  args: unknown;
+}
+
+/** What evaluate needs from the outside world. */
+export interface EvaluateContext {
+  /**
+   * Canonical absolute path of a normalised absolute container path (sandbox.realpath; symlinks
+   * and `..` followed). The policy CLI resolves lexically instead.
+   */
+  resolvePath(path: string): Promise<string>;
+}
+
+/** One step of a decision's trail: a command part, a path or a redirection, and what decided it. */
+export interface TrailEntry {
+  /** `command` (a simple command of a bash script), `opaque` (not reducible), `path`, `write`, `read`, `call`. */
+  kind: "command" | "opaque" | "path" | "write" | "read" | "call";
+  /** The command text (argv words joined) or the canonical path. */
+  part: string;
+  decision: PolicyDecisionKind;
+  /** The rule that decided it; absent when a default decided (`ruleId` then names `<layer>:default`). */
+  ruleId?: string;
+  layer?: string;
+  reason?: string;
+  /** Wrappers unwrapped to reach this part (`sudo`, `bash -c`, `find -exec`...). */
+  via?: string[];
+}
+
+/** A policy decision: the strictest over all parts and layers, and the part and rule that set it. */
+export interface Decision {
+  decision: PolicyDecisionKind;
+  ruleId?: string;
+  reason?: string;
+  layer?: string;
+  /** The part that decided (command text or path). */
+  part?: string;
+  trail: TrailEntry[];
+}

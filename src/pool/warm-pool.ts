@@ -1,0 +1,168 @@
+/**
+ * The warm pool: pre-started, hardened sandboxes per pool key (pool-key.ts), so a session starts
+ * by claiming one instead of creating a container. A claim takes an idle entry of its key, hands
+ * it over (the backend copies the workspace in) and refills the key in the background; with no
+ * idle entry it creates one cold. `drain` stops refills and removes every idle entry; nothing is
+ * left running. The Docker specifics live in a PoolBackend; this file is only the bookkeeping.
+ */
+import type { Sandbox } from "../sandbox/types.js";
+
+/** How a pool creates, hands over and discards its entries (`P` is one prepared container). */
+export interface PoolBackend<Req, P> {
+  /** The key of a request (see poolKey). Throws InvalidArgumentError for invalid options. */
+  keyOf(request: Req): Promise<string>;
+  /** Creates and starts one hardened sandbox for `request`'s key, with an empty workspace. */
+  prepare(request: Req, signal: AbortSignal): Promise<P>;
+  /** Hands `prepared` over to `request` (workspace copied in); it is then the caller's. */
+  handOver(prepared: P, request: Req): Promise<Sandbox>;
+  /** Creates a sandbox without the pool (the cold path). */
+  createCold(request: Req): Promise<Sandbox>;
+  /** True while `prepared` is still usable (container running, channel open). */
+  alive(prepared: P): boolean;
+  /** Removes `prepared`. Must not throw for an already removed one. */
+  discard(prepared: P): Promise<void>;
+}
+
+/** Options of a WarmPool. */
+export interface WarmPoolOptions<Req, P> {
+  backend: PoolBackend<Req, P>;
+  /** Idle entries kept per key once the key has been seen (warm() or claim()). Default 2; 0 disables refill. */
+  size?: number;
+  /** Idle entries older than this are replaced (ms). Default 30 min. */
+  maxIdleMs?: number;
+  /** Wait after a failed refill before trying again (ms). Default 1000. */
+  retryMs?: number;
+  /** Diagnostics (refill failures, discarded entries). */
+  log?: (message: string) => void;
+}
+
+/** Outcome of a claim: the sandbox, whether it came from the pool, and how long the claim took (ms). */
+export interface ClaimResult {
+  sandbox: Sandbox;
+  pooled: boolean;
+  claimMs: number;
+}
+
+interface Entry<P> {
+  prepared: P;
+  createdAt: number;
+}
+
+interface KeyState<Req, P> {
+  request: Req;
+  size: number;
+  idle: Entry<P>[];
+  filling: number;
+}
+
+/** The pool. Create one per controller process; call `drain()` on shutdown. */
+export class WarmPool<Req, P> {
+  private readonly keys = new Map<string, KeyState<Req, P>>();
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly abort = new AbortController();
+  private draining = false;
+
+  constructor(private readonly options: WarmPoolOptions<Req, P>) {}
+
+  /** Keeps `size` (default: the pool's size) idle entries for `request`'s key, filling in the background. */
+  async warm(request: Req, size?: number): Promise<void> {
+    const key = await this.options.backend.keyOf(request);
+    const state = this.stateOf(key, request);
+    if (size !== undefined) state.size = size;
+    this.refill(key);
+  }
+
+  /** Resolves when every key has its idle entries (or its refills failed). For tests and benchmarks. */
+  async settled(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  /**
+   * A sandbox for `request`: an idle pooled one of the same key when there is one (the key is then
+   * refilled in the background), else a cold one. Rejects with the backend's errors.
+   */
+  async claim(request: Req): Promise<ClaimResult> {
+    const t0 = performance.now();
+    const { backend } = this.options;
+    const key = await backend.keyOf(request);
+    const state = this.draining ? undefined : this.stateOf(key, request);
+    let entry = state ? this.takeIdle(state) : undefined;
+    while (state && entry) {
+      try {
+        const sandbox = await backend.handOver(entry.prepared, request);
+        this.refill(key);
+        return { sandbox, pooled: true, claimMs: performance.now() - t0 };
+      } catch (err) {
+        this.options.log?.(`pool: hand-over failed, discarding the entry: ${(err as Error).message}`);
+        await backend.discard(entry.prepared).catch(() => {});
+        entry = this.takeIdle(state);
+      }
+    }
+    if (state) this.refill(key);
+    const sandbox = await backend.createCold(request);
+    return { sandbox, pooled: false, claimMs: performance.now() - t0 };
+  }
+
+  /** Idle and filling counts per key. */
+  stats(): { key: string; idle: number; filling: number; size: number }[] {
+    return [...this.keys].map(([key, s]) => ({ key, idle: s.idle.length, filling: s.filling, size: s.size }));
+  }
+
+  /** Stops refills, waits for those in flight, and removes every idle entry. Idempotent. */
+  async drain(): Promise<void> {
+    this.draining = true;
+    this.abort.abort();
+    await this.settled();
+    const idle = [...this.keys.values()].flatMap((s) => s.idle.splice(0));
+    await Promise.allSettled(idle.map((e) => this.options.backend.discard(e.prepared)));
+  }
+
+  private stateOf(key: string, request: Req): KeyState<Req, P> {
+    let state = this.keys.get(key);
+    if (!state) {
+      state = { request, size: this.options.size ?? 2, idle: [], filling: 0 };
+      this.keys.set(key, state);
+    }
+    return state;
+  }
+
+  /** The newest usable idle entry; stale or dead ones are discarded on the way. */
+  private takeIdle(state: KeyState<Req, P>): Entry<P> | undefined {
+    const maxIdleMs = this.options.maxIdleMs ?? 30 * 60_000;
+    for (let entry = state.idle.pop(); entry; entry = state.idle.pop()) {
+      if (Date.now() - entry.createdAt <= maxIdleMs && this.options.backend.alive(entry.prepared)) return entry;
+      void this.options.backend.discard(entry.prepared).catch(() => {});
+    }
+    return undefined;
+  }
+
+  private refill(key: string): void {
+    const state = this.keys.get(key);
+    if (!state || this.draining) return;
+    while (state.idle.length + state.filling < state.size) {
+      state.filling++;
+      const job = this.fillOne(state).then((ok) => {
+        state.filling--;
+        this.inFlight.delete(job);
+        if (!ok) this.refill(key);
+      });
+      this.inFlight.add(job);
+    }
+  }
+
+  /** Prepares one entry; on failure waits `retryMs` and resolves false (the caller refills again). */
+  private async fillOne(state: KeyState<Req, P>): Promise<boolean> {
+    const { backend } = this.options;
+    try {
+      const prepared = await backend.prepare(state.request, this.abort.signal);
+      if (this.draining) await backend.discard(prepared).catch(() => {});
+      else state.idle.push({ prepared, createdAt: Date.now() });
+      return true;
+    } catch (err) {
+      if (this.draining) return true;
+      this.options.log?.(`pool: refill failed, retrying: ${(err as Error).message}`);
+      await new Promise((resolve) => setTimeout(resolve, this.options.retryMs ?? 1000));
+      return false;
+    }
+  }
+}

@@ -1,0 +1,81 @@
+/** A diffstat of a run's changes, like `git diff --stat`: lines added and removed per file. */
+import { diffLines } from "diff";
+import type { FileChange } from "./changes.js";
+import { isBinary } from "./patch.js";
+
+/** Per-file counts; `binary` and `special` files have no line counts. */
+export interface DiffstatFile {
+  path: string;
+  kind: FileChange["kind"];
+  added: number;
+  removed: number;
+  binary: boolean;
+  special?: string;
+}
+
+/** All files plus totals. */
+export interface Diffstat {
+  files: DiffstatFile[];
+  added: number;
+  removed: number;
+}
+
+function countLines(text: string): number {
+  if (text === "") return 0;
+  return text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
+}
+
+/** Counts added and removed lines of each change (diff package's diffLines). */
+export function computeDiffstat(changes: FileChange[]): Diffstat {
+  const files = changes.map((change): DiffstatFile => {
+    const base = { path: change.path, kind: change.kind, added: 0, removed: 0 };
+    if (change.special !== undefined) return { ...base, binary: false, special: change.special };
+    if (isBinary(change.oldBytes) || isBinary(change.newBytes)) return { ...base, binary: true };
+    let added = 0;
+    let removed = 0;
+    for (const part of diffLines(
+      change.oldBytes?.toString("utf8") ?? "",
+      change.newBytes?.toString("utf8") ?? "",
+    )) {
+      if (part.added) added += countLines(part.value);
+      else if (part.removed) removed += countLines(part.value);
+    }
+    return { ...base, added, removed, binary: false };
+  });
+  return {
+    files,
+    added: files.reduce((n, f) => n + f.added, 0),
+    removed: files.reduce((n, f) => n + f.removed, 0),
+  };
+}
+
+/** Colours for formatDiffstat (picocolors-like); identity functions give plain text. */
+export interface StatColours {
+  green: (s: string) => string;
+  red: (s: string) => string;
+}
+
+const plain: StatColours = { green: (s) => s, red: (s) => s };
+
+/**
+ * Text like git's: ` path | 3 ++-` per file, then ` N files changed, A insertions(+), D deletions(-)`.
+ * Special entries show `(symlink, not applied)`.
+ */
+export function formatDiffstat(stat: Diffstat, colours: StatColours = plain): string {
+  if (stat.files.length === 0) return " no files changed\n";
+  const width = Math.max(...stat.files.map((f) => f.path.length));
+  const lines = stat.files.map((f) => {
+    const name = f.path.padEnd(width);
+    if (f.special) return ` ${name} | (${f.special}, not applied)`;
+    if (f.binary) return ` ${name} | Bin`;
+    const bar =
+      colours.green("+".repeat(Math.min(f.added, 40))) + colours.red("-".repeat(Math.min(f.removed, 40)));
+    return ` ${name} | ${String(f.added + f.removed).padStart(4)} ${bar}`.trimEnd();
+  });
+  const n = stat.files.length;
+  lines.push(
+    ` ${n} file${n === 1 ? "" : "s"} changed, ${stat.added} insertion${stat.added === 1 ? "" : "s"}(+), ` +
+      `${stat.removed} deletion${stat.removed === 1 ? "" : "s"}(-)`,
+  );
+  return `${lines.join("\n")}\n`;
+}

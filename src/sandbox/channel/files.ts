@@ -1,0 +1,113 @@
+/**
+ * The Sandbox file operations over the channel: each is one request and one reply, with no
+ * docker exec. Paths are container paths; relative ones resolve against /workspace in the helper.
+ * Errors: NotFoundError (ENOENT/ENOTDIR), InvalidArgumentError (EISDIR, bad range), SandboxError.
+ */
+import { SandboxError } from "../../errors.js";
+import type { DirEntry, FileStat, ReadFileResult, ReadRange } from "../types.js";
+import type { ChannelClient } from "./client.js";
+import { decodeJsonData, encodeJsonData, FrameType } from "./frame.js";
+import { parseJson, type ReadRequestBody, toReadResultBody } from "./protocol.js";
+
+type Signal = { signal?: AbortSignal };
+
+/**
+ * Lines in a file as the docker-exec path counts them (`wc -l`, plus one for a final line
+ * without a newline): "a\nb\n" and "a\nb" have 2 lines, an empty file 0.
+ */
+export function totalLinesFrom(newlines: number, endsWithNewline: boolean, totalBytes: number): number {
+  return newlines + (totalBytes > 0 && !endsWithNewline ? 1 : 0);
+}
+
+/**
+ * Reads a byte range, or a line range (1-based `startLine`, at most `maxLines` lines and
+ * `maxBytes` bytes, cut at the byte cap even inside a line), streaming the file in the helper:
+ * memory is the range, never the file. Line reads also count the file's lines (one pass).
+ */
+export async function channelReadFile(
+  client: ChannelClient,
+  path: string,
+  range: ReadRange,
+  options: Signal & { countLines?: boolean } = {},
+): Promise<ReadFileResult> {
+  const body: ReadRequestBody =
+    range.kind === "bytes"
+      ? { path, kind: "bytes", offset: range.offset, length: range.length }
+      : {
+          path,
+          kind: "lines",
+          startLine: range.startLine,
+          maxLines: range.maxLines,
+          maxBytes: range.maxBytes,
+          countLines: options.countLines ?? true,
+        };
+  const frame = await client.call(
+    FrameType.read,
+    Buffer.from(JSON.stringify(body)),
+    "reading",
+    path,
+    options.signal,
+  );
+  const { json, data } = decodeJsonData(frame.payload);
+  const res = toReadResultBody(json);
+  const out: ReadFileResult = { data: Buffer.from(data), totalBytes: res.totalBytes };
+  if (range.kind === "lines" && res.counted)
+    out.totalLines = totalLinesFrom(res.newlines, res.endsWithNewline, res.totalBytes);
+  return out;
+}
+
+/** Writes `data` atomically (temp file + rename in the same directory), creating parents (0755). */
+export async function channelWriteFile(
+  client: ChannelClient,
+  path: string,
+  data: Buffer,
+  options: Signal & { mode?: number } = {},
+): Promise<void> {
+  const payload = encodeJsonData(
+    { path, ...(options.mode !== undefined ? { mode: options.mode } : {}) },
+    data,
+  );
+  await client.call(FrameType.write, payload, "writing", path, options.signal);
+}
+
+/** lstat: metadata of the path itself (links not followed), or null when nothing is there. */
+export async function channelStat(
+  client: ChannelClient,
+  path: string,
+  options: Signal = {},
+): Promise<FileStat | null> {
+  const frame = await client.call(FrameType.stat, pathBody(path), "stat of", path, options.signal);
+  const v = parseJson(frame.payload, "stat") as FileStat | null;
+  if (v === null) return null;
+  if (typeof v !== "object" || typeof v.size !== "number")
+    throw new SandboxError("Malformed stat result from warden-helper.");
+  return { type: v.type, size: v.size, mode: v.mode, mtimeMs: v.mtimeMs };
+}
+
+/** Canonical path as GNU `realpath -m` (physical): symlinks followed; missing tails appended lexically. */
+export async function channelRealpath(
+  client: ChannelClient,
+  path: string,
+  options: Signal = {},
+): Promise<string> {
+  const frame = await client.call(FrameType.realpath, pathBody(path), "resolving", path, options.signal);
+  const v = parseJson(frame.payload, "realpath");
+  if (typeof v !== "string") throw new SandboxError("Malformed realpath result from warden-helper.");
+  return v;
+}
+
+/** Entries of a directory, dotfiles included, unsorted, each with its own (unfollowed) type. */
+export async function channelListDir(
+  client: ChannelClient,
+  path: string,
+  options: Signal = {},
+): Promise<DirEntry[]> {
+  const frame = await client.call(FrameType.listDir, pathBody(path), "listing", path, options.signal);
+  const v = parseJson(frame.payload, "listDir");
+  if (!Array.isArray(v)) throw new SandboxError("Malformed directory listing from warden-helper.");
+  return v as DirEntry[];
+}
+
+function pathBody(path: string): Buffer {
+  return Buffer.from(JSON.stringify({ path }));
+}

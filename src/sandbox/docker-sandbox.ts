@@ -1,0 +1,126 @@
+/**
+ * `DockerSandbox`: the Sandbox interface on one hardened Docker container (see hardening.ts),
+ * created by `createSandbox` (create.ts). Every method maps engine failures through
+ * fromDockerError; once the container is stopped or gone they reject SandboxNotRunningError.
+ * Lifecycle follows testcontainers-node: idempotent removal (404/409 are success) and
+ * `await using` (Symbol.asyncDispose).
+ */
+import type { Readable } from "node:stream";
+import type Docker from "dockerode";
+import { fromDockerError } from "../errors.js";
+import { throwIfAborted } from "../util/abort.js";
+import { execInContainer } from "./exec.js";
+import { listDirectory, readFileRange, realPath, statPath } from "./file-ops.js";
+import type {
+  DirEntry,
+  ExecCommand,
+  ExecOptions,
+  ExecResult,
+  FileStat,
+  ReadFileResult,
+  ReadRange,
+  Sandbox,
+  SandboxInfo,
+  WorkspaceChange,
+} from "./types.js";
+import { WORKSPACE_DIR } from "./types.js";
+import { diffHashes, hashWorkspace } from "./workspace-changes.js";
+import type { WorkspaceHashes } from "./workspace-copy.js";
+import { writeFileAtomic } from "./write-file.js";
+
+type Opts = { signal?: AbortSignal };
+
+/** A sandbox backed by one Docker container (and, in copy mode, one tmpfs volume). */
+export class DockerSandbox implements Sandbox {
+  private destroyed: Promise<void> | undefined;
+
+  /** Use `createSandbox`; this wraps an already started container. */
+  constructor(
+    readonly info: SandboxInfo,
+    private readonly docker: Docker,
+    private readonly container: Docker.Container,
+    private readonly volumeName: string | undefined,
+    private readonly baseline: WorkspaceHashes,
+  ) {}
+
+  exec(command: ExecCommand, options?: ExecOptions): Promise<ExecResult> {
+    return execInContainer(this.container, command, options);
+  }
+
+  readFile(path: string, range: ReadRange, options?: Opts): Promise<ReadFileResult> {
+    return readFileRange(this.container, path, range, options);
+  }
+
+  writeFile(path: string, data: Buffer, options?: { mode?: number; signal?: AbortSignal }): Promise<void> {
+    return writeFileAtomic(this.container, path, data, options);
+  }
+
+  stat(path: string, options?: Opts): Promise<FileStat | null> {
+    return statPath(this.container, path, options);
+  }
+
+  realpath(path: string, options?: Opts): Promise<string> {
+    return realPath(this.container, path, options);
+  }
+
+  listDir(path: string, options?: Opts): Promise<DirEntry[]> {
+    return listDirectory(this.container, path, options);
+  }
+
+  /** `GET /containers/{id}/archive?path=/workspace/.`: entries relative to /workspace ("./a.txt"). */
+  async exportWorkspace(options?: Opts): Promise<Readable> {
+    throwIfAborted(options?.signal);
+    try {
+      return (await this.container.getArchive({ path: `${WORKSPACE_DIR}/.` })) as Readable;
+    } catch (err) {
+      throw fromDockerError(err, { what: "exporting the workspace", containerId: this.container.id });
+    }
+  }
+
+  async changedPaths(options?: Opts): Promise<WorkspaceChange[]> {
+    return diffHashes(this.baseline, await hashWorkspace(this.container, options?.signal));
+  }
+
+  destroy(): Promise<void> {
+    this.destroyed ??= removeSandboxResources(this.docker, this.container.id, this.volumeName);
+    return this.destroyed;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.destroy();
+  }
+}
+
+/**
+ * Force-removes a container (with its anonymous volumes) and then the named workspace volume.
+ * 404 (already gone) and 409 (removal in progress) count as success; a volume still in use is
+ * retried for up to ~5 s while the container's removal finishes.
+ */
+export async function removeSandboxResources(
+  docker: Docker,
+  containerId: string | undefined,
+  volumeName?: string,
+): Promise<void> {
+  if (containerId) {
+    try {
+      await docker.getContainer(containerId).remove({ force: true, v: true });
+    } catch (err) {
+      const status = (err as { statusCode?: number }).statusCode;
+      if (status !== 404 && status !== 409)
+        throw fromDockerError(err, { what: "removing the sandbox container", containerId });
+    }
+  }
+  if (!volumeName) return;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await docker.getVolume(volumeName).remove();
+      return;
+    } catch (err) {
+      const status = (err as { statusCode?: number }).statusCode;
+      if (status === 404) return;
+      if (status !== 409 || attempt >= 50)
+        throw fromDockerError(err, { what: `removing volume ${volumeName}` });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * File operations inside the sandbox, each one or two short execs of coreutils/findutils so that
+ * nothing is loaded whole: byte ranges with `tail -c +N | head -c M`, line ranges with
+ * `tail -n +S | head -n L | head -c B` (plus `wc -l` for the total), lstat via `find -printf`, canonical
+ * paths via `realpath -m` (symlinks of the existing prefix resolved, the rest appended), and
+ * NUL-separated `find -printf` listings (names may contain newlines).
+ * `stat`/`ls` are avoided: under gVisor (runsc 2022-12) coreutils' statx calls fail with EINVAL.
+ * Scripts exit 44 for "no such file", 45 for "not a directory", 46 for "is a directory".
+ */
+import { posix } from "node:path";
+import type Docker from "dockerode";
+import { InvalidArgumentError, NotFoundError, SandboxError } from "../errors.js";
+import { type CaptureResult, captureExec } from "./capture.js";
+import { type DirEntry, type FileStat, type ReadFileResult, type ReadRange, WORKSPACE_DIR } from "./types.js";
+
+type Opts = { signal?: AbortSignal };
+
+const READ_BYTES = [
+  'f=$1; off=$2; len=$3; [ -e "$f" ] || exit 44; [ -d "$f" ] && exit 46',
+  'size=$(find -L "$f" -maxdepth 0 -printf %s) || exit 1; printf "%s\\n" "$size"',
+  'tail -c +$((off+1)) -- "$f" | head -c "$len"',
+].join("\n");
+
+const READ_LINES = [
+  'f=$1; start=$2; max=$3; maxb=$4; [ -e "$f" ] || exit 44; [ -d "$f" ] && exit 46',
+  'size=$(find -L "$f" -maxdepth 0 -printf %s) || exit 1; n=$(wc -l < "$f") || exit 1',
+  'if [ "$size" -gt 0 ] && [ -n "$(tail -c 1 -- "$f")" ]; then n=$((n+1)); fi',
+  'printf "%s %s\\n" "$size" "$n"',
+  'tail -n +"$start" -- "$f" | head -n "$max" | head -c "$maxb"',
+].join("\n");
+
+const STAT = '[ -e "$1" ] || [ -L "$1" ] || exit 44; find "$1" -maxdepth 0 -printf "%y %s %m %T@"';
+const LIST =
+  '[ -e "$1" ] || exit 44; [ -d "$1" ] || exit 45; find -H "$1" -mindepth 1 -maxdepth 1 -printf "%y%f\\0"';
+
+/** Absolute container path for `path` (relative paths resolve against /workspace). */
+export function containerPath(path: string): string {
+  if (typeof path !== "string" || path === "" || path.includes("\0")) {
+    throw new InvalidArgumentError("path must be a non-empty string without NUL bytes.");
+  }
+  return posix.resolve(WORKSPACE_DIR, path);
+}
+
+/** See Sandbox.readFile. totalLines counts newlines, plus one for a final line without one. */
+export async function readFileRange(
+  container: Docker.Container,
+  path: string,
+  range: ReadRange,
+  opts: Opts = {},
+): Promise<ReadFileResult> {
+  const p = containerPath(path);
+  let res: CaptureResult;
+  if (range.kind === "bytes") {
+    checkCount("range.offset", range.offset, true);
+    checkCount("range.length", range.length, true);
+    res = await captureExec(
+      container,
+      ["sh", "-c", READ_BYTES, "read", p, String(range.offset), String(range.length)],
+      {
+        signal: opts.signal,
+        maxStdoutBytes: range.length + 64,
+      },
+    );
+  } else {
+    checkCount("range.startLine", range.startLine, false);
+    checkCount("range.maxLines", range.maxLines, true);
+    checkCount("range.maxBytes", range.maxBytes, true);
+    const args = [p, String(range.startLine), String(range.maxLines), String(range.maxBytes)];
+    res = await captureExec(container, ["sh", "-c", READ_LINES, "read", ...args], {
+      signal: opts.signal,
+      maxStdoutBytes: range.maxBytes + 64,
+    });
+  }
+  checkExit(res, p, "reading");
+  const nl = res.stdout.indexOf(0x0a);
+  const [size, lines] = res.stdout.subarray(0, nl).toString("ascii").split(" ");
+  const result: ReadFileResult = { data: res.stdout.subarray(nl + 1), totalBytes: Number(size) };
+  if (lines !== undefined) result.totalLines = Number(lines);
+  return result;
+}
+
+/** See Sandbox.stat: lstat semantics; null when nothing exists at the path. */
+export async function statPath(
+  container: Docker.Container,
+  path: string,
+  opts: Opts = {},
+): Promise<FileStat | null> {
+  const p = containerPath(path);
+  const res = await captureExec(container, ["sh", "-c", STAT, "stat", p], { signal: opts.signal });
+  if (res.exitCode === 44) return null;
+  checkExit(res, p, "stat of");
+  const [letter, size, mode, mtime] = res.stdout.toString("utf8").split(" ");
+  return {
+    type: typeOfLetter(letter ?? ""),
+    size: Number(size),
+    mode: Number.parseInt(mode ?? "", 8) & 0o7777,
+    mtimeMs: Math.round(Number(mtime) * 1000),
+  };
+}
+
+/** See Sandbox.realpath: `realpath -m` inside the container. */
+export async function realPath(container: Docker.Container, path: string, opts: Opts = {}): Promise<string> {
+  const p = containerPath(path);
+  const res = await captureExec(container, ["realpath", "-m", "-z", "--", p], { signal: opts.signal });
+  checkExit(res, p, "resolving");
+  return res.stdout.subarray(0, res.stdout.length - 1).toString("utf8");
+}
+
+/** See Sandbox.listDir. Rejects NotFoundError, or InvalidArgumentError when the path is not a directory. */
+export async function listDirectory(
+  container: Docker.Container,
+  path: string,
+  opts: Opts = {},
+): Promise<DirEntry[]> {
+  const p = containerPath(path);
+  const res = await captureExec(container, ["sh", "-c", LIST, "ls", p], {
+    signal: opts.signal,
+    maxStdoutBytes: 64 * 1024 * 1024,
+  });
+  checkExit(res, p, "listing");
+  const entries: DirEntry[] = [];
+  for (const item of res.stdout.toString("utf8").split("\0")) {
+    if (item === "") continue;
+    const t = item[0];
+    entries.push({
+      name: item.slice(1),
+      type: t === "f" ? "file" : t === "d" ? "directory" : t === "l" ? "symlink" : "other",
+    });
+  }
+  return entries;
+}
+
+/** FileStat type from find's %y letter (f, d, l; anything else is "other"). */
+export function typeOfLetter(letter: string): FileStat["type"] {
+  return letter === "f" ? "file" : letter === "d" ? "directory" : letter === "l" ? "symlink" : "other";
+}
+
+/** Throws the warden error for a script's failure exit status. */
+export function checkExit(res: CaptureResult, p: string, verb: string): void {
+  if (res.exitCode === 0) return;
+  if (res.exitCode === 44) throw new NotFoundError(`No such file or directory in the sandbox: ${p}`);
+  if (res.exitCode === 45) throw new InvalidArgumentError(`${p} is not a directory; pass a directory path.`);
+  if (res.exitCode === 46) throw new InvalidArgumentError(`${p} is a directory; pass a file path.`);
+  if (/No such file or directory/.test(res.stderr))
+    throw new NotFoundError(`No such file or directory in the sandbox: ${p}`);
+  throw new SandboxError(`${verb} ${p} failed (exit ${res.exitCode}): ${res.stderr.trim()}`);
+}
+
+function checkCount(name: string, value: number, zeroOk: boolean): void {
+  if (!Number.isSafeInteger(value) || value < (zeroOk ? 0 : 1)) {
+    throw new InvalidArgumentError(`${name} must be an integer ${zeroOk ? ">= 0" : ">= 1"}, got ${value}.`);
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * `warden gc`: removes warden containers (and their workspace volumes) that are expired or whose
+ * controller process is dead on this host, then warden volumes left without a container for the
+ * same reasons. A controller crash therefore leaves nothing gc cannot find (every resource is
+ * labelled before it exists). Modelled on testcontainers-node's Ryuk sweeper, without a daemon.
+ */
+import type Docker from "dockerode";
+import { fromDockerError } from "../errors.js";
+import { removeSandboxResources } from "./docker-sandbox.js";
+import { getDocker } from "./engine.js";
+import { LABEL, staleReason } from "./labels.js";
+
+/** Options of `gc`. */
+export interface GcOptions {
+  /** Report what would be removed without removing it. */
+  dryRun?: boolean;
+  /** Only resources of this tenant (exact match). */
+  tenant?: string;
+  /** Clock for "expired"; default now. */
+  now?: Date;
+}
+
+/** One removed (or, in a dry run, removable) resource. */
+export interface GcRemoval {
+  kind: "container" | "volume";
+  /** Container id or volume name. */
+  id: string;
+  sessionId: string;
+  tenant: string;
+  reason: "expired" | "orphaned";
+}
+
+/** Sweeps stale warden resources. Rejects EngineUnreachableError / SandboxError on engine failure. */
+export async function gc(options: GcOptions = {}, docker: Docker = getDocker()): Promise<GcRemoval[]> {
+  const now = options.now ?? new Date();
+  const filter: string[] = [LABEL.session];
+  if (options.tenant !== undefined) filter.push(`${LABEL.tenant}=${options.tenant}`);
+  const removed: GcRemoval[] = [];
+  try {
+    const containers = await docker.listContainers({ all: true, filters: { label: filter } });
+    for (const c of containers) {
+      const reason = staleReason(c.Labels, now);
+      if (!reason) continue;
+      const volume = c.Labels[LABEL.volume];
+      if (!options.dryRun) await removeSandboxResources(docker, c.Id, volume);
+      removed.push(removal("container", c.Id, c.Labels, reason));
+      if (volume) removed.push(removal("volume", volume, c.Labels, reason));
+    }
+    const { Volumes } = await docker.listVolumes({ filters: { label: filter } });
+    for (const v of Volumes ?? []) {
+      if (removed.some((r) => r.kind === "volume" && r.id === v.Name)) continue;
+      const reason = staleReason(v.Labels ?? undefined, now);
+      if (!reason) continue;
+      if (!options.dryRun) {
+        try {
+          await docker.getVolume(v.Name).remove();
+        } catch (err) {
+          const status = (err as { statusCode?: number }).statusCode;
+          if (status === 409) continue; // still used by a live container
+          if (status !== 404) throw err;
+        }
+      }
+      removed.push(removal("volume", v.Name, v.Labels ?? {}, reason));
+    }
+  } catch (err) {
+    throw fromDockerError(err, { what: "collecting stale sandboxes" });
+  }
+  return removed;
+}
+
+function removal(
+  kind: GcRemoval["kind"],
+  id: string,
+  labels: Record<string, string>,
+  reason: GcRemoval["reason"],
+): GcRemoval {
+  return { kind, id, sessionId: labels[LABEL.session] ?? "", tenant: labels[LABEL.tenant] ?? "", reason };
+}

@@ -1,0 +1,52 @@
+/**
+ * Resource limits: defaults and validation. A limit that is not a positive finite number is an
+ * InvalidArgumentError naming the field, before anything is created.
+ */
+import { InvalidArgumentError } from "../errors.js";
+import type { SandboxLimits } from "./types.js";
+
+const MiB = 1024 * 1024;
+
+/** Defaults: 1 GiB memory (no swap), 1 CPU, 256 processes, 64 MiB /tmp, 1 GiB copy-mode workspace. */
+export const DEFAULT_LIMITS: Readonly<SandboxLimits> = Object.freeze({
+  memoryBytes: 1024 * MiB,
+  cpus: 1,
+  pids: 256,
+  tmpBytes: 64 * MiB,
+  workspaceBytes: 1024 * MiB,
+});
+
+/**
+ * Merges `partial` over DEFAULT_LIMITS and validates every field.
+ * Throws InvalidArgumentError (e.g. "limits.memoryBytes must be a positive number, got -1").
+ * `pids` must be an integer; byte sizes are rounded down to whole bytes.
+ */
+export function resolveLimits(partial: Partial<SandboxLimits> | undefined): SandboxLimits {
+  const merged: SandboxLimits = { ...DEFAULT_LIMITS, ...stripUndefined(partial ?? {}) };
+  for (const key of Object.keys(DEFAULT_LIMITS) as (keyof SandboxLimits)[]) {
+    const value: unknown = merged[key];
+    if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
+      throw new InvalidArgumentError(
+        `limits.${key} must be a positive number, got ${String(value)}; omit it for the default ${DEFAULT_LIMITS[key]}.`,
+      );
+    }
+  }
+  if (!Number.isInteger(merged.pids)) {
+    throw new InvalidArgumentError(`limits.pids must be a whole number, got ${merged.pids}.`);
+  }
+  if (merged.memoryBytes < 6 * MiB) {
+    throw new InvalidArgumentError(
+      `limits.memoryBytes must be at least 6 MiB (Docker's minimum), got ${merged.memoryBytes}.`,
+    );
+  }
+  return {
+    ...merged,
+    memoryBytes: Math.floor(merged.memoryBytes),
+    tmpBytes: Math.floor(merged.tmpBytes),
+    workspaceBytes: Math.floor(merged.workspaceBytes),
+  };
+}
+
+function stripUndefined(p: Partial<SandboxLimits>): Partial<SandboxLimits> {
+  return Object.fromEntries(Object.entries(p).filter(([, v]) => v !== undefined)) as Partial<SandboxLimits>;
+}

@@ -1,0 +1,116 @@
+/**
+ * Validation of SandboxOptions before anything is created: each bad value is an
+ * InvalidArgumentError or NotFoundError naming the field and the fix.
+ */
+import { stat } from "node:fs/promises";
+import { isAbsolute, posix, resolve } from "node:path";
+import { InvalidArgumentError, NotFoundError } from "../errors.js";
+import { resolveLimits } from "./limits.js";
+import type { ReadOnlyMount, SandboxLimits, SandboxOptions, WorkspaceMode } from "./types.js";
+import { WORKSPACE_DIR } from "./types.js";
+
+/** The default sandbox image, built by `warden images build` from images/sandbox/Dockerfile. */
+export const DEFAULT_IMAGE = "warden-sandbox:latest";
+/** Default lifetime before `warden gc` may remove a sandbox: 24 h. */
+export const DEFAULT_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** Options after validation and defaults. Host paths are absolute. */
+export interface ResolvedSandboxOptions {
+  image: string;
+  workspaceMode: WorkspaceMode;
+  workspaceHostPath?: string;
+  mounts: ReadOnlyMount[];
+  limits: SandboxLimits;
+  runtime: "runc" | "runsc";
+  sessionId: string;
+  tenant: string;
+  ttlMs: number;
+}
+
+const LABEL_VALUE = /^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$/;
+
+/** Validates and fills defaults. Rejects InvalidArgumentError / NotFoundError naming the field. */
+export async function resolveSandboxOptions(
+  options: SandboxOptions,
+  sessionId: string,
+): Promise<ResolvedSandboxOptions> {
+  const limits = resolveLimits(options.limits);
+  const runtime = options.runtime ?? "runc";
+  if (runtime !== "runc" && runtime !== "runsc") {
+    throw new InvalidArgumentError(`runtime must be "runc" or "runsc", got ${JSON.stringify(runtime)}.`);
+  }
+  const mode = options.workspace?.mode ?? "copy";
+  if (!["ro", "copy", "rw"].includes(mode)) {
+    throw new InvalidArgumentError(
+      `workspace.mode must be "ro", "copy" or "rw", got ${JSON.stringify(mode)}.`,
+    );
+  }
+  const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
+  if (!Number.isFinite(ttlMs) || ttlMs <= 0) {
+    throw new InvalidArgumentError(`ttlMs must be a positive number of milliseconds, got ${ttlMs}.`);
+  }
+  const tenant = options.tenant ?? "local";
+  if (!LABEL_VALUE.test(tenant)) {
+    throw new InvalidArgumentError(`tenant must match ${LABEL_VALUE.source}, got ${JSON.stringify(tenant)}.`);
+  }
+  if (!LABEL_VALUE.test(sessionId)) {
+    throw new InvalidArgumentError(
+      `sessionId must match ${LABEL_VALUE.source}, got ${JSON.stringify(sessionId)}.`,
+    );
+  }
+  const image = options.image ?? DEFAULT_IMAGE;
+  if (typeof image !== "string" || image.trim() === "") {
+    throw new InvalidArgumentError(
+      "image must be a non-empty image reference such as warden-sandbox:latest.",
+    );
+  }
+  const resolved: ResolvedSandboxOptions = {
+    image,
+    workspaceMode: mode,
+    mounts: [],
+    limits,
+    runtime,
+    sessionId,
+    tenant,
+    ttlMs,
+  };
+  if (options.workspace) {
+    resolved.workspaceHostPath = await requireDirectory(options.workspace.hostPath, "workspace.hostPath");
+  }
+  const seen = new Set<string>([WORKSPACE_DIR]);
+  for (const [i, m] of (options.mounts ?? []).entries()) {
+    const hostPath = await requireDirectory(m.hostPath, `mounts[${i}].hostPath`);
+    const cp = m.containerPath;
+    if (
+      typeof cp !== "string" ||
+      !posix.isAbsolute(cp) ||
+      posix.normalize(cp) !== cp ||
+      cp === "/" ||
+      cp.includes(",")
+    ) {
+      throw new InvalidArgumentError(
+        `mounts[${i}].containerPath must be a normalised absolute container path other than /, got ${JSON.stringify(cp)}.`,
+      );
+    }
+    if ([...seen].some((s) => s === cp || cp.startsWith(`${s}/`) || s.startsWith(`${cp}/`))) {
+      throw new InvalidArgumentError(
+        `mounts[${i}].containerPath ${cp} overlaps ${WORKSPACE_DIR} or another mount; pick a separate path.`,
+      );
+    }
+    seen.add(cp);
+    resolved.mounts.push({ hostPath, containerPath: cp });
+  }
+  return resolved;
+}
+
+async function requireDirectory(path: string, field: string): Promise<string> {
+  if (typeof path !== "string" || path === "") {
+    throw new InvalidArgumentError(`${field} must be a host directory path.`);
+  }
+  const abs = isAbsolute(path) ? path : resolve(path);
+  const st = await stat(abs).catch(() => null);
+  if (!st) throw new NotFoundError(`${field} ${abs} does not exist; pass an existing host directory.`);
+  if (!st.isDirectory())
+    throw new InvalidArgumentError(`${field} ${abs} is not a directory; pass a directory.`);
+  return abs;
+}

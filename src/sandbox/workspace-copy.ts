@@ -1,0 +1,93 @@
+/**
+ * Copy-mode workspace: packs a host directory into a tar stream (tar-stream) for
+ * `PUT /containers/{id}/archive` and records a sha256 of every file and symlink on the way, the
+ * baseline for `changedPaths`. Entries are owned 1000:1000 and keep their permission bits; names
+ * of any length and unicode names go through PAX headers; symlinks stay links (their target is
+ * not followed); empty directories are kept; sockets, fifos and devices are skipped. The host
+ * directory is only read.
+ */
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { lstat, readdir, readlink } from "node:fs/promises";
+import { join } from "node:path";
+import { PassThrough } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import tar, { type Header } from "tar-stream";
+
+/** Relative path (POSIX, no leading "./") to sha256 hex of its content, or `link:<target>` for a symlink. */
+export type WorkspaceHashes = Map<string, string>;
+
+/** A tar stream of `hostDir` plus the hashes, complete once `done` resolves. */
+export interface PackedDirectory {
+  /** The archive as a Node stream (what dockerode's archive and build calls take). */
+  stream: PassThrough;
+  hashes: WorkspaceHashes;
+  /** Resolves when every entry is written; rejects on a host read error. */
+  done: Promise<void>;
+}
+
+/** Starts packing `hostDir` (entries relative to it). Read errors reject `done` and destroy the stream. */
+export function packDirectory(
+  hostDir: string,
+  options: { uid?: number; gid?: number } = {},
+): PackedDirectory {
+  const pack = tar.pack();
+  const hashes: WorkspaceHashes = new Map();
+  const owner = { uid: options.uid ?? 1000, gid: options.gid ?? 1000 };
+  const done = (async () => {
+    try {
+      await walk(hostDir, "", pack, hashes, owner);
+      pack.finalize();
+    } catch (err) {
+      pack.destroy(err as Error);
+      throw err;
+    }
+  })();
+  done.catch(() => {});
+  return { stream: toNodeStream(pack), hashes, done };
+}
+
+async function walk(
+  root: string,
+  rel: string,
+  pack: tar.Pack,
+  hashes: WorkspaceHashes,
+  owner: { uid: number; gid: number },
+): Promise<void> {
+  const names = (await readdir(join(root, rel))).sort();
+  for (const name of names) {
+    const relPath = rel === "" ? name : `${rel}/${name}`;
+    const abs = join(root, relPath);
+    const st = await lstat(abs);
+    const base = { name: relPath, mode: st.mode & 0o7777, mtime: st.mtime, ...owner };
+    if (st.isDirectory()) {
+      await entry(pack, { ...base, type: "directory" });
+      await walk(root, relPath, pack, hashes, owner);
+    } else if (st.isSymbolicLink()) {
+      const target = await readlink(abs);
+      await entry(pack, { ...base, type: "symlink", linkname: target });
+      hashes.set(relPath, `link:${target}`);
+    } else if (st.isFile()) {
+      const hash = createHash("sha256");
+      const sink = pack.entry({ ...base, type: "file", size: st.size });
+      const source = createReadStream(abs);
+      source.on("data", (chunk) => hash.update(chunk));
+      await pipeline(source, sink);
+      hashes.set(relPath, hash.digest("hex"));
+    }
+  }
+}
+
+function entry(pack: tar.Pack, header: Partial<Header> & { name: string }): Promise<void> {
+  return new Promise((resolve, reject) => {
+    pack.entry(header, (err) => (err ? reject(err) : resolve()));
+  });
+}
+
+/** tar-stream's streamx Pack piped into a Node PassThrough (errors forwarded). */
+export function toNodeStream(pack: tar.Pack): PassThrough {
+  const out = new PassThrough();
+  pack.on("error", (err: Error) => out.destroy(err));
+  pack.pipe(out);
+  return out;
+}

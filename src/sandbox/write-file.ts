@@ -1,0 +1,67 @@
+/**
+ * Atomic whole-file write inside the sandbox: `mkdir -p` the parent, put a temp file
+ * (`.warden-tmp-<random>`, owned 1000:1000, the requested mode) into the same directory through
+ * the archive API (`PUT /containers/{id}/archive`), then `mv -f` it over the target, so a reader
+ * sees the old or the new content, never a mix. Without `mode`, an existing target keeps its mode.
+ * The archive API writes into volumes and bind mounts (the workspace, rw mounts), not into the
+ * container's tmpfs mounts (/tmp).
+ */
+import { randomBytes } from "node:crypto";
+import { posix } from "node:path";
+import type Docker from "dockerode";
+import tar from "tar-stream";
+import { fromDockerError, InvalidArgumentError } from "../errors.js";
+import { throwIfAborted } from "../util/abort.js";
+import { captureExec } from "./capture.js";
+import { checkExit, containerPath } from "./file-ops.js";
+import { toNodeStream } from "./workspace-copy.js";
+
+const PREPARE = '[ -d "$1" ] && exit 46; mkdir -p -- "$2"';
+const COMMIT = [
+  "t=$1; tmp=$2; keep=$3",
+  'if [ "$keep" = 1 ] && [ -e "$t" ]; then chmod --reference="$t" -- "$tmp" || { rm -f -- "$tmp"; exit 1; }; fi',
+  'mv -f -- "$tmp" "$t" || { rm -f -- "$tmp"; exit 1; }',
+].join("\n");
+
+/** See Sandbox.writeFile. Rejects InvalidArgumentError (bad mode, target is a directory), SandboxError. */
+export async function writeFileAtomic(
+  container: Docker.Container,
+  path: string,
+  data: Buffer,
+  options: { mode?: number; signal?: AbortSignal } = {},
+): Promise<void> {
+  const target = containerPath(path);
+  const mode = options.mode;
+  if (mode !== undefined && (!Number.isInteger(mode) || mode < 0 || mode > 0o7777)) {
+    throw new InvalidArgumentError(`mode must be permission bits between 0 and 0o7777, got ${mode}.`);
+  }
+  const dir = posix.dirname(target);
+  const prep = await captureExec(container, ["sh", "-c", PREPARE, "write", target, dir], {
+    signal: options.signal,
+  });
+  checkExit(prep, target, "preparing the directory of");
+  throwIfAborted(options.signal);
+  const tmpName = `.warden-tmp-${randomBytes(8).toString("hex")}`;
+  const pack = tar.pack();
+  pack.entry(
+    { name: tmpName, size: data.length, mode: mode ?? 0o644, uid: 1000, gid: 1000, mtime: new Date() },
+    data,
+  );
+  pack.finalize();
+  try {
+    await container.putArchive(toNodeStream(pack), { path: dir });
+  } catch (err) {
+    throw fromDockerError(err, { what: `writing ${target}`, containerId: container.id });
+  }
+  const keep = mode === undefined ? "1" : "0";
+  const commit = await captureExec(container, [
+    "sh",
+    "-c",
+    COMMIT,
+    "write",
+    target,
+    posix.join(dir, tmpName),
+    keep,
+  ]);
+  checkExit(commit, target, "writing");
+}

@@ -1,0 +1,135 @@
+/**
+ * Builds the fastify application: bearer auth on /v1, TypeBox schemas, JSON errors `{code, message}`
+ * with the statuses of src/errors.ts (Retry-After on 429), body limits, one audit line per request,
+ * and the route groups. No listening here (see serve.ts); tests drive it with `inject`.
+ */
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+  type RawReplyDefaultExpression,
+  type RawRequestDefaultExpression,
+  type RawServerDefault,
+} from "fastify";
+import type { ApprovalBroker } from "./approval-broker.js";
+import type { AuditLog } from "./audit.js";
+import { KeyRing, type Principal } from "./auth.js";
+import type { ServerConfig } from "./config.js";
+import { QuotaExceededError, UnauthorizedError, toErrorResponse } from "./errors.js";
+import type { ServerMetrics } from "./metrics.js";
+import { registerApprovalRoutes } from "./routes-approvals.js";
+import { registerMetaRoutes } from "./routes-meta.js";
+import { registerSessionRoutes } from "./routes-sessions.js";
+import { registerToolCallRoutes } from "./routes-tool-calls.js";
+import { registerWorkspaceRoutes } from "./routes-workspace.js";
+import type { SessionManager } from "./session-manager.js";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** Set by the auth hook on every /v1 route. */
+    principal: Principal | null;
+  }
+}
+
+/** The fastify instance type with the TypeBox provider. */
+export type App = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+/** What routes share. `draining` is true once shutdown began (new work gets 503). */
+export interface ServerContext {
+  config: ServerConfig;
+  manager: SessionManager;
+  approvals: ApprovalBroker;
+  audit: AuditLog;
+  metrics: ServerMetrics;
+  state: { draining: boolean };
+}
+
+/** The authenticated principal of a /v1 request. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new UnauthorizedError();
+  return request.principal;
+}
+
+/** Builds the app with every route registered. */
+export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {}): App {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: ctx.config.jsonBodyLimitBytes,
+    forceCloseConnections: "idle",
+    return503OnClosing: true,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  const keys = new KeyRing(ctx.config.tenants);
+
+  app.decorateRequest("principal", null);
+  app.addContentTypeParser("application/x-tar", (_req, payload, done) => done(null, payload));
+  // Clients often send `content-type: application/json` on DELETE and GET with no body: accept
+  // an empty JSON body as "no body" instead of fastify's 400. Non-empty bodies use fastify's own
+  // parser (secure-json-parse: __proto__ and constructor keys are refused).
+  const json = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    const text = body.toString();
+    if (text.trim() === "") done(null, undefined);
+    else json(request, text, done);
+  });
+
+  app.addHook("onRequest", async (request) => {
+    if (!request.url.startsWith("/v1/")) return;
+    request.principal = keys.authenticate(request.headers.authorization);
+  });
+
+  app.addHook("onResponse", async (request, reply) => {
+    const route = request.routeOptions.url ?? "unknown";
+    const status = reply.statusCode;
+    ctx.metrics.httpLatency.observe(
+      { method: request.method, route, status: String(status) },
+      reply.elapsedTime / 1000,
+    );
+    auditRequest(ctx, request, status, Number(reply.getHeader("content-length") ?? 0), reply.elapsedTime);
+  });
+
+  app.setErrorHandler(async (err, _request, reply) => {
+    const { status, body } = toErrorResponse(err);
+    if (err instanceof QuotaExceededError) reply.header("retry-after", String(err.retryAfterSeconds));
+    return reply.code(status).type("application/json").send(body);
+  });
+  app.setNotFoundHandler(async (request, reply) =>
+    reply.code(404).send({ code: "NOT_FOUND", message: `No route ${request.method} ${request.url.split("?")[0]}.` }),
+  );
+
+  registerMetaRoutes(app, ctx);
+  registerSessionRoutes(app, ctx);
+  registerToolCallRoutes(app, ctx);
+  registerWorkspaceRoutes(app, ctx);
+  registerApprovalRoutes(app, ctx);
+  return app;
+}
+
+/** Writes the audit line of one request (also used by the hijacked SSE route). */
+export function auditRequest(
+  ctx: ServerContext,
+  request: FastifyRequest,
+  status: number,
+  bytes: number,
+  durationMs: number,
+): void {
+  const params = request.params as { id?: string } | undefined;
+  const route = request.routeOptions.url ?? "unknown";
+  ctx.audit.write({
+    kind: "request",
+    ...(request.principal ? { tenant: request.principal.tenant.id, key: request.principal.keyId } : {}),
+    ...(params?.id && route.startsWith("/v1/sessions") ? { session: params.id } : {}),
+    method: request.method,
+    route,
+    status,
+    bytes,
+    durationMs: Math.round(durationMs),
+  });
+}

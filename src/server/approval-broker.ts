@@ -1,0 +1,56 @@
+/**
+ * Pending approvals of `ask` decisions, answered over HTTP (GET /v1/approvals, POST /v1/approvals/:id).
+ * A tenant-scoped view over src/approval's ProgrammaticApproval, which the policy hook of every
+ * session asks: each request carries its tenant, and another tenant can neither list nor answer it
+ * (NotFoundError, 404, the same as an unknown id). Unanswered requests are denied by the policy hook
+ * on its timeout or when the call is aborted (fail closed).
+ */
+import { ProgrammaticApproval } from "../approval/index.js";
+import type { ApprovalAnswer } from "../approval/types.js";
+import { NotFoundError } from "../errors.js";
+
+/** An HTTP decision: the approval answers, with `allow` as a short name for `allow-once`. */
+export type ApprovalDecision = ApprovalAnswer | "allow";
+
+/** A pending ask as its tenant sees it. `createdAt` is ISO-8601. */
+export interface ApprovalView {
+  id: string;
+  sessionId: string;
+  tool: string;
+  args: unknown;
+  /** allow | ask | deny of the policy, here always "ask". */
+  decision: string;
+  rule?: string;
+  reason?: string;
+  part?: string;
+  createdAt: string;
+}
+
+/** The server's approvals: one provider for every session, views per tenant. */
+export class ApprovalBroker {
+  /** Give this to createPolicyHook as `approval`. */
+  readonly provider = new ProgrammaticApproval();
+
+  /** The tenant's pending asks, oldest first. */
+  list(tenant: string): ApprovalView[] {
+    return this.provider.pending({ tenant }).map((p) => ({
+      id: p.id,
+      sessionId: p.sessionId ?? "",
+      tool: p.tool,
+      args: p.args,
+      decision: p.decision.decision,
+      ...(p.decision.ruleId ? { rule: p.decision.ruleId } : {}),
+      ...(p.decision.reason ? { reason: p.decision.reason } : {}),
+      ...(p.decision.part ? { part: p.decision.part } : {}),
+      createdAt: new Date(p.createdAt).toISOString(),
+    }));
+  }
+
+  /** Answers an ask of `tenant`; NotFoundError when the tenant has no pending ask with that id. */
+  decide(tenant: string, id: string, decision: ApprovalDecision): void {
+    if (!this.provider.pending({ tenant }).some((p) => p.id === id)) {
+      throw new NotFoundError(`Approval '${id}' not found. List pending approvals with GET /v1/approvals.`);
+    }
+    this.provider.answer(id, decision === "allow" ? "allow-once" : decision);
+  }
+}

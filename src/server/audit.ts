@@ -1,0 +1,99 @@
+/**
+ * The server's audit log: one pino JSON line per HTTP request and per tool decision or result,
+ * appended with synchronous writes (one write(2) per line, O_APPEND) so a `kill -9` can lose at most
+ * the line being formatted, never leave half of one. At start, a torn last line left by an older
+ * writer or a full disk is cut off, so every line in the file parses.
+ */
+import { mkdirSync, openSync, closeSync, fstatSync, readSync, ftruncateSync } from "node:fs";
+import { dirname } from "node:path";
+import pino, { type Logger } from "pino";
+
+/** One audit line about a tool call. Sizes in bytes, durations in ms. */
+export interface ToolAuditEntry {
+  kind: "tool";
+  tenant: string;
+  session: string;
+  tool: string;
+  toolCallId: string;
+  /** allow | ask | deny when a policy decided; "run" when no policy applies. */
+  decision: string;
+  /** Id of the rule that decided, when a policy did. */
+  rule?: string;
+  /** policy | user | timeout | non-interactive | none. */
+  decider: string;
+  isError: boolean;
+  exitCode?: number;
+  bytes: number;
+  durationMs: number;
+}
+
+/** One audit line about an HTTP request. */
+export interface RequestAuditEntry {
+  kind: "request";
+  tenant?: string;
+  key?: string;
+  session?: string;
+  method: string;
+  route: string;
+  status: number;
+  bytes: number;
+  durationMs: number;
+}
+
+/** Any other lifecycle event (session created, closed, adopted, orphan removed). */
+export interface LifecycleAuditEntry {
+  kind: "session";
+  event: "created" | "closed" | "adopted" | "orphan-removed" | "record-dropped";
+  tenant: string;
+  session: string;
+  reason?: string;
+  containerId?: string;
+}
+
+export type AuditEntry = ToolAuditEntry | RequestAuditEntry | LifecycleAuditEntry;
+
+/** Appends audit entries. */
+export interface AuditLog {
+  write(entry: AuditEntry): void;
+}
+
+/** Truncates a file after its last newline when it ends inside a line. Returns bytes removed. */
+export function repairTornTail(path: string): number {
+  let fd: number;
+  try {
+    fd = openSync(path, "r+");
+  } catch {
+    return 0;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    if (size === 0) return 0;
+    const chunk = Buffer.alloc(Math.min(size, 1 << 20));
+    readSync(fd, chunk, 0, chunk.length, size - chunk.length);
+    if (chunk[chunk.length - 1] === 0x0a) return 0;
+    const lastNewline = chunk.lastIndexOf(0x0a);
+    const keep = lastNewline < 0 ? Math.max(0, size - chunk.length) : size - chunk.length + lastNewline + 1;
+    ftruncateSync(fd, keep);
+    return size - keep;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A pino audit logger on `path` (created 0600, parent created) with the torn tail repaired. */
+export function createFileAuditLog(path: string): AuditLog & { logger: Logger } {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  repairTornTail(path);
+  closeSync(openSync(path, "a", 0o600));
+  const logger = pino(
+    { base: null, messageKey: "msg", timestamp: pino.stdTimeFunctions.isoTime },
+    pino.destination({ dest: path, sync: true, append: true }),
+  );
+  return { logger, write: (entry) => logger.info(entry) };
+}
+
+/** An audit log that keeps entries in memory (tests). */
+export function createMemoryAuditLog(): AuditLog & { entries: AuditEntry[] } {
+  const entries: AuditEntry[] = [];
+  return { entries, write: (entry) => entries.push(entry) };
+}

@@ -1,0 +1,32 @@
+/**
+ * The server's seam to sessions and the engine. `createDockerBackend` (docker-backend.ts) is the real
+ * one; unit tests pass a fake. Keeping the engine behind this interface lets every HTTP behaviour be
+ * tested with fastify's inject and no Docker.
+ */
+import type { Session, SessionOptions } from "../session/types.js";
+import type { SessionRecord } from "./record-store.js";
+
+/** A labelled warden container as the engine reports it. */
+export interface ManagedContainer {
+  containerId: string;
+  sessionId: string;
+  tenant: string;
+  /** `io.warden.controller` label: `hostname:pid` of the process that created it. */
+  controller: string;
+  running: boolean;
+}
+
+/** Creates, re-opens, lists and removes sessions. */
+export interface SessionBackend {
+  /** Creates a session (and its container). Rejects with WardenError subclasses. */
+  create(options: SessionOptions): Promise<Session>;
+  /**
+   * Re-opens the session of `record` on its existing container after a restart, with fresh hooks
+   * from `options`. Resolves null when the container cannot be used (gone or stopped).
+   */
+  adopt(record: SessionRecord, options: SessionOptions): Promise<Session | null>;
+  /** Containers labelled with one of `tenants`. */
+  listContainers(tenants: readonly string[]): Promise<ManagedContainer[]>;
+  /** Removes a container and its volumes; no error when it is already gone. */
+  removeContainer(containerId: string): Promise<void>;
+}

@@ -1,0 +1,71 @@
+/**
+ * The `warden serve` configuration file's schema (TypeBox): listener, state and audit locations,
+ * body limits, and the tenants with their hashed keys, quotas, lifetimes, workspaces and policy layers.
+ * Keys are never stored in clear: only their SHA-256 hex digests (`warden serve hash-key` prints one).
+ */
+import { type Static, Type } from "typebox";
+
+const PositiveInt = (description: string, minimum = 1) => Type.Integer({ minimum, description });
+
+/** One API key of a tenant: an id for logs, and the SHA-256 hex digest of the bearer token. */
+export const KeyConfigSchema = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 64, description: "Name of the key, shown in the audit log" }),
+    sha256: Type.String({ pattern: "^[0-9a-f]{64}$", description: "Lower-case hex SHA-256 of the token" }),
+  },
+  { additionalProperties: false },
+);
+
+/** A tenant's quotas: counts and the caps any session's limits must stay within. */
+export const QuotaConfigSchema = Type.Object(
+  {
+    maxSessions: PositiveInt("Live sessions at once"),
+    maxConcurrentToolCalls: PositiveInt("Tool calls running at once across the tenant's sessions"),
+    cpus: Type.Number({ exclusiveMinimum: 0, description: "CPU cap per session (CPUs)" }),
+    memoryBytes: PositiveInt("Memory cap per session, bytes", 6 * 1024 * 1024),
+    workspaceBytes: PositiveInt("Writable workspace (disk) cap per session, bytes"),
+  },
+  { additionalProperties: false },
+);
+
+/** One tenant. `id` becomes the io.warden.tenant label of its containers. */
+export const TenantConfigSchema = Type.Object(
+  {
+    id: Type.String({ pattern: "^[a-z0-9][a-z0-9_-]{0,62}$", description: "Tenant id (label value)" }),
+    keys: Type.Array(KeyConfigSchema, { minItems: 1 }),
+    quotas: QuotaConfigSchema,
+    idleTtlMs: Type.Optional(PositiveInt("Idle time after which a session is closed, ms")),
+    maxLifetimeMs: Type.Optional(PositiveInt("Age after which a session is closed, ms")),
+    policy: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: "Policy layer files" })),
+    workspaceRoots: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), { description: "Host dirs the tenant may use as workspaces" }),
+    ),
+    workspaceModes: Type.Optional(
+      Type.Array(Type.Union([Type.Literal("copy"), Type.Literal("ro"), Type.Literal("rw")]), { minItems: 1 }),
+    ),
+    images: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+/** The whole configuration file. */
+export const ServerConfigSchema = Type.Object(
+  {
+    host: Type.Optional(Type.String({ minLength: 1 })),
+    port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+    stateDir: Type.Optional(Type.String({ minLength: 1 })),
+    auditLog: Type.Optional(Type.String({ minLength: 1 })),
+    defaultImage: Type.Optional(Type.String({ minLength: 1 })),
+    jsonBodyLimitBytes: Type.Optional(PositiveInt("Largest JSON body, bytes")),
+    tarBodyLimitBytes: Type.Optional(PositiveInt("Largest uploaded workspace tar, bytes")),
+    shutdownGraceMs: Type.Optional(Type.Integer({ minimum: 0 })),
+    reapIntervalMs: Type.Optional(PositiveInt("How often idle and old sessions are looked for, ms")),
+    tenants: Type.Array(TenantConfigSchema, { minItems: 1 }),
+  },
+  { additionalProperties: false },
+);
+
+export type KeyConfig = Static<typeof KeyConfigSchema>;
+export type QuotaConfig = Static<typeof QuotaConfigSchema>;
+export type TenantConfigInput = Static<typeof TenantConfigSchema>;
+export type ServerConfigInput = Static<typeof ServerConfigSchema>;

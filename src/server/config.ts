@@ -1,0 +1,139 @@
+/**
+ * Loads and validates the `warden serve` configuration (YAML or JSON) and fills in defaults.
+ * Relative paths in the file (stateDir, auditLog, policy files, workspace roots) resolve against
+ * the file's own directory.
+ */
+import { readFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
+import { Compile } from "typebox/compile";
+import { parse as parseYaml } from "yaml";
+import { InvalidArgumentError } from "../errors.js";
+import type { WorkspaceMode } from "../sandbox/types.js";
+import {
+  type QuotaConfig,
+  type ServerConfigInput,
+  ServerConfigSchema,
+  type TenantConfigInput,
+} from "./config-schema.js";
+
+const MiB = 1024 * 1024;
+
+/** A tenant with every default applied. Lifetimes in ms. */
+export interface TenantConfig {
+  id: string;
+  keys: { id: string; sha256: string }[];
+  quotas: QuotaConfig;
+  idleTtlMs: number;
+  maxLifetimeMs: number;
+  /** Absolute paths of the tenant's policy layer files, highest layer first. */
+  policy: string[];
+  /** Absolute host directories (and everything under them) the tenant may use as a workspace. */
+  workspaceRoots: string[];
+  workspaceModes: WorkspaceMode[];
+  /** Images the tenant may run; the first is its default. */
+  images: string[];
+}
+
+/** The resolved configuration. Sizes in bytes, times in ms. */
+export interface ServerConfig {
+  host: string;
+  port: number;
+  stateDir: string;
+  auditLog: string;
+  jsonBodyLimitBytes: number;
+  tarBodyLimitBytes: number;
+  shutdownGraceMs: number;
+  reapIntervalMs: number;
+  tenants: TenantConfig[];
+}
+
+/** Defaults: 127.0.0.1:8080, 30 min idle TTL, 8 h lifetime, 1 MiB JSON, 256 MiB tar, 10 s grace. */
+export const CONFIG_DEFAULTS = {
+  host: "127.0.0.1",
+  port: 8080,
+  image: "warden-sandbox:latest",
+  idleTtlMs: 30 * 60_000,
+  maxLifetimeMs: 8 * 3_600_000,
+  jsonBodyLimitBytes: MiB,
+  tarBodyLimitBytes: 256 * MiB,
+  shutdownGraceMs: 10_000,
+  reapIntervalMs: 5_000,
+} as const;
+
+const validator = Compile(ServerConfigSchema);
+
+/**
+ * Validates a parsed config object. `baseDir` anchors relative paths; `source` names the file in errors.
+ * Throws InvalidArgumentError naming the field, e.g. "config.yaml: /tenants/0/keys/0/sha256 must match pattern …".
+ */
+export function resolveServerConfig(input: unknown, baseDir: string, source = "config"): ServerConfig {
+  if (!validator.Check(input)) {
+    const errors = [...validator.Errors(input)]
+      .filter((e) => e.keyword !== "boolean")
+      .slice(0, 5)
+      .map((e) => `${e.instancePath || "/"} ${e.message}`);
+    throw new InvalidArgumentError(`${source}: invalid server configuration: ${errors.join("; ")}.`);
+  }
+  const cfg = input as ServerConfigInput;
+  const seen = new Set<string>();
+  const hashes = new Set<string>();
+  for (const t of cfg.tenants) {
+    if (seen.has(t.id)) throw new InvalidArgumentError(`${source}: tenant id '${t.id}' appears twice.`);
+    seen.add(t.id);
+    for (const k of t.keys) {
+      if (hashes.has(k.sha256)) {
+        throw new InvalidArgumentError(`${source}: key '${k.id}' of tenant '${t.id}' reuses another key's hash.`);
+      }
+      hashes.add(k.sha256);
+    }
+  }
+  const defaultImage = cfg.defaultImage ?? CONFIG_DEFAULTS.image;
+  const stateDir = resolve(baseDir, cfg.stateDir ?? "warden-state");
+  return {
+    host: cfg.host ?? CONFIG_DEFAULTS.host,
+    port: cfg.port ?? CONFIG_DEFAULTS.port,
+    stateDir,
+    auditLog: resolve(baseDir, cfg.auditLog ?? resolve(stateDir, "audit.jsonl")),
+    jsonBodyLimitBytes: cfg.jsonBodyLimitBytes ?? CONFIG_DEFAULTS.jsonBodyLimitBytes,
+    tarBodyLimitBytes: cfg.tarBodyLimitBytes ?? CONFIG_DEFAULTS.tarBodyLimitBytes,
+    shutdownGraceMs: cfg.shutdownGraceMs ?? CONFIG_DEFAULTS.shutdownGraceMs,
+    reapIntervalMs: cfg.reapIntervalMs ?? CONFIG_DEFAULTS.reapIntervalMs,
+    tenants: cfg.tenants.map((t) => resolveTenant(t, baseDir, defaultImage)),
+  };
+}
+
+function resolveTenant(t: TenantConfigInput, baseDir: string, defaultImage: string): TenantConfig {
+  return {
+    id: t.id,
+    keys: t.keys,
+    quotas: t.quotas,
+    idleTtlMs: t.idleTtlMs ?? CONFIG_DEFAULTS.idleTtlMs,
+    maxLifetimeMs: t.maxLifetimeMs ?? CONFIG_DEFAULTS.maxLifetimeMs,
+    policy: (t.policy ?? []).map((p) => resolve(baseDir, p)),
+    workspaceRoots: (t.workspaceRoots ?? []).map((p) => resolve(baseDir, p)),
+    workspaceModes: t.workspaceModes ?? ["copy", "ro"],
+    images: t.images ?? [defaultImage],
+  };
+}
+
+/**
+ * Reads a config file: `.json` is JSON, anything else YAML (a superset of JSON).
+ * Throws InvalidArgumentError for an unreadable, unparsable or invalid file.
+ */
+export async function loadServerConfig(path: string): Promise<ServerConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (err) {
+    throw new InvalidArgumentError(
+      `Cannot read server config '${path}': ${(err as Error).message}. Pass --config with a readable file.`,
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = path.endsWith(".json") ? JSON.parse(text) : parseYaml(text);
+  } catch (err) {
+    throw new InvalidArgumentError(`Server config '${path}' does not parse: ${(err as Error).message}`);
+  }
+  return resolveServerConfig(parsed, dirname(resolve(path)), path);
+}

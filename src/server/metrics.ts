@@ -1,0 +1,65 @@
+/**
+ * Prometheus metrics (prom-client) on a registry of the server's own, so several servers in one
+ * process (tests) do not collide. Names follow Prometheus conventions: `_total` counters, `_seconds`.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+/** The server's metrics. */
+export interface ServerMetrics {
+  registry: Registry;
+  /** Live sessions per tenant. */
+  sessions: Gauge<"tenant">;
+  /** Finished tool calls by tenant, tool and outcome (ok | error). */
+  toolCalls: Counter<"tenant" | "tool" | "outcome">;
+  /** Policy decisions by tenant, decision and decider. */
+  decisions: Counter<"tenant" | "decision" | "decider">;
+  /** Tool-call latency (start event to end event), seconds. */
+  toolLatency: Histogram<"tool">;
+  /** HTTP request latency, seconds. */
+  httpLatency: Histogram<"method" | "route" | "status">;
+  /** Requests refused for a full quota. */
+  rateLimited: Counter<"tenant" | "quota">;
+}
+
+/** Creates the metrics; `defaults` adds prom-client's process metrics (off in tests). */
+export function createServerMetrics(options: { defaults?: boolean } = {}): ServerMetrics {
+  const registry = new Registry();
+  if (options.defaults) collectDefaultMetrics({ register: registry, prefix: "warden_" });
+  const registers = [registry];
+  return {
+    registry,
+    sessions: new Gauge({ name: "warden_sessions", help: "Live sessions", labelNames: ["tenant"], registers }),
+    toolCalls: new Counter({
+      name: "warden_tool_calls_total",
+      help: "Finished tool calls",
+      labelNames: ["tenant", "tool", "outcome"],
+      registers,
+    }),
+    decisions: new Counter({
+      name: "warden_policy_decisions_total",
+      help: "Policy decisions",
+      labelNames: ["tenant", "decision", "decider"],
+      registers,
+    }),
+    toolLatency: new Histogram({
+      name: "warden_tool_call_duration_seconds",
+      help: "Tool call latency",
+      labelNames: ["tool"],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 120],
+      registers,
+    }),
+    httpLatency: new Histogram({
+      name: "warden_http_request_duration_seconds",
+      help: "HTTP request latency",
+      labelNames: ["method", "route", "status"],
+      buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30],
+      registers,
+    }),
+    rateLimited: new Counter({
+      name: "warden_rate_limited_total",
+      help: "Requests refused for a full tenant quota",
+      labelNames: ["tenant", "quota"],
+      registers,
+    }),
+  };
+}

@@ -1,0 +1,83 @@
+/**
+ * Start-up reconciliation with the engine, by labels (the testcontainers-node sweeper idea, keyed on
+ * this server's own session records): a record whose container still runs is adopted; a record whose
+ * container is gone, stopped or past its lifetime is dropped (container removed); a labelled container
+ * of a configured tenant with no record is an orphan (e.g. created just before a `kill -9`) and is
+ * removed, unless another live controller process on this host owns it.
+ */
+import { hostname } from "node:os";
+import type { ManagedContainer } from "./backend.js";
+import type { SessionManager } from "./session-manager.js";
+
+/** What reconciliation did, by session id. */
+export interface ReconcileReport {
+  adopted: string[];
+  dropped: string[];
+  orphansRemoved: string[];
+  skipped: string[];
+}
+
+function ownedByOtherLiveController(c: ManagedContainer): boolean {
+  const sep = c.controller.lastIndexOf(":");
+  if (sep <= 0) return false;
+  const host = c.controller.slice(0, sep);
+  const pid = Number(c.controller.slice(sep + 1));
+  if (host !== hostname() || !Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Adopts, drops and removes as described above. Never touches containers of unconfigured tenants. */
+export async function reconcile(manager: SessionManager, now = Date.now()): Promise<ReconcileReport> {
+  const { backend, records, audit } = manager.deps;
+  const report: ReconcileReport = { adopted: [], dropped: [], orphansRemoved: [], skipped: [] };
+  const tenants = manager.deps.config.tenants.map((t) => t.id);
+  const containers = await backend.listContainers(tenants);
+  const byContainer = new Map(containers.map((c) => [c.containerId, c]));
+  const claimed = new Set<string>();
+  const { records: saved } = await records.list();
+
+  for (const record of saved) {
+    const tenant = manager.tenant(record.tenant);
+    const container = byContainer.get(record.containerId);
+    if (container) claimed.add(container.containerId);
+    const expired = now >= Date.parse(record.expiresAt);
+    let session = null;
+    if (tenant && container?.running && !expired) {
+      session = await backend.adopt(record, await manager.sessionOptions(tenant, record.id)).catch(() => null);
+    }
+    if (session && tenant) {
+      manager.addAdopted({ record, session, lastActiveMs: now, running: new Set(), closing: false });
+      report.adopted.push(record.id);
+      audit.write({ kind: "session", event: "adopted", tenant: record.tenant, session: record.id });
+      continue;
+    }
+    if (container) await backend.removeContainer(container.containerId);
+    await records.delete(record.id);
+    report.dropped.push(record.id);
+    const reason = !tenant ? "tenant-removed" : expired ? "max-lifetime" : container ? "unusable" : "container-gone";
+    audit.write({ kind: "session", event: "record-dropped", tenant: record.tenant, session: record.id, reason });
+  }
+
+  for (const c of containers) {
+    if (claimed.has(c.containerId)) continue;
+    if (ownedByOtherLiveController(c)) {
+      report.skipped.push(c.sessionId);
+      continue;
+    }
+    await backend.removeContainer(c.containerId);
+    report.orphansRemoved.push(c.sessionId);
+    audit.write({
+      kind: "session",
+      event: "orphan-removed",
+      tenant: c.tenant,
+      session: c.sessionId,
+      containerId: c.containerId,
+    });
+  }
+  return report;
+}

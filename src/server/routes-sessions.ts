@@ -1,0 +1,127 @@
+/**
+ * POST /v1/sessions (JSON options, or a workspace tar body with options in the query string),
+ * GET /v1/sessions, GET /v1/sessions/:id, DELETE /v1/sessions/:id. Only the caller's sessions exist
+ * for it: another tenant's id is a 404 exactly like an unknown one.
+ */
+import { mkdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { Readable } from "node:stream";
+import { Type } from "typebox";
+import { Compile } from "typebox/compile";
+import { InvalidArgumentError } from "../errors.js";
+import { type App, principalOf, type ServerContext } from "./app.js";
+import {
+  CreateSessionBodySchema,
+  CreateSessionQuerySchema,
+  ErrorSchema,
+  SessionParamsSchema,
+  SessionSchema,
+} from "./http-schemas.js";
+import type { LiveSession } from "./session-registry.js";
+import { type CreateSessionInput, resolveSessionRequest } from "./session-request.js";
+import { unpackWorkspaceTar } from "./tar-upload.js";
+
+/** The API view of a live session. */
+export function sessionView(live: LiveSession) {
+  const r = live.record;
+  return {
+    id: r.id,
+    tenant: r.tenant,
+    image: r.image,
+    workspaceMode: r.workspaceMode,
+    limits: r.limits,
+    enabledTools: [...live.session.enabledTools],
+    createdAt: r.createdAt,
+    expiresAt: r.expiresAt,
+    lastActiveAt: new Date(live.lastActiveMs).toISOString(),
+    runningBatches: live.running.size,
+  };
+}
+
+function fromQuery(q: Record<string, string | number | undefined>): CreateSessionInput {
+  const limits: CreateSessionInput["limits"] = {};
+  if (q.cpus !== undefined) limits.cpus = Number(q.cpus);
+  if (q.memoryBytes !== undefined) limits.memoryBytes = Number(q.memoryBytes);
+  if (q.workspaceBytes !== undefined) limits.workspaceBytes = Number(q.workspaceBytes);
+  return {
+    ...(typeof q.image === "string" ? { image: q.image } : {}),
+    ...(typeof q.workspaceMode === "string" ? { workspaceMode: q.workspaceMode as "copy" } : {}),
+    limits,
+    ...(typeof q.tools === "string" ? { tools: { tools: q.tools.split(",").filter(Boolean) } } : {}),
+  };
+}
+
+const bodyValidator = Compile(CreateSessionBodySchema);
+
+function checkBody(body: unknown): CreateSessionInput {
+  if (bodyValidator.Check(body)) return body as CreateSessionInput;
+  const first = [...bodyValidator.Errors(body)].find((e) => e.keyword !== "boolean");
+  const field = (first?.instancePath ?? "").replace(/^\//, "").replaceAll("/", ".") || "body";
+  throw new InvalidArgumentError(`${field} ${first?.message ?? "is invalid"}; see the POST /v1/sessions schema.`);
+}
+
+/** Registers the session routes. */
+export function registerSessionRoutes(app: App, ctx: ServerContext): void {
+  app.post(
+    "/v1/sessions",
+    {
+      schema: {
+        querystring: CreateSessionQuerySchema,
+        response: { 201: SessionSchema, 400: ErrorSchema, 429: ErrorSchema },
+      },
+    },
+    async (request, reply) => {
+      const { tenant } = principalOf(request);
+      const isTar = request.headers["content-type"]?.startsWith("application/x-tar") ?? false;
+      let uploaded: string | undefined;
+      let input: CreateSessionInput;
+      if (isTar) {
+        input = fromQuery(request.query);
+        const parent = join(ctx.config.stateDir, "uploads");
+        await mkdir(parent, { recursive: true, mode: 0o700 });
+        uploaded = await unpackWorkspaceTar(request.body as Readable, ctx.config.tarBodyLimitBytes, parent);
+      } else {
+        input = checkBody(request.body ?? {});
+      }
+      try {
+        const resolved = await resolveSessionRequest(tenant, input, uploaded);
+        const live = await ctx.manager.create(tenant, resolved);
+        reply.code(201);
+        return sessionView(live);
+      } catch (err) {
+        if (uploaded) await rm(uploaded, { recursive: true, force: true });
+        throw err;
+      }
+    },
+  );
+
+  app.get(
+    "/v1/sessions",
+    { schema: { response: { 200: Type.Object({ sessions: Type.Array(SessionSchema) }) } } },
+    async (request) => {
+      const { tenant } = principalOf(request);
+      return { sessions: ctx.manager.registry.list(tenant.id).map(sessionView) };
+    },
+  );
+
+  app.get(
+    "/v1/sessions/:id",
+    { schema: { params: SessionParamsSchema, response: { 200: SessionSchema, 404: ErrorSchema } } },
+    async (request) => {
+      const { tenant } = principalOf(request);
+      return sessionView(ctx.manager.registry.get(tenant.id, request.params.id));
+    },
+  );
+
+  app.delete(
+    "/v1/sessions/:id",
+    { schema: { params: SessionParamsSchema, response: { 204: Type.Null(), 404: ErrorSchema } } },
+    async (request, reply) => {
+      const { tenant } = principalOf(request);
+      ctx.manager.registry.get(tenant.id, request.params.id);
+      await ctx.manager.close(request.params.id, "deleted");
+      reply.code(204);
+      return null;
+    },
+  );
+}

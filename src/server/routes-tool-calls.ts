@@ -1,0 +1,92 @@
+/**
+ * POST /v1/sessions/:id/tool-calls: runs one batch and answers `{results}` in call order; with
+ * `Accept: text/event-stream` it streams `tool_execution_start` / `_update` / `_end` events (SSE,
+ * with backpressure, see sse-writer.ts) and then one `results` event. A client that disconnects
+ * before the answer is complete aborts its calls (the pipeline kills their processes).
+ */
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { type App, auditRequest, principalOf, type ServerContext } from "./app.js";
+import { toErrorResponse } from "./errors.js";
+import { ErrorSchema, SessionParamsSchema, ToolCallsBodySchema, ToolCallsResponseSchema } from "./http-schemas.js";
+import { SseWriter } from "./sse-writer.js";
+
+/** Aborts when the client goes away before the response finished. */
+function abortOnDisconnect(reply: FastifyReply): AbortController {
+  const controller = new AbortController();
+  reply.raw.on("close", () => {
+    if (!reply.raw.writableFinished) controller.abort();
+  });
+  return controller;
+}
+
+function wantsStream(request: FastifyRequest): boolean {
+  return (request.headers.accept ?? "").includes("text/event-stream");
+}
+
+/** Registers the tool-call route. */
+export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
+  app.post(
+    "/v1/sessions/:id/tool-calls",
+    {
+      schema: {
+        params: SessionParamsSchema,
+        body: ToolCallsBodySchema,
+        response: { 200: ToolCallsResponseSchema, 404: ErrorSchema, 429: ErrorSchema },
+      },
+    },
+    async (request, reply) => {
+      const { tenant } = principalOf(request);
+      const sessionId = request.params.id;
+      const calls = request.body.toolCalls;
+      // Ownership first: another tenant's session is a plain 404 before anything streams.
+      ctx.manager.registry.get(tenant.id, sessionId);
+      const controller = abortOnDisconnect(reply);
+      if (!wantsStream(request)) {
+        const results = await ctx.manager.runToolCalls(tenant, sessionId, calls, { signal: controller.signal });
+        return { results };
+      }
+
+      const release = reserveOrThrow(ctx, tenant.id, calls.length, tenant.quotas.maxConcurrentToolCalls);
+      release();
+      reply.hijack();
+      const started = Date.now();
+      const raw = reply.raw;
+      raw.writeHead(200, {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-cache, no-transform",
+        connection: "keep-alive",
+        "x-accel-buffering": "no",
+      });
+      const sse = new SseWriter(raw);
+      let status = 200;
+      try {
+        const results = await ctx.manager.runToolCalls(tenant, sessionId, calls, {
+          signal: controller.signal,
+          onEvent: (event) => {
+            if (event.type === "tool_execution_update") sse.send(event.type, event, event.toolCallId);
+            else {
+              if (event.type === "tool_execution_end") sse.dropPending(event.toolCallId);
+              sse.send(event.type, event);
+            }
+          },
+        });
+        sse.send("results", { results });
+      } catch (err) {
+        const { status: s, body } = toErrorResponse(err);
+        status = s;
+        sse.send("error", body);
+      }
+      await sse.settle();
+      raw.end();
+      auditRequest(ctx, request, status, raw.socket?.bytesWritten ?? 0, Date.now() - started);
+    },
+  );
+}
+
+/** Checks the concurrency quota up front, so a refused stream is a real 429 and not an SSE error. */
+function reserveOrThrow(ctx: ServerContext, tenant: string, n: number, max: number): () => void {
+  const release = ctx.manager.limiter.acquire(tenant, n, max);
+  if (release) return release;
+  // Let the manager raise the same QuotaExceededError (and count it) as the JSON path.
+  throw ctx.manager.quotaError(tenant, n, max);
+}

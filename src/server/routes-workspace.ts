@@ -1,0 +1,37 @@
+/** GET /v1/sessions/:id/workspace (tar export) and GET /v1/sessions/:id/changes (unified patch). */
+import { type App, principalOf, type ServerContext } from "./app.js";
+import { SessionParamsSchema } from "./http-schemas.js";
+import { workspacePatch } from "./workspace-patch.js";
+
+/** Registers the workspace routes; both abort their engine reads when the client disconnects. */
+export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
+  app.get(
+    "/v1/sessions/:id/workspace",
+    { schema: { params: SessionParamsSchema } },
+    async (request, reply) => {
+      const { tenant } = principalOf(request);
+      const live = ctx.manager.registry.get(tenant.id, request.params.id);
+      const controller = new AbortController();
+      reply.raw.on("close", () => controller.abort());
+      const stream = await live.session.sandbox.exportWorkspace({ signal: controller.signal });
+      reply.header("content-disposition", `attachment; filename="${live.record.id}.tar"`);
+      return reply.type("application/x-tar").send(stream);
+    },
+  );
+
+  app.get(
+    "/v1/sessions/:id/changes",
+    { schema: { params: SessionParamsSchema } },
+    async (request, reply) => {
+      const { tenant } = principalOf(request);
+      const live = ctx.manager.registry.get(tenant.id, request.params.id);
+      const controller = new AbortController();
+      reply.raw.on("close", () => {
+        if (!reply.raw.writableFinished) controller.abort();
+      });
+      const hostRoot = live.record.workspaceMode === "copy" ? live.record.workspaceHostPath : undefined;
+      const patch = await workspacePatch(live.session.sandbox, hostRoot, { signal: controller.signal });
+      return reply.type("text/x-diff; charset=utf-8").send(patch);
+    },
+  );
+}

@@ -1,0 +1,53 @@
+/**
+ * `warden serve` as a process: load the config, check the engine, load the policies, start the
+ * server on the real Docker backend, and shut down gracefully on SIGTERM / SIGINT (exit 0).
+ */
+import { pingEngine } from "../sandbox/index.js";
+import { loadServerConfig } from "./config.js";
+import { createDockerBackend } from "./docker-backend.js";
+import { createPolicyHookFactory } from "./policy-hooks.js";
+import { type RunningServer, startServer } from "./server.js";
+
+/** Command-line overrides of the config file. */
+export interface ServeOptions {
+  config: string;
+  host?: string;
+  port?: number;
+  onExit?: "keep" | "close";
+  /** Where progress lines go (default stderr). */
+  log?: (line: string) => void;
+}
+
+/** Starts the server and installs the signal handlers. Resolves once listening. */
+export async function runServe(options: ServeOptions): Promise<RunningServer> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const config = await loadServerConfig(options.config);
+  if (options.host) config.host = options.host;
+  if (options.port !== undefined) config.port = options.port;
+  await pingEngine();
+  const hooks = await createPolicyHookFactory(config);
+  const server = await startServer({
+    config,
+    backend: createDockerBackend(),
+    hooks,
+    ...(options.onExit ? { onExit: options.onExit } : {}),
+  });
+  const r = server.reconciled;
+  log(
+    `warden serve: adopted ${r.adopted.length}, dropped ${r.dropped.length}, removed ${r.orphansRemoved.length} orphan(s)`,
+  );
+  log(`warden serve: listening on ${server.url} (${config.tenants.length} tenant(s), state in ${config.stateDir})`);
+  const stop = (signal: string) => {
+    log(`warden serve: ${signal}, draining (grace ${config.shutdownGraceMs} ms)`);
+    server.shutdown().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log(`warden serve: shutdown failed: ${String(err)}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
+  return server;
+}

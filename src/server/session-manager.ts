@@ -1,0 +1,262 @@
+/**
+ * The server's sessions: create (within quotas), look up (tenant-scoped), run tool-call batches
+ * (within the tenant's concurrency quota, abortable), close. Every session has a record file from
+ * creation until its container is gone, so a crash at any point is repaired by `reconcile`.
+ */
+import { randomUUID } from "node:crypto";
+import { rm } from "node:fs/promises";
+import type { AfterToolCallHook, BeforeToolCallHook, ToolExecutionEvent } from "../pipeline/types.js";
+import type { SessionOptions } from "../session/types.js";
+import type { ToolCall, ToolResultMessage } from "../tools/types.js";
+import { onAbort } from "../util/abort.js";
+import type { ApprovalBroker } from "./approval-broker.js";
+import type { AuditLog } from "./audit.js";
+import type { SessionBackend } from "./backend.js";
+import type { ServerConfig, TenantConfig } from "./config.js";
+import { QuotaExceededError } from "./errors.js";
+import type { ServerMetrics } from "./metrics.js";
+import type { RecordStore, SessionRecord } from "./record-store.js";
+import type { ResolvedSessionRequest } from "./session-request.js";
+import { CallLimiter, type LiveSession, SessionRegistry } from "./session-registry.js";
+import { toolAuditEntry } from "./tool-audit.js";
+
+/** A policy decision reported by a hook, for the audit line of its call. */
+export interface DecisionNote {
+  toolCallId: string;
+  decision: string;
+  rule?: string;
+  decider: string;
+}
+
+/** What a hook factory gets to build a session's hooks. */
+export interface HookContext {
+  tenant: TenantConfig;
+  sessionId: string;
+  approvals: ApprovalBroker;
+  /** Report the decision on a call (audit line and metrics). */
+  noteDecision(note: DecisionNote): void;
+}
+
+/** Builds a session's policy hooks (src/policy + the approval broker); none when absent. */
+export type HookFactory = (
+  ctx: HookContext,
+) => Promise<{ beforeToolCall?: BeforeToolCallHook[]; afterToolCall?: AfterToolCallHook[] }>;
+
+/** Everything the manager works with. `now` is epoch ms (injectable for tests). */
+export interface SessionManagerDeps {
+  config: ServerConfig;
+  backend: SessionBackend;
+  records: RecordStore;
+  audit: AuditLog;
+  metrics: ServerMetrics;
+  approvals: ApprovalBroker;
+  hooks?: HookFactory;
+  now?: () => number;
+}
+
+/** Seconds a client should wait before retrying a refused batch or session. */
+export const RETRY_AFTER_SECONDS = 1;
+
+/** Owns the live sessions of every tenant. */
+export class SessionManager {
+  readonly registry = new SessionRegistry();
+  readonly limiter = new CallLimiter();
+  private readonly decisions = new Map<string, DecisionNote>();
+  private readonly now: () => number;
+
+  constructor(readonly deps: SessionManagerDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** The tenant with this id (configured tenants only). */
+  tenant(id: string): TenantConfig | undefined {
+    return this.deps.config.tenants.find((t) => t.id === id);
+  }
+
+  /** Session options with the tenant's hooks, for create and adopt. */
+  async sessionOptions(tenant: TenantConfig, sessionId: string): Promise<SessionOptions> {
+    const hooks = this.deps.hooks
+      ? await this.deps.hooks({
+          tenant,
+          sessionId,
+          approvals: this.deps.approvals,
+          noteDecision: (note) => {
+            this.decisions.set(`${sessionId}:${note.toolCallId}`, note);
+            this.deps.metrics.decisions.inc({ tenant: tenant.id, decision: note.decision, decider: note.decider });
+          },
+        })
+      : {};
+    return { sessionId, tenant: tenant.id, ttlMs: tenant.maxLifetimeMs, ...hooks };
+  }
+
+  /** Creates a session; QuotaExceededError (429) when the tenant has maxSessions live. */
+  async create(tenant: TenantConfig, request: ResolvedSessionRequest): Promise<LiveSession> {
+    const release = this.registry.reserve(tenant.id, tenant.quotas.maxSessions);
+    if (!release) {
+      this.deps.metrics.rateLimited.inc({ tenant: tenant.id, quota: "maxSessions" });
+      throw new QuotaExceededError(
+        `Tenant '${tenant.id}' has ${tenant.quotas.maxSessions} live sessions (its maxSessions); close one first.`,
+        RETRY_AFTER_SECONDS,
+      );
+    }
+    try {
+      const id = randomUUID();
+      const options: SessionOptions = {
+        ...(await this.sessionOptions(tenant, id)),
+        image: request.image,
+        limits: request.limits,
+        ...(request.workspaceHostPath
+          ? { workspace: { hostPath: request.workspaceHostPath, mode: request.workspaceMode } }
+          : {}),
+        ...(request.tools ? { toolSelection: request.tools } : {}),
+      };
+      const session = await this.deps.backend.create(options);
+      const createdMs = this.now();
+      const record: SessionRecord = {
+        version: 1,
+        id,
+        tenant: tenant.id,
+        containerId: session.sandbox.info.containerId,
+        image: request.image,
+        workspaceMode: request.workspaceMode,
+        ...(request.workspaceHostPath ? { workspaceHostPath: request.workspaceHostPath } : {}),
+        ...(request.uploaded ? { uploaded: true } : {}),
+        limits: request.limits,
+        ...(request.tools ? { toolSelection: request.tools } : {}),
+        createdAt: new Date(createdMs).toISOString(),
+        expiresAt: new Date(createdMs + tenant.maxLifetimeMs).toISOString(),
+      };
+      try {
+        await this.deps.records.put(record);
+      } catch (err) {
+        await session.close();
+        throw err;
+      }
+      const live: LiveSession = { record, session, lastActiveMs: createdMs, running: new Set(), closing: false };
+      this.registry.add(live);
+      this.deps.metrics.sessions.inc({ tenant: tenant.id });
+      this.deps.audit.write({ kind: "session", event: "created", tenant: tenant.id, session: id });
+      return live;
+    } finally {
+      release();
+    }
+  }
+
+  /** Adds an adopted session (after a restart) to the registry. */
+  addAdopted(live: LiveSession): void {
+    this.registry.add(live);
+    this.deps.metrics.sessions.inc({ tenant: live.record.tenant });
+  }
+
+  /**
+   * Runs one batch in the tenant's session. QuotaExceededError (429) when the tenant's running calls
+   * plus this batch exceed maxConcurrentToolCalls; NotFoundError (404) for a session not its own.
+   * `signal` (client gone, shutdown) aborts the batch; the results then carry the aborted calls.
+   */
+  async runToolCalls(
+    tenant: TenantConfig,
+    sessionId: string,
+    calls: ToolCall[],
+    options: { signal?: AbortSignal; onEvent?: (event: ToolExecutionEvent) => void } = {},
+  ): Promise<ToolResultMessage[]> {
+    const live = this.registry.get(tenant.id, sessionId);
+    const max = tenant.quotas.maxConcurrentToolCalls;
+    const release = this.limiter.acquire(tenant.id, calls.length, max);
+    if (!release) throw this.quotaError(tenant.id, calls.length, max);
+    const controller = new AbortController();
+    const unlink = onAbort(options.signal, () => controller.abort());
+    live.running.add(controller);
+    live.lastActiveMs = this.now();
+    const started = new Map<string, number>();
+    try {
+      return await live.session.runToolCalls(calls, {
+        signal: controller.signal,
+        onEvent: (event) => {
+          if (event.type === "tool_execution_start") started.set(event.toolCallId, this.now());
+          if (event.type === "tool_execution_end") this.finishCall(live, event.result, started);
+          options.onEvent?.(event);
+        },
+      });
+    } finally {
+      unlink();
+      live.running.delete(controller);
+      live.lastActiveMs = this.now();
+      release();
+    }
+  }
+
+  /** The 429 for a batch of `n` calls over the tenant's concurrency quota `max` (counted in metrics). */
+  quotaError(tenant: string, n: number, max: number): QuotaExceededError {
+    this.deps.metrics.rateLimited.inc({ tenant, quota: "maxConcurrentToolCalls" });
+    return new QuotaExceededError(
+      `Tenant '${tenant}' would have ${this.limiter.inFlight(tenant) + n} tool calls running, ` +
+        `over its maxConcurrentToolCalls ${max}; retry after the running calls finish.`,
+      RETRY_AFTER_SECONDS,
+    );
+  }
+
+  private finishCall(live: LiveSession, result: ToolResultMessage, started: Map<string, number>): void {
+    const { tenant, id } = live.record;
+    const durationMs = this.now() - (started.get(result.toolCallId) ?? this.now());
+    const key = `${id}:${result.toolCallId}`;
+    const note = this.decisions.get(key);
+    this.decisions.delete(key);
+    this.deps.metrics.toolCalls.inc({ tenant, tool: result.toolName, outcome: result.isError ? "error" : "ok" });
+    this.deps.metrics.toolLatency.observe({ tool: result.toolName }, durationMs / 1000);
+    this.deps.audit.write(toolAuditEntry({ tenant, session: id, result, note, durationMs }));
+  }
+
+  /**
+   * Closes a session: aborts its running batches, denies its pending asks, destroys the container,
+   * then drops its record. Idempotent; unknown ids are ignored.
+   */
+  async close(sessionId: string, reason: string): Promise<void> {
+    const live = this.registry.remove(sessionId);
+    if (!live) return;
+    live.closing = true;
+    for (const c of live.running) c.abort();
+    this.deps.metrics.sessions.dec({ tenant: live.record.tenant });
+    try {
+      await live.session.close();
+    } finally {
+      if (live.record.uploaded && live.record.workspaceHostPath) {
+        await rm(live.record.workspaceHostPath, { recursive: true, force: true });
+      }
+      await this.deps.records.delete(sessionId);
+      this.deps.audit.write({ kind: "session", event: "closed", tenant: live.record.tenant, session: sessionId, reason });
+    }
+  }
+
+  /** Closes sessions idle longer than their tenant's idleTtlMs or older than maxLifetimeMs. */
+  async reap(): Promise<string[]> {
+    const now = this.now();
+    const due: [string, string][] = [];
+    for (const live of this.registry.all()) {
+      const tenant = this.tenant(live.record.tenant);
+      if (!tenant || live.closing) continue;
+      if (now >= Date.parse(live.record.expiresAt)) due.push([live.record.id, "max-lifetime"]);
+      else if (live.running.size === 0 && now - live.lastActiveMs >= tenant.idleTtlMs) {
+        due.push([live.record.id, "idle"]);
+      }
+    }
+    await Promise.all(due.map(([id, reason]) => this.close(id, reason).catch(() => undefined)));
+    return due.map(([id]) => id);
+  }
+
+  /** Aborts every running batch (shutdown after the grace period). Returns how many were aborted. */
+  abortAll(): number {
+    let n = 0;
+    for (const live of this.registry.all()) {
+      for (const c of live.running) {
+        c.abort();
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Number of batches running now. */
+  runningBatches(): number {
+    return this.registry.all().reduce((n, live) => n + live.running.size, 0);
+  }
+}

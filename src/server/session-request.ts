@@ -1,0 +1,114 @@
+/**
+ * Turns a create-session request into sandbox options within the tenant's rights: an allowed image
+ * and workspace mode, a workspace path under one of the tenant's roots (canonical, compared by whole
+ * path components), and limits within the tenant's caps. Each refusal is an InvalidArgumentError
+ * (HTTP 400) naming the field.
+ */
+import { realpath, stat } from "node:fs/promises";
+import { InvalidArgumentError } from "../errors.js";
+import { DEFAULT_LIMITS } from "../sandbox/limits.js";
+import type { SandboxLimits, WorkspaceMode } from "../sandbox/types.js";
+import type { ToolSelection } from "../session/types.js";
+import { isWithinRoot } from "../tools/paths.js";
+import type { TenantConfig } from "./config.js";
+
+/** The options a client may send (JSON body, or query string with a tar body). */
+export interface CreateSessionInput {
+  image?: string;
+  workspaceMode?: WorkspaceMode;
+  /** Server-side directory to use as the workspace; must lie under one of the tenant's workspaceRoots. */
+  workspacePath?: string;
+  limits?: Partial<SandboxLimits>;
+  tools?: ToolSelection;
+}
+
+/** The validated choice. */
+export interface ResolvedSessionRequest {
+  image: string;
+  workspaceMode: WorkspaceMode;
+  workspaceHostPath?: string;
+  /** The workspace is an uploaded tar unpacked by the server (removed when the session closes). */
+  uploaded?: boolean;
+  limits: Partial<SandboxLimits>;
+  tools?: ToolSelection;
+}
+
+/** Limits a session gets when it asks for none: the sandbox default, capped by the tenant. */
+export function defaultLimits(tenant: TenantConfig): Partial<SandboxLimits> {
+  const q = tenant.quotas;
+  return {
+    cpus: Math.min(DEFAULT_LIMITS.cpus, q.cpus),
+    memoryBytes: Math.min(DEFAULT_LIMITS.memoryBytes, q.memoryBytes),
+    workspaceBytes: Math.min(DEFAULT_LIMITS.workspaceBytes, q.workspaceBytes),
+  };
+}
+
+/** Checks requested limits against the tenant's caps; throws InvalidArgumentError naming `limits.<field>`. */
+export function checkLimits(tenant: TenantConfig, limits: Partial<SandboxLimits> = {}): Partial<SandboxLimits> {
+  const caps: Partial<Record<keyof SandboxLimits, number>> = {
+    cpus: tenant.quotas.cpus,
+    memoryBytes: tenant.quotas.memoryBytes,
+    workspaceBytes: tenant.quotas.workspaceBytes,
+  };
+  for (const [field, cap] of Object.entries(caps) as [keyof SandboxLimits, number][]) {
+    const value = limits[field];
+    if (value !== undefined && value > cap) {
+      throw new InvalidArgumentError(
+        `limits.${field} ${value} exceeds tenant '${tenant.id}' cap ${cap}; ask for at most ${cap}.`,
+      );
+    }
+  }
+  return { ...defaultLimits(tenant), ...limits };
+}
+
+/**
+ * Validates `input` for `tenant`. `uploaded` is the host directory an uploaded tar was unpacked into
+ * (only `copy` mode is allowed for it). Throws InvalidArgumentError naming the offending field.
+ */
+export async function resolveSessionRequest(
+  tenant: TenantConfig,
+  input: CreateSessionInput,
+  uploaded?: string,
+): Promise<ResolvedSessionRequest> {
+  const image = input.image ?? tenant.images[0]!;
+  if (!tenant.images.includes(image)) {
+    throw new InvalidArgumentError(
+      `image '${image}' is not allowed for tenant '${tenant.id}'; allowed: ${tenant.images.join(", ")}.`,
+    );
+  }
+  const workspaceMode = input.workspaceMode ?? "copy";
+  if (!tenant.workspaceModes.includes(workspaceMode)) {
+    throw new InvalidArgumentError(
+      `workspaceMode '${workspaceMode}' is not allowed for tenant '${tenant.id}'; allowed: ${tenant.workspaceModes.join(", ")}.`,
+    );
+  }
+  const limits = checkLimits(tenant, input.limits);
+  const base = { image, workspaceMode, limits, ...(input.tools ? { tools: input.tools } : {}) };
+  if (uploaded !== undefined) {
+    if (input.workspacePath !== undefined) {
+      throw new InvalidArgumentError("workspacePath cannot be combined with an uploaded tar body; send one of them.");
+    }
+    if (workspaceMode !== "copy") {
+      throw new InvalidArgumentError(`workspaceMode must be 'copy' for an uploaded workspace, got '${workspaceMode}'.`);
+    }
+    return { ...base, workspaceHostPath: uploaded, uploaded: true };
+  }
+  if (input.workspacePath === undefined) return base;
+  return { ...base, workspaceHostPath: await allowedWorkspace(tenant, input.workspacePath) };
+}
+
+async function allowedWorkspace(tenant: TenantConfig, requested: string): Promise<string> {
+  const refuse = (why: string) =>
+    new InvalidArgumentError(`workspacePath '${requested}' ${why}; use a directory under one of the tenant's workspaceRoots.`);
+  if (!requested.startsWith("/")) throw refuse("is not absolute");
+  let canonical: string;
+  try {
+    canonical = await realpath(requested);
+  } catch {
+    throw refuse("does not exist");
+  }
+  const roots = await Promise.all(tenant.workspaceRoots.map((r) => realpath(r).catch(() => null)));
+  if (!roots.some((root) => root !== null && isWithinRoot(canonical, root))) throw refuse("is not allowed");
+  if (!(await stat(canonical)).isDirectory()) throw refuse("is not a directory");
+  return canonical;
+}

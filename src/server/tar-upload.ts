@@ -1,0 +1,97 @@
+/**
+ * Unpacks an uploaded workspace tar (tar-stream) into a fresh private host directory, safely: entry
+ * names that are absolute or climb with `..` are refused, as is any entry below a symlink the archive
+ * itself created (the "tar slip" through a link), hard links and device nodes. Files, directories and
+ * symlinks (kept as links) are written with their permission bits. The byte count of the body is
+ * capped; over it the upload stops with a 413.
+ */
+import { createWriteStream } from "node:fs";
+import { chmod, mkdir, mkdtemp, rm, symlink } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, posix } from "node:path";
+import { type Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { extract } from "tar-stream";
+import { InvalidArgumentError, WardenError } from "../errors.js";
+
+/** The body was larger than allowed (HTTP 413 through the error mapper's statusCode rule). */
+export class UploadTooLargeError extends Error {
+  readonly statusCode = 413;
+  constructor(maxBytes: number) {
+    super(`Workspace tar is larger than ${maxBytes} bytes; upload a smaller workspace`);
+  }
+}
+
+function safeName(name: string): string {
+  const normal = posix.normalize(name.replace(/^\.\/+/, ""));
+  if (name.startsWith("/") || normal === ".." || normal.startsWith("../") || normal.includes("\0")) {
+    throw new InvalidArgumentError(`workspace tar entry '${name}' leaves the workspace; use relative names.`);
+  }
+  return normal.replace(/\/+$/, "");
+}
+
+/**
+ * Unpacks `body` into a new directory under `parent` (default os.tmpdir()) and returns its path.
+ * Throws InvalidArgumentError for unsafe entries, UploadTooLargeError past `maxBytes`; the directory
+ * is removed on failure.
+ */
+export async function unpackWorkspaceTar(body: Readable, maxBytes: number, parent = tmpdir()): Promise<string> {
+  const root = await mkdtemp(join(parent, "warden-upload-"));
+  const links = new Set<string>();
+  let seen = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      seen += chunk.length;
+      cb(seen > maxBytes ? new UploadTooLargeError(maxBytes) : null, chunk);
+    },
+  });
+  const unpack = extract();
+  unpack.on("entry", (header, stream, next) => {
+    const handle = async () => {
+      const name = safeName(header.name);
+      if (name === "." || name === "") {
+        stream.resume();
+        return;
+      }
+      const parts = name.split("/");
+      for (let i = 1; i <= parts.length; i++) {
+        if (links.has(parts.slice(0, i).join("/")) && i < parts.length) {
+          throw new InvalidArgumentError(`workspace tar entry '${header.name}' lies below a symlink of the archive.`);
+        }
+      }
+      const target = join(root, name);
+      await mkdir(join(root, ...parts.slice(0, -1)), { recursive: true });
+      const mode = (header.mode ?? 0o644) & 0o777;
+      if (header.type === "directory") {
+        await mkdir(target, { recursive: true });
+        await chmod(target, mode | 0o700);
+        stream.resume();
+      } else if (header.type === "file" || header.type === "contiguous-file") {
+        await pipeline(stream, createWriteStream(target, { mode }));
+      } else if (header.type === "symlink" && header.linkname) {
+        await symlink(header.linkname, target);
+        links.add(name);
+        stream.resume();
+      } else {
+        throw new InvalidArgumentError(
+          `workspace tar entry '${header.name}' has type ${header.type}; only files, directories and symlinks are accepted.`,
+        );
+      }
+    };
+    handle().then(
+      () => next(),
+      (err: unknown) => {
+        stream.resume();
+        next(err as Error);
+      },
+    );
+  });
+  try {
+    await pipeline(body, counter, unpack);
+    return root;
+  } catch (err) {
+    await rm(root, { recursive: true, force: true });
+    if (err instanceof WardenError || err instanceof UploadTooLargeError) throw err;
+    throw new InvalidArgumentError(`workspace tar body is not a valid tar archive: ${(err as Error).message}.`);
+  }
+}

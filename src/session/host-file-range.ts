@@ -1,0 +1,79 @@
+/**
+ * Reading a byte or line range of a host file without loading the rest: the `ReadRange` contract of
+ * Sandbox.readFile, for files on the host (spill files). Line reads stream the file in 64 KiB
+ * chunks, keep only the selection, and count every line.
+ */
+import { createReadStream } from "node:fs";
+import { open } from "node:fs/promises";
+import { InvalidArgumentError, NotFoundError } from "../errors.js";
+import type { ReadFileResult, ReadRange } from "../sandbox/types.js";
+import { LineRangeCollector } from "../truncate/line-range.js";
+import { throwIfAborted } from "../util/abort.js";
+
+const CHUNK_BYTES = 64 * 1024;
+
+/**
+ * Reads `range` of the host file at `path`. Byte ranges return at most `length` bytes from
+ * `offset` (fewer at end of file); line ranges return lines startLine.. (1-based, with their
+ * newlines) capped at maxBytes, plus `totalLines`. Rejects NotFoundError for a missing file,
+ * InvalidArgumentError for a malformed range, AbortError when `signal` fires.
+ */
+export async function readHostFileRange(
+  path: string,
+  range: ReadRange,
+  options: { signal?: AbortSignal } = {},
+): Promise<ReadFileResult> {
+  validateRange(range);
+  throwIfAborted(options.signal);
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, "r");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") throw new NotFoundError(`File not found: ${path}`);
+    throw err;
+  }
+  try {
+    const { size } = await handle.stat();
+    if (range.kind === "bytes") {
+      const length = Math.max(0, Math.min(range.length, size - range.offset));
+      const data = Buffer.alloc(length);
+      let done = 0;
+      while (done < length) {
+        const { bytesRead } = await handle.read(data, done, length - done, range.offset + done);
+        if (bytesRead === 0) break;
+        done += bytesRead;
+      }
+      return { data: data.subarray(0, done), totalBytes: size };
+    }
+    const collector = new LineRangeCollector(range);
+    const stream = createReadStream("", {
+      fd: handle,
+      autoClose: false,
+      highWaterMark: CHUNK_BYTES,
+      start: 0,
+    });
+    for await (const chunk of stream) {
+      throwIfAborted(options.signal);
+      collector.push(chunk as Buffer);
+    }
+    const { data, totalLines } = collector.finish();
+    return { data, totalBytes: size, totalLines };
+  } finally {
+    await handle.close();
+  }
+}
+
+function validateRange(range: ReadRange): void {
+  const bad = (field: string, value: number) =>
+    new InvalidArgumentError(`Read range ${field} must be a non-negative integer, got ${value}.`);
+  if (range.kind === "bytes") {
+    if (!Number.isSafeInteger(range.offset) || range.offset < 0) throw bad("offset", range.offset);
+    if (!Number.isSafeInteger(range.length) || range.length < 0) throw bad("length", range.length);
+    return;
+  }
+  if (!Number.isSafeInteger(range.startLine) || range.startLine < 1) {
+    throw new InvalidArgumentError(`Read range startLine must be an integer >= 1, got ${range.startLine}.`);
+  }
+  if (!Number.isSafeInteger(range.maxLines) || range.maxLines < 0) throw bad("maxLines", range.maxLines);
+  if (!Number.isSafeInteger(range.maxBytes) || range.maxBytes < 0) throw bad("maxBytes", range.maxBytes);
+}

@@ -1,0 +1,12 @@
+/** Sessions: a sandbox, its spill files, its enabled tools and hooks, and the pipeline. */
+export { createSession } from "./create-session.js";
+export { openSession, type SessionDependencies } from "./open-session.js";
+export {
+  parseTranscript,
+  type RecordedToolCall,
+  resolvePlaceholders,
+  spillPathOf,
+  type TranscriptTurn,
+  toToolCall,
+} from "./transcript.js";
+export type * from "./types.js";

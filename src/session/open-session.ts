@@ -1,0 +1,83 @@
+/**
+ * A session assembled from its parts: a sandbox, a spill store, the tool registry and selection, the
+ * hooks, and one file-mutation queue shared by every batch. `createSession` (create-session.ts) wires
+ * the real parts; tests pass fakes through `SessionDependencies`.
+ */
+import { randomUUID } from "node:crypto";
+import {
+  buildProviderTools,
+  createToolRegistry,
+  FileMutationQueue,
+  type PipelineContext,
+  runToolCalls,
+  selectEnabledTools,
+} from "../pipeline/index.js";
+import type { Sandbox, SandboxOptions } from "../sandbox/types.js";
+import type { AnyTool, SpillStore } from "../tools/types.js";
+import type { ProviderTool, Session, SessionOptions } from "./types.js";
+
+/** The parts a session is built from; the defaults are createSandbox, createSpillStore and builtinTools. */
+export interface SessionDependencies {
+  createSandbox(options: SandboxOptions): Promise<Sandbox>;
+  createSpillStore(options: { dir?: string; sessionId: string }): SpillStore | Promise<SpillStore>;
+  builtinTools(): AnyTool[];
+  /** Tools registered besides the built-ins (kept by `--no-builtin-tools`). */
+  extraTools?: AnyTool[];
+}
+
+/** Splits SessionOptions into the sandbox's options and the session's own. */
+function sandboxOptionsOf(options: SessionOptions, sessionId: string): SandboxOptions {
+  const { toolSelection, beforeToolCall, afterToolCall, spillDir, ...sandboxOptions } = options;
+  return { ...sandboxOptions, sessionId };
+}
+
+/**
+ * Opens a session with the given parts. The tool selection is checked before any container exists
+ * (InvalidArgumentError for an unknown `--tools` name); if the spill store cannot be created the
+ * sandbox is destroyed again. Rejects with the sandbox's errors (EngineUnreachableError, ImageMissingError…).
+ */
+export async function openSession(options: SessionOptions, deps: SessionDependencies): Promise<Session> {
+  const sessionId = options.sessionId ?? randomUUID();
+  const registry = createToolRegistry(deps.builtinTools(), deps.extraTools ?? []);
+  const enabled = selectEnabledTools(registry, options.toolSelection);
+  const providerTools: ProviderTool[] = buildProviderTools(enabled);
+
+  const sandbox = await deps.createSandbox(sandboxOptionsOf(options, sessionId));
+  let spill: SpillStore;
+  try {
+    spill = await deps.createSpillStore({ dir: options.spillDir, sessionId });
+  } catch (err) {
+    await sandbox.destroy().catch(() => undefined);
+    throw err;
+  }
+
+  const ctx: PipelineContext = {
+    tools: new Map(enabled.map((tool) => [tool.name, tool])),
+    sandbox,
+    spill,
+    sessionId,
+    beforeToolCall: options.beforeToolCall ?? [],
+    afterToolCall: options.afterToolCall ?? [],
+    mutationQueue: new FileMutationQueue(),
+  };
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      const outcomes = await Promise.allSettled([sandbox.destroy(), spill.dispose()]);
+      const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
+      if (failed) throw failed.reason;
+    })();
+    return closing;
+  };
+
+  return {
+    id: sessionId,
+    sandbox,
+    enabledTools: enabled.map((tool) => tool.name),
+    providerTools: () => structuredClone(providerTools),
+    runToolCalls: (calls, runOptions) => runToolCalls(calls, ctx, runOptions),
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}

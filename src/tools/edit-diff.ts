@@ -1,0 +1,72 @@
+/**
+ * Diffs for the edit tool's details, built on the `diff` package (jsdiff):
+ * a display diff in Pi's shape (`+N line`, `-N line`, ` N line`, ` ... ` between hunks, line numbers
+ * padded to one width, 4 context lines) and a standard unified patch.
+ */
+import { formatPatch, structuredPatch } from "diff";
+
+/** Context lines around each change, as in Pi's edit tool. */
+export const DIFF_CONTEXT_LINES = 4;
+
+/** The diffs of one edit; both compare LF-normalised text without BOM. */
+export interface EditDiff {
+  /** Display diff: one line per shown line, `+`/`-`/space, padded line number, space, text. */
+  diff: string;
+  /** Unified patch (`--- a/path`, `+++ b/path`, `@@` hunks) from jsdiff. */
+  patch: string;
+  /** 1-based line of the first change in the new file; undefined when nothing changed. */
+  firstChangedLine: number | undefined;
+}
+
+/** Builds the display diff and unified patch between `oldText` and `newText` (LF text) for `path`. */
+export function buildEditDiff(path: string, oldText: string, newText: string): EditDiff {
+  const structured = structuredPatch(`a/${path}`, `b/${path}`, oldText, newText, undefined, undefined, {
+    context: DIFF_CONTEXT_LINES,
+  });
+  const patch = formatPatch(structured, {
+    includeIndex: false,
+    includeUnderline: false,
+    includeFileHeaders: true,
+  });
+  const width = String(Math.max(countLines(oldText), countLines(newText))).length;
+  const ellipsis = ` ${"".padStart(width, " ")} ...`;
+  const out: string[] = [];
+  let firstChangedLine: number | undefined;
+  let oldEnd = 0;
+  for (const hunk of structured.hunks) {
+    // oldStart is 0 for a hunk in an empty file; line numbers below are 1-based.
+    const oldStart = Math.max(hunk.oldStart, 1);
+    if (oldStart > oldEnd + 1) out.push(ellipsis);
+    let oldLine = oldStart;
+    let newLine = Math.max(hunk.newStart, 1);
+    for (const line of hunk.lines) {
+      const mark = line[0];
+      const text = line.slice(1);
+      if (mark === "\\") continue; // "\ No newline at end of file"
+      if (mark === "+") {
+        firstChangedLine ??= newLine;
+        out.push(`+${pad(newLine++, width)} ${text}`);
+      } else if (mark === "-") {
+        firstChangedLine ??= newLine;
+        out.push(`-${pad(oldLine++, width)} ${text}`);
+      } else {
+        out.push(` ${pad(oldLine++, width)} ${text}`);
+        newLine++;
+      }
+    }
+    oldEnd = oldLine - 1;
+  }
+  if (structured.hunks.length > 0 && oldEnd < countLines(oldText)) out.push(ellipsis);
+  return { diff: out.join("\n"), patch, firstChangedLine };
+}
+
+function pad(n: number, width: number): string {
+  return String(n).padStart(width, " ");
+}
+
+/** Number of lines in LF text; a final newline does not start another line. */
+function countLines(text: string): number {
+  if (text === "") return 0;
+  const n = text.split("\n").length;
+  return text.endsWith("\n") ? n - 1 : n;
+}

@@ -1,0 +1,176 @@
+/**
+ * The find tool: Pi's `find {pattern, path?, limit?}` (coding-agent find.ts, see
+ * shared/reference/pi-tool-semantics.md) on fd `--glob --hidden`, run inside the sandbox. Paths are
+ * relative POSIX paths under the search directory, directories end with "/". A .gitignore above the
+ * search directory is not applied (`--no-ignore-parent`, earendil-works/pi#5960); the search
+ * directory's own .gitignore is applied also outside a git repository (`--ignore-file`; nested ones
+ * only inside a repository, as fd 8.6 has no `--no-require-git`). `.git` is skipped. Results are
+ * sorted (Pi leaves fd's parallel order) so the output is stable.
+ * Unlike Pi (public-faults case 4): patterns that climb out are refused, fd never follows symlinks,
+ * and every returned path is resolved inside the sandbox after expansion; one that lands outside the
+ * workspace and mounts (a symlink leading out) is dropped.
+ */
+import { posix } from "node:path";
+import { type Static, Type } from "typebox";
+import { InvalidArgumentError, NotFoundError } from "../errors.js";
+import { assertPatternConfined, fdGlob } from "./find-pattern.js";
+import { isWithinRoots, resolveToolPath } from "./paths.js";
+import { displaySearchPath, formatSize, SEARCH_MAX_BYTES, withNotices } from "./search-common.js";
+import { realpathMany, runSearchCommand } from "./search-exec.js";
+import type { Tool } from "./types.js";
+
+const findSchema = Type.Object({
+  pattern: Type.String({
+    description: "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'",
+  }),
+  path: Type.Optional(Type.String({ description: "Directory to search in (default: current directory)" })),
+  limit: Type.Optional(Type.Number({ description: "Maximum number of results (default: 1000)" })),
+});
+
+/** Arguments of the find tool. */
+export type FindToolInput = Static<typeof findSchema>;
+
+/** Details of a find, present only when something was cut or dropped. */
+export interface FindToolDetails {
+  /** The result limit, when more results existed. */
+  resultLimitReached?: number;
+  /** True when the 50 KiB cap cut the output. */
+  bytesLimitReached?: boolean;
+  /** Entries dropped because they resolve outside the workspace and mounts. */
+  droppedOutside?: number;
+}
+
+/** Default result limit (Pi's). */
+export const FIND_DEFAULT_LIMIT = 1000;
+
+/** fd's argv; `maxResults` includes one extra result to tell whether the limit was reached. */
+export function buildFdArgv(
+  pattern: string,
+  searchDir: string,
+  maxResults: number,
+  ignoreFile: string | null,
+): string[] {
+  const { glob, fullPath } = fdGlob(pattern);
+  const argv = ["fd", "--glob", "--color=never", "--hidden", "--no-ignore-parent", "--exclude", ".git"];
+  argv.push("--print0", "--max-results", String(maxResults));
+  if (fullPath) argv.push("--full-path");
+  if (ignoreFile) argv.push("--ignore-file", ignoreFile);
+  argv.push("--", glob, searchDir);
+  return argv;
+}
+
+/**
+ * Creates the find tool. Errors: InvalidArgumentError (pattern climbs out, path not a directory,
+ * fd refused the glob), PathOutsideWorkspaceError, NotFoundError (no such path).
+ */
+export function createFindTool(): Tool<typeof findSchema, FindToolDetails | undefined> {
+  return {
+    name: "find",
+    label: "find",
+    description:
+      "Search for files by glob pattern. Returns matching file paths relative to the search directory. " +
+      `Respects .gitignore. Output is truncated to ${FIND_DEFAULT_LIMIT} results or ${SEARCH_MAX_BYTES / 1024}KB ` +
+      "(whichever is hit first).",
+    parameters: findSchema,
+    async execute(_toolCallId, args, ctx) {
+      const { sandbox, signal } = ctx;
+      assertPatternConfined(args.pattern);
+      const { canonical } = await resolveToolPath(sandbox, args.path ?? ".", { signal });
+      const stat = await sandbox.stat(canonical, { signal });
+      if (!stat) throw new NotFoundError(`Path not found: ${args.path ?? "."}`);
+      if (stat.type !== "directory") throw new InvalidArgumentError(`Not a directory: ${args.path}`);
+      const limit = Math.max(1, Math.floor(args.limit ?? FIND_DEFAULT_LIMIT));
+      const gitignore = posix.join(canonical, ".gitignore");
+      const ignoreFile = (await sandbox.stat(gitignore, { signal }))?.type === "file" ? gitignore : null;
+
+      const records: string[] = [];
+      const run = await runSearchCommand(
+        sandbox,
+        buildFdArgv(args.pattern, canonical, limit + 1, ignoreFile),
+        {
+          separator: 0x00,
+          maxRecordBytes: 64 * 1024,
+          onRecord: (record) => {
+            records.push(record);
+            return records.length > limit ? "stop" : "continue";
+          },
+          signal,
+        },
+      );
+      if (run.exitCode !== 0 && !run.stopped && records.length === 0) {
+        throw new InvalidArgumentError(
+          `find failed: ${run.stderr.trim() || `fd exited with code ${run.exitCode}`}`,
+        );
+      }
+
+      const limitReached = records.length > limit;
+      const entries = await confine(records.slice(0, limit), canonical, sandbox.info.roots, (paths) =>
+        realpathMany(sandbox, paths, signal),
+      );
+      const dropped = Math.min(records.length, limit) - entries.length;
+      const { text, cut } = capBytes(entries.sort(), SEARCH_MAX_BYTES);
+      const notices: string[] = [];
+      const details: FindToolDetails = {};
+      if (limitReached) {
+        notices.push(`${limit} results limit reached. Use limit=${limit * 2} for more, or refine pattern`);
+        details.resultLimitReached = limit;
+      }
+      if (cut) {
+        notices.push(`${formatSize(SEARCH_MAX_BYTES)} limit reached`);
+        details.bytesLimitReached = true;
+      }
+      if (dropped > 0) {
+        notices.push(
+          `${dropped} ${dropped === 1 ? "entry" : "entries"} omitted: resolved outside the workspace`,
+        );
+        details.droppedOutside = dropped;
+      }
+      return {
+        content: [
+          {
+            type: "text",
+            text: withNotices(entries.length > 0 ? text : "No files found matching pattern", notices),
+          },
+        ],
+        details: Object.keys(details).length > 0 ? details : undefined,
+      };
+    },
+  };
+}
+
+/**
+ * Display paths of fd's records (absolute; directories end with "/") that lie under `searchDir`
+ * and whose canonical target (for non-directories, resolved by `resolve`) is within `roots`.
+ */
+export async function confine(
+  records: readonly string[],
+  searchDir: string,
+  roots: readonly string[],
+  resolve: (paths: string[]) => Promise<string[]>,
+): Promise<string[]> {
+  const shown: { rel: string; abs: string; dir: boolean }[] = [];
+  for (const record of records) {
+    const dir = record.endsWith("/");
+    const abs = posix.resolve(searchDir, dir ? record.slice(0, -1) : record);
+    const rel = displaySearchPath(abs, searchDir, true, roots);
+    if (rel !== null) shown.push({ rel, abs, dir });
+  }
+  // fd lists a symlink without following it; its target decides whether it may be shown.
+  const files = shown.filter((e) => !e.dir);
+  const targets = files.length > 0 ? await resolve(files.map((e) => e.abs)) : [];
+  const outside = new Set(files.filter((_, i) => !isWithinRoots(targets[i]!, roots)).map((e) => e.abs));
+  return shown.filter((e) => !outside.has(e.abs)).map((e) => (e.dir ? `${e.rel}/` : e.rel));
+}
+
+/** Joins `lines` with newlines, keeping whole lines within `maxBytes`. */
+function capBytes(lines: readonly string[], maxBytes: number): { text: string; cut: boolean } {
+  let bytes = 0;
+  let n = 0;
+  for (const line of lines) {
+    const size = Buffer.byteLength(line, "utf8") + (n > 0 ? 1 : 0);
+    if (bytes + size > maxBytes) break;
+    bytes += size;
+    n++;
+  }
+  return { text: lines.slice(0, n).join("\n"), cut: n < lines.length };
+}

@@ -1,0 +1,111 @@
+/**
+ * The ls tool (Pi's ls: pi-mono coding-agent core/tools/ls.ts): entries including dotfiles,
+ * sorted case-insensitively, "/" after directories (symlinks to directories too, as Pi's stat
+ * does, but only when the link's target is inside the sandbox's roots, and for the first 16 links
+ * only: each costs sandbox calls), "(empty directory)",
+ * 500 entries by default, 50 KiB cap, and Pi's notices. Unlike Pi, the path is confined.
+ */
+import { posix } from "node:path";
+import { type Static, Type } from "typebox";
+import { InvalidArgumentError, NotFoundError } from "../errors.js";
+import type { DirEntry, Sandbox } from "../sandbox/types.js";
+import { truncateHead } from "../truncate/head.js";
+import { DEFAULT_MAX_BYTES, formatSize, type TruncationResult } from "../truncate/types.js";
+import { throwIfAborted } from "../util/abort.js";
+import { isWithinRoots, resolveToolPath } from "./paths.js";
+import type { Tool } from "./types.js";
+
+/** Symlinks followed to decide the "/" suffix, per listing (each costs two sandbox calls). */
+export const MAX_RESOLVED_SYMLINKS = 16;
+
+/** Pi's default entry limit. */
+export const LS_DEFAULT_LIMIT = 500;
+
+const lsSchema = Type.Object({
+  path: Type.Optional(Type.String({ description: "Directory to list (default: current directory)" })),
+  limit: Type.Optional(Type.Number({ description: "Maximum number of entries to return (default: 500)" })),
+});
+
+/** Arguments of the ls tool. */
+export type LsToolInput = Static<typeof lsSchema>;
+
+/** details of an ls result (Pi's LsToolDetails). */
+export interface LsToolDetails {
+  truncation?: TruncationResult;
+  /** The entry limit, when it cut the listing. */
+  entryLimitReached?: number;
+}
+
+/** True when `entry` (in `dir`) is a directory, following a symlink only to a target inside the roots. */
+async function isDirectory(
+  sandbox: Sandbox,
+  dir: string,
+  entry: DirEntry,
+  signal?: AbortSignal,
+): Promise<boolean> {
+  if (entry.type === "directory") return true;
+  if (entry.type !== "symlink") return false;
+  try {
+    const target = await sandbox.realpath(posix.join(dir, entry.name), { signal });
+    if (!isWithinRoots(target, sandbox.info.roots)) return false;
+    return (await sandbox.stat(target, { signal }))?.type === "directory";
+  } catch {
+    return false;
+  }
+}
+
+/** Creates the ls tool. Throws (isError result) for a missing, outside or non-directory path. */
+export function createLsTool(): Tool<typeof lsSchema, LsToolDetails | undefined> {
+  return {
+    name: "ls",
+    label: "ls",
+    description:
+      "List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. Includes " +
+      `dotfiles. Output is truncated to ${LS_DEFAULT_LIMIT} entries or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is ` +
+      "hit first).",
+    parameters: lsSchema,
+    async execute(_toolCallId, args, ctx) {
+      const { sandbox, signal } = ctx;
+      throwIfAborted(signal);
+      const limit = args.limit === undefined ? LS_DEFAULT_LIMIT : Math.floor(args.limit);
+      if (!(limit >= 1)) throw new InvalidArgumentError(`limit must be at least 1 entry, got ${args.limit}.`);
+      const shownPath = args.path || ".";
+      const { requested, canonical } = await resolveToolPath(sandbox, shownPath, { signal });
+      const stat = await sandbox.stat(canonical, { signal });
+      if (!stat) throw new NotFoundError(`Path not found: ${requested}`);
+      if (stat.type !== "directory") throw new InvalidArgumentError(`Not a directory: ${requested}`);
+      const entries = await sandbox.listDir(canonical, { signal });
+      entries.sort((a, b) => a.name.toLowerCase().localeCompare(b.name.toLowerCase()));
+      const shown = entries.slice(0, limit);
+      // Each symlink costs two sandbox calls; resolve the first few, in parallel, and no more.
+      let links = 0;
+      const isDir = await Promise.all(
+        shown.map((entry) =>
+          entry.type === "symlink" && links++ >= MAX_RESOLVED_SYMLINKS
+            ? false
+            : isDirectory(sandbox, canonical, entry, signal),
+        ),
+      );
+      const lines = shown.map((entry, i) => (isDir[i] ? `${entry.name}/` : entry.name));
+      if (lines.length === 0)
+        return { content: [{ type: "text", text: "(empty directory)" }], details: undefined };
+      const truncation = truncateHead(lines.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
+      const details: LsToolDetails = {};
+      const notices: string[] = [];
+      if (entries.length > limit) {
+        notices.push(`${limit} entries limit reached. Use limit=${limit * 2} for more`);
+        details.entryLimitReached = limit;
+      }
+      if (truncation.truncated) {
+        notices.push(`${formatSize(DEFAULT_MAX_BYTES)} limit reached`);
+        details.truncation = truncation;
+      }
+      const text =
+        notices.length > 0 ? `${truncation.content}\n\n[${notices.join(". ")}]` : truncation.content;
+      return {
+        content: [{ type: "text", text }],
+        details: Object.keys(details).length > 0 ? details : undefined,
+      };
+    },
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * The read tool (Pi's read: pi-mono coding-agent core/tools/read.ts). Same schema, limits and
+ * footers; differences: paths are confined to the sandbox's roots (resolveToolPath), reads are
+ * line ranges inside the sandbox (a 2 GiB file with limit 5 reads a few bytes: public fault 18),
+ * binary files are refused with a clear message (public fault 16), a BOM is never shown (fault 10),
+ * and the session's own spill files (named in bash footers) are readable from the host store.
+ */
+import { type Static, Type } from "typebox";
+import { InvalidArgumentError, NotFoundError } from "../errors.js";
+import type { ReadFileResult, ReadRange } from "../sandbox/types.js";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../truncate/types.js";
+import { throwIfAborted } from "../util/abort.js";
+import { detectImageMimeType } from "./image-detect.js";
+import { resolveToolPath } from "./paths.js";
+import { formatTextRead, type ReadSource, type ReadTextDetails, textReadRequest } from "./read-text.js";
+import type { Tool, ToolContext, ToolOutput } from "./types.js";
+
+/** Bytes of the file's start examined for image magic and NUL bytes (the "first chunk"). */
+export const SNIFF_BYTES = 4096;
+/** Largest image returned: 3.75 MiB raw, so its base64 stays within 5 MiB (provider image limits). */
+export const MAX_IMAGE_BYTES = 3.75 * 1024 * 1024;
+
+const readSchema = Type.Object({
+  path: Type.String({ description: "Path to the file to read (relative or absolute)" }),
+  offset: Type.Optional(Type.Number({ description: "Line number to start reading from (1-indexed)" })),
+  limit: Type.Optional(Type.Number({ description: "Maximum number of lines to read" })),
+});
+
+/** Arguments of the read tool. */
+export type ReadToolInput = Static<typeof readSchema>;
+
+/** details of a read result: text truncation and replacements, or the image's type and size. */
+export interface ReadToolDetails extends ReadTextDetails {
+  /** True when the path was one of the session's spill files. */
+  spill?: boolean;
+  image?: { mimeType: string; bytes: number; returned: boolean };
+}
+
+function openSource(path: string, ctx: ToolContext): ReadSource | Promise<ReadSource> {
+  const spillPath = path.startsWith("@") ? path.slice(1) : path;
+  if (ctx.spill.owns(spillPath)) {
+    return { displayPath: spillPath, isSpill: true, read: (range) => ctx.spill.read(spillPath, range) };
+  }
+  return openSandboxSource(path, ctx);
+}
+
+/** A confined sandbox file. A failed read is explained by a stat (only on the error path, to save an exec). */
+async function openSandboxSource(path: string, ctx: ToolContext): Promise<ReadSource> {
+  const { sandbox, signal } = ctx;
+  const { canonical } = await resolveToolPath(sandbox, path, { signal });
+  const read = async (range: ReadRange): Promise<ReadFileResult> => {
+    try {
+      return await sandbox.readFile(canonical, range, { signal });
+    } catch (err) {
+      const stat = await sandbox.stat(canonical, { signal }).catch(() => undefined);
+      if (stat === null) throw new NotFoundError(`File not found: ${path}`);
+      if (stat?.type === "directory") {
+        throw new InvalidArgumentError(`Cannot read '${path}': it is a directory. Use ls to list it.`);
+      }
+      throw err;
+    }
+  };
+  return { displayPath: path, isSpill: false, read };
+}
+
+async function readImage(
+  source: ReadSource,
+  mimeType: string,
+  size: number,
+): Promise<ToolOutput<ReadToolDetails>> {
+  const spill = source.isSpill ? { spill: true } : {};
+  if (size > MAX_IMAGE_BYTES) {
+    const text =
+      `[Image file ${source.displayPath} [${mimeType}] is ${formatSize(size)}, over the ` +
+      `${formatSize(MAX_IMAGE_BYTES)} limit for images; not returned. Make a smaller copy with bash ` +
+      "(e.g. python3 with PIL) and read that.]";
+    return {
+      content: [{ type: "text", text }],
+      details: { ...spill, image: { mimeType, bytes: size, returned: false } },
+    };
+  }
+  const { data } = await source.read({ kind: "bytes", offset: 0, length: size });
+  return {
+    content: [
+      { type: "text", text: `Read image file [${mimeType}]` },
+      { type: "image", data: data.toString("base64"), mimeType },
+    ],
+    details: { ...spill, image: { mimeType, bytes: data.length, returned: true } },
+  };
+}
+
+/**
+ * The file's first bytes for sniffing: taken from the line read when it starts at line 1 and
+ * covers them (one sandbox call for the usual read), else read separately.
+ */
+async function firstBytes(source: ReadSource, lines: ReadFileResult | undefined): Promise<ReadFileResult> {
+  if (lines && lines.data.length >= Math.min(SNIFF_BYTES, lines.totalBytes)) {
+    return { data: lines.data.subarray(0, SNIFF_BYTES), totalBytes: lines.totalBytes };
+  }
+  return source.read({ kind: "bytes", offset: 0, length: SNIFF_BYTES });
+}
+
+/** Creates the read tool. Throws (isError result) for missing, outside, directory and binary paths. */
+export function createReadTool(): Tool<typeof readSchema, ReadToolDetails | undefined> {
+  return {
+    name: "read",
+    label: "read",
+    description:
+      "Read the contents of a file. Supports text files and images (jpg, png, gif, webp, bmp). Images are sent as " +
+      `attachments. For text files, output is truncated to ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB ` +
+      "(whichever is hit first). Use offset/limit for large files. When you need the full file, continue with " +
+      "offset until complete.",
+    parameters: readSchema,
+    async execute(_toolCallId, args, ctx) {
+      throwIfAborted(ctx.signal);
+      const source = await openSource(args.path, ctx);
+      const request = textReadRequest(args.offset, args.limit);
+      let lines = request.startLine === 1 ? await source.read(request.range) : undefined;
+      const head = await firstBytes(source, lines);
+      const mimeType = detectImageMimeType(head.data);
+      if (mimeType) return readImage(source, mimeType, head.totalBytes);
+      if (head.data.includes(0)) {
+        throw new InvalidArgumentError(
+          `Cannot read '${args.path}': it is a binary file (${formatSize(head.totalBytes)}, NUL bytes in its first ` +
+            `${SNIFF_BYTES} bytes). read returns text and images (png, jpeg, gif, webp, bmp) only; inspect it ` +
+            `with bash instead, e.g. 'file ${args.path}' or 'xxd ${args.path} | head'.`,
+        );
+      }
+      throwIfAborted(ctx.signal);
+      lines ??= await source.read(request.range);
+      const { text, details } = formatTextRead(source, request, lines, args.offset);
+      const spill = source.isSpill ? { spill: true } : undefined;
+      const merged = details || spill ? { ...details, ...spill } : undefined;
+      return { content: [{ type: "text", text }], details: merged };
+    },
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * executeRun on a real session: the real pipeline's validation and lookup errors reach the model, and
+ * an abort mid-command removes the container.
+ */
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeEach, expect, it } from "vitest";
+import { OpenAIChatModel } from "../../src/agent/model.js";
+import { executeRun } from "../../src/agent/run-session.js";
+import { TranscriptWriter } from "../../src/agent/transcript.js";
+import type { AgentEvent } from "../../src/agent/types.js";
+import { createSession } from "../../src/session/index.js";
+import { describeEngine } from "../helpers/engine.js";
+import { type OpenAITestServer, startOpenAITestServer } from "../helpers/openai-test-server.js";
+import { agentTenant, containersOfSession, containersOfTenant, outDir, workspace } from "./agent-fixture.js";
+
+const tenant = agentTenant("session");
+
+describeEngine("executeRun on a real session (engine)", () => {
+  let server: OpenAITestServer;
+  beforeEach(async () => {
+    server = await startOpenAITestServer();
+  });
+  afterEach(async () => {
+    await server.close();
+  });
+  afterAll(async () => {
+    expect(await containersOfTenant(tenant)).toBe(0);
+  });
+
+  it("the real pipeline reports malformed arguments and unknown tools to the model, and the loop goes on", async () => {
+    server.push(
+      {
+        toolCalls: [
+          { id: "bad", name: "bash", arguments: '{"command": ' },
+          { id: "typed", name: "bash", arguments: '{"command": {"x": 1}}' },
+          { id: "nope", name: "deploy", arguments: "{}" },
+        ],
+      },
+      { content: "ok" },
+    );
+    const out = outDir();
+    const outcome = await executeRun({
+      task: "t",
+      model: new OpenAIChatModel({ model: "m", baseURL: server.baseURL, apiKeyEnv: "OPENAI_API_KEY" }),
+      sessionOptions: { sessionId: `agent-${randomBytes(4).toString("hex")}`, tenant },
+      createSession,
+      transcript: new TranscriptWriter(join(out, "r.jsonl")),
+    });
+    expect(outcome.result).toEqual({ stopReason: "final", turns: 2, finalText: "ok" });
+    const tools = server.requests[1]?.body.messages.filter((m) => m.role === "tool") ?? [];
+    expect(tools.map((m) => m.tool_call_id)).toEqual(["bad", "typed", "nope"]);
+    expect(tools[2]?.content).toBe("Tool deploy not found");
+    expect(tools[0]?.content).toBe(
+      'Validation failed for tool "bash":\n  - root: arguments are not valid JSON (Unexpected end of JSON input)\n\n' +
+        'Received arguments:\n"{\\"command\\": "',
+    );
+    expect(tools[1]?.content).toBe(
+      'Validation failed for tool "bash":\n  - command: must be string\n\nReceived arguments:\n{\n  "command": {\n    "x": 1\n  }\n}',
+    );
+  });
+
+  it("Ctrl-C mid-command aborts the command and removes the container", async () => {
+    server.push({ toolCalls: [{ id: "slow", name: "bash", arguments: '{"command":"sleep 60"}' }] });
+    const sessionId = `agent-abort-${randomBytes(4).toString("hex")}`;
+    const controller = new AbortController();
+    let running = 0;
+    const out = outDir();
+    const started = Date.now();
+    const outcome = await executeRun({
+      task: "t",
+      model: new OpenAIChatModel({ model: "m", baseURL: server.baseURL, apiKeyEnv: "OPENAI_API_KEY" }),
+      sessionOptions: { sessionId, tenant, workspace: { hostPath: workspace(), mode: "copy" } },
+      createSession,
+      transcript: new TranscriptWriter(join(out, "r.jsonl")),
+      signal: controller.signal,
+      onEvent: async (event: AgentEvent) => {
+        if (event.type !== "tool_execution_start") return;
+        await new Promise((r) => setTimeout(r, 700));
+        running = await containersOfSession(sessionId);
+        controller.abort();
+      },
+    });
+    expect(running).toBe(1);
+    expect(outcome.result.stopReason).toBe("aborted");
+    expect(outcome.review).toBeUndefined();
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(await containersOfSession(sessionId)).toBe(0);
+  });
+});

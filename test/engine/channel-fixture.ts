@@ -1,0 +1,91 @@
+/**
+ * Fixture of the channel engine tests: a hardened sandbox container whose main process is
+ * warden-helper, labelled with a `test-channel-…` tenant, and its connected ChannelClient.
+ */
+import { randomBytes } from "node:crypto";
+import type Docker from "dockerode";
+import {
+  type ChannelClient,
+  channelExec,
+  connectChannel,
+  withHelperMain,
+} from "../../src/sandbox/channel/index.js";
+import { getDocker } from "../../src/sandbox/engine.js";
+import { hardenedContainerConfig } from "../../src/sandbox/hardening.js";
+import { sandboxLabels } from "../../src/sandbox/labels.js";
+import { resolveLimits } from "../../src/sandbox/limits.js";
+import type { ExecCommand, ExecOptions, ExecResult, SandboxLimits } from "../../src/sandbox/types.js";
+
+/** A tenant unique to one test file: `test-channel-<name>-<hex>`. */
+export function channelTenant(name: string): string {
+  return `test-channel-${name}-${randomBytes(3).toString("hex")}`;
+}
+
+/** A started helper container and its channel. `destroy` removes the container. */
+export interface HelperBox {
+  container: Docker.Container;
+  client: ChannelClient;
+  destroy(): Promise<void>;
+}
+
+/** Creates, starts and connects a helper container (hardened as createSandbox would). */
+export async function startHelperBox(
+  tenant: string,
+  limits: Partial<SandboxLimits> = {},
+): Promise<HelperBox> {
+  const docker = getDocker();
+  const now = new Date();
+  const config = withHelperMain(
+    hardenedContainerConfig({
+      image: "warden-sandbox:latest",
+      limits: resolveLimits(limits),
+      runtime: "runc",
+      labels: sandboxLabels({
+        sessionId: tenant,
+        tenant,
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + 3_600_000),
+      }),
+      workspaceMode: "ro",
+      mounts: [],
+    }),
+  );
+  const container = await docker.createContainer(config);
+  const destroy = async () => {
+    await container.remove({ force: true, v: true }).catch(() => {});
+  };
+  try {
+    const client = await connectChannel(container, { start: true });
+    return {
+      container,
+      client,
+      destroy: async () => {
+        client.close();
+        await destroy();
+      },
+    };
+  } catch (err) {
+    await destroy();
+    throw err;
+  }
+}
+
+/** Runs a command over the channel and collects its output as strings. */
+export async function runOn(
+  client: ChannelClient,
+  command: ExecCommand | string,
+  options: ExecOptions = {},
+): Promise<ExecResult & { stdout: string; stderr: string }> {
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  const result = await channelExec(client, typeof command === "string" ? { shell: command } : command, {
+    ...options,
+    onStdout: (c) => out.push(Buffer.from(c)),
+    onStderr: (c) => err.push(Buffer.from(c)),
+  });
+  return {
+    ...result,
+    stdout: Buffer.concat(out).toString("utf8"),
+    stderr: Buffer.concat(err).toString("utf8"),
+  };
+}

@@ -1,0 +1,256 @@
+/** `warden exec` and `warden replay`, run in-process against the real engine, and the demo transcript. */
+import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Command } from "commander";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { registerExec } from "../../src/cli/commands/exec.js";
+import { registerReplay } from "../../src/cli/commands/replay.js";
+import type { ToolResultMessage } from "../../src/tools/types.js";
+import { describeEngine } from "../helpers/engine.js";
+
+interface CliRun {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+}
+
+/** Runs `warden <argv>` in-process (as src/cli/main.ts would) and captures its output and exit status. */
+async function warden(argv: string[]): Promise<CliRun> {
+  const program = new Command("warden").exitOverride();
+  registerExec(program);
+  registerReplay(program);
+  const out: string[] = [];
+  const err: string[] = [];
+  const outSpy = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
+    out.push(String(chunk));
+    return true;
+  });
+  const errSpy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+    err.push(String(chunk));
+    return true;
+  });
+  process.exitCode = undefined;
+  let exitCode: number;
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    exitCode = Number(process.exitCode ?? 0);
+  } catch (e) {
+    err.push(String(e));
+    exitCode = 2;
+  } finally {
+    outSpy.mockRestore();
+    errSpy.mockRestore();
+    process.exitCode = undefined;
+  }
+  return { stdout: out.join(""), stderr: err.join(""), exitCode };
+}
+
+const TENANT = ["--tenant", "test-cli"];
+
+describeEngine("warden exec", () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "warden-cli-"));
+    // rw mode: the sandbox user (uid 1000) must be able to write the bind-mounted host directory.
+    await chmod(dir, 0o777);
+    await writeFile(join(dir, "a.txt"), "hello\n");
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("prints the result text and exits 0", async () => {
+    const run = await warden(["exec", "read", '{"path":"a.txt"}', "--workspace", dir, ...TENANT]);
+    expect(run).toEqual({ stdout: "hello\n", stderr: "", exitCode: 0 });
+  });
+
+  it("prints the ToolResultMessage with --json; copy mode leaves the host file alone", async () => {
+    const run = await warden([
+      "exec",
+      "edit",
+      '{"path":"a.txt","edits":[{"oldText":"hello","newText":"bye"}]}',
+      "--workspace",
+      dir,
+      "--json",
+      ...TENANT,
+    ]);
+    expect(run.exitCode).toBe(0);
+    const message = JSON.parse(run.stdout) as ToolResultMessage<{ diff: string }>;
+    expect(message).toMatchObject({
+      role: "toolResult",
+      toolCallId: "exec-1",
+      toolName: "edit",
+      isError: false,
+      content: [{ type: "text", text: "Successfully replaced text in a.txt." }],
+    });
+    expect(message.details?.diff).toBe("-1 hello\n+1 bye");
+    expect(await readFile(join(dir, "a.txt"), "utf8")).toBe("hello\n");
+  });
+
+  it("writes the host directory in rw mode", async () => {
+    const run = await warden([
+      "exec",
+      "write",
+      '{"path":"new/b.txt","content":"B"}',
+      "-w",
+      dir,
+      "-m",
+      "rw",
+      ...TENANT,
+    ]);
+    expect(run.exitCode).toBe(0);
+    expect(await readFile(join(dir, "new/b.txt"), "utf8")).toBe("B");
+  });
+
+  it("exits 1 for an error result and prints it on stderr", async () => {
+    const run = await warden(["exec", "read", '{"path":"nope.txt"}', "--workspace", dir, ...TENANT]);
+    expect(run).toEqual({ stdout: "", stderr: "File not found: nope.txt\n", exitCode: 1 });
+  });
+
+  it("exits 1 for an unknown or disabled tool", async () => {
+    const run = await warden(["exec", "bash", '{"command":"true"}', "--exclude-tools", "bash", ...TENANT]);
+    expect(run).toEqual({ stdout: "", stderr: "Tool bash not found\n", exitCode: 1 });
+  });
+
+  it("applies --policy files as a beforeToolCall hook: a denied call is an error result and nothing runs", async () => {
+    const policy = join(dir, "policy.yaml");
+    await writeFile(
+      policy,
+      "default: allow\nrules:\n  - id: no-rm\n    decision: deny\n    tools: [bash]\n    commands: [rm]\n",
+    );
+    const run = await warden([
+      "exec",
+      "bash",
+      '{"command":"touch made && rm -rf made"}',
+      "-w",
+      dir,
+      "-m",
+      "rw",
+      "--policy",
+      policy,
+      ...TENANT,
+    ]);
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr).toContain("rule 'no-rm'");
+    expect(await readFile(join(dir, "made")).catch(() => "absent")).toBe("absent");
+  });
+
+  it("exits 2 for arguments that are not a JSON object, before creating a session", async () => {
+    const run = await warden(["exec", "ls", "[1]", ...TENANT]);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain("Tool arguments must be a JSON object, got [1].");
+  });
+});
+
+describeEngine("warden replay", () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "warden-replay-"));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("replays the demo transcript: every result right, the host workspace untouched", async () => {
+    const out = join(dir, "results.jsonl");
+    const before = await readFile("examples/workspace/notes/windows.txt");
+    const run = await warden([
+      "replay",
+      "examples/demo-transcript.jsonl",
+      "--workspace",
+      "examples/workspace",
+      "--out",
+      out,
+      ...TENANT,
+    ]);
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toContain("14 calls, 4 error results");
+    const results = (await readFile(out, "utf8"))
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as ToolResultMessage);
+    const byId = new Map(results.map((r) => [r.toolCallId, r]));
+    const text = (id: string) => (byId.get(id)?.content[0] as { text: string } | undefined)?.text;
+    expect(results.map((r) => r.toolCallId)).toEqual([
+      "call_ls",
+      "call_find",
+      "call_read",
+      "call_grep",
+      "call_edit_go",
+      "call_edit_crlf",
+      "call_missing",
+      "call_invalid",
+      "call_escape",
+      "call_write",
+      "call_check",
+      "call_fail",
+      "call_seq",
+      "call_spill",
+    ]);
+    expect(results.filter((r) => r.isError).map((r) => r.toolCallId)).toEqual([
+      "call_missing",
+      "call_invalid",
+      "call_escape",
+      "call_fail",
+    ]);
+    expect(text("call_ls")).toBe(".gitignore\nnotes/\nREADME.md\nsrc/");
+    expect(text("call_find")).toBe("src/greet.py\nsrc/main.go");
+    expect(text("call_read")).toContain(
+      "func answer() int {\n\t// TODO: compute the real answer\n\treturn 1\n}",
+    );
+    expect((byId.get("call_edit_go")?.details as { diff?: string } | undefined)?.diff).toContain(
+      "- 7 \treturn 1\n+ 7 \treturn 2",
+    );
+    expect(text("call_invalid")).toBe(
+      "Validation failed for tool \"bash\":\n  - command: must have required property 'command'\n" +
+        '  - timeout: must be number\n\nReceived arguments:\n{\n  "timeout": "soon"\n}',
+    );
+    expect(text("call_escape")).toBe(
+      "Path '../etc/passwd' resolves to '/etc/passwd', which is outside the workspace and the session's mounts.",
+    );
+    expect(text("call_check")).toBe(
+      "0000000   A   L   P   H   A  \\r  \\n   B   E   T   A  \\r  \\n   g   a   m\n" +
+        "0000020   m   a  \\r  \\n\nanswer() now returns 2\nnotes capitalised\n",
+    );
+    expect(text("call_seq")).toMatch(
+      /^1001\n1002\n[\s\S]*\n3000\n+\[Showing lines 1001-3000 of 3000\. Full output: \/.+\.log\]$/,
+    );
+    expect(text("call_spill")).toBe("1\n2\n3\n\n[2997 more lines in file. Use offset=4 to continue.]");
+    expect(await readFile("examples/workspace/notes/windows.txt")).toEqual(before);
+    expect(await readFile("examples/workspace/src/main.go", "utf8")).toContain("\treturn 1\n");
+  });
+
+  it("makes a {{spill:id}} placeholder without a spill file an error result", async () => {
+    const transcript = join(dir, "t.jsonl");
+    const call = (id: string, name: string, args: string) => ({
+      id,
+      type: "function",
+      function: { name, arguments: args },
+    });
+    await writeFile(
+      transcript,
+      `${JSON.stringify({ role: "assistant", tool_calls: [call("c1", "bash", '{"command":"echo small"}')] })}\n` +
+        `${JSON.stringify({ role: "assistant", tool_calls: [call("c2", "read", '{"path":"{{spill:c1}}"}')] })}\n`,
+    );
+    const out = join(dir, "r.jsonl");
+    const run = await warden(["replay", transcript, "--out", out, ...TENANT]);
+    expect(run.exitCode).toBe(0);
+    const results = (await readFile(out, "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as ToolResultMessage);
+    expect(results.map((r) => [r.toolCallId, r.isError, (r.content[0] as { text: string }).text])).toEqual([
+      ["c1", false, "small\n"],
+      ["c2", true, "{{spill:c1}}: no earlier call of this replay with that id produced a spill file."],
+    ]);
+  });
+
+  it("exits 2 for a transcript line that is not JSON", async () => {
+    const transcript = join(dir, "bad.jsonl");
+    await writeFile(transcript, "{nope\n");
+    const run = await warden(["replay", transcript, ...TENANT]);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain("Transcript line 1 is not valid JSON");
+  });
+});

@@ -1,0 +1,43 @@
+/**
+ * Shared fixture of the sandbox engine tests: a unique `test-sandbox-…` tenant per file, output
+ * collection, and a check that nothing labelled with that tenant is left behind.
+ */
+import { randomBytes } from "node:crypto";
+import { getDocker } from "../../src/sandbox/engine.js";
+import { LABEL } from "../../src/sandbox/labels.js";
+import type { ExecCommand, ExecOptions, ExecResult, Sandbox } from "../../src/sandbox/types.js";
+
+/** A tenant label unique to one test file: `test-sandbox-<name>-<hex>`. */
+export function testTenant(name: string): string {
+  return `test-sandbox-${name}-${randomBytes(3).toString("hex")}`;
+}
+
+/** Runs a command and collects its output as strings. */
+export async function run(
+  sandbox: Sandbox,
+  command: ExecCommand | string,
+  options: ExecOptions = {},
+): Promise<ExecResult & { stdout: string; stderr: string }> {
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  const cmd = typeof command === "string" ? { shell: command } : command;
+  const result = await sandbox.exec(cmd, {
+    ...options,
+    onStdout: (c) => out.push(Buffer.from(c)),
+    onStderr: (c) => err.push(Buffer.from(c)),
+  });
+  return {
+    ...result,
+    stdout: Buffer.concat(out).toString("utf8"),
+    stderr: Buffer.concat(err).toString("utf8"),
+  };
+}
+
+/** Containers and volumes still carrying `tenant`'s label. */
+export async function leftovers(tenant: string): Promise<string[]> {
+  const docker = getDocker();
+  const filter = { label: [`${LABEL.tenant}=${tenant}`] };
+  const containers = await docker.listContainers({ all: true, filters: filter });
+  const { Volumes } = await docker.listVolumes({ filters: filter });
+  return [...containers.map((c) => `container ${c.Id}`), ...(Volumes ?? []).map((v) => `volume ${v.Name}`)];
+}

@@ -1,0 +1,113 @@
+/**
+ * `kill -9` of `warden serve` with live sessions (one call still running), then a restart: the live
+ * sessions are adopted (records intact, files still there), a container whose record was never
+ * written is removed as an orphan, every audit line is whole JSON, and a SIGTERM with
+ * `--on-exit close` leaves no container.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtemp, readFile, readdir, rm, unlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { hashKey } from "../../src/server/auth.js";
+import { describeEngine } from "../helpers/engine.js";
+import { bundleCli, removeTenant, type ServeChild, spawnServe, tenantContainers } from "./server-fixture.js";
+
+const TENANT = `test-crash-${randomBytes(4).toString("hex")}`;
+const KEY = `key-${TENANT}`;
+
+describeEngine("warden serve: kill -9 and restart", () => {
+  let dir: string;
+  let main: string;
+  let config: string;
+  const children: ServeChild[] = [];
+
+  const api = (s: ServeChild, path: string, init: RequestInit = {}) =>
+    fetch(`${s.url}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", ...init.headers },
+    });
+  const run = (s: ServeChild, id: string, command: string) =>
+    api(s, `/v1/sessions/${id}/tool-calls`, {
+      method: "POST",
+      body: JSON.stringify({ toolCalls: [{ id: "c", name: "bash", arguments: { command } }] }),
+    });
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "warden-crash-"));
+    main = await bundleCli();
+    config = join(dir, "serve.json");
+    await writeFile(
+      config,
+      JSON.stringify({
+        port: 0,
+        stateDir: "state",
+        tenants: [
+          {
+            id: TENANT,
+            keys: [{ id: "k", sha256: hashKey(KEY) }],
+            quotas: { maxSessions: 4, maxConcurrentToolCalls: 4, cpus: 1, memoryBytes: 268435456, workspaceBytes: 67108864 },
+          },
+        ],
+      }),
+    );
+  });
+
+  afterAll(async () => {
+    for (const c of children) if (c.child.exitCode === null) c.child.kill("SIGKILL");
+    await removeTenant(TENANT);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("restarts with no orphan container, no lost record and no torn audit line", async () => {
+    const first = await spawnServe(main, config);
+    children.push(first);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await api(first, "/v1/sessions", { method: "POST", body: "{}" });
+      expect(res.status).toBe(201);
+      ids.push(((await res.json()) as { id: string }).id);
+    }
+    const [kept, busy, unrecorded] = ids as [string, string, string];
+    expect(((await (await run(first, kept, "echo before > mark.txt")).json()) as { results: unknown[] }).results).toHaveLength(1);
+    // A call still running when the controller dies.
+    const inFlight = run(first, busy, "sleep 30").catch(() => "connection lost");
+    await new Promise((r) => setTimeout(r, 1000));
+    first.child.kill("SIGKILL");
+    expect(await first.exited).toBe(null);
+    expect(await inFlight).toBe("connection lost");
+    // As if the crash came between creating a container and writing its record.
+    await unlink(join(dir, "state", "sessions", `${unrecorded}.json`));
+    const recordsBefore = (await readdir(join(dir, "state", "sessions"))).sort();
+    expect(recordsBefore).toEqual([`${kept}.json`, `${busy}.json`].sort());
+    const recordText = await readFile(join(dir, "state", "sessions", `${kept}.json`), "utf8");
+
+    const second = await spawnServe(main, config, ["--on-exit", "close"]);
+    children.push(second);
+    expect(second.stderr()).toContain("warden serve: adopted 2, dropped 0, removed 1 orphan(s)");
+    const listed = ((await (await api(second, "/v1/sessions")).json()) as { sessions: { id: string }[] }).sessions;
+    expect(listed.map((s) => s.id).sort()).toEqual([kept, busy].sort());
+    expect(await readFile(join(dir, "state", "sessions", `${kept}.json`), "utf8")).toBe(recordText);
+    const after = (await (await run(second, kept, "cat mark.txt")).json()) as { results: { content: { text: string }[] }[] };
+    expect(after.results[0]!.content[0]!.text).toBe("before\n");
+    const containers = await tenantContainers(TENANT);
+    expect(containers.map((c) => c.Labels["io.warden.session"]).sort()).toEqual([kept, busy].sort());
+
+    const audit = (await readFile(join(dir, "state", "audit.jsonl"), "utf8")).split("\n");
+    expect(audit.at(-1)).toBe("");
+    const entries = audit.slice(0, -1).map((line) => JSON.parse(line) as { kind: string; event?: string });
+    expect(entries.filter((e) => e.kind === "session").map((e) => e.event)).toEqual([
+      "created",
+      "created",
+      "created",
+      "adopted",
+      "adopted",
+      "orphan-removed",
+    ]);
+
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
+    expect(await tenantContainers(TENANT)).toEqual([]);
+    expect(await readdir(join(dir, "state", "sessions"))).toEqual([]);
+  });
+});

@@ -1,0 +1,98 @@
+import { Type } from "typebox";
+import { describe, expect, it } from "vitest";
+import { FileMutationQueue, mutationKey, runToolCalls } from "../../src/pipeline/index.js";
+import type { AnyTool } from "../../src/tools/types.js";
+import { contextWith, echoTool, fakeSandbox, sleep } from "./pipeline-fakes.js";
+
+/** A fake edit: read-modify-write of an in-memory file with a pause in between (a lost update if unserialised). */
+function fakeEdit(files: Map<string, string>, log: string[]): AnyTool {
+  return echoTool({
+    name: "edit",
+    parameters: Type.Object({ path: Type.String(), add: Type.String() }),
+    mutatesPath: (args) => (args as { path: string }).path,
+    execute: async (_id: string, args: { path: string; add: string }, ctx) => {
+      const key = await ctx.sandbox.realpath(args.path);
+      log.push(`start ${args.add}`);
+      const before = files.get(key) ?? "";
+      await sleep(20);
+      files.set(key, before + args.add);
+      log.push(`end ${args.add}`);
+      return { content: [{ type: "text", text: "ok" }] };
+    },
+  });
+}
+
+describe("FileMutationQueue", () => {
+  it("runs tasks with one key one at a time, in order, even after a failure", async () => {
+    const queue = new FileMutationQueue();
+    const log: string[] = [];
+    const task =
+      (tag: string, fail = false) =>
+      async () => {
+        log.push(`start ${tag}`);
+        await sleep(10);
+        log.push(`end ${tag}`);
+        if (fail) throw new Error(tag);
+        return tag;
+      };
+    const results = await Promise.allSettled([queue.run("k", task("1", true)), queue.run("k", task("2"))]);
+    expect(log).toEqual(["start 1", "end 1", "start 2", "end 2"]);
+    expect(results.map((r) => r.status)).toEqual(["rejected", "fulfilled"]);
+    expect(queue.activeKeys).toBe(0);
+  });
+
+  it("runs tasks with different keys in parallel", async () => {
+    const queue = new FileMutationQueue();
+    const log: string[] = [];
+    const task = (tag: string) => async () => {
+      log.push(`start ${tag}`);
+      await sleep(10);
+      log.push(`end ${tag}`);
+    };
+    await Promise.all([queue.run("a", task("a")), queue.run("b", task("b"))]);
+    expect(log).toEqual(["start a", "start b", "end a", "end b"]);
+  });
+});
+
+describe("mutationKey", () => {
+  it("is the canonical path resolved in the sandbox, and undefined for tools that mutate nothing", async () => {
+    const sandbox = fakeSandbox({ "/workspace/link.txt": "/workspace/real.txt" });
+    const edit = fakeEdit(new Map(), []);
+    expect(await mutationKey(edit, { path: "link.txt" }, sandbox)).toBe("/workspace/real.txt");
+    expect(await mutationKey(edit, { path: "@./new/file.txt" }, sandbox)).toBe("/workspace/new/file.txt");
+    expect(await mutationKey(echoTool(), { text: "x" }, sandbox)).toBeUndefined();
+  });
+});
+
+describe("edits in one batch", () => {
+  it("serialises edits of one file reached by two names (symlink), never losing an update", async () => {
+    const files = new Map<string, string>();
+    const log: string[] = [];
+    const ctx = contextWith([fakeEdit(files, log)], {
+      sandbox: fakeSandbox({ "/workspace/alias.txt": "/workspace/n.txt" }),
+    });
+    const results = await runToolCalls(
+      [
+        { id: "1", name: "edit", arguments: { path: "n.txt", add: "A" } },
+        { id: "2", name: "edit", arguments: { path: "alias.txt", add: "B" } },
+      ],
+      ctx,
+    );
+    expect(results.map((r) => r.isError)).toEqual([false, false]);
+    expect(files.get("/workspace/n.txt")).toBe("AB");
+    expect(log).toEqual(["start A", "end A", "start B", "end B"]);
+  });
+
+  it("edits different files in parallel", async () => {
+    const files = new Map<string, string>();
+    const log: string[] = [];
+    await runToolCalls(
+      [
+        { id: "1", name: "edit", arguments: { path: "a.txt", add: "A" } },
+        { id: "2", name: "edit", arguments: { path: "b.txt", add: "B" } },
+      ],
+      contextWith([fakeEdit(files, log)]),
+    );
+    expect(log).toEqual(["start A", "start B", "end A", "end B"]);
+  });
+});

@@ -1,0 +1,172 @@
+/** Review: changes from a sandbox vs the host, git-format patch (checked with git apply), diffstat. */
+import { execFileSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  collectChanges,
+  computeDiffstat,
+  formatDiffstat,
+  formatPatch,
+  hostPathFor,
+} from "../../src/review/index.js";
+import type { FileStat as SandboxStat, WorkspaceChange } from "../../src/sandbox/types.js";
+
+/** A sandbox stand-in: files and links under /workspace, and the change list. */
+function fakeSandbox(files: Record<string, string | Buffer | { link: string }>, changed: WorkspaceChange[]) {
+  return {
+    changedPaths: async () => changed,
+    stat: async (path: string): Promise<SandboxStat | null> => {
+      const entry = files[path.replace("/workspace/", "")];
+      if (entry === undefined) return null;
+      if (typeof entry === "object" && "link" in entry)
+        return { type: "symlink", size: 0, mode: 0o777, mtimeMs: 0 };
+      return {
+        type: "file",
+        size: Buffer.byteLength(entry),
+        mode: path.endsWith(".sh") ? 0o755 : 0o644,
+        mtimeMs: 0,
+      };
+    },
+    readFile: async (path: string) => {
+      const entry = files[path.replace("/workspace/", "")];
+      if (entry === undefined || (typeof entry === "object" && "link" in entry))
+        throw new Error("not a file");
+      const data = Buffer.from(entry);
+      return { data, totalBytes: data.length };
+    },
+  };
+}
+
+function hostFixture(): string {
+  const root = mkdtempSync(join(tmpdir(), "warden-review-"));
+  writeFileSync(join(root, "keep.txt"), "one\ntwo\nthree\nfour\nfive\nsix\nseven\n");
+  writeFileSync(join(root, "gone.txt"), "bye\n");
+  mkdirSync(join(root, "src"));
+  writeFileSync(join(root, "src/app.js"), "console.log(1)");
+  return root;
+}
+
+const changed: WorkspaceChange[] = [
+  { path: "gone.txt", kind: "deleted" },
+  { path: "keep.txt", kind: "modified" },
+  { path: "link", kind: "added" },
+  { path: "run.sh", kind: "added" },
+  { path: "src/app.js", kind: "modified" },
+];
+const sandboxFiles = {
+  "keep.txt": "one\ntwo\nthree\nFOUR\nfive\nsix\nseven\n",
+  "run.sh": "#!/bin/sh\necho hi\n",
+  "src/app.js": "console.log(2)\n",
+  link: { link: "/etc/passwd" },
+};
+
+describe("review changes", () => {
+  it("builds a git-format patch that git apply accepts and that reproduces the sandbox files", async () => {
+    const host = hostFixture();
+    const changes = await collectChanges(fakeSandbox(sandboxFiles, changed), host);
+    const patch = formatPatch(changes);
+    expect(patch).toBe(
+      [
+        "diff --git a/gone.txt b/gone.txt",
+        "deleted file mode 100644",
+        "--- a/gone.txt",
+        "+++ /dev/null",
+        "@@ -1,1 +0,0 @@",
+        "-bye",
+        "diff --git a/keep.txt b/keep.txt",
+        "--- a/keep.txt",
+        "+++ b/keep.txt",
+        "@@ -1,7 +1,7 @@",
+        " one",
+        " two",
+        " three",
+        "-four",
+        "+FOUR",
+        " five",
+        " six",
+        " seven",
+        "diff --git a/run.sh b/run.sh",
+        "new file mode 100755",
+        "--- /dev/null",
+        "+++ b/run.sh",
+        "@@ -0,0 +1,2 @@",
+        "+#!/bin/sh",
+        "+echo hi",
+        "diff --git a/src/app.js b/src/app.js",
+        "--- a/src/app.js",
+        "+++ b/src/app.js",
+        "@@ -1,1 +1,1 @@",
+        "-console.log(1)",
+        "\\ No newline at end of file",
+        "+console.log(2)",
+        "",
+      ].join("\n"),
+    );
+    const copy = mkdtempSync(join(tmpdir(), "warden-review-apply-"));
+    cpSync(host, copy, { recursive: true });
+    writeFileSync(join(copy, "p.patch"), patch);
+    execFileSync("git", ["apply", "p.patch"], { cwd: copy });
+    expect(readFileSync(join(copy, "keep.txt"), "utf8")).toBe(sandboxFiles["keep.txt"]);
+    expect(readFileSync(join(copy, "src/app.js"), "utf8")).toBe("console.log(2)\n");
+    expect(readFileSync(join(copy, "run.sh"), "utf8")).toBe("#!/bin/sh\necho hi\n");
+  });
+
+  it("never reads through a symlink: it is reported as special with no bytes", async () => {
+    const changes = await collectChanges(fakeSandbox(sandboxFiles, changed), hostFixture());
+    expect(changes.find((c) => c.path === "link")).toEqual({
+      path: "link",
+      kind: "added",
+      oldBytes: null,
+      newBytes: null,
+      special: "symlink",
+    });
+  });
+
+  it("marks binary files in the patch", async () => {
+    const host = hostFixture();
+    const changes = await collectChanges(
+      fakeSandbox({ "b.bin": Buffer.from([0, 1, 2]) }, [{ path: "b.bin", kind: "added" }]),
+      host,
+    );
+    expect(formatPatch(changes)).toBe(
+      "diff --git a/b.bin b/b.bin\nnew file mode 100644\nBinary files /dev/null and b/b.bin differ\n",
+    );
+  });
+
+  it("computes a diffstat like git's", async () => {
+    const changes = await collectChanges(fakeSandbox(sandboxFiles, changed), hostFixture());
+    const stat = computeDiffstat(changes);
+    expect(stat.added).toBe(4);
+    expect(stat.removed).toBe(3);
+    expect(formatDiffstat(stat)).toBe(
+      [
+        " gone.txt   |    1 -",
+        " keep.txt   |    2 +-",
+        " link       | (symlink, not applied)",
+        " run.sh     |    2 ++",
+        " src/app.js |    2 +-",
+        " 5 files changed, 4 insertions(+), 3 deletions(-)",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("confines paths to the host workspace", () => {
+    expect(hostPathFor("/h/ws", "a/b.txt")).toBe("/h/ws/a/b.txt");
+    expect(hostPathFor("/h/ws", "..foo")).toBe("/h/ws/..foo");
+    expect(() => hostPathFor("/h/ws", "../x")).toThrow("Path '../x' resolves to '/h/x'");
+    expect(() => hostPathFor("/h/ws", "/etc/passwd")).toThrow("outside the workspace");
+  });
+
+  it("ignores a host symlink's target when reading the old side", async () => {
+    const host = hostFixture();
+    symlinkSync("/etc/hostname", join(host, "hl"));
+    const changes = await collectChanges(
+      fakeSandbox({ hl: "x\n" }, [{ path: "hl", kind: "modified" }]),
+      host,
+    );
+    expect(changes[0]).toMatchObject({ path: "hl", oldBytes: null, special: "symlink" });
+  });
+});

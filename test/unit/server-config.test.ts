@@ -1,0 +1,111 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { hashKey, KeyRing } from "../../src/server/auth.js";
+import { loadServerConfig, resolveServerConfig } from "../../src/server/config.js";
+
+const quotas = { maxSessions: 1, maxConcurrentToolCalls: 2, cpus: 1, memoryBytes: 67108864, workspaceBytes: 1000 };
+const key = (id: string, token: string) => ({ id, sha256: hashKey(token) });
+
+describe("warden serve: config and keys", () => {
+  it("hashKey is the lower-case hex SHA-256 of the token", () => {
+    expect(hashKey("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  });
+
+  it("fills defaults and resolves relative paths against the file's directory", () => {
+    const cfg = resolveServerConfig(
+      { stateDir: "st", tenants: [{ id: "acme", keys: [key("k", "t")], quotas, policy: ["p.yaml"] }] },
+      "/etc/warden",
+    );
+    expect(cfg).toMatchObject({
+      host: "127.0.0.1",
+      port: 8080,
+      stateDir: "/etc/warden/st",
+      auditLog: "/etc/warden/st/audit.jsonl",
+      jsonBodyLimitBytes: 1048576,
+      tarBodyLimitBytes: 268435456,
+      shutdownGraceMs: 10000,
+    });
+    expect(cfg.tenants[0]).toEqual({
+      id: "acme",
+      keys: [key("k", "t")],
+      quotas,
+      idleTtlMs: 1800000,
+      maxLifetimeMs: 28800000,
+      policy: ["/etc/warden/p.yaml"],
+      workspaceRoots: [],
+      workspaceModes: ["copy", "ro"],
+      images: ["warden-sandbox:latest"],
+    });
+  });
+
+  it("an invalid file is an INVALID_ARGUMENT naming the field", () => {
+    expect(() =>
+      resolveServerConfig({ tenants: [{ id: "acme", keys: [{ id: "k", sha256: "plain-text" }], quotas }] }, "/", "c.yaml"),
+    ).toThrow("c.yaml: invalid server configuration: /tenants/0/keys/0/sha256 must match pattern");
+    expect(() => resolveServerConfig({ tenants: [] }, "/", "c.yaml")).toThrow(
+      "c.yaml: invalid server configuration: /tenants must not have fewer than 1 items.",
+    );
+    expect(() =>
+      resolveServerConfig(
+        {
+          tenants: [
+            { id: "a", keys: [key("k", "t")], quotas },
+            { id: "a", keys: [key("k2", "u")], quotas },
+          ],
+        },
+        "/",
+        "c.yaml",
+      ),
+    ).toThrow("c.yaml: tenant id 'a' appears twice.");
+    expect(() =>
+      resolveServerConfig(
+        {
+          tenants: [
+            { id: "a", keys: [key("k", "t")], quotas },
+            { id: "b", keys: [key("k2", "t")], quotas },
+          ],
+        },
+        "/",
+        "c.yaml",
+      ),
+    ).toThrow("c.yaml: key 'k2' of tenant 'b' reuses another key's hash.");
+  });
+
+  it("loads YAML and JSON files; the example config is valid", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "warden-cfg-"));
+    try {
+      await writeFile(join(dir, "a.yaml"), `port: 9000\ntenants:\n  - id: t1\n    keys: [{id: k, sha256: ${hashKey("x")}}]\n    quotas: {maxSessions: 1, maxConcurrentToolCalls: 1, cpus: 1, memoryBytes: 67108864, workspaceBytes: 1}\n`);
+      expect((await loadServerConfig(join(dir, "a.yaml"))).port).toBe(9000);
+      await writeFile(join(dir, "b.json"), "{not json");
+      await expect(loadServerConfig(join(dir, "b.json"))).rejects.toThrow(`Server config '${join(dir, "b.json")}' does not parse`);
+      const example = await loadServerConfig("examples/server/warden-serve.yaml");
+      expect(example.tenants.map((t) => t.id)).toEqual(["acme", "globex"]);
+      const compose = await loadServerConfig("examples/server/compose/warden-serve.yaml");
+      expect(compose.tenants[0]!.policy).toEqual(["/etc/warden-policies/default.yaml"]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("KeyRing maps a bearer token to its tenant and refuses anything else with 401", () => {
+    const cfg = resolveServerConfig(
+      {
+        tenants: [
+          { id: "a", keys: [key("ka", "token-a")], quotas },
+          { id: "b", keys: [key("kb", "token-b")], quotas },
+        ],
+      },
+      "/",
+    );
+    const ring = new KeyRing(cfg.tenants);
+    expect(ring.authenticate("Bearer token-b").tenant.id).toBe("b");
+    expect(ring.authenticate("bearer token-a").keyId).toBe("ka");
+    for (const bad of [undefined, "", "Bearer", "Basic dG9rZW4tYQ==", "Bearer token-c", "Bearer token-a extra"]) {
+      expect(() => ring.authenticate(bad)).toThrow(
+        "Missing or unknown API key. Send 'Authorization: Bearer <key>' with a configured key.",
+      );
+    }
+  });
+});

@@ -1,0 +1,194 @@
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { pack } from "tar-stream";
+import { createMemoryAuditLog } from "../../src/server/audit.js";
+import { type RunningServer, startServer } from "../../src/server/server.js";
+import { FakeBackend, auth, tenant, testConfig } from "./server-fakes.js";
+
+async function tarOf(entries: { name: string; type?: "file" | "symlink" | "directory"; linkname?: string; text?: string }[]) {
+  const p = pack();
+  for (const e of entries) {
+    if (e.type === "symlink") p.entry({ name: e.name, type: "symlink", linkname: e.linkname ?? "" });
+    else if (e.type === "directory") p.entry({ name: e.name, type: "directory" });
+    else p.entry({ name: e.name, mode: 0o644 }, e.text ?? "");
+  }
+  p.finalize();
+  const chunks: Buffer[] = [];
+  for await (const c of p) chunks.push(c as Buffer);
+  return Buffer.concat(chunks);
+}
+
+describe("warden serve: sessions", () => {
+  let dir: string;
+  let roots: string;
+  let server: RunningServer;
+  let backend: FakeBackend;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "warden-sess-"));
+    roots = join(dir, "ws");
+    await mkdir(join(roots, "proj"), { recursive: true });
+    await writeFile(join(roots, "proj", "a.txt"), "old\n");
+    await mkdir(join(dir, "ws-evil"), { recursive: true });
+    backend = new FakeBackend();
+    const config = testConfig(join(dir, "state"), [
+      tenant("alpha", { workspaceRoots: [roots], quotas: { ...tenant("alpha").quotas, maxSessions: 2 } }),
+      tenant("beta"),
+    ]);
+    server = await startServer({ config, backend, audit: createMemoryAuditLog(), listen: false });
+  });
+
+  afterEach(async () => {
+    await server.shutdown(0);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const post = (payload: object, who: "alpha" | "beta" = "alpha") =>
+    server.app.inject({ method: "POST", url: "/v1/sessions", headers: auth(who), payload });
+
+  it("creates a session with the tenant's labels, capped default limits and a durable record", async () => {
+    const res = await post({});
+    expect(res.statusCode).toBe(201);
+    const body = res.json();
+    expect(body.tenant).toBe("alpha");
+    expect(body.image).toBe("warden-sandbox:latest");
+    expect(body.workspaceMode).toBe("copy");
+    expect(body.limits).toEqual({ cpus: 1, memoryBytes: 512 * 1024 * 1024, workspaceBytes: 1e9 });
+    expect(backend.created[0]).toMatchObject({ sessionId: body.id, tenant: "alpha", ttlMs: 3_600_000 });
+    const record = JSON.parse(await readFile(join(dir, "state", "sessions", `${body.id}.json`), "utf8"));
+    expect(record).toMatchObject({ version: 1, id: body.id, tenant: "alpha", containerId: "fake-1" });
+  });
+
+  it("limits over the tenant's caps are a 400 naming the field", async () => {
+    const res = await post({ limits: { memoryBytes: 1024 * 1024 * 1024 } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({
+      code: "INVALID_ARGUMENT",
+      message: "limits.memoryBytes 1073741824 exceeds tenant 'alpha' cap 536870912; ask for at most 536870912.",
+    });
+    const cpus = await post({ limits: { cpus: 3 } });
+    expect(cpus.json().message).toBe("limits.cpus 3 exceeds tenant 'alpha' cap 2; ask for at most 2.");
+    const bad = await post({ limits: { cpus: -1 } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().message).toMatch(/^limits\.cpus must be > 0/);
+    expect(backend.created).toHaveLength(0);
+  });
+
+  it("an image or workspace mode the tenant may not use is a 400 naming the field", async () => {
+    const img = await post({ image: "alpine:latest" });
+    expect(img.json().message).toBe(
+      "image 'alpine:latest' is not allowed for tenant 'alpha'; allowed: warden-sandbox:latest.",
+    );
+    const mode = await post({ workspaceMode: "rw" });
+    expect(mode.json().message).toBe("workspaceMode 'rw' is not allowed for tenant 'alpha'; allowed: copy, ro.");
+  });
+
+  it("a server-side workspace must lie under the tenant's roots, by whole path components", async () => {
+    const ok = await post({ workspacePath: join(roots, "proj") });
+    expect(ok.statusCode).toBe(201);
+    expect(backend.created[0]!.workspace).toEqual({ hostPath: join(roots, "proj"), mode: "copy" });
+    const evil = await post({ workspacePath: join(dir, "ws-evil") });
+    expect(evil.statusCode).toBe(400);
+    expect(evil.json().message).toBe(
+      `workspacePath '${join(dir, "ws-evil")}' is not allowed; use a directory under one of the tenant's workspaceRoots.`,
+    );
+    const climb = await post({ workspacePath: `${roots}/proj/../../ws-evil` });
+    expect(climb.statusCode).toBe(400);
+    const other = await post({ workspacePath: join(roots, "proj") }, "beta");
+    expect(other.statusCode).toBe(400);
+  });
+
+  it("maxSessions is a 429 with Retry-After", async () => {
+    expect((await post({})).statusCode).toBe(201);
+    expect((await post({})).statusCode).toBe(201);
+    const third = await post({});
+    expect(third.statusCode).toBe(429);
+    expect(third.headers["retry-after"]).toBe("1");
+    expect(third.json()).toEqual({
+      code: "RATE_LIMITED",
+      message: "Tenant 'alpha' has 2 live sessions (its maxSessions); close one first.",
+    });
+    // Another tenant is unaffected.
+    expect((await post({}, "beta")).statusCode).toBe(201);
+  });
+
+  it("GET, list and DELETE; a deleted session is gone with its record", async () => {
+    const id = (await post({})).json().id;
+    const one = await server.app.inject({ method: "GET", url: `/v1/sessions/${id}`, headers: auth("alpha") });
+    expect(one.json()).toMatchObject({ id, enabledTools: ["echo", "sleep", "spam"], runningBatches: 0 });
+    // Clients often send a JSON content type with no body on DELETE: accepted.
+    const del = await server.app.inject({
+      method: "DELETE",
+      url: `/v1/sessions/${id}`,
+      headers: { ...auth("alpha"), "content-type": "application/json" },
+    });
+    expect(del.statusCode).toBe(204);
+    expect(backend.sessions[0]!.closed).toBe(true);
+    expect(await readdir(join(dir, "state", "sessions"))).toEqual([]);
+    const again = await server.app.inject({ method: "GET", url: `/v1/sessions/${id}`, headers: auth("alpha") });
+    expect(again.statusCode).toBe(404);
+  });
+
+  it("a tar body becomes a copy-mode workspace; unsafe entries are a 400", async () => {
+    const tar = await tarOf([{ name: "src/main.txt", text: "hello\n" }, { name: "link", type: "symlink", linkname: "src" }]);
+    const res = await server.app.inject({
+      method: "POST",
+      url: "/v1/sessions?cpus=1",
+      headers: { ...auth("alpha"), "content-type": "application/x-tar" },
+      payload: tar,
+    });
+    expect(res.statusCode).toBe(201);
+    const ws = backend.created[0]!.workspace!;
+    expect(ws.mode).toBe("copy");
+    expect(await readFile(join(ws.hostPath, "src", "main.txt"), "utf8")).toBe("hello\n");
+    for (const entries of [
+      [{ name: "../escape.txt", text: "x" }],
+      [{ name: "/etc/passwd", text: "x" }],
+      [{ name: "l", type: "symlink" as const, linkname: "/etc" }, { name: "l/passwd", text: "x" }],
+    ]) {
+      const bad = await server.app.inject({
+        method: "POST",
+        url: "/v1/sessions",
+        headers: { ...auth("alpha"), "content-type": "application/x-tar" },
+        payload: await tarOf(entries),
+      });
+      expect(bad.statusCode).toBe(400);
+      expect(bad.json().code).toBe("INVALID_ARGUMENT");
+    }
+    expect(await readdir(join(dir, "state", "uploads"))).toHaveLength(1);
+  });
+
+  it("body size limits: JSON over jsonBodyLimitBytes and tar over tarBodyLimitBytes are a 413", async () => {
+    const big = await post({ image: "x".repeat(70 * 1024) });
+    expect(big.statusCode).toBe(413);
+    expect(big.json().code).toBe("PAYLOAD_TOO_LARGE");
+    const tar = await tarOf([{ name: "big.bin", text: "y".repeat(2 * 1024 * 1024) }]);
+    const res = await server.app.inject({
+      method: "POST",
+      url: "/v1/sessions",
+      headers: { ...auth("alpha"), "content-type": "application/x-tar" },
+      payload: tar,
+    });
+    expect(res.statusCode).toBe(413);
+    expect(res.json()).toEqual({
+      code: "PAYLOAD_TOO_LARGE",
+      message: "Workspace tar is larger than 1048576 bytes; upload a smaller workspace.",
+    });
+    expect(backend.created).toHaveLength(0);
+  });
+
+  it("GET /changes is a unified patch against the original workspace; /workspace is a tar", async () => {
+    const id = (await post({ workspacePath: join(roots, "proj") })).json().id;
+    const patch = await server.app.inject({ method: "GET", url: `/v1/sessions/${id}/changes`, headers: auth("alpha") });
+    expect(patch.statusCode).toBe(200);
+    expect(patch.body).toBe(
+      "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,1 +1,1 @@\n-old\n+new\n" +
+        "diff --git a/b.txt b/b.txt\n--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1,1 @@\n+added\n",
+    );
+    const tar = await server.app.inject({ method: "GET", url: `/v1/sessions/${id}/workspace`, headers: auth("alpha") });
+    expect(tar.headers["content-type"]).toBe("application/x-tar");
+    expect(tar.rawPayload.subarray(0, 5).toString()).toBe("a.txt");
+  });
+});

@@ -1,0 +1,181 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type AuditEntry, createMemoryAuditLog } from "../../src/server/audit.js";
+import { type RunningServer, startServer } from "../../src/server/server.js";
+import { FakeBackend, auth, tenant, testConfig } from "./server-fakes.js";
+
+/** Parses an SSE body into [event, data] pairs. */
+function parseSse(body: string): [string, unknown][] {
+  return body
+    .split("\n\n")
+    .filter(Boolean)
+    .map((block) => {
+      const event = /^event: (.*)$/m.exec(block)?.[1] ?? "";
+      const data = /^data: (.*)$/m.exec(block)?.[1] ?? "null";
+      return [event, JSON.parse(data)];
+    });
+}
+
+describe("warden serve: tool calls", () => {
+  let dir: string;
+  let server: RunningServer;
+  let backend: FakeBackend;
+  let audit: ReturnType<typeof createMemoryAuditLog>;
+  let sid: string;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), "warden-calls-"));
+    backend = new FakeBackend();
+    audit = createMemoryAuditLog();
+    const config = testConfig(dir, [
+      tenant("alpha", { quotas: { ...tenant("alpha").quotas, maxConcurrentToolCalls: 2 } }),
+      tenant("beta"),
+    ]);
+    server = await startServer({ config, backend, audit, listen: true });
+    const res = await server.app.inject({ method: "POST", url: "/v1/sessions", headers: auth("alpha"), payload: {} });
+    sid = res.json().id;
+  });
+
+  afterEach(async () => {
+    await server.shutdown(0);
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const calls = (...list: [string, string, unknown][]) => ({
+    toolCalls: list.map(([id, name, args]) => ({ id, name, arguments: args })),
+  });
+
+  it("returns the results in call order, and audits each call", async () => {
+    const res = await server.app.inject({
+      method: "POST",
+      url: `/v1/sessions/${sid}/tool-calls`,
+      headers: auth("alpha"),
+      payload: calls(["c1", "sleep", { ms: 50 }], ["c2", "echo", { text: "hi" }]),
+    });
+    expect(res.statusCode).toBe(200);
+    const { results } = res.json();
+    expect(results.map((r: { toolCallId: string }) => r.toolCallId)).toEqual(["c1", "c2"]);
+    expect(results[1]).toEqual({
+      role: "toolResult",
+      toolCallId: "c2",
+      toolName: "echo",
+      content: [{ type: "text", text: "hi" }],
+      details: { exitCode: 0 },
+      isError: false,
+      timestamp: 1,
+    });
+    const tools = audit.entries.filter((e): e is Extract<AuditEntry, { kind: "tool" }> => e.kind === "tool");
+    expect(tools.map((t) => [t.toolCallId, t.tool, t.decision, t.decider, t.bytes, t.exitCode])).toEqual([
+      ["c2", "echo", "run", "none", 2, 0],
+      ["c1", "sleep", "run", "none", 5, undefined],
+    ]);
+    expect(tools[0]).toMatchObject({ tenant: "alpha", session: sid, isError: false });
+    const metrics = await server.app.inject({ method: "GET", url: "/metrics" });
+    expect(metrics.body).toContain('warden_tool_calls_total{tenant="alpha",tool="echo",outcome="ok"} 1');
+    expect(metrics.body).toContain('warden_sessions{tenant="alpha"} 1');
+  });
+
+  it("streams start/update/end events then the results with Accept: text/event-stream", async () => {
+    const res = await server.app.inject({
+      method: "POST",
+      url: `/v1/sessions/${sid}/tool-calls`,
+      headers: { ...auth("alpha"), accept: "text/event-stream" },
+      payload: calls(["c1", "spam", { count: 2, bytes: 1 }]),
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers["content-type"]).toBe("text/event-stream; charset=utf-8");
+    const events = parseSse(res.body);
+    expect(events.map(([e]) => e)).toEqual([
+      "tool_execution_start",
+      "tool_execution_update",
+      "tool_execution_update",
+      "tool_execution_end",
+      "results",
+    ]);
+    expect(events[1]![1]).toMatchObject({ toolCallId: "c1", partial: { content: [{ type: "text", text: "0:x" }] } });
+    expect((events[4]![1] as { results: { content: unknown }[] }).results[0]!.content).toEqual([
+      { type: "text", text: "spammed 2" },
+    ]);
+  });
+
+  it("over maxConcurrentToolCalls is a 429 with Retry-After; other tenants are unaffected", async () => {
+    const running = server.app.inject({
+      method: "POST",
+      url: `/v1/sessions/${sid}/tool-calls`,
+      headers: auth("alpha"),
+      payload: calls(["c1", "sleep", { ms: 300 }], ["c2", "sleep", { ms: 300 }]),
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    for (const accept of ["application/json", "text/event-stream"]) {
+      const refused = await server.app.inject({
+        method: "POST",
+        url: `/v1/sessions/${sid}/tool-calls`,
+        headers: { ...auth("alpha"), accept },
+        payload: calls(["c3", "echo", { text: "x" }]),
+      });
+      expect(refused.statusCode).toBe(429);
+      expect(refused.headers["retry-after"]).toBe("1");
+      expect(refused.json()).toEqual({
+        code: "RATE_LIMITED",
+        message:
+          "Tenant 'alpha' would have 3 tool calls running, over its maxConcurrentToolCalls 2; retry after the running calls finish.",
+      });
+    }
+    const beta = (await server.app.inject({ method: "POST", url: "/v1/sessions", headers: auth("beta"), payload: {} })).json().id;
+    const ok = await server.app.inject({
+      method: "POST",
+      url: `/v1/sessions/${beta}/tool-calls`,
+      headers: auth("beta"),
+      payload: calls(["b1", "echo", { text: "x" }]),
+    });
+    expect(ok.statusCode).toBe(200);
+    expect((await running).statusCode).toBe(200);
+  });
+
+  for (const accept of ["application/json", "text/event-stream"]) {
+    it(`a client that disconnects aborts its calls (${accept})`, async () => {
+      const body = JSON.stringify(calls(["slow", "sleep", { ms: 30_000 }]));
+      const req = httpRequest(`${server.url}/v1/sessions/${sid}/tool-calls`, {
+        method: "POST",
+        headers: { ...auth("alpha"), accept, "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+      });
+      req.on("error", () => {});
+      req.end(body);
+      await expect.poll(() => server.manager.runningBatches(), { timeout: 5000 }).toBe(1);
+      req.destroy();
+      await expect.poll(() => backend.log, { timeout: 5000 }).toEqual(["slow:aborted"]);
+      await expect.poll(() => server.manager.runningBatches()).toBe(0);
+      expect(server.manager.limiter.inFlight("alpha")).toBe(0);
+    });
+  }
+
+  it("shutdown lets a running batch finish within the grace period", async () => {
+    const running = server.app.inject({
+      method: "POST",
+      url: `/v1/sessions/${sid}/tool-calls`,
+      headers: auth("alpha"),
+      payload: calls(["c1", "sleep", { ms: 200 }]),
+    });
+    await expect.poll(() => server.manager.runningBatches()).toBe(1);
+    await server.shutdown(5000);
+    expect((await running).json().results[0].content[0].text).toBe("slept");
+    expect(backend.log).toEqual(["c1:done"]);
+  });
+
+  it("shutdown aborts a batch still running when the grace period ends", async () => {
+    const running = server.app.inject({
+      method: "POST",
+      url: `/v1/sessions/${sid}/tool-calls`,
+      headers: auth("alpha"),
+      payload: calls(["c1", "sleep", { ms: 30_000 }]),
+    });
+    await expect.poll(() => server.manager.runningBatches()).toBe(1);
+    const t0 = Date.now();
+    await server.shutdown(200);
+    expect(Date.now() - t0).toBeLessThan(3000);
+    expect((await running).json().results[0]).toMatchObject({ isError: true, content: [{ text: "Operation aborted" }] });
+  });
+});
