@@ -1,6 +1,6 @@
 /**
  * Server load section (issue 6): `warden serve` in-process on the real engine, 20 sessions from 4
- * tenants, every session issuing tool-call batches concurrently over HTTP (a bash call and a read
+ * tenants, every session issuing tool-call batches concurrently over HTTP (a bash call and an ls
  * each). Reports p50 / p99 tool-call latency and the error count (non-200 answers or isError
  * results; must be 0). Baseline: the same batches on the same sessions through Session.runToolCalls
  * directly (no HTTP, auth, quotas or audit), with the same concurrency, measured in the same run.
@@ -24,7 +24,7 @@ const SESSIONS_PER_TENANT = 5;
 
 const batch = (round: number): ToolCall[] => [
   { id: `b${round}`, name: "bash", arguments: { command: `echo round-${round} > r.txt; cat r.txt` } },
-  { id: `r${round}`, name: "read", arguments: { path: "/etc/hostname" } },
+  { id: `l${round}`, name: "ls", arguments: { path: "." } },
 ];
 
 export const serverLoadSection: BenchSection = {
@@ -33,7 +33,10 @@ export const serverLoadSection: BenchSection = {
   async run(): Promise<BenchRow[]> {
     const dir = await mkdtemp(join(tmpdir(), "warden-bench-serve-"));
     const suffix = randomBytes(3).toString("hex");
-    const tenants = Array.from({ length: TENANTS }, (_, i) => ({ id: `bench-srv-${i}-${suffix}`, key: `k${i}-${suffix}` }));
+    const tenants = Array.from({ length: TENANTS }, (_, i) => ({
+      id: `bench-srv-${i}-${suffix}`,
+      key: `k${i}-${suffix}`,
+    }));
     const config = resolveServerConfig(
       {
         port: 0,
@@ -41,19 +44,32 @@ export const serverLoadSection: BenchSection = {
         tenants: tenants.map((t) => ({
           id: t.id,
           keys: [{ id: "k", sha256: hashKey(t.key) }],
-          quotas: { maxSessions: SESSIONS_PER_TENANT, maxConcurrentToolCalls: 16, cpus: 0.5, memoryBytes: 134217728, workspaceBytes: 33554432 },
+          quotas: {
+            maxSessions: SESSIONS_PER_TENANT,
+            maxConcurrentToolCalls: 16,
+            cpus: 0.5,
+            memoryBytes: 134217728,
+            workspaceBytes: 33554432,
+          },
         })),
       },
       dir,
     );
     const server = await startServer({ config, backend: createDockerBackend(), onExit: "close" });
     try {
-      const headers = (key: string) => ({ authorization: `Bearer ${key}`, "content-type": "application/json" });
+      const headers = (key: string) => ({
+        authorization: `Bearer ${key}`,
+        "content-type": "application/json",
+      });
       const t0 = performance.now();
       const sessions = await Promise.all(
         tenants.flatMap((t) =>
           Array.from({ length: SESSIONS_PER_TENANT }, async () => {
-            const res = await fetch(`${server.url}/v1/sessions`, { method: "POST", headers: headers(t.key), body: "{}" });
+            const res = await fetch(`${server.url}/v1/sessions`, {
+              method: "POST",
+              headers: headers(t.key),
+              body: "{}",
+            });
             if (res.status !== 201) throw new Error(`create failed: ${res.status} ${await res.text()}`);
             return { key: t.key, id: ((await res.json()) as { id: string }).id };
           }),
@@ -62,6 +78,11 @@ export const serverLoadSection: BenchSection = {
       const createMs = performance.now() - t0;
 
       let errors = 0;
+      let firstError = "";
+      const fail = (what: string) => {
+        errors++;
+        firstError ||= what;
+      };
       const http: number[] = [];
       await Promise.all(
         sessions.map(async (s) => {
@@ -74,7 +95,9 @@ export const serverLoadSection: BenchSection = {
             });
             const body = (await res.json()) as { results?: { isError: boolean }[] };
             http.push(performance.now() - start);
-            if (res.status !== 200 || !body.results || body.results.some((r) => r.isError)) errors++;
+            if (res.status !== 200 || !body.results || body.results.some((r) => r.isError)) {
+              fail(`HTTP ${res.status}: ${JSON.stringify(body).slice(0, 300)}`);
+            }
           }
         }),
       );
@@ -86,11 +109,15 @@ export const serverLoadSection: BenchSection = {
             const start = performance.now();
             const results = await live.session.runToolCalls(batch(round));
             direct.push(performance.now() - start);
-            if (results.some((r) => r.isError)) errors++;
+            if (results.some((r) => r.isError)) fail(`direct: ${JSON.stringify(results).slice(0, 300)}`);
           }
         }),
       );
-      const base = (p: number) => ({ baseline: percentile(direct, p), baselineName: `direct runToolCalls p${p}` });
+      if (firstError) console.error(`server-load: first error: ${firstError}`);
+      const base = (p: number) => ({
+        baseline: percentile(direct, p),
+        baselineName: `direct runToolCalls p${p}`,
+      });
       return [
         { name: `create ${sessions.length} sessions (concurrent, total)`, value: createMs, unit: "ms" },
         { name: "tool-call batch over HTTP p50", value: percentile(http, 50), unit: "ms", ...base(50) },

@@ -10,7 +10,13 @@ export {
   ProviderRateLimitError,
 } from "./errors.js";
 export { DEFAULT_MAX_TURNS, runAgent } from "./loop.js";
-export { lengthCutResult, orderResults, toAssistantMessage, toolResultText, toToolMessage } from "./messages.js";
+export {
+  lengthCutResult,
+  orderResults,
+  toAssistantMessage,
+  toolResultText,
+  toToolMessage,
+} from "./messages.js";
 export {
   type AssistantTurn,
   type ChatModel,
@@ -21,7 +27,13 @@ export {
   resolveModelConfig,
   type StreamedToolCall,
 } from "./model.js";
-export { DEFAULT_RETRY_POLICY, type RetryNotice, type RetryPolicy, retryAfterMs, withRetries } from "./retry.js";
+export {
+  DEFAULT_RETRY_POLICY,
+  type RetryNotice,
+  type RetryPolicy,
+  retryAfterMs,
+  withRetries,
+} from "./retry.js";
 export { patchPathFor, type ReviewStepOptions, type ReviewStepOutcome, reviewStep } from "./review-step.js";
 export { type ExecuteRunOptions, type ExecuteRunOutcome, executeRun, type RunReview } from "./run-session.js";
 export { defaultSystemPrompt } from "./system-prompt.js";

@@ -71,10 +71,11 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
     task: options.task,
     ...(workspace ? { workspace: workspace.hostPath } : {}),
   });
-  const session = await options.createSession(sessionOptions);
   let result: AgentResult = { stopReason: "error", turns: 0, finalText: "" };
   let review: RunReview | undefined;
+  let session: Session | undefined;
   try {
+    session = await options.createSession(sessionOptions);
     result = await runAgent({
       session,
       model: options.model,
@@ -95,8 +96,12 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
         hostRoot: workspace.hostPath,
       };
     }
+  } catch (err) {
+    // Session creation or review failed: recorded in run_end below, then rethrown.
+    result = { ...result, stopReason: signal?.aborted ? "aborted" : "error", error: err };
+    throw err;
   } finally {
-    await session.close();
+    await session?.close();
     const error = result.error instanceof Error ? result.error.message : undefined;
     transcript.write({
       warden: "run_end",

@@ -44,9 +44,9 @@ export function renderArgv(argv: readonly ArgWord[]): string {
     .join(" ");
 }
 
-function short(text: string): string {
-  const one = text.replace(/\s+/g, " ").trim();
-  return one.length > 80 ? `${one.slice(0, 77)}...` : one;
+/** Text of an opaque part, kept whole: "allow for this session" approvals are keyed on it. */
+function partText(text: string): string {
+  return text.trim();
 }
 
 class Analyzer {
@@ -79,7 +79,7 @@ class Analyzer {
   }
 
   private opaque(text: string, why: string, via = this.via): void {
-    this.parts.push({ kind: "opaque", text: short(text), why, via });
+    this.parts.push({ kind: "opaque", text: partText(text), why, via });
   }
 
   private command(node: Node): void {
@@ -131,7 +131,7 @@ class Analyzer {
     const isFdDup = (operator === ">&" || operator === "<&") && /^(\d+|-)$/.test(target.value ?? "");
     if (isFdDup || operator === "<&") return;
     const kind = OUTPUT_OPERATORS.has(operator) ? "write" : operator === "<" ? "read" : null;
-    if (kind) this.file(kind, target, short(node.text), this.via);
+    if (kind) this.file(kind, target, partText(node.text), this.via);
   }
 
   private file(kind: "write" | "read", target: ArgWord, text: string, via: string[]): void {

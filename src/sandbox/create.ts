@@ -1,17 +1,17 @@
 /**
  * `createSandbox`: validates options, checks the engine and image, creates the copy-mode volume
- * and the hardened container, starts it and copies the workspace in. Any failure or abort on the
- * way removes whatever was created, so nothing is left running.
+ * and the hardened container and starts it (prepare.ts: with warden-helper and its channel, or
+ * docker exec), then copies the workspace in (`finishSandbox`, also the warm pool's hand-over).
+ * Any failure or abort on the way removes whatever was created, so nothing is left running.
  */
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import type Docker from "dockerode";
 import { fromDockerError } from "../errors.js";
 import { isAbortError, throwIfAborted } from "../util/abort.js";
 import { DockerSandbox, removeSandboxResources } from "./docker-sandbox.js";
 import { getDocker, pingEngine, requireImage } from "./engine.js";
-import { hardenedContainerConfig, workspaceVolumeConfig } from "./hardening.js";
-import { LABEL, sandboxLabels } from "./labels.js";
-import { resolveSandboxOptions } from "./options.js";
+import { type ResolvedSandboxOptions, resolveSandboxOptions } from "./options.js";
+import { type PreparedSandbox, prepareSandbox, resolveExecPath } from "./prepare.js";
 import type { Sandbox, SandboxInfo, SandboxOptions } from "./types.js";
 import { WORKSPACE_DIR } from "./types.js";
 import { packDirectory, type WorkspaceHashes } from "./workspace-copy.js";
@@ -27,40 +27,29 @@ export async function createSandbox(
 ): Promise<Sandbox> {
   const signal = options.signal;
   const opts = await resolveSandboxOptions(options, options.sessionId ?? randomUUID());
+  const execPath = resolveExecPath(options.execPath);
   throwIfAborted(signal);
   await pingEngine(docker, signal);
   await requireImage(docker, opts.image);
   throwIfAborted(signal);
+  const prepared = await prepareSandbox(docker, opts, execPath, { signal });
+  return finishSandbox(docker, prepared, opts, signal);
+}
 
-  const createdAt = new Date(Math.floor(Date.now() / 1000) * 1000);
-  const expiresAt = new Date(createdAt.getTime() + opts.ttlMs);
-  const labels = sandboxLabels({ sessionId: opts.sessionId, tenant: opts.tenant, createdAt, expiresAt });
-  const volumeName =
-    opts.workspaceMode === "copy"
-      ? `warden-ws-${opts.sessionId.slice(0, 40)}-${randomBytes(4).toString("hex")}`
-      : undefined;
-  let containerId: string | undefined;
-  let volumeCreated = false;
+/**
+ * The second half of creating a sandbox: copies the workspace in (copy mode), records the
+ * baseline and wraps the prepared container as a DockerSandbox for the session `opts` names
+ * (its sessionId and tenant; for a pooled container these can differ from its labels).
+ * Removes the container and volume when it fails. Rejects like createSandbox.
+ */
+export async function finishSandbox(
+  docker: Docker,
+  prepared: PreparedSandbox,
+  opts: ResolvedSandboxOptions,
+  signal?: AbortSignal,
+): Promise<DockerSandbox> {
+  const { container } = prepared;
   try {
-    if (volumeName) {
-      await docker.createVolume(workspaceVolumeConfig(volumeName, opts.limits.workspaceBytes, labels));
-      volumeCreated = true;
-    }
-    throwIfAborted(signal);
-    const config = hardenedContainerConfig({
-      image: opts.image,
-      limits: opts.limits,
-      runtime: opts.runtime,
-      labels: volumeName ? { ...labels, [LABEL.volume]: volumeName } : labels,
-      workspaceMode: opts.workspaceMode,
-      workspaceHostPath: opts.workspaceHostPath,
-      workspaceVolume: volumeName,
-      mounts: opts.mounts,
-    });
-    const container = await docker.createContainer(config);
-    containerId = container.id;
-    throwIfAborted(signal);
-    await container.start();
     throwIfAborted(signal);
     const baseline = await setUpWorkspace(container, opts.workspaceMode, opts.workspaceHostPath);
     throwIfAborted(signal);
@@ -72,14 +61,16 @@ export async function createSandbox(
       runtime: opts.runtime,
       workspaceMode: opts.workspaceMode,
       roots: [WORKSPACE_DIR, ...opts.mounts.map((m) => m.containerPath)],
-      createdAt,
-      expiresAt,
+      createdAt: prepared.createdAt,
+      expiresAt: prepared.expiresAt,
+      execPath: prepared.execPath,
     };
-    return new DockerSandbox(info, docker, container, volumeName, baseline);
+    return new DockerSandbox(info, docker, container, prepared.volumeName, baseline, prepared.channel);
   } catch (err) {
-    await removeSandboxResources(docker, containerId, volumeCreated ? volumeName : undefined).catch(() => {});
+    prepared.channel?.close();
+    await removeSandboxResources(docker, container.id, prepared.volumeName).catch(() => {});
     if (isAbortError(err)) throw err;
-    throw fromDockerError(err, { what: "creating the sandbox", containerId });
+    throw fromDockerError(err, { what: "creating the sandbox", containerId: container.id });
   }
 }
 

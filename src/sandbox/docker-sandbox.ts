@@ -9,8 +9,17 @@ import type { Readable } from "node:stream";
 import type Docker from "dockerode";
 import { fromDockerError } from "../errors.js";
 import { throwIfAborted } from "../util/abort.js";
+import {
+  type ChannelClient,
+  channelExec,
+  channelListDir,
+  channelReadFile,
+  channelRealpath,
+  channelStat,
+  channelWriteFile,
+} from "./channel/index.js";
 import { execInContainer } from "./exec.js";
-import { listDirectory, readFileRange, realPath, statPath } from "./file-ops.js";
+import { containerPath, listDirectory, readFileRange, realPath, statPath } from "./file-ops.js";
 import type {
   DirEntry,
   ExecCommand,
@@ -34,36 +43,46 @@ type Opts = { signal?: AbortSignal };
 export class DockerSandbox implements Sandbox {
   private destroyed: Promise<void> | undefined;
 
-  /** Use `createSandbox`; this wraps an already started container. */
+  /**
+   * Use `createSandbox`; this wraps an already started container. With `channel` (warden-helper's
+   * exec channel) every command and file operation goes over it; without, through docker exec.
+   */
   constructor(
     readonly info: SandboxInfo,
     private readonly docker: Docker,
     private readonly container: Docker.Container,
     private readonly volumeName: string | undefined,
     private readonly baseline: WorkspaceHashes,
+    private readonly channel?: ChannelClient,
   ) {}
 
-  exec(command: ExecCommand, options?: ExecOptions): Promise<ExecResult> {
+  async exec(command: ExecCommand, options?: ExecOptions): Promise<ExecResult> {
+    if (this.channel) return channelExec(this.channel, command, options);
     return execInContainer(this.container, command, options);
   }
 
-  readFile(path: string, range: ReadRange, options?: Opts): Promise<ReadFileResult> {
+  async readFile(path: string, range: ReadRange, options?: Opts): Promise<ReadFileResult> {
+    if (this.channel) return channelReadFile(this.channel, containerPath(path), range, options);
     return readFileRange(this.container, path, range, options);
   }
 
-  writeFile(path: string, data: Buffer, options?: { mode?: number; signal?: AbortSignal }): Promise<void> {
+  async writeFile(path: string, data: Buffer, options?: { mode?: number; signal?: AbortSignal }): Promise<void> {
+    if (this.channel) return channelWriteFile(this.channel, containerPath(path), data, options);
     return writeFileAtomic(this.container, path, data, options);
   }
 
-  stat(path: string, options?: Opts): Promise<FileStat | null> {
+  async stat(path: string, options?: Opts): Promise<FileStat | null> {
+    if (this.channel) return channelStat(this.channel, containerPath(path), options);
     return statPath(this.container, path, options);
   }
 
-  realpath(path: string, options?: Opts): Promise<string> {
+  async realpath(path: string, options?: Opts): Promise<string> {
+    if (this.channel) return channelRealpath(this.channel, containerPath(path), options);
     return realPath(this.container, path, options);
   }
 
-  listDir(path: string, options?: Opts): Promise<DirEntry[]> {
+  async listDir(path: string, options?: Opts): Promise<DirEntry[]> {
+    if (this.channel) return channelListDir(this.channel, containerPath(path), options);
     return listDirectory(this.container, path, options);
   }
 
@@ -82,6 +101,7 @@ export class DockerSandbox implements Sandbox {
   }
 
   destroy(): Promise<void> {
+    this.channel?.close();
     this.destroyed ??= removeSandboxResources(this.docker, this.container.id, this.volumeName);
     return this.destroyed;
   }

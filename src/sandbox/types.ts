@@ -57,6 +57,13 @@ export interface SandboxOptions {
   ttlMs?: number;
   /** Cancels creation; a partly created container is removed. */
   signal?: AbortSignal;
+  /**
+   * How commands and file operations reach the container: `channel` (default; warden-helper as the
+   * container's main process, one attached stream, no docker exec per call) or `docker-exec`.
+   * Default: $WARDEN_EXEC_PATH, else `channel`. When the helper cannot start, the sandbox falls back
+   * to docker exec and logs why (a process warning with code WARDEN_HELPER_FALLBACK).
+   */
+  execPath?: "channel" | "docker-exec";
 }
 
 /** A command: an argv run directly, or a script run with `bash -c`. */
@@ -136,6 +143,8 @@ export interface SandboxInfo {
   roots: string[];
   createdAt: Date;
   expiresAt: Date;
+  /** The path calls take: `channel` (warden-helper) or `docker-exec` (asked for, or the fallback). */
+  execPath?: "channel" | "docker-exec";
 }
 
 /**

@@ -16,7 +16,7 @@ import type { ApprovalBroker } from "./approval-broker.js";
 import type { AuditLog } from "./audit.js";
 import { KeyRing, type Principal } from "./auth.js";
 import type { ServerConfig } from "./config.js";
-import { QuotaExceededError, UnauthorizedError, toErrorResponse } from "./errors.js";
+import { QuotaExceededError, toErrorResponse, UnauthorizedError } from "./errors.js";
 import type { ServerMetrics } from "./metrics.js";
 import { registerApprovalRoutes } from "./routes-approvals.js";
 import { registerMetaRoutes } from "./routes-meta.js";
@@ -101,7 +101,9 @@ export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {})
     return reply.code(status).type("application/json").send(body);
   });
   app.setNotFoundHandler(async (request, reply) =>
-    reply.code(404).send({ code: "NOT_FOUND", message: `No route ${request.method} ${request.url.split("?")[0]}.` }),
+    reply
+      .code(404)
+      .send({ code: "NOT_FOUND", message: `No route ${request.method} ${request.url.split("?")[0]}.` }),
   );
 
   registerMetaRoutes(app, ctx);

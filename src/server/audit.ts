@@ -4,7 +4,7 @@
  * the line being formatted, never leave half of one. At start, a torn last line left by an older
  * writer or a full disk is cut off, so every line in the file parses.
  */
-import { mkdirSync, openSync, closeSync, fstatSync, readSync, ftruncateSync } from "node:fs";
+import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync } from "node:fs";
 import { dirname } from "node:path";
 import pino, { type Logger } from "pino";
 

@@ -34,7 +34,8 @@ export class KeyRing {
     const digest = createHash("sha256").update(match[1], "utf8").digest();
     let found: Principal | undefined;
     for (const entry of this.entries) {
-      if (timingSafeEqual(digest, entry.digest) && !found) found = { tenant: entry.tenant, keyId: entry.keyId };
+      if (timingSafeEqual(digest, entry.digest) && !found)
+        found = { tenant: entry.tenant, keyId: entry.keyId };
     }
     if (!found) throw new UnauthorizedError();
     return found;

@@ -38,7 +38,9 @@ export const TenantConfigSchema = Type.Object(
     maxLifetimeMs: Type.Optional(PositiveInt("Age after which a session is closed, ms")),
     policy: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: "Policy layer files" })),
     workspaceRoots: Type.Optional(
-      Type.Array(Type.String({ minLength: 1 }), { description: "Host dirs the tenant may use as workspaces" }),
+      Type.Array(Type.String({ minLength: 1 }), {
+        description: "Host dirs the tenant may use as workspaces",
+      }),
     ),
     workspaceModes: Type.Optional(
       Type.Array(Type.Union([Type.Literal("copy"), Type.Literal("ro"), Type.Literal("rw")]), { minItems: 1 }),

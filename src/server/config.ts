@@ -82,7 +82,9 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
     seen.add(t.id);
     for (const k of t.keys) {
       if (hashes.has(k.sha256)) {
-        throw new InvalidArgumentError(`${source}: key '${k.id}' of tenant '${t.id}' reuses another key's hash.`);
+        throw new InvalidArgumentError(
+          `${source}: key '${k.id}' of tenant '${t.id}' reuses another key's hash.`,
+        );
       }
       hashes.add(k.sha256);
     }

@@ -6,8 +6,8 @@
  */
 import type Docker from "dockerode";
 import { fromDockerError } from "../errors.js";
-import { DockerSandbox, getDocker, LABEL } from "../sandbox/index.js";
 import { removeSandboxResources } from "../sandbox/docker-sandbox.js";
+import { DockerSandbox, getDocker, LABEL } from "../sandbox/index.js";
 import type { SandboxInfo } from "../sandbox/types.js";
 import { WORKSPACE_DIR } from "../sandbox/types.js";
 import { packDirectory, type WorkspaceHashes } from "../sandbox/workspace-copy.js";
@@ -33,7 +33,8 @@ async function baselineOf(hostPath: string | undefined): Promise<WorkspaceHashes
 
 /** Sessions on the Docker engine `docker` (default: the process-wide client). */
 export function createDockerBackend(docker: Docker = getDocker(), spillDir?: string): SessionBackend {
-  const withSpill = (options: SessionOptions): SessionOptions => (spillDir ? { spillDir, ...options } : options);
+  const withSpill = (options: SessionOptions): SessionOptions =>
+    spillDir ? { spillDir, ...options } : options;
   return {
     create: (options) => createSession(withSpill(options)),
 
@@ -46,7 +47,11 @@ export function createDockerBackend(docker: Docker = getDocker(), spillDir?: str
         return null;
       }
       const labels = inspect.Config.Labels ?? {};
-      if (!inspect.State.Running || labels[LABEL.session] !== record.id || labels[LABEL.tenant] !== record.tenant) {
+      if (
+        !inspect.State.Running ||
+        labels[LABEL.session] !== record.id ||
+        labels[LABEL.tenant] !== record.tenant
+      ) {
         return null;
       }
       const info: SandboxInfo = {

@@ -7,7 +7,9 @@ import { HTTP_STATUS, WardenError, type WardenErrorCode } from "../errors.js";
 
 /** A missing or unknown key (HTTP 401). */
 export class UnauthorizedError extends WardenError {
-  constructor(message = "Missing or unknown API key. Send 'Authorization: Bearer <key>' with a configured key.") {
+  constructor(
+    message = "Missing or unknown API key. Send 'Authorization: Bearer <key>' with a configured key.",
+  ) {
     super("UNAUTHORIZED", message);
   }
 }
@@ -49,7 +51,10 @@ export function toErrorResponse(err: unknown): { status: number; body: ErrorBody
     return { status: 413, body: { code: "PAYLOAD_TOO_LARGE", message: `${e.message ?? "Body too large"}.` } };
   }
   if (e.statusCode === 415) {
-    return { status: 415, body: { code: "UNSUPPORTED_MEDIA_TYPE", message: e.message ?? "Unsupported type." } };
+    return {
+      status: 415,
+      body: { code: "UNSUPPORTED_MEDIA_TYPE", message: e.message ?? "Unsupported type." },
+    };
   }
   if (e.statusCode && e.statusCode >= 400 && e.statusCode < 500) {
     const code: WardenErrorCode = e.statusCode === 404 ? "NOT_FOUND" : "INVALID_ARGUMENT";

@@ -72,7 +72,11 @@ export const SessionParamsSchema = Type.Object({ id: Type.String({ minLength: 1,
 export const ToolCallsBodySchema = Type.Object(
   {
     toolCalls: Type.Array(
-      Type.Object({ id: Type.String({ minLength: 1 }), name: Type.String({ minLength: 1 }), arguments: Type.Unknown() }),
+      Type.Object({
+        id: Type.String({ minLength: 1 }),
+        name: Type.String({ minLength: 1 }),
+        arguments: Type.Unknown(),
+      }),
       { minItems: 1, maxItems: 64 },
     ),
   },

@@ -2,7 +2,7 @@
  * Prometheus metrics (prom-client) on a registry of the server's own, so several servers in one
  * process (tests) do not collide. Names follow Prometheus conventions: `_total` counters, `_seconds`.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 /** The server's metrics. */
 export interface ServerMetrics {
@@ -28,7 +28,12 @@ export function createServerMetrics(options: { defaults?: boolean } = {}): Serve
   const registers = [registry];
   return {
     registry,
-    sessions: new Gauge({ name: "warden_sessions", help: "Live sessions", labelNames: ["tenant"], registers }),
+    sessions: new Gauge({
+      name: "warden_sessions",
+      help: "Live sessions",
+      labelNames: ["tenant"],
+      registers,
+    }),
     toolCalls: new Counter({
       name: "warden_tool_calls_total",
       help: "Finished tool calls",

@@ -5,6 +5,7 @@
  * of a configured tenant with no record is an orphan (e.g. created just before a `kill -9`) and is
  * removed, unless another live controller process on this host owns it.
  */
+import { rm } from "node:fs/promises";
 import { hostname } from "node:os";
 import type { ManagedContainer } from "./backend.js";
 import type { SessionManager } from "./session-manager.js";
@@ -48,7 +49,9 @@ export async function reconcile(manager: SessionManager, now = Date.now()): Prom
     const expired = now >= Date.parse(record.expiresAt);
     let session = null;
     if (tenant && container?.running && !expired) {
-      session = await backend.adopt(record, await manager.sessionOptions(tenant, record.id)).catch(() => null);
+      session = await backend
+        .adopt(record, await manager.sessionOptions(tenant, record.id))
+        .catch(() => null);
     }
     if (session && tenant) {
       manager.addAdopted({ record, session, lastActiveMs: now, running: new Set(), closing: false });
@@ -57,10 +60,25 @@ export async function reconcile(manager: SessionManager, now = Date.now()): Prom
       continue;
     }
     if (container) await backend.removeContainer(container.containerId);
+    if (record.uploaded && record.workspaceHostPath) {
+      await rm(record.workspaceHostPath, { recursive: true, force: true });
+    }
     await records.delete(record.id);
     report.dropped.push(record.id);
-    const reason = !tenant ? "tenant-removed" : expired ? "max-lifetime" : container ? "unusable" : "container-gone";
-    audit.write({ kind: "session", event: "record-dropped", tenant: record.tenant, session: record.id, reason });
+    const reason = !tenant
+      ? "tenant-removed"
+      : expired
+        ? "max-lifetime"
+        : container
+          ? "unusable"
+          : "container-gone";
+    audit.write({
+      kind: "session",
+      event: "record-dropped",
+      tenant: record.tenant,
+      session: record.id,
+      reason,
+    });
   }
 
   for (const c of containers) {

@@ -57,7 +57,9 @@ function checkBody(body: unknown): CreateSessionInput {
   if (bodyValidator.Check(body)) return body as CreateSessionInput;
   const first = [...bodyValidator.Errors(body)].find((e) => e.keyword !== "boolean");
   const field = (first?.instancePath ?? "").replace(/^\//, "").replaceAll("/", ".") || "body";
-  throw new InvalidArgumentError(`${field} ${first?.message ?? "is invalid"}; see the POST /v1/sessions schema.`);
+  throw new InvalidArgumentError(
+    `${field} ${first?.message ?? "is invalid"}; see the POST /v1/sessions schema.`,
+  );
 }
 
 /** Registers the session routes. */

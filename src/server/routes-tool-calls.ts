@@ -7,7 +7,12 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { type App, auditRequest, principalOf, type ServerContext } from "./app.js";
 import { toErrorResponse } from "./errors.js";
-import { ErrorSchema, SessionParamsSchema, ToolCallsBodySchema, ToolCallsResponseSchema } from "./http-schemas.js";
+import {
+  ErrorSchema,
+  SessionParamsSchema,
+  ToolCallsBodySchema,
+  ToolCallsResponseSchema,
+} from "./http-schemas.js";
 import { SseWriter } from "./sse-writer.js";
 
 /** Aborts when the client goes away before the response finished. */
@@ -42,7 +47,9 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
       ctx.manager.registry.get(tenant.id, sessionId);
       const controller = abortOnDisconnect(reply);
       if (!wantsStream(request)) {
-        const results = await ctx.manager.runToolCalls(tenant, sessionId, calls, { signal: controller.signal });
+        const results = await ctx.manager.runToolCalls(tenant, sessionId, calls, {
+          signal: controller.signal,
+        });
         return { results };
       }
 

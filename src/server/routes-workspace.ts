@@ -19,19 +19,15 @@ export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
     },
   );
 
-  app.get(
-    "/v1/sessions/:id/changes",
-    { schema: { params: SessionParamsSchema } },
-    async (request, reply) => {
-      const { tenant } = principalOf(request);
-      const live = ctx.manager.registry.get(tenant.id, request.params.id);
-      const controller = new AbortController();
-      reply.raw.on("close", () => {
-        if (!reply.raw.writableFinished) controller.abort();
-      });
-      const hostRoot = live.record.workspaceMode === "copy" ? live.record.workspaceHostPath : undefined;
-      const patch = await workspacePatch(live.session.sandbox, hostRoot, { signal: controller.signal });
-      return reply.type("text/x-diff; charset=utf-8").send(patch);
-    },
-  );
+  app.get("/v1/sessions/:id/changes", { schema: { params: SessionParamsSchema } }, async (request, reply) => {
+    const { tenant } = principalOf(request);
+    const live = ctx.manager.registry.get(tenant.id, request.params.id);
+    const controller = new AbortController();
+    reply.raw.on("close", () => {
+      if (!reply.raw.writableFinished) controller.abort();
+    });
+    const hostRoot = live.record.workspaceMode === "copy" ? live.record.workspaceHostPath : undefined;
+    const patch = await workspacePatch(live.session.sandbox, hostRoot, { signal: controller.signal });
+    return reply.type("text/x-diff; charset=utf-8").send(patch);
+  });
 }

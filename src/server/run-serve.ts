@@ -36,7 +36,9 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   log(
     `warden serve: adopted ${r.adopted.length}, dropped ${r.dropped.length}, removed ${r.orphansRemoved.length} orphan(s)`,
   );
-  log(`warden serve: listening on ${server.url} (${config.tenants.length} tenant(s), state in ${config.stateDir})`);
+  log(
+    `warden serve: listening on ${server.url} (${config.tenants.length} tenant(s), state in ${config.stateDir})`,
+  );
   const stop = (signal: string) => {
     log(`warden serve: ${signal}, draining (grace ${config.shutdownGraceMs} ms)`);
     server.shutdown().then(

@@ -4,8 +4,8 @@
  * shutdown (stop accepting; let running calls finish within the grace period, then abort them; close).
  */
 import { mkdir } from "node:fs/promises";
-import { ApprovalBroker } from "./approval-broker.js";
 import { type App, buildApp, type ServerContext } from "./app.js";
+import { ApprovalBroker } from "./approval-broker.js";
 import { type AuditLog, createFileAuditLog } from "./audit.js";
 import type { SessionBackend } from "./backend.js";
 import type { ServerConfig } from "./config.js";

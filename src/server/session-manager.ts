@@ -16,8 +16,8 @@ import type { ServerConfig, TenantConfig } from "./config.js";
 import { QuotaExceededError } from "./errors.js";
 import type { ServerMetrics } from "./metrics.js";
 import type { RecordStore, SessionRecord } from "./record-store.js";
-import type { ResolvedSessionRequest } from "./session-request.js";
 import { CallLimiter, type LiveSession, SessionRegistry } from "./session-registry.js";
+import type { ResolvedSessionRequest } from "./session-request.js";
 import { toolAuditEntry } from "./tool-audit.js";
 
 /** A policy decision reported by a hook, for the audit line of its call. */
@@ -82,7 +82,11 @@ export class SessionManager {
           approvals: this.deps.approvals,
           noteDecision: (note) => {
             this.decisions.set(`${sessionId}:${note.toolCallId}`, note);
-            this.deps.metrics.decisions.inc({ tenant: tenant.id, decision: note.decision, decider: note.decider });
+            this.deps.metrics.decisions.inc({
+              tenant: tenant.id,
+              decision: note.decision,
+              decider: note.decider,
+            });
           },
         })
       : {};
@@ -132,7 +136,13 @@ export class SessionManager {
         await session.close();
         throw err;
       }
-      const live: LiveSession = { record, session, lastActiveMs: createdMs, running: new Set(), closing: false };
+      const live: LiveSession = {
+        record,
+        session,
+        lastActiveMs: createdMs,
+        running: new Set(),
+        closing: false,
+      };
       this.registry.add(live);
       this.deps.metrics.sessions.inc({ tenant: tenant.id });
       this.deps.audit.write({ kind: "session", event: "created", tenant: tenant.id, session: id });
@@ -201,7 +211,11 @@ export class SessionManager {
     const key = `${id}:${result.toolCallId}`;
     const note = this.decisions.get(key);
     this.decisions.delete(key);
-    this.deps.metrics.toolCalls.inc({ tenant, tool: result.toolName, outcome: result.isError ? "error" : "ok" });
+    this.deps.metrics.toolCalls.inc({
+      tenant,
+      tool: result.toolName,
+      outcome: result.isError ? "error" : "ok",
+    });
     this.deps.metrics.toolLatency.observe({ tool: result.toolName }, durationMs / 1000);
     this.deps.audit.write(toolAuditEntry({ tenant, session: id, result, note, durationMs }));
   }
@@ -223,7 +237,13 @@ export class SessionManager {
         await rm(live.record.workspaceHostPath, { recursive: true, force: true });
       }
       await this.deps.records.delete(sessionId);
-      this.deps.audit.write({ kind: "session", event: "closed", tenant: live.record.tenant, session: sessionId, reason });
+      this.deps.audit.write({
+        kind: "session",
+        event: "closed",
+        tenant: live.record.tenant,
+        session: sessionId,
+        reason,
+      });
     }
   }
 

@@ -44,7 +44,10 @@ export function defaultLimits(tenant: TenantConfig): Partial<SandboxLimits> {
 }
 
 /** Checks requested limits against the tenant's caps; throws InvalidArgumentError naming `limits.<field>`. */
-export function checkLimits(tenant: TenantConfig, limits: Partial<SandboxLimits> = {}): Partial<SandboxLimits> {
+export function checkLimits(
+  tenant: TenantConfig,
+  limits: Partial<SandboxLimits> = {},
+): Partial<SandboxLimits> {
   const caps: Partial<Record<keyof SandboxLimits, number>> = {
     cpus: tenant.quotas.cpus,
     memoryBytes: tenant.quotas.memoryBytes,
@@ -86,10 +89,14 @@ export async function resolveSessionRequest(
   const base = { image, workspaceMode, limits, ...(input.tools ? { tools: input.tools } : {}) };
   if (uploaded !== undefined) {
     if (input.workspacePath !== undefined) {
-      throw new InvalidArgumentError("workspacePath cannot be combined with an uploaded tar body; send one of them.");
+      throw new InvalidArgumentError(
+        "workspacePath cannot be combined with an uploaded tar body; send one of them.",
+      );
     }
     if (workspaceMode !== "copy") {
-      throw new InvalidArgumentError(`workspaceMode must be 'copy' for an uploaded workspace, got '${workspaceMode}'.`);
+      throw new InvalidArgumentError(
+        `workspaceMode must be 'copy' for an uploaded workspace, got '${workspaceMode}'.`,
+      );
     }
     return { ...base, workspaceHostPath: uploaded, uploaded: true };
   }
@@ -99,7 +106,9 @@ export async function resolveSessionRequest(
 
 async function allowedWorkspace(tenant: TenantConfig, requested: string): Promise<string> {
   const refuse = (why: string) =>
-    new InvalidArgumentError(`workspacePath '${requested}' ${why}; use a directory under one of the tenant's workspaceRoots.`);
+    new InvalidArgumentError(
+      `workspacePath '${requested}' ${why}; use a directory under one of the tenant's workspaceRoots.`,
+    );
   if (!requested.startsWith("/")) throw refuse("is not absolute");
   let canonical: string;
   try {

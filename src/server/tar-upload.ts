@@ -35,7 +35,11 @@ function safeName(name: string): string {
  * Throws InvalidArgumentError for unsafe entries, UploadTooLargeError past `maxBytes`; the directory
  * is removed on failure.
  */
-export async function unpackWorkspaceTar(body: Readable, maxBytes: number, parent = tmpdir()): Promise<string> {
+export async function unpackWorkspaceTar(
+  body: Readable,
+  maxBytes: number,
+  parent = tmpdir(),
+): Promise<string> {
   const root = await mkdtemp(join(parent, "warden-upload-"));
   const links = new Set<string>();
   let seen = 0;
@@ -56,7 +60,9 @@ export async function unpackWorkspaceTar(body: Readable, maxBytes: number, paren
       const parts = name.split("/");
       for (let i = 1; i <= parts.length; i++) {
         if (links.has(parts.slice(0, i).join("/")) && i < parts.length) {
-          throw new InvalidArgumentError(`workspace tar entry '${header.name}' lies below a symlink of the archive.`);
+          throw new InvalidArgumentError(
+            `workspace tar entry '${header.name}' lies below a symlink of the archive.`,
+          );
         }
       }
       const target = join(root, name);
@@ -92,6 +98,8 @@ export async function unpackWorkspaceTar(body: Readable, maxBytes: number, paren
   } catch (err) {
     await rm(root, { recursive: true, force: true });
     if (err instanceof WardenError || err instanceof UploadTooLargeError) throw err;
-    throw new InvalidArgumentError(`workspace tar body is not a valid tar archive: ${(err as Error).message}.`);
+    throw new InvalidArgumentError(
+      `workspace tar body is not a valid tar archive: ${(err as Error).message}.`,
+    );
   }
 }

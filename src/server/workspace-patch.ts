@@ -13,7 +13,11 @@ import { WORKSPACE_DIR } from "../sandbox/types.js";
 
 const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
 
-async function original(hostRoot: string | undefined, path: string, maxBytes: number): Promise<Buffer | null> {
+async function original(
+  hostRoot: string | undefined,
+  path: string,
+  maxBytes: number,
+): Promise<Buffer | null> {
   if (!hostRoot) return null;
   try {
     const data = await readFile(join(hostRoot, path));
@@ -23,7 +27,12 @@ async function original(hostRoot: string | undefined, path: string, maxBytes: nu
   }
 }
 
-async function current(sandbox: Sandbox, path: string, maxBytes: number, signal?: AbortSignal): Promise<Buffer> {
+async function current(
+  sandbox: Sandbox,
+  path: string,
+  maxBytes: number,
+  signal?: AbortSignal,
+): Promise<Buffer> {
   const res = await sandbox.readFile(
     `${WORKSPACE_DIR}/${path}`,
     { kind: "bytes", offset: 0, length: maxBytes + 1 },

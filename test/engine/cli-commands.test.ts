@@ -3,9 +3,11 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Command } from "commander";
-import { afterAll, beforeAll, expect, it, vi } from "vitest";
-import { registerExec } from "../../src/cli/commands/exec.js";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { parseExecArguments, registerExec } from "../../src/cli/commands/exec.js";
 import { registerReplay } from "../../src/cli/commands/replay.js";
+import { previewText } from "../../src/cli/output/format-result.js";
+import { sessionOptionsOf, toolSelectionOf } from "../../src/cli/output/session-flags.js";
 import type { ToolResultMessage } from "../../src/tools/types.js";
 import { describeEngine } from "../helpers/engine.js";
 
@@ -252,5 +254,39 @@ describeEngine("warden replay", () => {
     const run = await warden(["replay", transcript, ...TENANT]);
     expect(run.exitCode).toBe(2);
     expect(run.stderr).toContain("Transcript line 1 is not valid JSON");
+  });
+});
+
+describe("CLI helpers (no engine)", () => {
+  it("maps Pi's tool flags to a ToolSelection", () => {
+    expect(toolSelectionOf({ tools: "read, ls", excludeTools: "ls" })).toEqual({
+      tools: ["read", "ls"],
+      excludeTools: ["ls"],
+    });
+    expect(toolSelectionOf({ tools: false, builtinTools: false })).toEqual({
+      noTools: true,
+      noBuiltinTools: true,
+    });
+  });
+
+  it("refuses --mode without --workspace", async () => {
+    await expect(sessionOptionsOf({ mode: "rw" })).rejects.toThrow(
+      "--mode needs --workspace <dir>: name the host directory to expose.",
+    );
+  });
+
+  it("shortens long results on screen to the first and last 10 lines", () => {
+    const text = `${Array.from({ length: 50 }, (_, i) => String(i + 1)).join("\n")}\n`;
+    const lines = previewText(text).split("\n");
+    expect(lines.length).toBe(21);
+    expect(lines.slice(0, 2)).toEqual(["1", "2"]);
+    expect(lines[10]).toContain("30 lines not shown");
+    expect(lines.at(-1)).toBe("50");
+    expect(previewText("a\nb\n")).toBe("a\nb");
+  });
+
+  it("accepts only a JSON object as exec arguments", () => {
+    expect(parseExecArguments('{"path":"a"}')).toEqual({ path: "a" });
+    expect(() => parseExecArguments('"a"')).toThrow('Tool arguments must be a JSON object, got "a".');
   });
 });

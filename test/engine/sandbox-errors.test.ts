@@ -6,7 +6,7 @@ import Docker from "dockerode";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createSandbox, getDocker } from "../../src/sandbox/index.js";
 import { describeEngine } from "../helpers/engine.js";
-import { leftovers, run, testTenant } from "./sandbox-fixture.js";
+import { EXEC_PATHS, leftovers, run, testTenant } from "./sandbox-fixture.js";
 
 const tenant = testTenant("errors");
 
@@ -77,14 +77,17 @@ describeEngine("DockerSandbox errors", () => {
     expect(await leftovers(tenant)).toEqual([]);
   });
 
-  it("case 22: a stopped container gives SandboxNotRunningError, not success", async () => {
-    await using sb = await createSandbox({ tenant });
-    expect((await run(sb, "true")).exitCode).toBe(0);
-    await getDocker().getContainer(sb.info.containerId).stop({ t: 0 });
-    await expect(sb.exec({ shell: "true" })).rejects.toMatchObject({ code: "SANDBOX_NOT_RUNNING" });
-    await expect(sb.stat("/workspace")).rejects.toMatchObject({ code: "SANDBOX_NOT_RUNNING" });
-    await sb.destroy();
-    await sb.destroy();
-    await expect(sb.exec({ shell: "true" })).rejects.toMatchObject({ code: "SANDBOX_NOT_RUNNING" });
-  });
+  it.each(EXEC_PATHS)(
+    "case 22: a stopped container gives SandboxNotRunningError, not success (%s)",
+    async (execPath) => {
+      await using sb = await createSandbox({ execPath, tenant });
+      expect((await run(sb, "true")).exitCode).toBe(0);
+      await getDocker().getContainer(sb.info.containerId).stop({ t: 0 });
+      await expect(sb.exec({ shell: "true" })).rejects.toMatchObject({ code: "SANDBOX_NOT_RUNNING" });
+      await expect(sb.stat("/workspace")).rejects.toMatchObject({ code: "SANDBOX_NOT_RUNNING" });
+      await sb.destroy();
+      await sb.destroy();
+      await expect(sb.exec({ shell: "true" })).rejects.toMatchObject({ code: "SANDBOX_NOT_RUNNING" });
+    },
+  );
 });

@@ -7,6 +7,9 @@ import { getDocker } from "../../src/sandbox/engine.js";
 import { LABEL } from "../../src/sandbox/labels.js";
 import type { ExecCommand, ExecOptions, ExecResult, Sandbox } from "../../src/sandbox/types.js";
 
+/** Both exec paths: every sandbox suite runs against each (createSandbox's `execPath`). */
+export const EXEC_PATHS = ["channel", "docker-exec"] as const;
+
 /** A tenant label unique to one test file: `test-sandbox-<name>-<hex>`. */
 export function testTenant(name: string): string {
   return `test-sandbox-${name}-${randomBytes(3).toString("hex")}`;

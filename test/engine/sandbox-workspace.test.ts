@@ -18,7 +18,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { createSandbox } from "../../src/sandbox/index.js";
 import type { Sandbox } from "../../src/sandbox/types.js";
 import { describeEngine } from "../helpers/engine.js";
-import { leftovers, run, testTenant } from "./sandbox-fixture.js";
+import { EXEC_PATHS, leftovers, run, testTenant } from "./sandbox-fixture.js";
 
 const tenant = testTenant("workspace");
 const LONG = `${"n".repeat(196)}.txt`;
@@ -50,125 +50,133 @@ async function snapshot(dir: string): Promise<string> {
   return parts.join("|");
 }
 
-describeEngine("DockerSandbox workspace", () => {
-  let host: string;
-  let extra: string;
-  let copy: Sandbox;
-  let ro: Sandbox;
-  beforeAll(async () => {
-    host = await makeHostDir();
-    extra = await mkdtemp(join(tmpdir(), "warden-extra-"));
-    await chmod(extra, 0o755);
-    await writeFile(join(extra, "ref.txt"), "ref\n");
-    [copy, ro] = await Promise.all([
-      createSandbox({ tenant, workspace: { hostPath: host }, limits: { workspaceBytes: 32 * 1024 * 1024 } }),
-      createSandbox({
-        tenant,
-        workspace: { hostPath: host, mode: "ro" },
-        mounts: [{ hostPath: extra, containerPath: "/ref" }],
-      }),
-    ]);
-  });
-  afterAll(async () => {
-    await Promise.all([copy?.destroy(), ro?.destroy()]);
-    await rm(host, { recursive: true, force: true });
-    await rm(extra, { recursive: true, force: true });
-    expect(await leftovers(tenant)).toEqual([]);
-  });
-
-  it("copy keeps long and unicode names, modes, symlinks, empty dirs; owner is uid 1000", async () => {
-    expect(copy.info.workspaceMode).toBe("copy");
-    expect(copy.info.roots).toEqual(["/workspace"]);
-    const r = await run(
-      copy,
-      `cd /workspace && find . -mindepth 1 -printf '%P %y %m %u:%g %l\\n' | LC_ALL=C sort && cat ${LONG} '${UNICODE}' && ./run.sh`,
-    );
-    expect(r.stdout).toBe(
-      [
-        "empty d 755 sandbox:sandbox ",
-        "link l 777 sandbox:sandbox run.sh",
-        `${LONG} f 644 sandbox:sandbox `,
-        "run.sh f 755 sandbox:sandbox ",
-        `${UNICODE} f 644 sandbox:sandbox `,
-        "secret.txt f 600 sandbox:sandbox ",
-        "sub d 755 sandbox:sandbox ",
-        "sub/keep.txt f 644 sandbox:sandbox ",
-        "long",
-        "unicode",
-        "ran",
-        "",
-      ].join("\n"),
-    );
-  });
-
-  it("copy never writes the host dir; export and changedPaths report the changes", async () => {
-    const before = await snapshot(host);
-    await copy.writeFile("new.txt", Buffer.from("new\n"));
-    await copy.writeFile("sub/keep.txt", Buffer.from("changed\n"));
-    const r = await run(copy, "rm secret.txt && rmdir empty && echo x > run.sh");
-    expect(r.exitCode).toBe(0);
-    expect(await snapshot(host)).toBe(before);
-    expect(await copy.changedPaths()).toEqual([
-      { path: "new.txt", kind: "added" },
-      { path: "run.sh", kind: "modified" },
-      { path: "secret.txt", kind: "deleted" },
-      { path: "sub/keep.txt", kind: "modified" },
-    ]);
-    const entries = new Map<string, string>();
-    const extract = tar.extract();
-    (await copy.exportWorkspace()).pipe(extract);
-    for await (const entry of extract) {
-      const chunks: Buffer[] = [];
-      for await (const chunk of entry) chunks.push(chunk as Buffer);
-      entries.set(entry.header.name, Buffer.concat(chunks).toString());
-    }
-    expect(entries.get("./new.txt")).toBe("new\n");
-    expect(entries.get("./sub/keep.txt")).toBe("changed\n");
-    expect(entries.get(`./${UNICODE}`)).toBe("unicode\n");
-    expect(entries.has("./secret.txt")).toBe(false);
-  });
-
-  it("case 26 (workspace): dd stops with ENOSPC at the quota, then echo ok still works", async () => {
-    const dd = await run(copy, "dd if=/dev/zero of=/workspace/fill bs=1M count=1000000", {
-      timeoutMs: 120_000,
+for (const execPath of EXEC_PATHS) {
+  describeEngine(`DockerSandbox workspace (${execPath})`, () => {
+    let host: string;
+    let extra: string;
+    let copy: Sandbox;
+    let ro: Sandbox;
+    beforeAll(async () => {
+      host = await makeHostDir();
+      extra = await mkdtemp(join(tmpdir(), "warden-extra-"));
+      await chmod(extra, 0o755);
+      await writeFile(join(extra, "ref.txt"), "ref\n");
+      [copy, ro] = await Promise.all([
+        createSandbox({
+          execPath,
+          tenant,
+          workspace: { hostPath: host },
+          limits: { workspaceBytes: 32 * 1024 * 1024 },
+        }),
+        createSandbox({
+          execPath,
+          tenant,
+          workspace: { hostPath: host, mode: "ro" },
+          mounts: [{ hostPath: extra, containerPath: "/ref" }],
+        }),
+      ]);
     });
-    expect(dd.exitCode).toBe(1);
-    expect(dd.timedOut).toBe(false);
-    expect(dd.stderr).toContain("No space left on device");
-    const size = await copy.stat("/workspace/fill");
-    expect(size?.size).toBeLessThanOrEqual(32 * 1024 * 1024);
-    expect(size?.size).toBeGreaterThan(31 * 1024 * 1024);
-    const ok = await run(copy, "echo ok");
-    expect(ok).toMatchObject({ exitCode: 0, stdout: "ok\n" });
-    await run(copy, "rm /workspace/fill");
-  });
-
-  it("ro refuses writes; extra mounts are read-only and listed in roots", async () => {
-    expect(ro.info.roots).toEqual(["/workspace", "/ref"]);
-    const r = await run(
-      ro,
-      "echo x > /workspace/new.txt; echo x > /ref/new.txt; cat /ref/ref.txt /workspace/sub/keep.txt",
-    );
-    expect(r.stderr).toBe(
-      "bash: line 1: /workspace/new.txt: Read-only file system\nbash: line 1: /ref/new.txt: Read-only file system\n",
-    );
-    expect(r.stdout).toBe("ref\nkeep\n");
-    await expect(ro.writeFile("/workspace/w.txt", Buffer.from("w"))).rejects.toMatchObject({
-      code: "SANDBOX_ERROR",
+    afterAll(async () => {
+      await Promise.all([copy?.destroy(), ro?.destroy()]);
+      await rm(host, { recursive: true, force: true });
+      await rm(extra, { recursive: true, force: true });
+      expect(await leftovers(tenant)).toEqual([]);
     });
-    expect(await readdir(host)).not.toContain("w.txt");
-  });
 
-  it("rw writes through to the host directory", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "warden-rw-"));
-    await chown(dir, 1000, 1000); // rw: the sandbox user (uid 1000) must own what it writes into
-    try {
-      await using rw = await createSandbox({ tenant, workspace: { hostPath: dir, mode: "rw" } });
-      await rw.writeFile("out.txt", Buffer.from("through\n"));
-      expect(await readFile(join(dir, "out.txt"), "utf8")).toBe("through\n");
-      expect(await rw.changedPaths()).toEqual([{ path: "out.txt", kind: "added" }]);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    it("copy keeps long and unicode names, modes, symlinks, empty dirs; owner is uid 1000", async () => {
+      expect(copy.info.workspaceMode).toBe("copy");
+      expect(copy.info.roots).toEqual(["/workspace"]);
+      const r = await run(
+        copy,
+        `cd /workspace && find . -mindepth 1 -printf '%P %y %m %u:%g %l\\n' | LC_ALL=C sort && cat ${LONG} '${UNICODE}' && ./run.sh`,
+      );
+      expect(r.stdout).toBe(
+        [
+          "empty d 755 sandbox:sandbox ",
+          "link l 777 sandbox:sandbox run.sh",
+          `${LONG} f 644 sandbox:sandbox `,
+          "run.sh f 755 sandbox:sandbox ",
+          `${UNICODE} f 644 sandbox:sandbox `,
+          "secret.txt f 600 sandbox:sandbox ",
+          "sub d 755 sandbox:sandbox ",
+          "sub/keep.txt f 644 sandbox:sandbox ",
+          "long",
+          "unicode",
+          "ran",
+          "",
+        ].join("\n"),
+      );
+    });
+
+    it("copy never writes the host dir; export and changedPaths report the changes", async () => {
+      const before = await snapshot(host);
+      await copy.writeFile("new.txt", Buffer.from("new\n"));
+      await copy.writeFile("sub/keep.txt", Buffer.from("changed\n"));
+      const r = await run(copy, "rm secret.txt && rmdir empty && echo x > run.sh");
+      expect(r.exitCode).toBe(0);
+      expect(await snapshot(host)).toBe(before);
+      expect(await copy.changedPaths()).toEqual([
+        { path: "new.txt", kind: "added" },
+        { path: "run.sh", kind: "modified" },
+        { path: "secret.txt", kind: "deleted" },
+        { path: "sub/keep.txt", kind: "modified" },
+      ]);
+      const entries = new Map<string, string>();
+      const extract = tar.extract();
+      (await copy.exportWorkspace()).pipe(extract);
+      for await (const entry of extract) {
+        const chunks: Buffer[] = [];
+        for await (const chunk of entry) chunks.push(chunk as Buffer);
+        entries.set(entry.header.name, Buffer.concat(chunks).toString());
+      }
+      expect(entries.get("./new.txt")).toBe("new\n");
+      expect(entries.get("./sub/keep.txt")).toBe("changed\n");
+      expect(entries.get(`./${UNICODE}`)).toBe("unicode\n");
+      expect(entries.has("./secret.txt")).toBe(false);
+    });
+
+    it("case 26 (workspace): dd stops with ENOSPC at the quota, then echo ok still works", async () => {
+      const dd = await run(copy, "dd if=/dev/zero of=/workspace/fill bs=1M count=1000000", {
+        timeoutMs: 120_000,
+      });
+      expect(dd.exitCode).toBe(1);
+      expect(dd.timedOut).toBe(false);
+      expect(dd.stderr).toContain("No space left on device");
+      const size = await copy.stat("/workspace/fill");
+      expect(size?.size).toBeLessThanOrEqual(32 * 1024 * 1024);
+      expect(size?.size).toBeGreaterThan(31 * 1024 * 1024);
+      const ok = await run(copy, "echo ok");
+      expect(ok).toMatchObject({ exitCode: 0, stdout: "ok\n" });
+      await run(copy, "rm /workspace/fill");
+    });
+
+    it("ro refuses writes; extra mounts are read-only and listed in roots", async () => {
+      expect(ro.info.roots).toEqual(["/workspace", "/ref"]);
+      const r = await run(
+        ro,
+        "echo x > /workspace/new.txt; echo x > /ref/new.txt; cat /ref/ref.txt /workspace/sub/keep.txt",
+      );
+      expect(r.stderr).toBe(
+        "bash: line 1: /workspace/new.txt: Read-only file system\nbash: line 1: /ref/new.txt: Read-only file system\n",
+      );
+      expect(r.stdout).toBe("ref\nkeep\n");
+      await expect(ro.writeFile("/workspace/w.txt", Buffer.from("w"))).rejects.toMatchObject({
+        code: "SANDBOX_ERROR",
+      });
+      expect(await readdir(host)).not.toContain("w.txt");
+    });
+
+    it("rw writes through to the host directory", async () => {
+      const dir = await mkdtemp(join(tmpdir(), "warden-rw-"));
+      await chown(dir, 1000, 1000); // rw: the sandbox user (uid 1000) must own what it writes into
+      try {
+        await using rw = await createSandbox({ execPath, tenant, workspace: { hostPath: dir, mode: "rw" } });
+        await rw.writeFile("out.txt", Buffer.from("through\n"));
+        expect(await readFile(join(dir, "out.txt"), "utf8")).toBe("through\n");
+        expect(await rw.changedPaths()).toEqual([{ path: "out.txt", kind: "added" }]);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
   });
-});
+}

@@ -19,7 +19,13 @@ const suffix = randomBytes(4).toString("hex");
 const A = `test-srv-a-${suffix}`;
 const B = `test-srv-b-${suffix}`;
 const KEYS = { [A]: `key-a-${suffix}`, [B]: `key-b-${suffix}` };
-const quotas = { maxSessions: 2, maxConcurrentToolCalls: 4, cpus: 1, memoryBytes: 268435456, workspaceBytes: 67108864 };
+const quotas = {
+  maxSessions: 2,
+  maxConcurrentToolCalls: 4,
+  cpus: 1,
+  memoryBytes: 268435456,
+  workspaceBytes: 67108864,
+};
 
 function parseSse(body: string): { event: string; data: Record<string, unknown> }[] {
   return body
@@ -39,7 +45,11 @@ describeEngine("warden serve on the engine: two tenants", () => {
   const call = (tenant: string, path: string, init: RequestInit = {}) =>
     fetch(`${server.url}${path}`, {
       ...init,
-      headers: { authorization: `Bearer ${KEYS[tenant]}`, "content-type": "application/json", ...init.headers },
+      headers: {
+        authorization: `Bearer ${KEYS[tenant]}`,
+        "content-type": "application/json",
+        ...init.headers,
+      },
     });
 
   beforeAll(async () => {
@@ -88,7 +98,10 @@ describeEngine("warden serve on the engine: two tenants", () => {
 
   it("runs streamed batches for two tenants at once and keeps them apart", async () => {
     const [sa, sb] = await Promise.all(
-      [A, B].map(async (t) => (await (await call(t, "/v1/sessions", { method: "POST", body: "{}" })).json()) as { id: string }),
+      [A, B].map(
+        async (t) =>
+          (await (await call(t, "/v1/sessions", { method: "POST", body: "{}" })).json()) as { id: string },
+      ),
     );
     const stream = (t: string, id: string, text: string) =>
       call(t, `/v1/sessions/${id}/tool-calls`, {
@@ -100,7 +113,11 @@ describeEngine("warden serve on the engine: two tenants", () => {
             { id: "b", name: "bash", arguments: { command: `echo ${text}; echo done` } },
           ],
         }),
-      }).then(async (r) => ({ status: r.status, type: r.headers.get("content-type"), events: parseSse(await r.text()) }));
+      }).then(async (r) => ({
+        status: r.status,
+        type: r.headers.get("content-type"),
+        events: parseSse(await r.text()),
+      }));
     const [ra, rb] = await Promise.all([stream(A, sa!.id, "alpha"), stream(B, sb!.id, "beta")]);
     for (const [r, text] of [
       [ra, "alpha"],
@@ -108,11 +125,17 @@ describeEngine("warden serve on the engine: two tenants", () => {
     ] as const) {
       expect(r.status).toBe(200);
       expect(r.type).toBe("text/event-stream; charset=utf-8");
-      expect(r.events.filter((e) => e.event === "tool_execution_start").map((e) => e.data.toolCallId)).toEqual(["w", "b"]);
+      expect(
+        r.events.filter((e) => e.event === "tool_execution_start").map((e) => e.data.toolCallId),
+      ).toEqual(["w", "b"]);
       expect(r.events.filter((e) => e.event === "tool_execution_end")).toHaveLength(2);
       const last = r.events.at(-1)!;
       expect(last.event).toBe("results");
-      const results = last.data.results as { toolCallId: string; isError: boolean; content: { text: string }[] }[];
+      const results = last.data.results as {
+        toolCallId: string;
+        isError: boolean;
+        content: { text: string }[];
+      }[];
       expect(results.map((x) => [x.toolCallId, x.isError])).toEqual([
         ["w", false],
         ["b", false],
@@ -121,7 +144,9 @@ describeEngine("warden serve on the engine: two tenants", () => {
     }
     // Each tenant sees only its own file, and only its own session.
     const patchA = await (await call(A, `/v1/sessions/${sa!.id}/changes`)).text();
-    expect(patchA).toBe("diff --git a/who.txt b/who.txt\n--- /dev/null\n+++ b/who.txt\n@@ -0,0 +1,1 @@\n+alpha\n");
+    expect(patchA).toBe(
+      "diff --git a/who.txt b/who.txt\n--- /dev/null\n+++ b/who.txt\n@@ -0,0 +1,1 @@\n+alpha\n",
+    );
     const listB = (await (await call(B, "/v1/sessions")).json()) as { sessions: { id: string }[] };
     expect(listB.sessions.map((s) => s.id)).toEqual([sb!.id]);
     for (const [method, path, body] of [
@@ -129,7 +154,11 @@ describeEngine("warden serve on the engine: two tenants", () => {
       ["GET", `/v1/sessions/${sa!.id}/workspace`, undefined],
       ["GET", `/v1/sessions/${sa!.id}/changes`, undefined],
       ["GET", `/v1/tools?session=${sa!.id}`, undefined],
-      ["POST", `/v1/sessions/${sa!.id}/tool-calls`, JSON.stringify({ toolCalls: [{ id: "x", name: "ls", arguments: {} }] })],
+      [
+        "POST",
+        `/v1/sessions/${sa!.id}/tool-calls`,
+        JSON.stringify({ toolCalls: [{ id: "x", name: "ls", arguments: {} }] }),
+      ],
       ["DELETE", `/v1/sessions/${sa!.id}`, undefined],
     ] as const) {
       const r = await call(B, path, { method, ...(body ? { body } : {}) });
@@ -148,26 +177,39 @@ describeEngine("warden serve on the engine: two tenants", () => {
   });
 
   it("an ask waits for its own tenant's answer over HTTP; the other tenant cannot see or answer it", async () => {
-    const s = (await (await call(A, "/v1/sessions", { method: "POST", body: "{}" })).json()) as { id: string };
+    const s = (await (await call(A, "/v1/sessions", { method: "POST", body: "{}" })).json()) as {
+      id: string;
+    };
     const pending = call(A, `/v1/sessions/${s.id}/tool-calls`, {
       method: "POST",
-      body: JSON.stringify({ toolCalls: [{ id: "t", name: "bash", arguments: { command: "touch made.txt" } }] }),
+      body: JSON.stringify({
+        toolCalls: [{ id: "t", name: "bash", arguments: { command: "touch made.txt" } }],
+      }),
     });
     let approvals: { id: string; rule: string; tool: string }[] = [];
     await expect
       .poll(
         async () => {
-          approvals = ((await (await call(A, "/v1/approvals")).json()) as { approvals: typeof approvals }).approvals;
+          approvals = ((await (await call(A, "/v1/approvals")).json()) as { approvals: typeof approvals })
+            .approvals;
           return approvals.length;
         },
         { timeout: 20_000, interval: 200 },
       )
       .toBe(1);
     expect(approvals[0]).toMatchObject({ tool: "bash", rule: "ask-touch" });
-    expect(((await (await call(B, "/v1/approvals")).json()) as { approvals: unknown[] }).approvals).toEqual([]);
-    const foreign = await call(B, `/v1/approvals/${approvals[0]!.id}`, { method: "POST", body: '{"decision":"allow"}' });
+    expect(((await (await call(B, "/v1/approvals")).json()) as { approvals: unknown[] }).approvals).toEqual(
+      [],
+    );
+    const foreign = await call(B, `/v1/approvals/${approvals[0]!.id}`, {
+      method: "POST",
+      body: '{"decision":"allow"}',
+    });
     expect(foreign.status).toBe(404);
-    const ok = await call(A, `/v1/approvals/${approvals[0]!.id}`, { method: "POST", body: '{"decision":"allow"}' });
+    const ok = await call(A, `/v1/approvals/${approvals[0]!.id}`, {
+      method: "POST",
+      body: '{"decision":"allow"}',
+    });
     expect(ok.status).toBe(200);
     const res = (await (await pending).json()) as { results: { isError: boolean }[] };
     expect(res.results[0]!.isError).toBe(false);
@@ -175,8 +217,8 @@ describeEngine("warden serve on the engine: two tenants", () => {
       method: "POST",
       body: JSON.stringify({ toolCalls: [{ id: "l", name: "ls", arguments: {} }] }),
     });
-    expect(((await ls.json()) as { results: { content: { text: string }[] }[] }).results[0]!.content[0]!.text).toBe(
-      "made.txt",
-    );
+    expect(
+      ((await ls.json()) as { results: { content: { text: string }[] }[] }).results[0]!.content[0]!.text,
+    ).toBe("made.txt");
   });
 });

@@ -22,7 +22,13 @@ const IMAGE = "warden-controller:latest";
 const suffix = randomBytes(4).toString("hex");
 const TENANTS = [`test-e2e-a-${suffix}`, `test-e2e-b-${suffix}`] as const;
 const KEYS = Object.fromEntries(TENANTS.map((t) => [t, `key-${t}`]));
-const quotas = { maxSessions: 2, maxConcurrentToolCalls: 4, cpus: 1, memoryBytes: 268435456, workspaceBytes: 67108864 };
+const quotas = {
+  maxSessions: 2,
+  maxConcurrentToolCalls: 4,
+  cpus: 1,
+  memoryBytes: 268435456,
+  workspaceBytes: 67108864,
+};
 
 describeEngine("controller image end to end (testcontainers)", () => {
   let controller: Started;
@@ -31,17 +37,26 @@ describeEngine("controller image end to end (testcontainers)", () => {
   const api = (tenant: string, path: string, init: RequestInit = {}) =>
     fetch(`${base}${path}`, {
       ...init,
-      headers: { authorization: `Bearer ${KEYS[tenant]}`, "content-type": "application/json", ...init.headers },
+      headers: {
+        authorization: `Bearer ${KEYS[tenant]}`,
+        "content-type": "application/json",
+        ...init.headers,
+      },
     });
 
   beforeAll(async () => {
     const docker = new Docker();
-    const present = await docker.getImage(IMAGE).inspect().then(
-      () => true,
-      () => false,
-    );
+    const present = await docker
+      .getImage(IMAGE)
+      .inspect()
+      .then(
+        () => true,
+        () => false,
+      );
     if (!present) {
-      execFileSync("bash", [resolve(import.meta.dirname, "../../images/controller/build.sh")], { stdio: "inherit" });
+      execFileSync("bash", [resolve(import.meta.dirname, "../../images/controller/build.sh")], {
+        stdio: "inherit",
+      });
     }
     const config = {
       host: "0.0.0.0",
@@ -52,7 +67,9 @@ describeEngine("controller image end to end (testcontainers)", () => {
     controller = await new GenericContainer(IMAGE)
       .withPullPolicy(PullPolicy.defaultPolicy())
       .withBindMounts([{ source: "/var/run/docker.sock", target: "/var/run/docker.sock" }])
-      .withCopyContentToContainer([{ content: JSON.stringify(config), target: "/etc/warden/warden-serve.json" }])
+      .withCopyContentToContainer([
+        { content: JSON.stringify(config), target: "/etc/warden/warden-serve.json" },
+      ])
       .withEnvironment({ WARDEN_SERVE_CONFIG: "/etc/warden/warden-serve.json" })
       .withExposedPorts(8080)
       .withLabels({ "io.warden.test": suffix })
@@ -82,7 +99,13 @@ describeEngine("controller image end to end (testcontainers)", () => {
           method: "POST",
           headers: { accept: "text/event-stream" },
           body: JSON.stringify({
-            toolCalls: [{ id: "b", name: "bash", arguments: { command: `for i in 1 2 3; do echo ${t}-$i; sleep 0.2; done` } }],
+            toolCalls: [
+              {
+                id: "b",
+                name: "bash",
+                arguments: { command: `for i in 1 2 3; do echo ${t}-$i; sleep 0.2; done` },
+              },
+            ],
           }),
         });
         return { type: res.headers.get("content-type"), body: await res.text() };

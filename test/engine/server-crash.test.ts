@@ -5,7 +5,7 @@
  * `--on-exit close` leaves no container.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, readdir, rm, unlink, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -46,7 +46,13 @@ describeEngine("warden serve: kill -9 and restart", () => {
           {
             id: TENANT,
             keys: [{ id: "k", sha256: hashKey(KEY) }],
-            quotas: { maxSessions: 4, maxConcurrentToolCalls: 4, cpus: 1, memoryBytes: 268435456, workspaceBytes: 67108864 },
+            quotas: {
+              maxSessions: 4,
+              maxConcurrentToolCalls: 4,
+              cpus: 1,
+              memoryBytes: 268435456,
+              workspaceBytes: 67108864,
+            },
           },
         ],
       }),
@@ -69,7 +75,9 @@ describeEngine("warden serve: kill -9 and restart", () => {
       ids.push(((await res.json()) as { id: string }).id);
     }
     const [kept, busy, unrecorded] = ids as [string, string, string];
-    expect(((await (await run(first, kept, "echo before > mark.txt")).json()) as { results: unknown[] }).results).toHaveLength(1);
+    expect(
+      ((await (await run(first, kept, "echo before > mark.txt")).json()) as { results: unknown[] }).results,
+    ).toHaveLength(1);
     // A call still running when the controller dies.
     const inFlight = run(first, busy, "sleep 30").catch(() => "connection lost");
     await new Promise((r) => setTimeout(r, 1000));
@@ -85,10 +93,13 @@ describeEngine("warden serve: kill -9 and restart", () => {
     const second = await spawnServe(main, config, ["--on-exit", "close"]);
     children.push(second);
     expect(second.stderr()).toContain("warden serve: adopted 2, dropped 0, removed 1 orphan(s)");
-    const listed = ((await (await api(second, "/v1/sessions")).json()) as { sessions: { id: string }[] }).sessions;
+    const listed = ((await (await api(second, "/v1/sessions")).json()) as { sessions: { id: string }[] })
+      .sessions;
     expect(listed.map((s) => s.id).sort()).toEqual([kept, busy].sort());
     expect(await readFile(join(dir, "state", "sessions", `${kept}.json`), "utf8")).toBe(recordText);
-    const after = (await (await run(second, kept, "cat mark.txt")).json()) as { results: { content: { text: string }[] }[] };
+    const after = (await (await run(second, kept, "cat mark.txt")).json()) as {
+      results: { content: { text: string }[] }[];
+    };
     expect(after.results[0]!.content[0]!.text).toBe("before\n");
     const containers = await tenantContainers(TENANT);
     expect(containers.map((c) => c.Labels["io.warden.session"]).sort()).toEqual([kept, busy].sort());

@@ -68,8 +68,15 @@ export async function tenantContainers(tenant: string): Promise<Docker.Container
 export async function removeTenant(tenant: string): Promise<void> {
   const docker = new Docker();
   for (const c of await tenantContainers(tenant)) {
-    await docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => undefined);
+    await docker
+      .getContainer(c.Id)
+      .remove({ force: true, v: true })
+      .catch(() => undefined);
     const volume = c.Labels["io.warden.volume"];
-    if (volume) await docker.getVolume(volume).remove().catch(() => undefined);
+    if (volume)
+      await docker
+        .getVolume(volume)
+        .remove()
+        .catch(() => undefined);
   }
 }

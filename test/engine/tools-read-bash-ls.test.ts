@@ -226,7 +226,7 @@ describeEngine("case 18: reading a huge file", () => {
       expect(allMs).toBeLessThan(2000);
       expect(fiveMs).toBeLessThan(2000);
     }
-  });
+  }, 300_000);
 });
 
 describeEngine("case 26: full disk and spill files", () => {

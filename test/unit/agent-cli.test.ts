@@ -70,7 +70,12 @@ describe("warden run provider failure", () => {
     vi.spyOn(process.stdout, "write").mockImplementation((c) => out.push(String(c)) > 0);
     const close = vi.fn(async () => {});
     const fake = createFakeSession();
-    const session = { ...fake, enabledTools: [], close, sandbox: { changedPaths: async () => [] } } as unknown as Session;
+    const session = {
+      ...fake,
+      enabledTools: [],
+      close,
+      sandbox: { changedPaths: async () => [] },
+    } as unknown as Session;
     const dir = mkdtempSync(join(tmpdir(), "warden-run-401-"));
     try {
       await runRun(

@@ -132,6 +132,10 @@ describe("createPolicyHook", () => {
     expect(approval.requests).toHaveLength(1);
     expect(await hook(context("make test"))).toBeUndefined();
     expect(approval.requests).toHaveLength(2);
+    const long = "x".repeat(100);
+    await hook(context(`eval "${long}a"`));
+    await hook(context(`eval "${long}b"`));
+    expect(approval.requests).toHaveLength(4);
   });
 
   it("a timeout means deny (decider timeout)", async () => {

@@ -5,7 +5,13 @@ import { describe, expect, it } from "vitest";
 import { hashKey, KeyRing } from "../../src/server/auth.js";
 import { loadServerConfig, resolveServerConfig } from "../../src/server/config.js";
 
-const quotas = { maxSessions: 1, maxConcurrentToolCalls: 2, cpus: 1, memoryBytes: 67108864, workspaceBytes: 1000 };
+const quotas = {
+  maxSessions: 1,
+  maxConcurrentToolCalls: 2,
+  cpus: 1,
+  memoryBytes: 67108864,
+  workspaceBytes: 1000,
+};
 const key = (id: string, token: string) => ({ id, sha256: hashKey(token) });
 
 describe("warden serve: config and keys", () => {
@@ -42,7 +48,11 @@ describe("warden serve: config and keys", () => {
 
   it("an invalid file is an INVALID_ARGUMENT naming the field", () => {
     expect(() =>
-      resolveServerConfig({ tenants: [{ id: "acme", keys: [{ id: "k", sha256: "plain-text" }], quotas }] }, "/", "c.yaml"),
+      resolveServerConfig(
+        { tenants: [{ id: "acme", keys: [{ id: "k", sha256: "plain-text" }], quotas }] },
+        "/",
+        "c.yaml",
+      ),
     ).toThrow("c.yaml: invalid server configuration: /tenants/0/keys/0/sha256 must match pattern");
     expect(() => resolveServerConfig({ tenants: [] }, "/", "c.yaml")).toThrow(
       "c.yaml: invalid server configuration: /tenants must not have fewer than 1 items.",
@@ -76,10 +86,15 @@ describe("warden serve: config and keys", () => {
   it("loads YAML and JSON files; the example config is valid", async () => {
     const dir = await mkdtemp(join(tmpdir(), "warden-cfg-"));
     try {
-      await writeFile(join(dir, "a.yaml"), `port: 9000\ntenants:\n  - id: t1\n    keys: [{id: k, sha256: ${hashKey("x")}}]\n    quotas: {maxSessions: 1, maxConcurrentToolCalls: 1, cpus: 1, memoryBytes: 67108864, workspaceBytes: 1}\n`);
+      await writeFile(
+        join(dir, "a.yaml"),
+        `port: 9000\ntenants:\n  - id: t1\n    keys: [{id: k, sha256: ${hashKey("x")}}]\n    quotas: {maxSessions: 1, maxConcurrentToolCalls: 1, cpus: 1, memoryBytes: 67108864, workspaceBytes: 1}\n`,
+      );
       expect((await loadServerConfig(join(dir, "a.yaml"))).port).toBe(9000);
       await writeFile(join(dir, "b.json"), "{not json");
-      await expect(loadServerConfig(join(dir, "b.json"))).rejects.toThrow(`Server config '${join(dir, "b.json")}' does not parse`);
+      await expect(loadServerConfig(join(dir, "b.json"))).rejects.toThrow(
+        `Server config '${join(dir, "b.json")}' does not parse`,
+      );
       const example = await loadServerConfig("examples/server/warden-serve.yaml");
       expect(example.tenants.map((t) => t.id)).toEqual(["acme", "globex"]);
       const compose = await loadServerConfig("examples/server/compose/warden-serve.yaml");
@@ -102,7 +117,14 @@ describe("warden serve: config and keys", () => {
     const ring = new KeyRing(cfg.tenants);
     expect(ring.authenticate("Bearer token-b").tenant.id).toBe("b");
     expect(ring.authenticate("bearer token-a").keyId).toBe("ka");
-    for (const bad of [undefined, "", "Bearer", "Basic dG9rZW4tYQ==", "Bearer token-c", "Bearer token-a extra"]) {
+    for (const bad of [
+      undefined,
+      "",
+      "Bearer",
+      "Basic dG9rZW4tYQ==",
+      "Bearer token-c",
+      "Bearer token-a extra",
+    ]) {
       expect(() => ring.authenticate(bad)).toThrow(
         "Missing or unknown API key. Send 'Authorization: Bearer <key>' with a configured key.",
       );

@@ -4,16 +4,20 @@
  */
 import { Readable } from "node:stream";
 import { pack } from "tar-stream";
+import type { Sandbox, SandboxInfo, WorkspaceChange } from "../../src/sandbox/types.js";
+import { hashKey } from "../../src/server/auth.js";
 import type { ManagedContainer, SessionBackend } from "../../src/server/backend.js";
 import type { ServerConfig, TenantConfig } from "../../src/server/config.js";
-import { hashKey } from "../../src/server/auth.js";
 import type { SessionRecord } from "../../src/server/record-store.js";
-import type { Sandbox, SandboxInfo, WorkspaceChange } from "../../src/sandbox/types.js";
 import type { RunToolCallsOptions, Session, SessionOptions } from "../../src/session/types.js";
 import type { ToolCall, ToolResultMessage } from "../../src/tools/types.js";
 
 /** A fake sandbox whose workspace holds `files` (relative path -> content). */
-export function fakeSandbox(info: Partial<SandboxInfo>, files: Record<string, string>, changes: WorkspaceChange[]) {
+export function fakeSandbox(
+  info: Partial<SandboxInfo>,
+  files: Record<string, string>,
+  changes: WorkspaceChange[],
+) {
   const full: SandboxInfo = {
     containerId: "c",
     sessionId: "s",
@@ -77,7 +81,12 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 /** Runs one fake call; `sleep` honours the signal, `spam` emits `count` updates of `bytes` each. */
 async function runOne(call: ToolCall, opts: RunToolCallsOptions, log: string[]): Promise<ToolResultMessage> {
   const args = (call.arguments ?? {}) as { text?: string; ms?: number; count?: number; bytes?: number };
-  opts.onEvent?.({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments });
+  opts.onEvent?.({
+    type: "tool_execution_start",
+    toolCallId: call.id,
+    toolName: call.name,
+    args: call.arguments,
+  });
   let r: ToolResultMessage;
   if (call.name === "echo") r = result(call, args.text ?? "", false, { exitCode: 0 });
   else if (call.name === "sleep") {
@@ -101,7 +110,11 @@ async function runOne(call: ToolCall, opts: RunToolCallsOptions, log: string[]):
 }
 
 /** A fake session over a fake sandbox. `log` records how sleep calls ended. */
-export function fakeSession(options: SessionOptions, containerId: string, log: string[]): Session & { closed: boolean } {
+export function fakeSession(
+  options: SessionOptions,
+  containerId: string,
+  log: string[],
+): Session & { closed: boolean } {
   const sandbox = fakeSandbox(
     { containerId, sessionId: options.sessionId ?? "s", tenant: options.tenant ?? "local" },
     { "a.txt": "new\n", "b.txt": "added\n" },
@@ -185,7 +198,13 @@ export function tenant(id: keyof typeof TOKENS, overrides: Partial<TenantConfig>
   return {
     id,
     keys: [{ id: `${id}-key`, sha256: hashKey(TOKENS[id]) }],
-    quotas: { maxSessions: 3, maxConcurrentToolCalls: 4, cpus: 2, memoryBytes: 512 * 1024 * 1024, workspaceBytes: 1e9 },
+    quotas: {
+      maxSessions: 3,
+      maxConcurrentToolCalls: 4,
+      cpus: 2,
+      memoryBytes: 512 * 1024 * 1024,
+      workspaceBytes: 1e9,
+    },
     idleTtlMs: 60_000,
     maxLifetimeMs: 3_600_000,
     policy: [],
@@ -197,7 +216,10 @@ export function tenant(id: keyof typeof TOKENS, overrides: Partial<TenantConfig>
 }
 
 /** A config with tenants alpha and beta and state in `stateDir`. */
-export function testConfig(stateDir: string, tenants: TenantConfig[] = [tenant("alpha"), tenant("beta")]): ServerConfig {
+export function testConfig(
+  stateDir: string,
+  tenants: TenantConfig[] = [tenant("alpha"), tenant("beta")],
+): ServerConfig {
   return {
     host: "127.0.0.1",
     port: 0,

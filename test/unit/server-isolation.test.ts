@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMemoryAuditLog } from "../../src/server/audit.js";
 import { type RunningServer, startServer } from "../../src/server/server.js";
-import { FakeBackend, auth, testConfig } from "./server-fakes.js";
+import { auth, FakeBackend, testConfig } from "./server-fakes.js";
 
 describe("warden serve: tenant isolation (every route)", () => {
   let dir: string;
@@ -21,7 +21,12 @@ describe("warden serve: tenant isolation (every route)", () => {
       audit: createMemoryAuditLog(),
       listen: false,
     });
-    const res = await server.app.inject({ method: "POST", url: "/v1/sessions", headers: auth("alpha"), payload: {} });
+    const res = await server.app.inject({
+      method: "POST",
+      url: "/v1/sessions",
+      headers: auth("alpha"),
+      payload: {},
+    });
     expect(res.statusCode).toBe(201);
     alphaSession = res.json().id;
   });
@@ -36,20 +41,24 @@ describe("warden serve: tenant isolation (every route)", () => {
     message: `Session '${id}' not found. List your sessions with GET /v1/sessions.`,
   });
 
-  const routes: { name: string; method: "GET" | "POST" | "DELETE"; url: (id: string) => string; payload?: object }[] =
-    [
-      { name: "GET session", method: "GET", url: (id) => `/v1/sessions/${id}` },
-      { name: "DELETE session", method: "DELETE", url: (id) => `/v1/sessions/${id}` },
-      {
-        name: "POST tool-calls",
-        method: "POST",
-        url: (id) => `/v1/sessions/${id}/tool-calls`,
-        payload: { toolCalls: [{ id: "c1", name: "echo", arguments: { text: "hi" } }] },
-      },
-      { name: "GET workspace", method: "GET", url: (id) => `/v1/sessions/${id}/workspace` },
-      { name: "GET changes", method: "GET", url: (id) => `/v1/sessions/${id}/changes` },
-      { name: "GET tools", method: "GET", url: (id) => `/v1/tools?session=${id}` },
-    ];
+  const routes: {
+    name: string;
+    method: "GET" | "POST" | "DELETE";
+    url: (id: string) => string;
+    payload?: object;
+  }[] = [
+    { name: "GET session", method: "GET", url: (id) => `/v1/sessions/${id}` },
+    { name: "DELETE session", method: "DELETE", url: (id) => `/v1/sessions/${id}` },
+    {
+      name: "POST tool-calls",
+      method: "POST",
+      url: (id) => `/v1/sessions/${id}/tool-calls`,
+      payload: { toolCalls: [{ id: "c1", name: "echo", arguments: { text: "hi" } }] },
+    },
+    { name: "GET workspace", method: "GET", url: (id) => `/v1/sessions/${id}/workspace` },
+    { name: "GET changes", method: "GET", url: (id) => `/v1/sessions/${id}/changes` },
+    { name: "GET tools", method: "GET", url: (id) => `/v1/tools?session=${id}` },
+  ];
 
   for (const route of routes) {
     it(`${route.name}: another tenant's session is a 404 identical to an unknown id`, async () => {
@@ -70,7 +79,11 @@ describe("warden serve: tenant isolation (every route)", () => {
       expect(unknown.statusCode).toBe(404);
       expect(unknown.json()).toEqual(notFound("no-such-session"));
       // The owner still has it, untouched, and no call ran.
-      const own = await server.app.inject({ method: "GET", url: `/v1/sessions/${alphaSession}`, headers: auth("alpha") });
+      const own = await server.app.inject({
+        method: "GET",
+        url: `/v1/sessions/${alphaSession}`,
+        headers: auth("alpha"),
+      });
       expect(own.statusCode).toBe(200);
       expect(backend.sessions[0]!.closed).toBe(false);
     });

@@ -1,11 +1,11 @@
-import { appendFile, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { appendFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createFileAuditLog, createMemoryAuditLog, repairTornTail } from "../../src/server/audit.js";
 import { RecordStore, type SessionRecord } from "../../src/server/record-store.js";
 import { startServer } from "../../src/server/server.js";
-import { FakeBackend, auth, tenant, testConfig } from "./server-fakes.js";
+import { auth, FakeBackend, tenant, testConfig } from "./server-fakes.js";
 
 describe("warden serve: lifecycle", () => {
   let dir: string;
@@ -19,10 +19,21 @@ describe("warden serve: lifecycle", () => {
   it("the reaper closes idle sessions after idleTtlMs and old ones after maxLifetimeMs", async () => {
     let now = Date.parse("2026-01-01T00:00:00Z");
     const backend = new FakeBackend();
-    const config = testConfig(dir, [tenant("alpha", { idleTtlMs: 1000, maxLifetimeMs: 5000 }), tenant("beta")]);
-    const server = await startServer({ config, backend, audit: createMemoryAuditLog(), listen: false, now: () => now });
+    const config = testConfig(dir, [
+      tenant("alpha", { idleTtlMs: 1000, maxLifetimeMs: 5000 }),
+      tenant("beta"),
+    ]);
+    const server = await startServer({
+      config,
+      backend,
+      audit: createMemoryAuditLog(),
+      listen: false,
+      now: () => now,
+    });
     const create = async () =>
-      (await server.app.inject({ method: "POST", url: "/v1/sessions", headers: auth("alpha"), payload: {} })).json().id;
+      (
+        await server.app.inject({ method: "POST", url: "/v1/sessions", headers: auth("alpha"), payload: {} })
+      ).json().id;
     const idle = await create();
     const busy = await create();
     now += 900;
@@ -55,7 +66,9 @@ describe("warden serve: lifecycle", () => {
     const config = testConfig(dir);
     const first = await startServer({ config, backend, audit: createMemoryAuditLog(), listen: false });
     const make = async () =>
-      (await first.app.inject({ method: "POST", url: "/v1/sessions", headers: auth("alpha"), payload: {} })).json().id;
+      (
+        await first.app.inject({ method: "POST", url: "/v1/sessions", headers: auth("alpha"), payload: {} })
+      ).json().id;
     const kept = await make();
     const lost = await make();
     // Simulate a crash: no shutdown. One container vanished; one orphan was created without a record.
@@ -77,7 +90,12 @@ describe("warden serve: lifecycle", () => {
     });
     const audit = createMemoryAuditLog();
     const second = await startServer({ config, backend, audit, listen: false });
-    expect(second.reconciled).toEqual({ adopted: [kept], dropped: [lost], orphansRemoved: ["orphan-session"], skipped: [] });
+    expect(second.reconciled).toEqual({
+      adopted: [kept],
+      dropped: [lost],
+      orphansRemoved: ["orphan-session"],
+      skipped: [],
+    });
     expect([...backend.containers.keys()].sort()).toEqual(["fake-1", "foreign-1"]);
     expect(await readdir(join(dir, "sessions"))).toEqual([`${kept}.json`]);
     const res = await second.app.inject({
@@ -87,11 +105,9 @@ describe("warden serve: lifecycle", () => {
       payload: { toolCalls: [{ id: "c", name: "echo", arguments: { text: "after restart" } }] },
     });
     expect(res.json().results[0].content).toEqual([{ type: "text", text: "after restart" }]);
-    expect(audit.entries.filter((e) => e.kind === "session").map((e) => (e as { event: string }).event)).toEqual([
-      "adopted",
-      "record-dropped",
-      "orphan-removed",
-    ]);
+    expect(
+      audit.entries.filter((e) => e.kind === "session").map((e) => (e as { event: string }).event),
+    ).toEqual(["adopted", "record-dropped", "orphan-removed"]);
     await second.shutdown(0);
     await first.shutdown(0);
   });

@@ -1,13 +1,15 @@
-import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { pack } from "tar-stream";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMemoryAuditLog } from "../../src/server/audit.js";
 import { type RunningServer, startServer } from "../../src/server/server.js";
-import { FakeBackend, auth, tenant, testConfig } from "./server-fakes.js";
+import { auth, FakeBackend, tenant, testConfig } from "./server-fakes.js";
 
-async function tarOf(entries: { name: string; type?: "file" | "symlink" | "directory"; linkname?: string; text?: string }[]) {
+async function tarOf(
+  entries: { name: string; type?: "file" | "symlink" | "directory"; linkname?: string; text?: string }[],
+) {
   const p = pack();
   for (const e of entries) {
     if (e.type === "symlink") p.entry({ name: e.name, type: "symlink", linkname: e.linkname ?? "" });
@@ -66,7 +68,8 @@ describe("warden serve: sessions", () => {
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({
       code: "INVALID_ARGUMENT",
-      message: "limits.memoryBytes 1073741824 exceeds tenant 'alpha' cap 536870912; ask for at most 536870912.",
+      message:
+        "limits.memoryBytes 1073741824 exceeds tenant 'alpha' cap 536870912; ask for at most 536870912.",
     });
     const cpus = await post({ limits: { cpus: 3 } });
     expect(cpus.json().message).toBe("limits.cpus 3 exceeds tenant 'alpha' cap 2; ask for at most 2.");
@@ -82,7 +85,9 @@ describe("warden serve: sessions", () => {
       "image 'alpine:latest' is not allowed for tenant 'alpha'; allowed: warden-sandbox:latest.",
     );
     const mode = await post({ workspaceMode: "rw" });
-    expect(mode.json().message).toBe("workspaceMode 'rw' is not allowed for tenant 'alpha'; allowed: copy, ro.");
+    expect(mode.json().message).toBe(
+      "workspaceMode 'rw' is not allowed for tenant 'alpha'; allowed: copy, ro.",
+    );
   });
 
   it("a server-side workspace must lie under the tenant's roots, by whole path components", async () => {
@@ -127,12 +132,19 @@ describe("warden serve: sessions", () => {
     expect(del.statusCode).toBe(204);
     expect(backend.sessions[0]!.closed).toBe(true);
     expect(await readdir(join(dir, "state", "sessions"))).toEqual([]);
-    const again = await server.app.inject({ method: "GET", url: `/v1/sessions/${id}`, headers: auth("alpha") });
+    const again = await server.app.inject({
+      method: "GET",
+      url: `/v1/sessions/${id}`,
+      headers: auth("alpha"),
+    });
     expect(again.statusCode).toBe(404);
   });
 
   it("a tar body becomes a copy-mode workspace; unsafe entries are a 400", async () => {
-    const tar = await tarOf([{ name: "src/main.txt", text: "hello\n" }, { name: "link", type: "symlink", linkname: "src" }]);
+    const tar = await tarOf([
+      { name: "src/main.txt", text: "hello\n" },
+      { name: "link", type: "symlink", linkname: "src" },
+    ]);
     const res = await server.app.inject({
       method: "POST",
       url: "/v1/sessions?cpus=1",
@@ -146,7 +158,10 @@ describe("warden serve: sessions", () => {
     for (const entries of [
       [{ name: "../escape.txt", text: "x" }],
       [{ name: "/etc/passwd", text: "x" }],
-      [{ name: "l", type: "symlink" as const, linkname: "/etc" }, { name: "l/passwd", text: "x" }],
+      [
+        { name: "l", type: "symlink" as const, linkname: "/etc" },
+        { name: "l/passwd", text: "x" },
+      ],
     ]) {
       const bad = await server.app.inject({
         method: "POST",
@@ -181,13 +196,21 @@ describe("warden serve: sessions", () => {
 
   it("GET /changes is a unified patch against the original workspace; /workspace is a tar", async () => {
     const id = (await post({ workspacePath: join(roots, "proj") })).json().id;
-    const patch = await server.app.inject({ method: "GET", url: `/v1/sessions/${id}/changes`, headers: auth("alpha") });
+    const patch = await server.app.inject({
+      method: "GET",
+      url: `/v1/sessions/${id}/changes`,
+      headers: auth("alpha"),
+    });
     expect(patch.statusCode).toBe(200);
     expect(patch.body).toBe(
       "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,1 +1,1 @@\n-old\n+new\n" +
         "diff --git a/b.txt b/b.txt\n--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1,1 @@\n+added\n",
     );
-    const tar = await server.app.inject({ method: "GET", url: `/v1/sessions/${id}/workspace`, headers: auth("alpha") });
+    const tar = await server.app.inject({
+      method: "GET",
+      url: `/v1/sessions/${id}/workspace`,
+      headers: auth("alpha"),
+    });
     expect(tar.headers["content-type"]).toBe("application/x-tar");
     expect(tar.rawPayload.subarray(0, 5).toString()).toBe("a.txt");
   });

@@ -1,5 +1,5 @@
-import { request as httpRequest } from "node:http";
 import { mkdtemp, rm } from "node:fs/promises";
+import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { createMemoryAuditLog } from "../../src/server/audit.js";
 import { startServer } from "../../src/server/server.js";
 import { SseWriter } from "../../src/server/sse-writer.js";
-import { FakeBackend, auth, testConfig } from "./server-fakes.js";
+import { auth, FakeBackend, testConfig } from "./server-fakes.js";
 
 /** A writable that holds writes until `release()`; reports backpressure after 64 bytes. */
 function slowSink() {
@@ -107,7 +107,10 @@ describe("SseWriter: backpressure", () => {
         req.on("error", reject);
         req.end(body);
       });
-      const events = text.split("\n\n").filter(Boolean).map((b) => b.split("\n")[0]);
+      const events = text
+        .split("\n\n")
+        .filter(Boolean)
+        .map((b) => b.split("\n")[0]);
       expect(events.filter((e) => e === "event: tool_execution_end")).toHaveLength(2);
       expect(events.at(-1)).toBe("event: results");
       const updates = events.filter((e) => e === "event: tool_execution_update").length;

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type AuditEntry, createMemoryAuditLog } from "../../src/server/audit.js";
 import { type RunningServer, startServer } from "../../src/server/server.js";
-import { FakeBackend, auth, tenant, testConfig } from "./server-fakes.js";
+import { auth, FakeBackend, tenant, testConfig } from "./server-fakes.js";
 
 /** Parses an SSE body into [event, data] pairs. */
 function parseSse(body: string): [string, unknown][] {
@@ -35,7 +35,12 @@ describe("warden serve: tool calls", () => {
       tenant("beta"),
     ]);
     server = await startServer({ config, backend, audit, listen: true });
-    const res = await server.app.inject({ method: "POST", url: "/v1/sessions", headers: auth("alpha"), payload: {} });
+    const res = await server.app.inject({
+      method: "POST",
+      url: "/v1/sessions",
+      headers: auth("alpha"),
+      payload: {},
+    });
     sid = res.json().id;
   });
 
@@ -73,6 +78,16 @@ describe("warden serve: tool calls", () => {
       ["c1", "sleep", "run", "none", 5, undefined],
     ]);
     expect(tools[0]).toMatchObject({ tenant: "alpha", session: sid, isError: false });
+    const requests = audit.entries.filter((e) => e.kind === "request");
+    expect(requests.at(-1)).toMatchObject({
+      kind: "request",
+      tenant: "alpha",
+      key: "alpha-key",
+      session: sid,
+      method: "POST",
+      route: "/v1/sessions/:id/tool-calls",
+      status: 200,
+    });
     const metrics = await server.app.inject({ method: "GET", url: "/metrics" });
     expect(metrics.body).toContain('warden_tool_calls_total{tenant="alpha",tool="echo",outcome="ok"} 1');
     expect(metrics.body).toContain('warden_sessions{tenant="alpha"} 1');
@@ -95,7 +110,10 @@ describe("warden serve: tool calls", () => {
       "tool_execution_end",
       "results",
     ]);
-    expect(events[1]![1]).toMatchObject({ toolCallId: "c1", partial: { content: [{ type: "text", text: "0:x" }] } });
+    expect(events[1]![1]).toMatchObject({
+      toolCallId: "c1",
+      partial: { content: [{ type: "text", text: "0:x" }] },
+    });
     expect((events[4]![1] as { results: { content: unknown }[] }).results[0]!.content).toEqual([
       { type: "text", text: "spammed 2" },
     ]);
@@ -124,7 +142,9 @@ describe("warden serve: tool calls", () => {
           "Tenant 'alpha' would have 3 tool calls running, over its maxConcurrentToolCalls 2; retry after the running calls finish.",
       });
     }
-    const beta = (await server.app.inject({ method: "POST", url: "/v1/sessions", headers: auth("beta"), payload: {} })).json().id;
+    const beta = (
+      await server.app.inject({ method: "POST", url: "/v1/sessions", headers: auth("beta"), payload: {} })
+    ).json().id;
     const ok = await server.app.inject({
       method: "POST",
       url: `/v1/sessions/${beta}/tool-calls`,
@@ -140,7 +160,12 @@ describe("warden serve: tool calls", () => {
       const body = JSON.stringify(calls(["slow", "sleep", { ms: 30_000 }]));
       const req = httpRequest(`${server.url}/v1/sessions/${sid}/tool-calls`, {
         method: "POST",
-        headers: { ...auth("alpha"), accept, "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+        headers: {
+          ...auth("alpha"),
+          accept,
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+        },
       });
       req.on("error", () => {});
       req.end(body);
@@ -176,6 +201,9 @@ describe("warden serve: tool calls", () => {
     const t0 = Date.now();
     await server.shutdown(200);
     expect(Date.now() - t0).toBeLessThan(3000);
-    expect((await running).json().results[0]).toMatchObject({ isError: true, content: [{ text: "Operation aborted" }] });
+    expect((await running).json().results[0]).toMatchObject({
+      isError: true,
+      content: [{ text: "Operation aborted" }],
+    });
   });
 });

@@ -236,17 +236,17 @@ func writeFile(path string, data []byte, mode *int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	perm := os.FileMode(0o644)
+	perm := uint32(0o644)
 	if st, err := os.Lstat(path); err == nil {
 		if st.IsDir() {
 			return &os.PathError{Op: "write", Path: path, Err: syscall.EISDIR}
 		}
-		if st.Mode().IsRegular() {
-			perm = st.Mode().Perm()
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok && st.Mode().IsRegular() {
+			perm = sys.Mode & 0o7777
 		}
 	}
 	if mode != nil {
-		perm = os.FileMode(*mode) & os.ModePerm
+		perm = uint32(*mode) & 0o7777
 	}
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
@@ -257,7 +257,8 @@ func writeFile(path string, data []byte, mode *int) error {
 	}
 	_, err = f.Write(data)
 	if err == nil {
-		err = f.Chmod(perm)
+		// fchmod directly: exact bits (setuid/setgid/sticky too), no umask.
+		err = syscall.Fchmod(int(f.Fd()), perm)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

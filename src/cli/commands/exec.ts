@@ -46,6 +46,11 @@ async function runExec(toolName: string, argumentsText: string, flags: ExecFlags
       await session.close();
     }
   });
+  if (!result) {
+    process.stderr.write("warden: interrupted before the call ran; the sandbox was removed.\n");
+    process.exitCode = 130;
+    return;
+  }
   if (flags.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   else {
     const text = renderResult(result);

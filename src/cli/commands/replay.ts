@@ -137,6 +137,11 @@ async function runReplay(file: string, flags: ReplayFlags): Promise<void> {
     }
     return summary;
   });
+  if (!summary) {
+    process.stderr.write("warden: interrupted before the replay started; the sandbox was removed.\n");
+    process.exitCode = 130;
+    return;
+  }
   log(
     pc.bold(
       `\n${summary.calls} calls, ${summary.errors} error results${flags.out ? `; results in ${flags.out}` : ""}; sandbox removed.`,

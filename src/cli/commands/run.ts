@@ -109,6 +109,12 @@ export async function runRun(flags: RunFlags, deps: RunDependencies = { createSe
     }
   });
 
+  if (outcome === undefined) {
+    // Interrupted before the loop ran (e.g. while the sandbox was being created): nothing is left behind.
+    say(`Interrupted. Transcript: ${transcriptPath}`);
+    process.exitCode = 130;
+    return;
+  }
   const { result, review } = outcome;
   if (result.stopReason === "error") {
     const message = result.error instanceof Error ? result.error.message : String(result.error);

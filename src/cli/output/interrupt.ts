@@ -3,10 +3,19 @@
  * AbortSignal (so the session is still closed and no container is left behind); a second one exits at once.
  */
 
-/** Runs `work` with a signal that fires on SIGINT or SIGTERM; reports whether it was interrupted. */
+/** What `withInterrupt` ends with: the work's value, or no value when an interrupt made it fail. */
+export type InterruptibleOutcome<T> =
+  | { value: T; interrupted: boolean }
+  | { value: undefined; interrupted: true };
+
+/**
+ * Runs `work` with a signal that fires on SIGINT or SIGTERM; reports whether it was interrupted.
+ * A rejection after an interrupt (e.g. sandbox creation cancelled) is swallowed: the outcome has no
+ * value; any other rejection propagates.
+ */
 export async function withInterrupt<T>(
   work: (signal: AbortSignal) => Promise<T>,
-): Promise<{ value: T; interrupted: boolean }> {
+): Promise<InterruptibleOutcome<T>> {
   const controller = new AbortController();
   let interrupted = false;
   const onSignal = (name: NodeJS.Signals): void => {
@@ -20,6 +29,9 @@ export async function withInterrupt<T>(
   try {
     const value = await work(controller.signal);
     return { value, interrupted };
+  } catch (err) {
+    if (!interrupted) throw err;
+    return { value: undefined, interrupted: true };
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);

@@ -53,7 +53,7 @@ export function attachedSocketTransport(socket: Duplex, log?: HelperLog): Channe
  */
 export async function attachHelper(
   container: Docker.Container,
-  options: { signal?: AbortSignal; log?: HelperLog } = {},
+  options: { log?: HelperLog } = {},
 ): Promise<ChannelTransport> {
   try {
     const stream = await container.attach({
@@ -62,7 +62,6 @@ export async function attachHelper(
       stdout: true,
       stderr: true,
       hijack: true,
-      ...(options.signal ? { abortSignal: options.signal } : {}),
     });
     return attachedSocketTransport(stream as unknown as Duplex, options.log);
   } catch (err) {

@@ -39,7 +39,9 @@ export async function connectChannel(
   container: Docker.Container,
   options: ConnectChannelOptions = {},
 ): Promise<ChannelClient> {
-  const transport = await attachHelper(container, { signal: options.signal, log: options.log });
+  // No abort signal on the attach itself: the socket outlives this call (it is the channel), and a
+  // creation signal that fires later must not cut it. Aborts are honoured around the ping below.
+  const transport = await attachHelper(container, { log: options.log });
   const client = new ChannelClient(transport, { containerId: container.id, log: options.log });
   try {
     if (options.start) await container.start();

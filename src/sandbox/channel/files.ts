@@ -3,7 +3,7 @@
  * docker exec. Paths are container paths; relative ones resolve against /workspace in the helper.
  * Errors: NotFoundError (ENOENT/ENOTDIR), InvalidArgumentError (EISDIR, bad range), SandboxError.
  */
-import { SandboxError } from "../../errors.js";
+import { InvalidArgumentError, SandboxError } from "../../errors.js";
 import type { DirEntry, FileStat, ReadFileResult, ReadRange } from "../types.js";
 import type { ChannelClient } from "./client.js";
 import { decodeJsonData, encodeJsonData, FrameType } from "./frame.js";
@@ -30,6 +30,14 @@ export async function channelReadFile(
   range: ReadRange,
   options: Signal & { countLines?: boolean } = {},
 ): Promise<ReadFileResult> {
+  if (range.kind === "bytes") {
+    checkCount("range.offset", range.offset, true);
+    checkCount("range.length", range.length, true);
+  } else {
+    checkCount("range.startLine", range.startLine, false);
+    checkCount("range.maxLines", range.maxLines, true);
+    checkCount("range.maxBytes", range.maxBytes, true);
+  }
   const body: ReadRequestBody =
     range.kind === "bytes"
       ? { path, kind: "bytes", offset: range.offset, length: range.length }
@@ -56,17 +64,22 @@ export async function channelReadFile(
   return out;
 }
 
-/** Writes `data` atomically (temp file + rename in the same directory), creating parents (0755). */
+/**
+ * Writes `data` atomically (temp file + rename in the same directory), creating parents (0755).
+ * `mode` (0..0o7777, exact bits) defaults to the old file's mode, else 0o644. At most 64 MiB per
+ * call (one frame). Rejects InvalidArgumentError for a bad mode or a directory target.
+ */
 export async function channelWriteFile(
   client: ChannelClient,
   path: string,
   data: Buffer,
   options: Signal & { mode?: number } = {},
 ): Promise<void> {
-  const payload = encodeJsonData(
-    { path, ...(options.mode !== undefined ? { mode: options.mode } : {}) },
-    data,
-  );
+  const { mode } = options;
+  if (mode !== undefined && (!Number.isInteger(mode) || mode < 0 || mode > 0o7777)) {
+    throw new InvalidArgumentError(`mode must be permission bits between 0 and 0o7777, got ${mode}.`);
+  }
+  const payload = encodeJsonData({ path, ...(mode !== undefined ? { mode } : {}) }, data);
   await client.call(FrameType.write, payload, "writing", path, options.signal);
 }
 
@@ -106,6 +119,13 @@ export async function channelListDir(
   const v = parseJson(frame.payload, "listDir");
   if (!Array.isArray(v)) throw new SandboxError("Malformed directory listing from warden-helper.");
   return v as DirEntry[];
+}
+
+/** The docker-exec path's range check (file-ops.ts), with the same message. */
+function checkCount(name: string, value: number, zeroOk: boolean): void {
+  if (!Number.isSafeInteger(value) || value < (zeroOk ? 0 : 1)) {
+    throw new InvalidArgumentError(`${name} must be an integer ${zeroOk ? ">= 0" : ">= 1"}, got ${value}.`);
+  }
 }
 
 function pathBody(path: string): Buffer {

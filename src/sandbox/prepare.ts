@@ -1,0 +1,114 @@
+/**
+ * The first half of creating a sandbox: the copy-mode volume and the hardened container, started,
+ * with warden-helper as its main process and the channel connected (or docker exec when asked
+ * for, or when the helper cannot start: the reason is logged, and a container the helper left
+ * stopped is recreated without it). No workspace content yet, so the warm pool keeps these.
+ * The second half (workspace copy, DockerSandbox) is `finishSandbox` in create.ts.
+ */
+import { randomBytes } from "node:crypto";
+import type Docker from "dockerode";
+import { fromDockerError, InvalidArgumentError } from "../errors.js";
+import { isAbortError, throwIfAborted } from "../util/abort.js";
+import {
+  applyHelperPlan,
+  type ChannelClient,
+  type ExecPath,
+  execPathFromEnv,
+  planHelper,
+  startWithHelper,
+  warnHelperFallback,
+} from "./channel/index.js";
+import { removeSandboxResources } from "./docker-sandbox.js";
+import { hardenedContainerConfig, workspaceVolumeConfig } from "./hardening.js";
+import { LABEL, sandboxLabels } from "./labels.js";
+import type { ResolvedSandboxOptions } from "./options.js";
+
+/** A started, hardened container with an empty workspace. */
+export interface PreparedSandbox {
+  container: Docker.Container;
+  /** The copy-mode workspace volume. */
+  volumeName?: string;
+  /** The open channel, when the helper runs. */
+  channel?: ChannelClient;
+  execPath: ExecPath;
+  createdAt: Date;
+  expiresAt: Date;
+  /** The options it was prepared with (labels use its sessionId and tenant). */
+  opts: ResolvedSandboxOptions;
+}
+
+/**
+ * The exec path asked for: `options.execPath`, else $WARDEN_EXEC_PATH, else "channel".
+ * Throws InvalidArgumentError for any other value.
+ */
+export function resolveExecPath(requested: unknown): ExecPath {
+  const path = requested ?? execPathFromEnv() ?? "channel";
+  if (path !== "channel" && path !== "docker-exec") {
+    throw new InvalidArgumentError(`execPath must be "channel" or "docker-exec", got ${JSON.stringify(path)}.`);
+  }
+  return path;
+}
+
+/**
+ * Creates and starts the container (and volume) for `opts`. `extraLabels` are added to both (the
+ * pool marks its entries). Rejects with the engine's errors mapped, or AbortError; whatever was
+ * created is removed first.
+ */
+export async function prepareSandbox(
+  docker: Docker,
+  opts: ResolvedSandboxOptions,
+  execPath: ExecPath,
+  options: { signal?: AbortSignal; extraLabels?: Record<string, string> } = {},
+): Promise<PreparedSandbox> {
+  const { signal } = options;
+  const createdAt = new Date(Math.floor(Date.now() / 1000) * 1000);
+  const expiresAt = new Date(createdAt.getTime() + opts.ttlMs);
+  const labels = {
+    ...sandboxLabels({ sessionId: opts.sessionId, tenant: opts.tenant, createdAt, expiresAt }),
+    ...options.extraLabels,
+  };
+  const volumeName =
+    opts.workspaceMode === "copy"
+      ? `warden-ws-${opts.sessionId.slice(0, 40)}-${randomBytes(4).toString("hex")}`
+      : undefined;
+  let containerId: string | undefined;
+  let volumeCreated = false;
+  try {
+    if (volumeName) {
+      await docker.createVolume(workspaceVolumeConfig(volumeName, opts.limits.workspaceBytes, labels));
+      volumeCreated = true;
+    }
+    throwIfAborted(signal);
+    const config = hardenedContainerConfig({
+      image: opts.image,
+      limits: opts.limits,
+      runtime: opts.runtime,
+      labels: volumeName ? { ...labels, [LABEL.volume]: volumeName } : labels,
+      workspaceMode: opts.workspaceMode,
+      workspaceHostPath: opts.workspaceHostPath,
+      workspaceVolume: volumeName,
+      mounts: opts.mounts,
+    });
+    const plan = await planHelper(docker, opts.image, execPath);
+    let container = await docker.createContainer(applyHelperPlan(config, plan));
+    containerId = container.id;
+    throwIfAborted(signal);
+    const started = await startWithHelper(container, plan, { signal });
+    const base = { volumeName, createdAt, expiresAt, opts };
+    if ("client" in started) return { ...base, container, channel: started.client, execPath: "channel" };
+    if (plan.kind !== "none") warnHelperFallback(container.id, started.reason);
+    if (!started.running) {
+      await removeSandboxResources(docker, container.id);
+      containerId = undefined;
+      container = await docker.createContainer(config);
+      containerId = container.id;
+      throwIfAborted(signal);
+      await container.start();
+    }
+    return { ...base, container, execPath: "docker-exec" };
+  } catch (err) {
+    await removeSandboxResources(docker, containerId, volumeCreated ? volumeName : undefined).catch(() => {});
+    if (isAbortError(err)) throw err;
+    throw fromDockerError(err, { what: "creating the sandbox", containerId });
+  }
+}
