@@ -17,8 +17,10 @@ export default defineConfig({
           include: ["test/engine/**/*.test.ts"],
           testTimeout: 120_000,
           hookTimeout: 180_000,
-          // 2 cores: a couple of files at a time keeps the engine responsive.
+          // 2 cores: a couple of files at a time keeps the engine responsive. A project with its
+          // own maxWorkers needs its own group (vitest 4), which also runs it after the unit tests.
           maxWorkers: 2,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

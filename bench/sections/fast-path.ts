@@ -8,8 +8,12 @@
  * Sizes: WARDEN_BENCH_OUTPUT_MIB (default 1024), WARDEN_BENCH_BIG_FILE_MIB (default 2048).
  */
 import { randomBytes } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type Docker from "dockerode";
+import { dockerPoolBackend, WarmPool } from "../../src/pool/index.js";
 import { channelExec, connectChannel, withHelperMain } from "../../src/sandbox/channel/index.js";
 import { StreamDemuxer } from "../../src/sandbox/demux.js";
 import { hardenedContainerConfig } from "../../src/sandbox/hardening.js";
@@ -21,6 +25,7 @@ import { type BenchRow, type BenchSection, percentile, timeRuns } from "../harne
 
 const ROUNDS = Number(process.env.WARDEN_BENCH_EXECS ?? 40);
 const CREATES = Number(process.env.WARDEN_BENCH_CREATES ?? 5);
+const CLAIMS = Number(process.env.WARDEN_BENCH_CLAIMS ?? 20);
 const OUTPUT_BYTES = Number(process.env.WARDEN_BENCH_OUTPUT_MIB ?? 1024) * 1024 * 1024;
 const BIG_FILE_BYTES = Number(process.env.WARDEN_BENCH_BIG_FILE_MIB ?? 2048) * 1024 * 1024;
 const MiB = 1024 * 1024;
@@ -60,6 +65,56 @@ async function measured(fn: () => Promise<unknown>): Promise<{ ms: number; rssGr
 
 function bashCall(command: string, i: number) {
   return [{ id: `b${i}`, name: "bash", arguments: { command, timeout: 600 } }];
+}
+
+/**
+ * Warm pool: claims of a session with a small copy-mode workspace (10 files) from a pool of 2,
+ * each after the refill settled (so every claim is a pooled one). Baseline: raw create+start.
+ */
+async function poolRows(tenant: string, rawCreateP50: number): Promise<BenchRow[]> {
+  const dir = await mkdtemp(join(tmpdir(), "warden-bench-ws-"));
+  const pool = new WarmPool({ backend: dockerPoolBackend({ tenant }), size: 2 });
+  try {
+    for (let i = 0; i < 10; i++) await writeFile(join(dir, `f${i}.txt`), `file ${i}\n`.repeat(100));
+    const request = { tenant, ttlMs: 3_600_000, workspace: { hostPath: dir } };
+    await pool.warm(request);
+    await pool.settled();
+    const claims: number[] = [];
+    let pooled = 0;
+    for (let i = 0; i < CLAIMS; i++) {
+      const claim = await pool.claim(request);
+      claims.push(claim.claimMs);
+      if (claim.pooled) pooled++;
+      await claim.sandbox.destroy();
+      await pool.settled();
+    }
+    return [
+      {
+        name: "pool claim p50",
+        unit: "ms",
+        value: percentile(claims, 50),
+        baseline: rawCreateP50,
+        baselineName: "raw create+start",
+      },
+      {
+        name: "pool claim p99",
+        unit: "ms",
+        value: percentile(claims, 99),
+        baseline: rawCreateP50,
+        baselineName: "raw create+start",
+      },
+      {
+        name: "pool claims served warm",
+        unit: "count",
+        value: pooled,
+        baseline: CLAIMS,
+        baselineName: "claims",
+      },
+    ];
+  } finally {
+    await pool.drain();
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 export const fastPathSection: BenchSection = {
@@ -113,6 +168,8 @@ export const fastPathSection: BenchSection = {
         baseline: percentile(rawCreate, 50),
         baselineName: "raw create+start",
       });
+
+      rows.push(...(await poolRows(tenant, percentile(rawCreate, 50))));
 
       const raw = containers[0]!;
       const helper = containers[CREATES]!;

@@ -1,7 +1,8 @@
 /** Every benchmark section, in run order (one line per section). */
 import type { BenchSection } from "../harness.js";
+import { fastPathSection } from "./fast-path.js";
 import { policySection } from "./policy.js";
 import { sandboxSection } from "./sandbox.js";
 import { serverLoadSection } from "./server-load.js";
 
-export const sections: BenchSection[] = [sandboxSection, policySection, serverLoadSection];
+export const sections: BenchSection[] = [sandboxSection, policySection, serverLoadSection, fastPathSection];

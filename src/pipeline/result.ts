@@ -20,6 +20,8 @@ export type PipelineStage =
 export interface PipelineErrorDetails {
   stage: PipelineStage;
   code?: WardenErrorCode;
+  /** Details the thrown error carried (e.g. bash's exitCode and fullOutputPath). */
+  [key: string]: unknown;
 }
 
 /** The message of anything thrown (Error.message, else its string form). */
@@ -51,7 +53,13 @@ export function thrownResult(
   err: unknown,
   stage: PipelineStage,
 ): ToolResultMessage<PipelineErrorDetails> {
-  const details: PipelineErrorDetails = { stage };
+  // A tool error may carry details of its own (bash: exit code, spill file); keep them, unlike Pi,
+  // which drops details on a throw, so the spill path of a failed command still reaches the caller.
+  const own = (err as { details?: unknown } | null)?.details;
+  const details: PipelineErrorDetails = {
+    ...(typeof own === "object" && own !== null && !Array.isArray(own) ? own : {}),
+    stage,
+  };
   if (err instanceof WardenError) details.code = err.code;
   return errorResult(call, errorText(err), details);
 }

@@ -19,6 +19,8 @@ export interface PoolKeyParts {
   mounts: ReadOnlyMount[];
   /** Hash of the session's policy (any stable string); "" for none. */
   policyHash: string;
+  /** How calls reach the container ("channel" or "docker-exec"). */
+  execPath?: string;
 }
 
 /** Stable key: `sha256:<hex>` over canonical JSON of the parts (object keys sorted). */
@@ -33,6 +35,7 @@ export function poolKey(parts: PoolKeyParts): string {
       .map((m) => [m.hostPath, m.containerPath])
       .sort((a, b) => `${a[1]}\0${a[0]}`.localeCompare(`${b[1]}\0${b[0]}`)),
     policyHash: parts.policyHash,
+    execPath: parts.execPath ?? "channel",
   };
   return `sha256:${createHash("sha256").update(JSON.stringify(canonical)).digest("hex")}`;
 }

@@ -28,7 +28,7 @@ export interface WarmPoolOptions<Req, P> {
   backend: PoolBackend<Req, P>;
   /** Idle entries kept per key once the key has been seen (warm() or claim()). Default 2; 0 disables refill. */
   size?: number;
-  /** Idle entries older than this are replaced (ms). Default 30 min. */
+  /** Idle entries older than this are replaced (ms). Default 30 min (keep it below the backend's spare lifetime). */
   maxIdleMs?: number;
   /** Wait after a failed refill before trying again (ms). Default 1000. */
   retryMs?: number;
@@ -130,7 +130,8 @@ export class WarmPool<Req, P> {
   private takeIdle(state: KeyState<Req, P>): Entry<P> | undefined {
     const maxIdleMs = this.options.maxIdleMs ?? 30 * 60_000;
     for (let entry = state.idle.pop(); entry; entry = state.idle.pop()) {
-      if (Date.now() - entry.createdAt <= maxIdleMs && this.options.backend.alive(entry.prepared)) return entry;
+      if (Date.now() - entry.createdAt <= maxIdleMs && this.options.backend.alive(entry.prepared))
+        return entry;
       void this.options.backend.discard(entry.prepared).catch(() => {});
     }
     return undefined;

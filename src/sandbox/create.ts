@@ -5,9 +5,11 @@
  * Any failure or abort on the way removes whatever was created, so nothing is left running.
  */
 import { randomUUID } from "node:crypto";
+import { Readable } from "node:stream";
 import type Docker from "dockerode";
 import { fromDockerError } from "../errors.js";
 import { isAbortError, throwIfAborted } from "../util/abort.js";
+import { type ChannelClient, channelUntar } from "./channel/index.js";
 import { DockerSandbox, removeSandboxResources } from "./docker-sandbox.js";
 import { getDocker, pingEngine, requireImage } from "./engine.js";
 import { type ResolvedSandboxOptions, resolveSandboxOptions } from "./options.js";
@@ -51,7 +53,12 @@ export async function finishSandbox(
   const { container } = prepared;
   try {
     throwIfAborted(signal);
-    const baseline = await setUpWorkspace(container, opts.workspaceMode, opts.workspaceHostPath);
+    const baseline = await setUpWorkspace(
+      container,
+      opts.workspaceMode,
+      opts.workspaceHostPath,
+      prepared.channel,
+    );
     throwIfAborted(signal);
     const info: SandboxInfo = {
       containerId: container.id,
@@ -74,20 +81,85 @@ export async function finishSandbox(
   }
 }
 
-/** Copies the host directory in (copy mode) and returns the baseline hashes for changedPaths. */
+/** Workspaces up to this size (packed) are copied in over the channel; larger ones through the archive API. */
+const CHANNEL_COPY_MAX_BYTES = 48 * 1024 * 1024;
+
+/**
+ * Copies the host directory in (copy mode) and returns the baseline hashes for changedPaths.
+ * With a channel, a workspace that packs to at most 48 MiB is extracted by the helper (one frame,
+ * no docker-untar process); otherwise, or if that fails, through `PUT /containers/{id}/archive`.
+ */
 async function setUpWorkspace(
   container: Docker.Container,
   mode: SandboxInfo["workspaceMode"],
   hostPath: string | undefined,
+  channel?: ChannelClient,
 ): Promise<WorkspaceHashes> {
   if (!hostPath) return new Map();
   const packed = packDirectory(hostPath);
-  if (mode === "copy") {
-    await Promise.all([container.putArchive(packed.stream, { path: WORKSPACE_DIR }), packed.done]);
-  } else {
+  if (mode !== "copy") {
     // ro/rw: nothing to copy, but the baseline is the host directory as it is now.
     packed.stream.resume();
     await packed.done;
+    return packed.hashes;
   }
+  let source: Readable = packed.stream;
+  if (channel) {
+    const head = await readUpTo(packed.stream, CHANNEL_COPY_MAX_BYTES);
+    if (head.complete) {
+      await packed.done;
+      const archive = Buffer.concat(head.chunks);
+      const copied = await channelUntar(channel, WORKSPACE_DIR, archive).then(
+        () => true,
+        () => false,
+      );
+      if (copied) return packed.hashes;
+      source = Readable.from([archive]);
+    } else {
+      source = Readable.from(concatStreams(head.chunks, packed.stream));
+    }
+  }
+  await Promise.all([container.putArchive(source, { path: WORKSPACE_DIR }), packed.done]);
   return packed.hashes;
+}
+
+/** Reads `stream` until it ends or `maxBytes` are buffered; `complete` tells which. */
+async function readUpTo(
+  stream: Readable,
+  maxBytes: number,
+): Promise<{ chunks: Buffer[]; complete: boolean }> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      total += chunk.length;
+      if (total > maxBytes) {
+        stream.pause();
+        cleanup();
+        resolve({ chunks, complete: false });
+      }
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve({ chunks, complete: true });
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
+    const cleanup = () => {
+      stream.off("data", onData);
+      stream.off("end", onEnd);
+      stream.off("error", onError);
+    };
+    stream.on("data", onData);
+    stream.once("end", onEnd);
+    stream.once("error", onError);
+  });
+}
+
+async function* concatStreams(head: Buffer[], rest: Readable): AsyncGenerator<Buffer> {
+  yield* head;
+  for await (const chunk of rest) yield chunk as Buffer;
 }

@@ -2,6 +2,7 @@
  * `warden serve` as a process: load the config, check the engine, load the policies, start the
  * server on the real Docker backend, and shut down gracefully on SIGTERM / SIGINT (exit 0).
  */
+import { join } from "node:path";
 import { pingEngine } from "../sandbox/index.js";
 import { loadServerConfig } from "./config.js";
 import { createDockerBackend } from "./docker-backend.js";
@@ -28,7 +29,8 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   const hooks = await createPolicyHookFactory(config);
   const server = await startServer({
     config,
-    backend: createDockerBackend(),
+    // Spill files of the server's sessions stay under its state dir (0700), not the shared /tmp.
+    backend: createDockerBackend(undefined, join(config.stateDir, "spill")),
     hooks,
     ...(options.onExit ? { onExit: options.onExit } : {}),
   });

@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdtemp, readdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { hashKey } from "../../src/server/auth.js";
 import { describeEngine } from "../helpers/engine.js";
@@ -63,6 +63,7 @@ describeEngine("warden serve: kill -9 and restart", () => {
     for (const c of children) if (c.child.exitCode === null) c.child.kill("SIGKILL");
     await removeTenant(TENANT);
     await rm(dir, { recursive: true, force: true });
+    if (main) await rm(dirname(main), { recursive: true, force: true });
   });
 
   it("restarts with no orphan container, no lost record and no torn audit line", async () => {

@@ -202,6 +202,23 @@ describe("executeTool", () => {
     });
   });
 
+  it("keeps the details a thrown error carries, such as a failed command's spill file (Pi drops them)", async () => {
+    const tool = echoTool({
+      execute: async () => {
+        throw Object.assign(new Error("boom\n\nCommand exited with code 3"), {
+          details: { exitCode: 3, fullOutputPath: "/tmp/spill/bash-1.log", stage: "tool's own" },
+        });
+      },
+    });
+    expect(await executeTool(call, tool, {}, ctx)).toEqual({
+      output: {
+        content: [{ type: "text", text: "boom\n\nCommand exited with code 3" }],
+        details: { exitCode: 3, fullOutputPath: "/tmp/spill/bash-1.log", stage: "execute" },
+      },
+      isError: true,
+    });
+  });
+
   it("reports an abort as 'Operation aborted'", async () => {
     const tool = echoTool({
       execute: async () => {

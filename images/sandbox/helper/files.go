@@ -85,6 +85,14 @@ func fileOp(w *writer, f frame) {
 				w.sendJSON(tResult, f.id, struct{}{})
 			}
 		}
+	case tUntar:
+		var req untarRequest
+		var data []byte
+		if data, err = splitJSONData(f.payload, &req); err == nil {
+			if err = untar(abs(req.Dir), data); err == nil {
+				w.sendJSON(tResult, f.id, struct{}{})
+			}
+		}
 	case tStat, tRealpath, tListDir:
 		var req pathRequest
 		if err = json.Unmarshal(f.payload, &req); err == nil {

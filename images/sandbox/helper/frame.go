@@ -29,6 +29,7 @@ const (
 	tStat     byte = 0x06
 	tRealpath byte = 0x07
 	tListDir  byte = 0x08
+	tUntar    byte = 0x09
 )
 
 // Helper -> controller.

@@ -66,7 +66,7 @@ func dispatch(w *writer, cmds *registry, f frame) {
 		var req killRequest
 		_ = json.Unmarshal(f.payload, &req)
 		cmds.kill(f.id, req)
-	case tRead, tWrite, tStat, tRealpath, tListDir:
+	case tRead, tWrite, tStat, tRealpath, tListDir, tUntar:
 		go fileOp(w, f)
 	default:
 		w.sendError(f.id, fmt.Errorf("unknown frame type 0x%02x", f.typ))

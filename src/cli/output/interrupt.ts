@@ -18,14 +18,24 @@ export async function withInterrupt<T>(
 ): Promise<InterruptibleOutcome<T>> {
   const controller = new AbortController();
   let interrupted = false;
+  let stdoutClosed = false;
   const onSignal = (name: NodeJS.Signals): void => {
     if (interrupted) process.exit(130);
     interrupted = true;
     process.stderr.write(`\nwarden: ${name} received, stopping and removing the sandbox (again to force)…\n`);
     controller.abort();
   };
+  // A closed stdout (`warden replay … | head`) stops the work the same way instead of crashing the
+  // process with EPIPE before the sandbox is removed.
+  const onStdoutError = (err: NodeJS.ErrnoException): void => {
+    if (err.code !== "EPIPE" || stdoutClosed) return;
+    stdoutClosed = true;
+    interrupted = true;
+    controller.abort();
+  };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  process.stdout.on("error", onStdoutError);
   try {
     const value = await work(controller.signal);
     return { value, interrupted };
@@ -35,5 +45,7 @@ export async function withInterrupt<T>(
   } finally {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    // After EPIPE the listener stays: later writes to the closed stdout are dropped, not fatal.
+    if (!stdoutClosed) process.stdout.off("error", onStdoutError);
   }
 }

@@ -27,23 +27,31 @@ export interface SessionFlags {
 
 /** Adds the shared session flags to `command`. */
 export function addSessionFlags(command: Command): Command {
-  return command
-    .option("-w, --workspace <dir>", "host directory exposed at /workspace")
-    .addOption(
-      new Option("-m, --mode <mode>", "how the workspace is exposed: copy (default), ro, rw").choices([
-        "copy",
-        "ro",
-        "rw",
-      ]),
-    )
-    .option("--image <image>", "sandbox image (default: warden-sandbox:latest)")
-    .addOption(new Option("--runtime <runtime>", "OCI runtime").choices(["runc", "runsc"]))
-    .option("--tenant <name>", "tenant label of the session's container (default: local)")
-    .option("--policy <files...>", "policy files (allow/ask/deny rules), applied as a beforeToolCall hook")
-    .option("--tools <names>", "strict allowlist of tools, comma-separated (e.g. read,ls)")
-    .option("--exclude-tools <names>", "tools to disable after the allowlist, comma-separated")
-    .option("--no-tools", "enable no tools at all")
-    .option("--no-builtin-tools", "disable the built-in tools");
+  return (
+    command
+      .option("-w, --workspace <dir>", "host directory exposed at /workspace")
+      .addOption(
+        new Option("-m, --mode <mode>", "how the workspace is exposed: copy (default), ro, rw").choices([
+          "copy",
+          "ro",
+          "rw",
+        ]),
+      )
+      .option("--image <image>", "sandbox image (default: warden-sandbox:latest)")
+      .addOption(new Option("--runtime <runtime>", "OCI runtime").choices(["runc", "runsc"]))
+      .option("--tenant <name>", "tenant label of the session's container (default: local)")
+      // Repeatable, one file each (not variadic, which would swallow the tool and its arguments);
+      // the first file has the highest authority (operator > tenant > project > session).
+      .option(
+        "--policy <file>",
+        "policy file (allow/ask/deny rules), applied as a beforeToolCall hook; repeat for layers",
+        (file: string, previous: string[] = []) => [...previous, file],
+      )
+      .option("--tools <names>", "strict allowlist of tools, comma-separated (e.g. read,ls)")
+      .option("--exclude-tools <names>", "tools to disable after the allowlist, comma-separated")
+      .option("--no-tools", "enable no tools at all")
+      .option("--no-builtin-tools", "disable the built-in tools")
+  );
 }
 
 function names(list: string): string[] {

@@ -121,6 +121,26 @@ export async function channelListDir(
   return v as DirEntry[];
 }
 
+/**
+ * Extracts a tar archive (directories, files, symlinks; modes and mtimes kept) under `dir` as the
+ * sandbox user, in the helper: no docker-untar process, no archive API round trip. At most
+ * 64 MiB per call. Rejects InvalidArgumentError for an entry that leaves `dir`.
+ */
+export async function channelUntar(
+  client: ChannelClient,
+  dir: string,
+  archive: Buffer,
+  options: Signal = {},
+): Promise<void> {
+  await client.call(
+    FrameType.untar,
+    encodeJsonData({ dir }, archive),
+    "extracting into",
+    dir,
+    options.signal,
+  );
+}
+
 /** The docker-exec path's range check (file-ops.ts), with the same message. */
 function checkCount(name: string, value: number, zeroOk: boolean): void {
   if (!Number.isSafeInteger(value) || value < (zeroOk ? 0 : 1)) {

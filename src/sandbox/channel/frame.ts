@@ -26,6 +26,7 @@ export const FrameType = {
   stat: 0x06,
   realpath: 0x07,
   listDir: 0x08,
+  untar: 0x09,
   pong: 0x41,
   stdout: 0x42,
   stderr: 0x43,

@@ -17,6 +17,7 @@ export {
   channelReadFile,
   channelRealpath,
   channelStat,
+  channelUntar,
   channelWriteFile,
   totalLinesFrom,
 } from "./files.js";
