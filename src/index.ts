@@ -8,6 +8,7 @@ export * from "./audit/index.js";
 export * from "./errors.js";
 export * from "./pipeline/index.js";
 export * from "./policy/index.js";
+export * from "./pool/index.js";
 export * from "./review/index.js";
 export * from "./sandbox/index.js";
 export * from "./session/index.js";

@@ -1,6 +1,8 @@
 /**
  * `DockerSandbox`: the Sandbox interface on one hardened Docker container (see hardening.ts),
- * created by `createSandbox` (create.ts). Every method maps engine failures through
+ * created by `createSandbox` (create.ts). Commands and file operations go over warden-helper's
+ * exec channel when the container runs it (channel/), else through docker exec (exec.ts,
+ * file-ops.ts, write-file.ts); both paths pass the same suites. Every method maps engine failures through
  * fromDockerError; once the container is stopped or gone they reject SandboxNotRunningError.
  * Lifecycle follows testcontainers-node: idempotent removal (404/409 are success) and
  * `await using` (Symbol.asyncDispose).
@@ -66,7 +68,11 @@ export class DockerSandbox implements Sandbox {
     return readFileRange(this.container, path, range, options);
   }
 
-  async writeFile(path: string, data: Buffer, options?: { mode?: number; signal?: AbortSignal }): Promise<void> {
+  async writeFile(
+    path: string,
+    data: Buffer,
+    options?: { mode?: number; signal?: AbortSignal },
+  ): Promise<void> {
     if (this.channel) return channelWriteFile(this.channel, containerPath(path), data, options);
     return writeFileAtomic(this.container, path, data, options);
   }

@@ -44,7 +44,9 @@ export interface PreparedSandbox {
 export function resolveExecPath(requested: unknown): ExecPath {
   const path = requested ?? execPathFromEnv() ?? "channel";
   if (path !== "channel" && path !== "docker-exec") {
-    throw new InvalidArgumentError(`execPath must be "channel" or "docker-exec", got ${JSON.stringify(path)}.`);
+    throw new InvalidArgumentError(
+      `execPath must be "channel" or "docker-exec", got ${JSON.stringify(path)}.`,
+    );
   }
   return path;
 }

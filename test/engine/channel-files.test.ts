@@ -1,4 +1,5 @@
 /** File operations over warden-helper against a real engine: ranges, atomic writes, lstat, realpath -m, listings. */
+import tar from "tar-stream";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { InvalidArgumentError, NotFoundError } from "../../src/errors.js";
 import {
@@ -6,6 +7,7 @@ import {
   channelReadFile,
   channelRealpath,
   channelStat,
+  channelUntar,
   channelWriteFile,
 } from "../../src/sandbox/channel/index.js";
 import { describeEngine } from "../helpers/engine.js";
@@ -186,5 +188,45 @@ describeEngine("channel file operations", () => {
     expect(reads.map((r) => r.data.toString())).toEqual(["1", "2", "3", "4"]);
     expect(Date.now() - t0).toBeLessThan(900);
     expect((await slow).stdout).toBe("slow\n");
+  });
+
+  it("extracts a tar archive as the sandbox user with modes, symlinks and empty dirs; refuses escapes", async () => {
+    const archive = async (
+      entries: {
+        name: string;
+        type?: "directory" | "symlink";
+        mode?: number;
+        body?: string;
+        linkname?: string;
+      }[],
+    ) => {
+      const pack = tar.pack();
+      for (const e of entries)
+        pack.entry(
+          { name: e.name, type: e.type ?? "file", mode: e.mode ?? 0o644, linkname: e.linkname },
+          e.body ?? "",
+        );
+      pack.finalize();
+      const chunks: Buffer[] = [];
+      for await (const c of pack) chunks.push(c as Buffer);
+      return Buffer.concat(chunks);
+    };
+    const good = await archive([
+      { name: "d/", type: "directory", mode: 0o755 },
+      { name: "d/run.sh", mode: 0o755, body: "#!/bin/sh\n" },
+      { name: "secret", mode: 0o600, body: "s" },
+      { name: "empty/", type: "directory", mode: 0o700 },
+      { name: "link", type: "symlink", linkname: "d/run.sh" },
+      { name: `ü-\u00e9-long-name-${"x".repeat(150)}`, body: "u" },
+    ]);
+    await channelUntar(box.client, "/tmp/u", good);
+    expect(
+      await sh("cd /tmp/u && stat -c '%n %a %u' d d/run.sh secret empty && readlink link && ls | wc -l"),
+    ).toBe("d 755 1000\nd/run.sh 755 1000\nsecret 600 1000\nempty 700 1000\nd/run.sh\n5\n");
+    const evil = await archive([{ name: "../escape", body: "x" }]);
+    await expect(channelUntar(box.client, "/tmp/u2", evil)).rejects.toBeInstanceOf(InvalidArgumentError);
+    expect(await sh("ls /tmp/escape 2>&1 | wc -l; test -e /tmp/escape && echo present || echo absent")).toBe(
+      "1\nabsent\n",
+    );
   });
 });

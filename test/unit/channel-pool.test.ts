@@ -70,8 +70,11 @@ describe("WarmPool", () => {
     const pool = new WarmPool({ backend, size: 2 });
     await pool.warm({ image: "a" });
     await pool.settled();
-    const [first] = (pool as unknown as { keys: Map<string, { idle: { prepared: Prep }[] }> }).keys.get("a|")!.idle;
-    const second = (pool as unknown as { keys: Map<string, { idle: { prepared: Prep }[] }> }).keys.get("a|")!.idle[1]!;
+    const [first] = (pool as unknown as { keys: Map<string, { idle: { prepared: Prep }[] }> }).keys.get(
+      "a|",
+    )!.idle;
+    const second = (pool as unknown as { keys: Map<string, { idle: { prepared: Prep }[] }> }).keys.get("a|")!
+      .idle[1]!;
     second.prepared.dead = true;
     const r = await pool.claim({ image: "a" });
     expect(r.sandbox.info.containerId).toBe(`c${first!.prepared.id}`);
@@ -85,7 +88,10 @@ describe("WarmPool", () => {
     await pool.warm({ image: "a" });
     await pool.settled();
     expect(pool.stats()[0]).toMatchObject({ idle: 2, filling: 0 });
-    expect(logs).toEqual(["pool: refill failed, retrying: engine busy", "pool: refill failed, retrying: engine busy"]);
+    expect(logs).toEqual([
+      "pool: refill failed, retrying: engine busy",
+      "pool: refill failed, retrying: engine busy",
+    ]);
     void pool.claim({ image: "a" });
     await pool.drain();
     expect(live.size).toBe(1); // the claimed one
