@@ -8,7 +8,7 @@ export { getDocker, imageExists, pingEngine, requireImage } from "./engine.js";
 export { EXIT_ABORTED, EXIT_TIMEOUT, KILL_GRACE_SECONDS } from "./exec.js";
 export { type GcOptions, type GcRemoval, gc } from "./gc.js";
 export { type BuildImageOptions, buildSandboxImage, listSandboxImages } from "./images.js";
-export { LABEL } from "./labels.js";
+export { controllerProcessAlive, LABEL } from "./labels.js";
 export { DEFAULT_LIMITS, resolveLimits } from "./limits.js";
 export { DEFAULT_IMAGE, DEFAULT_TTL_MS } from "./options.js";
 export * from "./types.js";

@@ -24,13 +24,15 @@ export function sandboxLabels(input: {
   tenant: string;
   createdAt: Date;
   expiresAt: Date;
+  /** Owner id; default `hostname:pid` of this process. */
+  controller?: string;
 }): Record<string, string> {
   return {
     [LABEL.session]: input.sessionId,
     [LABEL.tenant]: input.tenant,
     [LABEL.created]: input.createdAt.toISOString(),
     [LABEL.expires]: input.expiresAt.toISOString(),
-    [LABEL.controller]: controllerId(),
+    [LABEL.controller]: input.controller ?? controllerId(),
   };
 }
 
@@ -51,16 +53,19 @@ export function staleReason(
   if (!labels) return null;
   const expires = Date.parse(labels[LABEL.expires] ?? "");
   if (Number.isFinite(expires) && expires <= now.getTime()) return "expired";
-  const controller = labels[LABEL.controller] ?? "";
-  const sep = controller.lastIndexOf(":");
-  if (sep <= 0) return null;
-  const host = controller.slice(0, sep);
-  const pid = Number(controller.slice(sep + 1));
-  if (host !== hostname() || !Number.isInteger(pid) || pid <= 0) return null;
-  return processAlive(pid) ? null : "orphaned";
+  return controllerProcessAlive(labels[LABEL.controller] ?? "") === false ? "orphaned" : null;
 }
 
-function processAlive(pid: number): boolean {
+/**
+ * Whether the controller named by an io.warden.controller label is alive: true or false for a
+ * `hostname:pid` of this host; null when that cannot be told here (another host, or a stable
+ * owner id without a pid such as `warden serve`'s), which callers must treat as "not orphaned".
+ */
+export function controllerProcessAlive(controller: string): boolean | null {
+  const match = /^(.+):(\d+)$/.exec(controller);
+  if (!match || match[1] !== hostname()) return null;
+  const pid = Number(match[2]);
+  if (!Number.isSafeInteger(pid) || pid <= 0) return null;
   try {
     process.kill(pid, 0);
     return true;

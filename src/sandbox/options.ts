@@ -5,6 +5,7 @@
 import { stat } from "node:fs/promises";
 import { isAbsolute, posix, resolve } from "node:path";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
+import { controllerId } from "./labels.js";
 import { resolveLimits } from "./limits.js";
 import type { ReadOnlyMount, SandboxLimits, SandboxOptions, WorkspaceMode } from "./types.js";
 import { WORKSPACE_DIR } from "./types.js";
@@ -25,6 +26,7 @@ export interface ResolvedSandboxOptions {
   sessionId: string;
   tenant: string;
   ttlMs: number;
+  controllerId: string;
 }
 
 const LABEL_VALUE = /^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$/;
@@ -73,7 +75,13 @@ export async function resolveSandboxOptions(
     sessionId,
     tenant,
     ttlMs,
+    controllerId: options.controllerId ?? controllerId(),
   };
+  if (!LABEL_VALUE.test(resolved.controllerId)) {
+    throw new InvalidArgumentError(
+      `controllerId must match ${LABEL_VALUE.source}, got ${JSON.stringify(options.controllerId)}.`,
+    );
+  }
   if (options.workspace) {
     resolved.workspaceHostPath = await requireDirectory(options.workspace.hostPath, "workspace.hostPath");
   }

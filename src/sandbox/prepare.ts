@@ -66,7 +66,13 @@ export async function prepareSandbox(
   const createdAt = new Date(Math.floor(Date.now() / 1000) * 1000);
   const expiresAt = new Date(createdAt.getTime() + opts.ttlMs);
   const labels = {
-    ...sandboxLabels({ sessionId: opts.sessionId, tenant: opts.tenant, createdAt, expiresAt }),
+    ...sandboxLabels({
+      sessionId: opts.sessionId,
+      tenant: opts.tenant,
+      createdAt,
+      expiresAt,
+      controller: opts.controllerId,
+    }),
     ...options.extraLabels,
   };
   const volumeName =

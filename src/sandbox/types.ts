@@ -55,6 +55,13 @@ export interface SandboxOptions {
   tenant?: string;
   /** Lifetime after which `warden gc` may remove the container, in ms. Default 24 h. */
   ttlMs?: number;
+  /**
+   * Who owns the sandbox, written to the io.warden.controller label. Default: `hostname:pid` of
+   * this process, which `warden gc` treats as orphaned once that process is gone. An owner that
+   * adopts its sandboxes again after a restart (`warden serve`) passes a stable id without a pid
+   * (e.g. `serve@host`), so gc judges its sandboxes by expiry only.
+   */
+  controllerId?: string;
   /** Cancels creation; a partly created container is removed. */
   signal?: AbortSignal;
   /**

@@ -5,8 +5,11 @@
  * of a configured tenant with no record is an orphan (e.g. created just before a `kill -9`) and is
  * removed, unless another live controller process on this host owns it.
  */
+
+import { createHash } from "node:crypto";
 import { rm } from "node:fs/promises";
 import { hostname } from "node:os";
+import { controllerProcessAlive } from "../sandbox/index.js";
 import type { ManagedContainer } from "./backend.js";
 import type { SessionManager } from "./session-manager.js";
 
@@ -18,18 +21,22 @@ export interface ReconcileReport {
   skipped: string[];
 }
 
-function ownedByOtherLiveController(c: ManagedContainer): boolean {
-  const sep = c.controller.lastIndexOf(":");
-  if (sep <= 0) return false;
-  const host = c.controller.slice(0, sep);
-  const pid = Number(c.controller.slice(sep + 1));
-  if (host !== hostname() || !Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
+const SERVE_PREFIX = "serve@";
+
+/**
+ * The stable owner id a server labels its sandboxes with (io.warden.controller): the host and
+ * its state directory, never a pid, so that `warden gc` leaves sessions a restarted server adopts.
+ */
+export function serverControllerId(stateDir: string): string {
+  const digest = createHash("sha256").update(stateDir).digest("hex").slice(0, 12);
+  return `${SERVE_PREFIX}${hostname()}-${digest}`;
+}
+
+/** Another live owner: a live controller process on this host, or another server instance. */
+function ownedByAnotherController(c: ManagedContainer, ownId: string): boolean {
+  if (c.controller === ownId) return false;
+  if (c.controller.startsWith(SERVE_PREFIX)) return true;
+  return controllerProcessAlive(c.controller) === true;
 }
 
 /** Adopts, drops and removes as described above. Never touches containers of unconfigured tenants. */
@@ -83,7 +90,7 @@ export async function reconcile(manager: SessionManager, now = Date.now()): Prom
 
   for (const c of containers) {
     if (claimed.has(c.containerId)) continue;
-    if (ownedByOtherLiveController(c)) {
+    if (ownedByAnotherController(c, manager.controllerId)) {
       report.skipped.push(c.sessionId);
       continue;
     }

@@ -15,6 +15,7 @@ import type { SessionBackend } from "./backend.js";
 import type { ServerConfig, TenantConfig } from "./config.js";
 import { QuotaExceededError } from "./errors.js";
 import type { ServerMetrics } from "./metrics.js";
+import { serverControllerId } from "./reconcile.js";
 import type { RecordStore, SessionRecord } from "./record-store.js";
 import { CallLimiter, type LiveSession, SessionRegistry } from "./session-registry.js";
 import type { ResolvedSessionRequest } from "./session-request.js";
@@ -64,8 +65,12 @@ export class SessionManager {
   private readonly decisions = new Map<string, DecisionNote>();
   private readonly now: () => number;
 
+  /** Owner id on this server's sandboxes (see serverControllerId). */
+  readonly controllerId: string;
+
   constructor(readonly deps: SessionManagerDeps) {
     this.now = deps.now ?? Date.now;
+    this.controllerId = serverControllerId(deps.config.stateDir);
   }
 
   /** The tenant with this id (configured tenants only). */
@@ -90,7 +95,13 @@ export class SessionManager {
           },
         })
       : {};
-    return { sessionId, tenant: tenant.id, ttlMs: tenant.maxLifetimeMs, ...hooks };
+    return {
+      sessionId,
+      tenant: tenant.id,
+      ttlMs: tenant.maxLifetimeMs,
+      controllerId: this.controllerId,
+      ...hooks,
+    };
   }
 
   /** Creates a session; QuotaExceededError (429) when the tenant has maxSessions live. */

@@ -81,6 +81,14 @@ describe("warden serve: lifecycle", () => {
       controller: "elsewhere:1",
       running: true,
     });
+    // Another server instance's session (a stable serve@ owner id): that server adopts it, not this one.
+    backend.containers.set("other-server-1", {
+      containerId: "other-server-1",
+      sessionId: "other-server-session",
+      tenant: "beta",
+      controller: "serve@otherhost-0123456789ab",
+      running: true,
+    });
     backend.containers.set("foreign-1", {
       containerId: "foreign-1",
       sessionId: "foreign-session",
@@ -94,9 +102,9 @@ describe("warden serve: lifecycle", () => {
       adopted: [kept],
       dropped: [lost],
       orphansRemoved: ["orphan-session"],
-      skipped: [],
+      skipped: ["other-server-session"],
     });
-    expect([...backend.containers.keys()].sort()).toEqual(["fake-1", "foreign-1"]);
+    expect([...backend.containers.keys()].sort()).toEqual(["fake-1", "foreign-1", "other-server-1"]);
     expect(await readdir(join(dir, "sessions"))).toEqual([`${kept}.json`]);
     const res = await second.app.inject({
       method: "POST",
