@@ -1,5 +1,5 @@
 /** `warden exec` and `warden replay`, run in-process against the real engine, and the demo transcript. */
-import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Command } from "commander";
@@ -136,6 +136,30 @@ describeEngine("warden exec", () => {
     expect(run.exitCode).toBe(1);
     expect(run.stderr).toContain("rule 'no-rm'");
     expect(await readFile(join(dir, "made")).catch(() => "absent")).toBe("absent");
+  });
+
+  it("issue 4: `exec --policy policies/default.yaml bash '{git status && rm -rf src}'` is refused by deny-rm, src intact", async () => {
+    const ws = await mkdtemp(join(tmpdir(), "warden-cli-policy-"));
+    await writeFile(join(ws, "keep.txt"), "x");
+    await mkdir(join(ws, "src"));
+    await writeFile(join(ws, "src", "a.ts"), "export {};\n");
+    // --policy before the tool name: the option takes one file, not the rest of the command line.
+    const run = await warden([
+      "exec",
+      "--policy",
+      "policies/default.yaml",
+      "bash",
+      '{"command":"git status && rm -rf src"}',
+      "-w",
+      ws,
+      "-m",
+      "rw",
+      ...TENANT,
+    ]);
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr).toContain("bash part 'rm -rf src' is denied by rule 'deny-rm'");
+    expect(await readFile(join(ws, "src", "a.ts"), "utf8")).toBe("export {};\n");
+    await rm(ws, { recursive: true, force: true });
   });
 
   it("exits 2 for arguments that are not a JSON object, before creating a session", async () => {
