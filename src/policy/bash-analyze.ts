@@ -16,7 +16,9 @@ import type { ArgWord } from "./command-pattern.js";
 export type BashPart =
   | { kind: "command"; argv: ArgWord[]; text: string; role: "command" | "wrapper"; via: string[] }
   | { kind: "opaque"; text: string; why: string; via: string[] }
-  | { kind: "write" | "read"; target: string; text: string; via: string[] };
+  | { kind: "write" | "read"; target: string; text: string; via: string[] }
+  /** A literal argument that may name a file the command reads (`cat .env`): deny/ask path rules only. */
+  | { kind: "argument"; target: string; text: string; via: string[] };
 
 /** How deep `bash -c` / eval scripts are parsed again before the rest counts as opaque. */
 export const MAX_SCRIPT_DEPTH = 8;
@@ -42,6 +44,32 @@ export function renderArgv(argv: readonly ArgWord[]): string {
         : (w.raw ?? "?"),
     )
     .join(" ");
+}
+
+/** Home of the sandbox user (images/sandbox/Dockerfile), where the shell expands `~`. */
+const SANDBOX_HOME = "/home/sandbox";
+
+/**
+ * The literal arguments of a command that may name files: plain words, and the value of
+ * `--option=value`. Option flags are skipped. Used so `cat .env` meets a deny rule on `.env`
+ * like `read .env` does (a path rule cannot see what a recursive `grep -r` will open).
+ */
+function argumentPaths(argv: readonly ArgWord[]): string[] {
+  const paths: string[] = [];
+  for (const word of argv.slice(1)) {
+    if (word.value === null) continue;
+    if (word.expands) {
+      // `~/x` expands to the sandbox user's home; any other expansion cannot be known here.
+      const rest = /^~(\/[^*?[{]*)$/.exec(word.value)?.[1];
+      if (rest !== undefined) paths.push(`${SANDBOX_HOME}${rest}`);
+      continue;
+    }
+    const option = word.value.startsWith("-");
+    if (option && !word.value.includes("=")) continue;
+    const value = option ? word.value.slice(word.value.indexOf("=") + 1) : word.value;
+    if (value !== "" && !value.includes("\0")) paths.push(value);
+  }
+  return paths;
 }
 
 /** Text of an opaque part, kept whole: "allow for this session" approvals are keyed on it. */
@@ -108,6 +136,7 @@ class Analyzer {
     const inner = unwrap(argv);
     const text = renderArgv(argv);
     this.parts.push({ kind: "command", argv, text, role: inner.role, via });
+    for (const target of argumentPaths(argv)) this.parts.push({ kind: "argument", target, text, via });
     if (inner.opaque) this.opaque(text, inner.opaque, via);
     const label = name.value.slice(name.value.lastIndexOf("/") + 1);
     for (const variable of inner.assigned) {

@@ -18,7 +18,10 @@ function argsRecord(args: unknown): Record<string, unknown> {
   return typeof args === "object" && args !== null ? (args as Record<string, unknown>) : {};
 }
 
-async function bashSubjects(command: unknown, ctx: EvaluateContext): Promise<Subject[]> {
+/** Rules of these tools judge a bash command's file arguments (`cat .env` reads like `read .env`). */
+const ARGUMENT_TOOLS = new Set(["bash", "read", "*"]);
+
+async function bashSubjects(policy: Policy, command: unknown, ctx: EvaluateContext): Promise<Subject[]> {
   if (typeof command !== "string") {
     return [
       { kind: "opaque", tools: ["bash"], text: String(command), why: "command is not a string", via: [] },
@@ -26,16 +29,17 @@ async function bashSubjects(command: unknown, ctx: EvaluateContext): Promise<Sub
   }
   await loadBashParser();
   const parts: BashPart[] = analyzeBash(command);
-  const subjects: Subject[] = [];
-  for (const part of parts) {
-    if (part.kind === "command") subjects.push({ ...part, tools: ["bash"] });
-    else if (part.kind === "opaque") subjects.push({ ...part, tools: ["bash"] });
-    else {
-      const path = await ctx.resolvePath(normalizeToolPath(part.target, WORKSPACE_DIR));
-      subjects.push({ kind: part.kind, tools: ["bash", part.kind], path, via: part.via });
-    }
-  }
-  return subjects;
+  const checksArguments = policy.layers.some((l) =>
+    l.rules.some((r) => r.decision !== "allow" && r.paths && r.tools.some((t) => ARGUMENT_TOOLS.has(t))),
+  );
+  const subjects = parts.map(async (part): Promise<Subject | undefined> => {
+    if (part.kind === "command" || part.kind === "opaque") return { ...part, tools: ["bash"] };
+    if (part.kind === "argument" && !checksArguments) return undefined;
+    const path = await ctx.resolvePath(normalizeToolPath(part.target, WORKSPACE_DIR));
+    if (part.kind === "argument") return { kind: "argument", tools: ["bash", "read"], path, via: part.via };
+    return { kind: part.kind, tools: ["bash", part.kind], path, via: part.via };
+  });
+  return (await Promise.all(subjects)).filter((s): s is Subject => s !== undefined);
 }
 
 /**
@@ -50,7 +54,7 @@ export async function evaluate(
 ): Promise<Decision> {
   const args = argsRecord(request.args);
   let subjects: Subject[];
-  if (request.tool === "bash") subjects = await bashSubjects(args.command, ctx);
+  if (request.tool === "bash") subjects = await bashSubjects(policy, args.command, ctx);
   else if (PATH_TOOLS.has(request.tool)) {
     const raw = typeof args.path === "string" && args.path !== "" ? args.path : ".";
     const path = await ctx.resolvePath(normalizeToolPath(raw));

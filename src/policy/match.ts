@@ -31,6 +31,8 @@ export type Subject =
     }
   | { kind: "opaque"; tools: string[]; text: string; why: string; via: string[] }
   | { kind: "path" | "write" | "read"; tools: string[]; path: string; via: string[] }
+  /** A command argument that may be a file: judged by deny and ask path rules only, never a default. */
+  | { kind: "argument"; tools: string[]; path: string; via: string[] }
   | { kind: "call"; tools: string[]; text: string };
 
 const wordsCache = new Map<string, string[]>();
@@ -56,6 +58,8 @@ export function ruleMatches(rule: PolicyRule, subject: Subject): boolean {
     }
     case "path":
       return rule.paths ? rule.paths.some((g) => matchGlob(g, subject.path)) : bare;
+    case "argument":
+      return rule.decision !== "allow" && !!rule.paths && rule.paths.some((g) => matchGlob(g, subject.path));
     case "write":
     case "read":
       // A redirection is judged by path rules of bash / write / read, and by bare rules of bash only
@@ -83,7 +87,8 @@ export function judgeLayer(layer: PolicyLayer, subject: Subject): LayerAnswer | 
     if (!best || DECISION_RANK[rule.decision] > DECISION_RANK[best.decision]) best = rule;
   }
   if (best) return { decision: best.decision, rule: best };
-  if (subject.kind === "command" && subject.role === "wrapper") return undefined;
+  if ((subject.kind === "command" && subject.role === "wrapper") || subject.kind === "argument")
+    return undefined;
   return layer.default ? { decision: layer.default } : undefined;
 }
 
@@ -115,6 +120,9 @@ export function judge(policy: Policy, subject: Subject): TrailEntry {
   if (subject.kind === "command" && subject.role === "wrapper" && decision === undefined) {
     entry.decision = "allow";
     entry.reason = "wrapper: its payload is judged separately";
+  } else if (subject.kind === "argument" && decision === undefined) {
+    entry.decision = "allow";
+    entry.reason = "argument: only deny and ask path rules apply";
   } else if (subject.kind === "opaque") {
     // Never allow what cannot be seen.
     entry.decision = stricter(decision ?? "ask", "ask");

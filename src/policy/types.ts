@@ -86,7 +86,7 @@ export interface EvaluateContext {
 /** One step of a decision's trail: a command part, a path or a redirection, and what decided it. */
 export interface TrailEntry {
   /** `command` (a simple command of a bash script), `opaque` (not reducible), `path`, `write`, `read`, `call`. */
-  kind: "command" | "opaque" | "path" | "write" | "read" | "call";
+  kind: "command" | "opaque" | "path" | "write" | "read" | "argument" | "call";
   /** The command text (argv words joined) or the canonical path. */
   part: string;
   decision: PolicyDecisionKind;

@@ -34,6 +34,11 @@ describeEngine("sandbox images", () => {
         code: "SANDBOX_ERROR",
         message: expect.stringContaining("returned a non-zero code: 7"),
       });
+      // forcerm: the failed step's intermediate container is removed too (it used to be left behind).
+      const failedStep = (await getDocker().listContainers({ all: true })).filter((c) =>
+        c.Command.includes("exit 7"),
+      );
+      expect(failedStep).toEqual([]);
     } finally {
       await getDocker()
         .getImage(tag)

@@ -5,17 +5,35 @@ beforeAll(async () => {
   await loadBashParser();
 });
 
-/** Compact view of the parts: `cmd:argv words` (null as ?), `opaque:why`, `write:target`, `read:target`. */
+/**
+ * Compact view of the parts: `cmd:argv words` (null as ?), `opaque:why`, `write:target`, `read:target`.
+ * File arguments (`argument` parts) are left out here and checked on their own below.
+ */
 function view(script: string): string[] {
-  return analyzeBash(script).map((p: BashPart) => {
-    if (p.kind === "command") {
-      const argv = p.argv.map((w) => (w.value === null ? "?" : w.value)).join(" ");
-      return `${p.role === "wrapper" ? "wrap" : "cmd"}:${argv}${p.via.length ? ` <${p.via.join(">")}` : ""}`;
-    }
-    if (p.kind === "opaque") return `opaque:${p.why}`;
-    return `${p.kind}:${p.target}`;
-  });
+  return analyzeBash(script)
+    .filter((p) => p.kind !== "argument")
+    .map((p: BashPart) => {
+      if (p.kind === "command") {
+        const argv = p.argv.map((w) => (w.value === null ? "?" : w.value)).join(" ");
+        return `${p.role === "wrapper" ? "wrap" : "cmd"}:${argv}${p.via.length ? ` <${p.via.join(">")}` : ""}`;
+      }
+      if (p.kind === "opaque") return `opaque:${p.why}`;
+      return `${p.kind}:${p.target}`;
+    });
 }
+
+function argumentsOf(script: string): string[] {
+  return analyzeBash(script).flatMap((p) => (p.kind === "argument" ? [p.target] : []));
+}
+
+describe("analyzeBash: a command's file arguments", () => {
+  it("lists literal words and --option=value values, skips flags and expansions, expands ~/ to the sandbox home", () => {
+    expect(argumentsOf("cat .env src/a.ts")).toEqual([".env", "src/a.ts"]);
+    expect(argumentsOf("grep -rn --file=keys.pem foo .")).toEqual(["keys.pem", "foo", "."]);
+    expect(argumentsOf("cat ~/.ssh/id_rsa $HOME/x *.pem")).toEqual(["/home/sandbox/.ssh/id_rsa"]);
+    expect(argumentsOf("echo $(cat .env)")).toEqual([".env"]);
+  });
+});
 
 describe("analyzeBash: every simple command", () => {
   it("lists, newlines, pipelines, subshells, brace groups, functions, loops", () => {
