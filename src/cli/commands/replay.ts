@@ -144,7 +144,7 @@ async function runReplay(file: string, flags: ReplayFlags): Promise<void> {
   }
   log(
     pc.bold(
-      `\n${summary.calls} calls, ${summary.errors} error results${flags.out ? `; results in ${flags.out}` : ""}; sandbox removed.`,
+      `\n${summary.calls} calls, ${summary.errors} error result${summary.errors === 1 ? "" : "s"}${flags.out ? `; results in ${flags.out}` : ""}; sandbox removed.`,
     ),
   );
   process.exitCode = interrupted ? 130 : 0;
