@@ -1,7 +1,8 @@
 /**
  * Commands that run another command whose argv is visible: env, command, builtin, exec, nice,
  * nohup, setsid, timeout, time, stdbuf, ionice, xargs, sudo, doas, busybox, `find -exec`, and shells
- * with `-c` and a literal script (`find -delete` counts as `rm`). Each is unwrapped so the payload is
+ * with `-c` and a literal script (`find -delete` counts as `rm`), and commands that run others
+ * through an option (`fd -x`, `rg --pre`, `git grep -O`) or write a file named by an argument (`uniq IN OUT`). Each is unwrapped so the payload is
  * checked like any command (opencode#16075, qwen-code#10192: payloads of wrappers were never checked). Commands that run code
  * we cannot see (eval, source, a shell reading stdin or a script file, a non-literal `-c`) are opaque.
  */
@@ -183,6 +184,53 @@ function unwrapFind(argv: ArgWord[]): Unwrapped {
   return result;
 }
 
+/** `fd -x/--exec CMD…` and `-X/--exec-batch CMD…` run CMD for each result (up to a lone `;`). */
+function unwrapFd(argv: ArgWord[]): Unwrapped {
+  const result = plain("command");
+  const at = argv.findIndex(
+    (w, k) => k > 0 && ["-x", "--exec", "-X", "--exec-batch"].includes(w.value ?? ""),
+  );
+  if (at === -1) return result;
+  const end = argv.findIndex((w, k) => k > at && w.value === ";");
+  const payload = argv.slice(at + 1, end === -1 ? argv.length : end);
+  if (payload.length === 0) return { ...result, opaque: "fd --exec without a command" };
+  result.payloads.push([...payload.map((w) => (w.value?.includes("{") ? UNKNOWN : w)), UNKNOWN]);
+  return result;
+}
+
+/** `rg --pre CMD` runs CMD on every file searched. */
+function unwrapRipgrep(argv: ArgWord[]): Unwrapped {
+  const result = plain("command");
+  for (let i = 1; i < argv.length; i++) {
+    const v = argv[i]?.value ?? null;
+    if (v === null) continue;
+    const pre =
+      v === "--pre" ? argv[i + 1] : v.startsWith("--pre=") ? { ...argv[i], value: v.slice(6) } : null;
+    if (pre) result.payloads.push([pre as ArgWord, UNKNOWN]);
+  }
+  return result;
+}
+
+/** `git grep -O[CMD]` / `--open-files-in-pager` runs a command of git's choosing. */
+function unwrapGit(argv: ArgWord[]): Unwrapped {
+  const runsPager = argv.some(
+    (w, k) => k > 1 && (w.value === null || /^(-O|--open-files-in-pager)/.test(w.value)),
+  );
+  return argv.some((w) => w.value === "grep") && runsPager
+    ? { ...plain("command"), opaque: "git grep -O runs a pager command on the files" }
+    : plain("command");
+}
+
+/** `uniq [OPTION]… [INPUT [OUTPUT]]` writes OUTPUT. */
+function unwrapUniq(argv: ArgWord[]): Unwrapped {
+  const result = plain("command");
+  const at = skipOptions(argv, 1, { short: "fsw", long: ["skip-fields", "skip-chars", "check-chars"] });
+  if (typeof at === "string") return { ...result, opaque: at };
+  const output = argv[at + 1];
+  if (output && output.value !== "-") result.writes.push(output);
+  return result;
+}
+
 /** Reads `argv` as a wrapper (see module doc); `role: "command"` with no payloads when it is not one. */
 export function unwrap(argv: ArgWord[]): Unwrapped {
   const name = base(argv[0]);
@@ -263,6 +311,15 @@ export function unwrap(argv: ArgWord[]): Unwrapped {
       return unwrapXargs(argv);
     case "find":
       return unwrapFind(argv);
+    case "fd":
+    case "fdfind":
+      return unwrapFd(argv);
+    case "rg":
+      return unwrapRipgrep(argv);
+    case "git":
+      return unwrapGit(argv);
+    case "uniq":
+      return unwrapUniq(argv);
     default:
       return plain("command");
   }

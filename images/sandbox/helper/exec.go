@@ -39,9 +39,12 @@ type running struct {
 }
 
 type registry struct {
-	w    *writer
-	mu   sync.Mutex
-	cmds map[uint32]*running
+	w  *writer
+	mu sync.Mutex
+	// spawnMu is held while a command starts and while strays are swept, so a sweep never
+	// kills a command that is starting (lock order: spawnMu, then mu).
+	spawnMu sync.Mutex
+	cmds    map[uint32]*running
 }
 
 func newRegistry(w *writer) *registry {
@@ -84,6 +87,8 @@ func (r *registry) start(id uint32, req execRequest) {
 	}
 	cmd := &exec.Cmd{Path: path, Args: req.Argv, Dir: req.Cwd, Env: req.Env, Stdout: outW, Stderr: errW}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	r.spawnMu.Lock()
+	defer r.spawnMu.Unlock()
 	err = cmd.Start()
 	outW.Close()
 	errW.Close()
@@ -161,6 +166,7 @@ wait:
 	delete(r.cmds, id)
 	r.mu.Unlock()
 	close(run.done)
+	r.sweepIfIdle()
 	r.w.sendJSON(tExit, id, exitBody{Code: code, Signal: sig})
 }
 

@@ -1,6 +1,6 @@
 // warden-helper: the in-container end of warden's exec channel. It runs as the container's main
-// process (under docker-init), reads request frames from stdin and writes reply frames to stdout;
-// its own diagnostics go to stderr. No network, no port. Standard library only, built static.
+// process (PID 1 itself, see init.go), reads request frames from stdin and writes reply frames to
+// stdout; its own diagnostics go to stderr. No network, no port. Standard library only, built static.
 package main
 
 import (
@@ -24,6 +24,13 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "--version" {
 		fmt.Println(version)
 		return
+	}
+	if os.Getpid() == 1 {
+		runAsInit()
+	}
+	// The real helper: not dumpable, so no command can open its fds (the attach pipes).
+	if errno := setNotDumpable(); errno != 0 {
+		logf("prctl(PR_SET_DUMPABLE, 0) failed: %v", errno)
 	}
 	// The container keeps stdin open between attaches (StdinOnce false), so the controller can
 	// re-attach. The helper never exits on its own: the container lives until it is stopped.

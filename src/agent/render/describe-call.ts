@@ -1,5 +1,6 @@
 /** Short one-line descriptions of tool calls and results for the live view. */
 import type { ToolResultMessage } from "../../tools/types.js";
+import { terminalSafe } from "../../util/terminal-text.js";
 
 /** `bash: npm test`, `edit: src/a.ts`, `read: README.md`, or the tool name with compact JSON arguments. */
 export function describeCall(toolName: string, args: unknown, maxChars = 100): string {
@@ -18,7 +19,7 @@ export function describeCall(toolName: string, args: unknown, maxChars = 100): s
 export function resultText(result: Pick<ToolResultMessage, "content">): string {
   return result.content
     .filter((c) => c.type === "text")
-    .map((c) => (c.type === "text" ? c.text : ""))
+    .map((c) => (c.type === "text" ? terminalSafe(c.text) : ""))
     .join("\n");
 }
 
@@ -34,5 +35,5 @@ export function lastLines(text: string, n: number): string[] {
 /** The display diff of an edit result (`details.diff`, a string), if any. */
 export function editDiffOf(result: Pick<ToolResultMessage, "details">): string | undefined {
   const diff = (result.details as { diff?: unknown } | undefined)?.diff;
-  return typeof diff === "string" && diff !== "" ? diff : undefined;
+  return typeof diff === "string" && diff !== "" ? terminalSafe(diff) : undefined;
 }

@@ -5,6 +5,7 @@
  * information as plain lines (no control sequences, no colour).
  */
 import pc from "picocolors";
+import { terminalSafe } from "../../util/terminal-text.js";
 import type { AgentEvent } from "../types.js";
 import { describeCall, editDiffOf, lastLines, resultText } from "./describe-call.js";
 import { Spinner } from "./spinner.js";
@@ -54,7 +55,7 @@ export class TerminalView {
       case "text_delta":
         this.waitingForModel = false;
         this.spinner?.stop();
-        this.out.write(event.text);
+        this.out.write(terminalSafe(event.text));
         this.atLineStart = event.text.endsWith("\n");
         return;
       case "assistant_message":

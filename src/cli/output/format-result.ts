@@ -4,13 +4,14 @@
  */
 import pc from "picocolors";
 import type { ToolCall, ToolResultMessage } from "../../tools/types.js";
+import { terminalSafe } from "../../util/terminal-text.js";
 
 /** The text of a result's content: text blocks joined by newlines, images as `[image <mime>, N bytes]`. */
 export function resultText(result: ToolResultMessage): string {
   return result.content
     .map((block) =>
       block.type === "text"
-        ? block.text
+        ? terminalSafe(block.text)
         : `[image ${block.mimeType}, ${Buffer.byteLength(block.data, "base64")} bytes]`,
     )
     .join("\n");
@@ -19,7 +20,7 @@ export function resultText(result: ToolResultMessage): string {
 /** The display diff a result carries in `details.diff` (the edit tool's), if any. */
 export function resultDiff(result: ToolResultMessage): string | undefined {
   const details = result.details as { diff?: unknown } | undefined;
-  return typeof details?.diff === "string" && details.diff !== "" ? details.diff : undefined;
+  return typeof details?.diff === "string" && details.diff !== "" ? terminalSafe(details.diff) : undefined;
 }
 
 /** Colours a display diff: `+` lines green, `-` lines red. */
@@ -42,7 +43,8 @@ export function renderResult(result: ToolResultMessage): string {
 /** A one-line header for a call: `▶ [3] bash {"command":"ls"}`, arguments cut at `maxChars` (default 160). */
 export function callHeader(index: number, call: ToolCall, maxChars = 160): string {
   const args = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments);
-  const shown = args.length > maxChars ? `${args.slice(0, maxChars)}…` : args;
+  const safe = terminalSafe(args);
+  const shown = safe.length > maxChars ? `${safe.slice(0, maxChars)}…` : safe;
   return `${pc.cyan(`▶ [${index}] ${call.name}`)} ${pc.dim(shown)}`;
 }
 

@@ -31,12 +31,22 @@ export interface ChannelClientOptions {
   containerId: string;
   /** Diagnostics (protocol errors, the helper's own stderr lines). */
   log?: (message: string) => void;
+  /**
+   * Deadline of each one-reply request (`call`: file operations, ping), ms. Default
+   * DEFAULT_REQUEST_TIMEOUT_MS. A request may pass its own.
+   */
+  requestTimeoutMs?: number;
 }
+
+/** Default deadline of a one-reply request (file operations, ping): 30 s. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 /** Multiplexes requests over one transport. Create with `new ChannelClient(transport, options)`. */
 export class ChannelClient {
   private readonly pending = new Map<number, RequestHandler>();
   private nextId = 1;
+  private wrapped = false;
+  private corruption: string | null = null;
   private closedReason: string | null = null;
 
   constructor(
@@ -46,18 +56,21 @@ export class ChannelClient {
     const decoder = new FrameDecoder((frame) => this.dispatch(frame));
     transport.start({
       onData: (chunk) => {
+        if (this.closed) return;
         try {
           decoder.push(chunk);
         } catch (err) {
-          this.options.log?.(`channel: ${(err as Error).message}`);
-          transport.close();
+          this.corrupted((err as Error).message);
         }
       },
       onClose: (reason) => this.fail(reason),
     });
   }
 
-  /** True once the transport has closed; every later request rejects SandboxNotRunningError. */
+  /**
+   * True once the transport has closed; every later request rejects SandboxNotRunningError (or
+   * SandboxError naming the corruption when the stream was closed as corrupted).
+   */
   get closed(): boolean {
     return this.closedReason !== null;
   }
@@ -79,6 +92,7 @@ export class ChannelClient {
   ): { id: number; send(type: FrameTypeCode, payload: Buffer): void; release(): void } {
     this.assertOpen();
     const id = this.nextId;
+    if (this.nextId >= 0xffff_fff0) this.wrapped = true;
     this.nextId = this.nextId >= 0xffff_fff0 ? 1 : this.nextId + 1;
     this.pending.set(id, handler);
     this.transport.write(encodeFrame(type, id, payload));
@@ -96,7 +110,10 @@ export class ChannelClient {
   /**
    * One request, one reply: resolves with the `result` (or `pong`) frame, rejects with the
    * helper's error mapped through errorFromHelper (`verb` and `path` name the operation),
-   * AbortError when `signal` fires, SandboxNotRunningError when the channel drops.
+   * AbortError when `signal` fires, SandboxNotRunningError when the channel drops, and
+   * SandboxError ("warden-helper did not answer <verb> <path> within N ms") when no reply came
+   * within `timeoutMs` (default: the client's requestTimeoutMs, 30 s). A timed-out request is
+   * released (its late reply is dropped); the channel stays open for other requests.
    */
   call(
     type: FrameTypeCode,
@@ -104,27 +121,44 @@ export class ChannelClient {
     verb: string,
     path: string,
     signal?: AbortSignal,
+    timeoutMs: number = this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
   ): Promise<Frame> {
     throwIfAborted(signal);
     return new Promise<Frame>((resolve, reject) => {
       let unlisten = () => {};
+      let timer: NodeJS.Timeout | undefined;
+      const done = () => {
+        unlisten();
+        clearTimeout(timer);
+      };
       const request = this.open(type, payload, {
         onFrame: (frame) => {
-          unlisten();
+          done();
           if (frame.type === FrameType.error) {
             reject(errorFromHelper(toErrorBody(parseJson(frame.payload, "error")), verb, path));
           } else resolve(frame);
           return true;
         },
         onClose: (err) => {
-          unlisten();
+          done();
           reject(err);
         },
       });
       unlisten = onAbort(signal, () => {
+        done();
         request.release();
         reject(new AbortError());
       });
+      if (!this.pending.has(request.id)) return; // already settled by an aborted signal
+      timer = setTimeout(() => {
+        done();
+        request.release();
+        reject(
+          new SandboxError(
+            `warden-helper did not answer ${verb} ${path} within ${timeoutMs} ms; the operation was abandoned (retry it, or recreate the sandbox if this repeats).`,
+          ),
+        );
+      }, timeoutMs);
     });
   }
 
@@ -142,9 +176,32 @@ export class ChannelClient {
   }
 
   private dispatch(frame: Frame): void {
+    if (this.closed) return;
     const handler = this.pending.get(frame.id);
-    if (!handler) return; // released (aborted) or unknown: drop.
+    if (!handler) {
+      // A released (aborted, timed-out) request's late frames are dropped; an id never issued
+      // means the stream is out of sync or written by someone else: stop trusting it.
+      if (!this.wasIssued(frame.id)) this.corrupted(`a frame for request id ${frame.id}, which was never sent`);
+      return;
+    }
     if (handler.onFrame(frame)) this.pending.delete(frame.id);
+  }
+
+  /** True when `id` was handed out by open (ids run 1, 2, ... and wrap at 0xfffffff0). */
+  private wasIssued(id: number): boolean {
+    if (id === 0 || id > 0xffff_fff0) return false;
+    return this.wrapped || id < this.nextId;
+  }
+
+  /**
+   * The stream cannot be trusted (unparseable frame, unknown request id): logs, closes the
+   * channel, and fails every pending and later request fast with the reason.
+   */
+  private corrupted(what: string): void {
+    this.options.log?.(`channel: corrupted stream: ${what}`);
+    this.corruption ??= what;
+    this.fail(`corrupted stream (${what})`);
+    this.transport.close();
   }
 
   private fail(reason: string): void {
@@ -156,6 +213,11 @@ export class ChannelClient {
   }
 
   private notRunning(): Error {
+    if (this.corruption !== null) {
+      return new SandboxError(
+        `The warden-helper channel of sandbox container ${this.options.containerId.slice(0, 12)} was closed: corrupted stream (${this.corruption}); destroy this sandbox and create a new one.`,
+      );
+    }
     return new SandboxNotRunningError(this.options.containerId, {
       cause: new SandboxError(`warden-helper channel closed: ${this.closedReason}`),
     });

@@ -1,7 +1,13 @@
 /**
- * Container settings that make warden-helper the container's main process (under docker-init):
- * stdin kept open for the channel, stdio attachable, no log driver (the helper's frames are
- * protocol, not logs: with json-file every byte a command printed would also be written to disk).
+ * Container settings that make warden-helper the container's main process: PID 1 itself, without
+ * docker-init (Init false), stdin kept open for the channel, stdio attachable, no log driver (the
+ * helper's frames are protocol, not logs: with json-file every byte a command printed would also
+ * be written to disk).
+ *
+ * Why no docker-init: its fds 0/1 are the attach pipes, and it runs as the sandbox user and is
+ * dumpable, so any command could open /proc/1/fd/1 and forge reply frames, or /proc/1/fd/0 and
+ * steal requests. As PID 1 the helper hands the pipes to a non-dumpable child, points its own
+ * stdio at /dev/null and reaps zombies (images/sandbox/helper/init.go).
  */
 import type Docker from "dockerode";
 
@@ -26,6 +32,6 @@ export function withHelperMain(
     AttachStdin: true,
     AttachStdout: true,
     AttachStderr: true,
-    HostConfig: { ...config.HostConfig, LogConfig: { Type: "none", Config: {} } },
+    HostConfig: { ...config.HostConfig, Init: false, LogConfig: { Type: "none", Config: {} } },
   };
 }

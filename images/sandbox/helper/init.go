@@ -1,0 +1,94 @@
+// PID-1 mode of warden-helper. The container's main process holds the attach pipes (the
+// channel), and every process of the sandbox user can open /proc/1/fd/N of a dumpable process
+// with the same uid: a command could forge reply frames or steal requests. So the helper runs as
+// PID 1 itself (no docker-init) and splits in two:
+//
+//   - the PID-1 parent starts the real helper as its child with the stdio pipes, replaces its own
+//     fds 0, 1 and 2 with /dev/null, marks itself non-dumpable, and only reaps zombies (orphans
+//     re-parent to PID 1), forwards SIGTERM/SIGINT/SIGHUP to the child, and exits with the
+//     child's status when it exits (128+N for a death by signal N);
+//   - the child calls prctl(PR_SET_DUMPABLE, 0) first, so /proc/<child>/fd and /mem become root
+//     owned and ptrace access (hence pidfd_getfd) is denied to the sandbox user.
+//
+// Commands the child starts are exec'd normally (execve resets dumpable) and get only the pipes
+// os/exec passes them: Go opens every other fd close-on-exec.
+package main
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// serveArg marks the child process started by the PID-1 parent.
+const serveArg = "--serve"
+
+const prSetDumpable = 4 // PR_SET_DUMPABLE, linux/prctl.h
+
+// setNotDumpable makes /proc/self/{fd,mem,environ} unreadable to the sandbox user (they become
+// root owned) and refuses it ptrace access. Returns the errno of prctl(2), 0 on success.
+func setNotDumpable() syscall.Errno {
+	_, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetDumpable, 0, 0)
+	return errno
+}
+
+// runAsInit is the PID-1 parent's whole life: start the child, drop the pipes, reap. It never
+// returns: the process exits with the child's status.
+func runAsInit() {
+	self, err := os.Executable()
+	if err != nil {
+		self = "/proc/self/exe"
+	}
+	// Signals are caught before the child exists, so none is lost (PID 1 ignores signals
+	// it has no handler for).
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	child, err := os.StartProcess(self, []string{os.Args[0], serveArg}, &os.ProcAttr{
+		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		Env:   os.Environ(),
+	})
+	if err != nil {
+		logf("cannot start the helper process: %v", err)
+		os.Exit(127)
+	}
+	dropStdio()
+	setNotDumpable()
+	go func() {
+		for s := range sigs {
+			_ = child.Signal(s)
+		}
+	}()
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			// ECHILD cannot happen while the child lives; stay safe and stop.
+			os.Exit(255)
+		}
+		if pid == child.Pid {
+			if ws.Signaled() {
+				os.Exit(128 + int(ws.Signal()))
+			}
+			os.Exit(ws.ExitStatus())
+		}
+	}
+}
+
+// dropStdio points fds 0, 1 and 2 at /dev/null, so PID 1 no longer holds the attach pipes.
+func dropStdio() {
+	null, err := os.OpenFile("/dev/null", os.O_RDWR, 0)
+	if err != nil {
+		// Without /dev/null, closing is the next best thing.
+		for fd := 0; fd <= 2; fd++ {
+			_ = syscall.Close(fd)
+		}
+		return
+	}
+	for fd := 0; fd <= 2; fd++ {
+		_ = syscall.Dup2(int(null.Fd()), fd)
+	}
+	_ = null.Close()
+}
