@@ -1,8 +1,8 @@
 /**
  * The hardened container configuration (Docker Engine API 1.41 `POST /containers/create`).
  * Every sandbox gets: no network, read-only root filesystem, all capabilities dropped,
- * no-new-privileges, pids/memory(=swap, see cgroupMemoryBytes)/CPU limits, docker-init as PID 1 (reaps zombies), the
- * non-root user 1000:1000, size-limited tmpfs for /tmp and /run/warden, and an environment of
+ * no-new-privileges, pids/memory(=swap, see cgroupMemoryBytes)/CPU limits, docker-init as PID 1 (reaps zombies;
+ * the channel path replaces it with warden-helper as PID 1, see channel/container.ts), the non-root user 1000:1000, size-limited tmpfs for /tmp and /run/warden, and an environment of
  * LANG/PATH/HOME only (nothing from the host). No Docker socket is ever mounted.
  */
 import type Docker from "dockerode";

@@ -13,8 +13,19 @@ export function countNewlines(buf: Buffer): number {
   let pos = buf.indexOf(NEWLINE);
   while (pos !== -1) {
     count++;
+    // indexOf (memchr) is fastest for sparse newlines; for dense ones (short lines, e.g. `yes`)
+    // its per-call cost dominates and a plain loop over the rest is several times faster.
+    if (count === DENSE_PROBE && pos < DENSE_PROBE * 64) return count + countNewlinesFrom(buf, pos + 1);
     pos = buf.indexOf(NEWLINE, pos + 1);
   }
+  return count;
+}
+
+const DENSE_PROBE = 64;
+
+function countNewlinesFrom(buf: Buffer, start: number): number {
+  let count = 0;
+  for (let i = start; i < buf.length; i++) if (buf[i] === NEWLINE) count++;
   return count;
 }
 

@@ -6,6 +6,8 @@
  * (public fault 15). Sequence shapes follow ECMA-48.
  */
 
+import { isAscii } from "node:buffer";
+
 const ESC = 0x1b;
 const BEL = 0x07;
 const REPLACEMENT = Buffer.from([0xef, 0xbf, 0xbd]);
@@ -63,6 +65,16 @@ export class OutputSanitizer {
 
   /** Cleans one chunk; an incomplete trailing character is held until the next chunk. */
   push(chunk: Buffer): Buffer {
+    // Fast path for the common case, plain ASCII text: nothing to replace, strip or hold back.
+    if (
+      this.#carry.length === 0 &&
+      this.#esc === "none" &&
+      isAscii(chunk) &&
+      chunk.indexOf(0) === -1 &&
+      (!this.#stripAnsi || chunk.indexOf(ESC) === -1)
+    ) {
+      return chunk;
+    }
     return this.#process(this.#carry.length > 0 ? Buffer.concat([this.#carry, chunk]) : chunk, false);
   }
 

@@ -42,7 +42,8 @@ describeEngine("warm pool on Docker", () => {
         ReadonlyRootfs: true,
         CapDrop: ["ALL"],
         NetworkMode: "none",
-        Init: true,
+        // The helper is PID 1 itself: docker-init would hold the attach pipes (channel-forgery.test.ts).
+        Init: false,
       });
       expect(info.Path).toBe("/usr/local/bin/warden-helper");
     }

@@ -34,7 +34,8 @@ describeEngine("createSandbox exec path", () => {
     await using sb = await createSandbox({ tenant, image: "debian:bookworm-slim" });
     expect(sb.info.execPath).toBe("channel");
     const r = await run(sb, "id -u; cat /proc/1/cmdline | tr '\\0' ' '");
-    expect(r.stdout).toBe("1000\n/sbin/docker-init -- /opt/warden-helper/warden-helper ");
+    // PID 1 is the helper itself (no docker-init), serving through its `--serve` child.
+    expect(r.stdout).toBe("1000\n/opt/warden-helper/warden-helper ");
   });
 
   it("falls back to docker exec with a logged reason when the helper cannot start", async () => {

@@ -181,7 +181,8 @@ export class ChannelClient {
     if (!handler) {
       // A released (aborted, timed-out) request's late frames are dropped; an id never issued
       // means the stream is out of sync or written by someone else: stop trusting it.
-      if (!this.wasIssued(frame.id)) this.corrupted(`a frame for request id ${frame.id}, which was never sent`);
+      if (!this.wasIssued(frame.id))
+        this.corrupted(`a frame for request id ${frame.id}, which was never sent`);
       return;
     }
     if (handler.onFrame(frame)) this.pending.delete(frame.id);
