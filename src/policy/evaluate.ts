@@ -34,9 +34,15 @@ async function bashSubjects(policy: Policy, command: unknown, ctx: EvaluateConte
   );
   const subjects = parts.map(async (part): Promise<Subject | undefined> => {
     if (part.kind === "command" || part.kind === "opaque") return { ...part, tools: ["bash"] };
-    if (part.kind === "argument" && !checksArguments) return undefined;
+    if (part.kind === "argument") {
+      if (!checksArguments) return undefined;
+      // An argument is only possibly a path: when it cannot be resolved (e.g. a directory the
+      // sandbox user may not enter), it is judged on its lexical form instead of failing the call.
+      const lexical = normalizeToolPath(part.target, WORKSPACE_DIR);
+      const path = await ctx.resolvePath(lexical).catch(() => lexical);
+      return { kind: "argument", tools: ["bash", "read"], path, via: part.via };
+    }
     const path = await ctx.resolvePath(normalizeToolPath(part.target, WORKSPACE_DIR));
-    if (part.kind === "argument") return { kind: "argument", tools: ["bash", "read"], path, via: part.via };
     return { kind: part.kind, tools: ["bash", part.kind], path, via: part.via };
   });
   return (await Promise.all(subjects)).filter((s): s is Subject => s !== undefined);

@@ -162,6 +162,32 @@ rules:
     expect((await evaluate(p, read("../workspace-evil/a"), links)).decision).toBe("ask");
   });
 
+  it("a command's file arguments: canonical when resolvable, lexical when resolving fails (never an error)", async () => {
+    const p = policyOf(`
+default: allow
+rules:
+  - { id: deny-secrets, decision: deny, tools: [bash], paths: ["**/.env"] }
+  - { id: deny-rm, decision: deny, tools: [bash], commands: [rm] }
+`);
+    const sandbox: EvaluateContext = {
+      resolvePath: async (path) => {
+        if (path === "/workspace/innocent.txt") return "/workspace/.env";
+        throw new Error(`lstat ${path}: permission denied (EACCES)`);
+      },
+    };
+    expect(await evaluate(p, bash("cat innocent.txt"), sandbox)).toMatchObject({
+      decision: "deny",
+      ruleId: "deny-secrets",
+      part: "/workspace/.env",
+    });
+    expect(await evaluate(p, bash("git status && rm -rf src"), sandbox)).toMatchObject({
+      decision: "deny",
+      ruleId: "deny-rm",
+      part: "rm -rf src",
+    });
+    expect((await evaluate(p, bash("cat .env"), sandbox)).ruleId).toBe("deny-secrets");
+  });
+
   it("output redirections are judged as writes to their canonical target", async () => {
     const p = policyOf(`
 default: ask
