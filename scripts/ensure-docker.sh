@@ -44,10 +44,14 @@ if [ ! -f /etc/docker/daemon.json ] && command -v runsc >/dev/null 2>&1; then
 JSON
 fi
 
-if ! pgrep -x dockerd >/dev/null 2>&1; then
+# A live process named $1 (zombies do not count: a killed dockerd whose parent never reaped it
+# stays in the process table as <defunct>).
+running() { ps -eo stat=,comm= | awk -v name="$1" '$2 == name && $1 !~ /^Z/ { found = 1 } END { exit !found }'; }
+
+if ! running dockerd; then
   # A dockerd that was killed (a CI runner ending the previous session) leaves pid files behind that
   # make the next start refuse; with no dockerd or containerd running they are stale.
-  if ! pgrep -x containerd >/dev/null 2>&1; then
+  if ! running containerd; then
     rm -f /var/run/docker.pid /var/run/docker/containerd/containerd.pid
   fi
   say "starting dockerd in the background (log: $log_file)"
