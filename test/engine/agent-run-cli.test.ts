@@ -26,6 +26,9 @@ const cli = (args: string[], own = tenant) => runCli(args, own);
 
 describeEngine("warden run CLI (engine)", () => {
   let server: OpenAITestServer;
+  /** `warden run -t x -w ws` against the test server, transcript in `out/r.jsonl`, plus `extra` flags. */
+  const runTask = (ws: string, out: string, extra: string[]) =>
+    cli(["-t", "x", "-w", ws, "--base-url", server.baseURL, "--transcript", join(out, "r.jsonl"), ...extra]);
   beforeEach(async () => {
     server = await startOpenAITestServer();
   });
@@ -93,18 +96,7 @@ describeEngine("warden run CLI (engine)", () => {
     const ws = workspace();
     server.push(...editTask());
     const out = outDir();
-    const result = await cli([
-      "-t",
-      "x",
-      "-w",
-      ws,
-      "--base-url",
-      server.baseURL,
-      "--transcript",
-      join(out, "r.jsonl"),
-      "--apply",
-      "--yes",
-    ]);
+    const result = await runTask(ws, out, ["--apply", "--yes"]);
     expect(result.exitCode).toBe(0);
     expect(readFileSync(join(ws, "src/greet.py"), "utf8")).toBe(
       "def greet(name):\n    return f'Hello, {name}!'\n\nprint(greet('world'))\n",
@@ -118,17 +110,7 @@ describeEngine("warden run CLI (engine)", () => {
     const before = await snapshotHost(ws);
     server.push(...editTask());
     const out = outDir();
-    const result = await cli([
-      "-t",
-      "x",
-      "-w",
-      ws,
-      "--base-url",
-      server.baseURL,
-      "--transcript",
-      join(out, "r.jsonl"),
-      "--apply",
-    ]);
+    const result = await runTask(ws, out, ["--apply"]);
     expect(result.exitCode).toBe(1);
     expect(result.stdout).toContain(
       "Not applied: --apply needs confirmation and there is no terminal to ask on; add --yes to apply anyway.",
@@ -143,18 +125,7 @@ describeEngine("warden run CLI (engine)", () => {
       { content: "ok" },
     );
     const out = outDir();
-    const result = await cli([
-      "-t",
-      "x",
-      "-w",
-      ws,
-      "--base-url",
-      server.baseURL,
-      "--transcript",
-      join(out, "r.jsonl"),
-      "--policy",
-      join(process.cwd(), "policies/readonly.yaml"),
-    ]);
+    const result = await runTask(ws, out, ["--policy", join(process.cwd(), "policies/readonly.yaml")]);
     expect(result.exitCode).toBe(0);
     const tools = server.requests[1]?.body.messages.filter((m) => m.role === "tool");
     expect(tools?.[0]?.content).toBe(

@@ -21,6 +21,31 @@ export function channelTenant(name: string): string {
   return `test-channel-${name}-${randomBytes(3).toString("hex")}`;
 }
 
+/**
+ * The hardened container config createSandbox would use for `image` (read-only workspace, no
+ * mounts), labelled with `tenant` and a one-hour expiry; the helper is not wired in.
+ */
+export function testContainerConfig(
+  image: string,
+  tenant: string,
+  limits: Partial<SandboxLimits> = {},
+): Docker.ContainerCreateOptions {
+  const now = new Date();
+  return hardenedContainerConfig({
+    image,
+    limits: resolveLimits(limits),
+    runtime: "runc",
+    labels: sandboxLabels({
+      sessionId: tenant,
+      tenant,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + 3_600_000),
+    }),
+    workspaceMode: "ro",
+    mounts: [],
+  });
+}
+
 /** A started helper container and its channel. `destroy` removes the container. */
 export interface HelperBox {
   container: Docker.Container;
@@ -34,22 +59,7 @@ export async function startHelperBox(
   limits: Partial<SandboxLimits> = {},
 ): Promise<HelperBox> {
   const docker = getDocker();
-  const now = new Date();
-  const config = withHelperMain(
-    hardenedContainerConfig({
-      image: "warden-sandbox:latest",
-      limits: resolveLimits(limits),
-      runtime: "runc",
-      labels: sandboxLabels({
-        sessionId: tenant,
-        tenant,
-        createdAt: now,
-        expiresAt: new Date(now.getTime() + 3_600_000),
-      }),
-      workspaceMode: "ro",
-      mounts: [],
-    }),
-  );
+  const config = withHelperMain(testContainerConfig("warden-sandbox:latest", tenant, limits));
   const container = await docker.createContainer(config);
   const destroy = async () => {
     await container.remove({ force: true, v: true }).catch(() => {});

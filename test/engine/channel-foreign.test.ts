@@ -11,11 +11,8 @@ import {
   withForeignHelper,
 } from "../../src/sandbox/channel/index.js";
 import { getDocker } from "../../src/sandbox/engine.js";
-import { hardenedContainerConfig } from "../../src/sandbox/hardening.js";
-import { sandboxLabels } from "../../src/sandbox/labels.js";
-import { resolveLimits } from "../../src/sandbox/limits.js";
 import { describeEngine } from "../helpers/engine.js";
-import { channelTenant, runOn } from "./channel-fixture.js";
+import { channelTenant, runOn, testContainerConfig } from "./channel-fixture.js";
 import { leftovers } from "./sandbox-fixture.js";
 
 const tenant = channelTenant("foreign");
@@ -33,20 +30,7 @@ describeEngine("warden-helper in a foreign image", () => {
 
   it("copies the helper into a read-only-root container and serves exec and files", async () => {
     const docker = getDocker();
-    const now = new Date();
-    const base = hardenedContainerConfig({
-      image: "debian:bookworm-slim",
-      limits: resolveLimits({}),
-      runtime: "runc",
-      labels: sandboxLabels({
-        sessionId: tenant,
-        tenant,
-        createdAt: now,
-        expiresAt: new Date(now.getTime() + 3_600_000),
-      }),
-      workspaceMode: "ro",
-      mounts: [],
-    });
+    const base = testContainerConfig("debian:bookworm-slim", tenant);
     const container = await docker.createContainer(withForeignHelper(base));
     try {
       await installHelper(container, await helperArchive(docker));
@@ -81,20 +65,7 @@ describeEngine("warden-helper in a foreign image", () => {
 
   it("reports why a helper that cannot run did not answer, with the container not running", async () => {
     const docker = getDocker();
-    const now = new Date();
-    const base = hardenedContainerConfig({
-      image: "warden-sandbox:latest",
-      limits: resolveLimits({}),
-      runtime: "runc",
-      labels: sandboxLabels({
-        sessionId: tenant,
-        tenant,
-        createdAt: now,
-        expiresAt: new Date(now.getTime() + 3_600_000),
-      }),
-      workspaceMode: "ro",
-      mounts: [],
-    });
+    const base = testContainerConfig("warden-sandbox:latest", tenant);
     const plan = { kind: "in-image", path: "/usr/bin/false" } as const;
     const container = await docker.createContainer({
       ...base,

@@ -31,9 +31,3 @@ export function lastLines(text: string, n: number): string[] {
     .filter((l) => l !== "")
     .slice(-n);
 }
-
-/** The display diff of an edit result (`details.diff`, a string), if any. */
-export function editDiffOf(result: Pick<ToolResultMessage, "details">): string | undefined {
-  const diff = (result.details as { diff?: unknown } | undefined)?.diff;
-  return typeof diff === "string" && diff !== "" ? terminalSafe(diff) : undefined;
-}

@@ -5,9 +5,10 @@
  * information as plain lines (no control sequences, no colour).
  */
 import pc from "picocolors";
+import { resultDiff } from "../../cli/output/format-result.js";
 import { terminalSafe } from "../../util/terminal-text.js";
 import type { AgentEvent } from "../types.js";
-import { describeCall, editDiffOf, lastLines, resultText } from "./describe-call.js";
+import { describeCall, lastLines, resultText } from "./describe-call.js";
 import { Spinner } from "./spinner.js";
 
 /** Where and how to draw. `tty` defaults to `out.isTTY`, `colour` to tty && picocolors' detection. */
@@ -134,7 +135,7 @@ export class TerminalView {
     const mark = result.isError ? this.c.red("✗") : this.c.green("✓");
     this.line(`${mark} ${run?.label ?? toolName} ${this.c.dim(`(${seconds}s)`)}`);
     const text = resultText(result as Parameters<typeof resultText>[0]);
-    const diff = editDiffOf(result);
+    const diff = resultDiff(result);
     if (diff && !result.isError) {
       for (const l of diff.split("\n")) this.line(`    ${this.colourDiffLine(l)}`);
     } else if (toolName === "bash" || result.isError) {

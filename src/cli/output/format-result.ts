@@ -18,7 +18,7 @@ export function resultText(result: ToolResultMessage): string {
 }
 
 /** The display diff a result carries in `details.diff` (the edit tool's), if any. */
-export function resultDiff(result: ToolResultMessage): string | undefined {
+export function resultDiff(result: Pick<ToolResultMessage, "details">): string | undefined {
   const details = result.details as { diff?: unknown } | undefined;
   return typeof details?.diff === "string" && details.diff !== "" ? terminalSafe(details.diff) : undefined;
 }
