@@ -2,10 +2,12 @@
  * Fast-path section (issue 7): warden's exec channel and warm pool against raw Docker, measured
  * in the same run. Rows: tool-call overhead of bash `true` on a warm session vs a raw dockerode
  * exec round trip (target p50 <= 0.1x); the bare channel exec beside it (the floor); cold start
- * vs raw create+start (<= 1.2x); 1 GiB of bash output through the tail truncation vs raw
+ * vs raw create+start (<= 1.2x); warm-pool claims, on a quiet and on a busy engine (p50 <= 20 ms,
+ * p99 <= 50 ms); 1 GiB of bash output through the tail truncation vs raw
  * `docker exec` of the same command into nothing (time <= 2x, i.e. throughput >= 50%) with the
  * controller's RSS growth (<= 64 MiB); `read` with a limit on a 2 GiB file (<= 1 s, RSS <= 64 MiB).
- * Sizes: WARDEN_BENCH_OUTPUT_MIB (default 1024), WARDEN_BENCH_BIG_FILE_MIB (default 2048).
+ * Sizes: WARDEN_BENCH_OUTPUT_MIB (default 1024), WARDEN_BENCH_BIG_FILE_MIB (default 2048);
+ * counts: WARDEN_BENCH_EXECS (40), WARDEN_BENCH_CREATES (5), WARDEN_BENCH_CLAIMS (50 per phase).
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -13,19 +15,20 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type Docker from "dockerode";
-import { dockerPoolBackend, WarmPool } from "../../src/pool/index.js";
+import { dockerPoolBackend, type PoolRequest, WarmPool } from "../../src/pool/index.js";
 import { channelExec, connectChannel, withHelperMain } from "../../src/sandbox/channel/index.js";
 import { StreamDemuxer } from "../../src/sandbox/demux.js";
 import { hardenedContainerConfig } from "../../src/sandbox/hardening.js";
 import { DEFAULT_IMAGE, gc, getDocker, LABEL, resolveLimits } from "../../src/sandbox/index.js";
 import { sandboxLabels } from "../../src/sandbox/labels.js";
+import type { PreparedSandbox } from "../../src/sandbox/prepare.js";
 import { createSession } from "../../src/session/index.js";
 import type { Session } from "../../src/session/types.js";
 import { type BenchRow, type BenchSection, percentile, timeRuns } from "../harness.js";
 
 const ROUNDS = Number(process.env.WARDEN_BENCH_EXECS ?? 40);
 const CREATES = Number(process.env.WARDEN_BENCH_CREATES ?? 5);
-const CLAIMS = Number(process.env.WARDEN_BENCH_CLAIMS ?? 20);
+const CLAIMS = Number(process.env.WARDEN_BENCH_CLAIMS ?? 50);
 const OUTPUT_BYTES = Number(process.env.WARDEN_BENCH_OUTPUT_MIB ?? 1024) * 1024 * 1024;
 const BIG_FILE_BYTES = Number(process.env.WARDEN_BENCH_BIG_FILE_MIB ?? 2048) * 1024 * 1024;
 const MiB = 1024 * 1024;
@@ -67,53 +70,86 @@ function bashCall(command: string, i: number) {
   return [{ id: `b${i}`, name: "bash", arguments: { command, timeout: 600 } }];
 }
 
+/** Claims `count` sessions one after another, each after the refill settled; their times (ms) and how many were pooled. */
+async function timeClaims(
+  pool: WarmPool<PoolRequest, PreparedSandbox>,
+  request: PoolRequest,
+  count: number,
+): Promise<{ claims: number[]; pooled: number }> {
+  const claims: number[] = [];
+  let pooled = 0;
+  for (let i = 0; i < count; i++) {
+    const claim = await pool.claim(request);
+    claims.push(claim.claimMs);
+    if (claim.pooled) pooled++;
+    await claim.sandbox.destroy();
+    await pool.settled();
+  }
+  return { claims, pooled };
+}
+
+/**
+ * Keeps the engine busy until `stop` fires: create, start and force-remove plain containers in a
+ * loop, the load other sessions' cold starts and teardowns put on it. Resolves with the cycles done.
+ */
+async function churnEngine(
+  docker: Docker,
+  labels: Record<string, string>,
+  stop: AbortSignal,
+): Promise<number> {
+  let cycles = 0;
+  while (!stop.aborted) {
+    const c = await docker.createContainer({
+      Image: DEFAULT_IMAGE,
+      Cmd: ["true"],
+      Labels: labels,
+      HostConfig: { NetworkMode: "none" },
+    });
+    await c.start().finally(() => c.remove({ force: true }));
+    cycles++;
+  }
+  return cycles;
+}
+
 /**
  * Warm pool: claims of a session with a small copy-mode workspace (10 files) from a pool of 2,
- * each after the refill settled (so every claim is a pooled one), after one unmeasured claim.
- * Baseline: raw create+start.
+ * each after the refill settled (so every claim is a pooled one), after one unmeasured claim;
+ * then the same while the engine is kept busy (a claim must not wait on it: it only copies the
+ * workspace over the channel). Baseline: raw create+start.
  */
-async function poolRows(tenant: string, rawCreateP50: number): Promise<BenchRow[]> {
+async function poolRows(
+  tenant: string,
+  rawCreateP50: number,
+  rawLabels: Record<string, string>,
+): Promise<BenchRow[]> {
   const dir = await mkdtemp(join(tmpdir(), "warden-bench-ws-"));
   const pool = new WarmPool({ backend: dockerPoolBackend({ tenant }), size: 2 });
+  const baseline = { baseline: rawCreateP50, baselineName: "raw create+start" };
   try {
     for (let i = 0; i < 10; i++) await writeFile(join(dir, `f${i}.txt`), `file ${i}\n`.repeat(100));
     const request = { tenant, ttlMs: 3_600_000, workspace: { hostPath: dir } };
     await pool.warm(request);
     await pool.settled();
     // One unmeasured claim first, as the exec rows do one unmeasured call (JIT, first-use costs).
-    await (await pool.claim(request)).sandbox.destroy();
-    await pool.settled();
-    const claims: number[] = [];
-    let pooled = 0;
-    for (let i = 0; i < CLAIMS; i++) {
-      const claim = await pool.claim(request);
-      claims.push(claim.claimMs);
-      if (claim.pooled) pooled++;
-      await claim.sandbox.destroy();
-      await pool.settled();
-    }
+    await timeClaims(pool, request, 1);
+    const idle = await timeClaims(pool, request, CLAIMS);
+    const stop = new AbortController();
+    const churn = churnEngine(getDocker(), rawLabels, stop.signal);
+    const busy = await timeClaims(pool, request, CLAIMS).finally(() => stop.abort());
+    const cycles = await churn;
     return [
-      {
-        name: "pool claim p50",
-        unit: "ms",
-        value: percentile(claims, 50),
-        baseline: rawCreateP50,
-        baselineName: "raw create+start",
-      },
-      {
-        name: "pool claim p99",
-        unit: "ms",
-        value: percentile(claims, 99),
-        baseline: rawCreateP50,
-        baselineName: "raw create+start",
-      },
+      { name: "pool claim p50", unit: "ms", value: percentile(idle.claims, 50), ...baseline },
+      { name: "pool claim p99", unit: "ms", value: percentile(idle.claims, 99), ...baseline },
+      { name: "pool claim p50, engine busy", unit: "ms", value: percentile(busy.claims, 50), ...baseline },
+      { name: "pool claim p99, engine busy", unit: "ms", value: percentile(busy.claims, 99), ...baseline },
       {
         name: "pool claims served warm",
         unit: "count",
-        value: pooled,
-        baseline: CLAIMS,
+        value: idle.pooled + busy.pooled,
+        baseline: 2 * CLAIMS,
         baselineName: "claims",
       },
+      { name: "engine churn during busy claims", unit: "count", value: cycles },
     ];
   } finally {
     await pool.drain();
@@ -173,7 +209,7 @@ export const fastPathSection: BenchSection = {
         baselineName: "raw create+start",
       });
 
-      rows.push(...(await poolRows(tenant, percentile(rawCreate, 50))));
+      rows.push(...(await poolRows(tenant, percentile(rawCreate, 50), rawLabels)));
 
       const raw = containers[0]!;
       const helper = containers[CREATES]!;

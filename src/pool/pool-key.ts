@@ -1,15 +1,18 @@
 /**
  * The warm pool's key: everything that is fixed when a container is created and that a session
- * must not get different from what it asked for. Image, resolved limits, runtime, workspace mode
- * (and for ro/rw the bind-mounted host path), the extra mounts, and the hash of the policy the
- * session runs under. Two requests share pooled containers only when all of these are equal, so
- * a pooled container can never skip hardening or a policy.
+ * must not get different from what it asked for. The tenant (its containers carry its label, so
+ * `docker ps` and `warden gc --tenant` see pooled ones too), image, resolved limits, runtime,
+ * workspace mode (and for ro/rw the bind-mounted host path), the extra mounts, and the hash of the
+ * policy the session runs under. Two requests share pooled containers only when all of these are
+ * equal, so a pooled container can never skip hardening or a policy, nor cross tenants.
  */
 import { createHash } from "node:crypto";
 import type { ReadOnlyMount, SandboxLimits, WorkspaceMode } from "../sandbox/types.js";
 
 /** The parts of a pool key, after defaults are applied. */
 export interface PoolKeyParts {
+  /** The io.warden.tenant label the pooled containers carry. */
+  tenant: string;
   image: string;
   limits: SandboxLimits;
   runtime: "runc" | "runsc";
@@ -26,6 +29,7 @@ export interface PoolKeyParts {
 /** Stable key: `sha256:<hex>` over canonical JSON of the parts (object keys sorted). */
 export function poolKey(parts: PoolKeyParts): string {
   const canonical = {
+    tenant: parts.tenant,
     image: parts.image,
     limits: Object.fromEntries(Object.entries(parts.limits).sort(([a], [b]) => a.localeCompare(b))),
     runtime: parts.runtime,

@@ -72,7 +72,10 @@ export class WarmPool<Req, P> {
     this.refill(key);
   }
 
-  /** Resolves when every key has its idle entries (or its refills failed). For tests and benchmarks. */
+  /**
+   * Resolves when no refill is in flight, i.e. every key has its idle entries. A key whose refills
+   * keep failing retries every `retryMs`, so this does not resolve until drain(). For tests and benchmarks.
+   */
   async settled(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }

@@ -29,4 +29,6 @@ export interface SessionBackend {
   listContainers(tenants: readonly string[]): Promise<ManagedContainer[]>;
   /** Removes a container and its volumes; no error when it is already gone. */
   removeContainer(containerId: string): Promise<void>;
+  /** Releases what the backend holds besides sessions (the warm pool's idle sandboxes). Idempotent. */
+  close?(): Promise<void>;
 }

@@ -50,6 +50,20 @@ export const TenantConfigSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** The warm pool of pre-started sandboxes (src/pool), per tenant, image, limits, mode and policy. */
+export const WarmPoolConfigSchema = Type.Object(
+  {
+    size: Type.Integer({
+      minimum: 0,
+      maximum: 16,
+      description:
+        "Idle sandboxes kept per pool key once a session of that key was created; 0 turns the pool off",
+    }),
+    maxIdleMs: Type.Optional(PositiveInt("Age after which an idle pooled sandbox is replaced, ms", 1000)),
+  },
+  { additionalProperties: false },
+);
+
 /** The whole configuration file. */
 export const ServerConfigSchema = Type.Object(
   {
@@ -62,6 +76,7 @@ export const ServerConfigSchema = Type.Object(
     tarBodyLimitBytes: Type.Optional(PositiveInt("Largest uploaded workspace tar, bytes")),
     shutdownGraceMs: Type.Optional(Type.Integer({ minimum: 0 })),
     reapIntervalMs: Type.Optional(PositiveInt("How often idle and old sessions are looked for, ms")),
+    warmPool: Type.Optional(WarmPoolConfigSchema),
     tenants: Type.Array(TenantConfigSchema, { minItems: 1 }),
   },
   { additionalProperties: false },
@@ -69,5 +84,6 @@ export const ServerConfigSchema = Type.Object(
 
 export type KeyConfig = Static<typeof KeyConfigSchema>;
 export type QuotaConfig = Static<typeof QuotaConfigSchema>;
+export type WarmPoolConfigInput = Static<typeof WarmPoolConfigSchema>;
 export type TenantConfigInput = Static<typeof TenantConfigSchema>;
 export type ServerConfigInput = Static<typeof ServerConfigSchema>;

@@ -3,6 +3,7 @@
  * Relative paths in the file (stateDir, auditLog, policy files, workspace roots) resolve against
  * the file's own directory.
  */
+import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { Compile } from "typebox/compile";
@@ -44,10 +45,15 @@ export interface ServerConfig {
   tarBodyLimitBytes: number;
   shutdownGraceMs: number;
   reapIntervalMs: number;
+  /** Idle pre-started sandboxes per pool key (size 0: off) and their maximum idle age, ms. */
+  warmPool: { size: number; maxIdleMs: number };
   tenants: TenantConfig[];
 }
 
-/** Defaults: 127.0.0.1:8080, 30 min idle TTL, 8 h lifetime, 1 MiB JSON, 256 MiB tar, 10 s grace. */
+/**
+ * Defaults: 127.0.0.1:8080, 30 min idle TTL, 8 h lifetime, 1 MiB JSON, 256 MiB tar, 10 s grace,
+ * a warm pool of 1 idle sandbox per key (filled after the key's first session) kept up to 10 min.
+ */
 export const CONFIG_DEFAULTS = {
   host: "127.0.0.1",
   port: 8080,
@@ -58,6 +64,7 @@ export const CONFIG_DEFAULTS = {
   tarBodyLimitBytes: 256 * MiB,
   shutdownGraceMs: 10_000,
   reapIntervalMs: 5_000,
+  warmPool: { size: 1, maxIdleMs: 10 * 60_000 },
 } as const;
 
 const validator = Compile(ServerConfigSchema);
@@ -100,6 +107,10 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
     tarBodyLimitBytes: cfg.tarBodyLimitBytes ?? CONFIG_DEFAULTS.tarBodyLimitBytes,
     shutdownGraceMs: cfg.shutdownGraceMs ?? CONFIG_DEFAULTS.shutdownGraceMs,
     reapIntervalMs: cfg.reapIntervalMs ?? CONFIG_DEFAULTS.reapIntervalMs,
+    warmPool: {
+      size: cfg.warmPool?.size ?? CONFIG_DEFAULTS.warmPool.size,
+      maxIdleMs: cfg.warmPool?.maxIdleMs ?? CONFIG_DEFAULTS.warmPool.maxIdleMs,
+    },
     tenants: cfg.tenants.map((t) => resolveTenant(t, baseDir, defaultImage)),
   };
 }
@@ -138,4 +149,20 @@ export async function loadServerConfig(path: string): Promise<ServerConfig> {
     throw new InvalidArgumentError(`Server config '${path}' does not parse: ${(err as Error).message}`);
   }
   return resolveServerConfig(parsed, dirname(resolve(path)), path);
+}
+
+/**
+ * The identity of a tenant's policy for the warm pool key: a digest of its layer files' paths.
+ * The server loads each policy once at start (policy-hooks.ts) and a pool lives in one server
+ * process, so the paths identify the policy its sessions run under. "" for a tenant without one.
+ */
+export function tenantPolicyHash(config: ServerConfig, tenantId: string): string {
+  const layers = config.tenants.find((t) => t.id === tenantId)?.policy ?? [];
+  if (layers.length === 0) return "";
+  return createHash("sha256").update(JSON.stringify(layers)).digest("hex");
+}
+
+/** Label lifetime of the server's pooled sandboxes: the longest session lifetime plus the pool's idle age. */
+export function poolTtlMs(config: ServerConfig): number {
+  return Math.max(...config.tenants.map((t) => t.maxLifetimeMs)) + config.warmPool.maxIdleMs;
 }

@@ -1,22 +1,42 @@
 /**
- * The real SessionBackend: sessions from src/session's createSession on hardened Docker sandboxes,
- * and, after a restart, sessions re-opened on their still-running containers (`adopt`). Containers
- * are found and removed by warden's labels (src/sandbox/labels.ts), the way testcontainers-node's
- * sweeper finds its resources.
+ * The real SessionBackend: sessions from src/session's openSession on hardened Docker sandboxes,
+ * claimed from a warm pool (src/pool) when one is configured, and, after a restart, sessions
+ * re-opened on their still-running containers (`adopt`). Containers are found and removed by
+ * warden's labels (src/sandbox/labels.ts), the way testcontainers-node's sweeper finds its resources.
  */
 import type Docker from "dockerode";
 import { fromDockerError } from "../errors.js";
+import { dockerPoolBackend, POOL_LABEL, type PoolRequest, WarmPool } from "../pool/index.js";
 import { removeSandboxResources } from "../sandbox/docker-sandbox.js";
-import { DockerSandbox, getDocker, LABEL } from "../sandbox/index.js";
-import type { SandboxInfo } from "../sandbox/types.js";
+import { createSandbox, DockerSandbox, getDocker, LABEL } from "../sandbox/index.js";
+import type { PreparedSandbox } from "../sandbox/prepare.js";
+import type { Sandbox, SandboxInfo, SandboxOptions } from "../sandbox/types.js";
 import { WORKSPACE_DIR } from "../sandbox/types.js";
 import { packDirectory, type WorkspaceHashes } from "../sandbox/workspace-copy.js";
-import { createSession, openSession } from "../session/index.js";
+import { openSession } from "../session/index.js";
 import { createSpillStore } from "../session/spill-store.js";
 import type { Session, SessionOptions } from "../session/types.js";
 import { builtinTools } from "../tools/index.js";
 import type { ManagedContainer, SessionBackend } from "./backend.js";
 import type { SessionRecord } from "./record-store.js";
+
+/** Options of the Docker SessionBackend. */
+export interface DockerBackendOptions {
+  /** Default: the process-wide client. */
+  docker?: Docker;
+  /** Where sessions' spill files go (default: a private temp directory per session). */
+  spillDir?: string;
+  /**
+   * Keep `size` idle sandboxes per pool key (tenant, image, limits, mode, policy) once a session
+   * of that key was created. `ttlMs` is the pooled containers' label lifetime: at least the longest
+   * session lifetime plus `maxIdleMs`, or claims fall back to a cold start.
+   */
+  warmPool?: { size: number; maxIdleMs: number; ttlMs: number };
+  /** Identity of a tenant's policy (part of the pool key). Default: none. */
+  policyHash?: (tenant: string) => string;
+  /** Diagnostics of the pool (refill failures). */
+  log?: (line: string) => void;
+}
 
 /** The baseline hashes of a workspace host directory (what changedPaths compares with). */
 async function baselineOf(hostPath: string | undefined): Promise<WorkspaceHashes> {
@@ -31,12 +51,22 @@ async function baselineOf(hostPath: string | undefined): Promise<WorkspaceHashes
   return packed.hashes;
 }
 
-/** Sessions on the Docker engine `docker` (default: the process-wide client). */
-export function createDockerBackend(docker: Docker = getDocker(), spillDir?: string): SessionBackend {
-  const withSpill = (options: SessionOptions): SessionOptions =>
-    spillDir ? { spillDir, ...options } : options;
+/** Sessions on the Docker engine (see DockerBackendOptions). `close()` drains the warm pool. */
+export function createDockerBackend(options: DockerBackendOptions = {}): SessionBackend {
+  const docker = options.docker ?? getDocker();
+  const withSpill = (opts: SessionOptions): SessionOptions =>
+    options.spillDir ? { spillDir: options.spillDir, ...opts } : opts;
+  const pool = poolOf(docker, options);
+  const sandboxFor = async (opts: SandboxOptions): Promise<Sandbox> => {
+    if (!pool) return createSandbox(opts, docker);
+    const policyHash = options.policyHash?.(opts.tenant ?? "") ?? "";
+    return (await pool.claim({ ...opts, policyHash })).sandbox;
+  };
   return {
-    create: (options) => createSession(withSpill(options)),
+    create: (opts) =>
+      openSession(withSpill(opts), { createSandbox: sandboxFor, createSpillStore, builtinTools }),
+
+    close: async () => pool?.drain(),
 
     async adopt(record: SessionRecord, options: SessionOptions): Promise<Session | null> {
       const container = docker.getContainer(record.containerId);
@@ -47,11 +77,9 @@ export function createDockerBackend(docker: Docker = getDocker(), spillDir?: str
         return null;
       }
       const labels = inspect.Config.Labels ?? {};
-      if (
-        !inspect.State.Running ||
-        labels[LABEL.session] !== record.id ||
-        labels[LABEL.tenant] !== record.tenant
-      ) {
+      // A sandbox claimed from the warm pool keeps the `pool-<uuid>` session label it was created with.
+      const sessionLabelOk = labels[LABEL.session] === record.id || labels[POOL_LABEL] !== undefined;
+      if (!inspect.State.Running || !sessionLabelOk || labels[LABEL.tenant] !== record.tenant) {
         return null;
       }
       const info: SandboxInfo = {
@@ -107,4 +135,18 @@ export function createDockerBackend(docker: Docker = getDocker(), spillDir?: str
       await removeSandboxResources(docker, containerId, volume);
     },
   };
+}
+
+function poolOf(
+  docker: Docker,
+  options: DockerBackendOptions,
+): WarmPool<PoolRequest, PreparedSandbox> | undefined {
+  const config = options.warmPool;
+  if (!config || config.size === 0) return undefined;
+  return new WarmPool({
+    backend: dockerPoolBackend({ docker, ttlMs: config.ttlMs }),
+    size: config.size,
+    maxIdleMs: config.maxIdleMs,
+    ...(options.log ? { log: options.log } : {}),
+  });
 }

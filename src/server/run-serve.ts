@@ -4,7 +4,8 @@
  */
 import { join } from "node:path";
 import { pingEngine } from "../sandbox/index.js";
-import { loadServerConfig } from "./config.js";
+import type { SessionBackend } from "./backend.js";
+import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHash } from "./config.js";
 import { createDockerBackend } from "./docker-backend.js";
 import { createPolicyHookFactory } from "./policy-hooks.js";
 import { type RunningServer, startServer } from "./server.js";
@@ -19,6 +20,19 @@ export interface ServeOptions {
   log?: (line: string) => void;
 }
 
+/**
+ * The Docker backend as `warden serve` configures it: spill files under the state dir (0700, not
+ * the shared /tmp) and the warm pool of `config.warmPool`, keyed with each tenant's policy.
+ */
+export function serveBackend(config: ServerConfig, log?: (line: string) => void): SessionBackend {
+  return createDockerBackend({
+    spillDir: join(config.stateDir, "spill"),
+    warmPool: { ...config.warmPool, ttlMs: poolTtlMs(config) },
+    policyHash: (tenant) => tenantPolicyHash(config, tenant),
+    ...(log ? { log } : {}),
+  });
+}
+
 /** Starts the server and installs the signal handlers. Resolves once listening. */
 export async function runServe(options: ServeOptions): Promise<RunningServer> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
@@ -29,8 +43,7 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   const hooks = await createPolicyHookFactory(config);
   const server = await startServer({
     config,
-    // Spill files of the server's sessions stay under its state dir (0700), not the shared /tmp.
-    backend: createDockerBackend(undefined, join(config.stateDir, "spill")),
+    backend: serveBackend(config, log),
     hooks,
     ...(options.onExit ? { onExit: options.onExit } : {}),
   });

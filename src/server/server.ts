@@ -1,7 +1,8 @@
 /**
  * Assembles and runs `warden serve`: state dir and session records, audit log, metrics, approvals,
  * sessions, start-up reconciliation with the engine, the reaper, the HTTP listener, and a graceful
- * shutdown (stop accepting; let running calls finish within the grace period, then abort them; close).
+ * shutdown (stop accepting; let running calls finish within the grace period, then abort them; close;
+ * then the backend's close, which drains the warm pool).
  */
 import { mkdir } from "node:fs/promises";
 import { type App, buildApp, type ServerContext } from "./app.js";
@@ -74,6 +75,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     } catch (err) {
       clearInterval(reaper);
       await app.close();
+      await options.backend.close?.();
       throw err;
     }
   } else await app.ready();
@@ -93,6 +95,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
       if (options.onExit === "close") {
         await Promise.all(manager.registry.all().map((l) => manager.close(l.record.id, "shutdown")));
       }
+      await options.backend.close?.();
     })();
     return stopping;
   };

@@ -50,20 +50,21 @@ describeEngine("warm pool on Docker", () => {
   });
 
   it("claims one with the workspace copied in, as the claimer's session, and refills", async () => {
-    const claimed = await pool.claim({
-      workspace: { hostPath: dir },
-      tenant: claimTenant,
-      sessionId: "test-claimed-1",
-    });
+    const claimed = await pool.claim({ workspace: { hostPath: dir }, sessionId: "test-claimed-1" });
     await using sb = claimed.sandbox;
     expect(claimed.pooled).toBe(true);
-    expect(sb.info).toMatchObject({ sessionId: "test-claimed-1", tenant: claimTenant, execPath: "channel" });
+    expect(sb.info).toMatchObject({ sessionId: "test-claimed-1", tenant: poolTenant, execPath: "channel" });
     expect((await run(sb, "cat hello.txt; stat -c %u hello.txt")).stdout).toBe("from the host\n1000\n");
     await pool.settled();
     expect(pool.stats()[0]).toMatchObject({ idle: 2 });
   });
 
-  it("never hands over a container prepared for another policy or limits", async () => {
+  it("never hands over a container prepared for another tenant, policy or limits", async () => {
+    const otherTenant = await pool.claim({ workspace: { hostPath: dir }, tenant: claimTenant });
+    await using sb0 = otherTenant.sandbox;
+    expect(otherTenant.pooled).toBe(false);
+    const labels = (await getDocker().getContainer(sb0.info.containerId).inspect()).Config.Labels;
+    expect(labels[LABEL.tenant]).toBe(claimTenant);
     const other = await pool.claim({
       workspace: { hostPath: dir },
       tenant: claimTenant,
@@ -80,6 +81,21 @@ describeEngine("warm pool on Docker", () => {
     expect(limited.pooled).toBe(false);
     expect((await getDocker().getContainer(sb2.info.containerId).inspect()).HostConfig.PidsLimit).toBe(64);
     expect(sb.info.tenant).toBe(claimTenant);
+  });
+
+  it("keeps refilling a key after the workspace of its first claim is gone (uploaded dirs are removed)", async () => {
+    const gone = await mkdtemp(join(tmpdir(), "warden-pool-gone-"));
+    const first = await pool.claim({ workspace: { hostPath: gone }, policyHash: "refill" });
+    await first.sandbox.destroy();
+    await pool.settled();
+    await rm(gone, { recursive: true });
+    const second = await pool.claim({ workspace: { hostPath: dir }, policyHash: "refill" });
+    await using sb = second.sandbox;
+    expect(second.pooled).toBe(true);
+    await pool.settled();
+    const key = await dockerPoolBackend({ tenant: poolTenant }).keyOf({ policyHash: "refill" });
+    expect(pool.stats().find((s) => s.key === key)).toMatchObject({ idle: 2, filling: 0 });
+    expect((await run(sb, "cat hello.txt")).stdout).toBe("from the host\n");
   });
 
   it("drains: every idle container and volume is removed", async () => {

@@ -1,6 +1,7 @@
 /**
  * `warden serve` in-process on the real engine: two tenants side by side with streaming, cross-tenant
- * 404s on every route, an `ask` answered over HTTP, and shutdown that leaves no container behind.
+ * 404s on every route, an `ask` answered over HTTP, and shutdown that leaves no container behind
+ * (sessions closed, the warm pool of `warden serve`'s backend drained).
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -10,8 +11,8 @@ import Docker from "dockerode";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { hashKey } from "../../src/server/auth.js";
 import { resolveServerConfig } from "../../src/server/config.js";
-import { createDockerBackend } from "../../src/server/docker-backend.js";
 import { createPolicyHookFactory } from "../../src/server/policy-hooks.js";
+import { serveBackend } from "../../src/server/run-serve.js";
 import { type RunningServer, startServer } from "../../src/server/server.js";
 import { describeEngine } from "../helpers/engine.js";
 
@@ -80,7 +81,7 @@ describeEngine("warden serve on the engine: two tenants", () => {
     );
     server = await startServer({
       config,
-      backend: createDockerBackend(),
+      backend: serveBackend(config),
       hooks: await createPolicyHookFactory(config),
       onExit: "close",
     });

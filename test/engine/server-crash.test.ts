@@ -42,6 +42,8 @@ describeEngine("warden serve: kill -9 and restart", () => {
       JSON.stringify({
         port: 0,
         stateDir: "state",
+        // Without spares, so every container here is a session's (the pool's crash case: server-pool.test.ts).
+        warmPool: { size: 0 },
         tenants: [
           {
             id: TENANT,

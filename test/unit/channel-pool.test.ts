@@ -103,6 +103,7 @@ describe("WarmPool", () => {
 
 describe("poolKey", () => {
   const base = {
+    tenant: "acme",
     image: "warden-sandbox:latest",
     limits: { ...DEFAULT_LIMITS },
     runtime: "runc" as const,
@@ -119,6 +120,7 @@ describe("poolKey", () => {
     expect(poolKey({ ...base, limits: { ...base.limits, pids: 128 } })).not.toBe(k);
     expect(poolKey({ ...base, runtime: "runsc" })).not.toBe(k);
     expect(poolKey({ ...base, policyHash: "x" })).not.toBe(k);
+    expect(poolKey({ ...base, tenant: "globex" })).not.toBe(k);
     expect(poolKey({ ...base, workspaceMode: "ro", workspaceHostPath: "/a" })).not.toBe(
       poolKey({ ...base, workspaceMode: "ro", workspaceHostPath: "/b" }),
     );

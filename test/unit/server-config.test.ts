@@ -32,6 +32,7 @@ describe("warden serve: config and keys", () => {
       jsonBodyLimitBytes: 1048576,
       tarBodyLimitBytes: 268435456,
       shutdownGraceMs: 10000,
+      warmPool: { size: 1, maxIdleMs: 600000 },
     });
     expect(cfg.tenants[0]).toEqual({
       id: "acme",
@@ -44,6 +45,17 @@ describe("warden serve: config and keys", () => {
       workspaceModes: ["copy", "ro"],
       images: ["warden-sandbox:latest"],
     });
+  });
+
+  it("warmPool: size 0 turns the pool off; a size above 16 is refused naming the field", () => {
+    const tenants = [{ id: "acme", keys: [key("k", "t")], quotas }];
+    expect(resolveServerConfig({ warmPool: { size: 0 }, tenants }, "/").warmPool).toEqual({
+      size: 0,
+      maxIdleMs: 600000,
+    });
+    expect(() => resolveServerConfig({ warmPool: { size: 17 }, tenants }, "/", "c.yaml")).toThrow(
+      "c.yaml: invalid server configuration: /warmPool/size must be <= 16.",
+    );
   });
 
   it("an invalid file is an INVALID_ARGUMENT naming the field", () => {

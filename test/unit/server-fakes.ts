@@ -153,6 +153,8 @@ export class FakeBackend implements SessionBackend {
   readonly created: SessionOptions[] = [];
   readonly sessions: (Session & { closed: boolean })[] = [];
   readonly log: string[] = [];
+  /** How often close() (the warm pool's drain in the real backend) was called. */
+  closes = 0;
   private n = 0;
 
   async create(options: SessionOptions): Promise<Session> {
@@ -187,6 +189,10 @@ export class FakeBackend implements SessionBackend {
 
   async removeContainer(containerId: string): Promise<void> {
     this.containers.delete(containerId);
+  }
+
+  async close(): Promise<void> {
+    this.closes++;
   }
 }
 
@@ -229,6 +235,7 @@ export function testConfig(
     tarBodyLimitBytes: 1024 * 1024,
     shutdownGraceMs: 1000,
     reapIntervalMs: 60_000,
+    warmPool: { size: 0, maxIdleMs: 60_000 },
     tenants,
   };
 }

@@ -177,7 +177,7 @@ describe("warden serve: tool calls", () => {
     });
   }
 
-  it("shutdown lets a running batch finish within the grace period", async () => {
+  it("shutdown lets a running batch finish within the grace period, then closes the backend", async () => {
     const running = server.app.inject({
       method: "POST",
       url: `/v1/sessions/${sid}/tool-calls`,
@@ -188,6 +188,9 @@ describe("warden serve: tool calls", () => {
     await server.shutdown(5000);
     expect((await running).json().results[0].content[0].text).toBe("slept");
     expect(backend.log).toEqual(["c1:done"]);
+    // Then the backend is closed (the warm pool drained), once however often shutdown is called.
+    await server.shutdown(5000);
+    expect(backend.closes).toBe(1);
   });
 
   it("shutdown aborts a batch still running when the grace period ends", async () => {

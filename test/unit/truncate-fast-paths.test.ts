@@ -17,6 +17,24 @@ describe("fast paths of the output pipeline give the same answers as the slow on
     expect(countNewlines(dense)).toBe(50_000);
   });
 
+  it("countNewlines: the word-at-a-time count is exact at every alignment and for near-miss bytes", () => {
+    // 0x0b, 0x08, 0x8a, 0x0a|0x80 and 0x00/0xff differ from "\n" in one bit or sit at lane edges.
+    const near = Buffer.from([0x0a, 0x0b, 0x8a, 0x08, 0x00, 0xff, 0x0a, 0x0a, 0x2a, 0x0e, 0x4a, 0x1a]);
+    const body = Buffer.concat([
+      Buffer.from("y\n".repeat(80)),
+      Buffer.alloc(600, near),
+      Buffer.from("\n".repeat(300)),
+    ]);
+    for (let start = 0; start < 8; start++) {
+      for (const end of [body.length, body.length - 1, body.length - 3, 170, 171, 420]) {
+        const slice = body.subarray(start, end);
+        expect([start, end, countNewlines(slice)]).toEqual([start, end, naiveNewlines(slice)]);
+      }
+    }
+    // More than 64 words of newlines in a row: every 8-bit lane is folded before it overflows.
+    expect(countNewlines(Buffer.alloc(4096 * 4 + 3, 0x0a))).toBe(4096 * 4 + 3);
+  });
+
   it("OutputSanitizer returns plain ASCII untouched, and still cleans a following chunk", () => {
     const s = new OutputSanitizer();
     const plain = Buffer.from("abc\ndef\n");

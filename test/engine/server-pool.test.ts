@@ -1,0 +1,127 @@
+/**
+ * `warden serve` with its default warm pool (1 idle sandbox per key): after a tenant's first
+ * session the pool holds a hardened spare labelled with that tenant, the next session is claimed
+ * from it (workspace copied in), a `kill -9` leaves the spare as an orphan that the restart
+ * removes while the pooled session is adopted, and SIGTERM leaves no container at all.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { POOL_LABEL } from "../../src/pool/index.js";
+import { hashKey } from "../../src/server/auth.js";
+import { describeEngine } from "../helpers/engine.js";
+import { bundleCli, removeTenant, type ServeChild, spawnServe, tenantContainers } from "./server-fixture.js";
+
+const TENANT = `test-pool-${randomBytes(4).toString("hex")}`;
+const KEY = `key-${TENANT}`;
+const SESSION_LABEL = "io.warden.session";
+
+describeEngine("warden serve: warm pool", () => {
+  let dir: string;
+  let main: string;
+  let config: string;
+  const children: ServeChild[] = [];
+
+  const api = (s: ServeChild, path: string, init: RequestInit = {}) =>
+    fetch(`${s.url}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", ...init.headers },
+    });
+  const bash = async (s: ServeChild, id: string, command: string): Promise<string> => {
+    const res = await api(s, `/v1/sessions/${id}/tool-calls`, {
+      method: "POST",
+      body: JSON.stringify({ toolCalls: [{ id: "c", name: "bash", arguments: { command } }] }),
+    });
+    const body = (await res.json()) as { results: { content: { text: string }[] }[] };
+    return body.results[0]!.content[0]!.text;
+  };
+  const createSession = async (s: ServeChild): Promise<string> => {
+    const res = await api(s, "/v1/sessions", {
+      method: "POST",
+      body: JSON.stringify({ workspacePath: join(dir, "ws") }),
+    });
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { id: string }).id;
+  };
+  /** Waits until the tenant has `count` running containers (sessions plus idle spares). */
+  const waitForContainers = (count: number) =>
+    expect
+      .poll(async () => (await tenantContainers(TENANT)).length, { timeout: 30_000, interval: 100 })
+      .toBe(count);
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "warden-serve-pool-"));
+    await mkdir(join(dir, "ws"));
+    await writeFile(join(dir, "ws", "seed.txt"), "seeded\n");
+    main = await bundleCli();
+    config = join(dir, "serve.json");
+    await writeFile(
+      config,
+      JSON.stringify({
+        port: 0,
+        stateDir: "state",
+        tenants: [
+          {
+            id: TENANT,
+            keys: [{ id: "k", sha256: hashKey(KEY) }],
+            quotas: {
+              maxSessions: 4,
+              maxConcurrentToolCalls: 4,
+              cpus: 1,
+              memoryBytes: 268435456,
+              workspaceBytes: 67108864,
+            },
+            workspaceRoots: ["."],
+          },
+        ],
+      }),
+    );
+  });
+
+  afterAll(async () => {
+    for (const c of children) if (c.child.exitCode === null) c.child.kill("SIGKILL");
+    await removeTenant(TENANT);
+    await rm(dir, { recursive: true, force: true });
+    if (main) await rm(dirname(main), { recursive: true, force: true });
+  });
+
+  it("claims sessions from the pool, and recovers them after kill -9 with no orphan", async () => {
+    const first = await spawnServe(main, config);
+    children.push(first);
+    expect(await tenantContainers(TENANT)).toEqual([]);
+    const cold = await createSession(first);
+    // The first session of a key is a cold start; the pool then keeps one spare for the key.
+    await waitForContainers(2);
+    const spare = (await tenantContainers(TENANT)).find((c) => c.Labels[SESSION_LABEL] !== cold)!;
+    expect(spare.Labels[SESSION_LABEL]).toMatch(/^pool-/);
+    expect(spare.Labels[POOL_LABEL]).toMatch(/^sha256:[0-9a-f]{64}$/);
+
+    const pooled = await createSession(first);
+    const containers = await tenantContainers(TENANT);
+    expect(containers.some((c) => c.Id === spare.Id && c.State === "running")).toBe(true);
+    const record = JSON.parse(await readFile(join(dir, "state", "sessions", `${pooled}.json`), "utf8"));
+    expect(record.containerId).toBe(spare.Id);
+    expect(await bash(first, pooled, "cat seed.txt; id -u; echo kept > mark.txt")).toBe("seeded\n1000\n");
+    await waitForContainers(3);
+
+    first.child.kill("SIGKILL");
+    expect(await first.exited).toBe(null);
+    const second = await spawnServe(main, config, ["--on-exit", "close"]);
+    children.push(second);
+    // Both sessions adopted; the spare the dead server kept idle is its orphan.
+    expect(second.stderr()).toContain("warden serve: adopted 2, dropped 0, removed 1 orphan(s)");
+    expect(await bash(second, pooled, "cat mark.txt")).toBe("kept\n");
+    expect((await tenantContainers(TENANT)).map((c) => c.Id).sort()).toEqual(
+      containers
+        .filter((c) => c.Labels[SESSION_LABEL] === cold || c.Id === spare.Id)
+        .map((c) => c.Id)
+        .sort(),
+    );
+
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
+    expect(await tenantContainers(TENANT)).toEqual([]);
+  });
+});
