@@ -4,8 +4,10 @@
  * after a short grace) from a second exec, because killing the host-side client is not enough
  * (public fault 20). Conventions: 124 on timeout (GNU timeout), 130 on abort (128+SIGINT).
  */
+
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
 import type Docker from "dockerode";
 import { InvalidArgumentError } from "../errors.js";
 import { onAbort } from "../util/abort.js";
@@ -59,10 +61,11 @@ export async function execInContainer(
   );
   let stopReason: "timeout" | "abort" | undefined;
   let deadline: NodeJS.Timeout | undefined;
+  let killed: Promise<void> | undefined;
   const stop = (reason: "timeout" | "abort") => {
     if (stopReason) return;
     stopReason = reason;
-    killGroup(container, execId).catch(() => {});
+    killed = killGroup(container, execId).catch(() => {});
     deadline = setTimeout(() => running.detach(), KILL_STREAM_DEADLINE_MS);
   };
   const timer =
@@ -70,6 +73,8 @@ export async function execInContainer(
   const removeAbort = onAbort(options.signal, () => stop("abort"));
   try {
     const code = await running.done;
+    // The killer exec is done too before the call returns, so nothing warden started is left running.
+    if (killed) await Promise.race([killed, sleep(KILL_STREAM_DEADLINE_MS, undefined, { ref: false })]);
     if (stopReason === "timeout")
       return { exitCode: EXIT_TIMEOUT, timedOut: true, aborted: false, durationMs: elapsed() };
     if (stopReason === "abort")
