@@ -29,6 +29,9 @@ func newWriter() *writer {
 }
 
 func (w *writer) run() {
+	// stdout is the FIFO containerd-shim reads: a 1 MiB pipe (as for the commands' pipes) takes a
+	// whole flush at once, so a flood costs far fewer blocked writes and wake-ups than at 64 KiB.
+	growPipe(os.Stdout)
 	out := bufio.NewWriterSize(os.Stdout, 256<<10)
 	var h [headerBytes]byte
 	for f := range w.queue {
