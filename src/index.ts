@@ -13,6 +13,7 @@ export * from "./review/index.js";
 export * from "./sandbox/index.js";
 export * from "./session/index.js";
 export { createSpillStore, HostSpillStore, type SpillStoreOptions } from "./session/spill-store.js";
+export { type SpillSweepRemoval, sweepSpillDirs } from "./session/spill-sweep.js";
 export * from "./tools/index.js";
 export * from "./truncate/index.js";
 export { AbortError, isAbortError } from "./util/abort.js";

@@ -4,6 +4,7 @@
  */
 import { join } from "node:path";
 import { pingEngine } from "../sandbox/index.js";
+import { sweepSpillDirs } from "../session/spill-sweep.js";
 import type { SessionBackend } from "./backend.js";
 import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHash } from "./config.js";
 import { createDockerBackend } from "./docker-backend.js";
@@ -20,13 +21,17 @@ export interface ServeOptions {
   log?: (line: string) => void;
 }
 
+/** Where the server's sessions keep spill files: under the state dir (0700), not the shared /tmp. */
+function spillDirOf(config: ServerConfig): string {
+  return join(config.stateDir, "spill");
+}
+
 /**
- * The Docker backend as `warden serve` configures it: spill files under the state dir (0700, not
- * the shared /tmp) and the warm pool of `config.warmPool`, keyed with each tenant's policy.
+ * The Docker backend as `warden serve` configures it: spill files under the state dir and the warm pool of `config.warmPool`, keyed with each tenant's policy.
  */
 export function serveBackend(config: ServerConfig, log?: (line: string) => void): SessionBackend {
   return createDockerBackend({
-    spillDir: join(config.stateDir, "spill"),
+    spillDir: spillDirOf(config),
     warmPool: { ...config.warmPool, ttlMs: poolTtlMs(config) },
     policyHash: (tenant) => tenantPolicyHash(config, tenant),
     ...(log ? { log } : {}),
@@ -41,6 +46,9 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   if (options.port !== undefined) config.port = options.port;
   await pingEngine();
   const hooks = await createPolicyHookFactory(config);
+  // Spill files of a previous run's sessions cannot be read by anyone any more (a spill store only
+  // serves files it wrote): remove those whose server process is gone.
+  const swept = await sweepSpillDirs({ dir: spillDirOf(config) });
   const server = await startServer({
     config,
     backend: serveBackend(config, log),
@@ -49,7 +57,7 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   });
   const r = server.reconciled;
   log(
-    `warden serve: adopted ${r.adopted.length}, dropped ${r.dropped.length}, removed ${r.orphansRemoved.length} orphan(s)`,
+    `warden serve: adopted ${r.adopted.length}, dropped ${r.dropped.length}, removed ${r.orphansRemoved.length} orphan(s), ${swept.length} spill dir(s)`,
   );
   log(
     `warden serve: listening on ${server.url} (${config.tenants.length} tenant(s), state in ${config.stateDir})`,

@@ -5,13 +5,24 @@
  * logs were world-readable and never deleted: earendil-works/pi#7521).
  */
 import { randomUUID } from "node:crypto";
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, unlinkSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
+import { controllerId } from "../sandbox/labels.js";
 import type { ReadFileResult, ReadRange } from "../sandbox/types.js";
 import type { SpillStore, SpillWriter } from "../tools/types.js";
 import { readHostFileRange } from "./host-file-range.js";
+import { SPILL_DIR_PREFIX, SPILL_OWNER_FILE } from "./spill-sweep.js";
 
 /** Default cap on one spill file: 1 GiB. Output past it is not kept (the file ends there). */
 export const DEFAULT_SPILL_FILE_MAX_BYTES = 1024 * 1024 * 1024;
@@ -25,6 +36,11 @@ export interface SpillStoreOptions {
   sessionId: string;
   /** Cap on one spill file in bytes. Default 1 GiB. */
   maxFileBytes?: number;
+  /**
+   * Owner written to the directory's `.owner` file, in io.warden.controller form: `hostname:pid`
+   * (default: this process), which `warden gc` sweeps once that process is gone (spill-sweep.ts).
+   */
+  owner?: string;
 }
 
 /** The host-directory SpillStore; `dir` is created on the first `create` call. */
@@ -32,6 +48,7 @@ export class HostSpillStore implements SpillStore {
   readonly #parent: string;
   readonly #sessionId: string;
   readonly #maxFileBytes: number;
+  readonly #owner: string;
   readonly #files = new Set<string>();
   #dir: string | undefined;
   #disposed = false;
@@ -45,6 +62,7 @@ export class HostSpillStore implements SpillStore {
     this.#parent = resolve(options.dir ?? tmpdir());
     this.#sessionId = options.sessionId;
     this.#maxFileBytes = options.maxFileBytes ?? DEFAULT_SPILL_FILE_MAX_BYTES;
+    this.#owner = options.owner ?? controllerId();
   }
 
   /** The session's private directory, or undefined before the first spill file. */
@@ -60,7 +78,9 @@ export class HostSpillStore implements SpillStore {
     }
     if (!this.#dir) {
       mkdirSync(this.#parent, { recursive: true });
-      this.#dir = mkdtempSync(join(this.#parent, `warden-spill-${this.#sessionId}-`));
+      const dir = mkdtempSync(join(this.#parent, `${SPILL_DIR_PREFIX}${this.#sessionId}-`));
+      writeFileSync(join(dir, SPILL_OWNER_FILE), `${this.#owner}\n`, { mode: 0o600 });
+      this.#dir = dir;
     }
     const path = join(this.#dir, `${prefix}-${randomUUID().slice(0, 8)}.log`);
     const fd = openSync(path, "wx", 0o600);

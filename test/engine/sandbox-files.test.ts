@@ -21,7 +21,13 @@ for (const execPath of EXEC_PATHS) {
       await fh.truncate(2 ** 31);
       await fh.write(Buffer.from("tail"), 0, 4, 2 ** 31);
       await fh.close();
-      sb = await createSandbox({ execPath, tenant, mounts: [{ hostPath: bigDir, containerPath: "/big" }] });
+      // 256 MiB of memory: a read that loaded the 2 GiB file would be killed, not slow.
+      sb = await createSandbox({
+        execPath,
+        tenant,
+        limits: { memoryBytes: 256 * 1024 * 1024 },
+        mounts: [{ hostPath: bigDir, containerPath: "/big" }],
+      });
       await sb.writeFile("lines.txt", Buffer.from("one\ntwo\nthree\nfour"));
     });
     afterAll(async () => {
@@ -54,11 +60,9 @@ for (const execPath of EXEC_PATHS) {
       expect(past.data.length).toBe(0);
     });
 
-    it("reads a range of a 2 GiB file without loading it, in under 2 s", async () => {
+    it("reads a range of a 2 GiB file without loading it (its speed: npm run bench fast-path)", async () => {
       // A sparse 2 GiB host file, mounted read-only: no tmpfs memory is spent on it.
-      const t0 = Date.now();
       const r = await sb.readFile("/big/big.bin", { kind: "bytes", offset: 2 ** 31, length: 100 });
-      expect(Date.now() - t0).toBeLessThan(2000);
       expect(r).toEqual({ data: Buffer.from("tail"), totalBytes: 2 ** 31 + 4 });
       const head = await sb.readFile("/big/big.bin", {
         kind: "lines",

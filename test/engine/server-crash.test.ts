@@ -1,7 +1,7 @@
 /**
  * `kill -9` of `warden serve` with live sessions (one call still running), then a restart: the live
  * sessions are adopted (records intact, files still there), a container whose record was never
- * written is removed as an orphan, every audit line is whole JSON, and a SIGTERM with
+ * written is removed as an orphan, so is the dead server's spill directory, every audit line is whole JSON, and a SIGTERM with
  * `--on-exit close` leaves no container.
  */
 import { randomBytes } from "node:crypto";
@@ -81,6 +81,9 @@ describeEngine("warden serve: kill -9 and restart", () => {
     expect(
       ((await (await run(first, kept, "echo before > mark.txt")).json()) as { results: unknown[] }).results,
     ).toHaveLength(1);
+    // Output over 2000 lines is cut and kept whole in a spill file under the state dir.
+    await run(first, kept, "seq 1 5000");
+    expect(await readdir(join(dir, "state", "spill"))).toHaveLength(1);
     // A call still running when the controller dies.
     const inFlight = run(first, busy, "sleep 30").catch(() => "connection lost");
     await new Promise((r) => setTimeout(r, 1000));
@@ -95,7 +98,12 @@ describeEngine("warden serve: kill -9 and restart", () => {
 
     const second = await spawnServe(main, config, ["--on-exit", "close"]);
     children.push(second);
-    expect(second.stderr()).toContain("warden serve: adopted 2, dropped 0, removed 1 orphan(s)");
+    // The dead server's spill directories go too (the cut output's, and the one of the call that was
+    // running): no session can read them any more.
+    expect(second.stderr()).toContain(
+      "warden serve: adopted 2, dropped 0, removed 1 orphan(s), 2 spill dir(s)",
+    );
+    expect(await readdir(join(dir, "state", "spill"))).toEqual([]);
     const listed = ((await (await api(second, "/v1/sessions")).json()) as { sessions: { id: string }[] })
       .sessions;
     expect(listed.map((s) => s.id).sort()).toEqual([kept, busy].sort());

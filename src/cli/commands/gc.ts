@@ -1,24 +1,33 @@
 /**
  * `warden gc [--dry-run] [--tenant <t>]`: removes warden containers and volumes that are expired or
- * whose controller process is gone, printing one line per removal (`container <id> session=… tenant=… expired`).
+ * whose controller process is gone, printing one line per removal (`container <id> session=… tenant=… expired`),
+ * then (without --tenant: spill directories have none) the spill directories in the temp directory
+ * whose controller process is gone (`spill-dir <path> owner=host:pid (orphaned)`).
  */
 import type { Command } from "commander";
 import { gc } from "../../sandbox/index.js";
+import { sweepSpillDirs } from "../../session/spill-sweep.js";
 
 /** Registers `warden gc`. */
 export function registerGc(program: Command): void {
   program
     .command("gc")
-    .description("Remove expired or orphaned warden sandboxes (containers and their volumes)")
+    .description(
+      "Remove expired or orphaned warden sandboxes (containers and their volumes) and orphaned spill directories",
+    )
     .option("--dry-run", "only print what would be removed")
     .option("--tenant <tenant>", "only this tenant's sandboxes")
     .action(async (flags: { dryRun?: boolean; tenant?: string }) => {
-      const removed = await gc({ dryRun: flags.dryRun === true, tenant: flags.tenant });
-      const verb = flags.dryRun ? "would remove" : "removed";
+      const dryRun = flags.dryRun === true;
+      const removed = await gc({ dryRun, tenant: flags.tenant });
+      const verb = dryRun ? "would remove" : "removed";
       for (const r of removed) {
         const id = r.kind === "container" ? r.id.slice(0, 12) : r.id;
         console.log(`${verb} ${r.kind} ${id} session=${r.sessionId} tenant=${r.tenant} (${r.reason})`);
       }
-      console.log(`${removed.length} resource(s) ${flags.dryRun ? "would be removed" : "removed"}`);
+      const spills = flags.tenant === undefined ? await sweepSpillDirs({ dryRun }) : [];
+      for (const s of spills) console.log(`${verb} spill-dir ${s.path} owner=${s.owner} (orphaned)`);
+      const count = removed.length + spills.length;
+      console.log(`${count} resource(s) ${dryRun ? "would be removed" : "removed"}`);
     });
 }
