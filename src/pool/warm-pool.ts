@@ -28,6 +28,12 @@ export interface WarmPoolOptions<Req, P> {
   backend: PoolBackend<Req, P>;
   /** Idle entries kept per key once the key has been seen (warm() or claim()). Default 2; 0 disables refill. */
   size?: number;
+  /**
+   * Keys kept at once. A new key beyond this evicts the least recently used one (its idle entries
+   * are removed), so varied requests (say, a tenant trying every memory limit) cannot pile up
+   * spares. Default 8.
+   */
+  maxKeys?: number;
   /** Idle entries older than this are replaced (ms). Default 30 min (keep it below the backend's spare lifetime). */
   maxIdleMs?: number;
   /** Wait after a failed refill before trying again (ms). Default 1000. */
@@ -53,6 +59,8 @@ interface KeyState<Req, P> {
   size: number;
   idle: Entry<P>[];
   filling: number;
+  /** Set when the key was evicted: its fills in flight discard what they prepare. */
+  evicted: boolean;
 }
 
 /** The pool. Create one per controller process; call `drain()` on shutdown. */
@@ -120,13 +128,32 @@ export class WarmPool<Req, P> {
     await Promise.allSettled(idle.map((e) => this.options.backend.discard(e.prepared)));
   }
 
+  /** The key's state, now the most recently used; a new key may evict the least recently used one. */
   private stateOf(key: string, request: Req): KeyState<Req, P> {
     let state = this.keys.get(key);
-    if (!state) {
-      state = { request, size: this.options.size ?? 2, idle: [], filling: 0 };
-      this.keys.set(key, state);
+    if (state) {
+      this.keys.delete(key); // re-inserted below: Map order is the LRU order
+    } else {
+      const maxKeys = Math.max(1, this.options.maxKeys ?? 8);
+      for (const [oldest] of this.keys) {
+        if (this.keys.size < maxKeys) break;
+        this.evict(oldest);
+      }
+      state = { request, size: this.options.size ?? 2, idle: [], filling: 0, evicted: false };
     }
+    this.keys.set(key, state);
     return state;
+  }
+
+  private evict(key: string): void {
+    const state = this.keys.get(key);
+    if (!state) return;
+    this.keys.delete(key);
+    state.evicted = true;
+    for (const entry of state.idle.splice(0)) {
+      void this.options.backend.discard(entry.prepared).catch(() => {});
+    }
+    this.options.log?.(`pool: key ${key.slice(0, 19)}… evicted (more than maxKeys in use)`);
   }
 
   /** The newest usable idle entry; stale or dead ones are discarded on the way. */
@@ -142,7 +169,7 @@ export class WarmPool<Req, P> {
 
   private refill(key: string): void {
     const state = this.keys.get(key);
-    if (!state || this.draining) return;
+    if (!state || state.evicted || this.draining) return;
     while (state.idle.length + state.filling < state.size) {
       state.filling++;
       const job = this.fillOne(state).then((ok) => {
@@ -159,11 +186,11 @@ export class WarmPool<Req, P> {
     const { backend } = this.options;
     try {
       const prepared = await backend.prepare(state.request, this.abort.signal);
-      if (this.draining) await backend.discard(prepared).catch(() => {});
+      if (this.draining || state.evicted) await backend.discard(prepared).catch(() => {});
       else state.idle.push({ prepared, createdAt: Date.now() });
       return true;
     } catch (err) {
-      if (this.draining) return true;
+      if (this.draining || state.evicted) return true;
       this.options.log?.(`pool: refill failed, retrying: ${(err as Error).message}`);
       await new Promise((resolve) => setTimeout(resolve, this.options.retryMs ?? 1000));
       return false;

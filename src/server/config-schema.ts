@@ -60,6 +60,13 @@ export const WarmPoolConfigSchema = Type.Object(
         "Idle sandboxes kept per pool key once a session of that key was created; 0 turns the pool off",
     }),
     maxIdleMs: Type.Optional(PositiveInt("Age after which an idle pooled sandbox is replaced, ms", 1000)),
+    maxKeys: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 256,
+        description: "Pool keys kept at once; a new one evicts the least recently used key's spares",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

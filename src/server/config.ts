@@ -45,14 +45,15 @@ export interface ServerConfig {
   tarBodyLimitBytes: number;
   shutdownGraceMs: number;
   reapIntervalMs: number;
-  /** Idle pre-started sandboxes per pool key (size 0: off) and their maximum idle age, ms. */
-  warmPool: { size: number; maxIdleMs: number };
+  /** Idle pre-started sandboxes per pool key (size 0: off), their maximum idle age (ms), and the keys kept. */
+  warmPool: { size: number; maxIdleMs: number; maxKeys: number };
   tenants: TenantConfig[];
 }
 
 /**
  * Defaults: 127.0.0.1:8080, 30 min idle TTL, 8 h lifetime, 1 MiB JSON, 256 MiB tar, 10 s grace,
- * a warm pool of 1 idle sandbox per key (filled after the key's first session) kept up to 10 min.
+ * a warm pool of 1 idle sandbox per key (filled after the key's first session) kept up to 10 min,
+ * for at most 8 keys.
  */
 export const CONFIG_DEFAULTS = {
   host: "127.0.0.1",
@@ -64,7 +65,7 @@ export const CONFIG_DEFAULTS = {
   tarBodyLimitBytes: 256 * MiB,
   shutdownGraceMs: 10_000,
   reapIntervalMs: 5_000,
-  warmPool: { size: 1, maxIdleMs: 10 * 60_000 },
+  warmPool: { size: 1, maxIdleMs: 10 * 60_000, maxKeys: 8 },
 } as const;
 
 const validator = Compile(ServerConfigSchema);
@@ -110,6 +111,7 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
     warmPool: {
       size: cfg.warmPool?.size ?? CONFIG_DEFAULTS.warmPool.size,
       maxIdleMs: cfg.warmPool?.maxIdleMs ?? CONFIG_DEFAULTS.warmPool.maxIdleMs,
+      maxKeys: cfg.warmPool?.maxKeys ?? CONFIG_DEFAULTS.warmPool.maxKeys,
     },
     tenants: cfg.tenants.map((t) => resolveTenant(t, baseDir, defaultImage)),
   };

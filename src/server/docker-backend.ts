@@ -28,10 +28,10 @@ export interface DockerBackendOptions {
   spillDir?: string;
   /**
    * Keep `size` idle sandboxes per pool key (tenant, image, limits, mode, policy) once a session
-   * of that key was created. `ttlMs` is the pooled containers' label lifetime: at least the longest
+   * of that key was created, for at most `maxKeys` keys (least recently used evicted; default 8). `ttlMs` is the pooled containers' label lifetime: at least the longest
    * session lifetime plus `maxIdleMs`, or claims fall back to a cold start.
    */
-  warmPool?: { size: number; maxIdleMs: number; ttlMs: number };
+  warmPool?: { size: number; maxIdleMs: number; maxKeys?: number; ttlMs: number };
   /** Identity of a tenant's policy (part of the pool key). Default: none. */
   policyHash?: (tenant: string) => string;
   /** Diagnostics of the pool (refill failures). */
@@ -147,6 +147,7 @@ function poolOf(
     backend: dockerPoolBackend({ docker, ttlMs: config.ttlMs }),
     size: config.size,
     maxIdleMs: config.maxIdleMs,
+    ...(config.maxKeys ? { maxKeys: config.maxKeys } : {}),
     ...(options.log ? { log: options.log } : {}),
   });
 }

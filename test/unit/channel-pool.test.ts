@@ -99,6 +99,33 @@ describe("WarmPool", () => {
     expect(after.pooled).toBe(false);
     expect(pool.stats()[0]).toMatchObject({ idle: 0, filling: 0 });
   });
+
+  it("keeps at most maxKeys keys: a new key evicts the least recently used one and its spares", async () => {
+    const logs: string[] = [];
+    const { backend, live } = fakeBackend();
+    const pool = new WarmPool({ backend, size: 1, maxKeys: 2, log: (m) => logs.push(m) });
+    await pool.warm({ image: "a" });
+    await pool.warm({ image: "b" });
+    await pool.settled();
+    await pool.claim({ image: "a" }); // "a" is now the most recently used; its spare is refilled
+    await pool.settled();
+    await pool.warm({ image: "c" }); // evicts "b"
+    await pool.warm({ image: "d" }); // evicts "a"
+    await pool.warm({ image: "e" }); // evicts "c" while its refill is in flight: that spare is discarded
+    await pool.settled();
+    expect(pool.stats().map((k) => [k.key, k.idle, k.filling])).toEqual([
+      ["d|", 1, 0],
+      ["e|", 1, 0],
+    ]);
+    expect(logs.map((l) => l.replace(/key (\w)\|.*evicted/, "key $1 evicted"))).toEqual([
+      "pool: key b evicted (more than maxKeys in use)",
+      "pool: key a evicted (more than maxKeys in use)",
+      "pool: key c evicted (more than maxKeys in use)",
+    ]);
+    expect(live.size).toBe(3); // the claimed sandbox and the spares of d and e
+    await pool.drain();
+    expect(live.size).toBe(1);
+  });
 });
 
 describe("poolKey", () => {

@@ -32,7 +32,7 @@ describe("warden serve: config and keys", () => {
       jsonBodyLimitBytes: 1048576,
       tarBodyLimitBytes: 268435456,
       shutdownGraceMs: 10000,
-      warmPool: { size: 1, maxIdleMs: 600000 },
+      warmPool: { size: 1, maxIdleMs: 600000, maxKeys: 8 },
     });
     expect(cfg.tenants[0]).toEqual({
       id: "acme",
@@ -52,6 +52,7 @@ describe("warden serve: config and keys", () => {
     expect(resolveServerConfig({ warmPool: { size: 0 }, tenants }, "/").warmPool).toEqual({
       size: 0,
       maxIdleMs: 600000,
+      maxKeys: 8,
     });
     expect(() => resolveServerConfig({ warmPool: { size: 17 }, tenants }, "/", "c.yaml")).toThrow(
       "c.yaml: invalid server configuration: /warmPool/size must be <= 16.",

@@ -44,7 +44,7 @@ describe("bash tool", () => {
     expect(sandbox.commands).toEqual([{ shell: "echo hello" }]);
     expect(text(out.content)).toBe("hello\n");
     expect(out.details).toEqual({ exitCode: 0, timedOut: false, aborted: false, durationMs: 1 });
-    expect(readdirSync(spill.dir!)).toEqual([]);
+    expect(readdirSync(spill.dir!)).toEqual([".owner"]); // only the owner file (spill-sweep.ts)
   });
 
   it("'(no output)' when empty", async () => {
@@ -148,6 +148,6 @@ describe("bash tool", () => {
       throw new Error("container gone");
     };
     await expect(run("true")).rejects.toThrow("container gone");
-    expect(readdirSync(spill.dir!)).toEqual([]);
+    expect(readdirSync(spill.dir!)).toEqual([".owner"]); // only the owner file (spill-sweep.ts)
   });
 });
