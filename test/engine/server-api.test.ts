@@ -15,18 +15,13 @@ import { createPolicyHookFactory } from "../../src/server/policy-hooks.js";
 import { serveBackend } from "../../src/server/run-serve.js";
 import { type RunningServer, startServer } from "../../src/server/server.js";
 import { describeEngine } from "../helpers/engine.js";
+import { testQuotas } from "./server-fixture.js";
 
 const suffix = randomBytes(4).toString("hex");
 const A = `test-srv-a-${suffix}`;
 const B = `test-srv-b-${suffix}`;
 const KEYS = { [A]: `key-a-${suffix}`, [B]: `key-b-${suffix}` };
-const quotas = {
-  maxSessions: 2,
-  maxConcurrentToolCalls: 4,
-  cpus: 1,
-  memoryBytes: 268435456,
-  workspaceBytes: 67108864,
-};
+const quotas = testQuotas(2);
 
 function parseSse(body: string): { event: string; data: Record<string, unknown> }[] {
   return body

@@ -12,7 +12,7 @@ import Docker from "dockerode";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { hashKey } from "../../src/server/auth.js";
 import { describeEngine } from "../helpers/engine.js";
-import { removeTenant } from "./server-fixture.js";
+import { removeTenant, testQuotas } from "./server-fixture.js";
 
 process.env.TESTCONTAINERS_RYUK_DISABLED = "true";
 const { GenericContainer, PullPolicy, Wait } = await import("testcontainers");
@@ -22,13 +22,7 @@ const IMAGE = "warden-controller:latest";
 const suffix = randomBytes(4).toString("hex");
 const TENANTS = [`test-e2e-a-${suffix}`, `test-e2e-b-${suffix}`] as const;
 const KEYS = Object.fromEntries(TENANTS.map((t) => [t, `key-${t}`]));
-const quotas = {
-  maxSessions: 2,
-  maxConcurrentToolCalls: 4,
-  cpus: 1,
-  memoryBytes: 268435456,
-  workspaceBytes: 67108864,
-};
+const quotas = testQuotas(2);
 
 describeEngine("controller image end to end (testcontainers)", () => {
   let controller: Started;

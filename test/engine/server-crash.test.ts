@@ -5,13 +5,21 @@
  * `--on-exit close` leaves no container.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { hashKey } from "../../src/server/auth.js";
 import { describeEngine } from "../helpers/engine.js";
-import { bundleCli, removeTenant, type ServeChild, spawnServe, tenantContainers } from "./server-fixture.js";
+import {
+  bundleCli,
+  cleanUpServe,
+  type ServeChild,
+  spawnServe,
+  tenantClient,
+  tenantContainers,
+  testQuotas,
+} from "./server-fixture.js";
 
 const TENANT = `test-crash-${randomBytes(4).toString("hex")}`;
 const KEY = `key-${TENANT}`;
@@ -22,16 +30,7 @@ describeEngine("warden serve: kill -9 and restart", () => {
   let config: string;
   const children: ServeChild[] = [];
 
-  const api = (s: ServeChild, path: string, init: RequestInit = {}) =>
-    fetch(`${s.url}${path}`, {
-      ...init,
-      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", ...init.headers },
-    });
-  const run = (s: ServeChild, id: string, command: string) =>
-    api(s, `/v1/sessions/${id}/tool-calls`, {
-      method: "POST",
-      body: JSON.stringify({ toolCalls: [{ id: "c", name: "bash", arguments: { command } }] }),
-    });
+  const { api, bash: run } = tenantClient(KEY);
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "warden-crash-"));
@@ -48,25 +47,14 @@ describeEngine("warden serve: kill -9 and restart", () => {
           {
             id: TENANT,
             keys: [{ id: "k", sha256: hashKey(KEY) }],
-            quotas: {
-              maxSessions: 4,
-              maxConcurrentToolCalls: 4,
-              cpus: 1,
-              memoryBytes: 268435456,
-              workspaceBytes: 67108864,
-            },
+            quotas: testQuotas(4),
           },
         ],
       }),
     );
   });
 
-  afterAll(async () => {
-    for (const c of children) if (c.child.exitCode === null) c.child.kill("SIGKILL");
-    await removeTenant(TENANT);
-    await rm(dir, { recursive: true, force: true });
-    if (main) await rm(dirname(main), { recursive: true, force: true });
-  });
+  afterAll(() => cleanUpServe(children, TENANT, dir, main));
 
   it("restarts with no orphan container, no lost record and no torn audit line", async () => {
     const first = await spawnServe(main, config);

@@ -4,9 +4,9 @@
  * with a config, waiting for its "listening on" line, and cleaning up a tenant's containers.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, symlink } from "node:fs/promises";
+import { mkdtemp, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import Docker from "dockerode";
 import { build } from "rolldown";
 
@@ -79,4 +79,51 @@ export async function removeTenant(tenant: string): Promise<void> {
         .remove()
         .catch(() => undefined);
   }
+}
+
+/** Quotas for a test tenant: 256 MiB of memory and 64 MiB of workspace per session. */
+export function testQuotas(maxSessions: number) {
+  return {
+    maxSessions,
+    maxConcurrentToolCalls: 4,
+    cpus: 1,
+    memoryBytes: 268435456,
+    workspaceBytes: 67108864,
+  };
+}
+
+/** HTTP helpers of a served tenant whose bearer token is `key`. */
+export function tenantClient(key: string) {
+  const api = (s: ServeChild, path: string, init: RequestInit = {}) =>
+    fetch(`${s.url}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...init.headers },
+    });
+  /** One bash tool call (id "c") in session `id`. */
+  const bash = (s: ServeChild, id: string, command: string) =>
+    api(s, `/v1/sessions/${id}/tool-calls`, {
+      method: "POST",
+      body: JSON.stringify({ toolCalls: [{ id: "c", name: "bash", arguments: { command } }] }),
+    });
+  /** The text of that call's result. */
+  const bashText = async (s: ServeChild, id: string, command: string): Promise<string> => {
+    const body = (await (await bash(s, id, command)).json()) as {
+      results: { content: { text: string }[] }[];
+    };
+    return body.results[0]!.content[0]!.text;
+  };
+  return { api, bash, bashText };
+}
+
+/** Kills the servers still running, removes the tenant's containers, the test dir and the CLI bundle. */
+export async function cleanUpServe(
+  children: readonly ServeChild[],
+  tenant: string,
+  dir: string | undefined,
+  main: string | undefined,
+): Promise<void> {
+  for (const c of children) if (c.child.exitCode === null) c.child.kill("SIGKILL");
+  await removeTenant(tenant);
+  if (dir) await rm(dir, { recursive: true, force: true });
+  if (main) await rm(dirname(main), { recursive: true, force: true });
 }

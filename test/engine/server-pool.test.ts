@@ -5,14 +5,22 @@
  * removes while the pooled session is adopted, and SIGTERM leaves no container at all.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { POOL_LABEL } from "../../src/pool/index.js";
 import { hashKey } from "../../src/server/auth.js";
 import { describeEngine } from "../helpers/engine.js";
-import { bundleCli, removeTenant, type ServeChild, spawnServe, tenantContainers } from "./server-fixture.js";
+import {
+  bundleCli,
+  cleanUpServe,
+  type ServeChild,
+  spawnServe,
+  tenantClient,
+  tenantContainers,
+  testQuotas,
+} from "./server-fixture.js";
 
 const TENANT = `test-pool-${randomBytes(4).toString("hex")}`;
 const KEY = `key-${TENANT}`;
@@ -24,19 +32,7 @@ describeEngine("warden serve: warm pool", () => {
   let config: string;
   const children: ServeChild[] = [];
 
-  const api = (s: ServeChild, path: string, init: RequestInit = {}) =>
-    fetch(`${s.url}${path}`, {
-      ...init,
-      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", ...init.headers },
-    });
-  const bash = async (s: ServeChild, id: string, command: string): Promise<string> => {
-    const res = await api(s, `/v1/sessions/${id}/tool-calls`, {
-      method: "POST",
-      body: JSON.stringify({ toolCalls: [{ id: "c", name: "bash", arguments: { command } }] }),
-    });
-    const body = (await res.json()) as { results: { content: { text: string }[] }[] };
-    return body.results[0]!.content[0]!.text;
-  };
+  const { api, bashText: bash } = tenantClient(KEY);
   const createSession = async (s: ServeChild): Promise<string> => {
     const res = await api(s, "/v1/sessions", {
       method: "POST",
@@ -66,13 +62,7 @@ describeEngine("warden serve: warm pool", () => {
           {
             id: TENANT,
             keys: [{ id: "k", sha256: hashKey(KEY) }],
-            quotas: {
-              maxSessions: 4,
-              maxConcurrentToolCalls: 4,
-              cpus: 1,
-              memoryBytes: 268435456,
-              workspaceBytes: 67108864,
-            },
+            quotas: testQuotas(4),
             workspaceRoots: ["."],
           },
         ],
@@ -80,12 +70,7 @@ describeEngine("warden serve: warm pool", () => {
     );
   });
 
-  afterAll(async () => {
-    for (const c of children) if (c.child.exitCode === null) c.child.kill("SIGKILL");
-    await removeTenant(TENANT);
-    await rm(dir, { recursive: true, force: true });
-    if (main) await rm(dirname(main), { recursive: true, force: true });
-  });
+  afterAll(() => cleanUpServe(children, TENANT, dir, main));
 
   it("claims sessions from the pool, and recovers them after kill -9 with no orphan", async () => {
     const first = await spawnServe(main, config);
