@@ -36,6 +36,8 @@ export interface DockerBackendOptions {
   policyHash?: (tenant: string) => string;
   /** Diagnostics of the pool (refill failures). */
   log?: (line: string) => void;
+  /** Called for each new session's sandbox: from the pool, or created cold. */
+  onSandboxStart?: (source: "pool" | "cold") => void;
 }
 
 /** The baseline hashes of a workspace host directory (what changedPaths compares with). */
@@ -58,9 +60,15 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
     options.spillDir ? { spillDir: options.spillDir, ...opts } : opts;
   const pool = poolOf(docker, options);
   const sandboxFor = async (opts: SandboxOptions): Promise<Sandbox> => {
-    if (!pool) return createSandbox(opts, docker);
+    if (!pool) {
+      const sandbox = await createSandbox(opts, docker);
+      options.onSandboxStart?.("cold");
+      return sandbox;
+    }
     const policyHash = options.policyHash?.(opts.tenant ?? "") ?? "";
-    return (await pool.claim({ ...opts, policyHash })).sandbox;
+    const claim = await pool.claim({ ...opts, policyHash });
+    options.onSandboxStart?.(claim.pooled ? "pool" : "cold");
+    return claim.sandbox;
   };
   return {
     create: (opts) =>

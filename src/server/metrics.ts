@@ -19,6 +19,8 @@ export interface ServerMetrics {
   httpLatency: Histogram<"method" | "route" | "status">;
   /** Requests refused for a full quota. */
   rateLimited: Counter<"tenant" | "quota">;
+  /** Sandboxes of new sessions by source: "pool" (a warm spare) or "cold" (created for the session). */
+  sandboxStarts: Counter<"source">;
 }
 
 /** Creates the metrics; `defaults` adds prom-client's process metrics (off in tests). */
@@ -64,6 +66,12 @@ export function createServerMetrics(options: { defaults?: boolean } = {}): Serve
       name: "warden_rate_limited_total",
       help: "Requests refused for a full tenant quota",
       labelNames: ["tenant", "quota"],
+      registers,
+    }),
+    sandboxStarts: new Counter({
+      name: "warden_sandbox_starts_total",
+      help: "Sandboxes of new sessions, from the warm pool or created cold",
+      labelNames: ["source"],
       registers,
     }),
   };

@@ -8,6 +8,7 @@ import { sweepSpillDirs } from "../session/spill-sweep.js";
 import type { SessionBackend } from "./backend.js";
 import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHash } from "./config.js";
 import { createDockerBackend } from "./docker-backend.js";
+import { createServerMetrics, type ServerMetrics } from "./metrics.js";
 import { createPolicyHookFactory } from "./policy-hooks.js";
 import { type RunningServer, startServer } from "./server.js";
 
@@ -27,14 +28,21 @@ function spillDirOf(config: ServerConfig): string {
 }
 
 /**
- * The Docker backend as `warden serve` configures it: spill files under the state dir and the warm pool of `config.warmPool`, keyed with each tenant's policy.
+ * The Docker backend as `warden serve` configures it: spill files under the state dir, the warm
+ * pool of `config.warmPool` keyed with each tenant's policy, and (with `metrics`) each new
+ * session's sandbox counted in warden_sandbox_starts_total{source="pool"|"cold"}.
  */
-export function serveBackend(config: ServerConfig, log?: (line: string) => void): SessionBackend {
+export function serveBackend(
+  config: ServerConfig,
+  options: { log?: (line: string) => void; metrics?: ServerMetrics } = {},
+): SessionBackend {
+  const { log, metrics } = options;
   return createDockerBackend({
     spillDir: spillDirOf(config),
     warmPool: { ...config.warmPool, ttlMs: poolTtlMs(config) },
     policyHash: (tenant) => tenantPolicyHash(config, tenant),
     ...(log ? { log } : {}),
+    ...(metrics ? { onSandboxStart: (source) => metrics.sandboxStarts.inc({ source }) } : {}),
   });
 }
 
@@ -49,9 +57,11 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   // Spill files of a previous run's sessions cannot be read by anyone any more (a spill store only
   // serves files it wrote): remove those whose server process is gone.
   const swept = await sweepSpillDirs({ dir: spillDirOf(config) });
+  const metrics = createServerMetrics({ defaults: true });
   const server = await startServer({
     config,
-    backend: serveBackend(config, log),
+    backend: serveBackend(config, { log, metrics }),
+    metrics,
     hooks,
     ...(options.onExit ? { onExit: options.onExit } : {}),
   });

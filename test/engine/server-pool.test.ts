@@ -90,6 +90,9 @@ describeEngine("warden serve: warm pool", () => {
     expect(record.containerId).toBe(spare.Id);
     expect(await bash(first, pooled, "cat seed.txt; id -u; echo kept > mark.txt")).toBe("seeded\n1000\n");
     await waitForContainers(3);
+    const metrics = await (await fetch(`${first.url}/metrics`)).text();
+    expect(metrics).toContain('warden_sandbox_starts_total{source="cold"} 1\n');
+    expect(metrics).toContain('warden_sandbox_starts_total{source="pool"} 1\n');
 
     first.child.kill("SIGKILL");
     expect(await first.exited).toBe(null);
