@@ -1,7 +1,9 @@
 /**
  * Unpacks an uploaded workspace tar (tar-stream) into a fresh private host directory, safely: entry
  * names that are absolute or climb with `..` are refused, as is any entry below a symlink the archive
- * itself created (the "tar slip" through a link), hard links and device nodes. Files, directories and
+ * itself created (the "tar slip" through a link), a second entry of a name (a file written over an
+ * earlier symlink would write through it: only a directory may repeat as a directory), hard links
+ * and device nodes. Files are created exclusively (never through an existing link). Files, directories and
  * symlinks (kept as links) are written with their permission bits. The byte count of the body is
  * capped; over it the upload stops with a 413.
  */
@@ -42,6 +44,8 @@ export async function unpackWorkspaceTar(
 ): Promise<string> {
   const root = await mkdtemp(join(parent, "warden-upload-"));
   const links = new Set<string>();
+  /** Entry names unpacked so far, with whether each is a directory. */
+  const seenNames = new Map<string, boolean>();
   let seen = 0;
   const counter = new Transform({
     transform(chunk: Buffer, _enc, cb) {
@@ -65,6 +69,14 @@ export async function unpackWorkspaceTar(
           );
         }
       }
+      const isDir = header.type === "directory";
+      const earlier = seenNames.get(name);
+      if (earlier !== undefined && !(earlier && isDir)) {
+        throw new InvalidArgumentError(
+          `workspace tar entry '${header.name}' repeats an earlier entry's name; each name may appear once.`,
+        );
+      }
+      seenNames.set(name, isDir);
       const target = join(root, name);
       await mkdir(join(root, ...parts.slice(0, -1)), { recursive: true });
       const mode = (header.mode ?? 0o644) & 0o777;
@@ -73,7 +85,7 @@ export async function unpackWorkspaceTar(
         await chmod(target, mode | 0o700);
         stream.resume();
       } else if (header.type === "file" || header.type === "contiguous-file") {
-        await pipeline(stream, createWriteStream(target, { mode }));
+        await pipeline(stream, createWriteStream(target, { mode, flags: "wx" }));
       } else if (header.type === "symlink" && header.linkname) {
         await symlink(header.linkname, target);
         links.add(name);

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pack } from "tar-stream";
@@ -173,6 +173,36 @@ describe("warden serve: sessions", () => {
       expect(bad.json().code).toBe("INVALID_ARGUMENT");
     }
     expect(await readdir(join(dir, "state", "uploads"))).toHaveLength(1);
+  });
+
+  it("red team: a file or directory entry named like an earlier symlink is a 400; nothing is written through it", async () => {
+    const victim = join(dir, "victim.txt");
+    await writeFile(victim, "original\n");
+    const victimDir = join(dir, "victim-dir");
+    await mkdir(victimDir, { mode: 0o700 });
+    for (const entries of [
+      [
+        { name: "x", type: "symlink" as const, linkname: victim },
+        { name: "x", text: "PWNED-by-tenant" },
+      ],
+      [
+        { name: "y", type: "symlink" as const, linkname: victimDir },
+        { name: "y", type: "directory" as const },
+      ],
+    ]) {
+      const bad = await server.app.inject({
+        method: "POST",
+        url: "/v1/sessions",
+        headers: { ...auth("alpha"), "content-type": "application/x-tar" },
+        payload: await tarOf(entries),
+      });
+      expect(bad.statusCode).toBe(400);
+      expect(bad.json().message).toBe(
+        `workspace tar entry '${entries[1]!.name}' repeats an earlier entry's name; each name may appear once.`,
+      );
+    }
+    expect(await readFile(victim, "utf8")).toBe("original\n");
+    expect((await stat(victimDir)).mode & 0o777).toBe(0o700);
   });
 
   it("body size limits: JSON over jsonBodyLimitBytes and tar over tarBodyLimitBytes are a 413", async () => {
