@@ -9,6 +9,7 @@ import { dirname, resolve } from "node:path";
 import { Compile } from "typebox/compile";
 import { parse as parseYaml } from "yaml";
 import { InvalidArgumentError } from "../errors.js";
+import { DEFAULT_LIMITS } from "../sandbox/limits.js";
 import type { WorkspaceMode } from "../sandbox/types.js";
 import {
   type QuotaConfig,
@@ -23,7 +24,8 @@ const MiB = 1024 * 1024;
 export interface TenantConfig {
   id: string;
   keys: { id: string; sha256: string }[];
-  quotas: QuotaConfig;
+  /** The quotas; `tmpBytes` and `pids` default to the sandbox defaults (64 MiB, 256). */
+  quotas: Required<QuotaConfig>;
   idleTtlMs: number;
   maxLifetimeMs: number;
   /** Absolute paths of the tenant's policy layer files, highest layer first. */
@@ -121,7 +123,11 @@ function resolveTenant(t: TenantConfigInput, baseDir: string, defaultImage: stri
   return {
     id: t.id,
     keys: t.keys,
-    quotas: t.quotas,
+    quotas: {
+      ...t.quotas,
+      tmpBytes: t.quotas.tmpBytes ?? DEFAULT_LIMITS.tmpBytes,
+      pids: t.quotas.pids ?? DEFAULT_LIMITS.pids,
+    },
     idleTtlMs: t.idleTtlMs ?? CONFIG_DEFAULTS.idleTtlMs,
     maxLifetimeMs: t.maxLifetimeMs ?? CONFIG_DEFAULTS.maxLifetimeMs,
     policy: (t.policy ?? []).map((p) => resolve(baseDir, p)),

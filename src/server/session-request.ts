@@ -33,14 +33,20 @@ export interface ResolvedSessionRequest {
   tools?: ToolSelection;
 }
 
+/** The tenant's cap on each limit. Every limit has one: /tmp is memory and pids bound forks (red team). */
+function capsOf(tenant: TenantConfig): SandboxLimits {
+  const { cpus, memoryBytes, workspaceBytes, tmpBytes, pids } = tenant.quotas;
+  return { cpus, memoryBytes, workspaceBytes, tmpBytes, pids };
+}
+
 /** Limits a session gets when it asks for none: the sandbox default, capped by the tenant. */
-export function defaultLimits(tenant: TenantConfig): Partial<SandboxLimits> {
-  const q = tenant.quotas;
-  return {
-    cpus: Math.min(DEFAULT_LIMITS.cpus, q.cpus),
-    memoryBytes: Math.min(DEFAULT_LIMITS.memoryBytes, q.memoryBytes),
-    workspaceBytes: Math.min(DEFAULT_LIMITS.workspaceBytes, q.workspaceBytes),
-  };
+export function defaultLimits(tenant: TenantConfig): SandboxLimits {
+  const caps = capsOf(tenant);
+  const limits = { ...DEFAULT_LIMITS };
+  for (const field of Object.keys(caps) as (keyof SandboxLimits)[]) {
+    limits[field] = Math.min(DEFAULT_LIMITS[field], caps[field]);
+  }
+  return limits;
 }
 
 /** Checks requested limits against the tenant's caps; throws InvalidArgumentError naming `limits.<field>`. */
@@ -48,12 +54,7 @@ export function checkLimits(
   tenant: TenantConfig,
   limits: Partial<SandboxLimits> = {},
 ): Partial<SandboxLimits> {
-  const caps: Partial<Record<keyof SandboxLimits, number>> = {
-    cpus: tenant.quotas.cpus,
-    memoryBytes: tenant.quotas.memoryBytes,
-    workspaceBytes: tenant.quotas.workspaceBytes,
-  };
-  for (const [field, cap] of Object.entries(caps) as [keyof SandboxLimits, number][]) {
+  for (const [field, cap] of Object.entries(capsOf(tenant)) as [keyof SandboxLimits, number][]) {
     const value = limits[field];
     if (value !== undefined && value > cap) {
       throw new InvalidArgumentError(

@@ -37,7 +37,7 @@ describe("warden serve: config and keys", () => {
     expect(cfg.tenants[0]).toEqual({
       id: "acme",
       keys: [key("k", "t")],
-      quotas,
+      quotas: { ...quotas, tmpBytes: 67108864, pids: 256 },
       idleTtlMs: 1800000,
       maxLifetimeMs: 28800000,
       policy: ["/etc/warden/p.yaml"],

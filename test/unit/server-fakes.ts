@@ -210,6 +210,8 @@ export function tenant(id: keyof typeof TOKENS, overrides: Partial<TenantConfig>
       cpus: 2,
       memoryBytes: 512 * 1024 * 1024,
       workspaceBytes: 1e9,
+      tmpBytes: 64 * 1024 * 1024,
+      pids: 256,
     },
     idleTtlMs: 60_000,
     maxLifetimeMs: 3_600_000,

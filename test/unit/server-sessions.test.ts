@@ -57,7 +57,13 @@ describe("warden serve: sessions", () => {
     expect(body.tenant).toBe("alpha");
     expect(body.image).toBe("warden-sandbox:latest");
     expect(body.workspaceMode).toBe("copy");
-    expect(body.limits).toEqual({ cpus: 1, memoryBytes: 512 * 1024 * 1024, workspaceBytes: 1e9 });
+    expect(body.limits).toEqual({
+      cpus: 1,
+      memoryBytes: 512 * 1024 * 1024,
+      workspaceBytes: 1e9,
+      tmpBytes: 64 * 1024 * 1024,
+      pids: 256,
+    });
     expect(backend.created[0]).toMatchObject({ sessionId: body.id, tenant: "alpha", ttlMs: 3_600_000 });
     const record = JSON.parse(await readFile(join(dir, "state", "sessions", `${body.id}.json`), "utf8"));
     expect(record).toMatchObject({ version: 1, id: body.id, tenant: "alpha", containerId: "fake-1" });
@@ -73,6 +79,13 @@ describe("warden serve: sessions", () => {
     });
     const cpus = await post({ limits: { cpus: 3 } });
     expect(cpus.json().message).toBe("limits.cpus 3 exceeds tenant 'alpha' cap 2; ask for at most 2.");
+    // /tmp is memory and pids bound forks: both are capped too (red team: tmpBytes 8 GiB raised the cgroup).
+    const tmp = await post({ limits: { tmpBytes: 8589934592 } });
+    expect(tmp.json().message).toBe(
+      "limits.tmpBytes 8589934592 exceeds tenant 'alpha' cap 67108864; ask for at most 67108864.",
+    );
+    const pids = await post({ limits: { pids: 4096 } });
+    expect(pids.json().message).toBe("limits.pids 4096 exceeds tenant 'alpha' cap 256; ask for at most 256.");
     const bad = await post({ limits: { cpus: -1 } });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().message).toMatch(/^limits\.cpus must be > 0/);
