@@ -60,7 +60,8 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
     options.spillDir ? { spillDir: options.spillDir, ...opts } : opts;
   const pool = poolOf(docker, options);
   const sandboxFor = async (opts: SandboxOptions): Promise<Sandbox> => {
-    if (!pool) {
+    // ro/rw spares would bind-mount a host path long after it was checked: those start cold.
+    if (!pool || (opts.workspace?.mode ?? "copy") !== "copy") {
       const sandbox = await createSandbox(opts, docker);
       options.onSandboxStart?.("cold");
       return sandbox;

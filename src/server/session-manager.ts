@@ -14,6 +14,7 @@ import type { AuditLog } from "./audit.js";
 import type { SessionBackend } from "./backend.js";
 import type { ServerConfig, TenantConfig } from "./config.js";
 import { QuotaExceededError } from "./errors.js";
+import { HostWorkspaceGuard } from "./host-workspace-guard.js";
 import type { ServerMetrics } from "./metrics.js";
 import { serverControllerId } from "./reconcile.js";
 import type { RecordStore, SessionRecord } from "./record-store.js";
@@ -63,6 +64,9 @@ export class SessionManager {
   readonly registry = new SessionRegistry();
   readonly limiter = new CallLimiter();
   private readonly decisions = new Map<string, DecisionNote>();
+  private readonly hostWorkspaces = new HostWorkspaceGuard();
+  /** rw host workspaces of sessions being created, by session id (see liveRwWorkspaces). */
+  private readonly creatingRw = new Map<string, string>();
   private readonly now: () => number;
 
   /** Owner id on this server's sandboxes (see serverControllerId). */
@@ -114,8 +118,8 @@ export class SessionManager {
         RETRY_AFTER_SECONDS,
       );
     }
+    const id = randomUUID();
     try {
-      const id = randomUUID();
       const options: SessionOptions = {
         ...(await this.sessionOptions(tenant, id)),
         image: request.image,
@@ -125,7 +129,13 @@ export class SessionManager {
           : {}),
         ...(request.tools ? { toolSelection: request.tools } : {}),
       };
-      const session = await this.deps.backend.create(options);
+      const create = () => this.deps.backend.create(options);
+      const hostPath = request.uploaded ? undefined : request.workspaceHostPath;
+      // An rw workspace counts as live from now on: its sandbox may run before it is registered.
+      if (hostPath && request.workspaceMode === "rw") this.creatingRw.set(id, hostPath);
+      const session = hostPath
+        ? await this.hostWorkspaces.run(hostPath, () => this.liveRwWorkspaces(), create)
+        : await create();
       const createdMs = this.now();
       const record: SessionRecord = {
         version: 1,
@@ -159,8 +169,18 @@ export class SessionManager {
       this.deps.audit.write({ kind: "session", event: "created", tenant: tenant.id, session: id });
       return live;
     } finally {
+      this.creatingRw.delete(id);
       release();
     }
+  }
+
+  /** Host directories that live (or being created) sessions of any tenant mount read-write (canonical). */
+  private liveRwWorkspaces(): string[] {
+    const live = this.registry
+      .all()
+      .filter((l) => l.record.workspaceMode === "rw" && l.record.workspaceHostPath !== undefined)
+      .map((l) => l.record.workspaceHostPath!);
+    return [...live, ...this.creatingRw.values()];
   }
 
   /** Adds an adopted session (after a restart) to the registry. */

@@ -33,10 +33,10 @@ describeEngine("warden serve: warm pool", () => {
   const children: ServeChild[] = [];
 
   const { api, bashText: bash } = tenantClient(KEY);
-  const createSession = async (s: ServeChild): Promise<string> => {
+  const createSession = async (s: ServeChild, workspaceMode = "copy"): Promise<string> => {
     const res = await api(s, "/v1/sessions", {
       method: "POST",
-      body: JSON.stringify({ workspacePath: join(dir, "ws") }),
+      body: JSON.stringify({ workspacePath: join(dir, "ws"), workspaceMode }),
     });
     expect(res.status).toBe(201);
     return ((await res.json()) as { id: string }).id;
@@ -90,21 +90,31 @@ describeEngine("warden serve: warm pool", () => {
     expect(record.containerId).toBe(spare.Id);
     expect(await bash(first, pooled, "cat seed.txt; id -u; echo kept > mark.txt")).toBe("seeded\n1000\n");
     await waitForContainers(3);
+    // A bind-mounted (ro/rw) workspace never comes from the pool: a spare would mount the host path
+    // long after it was checked. It starts cold and gets no spare.
+    const bound = await createSession(first, "ro");
+    const boundRecord = JSON.parse(await readFile(join(dir, "state", "sessions", `${bound}.json`), "utf8"));
+    expect(
+      (await tenantContainers(TENANT)).find((c) => c.Id === boundRecord.containerId)?.Labels[SESSION_LABEL],
+    ).toBe(bound);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(await tenantContainers(TENANT)).toHaveLength(4);
     const metrics = await (await fetch(`${first.url}/metrics`)).text();
-    expect(metrics).toContain('warden_sandbox_starts_total{source="cold"} 1\n');
+    expect(metrics).toContain('warden_sandbox_starts_total{source="cold"} 2\n');
     expect(metrics).toContain('warden_sandbox_starts_total{source="pool"} 1\n');
 
     first.child.kill("SIGKILL");
     expect(await first.exited).toBe(null);
     const second = await spawnServe(main, config, ["--on-exit", "close"]);
     children.push(second);
-    // Both sessions adopted; the spare the dead server kept idle is its orphan.
-    expect(second.stderr()).toContain("warden serve: adopted 2, dropped 0, removed 1 orphan(s)");
+    // The sessions adopted; the spare the dead server kept idle is its orphan.
+    expect(second.stderr()).toContain("warden serve: adopted 3, dropped 0, removed 1 orphan(s)");
     expect(await bash(second, pooled, "cat mark.txt")).toBe("kept\n");
     expect((await tenantContainers(TENANT)).map((c) => c.Id).sort()).toEqual(
       containers
         .filter((c) => c.Labels[SESSION_LABEL] === cold || c.Id === spare.Id)
         .map((c) => c.Id)
+        .concat(boundRecord.containerId)
         .sort(),
     );
 
