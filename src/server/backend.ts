@@ -31,4 +31,6 @@ export interface SessionBackend {
   removeContainer(containerId: string): Promise<void>;
   /** Releases what the backend holds besides sessions (the warm pool's idle sandboxes). Idempotent. */
   close?(): Promise<void>;
+  /** Idle sandboxes the warm pool holds ready now (0 without a pool). */
+  idleSpares?(): number;
 }

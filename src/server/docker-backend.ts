@@ -77,6 +77,8 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
 
     close: async () => pool?.drain(),
 
+    idleSpares: () => (pool?.stats() ?? []).reduce((sum, key) => sum + key.idle, 0),
+
     async adopt(record: SessionRecord, options: SessionOptions): Promise<Session | null> {
       const container = docker.getContainer(record.containerId);
       let inspect: Docker.ContainerInspectInfo;

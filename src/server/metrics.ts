@@ -21,6 +21,8 @@ export interface ServerMetrics {
   rateLimited: Counter<"tenant" | "quota">;
   /** Sandboxes of new sessions by source: "pool" (a warm spare) or "cold" (created for the session). */
   sandboxStarts: Counter<"source">;
+  /** Idle warm-pool sandboxes, read from the backend when /metrics is scraped. */
+  poolIdle: Gauge;
 }
 
 /** Creates the metrics; `defaults` adds prom-client's process metrics (off in tests). */
@@ -72,6 +74,11 @@ export function createServerMetrics(options: { defaults?: boolean } = {}): Serve
       name: "warden_sandbox_starts_total",
       help: "Sandboxes of new sessions, from the warm pool or created cold",
       labelNames: ["source"],
+      registers,
+    }),
+    poolIdle: new Gauge({
+      name: "warden_pool_idle_sandboxes",
+      help: "Idle pre-started sandboxes in the warm pool",
       registers,
     }),
   };

@@ -17,6 +17,7 @@ export function registerMetaRoutes(app: App, ctx: ServerContext): void {
   );
 
   app.get("/metrics", async (_request, reply) => {
+    ctx.metrics.poolIdle.set(ctx.manager.deps.backend.idleSpares?.() ?? 0);
     reply.type(ctx.metrics.registry.contentType);
     return ctx.metrics.registry.metrics();
   });

@@ -41,6 +41,18 @@ describeEngine("warden serve: warm pool", () => {
     expect(res.status).toBe(201);
     return ((await res.json()) as { id: string }).id;
   };
+  /** Waits until the server reports `count` idle spares ready (prepared, not just created). */
+  const waitForSpares = (s: ServeChild, count: number) =>
+    expect
+      .poll(
+        async () =>
+          (await (await fetch(`${s.url}/metrics`)).text()).match(/^warden_pool_idle_sandboxes (\d+)$/m)?.[1],
+        {
+          timeout: 30_000,
+          interval: 100,
+        },
+      )
+      .toBe(String(count));
   /** Waits until the tenant has `count` running containers (sessions plus idle spares). */
   const waitForContainers = (count: number) =>
     expect
@@ -78,6 +90,7 @@ describeEngine("warden serve: warm pool", () => {
     expect(await tenantContainers(TENANT)).toEqual([]);
     const cold = await createSession(first);
     // The first session of a key is a cold start; the pool then keeps one spare for the key.
+    await waitForSpares(first, 1);
     await waitForContainers(2);
     const spare = (await tenantContainers(TENANT)).find((c) => c.Labels[SESSION_LABEL] !== cold)!;
     expect(spare.Labels[SESSION_LABEL]).toMatch(/^pool-/);
@@ -89,6 +102,7 @@ describeEngine("warden serve: warm pool", () => {
     const record = JSON.parse(await readFile(join(dir, "state", "sessions", `${pooled}.json`), "utf8"));
     expect(record.containerId).toBe(spare.Id);
     expect(await bash(first, pooled, "cat seed.txt; id -u; echo kept > mark.txt")).toBe("seeded\n1000\n");
+    await waitForSpares(first, 1);
     await waitForContainers(3);
     // A bind-mounted (ro/rw) workspace never comes from the pool: a spare would mount the host path
     // long after it was checked. It starts cold and gets no spare.
