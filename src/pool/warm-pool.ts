@@ -34,7 +34,10 @@ export interface WarmPoolOptions<Req, P> {
    * spares. Default 8.
    */
   maxKeys?: number;
-  /** Idle entries older than this are replaced (ms). Default 30 min (keep it below the backend's spare lifetime). */
+  /**
+   * Idle entries older than this are replaced (ms), checked at claims and every maxIdleMs / 4.
+   * Default 30 min (keep it below the backend's spare lifetime).
+   */
   maxIdleMs?: number;
   /** Wait after a failed refill before trying again (ms). Default 1000. */
   retryMs?: number;
@@ -69,8 +72,13 @@ export class WarmPool<Req, P> {
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly abort = new AbortController();
   private draining = false;
+  private readonly reaper: NodeJS.Timeout;
 
-  constructor(private readonly options: WarmPoolOptions<Req, P>) {}
+  constructor(private readonly options: WarmPoolOptions<Req, P>) {
+    // Stale or dead spares are replaced even when no claim comes; the timer never keeps a process alive.
+    this.reaper = setInterval(() => this.replaceStale(), Math.max(1000, this.maxIdleMs() / 4));
+    this.reaper.unref();
+  }
 
   /** Keeps `size` (default: the pool's size) idle entries for `request`'s key, filling in the background. */
   async warm(request: Req, size?: number): Promise<void> {
@@ -122,6 +130,7 @@ export class WarmPool<Req, P> {
   /** Stops refills, waits for those in flight, and removes every idle entry. Idempotent. */
   async drain(): Promise<void> {
     this.draining = true;
+    clearInterval(this.reaper);
     this.abort.abort();
     await this.settled();
     const idle = [...this.keys.values()].flatMap((s) => s.idle.splice(0));
@@ -156,15 +165,34 @@ export class WarmPool<Req, P> {
     this.options.log?.(`pool: key ${key.slice(0, 19)}… evicted (more than maxKeys in use)`);
   }
 
+  private maxIdleMs(): number {
+    return this.options.maxIdleMs ?? 30 * 60_000;
+  }
+
+  private usable(entry: Entry<P>): boolean {
+    return Date.now() - entry.createdAt <= this.maxIdleMs() && this.options.backend.alive(entry.prepared);
+  }
+
   /** The newest usable idle entry; stale or dead ones are discarded on the way. */
   private takeIdle(state: KeyState<Req, P>): Entry<P> | undefined {
-    const maxIdleMs = this.options.maxIdleMs ?? 30 * 60_000;
     for (let entry = state.idle.pop(); entry; entry = state.idle.pop()) {
-      if (Date.now() - entry.createdAt <= maxIdleMs && this.options.backend.alive(entry.prepared))
-        return entry;
+      if (this.usable(entry)) return entry;
       void this.options.backend.discard(entry.prepared).catch(() => {});
     }
     return undefined;
+  }
+
+  /** Discards the stale or dead idle entries of every key and refills those keys. */
+  private replaceStale(): void {
+    for (const [key, state] of this.keys) {
+      const kept: Entry<P>[] = [];
+      const stale: Entry<P>[] = [];
+      for (const entry of state.idle) (this.usable(entry) ? kept : stale).push(entry);
+      if (stale.length === 0) continue;
+      state.idle = kept;
+      for (const entry of stale) void this.options.backend.discard(entry.prepared).catch(() => {});
+      this.refill(key);
+    }
   }
 
   private refill(key: string): void {

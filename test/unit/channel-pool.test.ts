@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { type PoolBackend, poolKey, WarmPool } from "../../src/pool/index.js";
 import { DEFAULT_LIMITS } from "../../src/sandbox/limits.js";
 import type { Sandbox } from "../../src/sandbox/types.js";
@@ -125,6 +125,28 @@ describe("WarmPool", () => {
     expect(live.size).toBe(3); // the claimed sandbox and the spares of d and e
     await pool.drain();
     expect(live.size).toBe(1);
+  });
+});
+
+describe("WarmPool idle age", () => {
+  it("replaces spares older than maxIdleMs without waiting for a claim", async () => {
+    vi.useFakeTimers({ toFake: ["setInterval", "Date"] });
+    try {
+      const { backend, live } = fakeBackend();
+      const pool = new WarmPool({ backend, size: 1, maxIdleMs: 60_000 });
+      await pool.warm({ image: "a" });
+      await pool.settled();
+      const [first] = [...live];
+      vi.advanceTimersByTime(75_000); // the reaper runs every 15 s; the spare is now 75 s old
+      await pool.settled();
+      expect(live.has(first!)).toBe(false);
+      expect(live.size).toBe(1);
+      expect(pool.stats()[0]).toMatchObject({ idle: 1, filling: 0 });
+      await pool.drain();
+      expect(live.size).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
