@@ -66,7 +66,8 @@ export const WarmPoolConfigSchema = Type.Object(
       Type.Integer({
         minimum: 1,
         maximum: 256,
-        description: "Pool keys kept at once; a new one evicts the least recently used key's spares",
+        description:
+          "Pool keys kept at once per tenant; a new one evicts the tenant's least recently used key's spares",
       }),
     ),
   },

@@ -55,7 +55,7 @@ export interface ServerConfig {
 /**
  * Defaults: 127.0.0.1:8080, 30 min idle TTL, 8 h lifetime, 1 MiB JSON, 256 MiB tar, 10 s grace,
  * a warm pool of 1 idle sandbox per key (filled after the key's first session) kept up to 10 min,
- * for at most 8 keys.
+ * for at most 8 keys per tenant.
  */
 export const CONFIG_DEFAULTS = {
   host: "127.0.0.1",

@@ -6,7 +6,13 @@
  */
 import type Docker from "dockerode";
 import { fromDockerError } from "../errors.js";
-import { dockerPoolBackend, POOL_LABEL, type PoolRequest, WarmPool } from "../pool/index.js";
+import {
+  dockerPoolBackend,
+  POOL_LABEL,
+  type PoolRequest,
+  type TenantPools,
+  tenantPools,
+} from "../pool/index.js";
 import { removeSandboxResources } from "../sandbox/docker-sandbox.js";
 import { createSandbox, DockerSandbox, getDocker, LABEL } from "../sandbox/index.js";
 import type { PreparedSandbox } from "../sandbox/prepare.js";
@@ -28,8 +34,10 @@ export interface DockerBackendOptions {
   spillDir?: string;
   /**
    * Keep `size` idle sandboxes per pool key (tenant, image, limits, mode, policy) once a session
-   * of that key was created, for at most `maxKeys` keys (least recently used evicted; default 8). `ttlMs` is the pooled containers' label lifetime: at least the longest
-   * session lifetime plus `maxIdleMs`, or claims fall back to a cold start.
+   * of that key was created, for at most `maxKeys` keys per tenant (its least recently used key
+   * is evicted; default 8), so one tenant cannot evict another's spares. `ttlMs` is the pooled
+   * containers' label lifetime: at least the longest session lifetime plus `maxIdleMs`, or claims
+   * fall back to a cold start.
    */
   warmPool?: { size: number; maxIdleMs: number; maxKeys?: number; ttlMs: number };
   /** Identity of a tenant's policy (part of the pool key). Default: none. */
@@ -58,9 +66,10 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
   const docker = options.docker ?? getDocker();
   const withSpill = (opts: SessionOptions): SessionOptions =>
     options.spillDir ? { spillDir: options.spillDir, ...opts } : opts;
-  const pool = poolOf(docker, options);
+  const pools = poolsOf(docker, options);
   const sandboxFor = async (opts: SandboxOptions): Promise<Sandbox> => {
     // ro/rw spares would bind-mount a host path long after it was checked: those start cold.
+    const pool = pools?.of(opts.tenant ?? "local");
     if (!pool || (opts.workspace?.mode ?? "copy") !== "copy") {
       const sandbox = await createSandbox(opts, docker);
       options.onSandboxStart?.("cold");
@@ -75,9 +84,9 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
     create: (opts) =>
       openSession(withSpill(opts), { createSandbox: sandboxFor, createSpillStore, builtinTools }),
 
-    close: async () => pool?.drain(),
+    close: async () => pools?.drain(),
 
-    idleSpares: () => (pool?.stats() ?? []).reduce((sum, key) => sum + key.idle, 0),
+    idleSpares: () => pools?.idle() ?? 0,
 
     async adopt(record: SessionRecord, options: SessionOptions): Promise<Session | null> {
       const container = docker.getContainer(record.containerId);
@@ -148,13 +157,14 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
   };
 }
 
-function poolOf(
+/** One warm pool per tenant (see tenantPools); undefined when the pool is off. */
+function poolsOf(
   docker: Docker,
   options: DockerBackendOptions,
-): WarmPool<PoolRequest, PreparedSandbox> | undefined {
+): TenantPools<PoolRequest, PreparedSandbox> | undefined {
   const config = options.warmPool;
   if (!config || config.size === 0) return undefined;
-  return new WarmPool({
+  return tenantPools({
     backend: dockerPoolBackend({ docker, ttlMs: config.ttlMs }),
     size: config.size,
     maxIdleMs: config.maxIdleMs,

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { type PoolBackend, poolKey, WarmPool } from "../../src/pool/index.js";
+import { type PoolBackend, poolKey, tenantPools, WarmPool } from "../../src/pool/index.js";
 import { DEFAULT_LIMITS } from "../../src/sandbox/limits.js";
 import type { Sandbox } from "../../src/sandbox/types.js";
 
@@ -147,6 +147,25 @@ describe("WarmPool idle age", () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe("tenantPools", () => {
+  it("bounds keys per tenant: one tenant churning keys never evicts another's spares", async () => {
+    const { backend, live } = fakeBackend();
+    const pools = tenantPools({ backend, size: 1, maxKeys: 1 });
+    await pools.of("acme")!.warm({ image: "a" });
+    await pools.of("acme")!.settled();
+    const acmeSpare = [...live][0]!;
+    for (const image of ["x", "y", "z"]) {
+      await pools.of("globex")!.warm({ image });
+      await pools.of("globex")!.settled();
+    }
+    expect(live.has(acmeSpare)).toBe(true);
+    expect(pools.idle()).toBe(2); // acme's spare and globex's newest key's
+    await pools.drain();
+    expect(live.size).toBe(0);
+    expect(pools.of("acme")).toBeUndefined();
   });
 });
 

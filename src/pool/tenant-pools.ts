@@ -1,0 +1,37 @@
+/**
+ * One WarmPool per tenant, made on first use, so a pool's `maxKeys` bound applies per tenant: one
+ * tenant churning keys (say, every memory limit in turn) evicts only its own spares (red team).
+ */
+import { WarmPool, type WarmPoolOptions } from "./warm-pool.js";
+
+/** The pools of every tenant. */
+export interface TenantPools<Req, P> {
+  /** The tenant's pool; undefined once drained. */
+  of(tenant: string): WarmPool<Req, P> | undefined;
+  /** Idle entries across all tenants. */
+  idle(): number;
+  /** Drains every pool; later `of` calls return undefined. */
+  drain(): Promise<void>;
+}
+
+/** Pools made with `options` (one WarmPool each, same backend). */
+export function tenantPools<Req, P>(options: WarmPoolOptions<Req, P>): TenantPools<Req, P> {
+  const pools = new Map<string, WarmPool<Req, P>>();
+  let drained = false;
+  return {
+    of(tenant) {
+      if (drained) return undefined;
+      let pool = pools.get(tenant);
+      if (!pool) {
+        pool = new WarmPool(options);
+        pools.set(tenant, pool);
+      }
+      return pool;
+    },
+    idle: () => [...pools.values()].flatMap((p) => p.stats()).reduce((sum, key) => sum + key.idle, 0),
+    async drain() {
+      drained = true;
+      await Promise.all([...pools.values()].map((p) => p.drain()));
+    },
+  };
+}
