@@ -75,24 +75,29 @@ export function registerSessionRoutes(app: App, ctx: ServerContext): void {
     async (request, reply) => {
       const { tenant } = principalOf(request);
       const isTar = request.headers["content-type"]?.startsWith("application/x-tar") ?? false;
+      // The slot is taken before an upload is unpacked, so a tenant at maxSessions writes nothing
+      // and at most maxSessions uploads of a tenant are on disk at once.
+      const release = ctx.manager.reserveSession(tenant);
       let uploaded: string | undefined;
-      let input: CreateSessionInput;
-      if (isTar) {
-        input = fromQuery(request.query);
-        const parent = join(ctx.config.stateDir, "uploads");
-        await mkdir(parent, { recursive: true, mode: 0o700 });
-        uploaded = await unpackWorkspaceTar(request.body as Readable, ctx.config.tarBodyLimitBytes, parent);
-      } else {
-        input = checkBody(request.body ?? {});
-      }
       try {
+        let input: CreateSessionInput;
+        if (isTar) {
+          input = fromQuery(request.query);
+          const parent = join(ctx.config.stateDir, "uploads");
+          await mkdir(parent, { recursive: true, mode: 0o700 });
+          uploaded = await unpackWorkspaceTar(request.body as Readable, ctx.config.tarBodyLimitBytes, parent);
+        } else {
+          input = checkBody(request.body ?? {});
+        }
         const resolved = await resolveSessionRequest(tenant, input, uploaded);
-        const live = await ctx.manager.create(tenant, resolved);
+        const live = await ctx.manager.create(tenant, resolved, release);
         reply.code(201);
         return sessionView(live);
       } catch (err) {
         if (uploaded) await rm(uploaded, { recursive: true, force: true });
         throw err;
+      } finally {
+        release();
       }
     },
   );

@@ -108,8 +108,11 @@ export class SessionManager {
     };
   }
 
-  /** Creates a session; QuotaExceededError (429) when the tenant has maxSessions live. */
-  async create(tenant: TenantConfig, request: ResolvedSessionRequest): Promise<LiveSession> {
+  /**
+   * Reserves one of the tenant's maxSessions slots, e.g. before an upload is unpacked for the
+   * session. QuotaExceededError (429) when none is free. The returned release is idempotent.
+   */
+  reserveSession(tenant: TenantConfig): () => void {
     const release = this.registry.reserve(tenant.id, tenant.quotas.maxSessions);
     if (!release) {
       this.deps.metrics.rateLimited.inc({ tenant: tenant.id, quota: "maxSessions" });
@@ -118,6 +121,19 @@ export class SessionManager {
         RETRY_AFTER_SECONDS,
       );
     }
+    return release;
+  }
+
+  /**
+   * Creates a session in a slot `reserved` by reserveSession (released here), or in one reserved
+   * now: QuotaExceededError (429) when the tenant has maxSessions live.
+   */
+  async create(
+    tenant: TenantConfig,
+    request: ResolvedSessionRequest,
+    reserved?: () => void,
+  ): Promise<LiveSession> {
+    const release = reserved ?? this.reserveSession(tenant);
     const id = randomUUID();
     try {
       const options: SessionOptions = {

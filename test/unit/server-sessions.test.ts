@@ -130,6 +130,23 @@ describe("warden serve: sessions", () => {
     });
     // Another tenant is unaffected.
     expect((await post({}, "beta")).statusCode).toBe(201);
+    // An upload at the quota is refused before it is unpacked (red team: 125 MB written, then 429).
+    const upload = await server.app.inject({
+      method: "POST",
+      url: "/v1/sessions",
+      headers: { ...auth("alpha"), "content-type": "application/x-tar" },
+      payload: await tarOf([{ name: "big.bin", text: "y".repeat(100_000) }]),
+    });
+    expect(upload.statusCode).toBe(429);
+    expect(await readdir(join(dir, "state", "uploads")).catch(() => [])).toEqual([]);
+    // The quota is decided before the body is even read: a body that is no tar is a 429 too, not a 400.
+    const garbage = await server.app.inject({
+      method: "POST",
+      url: "/v1/sessions",
+      headers: { ...auth("alpha"), "content-type": "application/x-tar" },
+      payload: Buffer.from("not a tar archive"),
+    });
+    expect(garbage.statusCode).toBe(429);
   });
 
   it("GET, list and DELETE; a deleted session is gone with its record", async () => {
