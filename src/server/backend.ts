@@ -29,6 +29,12 @@ export interface SessionBackend {
   listContainers(tenants: readonly string[]): Promise<ManagedContainer[]>;
   /** Removes a container and its volumes; no error when it is already gone. */
   removeContainer(containerId: string): Promise<void>;
+  /**
+   * Removes the workspace volumes labelled with one of `tenants` and owned by `controllerId` that no
+   * container uses (a crash between removing a container and its volume leaves one); returns their
+   * names.
+   */
+  removeUnusedVolumes?(tenants: readonly string[], controllerId: string): Promise<string[]>;
   /** Releases what the backend holds besides sessions (the warm pool's idle sandboxes). Idempotent. */
   close?(): Promise<void>;
   /** Idle sandboxes the warm pool holds ready now (0 without a pool). */

@@ -144,6 +144,28 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
       }
     },
 
+    async removeUnusedVolumes(tenants: readonly string[], controllerId: string): Promise<string[]> {
+      const removed: string[] = [];
+      try {
+        const { Volumes } = await docker.listVolumes({
+          filters: { label: [LABEL.session, `${LABEL.controller}=${controllerId}`] },
+        });
+        for (const v of Volumes ?? []) {
+          if (!tenants.includes(v.Labels?.[LABEL.tenant] ?? "")) continue;
+          try {
+            await docker.getVolume(v.Name).remove();
+            removed.push(v.Name);
+          } catch (err) {
+            const status = (err as { statusCode?: number }).statusCode;
+            if (status !== 409 && status !== 404) throw err; // 409: a container still uses it
+          }
+        }
+      } catch (err) {
+        throw fromDockerError(err, { what: "removing unused warden volumes" });
+      }
+      return removed;
+    },
+
     async removeContainer(containerId: string): Promise<void> {
       let volume: string | undefined;
       try {

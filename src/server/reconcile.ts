@@ -3,7 +3,8 @@
  * this server's own session records): a record whose container still runs is adopted; a record whose
  * container is gone, stopped or past its lifetime is dropped (container removed); a labelled container
  * of a configured tenant with no record is an orphan (e.g. created just before a `kill -9`) and is
- * removed, unless another live controller process on this host owns it.
+ * removed, unless another live controller process on this host owns it; so is a workspace volume of
+ * this server that no container uses (its container was removed just before a crash).
  */
 
 import { createHash } from "node:crypto";
@@ -18,6 +19,8 @@ export interface ReconcileReport {
   adopted: string[];
   dropped: string[];
   orphansRemoved: string[];
+  /** Workspace volumes of this server that no container used any more. */
+  volumesRemoved: string[];
   skipped: string[];
 }
 
@@ -42,7 +45,13 @@ function ownedByAnotherController(c: ManagedContainer, ownId: string): boolean {
 /** Adopts, drops and removes as described above. Never touches containers of unconfigured tenants. */
 export async function reconcile(manager: SessionManager, now = Date.now()): Promise<ReconcileReport> {
   const { backend, records, audit } = manager.deps;
-  const report: ReconcileReport = { adopted: [], dropped: [], orphansRemoved: [], skipped: [] };
+  const report: ReconcileReport = {
+    adopted: [],
+    dropped: [],
+    orphansRemoved: [],
+    volumesRemoved: [],
+    skipped: [],
+  };
   const tenants = manager.deps.config.tenants.map((t) => t.id);
   const containers = await backend.listContainers(tenants);
   const byContainer = new Map(containers.map((c) => [c.containerId, c]));
@@ -104,5 +113,6 @@ export async function reconcile(manager: SessionManager, now = Date.now()): Prom
       containerId: c.containerId,
     });
   }
+  report.volumesRemoved = (await backend.removeUnusedVolumes?.(tenants, manager.controllerId)) ?? [];
   return report;
 }

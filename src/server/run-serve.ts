@@ -67,7 +67,7 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   });
   const r = server.reconciled;
   log(
-    `warden serve: adopted ${r.adopted.length}, dropped ${r.dropped.length}, removed ${r.orphansRemoved.length} orphan(s), ${swept.length} spill dir(s)`,
+    `warden serve: adopted ${r.adopted.length}, dropped ${r.dropped.length}, removed ${r.orphansRemoved.length} orphan(s), ${r.volumesRemoved.length} volume(s), ${swept.length} spill dir(s)`,
   );
   log(
     `warden serve: listening on ${server.url} (${config.tenants.length} tenant(s), state in ${config.stateDir})`,

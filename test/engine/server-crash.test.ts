@@ -1,15 +1,18 @@
 /**
  * `kill -9` of `warden serve` with live sessions (one call still running), then a restart: the live
  * sessions are adopted (records intact, files still there), a container whose record was never
- * written is removed as an orphan, so is the dead server's spill directory, every audit line is whole JSON, and a SIGTERM with
+ * written is removed as an orphan, so are a workspace volume left without its container and the
+ * dead server's spill directories, every audit line is whole JSON, and a SIGTERM with
  * `--on-exit close` leaves no container.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp, readdir, readFile, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Docker from "dockerode";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { hashKey } from "../../src/server/auth.js";
+import { serverControllerId } from "../../src/server/reconcile.js";
 import { describeEngine } from "../helpers/engine.js";
 import {
   bundleCli,
@@ -84,14 +87,26 @@ describeEngine("warden serve: kill -9 and restart", () => {
     expect(recordsBefore).toEqual([`${kept}.json`, `${busy}.json`].sort());
     const recordText = await readFile(join(dir, "state", "sessions", `${kept}.json`), "utf8");
 
+    // As if the crash came between removing a container and its workspace volume.
+    const docker = new Docker();
+    const leaked = `warden-ws-test-leaked-${randomBytes(4).toString("hex")}`;
+    await docker.createVolume({
+      Name: leaked,
+      Labels: {
+        "io.warden.session": "leaked",
+        "io.warden.tenant": TENANT,
+        "io.warden.controller": serverControllerId(join(dir, "state")),
+      },
+    });
     const second = await spawnServe(main, config, ["--on-exit", "close"]);
     children.push(second);
     // The dead server's spill directories go too (the cut output's, and the one of the call that was
     // running): no session can read them any more.
     expect(second.stderr()).toContain(
-      "warden serve: adopted 2, dropped 0, removed 1 orphan(s), 2 spill dir(s)",
+      "warden serve: adopted 2, dropped 0, removed 1 orphan(s), 1 volume(s), 2 spill dir(s)",
     );
     expect(await readdir(join(dir, "state", "spill"))).toEqual([]);
+    expect((await docker.listVolumes({ filters: { name: [leaked] } })).Volumes ?? []).toEqual([]);
     const listed = ((await (await api(second, "/v1/sessions")).json()) as { sessions: { id: string }[] })
       .sessions;
     expect(listed.map((s) => s.id).sort()).toEqual([kept, busy].sort());

@@ -102,6 +102,7 @@ describe("warden serve: lifecycle", () => {
       adopted: [kept],
       dropped: [lost],
       orphansRemoved: ["orphan-session"],
+      volumesRemoved: [],
       skipped: ["other-server-session"],
     });
     expect([...backend.containers.keys()].sort()).toEqual(["fake-1", "foreign-1", "other-server-1"]);
