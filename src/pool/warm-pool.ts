@@ -89,7 +89,7 @@ export class WarmPool<Req, P> {
   }
 
   /**
-   * Resolves when no refill is in flight, i.e. every key has its idle entries. A key whose refills
+   * Resolves when no refill or discard is in flight, i.e. every key has its idle entries. A key whose refills
    * keep failing retries every `retryMs`, so this does not resolve until drain(). For tests and benchmarks.
    */
   async settled(): Promise<void> {
@@ -160,9 +160,18 @@ export class WarmPool<Req, P> {
     this.keys.delete(key);
     state.evicted = true;
     for (const entry of state.idle.splice(0)) {
-      void this.options.backend.discard(entry.prepared).catch(() => {});
+      this.discardInBackground(entry.prepared);
     }
     this.options.log?.(`pool: key ${key.slice(0, 19)}… evicted (more than maxKeys in use)`);
+  }
+
+  /** Discards `prepared` without waiting; settled() and drain() still wait for it. */
+  private discardInBackground(prepared: P): void {
+    const job = this.options.backend
+      .discard(prepared)
+      .catch(() => {})
+      .finally(() => this.inFlight.delete(job));
+    this.inFlight.add(job);
   }
 
   private maxIdleMs(): number {
@@ -177,7 +186,7 @@ export class WarmPool<Req, P> {
   private takeIdle(state: KeyState<Req, P>): Entry<P> | undefined {
     for (let entry = state.idle.pop(); entry; entry = state.idle.pop()) {
       if (this.usable(entry)) return entry;
-      void this.options.backend.discard(entry.prepared).catch(() => {});
+      this.discardInBackground(entry.prepared);
     }
     return undefined;
   }
@@ -190,7 +199,7 @@ export class WarmPool<Req, P> {
       for (const entry of state.idle) (this.usable(entry) ? kept : stale).push(entry);
       if (stale.length === 0) continue;
       state.idle = kept;
-      for (const entry of stale) void this.options.backend.discard(entry.prepared).catch(() => {});
+      for (const entry of stale) this.discardInBackground(entry.prepared);
       this.refill(key);
     }
   }

@@ -4,7 +4,6 @@
  * after a short grace) from a second exec, because killing the host-side client is not enough
  * (public fault 20). Conventions: 124 on timeout (GNU timeout), 130 on abort (128+SIGINT).
  */
-
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";

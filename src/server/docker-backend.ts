@@ -69,8 +69,9 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
   const pools = poolsOf(docker, options);
   const sandboxFor = async (opts: SandboxOptions): Promise<Sandbox> => {
     // ro/rw spares would bind-mount a host path long after it was checked: those start cold.
-    const pool = pools?.of(opts.tenant ?? "local");
-    if (!pool || (opts.workspace?.mode ?? "copy") !== "copy") {
+    const copyMode = (opts.workspace?.mode ?? "copy") === "copy";
+    const pool = copyMode ? pools?.of(opts.tenant ?? "local") : undefined;
+    if (!pool) {
       const sandbox = await createSandbox(opts, docker);
       options.onSandboxStart?.("cold");
       return sandbox;
