@@ -89,8 +89,9 @@ export class WarmPool<Req, P> {
   }
 
   /**
-   * Resolves when no refill or discard is in flight, i.e. every key has its idle entries. A key whose refills
-   * keep failing retries every `retryMs`, so this does not resolve until drain(). For tests and benchmarks.
+   * Resolves when no refill or discard is in flight, i.e. every key has its idle entries. A key
+   * whose refills keep failing retries every `retryMs`, so this does not resolve until drain().
+   * For tests and benchmarks.
    */
   async settled(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
