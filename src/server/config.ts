@@ -11,6 +11,7 @@ import { parse as parseYaml } from "yaml";
 import { InvalidArgumentError } from "../errors.js";
 import { DEFAULT_LIMITS } from "../sandbox/limits.js";
 import type { WorkspaceMode } from "../sandbox/types.js";
+import { schemaErrorLines } from "../util/schema-errors.js";
 import {
   type QuotaConfig,
   type ServerConfigInput,
@@ -78,10 +79,7 @@ const validator = Compile(ServerConfigSchema);
  */
 export function resolveServerConfig(input: unknown, baseDir: string, source = "config"): ServerConfig {
   if (!validator.Check(input)) {
-    const errors = [...validator.Errors(input)]
-      .filter((e) => e.keyword !== "boolean")
-      .slice(0, 5)
-      .map((e) => `${e.instancePath || "/"} ${e.message}`);
+    const errors = schemaErrorLines(validator.Errors(input), (path) => path || "/").slice(0, 5);
     throw new InvalidArgumentError(`${source}: invalid server configuration: ${errors.join("; ")}.`);
   }
   const cfg = input as ServerConfigInput;

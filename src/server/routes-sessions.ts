@@ -3,12 +3,14 @@
  * GET /v1/sessions, GET /v1/sessions/:id, DELETE /v1/sessions/:id. Only the caller's sessions exist
  * for it: another tenant's id is a 404 exactly like an unknown one.
  */
+
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { Type } from "typebox";
 import { Compile } from "typebox/compile";
 import { InvalidArgumentError } from "../errors.js";
+import { schemaErrorLines } from "../util/schema-errors.js";
 import { type App, principalOf, type ServerContext } from "./app.js";
 import {
   CreateSessionBodySchema,
@@ -55,10 +57,10 @@ const bodyValidator = Compile(CreateSessionBodySchema);
 
 function checkBody(body: unknown): CreateSessionInput {
   if (bodyValidator.Check(body)) return body as CreateSessionInput;
-  const first = [...bodyValidator.Errors(body)].find((e) => e.keyword !== "boolean");
-  const field = (first?.instancePath ?? "").replace(/^\//, "").replaceAll("/", ".") || "body";
+  const fieldOf = (path: string) => path.replace(/^\//, "").replaceAll("/", ".") || "body";
+  const [first] = schemaErrorLines(bodyValidator.Errors(body), fieldOf);
   throw new InvalidArgumentError(
-    `${field} ${first?.message ?? "is invalid"}; see the POST /v1/sessions schema.`,
+    `${first ?? "body is invalid"}; the fields are image, workspaceMode, workspacePath, limits and tools (README, Server).`,
   );
 }
 

@@ -59,6 +59,14 @@ describe("warden serve: config and keys", () => {
     );
   });
 
+  it("a misspelt key is named, beside the key it should have been", () => {
+    const { maxSessions, ...rest } = quotas;
+    const typo = [{ id: "acme", keys: [key("k", "t")], quotas: { ...rest, maxSesions: maxSessions } }];
+    expect(() => resolveServerConfig({ tenants: typo }, "/", "c.yaml")).toThrow(
+      "c.yaml: invalid server configuration: /tenants/0/quotas is missing required field(s) maxSessions; /tenants/0/quotas has unknown field 'maxSesions'.",
+    );
+  });
+
   it("an invalid file is an INVALID_ARGUMENT naming the field", () => {
     expect(() =>
       resolveServerConfig(

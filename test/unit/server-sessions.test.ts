@@ -86,6 +86,10 @@ describe("warden serve: sessions", () => {
     );
     const pids = await post({ limits: { pids: 4096 } });
     expect(pids.json().message).toBe("limits.pids 4096 exceeds tenant 'alpha' cap 256; ask for at most 256.");
+    const typo = await post({ workspacepath: "/srv/ws" });
+    expect(typo.json().message).toBe(
+      "body has unknown field 'workspacepath'; the fields are image, workspaceMode, workspacePath, limits and tools (README, Server).",
+    );
     const bad = await post({ limits: { cpus: -1 } });
     expect(bad.statusCode).toBe(400);
     expect(bad.json().message).toMatch(/^limits\.cpus must be > 0/);
