@@ -86,6 +86,9 @@ export const ServerConfigSchema = Type.Object(
     tarBodyLimitBytes: Type.Optional(PositiveInt("Largest uploaded workspace tar, bytes")),
     shutdownGraceMs: Type.Optional(Type.Integer({ minimum: 0 })),
     reapIntervalMs: Type.Optional(PositiveInt("How often idle and old sessions are looked for, ms")),
+    approvalTimeoutMs: Type.Optional(
+      PositiveInt("How long a call that needs approval waits for an answer before it is refused, ms"),
+    ),
     warmPool: Type.Optional(WarmPoolConfigSchema),
     tenants: Type.Array(TenantConfigSchema, { minItems: 1 }),
   },

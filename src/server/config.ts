@@ -9,6 +9,7 @@ import { dirname, resolve } from "node:path";
 import { Compile } from "typebox/compile";
 import { parse as parseYaml } from "yaml";
 import { InvalidArgumentError } from "../errors.js";
+import { DEFAULT_APPROVAL_TIMEOUT_MS } from "../policy/hook.js";
 import { DEFAULT_LIMITS } from "../sandbox/limits.js";
 import type { WorkspaceMode } from "../sandbox/types.js";
 import { schemaErrorLines } from "../util/schema-errors.js";
@@ -48,6 +49,8 @@ export interface ServerConfig {
   tarBodyLimitBytes: number;
   shutdownGraceMs: number;
   reapIntervalMs: number;
+  /** How long a call whose policy decision is `ask` waits for an answer over HTTP, ms. */
+  approvalTimeoutMs: number;
   /** Idle pre-started sandboxes per pool key (size 0: off), their maximum idle age (ms), and the keys kept. */
   warmPool: { size: number; maxIdleMs: number; maxKeys: number };
   tenants: TenantConfig[];
@@ -55,6 +58,7 @@ export interface ServerConfig {
 
 /**
  * Defaults: 127.0.0.1:8080, 30 min idle TTL, 8 h lifetime, 1 MiB JSON, 256 MiB tar, 10 s grace,
+ * 5 min for an approval,
  * a warm pool of 1 idle sandbox per key (filled after the key's first session) kept up to 10 min,
  * for at most 8 keys per tenant.
  */
@@ -68,6 +72,7 @@ export const CONFIG_DEFAULTS = {
   tarBodyLimitBytes: 256 * MiB,
   shutdownGraceMs: 10_000,
   reapIntervalMs: 5_000,
+  approvalTimeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS,
   warmPool: { size: 1, maxIdleMs: 10 * 60_000, maxKeys: 8 },
 } as const;
 
@@ -108,6 +113,7 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
     tarBodyLimitBytes: cfg.tarBodyLimitBytes ?? CONFIG_DEFAULTS.tarBodyLimitBytes,
     shutdownGraceMs: cfg.shutdownGraceMs ?? CONFIG_DEFAULTS.shutdownGraceMs,
     reapIntervalMs: cfg.reapIntervalMs ?? CONFIG_DEFAULTS.reapIntervalMs,
+    approvalTimeoutMs: cfg.approvalTimeoutMs ?? CONFIG_DEFAULTS.approvalTimeoutMs,
     warmPool: {
       size: cfg.warmPool?.size ?? CONFIG_DEFAULTS.warmPool.size,
       maxIdleMs: cfg.warmPool?.maxIdleMs ?? CONFIG_DEFAULTS.warmPool.maxIdleMs,

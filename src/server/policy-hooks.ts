@@ -11,7 +11,7 @@ import type { HookFactory } from "./session-manager.js";
 /** Loads every tenant's policy. Rejects PolicyInvalidError naming file, line and column. */
 export async function createPolicyHookFactory(
   config: ServerConfig,
-  options: { approvalTimeoutMs?: number } = {},
+  options: { approvalTimeoutMs?: number } = { approvalTimeoutMs: config.approvalTimeoutMs },
 ): Promise<HookFactory> {
   const policies = new Map<string, Policy>();
   for (const tenant of config.tenants) {

@@ -32,6 +32,7 @@ describe("warden serve: config and keys", () => {
       jsonBodyLimitBytes: 1048576,
       tarBodyLimitBytes: 268435456,
       shutdownGraceMs: 10000,
+      approvalTimeoutMs: 300000,
       warmPool: { size: 1, maxIdleMs: 600000, maxKeys: 8 },
     });
     expect(cfg.tenants[0]).toEqual({

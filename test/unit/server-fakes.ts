@@ -237,6 +237,7 @@ export function testConfig(
     tarBodyLimitBytes: 1024 * 1024,
     shutdownGraceMs: 1000,
     reapIntervalMs: 60_000,
+    approvalTimeoutMs: 300_000,
     warmPool: { size: 0, maxIdleMs: 60_000, maxKeys: 8 },
     tenants,
   };
