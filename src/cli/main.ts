@@ -5,9 +5,11 @@
 import { Command, CommanderError } from "commander";
 import { WardenError } from "../errors.js";
 import { commands } from "./commands/index.js";
+import { WARDEN_VERSION } from "./version.js";
 
 const program = new Command("warden")
   .description("Sandboxed, containerized execution runtime for AI agents' tool calls")
+  .version(WARDEN_VERSION, "-V, --version", "print warden's version")
   .showHelpAfterError()
   .exitOverride();
 

@@ -58,9 +58,10 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   // serves files it wrote): remove those whose server process is gone.
   const swept = await sweepSpillDirs({ dir: spillDirOf(config) });
   const metrics = createServerMetrics({ defaults: true });
+  const backend = serveBackend(config, { log, metrics });
   const server = await startServer({
     config,
-    backend: serveBackend(config, { log, metrics }),
+    backend,
     metrics,
     hooks,
     ...(options.onExit ? { onExit: options.onExit } : {}),
@@ -74,8 +75,14 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   );
   const stop = (signal: string) => {
     log(`warden serve: ${signal}, draining (grace ${config.shutdownGraceMs} ms)`);
+    const sessions = server.manager.registry.all().length;
+    const spares = backend.idleSpares?.() ?? 0;
     server.shutdown().then(
-      () => process.exit(0),
+      () => {
+        const kept = options.onExit === "close" ? "closed" : "kept for the next start";
+        log(`warden serve: stopped; ${sessions} session(s) ${kept}, ${spares} spare(s) removed`);
+        process.exit(0);
+      },
       (err: unknown) => {
         log(`warden serve: shutdown failed: ${String(err)}`);
         process.exit(1);

@@ -134,6 +134,7 @@ describeEngine("warden serve: warm pool", () => {
 
     second.child.kill("SIGTERM");
     expect(await second.exited).toBe(0);
+    expect(second.stderr()).toContain("warden serve: stopped; 3 session(s) closed, 0 spare(s) removed\n");
     expect(await tenantContainers(TENANT)).toEqual([]);
   });
 });
