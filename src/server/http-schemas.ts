@@ -56,6 +56,8 @@ export const CreateSessionQuerySchema = Type.Object(
 export const SessionSchema = Type.Object({
   id: Type.String(),
   tenant: Type.String(),
+  /** The Docker container id (a pooled container keeps its `pool-…` session label). */
+  containerId: Type.String(),
   image: Type.String(),
   workspaceMode: WorkspaceModeSchema,
   limits: LimitsSchema,

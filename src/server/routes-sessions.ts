@@ -29,6 +29,7 @@ export function sessionView(live: LiveSession) {
   return {
     id: r.id,
     tenant: r.tenant,
+    containerId: r.containerId,
     image: r.image,
     workspaceMode: r.workspaceMode,
     limits: r.limits,

@@ -99,8 +99,8 @@ describeEngine("warden serve: warm pool", () => {
     const pooled = await createSession(first);
     const containers = await tenantContainers(TENANT);
     expect(containers.some((c) => c.Id === spare.Id && c.State === "running")).toBe(true);
-    const record = JSON.parse(await readFile(join(dir, "state", "sessions", `${pooled}.json`), "utf8"));
-    expect(record.containerId).toBe(spare.Id);
+    const view = (await (await api(first, `/v1/sessions/${pooled}`)).json()) as { containerId: string };
+    expect(view.containerId).toBe(spare.Id);
     expect(await bash(first, pooled, "cat seed.txt; id -u; echo kept > mark.txt")).toBe("seeded\n1000\n");
     await waitForSpares(first, 1);
     await waitForContainers(3);
