@@ -49,6 +49,13 @@ describe("warden serve: sessions", () => {
 
   const post = (payload: object, who: "alpha" | "beta" = "alpha") =>
     server.app.inject({ method: "POST", url: "/v1/sessions", headers: auth(who), payload });
+  const postTar = (payload: Buffer, url = "/v1/sessions") =>
+    server.app.inject({
+      method: "POST",
+      url,
+      headers: { ...auth("alpha"), "content-type": "application/x-tar" },
+      payload,
+    });
 
   it("creates a session with the tenant's labels, capped default limits and a durable record", async () => {
     const res = await post({});
@@ -135,21 +142,11 @@ describe("warden serve: sessions", () => {
     // Another tenant is unaffected.
     expect((await post({}, "beta")).statusCode).toBe(201);
     // An upload at the quota is refused before it is unpacked (red team: 125 MB written, then 429).
-    const upload = await server.app.inject({
-      method: "POST",
-      url: "/v1/sessions",
-      headers: { ...auth("alpha"), "content-type": "application/x-tar" },
-      payload: await tarOf([{ name: "big.bin", text: "y".repeat(100_000) }]),
-    });
+    const upload = await postTar(await tarOf([{ name: "big.bin", text: "y".repeat(100_000) }]));
     expect(upload.statusCode).toBe(429);
     expect(await readdir(join(dir, "state", "uploads")).catch(() => [])).toEqual([]);
     // The quota is decided before the body is even read: a body that is no tar is a 429 too, not a 400.
-    const garbage = await server.app.inject({
-      method: "POST",
-      url: "/v1/sessions",
-      headers: { ...auth("alpha"), "content-type": "application/x-tar" },
-      payload: Buffer.from("not a tar archive"),
-    });
+    const garbage = await postTar(Buffer.from("not a tar archive"));
     expect(garbage.statusCode).toBe(429);
   });
 
@@ -179,12 +176,7 @@ describe("warden serve: sessions", () => {
       { name: "src/main.txt", text: "hello\n" },
       { name: "link", type: "symlink", linkname: "src" },
     ]);
-    const res = await server.app.inject({
-      method: "POST",
-      url: "/v1/sessions?cpus=1",
-      headers: { ...auth("alpha"), "content-type": "application/x-tar" },
-      payload: tar,
-    });
+    const res = await postTar(tar, "/v1/sessions?cpus=1");
     expect(res.statusCode).toBe(201);
     const ws = backend.created[0]!.workspace!;
     expect(ws.mode).toBe("copy");
@@ -197,12 +189,7 @@ describe("warden serve: sessions", () => {
         { name: "l/passwd", text: "x" },
       ],
     ]) {
-      const bad = await server.app.inject({
-        method: "POST",
-        url: "/v1/sessions",
-        headers: { ...auth("alpha"), "content-type": "application/x-tar" },
-        payload: await tarOf(entries),
-      });
+      const bad = await postTar(await tarOf(entries));
       expect(bad.statusCode).toBe(400);
       expect(bad.json().code).toBe("INVALID_ARGUMENT");
     }
@@ -224,12 +211,7 @@ describe("warden serve: sessions", () => {
         { name: "y", type: "directory" as const },
       ],
     ]) {
-      const bad = await server.app.inject({
-        method: "POST",
-        url: "/v1/sessions",
-        headers: { ...auth("alpha"), "content-type": "application/x-tar" },
-        payload: await tarOf(entries),
-      });
+      const bad = await postTar(await tarOf(entries));
       expect(bad.statusCode).toBe(400);
       expect(bad.json().message).toBe(
         `workspace tar entry '${entries[1]!.name}' repeats an earlier entry's name; each name may appear once.`,
@@ -244,12 +226,7 @@ describe("warden serve: sessions", () => {
     expect(big.statusCode).toBe(413);
     expect(big.json().code).toBe("PAYLOAD_TOO_LARGE");
     const tar = await tarOf([{ name: "big.bin", text: "y".repeat(2 * 1024 * 1024) }]);
-    const res = await server.app.inject({
-      method: "POST",
-      url: "/v1/sessions",
-      headers: { ...auth("alpha"), "content-type": "application/x-tar" },
-      payload: tar,
-    });
+    const res = await postTar(tar);
     expect(res.statusCode).toBe(413);
     expect(res.json()).toEqual({
       code: "PAYLOAD_TOO_LARGE",
