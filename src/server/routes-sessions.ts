@@ -3,7 +3,6 @@
  * GET /v1/sessions, GET /v1/sessions/:id, DELETE /v1/sessions/:id. Only the caller's sessions exist
  * for it: another tenant's id is a 404 exactly like an unknown one.
  */
-
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
