@@ -6,6 +6,8 @@ import { InvalidArgumentError } from "../errors.js";
 import type { SandboxLimits } from "./types.js";
 
 const MiB = 1024 * 1024;
+/** Smallest CPU limit Docker takes (`docker run --cpus`); below it NanoCpus would round to 0 = unlimited. */
+const MIN_CPUS = 0.01;
 
 /** Defaults: 1 GiB memory (no swap), 1 CPU, 256 processes, 64 MiB /tmp, 1 GiB copy-mode workspace. */
 export const DEFAULT_LIMITS: Readonly<SandboxLimits> = Object.freeze({
@@ -33,6 +35,12 @@ export function resolveLimits(partial: Partial<SandboxLimits> | undefined): Sand
   }
   if (!Number.isInteger(merged.pids)) {
     throw new InvalidArgumentError(`limits.pids must be a whole number, got ${merged.pids}.`);
+  }
+  // NanoCpus rounds a tiny value to 0, which Docker reads as "no limit" (red team): 0.01 is its minimum.
+  if (merged.cpus < MIN_CPUS) {
+    throw new InvalidArgumentError(
+      `limits.cpus must be at least ${MIN_CPUS} (Docker's minimum), got ${merged.cpus}.`,
+    );
   }
   if (merged.memoryBytes < 6 * MiB) {
     throw new InvalidArgumentError(

@@ -6,7 +6,7 @@
  */
 import { realpath, stat } from "node:fs/promises";
 import { InvalidArgumentError } from "../errors.js";
-import { DEFAULT_LIMITS } from "../sandbox/limits.js";
+import { DEFAULT_LIMITS, resolveLimits } from "../sandbox/limits.js";
 import type { SandboxLimits, WorkspaceMode } from "../sandbox/types.js";
 import type { ToolSelection } from "../session/types.js";
 import { isWithinRoot } from "../tools/paths.js";
@@ -62,7 +62,9 @@ export function checkLimits(
       );
     }
   }
-  return { ...defaultLimits(tenant), ...limits };
+  const merged = { ...defaultLimits(tenant), ...limits };
+  resolveLimits(merged); // the sandbox's own checks (e.g. Docker's minimums), before anything starts
+  return merged;
 }
 
 /**

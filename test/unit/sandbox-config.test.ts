@@ -15,6 +15,11 @@ describe("resolveLimits", () => {
     expect(resolveLimits({ cpus: 2 })).toEqual({ ...DEFAULT_LIMITS, cpus: 2 });
     expect(() => resolveLimits({ pids: 0 })).toThrow("limits.pids must be a positive number, got 0");
     expect(() => resolveLimits({ tmpBytes: Number.POSITIVE_INFINITY })).toThrow("limits.tmpBytes");
+    // Red team: cpus 1e-10 became NanoCpus 0, which Docker reads as no CPU limit at all.
+    expect(() => resolveLimits({ cpus: 1e-10 })).toThrow(
+      "limits.cpus must be at least 0.01 (Docker's minimum), got 1e-10.",
+    );
+    expect(resolveLimits({ cpus: 0.01 }).cpus).toBe(0.01);
     expect(() => resolveLimits({ pids: 1.5 })).toThrow("limits.pids must be a whole number");
   });
 });

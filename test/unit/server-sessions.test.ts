@@ -91,6 +91,8 @@ describe("warden serve: sessions", () => {
     expect(tmp.json().message).toBe(
       "limits.tmpBytes 8589934592 exceeds tenant 'alpha' cap 67108864; ask for at most 67108864.",
     );
+    const tiny = await post({ limits: { cpus: 1e-10 } });
+    expect(tiny.json().message).toBe("limits.cpus must be at least 0.01 (Docker's minimum), got 1e-10.");
     const pids = await post({ limits: { pids: 4096 } });
     expect(pids.json().message).toBe("limits.pids 4096 exceeds tenant 'alpha' cap 256; ask for at most 256.");
     const typo = await post({ workspacepath: "/srv/ws" });
