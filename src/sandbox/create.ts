@@ -6,8 +6,9 @@
  */
 import { randomUUID } from "node:crypto";
 import { Readable } from "node:stream";
+import { setTimeout as sleep } from "node:timers/promises";
 import type Docker from "dockerode";
-import { fromDockerError } from "../errors.js";
+import { fromDockerError, InvalidArgumentError } from "../errors.js";
 import { isAbortError, throwIfAborted } from "../util/abort.js";
 import { type ChannelClient, channelUntar } from "./channel/index.js";
 import { DockerSandbox, removeSandboxResources } from "./docker-sandbox.js";
@@ -97,17 +98,42 @@ async function setUpWorkspace(
 ): Promise<WorkspaceHashes> {
   if (!hostPath) return new Map();
   const packed = packDirectory(hostPath);
+  // A host read error is about the directory, not the engine (ENOENT must not read as "engine
+  // unreachable"); it may surface first as the archive stream's error, so it is looked for there too.
+  let readError: InvalidArgumentError | undefined;
+  const done = packed.done.catch((err: Error) => {
+    readError = new InvalidArgumentError(
+      `workspace.hostPath ${hostPath} could not be read (${err.message}); it may have changed while it was read, send the request again.`,
+    );
+    throw readError;
+  });
+  done.catch(() => {}); // awaited below on every path that gets there; never an unhandled rejection
+  try {
+    return await copyWorkspace(container, mode, packed, done, channel);
+  } catch (err) {
+    await Promise.race([done.catch(() => {}), sleep(100, undefined, { ref: false })]);
+    throw readError ?? err;
+  }
+}
+
+async function copyWorkspace(
+  container: Docker.Container,
+  mode: SandboxInfo["workspaceMode"],
+  packed: ReturnType<typeof packDirectory>,
+  done: Promise<void>,
+  channel?: ChannelClient,
+): Promise<WorkspaceHashes> {
   if (mode !== "copy") {
     // ro/rw: nothing to copy, but the baseline is the host directory as it is now.
     packed.stream.resume();
-    await packed.done;
+    await done;
     return packed.hashes;
   }
   let source: Readable = packed.stream;
   if (channel) {
     const head = await readUpTo(packed.stream, CHANNEL_COPY_MAX_BYTES);
     if (head.complete) {
-      await packed.done;
+      await done;
       const archive = Buffer.concat(head.chunks);
       const copied = await channelUntar(channel, WORKSPACE_DIR, archive).then(
         () => true,
@@ -119,7 +145,7 @@ async function setUpWorkspace(
       source = Readable.from(concatStreams(head.chunks, packed.stream));
     }
   }
-  await Promise.all([container.putArchive(source, { path: WORKSPACE_DIR }), packed.done]);
+  await Promise.all([container.putArchive(source, { path: WORKSPACE_DIR }), done]);
   return packed.hashes;
 }
 

@@ -4,11 +4,14 @@
  * it and put a symlink in its place, and Docker follows links when it mounts (or the copy reads).
  * So such sessions are created one at a time; under that lock the path is resolved again and must
  * be unchanged, and a path strictly inside a live session's `rw` workspace is refused, as that
- * sandbox could change it at any moment. Nothing else a tenant controls can write there, so the
- * path stays what was checked until the sandbox has it.
+ * sandbox could change it at any moment. A `copy` workspace is read file by file, through every
+ * directory below it, so it must not overlap an `rw` workspace at all (equal, inside or around it:
+ * a swapped subdirectory made the copy read host files, red team). Nothing else a tenant controls
+ * can write there, so the path stays what was checked until the sandbox has it.
  */
 import { realpath } from "node:fs/promises";
 import { InvalidArgumentError } from "../errors.js";
+import type { WorkspaceMode } from "../sandbox/types.js";
 import { isWithinRoot } from "../tools/paths.js";
 
 /** Serializes the creation of sessions on host directories; see the file comment. */
@@ -17,11 +20,13 @@ export class HostWorkspaceGuard {
 
   /**
    * Runs `create` once the guarded creations before it are done, if `canonicalPath` (as resolved
-   * when the request was checked) still resolves to itself and lies in none of `liveRwWorkspaces()`
-   * (canonical paths, read under the lock). Rejects InvalidArgumentError naming the path otherwise.
+   * when the request was checked) still resolves to itself and does not conflict with any of
+   * `liveRwWorkspaces()` (canonical paths, read under the lock) for `mode` (see the file comment).
+   * Rejects InvalidArgumentError naming both paths otherwise.
    */
   run<T>(
     canonicalPath: string,
+    mode: WorkspaceMode,
     liveRwWorkspaces: () => readonly string[],
     create: () => Promise<T>,
   ): Promise<T> {
@@ -32,10 +37,14 @@ export class HostWorkspaceGuard {
           `workspacePath '${canonicalPath}' changed while the session was being created; send the request again.`,
         );
       }
-      const outer = liveRwWorkspaces().find((rw) => rw !== canonicalPath && isWithinRoot(canonicalPath, rw));
-      if (outer !== undefined) {
+      const conflicts = (rw: string) =>
+        mode === "copy"
+          ? isWithinRoot(canonicalPath, rw) || isWithinRoot(rw, canonicalPath)
+          : rw !== canonicalPath && isWithinRoot(canonicalPath, rw);
+      const rw = liveRwWorkspaces().find(conflicts);
+      if (rw !== undefined) {
         throw new InvalidArgumentError(
-          `workspacePath '${canonicalPath}' lies inside '${outer}', the rw workspace of a live session, whose sandbox could replace it with a link; close that session first or upload the workspace.`,
+          `workspacePath '${canonicalPath}' overlaps '${rw}', the rw workspace of a live session, whose sandbox could replace a directory in it with a link; close that session first or upload the workspace.`,
         );
       }
       return create();

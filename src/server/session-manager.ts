@@ -65,8 +65,8 @@ export class SessionManager {
   readonly limiter = new CallLimiter();
   private readonly decisions = new Map<string, DecisionNote>();
   private readonly hostWorkspaces = new HostWorkspaceGuard();
-  /** rw host workspaces of sessions being created, by session id (see liveRwWorkspaces). */
-  private readonly creatingRw = new Map<string, string>();
+  /** rw host workspaces of sessions being created or closed, by session id (see liveRwWorkspaces). */
+  private readonly pendingRw = new Map<string, string>();
   private readonly now: () => number;
 
   /** Owner id on this server's sandboxes (see serverControllerId). */
@@ -148,9 +148,14 @@ export class SessionManager {
       const create = () => this.deps.backend.create(options);
       const hostPath = request.uploaded ? undefined : request.workspaceHostPath;
       // An rw workspace counts as live from now on: its sandbox may run before it is registered.
-      if (hostPath && request.workspaceMode === "rw") this.creatingRw.set(id, hostPath);
+      if (hostPath && request.workspaceMode === "rw") this.pendingRw.set(id, hostPath);
       const session = hostPath
-        ? await this.hostWorkspaces.run(hostPath, () => this.liveRwWorkspaces(), create)
+        ? await this.hostWorkspaces.run(
+            hostPath,
+            request.workspaceMode,
+            () => this.liveRwWorkspaces(),
+            create,
+          )
         : await create();
       const createdMs = this.now();
       const record: SessionRecord = {
@@ -185,18 +190,18 @@ export class SessionManager {
       this.deps.audit.write({ kind: "session", event: "created", tenant: tenant.id, session: id });
       return live;
     } finally {
-      this.creatingRw.delete(id);
+      this.pendingRw.delete(id);
       release();
     }
   }
 
-  /** Host directories that live (or being created) sessions of any tenant mount read-write (canonical). */
+  /** Host directories that live (or being created or closed) sessions of any tenant mount read-write (canonical). */
   private liveRwWorkspaces(): string[] {
     const live = this.registry
       .all()
       .filter((l) => l.record.workspaceMode === "rw" && l.record.workspaceHostPath !== undefined)
       .map((l) => l.record.workspaceHostPath!);
-    return [...live, ...this.creatingRw.values()];
+    return [...live, ...this.pendingRw.values()];
   }
 
   /** Adds an adopted session (after a restart) to the registry. */
@@ -275,6 +280,9 @@ export class SessionManager {
     const live = this.registry.remove(sessionId);
     if (!live) return;
     live.closing = true;
+    // Its sandbox may run until its container is gone: its rw workspace still counts as live.
+    const { workspaceMode, workspaceHostPath } = live.record;
+    if (workspaceMode === "rw" && workspaceHostPath) this.pendingRw.set(sessionId, workspaceHostPath);
     for (const c of live.running) c.abort();
     this.deps.metrics.sessions.dec({ tenant: live.record.tenant });
     try {
@@ -284,6 +292,7 @@ export class SessionManager {
         await rm(live.record.workspaceHostPath, { recursive: true, force: true });
       }
       await this.deps.records.delete(sessionId);
+      this.pendingRw.delete(sessionId);
       this.deps.audit.write({
         kind: "session",
         event: "closed",

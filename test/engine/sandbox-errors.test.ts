@@ -1,4 +1,6 @@
 /** Bad input and engine failures: each a WardenError naming the problem and the fix, nothing left behind. */
+
+import { execFileSync } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,6 +21,32 @@ describeEngine("DockerSandbox errors", () => {
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });
     expect(await leftovers(tenant)).toEqual([]);
+  });
+
+  it("a workspace that cannot be read is an INVALID_ARGUMENT about the directory, not the engine", async () => {
+    // Paths below it are longer than PATH_MAX (4096), so the walk fails with ENAMETOOLONG: a host
+    // read error, which used to be reported as ENGINE_UNREACHABLE (red team: ENOENT mid-swap).
+    const deep = await mkdtemp(join(tmpdir(), "warden-deep-"));
+    const name = "d".repeat(250);
+    execFileSync("bash", [
+      "-c",
+      `cd "$1" && for i in $(seq 20); do mkdir "$2" && cd "$2"; done`,
+      "_",
+      deep,
+      name,
+    ]);
+    try {
+      await expect(createSandbox({ tenant, workspace: { hostPath: deep } })).rejects.toMatchObject({
+        code: "INVALID_ARGUMENT",
+        message: expect.stringMatching(
+          new RegExp(
+            `^workspace\\.hostPath ${deep} could not be read \\(ENAMETOOLONG: .*\\); it may have changed while it was read, send the request again\\.$`,
+          ),
+        ),
+      });
+    } finally {
+      execFileSync("rm", ["-rf", deep]);
+    }
   });
 
   it("rejects a missing or non-directory workspace, bad limits and mounts, naming the field", async () => {
