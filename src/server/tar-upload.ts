@@ -110,6 +110,13 @@ export async function unpackWorkspaceTar(
   } catch (err) {
     await rm(root, { recursive: true, force: true });
     if (err instanceof WardenError || err instanceof UploadTooLargeError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code) {
+      // A file-system error: name its code, never the server's own upload path.
+      throw new InvalidArgumentError(
+        `workspace tar could not be unpacked (${code}); check the entries' names (at most 255 bytes a component) and sizes.`,
+      );
+    }
     throw new InvalidArgumentError(
       `workspace tar body is not a valid tar archive: ${(err as Error).message}.`,
     );

@@ -220,6 +220,11 @@ describe("warden serve: sessions", () => {
       );
     }
     expect(await readFile(victim, "utf8")).toBe("original\n");
+    // A name the file system refuses is named by its error code, never by the server's upload path.
+    const long = await postTar(await tarOf([{ name: "n".repeat(300), text: "x" }]));
+    expect(long.json().message).toBe(
+      "workspace tar could not be unpacked (ENAMETOOLONG); check the entries' names (at most 255 bytes a component) and sizes.",
+    );
     expect((await stat(victimDir)).mode & 0o777).toBe(0o700);
   });
 
