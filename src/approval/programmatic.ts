@@ -14,6 +14,7 @@ export interface PendingApproval {
   tool: string;
   args: unknown;
   decision: Decision;
+  toolCallId?: string;
   sessionId?: string;
   owner?: string;
   tenant?: string;
@@ -23,6 +24,7 @@ export interface PendingApproval {
 /** Holds pending requests; `answer(id, ...)` resolves one. */
 export class ProgrammaticApproval implements ApprovalProvider {
   readonly interactive = true;
+  private readonly listeners = new Set<(item: PendingApproval) => void>();
   private readonly waiting = new Map<
     string,
     { item: PendingApproval; resolve: (a: ApprovalAnswer) => void }
@@ -35,12 +37,13 @@ export class ProgrammaticApproval implements ApprovalProvider {
       tool: req.tool,
       args: req.args,
       decision: req.decision,
+      ...(req.toolCallId ? { toolCallId: req.toolCallId } : {}),
       sessionId: req.sessionId,
       owner: req.owner,
       tenant: req.tenant,
       createdAt: Date.now(),
     };
-    return new Promise<ApprovalAnswer>((resolve) => {
+    const answered = new Promise<ApprovalAnswer>((resolve) => {
       const onAbort = () => {
         this.waiting.delete(item.id);
         resolve("deny");
@@ -55,6 +58,14 @@ export class ProgrammaticApproval implements ApprovalProvider {
         },
       });
     });
+    for (const listener of this.listeners) listener(item);
+    return answered;
+  }
+
+  /** Calls `listener` with each new pending request; returns the function that stops it. */
+  onRequest(listener: (item: PendingApproval) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** Pending requests, oldest first; filter by owner and/or tenant (server: only the caller's own). */

@@ -15,6 +15,8 @@ export interface ApprovalRequest {
   decision: Decision;
   /** Fires when the request is no longer wanted (call aborted, timeout); providers answer deny. */
   signal: AbortSignal;
+  /** The tool call that waits for the answer. */
+  toolCallId?: string;
   sessionId?: string;
   /** Who owns the session (server: the API key's owner) and its tenant; for programmatic approvers. */
   owner?: string;

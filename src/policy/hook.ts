@@ -115,6 +115,7 @@ export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook
             args: ctx.args,
             decision,
             signal: controller.signal,
+            toolCallId: ctx.call.id,
             sessionId: options.sessionId,
             owner: options.owner,
             tenant: options.tenant,

@@ -5,7 +5,7 @@
  * (NotFoundError, 404, the same as an unknown id). Unanswered requests are denied by the policy hook
  * on its timeout or when the call is aborted (fail closed).
  */
-import { ProgrammaticApproval } from "../approval/index.js";
+import { type PendingApproval, ProgrammaticApproval } from "../approval/index.js";
 import type { ApprovalAnswer } from "../approval/types.js";
 import { NotFoundError } from "../errors.js";
 
@@ -16,6 +16,8 @@ export type ApprovalDecision = ApprovalAnswer | "allow";
 export interface ApprovalView {
   id: string;
   sessionId: string;
+  /** The tool call that waits for the answer. */
+  toolCallId?: string;
   tool: string;
   args: unknown;
   /** allow | ask | deny of the policy, here always "ask". */
@@ -26,6 +28,21 @@ export interface ApprovalView {
   createdAt: string;
 }
 
+function viewOf(p: PendingApproval): ApprovalView {
+  return {
+    id: p.id,
+    sessionId: p.sessionId ?? "",
+    ...(p.toolCallId ? { toolCallId: p.toolCallId } : {}),
+    tool: p.tool,
+    args: p.args,
+    decision: p.decision.decision,
+    ...(p.decision.ruleId ? { rule: p.decision.ruleId } : {}),
+    ...(p.decision.reason ? { reason: p.decision.reason } : {}),
+    ...(p.decision.part ? { part: p.decision.part } : {}),
+    createdAt: new Date(p.createdAt).toISOString(),
+  };
+}
+
 /** The server's approvals: one provider for every session, views per tenant. */
 export class ApprovalBroker {
   /** Give this to createPolicyHook as `approval`. */
@@ -33,17 +50,17 @@ export class ApprovalBroker {
 
   /** The tenant's pending asks, oldest first. */
   list(tenant: string): ApprovalView[] {
-    return this.provider.pending({ tenant }).map((p) => ({
-      id: p.id,
-      sessionId: p.sessionId ?? "",
-      tool: p.tool,
-      args: p.args,
-      decision: p.decision.decision,
-      ...(p.decision.ruleId ? { rule: p.decision.ruleId } : {}),
-      ...(p.decision.reason ? { reason: p.decision.reason } : {}),
-      ...(p.decision.part ? { part: p.decision.part } : {}),
-      createdAt: new Date(p.createdAt).toISOString(),
-    }));
+    return this.provider.pending({ tenant }).map(viewOf);
+  }
+
+  /**
+   * Calls `listener` with each new ask of `tenant`'s session `sessionId` (the SSE stream of a batch
+   * announces them as `approval_requested`); returns the function that stops it.
+   */
+  watch(tenant: string, sessionId: string, listener: (view: ApprovalView) => void): () => void {
+    return this.provider.onRequest((p) => {
+      if (p.tenant === tenant && p.sessionId === sessionId) listener(viewOf(p));
+    });
   }
 
   /** Answers an ask of `tenant`; NotFoundError when the tenant has no pending ask with that id. */

@@ -106,6 +106,7 @@ export const ToolCallsResponseSchema = Type.Object({ results: Type.Array(ToolRes
 export const ApprovalSchema = Type.Object({
   id: Type.String(),
   sessionId: Type.String(),
+  toolCallId: Type.Optional(Type.String()),
   tool: Type.String(),
   args: Type.Unknown(),
   decision: Type.String(),

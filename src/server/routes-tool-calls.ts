@@ -65,6 +65,11 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
         "x-accel-buffering": "no",
       });
       const sse = new SseWriter(raw);
+      // An ask holds its call until the tenant answers: announce it on the stream, so a client
+      // need not poll GET /v1/approvals.
+      const unwatch = ctx.approvals.watch(tenant.id, sessionId, (view) =>
+        sse.send("approval_requested", view),
+      );
       let status = 200;
       try {
         const results = await ctx.manager.runToolCalls(tenant, sessionId, calls, {
@@ -82,6 +87,8 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
         const { status: s, body } = toErrorResponse(err);
         status = s;
         sse.send("error", body);
+      } finally {
+        unwatch();
       }
       await sse.settle();
       raw.end();

@@ -217,4 +217,38 @@ describeEngine("warden serve on the engine: two tenants", () => {
       ((await ls.json()) as { results: { content: { text: string }[] }[] }).results[0]!.content[0]!.text,
     ).toBe("made.txt");
   });
+
+  it("over SSE an ask is announced as approval_requested, and answered from it", async () => {
+    const s = (await (await call(A, "/v1/sessions", { method: "POST", body: "{}" })).json()) as {
+      id: string;
+    };
+    const res = await call(A, `/v1/sessions/${s.id}/tool-calls`, {
+      method: "POST",
+      headers: { accept: "text/event-stream" },
+      body: JSON.stringify({
+        toolCalls: [{ id: "t2", name: "bash", arguments: { command: "touch streamed.txt" } }],
+      }),
+    });
+    const reader = res.body!.getReader();
+    let text = "";
+    while (!text.includes("event: approval_requested")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`stream ended before the ask was announced:\n${text}`);
+      text += Buffer.from(value).toString();
+    }
+    const asked = parseSse(text).find((e) => e.event === "approval_requested")!.data;
+    expect(asked).toMatchObject({ sessionId: s.id, toolCallId: "t2", tool: "bash", rule: "ask-touch" });
+    const ok = await call(A, `/v1/approvals/${asked.id}`, { method: "POST", body: '{"decision":"allow"}' });
+    expect(ok.status).toBe(200);
+    for (let r = await reader.read(); !r.done; r = await reader.read())
+      text += Buffer.from(r.value).toString();
+    const events = parseSse(text);
+    expect(events.map((e) => e.event)).toEqual([
+      "tool_execution_start",
+      "approval_requested",
+      "tool_execution_end",
+      "results",
+    ]);
+    expect((events.at(-1)!.data.results as { isError: boolean }[])[0]!.isError).toBe(false);
+  });
 });
