@@ -78,6 +78,18 @@ describe("approval providers", () => {
     expect(await b).toBe("deny");
   });
 
+  it("programmatic: onRequest listeners see each new request until they stop", async () => {
+    const p = new ProgrammaticApproval();
+    const seen: string[] = [];
+    const stop = p.onRequest((item) => seen.push(`${item.toolCallId}@${item.sessionId}`));
+    const first = p.request({ ...request(), toolCallId: "c1", sessionId: "s1" });
+    stop();
+    const second = p.request({ ...request(), toolCallId: "c2", sessionId: "s1" });
+    expect(seen).toEqual(["c1@s1"]);
+    for (const item of p.pending()) p.answer(item.id, "deny");
+    expect([await first, await second]).toEqual(["deny", "deny"]);
+  });
+
   it("programmatic: an aborted request leaves the list and answers deny", async () => {
     const p = new ProgrammaticApproval();
     const controller = new AbortController();
