@@ -100,18 +100,22 @@ async function setUpWorkspace(
   const packed = packDirectory(hostPath);
   // A host read error is about the directory, not the engine (ENOENT must not read as "engine
   // unreachable"); it may surface first as the archive stream's error, so it is looked for there too.
-  let readError: InvalidArgumentError | undefined;
   const done = packed.done.catch((err: Error) => {
-    readError = new InvalidArgumentError(
+    throw new InvalidArgumentError(
       `workspace.hostPath ${hostPath} could not be read (${err.message}); it may have changed while it was read, send the request again.`,
     );
-    throw readError;
   });
   done.catch(() => {}); // awaited below on every path that gets there; never an unhandled rejection
   try {
     return await copyWorkspace(container, mode, packed, done, channel);
   } catch (err) {
-    await Promise.race([done.catch(() => {}), sleep(100, undefined, { ref: false })]);
+    const readError = await Promise.race([
+      done.then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+      sleep(100, undefined, { ref: false }),
+    ]);
     throw readError ?? err;
   }
 }

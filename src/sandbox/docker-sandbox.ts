@@ -150,3 +150,18 @@ export async function removeSandboxResources(
     }
   }
 }
+
+/**
+ * Removes volume `name` unless a container still uses it (Docker's 409): resolves false then,
+ * true when it is removed or already gone. Other engine errors reject raw (callers map them).
+ */
+export async function removeVolumeIfUnused(docker: Docker, name: string): Promise<boolean> {
+  try {
+    await docker.getVolume(name).remove();
+  } catch (err) {
+    const status = (err as { statusCode?: number }).statusCode;
+    if (status === 409) return false;
+    if (status !== 404) throw err;
+  }
+  return true;
+}

@@ -6,7 +6,7 @@
  */
 import type Docker from "dockerode";
 import { fromDockerError } from "../errors.js";
-import { removeSandboxResources } from "./docker-sandbox.js";
+import { removeSandboxResources, removeVolumeIfUnused } from "./docker-sandbox.js";
 import { getDocker } from "./engine.js";
 import { LABEL, staleReason } from "./labels.js";
 
@@ -51,15 +51,8 @@ export async function gc(options: GcOptions = {}, docker: Docker = getDocker()):
       if (removed.some((r) => r.kind === "volume" && r.id === v.Name)) continue;
       const reason = staleReason(v.Labels ?? undefined, now);
       if (!reason) continue;
-      if (!options.dryRun) {
-        try {
-          await docker.getVolume(v.Name).remove();
-        } catch (err) {
-          const status = (err as { statusCode?: number }).statusCode;
-          if (status === 409) continue; // still used by a live container
-          if (status !== 404) throw err;
-        }
-      }
+      // Not while a live container still uses it.
+      if (!options.dryRun && !(await removeVolumeIfUnused(docker, v.Name))) continue;
       removed.push(removal("volume", v.Name, v.Labels ?? {}, reason));
     }
   } catch (err) {

@@ -164,14 +164,18 @@ export async function loadServerConfig(path: string): Promise<ServerConfig> {
 }
 
 /**
- * The identity of a tenant's policy for the warm pool key: a digest of its layer files' paths.
- * The server loads each policy once at start (policy-hooks.ts) and a pool lives in one server
- * process, so the paths identify the policy its sessions run under. "" for a tenant without one.
+ * The identity of each tenant's policy for the warm pool key, by tenant id: a digest of its layer
+ * files' paths, "" for a tenant without one. The server loads each policy once at start
+ * (policy-hooks.ts) and a pool lives in one server process, so the paths identify the policy its
+ * sessions run under.
  */
-export function tenantPolicyHash(config: ServerConfig, tenantId: string): string {
-  const layers = config.tenants.find((t) => t.id === tenantId)?.policy ?? [];
-  if (layers.length === 0) return "";
-  return createHash("sha256").update(JSON.stringify(layers)).digest("hex");
+export function tenantPolicyHashes(config: ServerConfig): Map<string, string> {
+  return new Map(
+    config.tenants.map((t) => [
+      t.id,
+      t.policy.length === 0 ? "" : createHash("sha256").update(JSON.stringify(t.policy)).digest("hex"),
+    ]),
+  );
 }
 
 /** Label lifetime of the server's pooled sandboxes: the longest session lifetime plus the pool's idle age. */

@@ -13,7 +13,7 @@ import {
   type TenantPools,
   tenantPools,
 } from "../pool/index.js";
-import { removeSandboxResources } from "../sandbox/docker-sandbox.js";
+import { removeSandboxResources, removeVolumeIfUnused } from "../sandbox/docker-sandbox.js";
 import { createSandbox, DockerSandbox, getDocker, LABEL } from "../sandbox/index.js";
 import type { PreparedSandbox } from "../sandbox/prepare.js";
 import type { Sandbox, SandboxInfo, SandboxOptions } from "../sandbox/types.js";
@@ -69,14 +69,15 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
   const pools = poolsOf(docker, options);
   const sandboxFor = async (opts: SandboxOptions): Promise<Sandbox> => {
     // ro/rw spares would bind-mount a host path long after it was checked: those start cold.
+    const tenant = opts.tenant ?? "local";
     const copyMode = (opts.workspace?.mode ?? "copy") === "copy";
-    const pool = copyMode ? pools?.of(opts.tenant ?? "local") : undefined;
+    const pool = copyMode ? pools?.of(tenant) : undefined;
     if (!pool) {
       const sandbox = await createSandbox(opts, docker);
       options.onSandboxStart?.("cold");
       return sandbox;
     }
-    const policyHash = options.policyHash?.(opts.tenant ?? "") ?? "";
+    const policyHash = options.policyHash?.(tenant) ?? "";
     const claim = await pool.claim({ ...opts, policyHash });
     options.onSandboxStart?.(claim.pooled ? "pool" : "cold");
     return claim.sandbox;
@@ -153,13 +154,7 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
         });
         for (const v of Volumes ?? []) {
           if (!tenants.includes(v.Labels?.[LABEL.tenant] ?? "")) continue;
-          try {
-            await docker.getVolume(v.Name).remove();
-            removed.push(v.Name);
-          } catch (err) {
-            const status = (err as { statusCode?: number }).statusCode;
-            if (status !== 409 && status !== 404) throw err; // 409: a container still uses it
-          }
+          if (await removeVolumeIfUnused(docker, v.Name)) removed.push(v.Name);
         }
       } catch (err) {
         throw fromDockerError(err, { what: "removing unused warden volumes" });

@@ -8,10 +8,13 @@ import { createPolicyHook, loadPolicy, type Policy } from "../policy/index.js";
 import type { ServerConfig } from "./config.js";
 import type { HookFactory } from "./session-manager.js";
 
-/** Loads every tenant's policy. Rejects PolicyInvalidError naming file, line and column. */
+/**
+ * Loads every tenant's policy. Asks wait `options.approvalTimeoutMs`, else `config.approvalTimeoutMs`.
+ * Rejects PolicyInvalidError naming file, line and column.
+ */
 export async function createPolicyHookFactory(
   config: ServerConfig,
-  options: { approvalTimeoutMs?: number } = { approvalTimeoutMs: config.approvalTimeoutMs },
+  options: { approvalTimeoutMs?: number } = {},
 ): Promise<HookFactory> {
   const policies = new Map<string, Policy>();
   for (const tenant of config.tenants) {
@@ -26,7 +29,7 @@ export async function createPolicyHookFactory(
       sessionId,
       tenant: tenant.id,
       owner: tenant.id,
-      ...(options.approvalTimeoutMs ? { approvalTimeoutMs: options.approvalTimeoutMs } : {}),
+      approvalTimeoutMs: options.approvalTimeoutMs ?? config.approvalTimeoutMs,
       audit: {
         record: (r) =>
           noteDecision({

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { pingEngine } from "../sandbox/index.js";
 import { sweepSpillDirs } from "../session/spill-sweep.js";
 import type { SessionBackend } from "./backend.js";
-import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHash } from "./config.js";
+import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHashes } from "./config.js";
 import { createDockerBackend } from "./docker-backend.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
 import { createPolicyHookFactory } from "./policy-hooks.js";
@@ -37,10 +37,11 @@ export function serveBackend(
   options: { log?: (line: string) => void; metrics?: ServerMetrics } = {},
 ): SessionBackend {
   const { log, metrics } = options;
+  const policyHashes = tenantPolicyHashes(config);
   return createDockerBackend({
     spillDir: spillDirOf(config),
     warmPool: { ...config.warmPool, ttlMs: poolTtlMs(config) },
-    policyHash: (tenant) => tenantPolicyHash(config, tenant),
+    policyHash: (tenant) => policyHashes.get(tenant) ?? "",
     ...(log ? { log } : {}),
     ...(metrics ? { onSandboxStart: (source) => metrics.sandboxStarts.inc({ source }) } : {}),
   });

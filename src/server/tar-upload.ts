@@ -43,9 +43,8 @@ export async function unpackWorkspaceTar(
   parent = tmpdir(),
 ): Promise<string> {
   const root = await mkdtemp(join(parent, "warden-upload-"));
-  const links = new Set<string>();
-  /** Entry names unpacked so far, with whether each is a directory. */
-  const seenNames = new Map<string, boolean>();
+  /** Entry names unpacked so far, with their type (a symlink's name may never lead a later entry). */
+  const typeOf = new Map<string, string>();
   let seen = 0;
   const counter = new Transform({
     transform(chunk: Buffer, _enc, cb) {
@@ -62,21 +61,20 @@ export async function unpackWorkspaceTar(
         return;
       }
       const parts = name.split("/");
-      for (let i = 1; i <= parts.length; i++) {
-        if (links.has(parts.slice(0, i).join("/")) && i < parts.length) {
+      for (let i = 1; i < parts.length; i++) {
+        if (typeOf.get(parts.slice(0, i).join("/")) === "symlink") {
           throw new InvalidArgumentError(
             `workspace tar entry '${header.name}' lies below a symlink of the archive.`,
           );
         }
       }
-      const isDir = header.type === "directory";
-      const earlier = seenNames.get(name);
-      if (earlier !== undefined && !(earlier && isDir)) {
+      const earlier = typeOf.get(name);
+      if (earlier !== undefined && !(earlier === "directory" && header.type === "directory")) {
         throw new InvalidArgumentError(
           `workspace tar entry '${header.name}' repeats an earlier entry's name; each name may appear once.`,
         );
       }
-      seenNames.set(name, isDir);
+      typeOf.set(name, header.type ?? "file");
       const target = join(root, name);
       await mkdir(join(root, ...parts.slice(0, -1)), { recursive: true });
       const mode = (header.mode ?? 0o644) & 0o777;
@@ -88,7 +86,6 @@ export async function unpackWorkspaceTar(
         await pipeline(stream, createWriteStream(target, { mode, flags: "wx" }));
       } else if (header.type === "symlink" && header.linkname) {
         await symlink(header.linkname, target);
-        links.add(name);
         stream.resume();
       } else {
         throw new InvalidArgumentError(

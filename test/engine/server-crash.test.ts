@@ -6,12 +6,11 @@
  * `--on-exit close` leaves no container.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readdir, readFile, unlink, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { hashKey } from "../../src/server/auth.js";
 import { serverControllerId } from "../../src/server/reconcile.js";
 import { describeEngine } from "../helpers/engine.js";
 import {
@@ -21,7 +20,7 @@ import {
   spawnServe,
   tenantClient,
   tenantContainers,
-  testQuotas,
+  writeServeConfig,
 } from "./server-fixture.js";
 
 const TENANT = `test-crash-${randomBytes(4).toString("hex")}`;
@@ -38,23 +37,8 @@ describeEngine("warden serve: kill -9 and restart", () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "warden-crash-"));
     main = await bundleCli();
-    config = join(dir, "serve.json");
-    await writeFile(
-      config,
-      JSON.stringify({
-        port: 0,
-        stateDir: "state",
-        // Without spares, so every container here is a session's (the pool's crash case: server-pool.test.ts).
-        warmPool: { size: 0 },
-        tenants: [
-          {
-            id: TENANT,
-            keys: [{ id: "k", sha256: hashKey(KEY) }],
-            quotas: testQuotas(4),
-          },
-        ],
-      }),
-    );
+    // Without spares, so every container here is a session's (the pool's crash case: server-pool.test.ts).
+    config = await writeServeConfig(dir, TENANT, KEY, { server: { warmPool: { size: 0 } } });
   });
 
   afterAll(() => cleanUpServe(children, TENANT, dir, main));

@@ -4,11 +4,12 @@
  * with a config, waiting for its "listening on" line, and cleaning up a tenant's containers.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, rm, symlink } from "node:fs/promises";
+import { mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import Docker from "dockerode";
 import { build } from "rolldown";
+import { hashKey } from "../../src/server/auth.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -126,4 +127,28 @@ export async function cleanUpServe(
   await removeTenant(tenant);
   if (dir) await rm(dir, { recursive: true, force: true });
   if (main) await rm(dirname(main), { recursive: true, force: true });
+}
+
+/**
+ * Writes `dir/serve.json`: loopback on a free port, state in `dir/state`, one tenant `tenant`
+ * with bearer token `key` and testQuotas(4), plus `server` and `tenantExtra` fields. Returns its path.
+ */
+export async function writeServeConfig(
+  dir: string,
+  tenant: string,
+  key: string,
+  extra: { server?: Record<string, unknown>; tenant?: Record<string, unknown> } = {},
+): Promise<string> {
+  const path = join(dir, "serve.json");
+  const tenantConfig = { id: tenant, keys: [{ id: "k", sha256: hashKey(key) }], quotas: testQuotas(4) };
+  await writeFile(
+    path,
+    JSON.stringify({
+      port: 0,
+      stateDir: "state",
+      ...extra.server,
+      tenants: [{ ...tenantConfig, ...extra.tenant }],
+    }),
+  );
+  return path;
 }

@@ -10,7 +10,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { POOL_LABEL } from "../../src/pool/index.js";
-import { hashKey } from "../../src/server/auth.js";
 import { describeEngine } from "../helpers/engine.js";
 import {
   bundleCli,
@@ -19,7 +18,7 @@ import {
   spawnServe,
   tenantClient,
   tenantContainers,
-  testQuotas,
+  writeServeConfig,
 } from "./server-fixture.js";
 
 const TENANT = `test-pool-${randomBytes(4).toString("hex")}`;
@@ -64,22 +63,7 @@ describeEngine("warden serve: warm pool", () => {
     await mkdir(join(dir, "ws"));
     await writeFile(join(dir, "ws", "seed.txt"), "seeded\n");
     main = await bundleCli();
-    config = join(dir, "serve.json");
-    await writeFile(
-      config,
-      JSON.stringify({
-        port: 0,
-        stateDir: "state",
-        tenants: [
-          {
-            id: TENANT,
-            keys: [{ id: "k", sha256: hashKey(KEY) }],
-            quotas: testQuotas(4),
-            workspaceRoots: ["."],
-          },
-        ],
-      }),
-    );
+    config = await writeServeConfig(dir, TENANT, KEY, { tenant: { workspaceRoots: ["."] } });
   });
 
   afterAll(() => cleanUpServe(children, TENANT, dir, main));
