@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -63,6 +63,15 @@ describe("HostSpillStore", () => {
       `Spill file not found: ${theirs.handle}. A spill handle is valid only in the session whose result named it, until that session closes.`,
     );
     await other.dispose();
+  });
+
+  it("never follows a symlink put in place of a spill file", async () => {
+    const w = await store.create("bash");
+    await w.close();
+    const path = hostPath(store, w.handle);
+    rmSync(path);
+    symlinkSync("/etc/passwd", path);
+    await expect(store.read(w.handle, range)).rejects.toBeInstanceOf(NotFoundError);
   });
 
   it("reads line and byte ranges with Sandbox.readFile's contract", async () => {

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSpillStore, type HostSpillStore } from "../../src/session/spill-store.js";
 import { type BashToolDetails, createBashTool } from "../../src/tools/bash.js";
 import { CommandFailedError } from "../../src/tools/command-error.js";
-import type { ToolContent, ToolOutput } from "../../src/tools/types.js";
+import type { SpillStore, SpillSummary, ToolContent, ToolOutput } from "../../src/tools/types.js";
 import { emitting, FakeSandbox } from "../helpers/fake-sandbox.js";
 
 let sandbox: FakeSandbox;
@@ -189,6 +189,35 @@ describe("bash tool", () => {
     expect((again.details as BashToolDetails).fullOutputPath).toBeUndefined();
     expect(readdirSync(capped.dir!).length).toBe(2); // .owner and the first file
     await capped.dispose();
+  });
+
+  it("a host write error that stopped the spill file early is named in the footer, with what was kept", async () => {
+    const summary: SpillSummary = {
+      handle: "/spill/bash-0000abcd.log",
+      keptBytes: 20_480,
+      totalBytes: 168_894,
+      error: "ENOSPC: no space left on device, write",
+    };
+    const failing: SpillStore = {
+      create: async () => ({
+        handle: summary.handle,
+        write: () => undefined,
+        summary: () => summary,
+        close: async () => undefined,
+        discard: async () => undefined,
+      }),
+      owns: () => false,
+      read: () => Promise.reject(new Error("unused")),
+      dispose: async () => undefined,
+    };
+    sandbox.execScript = emitting([Array.from({ length: 30_000 }, (_, i) => `${i + 1}\n`).join("")]);
+    const out = await bash.execute("call-1", { command: "seq 1 30000" }, { sandbox, spill: failing });
+    const shown = text(out.content);
+    expect(shown.slice(shown.lastIndexOf("\n[") + 1)).toBe(
+      "[Showing lines 28001-30000 of 30000. Full output not kept: writing the spill file failed " +
+        "(ENOSPC: no space left on device, write), so /spill/bash-0000abcd.log holds only its first 20.0KB of 164.9KB]",
+    );
+    expect(out.details).toMatchObject({ fullOutputPath: summary.handle, spill: summary });
   });
 
   it("an engine failure is rethrown and leaves no spill file", async () => {
