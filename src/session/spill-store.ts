@@ -199,10 +199,15 @@ class HostSpillWriter implements SpillWriter {
     closeSync(fd);
   }
 
-  /** Gives the file's bytes back to its budgets (once). */
+  /**
+   * Gives the file's bytes back to its budgets (once) and closes it: a command still running when
+   * its session closes can neither take more bytes nor keep the unlinked file growing on the disk.
+   */
   release(): void {
     if (this.#released) return;
     this.#released = true;
+    if (this.#fd !== undefined) closeSync(this.#fd);
+    this.#fd = undefined;
     for (const budget of this.budgets) budget.give(this.#kept);
   }
 

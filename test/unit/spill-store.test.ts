@@ -184,6 +184,20 @@ describe("spill caps", () => {
     expect(tenant.usedBytes).toBe(0);
   });
 
+  it("a file still written to when its session closes takes no more bytes from the tenant", async () => {
+    const tenant = new SpillBudget("tenant", 100, "quotas.spillBytes");
+    const s = createSpillStore({ dir: parent, sessionId: "late", shared: tenant });
+    const w = await s.create("bash");
+    w.write(Buffer.alloc(4));
+    await s.dispose();
+    expect(tenant.usedBytes).toBe(0);
+    w.write(Buffer.alloc(4));
+    await w.close();
+    await w.discard();
+    expect(tenant.usedBytes).toBe(0);
+    expect(w.summary()).toMatchObject({ keptBytes: 4, totalBytes: 8 });
+  });
+
   it("a cap of 0 keeps nothing; a negative cap is refused naming how to set it", async () => {
     const none = createSpillStore({ dir: parent, sessionId: "z", maxBytes: 0 });
     const w = await none.create("bash");
