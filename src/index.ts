@@ -12,6 +12,7 @@ export * from "./pool/index.js";
 export * from "./review/index.js";
 export * from "./sandbox/index.js";
 export * from "./session/index.js";
+export { DEFAULT_SPILL_SESSION_MAX_BYTES, SpillBudget } from "./session/spill-budget.js";
 export { createSpillStore, HostSpillStore, type SpillStoreOptions } from "./session/spill-store.js";
 export { type SpillSweepRemoval, sweepSpillDirs } from "./session/spill-sweep.js";
 export * from "./tools/index.js";

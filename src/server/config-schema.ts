@@ -26,6 +26,18 @@ export const QuotaConfigSchema = Type.Object(
     workspaceBytes: PositiveInt("Writable workspace (disk) cap per session, bytes"),
     tmpBytes: Type.Optional(PositiveInt("/tmp (memory-backed) cap per session, bytes; default 64 MiB")),
     pids: Type.Optional(PositiveInt("Process cap per session; default 256")),
+    spillSessionBytes: Type.Optional(
+      PositiveInt(
+        "Cap on one session's spill files (cut outputs kept on the host), bytes; default 256 MiB",
+        0,
+      ),
+    ),
+    spillBytes: Type.Optional(
+      PositiveInt(
+        "Cap on the spill files of all the tenant's live sessions together, bytes; default 1 GiB",
+        0,
+      ),
+    ),
   },
   { additionalProperties: false },
 );

@@ -12,6 +12,7 @@ import { InvalidArgumentError } from "../errors.js";
 import { DEFAULT_APPROVAL_TIMEOUT_MS } from "../policy/hook.js";
 import { DEFAULT_LIMITS } from "../sandbox/limits.js";
 import type { WorkspaceMode } from "../sandbox/types.js";
+import { DEFAULT_SPILL_SESSION_MAX_BYTES } from "../session/spill-budget.js";
 import { schemaErrorLines } from "../util/schema-errors.js";
 import {
   type QuotaConfig,
@@ -26,7 +27,10 @@ const MiB = 1024 * 1024;
 export interface TenantConfig {
   id: string;
   keys: { id: string; sha256: string }[];
-  /** The quotas; `tmpBytes` and `pids` default to the sandbox defaults (64 MiB, 256). */
+  /**
+   * The quotas; `tmpBytes` and `pids` default to the sandbox defaults (64 MiB, 256), `spillSessionBytes`
+   * to 256 MiB and `spillBytes` (all live sessions together) to 1 GiB.
+   */
   quotas: Required<QuotaConfig>;
   idleTtlMs: number;
   maxLifetimeMs: number;
@@ -60,7 +64,7 @@ export interface ServerConfig {
  * Defaults: 127.0.0.1:8080, 30 min idle TTL, 8 h lifetime, 1 MiB JSON, 256 MiB tar, 10 s grace,
  * 5 min for an approval,
  * a warm pool of 1 idle sandbox per key (filled after the key's first session) kept up to 10 min,
- * for at most 8 keys per tenant.
+ * for at most 8 keys per tenant; spill files capped at 256 MiB per session and 1 GiB per tenant.
  */
 export const CONFIG_DEFAULTS = {
   host: "127.0.0.1",
@@ -74,6 +78,8 @@ export const CONFIG_DEFAULTS = {
   reapIntervalMs: 5_000,
   approvalTimeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS,
   warmPool: { size: 1, maxIdleMs: 10 * 60_000, maxKeys: 8 },
+  spillSessionBytes: DEFAULT_SPILL_SESSION_MAX_BYTES,
+  spillBytes: 1024 * MiB,
 } as const;
 
 const validator = Compile(ServerConfigSchema);
@@ -131,6 +137,8 @@ function resolveTenant(t: TenantConfigInput, baseDir: string, defaultImage: stri
       ...t.quotas,
       tmpBytes: t.quotas.tmpBytes ?? DEFAULT_LIMITS.tmpBytes,
       pids: t.quotas.pids ?? DEFAULT_LIMITS.pids,
+      spillSessionBytes: t.quotas.spillSessionBytes ?? CONFIG_DEFAULTS.spillSessionBytes,
+      spillBytes: t.quotas.spillBytes ?? CONFIG_DEFAULTS.spillBytes,
     },
     idleTtlMs: t.idleTtlMs ?? CONFIG_DEFAULTS.idleTtlMs,
     maxLifetimeMs: t.maxLifetimeMs ?? CONFIG_DEFAULTS.maxLifetimeMs,

@@ -25,6 +25,7 @@ import type { Session, SessionOptions } from "../session/types.js";
 import { builtinTools } from "../tools/index.js";
 import type { ManagedContainer, SessionBackend } from "./backend.js";
 import type { SessionRecord } from "./record-store.js";
+import type { SpillSessionOptions } from "./spill-quota.js";
 
 /** Options of the Docker SessionBackend. */
 export interface DockerBackendOptions {
@@ -32,6 +33,8 @@ export interface DockerBackendOptions {
   docker?: Docker;
   /** Where sessions' spill files go (default: a private temp directory per session). */
   spillDir?: string;
+  /** Spill caps of a session of `tenant` (`warden serve`: tenantSpillOptions). Default: the session defaults. */
+  spillOptions?: (tenant: string) => SpillSessionOptions;
   /**
    * Keep `size` idle sandboxes per pool key (tenant, image, limits, mode, policy) once a session
    * of that key was created, for at most `maxKeys` keys per tenant (its least recently used key
@@ -64,8 +67,11 @@ async function baselineOf(hostPath: string | undefined): Promise<WorkspaceHashes
 /** Sessions on the Docker engine (see DockerBackendOptions). `close()` drains the warm pool. */
 export function createDockerBackend(options: DockerBackendOptions = {}): SessionBackend {
   const docker = options.docker ?? getDocker();
-  const withSpill = (opts: SessionOptions): SessionOptions =>
-    options.spillDir ? { spillDir: options.spillDir, ...opts } : opts;
+  const withSpill = (opts: SessionOptions): SessionOptions => ({
+    ...(options.spillDir ? { spillDir: options.spillDir } : {}),
+    ...options.spillOptions?.(opts.tenant ?? "local"),
+    ...opts,
+  });
   const pools = poolsOf(docker, options);
   const sandboxFor = async (opts: SandboxOptions): Promise<Sandbox> => {
     // ro/rw spares would bind-mount a host path long after it was checked: those start cold.

@@ -11,6 +11,7 @@ import { createDockerBackend } from "./docker-backend.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
 import { createPolicyHookFactory } from "./policy-hooks.js";
 import { type RunningServer, startServer } from "./server.js";
+import { tenantSpillOptions } from "./spill-quota.js";
 
 /** Command-line overrides of the config file. */
 export interface ServeOptions {
@@ -28,8 +29,9 @@ function spillDirOf(config: ServerConfig): string {
 }
 
 /**
- * The Docker backend as `warden serve` configures it: spill files under the state dir, the warm
- * pool of `config.warmPool` keyed with each tenant's policy, and (with `metrics`) each new
+ * The Docker backend as `warden serve` configures it: spill files under the state dir, capped per
+ * session and per tenant (tenantSpillOptions); the warm pool of `config.warmPool` keyed with each
+ * tenant's policy; and (with `metrics`) each new
  * session's sandbox counted in warden_sandbox_starts_total{source="pool"|"cold"}.
  */
 export function serveBackend(
@@ -40,6 +42,7 @@ export function serveBackend(
   const policyHashes = tenantPolicyHashes(config);
   return createDockerBackend({
     spillDir: spillDirOf(config),
+    spillOptions: tenantSpillOptions(config),
     warmPool: { ...config.warmPool, ttlMs: poolTtlMs(config) },
     policyHash: (tenant) => policyHashes.get(tenant) ?? "",
     ...(log ? { log } : {}),

@@ -3,7 +3,7 @@
  * Sandbox.readFile, for files on the host (spill files). Line reads stream the file in 64 KiB
  * chunks, keep only the selection, and count every line.
  */
-import { createReadStream } from "node:fs";
+import { constants, createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
 import type { ReadFileResult, ReadRange } from "../sandbox/types.js";
@@ -15,8 +15,8 @@ const CHUNK_BYTES = 64 * 1024;
 /**
  * Reads `range` of the host file at `path`. Byte ranges return at most `length` bytes from
  * `offset` (fewer at end of file); line ranges return lines startLine.. (1-based, with their
- * newlines) capped at maxBytes, plus `totalLines`. Rejects NotFoundError for a missing file,
- * InvalidArgumentError for a malformed range, AbortError when `signal` fires.
+ * newlines) capped at maxBytes, plus `totalLines`. Rejects NotFoundError for a missing file or a
+ * symlink (never followed), InvalidArgumentError for a malformed range, AbortError when `signal` fires.
  */
 export async function readHostFileRange(
   path: string,
@@ -27,9 +27,11 @@ export async function readHostFileRange(
   throwIfAborted(options.signal);
   let handle: Awaited<ReturnType<typeof open>>;
   try {
-    handle = await open(path, "r");
+    // Never through a symlink (ELOOP): a spill file is a plain file its store created.
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") throw new NotFoundError(`File not found: ${path}`);
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ELOOP") throw new NotFoundError(`File not found: ${path}`);
     throw err;
   }
   try {

@@ -4,6 +4,7 @@
  * the real parts; tests pass fakes through `SessionDependencies`.
  */
 import { randomUUID } from "node:crypto";
+import { InvalidArgumentError } from "../errors.js";
 import {
   buildProviderTools,
   createToolRegistry,
@@ -13,13 +14,15 @@ import {
   selectEnabledTools,
 } from "../pipeline/index.js";
 import type { Sandbox, SandboxOptions } from "../sandbox/types.js";
+import { SPILL_HANDLE_PREFIX } from "../tools/spill-handle.js";
 import type { AnyTool, SpillStore } from "../tools/types.js";
+import type { SpillStoreOptions } from "./spill-store.js";
 import type { ProviderTool, Session, SessionOptions } from "./types.js";
 
 /** The parts a session is built from; the defaults are createSandbox, createSpillStore and builtinTools. */
 export interface SessionDependencies {
   createSandbox(options: SandboxOptions): Promise<Sandbox>;
-  createSpillStore(options: { dir?: string; sessionId: string }): SpillStore | Promise<SpillStore>;
+  createSpillStore(options: SpillStoreOptions): SpillStore | Promise<SpillStore>;
   builtinTools(): AnyTool[];
   /** Tools registered besides the built-ins (kept by `--no-builtin-tools`). */
   extraTools?: AnyTool[];
@@ -27,8 +30,39 @@ export interface SessionDependencies {
 
 /** Splits SessionOptions into the sandbox's options and the session's own. */
 function sandboxOptionsOf(options: SessionOptions, sessionId: string): SandboxOptions {
-  const { toolSelection, beforeToolCall, afterToolCall, spillDir, ...sandboxOptions } = options;
+  const {
+    toolSelection,
+    beforeToolCall,
+    afterToolCall,
+    spillDir,
+    spillMaxBytes,
+    spillMaxBytesHint,
+    spillShared,
+    ...sandboxOptions
+  } = options;
   return { ...sandboxOptions, sessionId };
+}
+
+/** The spill store's options: directory and caps. */
+function spillOptionsOf(options: SessionOptions, sessionId: string): SpillStoreOptions {
+  return {
+    sessionId,
+    dir: options.spillDir,
+    maxBytes: options.spillMaxBytes,
+    maxBytesHint: options.spillMaxBytesHint,
+    shared: options.spillShared,
+  };
+}
+
+/** `/spill/` names spill files to the model (tools/spill-handle.ts): no mount may sit there. */
+function checkMounts(options: SessionOptions): void {
+  for (const [i, mount] of (options.mounts ?? []).entries()) {
+    if (`${mount.containerPath}/`.startsWith(SPILL_HANDLE_PREFIX)) {
+      throw new InvalidArgumentError(
+        `mounts[${i}].containerPath ${mount.containerPath} is under ${SPILL_HANDLE_PREFIX}, which names spill files; pick another path.`,
+      );
+    }
+  }
 }
 
 /**
@@ -40,12 +74,13 @@ export async function openSession(options: SessionOptions, deps: SessionDependen
   const sessionId = options.sessionId ?? randomUUID();
   const registry = createToolRegistry(deps.builtinTools(), deps.extraTools ?? []);
   const enabled = selectEnabledTools(registry, options.toolSelection);
+  checkMounts(options);
   const providerTools: ProviderTool[] = buildProviderTools(enabled);
 
   const sandbox = await deps.createSandbox(sandboxOptionsOf(options, sessionId));
   let spill: SpillStore;
   try {
-    spill = await deps.createSpillStore({ dir: options.spillDir, sessionId });
+    spill = await deps.createSpillStore(spillOptionsOf(options, sessionId));
   } catch (err) {
     await sandbox.destroy().catch(() => undefined);
     throw err;

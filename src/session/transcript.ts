@@ -3,8 +3,9 @@
  * Assistant lines `{role:"assistant", content?, tool_calls:[{id, type:"function", function:{name,
  * arguments:"<json string>"}}]}` are turns; every other line (user, tool, system) is skipped.
  *
- * Placeholders: inside an arguments string, `{{spill:<tool_call_id>}}` stands for the spill file of an
- * earlier call of the same replay (known only at run time); it is replaced, JSON-escaped, before parsing.
+ * Placeholders: inside an arguments string, `{{spill:<tool_call_id>}}` stands for the spill handle
+ * (`/spill/<name>`) of an earlier call of the same replay (known only at run time); it is replaced,
+ * JSON-escaped, before parsing.
  */
 import { InvalidArgumentError } from "../errors.js";
 import type { ToolCall, ToolResultMessage } from "../tools/types.js";
@@ -107,8 +108,8 @@ export function toToolCall(recorded: RecordedToolCall): ToolCall {
 const SPILL_KEYS = new Set(["fullOutputPath", "spillPath", "spillFile"]);
 
 /**
- * The spill file a result names in its details (Pi's bash `details.fullOutputPath`, or `spillPath`/
- * `spillFile`, at any depth), or undefined.
+ * The spill file a result names in its details (Pi's bash `details.fullOutputPath`, a spill handle in
+ * warden, or `spillPath`/`spillFile`, at any depth), or undefined.
  */
 export function spillPathOf(result: ToolResultMessage): string | undefined {
   const seen = new Set<unknown>();

@@ -5,6 +5,7 @@
 import type { AfterToolCallHook, BeforeToolCallHook, ToolExecutionEvent } from "../pipeline/types.js";
 import type { Sandbox, SandboxOptions } from "../sandbox/types.js";
 import type { ToolCall, ToolResultMessage } from "../tools/types.js";
+import type { SpillBudget } from "./spill-budget.js";
 
 /** Which tools are enabled, as Pi's CLI flags (`--tools`, `--exclude-tools`, `--no-tools`, `--no-builtin-tools`). */
 export interface ToolSelection {
@@ -32,6 +33,15 @@ export interface SessionOptions extends SandboxOptions {
   afterToolCall?: AfterToolCallHook[];
   /** Where spill files go on the host. Default: a private directory under os.tmpdir(). */
   spillDir?: string;
+  /**
+   * Cap on the bytes all the session's spill files hold together; past it a cut output's spill
+   * file keeps only the output's first bytes and the result says so. Default 256 MiB; 0 keeps none.
+   */
+  spillMaxBytes?: number;
+  /** How the caller raises spillMaxBytes, named in that notice (CLI: "--spill-max-bytes"). */
+  spillMaxBytesHint?: string;
+  /** A spill budget shared with other sessions (`warden serve`: the tenant's quotas.spillBytes). */
+  spillShared?: SpillBudget;
 }
 
 /** Options for one batch of tool calls. */

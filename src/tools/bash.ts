@@ -3,8 +3,9 @@
  * `bash -c` in its own process group. stdout and stderr are merged in arrival order, sanitised
  * (invalid UTF-8 and NUL replaced and counted, ANSI removed), kept as a bounded tail for live
  * updates and the result, and written raw to a spill file. Differences from Pi, all safer: the
- * spill file is kept for line-limit cuts too (earendil-works/pi#2852), is owner-only and removed
- * with the session; a process killed by a signal is a failure (128+N), never a success.
+ * spill file is kept for line-limit cuts too (earendil-works/pi#2852), is owner-only, capped per
+ * session and tenant, named by a handle read resolves (not a host path), and removed with the
+ * session; a process killed by a signal is a failure (128+N), never a success.
  */
 import { type Static, Type } from "typebox";
 import { InvalidArgumentError } from "../errors.js";
@@ -19,7 +20,7 @@ import {
 } from "../truncate/types.js";
 import { CommandFailedError } from "./command-error.js";
 import { joinBlocks, replacedBytesNotice } from "./output-notice.js";
-import type { SpillWriter, Tool, ToolContext } from "./types.js";
+import type { SpillSummary, SpillWriter, Tool, ToolContext } from "./types.js";
 
 /** Minimum interval between live updates, in ms (Pi's 100 ms; the pipeline also caps at 10/s). */
 export const BASH_UPDATE_INTERVAL_MS = 100;
@@ -45,23 +46,45 @@ export interface BashToolDetails {
   durationMs: number;
   /** Present when the output was cut. */
   truncation?: TruncationResult;
-  /** Host path of the spill file with the full raw output; present when the output was cut. */
+  /**
+   * Handle of the spill file with the raw output (`/spill/<name>`, which read opens; never a host
+   * path); present when the output was cut and the file kept at least one byte.
+   */
   fullOutputPath?: string;
+  /** What the spill file kept, when it could not keep everything (a spill cap, or a host write error). */
+  spill?: SpillSummary;
   /** Invalid UTF-8 / NUL bytes replaced with U+FFFD in the shown text. */
   replacedBytes?: number;
 }
 
-/** Pi's footer for a cut output, naming the spill file. */
-function truncationFooter(t: TruncationResult, lastLineBytes: number, spillPath: string): string {
+/**
+ * Where the full output is, for the footer: Pi's "Full output: <path>" with the spill handle, or,
+ * when a spill cap or a host error stopped the file, what it kept, which cap and how to raise it.
+ */
+function fullOutputNote(s: SpillSummary): string {
+  if (s.keptBytes === s.totalBytes) return `Full output: ${s.handle}`;
+  const kept =
+    s.keptBytes === 0
+      ? "none of it was kept"
+      : `${s.handle} holds only its first ${formatSize(s.keptBytes)} of ${formatSize(s.totalBytes)}`;
+  if (s.cappedBy) {
+    const { scope, limitBytes, raiseHint } = s.cappedBy;
+    return `Full output not kept: the ${scope}'s spill files reached their ${formatSize(limitBytes)} cap, so ${kept} (raise the cap with ${raiseHint})`;
+  }
+  return `Full output not kept: writing the spill file failed (${s.error}), so ${kept}`;
+}
+
+/** Pi's footer for a cut output, naming the spill file (fullOutputNote). */
+function truncationFooter(t: TruncationResult, lastLineBytes: number, fullOutput: string): string {
   const startLine = t.totalLines - t.outputLines + 1;
   const endLine = t.totalLines;
   if (t.lastLinePartial) {
-    return `[Showing last ${formatSize(t.outputBytes)} of line ${endLine} (line is ${formatSize(lastLineBytes)}). Full output: ${spillPath}]`;
+    return `[Showing last ${formatSize(t.outputBytes)} of line ${endLine} (line is ${formatSize(lastLineBytes)}). ${fullOutput}]`;
   }
   if (t.truncatedBy === "lines") {
-    return `[Showing lines ${startLine}-${endLine} of ${t.totalLines}. Full output: ${spillPath}]`;
+    return `[Showing lines ${startLine}-${endLine} of ${t.totalLines}. ${fullOutput}]`;
   }
-  return `[Showing lines ${startLine}-${endLine} of ${t.totalLines} (${formatSize(DEFAULT_MAX_BYTES)} limit). Full output: ${spillPath}]`;
+  return `[Showing lines ${startLine}-${endLine} of ${t.totalLines} (${formatSize(DEFAULT_MAX_BYTES)} limit). ${fullOutput}]`;
 }
 
 /** Sends the current tail at most every BASH_UPDATE_INTERVAL_MS, and only when it changed. */
@@ -114,10 +137,14 @@ async function finish(
   };
   let footer: string | undefined;
   if (t.truncated) {
-    await spill.close();
+    const summary = spill.summary();
+    if (summary.keptBytes > 0) {
+      await spill.close();
+      details.fullOutputPath = summary.handle;
+    } else await spill.discard();
     details.truncation = t;
-    details.fullOutputPath = spill.path;
-    footer = truncationFooter(t, tail.lastLineBytes, spill.path);
+    if (summary.keptBytes < summary.totalBytes) details.spill = summary;
+    footer = truncationFooter(t, tail.lastLineBytes, fullOutputNote(summary));
   } else {
     await spill.discard();
   }

@@ -3,7 +3,8 @@
  * footers; differences: paths are confined to the sandbox's roots (resolveToolPath), reads are
  * line ranges inside the sandbox (a 2 GiB file with limit 5 reads a few bytes: public fault 18),
  * binary files are refused with a clear message (public fault 16), a BOM is never shown (fault 10),
- * and the session's own spill files (named in bash footers) are readable from the host store.
+ * and the session's own spill files are readable by their handle (`/spill/<name>`, named in bash
+ * footers) from the host store.
  */
 import { type Static, Type } from "typebox";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
@@ -13,6 +14,7 @@ import { throwIfAborted } from "../util/abort.js";
 import { detectImageMimeType } from "./image-detect.js";
 import { resolveToolPath } from "./paths.js";
 import { formatTextRead, type ReadSource, type ReadTextDetails, textReadRequest } from "./read-text.js";
+import { isSpillHandle } from "./spill-handle.js";
 import type { Tool, ToolContext, ToolOutput } from "./types.js";
 
 /** Bytes of the file's start examined for image magic and NUL bytes (the "first chunk"). */
@@ -36,10 +38,16 @@ export interface ReadToolDetails extends ReadTextDetails {
   image?: { mimeType: string; bytes: number; returned: boolean };
 }
 
+/**
+ * A spill handle (`/spill/<name>`, named in bash footers) opens the session's own spill file through
+ * its SpillStore, by exact name; the store rejects any other path in that namespace (traversal,
+ * another session's handle, a file already removed) with NotFoundError, never opening a host or
+ * sandbox file for it.
+ */
 function openSource(path: string, ctx: ToolContext): ReadSource | Promise<ReadSource> {
-  const spillPath = path.startsWith("@") ? path.slice(1) : path;
-  if (ctx.spill.owns(spillPath)) {
-    return { displayPath: spillPath, isSpill: true, read: (range) => ctx.spill.read(spillPath, range) };
+  const handle = path.startsWith("@") ? path.slice(1) : path;
+  if (isSpillHandle(handle)) {
+    return { displayPath: handle, isSpill: true, read: (range) => ctx.spill.read(handle, range) };
   }
   return openSandboxSource(path, ctx);
 }

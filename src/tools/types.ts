@@ -44,22 +44,56 @@ export interface ToolResultMessage<TDetails = unknown> {
   timestamp: number;
 }
 
-/** Where a tool's full output is kept when truncation cuts it (see src/truncate). */
+/**
+ * Where a tool's full output is kept when truncation cuts it (see src/truncate). Files are named to
+ * the model by a handle (`/spill/<name>`, spill-handle.ts), never by their host path; only the
+ * session's own store resolves its handles, by exact name.
+ */
 export interface SpillStore {
   /** Creates an owner-only (0600) spill file and returns a writer for it. */
   create(prefix: string): Promise<SpillWriter>;
-  /** True when `path` names a spill file of this session (the read tool opens those on the host). */
-  owns(path: string): boolean;
-  /** Reads a byte or line range of one of this session's spill files (same contract as Sandbox.readFile). */
-  read(path: string, range: ReadRange): Promise<ReadFileResult>;
-  /** Removes every spill file of the session. Idempotent. */
+  /** True when `handle` is exactly the handle of a live spill file of this session. */
+  owns(handle: string): boolean;
+  /**
+   * Reads a byte or line range of the spill file `handle` names (same contract as Sandbox.readFile).
+   * Rejects NotFoundError for any other string (another session's handle, traversal, a host path).
+   */
+  read(handle: string, range: ReadRange): Promise<ReadFileResult>;
+  /** Removes every spill file of the session (and gives their bytes back to any shared cap). Idempotent. */
   dispose(): Promise<void>;
+}
+
+/** A cap on spill bytes: the session's own, or one shared by a tenant's sessions (`warden serve`). */
+export interface SpillCap {
+  scope: "session" | "tenant";
+  /** Bytes all spill files under this cap may hold together. */
+  limitBytes: number;
+  /** How the operator raises it, e.g. "--spill-max-bytes"; named in the notice of a cut result. */
+  raiseHint: string;
+}
+
+/** What a spill file kept of the bytes written to it (SpillWriter.summary). */
+export interface SpillSummary {
+  /** The model-facing handle, `/spill/<name>`. */
+  handle: string;
+  /** Bytes in the file: the first `keptBytes` of the output. */
+  keptBytes: number;
+  /** Bytes offered to the file, kept or not. */
+  totalBytes: number;
+  /** The cap that stopped the file, when `keptBytes < totalBytes` because of one. */
+  cappedBy?: SpillCap;
+  /** The write error that stopped the file (e.g. ENOSPC on the host), when that happened first. */
+  error?: string;
 }
 
 /** Append-only writer for one spill file. */
 export interface SpillWriter {
-  readonly path: string;
+  /** The model-facing handle, `/spill/<name>` (never a host path). */
+  readonly handle: string;
+  /** Appends what the caps leave room for; the rest is counted in summary().totalBytes only. Never throws. */
   write(chunk: Buffer): void;
+  /** What the file holds so far. */
+  summary(): SpillSummary;
   close(): Promise<void>;
   /** Closes and deletes the file (the output was not cut, so nothing needs keeping). Idempotent. */
   discard(): Promise<void>;

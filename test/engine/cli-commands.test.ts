@@ -167,6 +167,27 @@ describeEngine("warden exec", () => {
     expect(run.exitCode).toBe(2);
     expect(run.stderr).toContain("Tool arguments must be a JSON object, got [1].");
   });
+
+  it("--spill-max-bytes caps the spill file; the result names the handle, what was kept and the flag", async () => {
+    const run = await warden([
+      "exec",
+      "bash",
+      '{"command":"seq 1 3000"}',
+      "--spill-max-bytes",
+      "1k",
+      ...TENANT,
+    ]);
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout.slice(run.stdout.lastIndexOf("\n[") + 1)).toMatch(
+      /^\[Showing lines 1001-3000 of 3000\. Full output not kept: the session's spill files reached their 1\.0KB cap, so \/spill\/bash-[0-9a-f]{8}\.log holds only its first 1\.0KB of 13\.6KB \(raise the cap with --spill-max-bytes\)\]\n?$/,
+    );
+    expect(run.stdout).not.toContain(tmpdir());
+    const bad = await warden(["exec", "ls", "{}", "--spill-max-bytes", "lots", ...TENANT]);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain(
+      "--spill-max-bytes must be a number of bytes, optionally with k, m or g (e.g. 268435456 or 256m), got 'lots'.",
+    );
+  });
 });
 
 describeEngine("warden replay", () => {
@@ -240,7 +261,7 @@ describeEngine("warden replay", () => {
         "0000020   m   a  \\r  \\n\nanswer() now returns 2\nnotes capitalised\n",
     );
     expect(text("call_seq")).toMatch(
-      /^1001\n1002\n[\s\S]*\n3000\n+\[Showing lines 1001-3000 of 3000\. Full output: \/.+\.log\]$/,
+      /^1001\n1002\n[\s\S]*\n3000\n+\[Showing lines 1001-3000 of 3000\. Full output: \/spill\/bash-[0-9a-f]{8}\.log\]$/,
     );
     expect(text("call_spill")).toBe("1\n2\n3\n\n[2997 more lines in file. Use offset=4 to continue.]");
     expect(await readFile("examples/workspace/notes/windows.txt")).toEqual(before);

@@ -78,7 +78,7 @@ describeEngine("read, bash and ls tools in a real sandbox", () => {
     expect(text(out.content)).toContain(
       `[Showing last 50.0KB of line 1 (line is 58.6KB). Full output: ${path}]`,
     );
-    expect(readFileSync(path).equals(Buffer.from("€".repeat(20_000)))).toBe(true);
+    expect(readFileSync(spill.hostPathOf(path)!).equals(Buffer.from("€".repeat(20_000)))).toBe(true);
   });
 
   it("case 15: 8000 red 'ab' (88 KB of ANSI) come back with no orphan '31m' and no ESC", async () => {
@@ -153,7 +153,7 @@ describeEngine("read, bash and ls tools in a real sandbox", () => {
     expect(shown.split("\n").sort()).toEqual(["", "err1", "out1", "out2"]);
     expect(shown).not.toMatch(/[\x01\x02]\x00\x00\x00/);
     const big = await t.bash("head -c 200000 /dev/zero | tr '\\0' a");
-    expect(readFileSync(big.details!.fullOutputPath!, "utf8")).toBe("a".repeat(200_000));
+    expect(readFileSync(spill.hostPathOf(big.details!.fullOutputPath!)!, "utf8")).toBe("a".repeat(200_000));
     expect(text(big.content)).not.toMatch(/[\x01\x02]\x00\x00\x00/);
   });
 
@@ -251,25 +251,27 @@ describeEngine("case 26: full disk and spill files", () => {
   it("case 26: seq 1 3000 spills all lines to a 0600 file on separate storage that survives a full workspace", async () => {
     const t = tools(sandbox, spill);
     const seq = await t.bash("seq 1 3000");
-    const path = seq.details!.fullOutputPath!;
+    const handle = seq.details!.fullOutputPath!;
     const all = Array.from({ length: 3000 }, (_, i) => `${i + 1}\n`).join("");
     expect(text(seq.content)).toBe(
-      `${all.slice(all.indexOf("1001\n"))}\n\n[Showing lines 1001-3000 of 3000. Full output: ${path}]`,
+      `${all.slice(all.indexOf("1001\n"))}\n\n[Showing lines 1001-3000 of 3000. Full output: ${handle}]`,
     );
+    const path = spill.hostPathOf(handle)!;
     expect(readFileSync(path, "utf8")).toBe(all);
     expect(statSync(path).mode & 0o777).toBe(0o600);
-    // The model can read the spill file back through the read tool of the same session.
-    expect(text((await t.read(path, 2999)).content)).toBe("2999\n3000\n");
+    // The model can read the spill file back by its handle through the read tool of the same session.
+    expect(text((await t.read(handle, 2999)).content)).toBe("2999\n3000\n");
 
     const dd = await t.bashFails("dd if=/dev/zero of=/workspace/fill bs=1M count=1000000", 120);
     expect(dd.message).toMatch(/No space left on device/);
     expect(text((await t.bash("echo ok")).content)).toBe("ok\n");
     const again = await t.bash("seq 1 3000");
-    expect(readFileSync(again.details!.fullOutputPath!, "utf8")).toBe(all);
+    const againPath = spill.hostPathOf(again.details!.fullOutputPath!)!;
+    expect(readFileSync(againPath, "utf8")).toBe(all);
 
     await spill.dispose();
     expect(existsSync(path)).toBe(false);
-    expect(existsSync(again.details!.fullOutputPath!)).toBe(false);
+    expect(existsSync(againPath)).toBe(false);
   });
 
   it("case 22: once the container is stopped, bash returns a runtime error, not a success", async () => {

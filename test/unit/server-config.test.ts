@@ -38,7 +38,13 @@ describe("warden serve: config and keys", () => {
     expect(cfg.tenants[0]).toEqual({
       id: "acme",
       keys: [key("k", "t")],
-      quotas: { ...quotas, tmpBytes: 67108864, pids: 256 },
+      quotas: {
+        ...quotas,
+        tmpBytes: 67108864,
+        pids: 256,
+        spillSessionBytes: 268435456,
+        spillBytes: 1073741824,
+      },
       idleTtlMs: 1800000,
       maxLifetimeMs: 28800000,
       policy: ["/etc/warden/p.yaml"],

@@ -212,6 +212,8 @@ export function tenant(id: keyof typeof TOKENS, overrides: Partial<TenantConfig>
       workspaceBytes: 1e9,
       tmpBytes: 64 * 1024 * 1024,
       pids: 256,
+      spillSessionBytes: 256 * 1024 * 1024,
+      spillBytes: 1024 * 1024 * 1024,
     },
     idleTtlMs: 60_000,
     maxLifetimeMs: 3_600_000,

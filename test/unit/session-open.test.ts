@@ -77,4 +77,50 @@ describe("openSession", () => {
     await expect(openSession({}, failing)).rejects.toThrow("no space for spill dir");
     expect(counts).toEqual({ created: 1, destroyed: 1, disposed: 0 });
   });
+
+  it("hands the spill caps to the spill store and keeps them out of the sandbox's options", async () => {
+    const counts = { created: 0, destroyed: 0, disposed: 0 };
+    const seen: { sandbox?: object; spill?: object } = {};
+    const base = deps(counts);
+    const session = await openSession(
+      { sessionId: "s-2", spillDir: "/d", spillMaxBytes: 1000, spillMaxBytesHint: "--spill-max-bytes" },
+      {
+        ...base,
+        createSandbox: (options) => {
+          seen.sandbox = options;
+          return base.createSandbox(options);
+        },
+        createSpillStore: (options) => {
+          seen.spill = options;
+          return base.createSpillStore(options);
+        },
+      },
+    );
+    expect(seen.spill).toEqual({
+      sessionId: "s-2",
+      dir: "/d",
+      maxBytes: 1000,
+      maxBytesHint: "--spill-max-bytes",
+      shared: undefined,
+    });
+    expect(seen.sandbox).toEqual({ sessionId: "s-2" });
+    await session.close();
+  });
+
+  it("refuses a mount at /spill, where spill handles live, before any container exists", async () => {
+    const counts = { created: 0, destroyed: 0, disposed: 0 };
+    for (const containerPath of ["/spill", "/spill/x"]) {
+      await expect(
+        openSession({ mounts: [{ hostPath: "/tmp", containerPath }] }, deps(counts)),
+      ).rejects.toThrow(
+        `mounts[0].containerPath ${containerPath} is under /spill/, which names spill files; pick another path.`,
+      );
+    }
+    const ok = await openSession(
+      { mounts: [{ hostPath: "/tmp", containerPath: "/spillover" }] },
+      deps(counts),
+    );
+    expect(counts.created).toBe(1);
+    await ok.close();
+  });
 });

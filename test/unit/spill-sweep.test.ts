@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSpillStore } from "../../src/session/spill-store.js";
 import { sweepSpillDirs } from "../../src/session/spill-sweep.js";
@@ -29,8 +29,8 @@ afterEach(() => {
 describe("sweepSpillDirs (warden gc)", () => {
   it("a spill store names its owner, this process, in the directory's .owner", async () => {
     const store = createSpillStore({ dir: parent, sessionId: "s1" });
-    const w = await store.create("bash");
-    expect(await readFile(join(dirname(w.path), ".owner"), "utf8")).toBe(`${hostname()}:${process.pid}\n`);
+    await store.create("bash");
+    expect(await readFile(join(store.dir!, ".owner"), "utf8")).toBe(`${hostname()}:${process.pid}\n`);
     expect(await sweepSpillDirs({ dir: parent })).toEqual([]);
     await store.dispose();
   });

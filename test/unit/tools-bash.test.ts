@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSpillStore, type HostSpillStore } from "../../src/session/spill-store.js";
 import { type BashToolDetails, createBashTool } from "../../src/tools/bash.js";
 import { CommandFailedError } from "../../src/tools/command-error.js";
-import type { ToolContent, ToolOutput } from "../../src/tools/types.js";
+import type { SpillStore, SpillSummary, ToolContent, ToolOutput } from "../../src/tools/types.js";
 import { emitting, FakeSandbox } from "../helpers/fake-sandbox.js";
 
 let sandbox: FakeSandbox;
@@ -95,10 +95,12 @@ describe("bash tool", () => {
     sandbox.execScript = emitting([all.slice(0, 5000), all.slice(5000)]);
     const out = await run("seq 1 3000");
     const details = out.details as BashToolDetails;
-    const path = details.fullOutputPath!;
+    const handle = details.fullOutputPath!;
+    expect(handle).toMatch(/^\/spill\/bash-[0-9a-f]{8}\.log$/);
     expect(text(out.content)).toBe(
-      `${all.slice(all.indexOf("1001\n"))}\n\n[Showing lines 1001-3000 of 3000. Full output: ${path}]`,
+      `${all.slice(all.indexOf("1001\n"))}\n\n[Showing lines 1001-3000 of 3000. Full output: ${handle}]`,
     );
+    const path = spill.hostPathOf(handle)!;
     expect(readFileSync(path, "utf8")).toBe(all);
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(details.truncation?.truncatedBy).toBe("lines");
@@ -116,7 +118,7 @@ describe("bash tool", () => {
     expect(text(out.content)).toContain(
       `[Showing last 50.0KB of line 1 (line is 58.6KB). Full output: ${details.fullOutputPath}]`,
     );
-    expect(readFileSync(details.fullOutputPath!).equals(raw)).toBe(true);
+    expect(readFileSync(spill.hostPathOf(details.fullOutputPath!)!).equals(raw)).toBe(true);
   });
 
   it("case 16 (unit): invalid bytes and NUL are replaced and counted in a notice; the spill keeps raw bytes", async () => {
@@ -141,6 +143,81 @@ describe("bash tool", () => {
     };
     await run("x", undefined, (p) => updates.push(text(p.content)));
     expect(updates).toEqual(["one\n", "one\ntwo\n", "one\ntwo\nthree\n"]);
+  });
+
+  it("the footer names a /spill/ handle, never the host path", async () => {
+    sandbox.execScript = emitting(["x\n".repeat(3000)]);
+    const out = await run("yes x | head -n 3000");
+    const handle = (out.details as BashToolDetails).fullOutputPath!;
+    expect(text(out.content).endsWith(`[Showing lines 1001-3000 of 3000. Full output: ${handle}]`)).toBe(
+      true,
+    );
+    expect(JSON.stringify(out)).not.toContain(spillParent);
+    expect(JSON.stringify(out)).not.toContain(tmpdir());
+  });
+
+  it("past the session spill cap the file keeps the first bytes and the footer says what was kept and how to raise the cap", async () => {
+    const capped = createSpillStore({
+      dir: spillParent,
+      sessionId: "capped",
+      maxBytes: 100_000,
+      maxBytesHint: "--spill-max-bytes",
+    });
+    const all = Array.from({ length: 30_000 }, (_, i) => `${i + 1}\n`).join(""); // 168,894 bytes
+    sandbox.execScript = emitting([all.slice(0, 60_000), all.slice(60_000)]);
+    const out = await bash.execute("call-1", { command: "seq 1 30000" }, { sandbox, spill: capped });
+    const details = out.details as BashToolDetails;
+    const handle = details.fullOutputPath!;
+    expect(text(out.content)).toBe(
+      `${all.slice(all.indexOf("28001\n"))}\n\n[Showing lines 28001-30000 of 30000. Full output not kept: the session's ` +
+        `spill files reached their 97.7KB cap, so ${handle} holds only its first 97.7KB of 164.9KB (raise the cap with --spill-max-bytes)]`,
+    );
+    expect(details.spill).toEqual({
+      handle,
+      keptBytes: 100_000,
+      totalBytes: 168_894,
+      cappedBy: { scope: "session", limitBytes: 100_000, raiseHint: "--spill-max-bytes" },
+    });
+    expect(readFileSync(capped.hostPathOf(handle)!, "utf8")).toBe(all.slice(0, 100_000));
+    // The cap is used up: the next cut output keeps nothing, and the result says so without a handle.
+    const again = await bash.execute("call-2", { command: "seq 1 30000" }, { sandbox, spill: capped });
+    const shown = text(again.content);
+    expect(shown.slice(shown.lastIndexOf("\n[") + 1)).toBe(
+      "[Showing lines 28001-30000 of 30000. Full output not kept: the session's spill files reached their 97.7KB cap, " +
+        "so none of it was kept (raise the cap with --spill-max-bytes)]",
+    );
+    expect((again.details as BashToolDetails).fullOutputPath).toBeUndefined();
+    expect(readdirSync(capped.dir!).length).toBe(2); // .owner and the first file
+    await capped.dispose();
+  });
+
+  it("a host write error that stopped the spill file early is named in the footer, with what was kept", async () => {
+    const summary: SpillSummary = {
+      handle: "/spill/bash-0000abcd.log",
+      keptBytes: 20_480,
+      totalBytes: 168_894,
+      error: "ENOSPC: no space left on device, write",
+    };
+    const failing: SpillStore = {
+      create: async () => ({
+        handle: summary.handle,
+        write: () => undefined,
+        summary: () => summary,
+        close: async () => undefined,
+        discard: async () => undefined,
+      }),
+      owns: () => false,
+      read: () => Promise.reject(new Error("unused")),
+      dispose: async () => undefined,
+    };
+    sandbox.execScript = emitting([Array.from({ length: 30_000 }, (_, i) => `${i + 1}\n`).join("")]);
+    const out = await bash.execute("call-1", { command: "seq 1 30000" }, { sandbox, spill: failing });
+    const shown = text(out.content);
+    expect(shown.slice(shown.lastIndexOf("\n[") + 1)).toBe(
+      "[Showing lines 28001-30000 of 30000. Full output not kept: writing the spill file failed " +
+        "(ENOSPC: no space left on device, write), so /spill/bash-0000abcd.log holds only its first 20.0KB of 164.9KB]",
+    );
+    expect(out.details).toMatchObject({ fullOutputPath: summary.handle, spill: summary });
   });
 
   it("an engine failure is rethrown and leaves no spill file", async () => {

@@ -114,16 +114,43 @@ describe("read tool", () => {
     await expect(run({ path: "/etc/passwd" })).rejects.toBeInstanceOf(PathOutsideWorkspaceError);
   });
 
-  it("reads the session's spill files from the host store, and only those", async () => {
+  it("reads the session's spill files by handle from the host store, and only those", async () => {
     const w = await spill.create("bash");
     w.write(Buffer.from(numbered(3000)));
     await w.close();
-    const out = await run({ path: w.path, offset: 2999 });
+    const out = await run({ path: w.handle, offset: 2999 });
     expect(text(out.content)).toBe("2999\n3000\n");
     expect(out.details).toEqual({ spill: true });
+    expect(text((await run({ path: `@${w.handle}`, limit: 1 })).content)).toBe(
+      "1\n\n[2999 more lines in file. Use offset=2 to continue.]",
+    );
+    // The host path is not a handle: it is a sandbox path, outside the workspace.
+    await expect(run({ path: spill.hostPathOf(w.handle)! })).rejects.toBeInstanceOf(
+      PathOutsideWorkspaceError,
+    );
     await expect(run({ path: join(spill.dir!, "other.log") })).rejects.toBeInstanceOf(
       PathOutsideWorkspaceError,
     );
+  });
+
+  it("a forged spill handle (traversal, another session's, unknown) is a not-found error", async () => {
+    const w = await spill.create("bash");
+    w.write(Buffer.from("mine\n"));
+    const other = createSpillStore({ dir: spillParent, sessionId: "other" });
+    const theirs = await other.create("bash");
+    theirs.write(Buffer.from("theirs\n"));
+    const name = w.handle.slice("/spill/".length);
+    for (const forged of [
+      theirs.handle,
+      `/spill/../spill/${name}`,
+      "/spill/../../etc/passwd",
+      "/spill/.owner",
+    ]) {
+      await expect(run({ path: forged })).rejects.toThrow(
+        `Spill file not found: ${forged}. A spill handle is valid only in the session whose result named it, until that session closes.`,
+      );
+    }
+    await other.dispose();
   });
 
   it("rejects a directory and a missing file with messages naming the fix", async () => {

@@ -1,6 +1,7 @@
 /**
- * The session flags `warden exec` and `warden replay` share: workspace, mode, image, runtime, policy
- * files and tool selection (Pi's `--tools`, `--exclude-tools`, `--no-tools`, `--no-builtin-tools`).
+ * The session flags `warden exec`, `replay` and `run` share: workspace, mode, image, runtime, policy
+ * files, tool selection (Pi's `--tools`, `--exclude-tools`, `--no-tools`, `--no-builtin-tools`) and
+ * the spill cap (`--spill-max-bytes`).
  */
 import { randomUUID } from "node:crypto";
 import { resolve } from "node:path";
@@ -23,6 +24,25 @@ export interface SessionFlags {
   excludeTools?: string;
   /** `false` when `--no-builtin-tools` was given. */
   builtinTools?: boolean;
+  /** `--spill-max-bytes`, parsed by parseByteCount. */
+  spillMaxBytes?: number;
+}
+
+const BYTE_UNITS: Record<string, number> = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
+
+/**
+ * A byte count: a non-negative integer, optionally with a binary unit `k`, `m` or `g` (`KiB`, `MB`…
+ * are accepted too; all are powers of 1024). Throws InvalidArgumentError naming `flag` otherwise.
+ */
+export function parseByteCount(value: string, flag = "--spill-max-bytes"): number {
+  const m = /^(\d+)\s*([kmg]?)(?:i?b)?$/i.exec(value.trim());
+  const bytes = m ? Number(m[1]) * (BYTE_UNITS[(m[2] ?? "").toLowerCase()] ?? 1) : Number.NaN;
+  if (!Number.isSafeInteger(bytes)) {
+    throw new InvalidArgumentError(
+      `${flag} must be a number of bytes, optionally with k, m or g (e.g. 268435456 or 256m), got '${value}'.`,
+    );
+  }
+  return bytes;
 }
 
 /** Adds the shared session flags to `command`. */
@@ -51,6 +71,11 @@ export function addSessionFlags(command: Command): Command {
       .option("--exclude-tools <names>", "tools to disable after the allowlist, comma-separated")
       .option("--no-tools", "enable no tools at all")
       .option("--no-builtin-tools", "disable the built-in tools")
+      .option(
+        "--spill-max-bytes <bytes>",
+        "cap on the session's spill files (full outputs of cut results) together, e.g. 1g (default 256m; 0 keeps none)",
+        (value: string) => parseByteCount(value),
+      )
   );
 }
 
@@ -85,6 +110,8 @@ export async function sessionOptionsOf(flags: SessionFlags, signal?: AbortSignal
   if (flags.image) options.image = flags.image;
   if (flags.runtime) options.runtime = flags.runtime;
   if (flags.tenant) options.tenant = flags.tenant;
+  if (flags.spillMaxBytes !== undefined) options.spillMaxBytes = flags.spillMaxBytes;
+  options.spillMaxBytesHint = "--spill-max-bytes";
   if (flags.policy && flags.policy.length > 0)
     options.beforeToolCall = await loadPolicyHooks(flags.policy, sessionId);
   return options;
