@@ -125,7 +125,11 @@ describe("warden serve: tool calls", () => {
         method: "POST",
         url: `/v1/sessions/${sid}/tool-calls`,
         headers: { ...auth("alpha"), accept },
-        payload: calls(["c1", "sleep", { ms: 1 }], ["c2", "echo", { text: "x" }], ["c1", "echo", { text: "y" }]),
+        payload: calls(
+          ["c1", "sleep", { ms: 1 }],
+          ["c2", "echo", { text: "x" }],
+          ["c1", "echo", { text: "y" }],
+        ),
       });
       expect(res.statusCode).toBe(400);
       expect(res.json()).toEqual({
