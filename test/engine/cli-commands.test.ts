@@ -272,6 +272,49 @@ describeEngine("warden replay", () => {
     ]);
   });
 
+  it("runs no call of a turn whose tool-call ids repeat: each gets the duplicate-id error", async () => {
+    const transcript = join(dir, "dup.jsonl");
+    const call = (id: string, name: string, args: string) => ({
+      id,
+      type: "function",
+      function: { name, arguments: args },
+    });
+    const calls = [
+      call("c1", "write", '{"path":"dup.txt","content":"x"}'),
+      call("c1", "read", '{"path":"{{spill:nope}}"}'),
+      call("c2", "bash", '{"command":"echo ran > ran.txt"}'),
+    ];
+    const turn2 = [call("c3", "bash", '{"command":"ls dup.txt ran.txt 2>&1; true"}')];
+    await writeFile(
+      transcript,
+      `${JSON.stringify({ role: "assistant", tool_calls: calls })}\n` +
+        `${JSON.stringify({ role: "assistant", tool_calls: turn2 })}\n`,
+    );
+    const out = join(dir, "dup-results.jsonl");
+    const run = await warden(["replay", transcript, "--out", out, ...TENANT]);
+    expect(run.exitCode).toBe(0);
+    const results = (await readFile(out, "utf8"))
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as ToolResultMessage);
+    const refused =
+      "Tool call id 'c1' appears more than once in this batch; every call of a batch needs its own id. " +
+      "No call of the batch was run: re-issue the calls with distinct ids.";
+    expect(
+      results.map((r) => [r.toolCallId, r.toolName, r.isError, (r.content[0] as { text: string }).text]),
+    ).toEqual([
+      ["c1", "write", true, refused],
+      ["c1", "read", true, refused],
+      ["c2", "bash", true, refused],
+      [
+        "c3",
+        "bash",
+        false,
+        "ls: cannot access 'dup.txt': No such file or directory\nls: cannot access 'ran.txt': No such file or directory\n",
+      ],
+    ]);
+  });
+
   it("exits 2 for a transcript line that is not JSON", async () => {
     const transcript = join(dir, "bad.jsonl");
     await writeFile(transcript, "{nope\n");
