@@ -97,13 +97,7 @@ describe("warden serve: audit lines of policy decisions", () => {
       hooks: await createPolicyHookFactory(config),
       listen: false,
     });
-    const res = await server.app.inject({
-      method: "POST",
-      url: "/v1/sessions",
-      headers: auth("alpha"),
-      payload: {},
-    });
-    sid = res.json().id;
+    sid = (await postAsAlpha("/v1/sessions", {})).json().id;
   });
 
   afterEach(async () => {
@@ -112,13 +106,10 @@ describe("warden serve: audit lines of policy decisions", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  const postAsAlpha = (url: string, payload: object) =>
+    server.app.inject({ method: "POST", url, headers: auth("alpha"), payload });
   const post = (toolCalls: { id: string; name: string; arguments: unknown }[]) =>
-    server.app.inject({
-      method: "POST",
-      url: `/v1/sessions/${sid}/tool-calls`,
-      headers: auth("alpha"),
-      payload: { toolCalls },
-    });
+    postAsAlpha(`/v1/sessions/${sid}/tool-calls`, { toolCalls });
   const toolLines = () =>
     audit.entries
       .filter((e): e is ToolLine => e.kind === "tool")
