@@ -106,10 +106,10 @@ describe("warden serve: audit lines of policy decisions", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const postAsAlpha = (url: string, payload: object) =>
-    server.app.inject({ method: "POST", url, headers: auth("alpha"), payload });
-  const post = (toolCalls: { id: string; name: string; arguments: unknown }[]) =>
-    postAsAlpha(`/v1/sessions/${sid}/tool-calls`, { toolCalls });
+  const postAsAlpha = (url: string, payload: object, accept = "application/json") =>
+    server.app.inject({ method: "POST", url, headers: { ...auth("alpha"), accept }, payload });
+  const post = (toolCalls: { id: string; name: string; arguments: unknown }[], accept?: string) =>
+    postAsAlpha(`/v1/sessions/${sid}/tool-calls`, { toolCalls }, accept);
   const toolLines = () =>
     audit.entries
       .filter((e): e is ToolLine => e.kind === "tool")
@@ -127,6 +127,14 @@ describe("warden serve: audit lines of policy decisions", () => {
       ["b", "shout", "deny", "deny-shout", "policy", true],
       ["c", "whisper", "deny", "default", "policy", true],
     ]);
+  });
+
+  it("keeps the decision out of the streamed end event (Pi's shape), and in the audit line", async () => {
+    const res = await post([{ id: "a", name: "echo", arguments: { text: "hi" } }], "text/event-stream");
+    const end = res.body.split("\n\n").find((block) => block.startsWith("event: tool_execution_end"));
+    const data = JSON.parse(/^data: (.*)$/m.exec(end ?? "")?.[1] ?? "null") as Record<string, unknown>;
+    expect(Object.keys(data).sort()).toEqual(["result", "toolCallId", "toolName", "type"]);
+    expect(toolLines()).toEqual([["a", "echo", "allow", "allow-echo", "policy", false]]);
   });
 
   it("keeps each call's own decision when concurrent batches of one session reuse a tool-call id", async () => {
