@@ -81,9 +81,14 @@ export function lengthCutResult(call: { id: string; name: string }): ToolResultM
 
 /**
  * Puts results in the order of `calls`, whatever order they came in; a call with no result gets
- * Pi's synthetic "No result provided" error so the protocol stays complete.
+ * Pi's synthetic "No result provided" error so the protocol stays complete. A result already at its
+ * call's position is kept there, so calls sharing a repeated id (a refused batch) keep their own.
  */
 export function orderResults(calls: ToolCall[], results: ToolResultMessage[]): ToolResultMessage[] {
   const byId = new Map(results.map((r) => [r.toolCallId, r]));
-  return calls.map((call) => byId.get(call.id) ?? errorResult(call, "No result provided"));
+  return calls.map((call, index) => {
+    const atPosition = results[index];
+    if (atPosition?.toolCallId === call.id) return atPosition;
+    return byId.get(call.id) ?? errorResult(call, "No result provided");
+  });
 }

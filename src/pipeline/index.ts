@@ -1,4 +1,11 @@
 /** The tool-call pipeline: stages in call order, batching, the file-mutation queue, the tool sets. */
+export {
+  type DuplicateIdDetails,
+  DuplicateToolCallIdError,
+  duplicateToolCallIdResults,
+  duplicateToolCallIds,
+  duplicateToolCallIdsText,
+} from "./batch-ids.js";
 export { FileMutationQueue, mutationKey } from "./mutation-queue.js";
 export {
   buildProviderTools,
@@ -16,9 +23,11 @@ export {
   thrownResult,
 } from "./result.js";
 export {
+  type CallRecord,
   executePreparedCall,
   isSequentialBatch,
   type PipelineContext,
+  type PreparedCall,
   preflightCall,
   runToolCalls,
 } from "./run-tool-calls.js";

@@ -7,6 +7,7 @@ import type { ToolCall, ToolContent, ToolOutput, ToolResultMessage } from "../to
 
 /** The pipeline stage a failure happened in; kept in error results' details. */
 export type PipelineStage =
+  | "batch"
   | "lookup"
   | "prepareArguments"
   | "validate"
@@ -31,11 +32,11 @@ export function errorText(err: unknown): string {
 }
 
 /** An isError ToolResultMessage with one text block. */
-export function errorResult(
+export function errorResult<D extends PipelineErrorDetails>(
   call: Pick<ToolCall, "id" | "name">,
   text: string,
-  details: PipelineErrorDetails,
-): ToolResultMessage<PipelineErrorDetails> {
+  details: D,
+): ToolResultMessage<D> {
   return {
     role: "toolResult",
     toolCallId: call.id,

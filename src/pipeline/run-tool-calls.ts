@@ -3,10 +3,12 @@
  * preflight (start event, lookup, prepare, validate, beforeToolCall) in source order, then the prepared
  * calls execute concurrently; sequential when any tool in the batch says so. Results come back in call
  * order; end events in completion order. Nothing throws out of runToolCalls.
+ * Unlike Pi, a batch whose tool-call ids repeat is refused whole (see batch-ids.ts).
  */
 import type { Sandbox } from "../sandbox/types.js";
 import type { RunToolCallsOptions } from "../session/types.js";
 import type { AnyTool, SpillStore, ToolCall, ToolOutput, ToolResultMessage } from "../tools/types.js";
+import { duplicateToolCallIdResults, duplicateToolCallIds } from "./batch-ids.js";
 import { type FileMutationQueue, mutationKey } from "./mutation-queue.js";
 import { resultMessage, thrownResult } from "./result.js";
 import {
@@ -21,7 +23,7 @@ import {
   validateArguments,
 } from "./stages.js";
 import { throttle } from "./throttle.js";
-import type { AfterToolCallHook, BeforeToolCallHook, ToolExecutionEvent } from "./types.js";
+import type { AfterToolCallHook, BeforeToolCallHook, CallDecision, ToolExecutionEvent } from "./types.js";
 
 /** Everything a batch runs against: the enabled tools, the sandbox, spill store, hooks and the queue. */
 export interface PipelineContext {
@@ -38,11 +40,20 @@ export interface PipelineContext {
   updateIntervalMs?: number;
 }
 
-/** A call that passed preflight, with its validated (possibly hook-replaced) arguments. */
-interface PreparedCall {
+/**
+ * What travels with one call through its stages, from beforeToolCall to the afterToolCall hooks and
+ * the end event: the decision a hook reported (never looked up by the client's toolCallId).
+ */
+export interface CallRecord {
+  decision?: CallDecision;
+}
+
+/** A call that passed preflight, with its validated (possibly hook-replaced) arguments and its record. */
+export interface PreparedCall {
   call: ToolCall;
   tool: AnyTool;
   args: unknown;
+  record: CallRecord;
 }
 
 type Emit = (event: ToolExecutionEvent) => void;
@@ -62,12 +73,16 @@ export function isSequentialBatch(calls: readonly ToolCall[], tools: ReadonlyMap
   return calls.some((call) => tools.get(call.name)?.executionMode === "sequential");
 }
 
-/** Stages 1–5 for one call: start event, then lookup, prepare, validate, beforeToolCall. */
+/**
+ * Stages 1–5 for one call: start event, then lookup, prepare, validate, beforeToolCall. A decision a
+ * hook reports goes into `record` (also when the hook blocks the call).
+ */
 export async function preflightCall(
   call: ToolCall,
   ctx: PipelineContext,
   signal: AbortSignal | undefined,
   emit: Emit,
+  record: CallRecord = {},
 ): Promise<StageOutcome<PreparedCall>> {
   emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments });
   const notAborted = checkNotAborted(call, signal);
@@ -83,19 +98,27 @@ export async function preflightCall(
     sandbox: ctx.sandbox,
     sessionId: ctx.sessionId,
     signal,
+    noteDecision: (decision) => {
+      record.decision = { ...decision };
+    },
   });
   if (!hooked.ok) return hooked;
-  return { ok: true, value: { call, tool, args: hooked.value } };
+  return { ok: true, value: { call, tool, args: hooked.value, record } };
 }
 
-/** Stages 6–8 for one prepared call: abort check, execute (in the mutation queue), afterToolCall. */
+/**
+ * Stages 6–8 for one prepared call: abort check, execute (in the mutation queue), afterToolCall.
+ * An edit or write takes its place in the mutation queue synchronously, before this function's first
+ * await, so calls started in call order keep call order per file (as Pi's queue, whose key is taken
+ * synchronously), although their keys resolve inside the sandbox in any order.
+ */
 export async function executePreparedCall(
   prepared: PreparedCall,
   ctx: PipelineContext,
   signal: AbortSignal | undefined,
   emit: Emit,
 ): Promise<ToolResultMessage> {
-  const { call, tool, args } = prepared;
+  const { call, tool, args, record } = prepared;
   const notAborted = checkNotAborted(call, signal);
   if (!notAborted.ok) return notAborted.result;
   const updates = throttle<ToolOutput>(
@@ -111,18 +134,29 @@ export async function executePreparedCall(
     });
   let outcome: ExecutionOutcome;
   try {
-    const key = await mutationKey(tool, args, ctx.sandbox, signal);
-    outcome = key === undefined ? await run() : await ctx.mutationQueue.run(key, run);
+    const key = mutationKey(tool, args, ctx.sandbox, signal);
+    outcome = await (key === undefined ? run() : ctx.mutationQueue.runInOrder(key, run));
   } finally {
     updates.flush();
   }
-  const final = await runAfterToolCallHooks(call, tool, args, outcome, ctx.afterToolCall ?? [], signal);
+  const final = await runAfterToolCallHooks(
+    call,
+    tool,
+    args,
+    outcome,
+    ctx.afterToolCall ?? [],
+    signal,
+    record.decision,
+  );
   return resultMessage(call, final.output, final.isError);
 }
 
 /**
  * Runs one batch (one assistant message's tool calls). Returns one ToolResultMessage per call, in call
  * order. One AbortSignal reaches every running call; calls not yet started end "Operation aborted".
+ * A batch whose tool-call ids repeat runs nothing: every call gets the same error result naming the
+ * repeated ids (details `{stage: "batch", code: "INVALID_ARGUMENT", duplicateToolCallIds}`), with a
+ * start and an end event each.
  */
 export async function runToolCalls(
   calls: readonly ToolCall[],
@@ -132,10 +166,29 @@ export async function runToolCalls(
   const emit = safeEmitter(options.onEvent);
   const { signal } = options;
   const results: ToolResultMessage[] = new Array(calls.length);
+  const records: CallRecord[] = calls.map(() => ({}));
   const finish = (index: number, result: ToolResultMessage): void => {
     results[index] = result;
-    emit({ type: "tool_execution_end", toolCallId: result.toolCallId, toolName: result.toolName, result });
+    const decision = records[index]?.decision;
+    emit({
+      type: "tool_execution_end",
+      toolCallId: result.toolCallId,
+      toolName: result.toolName,
+      result,
+      ...(decision ? { decision } : {}),
+    });
   };
+
+  const duplicates = duplicateToolCallIds(calls);
+  if (duplicates.length > 0) {
+    const refused = duplicateToolCallIdResults(calls, duplicates);
+    for (const [index, call] of calls.entries()) {
+      emit({ type: "tool_execution_start", toolCallId: call.id, toolName: call.name, args: call.arguments });
+      finish(index, refused[index] as ToolResultMessage);
+    }
+    return results;
+  }
+
   const runOne = async (index: number, call: ToolCall, prepared: PreparedCall): Promise<void> => {
     try {
       finish(index, await executePreparedCall(prepared, ctx, signal, emit));
@@ -149,7 +202,7 @@ export async function runToolCalls(
   for (const [index, call] of calls.entries()) {
     let pre: StageOutcome<PreparedCall>;
     try {
-      pre = await preflightCall(call, ctx, signal, emit);
+      pre = await preflightCall(call, ctx, signal, emit, records[index]);
     } catch (err) {
       pre = { ok: false, result: thrownResult(call, err, "lookup") };
     }
@@ -157,6 +210,7 @@ export async function runToolCalls(
       finish(index, pre.result);
       continue;
     }
+    // Started in call order: runOne reaches the mutation queue before its first await.
     const execution = runOne(index, call, pre.value);
     if (sequential) await execution;
     else running.push(execution);

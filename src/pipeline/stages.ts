@@ -8,7 +8,7 @@ import type { Sandbox } from "../sandbox/types.js";
 import type { AnyTool, ToolCall, ToolContext, ToolOutput, ToolResultMessage } from "../tools/types.js";
 import { isAbortError } from "../util/abort.js";
 import { errorResult, errorText, normaliseOutput, type PipelineStage, thrownResult } from "./result.js";
-import type { AfterToolCallHook, BeforeToolCallHook } from "./types.js";
+import type { AfterToolCallHook, BeforeToolCallHook, CallDecision } from "./types.js";
 import { validateToolArguments } from "./validate.js";
 
 /** A stage either passes a value on or ends the call with an error result. */
@@ -64,11 +64,13 @@ export function frozenClone<T>(value: T): T {
   return copy;
 }
 
-/** What beforeToolCall hooks are given besides the call. */
+/** What beforeToolCall hooks are given besides the call (see BeforeToolCallContext). */
 export interface HookEnvironment {
   sandbox: Sandbox;
   sessionId: string;
   signal?: AbortSignal;
+  /** Where a hook reports the call's decision (the call's own record; see BeforeToolCallContext). */
+  noteDecision?(decision: CallDecision): void;
 }
 
 /**
@@ -141,9 +143,9 @@ export async function executeTool(
 }
 
 /**
- * Stage 8: afterToolCall hooks in order, each seeing the previous one's result. A hook's answer
- * replaces content, details and isError field by field (no deep merge, as Pi); a throw makes the
- * call an error result naming the hook failure.
+ * Stage 8: afterToolCall hooks in order, each seeing the previous one's result and the decision a
+ * beforeToolCall hook reported for this call. A hook's answer replaces content, details and isError
+ * field by field (no deep merge, as Pi); a throw makes the call an error result naming the hook failure.
  */
 export async function runAfterToolCallHooks(
   call: ToolCall,
@@ -152,6 +154,7 @@ export async function runAfterToolCallHooks(
   outcome: ExecutionOutcome,
   hooks: readonly AfterToolCallHook[],
   signal?: AbortSignal,
+  decision?: CallDecision,
 ): Promise<ExecutionOutcome> {
   let current = outcome;
   for (const hook of hooks) {
@@ -163,6 +166,7 @@ export async function runAfterToolCallHooks(
         output: current.output,
         isError: current.isError,
         signal,
+        ...(decision ? { decision } : {}),
       });
       if (!answer) continue;
       const output: ToolOutput = { ...current.output };

@@ -6,6 +6,19 @@
 import type { Sandbox } from "../sandbox/types.js";
 import type { AnyTool, ToolCall, ToolContent, ToolOutput, ToolResultMessage } from "../tools/types.js";
 
+/**
+ * A policy decision on one call, as a beforeToolCall hook reports it (src/policy's hook does), for
+ * the call's audit line and metrics.
+ */
+export interface CallDecision {
+  /** The final answer after any approval: `allow` or `deny`. */
+  decision: string;
+  /** Id of the rule that decided, when a rule did. */
+  rule?: string;
+  /** Who decided: `policy`, `user`, `timeout` or `non-interactive`. */
+  decider: string;
+}
+
 /** What beforeToolCall hooks see. `args` are validated; the hook must not mutate them in place. */
 export interface BeforeToolCallContext {
   call: ToolCall;
@@ -14,6 +27,14 @@ export interface BeforeToolCallContext {
   sandbox: Sandbox;
   sessionId: string;
   signal?: AbortSignal;
+  /**
+   * Reports this call's policy decision. The decision travels with the call itself (never through a
+   * map keyed by the client's toolCallId, which a client may repeat) to the afterToolCall hooks and
+   * the call's `tool_execution_end` event; a later report replaces an earlier one, so when a hook
+   * blocks, its own report is the one kept. Always set by the pipeline; optional so that a hook can
+   * be called on its own.
+   */
+  noteDecision?(decision: CallDecision): void;
 }
 
 /**
@@ -32,6 +53,8 @@ export interface AfterToolCallContext {
   output: ToolOutput;
   isError: boolean;
   signal?: AbortSignal;
+  /** The decision a beforeToolCall hook reported for this call, if any. */
+  decision?: CallDecision;
 }
 
 /** Field-wise replacement of the result (no deep merge), as in Pi. */
@@ -41,8 +64,17 @@ export type AfterToolCallResult =
 
 export type AfterToolCallHook = (ctx: AfterToolCallContext) => Promise<AfterToolCallResult>;
 
-/** Events a batch emits while it runs; `end` events come in completion order. */
+/**
+ * Events a batch emits while it runs; `end` events come in completion order. The end event carries
+ * the decision a beforeToolCall hook reported for that very call (absent when none did).
+ */
 export type ToolExecutionEvent =
   | { type: "tool_execution_start"; toolCallId: string; toolName: string; args: unknown }
   | { type: "tool_execution_update"; toolCallId: string; toolName: string; partial: ToolOutput }
-  | { type: "tool_execution_end"; toolCallId: string; toolName: string; result: ToolResultMessage };
+  | {
+      type: "tool_execution_end";
+      toolCallId: string;
+      toolName: string;
+      result: ToolResultMessage;
+      decision?: CallDecision;
+    };

@@ -1,12 +1,13 @@
 /**
  * The policy as the pipeline's beforeToolCall stage: evaluate, ask an approver when the policy
- * says ask, write one audit line, and block with a reason naming what was refused and by which
- * rule, so the model can adapt. Nothing runs unless the policy allows it or a person approves it.
+ * says ask, write one audit line (and report the decision on the call: ctx.noteDecision), and block
+ * with a reason naming what was refused and by which rule, so the model can adapt. Nothing runs
+ * unless the policy allows it or a person approves it.
  */
 import type { Logger } from "pino";
 import { NonInteractiveApproval } from "../approval/non-interactive.js";
 import type { ApprovalProvider, Decider } from "../approval/types.js";
-import { type AuditLog, createAuditLog, digestArgs } from "../audit/audit-log.js";
+import { type AuditLog, type AuditRecord, createAuditLog, digestArgs } from "../audit/audit-log.js";
 import type { BeforeToolCallContext, BeforeToolCallHook } from "../pipeline/types.js";
 import { evaluate } from "./evaluate.js";
 import { loadPolicy } from "./load.js";
@@ -49,6 +50,13 @@ export function refusalReason(tool: string, decision: Decision, decider: Decider
   return `Tool call refused: ${what} ${why}. Nothing was run.`;
 }
 
+/** Writes `entry` to the audit log and reports the decision on the call itself (see BeforeToolCallContext). */
+function report(ctx: BeforeToolCallContext, audit: AuditLog | undefined, entry: AuditRecord): void {
+  audit?.record(entry);
+  const { decision, ruleId, decider } = entry;
+  ctx.noteDecision?.({ decision, ...(ruleId ? { rule: ruleId } : {}), decider });
+}
+
 function askKeys(trail: TrailEntry[]): string[] {
   return trail.filter((e) => e.decision === "ask").map((e) => `${e.kind}\u0000${e.part}`);
 }
@@ -76,7 +84,7 @@ export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook
     } catch (err) {
       // Fail closed: a call the policy could not judge does not run.
       const detail = err instanceof Error ? err.message : String(err);
-      options.audit?.record({
+      report(ctx, options.audit, {
         session: options.sessionId,
         tool: ctx.tool.name,
         toolCallId: ctx.call.id,
@@ -132,7 +140,7 @@ export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook
         }
       }
     }
-    options.audit?.record({
+    report(ctx, options.audit, {
       session: options.sessionId,
       tool: ctx.tool.name,
       toolCallId: ctx.call.id,

@@ -70,12 +70,16 @@ export const SessionSchema = Type.Object({
 
 export const SessionParamsSchema = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
 
-/** Body of POST /v1/sessions/:id/tool-calls: one assistant message's calls. */
+/**
+ * Body of POST /v1/sessions/:id/tool-calls: one assistant message's calls. Ids must be unique within
+ * the batch: a repeated id is answered 400 INVALID_ARGUMENT naming it, and no call runs
+ * (DuplicateToolCallIdError, checked by the route: JSON Schema cannot say it of one field).
+ */
 export const ToolCallsBodySchema = Type.Object(
   {
     toolCalls: Type.Array(
       Type.Object({
-        id: Type.String({ minLength: 1 }),
+        id: Type.String({ minLength: 1, description: "Unique within the batch" }),
         name: Type.String({ minLength: 1 }),
         arguments: Type.Unknown(),
       }),

@@ -1,8 +1,9 @@
 /**
  * The server's hook factory: each tenant's policy layer files (src/policy, loaded once at start so a
  * bad file stops the server before it listens) enforced by createPolicyHook, with `ask` going to the
- * server's programmatic approvals (answered over HTTP by the same tenant). The hook's decision record
- * feeds the server's audit line for the call (tenant, session, tool, rule, decider).
+ * server's programmatic approvals (answered over HTTP by the same tenant). The hook reports its
+ * decision on the call itself (BeforeToolCallContext.noteDecision); the session manager writes it in
+ * the call's audit line (tenant, session, tool, decision, rule, decider) from the call's end event.
  */
 import { createPolicyHook, loadPolicy, type Policy } from "../policy/index.js";
 import type { ServerConfig } from "./config.js";
@@ -20,7 +21,7 @@ export async function createPolicyHookFactory(
   for (const tenant of config.tenants) {
     if (tenant.policy.length > 0) policies.set(tenant.id, await loadPolicy(tenant.policy));
   }
-  return async ({ tenant, sessionId, approvals, noteDecision }) => {
+  return async ({ tenant, sessionId, approvals }) => {
     const policy = policies.get(tenant.id);
     if (!policy) return {};
     const hook = createPolicyHook({
@@ -30,15 +31,6 @@ export async function createPolicyHookFactory(
       tenant: tenant.id,
       owner: tenant.id,
       approvalTimeoutMs: options.approvalTimeoutMs ?? config.approvalTimeoutMs,
-      audit: {
-        record: (r) =>
-          noteDecision({
-            toolCallId: r.toolCallId ?? "",
-            decision: r.decision,
-            ...(r.ruleId ? { rule: r.ruleId } : {}),
-            decider: r.decider,
-          }),
-      },
     });
     return { beforeToolCall: [hook] };
   };

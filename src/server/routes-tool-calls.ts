@@ -2,9 +2,11 @@
  * POST /v1/sessions/:id/tool-calls: runs one batch and answers `{results}` in call order; with
  * `Accept: text/event-stream` it streams `tool_execution_start` / `_update` / `_end` events (SSE,
  * with backpressure, see sse-writer.ts) and then one `results` event. A client that disconnects
- * before the answer is complete aborts its calls (the pipeline kills their processes).
+ * before the answer is complete aborts its calls (the pipeline kills their processes). A batch whose
+ * tool-call ids repeat is refused with HTTP 400 naming the ids before anything runs or streams.
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { DuplicateToolCallIdError, duplicateToolCallIds } from "../pipeline/index.js";
 import { type App, auditRequest, principalOf, type ServerContext } from "./app.js";
 import { toErrorResponse } from "./errors.js";
 import {
@@ -36,13 +38,16 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
       schema: {
         params: SessionParamsSchema,
         body: ToolCallsBodySchema,
-        response: { 200: ToolCallsResponseSchema, 404: ErrorSchema, 429: ErrorSchema },
+        response: { 200: ToolCallsResponseSchema, 400: ErrorSchema, 404: ErrorSchema, 429: ErrorSchema },
       },
     },
     async (request, reply) => {
       const { tenant } = principalOf(request);
       const sessionId = request.params.id;
       const calls = request.body.toolCalls;
+      // Results, events, approvals and audit lines name a call by its id: ids must not repeat.
+      const repeated = duplicateToolCallIds(calls);
+      if (repeated.length > 0) throw new DuplicateToolCallIdError(repeated);
       // Ownership first: another tenant's session is a plain 404 before anything streams.
       ctx.manager.registry.get(tenant.id, sessionId);
       const controller = abortOnDisconnect(reply);
@@ -76,9 +81,12 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
           signal: controller.signal,
           onEvent: (event) => {
             if (event.type === "tool_execution_update") sse.send(event.type, event, event.toolCallId);
+            else if (event.type === "tool_execution_start") sse.send(event.type, event);
             else {
-              if (event.type === "tool_execution_end") sse.dropPending(event.toolCallId);
-              sse.send(event.type, event);
+              // The policy decision is for the audit line; the stream keeps Pi's end event shape.
+              const { decision: _decision, ...end } = event;
+              sse.dropPending(event.toolCallId);
+              sse.send(event.type, end);
             }
           },
         });

@@ -22,21 +22,18 @@ import { CallLimiter, type LiveSession, SessionRegistry } from "./session-regist
 import type { ResolvedSessionRequest } from "./session-request.js";
 import { toolAuditEntry } from "./tool-audit.js";
 
-/** A policy decision reported by a hook, for the audit line of its call. */
-export interface DecisionNote {
-  toolCallId: string;
-  decision: string;
-  rule?: string;
-  decider: string;
-}
+/** The event that ends one call (its result and the decision reported for it). */
+type ToolEndEvent = Extract<ToolExecutionEvent, { type: "tool_execution_end" }>;
 
-/** What a hook factory gets to build a session's hooks. */
+/**
+ * What a hook factory gets to build a session's hooks. A hook reports its decision on a call through
+ * the pipeline (BeforeToolCallContext.noteDecision); it reaches the call's audit line and metrics on
+ * the call's end event.
+ */
 export interface HookContext {
   tenant: TenantConfig;
   sessionId: string;
   approvals: ApprovalBroker;
-  /** Report the decision on a call (audit line and metrics). */
-  noteDecision(note: DecisionNote): void;
 }
 
 /** Builds a session's policy hooks (src/policy + the approval broker); none when absent. */
@@ -63,7 +60,6 @@ export const RETRY_AFTER_SECONDS = 1;
 export class SessionManager {
   readonly registry = new SessionRegistry();
   readonly limiter = new CallLimiter();
-  private readonly decisions = new Map<string, DecisionNote>();
   private readonly hostWorkspaces = new HostWorkspaceGuard();
   /** rw host workspaces of sessions being created or closed, by session id (see liveRwWorkspaces). */
   private readonly pendingRw = new Map<string, string>();
@@ -85,19 +81,7 @@ export class SessionManager {
   /** Session options with the tenant's hooks, for create and adopt. */
   async sessionOptions(tenant: TenantConfig, sessionId: string): Promise<SessionOptions> {
     const hooks = this.deps.hooks
-      ? await this.deps.hooks({
-          tenant,
-          sessionId,
-          approvals: this.deps.approvals,
-          noteDecision: (note) => {
-            this.decisions.set(`${sessionId}:${note.toolCallId}`, note);
-            this.deps.metrics.decisions.inc({
-              tenant: tenant.id,
-              decision: note.decision,
-              decider: note.decider,
-            });
-          },
-        })
+      ? await this.deps.hooks({ tenant, sessionId, approvals: this.deps.approvals })
       : {};
     return {
       sessionId,
@@ -235,7 +219,7 @@ export class SessionManager {
         signal: controller.signal,
         onEvent: (event) => {
           if (event.type === "tool_execution_start") started.set(event.toolCallId, this.now());
-          if (event.type === "tool_execution_end") this.finishCall(live, event.result, started);
+          if (event.type === "tool_execution_end") this.finishCall(live, event, started);
           options.onEvent?.(event);
         },
       });
@@ -257,19 +241,21 @@ export class SessionManager {
     );
   }
 
-  private finishCall(live: LiveSession, result: ToolResultMessage, started: Map<string, number>): void {
+  /** Metrics and the audit line of one finished call; its policy decision comes on its own end event. */
+  private finishCall(live: LiveSession, event: ToolEndEvent, started: Map<string, number>): void {
     const { tenant, id } = live.record;
+    const { result, decision } = event;
     const durationMs = this.now() - (started.get(result.toolCallId) ?? this.now());
-    const key = `${id}:${result.toolCallId}`;
-    const note = this.decisions.get(key);
-    this.decisions.delete(key);
+    if (decision) {
+      this.deps.metrics.decisions.inc({ tenant, decision: decision.decision, decider: decision.decider });
+    }
     this.deps.metrics.toolCalls.inc({
       tenant,
       tool: result.toolName,
       outcome: result.isError ? "error" : "ok",
     });
     this.deps.metrics.toolLatency.observe({ tool: result.toolName }, durationMs / 1000);
-    this.deps.audit.write(toolAuditEntry({ tenant, session: id, result, note, durationMs }));
+    this.deps.audit.write(toolAuditEntry({ tenant, session: id, result, decision, durationMs }));
   }
 
   /**

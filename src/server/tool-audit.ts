@@ -1,8 +1,11 @@
-/** Builds the audit line of one finished tool call from its result and the policy's decision note. */
+/** Builds the audit line of one finished tool call from its result and the decision reported for it. */
+import type { CallDecision } from "../pipeline/types.js";
 import type { ToolResultMessage } from "../tools/types.js";
 import type { ToolAuditEntry } from "./audit.js";
 
 /**
+ * `decision` is the one a beforeToolCall hook reported for this very call (it travels with the call
+ * through the pipeline to its end event); without one the line says decision "run", decider "none".
  * `bytes` is the UTF-8 size of the text content plus the decoded size of image content;
  * `exitCode` comes from `details.exitCode` when the tool reports one (bash).
  */
@@ -10,10 +13,10 @@ export function toolAuditEntry(input: {
   tenant: string;
   session: string;
   result: ToolResultMessage;
-  note?: { decision: string; rule?: string; decider: string } | undefined;
+  decision?: CallDecision | undefined;
   durationMs: number;
 }): ToolAuditEntry {
-  const { result, note } = input;
+  const { result, decision } = input;
   let bytes = 0;
   for (const c of result.content) {
     bytes += c.type === "text" ? Buffer.byteLength(c.text, "utf8") : Math.floor((c.data.length * 3) / 4);
@@ -26,9 +29,9 @@ export function toolAuditEntry(input: {
     session: input.session,
     tool: result.toolName,
     toolCallId: result.toolCallId,
-    decision: note?.decision ?? "run",
-    ...(note?.rule ? { rule: note.rule } : {}),
-    decider: note?.decider ?? "none",
+    decision: decision?.decision ?? "run",
+    ...(decision?.rule ? { rule: decision.rule } : {}),
+    decider: decision?.decider ?? "none",
     isError: result.isError,
     ...(exitCode === undefined ? {} : { exitCode }),
     bytes,

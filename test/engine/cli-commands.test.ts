@@ -268,28 +268,62 @@ describeEngine("warden replay", () => {
     expect(await readFile("examples/workspace/src/main.go", "utf8")).toContain("\treturn 1\n");
   });
 
-  it("makes a {{spill:id}} placeholder without a spill file an error result", async () => {
-    const transcript = join(dir, "t.jsonl");
-    const call = (id: string, name: string, args: string) => ({
-      id,
-      type: "function",
-      function: { name, arguments: args },
-    });
-    await writeFile(
-      transcript,
-      `${JSON.stringify({ role: "assistant", tool_calls: [call("c1", "bash", '{"command":"echo small"}')] })}\n` +
-        `${JSON.stringify({ role: "assistant", tool_calls: [call("c2", "read", '{"path":"{{spill:c1}}"}')] })}\n`,
-    );
-    const out = join(dir, "r.jsonl");
+  const call = (id: string, name: string, args: string) => ({
+    id,
+    type: "function",
+    function: { name, arguments: args },
+  });
+  /** Replays `turns` (one assistant line each) with `--out`; the results it wrote, in order. */
+  const replayTurns = async (
+    name: string,
+    turns: ReturnType<typeof call>[][],
+  ): Promise<ToolResultMessage[]> => {
+    const transcript = join(dir, `${name}.jsonl`);
+    const lines = turns.map((calls) => `${JSON.stringify({ role: "assistant", tool_calls: calls })}\n`);
+    await writeFile(transcript, lines.join(""));
+    const out = join(dir, `${name}-results.jsonl`);
     const run = await warden(["replay", transcript, "--out", out, ...TENANT]);
     expect(run.exitCode).toBe(0);
-    const results = (await readFile(out, "utf8"))
+    return (await readFile(out, "utf8"))
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l) as ToolResultMessage);
-    expect(results.map((r) => [r.toolCallId, r.isError, (r.content[0] as { text: string }).text])).toEqual([
+  };
+  const firstText = (r: ToolResultMessage) => (r.content[0] as { text: string }).text;
+
+  it("makes a {{spill:id}} placeholder without a spill file an error result", async () => {
+    const results = await replayTurns("spill", [
+      [call("c1", "bash", '{"command":"echo small"}')],
+      [call("c2", "read", '{"path":"{{spill:c1}}"}')],
+    ]);
+    expect(results.map((r) => [r.toolCallId, r.isError, firstText(r)])).toEqual([
       ["c1", false, "small\n"],
       ["c2", true, "{{spill:c1}}: no earlier call of this replay with that id produced a spill file."],
+    ]);
+  });
+
+  it("runs no call of a turn whose tool-call ids repeat: each gets the duplicate-id error", async () => {
+    const results = await replayTurns("dup", [
+      [
+        call("c1", "write", '{"path":"dup.txt","content":"x"}'),
+        call("c1", "read", '{"path":"{{spill:nope}}"}'),
+        call("c2", "bash", '{"command":"echo ran > ran.txt"}'),
+      ],
+      [call("c3", "bash", '{"command":"ls dup.txt ran.txt 2>&1; true"}')],
+    ]);
+    const refused =
+      "Tool call id 'c1' appears more than once in this batch; every call of a batch needs its own id. " +
+      "No call of the batch was run: re-issue the calls with distinct ids.";
+    expect(results.map((r) => [r.toolCallId, r.toolName, r.isError, firstText(r)])).toEqual([
+      ["c1", "write", true, refused],
+      ["c1", "read", true, refused],
+      ["c2", "bash", true, refused],
+      [
+        "c3",
+        "bash",
+        false,
+        "ls: cannot access 'dup.txt': No such file or directory\nls: cannot access 'ran.txt': No such file or directory\n",
+      ],
     ]);
   });
 

@@ -77,6 +77,56 @@ describeEngine("pipeline on a real session", () => {
     expect(await read("real.txt")).toBe("ONE\nTWO\n");
   });
 
+  // Pi serialises only edit and write, so a read in the same batch would race them: it reads next batch.
+  it("four writes of one file under four spellings, then a read, 100 repetitions: always the fourth write", async () => {
+    const setup = await session.sandbox.exec({
+      shell: "cd /workspace && : > w.txt && ln -sfn w.txt w-alias.txt && ln -sfn /workspace w-dir",
+    });
+    expect(setup.exitCode).toBe(0);
+    const spellings = ["w.txt", "./w.txt", "w-alias.txt", "w-dir/w.txt"];
+    const seen: string[] = [];
+    for (let run = 0; run < 100; run++) {
+      const writes = spellings.map((path, k) => ({
+        id: `w${run}-${k + 1}`,
+        name: "write",
+        arguments: { path, content: `run ${run} write ${k + 1}\n` },
+      }));
+      const written = await session.runToolCalls(writes);
+      expect(written.map((r) => [r.toolCallId, r.isError])).toEqual(writes.map((w) => [w.id, false]));
+      const [read] = await session.runToolCalls([
+        { id: `r${run}`, name: "read", arguments: { path: "w.txt" } },
+      ]);
+      seen.push((read?.content[0] as { text?: string } | undefined)?.text ?? "(no result)");
+    }
+    expect(seen).toEqual(Array.from({ length: 100 }, (_, run) => `run ${run} write 4\n`));
+    expect(await session.sandbox.realpath("w-alias.txt")).toBe("/workspace/w.txt");
+  }, 600_000);
+
+  it("three dependent edits of one file in one batch (via a symlink too), 100 repetitions: all apply in order", async () => {
+    await session.sandbox.writeFile("e.txt", Buffer.from("one 0\n"));
+    const linked = await session.sandbox.exec({ argv: ["ln", "-sfn", "e.txt", "/workspace/e-alias.txt"] });
+    expect(linked.exitCode).toBe(0);
+    const edit = (id: string, path: string, oldText: string, newText: string): ToolCall => ({
+      id,
+      name: "edit",
+      arguments: { path, edits: [{ oldText, newText }] },
+    });
+    for (let run = 0; run < 100; run++) {
+      // Each edit needs the text the previous one wrote; the last one sets up the next repetition.
+      const results = await session.runToolCalls([
+        edit(`a${run}`, "e.txt", `one ${run}\n`, `two ${run}\n`),
+        edit(`b${run}`, "e-alias.txt", `two ${run}\n`, `three ${run}\n`),
+        edit(`c${run}`, "./e.txt", `three ${run}\n`, `one ${run + 1}\n`),
+      ]);
+      expect(results.map((r) => [r.toolCallId, r.isError])).toEqual([
+        [`a${run}`, false],
+        [`b${run}`, false],
+        [`c${run}`, false],
+      ]);
+    }
+    expect(await read("e.txt")).toBe("one 100\n");
+  }, 600_000);
+
   it("blocks a call through the beforeToolCall hook; nothing is written", async () => {
     const [result] = await session.runToolCalls([
       { id: "w1", name: "write", arguments: { path: "blocked.txt", content: "x" } },

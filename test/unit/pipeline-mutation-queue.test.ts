@@ -96,3 +96,48 @@ describe("edits in one batch", () => {
     expect(log).toEqual(["start A", "start B", "end A", "end B"]);
   });
 });
+
+describe("FileMutationQueue.runInOrder", () => {
+  const deferred = <T>() => {
+    let resolve!: (value: T) => void;
+    let reject!: (err: unknown) => void;
+    const promise = new Promise<T>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    return { promise, resolve, reject };
+  };
+
+  it("runs tasks of one key in the order places were taken, whatever order keys resolve in", async () => {
+    const queue = new FileMutationQueue();
+    const log: string[] = [];
+    const keys = [deferred<string>(), deferred<string>(), deferred<string>()];
+    const task = (tag: string) => async () => {
+      log.push(tag);
+      return tag;
+    };
+    const runs = keys.map((key, i) => queue.runInOrder(key.promise, task(String(i + 1))));
+    keys[2]?.resolve("k");
+    keys[1]?.reject(new Error("no key"));
+    await sleep(0);
+    expect(log).toEqual([]);
+    keys[0]?.resolve("k");
+    const settled = await Promise.allSettled(runs);
+    expect(log).toEqual(["1", "3"]);
+    expect(settled.map((s) => (s.status === "fulfilled" ? s.value : (s.reason as Error).message))).toEqual([
+      "1",
+      "no key",
+      "3",
+    ]);
+    expect(queue.activeKeys).toBe(0);
+  });
+
+  it("waits for earlier keys to resolve, not for an earlier task of another key to finish", async () => {
+    const queue = new FileMutationQueue();
+    const first = deferred<void>();
+    const running = queue.runInOrder(Promise.resolve("a"), () => first.promise.then(() => "a done"));
+    expect(await queue.runInOrder(Promise.resolve("b"), async () => "b done")).toBe("b done");
+    first.resolve();
+    expect(await running).toBe("a done");
+  });
+});

@@ -25,7 +25,6 @@ it("approvalTimeoutMs from the config bounds how long an unanswered ask waits", 
     tenant: alpha,
     sessionId: "s1",
     approvals,
-    noteDecision: () => {},
   });
   const t0 = Date.now();
   const result = await beforeToolCall![0]!({

@@ -119,6 +119,31 @@ describe("warden serve: tool calls", () => {
     ]);
   });
 
+  for (const accept of ["application/json", "text/event-stream"]) {
+    it(`a batch whose tool-call ids repeat is a 400 naming the id; no call runs (${accept})`, async () => {
+      const res = await server.app.inject({
+        method: "POST",
+        url: `/v1/sessions/${sid}/tool-calls`,
+        headers: { ...auth("alpha"), accept },
+        payload: calls(
+          ["c1", "sleep", { ms: 1 }],
+          ["c2", "echo", { text: "x" }],
+          ["c1", "echo", { text: "y" }],
+        ),
+      });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual({
+        code: "INVALID_ARGUMENT",
+        message:
+          "Tool call id 'c1' appears more than once in this batch; every call of a batch needs its own id. " +
+          "No call of the batch was run: re-issue the calls with distinct ids.",
+      });
+      expect(backend.log).toEqual([]);
+      expect(audit.entries.filter((e) => e.kind === "tool")).toEqual([]);
+      expect(audit.entries.filter((e) => e.kind === "request").at(-1)).toMatchObject({ status: 400 });
+    });
+  }
+
   it("over maxConcurrentToolCalls is a 429 with Retry-After; other tenants are unaffected", async () => {
     const running = server.app.inject({
       method: "POST",

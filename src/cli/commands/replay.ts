@@ -4,13 +4,14 @@
  * one batch; progress and each result are printed as they happen; `--out` gets the results as JSONL.
  * `{{spill:<tool_call_id>}}` in arguments is replaced by that earlier call's spill handle (`/spill/<name>`,
  * which read opens in the replay's session).
+ * A turn whose tool-call ids repeat runs nothing: each of its calls gets the pipeline's duplicate-id error.
  * Exit 0 once every turn ran (error results included), 2 for usage or engine errors, 130 when interrupted.
  */
 import { appendFile, readFile, writeFile } from "node:fs/promises";
 import type { Command } from "commander";
 import pc from "picocolors";
 import { InvalidArgumentError } from "../../errors.js";
-import { errorResult } from "../../pipeline/index.js";
+import { duplicateToolCallIdResults, duplicateToolCallIds, errorResult } from "../../pipeline/index.js";
 import {
   createSession,
   parseTranscript,
@@ -40,11 +41,19 @@ const log = (line: string): void => {
   process.stdout.write(`${line}\n`);
 };
 
-/** Resolves placeholders; a call naming an unknown spill gets an error result instead of running. */
+/**
+ * Resolves placeholders; a call naming an unknown spill gets an error result instead of running. When
+ * the turn's ids repeat, every call gets the duplicate-id error (as runToolCalls gives) and none runs.
+ */
 function prepareTurn(
   turn: TranscriptTurn,
   spills: ReadonlyMap<string, string>,
 ): { calls: ToolCall[]; failed: Map<number, ToolResultMessage> } {
+  const repeated = duplicateToolCallIds(turn.calls);
+  if (repeated.length > 0) {
+    const calls = turn.calls.map(toToolCall);
+    return { calls, failed: new Map(duplicateToolCallIdResults(calls, repeated).entries()) };
+  }
   const calls: ToolCall[] = [];
   const failed = new Map<number, ToolResultMessage>();
   for (const [index, recorded] of turn.calls.entries()) {
