@@ -7,7 +7,8 @@
 // Threads the helper can need at once: helperProcs running goroutines, sysmon, one per blocking
 // system call in flight (at most fileOpSlots file operations, the stdin reader, the stdout
 // writer, a spawn, a stray sweep, the dispatch loop's stat calls) and the runtime's template
-// thread. Pipes to commands are read through the runtime's poller and waiting for commands
+// thread. Measured in the sandbox image: about 30 tasks for both processes, idle or serving
+// (warden's HELPER_PIDS_RESERVE, src/sandbox/limits.ts, budgets 40). Pipes to commands are read through the runtime's poller and waiting for commands
 // costs no thread (reaper.go).
 package main
 
@@ -25,10 +26,12 @@ const (
 	helperProcs = 2
 	// fileOpSlots bounds file operations running at once; more wait their turn (no thread).
 	fileOpSlots = 8
-	// helperThreads is the serving helper's thread reserve, created at start (see above).
-	helperThreads = helperProcs + fileOpSlots + 10
-	// initThreads is the PID-1 parent's reserve: it only waits for processes and forwards signals.
-	initThreads = 4
+	// helperThreads is the serving helper's thread reserve, created at start (see above): the
+	// running Ps, the file operations, and 6 for the other blocking calls.
+	helperThreads = helperProcs + fileOpSlots + 6
+	// initThreads is the PID-1 parent's reserve: it only waits for processes (one blocked thread)
+	// and forwards signals (one running).
+	initThreads = 3
 )
 
 // fileOps is the semaphore of fileOpSlots.

@@ -197,7 +197,8 @@ wait:
 	r.mu.Unlock()
 	close(run.done)
 	r.sweepIfIdle()
-	if code != 0 && run.forksRefused >= 0 && pidsMaxEvents() > run.forksRefused {
+	// A refused fork is often only a line of the shell's on stderr: name the limit behind it.
+	if run.forksRefused >= 0 && pidsMaxEvents() > run.forksRefused {
 		r.w.send(tStderr, id, []byte(pidsLimitMessage("a process could not be started while this command ran")))
 	}
 	r.w.sendJSON(tExit, id, exitBody{Code: code, Signal: sig})
