@@ -34,7 +34,7 @@ export const PIDS_PER_CONCURRENT_CALL = 3;
 
 /**
  * The smallest pids limit that runs `concurrentCalls` tool calls at once within their budget:
- * concurrentCalls × PIDS_PER_CONCURRENT_CALL + HELPER_PIDS_RESERVE (64 calls: 224).
+ * concurrentCalls × PIDS_PER_CONCURRENT_CALL + HELPER_PIDS_RESERVE (64 calls: 232).
  */
 export function minPidsFor(concurrentCalls: number): number {
   return concurrentCalls * PIDS_PER_CONCURRENT_CALL + HELPER_PIDS_RESERVE;

@@ -87,7 +87,7 @@ export const CONFIG_DEFAULTS = {
 
 /**
  * Default of a tenant's `maxConcurrentToolCalls`: 64, the round number of calls the default pids
- * limit (256) runs at once within their budget (minPidsFor(64) = 224).
+ * limit (256) runs at once within their budget (minPidsFor(64) = 232).
  */
 export const DEFAULT_MAX_CONCURRENT_TOOL_CALLS = 64;
 

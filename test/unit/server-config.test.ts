@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { hashKey, KeyRing } from "../../src/server/auth.js";
 import { loadServerConfig, resolveServerConfig } from "../../src/server/config.js";
+import { defaultLimits } from "../../src/server/session-request.js";
 
 const quotas = {
   maxSessions: 1,
@@ -69,6 +70,22 @@ describe("warden serve: config and keys", () => {
     expect(
       resolveServerConfig(tenant({ maxConcurrentToolCalls: 100, pids: 340 }), "/").tenants[0]?.quotas.pids,
     ).toBe(340);
+  });
+
+  it("a session asking for no pids gets at least what maxConcurrentToolCalls needs (100 calls: 340, not 256)", () => {
+    const cfg = resolveServerConfig(
+      {
+        tenants: [
+          {
+            id: "acme",
+            keys: [key("k", "t")],
+            quotas: { ...quotas, maxConcurrentToolCalls: 100, pids: 400 },
+          },
+        ],
+      },
+      "/",
+    );
+    expect(defaultLimits(cfg.tenants[0]!).pids).toBe(340);
   });
 
   it("warmPool: size 0 turns the pool off; a size above 16 is refused naming the field", () => {
