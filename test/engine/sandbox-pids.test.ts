@@ -20,9 +20,9 @@ const bash = (id: string, command: string, timeout?: number): ToolCall => ({
 const image = process.env.WARDEN_TEST_IMAGE ? { image: process.env.WARDEN_TEST_IMAGE } : {};
 const text = (r: ToolResultMessage | undefined) =>
   (r?.content[0] as { text: string } | undefined)?.text ?? "";
-/** The cgroup's pids file `name` (v2, else v1). */
-const pidsFile = (name: string) =>
-  `cat /sys/fs/cgroup/pids.${name} 2>/dev/null || cat /sys/fs/cgroup/pids/pids.${name}`;
+/** The cgroup's pids.peak (v2, else v1; kernels before 6.1 have none: "unavailable"). */
+const PIDS_PEAK =
+  "cat /sys/fs/cgroup/pids.peak 2>/dev/null || cat /sys/fs/cgroup/pids/pids.peak 2>/dev/null || echo unavailable";
 
 /** Threads of the PID-1 parent and the serving helper together. */
 const HELPER_TASKS =
@@ -52,12 +52,12 @@ describeEngine("pids budget: a batch of maxConcurrentToolCalls calls at the defa
 
     const after = await session.runToolCalls([
       bash("t", "true"),
-      bash("peak", pidsFile("peak")),
+      bash("peak", PIDS_PEAK),
       bash("helper", HELPER_TASKS),
     ]);
     expect(after.map((r) => [r.isError, text(r)])).toEqual([
       [false, "(no output)"],
-      [false, expect.stringMatching(/^\d+\n$/)],
+      [false, expect.stringMatching(/^(\d+|unavailable)\n$/)],
       [false, expect.stringMatching(/^\d+\n$/)],
     ]);
     const [peak, helperTasks] = [Number(text(after[1])), Number(text(after[2]))];
@@ -67,7 +67,7 @@ describeEngine("pids budget: a batch of maxConcurrentToolCalls calls at the defa
     // The helper's threads stay within its reserve (Go never ends a thread: a thread per running
     // command would still show here).
     expect(helperTasks).toBeLessThanOrEqual(HELPER_PIDS_RESERVE);
-    expect(peak).toBeLessThanOrEqual(minPidsFor(calls.length));
+    if (!Number.isNaN(peak)) expect(peak).toBeLessThanOrEqual(minPidsFor(calls.length));
   }, 600_000);
 });
 
