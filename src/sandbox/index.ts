@@ -9,6 +9,13 @@ export { EXIT_ABORTED, EXIT_TIMEOUT, KILL_GRACE_SECONDS } from "./exec.js";
 export { type GcOptions, type GcRemoval, gc } from "./gc.js";
 export { type BuildImageOptions, buildSandboxImage, listSandboxImages } from "./images.js";
 export { controllerProcessAlive, LABEL } from "./labels.js";
-export { DEFAULT_LIMITS, resolveLimits } from "./limits.js";
+export {
+  DEFAULT_LIMITS,
+  HELPER_PIDS_RESERVE,
+  minPidsFor,
+  PIDS_PER_CONCURRENT_CALL,
+  pidsBudgetText,
+  resolveLimits,
+} from "./limits.js";
 export { DEFAULT_IMAGE, DEFAULT_TTL_MS } from "./options.js";
 export * from "./types.js";

@@ -19,6 +19,36 @@ export const DEFAULT_LIMITS: Readonly<SandboxLimits> = Object.freeze({
 });
 
 /**
+ * Tasks (processes and threads alike count against pids.max) the sandbox's own processes keep:
+ * the PID-1 parent and warden-helper run on a fixed set of threads created at start
+ * (images/sandbox/helper/budget.go; measured: 29 tasks together, idle or after a batch of 64
+ * calls), plus headroom for a docker exec (the kill script, the docker-exec path's wrapper).
+ */
+export const HELPER_PIDS_RESERVE = 40;
+
+/**
+ * Processes one tool call running at once is budgeted: `bash -c` and a two-command pipeline
+ * (`yes | head` is 3). warden-helper costs no task per running command.
+ */
+export const PIDS_PER_CONCURRENT_CALL = 3;
+
+/**
+ * The smallest pids limit that runs `concurrentCalls` tool calls at once within their budget:
+ * concurrentCalls × PIDS_PER_CONCURRENT_CALL + HELPER_PIDS_RESERVE (64 calls: 232).
+ */
+export function minPidsFor(concurrentCalls: number): number {
+  return concurrentCalls * PIDS_PER_CONCURRENT_CALL + HELPER_PIDS_RESERVE;
+}
+
+/** For error messages: "running N calls at once takes M pids (3 processes per call plus 40 for warden-helper)". */
+export function pidsBudgetText(concurrentCalls: number): string {
+  return (
+    `running ${concurrentCalls} call${concurrentCalls === 1 ? "" : "s"} at once takes ${minPidsFor(concurrentCalls)} pids ` +
+    `(${PIDS_PER_CONCURRENT_CALL} processes per call plus ${HELPER_PIDS_RESERVE} for warden-helper)`
+  );
+}
+
+/**
  * Merges `partial` over DEFAULT_LIMITS and validates every field.
  * Throws InvalidArgumentError (e.g. "limits.memoryBytes must be a positive number, got -1").
  * `pids` must be an integer; byte sizes are rounded down to whole bytes.

@@ -23,7 +23,10 @@ export interface SandboxLimits {
   memoryBytes: number;
   /** CPU cap in CPUs (1.5 = one and a half cores). Default 1. */
   cpus: number;
-  /** Maximum number of processes and threads (cgroup pids.max). Default 256. */
+  /**
+   * Maximum number of processes and threads (cgroup pids.max). Default 256. warden-helper and
+   * PID 1 keep up to HELPER_PIDS_RESERVE (40) of them; minPidsFor(n) fits n calls at once.
+   */
   pids: number;
   /** Size of the tmpfs at /tmp in bytes. Default 64 MiB. */
   tmpBytes: number;

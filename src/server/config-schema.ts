@@ -20,7 +20,9 @@ export const KeyConfigSchema = Type.Object(
 export const QuotaConfigSchema = Type.Object(
   {
     maxSessions: PositiveInt("Live sessions at once"),
-    maxConcurrentToolCalls: PositiveInt("Tool calls running at once across the tenant's sessions"),
+    maxConcurrentToolCalls: Type.Optional(
+      PositiveInt("Tool calls running at once across the tenant's sessions; default 64"),
+    ),
     cpus: Type.Number({ exclusiveMinimum: 0, description: "CPU cap per session (CPUs)" }),
     memoryBytes: PositiveInt("Memory cap per session, bytes", 6 * 1024 * 1024),
     workspaceBytes: PositiveInt("Writable workspace (disk) cap per session, bytes"),

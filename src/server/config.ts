@@ -10,7 +10,13 @@ import { Compile } from "typebox/compile";
 import { parse as parseYaml } from "yaml";
 import { InvalidArgumentError } from "../errors.js";
 import { DEFAULT_APPROVAL_TIMEOUT_MS } from "../policy/hook.js";
-import { DEFAULT_LIMITS } from "../sandbox/limits.js";
+import {
+  DEFAULT_LIMITS,
+  HELPER_PIDS_RESERVE,
+  minPidsFor,
+  PIDS_PER_CONCURRENT_CALL,
+  pidsBudgetText,
+} from "../sandbox/limits.js";
 import type { WorkspaceMode } from "../sandbox/types.js";
 import { DEFAULT_SPILL_SESSION_MAX_BYTES } from "../session/spill-budget.js";
 import { schemaErrorLines } from "../util/schema-errors.js";
@@ -28,8 +34,9 @@ export interface TenantConfig {
   id: string;
   keys: { id: string; sha256: string }[];
   /**
-   * The quotas; `tmpBytes` and `pids` default to the sandbox defaults (64 MiB, 256), `spillSessionBytes`
-   * to 256 MiB and `spillBytes` (all live sessions together) to 1 GiB.
+   * The quotas; `tmpBytes` and `pids` default to the sandbox defaults (64 MiB, 256),
+   * `maxConcurrentToolCalls` to DEFAULT_MAX_CONCURRENT_TOOL_CALLS (64), `spillSessionBytes` to 256 MiB
+   * and `spillBytes` (all live sessions together) to 1 GiB.
    */
   quotas: Required<QuotaConfig>;
   idleTtlMs: number;
@@ -82,6 +89,12 @@ export const CONFIG_DEFAULTS = {
   spillBytes: 1024 * MiB,
 } as const;
 
+/**
+ * Default of a tenant's `maxConcurrentToolCalls`: 64, the round number of calls the default pids
+ * limit (256) runs at once within their budget (minPidsFor(64) = 232).
+ */
+export const DEFAULT_MAX_CONCURRENT_TOOL_CALLS = 64;
+
 const validator = Compile(ServerConfigSchema);
 
 /**
@@ -125,21 +138,29 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
       maxIdleMs: cfg.warmPool?.maxIdleMs ?? CONFIG_DEFAULTS.warmPool.maxIdleMs,
       maxKeys: cfg.warmPool?.maxKeys ?? CONFIG_DEFAULTS.warmPool.maxKeys,
     },
-    tenants: cfg.tenants.map((t) => resolveTenant(t, baseDir, defaultImage)),
+    tenants: cfg.tenants.map((t, i) => resolveTenant(t, baseDir, defaultImage, `${source}: /tenants/${i}`)),
   };
 }
 
-function resolveTenant(t: TenantConfigInput, baseDir: string, defaultImage: string): TenantConfig {
+function resolveTenant(
+  t: TenantConfigInput,
+  baseDir: string,
+  defaultImage: string,
+  where: string,
+): TenantConfig {
+  const quotas = {
+    ...t.quotas,
+    maxConcurrentToolCalls: t.quotas.maxConcurrentToolCalls ?? DEFAULT_MAX_CONCURRENT_TOOL_CALLS,
+    tmpBytes: t.quotas.tmpBytes ?? DEFAULT_LIMITS.tmpBytes,
+    pids: t.quotas.pids ?? DEFAULT_LIMITS.pids,
+    spillSessionBytes: t.quotas.spillSessionBytes ?? CONFIG_DEFAULTS.spillSessionBytes,
+    spillBytes: t.quotas.spillBytes ?? CONFIG_DEFAULTS.spillBytes,
+  };
+  checkPidsBudget(quotas, where);
   return {
     id: t.id,
     keys: t.keys,
-    quotas: {
-      ...t.quotas,
-      tmpBytes: t.quotas.tmpBytes ?? DEFAULT_LIMITS.tmpBytes,
-      pids: t.quotas.pids ?? DEFAULT_LIMITS.pids,
-      spillSessionBytes: t.quotas.spillSessionBytes ?? CONFIG_DEFAULTS.spillSessionBytes,
-      spillBytes: t.quotas.spillBytes ?? CONFIG_DEFAULTS.spillBytes,
-    },
+    quotas,
     idleTtlMs: t.idleTtlMs ?? CONFIG_DEFAULTS.idleTtlMs,
     maxLifetimeMs: t.maxLifetimeMs ?? CONFIG_DEFAULTS.maxLifetimeMs,
     policy: (t.policy ?? []).map((p) => resolve(baseDir, p)),
@@ -147,6 +168,26 @@ function resolveTenant(t: TenantConfigInput, baseDir: string, defaultImage: stri
     workspaceModes: t.workspaceModes ?? ["copy", "ro"],
     images: t.images ?? [defaultImage],
   };
+}
+
+/**
+ * A batch of `maxConcurrentToolCalls` calls in one session must fit its pids limit: throws
+ * InvalidArgumentError naming both quotas when `pids` < minPidsFor(maxConcurrentToolCalls).
+ */
+function checkPidsBudget(quotas: Required<QuotaConfig>, where: string): void {
+  const needed = minPidsFor(quotas.maxConcurrentToolCalls);
+  if (quotas.pids < needed) {
+    throw new InvalidArgumentError(
+      `${where}/quotas: pids ${quotas.pids} is too small for maxConcurrentToolCalls ${quotas.maxConcurrentToolCalls}: ` +
+        `${pidsBudgetText(quotas.maxConcurrentToolCalls)}; raise pids to ${needed}${lowerTo(quotas.pids)}.`,
+    );
+  }
+}
+
+/** " or lower maxConcurrentToolCalls to N": the most calls at once `pids` runs ("" for none). */
+function lowerTo(pids: number): string {
+  const fits = Math.floor((pids - HELPER_PIDS_RESERVE) / PIDS_PER_CONCURRENT_CALL);
+  return fits >= 1 ? ` or lower maxConcurrentToolCalls to ${fits}` : "";
 }
 
 /**

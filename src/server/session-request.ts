@@ -6,7 +6,7 @@
  */
 import { realpath, stat } from "node:fs/promises";
 import { InvalidArgumentError } from "../errors.js";
-import { DEFAULT_LIMITS, resolveLimits } from "../sandbox/limits.js";
+import { DEFAULT_LIMITS, minPidsFor, pidsBudgetText, resolveLimits } from "../sandbox/limits.js";
 import type { SandboxLimits, WorkspaceMode } from "../sandbox/types.js";
 import type { ToolSelection } from "../session/types.js";
 import { isWithinRoot } from "../tools/paths.js";
@@ -39,13 +39,17 @@ function capsOf(tenant: TenantConfig): SandboxLimits {
   return { cpus, memoryBytes, workspaceBytes, tmpBytes, pids };
 }
 
-/** Limits a session gets when it asks for none: the sandbox default, capped by the tenant. */
+/**
+ * Limits a session gets when it asks for none: the sandbox default, capped by the tenant; pids at
+ * least minPidsFor(maxConcurrentToolCalls), so a batch the server accepts fits the session.
+ */
 export function defaultLimits(tenant: TenantConfig): SandboxLimits {
   const caps = capsOf(tenant);
   const limits = { ...DEFAULT_LIMITS };
   for (const field of Object.keys(caps) as (keyof SandboxLimits)[]) {
     limits[field] = Math.min(DEFAULT_LIMITS[field], caps[field]);
   }
+  limits.pids = Math.min(caps.pids, Math.max(limits.pids, minPidsFor(tenant.quotas.maxConcurrentToolCalls)));
   return limits;
 }
 
@@ -63,6 +67,13 @@ export function checkLimits(
     }
   }
   const merged = { ...defaultLimits(tenant), ...limits };
+  const minPids = minPidsFor(tenant.quotas.maxConcurrentToolCalls);
+  if (merged.pids < minPids) {
+    throw new InvalidArgumentError(
+      `limits.pids ${merged.pids} is too small for tenant '${tenant.id}''s maxConcurrentToolCalls ` +
+        `${tenant.quotas.maxConcurrentToolCalls}: ${pidsBudgetText(tenant.quotas.maxConcurrentToolCalls)}; ask for at least ${minPids}.`,
+    );
+  }
   resolveLimits(merged); // the sandbox's own checks (e.g. Docker's minimums), before anything starts
   return merged;
 }

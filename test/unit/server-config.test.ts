@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { hashKey, KeyRing } from "../../src/server/auth.js";
 import { loadServerConfig, resolveServerConfig } from "../../src/server/config.js";
+import { defaultLimits } from "../../src/server/session-request.js";
 
 const quotas = {
   maxSessions: 1,
@@ -52,6 +53,45 @@ describe("warden serve: config and keys", () => {
       workspaceModes: ["copy", "ro"],
       images: ["warden-sandbox:latest"],
     });
+  });
+
+  it("maxConcurrentToolCalls defaults to 64, which the default pids limit 256 runs (64 × 3 + 40 = 232)", () => {
+    const { maxConcurrentToolCalls: _, ...rest } = quotas;
+    const cfg = resolveServerConfig({ tenants: [{ id: "acme", keys: [key("k", "t")], quotas: rest }] }, "/");
+    expect(cfg.tenants[0]?.quotas).toMatchObject({ maxConcurrentToolCalls: 64, pids: 256 });
+  });
+
+  it("issue 11 item 9: a pids quota too small for maxConcurrentToolCalls is refused naming both", () => {
+    const tenant = (q: object) => ({
+      tenants: [{ id: "acme", keys: [key("k", "t")], quotas: { ...quotas, ...q } }],
+    });
+    expect(() => resolveServerConfig(tenant({ maxConcurrentToolCalls: 100 }), "/", "c.yaml")).toThrow(
+      "c.yaml: /tenants/0/quotas: pids 256 is too small for maxConcurrentToolCalls 100: running 100 calls at once takes 340 pids " +
+        "(3 processes per call plus 40 for warden-helper); raise pids to 340 or lower maxConcurrentToolCalls to 72.",
+    );
+    expect(() => resolveServerConfig(tenant({ maxConcurrentToolCalls: 1, pids: 42 }), "/", "c.yaml")).toThrow(
+      "c.yaml: /tenants/0/quotas: pids 42 is too small for maxConcurrentToolCalls 1: running 1 call at once takes 43 pids " +
+        "(3 processes per call plus 40 for warden-helper); raise pids to 43.",
+    );
+    expect(
+      resolveServerConfig(tenant({ maxConcurrentToolCalls: 100, pids: 340 }), "/").tenants[0]?.quotas.pids,
+    ).toBe(340);
+  });
+
+  it("a session asking for no pids gets at least what maxConcurrentToolCalls needs (100 calls: 340, not 256)", () => {
+    const cfg = resolveServerConfig(
+      {
+        tenants: [
+          {
+            id: "acme",
+            keys: [key("k", "t")],
+            quotas: { ...quotas, maxConcurrentToolCalls: 100, pids: 400 },
+          },
+        ],
+      },
+      "/",
+    );
+    expect(defaultLimits(cfg.tenants[0]!).pids).toBe(340);
   });
 
   it("warmPool: size 0 turns the pool off; a size above 16 is refused naming the field", () => {

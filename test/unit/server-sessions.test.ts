@@ -95,6 +95,11 @@ describe("warden serve: sessions", () => {
     expect(tiny.json().message).toBe("limits.cpus must be at least 0.01 (Docker's minimum), got 1e-10.");
     const pids = await post({ limits: { pids: 4096 } });
     expect(pids.json().message).toBe("limits.pids 4096 exceeds tenant 'alpha' cap 256; ask for at most 256.");
+    // A batch of maxConcurrentToolCalls (4) calls must fit the session (issue 11, item 9).
+    const few = await post({ limits: { pids: 51 } });
+    expect(few.json().message).toBe(
+      "limits.pids 51 is too small for tenant 'alpha''s maxConcurrentToolCalls 4: running 4 calls at once takes 52 pids (3 processes per call plus 40 for warden-helper); ask for at least 52.",
+    );
     const typo = await post({ workspacepath: "/srv/ws" });
     expect(typo.json().message).toBe(
       "body has unknown field 'workspacepath'; the fields are image, workspaceMode, workspacePath, limits and tools (README, Server).",

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -34,21 +33,28 @@ type exitBody struct {
 }
 
 type running struct {
-	pgid int
-	done chan struct{}
+	pgid   int
+	done   chan struct{}
+	exited <-chan syscall.WaitStatus
+	// forksRefused is the pids limit's refusal count when the command started (-1: unknown).
+	forksRefused int64
 }
 
 type registry struct {
-	w  *writer
-	mu sync.Mutex
+	w      *writer
+	reaper *reaper
+	mu     sync.Mutex
 	// spawnMu is held while a command starts and while strays are swept, so a sweep never
 	// kills a command that is starting (lock order: spawnMu, then mu).
 	spawnMu sync.Mutex
 	cmds    map[uint32]*running
+	// sweep kills the strays once no command runs: killStrays in the helper, nil in tests (outside
+	// a sandbox it would kill every process of the user whose parent is PID 1).
+	sweep func()
 }
 
 func newRegistry(w *writer) *registry {
-	return &registry{w: w, cmds: map[uint32]*running{}}
+	return &registry{w: w, reaper: childReaper(), cmds: map[uint32]*running{}, sweep: killStrays}
 }
 
 func (r *registry) start(id uint32, req execRequest) {
@@ -85,48 +91,76 @@ func (r *registry) start(id uint32, req execRequest) {
 		r.w.sendError(id, err)
 		return
 	}
-	cmd := &exec.Cmd{Path: path, Args: req.Argv, Dir: req.Cwd, Env: req.Env, Stdout: outW, Stderr: errW}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	devNull, err := os.Open(os.DevNull)
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		errR.Close()
+		errW.Close()
+		r.w.sendError(id, err)
+		return
+	}
+	attr := &os.ProcAttr{
+		Dir:   req.Cwd,
+		Env:   req.Env,
+		Files: []*os.File{devNull, outW, errW},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	}
 	r.spawnMu.Lock()
 	defer r.spawnMu.Unlock()
-	err = cmd.Start()
+	forksRefused := pidsMaxEvents()
+	proc, err := os.StartProcess(path, req.Argv, attr)
 	outW.Close()
 	errW.Close()
+	devNull.Close()
 	if err != nil {
 		outR.Close()
 		errR.Close()
 		r.notRunnable(id, req.Argv[0], err)
 		return
 	}
-	run := &running{pgid: cmd.Process.Pid, done: make(chan struct{})}
+	run := &running{pgid: proc.Pid, done: make(chan struct{}), exited: r.reaper.watch(proc.Pid), forksRefused: forksRefused}
+	_ = proc.Release() // the reaper waits for it; nothing else may
 	r.mu.Lock()
 	r.cmds[id] = run
 	r.mu.Unlock()
-	go r.supervise(id, req, cmd, run, outR, errR)
+	go r.supervise(id, req, run, outR, errR)
 }
 
 // notRunnable reports a command that could not start with the shell's conventions: 127 when it
-// does not exist, 126 when it exists but cannot be executed.
+// does not exist, 126 when it exists but cannot be executed or the pids limit refused the fork
+// (EAGAIN; the message names the limit).
 func (r *registry) notRunnable(id uint32, name string, err error) {
-	code, what := 126, "permission denied"
-	if errors.Is(err, syscall.ENOENT) || errors.Is(err, exec.ErrNotFound) {
-		code, what = 127, "command not found"
+	r.w.send(tStderr, id, []byte(notRunnableMessage(name, err)))
+	code := 126
+	if errors.Is(err, syscall.ENOENT) {
+		code = 127
 	}
-	r.w.send(tStderr, id, []byte("warden-helper: "+name+": "+what+"\n"))
 	r.w.sendJSON(tExit, id, exitBody{Code: code})
 }
 
-func (r *registry) supervise(id uint32, req execRequest, cmd *exec.Cmd, run *running, outR, errR *os.File) {
+// notRunnableMessage is the stderr line of a command that could not start.
+func notRunnableMessage(name string, err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOENT):
+		return "warden-helper: " + name + ": command not found\n"
+	case errors.Is(err, syscall.EAGAIN):
+		return pidsLimitMessage("cannot start " + name)
+	}
+	return "warden-helper: " + name + ": permission denied\n"
+}
+
+func (r *registry) supervise(id uint32, req execRequest, run *running, outR, errR *os.File) {
 	activity := make(chan struct{}, 1)
 	var readers sync.WaitGroup
 	readers.Add(2)
-	go r.pump(id, tStdout, outR, activity, &readers)
-	go r.pump(id, tStderr, errR, activity, &readers)
+	pumps := []*pipePump{newPipePump(outR), newPipePump(errR)}
+	go pumps[0].run(r.w, id, tStdout, activity, &readers)
+	go pumps[1].run(r.w, id, tStderr, activity, &readers)
 	pipesClosed := make(chan struct{})
 	go func() { readers.Wait(); close(pipesClosed) }()
 
-	_ = cmd.Wait()
-	code, sig := exitStatus(cmd.ProcessState)
+	code, sig := exitStatus(<-run.exited)
 
 	// Children that keep the pipes open get a short grace, restarted while they write, then the
 	// whole group is killed (also when the pipes closed: silent background children go too).
@@ -153,43 +187,21 @@ wait:
 		}
 	}
 	timer.Stop()
-	_ = syscall.Kill(-run.pgid, syscall.SIGKILL)
-	select {
-	case <-pipesClosed:
-	case <-time.After(500 * time.Millisecond):
-		// A process that left the group still holds a pipe: stop reading it.
-		outR.Close()
-		errR.Close()
-		<-pipesClosed
+	for _, p := range pumps {
+		p.markKilled()
 	}
+	_ = syscall.Kill(-run.pgid, syscall.SIGKILL)
+	drainAfterKill(pumps, pipesClosed)
 	r.mu.Lock()
 	delete(r.cmds, id)
 	r.mu.Unlock()
 	close(run.done)
 	r.sweepIfIdle()
-	r.w.sendJSON(tExit, id, exitBody{Code: code, Signal: sig})
-}
-
-// pump forwards one pipe as frames of at most 256 KiB. It waits for each frame to be written
-// before reading again, so at most one chunk per pipe is in flight.
-func (r *registry) pump(id uint32, typ byte, f *os.File, activity chan struct{}, wg *sync.WaitGroup) {
-	defer wg.Done()
-	defer f.Close()
-	growPipe(f)
-	buf := make([]byte, 256<<10)
-	for {
-		n, err := f.Read(buf)
-		if n > 0 {
-			r.w.sendSync(typ, id, buf[:n])
-			select {
-			case activity <- struct{}{}:
-			default:
-			}
-		}
-		if err != nil {
-			return
-		}
+	// A refused fork is often only a line of the shell's on stderr: name the limit behind it.
+	if run.forksRefused >= 0 && pidsMaxEvents() > run.forksRefused {
+		r.w.send(tStderr, id, []byte(pidsLimitMessage("a process could not be started while this command ran")))
 	}
+	r.w.sendJSON(tExit, id, exitBody{Code: code, Signal: sig})
 }
 
 func (r *registry) kill(id uint32, req killRequest) {
@@ -214,27 +226,11 @@ func (r *registry) kill(id uint32, req killRequest) {
 }
 
 // exitStatus: the process's own code, or 128+N for a death by signal N (never 0).
-func exitStatus(ps *os.ProcessState) (int, int) {
-	if ps == nil {
-		return 255, 0
+func exitStatus(ws syscall.WaitStatus) (int, int) {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal()), int(ws.Signal())
 	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
-		if ws.Signaled() {
-			return 128 + int(ws.Signal()), int(ws.Signal())
-		}
-		return ws.ExitStatus(), 0
-	}
-	return ps.ExitCode(), 0
-}
-
-// growPipe asks for a 1 MiB pipe buffer (F_SETPIPE_SZ; the unprivileged maximum by default), so
-// a fast writer and this reader switch less often. Failure leaves the default 64 KiB.
-func growPipe(f *os.File) {
-	if raw, err := f.SyscallConn(); err == nil {
-		_ = raw.Control(func(fd uintptr) {
-			_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, fd, 1031 /* F_SETPIPE_SZ */, 1<<20)
-		})
-	}
+	return ws.ExitStatus(), 0
 }
 
 // lookPath finds name in the PATH of env (the command's, not the helper's), as execvp does.

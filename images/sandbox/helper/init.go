@@ -17,6 +17,7 @@ package main
 import (
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 )
 
@@ -35,6 +36,8 @@ func setNotDumpable() syscall.Errno {
 // runAsInit is the PID-1 parent's whole life: start the child, drop the pipes, reap. It never
 // returns: the process exits with the child's status.
 func runAsInit() {
+	runtime.GOMAXPROCS(1)
+	reserveThreads(initThreads)
 	self, err := os.Executable()
 	if err != nil {
 		self = "/proc/self/exe"

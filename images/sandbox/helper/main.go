@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"syscall"
 	"time"
 )
@@ -34,6 +35,8 @@ func main() {
 	}
 	// The container keeps stdin open between attaches (StdinOnce false), so the controller can
 	// re-attach. The helper never exits on its own: the container lives until it is stopped.
+	runtime.GOMAXPROCS(helperProcs)
+	reserveThreads(helperThreads)
 	w := newWriter()
 	cmds := newRegistry(w)
 	in := bufio.NewReaderSize(os.Stdin, 256<<10)
@@ -74,7 +77,11 @@ func dispatch(w *writer, cmds *registry, f frame) {
 		_ = json.Unmarshal(f.payload, &req)
 		cmds.kill(f.id, req)
 	case tRead, tWrite, tStat, tRealpath, tListDir, tUntar:
-		go fileOp(w, f)
+		go func() {
+			fileOps <- struct{}{}
+			defer func() { <-fileOps }()
+			fileOp(w, f)
+		}()
 	default:
 		w.sendError(f.id, fmt.Errorf("unknown frame type 0x%02x", f.typ))
 	}

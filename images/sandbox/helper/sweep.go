@@ -20,8 +20,8 @@ func (r *registry) sweepIfIdle() {
 	r.mu.Lock()
 	idle := len(r.cmds) == 0
 	r.mu.Unlock()
-	if idle {
-		killStrays()
+	if idle && r.sweep != nil {
+		r.sweep()
 	}
 }
 

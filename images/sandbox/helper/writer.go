@@ -20,10 +20,16 @@ type outFrame struct {
 // is ever buffered without bound (backpressure end to end).
 type writer struct {
 	queue chan outFrame
+	out   *os.File
 }
 
 func newWriter() *writer {
-	w := &writer{queue: make(chan outFrame, 16)}
+	return newWriterTo(os.Stdout)
+}
+
+// newWriterTo writes the frames to `out` (stdout in the helper, a pipe in tests).
+func newWriterTo(out *os.File) *writer {
+	w := &writer{queue: make(chan outFrame, 16), out: out}
 	go w.run()
 	return w
 }
@@ -31,8 +37,8 @@ func newWriter() *writer {
 func (w *writer) run() {
 	// stdout is the FIFO containerd-shim reads: a 1 MiB pipe (as for the commands' pipes) takes a
 	// whole flush at once, so a flood costs far fewer blocked writes and wake-ups than at 64 KiB.
-	growPipe(os.Stdout)
-	out := bufio.NewWriterSize(os.Stdout, 256<<10)
+	growPipe(w.out)
+	out := bufio.NewWriterSize(w.out, 256<<10)
 	var h [headerBytes]byte
 	for f := range w.queue {
 		encodeHeader(h[:], f.typ, f.id, len(f.payload))
