@@ -157,15 +157,21 @@ function fail(failure: EditFailure): EditApplyResult {
  * Looks for `oldText`'s lines in `fileLf` ignoring leading and trailing whitespace; when found with
  * different indentation, says which (tabs in the file versus spaces in oldText, or the reverse).
  * The first oldText line may be a line's tail and the last a line's head, as in a real match.
+ * Linear time: the middle lines are found with KMP over trimmed lines, and the indentation checks
+ * stop (no hint) after a budget of a few comparisons per line, so a huge oldText cannot make it quadratic.
  */
 export function indentationHint(fileLf: string, oldTextLf: string): NotFoundHint | null {
   const want = oldTextLf.split("\n");
   const wantTrim = want.map((l) => l.trim());
   if (wantTrim.every((l) => l === "")) return null;
   const lines = fileLf.split("\n");
-  for (let i = 0; i + want.length <= lines.length; i++) {
-    if (!linesMatch(lines, i, wantTrim)) continue;
-    for (let k = 0; k < want.length; k++) {
+  const fileTrim = lines.map((l) => l.trim());
+  const last = want.length - 1;
+  let budget = 4 * (lines.length + want.length);
+  for (const i of candidateStarts(fileTrim, wantTrim)) {
+    if (!endsMatch(fileTrim, i, wantTrim)) continue;
+    for (let k = 0; k <= last; k++) {
+      if (--budget < 0) return null;
       const fileIndent = leading(lines[i + k]!);
       const wantIndent = leading(want[k]!);
       // The first line may be the tail of a file line: only its own indentation can be compared.
@@ -182,15 +188,41 @@ export function indentationHint(fileLf: string, oldTextLf: string): NotFoundHint
   return null;
 }
 
-function linesMatch(lines: readonly string[], at: number, wantTrim: readonly string[]): boolean {
+/** File line indexes where `wantTrim`'s middle lines (all but the first and last) match exactly. */
+function* candidateStarts(fileTrim: readonly string[], wantTrim: readonly string[]): Generator<number> {
   const last = wantTrim.length - 1;
-  return wantTrim.every((w, k) => {
-    const have = lines[at + k]!.trim();
-    if (last === 0) return w !== "" && have.includes(w);
-    if (k === 0) return have.endsWith(w);
-    if (k === last) return have.startsWith(w);
-    return have === w;
-  });
+  if (last <= 1) {
+    for (let i = 0; i + wantTrim.length <= fileTrim.length; i++) yield i;
+    return;
+  }
+  for (const at of sequenceMatches(fileTrim, wantTrim.slice(1, last))) {
+    if (at >= 1 && at - 1 + wantTrim.length <= fileTrim.length) yield at - 1;
+  }
+}
+
+/** Start indexes of every occurrence of `needle` (non-empty) in `hay`, compared with ===; KMP, O(n + m). */
+function* sequenceMatches(hay: readonly string[], needle: readonly string[]): Generator<number> {
+  const fail = new Int32Array(needle.length);
+  for (let i = 1, k = 0; i < needle.length; i++) {
+    while (k > 0 && needle[i] !== needle[k]) k = fail[k - 1]!;
+    if (needle[i] === needle[k]) k++;
+    fail[i] = k;
+  }
+  for (let i = 0, k = 0; i < hay.length; i++) {
+    while (k > 0 && hay[i] !== needle[k]) k = fail[k - 1]!;
+    if (hay[i] === needle[k]) k++;
+    if (k === needle.length) {
+      yield i - k + 1;
+      k = fail[k - 1]!;
+    }
+  }
+}
+
+/** The first and last wanted lines against the file lines at `at` (the middle ones already matched). */
+function endsMatch(fileTrim: readonly string[], at: number, wantTrim: readonly string[]): boolean {
+  const last = wantTrim.length - 1;
+  if (last === 0) return wantTrim[0] !== "" && fileTrim[at]!.includes(wantTrim[0]!);
+  return fileTrim[at]!.endsWith(wantTrim[0]!) && fileTrim[at + last]!.startsWith(wantTrim[last]!);
 }
 
 function leading(line: string): string {

@@ -90,6 +90,14 @@ describe("applyEdits", () => {
     expect(indentationHint("a\nb\n", "zzz")).toBeNull();
   });
 
+  it("finds the hint past thousands of near matches (middle lines matched in linear time)", () => {
+    // Every start is a near match for 11,999 lines; the old search re-compared them at each start.
+    const file = `${"x\n".repeat(24_000)}\ty\n`;
+    const want = `${"x\n".repeat(11_999)}    y`;
+    expect(indentationHint(file, want)).toEqual({ kind: "file-uses-tabs", line: 24_001 });
+    expect(indentationHint(file, `${"x\n".repeat(11_999)}z`)).toBeNull();
+  });
+
   it("matches fuzzily on oldText only and writes newText byte for byte", () => {
     const file = "say(\u201Chello\u201D) \u2014 ok   \nnext\n";
     const r = apply(file, ['say("hello") - ok', "say(\u201Cbye\u201D)"]);
