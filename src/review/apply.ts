@@ -9,8 +9,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, rename, rm, unlink, writeFile } from "node:fs/promises";
 import { PathOutsideWorkspaceError, WardenError } from "../errors.js";
 import type { FileChange } from "./changes.js";
-import { hostPathFor } from "./host-paths.js";
-import { childPath, type HostDir, openChildDir, openHostRoot } from "./host-read.js";
+import { childPath, type HostDir, openChildDir, openHostRoot, relativeNames } from "./host-read.js";
 import { type HostSnapshot, hashHostPath } from "./host-snapshot.js";
 import { patchableChanges } from "./patch.js";
 
@@ -37,7 +36,7 @@ export interface ApplyResult {
  * Throws PathOutsideWorkspaceError when a parent is a link or not a directory.
  */
 async function withParentDir<T>(root: string, path: string, use: (dir: HostDir, name: string) => Promise<T>) {
-  const names = path.split("/").filter((n) => n !== "" && n !== ".");
+  const names = relativeNames(root, path);
   const name = names.pop()!;
   const opened: HostDir[] = [await openHostRoot(root)];
   try {
@@ -88,7 +87,6 @@ export async function applyChanges(
   }
   const conflicts: string[] = [];
   for (const change of todo) {
-    hostPathFor(root, change.path);
     const current = await hashHostPath(root, change.path, options.signal);
     if (current !== options.snapshot.get(change.path)) conflicts.push(change.path);
   }

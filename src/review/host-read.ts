@@ -90,9 +90,7 @@ export async function withHostEntry<T>(
   rel: string,
   use: (entry: HostEntry) => Promise<T>,
 ): Promise<T> {
-  const names = rel.split("/").filter((n) => n !== "" && n !== ".");
-  if (names.includes("..")) throw new PathOutsideWorkspaceError(rel, hostPathFor(root, rel));
-  hostPathFor(root, rel);
+  const names = relativeNames(root, rel);
   const last = names.pop()!;
   const opened: HostDir[] = [await openHostRoot(root)];
   try {
@@ -110,6 +108,17 @@ export async function withHostEntry<T>(
   } finally {
     await Promise.all(opened.map((d) => d.handle.close()));
   }
+}
+
+/**
+ * The components of workspace-relative `rel` (non-empty, no "." or ".."). Throws
+ * PathOutsideWorkspaceError for an absolute path, one with "..", or the root itself.
+ */
+export function relativeNames(root: string, rel: string): string[] {
+  const names = rel.split("/").filter((n) => n !== "" && n !== ".");
+  if (names.includes("..")) throw new PathOutsideWorkspaceError(rel, hostPathFor(root, rel));
+  hostPathFor(root, rel);
+  return names;
 }
 
 function isNotThere(err: unknown): boolean {

@@ -1,7 +1,9 @@
 /**
- * Line diffs that never hold the event loop: jsdiff's `structuredPatch` (Myers, O((N+M)·D)) runs
- * inline only for small inputs with a tight edit bound, otherwise in a bounded WorkerPool with a
- * time bound. When a bound is exceeded (diff timeout, pool queue full, worker out of memory) the
+ * Line diffs that never hold the event loop: jsdiff's `structuredPatch` (Myers; its time grows with
+ * the square of the edit length D) runs inline only for small inputs with a tight edit bound,
+ * otherwise in a bounded WorkerPool with a time bound, and is not tried at all when a linear count
+ * shows D over MAX_DIFF_EDIT_LINES. When a bound is exceeded (that count, the diff timeout, the pool
+ * queue full, a worker out of memory) the
  * result is a whole-region replacement hunk instead: common leading and trailing lines are kept as
  * context, everything between is removed and added. That is still a correct patch (`git apply`
  * takes it), only not minimal. Hunks use jsdiff's shape and conventions (`oldStart` 1-based, a
@@ -28,7 +30,12 @@ export const INLINE_DIFF_MAX_CHARS = 32 * 1024;
 /** Inline diffs give up (and go to the pool) beyond this edit length (lines added plus removed). */
 const INLINE_MAX_EDIT_LENGTH = 64;
 /** A pool diff gives up after this many ms and the whole-region hunk is used. */
-export const DIFF_TIMEOUT_MS = 2000;
+export const DIFF_TIMEOUT_MS = 1000;
+/**
+ * Lines of one side with no equal line left on the other (a lower bound of D, counted in linear
+ * time) above which no Myers diff is tried (1,000 such lines take about 0.3 s of CPU in jsdiff).
+ */
+export const MAX_DIFF_EDIT_LINES = 1000;
 
 const NO_NEWLINE = "\\ No newline at end of file";
 
@@ -81,6 +88,11 @@ export async function diffLineHunks(
 ): Promise<LineHunk[]> {
   throwIfAborted(options.signal);
   if (oldText === newText) return [];
+  const oldLines = splitLines(oldText);
+  const newLines = splitLines(newText);
+  if (unmatchedLines(oldLines, newLines) > MAX_DIFF_EDIT_LINES) {
+    return wholeRegionOfLines(oldLines, newLines, options.context);
+  }
   if (oldText.length + newText.length <= INLINE_DIFF_MAX_CHARS) {
     const patch = structuredPatch("a", "b", oldText, newText, undefined, undefined, {
       context: options.context,
@@ -101,9 +113,29 @@ export async function diffLineHunks(
 }
 
 /** Lines with their "\n" kept (the last one may lack it). */
-function splitKeepingNewlines(text: string): string[] {
-  const lines = text.split(/(?<=\n)/);
-  return text === "" ? [] : lines;
+function splitLines(text: string): string[] {
+  const lines: string[] = [];
+  for (let at = 0; at < text.length; ) {
+    const end = text.indexOf("\n", at);
+    const next = end === -1 ? text.length : end + 1;
+    lines.push(text.slice(at, next));
+    at = next;
+  }
+  return lines;
+}
+
+/** Lines of `a` and `b` with no equal line left on the other side (multiset difference); O(n). */
+function unmatchedLines(a: readonly string[], b: readonly string[]): number {
+  const counts = new Map<string, number>();
+  for (const line of a) counts.set(line, (counts.get(line) ?? 0) + 1);
+  let unmatched = 0;
+  for (const line of b) {
+    const left = counts.get(line);
+    if (left) counts.set(line, left - 1);
+    else unmatched++;
+  }
+  for (const left of counts.values()) unmatched += left;
+  return unmatched;
 }
 
 /**
@@ -112,8 +144,10 @@ function splitKeepingNewlines(text: string): string[] {
  */
 export function wholeRegionHunks(oldText: string, newText: string, context: number): LineHunk[] {
   if (oldText === newText) return [];
-  const a = splitKeepingNewlines(oldText);
-  const b = splitKeepingNewlines(newText);
+  return wholeRegionOfLines(splitLines(oldText), splitLines(newText), context);
+}
+
+function wholeRegionOfLines(a: readonly string[], b: readonly string[], context: number): LineHunk[] {
   let head = 0;
   while (head < a.length && head < b.length && a[head] === b[head]) head++;
   let tail = 0;

@@ -76,7 +76,7 @@ describe("diffLineHunks", () => {
     expect(hunks).toEqual(structuredPatch("a", "b", old, neu, undefined, undefined, { context: 3 }).hunks);
   });
 
-  it("gives a correct patch for a 12,000-line rewrite (one replacement hunk when the diff is beyond its bound)", async () => {
+  it("gives one correct replacement hunk for a 12,000-line rewrite (edit length over the bound)", async () => {
     const old = `head\n${numbered(12_000, "old")}tail\n`;
     const neu = `head\n${numbered(12_000, "new")}tail\n`;
     const hunks = await diffLineHunks(old, neu, { context: 3 });
@@ -85,12 +85,30 @@ describe("diffLineHunks", () => {
     expect(hunks.flatMap((h) => h.lines).filter((l) => l[0] === "+")).toHaveLength(12_000);
   });
 
+  it("gives a correct patch for 12,000 reordered lines (the pool diff's time bound, then one hunk)", async () => {
+    const old = numbered(12_000, "line");
+    const neu = old
+      .split(/(?<=\n)/)
+      .reverse()
+      .join("");
+    const hunks = await diffLineHunks(old, neu, { context: 3 });
+    expect(applyHunks(old, hunks)).toBe(neu);
+  });
+
   it("rejects AbortError when the signal fires during a pool diff", async () => {
     const controller = new AbortController();
-    const job = diffLineHunks(numbered(12_000, "a"), numbered(12_000, "b"), {
-      context: 3,
-      signal: controller.signal,
-    });
+    const old = numbered(12_000, "line");
+    const job = diffLineHunks(
+      old,
+      old
+        .split(/(?<=\n)/)
+        .reverse()
+        .join(""),
+      {
+        context: 3,
+        signal: controller.signal,
+      },
+    );
     controller.abort();
     await expect(job).rejects.toMatchObject({ name: "AbortError" });
   });
