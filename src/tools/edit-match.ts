@@ -2,7 +2,8 @@
  * Pure matching logic of the edit tool (no I/O). Follows Pi's edit semantics
  * (shared/reference/pi-tool-semantics.md): BOM stripped, end of line detected from the first newline,
  * CRLF/CR normalised to LF for matching, every edit matched against the ORIGINAL text, exact match
- * first, then fuzzy on oldText only, uniqueness counted, overlaps refused, identical result refused.
+ * first, then fuzzy on oldText only (files up to MAX_FUZZY_MATCH_CHARS), uniqueness counted, overlaps
+ * refused, identical result refused.
  *
  * Unlike Pi, the file is never rewritten in normalised form: matches map back to the original
  * characters, so bytes outside the replaced ranges (their line endings included, in a mixed-EOL file)
@@ -36,7 +37,15 @@ export type NotFoundHint =
   /** The lines exist with other indentation: the file uses spaces where oldText has tabs. */
   | { kind: "file-uses-spaces"; line: number }
   /** The lines exist with other indentation (same characters, other widths). */
-  | { kind: "indentation"; line: number };
+  | { kind: "indentation"; line: number }
+  /** The file is over MAX_FUZZY_MATCH_CHARS: no fuzzy match was tried. */
+  | { kind: "exact-only"; limitChars: number };
+
+/**
+ * Largest file (UTF-16 units) matched fuzzily: the fuzzy normal form is built unit by unit with an
+ * offset map, ~0.1-0.4 s per MiB on the event loop, so larger files get exact matching only.
+ */
+export const MAX_FUZZY_MATCH_CHARS = 1024 * 1024;
 
 /** Why the edits could not be applied. `index` values refer to the call's `edits` array. */
 export type EditFailure =
@@ -105,6 +114,13 @@ export function applyEdits(original: string, edits: readonly EditSpec[]): EditAp
         fuzzy: false,
       });
       continue;
+    }
+    if (file.text.length > MAX_FUZZY_MATCH_CHARS) {
+      const hint = indentationHint(file.text, oldText) ?? {
+        kind: "exact-only",
+        limitChars: MAX_FUZZY_MATCH_CHARS,
+      };
+      return fail({ kind: "not-found", index, hint });
     }
     fuzzy ??= normalizeForFuzzyMatch(file.text);
     const needle = normalizeForFuzzyMatch(oldText).text;
