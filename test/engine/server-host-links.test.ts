@@ -37,6 +37,17 @@ async function tarOf(entries: Array<{ name: string; linkname?: string; content?:
   return Buffer.concat(chunks);
 }
 
+/** git's patch lines for a deleted link `path` whose target is `target` (mode 120000, no newline). */
+const deletedLink = (path: string, target: string) => [
+  `diff --git a/${path} b/${path}`,
+  "deleted file mode 120000",
+  `--- a/${path}`,
+  "+++ /dev/null",
+  "@@ -1,1 +0,0 @@",
+  `-${target}`,
+  "\\ No newline at end of file",
+];
+
 describeEngine("warden serve: no host file disclosed through workspace links", () => {
   let dir: string;
   let secretDir: string;
@@ -128,23 +139,7 @@ describeEngine("warden serve: no host file disclosed through workspace links", (
     const changes = await text(`/v1/sessions/${id}/changes`);
     expect(changes).toEqual({
       status: 200,
-      body: [
-        "diff --git a/leak b/leak",
-        "deleted file mode 120000",
-        "--- a/leak",
-        "+++ /dev/null",
-        "@@ -1,1 +0,0 @@",
-        `-${secret}`,
-        "\\ No newline at end of file",
-        "diff --git a/secretdir b/secretdir",
-        "deleted file mode 120000",
-        "--- a/secretdir",
-        "+++ /dev/null",
-        "@@ -1,1 +0,0 @@",
-        `-${secretDir}`,
-        "\\ No newline at end of file",
-        "",
-      ].join("\n"),
+      body: [...deletedLink("leak", secret), ...deletedLink("secretdir", secretDir), ""].join("\n"),
     });
     await probe(id, ["leak", "secretdir/marker"]);
     expect((await call(`/v1/sessions/${id}`, { method: "DELETE" })).status).toBe(204);
@@ -178,26 +173,14 @@ describeEngine("warden serve: no host file disclosed through workspace links", (
     expect(changes.status).toBe(200);
     expect(changes.body).toBe(
       [
-        "diff --git a/leak b/leak",
-        "deleted file mode 120000",
-        "--- a/leak",
-        "+++ /dev/null",
-        "@@ -1,1 +0,0 @@",
-        `-${secret}`,
-        "\\ No newline at end of file",
+        ...deletedLink("leak", secret),
         "diff --git a/leak b/leak",
         "new file mode 100644",
         "--- /dev/null",
         "+++ b/leak",
         "@@ -0,0 +1,1 @@",
         "+new",
-        "diff --git a/sd b/sd",
-        "deleted file mode 120000",
-        "--- a/sd",
-        "+++ /dev/null",
-        "@@ -1,1 +0,0 @@",
-        `-${secretDir}`,
-        "\\ No newline at end of file",
+        ...deletedLink("sd", secretDir),
         "diff --git a/sd/marker b/sd/marker",
         "new file mode 100644",
         "--- /dev/null",
