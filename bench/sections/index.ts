@@ -1,8 +1,15 @@
 /** Every benchmark section, in run order (one line per section). */
 import type { BenchSection } from "../harness.js";
 import { fastPathSection } from "./fast-path.js";
+import { noisyNeighbourSection } from "./noisy-neighbour.js";
 import { policySection } from "./policy.js";
 import { sandboxSection } from "./sandbox.js";
 import { serverLoadSection } from "./server-load.js";
 
-export const sections: BenchSection[] = [sandboxSection, policySection, serverLoadSection, fastPathSection];
+export const sections: BenchSection[] = [
+  sandboxSection,
+  policySection,
+  serverLoadSection,
+  fastPathSection,
+  noisyNeighbourSection,
+];

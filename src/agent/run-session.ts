@@ -8,8 +8,8 @@ import {
   collectChanges,
   computeDiffstat,
   type Diffstat,
-  formatPatch,
   type HostSnapshot,
+  patchChanges,
   snapshotHost,
 } from "../review/index.js";
 import type { Session, SessionOptions } from "../session/types.js";
@@ -88,10 +88,11 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
     });
     if (copyMode && snapshot && result.stopReason !== "aborted" && !signal?.aborted) {
       const changes = await collectChanges(session.sandbox, workspace.hostPath, { signal });
+      const patches = await patchChanges(changes, { signal });
       review = {
         changes,
-        stat: computeDiffstat(changes),
-        patch: formatPatch(changes),
+        stat: computeDiffstat(patches),
+        patch: patches.map((p) => p.text).join(""),
         snapshot,
         hostRoot: workspace.hostPath,
       };

@@ -1,79 +1,123 @@
 /**
  * The change a run made, file by file: `Sandbox.changedPaths()` plus each file's bytes in the sandbox
- * (new) and on the host (old). Symlinks and other non-regular files are reported but carry no bytes:
- * they are never read through (a link could point anywhere) and never applied.
+ * (new) and on the host (old). A symlink on either side is carried as a link, by its target text (as
+ * git does: mode 120000, the content is the target), never read through: the host side is read with
+ * host-read.ts (no link followed, not even a parent directory). Links and other non-regular entries
+ * are never applied.
  */
-import { lstat, readFile } from "node:fs/promises";
 import { InvalidArgumentError } from "../errors.js";
 import { type Sandbox, WORKSPACE_DIR, type WorkspaceChange } from "../sandbox/types.js";
-import { hostPathFor } from "./host-paths.js";
+import { withHostEntry } from "./host-read.js";
 
 /** Largest file the review reads, in bytes (64 MiB). */
 export const MAX_REVIEW_FILE_BYTES = 64 * 1024 * 1024;
 
 /**
- * One changed path. `oldBytes` is the host file (null when absent or not a regular file); `newBytes`
- * the sandbox file (null when deleted or not a regular file). `mode` is the sandbox file's permission bits.
- * `special` names a non-regular entry on either side (e.g. "symlink"), which review shows but never applies.
+ * One changed path. `oldBytes` is the host side (null when absent, not known, or neither a regular
+ * file nor a link); `newBytes` the sandbox side (null when deleted or neither a file nor a link).
+ * For a link (`oldLink` / `newLink`) the bytes are its target text. `mode` is the sandbox file's
+ * permission bits. `special` names an entry the review shows but never applies: "symlink" when
+ * either side is a link, or another type ("directory", "other"), which carries no bytes.
+ * `oversize` marks a change with a side over the read limit (collectChanges' `oversize: "mark"`):
+ * that side is present but its bytes are empty (not read); the patch shows it as binary, apply skips it.
  */
 export interface FileChange {
   path: string;
   kind: WorkspaceChange["kind"];
   oldBytes: Buffer | null;
   newBytes: Buffer | null;
+  oldLink?: true;
+  newLink?: true;
   mode?: number;
   special?: string;
+  oversize?: true;
 }
 
-async function readHost(root: string, path: string): Promise<{ bytes: Buffer | null; special?: string }> {
-  const absolute = hostPathFor(root, path);
-  const stat = await lstat(absolute).catch(() => undefined);
-  if (!stat) return { bytes: null };
-  if (stat.isSymbolicLink()) return { bytes: null, special: "symlink" };
-  if (!stat.isFile()) return { bytes: null, special: "other" };
-  if (stat.size > MAX_REVIEW_FILE_BYTES) {
-    throw new InvalidArgumentError(
-      `Host file ${path} is ${stat.size} bytes, over the review limit of ${MAX_REVIEW_FILE_BYTES}.`,
-    );
-  }
-  return { bytes: await readFile(absolute) };
+/** One side of a change as read. */
+interface Side {
+  bytes: Buffer | null;
+  link?: true;
+  mode?: number;
+  special?: string;
+  oversize?: true;
+}
+
+interface ReadLimits {
+  maxFileBytes: number;
+  oversize: "error" | "mark";
+}
+
+function tooLarge(where: string, path: string, size: number, limits: ReadLimits): Side {
+  if (limits.oversize === "mark") return { bytes: Buffer.alloc(0), oversize: true };
+  throw new InvalidArgumentError(
+    `${where} file ${path} is ${size} bytes, over the review limit of ${limits.maxFileBytes}.`,
+  );
+}
+
+async function readHost(root: string, path: string, limits: ReadLimits): Promise<Side> {
+  return withHostEntry(root, path, async (entry): Promise<Side> => {
+    if (entry.type === "absent") return { bytes: null };
+    if (entry.type === "other") return { bytes: null, special: "other" };
+    if (entry.type === "symlink") return { bytes: Buffer.from(entry.target), link: true };
+    if (entry.size > limits.maxFileBytes) return tooLarge("Host", path, entry.size, limits);
+    return { bytes: await entry.handle.readFile() };
+  });
+}
+
+async function readSandboxLink(sandbox: Pick<Sandbox, "exec">, full: string, signal?: AbortSignal) {
+  const chunks: Buffer[] = [];
+  const res = await sandbox.exec(
+    { argv: ["readlink", "-n", "--", full] },
+    { onStdout: (c) => chunks.push(c), timeoutMs: 30_000, ...(signal ? { signal } : {}) },
+  );
+  if (res.exitCode !== 0) throw new InvalidArgumentError(`Reading the sandbox link ${full} failed.`);
+  return Buffer.concat(chunks);
 }
 
 async function readSandbox(
-  sandbox: Pick<Sandbox, "stat" | "readFile">,
+  sandbox: Pick<Sandbox, "stat" | "readFile" | "exec">,
   path: string,
+  limits: ReadLimits,
   signal?: AbortSignal,
-): Promise<{ bytes: Buffer | null; mode?: number; special?: string }> {
+): Promise<Side> {
   const full = `${WORKSPACE_DIR}/${path}`;
   const stat = await sandbox.stat(full, { signal });
   if (!stat) return { bytes: null };
+  if (stat.type === "symlink") return { bytes: await readSandboxLink(sandbox, full, signal), link: true };
   if (stat.type !== "file") return { bytes: null, special: stat.type };
-  if (stat.size > MAX_REVIEW_FILE_BYTES) {
-    throw new InvalidArgumentError(
-      `Sandbox file ${path} is ${stat.size} bytes, over the review limit of ${MAX_REVIEW_FILE_BYTES}.`,
-    );
-  }
+  if (stat.size > limits.maxFileBytes) return tooLarge("Sandbox", path, stat.size, limits);
   const read = await sandbox.readFile(full, { kind: "bytes", offset: 0, length: stat.size }, { signal });
   return { bytes: read.data, mode: stat.mode };
 }
 
 /**
- * Collects the changes of a copy-mode sandbox against the host workspace `hostRoot`.
- * Rejects with the sandbox's errors, or InvalidArgumentError for a file over MAX_REVIEW_FILE_BYTES.
+ * Collects the changes of a copy-mode sandbox against the host workspace `hostRoot` (undefined: the
+ * original is not available, every old side is null). Files over `maxFileBytes` (default
+ * MAX_REVIEW_FILE_BYTES) reject InvalidArgumentError naming the limit, or with `oversize: "mark"`
+ * are marked `oversize` without bytes. Rejects with the sandbox's errors otherwise.
  */
 export async function collectChanges(
-  sandbox: Pick<Sandbox, "changedPaths" | "stat" | "readFile">,
-  hostRoot: string,
-  options: { signal?: AbortSignal } = {},
+  sandbox: Pick<Sandbox, "changedPaths" | "stat" | "readFile" | "exec">,
+  hostRoot: string | undefined,
+  options: { signal?: AbortSignal; maxFileBytes?: number; oversize?: "error" | "mark" } = {},
 ): Promise<FileChange[]> {
+  const limits: ReadLimits = {
+    maxFileBytes: options.maxFileBytes ?? MAX_REVIEW_FILE_BYTES,
+    oversize: options.oversize ?? "error",
+  };
   const changes: FileChange[] = [];
   for (const { path, kind } of await sandbox.changedPaths({ signal: options.signal })) {
-    const host = await readHost(hostRoot, path);
-    const inSandbox = kind === "deleted" ? { bytes: null } : await readSandbox(sandbox, path, options.signal);
+    const host = hostRoot === undefined ? { bytes: null } : await readHost(hostRoot, path, limits);
+    const inSandbox: Side =
+      kind === "deleted" ? { bytes: null } : await readSandbox(sandbox, path, limits, options.signal);
     const change: FileChange = { path, kind, oldBytes: host.bytes, newBytes: inSandbox.bytes };
-    if ("mode" in inSandbox && inSandbox.mode !== undefined) change.mode = inSandbox.mode;
-    const special = ("special" in inSandbox ? inSandbox.special : undefined) ?? host.special;
+    if (host.link) change.oldLink = true;
+    if (inSandbox.link) change.newLink = true;
+    if (inSandbox.mode !== undefined) change.mode = inSandbox.mode;
+    const special =
+      inSandbox.special ?? host.special ?? (host.link || inSandbox.link ? "symlink" : undefined);
     if (special) change.special = special;
+    if (host.oversize || inSandbox.oversize) change.oversize = true;
     changes.push(change);
   }
   return changes;

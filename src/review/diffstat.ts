@@ -1,7 +1,6 @@
 /** A diffstat of a run's changes, like `git diff --stat`: lines added and removed per file. */
-import { diffLines } from "diff";
 import type { FileChange } from "./changes.js";
-import { isBinary } from "./patch.js";
+import type { FilePatch } from "./patch.js";
 
 /** Per-file counts; `binary` and `special` files have no line counts. */
 export interface DiffstatFile {
@@ -20,26 +19,12 @@ export interface Diffstat {
   removed: number;
 }
 
-function countLines(text: string): number {
-  if (text === "") return 0;
-  return text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
-}
-
-/** Counts added and removed lines of each change (diff package's diffLines). */
-export function computeDiffstat(changes: FileChange[]): Diffstat {
-  const files = changes.map((change): DiffstatFile => {
+/** Counts added and removed lines of each file's patch (patchChanges); links are special, uncounted. */
+export function computeDiffstat(patches: FilePatch[]): Diffstat {
+  const files = patches.map(({ change, added, removed, binary }): DiffstatFile => {
     const base = { path: change.path, kind: change.kind, added: 0, removed: 0 };
     if (change.special !== undefined) return { ...base, binary: false, special: change.special };
-    if (isBinary(change.oldBytes) || isBinary(change.newBytes)) return { ...base, binary: true };
-    let added = 0;
-    let removed = 0;
-    for (const part of diffLines(
-      change.oldBytes?.toString("utf8") ?? "",
-      change.newBytes?.toString("utf8") ?? "",
-    )) {
-      if (part.added) added += countLines(part.value);
-      else if (part.removed) removed += countLines(part.value);
-    }
+    if (binary) return { ...base, binary: true };
     return { ...base, added, removed, binary: false };
   });
   return {

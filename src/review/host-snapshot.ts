@@ -4,49 +4,81 @@
  * hex of a regular file's content, or `link:<target>` for a symlink (never followed). The host is only read.
  */
 import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { lstat, readdir, readlink } from "node:fs/promises";
-import { join } from "node:path";
+import type { FileHandle } from "node:fs/promises";
 import { pipeline } from "node:stream/promises";
 import { throwIfAborted } from "../util/abort.js";
+import {
+  type HostDir,
+  listHostDir,
+  openChildDir,
+  openChildEntry,
+  openHostRoot,
+  withHostEntry,
+} from "./host-read.js";
 
 /** Relative path -> sha256 hex, or `link:<target>`. */
 export type HostSnapshot = Map<string, string>;
 
-/** sha256 hex of a file's bytes, streamed. */
-export async function hashFile(path: string, signal?: AbortSignal): Promise<string> {
+/** sha256 hex of an open file's bytes, streamed from its start (the handle stays open). */
+async function hashHandle(handle: FileHandle, signal?: AbortSignal): Promise<string> {
   const hash = createHash("sha256");
-  await pipeline(createReadStream(path), hash, { signal });
+  await pipeline(handle.createReadStream({ start: 0, autoClose: false }), hash, { signal });
   return hash.digest("hex");
 }
 
 /**
- * The hash of one host path as the snapshot records it, or undefined when nothing (or something
- * other than a file or symlink) is there.
+ * The hash of workspace-relative `path` under `root` as the snapshot records it, or undefined when
+ * nothing (or something other than a file or symlink, or something under a linked directory) is there.
+ * No link is followed (host-read.ts).
  */
-export async function hashHostPath(absolute: string, signal?: AbortSignal): Promise<string | undefined> {
-  const stat = await lstat(absolute).catch(() => undefined);
-  if (stat?.isSymbolicLink()) return `link:${await readlink(absolute)}`;
-  if (stat?.isFile()) return hashFile(absolute, signal);
-  return undefined;
+export async function hashHostPath(
+  root: string,
+  path: string,
+  signal?: AbortSignal,
+): Promise<string | undefined> {
+  return withHostEntry(root, path, async (entry) => {
+    if (entry.type === "symlink") return `link:${entry.target}`;
+    if (entry.type === "file") return hashHandle(entry.handle, signal);
+    return undefined;
+  });
 }
 
-/** Walks `root` and hashes every regular file and symlink. Rejects on read errors (EACCES etc.). */
+/** Walks `root` and hashes every regular file and symlink, following no link. Rejects on read errors (EACCES etc.). */
 export async function snapshotHost(
   root: string,
   options: { signal?: AbortSignal } = {},
 ): Promise<HostSnapshot> {
   const snapshot: HostSnapshot = new Map();
-  const walk = async (dir: string, prefix: string): Promise<void> => {
+  const walk = async (dir: HostDir, prefix: string): Promise<void> => {
     throwIfAborted(options.signal);
-    for (const entry of await readdir(dir, { withFileTypes: true })) {
-      const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
-      const abs = join(dir, entry.name);
-      if (entry.isDirectory()) await walk(abs, rel);
-      else if (entry.isSymbolicLink()) snapshot.set(rel, `link:${await readlink(abs)}`);
-      else if (entry.isFile()) snapshot.set(rel, await hashFile(abs, options.signal));
+    for (const item of await listHostDir(dir)) {
+      const rel = prefix ? `${prefix}/${item.name}` : item.name;
+      if (item.isDirectory()) {
+        const child = await openChildDir(dir, item.name);
+        if (!child) continue;
+        try {
+          await walk(child, rel);
+        } finally {
+          await child.handle.close();
+        }
+        continue;
+      }
+      const entry = await openChildEntry(dir, item.name);
+      if (entry.type === "symlink") snapshot.set(rel, `link:${entry.target}`);
+      else if (entry.type === "file") {
+        try {
+          snapshot.set(rel, await hashHandle(entry.handle, options.signal));
+        } finally {
+          await entry.handle.close();
+        }
+      }
     }
   };
-  await walk(root, "");
+  const top = await openHostRoot(root);
+  try {
+    await walk(top, "");
+  } finally {
+    await top.handle.close();
+  }
   return snapshot;
 }

@@ -8,4 +8,11 @@ export { colourPatch } from "./colour.js";
 export { computeDiffstat, type Diffstat, type DiffstatFile, formatDiffstat } from "./diffstat.js";
 export { hostPathFor } from "./host-paths.js";
 export { type HostSnapshot, hashHostPath, snapshotHost } from "./host-snapshot.js";
-export { formatFilePatch, formatPatch, isBinary, patchableChanges } from "./patch.js";
+export {
+  type FilePatch,
+  formatPatch,
+  isBinary,
+  patchableChanges,
+  patchChanges,
+  patchFile,
+} from "./patch.js";

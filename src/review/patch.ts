@@ -1,9 +1,12 @@
 /**
  * Unified patches of a run's changes in git's format (`diff --git a/p b/p`, `--- a/p`, `+++ b/p`,
- * `/dev/null` for added and deleted files), so `git apply` and `patch -p1` take them. Hunks come from
- * the diff package's structuredPatch (3 lines of context).
+ * `/dev/null` for added and deleted files), so `git apply` and `patch -p1` take them. This is the one
+ * patch renderer: the CLI's review and the server's GET /v1/sessions/:id/changes both use it.
+ * A symlink is shown as git shows it: mode 120000, its content the target text (no newline); a
+ * change between a file and a link is a deletion plus an addition. Hunks come from util/line-diff.ts
+ * (3 lines of context; off the event loop for large files, a whole-region hunk beyond its bound).
  */
-import { structuredPatch } from "diff";
+import { diffLineHunks } from "../util/line-diff.js";
 import type { FileChange } from "./changes.js";
 
 /** True when the bytes look binary: a NUL in the first 8000 bytes (git's heuristic). */
@@ -11,12 +14,28 @@ export function isBinary(bytes: Buffer | null): boolean {
   return bytes?.subarray(0, 8000).includes(0) ?? false;
 }
 
-/** The changes a patch can carry: regular files only (symlinks and other entries are reported apart). */
+/** The changes `--apply` writes: regular files only (links and other entries are reported apart). */
 export function patchableChanges(changes: FileChange[]): FileChange[] {
-  return changes.filter((c) => c.special === undefined);
+  return changes.filter((c) => c.special === undefined && c.oversize === undefined);
 }
 
-function modeLine(mode: number | undefined): string {
+/** One file's patch text and its line counts (`binary` when shown as "Binary files … differ"). */
+export interface FilePatch {
+  change: FileChange;
+  text: string;
+  added: number;
+  removed: number;
+  binary: boolean;
+}
+
+/** One side of a patch section: bytes, and whether they are a link's target. */
+interface Side {
+  bytes: Buffer;
+  link: boolean;
+}
+
+function modeLine(side: Side, mode: number | undefined): string {
+  if (side.link) return "120000";
   return (mode ?? 0o644) & 0o111 ? "100755" : "100644";
 }
 
@@ -25,31 +44,89 @@ function range(start: number, lines: number): string {
   return `${lines === 0 ? Math.max(0, start - 1) : start},${lines}`;
 }
 
-/** The patch text of one file change ("" for a special entry or when the contents are equal). */
-export function formatFilePatch(change: FileChange): string {
-  if (change.special !== undefined) return "";
-  const { path } = change;
-  const head = [`diff --git a/${path} b/${path}`];
-  if (change.oldBytes === null) head.push(`new file mode ${modeLine(change.mode)}`);
-  if (change.newBytes === null) head.push("deleted file mode 100644");
-  const from = change.oldBytes === null ? "/dev/null" : `a/${path}`;
-  const to = change.newBytes === null ? "/dev/null" : `b/${path}`;
-  if (isBinary(change.oldBytes) || isBinary(change.newBytes)) {
-    return `${[...head, `Binary files ${from} and ${to} differ`].join("\n")}\n`;
-  }
-  const oldText = change.oldBytes?.toString("utf8") ?? "";
-  const newText = change.newBytes?.toString("utf8") ?? "";
-  const patch = structuredPatch(from, to, oldText, newText, undefined, undefined, { context: 3 });
-  if (patch.hunks.length === 0 && change.oldBytes !== null && change.newBytes !== null) return "";
-  const lines = [...head, `--- ${from}`, `+++ ${to}`];
-  for (const hunk of patch.hunks) {
-    lines.push(`@@ -${range(hunk.oldStart, hunk.oldLines)} +${range(hunk.newStart, hunk.newLines)} @@`);
-    lines.push(...hunk.lines);
-  }
-  return `${lines.join("\n")}\n`;
+/** The sections of a change: one, or a deletion plus an addition when file and link swap. */
+function sections(change: FileChange): Array<[Side | null, Side | null]> {
+  const from = change.oldBytes === null ? null : { bytes: change.oldBytes, link: change.oldLink === true };
+  const to = change.newBytes === null ? null : { bytes: change.newBytes, link: change.newLink === true };
+  if (from && to && from.link !== to.link)
+    return [
+      [from, null],
+      [null, to],
+    ];
+  return [[from, to]];
 }
 
-/** The whole patch: every file's patch in path order. */
-export function formatPatch(changes: FileChange[]): string {
-  return changes.map(formatFilePatch).join("");
+async function formatSection(
+  change: FileChange,
+  from: Side | null,
+  to: Side | null,
+  signal?: AbortSignal,
+): Promise<FilePatch> {
+  const { path } = change;
+  const out: FilePatch = { change, text: "", added: 0, removed: 0, binary: false };
+  if (from === null && to === null) return out;
+  const head = [`diff --git a/${path} b/${path}`];
+  if (from === null && to !== null) head.push(`new file mode ${modeLine(to, change.mode)}`);
+  if (to === null && from !== null) head.push(`deleted file mode ${modeLine(from, undefined)}`);
+  const fromName = from === null ? "/dev/null" : `a/${path}`;
+  const toName = to === null ? "/dev/null" : `b/${path}`;
+  if (change.oversize || isBinary(from?.bytes ?? null) || isBinary(to?.bytes ?? null)) {
+    out.binary = true;
+    out.text = `${[...head, `Binary files ${fromName} and ${toName} differ`].join("\n")}\n`;
+    return out;
+  }
+  const oldText = from?.bytes.toString("utf8") ?? "";
+  const newText = to?.bytes.toString("utf8") ?? "";
+  const hunks = await diffLineHunks(oldText, newText, { context: 3, signal });
+  if (hunks.length === 0 && from !== null && to !== null) return out;
+  const lines = [...head, `--- ${fromName}`, `+++ ${toName}`];
+  for (const hunk of hunks) {
+    lines.push(`@@ -${range(hunk.oldStart, hunk.oldLines)} +${range(hunk.newStart, hunk.newLines)} @@`);
+    for (const line of hunk.lines) {
+      if (line[0] === "+") out.added++;
+      else if (line[0] === "-") out.removed++;
+      lines.push(line);
+    }
+  }
+  out.text = `${lines.join("\n")}\n`;
+  return out;
+}
+
+/**
+ * The patch of one file change (text "" for a directory or other special entry, or when the contents
+ * are equal). Rejects only AbortError when `signal` fires.
+ */
+export async function patchFile(change: FileChange, signal?: AbortSignal): Promise<FilePatch> {
+  const empty: FilePatch = { change, text: "", added: 0, removed: 0, binary: false };
+  if (change.special !== undefined && change.special !== "symlink") return empty;
+  const parts: FilePatch[] = [];
+  for (const [from, to] of sections(change)) parts.push(await formatSection(change, from, to, signal));
+  return parts.reduce(
+    (all, p) => ({
+      change,
+      text: all.text + p.text,
+      added: all.added + p.added,
+      removed: all.removed + p.removed,
+      binary: all.binary || p.binary,
+    }),
+    empty,
+  );
+}
+
+/** Every file's patch, in the changes' (path) order. */
+export async function patchChanges(
+  changes: FileChange[],
+  options: { signal?: AbortSignal } = {},
+): Promise<FilePatch[]> {
+  const patches: FilePatch[] = [];
+  for (const change of changes) patches.push(await patchFile(change, options.signal));
+  return patches;
+}
+
+/** The whole patch text of `changes`. Rejects only AbortError when `signal` fires. */
+export async function formatPatch(
+  changes: FileChange[],
+  options: { signal?: AbortSignal } = {},
+): Promise<string> {
+  return (await patchChanges(changes, options)).map((p) => p.text).join("");
 }

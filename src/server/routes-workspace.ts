@@ -1,7 +1,13 @@
-/** GET /v1/sessions/:id/workspace (tar export) and GET /v1/sessions/:id/changes (unified patch). */
+/**
+ * GET /v1/sessions/:id/workspace (tar export) and GET /v1/sessions/:id/changes (unified patch, the
+ * review's renderer: host side read without following links, diffs off the event loop).
+ */
+import { collectChanges, formatPatch } from "../review/index.js";
 import { type App, principalOf, type ServerContext } from "./app.js";
 import { SessionParamsSchema } from "./http-schemas.js";
-import { workspacePatch } from "./workspace-patch.js";
+
+/** Files larger than this (either side, bytes) show as "Binary files … differ" in /changes (1 MiB). */
+export const CHANGES_MAX_FILE_BYTES = 1024 * 1024;
 
 /** Registers the workspace routes; both abort their engine reads when the client disconnects. */
 export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
@@ -27,7 +33,13 @@ export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
       if (!reply.raw.writableFinished) controller.abort();
     });
     const hostRoot = live.record.workspaceMode === "copy" ? live.record.workspaceHostPath : undefined;
-    const patch = await workspacePatch(live.session.sandbox, hostRoot, { signal: controller.signal });
+    const { signal } = controller;
+    const changes = await collectChanges(live.session.sandbox, hostRoot, {
+      signal,
+      maxFileBytes: CHANGES_MAX_FILE_BYTES,
+      oversize: "mark",
+    });
+    const patch = await formatPatch(changes, { signal });
     return reply.type("text/x-diff; charset=utf-8").send(patch);
   });
 }

@@ -1,9 +1,12 @@
 /**
  * Diffs for the edit tool's details, built on the `diff` package (jsdiff):
  * a display diff in Pi's shape (`+N line`, `-N line`, ` N line`, ` ... ` between hunks, line numbers
- * padded to one width, 4 context lines) and a standard unified patch.
+ * padded to one width, 4 context lines) and a standard unified patch. The line diff itself is
+ * util/line-diff.ts: off the event loop for large inputs, and bounded (a rewrite too large to diff
+ * in time is shown as one replacement hunk of the changed region).
  */
-import { formatPatch, structuredPatch } from "diff";
+import { formatPatch } from "diff";
+import { diffLineHunks } from "../util/line-diff.js";
 
 /** Context lines around each change, as in Pi's edit tool. */
 export const DIFF_CONTEXT_LINES = 4;
@@ -18,11 +21,24 @@ export interface EditDiff {
   firstChangedLine: number | undefined;
 }
 
-/** Builds the display diff and unified patch between `oldText` and `newText` (LF text) for `path`. */
-export function buildEditDiff(path: string, oldText: string, newText: string): EditDiff {
-  const structured = structuredPatch(`a/${path}`, `b/${path}`, oldText, newText, undefined, undefined, {
-    context: DIFF_CONTEXT_LINES,
-  });
+/**
+ * Builds the display diff and unified patch between `oldText` and `newText` (LF text) for `path`.
+ * Rejects only AbortError when `signal` fires.
+ */
+export async function buildEditDiff(
+  path: string,
+  oldText: string,
+  newText: string,
+  signal?: AbortSignal,
+): Promise<EditDiff> {
+  const hunks = await diffLineHunks(oldText, newText, { context: DIFF_CONTEXT_LINES, signal });
+  const structured = {
+    oldFileName: `a/${path}`,
+    newFileName: `b/${path}`,
+    oldHeader: undefined,
+    newHeader: undefined,
+    hunks,
+  };
   const patch = formatPatch(structured, {
     includeIndex: false,
     includeUnderline: false,

@@ -52,5 +52,10 @@ function describeHint(hint: NotFoundHint): string {
       );
     case "indentation":
       return `The text appears at line ${hint.line} with different indentation.`;
+    case "exact-only":
+      return (
+        `The file is over ${hint.limitChars} characters, so only an exact match was tried (the fuzzy ` +
+        "comparison of quotes, dashes and trailing blanks is limited to smaller files)."
+      );
   }
 }

@@ -2,7 +2,8 @@
  * Pure matching logic of the edit tool (no I/O). Follows Pi's edit semantics
  * (shared/reference/pi-tool-semantics.md): BOM stripped, end of line detected from the first newline,
  * CRLF/CR normalised to LF for matching, every edit matched against the ORIGINAL text, exact match
- * first, then fuzzy on oldText only, uniqueness counted, overlaps refused, identical result refused.
+ * first, then fuzzy on oldText only (files up to MAX_FUZZY_MATCH_CHARS), uniqueness counted, overlaps
+ * refused, identical result refused.
  *
  * Unlike Pi, the file is never rewritten in normalised form: matches map back to the original
  * characters, so bytes outside the replaced ranges (their line endings included, in a mixed-EOL file)
@@ -36,7 +37,15 @@ export type NotFoundHint =
   /** The lines exist with other indentation: the file uses spaces where oldText has tabs. */
   | { kind: "file-uses-spaces"; line: number }
   /** The lines exist with other indentation (same characters, other widths). */
-  | { kind: "indentation"; line: number };
+  | { kind: "indentation"; line: number }
+  /** The file is over MAX_FUZZY_MATCH_CHARS: no fuzzy match was tried. */
+  | { kind: "exact-only"; limitChars: number };
+
+/**
+ * Largest file (UTF-16 units) matched fuzzily: the fuzzy normal form is built unit by unit with an
+ * offset map, ~0.1-0.4 s per MiB on the event loop, so larger files get exact matching only.
+ */
+export const MAX_FUZZY_MATCH_CHARS = 1024 * 1024;
 
 /** Why the edits could not be applied. `index` values refer to the call's `edits` array. */
 export type EditFailure =
@@ -106,6 +115,13 @@ export function applyEdits(original: string, edits: readonly EditSpec[]): EditAp
       });
       continue;
     }
+    if (file.text.length > MAX_FUZZY_MATCH_CHARS) {
+      const hint = indentationHint(file.text, oldText) ?? {
+        kind: "exact-only",
+        limitChars: MAX_FUZZY_MATCH_CHARS,
+      };
+      return fail({ kind: "not-found", index, hint });
+    }
     fuzzy ??= normalizeForFuzzyMatch(file.text);
     const needle = normalizeForFuzzyMatch(oldText).text;
     const fuzzyCount = countOccurrences(fuzzy.text, needle);
@@ -157,15 +173,21 @@ function fail(failure: EditFailure): EditApplyResult {
  * Looks for `oldText`'s lines in `fileLf` ignoring leading and trailing whitespace; when found with
  * different indentation, says which (tabs in the file versus spaces in oldText, or the reverse).
  * The first oldText line may be a line's tail and the last a line's head, as in a real match.
+ * Linear time: the middle lines are found with KMP over trimmed lines, and the indentation checks
+ * stop (no hint) after a budget of a few comparisons per line, so a huge oldText cannot make it quadratic.
  */
 export function indentationHint(fileLf: string, oldTextLf: string): NotFoundHint | null {
   const want = oldTextLf.split("\n");
   const wantTrim = want.map((l) => l.trim());
   if (wantTrim.every((l) => l === "")) return null;
   const lines = fileLf.split("\n");
-  for (let i = 0; i + want.length <= lines.length; i++) {
-    if (!linesMatch(lines, i, wantTrim)) continue;
-    for (let k = 0; k < want.length; k++) {
+  const fileTrim = lines.map((l) => l.trim());
+  const last = want.length - 1;
+  let budget = 4 * (lines.length + want.length);
+  for (const i of candidateStarts(fileTrim, wantTrim)) {
+    if (!endsMatch(fileTrim, i, wantTrim)) continue;
+    for (let k = 0; k <= last; k++) {
+      if (--budget < 0) return null;
       const fileIndent = leading(lines[i + k]!);
       const wantIndent = leading(want[k]!);
       // The first line may be the tail of a file line: only its own indentation can be compared.
@@ -182,15 +204,41 @@ export function indentationHint(fileLf: string, oldTextLf: string): NotFoundHint
   return null;
 }
 
-function linesMatch(lines: readonly string[], at: number, wantTrim: readonly string[]): boolean {
+/** File line indexes where `wantTrim`'s middle lines (all but the first and last) match exactly. */
+function* candidateStarts(fileTrim: readonly string[], wantTrim: readonly string[]): Generator<number> {
   const last = wantTrim.length - 1;
-  return wantTrim.every((w, k) => {
-    const have = lines[at + k]!.trim();
-    if (last === 0) return w !== "" && have.includes(w);
-    if (k === 0) return have.endsWith(w);
-    if (k === last) return have.startsWith(w);
-    return have === w;
-  });
+  if (last <= 1) {
+    for (let i = 0; i + wantTrim.length <= fileTrim.length; i++) yield i;
+    return;
+  }
+  for (const at of sequenceMatches(fileTrim, wantTrim.slice(1, last))) {
+    if (at >= 1 && at - 1 + wantTrim.length <= fileTrim.length) yield at - 1;
+  }
+}
+
+/** Start indexes of every occurrence of `needle` (non-empty) in `hay`, compared with ===; KMP, O(n + m). */
+function* sequenceMatches(hay: readonly string[], needle: readonly string[]): Generator<number> {
+  const fail = new Int32Array(needle.length);
+  for (let i = 1, k = 0; i < needle.length; i++) {
+    while (k > 0 && needle[i] !== needle[k]) k = fail[k - 1]!;
+    if (needle[i] === needle[k]) k++;
+    fail[i] = k;
+  }
+  for (let i = 0, k = 0; i < hay.length; i++) {
+    while (k > 0 && hay[i] !== needle[k]) k = fail[k - 1]!;
+    if (hay[i] === needle[k]) k++;
+    if (k === needle.length) {
+      yield i - k + 1;
+      k = fail[k - 1]!;
+    }
+  }
+}
+
+/** The first and last wanted lines against the file lines at `at` (the middle ones already matched). */
+function endsMatch(fileTrim: readonly string[], at: number, wantTrim: readonly string[]): boolean {
+  const last = wantTrim.length - 1;
+  if (last === 0) return wantTrim[0] !== "" && fileTrim[at]!.includes(wantTrim[0]!);
+  return fileTrim[at]!.endsWith(wantTrim[0]!) && fileTrim[at + last]!.startsWith(wantTrim[last]!);
 }
 
 function leading(line: string): string {

@@ -76,7 +76,8 @@ export function normalizeForFuzzyMatch(textLf: string): FuzzyText {
     const s = m.index;
     const e = s + m[0].length;
     if (m[0] === "\n") trimLine();
-    const norm = m[0] === "\n" ? "\n" : normalizeCluster(m[0]);
+    // A lone ASCII unit is its own normal form (NFKC and the replacements only change non-ASCII).
+    const norm = m[0].length === 1 && m[0].charCodeAt(0) < 0x80 ? m[0] : normalizeCluster(m[0]);
     for (let k = 0; k < norm.length; k++) {
       out.push(norm[k]!);
       start.push(s);

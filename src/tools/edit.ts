@@ -108,7 +108,7 @@ export function createEditTool(): Tool<typeof editSchema, EditToolDetails> {
         throw new InvalidArgumentError(describeEditFailure(result.failure, args.path, args.edits.length));
       throwIfAborted(signal);
       await sandbox.writeFile(canonical, Buffer.from(result.text, "utf8"), { signal });
-      const { diff, patch, firstChangedLine } = buildEditDiff(args.path, result.oldLf, result.newLf);
+      const { diff, patch, firstChangedLine } = await buildEditDiff(args.path, result.oldLf, result.newLf);
       const n = args.edits.length;
       return {
         content: [

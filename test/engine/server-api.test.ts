@@ -141,7 +141,7 @@ describeEngine("warden serve on the engine: two tenants", () => {
     // Each tenant sees only its own file, and only its own session.
     const patchA = await (await call(A, `/v1/sessions/${sa!.id}/changes`)).text();
     expect(patchA).toBe(
-      "diff --git a/who.txt b/who.txt\n--- /dev/null\n+++ b/who.txt\n@@ -0,0 +1,1 @@\n+alpha\n",
+      "diff --git a/who.txt b/who.txt\nnew file mode 100644\n--- /dev/null\n+++ b/who.txt\n@@ -0,0 +1,1 @@\n+alpha\n",
     );
     const listB = (await (await call(B, "/v1/sessions")).json()) as { sessions: { id: string }[] };
     expect(listB.sessions.map((s) => s.id)).toEqual([sb!.id]);

@@ -4,6 +4,7 @@ import {
   countOccurrences,
   detectLineEnding,
   indentationHint,
+  MAX_FUZZY_MATCH_CHARS,
 } from "../../src/tools/edit-match.js";
 import { normalizeForFuzzyMatch, toLf } from "../../src/tools/edit-normalize.js";
 
@@ -38,6 +39,12 @@ describe("toLf", () => {
 });
 
 describe("normalizeForFuzzyMatch", () => {
+  it("keeps an ASCII letter and the combining mark after it one cluster (NFKC composes them)", () => {
+    const f = normalizeForFuzzyMatch("cafe\u0301 \u2018x\u2019");
+    expect(f.text).toBe("caf\u00E9 'x'");
+    expect([f.start[3], f.end[3]]).toEqual([3, 5]);
+  });
+
   it("applies NFKC, quotes, dashes, special spaces and trailing-whitespace rules", () => {
     const input = "\u201Chi\u201D \u2018x\u2019 a\u2014b\u2212c \uFB01 x\u00A0y  \t\nnext\u3000";
     expect(normalizeForFuzzyMatch(input).text).toBe("\"hi\" 'x' a-b-c fi x y\nnext");
@@ -88,6 +95,27 @@ describe("applyEdits", () => {
     expect(indentationHint("a\n    b\nc", "\tb")).toEqual({ kind: "file-uses-spaces", line: 2 });
     expect(indentationHint("a\n    b\n    c\n", "a\n  b\n  c")).toEqual({ kind: "indentation", line: 2 });
     expect(indentationHint("a\nb\n", "zzz")).toBeNull();
+  });
+
+  it("tries only exact matches in a file over MAX_FUZZY_MATCH_CHARS, and says so", () => {
+    const file = `${"a".repeat(MAX_FUZZY_MATCH_CHARS)}\nsay(\u201Chi\u201D)\n`;
+    expect(apply(file, ['say("hi")', "x"])).toEqual({
+      ok: false,
+      failure: {
+        kind: "not-found",
+        index: 0,
+        hint: { kind: "exact-only", limitChars: MAX_FUZZY_MATCH_CHARS },
+      },
+    });
+    expect(apply(file.slice(MAX_FUZZY_MATCH_CHARS - 10), ['say("hi")', "x"])).toMatchObject({ ok: true });
+  });
+
+  it("finds the hint past thousands of near matches (middle lines matched in linear time)", () => {
+    // Every start is a near match for 11,999 lines; the old search re-compared them at each start.
+    const file = `${"x\n".repeat(24_000)}\ty\n`;
+    const want = `${"x\n".repeat(11_999)}    y`;
+    expect(indentationHint(file, want)).toEqual({ kind: "file-uses-tabs", line: 24_001 });
+    expect(indentationHint(file, `${"x\n".repeat(11_999)}z`)).toBeNull();
   });
 
   it("matches fuzzily on oldText only and writes newText byte for byte", () => {

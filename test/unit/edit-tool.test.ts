@@ -154,10 +154,10 @@ describe("edit tool (fake sandbox)", () => {
 });
 
 describe("buildEditDiff", () => {
-  it("shows 4 context lines, ellipses and padded line numbers, plus a unified patch", () => {
+  it("shows 4 context lines, ellipses and padded line numbers, plus a unified patch", async () => {
     const old = `${Array.from({ length: 12 }, (_, i) => `l${i + 1}`).join("\n")}\n`;
     const neu = old.replace("l6\n", "six\n");
-    const d = buildEditDiff("f.txt", old, neu);
+    const d = await buildEditDiff("f.txt", old, neu);
     expect(d.diff).toBe(
       [
         "    ...",

@@ -5,6 +5,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -95,5 +96,29 @@ describe("review apply", () => {
     ];
     await expect(applyChanges(root, outward, { snapshot })).rejects.toThrow("outside the workspace");
     expect(readdirSync(outside)).toEqual([]);
+  });
+
+  it("never writes through a parent directory that is a host link, even one pointing inside", async () => {
+    const root = host();
+    mkdirSync(join(root, "real"));
+    symlinkSync(join(root, "real"), join(root, "alias"));
+    const snapshot = await snapshotHost(root);
+    const through: FileChange[] = [
+      { path: "alias/f.txt", kind: "added", oldBytes: null, newBytes: Buffer.from("x"), mode: 0o644 },
+    ];
+    await expect(applyChanges(root, through, { snapshot })).rejects.toThrow(
+      `Path 'alias/f.txt' resolves to '${realpathSync(root)}/alias (not a directory: a link or file)'`,
+    );
+    expect(readdirSync(join(root, "real"))).toEqual([]);
+  });
+
+  it("hashes a host link by its target and does not descend linked directories in the snapshot", async () => {
+    const root = host();
+    const outside = mkdtempSync(join(tmpdir(), "warden-outside-"));
+    writeFileSync(join(outside, "secret"), "s\n");
+    symlinkSync(outside, join(root, "out"));
+    const snapshot = await snapshotHost(root);
+    expect(snapshot.get("out")).toBe(`link:${outside}`);
+    expect(snapshot.has("out/secret")).toBe(false);
   });
 });

@@ -10,8 +10,15 @@ import {
   formatDiffstat,
   formatPatch,
   hostPathFor,
+  patchChanges,
 } from "../../src/review/index.js";
-import type { FileStat as SandboxStat, WorkspaceChange } from "../../src/sandbox/types.js";
+import type {
+  ExecCommand,
+  ExecOptions,
+  ExecResult,
+  FileStat as SandboxStat,
+  WorkspaceChange,
+} from "../../src/sandbox/types.js";
 
 /** A sandbox stand-in: files and links under /workspace, and the change list. */
 function fakeSandbox(files: Record<string, string | Buffer | { link: string }>, changed: WorkspaceChange[]) {
@@ -35,6 +42,15 @@ function fakeSandbox(files: Record<string, string | Buffer | { link: string }>, 
         throw new Error("not a file");
       const data = Buffer.from(entry);
       return { data, totalBytes: data.length };
+    },
+    // Only `readlink -n -- <path>` is asked for, to show a sandbox link by its target.
+    exec: async (command: ExecCommand, options?: ExecOptions): Promise<ExecResult> => {
+      const argv = "argv" in command ? command.argv : [];
+      const entry = files[(argv[3] ?? "").replace("/workspace/", "")];
+      if (argv[0] !== "readlink" || typeof entry !== "object" || !("link" in entry))
+        throw new Error("unexpected");
+      options?.onStdout?.(Buffer.from(entry.link));
+      return { exitCode: 0, timedOut: false, aborted: false, durationMs: 0 };
     },
   };
 }
@@ -66,7 +82,7 @@ describe("review changes", () => {
   it("builds a git-format patch that git apply accepts and that reproduces the sandbox files", async () => {
     const host = hostFixture();
     const changes = await collectChanges(fakeSandbox(sandboxFiles, changed), host);
-    const patch = formatPatch(changes);
+    const patch = await formatPatch(changes);
     expect(patch).toBe(
       [
         "diff --git a/gone.txt b/gone.txt",
@@ -87,6 +103,13 @@ describe("review changes", () => {
         " five",
         " six",
         " seven",
+        "diff --git a/link b/link",
+        "new file mode 120000",
+        "--- /dev/null",
+        "+++ b/link",
+        "@@ -0,0 +1,1 @@",
+        "+/etc/passwd",
+        "\\ No newline at end of file",
         "diff --git a/run.sh b/run.sh",
         "new file mode 100755",
         "--- /dev/null",
@@ -113,13 +136,14 @@ describe("review changes", () => {
     expect(readFileSync(join(copy, "run.sh"), "utf8")).toBe("#!/bin/sh\necho hi\n");
   });
 
-  it("never reads through a symlink: it is reported as special with no bytes", async () => {
+  it("never reads through a symlink: it is carried by its target text, special (never applied)", async () => {
     const changes = await collectChanges(fakeSandbox(sandboxFiles, changed), hostFixture());
     expect(changes.find((c) => c.path === "link")).toEqual({
       path: "link",
       kind: "added",
       oldBytes: null,
-      newBytes: null,
+      newBytes: Buffer.from("/etc/passwd"),
+      newLink: true,
       special: "symlink",
     });
   });
@@ -130,14 +154,14 @@ describe("review changes", () => {
       fakeSandbox({ "b.bin": Buffer.from([0, 1, 2]) }, [{ path: "b.bin", kind: "added" }]),
       host,
     );
-    expect(formatPatch(changes)).toBe(
+    expect(await formatPatch(changes)).toBe(
       "diff --git a/b.bin b/b.bin\nnew file mode 100644\nBinary files /dev/null and b/b.bin differ\n",
     );
   });
 
   it("computes a diffstat like git's", async () => {
     const changes = await collectChanges(fakeSandbox(sandboxFiles, changed), hostFixture());
-    const stat = computeDiffstat(changes);
+    const stat = computeDiffstat(await patchChanges(changes));
     expect(stat.added).toBe(4);
     expect(stat.removed).toBe(3);
     expect(formatDiffstat(stat)).toBe(
@@ -167,6 +191,73 @@ describe("review changes", () => {
       fakeSandbox({ hl: "x\n" }, [{ path: "hl", kind: "modified" }]),
       host,
     );
-    expect(changes[0]).toMatchObject({ path: "hl", oldBytes: null, special: "symlink" });
+    expect(changes[0]).toMatchObject({
+      path: "hl",
+      oldBytes: Buffer.from("/etc/hostname"),
+      oldLink: true,
+      special: "symlink",
+    });
+    // As git shows a file that replaced a link: the link deleted (by its target), the file added.
+    expect(await formatPatch(changes)).toBe(
+      [
+        "diff --git a/hl b/hl",
+        "deleted file mode 120000",
+        "--- a/hl",
+        "+++ /dev/null",
+        "@@ -1,1 +0,0 @@",
+        "-/etc/hostname",
+        "\\ No newline at end of file",
+        "diff --git a/hl b/hl",
+        "new file mode 100644",
+        "--- /dev/null",
+        "+++ b/hl",
+        "@@ -0,0 +1,1 @@",
+        "+x",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("case: a deleted host link is shown by its target, never by the content of the file it names", async () => {
+    const host = hostFixture();
+    const secret = join(mkdtempSync(join(tmpdir(), "warden-secret-")), "marker");
+    writeFileSync(secret, "SECRET-MARKER\n");
+    symlinkSync(secret, join(host, "leak"));
+    const changes = await collectChanges(fakeSandbox({}, [{ path: "leak", kind: "deleted" }]), host);
+    const patch = await formatPatch(changes);
+    expect(patch).toBe(
+      [
+        "diff --git a/leak b/leak",
+        "deleted file mode 120000",
+        "--- a/leak",
+        "+++ /dev/null",
+        "@@ -1,1 +0,0 @@",
+        `-${secret}`,
+        "\\ No newline at end of file",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("never reads through a linked parent directory on the host (the old side is absent)", async () => {
+    const host = hostFixture();
+    const outside = mkdtempSync(join(tmpdir(), "warden-secret-"));
+    writeFileSync(join(outside, "marker"), "SECRET-MARKER\n");
+    symlinkSync(outside, join(host, "dir"));
+    const changes = await collectChanges(fakeSandbox({}, [{ path: "dir/marker", kind: "deleted" }]), host);
+    expect(changes).toEqual([{ path: "dir/marker", kind: "deleted", oldBytes: null, newBytes: null }]);
+    expect(await formatPatch(changes)).toBe("");
+  });
+
+  it("marks files over maxFileBytes with oversize: 'mark' (shown as binary), or names the limit", async () => {
+    const host = hostFixture();
+    const sandbox = fakeSandbox({ "keep.txt": "x".repeat(100) }, [{ path: "keep.txt", kind: "modified" }]);
+    const marked = await collectChanges(sandbox, host, { maxFileBytes: 50, oversize: "mark" });
+    expect(await formatPatch(marked)).toBe(
+      "diff --git a/keep.txt b/keep.txt\nBinary files a/keep.txt and b/keep.txt differ\n",
+    );
+    await expect(collectChanges(sandbox, host, { maxFileBytes: 50 })).rejects.toThrow(
+      "Sandbox file keep.txt is 100 bytes, over the review limit of 50.",
+    );
   });
 });

@@ -35,7 +35,13 @@ export function fakeSandbox(
     info: full,
     exec: notUsed,
     writeFile: notUsed,
-    stat: notUsed,
+    // /changes stats each changed path: the fake's files are all regular files.
+    async stat(path) {
+      const text = files[path.replace(/^\/workspace\//, "")];
+      return text === undefined
+        ? null
+        : { type: "file", size: Buffer.byteLength(text), mode: 0o644, mtimeMs: 0 };
+    },
     realpath: notUsed,
     listDir: notUsed,
     async readFile(path) {

@@ -257,7 +257,7 @@ describe("warden serve: sessions", () => {
     expect(patch.statusCode).toBe(200);
     expect(patch.body).toBe(
       "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,1 +1,1 @@\n-old\n+new\n" +
-        "diff --git a/b.txt b/b.txt\n--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1,1 @@\n+added\n",
+        "diff --git a/b.txt b/b.txt\nnew file mode 100644\n--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1,1 @@\n+added\n",
     );
     const tar = await server.app.inject({
       method: "GET",

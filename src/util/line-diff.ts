@@ -1,0 +1,180 @@
+/**
+ * Line diffs that never hold the event loop: jsdiff's `structuredPatch` (Myers; its time grows with
+ * the square of the edit length D) runs inline only for small inputs with a tight edit bound,
+ * otherwise in a bounded WorkerPool with a time bound, and is not tried at all when a linear count
+ * shows D over MAX_DIFF_EDIT_LINES. When a bound is exceeded (that count, the diff timeout, the pool
+ * queue full, a worker out of memory) the
+ * result is a whole-region replacement hunk instead: common leading and trailing lines are kept as
+ * context, everything between is removed and added. That is still a correct patch (`git apply`
+ * takes it), only not minimal. Hunks use jsdiff's shape and conventions (`oldStart` 1-based, a
+ * `\ No newline at end of file` line after a last line without newline).
+ */
+
+import { createRequire } from "node:module";
+import { availableParallelism } from "node:os";
+import { structuredPatch } from "diff";
+import { isAbortError, throwIfAborted } from "./abort.js";
+import { WorkerPool } from "./worker-pool.js";
+
+/** One hunk, as jsdiff's structuredPatch gives it. */
+export interface LineHunk {
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+  lines: string[];
+}
+
+/** Inputs up to this many UTF-16 units (both sides together) are diffed on the calling thread. */
+export const INLINE_DIFF_MAX_CHARS = 32 * 1024;
+/** Inline diffs give up (and go to the pool) beyond this edit length (lines added plus removed). */
+const INLINE_MAX_EDIT_LENGTH = 64;
+/** A pool diff gives up after this many ms and the whole-region hunk is used. */
+export const DIFF_TIMEOUT_MS = 1000;
+/**
+ * Lines of one side with no equal line left on the other (a lower bound of D, counted in linear
+ * time) above which no Myers diff is tried (1,000 such lines take about 0.3 s of CPU in jsdiff).
+ */
+export const MAX_DIFF_EDIT_LINES = 1000;
+
+const NO_NEWLINE = "\\ No newline at end of file";
+
+const diffModule = createRequire(import.meta.url).resolve("diff");
+
+// The worker: one structuredPatch per message; `null` when jsdiff hit its timeout.
+const WORKER_SOURCE = `
+const { parentPort } = require("node:worker_threads");
+const { structuredPatch } = require(${JSON.stringify(diffModule)});
+parentPort.on("message", (job) => {
+  try {
+    const patch = structuredPatch("a", "b", job.oldText, job.newText, undefined, undefined,
+      { context: job.context, timeout: job.timeoutMs });
+    parentPort.postMessage({ ok: true, value: patch === undefined ? null : patch.hunks });
+  } catch (err) {
+    parentPort.postMessage({ ok: false, message: String((err && err.message) || err) });
+  }
+});
+`;
+
+interface DiffJob {
+  oldText: string;
+  newText: string;
+  context: number;
+  timeoutMs: number;
+}
+
+let pool: WorkerPool<DiffJob, LineHunk[] | null> | undefined;
+
+/** The process-wide diff pool: min(2, cores - 1) workers (at least 1), 32 queued jobs, 512 MiB heap each. */
+function diffPool(): WorkerPool<DiffJob, LineHunk[] | null> {
+  pool ??= new WorkerPool({
+    source: WORKER_SOURCE,
+    size: Math.max(1, Math.min(2, availableParallelism() - 1)),
+    maxQueued: 32,
+    idleMs: 10_000,
+    maxHeapMb: 512,
+  });
+  return pool;
+}
+
+/**
+ * The hunks between `oldText` and `newText` with `context` lines around each change (empty when
+ * equal). Rejects only AbortError when `signal` fires; every bound falls back to wholeRegionHunks.
+ */
+export async function diffLineHunks(
+  oldText: string,
+  newText: string,
+  options: { context: number; signal?: AbortSignal },
+): Promise<LineHunk[]> {
+  throwIfAborted(options.signal);
+  if (oldText === newText) return [];
+  const oldLines = splitLines(oldText);
+  const newLines = splitLines(newText);
+  if (unmatchedLines(oldLines, newLines) > MAX_DIFF_EDIT_LINES) {
+    return wholeRegionOfLines(oldLines, newLines, options.context);
+  }
+  if (oldText.length + newText.length <= INLINE_DIFF_MAX_CHARS) {
+    const patch = structuredPatch("a", "b", oldText, newText, undefined, undefined, {
+      context: options.context,
+      maxEditLength: INLINE_MAX_EDIT_LENGTH,
+    });
+    if (patch !== undefined) return patch.hunks;
+  }
+  try {
+    const job = { oldText, newText, context: options.context, timeoutMs: DIFF_TIMEOUT_MS };
+    const hunks = await diffPool().run(job, { signal: options.signal });
+    if (hunks !== null) return hunks;
+  } catch (err) {
+    if (isAbortError(err)) throw err;
+    // Pool full or worker out of memory: the bounded fallback below.
+  }
+  throwIfAborted(options.signal);
+  return wholeRegionHunks(oldText, newText, options.context);
+}
+
+/** Lines with their "\n" kept (the last one may lack it). */
+function splitLines(text: string): string[] {
+  const lines: string[] = [];
+  for (let at = 0; at < text.length; ) {
+    const end = text.indexOf("\n", at);
+    const next = end === -1 ? text.length : end + 1;
+    lines.push(text.slice(at, next));
+    at = next;
+  }
+  return lines;
+}
+
+/** Lines of `a` and `b` with no equal line left on the other side (multiset difference); O(n). */
+function unmatchedLines(a: readonly string[], b: readonly string[]): number {
+  const counts = new Map<string, number>();
+  for (const line of a) counts.set(line, (counts.get(line) ?? 0) + 1);
+  let unmatched = 0;
+  for (const line of b) {
+    const left = counts.get(line);
+    if (left) counts.set(line, left - 1);
+    else unmatched++;
+  }
+  for (const left of counts.values()) unmatched += left;
+  return unmatched;
+}
+
+/**
+ * One hunk replacing everything between the common leading and trailing lines (linear time), with
+ * up to `context` of those lines around it; [] when the texts are equal.
+ */
+export function wholeRegionHunks(oldText: string, newText: string, context: number): LineHunk[] {
+  if (oldText === newText) return [];
+  return wholeRegionOfLines(splitLines(oldText), splitLines(newText), context);
+}
+
+function wholeRegionOfLines(a: readonly string[], b: readonly string[], context: number): LineHunk[] {
+  let head = 0;
+  while (head < a.length && head < b.length && a[head] === b[head]) head++;
+  let tail = 0;
+  while (
+    tail < a.length - head &&
+    tail < b.length - head &&
+    a[a.length - 1 - tail] === b[b.length - 1 - tail]
+  )
+    tail++;
+  const before = Math.min(context, head);
+  const after = Math.min(context, tail);
+  const lines: string[] = [];
+  const push = (mark: string, line: string) => {
+    if (line.endsWith("\n")) lines.push(mark + line.slice(0, -1));
+    else lines.push(mark + line, NO_NEWLINE);
+  };
+  for (const line of a.slice(head - before, head)) push(" ", line);
+  for (const line of a.slice(head, a.length - tail)) push("-", line);
+  for (const line of b.slice(head, b.length - tail)) push("+", line);
+  for (const line of a.slice(a.length - tail, a.length - tail + after)) push(" ", line);
+  return [
+    {
+      oldStart: head - before + 1,
+      oldLines: before + (a.length - tail - head) + after,
+      newStart: head - before + 1,
+      newLines: before + (b.length - tail - head) + after,
+      lines,
+    },
+  ];
+}

@@ -1,0 +1,169 @@
+/**
+ * A small bounded pool of worker threads (node:worker_threads) for CPU-heavy pure functions, so one
+ * request's work never holds the event loop. Workers run `source` (CommonJS, `eval: true`) which must
+ * answer each message `input` with `{ ok: true, value }` or `{ ok: false, message }`, one job at a
+ * time. At most `size` workers run; jobs beyond them wait in a queue of at most `maxQueued`.
+ * Idle workers are unref'd (they never keep the process alive) and exit after `idleMs`, so their
+ * memory returns; each has a heap cap (`maxHeapMb`) so one job cannot grow the process without bound.
+ */
+import { Worker } from "node:worker_threads";
+import { AbortError, onAbort, throwIfAborted } from "./abort.js";
+
+/** Shape and limits of a pool. */
+export interface WorkerPoolOptions {
+  /** CommonJS source each worker evaluates (see the module docstring for its message protocol). */
+  source: string;
+  /** Most workers at once (>= 1). */
+  size: number;
+  /** Most jobs waiting for a worker; `run` rejects WorkerPoolFullError beyond it. */
+  maxQueued: number;
+  /** An idle worker exits after this many ms. */
+  idleMs: number;
+  /** Old-generation heap cap of each worker, MiB (worker resourceLimits). */
+  maxHeapMb: number;
+}
+
+/** The queue of a pool is full (`maxQueued` jobs waiting); nothing was run. */
+export class WorkerPoolFullError extends Error {
+  readonly code = "WORKER_POOL_FULL";
+  constructor(readonly maxQueued: number) {
+    super(`worker pool queue is full (${maxQueued} jobs waiting)`);
+    this.name = "WorkerPoolFullError";
+  }
+}
+
+/** A worker failed a job: it threw (`message`), or died (out of memory: code ERR_WORKER_OUT_OF_MEMORY). */
+export class WorkerJobError extends Error {
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+    this.name = "WorkerJobError";
+  }
+}
+
+interface Job {
+  input: unknown;
+  resolve: (value: unknown) => void;
+  reject: (err: Error) => void;
+  detach: () => void;
+}
+
+interface Slot {
+  worker: Worker;
+  job?: Job;
+  idleTimer?: NodeJS.Timeout;
+  dead: boolean;
+}
+
+/** See the module docstring. `run` resolves the worker's value; `close` ends every worker. */
+export class WorkerPool<In, Out> {
+  readonly #options: WorkerPoolOptions;
+  readonly #idle: Slot[] = [];
+  readonly #slots = new Set<Slot>();
+  readonly #queue: Job[] = [];
+
+  constructor(options: WorkerPoolOptions) {
+    this.#options = { ...options, size: Math.max(1, options.size) };
+  }
+
+  /** Workers alive now (busy or idle), for tests and metrics. */
+  get workers(): number {
+    return this.#slots.size;
+  }
+
+  /**
+   * Runs one job. Rejects WorkerPoolFullError when the queue is full, AbortError when `signal` fires
+   * (a running worker is terminated, so its CPU is freed at once), WorkerJobError when the worker
+   * threw or died.
+   */
+  run(input: In, options: { signal?: AbortSignal } = {}): Promise<Out> {
+    throwIfAborted(options.signal);
+    const free = this.#idle.length > 0 || this.#slots.size < this.#options.size;
+    if (!free && this.#queue.length >= this.#options.maxQueued) {
+      return Promise.reject(new WorkerPoolFullError(this.#options.maxQueued));
+    }
+    return new Promise<Out>((resolve, reject) => {
+      const job: Job = { input, resolve: resolve as (v: unknown) => void, reject, detach: () => {} };
+      job.detach = onAbort(options.signal, () => this.#abort(job));
+      this.#queue.push(job);
+      this.#pump();
+    });
+  }
+
+  /** Terminates every worker; queued and running jobs reject AbortError. */
+  async close(): Promise<void> {
+    for (const job of this.#queue.splice(0)) this.#settle(job, new AbortError("worker pool closed"));
+    await Promise.all([...this.#slots].map((slot) => this.#kill(slot, new AbortError("worker pool closed"))));
+  }
+
+  #pump(): void {
+    while (this.#queue.length > 0) {
+      const slot = this.#idle.pop() ?? (this.#slots.size < this.#options.size ? this.#spawn() : undefined);
+      if (!slot) return;
+      const job = this.#queue.shift()!;
+      clearTimeout(slot.idleTimer);
+      slot.job = job;
+      slot.worker.ref();
+      slot.worker.postMessage(job.input);
+    }
+  }
+
+  #spawn(): Slot {
+    const worker = new Worker(this.#options.source, {
+      eval: true,
+      resourceLimits: { maxOldGenerationSizeMb: this.#options.maxHeapMb },
+    });
+    const slot: Slot = { worker, dead: false };
+    this.#slots.add(slot);
+    worker.on("message", (reply: { ok: boolean; value?: unknown; message?: string }) => {
+      const job = slot.job;
+      if (!job) return;
+      slot.job = undefined;
+      worker.unref();
+      slot.idleTimer = setTimeout(() => void this.#kill(slot), this.#options.idleMs).unref();
+      this.#idle.push(slot);
+      if (reply.ok) this.#settle(job, undefined, reply.value);
+      else this.#settle(job, new WorkerJobError(reply.message ?? "worker job failed"));
+      this.#pump();
+    });
+    worker.on("error", (err: Error & { code?: string }) => {
+      void this.#kill(slot, new WorkerJobError(err.message, err.code));
+    });
+    worker.on("exit", () => {
+      void this.#kill(slot, new WorkerJobError("worker exited during a job"));
+    });
+    return slot;
+  }
+
+  #settle(job: Job, err: Error | undefined, value?: unknown): void {
+    job.detach();
+    if (err) job.reject(err);
+    else job.resolve(value);
+  }
+
+  async #kill(slot: Slot, reason?: Error): Promise<void> {
+    if (slot.dead) return;
+    slot.dead = true;
+    clearTimeout(slot.idleTimer);
+    this.#slots.delete(slot);
+    const at = this.#idle.indexOf(slot);
+    if (at !== -1) this.#idle.splice(at, 1);
+    const job = slot.job;
+    slot.job = undefined;
+    if (job) this.#settle(job, reason ?? new WorkerJobError("worker ended"));
+    this.#pump();
+    await slot.worker.terminate();
+  }
+
+  #abort(job: Job): void {
+    const queued = this.#queue.indexOf(job);
+    if (queued !== -1) {
+      this.#queue.splice(queued, 1);
+      this.#settle(job, new AbortError());
+      return;
+    }
+    for (const slot of this.#slots) if (slot.job === job) void this.#kill(slot, new AbortError());
+  }
+}
