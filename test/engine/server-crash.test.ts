@@ -1,15 +1,18 @@
 /**
- * `kill -9` of `warden serve` with live sessions (one call still running), then a restart: the live
- * sessions are adopted (records intact, files still there), a container whose record was never
- * written is removed as an orphan, so are a workspace volume left without its container and the
- * dead server's spill directories, every audit line is whole JSON, and a SIGTERM with
- * `--on-exit close` leaves no container.
+ * `kill -9` of `warden serve` with live sessions (one call still running, one tar upload half
+ * sent), then a restart: the live sessions are adopted (records intact, files still there) with
+ * their exec channel re-attached, the command that was running is killed and audited
+ * `interrupted`, a container whose record was never written is removed as an orphan, so are a
+ * workspace volume left without its container, the dead server's spill directories and the half
+ * unpacked upload; every audit line is whole JSON, and a SIGTERM with `--on-exit close` leaves no
+ * container.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp, readdir, readFile, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
+import tar from "tar-stream";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { serverControllerId } from "../../src/server/reconcile.js";
 import { describeEngine } from "../helpers/engine.js";
@@ -24,6 +27,14 @@ import {
 } from "./server-fixture.js";
 
 const TENANT = `test-crash-${randomBytes(4).toString("hex")}`;
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 const KEY = `key-${TENANT}`;
 
 describeEngine("warden serve: kill -9 and restart", () => {
@@ -32,7 +43,37 @@ describeEngine("warden serve: kill -9 and restart", () => {
   let config: string;
   const children: ServeChild[] = [];
 
-  const { api, bash: run } = tenantClient(KEY);
+  const { api, bash: run, bashText } = tenantClient(KEY);
+
+  /** warden_sessions_by_exec_path{exec_path} from /metrics. */
+  const metric = async (s: ServeChild, path: string): Promise<number> => {
+    const text = await (await fetch(`${s.url}/metrics`)).text();
+    const m = new RegExp(`^warden_sessions_by_exec_path\\{exec_path="${path}"\\} (\\d+)$`, "m").exec(text);
+    return Number(m?.[1] ?? Number.NaN);
+  };
+
+  /** POSTs a workspace tar whose one 4 MiB file is only partly sent; the body never ends. */
+  const startUpload = (s: ServeChild) => {
+    const pack = tar.pack();
+    const chunks: Buffer[] = [];
+    pack.on("data", (c: unknown) => {
+      chunks.push(c as Buffer);
+    });
+    const entry = pack.entry({ name: "big.bin", size: 4 << 20 }, () => undefined);
+    entry.write(Buffer.alloc(256 << 10, 0x61));
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        await new Promise((r) => setImmediate(r));
+        for (const c of chunks) controller.enqueue(c);
+      },
+    });
+    return api(s, "/v1/sessions", {
+      method: "POST",
+      body,
+      headers: { "content-type": "application/x-tar" },
+      duplex: "half",
+    } as RequestInit);
+  };
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "warden-crash-"));
@@ -53,6 +94,7 @@ describeEngine("warden serve: kill -9 and restart", () => {
       ids.push(((await res.json()) as { id: string }).id);
     }
     const [kept, busy, unrecorded] = ids as [string, string, string];
+    expect(await metric(first, "channel")).toBe(3);
     expect(
       ((await (await run(first, kept, "echo before > mark.txt")).json()) as { results: unknown[] }).results,
     ).toHaveLength(1);
@@ -61,10 +103,14 @@ describeEngine("warden serve: kill -9 and restart", () => {
     expect(await readdir(join(dir, "state", "spill"))).toHaveLength(1);
     // A call still running when the controller dies.
     const inFlight = run(first, busy, "sleep 30").catch(() => "connection lost");
+    // An upload still being sent: its first file is half written under state/uploads.
+    const upload = startUpload(first).catch(() => "connection lost");
+    await waitFor(async () => (await readdir(join(dir, "state", "uploads")).catch(() => [])).length === 1);
     await new Promise((r) => setTimeout(r, 1000));
     first.child.kill("SIGKILL");
     expect(await first.exited).toBe(null);
     expect(await inFlight).toBe("connection lost");
+    expect(await upload).toBe("connection lost");
     // As if the crash came between creating a container and writing its record.
     await unlink(join(dir, "state", "sessions", `${unrecorded}.json`));
     const recordsBefore = (await readdir(join(dir, "state", "sessions"))).sort();
@@ -87,9 +133,17 @@ describeEngine("warden serve: kill -9 and restart", () => {
     // The dead server's spill directories go too (the cut output's, and the one of the call that was
     // running): no session can read them any more.
     expect(second.stderr()).toContain(
-      "warden serve: adopted 2, dropped 0, removed 1 orphan(s), 1 volume(s), 2 spill dir(s)",
+      "warden serve: adopted 2, dropped 0, removed 1 orphan(s), 1 volume(s), 2 spill dir(s), 1 upload(s); 1 interrupted call(s)",
     );
+    expect(await readdir(join(dir, "state", "uploads"))).toEqual([]);
+    expect(await readdir(join(dir, "state", "inflight"))).toEqual([]);
+    // The adopted sessions' calls go over the re-attached channel, not docker exec.
+    expect(second.stderr()).toContain(`warden serve: session ${kept} calls go through channel`);
+    expect(await metric(second, "channel")).toBe(2);
+    expect(await metric(second, "docker-exec")).toBe(0);
     expect(await readdir(join(dir, "state", "spill"))).toEqual([]);
+    // The `sleep 30` the dead server started is gone (the helper's reset killed it).
+    expect(await bashText(second, busy, "ps -eo comm=")).not.toContain("sleep");
     expect((await docker.listVolumes({ filters: { name: [leaked] } })).Volumes ?? []).toEqual([]);
     const listed = ((await (await api(second, "/v1/sessions")).json()) as { sessions: { id: string }[] })
       .sessions;
@@ -105,6 +159,19 @@ describeEngine("warden serve: kill -9 and restart", () => {
     const audit = (await readFile(join(dir, "state", "audit.jsonl"), "utf8")).split("\n");
     expect(audit.at(-1)).toBe("");
     const entries = audit.slice(0, -1).map((line) => JSON.parse(line) as { kind: string; event?: string });
+    const interrupted = entries.filter((e) => e.kind === "interrupted");
+    expect(interrupted).toEqual([
+      {
+        level: 30,
+        time: expect.any(String),
+        kind: "interrupted",
+        tenant: TENANT,
+        session: busy,
+        toolCallId: "c",
+        tool: "bash",
+        startedAt: expect.any(String),
+      },
+    ]);
     expect(entries.filter((e) => e.kind === "session").map((e) => e.event)).toEqual([
       "created",
       "created",
