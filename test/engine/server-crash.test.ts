@@ -8,7 +8,7 @@
  * container.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readdir, readFile, unlink } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
@@ -143,7 +143,7 @@ describeEngine("warden serve: kill -9 and restart", () => {
     expect(await metric(second, "docker-exec")).toBe(0);
     expect(await readdir(join(dir, "state", "spill"))).toEqual([]);
     // The `sleep 30` the dead server started is gone (the helper's reset killed it).
-    expect(await bashText(second, busy, "ps -eo comm=")).not.toContain("sleep");
+    expect(await bashText(second, busy, "ps -eo args=")).not.toContain("sleep 30");
     expect((await docker.listVolumes({ filters: { name: [leaked] } })).Volumes ?? []).toEqual([]);
     const listed = ((await (await api(second, "/v1/sessions")).json()) as { sessions: { id: string }[] })
       .sessions;
@@ -185,5 +185,30 @@ describeEngine("warden serve: kill -9 and restart", () => {
     expect(await second.exited).toBe(0);
     expect(await tenantContainers(TENANT)).toEqual([]);
     expect(await readdir(join(dir, "state", "sessions"))).toEqual([]);
+  });
+
+  it("docker-exec sandboxes: a restart kills the command the dead server started", async () => {
+    const env = { WARDEN_EXEC_PATH: "docker-exec" };
+    // A state dir of its own: independent of the test above.
+    const own = join(dir, "docker-exec");
+    await mkdir(own);
+    const config = await writeServeConfig(own, TENANT, KEY, { server: { warmPool: { size: 0 } } });
+    const first = await spawnServe(main, config, [], env);
+    children.push(first);
+    const res = await api(first, "/v1/sessions", { method: "POST", body: "{}" });
+    const { id } = (await res.json()) as { id: string };
+    expect(await metric(first, "docker-exec")).toBe(1);
+    const inFlight = run(first, id, "sleep 30").catch(() => "connection lost");
+    await new Promise((r) => setTimeout(r, 1000));
+    first.child.kill("SIGKILL");
+    expect(await inFlight).toBe("connection lost");
+
+    const second = await spawnServe(main, config, ["--on-exit", "close"], env);
+    children.push(second);
+    expect(second.stderr()).toContain(`warden serve: session ${id} calls go through docker-exec`);
+    expect(await metric(second, "docker-exec")).toBe(1);
+    expect(await bashText(second, id, "ps -eo args=")).not.toContain("sleep 30");
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
   });
 });
