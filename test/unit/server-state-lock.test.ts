@@ -89,6 +89,43 @@ describe("warden serve: state dir lock", () => {
     await first.shutdown(0);
   });
 
+  it("the port is bound before reconciling; requests get 503 STARTING until it is done", async () => {
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise((r) => probe.close(r));
+    let open!: () => void;
+    const gate = new Promise<void>((r) => {
+      open = r;
+    });
+    const backend = new FakeBackend();
+    const list = backend.listContainers.bind(backend);
+    backend.listContainers = async (tenants) => {
+      await gate;
+      return list(tenants);
+    };
+    const starting = startServer({
+      config: { ...testConfig(dir), port },
+      backend,
+      audit: createMemoryAuditLog(),
+    });
+    let res: Response | undefined;
+    for (let i = 0; i < 100 && !res; i++) {
+      res = await fetch(`http://127.0.0.1:${port}/v1/sessions`, { headers: auth("alpha") }).catch(
+        () => undefined,
+      );
+      if (!res) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(res?.status).toBe(503);
+    expect(res?.headers.get("retry-after")).toBe("1");
+    expect(((await res?.json()) as { code: string }).code).toBe("STARTING");
+    open();
+    const server = await starting;
+    const after = await fetch(`http://127.0.0.1:${port}/v1/sessions`, { headers: auth("alpha") });
+    expect(after.status).toBe(200);
+    await server.shutdown(0);
+  });
+
   it("a port in use fails naming host:port and the config field, before reconciling", async () => {
     const blocker = createServer();
     await new Promise<void>((r) => blocker.listen(0, "127.0.0.1", r));
