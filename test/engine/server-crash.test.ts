@@ -5,10 +5,12 @@
  * `interrupted`, a container whose record was never written is removed as an orphan, so are a
  * workspace volume left without its container, the dead server's spill directories and the half
  * unpacked upload; every audit line is whole JSON, and a SIGTERM with `--on-exit close` leaves no
- * container.
+ * container. Also: a docker-exec sandbox's running command is killed on adoption too, and a second
+ * server on the same state dir (or one whose port is taken) fails before touching anything.
  */
 import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, readdir, readFile, unlink } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
@@ -27,6 +29,13 @@ import {
 } from "./server-fixture.js";
 
 const TENANT = `test-crash-${randomBytes(4).toString("hex")}`;
+
+/** Ids of the tenant's containers owned by the server of state dir `state`, sorted. */
+const containerIds = async (state: string) =>
+  (await tenantContainers(TENANT))
+    .filter((c) => c.Labels["io.warden.controller"] === serverControllerId(state))
+    .map((c) => c.Id)
+    .sort();
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -83,6 +92,14 @@ describeEngine("warden serve: kill -9 and restart", () => {
   });
 
   afterAll(() => cleanUpServe(children, TENANT, dir, main));
+
+  /** A config with a state dir of its own under `dir/name` (tests below are independent of the first). */
+  const ownConfig = async (name: string, spares: number) => {
+    const own = join(dir, name);
+    await mkdir(own);
+    const config = await writeServeConfig(own, TENANT, KEY, { server: { warmPool: { size: spares } } });
+    return { config, state: join(own, "state") };
+  };
 
   it("restarts with no orphan container, no lost record and no torn audit line", async () => {
     const first = await spawnServe(main, config);
@@ -189,10 +206,7 @@ describeEngine("warden serve: kill -9 and restart", () => {
 
   it("docker-exec sandboxes: a restart kills the command the dead server started", async () => {
     const env = { WARDEN_EXEC_PATH: "docker-exec" };
-    // A state dir of its own: independent of the test above.
-    const own = join(dir, "docker-exec");
-    await mkdir(own);
-    const config = await writeServeConfig(own, TENANT, KEY, { server: { warmPool: { size: 0 } } });
+    const { config } = await ownConfig("docker-exec", 0);
     const first = await spawnServe(main, config, [], env);
     children.push(first);
     const res = await api(first, "/v1/sessions", { method: "POST", body: "{}" });
@@ -210,5 +224,56 @@ describeEngine("warden serve: kill -9 and restart", () => {
     expect(await bashText(second, id, "ps -eo args=")).not.toContain("sleep 30");
     second.child.kill("SIGTERM");
     expect(await second.exited).toBe(0);
+  });
+
+  it("a second server fails naming the first's pid; the first's containers and spares are untouched", async () => {
+    // With one warm spare, which a second server's reconcile would have removed.
+    const { state, config } = await ownConfig("lock", 1);
+    const first = await spawnServe(main, config);
+    children.push(first);
+    const res = await api(first, "/v1/sessions", { method: "POST", body: "{}" });
+    expect(res.status).toBe(201);
+    const { id } = (await res.json()) as { id: string };
+    expect(await bashText(first, id, "echo one > f.txt && cat f.txt")).toBe("one\n");
+    // The warm pool refills one spare after the claim.
+    await waitFor(async () => (await containerIds(state)).length === 2);
+    const before = await containerIds(state);
+    expect(before).toHaveLength(2);
+    const audit = () => readFile(join(state, "audit.jsonl"), "utf8");
+    const auditBefore = await audit();
+
+    const refused = await spawnServe(main, config).then(
+      () => "started",
+      (err: Error) => err.message,
+    );
+    expect(refused).toContain(`is in use by another warden serve (pid ${first.child.pid} on `);
+    expect(await containerIds(state)).toEqual(before);
+    expect(await audit()).toBe(auditBefore);
+    expect(await bashText(first, id, "cat f.txt")).toBe("one\n");
+    const auditAtCrash = await audit();
+
+    // kill -9: the lock stays behind, stale. A port in use still fails first, reconciling nothing.
+    first.child.kill("SIGKILL");
+    await first.exited;
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, "127.0.0.1", r));
+    const port = (blocker.address() as { port: number }).port;
+    const busyPort = await spawnServe(main, config, ["--port", String(port)]).then(
+      () => "started",
+      (err: Error) => err.message,
+    );
+    blocker.close();
+    expect(busyPort).toContain(
+      `Cannot listen on 127.0.0.1:${port}: the address is in use by another process. ` +
+        "Stop that process, or set another 'port' (or 'host') in the config or pass --port.",
+    );
+    expect(await containerIds(state)).toEqual(before);
+    expect(await audit()).toBe(auditAtCrash);
+
+    // A restart after kill -9 takes the stale lock and adopts the session.
+    const restarted = await spawnServe(main, config);
+    children.push(restarted);
+    expect(restarted.stderr()).toContain("warden serve: adopted 1, dropped 0");
+    expect(await bashText(restarted, id, "cat f.txt")).toBe("one\n");
   });
 });

@@ -6,7 +6,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
+import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -18,6 +18,13 @@ import { auth, FakeBackend, testConfig } from "./server-fakes.js";
 /** The pid of a process that has exited. */
 function deadPid(): number {
   return Number(spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"]).stdout);
+}
+
+/** A TCP listener on a free loopback port. */
+async function loopbackListener(): Promise<{ server: Server; port: number }> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return { server, port: (server.address() as { port: number }).port };
 }
 
 describe("warden serve: state dir lock", () => {
@@ -90,10 +97,9 @@ describe("warden serve: state dir lock", () => {
   });
 
   it("the port is bound before reconciling; requests get 503 STARTING until it is done", async () => {
-    const probe = createServer();
-    await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
-    const port = (probe.address() as { port: number }).port;
-    await new Promise((r) => probe.close(r));
+    const probe = await loopbackListener();
+    const port = probe.port;
+    await new Promise((r) => probe.server.close(r));
     let open!: () => void;
     const gate = new Promise<void>((r) => {
       open = r;
@@ -127,9 +133,7 @@ describe("warden serve: state dir lock", () => {
   });
 
   it("a port in use fails naming host:port and the config field, before reconciling", async () => {
-    const blocker = createServer();
-    await new Promise<void>((r) => blocker.listen(0, "127.0.0.1", r));
-    const port = (blocker.address() as { port: number }).port;
+    const { server: blocker, port } = await loopbackListener();
     try {
       const backend = new FakeBackend();
       // An orphan a reconcile would remove.
