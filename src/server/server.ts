@@ -1,9 +1,10 @@
 /**
  * Assembles and runs `warden serve`: the state dir's exclusive lock (state-lock.ts), session
- * records, audit log, metrics, approvals, sessions, the HTTP listener (bound before anything is
- * reconciled, answering 503 until reconciliation is done), start-up reconciliation with the engine,
- * the reaper, and a graceful shutdown (stop accepting; let running calls finish within the grace period, then abort them; close;
- * then the backend's close, which drains the warm pool).
+ * records, the in-flight journal, audit log, metrics, approvals, sessions, the HTTP listener (bound
+ * before anything is reconciled, answering 503 STARTING until reconciliation is done), start-up
+ * reconciliation with the engine, the reaper, and a graceful shutdown (stop accepting; let running
+ * calls finish within the grace period, then abort them; close; then the backend's close, which
+ * drains the warm pool; then the lock is released).
  */
 import { mkdir } from "node:fs/promises";
 import { WardenError } from "../errors.js";
