@@ -122,9 +122,10 @@ describe("warden serve: state dir lock", () => {
       );
       if (!res) await new Promise((r) => setTimeout(r, 50));
     }
-    expect(res?.status).toBe(503);
-    expect(res?.headers.get("retry-after")).toBe("1");
-    expect(((await res?.json()) as { code: string }).code).toBe("STARTING");
+    if (!res) throw new Error("the server never accepted a connection while reconciling");
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("1");
+    expect(((await res.json()) as { code: string }).code).toBe("STARTING");
     open();
     const server = await starting;
     const after = await fetch(`http://127.0.0.1:${port}/v1/sessions`, { headers: auth("alpha") });
