@@ -35,7 +35,11 @@ const RESET_VERSION = 2;
 const KILLED_STATUS = 137;
 
 /** SIGKILLs the process group of every wrapped command (see the file comment). */
-const KILL_WRAPPED = `for f in ${WARDEN_RUN_DIR}/*.pgid; do [ -s "$f" ] || continue; p=$(cat "$f"); kill -s KILL -- -$p 2>/dev/null; done; exit 0`;
+const KILL_WRAPPED = [
+  `for f in ${WARDEN_RUN_DIR}/*.pgid; do`,
+  '  [ -s "$f" ] || continue; p=$(cat "$f"); kill -s KILL -- -$p 2>/dev/null',
+  "done; exit 0",
+].join("\n");
 
 /**
  * Stops what ran in `container` (inspected as `inspect`) and re-attaches its channel when it runs

@@ -2,8 +2,9 @@
  * The real SessionBackend: sessions from src/session's openSession on hardened Docker sandboxes,
  * claimed from a warm pool (src/pool) when one is configured, and, after a restart, sessions
  * re-opened on their still-running containers (`adopt`: what the dead server left running in them
- * is killed and the exec channel re-attached, src/sandbox/adopt.ts). Containers are found and removed by
- * warden's labels (src/sandbox/labels.ts), the way testcontainers-node's sweeper finds its resources.
+ * is killed and the exec channel re-attached, src/sandbox/adopt.ts). Containers are found and
+ * removed by warden's labels (src/sandbox/labels.ts), the way testcontainers-node's sweeper finds
+ * its resources.
  */
 import type Docker from "dockerode";
 import { fromDockerError } from "../errors.js";

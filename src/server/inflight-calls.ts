@@ -69,7 +69,7 @@ export class InflightCalls {
     return () => rm(file, { force: true });
   }
 
-  /** Writes the `interrupted` lines of the batches a crash left (see the file comment) and deletes their files. */
+  /** Writes the `interrupted` lines of the batches a crash left (see above) and deletes their files. */
   async recover(audit: AuditLog): Promise<InterruptedCall[]> {
     const interrupted: InterruptedCall[] = [];
     for (const name of (await readdir(this.dir)).sort()) {
@@ -103,7 +103,7 @@ export class InflightCalls {
     );
   }
 
-  /** Tool-call ids of `session` with a final line (result or interrupted) in the audit log at or after byte `offset`. */
+  /** Call ids of `session` with a final line (result or interrupted) in the audit log from byte `offset`. */
   private async finishedSince(session: string, offset: number): Promise<Set<string>> {
     const ids = new Set<string>();
     if (!this.auditPath || offset < 0) return ids;

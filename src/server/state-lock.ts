@@ -18,7 +18,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { WardenError } from "../errors.js";
 
-/** The state directory is locked by another live `warden serve` (HTTP-free; exits the CLI with the message). */
+/** The state directory is locked by another live `warden serve` (the CLI exits with this message). */
 export class StateDirLockedError extends WardenError {
   constructor(
     readonly stateDir: string,
