@@ -161,6 +161,10 @@ describeEngine("warden serve: kill -9 and restart", () => {
     expect(await readdir(join(dir, "state", "spill"))).toEqual([]);
     // The `sleep 30` the dead server started is gone (the helper's reset killed it).
     expect(await bashText(second, busy, "ps -eo args=")).not.toContain("sleep 30");
+    // PID 1 now keeps copies of the attach pipes for a reset: a command still cannot reach them.
+    expect(await bashText(second, busy, "ls /proc/1/fd 2>&1; echo rc=$?")).toBe(
+      "ls: cannot open directory '/proc/1/fd': Permission denied\nrc=2\n",
+    );
     expect((await docker.listVolumes({ filters: { name: [leaked] } })).Volumes ?? []).toEqual([]);
     const listed = ((await (await api(second, "/v1/sessions")).json()) as { sessions: { id: string }[] })
       .sessions;

@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"syscall"
+	"testing"
+)
 
 func TestResetStateRespawnsOnlyAfterARequest(t *testing.T) {
 	var r resetState
@@ -20,5 +23,20 @@ func TestResetStateRespawnsOnlyAfterARequest(t *testing.T) {
 func TestVersionAnnouncesReset(t *testing.T) {
 	if version != "2" {
 		t.Fatalf("version = %q; the controller re-attaches with --reset only to version 2", version)
+	}
+}
+
+func TestKeptStdioIsCloseOnExec(t *testing.T) {
+	kept := keepStdio()
+	for i, f := range kept {
+		fd := int(f.Fd())
+		if fd <= 2 {
+			t.Fatalf("stdio %d was not copied (fd %d): a reset's child would get /dev/null", i, fd)
+		}
+		flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_GETFD, 0)
+		if errno != 0 || flags&syscall.FD_CLOEXEC == 0 {
+			t.Fatalf("kept stdio %d (fd %d) is not close-on-exec: commands would inherit the channel", i, fd)
+		}
+		_ = f.Close()
 	}
 }
