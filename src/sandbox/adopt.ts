@@ -7,8 +7,9 @@
  * through docker exec makes PID 1 SIGKILL every other process (the old helper child, its
  * commands, the asking process) and start a fresh child on the same attach pipes; the asking
  * process's death by SIGKILL (exit 137) is the signal that it happened. Only then does the
- * controller attach and ping (channel/connect.ts), so the new child never sees half a frame of the
- * dead controller. A helper of version 1 has no reset: such a container keeps docker exec, and
+ * controller attach and ping (channel/connect.ts, the ping repeated every 250 ms: the engine may
+ * attach a running container's output only after the first reply), so the new child never sees
+ * half a frame of the dead controller. A helper of version 1 has no reset: such a container keeps docker exec, and
  * its running commands cannot be told apart from the helper, so they are left (a known limit of
  * containers made by an older image).
  *
@@ -70,7 +71,8 @@ export async function adoptExec(
     };
   }
   try {
-    return { channel: await connectChannel(container, options), execPath: "channel" };
+    const channel = await connectChannel(container, { ...options, retryPingMs: 250 });
+    return { channel, execPath: "channel" };
   } catch (err) {
     return { execPath: "docker-exec", fallbackReason: err instanceof Error ? err.message : String(err) };
   }

@@ -161,6 +161,11 @@ describeEngine("warden serve: kill -9 and restart", () => {
     expect(await readdir(join(dir, "state", "spill"))).toEqual([]);
     // The `sleep 30` the dead server started is gone (the helper's reset killed it).
     expect(await bashText(second, busy, "ps -eo args=")).not.toContain("sleep 30");
+    // Only a docker exec asker resets the helper: a command signalling PID 1 changes nothing.
+    const helperChild = "ps -o pid= --ppid 1 | tr -d ' '";
+    const childPid = await bashText(second, busy, helperChild);
+    expect(await bashText(second, busy, "kill -USR1 1; echo rc=$?; sleep 0.5")).toBe("rc=0\n");
+    expect(await bashText(second, busy, helperChild)).toBe(childPid);
     // PID 1 now keeps copies of the attach pipes for a reset: a command still cannot reach them.
     expect(await bashText(second, busy, "ls /proc/1/fd 2>&1; echo rc=$?")).toBe(
       "ls: cannot open directory '/proc/1/fd': Permission denied\nrc=2\n",

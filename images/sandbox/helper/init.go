@@ -13,10 +13,10 @@
 // Commands the child starts are exec'd normally (execve resets dumpable) and get only the pipes
 // os/exec passes them: Go opens every other fd close-on-exec.
 //
-// Reset (protocol version 2, reset.go): on SIGUSR1 the PID-1 parent SIGKILLs every other process
-// of the container (the child, its commands and the `--reset` process that asked) and starts a
-// fresh child on the same pipes, which it keeps for that as close-on-exec copies (it is not
-// dumpable, so no command can open them). A controller that restarted uses this to re-attach: the
+// Reset (protocol version 2, reset.go): on SIGUSR1, when a docker exec process asks for it, the
+// PID-1 parent SIGKILLs every other process of the container (the child, its commands and the
+// `--reset` process that asked) and starts a fresh child on the same pipes, which it keeps for that
+// as close-on-exec copies (it is not dumpable, so no command can open them). A controller that restarted uses this to re-attach: the
 // old child may have read half a frame of the dead controller, the new one starts clean.
 package main
 
@@ -71,8 +71,10 @@ func runAsInit() {
 		for s := range sigs {
 			mu.Lock()
 			if s == syscall.SIGUSR1 {
-				resets.request()
-				_ = syscall.Kill(-1, syscall.SIGKILL)
+				if resetAsked("/proc") {
+					resets.request()
+					_ = syscall.Kill(-1, syscall.SIGKILL)
+				}
 			} else {
 				_ = child.Signal(s)
 			}
