@@ -16,8 +16,9 @@
 // Reset (protocol version 2, reset.go): on SIGUSR1, when a docker exec process asks for it, the
 // PID-1 parent SIGKILLs every other process of the container (the child, its commands and the
 // `--reset` process that asked) and starts a fresh child on the same pipes, which it keeps for that
-// as close-on-exec copies (it is not dumpable, so no command can open them). A controller that restarted uses this to re-attach: the
-// old child may have read half a frame of the dead controller, the new one starts clean.
+// as close-on-exec copies (it is not dumpable, so no command can open them). A controller that
+// restarted uses this to re-attach: the old child may have read half a frame of the dead
+// controller, the new one starts clean.
 package main
 
 import (
