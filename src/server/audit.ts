@@ -50,7 +50,20 @@ export interface LifecycleAuditEntry {
   containerId?: string;
 }
 
-export type AuditEntry = ToolAuditEntry | RequestAuditEntry | LifecycleAuditEntry;
+/**
+ * A tool call that was accepted but had not finished when the server died (kill -9, crash):
+ * written at the next start by reconcile (inflight-calls.ts). `startedAt` is its batch's start.
+ */
+export interface InterruptedCallAuditEntry {
+  kind: "interrupted";
+  tenant: string;
+  session: string;
+  tool: string;
+  toolCallId: string;
+  startedAt: string;
+}
+
+export type AuditEntry = ToolAuditEntry | InterruptedCallAuditEntry | RequestAuditEntry | LifecycleAuditEntry;
 
 /** Appends audit entries. */
 export interface AuditLog {

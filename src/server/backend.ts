@@ -22,7 +22,9 @@ export interface SessionBackend {
   create(options: SessionOptions): Promise<Session>;
   /**
    * Re-opens the session of `record` on its existing container after a restart, with fresh hooks
-   * from `options`. Resolves null when the container cannot be used (gone or stopped).
+   * from `options`: what the dead server's calls still ran in it is killed and, for a helper
+   * container, the exec channel re-attached (src/sandbox/adopt.ts). Resolves null when the
+   * container cannot be used (gone or stopped).
    */
   adopt(record: SessionRecord, options: SessionOptions): Promise<Session | null>;
   /** Containers labelled with one of `tenants`. */

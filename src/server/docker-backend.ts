@@ -1,8 +1,10 @@
 /**
  * The real SessionBackend: sessions from src/session's openSession on hardened Docker sandboxes,
  * claimed from a warm pool (src/pool) when one is configured, and, after a restart, sessions
- * re-opened on their still-running containers (`adopt`). Containers are found and removed by
- * warden's labels (src/sandbox/labels.ts), the way testcontainers-node's sweeper finds its resources.
+ * re-opened on their still-running containers (`adopt`: what the dead server left running in them
+ * is killed and the exec channel re-attached, src/sandbox/adopt.ts). Containers are found and
+ * removed by warden's labels (src/sandbox/labels.ts), the way testcontainers-node's sweeper finds
+ * its resources.
  */
 import type Docker from "dockerode";
 import { fromDockerError } from "../errors.js";
@@ -13,6 +15,7 @@ import {
   type TenantPools,
   tenantPools,
 } from "../pool/index.js";
+import { adoptExec } from "../sandbox/adopt.js";
 import { removeSandboxResources, removeVolumeIfUnused } from "../sandbox/docker-sandbox.js";
 import { createSandbox, DockerSandbox, getDocker, LABEL } from "../sandbox/index.js";
 import type { PreparedSandbox } from "../sandbox/prepare.js";
@@ -66,6 +69,7 @@ async function baselineOf(hostPath: string | undefined): Promise<WorkspaceHashes
 
 /** Sessions on the Docker engine (see DockerBackendOptions). `close()` drains the warm pool. */
 export function createDockerBackend(options: DockerBackendOptions = {}): SessionBackend {
+  const log = options.log;
   const docker = options.docker ?? getDocker();
   const withSpill = (opts: SessionOptions): SessionOptions => ({
     ...(options.spillDir ? { spillDir: options.spillDir } : {}),
@@ -110,6 +114,12 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
       if (!inspect.State.Running || !sessionLabelOk || labels[LABEL.tenant] !== record.tenant) {
         return null;
       }
+      const exec = await adoptExec(container, inspect, log ? { log } : {});
+      if (exec.fallbackReason) {
+        log?.(
+          `session ${record.id}: no exec channel after adoption (${exec.fallbackReason}); using docker exec`,
+        );
+      }
       const info: SandboxInfo = {
         containerId: inspect.Id,
         sessionId: record.id,
@@ -120,6 +130,7 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
         roots: [WORKSPACE_DIR],
         createdAt: new Date(labels[LABEL.created] ?? record.createdAt),
         expiresAt: new Date(labels[LABEL.expires] ?? record.expiresAt),
+        execPath: exec.execPath,
       };
       const sandbox = new DockerSandbox(
         info,
@@ -127,6 +138,7 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
         container,
         labels[LABEL.volume],
         await baselineOf(record.workspaceHostPath),
+        exec.channel,
       );
       return openSession(withSpill({ ...options, sessionId: record.id }), {
         createSandbox: async () => sandbox,

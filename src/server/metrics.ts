@@ -23,6 +23,10 @@ export interface ServerMetrics {
   sandboxStarts: Counter<"source">;
   /** Idle warm-pool sandboxes, read from the backend when /metrics is scraped. */
   poolIdle: Gauge;
+  /** Live sessions by exec path ("channel" | "docker-exec"), read from `execPathSource` when scraped. */
+  sessionsByExecPath: Gauge<"exec_path">;
+  /** What sessionsByExecPath reads (the server sets `current`). */
+  execPathSource: { current?: () => Record<string, number> };
 }
 
 /** Creates the metrics; `defaults` adds prom-client's process metrics (off in tests). */
@@ -30,6 +34,7 @@ export function createServerMetrics(options: { defaults?: boolean } = {}): Serve
   const registry = new Registry();
   if (options.defaults) collectDefaultMetrics({ register: registry, prefix: "warden_" });
   const registers = [registry];
+  const execPathSource: ServerMetrics["execPathSource"] = {};
   return {
     registry,
     sessions: new Gauge({
@@ -81,5 +86,16 @@ export function createServerMetrics(options: { defaults?: boolean } = {}): Serve
       help: "Idle pre-started sandboxes in the warm pool",
       registers,
     }),
+    sessionsByExecPath: new Gauge({
+      name: "warden_sessions_by_exec_path",
+      help: "Live sessions by the path their calls take: the helper's channel or docker exec",
+      labelNames: ["exec_path"],
+      registers,
+      collect() {
+        for (const [path, n] of Object.entries(execPathSource.current?.() ?? {}))
+          this.set({ exec_path: path }, n);
+      },
+    }),
+    execPathSource,
   };
 }

@@ -4,15 +4,21 @@
  * container is gone, stopped or past its lifetime is dropped (container removed); a labelled container
  * of a configured tenant with no record is an orphan (e.g. created just before a `kill -9`) and is
  * removed, unless another live controller process on this host owns it; so is a workspace volume of
- * this server that no container uses (its container was removed just before a crash).
+ * this server that no container uses (its container was removed just before a crash). Then the
+ * crash's other leftovers: uploaded workspaces under `<stateDir>/uploads` that no adopted session
+ * uses (a tar half unpacked when the server died), and an `interrupted` audit line for each call
+ * that was running (inflight-calls.ts). Adopting a sandbox kills what still ran in it (the backend's
+ * `adopt`), so no call of the dead server keeps running unaccounted for.
  */
 
 import { createHash } from "node:crypto";
-import { rm } from "node:fs/promises";
+import { readdir, rm } from "node:fs/promises";
 import { hostname } from "node:os";
+import { join } from "node:path";
 import { controllerProcessAlive } from "../sandbox/index.js";
 import type { ManagedContainer } from "./backend.js";
 import type { SessionManager } from "./session-manager.js";
+import { uploadsDirOf } from "./tar-upload.js";
 
 /** What reconciliation did, by session id. */
 export interface ReconcileReport {
@@ -22,6 +28,10 @@ export interface ReconcileReport {
   /** Workspace volumes of this server that no container used any more. */
   volumesRemoved: string[];
   skipped: string[];
+  /** Upload directories (names under <stateDir>/uploads) no adopted session used. */
+  uploadsRemoved: string[];
+  /** Calls running when the server died ("<session>/<toolCallId>"), each audited `interrupted`. */
+  interrupted: string[];
 }
 
 const SERVE_PREFIX = "serve@";
@@ -51,6 +61,8 @@ export async function reconcile(manager: SessionManager, now = Date.now()): Prom
     orphansRemoved: [],
     volumesRemoved: [],
     skipped: [],
+    uploadsRemoved: [],
+    interrupted: [],
   };
   const tenants = manager.deps.config.tenants.map((t) => t.id);
   const containers = await backend.listContainers(tenants);
@@ -114,5 +126,22 @@ export async function reconcile(manager: SessionManager, now = Date.now()): Prom
     });
   }
   report.volumesRemoved = (await backend.removeUnusedVolumes?.(tenants, manager.controllerId)) ?? [];
+  report.uploadsRemoved = await removeUnusedUploads(manager);
+  const interrupted = (await manager.deps.inflight?.recover(audit)) ?? [];
+  report.interrupted = interrupted.map((c) => `${c.session}/${c.toolCallId}`);
   return report;
+}
+
+/** Removes the entries of <stateDir>/uploads that are not the workspace of a live (adopted) session. */
+async function removeUnusedUploads(manager: SessionManager): Promise<string[]> {
+  const dir = uploadsDirOf(manager.deps.config.stateDir);
+  const used = new Set(manager.registry.all().map((l) => l.record.workspaceHostPath));
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const removed: string[] = [];
+  for (const name of names) {
+    if (used.has(join(dir, name))) continue;
+    await rm(join(dir, name), { recursive: true, force: true });
+    removed.push(name);
+  }
+  return removed;
 }

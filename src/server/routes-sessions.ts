@@ -4,7 +4,6 @@
  * for it: another tenant's id is a 404 exactly like an unknown one.
  */
 import { mkdir, rm } from "node:fs/promises";
-import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { Type } from "typebox";
 import { Compile } from "typebox/compile";
@@ -20,7 +19,7 @@ import {
 } from "./http-schemas.js";
 import type { LiveSession } from "./session-registry.js";
 import { type CreateSessionInput, resolveSessionRequest } from "./session-request.js";
-import { unpackWorkspaceTar } from "./tar-upload.js";
+import { unpackWorkspaceTar, uploadsDirOf } from "./tar-upload.js";
 
 /** The API view of a live session. */
 export function sessionView(live: LiveSession) {
@@ -85,7 +84,7 @@ export function registerSessionRoutes(app: App, ctx: ServerContext): void {
         let input: CreateSessionInput;
         if (isTar) {
           input = fromQuery(request.query);
-          const parent = join(ctx.config.stateDir, "uploads");
+          const parent = uploadsDirOf(ctx.config.stateDir);
           await mkdir(parent, { recursive: true, mode: 0o700 });
           uploaded = await unpackWorkspaceTar(request.body as Readable, ctx.config.tarBodyLimitBytes, parent);
         } else {

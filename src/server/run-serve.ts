@@ -2,6 +2,7 @@
  * `warden serve` as a process: load the config, check the engine, load the policies, start the
  * server on the real Docker backend, and shut down gracefully on SIGTERM / SIGINT (exit 0).
  */
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { pingEngine } from "../sandbox/index.js";
 import { sweepSpillDirs } from "../session/spill-sweep.js";
@@ -12,6 +13,7 @@ import { createServerMetrics, type ServerMetrics } from "./metrics.js";
 import { createPolicyHookFactory } from "./policy-hooks.js";
 import { type RunningServer, startServer } from "./server.js";
 import { tenantSpillOptions } from "./spill-quota.js";
+import { lockStateDir } from "./state-lock.js";
 
 /** Command-line overrides of the config file. */
 export interface ServeOptions {
@@ -56,24 +58,41 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   const config = await loadServerConfig(options.config);
   if (options.host) config.host = options.host;
   if (options.port !== undefined) config.port = options.port;
-  await pingEngine();
-  const hooks = await createPolicyHookFactory(config);
-  // Spill files of a previous run's sessions cannot be read by anyone any more (a spill store only
-  // serves files it wrote): remove those whose server process is gone.
-  const swept = await sweepSpillDirs({ dir: spillDirOf(config) });
-  const metrics = createServerMetrics({ defaults: true });
-  const backend = serveBackend(config, { log, metrics });
-  const server = await startServer({
-    config,
-    backend,
-    metrics,
-    hooks,
-    ...(options.onExit ? { onExit: options.onExit } : {}),
-  });
+  // Before anything touches the state (spill sweep, records, reconcile): one server per state dir.
+  await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
+  const lock = lockStateDir(config.stateDir);
+  let server: RunningServer;
+  let swept: Awaited<ReturnType<typeof sweepSpillDirs>>;
+  try {
+    await pingEngine();
+    const hooks = await createPolicyHookFactory(config);
+    // Spill files of a previous run's sessions cannot be read by anyone any more (a spill store only
+    // serves files it wrote): remove those whose server process is gone.
+    swept = await sweepSpillDirs({ dir: spillDirOf(config) });
+    const metrics = createServerMetrics({ defaults: true });
+    const backend = serveBackend(config, { log, metrics });
+    server = await startServer({
+      config,
+      backend,
+      metrics,
+      hooks,
+      lock,
+      ...(options.onExit ? { onExit: options.onExit } : {}),
+    });
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  const backend = server.ctx.manager.deps.backend;
   const r = server.reconciled;
   log(
-    `warden serve: adopted ${r.adopted.length}, dropped ${r.dropped.length}, removed ${r.orphansRemoved.length} orphan(s), ${r.volumesRemoved.length} volume(s), ${swept.length} spill dir(s)`,
+    `warden serve: adopted ${r.adopted.length}, dropped ${r.dropped.length}, removed ${r.orphansRemoved.length} orphan(s), ${r.volumesRemoved.length} volume(s), ${swept.length} spill dir(s), ${r.uploadsRemoved.length} upload(s); ${r.interrupted.length} interrupted call(s)`,
   );
+  for (const live of server.manager.registry.all()) {
+    log(
+      `warden serve: session ${live.record.id} calls go through ${live.session.sandbox.info.execPath ?? "docker-exec"}`,
+    );
+  }
   log(
     `warden serve: listening on ${server.url} (${config.tenants.length} tenant(s), state in ${config.stateDir})`,
   );

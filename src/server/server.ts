@@ -1,19 +1,24 @@
 /**
- * Assembles and runs `warden serve`: state dir and session records, audit log, metrics, approvals,
- * sessions, start-up reconciliation with the engine, the reaper, the HTTP listener, and a graceful
- * shutdown (stop accepting; let running calls finish within the grace period, then abort them; close;
- * then the backend's close, which drains the warm pool).
+ * Assembles and runs `warden serve`: the state dir's exclusive lock (state-lock.ts), session
+ * records, the in-flight journal, audit log, metrics, approvals, sessions, the HTTP listener (bound
+ * before anything is reconciled, answering 503 STARTING until reconciliation is done), start-up
+ * reconciliation with the engine, the reaper, and a graceful shutdown (stop accepting; let running
+ * calls finish within the grace period, then abort them; close; then the backend's close, which
+ * drains the warm pool; then the lock is released).
  */
 import { mkdir } from "node:fs/promises";
+import { WardenError } from "../errors.js";
 import { type App, buildApp, type ServerContext } from "./app.js";
 import { ApprovalBroker } from "./approval-broker.js";
 import { type AuditLog, createFileAuditLog } from "./audit.js";
 import type { SessionBackend } from "./backend.js";
 import type { ServerConfig } from "./config.js";
+import { InflightCalls } from "./inflight-calls.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
 import { type ReconcileReport, reconcile } from "./reconcile.js";
 import { RecordStore } from "./record-store.js";
 import { type HookFactory, SessionManager } from "./session-manager.js";
+import { lockStateDir, type StateLock } from "./state-lock.js";
 
 /** Options of startServer. `listen: false` builds everything but does not bind (tests use inject). */
 export interface StartServerOptions {
@@ -26,6 +31,20 @@ export interface StartServerOptions {
   /** What shutdown does with live sessions: keep them for the next start to adopt (default) or close them. */
   onExit?: "keep" | "close";
   now?: () => number;
+  /** The state dir's lock when the caller took it already (runServe); else startServer takes it. */
+  lock?: StateLock;
+}
+
+/** The configured host:port is taken by another process (EADDRINUSE). */
+export class AddressInUseError extends WardenError {
+  constructor(host: string, port: number, options?: { cause?: unknown }) {
+    super(
+      "CONFLICT",
+      `Cannot listen on ${host}:${port}: the address is in use by another process. ` +
+        "Stop that process, or set another 'port' (or 'host') in the config or pass --port.",
+      options,
+    );
+  }
 }
 
 /** A running server. */
@@ -43,12 +62,30 @@ export interface RunningServer {
   shutdown(graceMs?: number): Promise<void>;
 }
 
-/** Starts the server. Rejects (EngineUnreachableError, InvalidArgumentError, EADDRINUSE) without leaving anything bound. */
+/**
+ * Starts the server. Rejects (StateDirLockedError, AddressInUseError, EngineUnreachableError,
+ * InvalidArgumentError) without leaving anything bound, locked or reconciled: the lock comes first,
+ * the listener second, reconciliation last.
+ */
 export async function startServer(options: StartServerOptions): Promise<RunningServer> {
   const { config } = options;
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
+  const lock = options.lock ?? lockStateDir(config.stateDir);
+  try {
+    return await startLocked(options, lock);
+  } catch (err) {
+    lock.release();
+    await options.backend.close?.();
+    throw err;
+  }
+}
+
+async function startLocked(options: StartServerOptions, lock: StateLock): Promise<RunningServer> {
+  const { config } = options;
   const records = new RecordStore(config.stateDir);
   await records.init();
+  const inflight = new InflightCalls(config.stateDir, config.auditLog);
+  await inflight.init();
   const audit = options.audit ?? createFileAuditLog(config.auditLog);
   const metrics = options.metrics ?? createServerMetrics({ defaults: options.listen !== false });
   const approvals = new ApprovalBroker();
@@ -59,26 +96,36 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     audit,
     metrics,
     approvals,
+    inflight,
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.now ? { now: options.now } : {}),
   });
-  const reconciled = await reconcile(manager, options.now?.() ?? Date.now());
+  metrics.execPathSource.current = () => manager.execPaths();
   const ctx: ServerContext = { config, manager, approvals, audit, metrics, state: { draining: false } };
   const app = buildApp(ctx);
-  const reaper = setInterval(() => void manager.reap(), config.reapIntervalMs);
-  reaper.unref();
+  let reconciling = true;
+  app.addHook("onRequest", async (_request, reply) => {
+    if (!reconciling) return;
+    reply.code(503).header("retry-after", "1");
+    return reply.send({
+      code: "STARTING",
+      message: "warden serve is reconciling its sessions with the engine; retry in a moment.",
+    });
+  });
 
   let url: string | undefined;
-  if (options.listen !== false) {
-    try {
-      url = await app.listen({ host: config.host, port: config.port });
-    } catch (err) {
-      clearInterval(reaper);
-      await app.close();
-      await options.backend.close?.();
-      throw err;
-    }
-  } else await app.ready();
+  let reconciled: ReconcileReport;
+  try {
+    if (options.listen !== false) url = await listen(app, config.host, config.port);
+    else await app.ready();
+    reconciled = await reconcile(manager, options.now?.() ?? Date.now());
+  } catch (err) {
+    await app.close();
+    throw err;
+  }
+  reconciling = false;
+  const reaper = setInterval(() => void manager.reap(), config.reapIntervalMs);
+  reaper.unref();
 
   let stopping: Promise<void> | undefined;
   const shutdown = (graceMs = config.shutdownGraceMs): Promise<void> => {
@@ -96,8 +143,20 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
         await Promise.all(manager.registry.all().map((l) => manager.close(l.record.id, "shutdown")));
       }
       await options.backend.close?.();
+      lock.release();
     })();
     return stopping;
   };
   return { app, ctx, manager, reconciled, ...(url ? { url } : {}), shutdown };
+}
+
+/** app.listen with EADDRINUSE turned into AddressInUseError (naming host:port and the config field). */
+async function listen(app: App, host: string, port: number): Promise<string> {
+  try {
+    return await app.listen({ host, port });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EADDRINUSE")
+      throw new AddressInUseError(host, port, { cause: err });
+    throw err;
+  }
 }

@@ -15,6 +15,7 @@ import type { SessionBackend } from "./backend.js";
 import type { ServerConfig, TenantConfig } from "./config.js";
 import { QuotaExceededError } from "./errors.js";
 import { HostWorkspaceGuard } from "./host-workspace-guard.js";
+import type { InflightCalls } from "./inflight-calls.js";
 import type { ServerMetrics } from "./metrics.js";
 import { serverControllerId } from "./reconcile.js";
 import type { RecordStore, SessionRecord } from "./record-store.js";
@@ -49,6 +50,8 @@ export interface SessionManagerDeps {
   audit: AuditLog;
   metrics: ServerMetrics;
   approvals: ApprovalBroker;
+  /** Journal of running batches, for the `interrupted` audit lines after a crash. */
+  inflight?: InflightCalls;
   hooks?: HookFactory;
   now?: () => number;
 }
@@ -188,6 +191,13 @@ export class SessionManager {
     return [...live, ...this.pendingRw.values()];
   }
 
+  /** Live sessions by the exec path of their sandbox (warden_sessions_by_exec_path). */
+  execPaths(): Record<"channel" | "docker-exec", number> {
+    const counts = { channel: 0, "docker-exec": 0 };
+    for (const live of this.registry.all()) counts[live.session.sandbox.info.execPath ?? "docker-exec"]++;
+    return counts;
+  }
+
   /** Adds an adopted session (after a restart) to the registry. */
   addAdopted(live: LiveSession): void {
     this.registry.add(live);
@@ -214,7 +224,14 @@ export class SessionManager {
     live.running.add(controller);
     live.lastActiveMs = this.now();
     const started = new Map<string, number>();
+    let journalled: (() => Promise<void>) | undefined;
     try {
+      const batch = {
+        tenant: tenant.id,
+        session: sessionId,
+        calls: calls.map(({ id, name }) => ({ id, name })),
+      };
+      journalled = await this.deps.inflight?.begin(batch);
       return await live.session.runToolCalls(calls, {
         signal: controller.signal,
         onEvent: (event) => {
@@ -228,6 +245,7 @@ export class SessionManager {
       live.running.delete(controller);
       live.lastActiveMs = this.now();
       release();
+      await journalled?.();
     }
   }
 

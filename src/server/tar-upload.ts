@@ -16,6 +16,14 @@ import { pipeline } from "node:stream/promises";
 import { extract } from "tar-stream";
 import { InvalidArgumentError, WardenError } from "../errors.js";
 
+/**
+ * Where `warden serve` unpacks uploaded workspaces: `<stateDir>/uploads`, so that reconcile can
+ * remove what a crash left there (a partly unpacked tar, or the copy of a session that is gone).
+ */
+export function uploadsDirOf(stateDir: string): string {
+  return join(stateDir, "uploads");
+}
+
 /** The body was larger than allowed (HTTP 413 through the error mapper's statusCode rule). */
 export class UploadTooLargeError extends Error {
   readonly statusCode = 413;

@@ -35,10 +35,19 @@ export interface ServeChild {
   exited: Promise<number | null>;
 }
 
-/** Spawns `node main.js serve --config <config> …args` and resolves once it listens (60 s max). */
-export async function spawnServe(main: string, config: string, args: string[] = []): Promise<ServeChild> {
+/**
+ * Spawns `node main.js serve --config <config> …args` (with `env` added to this process's) and
+ * resolves once it listens (60 s max).
+ */
+export async function spawnServe(
+  main: string,
+  config: string,
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<ServeChild> {
   const child = spawn(process.execPath, [main, "serve", "--config", config, ...args], {
     stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, ...env },
   });
   let err = "";
   child.stderr!.on("data", (c: Buffer) => {

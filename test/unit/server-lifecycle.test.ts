@@ -96,6 +96,8 @@ describe("warden serve: lifecycle", () => {
       controller: "elsewhere:1",
       running: true,
     });
+    // A crashed server's lock is stale (its pid is gone); in one process, removing it stands for that.
+    await rm(join(dir, "serve.lock"));
     const audit = createMemoryAuditLog();
     const second = await startServer({ config, backend, audit, listen: false });
     expect(second.reconciled).toEqual({
@@ -104,6 +106,8 @@ describe("warden serve: lifecycle", () => {
       orphansRemoved: ["orphan-session"],
       volumesRemoved: [],
       skipped: ["other-server-session"],
+      uploadsRemoved: [],
+      interrupted: [],
     });
     expect([...backend.containers.keys()].sort()).toEqual(["fake-1", "foreign-1", "other-server-1"]);
     expect(await readdir(join(dir, "sessions"))).toEqual([`${kept}.json`]);

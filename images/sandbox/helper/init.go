@@ -12,12 +12,20 @@
 //
 // Commands the child starts are exec'd normally (execve resets dumpable) and get only the pipes
 // os/exec passes them: Go opens every other fd close-on-exec.
+//
+// Reset (protocol version 2, reset.go): on SIGUSR1, when a docker exec process asks for it, the
+// PID-1 parent SIGKILLs every other process of the container (the child, its commands and the
+// `--reset` process that asked) and starts a fresh child on the same pipes, which it keeps for that
+// as close-on-exec copies (it is not dumpable, so no command can open them). A controller that
+// restarted uses this to re-attach: the old child may have read half a frame of the dead
+// controller, the new one starts clean.
 package main
 
 import (
 	"os"
 	"os/signal"
 	"runtime"
+	"sync"
 	"syscall"
 )
 
@@ -45,20 +53,36 @@ func runAsInit() {
 	// Signals are caught before the child exists, so none is lost (PID 1 ignores signals
 	// it has no handler for).
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	child, err := os.StartProcess(self, []string{os.Args[0], serveArg}, &os.ProcAttr{
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
-		Env:   os.Environ(),
-	})
-	if err != nil {
-		logf("cannot start the helper process: %v", err)
-		os.Exit(127)
-	}
-	dropStdio()
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1)
 	setNotDumpable()
+	stdio := keepStdio()
+	start := func() *os.Process {
+		child, err := os.StartProcess(self, []string{os.Args[0], serveArg}, &os.ProcAttr{
+			Files: stdio,
+			Env:   os.Environ(),
+		})
+		if err != nil {
+			logf("cannot start the helper process: %v", err)
+			os.Exit(127)
+		}
+		return child
+	}
+	var mu sync.Mutex
+	child := start()
+	resets := &resetState{}
+	dropStdio()
 	go func() {
 		for s := range sigs {
-			_ = child.Signal(s)
+			mu.Lock()
+			if s == syscall.SIGUSR1 {
+				if resetAsked("/proc") {
+					resets.request()
+					_ = syscall.Kill(-1, syscall.SIGKILL)
+				}
+			} else {
+				_ = child.Signal(s)
+			}
+			mu.Unlock()
 		}
 	}()
 	for {
@@ -71,13 +95,34 @@ func runAsInit() {
 			// ECHILD cannot happen while the child lives; stay safe and stop.
 			os.Exit(255)
 		}
+		mu.Lock()
 		if pid == child.Pid {
+			if resets.childExited() {
+				child = start()
+				mu.Unlock()
+				continue
+			}
 			if ws.Signaled() {
 				os.Exit(128 + int(ws.Signal()))
 			}
 			os.Exit(ws.ExitStatus())
 		}
+		mu.Unlock()
 	}
+}
+
+// keepStdio returns close-on-exec copies of fds 0, 1 and 2 (the attach pipes) for the children a
+// reset starts; the originals are then dropped (dropStdio). Falls back to the originals' files
+// when a copy cannot be made (then a reset's new child gets /dev/null and serves no channel).
+func keepStdio() []*os.File {
+	out := []*os.File{os.Stdin, os.Stdout, os.Stderr}
+	for fd := 0; fd <= 2; fd++ {
+		r, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 3)
+		if errno == 0 {
+			out[fd] = os.NewFile(r, out[fd].Name())
+		}
+	}
+	return out
 }
 
 // dropStdio points fds 0, 1 and 2 at /dev/null, so PID 1 no longer holds the attach pipes.

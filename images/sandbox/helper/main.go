@@ -15,7 +15,8 @@ import (
 	"time"
 )
 
-const version = "1"
+// version 2: `--reset` and PID 1's SIGUSR1 reset (reset.go) for re-attaching after a controller restart.
+const version = "2"
 
 func logf(format string, args ...interface{}) {
 	fmt.Fprintf(os.Stderr, "warden-helper: "+format+"\n", args...)
@@ -25,6 +26,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "--version" {
 		fmt.Println(version)
 		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == resetArg && os.Getpid() != 1 {
+		os.Exit(askReset())
 	}
 	if os.Getpid() == 1 {
 		runAsInit()

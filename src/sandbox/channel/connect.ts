@@ -25,6 +25,13 @@ export interface ConnectChannelOptions {
   start?: boolean;
   /** How long to wait for the helper's first reply, in ms. Default 5000. */
   timeoutMs?: number;
+  /**
+   * Re-send the ping every this many ms until a reply or `timeoutMs` (default: one ping). For an
+   * attach to a container that already runs: the engine may subscribe the new connection to the
+   * container's output only after the helper answered, and that first reply is then lost (a late
+   * reply to an abandoned ping is dropped by the client).
+   */
+  retryPingMs?: number;
   signal?: AbortSignal;
   log?: HelperLog;
 }
@@ -50,7 +57,8 @@ export async function connectChannel(
     const timer = setTimeout(() => giveUp.abort(), timeoutMs);
     const unlisten = onAbort(options.signal, () => giveUp.abort());
     try {
-      await client.ping(giveUp.signal);
+      if (options.retryPingMs) await pingUntilAnswered(client, giveUp.signal, options.retryPingMs);
+      else await client.ping(giveUp.signal);
     } finally {
       clearTimeout(timer);
       unlisten();
@@ -60,6 +68,24 @@ export async function connectChannel(
     client.close();
     if (options.signal?.aborted) throw err;
     throw new HelperUnavailableError(await whyNotAnswering(container, err), { cause: err });
+  }
+}
+
+/** Pings every `everyMs` until one is answered; rejects like ping once `signal` fires. */
+async function pingUntilAnswered(client: ChannelClient, signal: AbortSignal, everyMs: number): Promise<void> {
+  for (;;) {
+    const attempt = new AbortController();
+    const timer = setTimeout(() => attempt.abort(), everyMs);
+    const unlisten = onAbort(signal, () => attempt.abort());
+    try {
+      await client.ping(attempt.signal);
+      return;
+    } catch (err) {
+      if (signal.aborted || !(err instanceof Error && err.name === "AbortError")) throw err;
+    } finally {
+      clearTimeout(timer);
+      unlisten();
+    }
   }
 }
 
