@@ -1,0 +1,111 @@
+/**
+ * Call-by-call comparison of Pi's and warden's results. Before comparing, the text is normalised
+ * only where the two cannot agree by construction (README "Pi fidelity", normalisations):
+ * - the path of the file holding a cut command's full output (random on both sides);
+ * - an image block becomes `[image <mime> <width>x<height>]` (the bytes of a re-encoded image
+ *   depend on the encoder; type and size are what the model sees).
+ * Every remaining difference must match one of the listed known differences (known-differences.ts).
+ */
+import type { ToolContent } from "../../src/tools/types.js";
+import type { CallResult, CorpusCall } from "./pi-container.js";
+import { type KnownDifference, knownDifferences } from "./known-differences.js";
+
+const FULL_OUTPUT_PATH = /Full output: \S+\.log\]/g;
+
+/** Width and height from a PNG, GIF or JPEG header; undefined when it cannot be read. */
+export function imageSize(data: Buffer): { width: number; height: number } | undefined {
+  if (data.length >= 24 && data.readUInt32BE(0) === 0x89504e47) {
+    return { width: data.readUInt32BE(16), height: data.readUInt32BE(20) };
+  }
+  if (data.length >= 10 && data.toString("latin1", 0, 3) === "GIF") {
+    return { width: data.readUInt16LE(6), height: data.readUInt16LE(8) };
+  }
+  if (data.length >= 4 && data[0] === 0xff && data[1] === 0xd8) {
+    let i = 2;
+    while (i + 9 < data.length) {
+      if (data[i] !== 0xff) return undefined;
+      const marker = data[i + 1] ?? 0;
+      const length = data.readUInt16BE(i + 2);
+      if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
+        return { width: data.readUInt16BE(i + 7), height: data.readUInt16BE(i + 5) };
+      }
+      i += 2 + length;
+    }
+  }
+  return undefined;
+}
+
+/** The compared text of one result: text blocks joined, images described, spill paths masked. */
+export function normalisedText(content: ToolContent[]): string {
+  return content
+    .map((block) => {
+      if (block.type === "text") return block.text.replace(FULL_OUTPUT_PATH, "Full output: <full-output-path>]");
+      const size = imageSize(Buffer.from(block.data, "base64"));
+      return `[image ${block.mimeType} ${size ? `${size.width}x${size.height}` : "unreadable"}]`;
+    })
+    .join("\n");
+}
+
+/** One compared call. */
+export interface CallComparison {
+  call: CorpusCall;
+  pi: CallResult;
+  warden: CallResult;
+  piText: string;
+  wardenText: string;
+  isErrorAgrees: boolean;
+  textAgrees: boolean;
+  /** The listed difference explaining a disagreement; undefined when they agree or none matches. */
+  known?: KnownDifference;
+}
+
+/** Compares the results of `calls` (matched by toolCallId). Throws when a side lacks a result. */
+export function compareResults(calls: CorpusCall[], pi: CallResult[], warden: CallResult[]): CallComparison[] {
+  const byId = (results: CallResult[]) => new Map(results.map((r) => [r.toolCallId, r]));
+  const piById = byId(pi);
+  const wardenById = byId(warden);
+  return calls.map((call) => {
+    const p = piById.get(call.id);
+    const w = wardenById.get(call.id);
+    if (!p || !w) throw new Error(`call ${call.id}: no result from ${p ? "warden" : "Pi"}`);
+    const piText = normalisedText(p.content);
+    const wardenText = normalisedText(w.content);
+    const comparison: CallComparison = {
+      call,
+      pi: p,
+      warden: w,
+      piText,
+      wardenText,
+      isErrorAgrees: p.isError === w.isError,
+      textAgrees: piText === wardenText,
+    };
+    if (!comparison.isErrorAgrees || !comparison.textAgrees) {
+      comparison.known = knownDifferences.find((d) => d.matches(comparison));
+    }
+    return comparison;
+  });
+}
+
+/** Agreement figures over `comparisons`. */
+export function agreement(comparisons: CallComparison[]): {
+  calls: number;
+  isErrorAgree: number;
+  textAgree: number;
+  byKnown: Record<string, number>;
+  unexplained: number;
+} {
+  const byKnown: Record<string, number> = {};
+  let unexplained = 0;
+  for (const c of comparisons) {
+    if (c.isErrorAgrees && c.textAgrees) continue;
+    if (c.known) byKnown[c.known.id] = (byKnown[c.known.id] ?? 0) + 1;
+    else unexplained++;
+  }
+  return {
+    calls: comparisons.length,
+    isErrorAgree: comparisons.filter((c) => c.isErrorAgrees).length,
+    textAgree: comparisons.filter((c) => c.textAgrees).length,
+    byKnown,
+    unexplained,
+  };
+}
