@@ -38,11 +38,15 @@ export interface PipelineContext {
   updateIntervalMs?: number;
 }
 
-/** A call that passed preflight, with its validated (possibly hook-replaced) arguments. */
+/**
+ * A call that passed preflight, with its validated (possibly hook-replaced) arguments and its
+ * mutation-queue key, resolved in preflight (source order) so the queue keeps the calls' order.
+ */
 interface PreparedCall {
   call: ToolCall;
   tool: AnyTool;
   args: unknown;
+  mutationKey?: string;
 }
 
 type Emit = (event: ToolExecutionEvent) => void;
@@ -85,7 +89,8 @@ export async function preflightCall(
     signal,
   });
   if (!hooked.ok) return hooked;
-  return { ok: true, value: { call, tool, args: hooked.value } };
+  const key = await mutationKey(tool, hooked.value, ctx.sandbox, signal);
+  return { ok: true, value: { call, tool, args: hooked.value, mutationKey: key } };
 }
 
 /** Stages 6–8 for one prepared call: abort check, execute (in the mutation queue), afterToolCall. */
@@ -95,7 +100,7 @@ export async function executePreparedCall(
   signal: AbortSignal | undefined,
   emit: Emit,
 ): Promise<ToolResultMessage> {
-  const { call, tool, args } = prepared;
+  const { call, tool, args, mutationKey: key } = prepared;
   const notAborted = checkNotAborted(call, signal);
   if (!notAborted.ok) return notAborted.result;
   const updates = throttle<ToolOutput>(
@@ -111,7 +116,7 @@ export async function executePreparedCall(
     });
   let outcome: ExecutionOutcome;
   try {
-    const key = await mutationKey(tool, args, ctx.sandbox, signal);
+    // Enqueued synchronously: calls reach the queue in source order (Pi's withFileMutationQueue).
     outcome = key === undefined ? await run() : await ctx.mutationQueue.run(key, run);
   } finally {
     updates.flush();

@@ -8,7 +8,7 @@
  */
 import type { ToolContent } from "../../src/tools/types.js";
 import type { CallResult, CorpusCall } from "./pi-container.js";
-import { type KnownDifference, knownDifferences } from "./known-differences.js";
+import { type DiffInput, knownDifferences } from "./known-differences.js";
 
 const FULL_OUTPUT_PATH = /Full output: \S+\.log\]/g;
 
@@ -46,6 +46,34 @@ export function normalisedText(content: ToolContent[]): string {
     .join("\n");
 }
 
+/**
+ * The listed differences that account for a disagreement: [] when the two agree, one id when a
+ * difference explains the whole call, else the rewrites that make them agree (undefined if none do).
+ */
+export function explain(
+  call: CorpusCall,
+  pi: CallResult,
+  warden: CallResult,
+  piText: string,
+  wardenText: string,
+): string[] | undefined {
+  if (pi.isError === warden.isError && piText === wardenText) return [];
+  const args = (typeof call.arguments === "string" ? call.arguments : (call.arguments ?? {})) as DiffInput["args"];
+  let d: DiffInput = { tool: call.name, args, pi: piText, warden: wardenText, piError: pi.isError, wardenError: warden.isError };
+  const used: string[] = [];
+  for (const known of knownDifferences) {
+    if (known.explains?.(d)) return [...used, known.id];
+    if (!known.rewrite) continue;
+    const next = known.rewrite(d);
+    if (next.pi !== d.pi || next.warden !== d.warden) {
+      used.push(known.id);
+      d = { ...d, pi: next.pi, warden: next.warden };
+    }
+    if (d.piError === d.wardenError && d.pi === d.warden) return used;
+  }
+  return undefined;
+}
+
 /** One compared call. */
 export interface CallComparison {
   call: CorpusCall;
@@ -55,8 +83,8 @@ export interface CallComparison {
   wardenText: string;
   isErrorAgrees: boolean;
   textAgrees: boolean;
-  /** The listed difference explaining a disagreement; undefined when they agree or none matches. */
-  known?: KnownDifference;
+  /** Ids of the listed differences explaining a disagreement; empty when they agree; undefined when none does. */
+  known?: string[];
 }
 
 /** Compares the results of `calls` (matched by toolCallId). Throws when a side lacks a result. */
@@ -79,9 +107,7 @@ export function compareResults(calls: CorpusCall[], pi: CallResult[], warden: Ca
       isErrorAgrees: p.isError === w.isError,
       textAgrees: piText === wardenText,
     };
-    if (!comparison.isErrorAgrees || !comparison.textAgrees) {
-      comparison.known = knownDifferences.find((d) => d.matches(comparison));
-    }
+    comparison.known = explain(call, p, w, piText, wardenText);
     return comparison;
   });
 }
@@ -98,8 +124,8 @@ export function agreement(comparisons: CallComparison[]): {
   let unexplained = 0;
   for (const c of comparisons) {
     if (c.isErrorAgrees && c.textAgrees) continue;
-    if (c.known) byKnown[c.known.id] = (byKnown[c.known.id] ?? 0) + 1;
-    else unexplained++;
+    if (!c.known) unexplained++;
+    for (const id of c.known ?? []) byKnown[id] = (byKnown[id] ?? 0) + 1;
   }
   return {
     calls: comparisons.length,

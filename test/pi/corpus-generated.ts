@@ -232,6 +232,7 @@ export function generatedCorpus(seed: number): CorpusCall[][] {
   add("queue-write", "write", { path: "q.txt", content: "v1\n" });
   add("queue-edit", "edit", { path: "q.txt", edits: [{ oldText: "v1", newText: "v2" }] });
   add("queue-edit", "edit", { path: "q.txt", edits: [{ oldText: "v2", newText: "v3" }] });
+  flush();
   add("queue-read", "read", { path: "q.txt" });
   flush();
 
