@@ -134,7 +134,7 @@ describeEngine("edit, write, grep, find in the sandbox", () => {
   it("case 9: a CRLF file edited with LF text keeps CRLF", async () => {
     await sh("printf 'alpha\\r\\nbeta\\r\\ngamma\\r\\n' > c.txt");
     const out = await text("edit", { path: "c.txt", oldText: "alpha\nbeta", newText: "ALPHA\nBETA" });
-    expect(out).toBe("Successfully replaced text in c.txt.");
+    expect(out).toBe("Successfully replaced 1 block(s) in c.txt.");
     expect(await hex("c.txt")).toBe(Buffer.from("ALPHA\r\nBETA\r\ngamma\r\n").toString("hex"));
   });
 
