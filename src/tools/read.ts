@@ -12,7 +12,13 @@ import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../truncate/ty
 import { throwIfAborted } from "../util/abort.js";
 import { detectImageMimeType } from "./image-detect.js";
 import { resolveToolPath } from "./paths.js";
-import { formatTextRead, type ReadSource, type ReadTextDetails, textReadRequest } from "./read-text.js";
+import {
+  firstLineOverLimit,
+  formatTextRead,
+  type ReadSource,
+  type ReadTextDetails,
+  textReadRequest,
+} from "./read-text.js";
 import type { Tool, ToolContext, ToolOutput } from "./types.js";
 
 /** Bytes of the file's start examined for image magic and NUL bytes (the "first chunk"). */
@@ -60,7 +66,23 @@ async function openSandboxSource(path: string, ctx: ToolContext): Promise<ReadSo
       throw err;
     }
   };
-  return { displayPath: path, isSpill: false, read };
+  return { displayPath: path, isSpill: false, read, lineBytes: (line) => measureLine(canonical, line, ctx) };
+}
+
+/**
+ * Byte length of one line of a sandbox file (without its newline), measured inside the sandbox with
+ * awk in the C locale (bytes), for the note on a line over 50 KiB. Undefined when it cannot be measured.
+ */
+async function measureLine(canonical: string, line: number, ctx: ToolContext): Promise<number | undefined> {
+  let out = "";
+  const result = await ctx.sandbox
+    .exec(
+      { argv: ["awk", `NR == ${line} { print length($0); exit }`, canonical] },
+      { env: { LC_ALL: "C" }, timeoutMs: 30_000, signal: ctx.signal, onStdout: (c) => (out += c.toString()) },
+    )
+    .catch(() => undefined);
+  const bytes = Number.parseInt(out.trim(), 10);
+  return result?.exitCode === 0 && Number.isFinite(bytes) ? bytes : undefined;
 }
 
 async function readImage(
@@ -128,7 +150,10 @@ export function createReadTool(): Tool<typeof readSchema, ReadToolDetails | unde
       }
       throwIfAborted(ctx.signal);
       lines ??= await source.read(request.range);
-      const { text, details } = formatTextRead(source, request, lines, args.offset);
+      const lineBytes = firstLineOverLimit(request, lines)
+        ? await source.lineBytes?.(request.startLine)
+        : undefined;
+      const { text, details } = formatTextRead(source, request, lines, args.offset, lineBytes);
       const spill = source.isSpill ? { spill: true } : undefined;
       const merged = details || spill ? { ...details, ...spill } : undefined;
       return { content: [{ type: "text", text }], details: merged };
