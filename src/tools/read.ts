@@ -11,7 +11,7 @@ import type { ReadFileResult, ReadRange } from "../sandbox/types.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../truncate/types.js";
 import { throwIfAborted } from "../util/abort.js";
 import { detectImageMimeType } from "./image-detect.js";
-import { resolveToolPath } from "./paths.js";
+import { isWithinRoots, normalizeToolPath, readPathVariants, resolveToolPath } from "./paths.js";
 import {
   firstLineOverLimit,
   formatTextRead,
@@ -53,13 +53,18 @@ function openSource(path: string, ctx: ToolContext): ReadSource | Promise<ReadSo
 /** A confined sandbox file. A failed read is explained by a stat (only on the error path, to save an exec). */
 async function openSandboxSource(path: string, ctx: ToolContext): Promise<ReadSource> {
   const { sandbox, signal } = ctx;
-  const { canonical } = await resolveToolPath(sandbox, path, { signal });
+  let { canonical } = await resolveToolPath(sandbox, path, { signal });
   const read = async (range: ReadRange): Promise<ReadFileResult> => {
     try {
       return await sandbox.readFile(canonical, range, { signal });
     } catch (err) {
       const stat = await sandbox.stat(canonical, { signal }).catch(() => undefined);
-      if (stat === null) throw new NotFoundError(`File not found: ${path}`);
+      if (stat === null) {
+        const variant = await existingVariant(path, ctx);
+        if (variant === undefined) throw new NotFoundError(`File not found: ${path}`);
+        canonical = variant;
+        return sandbox.readFile(canonical, range, { signal });
+      }
       if (stat?.type === "directory") {
         throw new InvalidArgumentError(`Cannot read '${path}': it is a directory. Use ls to list it.`);
       }
@@ -67,6 +72,20 @@ async function openSandboxSource(path: string, ctx: ToolContext): Promise<ReadSo
     }
   };
   return { displayPath: path, isSpill: false, read, lineBytes: (line) => measureLine(canonical, line, ctx) };
+}
+
+/** The canonical path of the first of Pi's other spellings of `path` that exists (readPathVariants). */
+async function existingVariant(path: string, ctx: ToolContext): Promise<string | undefined> {
+  const { sandbox, signal } = ctx;
+  const roots = sandbox.info.roots;
+  // Variants are already normalised (resolveToolPath would turn the narrow no-break space back).
+  for (const variant of readPathVariants(normalizeToolPath(path))) {
+    if (!isWithinRoots(variant, roots)) continue;
+    const canonical = await sandbox.realpath(variant, { signal });
+    if (!isWithinRoots(canonical, roots)) continue;
+    if ((await sandbox.stat(canonical, { signal })) !== null) return canonical;
+  }
+  return undefined;
 }
 
 /**

@@ -257,4 +257,13 @@ describeEngine("edit, write, grep, find in the sandbox", () => {
       "y.ts",
     ]);
   });
+
+  it("find: a .gitignore nested outside a git repository applies, as in Pi 0.73.1 (found by test/pi)", async () => {
+    await sh(
+      "mkdir -p plainfind/sub && cd plainfind && printf 'top.log\\n' > .gitignore && printf 'deeper.txt\\n' > sub/.gitignore" +
+        " && touch top.log kept.txt sub/deeper.txt sub/visible.txt",
+    );
+    expect(await text("find", { pattern: "*.txt", path: "plainfind" })).toBe("kept.txt\nsub/visible.txt");
+    expect(await text("find", { pattern: "*.log", path: "plainfind" })).toBe("No files found matching pattern");
+  });
 });

@@ -93,6 +93,20 @@ describe("read tool", () => {
     ]);
   });
 
+  it("finds a file stored in NFD from its NFC name, as Pi 0.73.1 does (found by test/pi)", async () => {
+    await sandbox.put("cafe\u0301.txt", "stored in NFD\n");
+    const out = await run({ path: "caf\u00e9.txt" });
+    expect(text(out.content)).toBe("stored in NFD\n");
+    await expect(run({ path: "cafe.txt" })).rejects.toThrow("File not found: cafe.txt");
+  });
+
+  it("tries a screenshot name's narrow no-break space, then a curly apostrophe, as Pi 0.73.1 does", async () => {
+    await sandbox.put("Shot 10.12.01\u202fAM.png.txt", "shot\n");
+    await sandbox.put("Capture d\u2019\u00e9cran.txt", "capture\n");
+    expect(text((await run({ path: "Shot 10.12.01 AM.png.txt" })).content)).toBe("shot\n");
+    expect(text((await run({ path: "Capture d'\u00e9cran.txt" })).content)).toBe("capture\n");
+  });
+
   it("returns a png (by magic bytes, whatever the name) as image content", async () => {
     await sandbox.put("logo.dat", PNG_1X1);
     const out = await run({ path: "logo.dat" });
