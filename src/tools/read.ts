@@ -11,6 +11,7 @@ import type { ReadFileResult, ReadRange } from "../sandbox/types.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../truncate/types.js";
 import { throwIfAborted } from "../util/abort.js";
 import { detectImageMimeType } from "./image-detect.js";
+import { type FittedImage, fitImage, IMAGE_DECODE_TIMEOUT_MS, MAX_DECODE_PIXELS } from "./image-resize.js";
 import { isWithinRoots, normalizeToolPath, readPathVariants, resolveToolPath } from "./paths.js";
 import {
   firstLineOverLimit,
@@ -23,8 +24,8 @@ import type { Tool, ToolContext, ToolOutput } from "./types.js";
 
 /** Bytes of the file's start examined for image magic and NUL bytes (the "first chunk"). */
 export const SNIFF_BYTES = 4096;
-/** Largest image returned: 3.75 MiB raw, so its base64 stays within 5 MiB (provider image limits). */
-export const MAX_IMAGE_BYTES = 3.75 * 1024 * 1024;
+/** Largest image file read to be sent (20 MiB): larger ones are not read, a note says so. */
+export const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
 
 const readSchema = Type.Object({
   path: Type.String({ description: "Path to the file to read (relative or absolute)" }),
@@ -108,26 +109,56 @@ async function readImage(
   source: ReadSource,
   mimeType: string,
   size: number,
+  signal: AbortSignal | undefined,
 ): Promise<ToolOutput<ReadToolDetails>> {
   const spill = source.isSpill ? { spill: true } : {};
+  const notSent = (note: string): ToolOutput<ReadToolDetails> => ({
+    content: [{ type: "text", text: `Read image file [${mimeType}]\n${note}` }],
+    details: { ...spill, image: { mimeType, bytes: size, returned: false } },
+  });
   if (size > MAX_IMAGE_BYTES) {
-    const text =
-      `[Image file ${source.displayPath} [${mimeType}] is ${formatSize(size)}, over the ` +
-      `${formatSize(MAX_IMAGE_BYTES)} limit for images; not returned. Make a smaller copy with bash ` +
-      "(e.g. python3 with PIL) and read that.]";
-    return {
-      content: [{ type: "text", text }],
-      details: { ...spill, image: { mimeType, bytes: size, returned: false } },
-    };
+    return notSent(
+      `[Image omitted: the file is ${formatSize(size)}, over the ${formatSize(MAX_IMAGE_BYTES)} limit for images. ` +
+        "Make a smaller copy and read that.]",
+    );
   }
   const { data } = await source.read({ kind: "bytes", offset: 0, length: size });
+  const fitted = await fitImage(data, mimeType, { signal });
+  if (fitted.kind === "omitted") return notSent(omittedImageNote(fitted));
+  if (fitted.kind === "original") {
+    return {
+      content: [
+        { type: "text", text: `Read image file [${mimeType}]` },
+        { type: "image", data: data.toString("base64"), mimeType },
+      ],
+      details: { ...spill, image: { mimeType, bytes: data.length, returned: true } },
+    };
+  }
+  const scale = (fitted.originalWidth / fitted.width).toFixed(2);
+  const note =
+    `[Image: original ${fitted.originalWidth}x${fitted.originalHeight}, displayed at ${fitted.width}x${fitted.height}. ` +
+    `Multiply coordinates by ${scale} to map to original image.]`;
   return {
     content: [
-      { type: "text", text: `Read image file [${mimeType}]` },
-      { type: "image", data: data.toString("base64"), mimeType },
+      { type: "text", text: `Read image file [${fitted.mimeType}]\n${note}` },
+      { type: "image", data: fitted.data.toString("base64"), mimeType: fitted.mimeType },
     ],
-    details: { ...spill, image: { mimeType, bytes: data.length, returned: true } },
+    details: { ...spill, image: { mimeType: fitted.mimeType, bytes: fitted.data.length, returned: true } },
   };
+}
+
+/** Pi's note for an image it could not send; warden's own for its decoding bounds. */
+function omittedImageNote(fitted: Extract<FittedImage, { kind: "omitted" }>): string {
+  if (fitted.reason === "too-many-pixels") {
+    return (
+      `[Image omitted: ${fitted.pixels} pixels is over the ${MAX_DECODE_PIXELS} pixel limit for decoding ` +
+      "images. Make a smaller copy and read that.]"
+    );
+  }
+  if (fitted.reason === "timeout") {
+    return `[Image omitted: decoding it took longer than ${IMAGE_DECODE_TIMEOUT_MS / 1000} s.]`;
+  }
+  return "[Image omitted: could not be resized below the inline image size limit.]";
 }
 
 /**
@@ -159,7 +190,7 @@ export function createReadTool(): Tool<typeof readSchema, ReadToolDetails | unde
       let lines = request.startLine === 1 ? await source.read(request.range) : undefined;
       const head = await firstBytes(source, lines);
       const mimeType = detectImageMimeType(head.data);
-      if (mimeType) return readImage(source, mimeType, head.totalBytes);
+      if (mimeType) return readImage(source, mimeType, head.totalBytes, ctx.signal);
       if (head.data.includes(0)) {
         throw new InvalidArgumentError(
           `Cannot read '${args.path}': it is a binary file (${formatSize(head.totalBytes)}, NUL bytes in its first ` +

@@ -39,7 +39,8 @@ export function imageSize(data: Buffer): { width: number; height: number } | und
 export function normalisedText(content: ToolContent[]): string {
   return content
     .map((block) => {
-      if (block.type === "text") return block.text.replace(FULL_OUTPUT_PATH, "Full output: <full-output-path>]");
+      if (block.type === "text")
+        return block.text.replace(FULL_OUTPUT_PATH, "Full output: <full-output-path>]");
       const size = imageSize(Buffer.from(block.data, "base64"));
       return `[image ${block.mimeType} ${size ? `${size.width}x${size.height}` : "unreadable"}]`;
     })
@@ -58,8 +59,17 @@ export function explain(
   wardenText: string,
 ): string[] | undefined {
   if (pi.isError === warden.isError && piText === wardenText) return [];
-  const args = (typeof call.arguments === "string" ? call.arguments : (call.arguments ?? {})) as DiffInput["args"];
-  let d: DiffInput = { tool: call.name, args, pi: piText, warden: wardenText, piError: pi.isError, wardenError: warden.isError };
+  const args = (
+    typeof call.arguments === "string" ? call.arguments : (call.arguments ?? {})
+  ) as DiffInput["args"];
+  let d: DiffInput = {
+    tool: call.name,
+    args,
+    pi: piText,
+    warden: wardenText,
+    piError: pi.isError,
+    wardenError: warden.isError,
+  };
   const used: string[] = [];
   for (const known of knownDifferences) {
     if (known.explains?.(d)) return [...used, known.id];
@@ -88,7 +98,11 @@ export interface CallComparison {
 }
 
 /** Compares the results of `calls` (matched by toolCallId). Throws when a side lacks a result. */
-export function compareResults(calls: CorpusCall[], pi: CallResult[], warden: CallResult[]): CallComparison[] {
+export function compareResults(
+  calls: CorpusCall[],
+  pi: CallResult[],
+  warden: CallResult[],
+): CallComparison[] {
   const byId = (results: CallResult[]) => new Map(results.map((r) => [r.toolCallId, r]));
   const piById = byId(pi);
   const wardenById = byId(warden);

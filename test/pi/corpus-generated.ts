@@ -100,16 +100,42 @@ export function generatedCorpus(seed: number): CorpusCall[][] {
   flush();
 
   // ls
-  for (const path of [undefined, ".", "src", "Mixed", "many", "empty-dir", "missing", "plain.txt", "link-to-dir", "outside", "repo"]) {
+  for (const path of [
+    undefined,
+    ".",
+    "src",
+    "Mixed",
+    "many",
+    "empty-dir",
+    "missing",
+    "plain.txt",
+    "link-to-dir",
+    "outside",
+    "repo",
+  ]) {
     add("ls", "ls", path === undefined ? {} : { path });
   }
   for (const limit of [1, 5, 10, 31, 0]) add("ls-limit", "ls", { path: "many", limit });
   flush();
 
   // find
-  const findPatterns = ["*.ts", "*.txt", "**/*.json", "src/**/*.ts", "*.png", "*.nothing", "**", "*", "deep*", "*.log", "nfd-*", "Mixed/*"];
+  const findPatterns = [
+    "*.ts",
+    "*.txt",
+    "**/*.json",
+    "src/**/*.ts",
+    "*.png",
+    "*.nothing",
+    "**",
+    "*",
+    "deep*",
+    "*.log",
+    "nfd-*",
+    "Mixed/*",
+  ];
   for (const pattern of findPatterns) add("find", "find", { pattern });
-  for (const path of ["src", "outside", "repo", "many", "missing", "plain.txt"]) add("find-path", "find", { pattern: "*", path });
+  for (const path of ["src", "outside", "repo", "many", "missing", "plain.txt"])
+    add("find-path", "find", { pattern: "*", path });
   for (const limit of [1, 3, 10]) add("find-limit", "find", { pattern: "*.txt", path: "many", limit });
   flush();
 
@@ -191,12 +217,45 @@ export function generatedCorpus(seed: number): CorpusCall[][] {
     ["edit-quotes", { path: "edit/quotes.txt", edits: [{ oldText: 'say "hi" now', newText: "say hello" }] }],
     ["edit-quotes2", { path: "edit/quotes.txt", edits: [{ oldText: "and 'this'", newText: "and that" }] }],
     ["edit-tabs", { path: "edit/tabs.py", edits: [{ oldText: "\t\treturn 1", newText: "\t\treturn 10" }] }],
-    ["edit-tabs-spaces", { path: "edit/tabs.py", edits: [{ oldText: "    return 2", newText: "    return 20" }] }],
-    ["edit-multi", { path: "edit/multi.txt", edits: [{ oldText: "two", newText: "2" }, { oldText: "four", newText: "4" }] }],
-    ["edit-multi-overlap", { path: "edit/multi.txt", edits: [{ oldText: "three\n4", newText: "x" }, { oldText: "4\nfive", newText: "y" }] }],
-    ["edit-multi-missing", { path: "edit/multi.txt", edits: [{ oldText: "one", newText: "1" }, { oldText: "absent", newText: "z" }] }],
+    [
+      "edit-tabs-spaces",
+      { path: "edit/tabs.py", edits: [{ oldText: "    return 2", newText: "    return 20" }] },
+    ],
+    [
+      "edit-multi",
+      {
+        path: "edit/multi.txt",
+        edits: [
+          { oldText: "two", newText: "2" },
+          { oldText: "four", newText: "4" },
+        ],
+      },
+    ],
+    [
+      "edit-multi-overlap",
+      {
+        path: "edit/multi.txt",
+        edits: [
+          { oldText: "three\n4", newText: "x" },
+          { oldText: "4\nfive", newText: "y" },
+        ],
+      },
+    ],
+    [
+      "edit-multi-missing",
+      {
+        path: "edit/multi.txt",
+        edits: [
+          { oldText: "one", newText: "1" },
+          { oldText: "absent", newText: "z" },
+        ],
+      },
+    ],
     ["edit-dup", { path: "dup.txt", edits: [{ oldText: "same", newText: "diff" }] }],
-    ["edit-trailing", { path: "edit/trailing.txt", edits: [{ oldText: "keep\nthis", newText: "kept\nthat" }] }],
+    [
+      "edit-trailing",
+      { path: "edit/trailing.txt", edits: [{ oldText: "keep\nthis", newText: "kept\nthat" }] },
+    ],
     ["edit-latin1", { path: "edit/latin1.txt", edits: [{ oldText: "caf", newText: "CAF" }] }],
     ["edit-dashes", { path: "edit/dashes.txt", edits: [{ oldText: "a - b - c", newText: "abc" }] }],
     ["edit-mixed", { path: "edit/mixed.txt", edits: [{ oldText: "b\nc", newText: "B\nC" }] }],
@@ -225,7 +284,8 @@ export function generatedCorpus(seed: number): CorpusCall[][] {
   ];
   for (const [tag, args] of writeCases) add(tag, "write", args);
   flush();
-  for (const path of ["new/dir/file.txt", "plain.txt", "empty-new.txt", "w-crlf.txt", "ünï-cödé.txt"]) add("read-after-write", "read", { path });
+  for (const path of ["new/dir/file.txt", "plain.txt", "empty-new.txt", "w-crlf.txt", "ünï-cödé.txt"])
+    add("read-after-write", "read", { path });
   flush();
 
   // A parallel batch of writes and edits on one file: the mutation queue keeps the source order.
@@ -248,16 +308,27 @@ export function generatedCorpus(seed: number): CorpusCall[][] {
   flush();
 
   // Home and path forms.
-  for (const path of ["~", "~/plain.txt", "link-outside", "/etc/hostname", "../etc/passwd", "src/up-two"]) add("path-form", "read", { path });
+  for (const path of ["~", "~/plain.txt", "link-outside", "/etc/hostname", "../etc/passwd", "src/up-two"])
+    add("path-form", "read", { path });
   for (const path of ["~", "/", "..", "/workspace"]) add("path-form-ls", "ls", { path });
   flush();
 
   // Random mix to reach the hard parts in more combinations.
   for (let i = 0; i < 150; i++) {
     const r = rand();
-    if (r < 0.4) add("mix-read", "read", { path: pick([...TEXT_FILES, ...ODD_FILES]), limit: pick([1, 3, 50]) });
-    else if (r < 0.6) add("mix-grep", "grep", { pattern: pick(["needle", "line 1", "^#", "é", "\\d+"]), path: pick([".", "src", "docs", "outside", "repo"]), limit: pick([1, 5, 100]) });
-    else if (r < 0.8) add("mix-find", "find", { pattern: pick(["*.txt", "*.md", "**/*.ts", "*e*"]), path: pick([".", "src", "many", "outside", "repo"]) });
+    if (r < 0.4)
+      add("mix-read", "read", { path: pick([...TEXT_FILES, ...ODD_FILES]), limit: pick([1, 3, 50]) });
+    else if (r < 0.6)
+      add("mix-grep", "grep", {
+        pattern: pick(["needle", "line 1", "^#", "é", "\\d+"]),
+        path: pick([".", "src", "docs", "outside", "repo"]),
+        limit: pick([1, 5, 100]),
+      });
+    else if (r < 0.8)
+      add("mix-find", "find", {
+        pattern: pick(["*.txt", "*.md", "**/*.ts", "*e*"]),
+        path: pick([".", "src", "many", "outside", "repo"]),
+      });
     else add("mix-ls", "ls", { path: pick([".", "src", "Mixed", "images", "docs"]) });
     if (batch.length >= 6) flush();
   }

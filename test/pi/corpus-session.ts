@@ -30,7 +30,9 @@ export function sessionCorpus(): CorpusCall[][] {
     if (line.trim() === "") continue;
     const entry = JSON.parse(line) as { message?: { role?: string; content?: unknown } };
     if (entry.message?.role !== "assistant" || !Array.isArray(entry.message.content)) continue;
-    const calls = (entry.message.content as { type?: string; id?: string; name?: string; arguments?: unknown }[])
+    const calls = (
+      entry.message.content as { type?: string; id?: string; name?: string; arguments?: unknown }[]
+    )
       .filter((b) => b.type === "toolCall")
       .map((b) => ({ id: String(b.id), name: String(b.name), arguments: rewritePaths(b.arguments) }));
     if (calls.length > 0) batches.push(calls);

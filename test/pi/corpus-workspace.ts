@@ -20,7 +20,20 @@ export function prng(seed: number): () => number {
   };
 }
 
-const WORDS = ["alpha", "beta", "gamma", "delta", "needle", "Needle", "foo", "bar", "café", "naïve", "x+y", "a.b"];
+const WORDS = [
+  "alpha",
+  "beta",
+  "gamma",
+  "delta",
+  "needle",
+  "Needle",
+  "foo",
+  "bar",
+  "café",
+  "naïve",
+  "x+y",
+  "a.b",
+];
 
 function lines(rand: () => number, count: number, prefix = "line"): string[] {
   return Array.from({ length: count }, (_, i) => {
@@ -30,7 +43,11 @@ function lines(rand: () => number, count: number, prefix = "line"): string[] {
 }
 
 /** A solid-colour image of `width`×`height` encoded as `mime` (jimp). */
-async function image(width: number, height: number, mime: "image/png" | "image/jpeg" | "image/gif"): Promise<Buffer> {
+async function image(
+  width: number,
+  height: number,
+  mime: "image/png" | "image/jpeg" | "image/gif",
+): Promise<Buffer> {
   const img = new Jimp({ width, height, color: 0x3366ccff });
   for (let x = 0; x < Math.min(width, 50); x++) img.setPixelColor(0xff0000ff, x, Math.min(x, height - 1));
   return img.getBuffer(mime);
@@ -50,7 +67,7 @@ export async function workspaceFiles(seed: number): Promise<Map<string, string |
   f.set("cr-only.txt", "one\rtwo\rthree\r");
   f.set("bom.txt", `\ufeff${lines(rand, 6).join("\n")}\n`);
   f.set("bom-crlf.txt", `\ufeff${lines(rand, 6).join("\r\n")}\r\n`);
-  f.set("quotes.txt", "He said “hello” and ‘bye’ — then left…\nplain \"ascii\" quotes\nnbsp\u00a0here\n");
+  f.set("quotes.txt", 'He said “hello” and ‘bye’ — then left…\nplain "ascii" quotes\nnbsp\u00a0here\n');
   f.set("tabs.ts", "function f() {\n\tif (x) {\n\t\treturn 1;   \n\t}\n\treturn 2;\n}\n");
   f.set("dup.txt", "same\nother\nsame\nlast\n");
   f.set("long-first-line.txt", `${"x".repeat(60 * 1024)}\nsecond line\n`);
@@ -60,7 +77,10 @@ export async function workspaceFiles(seed: number): Promise<Map<string, string |
   f.set("exact-2000.txt", `${lines(rand, 2000).join("\n")}\n`);
   f.set("binary.dat", Buffer.from([0x00, 0x01, 0x02, 0xff, 0x00, 0x41, 0x42, 0x0a]));
   f.set("latin1.txt", Buffer.from("caf\xe9 na\xefve\nsecond line\n", "latin1"));
-  f.set("invalid-utf8.txt", Buffer.concat([Buffer.from("ok "), Buffer.from([0xc3, 0x28]), Buffer.from(" end\n")]));
+  f.set(
+    "invalid-utf8.txt",
+    Buffer.concat([Buffer.from("ok "), Buffer.from([0xc3, 0x28]), Buffer.from(" end\n")]),
+  );
   f.set("ansi.txt", "\u001b[31mred\u001b[0m text\n");
   f.set("nul-late.txt", Buffer.concat([Buffer.from("a".repeat(5000)), Buffer.from([0]), Buffer.from("b\n")]));
   f.set("src/main.ts", 'export function main(): number {\n\tconsole.log("hi");\n\treturn 0;\n}\n');

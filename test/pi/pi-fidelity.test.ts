@@ -27,7 +27,11 @@ afterAll(async () => {
   for (const dir of workspaces) await rm(dir, { recursive: true, force: true });
 });
 
-async function differential(name: string, batches: CorpusCall[][], fill: (dir: string) => Promise<void> | void) {
+async function differential(
+  name: string,
+  batches: CorpusCall[][],
+  fill: (dir: string) => Promise<void> | void,
+) {
   const dir = await mkdtemp(join(tmpdir(), `warden-pi-${name}-`));
   workspaces.push(dir);
   await fill(dir);
@@ -40,7 +44,9 @@ async function differential(name: string, batches: CorpusCall[][], fill: (dir: s
     join(reportDir, `${name}.json`),
     JSON.stringify({ figures, differences: differing.map(describe) }, null, 1),
   );
-  console.log(`[pi fidelity] ${name}: ${JSON.stringify(figures)} (report: ${join(reportDir, `${name}.json`)})`);
+  console.log(
+    `[pi fidelity] ${name}: ${JSON.stringify(figures)} (report: ${join(reportDir, `${name}.json`)})`,
+  );
   return { comparisons, figures };
 }
 
@@ -57,14 +63,18 @@ function describe(c: CallComparison) {
 
 function expectAllExplained(comparisons: CallComparison[]) {
   const unexplained = comparisons.filter((c) => c.known === undefined).map(describe);
-  expect(unexplained, "differences that are in none of the README's lists (warden faults to fix)").toEqual([]);
+  expect(unexplained, "differences that are in none of the README's lists (warden faults to fix)").toEqual(
+    [],
+  );
 }
 
 describeEngine("Pi fidelity: real Pi 0.73.1 vs warden, call by call", () => {
   it("generated corpus: every difference is a listed one", async () => {
     const batches = generatedCorpus(SEED);
     expect(batches.flat().length).toBeGreaterThanOrEqual(500);
-    const { comparisons, figures } = await differential("generated", batches, (dir) => writeWorkspace(dir, SEED));
+    const { comparisons, figures } = await differential("generated", batches, (dir) =>
+      writeWorkspace(dir, SEED),
+    );
     expect(figures.calls).toBe(batches.flat().length);
     expectAllExplained(comparisons);
   });

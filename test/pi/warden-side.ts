@@ -18,7 +18,12 @@ export async function runWardenBatches(workspaceDir: string, batches: CorpusCall
     for (const batch of batches) {
       const messages = await session.runToolCalls(batch);
       for (const m of messages) {
-        results.push({ toolCallId: m.toolCallId, toolName: m.toolName, isError: m.isError, content: m.content });
+        results.push({
+          toolCallId: m.toolCallId,
+          toolName: m.toolName,
+          isError: m.isError,
+          content: m.content,
+        });
       }
     }
     return results;
