@@ -43,15 +43,30 @@ export interface FindToolDetails {
 /** Default result limit (Pi's). */
 export const FIND_DEFAULT_LIMIT = 1000;
 
-/** fd's argv; `maxResults` includes one extra result to tell whether the limit was reached. */
-export function buildFdArgv(pattern: string, searchDir: string, maxResults: number): string[] {
+/**
+ * fd's argv; `maxResults` includes one extra result to tell whether the limit was reached.
+ * `legacyIgnoreFile` is for an fd older than 8.7 (an image warden did not build): no
+ * `--no-require-git`; the search directory's own .gitignore (a path, or null) given as `--ignore-file`.
+ */
+export function buildFdArgv(
+  pattern: string,
+  searchDir: string,
+  maxResults: number,
+  legacyIgnoreFile?: string | null,
+): string[] {
   const { glob, fullPath } = fdGlob(pattern);
-  const argv = ["fd", "--glob", "--color=never", "--hidden", "--no-ignore-parent", "--no-require-git"];
+  const argv = ["fd", "--glob", "--color=never", "--hidden", "--no-ignore-parent"];
+  if (legacyIgnoreFile === undefined) argv.push("--no-require-git");
   argv.push("--exclude", ".git", "--print0", "--max-results", String(maxResults));
   if (fullPath) argv.push("--full-path");
+  if (legacyIgnoreFile) argv.push("--ignore-file", legacyIgnoreFile);
   argv.push("--", glob, searchDir);
   return argv;
 }
+
+/** True when fd refused `--no-require-git` (fd < 8.7). */
+const fdTooOld = (stderr: string) =>
+  /--no-require-git/.test(stderr) && /unexpected|wasn't expected/.test(stderr);
 
 /**
  * Creates the find tool. Errors: InvalidArgumentError (pattern climbs out, path not a directory,
@@ -76,15 +91,23 @@ export function createFindTool(): Tool<typeof findSchema, FindToolDetails | unde
       const limit = Math.max(1, Math.floor(args.limit ?? FIND_DEFAULT_LIMIT));
 
       const records: string[] = [];
-      const run = await runSearchCommand(sandbox, buildFdArgv(args.pattern, canonical, limit + 1), {
-        separator: 0x00,
-        maxRecordBytes: 64 * 1024,
-        onRecord: (record) => {
-          records.push(record);
-          return records.length > limit ? "stop" : "continue";
-        },
-        signal,
-      });
+      const search = (argv: string[]) =>
+        runSearchCommand(sandbox, argv, {
+          separator: 0x00,
+          maxRecordBytes: 64 * 1024,
+          onRecord: (record) => {
+            records.push(record);
+            return records.length > limit ? "stop" : "continue";
+          },
+          signal,
+        });
+      let run = await search(buildFdArgv(args.pattern, canonical, limit + 1));
+      if (run.exitCode !== 0 && records.length === 0 && fdTooOld(run.stderr)) {
+        // An older fd: the search directory's own .gitignore still applies (nested ones only in a repository).
+        const gitignore = posix.join(canonical, ".gitignore");
+        const own = (await sandbox.stat(gitignore, { signal }))?.type === "file" ? gitignore : null;
+        run = await search(buildFdArgv(args.pattern, canonical, limit + 1, own));
+      }
       if (run.exitCode !== 0 && !run.stopped && records.length === 0) {
         throw new InvalidArgumentError(
           `find failed: ${run.stderr.trim() || `fd exited with code ${run.exitCode}`}`,
