@@ -264,6 +264,8 @@ describeEngine("edit, write, grep, find in the sandbox", () => {
         " && touch top.log kept.txt sub/deeper.txt sub/visible.txt",
     );
     expect(await text("find", { pattern: "*.txt", path: "plainfind" })).toBe("kept.txt\nsub/visible.txt");
-    expect(await text("find", { pattern: "*.log", path: "plainfind" })).toBe("No files found matching pattern");
+    expect(await text("find", { pattern: "*.log", path: "plainfind" })).toBe(
+      "No files found matching pattern",
+    );
   });
 });

