@@ -11,8 +11,9 @@ import type { ReadFileResult, ReadRange } from "../sandbox/types.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../truncate/types.js";
 import { throwIfAborted } from "../util/abort.js";
 import { detectImageMimeType } from "./image-detect.js";
-import { type FittedImage, fitImage, IMAGE_DECODE_TIMEOUT_MS, MAX_DECODE_PIXELS } from "./image-resize.js";
-import { isWithinRoots, normalizeToolPath, readPathVariants, resolveToolPath } from "./paths.js";
+import { resolveToolPath } from "./paths.js";
+import { readImage } from "./read-image.js";
+import { existingVariant, measureLine } from "./read-sandbox-file.js";
 import {
   firstLineOverLimit,
   formatTextRead,
@@ -20,12 +21,11 @@ import {
   type ReadTextDetails,
   textReadRequest,
 } from "./read-text.js";
-import type { Tool, ToolContext, ToolOutput } from "./types.js";
+import type { Tool, ToolContext } from "./types.js";
 
 /** Bytes of the file's start examined for image magic and NUL bytes (the "first chunk"). */
 export const SNIFF_BYTES = 4096;
-/** Largest image file read to be sent (20 MiB): larger ones are not read, a note says so. */
-export const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
+export { MAX_IMAGE_BYTES } from "./read-image.js";
 
 const readSchema = Type.Object({
   path: Type.String({ description: "Path to the file to read (relative or absolute)" }),
@@ -73,92 +73,6 @@ async function openSandboxSource(path: string, ctx: ToolContext): Promise<ReadSo
     }
   };
   return { displayPath: path, isSpill: false, read, lineBytes: (line) => measureLine(canonical, line, ctx) };
-}
-
-/** The canonical path of the first of Pi's other spellings of `path` that exists (readPathVariants). */
-async function existingVariant(path: string, ctx: ToolContext): Promise<string | undefined> {
-  const { sandbox, signal } = ctx;
-  const roots = sandbox.info.roots;
-  // Variants are already normalised (resolveToolPath would turn the narrow no-break space back).
-  for (const variant of readPathVariants(normalizeToolPath(path))) {
-    if (!isWithinRoots(variant, roots)) continue;
-    const canonical = await sandbox.realpath(variant, { signal });
-    if (!isWithinRoots(canonical, roots)) continue;
-    if ((await sandbox.stat(canonical, { signal })) !== null) return canonical;
-  }
-  return undefined;
-}
-
-/**
- * Byte length of one line of a sandbox file (without its newline), measured inside the sandbox with
- * awk in the C locale (bytes), for the note on a line over 50 KiB. Undefined when it cannot be measured.
- */
-async function measureLine(canonical: string, line: number, ctx: ToolContext): Promise<number | undefined> {
-  let out = "";
-  const result = await ctx.sandbox
-    .exec(
-      { argv: ["awk", `NR == ${line} { print length($0); exit }`, canonical] },
-      { env: { LC_ALL: "C" }, timeoutMs: 30_000, signal: ctx.signal, onStdout: (c) => (out += c.toString()) },
-    )
-    .catch(() => undefined);
-  const bytes = Number.parseInt(out.trim(), 10);
-  return result?.exitCode === 0 && Number.isFinite(bytes) ? bytes : undefined;
-}
-
-async function readImage(
-  source: ReadSource,
-  mimeType: string,
-  size: number,
-  signal: AbortSignal | undefined,
-): Promise<ToolOutput<ReadToolDetails>> {
-  const spill = source.isSpill ? { spill: true } : {};
-  const notSent = (note: string): ToolOutput<ReadToolDetails> => ({
-    content: [{ type: "text", text: `Read image file [${mimeType}]\n${note}` }],
-    details: { ...spill, image: { mimeType, bytes: size, returned: false } },
-  });
-  if (size > MAX_IMAGE_BYTES) {
-    return notSent(
-      `[Image omitted: the file is ${formatSize(size)}, over the ${formatSize(MAX_IMAGE_BYTES)} limit for images. ` +
-        "Make a smaller copy and read that.]",
-    );
-  }
-  const { data } = await source.read({ kind: "bytes", offset: 0, length: size });
-  const fitted = await fitImage(data, mimeType, { signal });
-  if (fitted.kind === "omitted") return notSent(omittedImageNote(fitted));
-  if (fitted.kind === "original") {
-    return {
-      content: [
-        { type: "text", text: `Read image file [${mimeType}]` },
-        { type: "image", data: data.toString("base64"), mimeType },
-      ],
-      details: { ...spill, image: { mimeType, bytes: data.length, returned: true } },
-    };
-  }
-  const scale = (fitted.originalWidth / fitted.width).toFixed(2);
-  const note =
-    `[Image: original ${fitted.originalWidth}x${fitted.originalHeight}, displayed at ${fitted.width}x${fitted.height}. ` +
-    `Multiply coordinates by ${scale} to map to original image.]`;
-  return {
-    content: [
-      { type: "text", text: `Read image file [${fitted.mimeType}]\n${note}` },
-      { type: "image", data: fitted.data.toString("base64"), mimeType: fitted.mimeType },
-    ],
-    details: { ...spill, image: { mimeType: fitted.mimeType, bytes: fitted.data.length, returned: true } },
-  };
-}
-
-/** Pi's note for an image it could not send; warden's own for its decoding bounds. */
-function omittedImageNote(fitted: Extract<FittedImage, { kind: "omitted" }>): string {
-  if (fitted.reason === "too-many-pixels") {
-    return (
-      `[Image omitted: ${fitted.pixels} pixels is over the ${MAX_DECODE_PIXELS} pixel limit for decoding ` +
-      "images. Make a smaller copy and read that.]"
-    );
-  }
-  if (fitted.reason === "timeout") {
-    return `[Image omitted: decoding it took longer than ${IMAGE_DECODE_TIMEOUT_MS / 1000} s.]`;
-  }
-  return "[Image omitted: could not be resized below the inline image size limit.]";
 }
 
 /**
