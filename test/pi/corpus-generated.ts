@@ -44,6 +44,9 @@ const ODD_FILES = [
   "images/small.gif",
   "images/tiny.gif",
   "images/truncated.png",
+  "images/wide.gif",
+  "images/one.png",
+  "images/truncated.jpg",
   "images/not-really.png",
   "missing.txt",
   "src",
@@ -137,7 +140,7 @@ export function generatedCorpus(seed: number): CorpusCall[][] {
   for (const pattern of findPatterns) add("find", "find", { pattern });
   for (const path of ["src", "outside", "repo", "many", "missing", "plain.txt"])
     add("find-path", "find", { pattern: "*", path });
-  for (const limit of [1, 3, 10]) add("find-limit", "find", { pattern: "*.txt", path: "many", limit });
+  for (const limit of [1, 3, 10, 30]) add("find-limit", "find", { pattern: "*.txt", path: "many", limit });
   flush();
 
   // grep
@@ -158,6 +161,8 @@ export function generatedCorpus(seed: number): CorpusCall[][] {
     { pattern: "line 5 ", context: 2, path: "plain.txt" },
     { pattern: "needle", limit: 2 },
     { pattern: "needle", limit: 1, path: "many" },
+    { pattern: "needle", limit: 1, path: "src/util.ts" },
+    { pattern: "needle", limit: 2, path: "src/util.ts" },
     { pattern: "needle", path: "docs/long-match.md" },
     { pattern: "nothing-matches-this" },
     { pattern: "needle", path: "missing" },

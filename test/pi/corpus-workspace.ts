@@ -127,9 +127,13 @@ export async function workspaceFiles(seed: number): Promise<Map<string, string |
   f.set("images/small.png", await image(32, 16, "image/png"));
   f.set("images/small.jpg", await image(40, 30, "image/jpeg"));
   f.set("images/small.gif", await image(20, 10, "image/gif"));
+  f.set("images/wide.gif", await image(2100, 40, "image/gif"));
+  f.set("images/one.png", await image(1, 1, "image/png"));
   f.set("images/tiny.gif", Buffer.from("GIF89a\x01\x00\x01\x00\x00\x00\x00;", "latin1"));
   const png = f.get("images/small.png") as Buffer;
   f.set("images/truncated.png", png.subarray(0, Math.min(60, png.length)));
+  const jpg = f.get("images/small.jpg") as Buffer;
+  f.set("images/truncated.jpg", jpg.subarray(0, Math.floor(jpg.length / 2)));
   f.set("images/not-really.png", "just text, named .png\n");
   return f;
 }
