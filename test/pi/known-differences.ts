@@ -248,7 +248,10 @@ export const knownDifferences: KnownDifference[] = [
       "When grep or find finds exactly `limit` results and no more, Pi still says '[N matches limit reached. Use limit=2N for more…]'; warden says so only when more exist (e.g. grep {pattern: 'needle', path: 'src/util.ts', limit: 1}).",
     rewrite: (d) => {
       if ((d.tool !== "grep" && d.tool !== "find") || /limit reached/.test(d.warden)) return d;
-      const m = /\n\n\[(\d+) (matches|results) limit reached\. Use limit=\d+ for more, or refine pattern\]$/.exec(d.pi);
+      const m =
+        /\n\n\[(\d+) (matches|results) limit reached\. Use limit=\d+ for more, or refine pattern\]$/.exec(
+          d.pi,
+        );
       if (!m || withoutNotices(d.pi).length !== Number(m[1])) return d;
       return { pi: d.pi.slice(0, m.index), warden: d.warden };
     },
