@@ -19,14 +19,18 @@ import type { Tool } from "./types.js";
 const editSchema = Type.Object({
   path: Type.String({ description: "Path to the file to edit (relative or absolute)" }),
   edits: Type.Array(
-    Type.Object({
-      oldText: Type.String({
-        description:
-          "Exact text to replace. It must occur exactly once in the original file and must not overlap " +
-          "any other edit's oldText in the same call.",
-      }),
-      newText: Type.String({ description: "Replacement text, written exactly as given." }),
-    }),
+    Type.Object(
+      {
+        oldText: Type.String({
+          description:
+            "Exact text to replace. It must occur exactly once in the original file and must not overlap " +
+            "any other edit's oldText in the same call.",
+        }),
+        newText: Type.String({ description: "Replacement text, written exactly as given." }),
+      },
+      // Pi 0.73.1's entries allow nothing else: a stray property is a validation error, not ignored.
+      { additionalProperties: false },
+    ),
     {
       minItems: 1,
       description:
@@ -109,16 +113,10 @@ export function createEditTool(): Tool<typeof editSchema, EditToolDetails> {
       throwIfAborted(signal);
       await sandbox.writeFile(canonical, Buffer.from(result.text, "utf8"), { signal });
       const { diff, patch, firstChangedLine } = await buildEditDiff(args.path, result.oldLf, result.newLf);
-      const n = args.edits.length;
       return {
+        // Pi 0.73.1's wording (0.58 said "replaced text").
         content: [
-          {
-            type: "text",
-            text:
-              n === 1
-                ? `Successfully replaced text in ${args.path}.`
-                : `Successfully replaced ${n} blocks in ${args.path}.`,
-          },
+          { type: "text", text: `Successfully replaced ${args.edits.length} block(s) in ${args.path}.` },
         ],
         details: {
           diff,

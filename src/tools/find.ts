@@ -3,8 +3,8 @@
  * shared/reference/pi-tool-semantics.md) on fd `--glob --hidden`, run inside the sandbox. Paths are
  * relative POSIX paths under the search directory, directories end with "/". A .gitignore above the
  * search directory is not applied (`--no-ignore-parent`, earendil-works/pi#5960); the search
- * directory's own .gitignore is applied also outside a git repository (`--ignore-file`; nested ones
- * only inside a repository, as fd 8.6 has no `--no-require-git`). `.git` is skipped. Results are
+ * directory's own and nested .gitignore files apply also outside a git repository
+ * (`--no-require-git`, as Pi 0.73.1; needs fd >= 8.7, which the sandbox image has). `.git` is skipped. Results are
  * sorted (Pi leaves fd's parallel order) so the output is stable.
  * Unlike Pi (public-faults case 4): patterns that climb out are refused, fd never follows symlinks,
  * and every returned path is resolved inside the sandbox after expansion; one that lands outside the
@@ -43,21 +43,30 @@ export interface FindToolDetails {
 /** Default result limit (Pi's). */
 export const FIND_DEFAULT_LIMIT = 1000;
 
-/** fd's argv; `maxResults` includes one extra result to tell whether the limit was reached. */
+/**
+ * fd's argv; `maxResults` includes one extra result to tell whether the limit was reached.
+ * `legacyIgnoreFile` is for an fd older than 8.7 (an image warden did not build): no
+ * `--no-require-git`; the search directory's own .gitignore (a path, or null) given as `--ignore-file`.
+ */
 export function buildFdArgv(
   pattern: string,
   searchDir: string,
   maxResults: number,
-  ignoreFile: string | null,
+  legacyIgnoreFile?: string | null,
 ): string[] {
   const { glob, fullPath } = fdGlob(pattern);
-  const argv = ["fd", "--glob", "--color=never", "--hidden", "--no-ignore-parent", "--exclude", ".git"];
-  argv.push("--print0", "--max-results", String(maxResults));
+  const argv = ["fd", "--glob", "--color=never", "--hidden", "--no-ignore-parent"];
+  if (legacyIgnoreFile === undefined) argv.push("--no-require-git");
+  argv.push("--exclude", ".git", "--print0", "--max-results", String(maxResults));
   if (fullPath) argv.push("--full-path");
-  if (ignoreFile) argv.push("--ignore-file", ignoreFile);
+  if (legacyIgnoreFile) argv.push("--ignore-file", legacyIgnoreFile);
   argv.push("--", glob, searchDir);
   return argv;
 }
+
+/** True when fd refused `--no-require-git` (fd < 8.7). */
+const fdTooOld = (stderr: string) =>
+  /--no-require-git/.test(stderr) && /unexpected|wasn't expected/.test(stderr);
 
 /**
  * Creates the find tool. Errors: InvalidArgumentError (pattern climbs out, path not a directory,
@@ -80,14 +89,10 @@ export function createFindTool(): Tool<typeof findSchema, FindToolDetails | unde
       if (!stat) throw new NotFoundError(`Path not found: ${args.path ?? "."}`);
       if (stat.type !== "directory") throw new InvalidArgumentError(`Not a directory: ${args.path}`);
       const limit = Math.max(1, Math.floor(args.limit ?? FIND_DEFAULT_LIMIT));
-      const gitignore = posix.join(canonical, ".gitignore");
-      const ignoreFile = (await sandbox.stat(gitignore, { signal }))?.type === "file" ? gitignore : null;
 
       const records: string[] = [];
-      const run = await runSearchCommand(
-        sandbox,
-        buildFdArgv(args.pattern, canonical, limit + 1, ignoreFile),
-        {
+      const search = (argv: string[]) =>
+        runSearchCommand(sandbox, argv, {
           separator: 0x00,
           maxRecordBytes: 64 * 1024,
           onRecord: (record) => {
@@ -95,8 +100,14 @@ export function createFindTool(): Tool<typeof findSchema, FindToolDetails | unde
             return records.length > limit ? "stop" : "continue";
           },
           signal,
-        },
-      );
+        });
+      let run = await search(buildFdArgv(args.pattern, canonical, limit + 1));
+      if (run.exitCode !== 0 && records.length === 0 && fdTooOld(run.stderr)) {
+        // An older fd: the search directory's own .gitignore still applies (nested ones only in a repository).
+        const gitignore = posix.join(canonical, ".gitignore");
+        const own = (await sandbox.stat(gitignore, { signal }))?.type === "file" ? gitignore : null;
+        run = await search(buildFdArgv(args.pattern, canonical, limit + 1, own));
+      }
       if (run.exitCode !== 0 && !run.stopped && records.length === 0) {
         throw new InvalidArgumentError(
           `find failed: ${run.stderr.trim() || `fd exited with code ${run.exitCode}`}`,

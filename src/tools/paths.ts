@@ -64,3 +64,16 @@ export async function resolveToolPath(
   }
   return { requested, canonical };
 }
+
+/**
+ * Other spellings of a path that read tries, in order, when the path as given does not exist
+ * (Pi 0.73.1's resolveReadPath, for names made on macOS): a narrow no-break space before "AM."/"PM."
+ * (screenshot names), the NFD form (macOS stores names decomposed), U+2019 for "'", and NFD with
+ * U+2019. Excludes `path` itself and repeats.
+ */
+export function readPathVariants(path: string): string[] {
+  const nfd = path.normalize("NFD");
+  const curly = (p: string) => p.replace(/'/g, "\u2019");
+  const variants = [path.replace(/ (AM|PM)\./gi, "\u202f$1."), nfd, curly(path), curly(nfd)];
+  return [...new Set(variants)].filter((v) => v !== path);
+}

@@ -2,7 +2,7 @@
  * The text half of the read tool: one line-range read (never the whole file), head truncation at
  * 2000 lines / 50 KiB, and Pi's footers (pi-mono coding-agent core/tools/read.ts): shown range,
  * total, and `offset=N` to continue; "Offset N is beyond end of file"; the note for a first line
- * over 50 KiB. Unlike Pi, a UTF-8 BOM is never shown and invalid bytes are reported.
+ * over 50 KiB, with the line's size when the source can measure it. Unlike Pi, a UTF-8 BOM is never shown and invalid bytes are reported.
  */
 
 import { InvalidArgumentError } from "../errors.js";
@@ -26,6 +26,8 @@ export interface ReadSource {
   /** True for a host spill file (bash cannot reach it, so notes do not suggest bash). */
   isSpill: boolean;
   read(range: ReadRange): Promise<ReadFileResult>;
+  /** Byte length of 1-based line `line` without its newline, when it can be measured. */
+  lineBytes?(line: number): Promise<number | undefined>;
 }
 
 /** details of a text read. */
@@ -64,6 +66,14 @@ export function textReadRequest(offset: number | undefined, limit: number | unde
   };
 }
 
+/** True when the first line of a planned read is over 50 KiB (Pi then shows only a note). */
+export function firstLineOverLimit(request: TextReadRequest, result: ReadFileResult): boolean {
+  let data = result.data;
+  if (request.startLine === 1 && data.subarray(0, 3).equals(BOM)) data = data.subarray(3);
+  const newline = data.indexOf(0x0a);
+  return (newline === -1 ? data.length : newline) > DEFAULT_MAX_BYTES;
+}
+
 /**
  * Words the result of a planned line read: head truncation at 2000 lines / 51,200 bytes and Pi's
  * footers. Rejects InvalidArgumentError for an offset past the end (naming the total).
@@ -73,6 +83,7 @@ export function formatTextRead(
   request: TextReadRequest,
   result: ReadFileResult,
   offset: number | undefined,
+  firstLineBytes?: number,
 ): { text: string; details?: ReadTextDetails } {
   const { startLine, userLimit } = request;
   const totalLines = result.totalLines;
@@ -96,7 +107,9 @@ export function formatTextRead(
     const limitText = formatSize(DEFAULT_MAX_BYTES);
     const note = source.isSpill
       ? `[Line ${startLine} exceeds the ${limitText} limit and this spill file is outside the sandbox; re-run the command with its output cut, e.g. '| cut -c1-1000'.]`
-      : `[Line ${startLine} exceeds the ${limitText} limit. Use bash: sed -n '${startLine}p' ${source.displayPath} | head -c ${DEFAULT_MAX_BYTES}]`;
+      : firstLineBytes === undefined
+        ? `[Line ${startLine} exceeds the ${limitText} limit. Use bash: sed -n '${startLine}p' ${source.displayPath} | head -c ${DEFAULT_MAX_BYTES}]`
+        : `[Line ${startLine} is ${formatSize(firstLineBytes)}, exceeds ${limitText} limit. Use bash: sed -n '${startLine}p' ${source.displayPath} | head -c ${DEFAULT_MAX_BYTES}]`;
     return { text: note, details };
   }
   if (truncation.truncated) {

@@ -13,14 +13,21 @@ import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../truncate/ty
 import { throwIfAborted } from "../util/abort.js";
 import { detectImageMimeType } from "./image-detect.js";
 import { resolveToolPath } from "./paths.js";
-import { formatTextRead, type ReadSource, type ReadTextDetails, textReadRequest } from "./read-text.js";
+import { readImage } from "./read-image.js";
+import { existingVariant, measureLine } from "./read-sandbox-file.js";
+import {
+  firstLineOverLimit,
+  formatTextRead,
+  type ReadSource,
+  type ReadTextDetails,
+  textReadRequest,
+} from "./read-text.js";
 import { isSpillHandle } from "./spill-handle.js";
-import type { Tool, ToolContext, ToolOutput } from "./types.js";
+import type { Tool, ToolContext } from "./types.js";
 
 /** Bytes of the file's start examined for image magic and NUL bytes (the "first chunk"). */
 export const SNIFF_BYTES = 4096;
-/** Largest image returned: 3.75 MiB raw, so its base64 stays within 5 MiB (provider image limits). */
-export const MAX_IMAGE_BYTES = 3.75 * 1024 * 1024;
+export { MAX_IMAGE_BYTES } from "./read-image.js";
 
 const readSchema = Type.Object({
   path: Type.String({ description: "Path to the file to read (relative or absolute)" }),
@@ -55,46 +62,25 @@ function openSource(path: string, ctx: ToolContext): ReadSource | Promise<ReadSo
 /** A confined sandbox file. A failed read is explained by a stat (only on the error path, to save an exec). */
 async function openSandboxSource(path: string, ctx: ToolContext): Promise<ReadSource> {
   const { sandbox, signal } = ctx;
-  const { canonical } = await resolveToolPath(sandbox, path, { signal });
+  let { canonical } = await resolveToolPath(sandbox, path, { signal });
   const read = async (range: ReadRange): Promise<ReadFileResult> => {
     try {
       return await sandbox.readFile(canonical, range, { signal });
     } catch (err) {
       const stat = await sandbox.stat(canonical, { signal }).catch(() => undefined);
-      if (stat === null) throw new NotFoundError(`File not found: ${path}`);
+      if (stat === null) {
+        const variant = await existingVariant(path, ctx);
+        if (variant === undefined) throw new NotFoundError(`File not found: ${path}`);
+        canonical = variant;
+        return sandbox.readFile(canonical, range, { signal });
+      }
       if (stat?.type === "directory") {
         throw new InvalidArgumentError(`Cannot read '${path}': it is a directory. Use ls to list it.`);
       }
       throw err;
     }
   };
-  return { displayPath: path, isSpill: false, read };
-}
-
-async function readImage(
-  source: ReadSource,
-  mimeType: string,
-  size: number,
-): Promise<ToolOutput<ReadToolDetails>> {
-  const spill = source.isSpill ? { spill: true } : {};
-  if (size > MAX_IMAGE_BYTES) {
-    const text =
-      `[Image file ${source.displayPath} [${mimeType}] is ${formatSize(size)}, over the ` +
-      `${formatSize(MAX_IMAGE_BYTES)} limit for images; not returned. Make a smaller copy with bash ` +
-      "(e.g. python3 with PIL) and read that.]";
-    return {
-      content: [{ type: "text", text }],
-      details: { ...spill, image: { mimeType, bytes: size, returned: false } },
-    };
-  }
-  const { data } = await source.read({ kind: "bytes", offset: 0, length: size });
-  return {
-    content: [
-      { type: "text", text: `Read image file [${mimeType}]` },
-      { type: "image", data: data.toString("base64"), mimeType },
-    ],
-    details: { ...spill, image: { mimeType, bytes: data.length, returned: true } },
-  };
+  return { displayPath: path, isSpill: false, read, lineBytes: (line) => measureLine(canonical, line, ctx) };
 }
 
 /**
@@ -126,7 +112,7 @@ export function createReadTool(): Tool<typeof readSchema, ReadToolDetails | unde
       let lines = request.startLine === 1 ? await source.read(request.range) : undefined;
       const head = await firstBytes(source, lines);
       const mimeType = detectImageMimeType(head.data);
-      if (mimeType) return readImage(source, mimeType, head.totalBytes);
+      if (mimeType) return readImage(source, mimeType, head.totalBytes, ctx.signal);
       if (head.data.includes(0)) {
         throw new InvalidArgumentError(
           `Cannot read '${args.path}': it is a binary file (${formatSize(head.totalBytes)}, NUL bytes in its first ` +
@@ -136,7 +122,10 @@ export function createReadTool(): Tool<typeof readSchema, ReadToolDetails | unde
       }
       throwIfAborted(ctx.signal);
       lines ??= await source.read(request.range);
-      const { text, details } = formatTextRead(source, request, lines, args.offset);
+      const lineBytes = firstLineOverLimit(request, lines)
+        ? await source.lineBytes?.(request.startLine)
+        : undefined;
+      const { text, details } = formatTextRead(source, request, lines, args.offset, lineBytes);
       const spill = source.isSpill ? { spill: true } : undefined;
       const merged = details || spill ? { ...details, ...spill } : undefined;
       return { content: [{ type: "text", text }], details: merged };

@@ -84,7 +84,7 @@ describeEngine("warden exec", () => {
       toolCallId: "exec-1",
       toolName: "edit",
       isError: false,
-      content: [{ type: "text", text: "Successfully replaced text in a.txt." }],
+      content: [{ type: "text", text: "Successfully replaced 1 block(s) in a.txt." }],
     });
     expect(message.details?.diff).toBe("-1 hello\n+1 bye");
     expect(await readFile(join(dir, "a.txt"), "utf8")).toBe("hello\n");

@@ -134,7 +134,7 @@ describeEngine("edit, write, grep, find in the sandbox", () => {
   it("case 9: a CRLF file edited with LF text keeps CRLF", async () => {
     await sh("printf 'alpha\\r\\nbeta\\r\\ngamma\\r\\n' > c.txt");
     const out = await text("edit", { path: "c.txt", oldText: "alpha\nbeta", newText: "ALPHA\nBETA" });
-    expect(out).toBe("Successfully replaced text in c.txt.");
+    expect(out).toBe("Successfully replaced 1 block(s) in c.txt.");
     expect(await hex("c.txt")).toBe(Buffer.from("ALPHA\r\nBETA\r\ngamma\r\n").toString("hex"));
   });
 
@@ -256,5 +256,16 @@ describeEngine("edit, write, grep, find in the sandbox", () => {
       "x.gen.ts",
       "y.ts",
     ]);
+  });
+
+  it("find: a .gitignore nested outside a git repository applies, as in Pi 0.73.1 (found by test/pi)", async () => {
+    await sh(
+      "mkdir -p plainfind/sub && cd plainfind && printf 'top.log\\n' > .gitignore && printf 'deeper.txt\\n' > sub/.gitignore" +
+        " && touch top.log kept.txt sub/deeper.txt sub/visible.txt",
+    );
+    expect(await text("find", { pattern: "*.txt", path: "plainfind" })).toBe("kept.txt\nsub/visible.txt");
+    expect(await text("find", { pattern: "*.log", path: "plainfind" })).toBe(
+      "No files found matching pattern",
+    );
   });
 });

@@ -77,7 +77,7 @@ describe("edit tool (fake sandbox)", () => {
     const sb = new FakeSandboxFs().file("/workspace/c.txt", "alpha\r\nbeta\r\ngamma\r\n");
     const out = await edit(sb, "c.txt", ["alpha\nbeta", "ALPHA\nBETA"]);
     expect(sb.bytes("/workspace/c.txt")?.toString("latin1")).toBe("ALPHA\r\nBETA\r\ngamma\r\n");
-    expect(out.content).toEqual([{ type: "text", text: "Successfully replaced text in c.txt." }]);
+    expect(out.content).toEqual([{ type: "text", text: "Successfully replaced 1 block(s) in c.txt." }]);
     expect(out.details?.diff).toBe("-1 alpha\n-2 beta\n+1 ALPHA\n+2 BETA\n 3 gamma");
     expect(out.details?.firstChangedLine).toBe(1);
   });
@@ -121,7 +121,7 @@ describe("edit tool (fake sandbox)", () => {
       "No changes made to d.txt. The replacement produced identical content.",
     );
     const out = await edit(sb, "d.txt", ["x\nx", "x\nw"], ["y", "Y"]);
-    expect(out.content).toEqual([{ type: "text", text: "Successfully replaced 2 blocks in d.txt." }]);
+    expect(out.content).toEqual([{ type: "text", text: "Successfully replaced 2 block(s) in d.txt." }]);
     expect(sb.bytes("/workspace/d.txt")?.toString()).toBe("x\nw\nY\n");
   });
 

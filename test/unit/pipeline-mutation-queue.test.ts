@@ -83,6 +83,31 @@ describe("edits in one batch", () => {
     expect(log).toEqual(["start A", "end A", "start B", "end B"]);
   });
 
+  it("queues edits of one file in source order even when resolving the first one's path is slower (found by test/pi)", async () => {
+    const files = new Map<string, string>();
+    const log: string[] = [];
+    const sandbox = fakeSandbox();
+    const resolve = sandbox.realpath;
+    let first = true;
+    sandbox.realpath = async (path, options) => {
+      // The first resolution answers last, as a busy engine may: the queue must still keep source order.
+      if (first) {
+        first = false;
+        await sleep(30);
+      }
+      return resolve(path, options);
+    };
+    await runToolCalls(
+      [
+        { id: "1", name: "edit", arguments: { path: "q.txt", add: "1" } },
+        { id: "2", name: "edit", arguments: { path: "q.txt", add: "2" } },
+        { id: "3", name: "edit", arguments: { path: "q.txt", add: "3" } },
+      ],
+      contextWith([fakeEdit(files, log)], { sandbox }),
+    );
+    expect(files.get("/workspace/q.txt")).toBe("123");
+  });
+
   it("edits different files in parallel", async () => {
     const files = new Map<string, string>();
     const log: string[] = [];

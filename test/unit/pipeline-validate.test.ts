@@ -1,6 +1,7 @@
 import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
 import { compiledValidator, validateToolArguments } from "../../src/pipeline/index.js";
+import { createEditTool } from "../../src/tools/edit.js";
 import { echoTool } from "./pipeline-fakes.js";
 
 const editLike = echoTool({
@@ -65,5 +66,17 @@ describe("validateToolArguments", () => {
   it("compiles each schema once", () => {
     const tool = echoTool();
     expect(compiledValidator(tool.parameters)).toBe(compiledValidator(tool.parameters));
+  });
+});
+
+describe("the edit tool's schema (Pi 0.73.1's, found by test/pi)", () => {
+  it("rejects an edit entry with a property other than oldText and newText, as Pi's schema does", () => {
+    const args = { path: "a.txt", edits: [{ oldText: "a", newText: "b", extra: 1 }] };
+    const outcome = validateToolArguments(createEditTool(), args);
+    expect(outcome.ok).toBe(false);
+    if (outcome.ok) return;
+    expect(outcome.message.split("\n\n")[0]).toBe(
+      'Validation failed for tool "edit":\n  - edits.0.extra: schema is false\n  - edits.0: must not have additional properties',
+    );
   });
 });

@@ -257,13 +257,12 @@ describe("find tool (fake sandbox)", () => {
       "--color=never",
       "--hidden",
       "--no-ignore-parent",
+      "--no-require-git",
       "--exclude",
       ".git",
       "--print0",
       "--max-results",
       "5",
-      "--ignore-file",
-      "/workspace/.gitignore",
       "--",
       "*",
       "/workspace",
@@ -292,5 +291,39 @@ describe("find tool (fake sandbox)", () => {
     sb.execHandler = () => fdReply([]);
     const out = await createFindTool().execute("c", { pattern: "*.nope" }, { sandbox: sb, spill });
     expect(out.content).toEqual([{ type: "text", text: "No files found matching pattern" }]);
+  });
+});
+
+describe("find with an fd older than 8.7 (an image warden did not build)", () => {
+  it("runs again without --no-require-git, with the search directory's own .gitignore as --ignore-file", async () => {
+    const sb = new FakeSandboxFs().file("/workspace/.gitignore", "x\n");
+    const spill = { owns: () => false } as unknown as SpillStore;
+    sb.execHandler = (argv) =>
+      argv.includes("--no-require-git")
+        ? {
+            stdout: [],
+            stderr: "error: Found argument '--no-require-git' which wasn't expected",
+            exitCode: 2,
+          }
+        : { stdout: ["/workspace/a.ts\0"], exitCode: 0 };
+    const out = await createFindTool().execute("c", { pattern: "*.ts" }, { sandbox: sb, spill });
+    expect(out.content).toEqual([{ type: "text", text: "a.ts" }]);
+    expect(sb.execs[1]).toEqual([
+      "fd",
+      "--glob",
+      "--color=never",
+      "--hidden",
+      "--no-ignore-parent",
+      "--exclude",
+      ".git",
+      "--print0",
+      "--max-results",
+      "1001",
+      "--ignore-file",
+      "/workspace/.gitignore",
+      "--",
+      "*.ts",
+      "/workspace",
+    ]);
   });
 });

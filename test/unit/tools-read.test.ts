@@ -6,7 +6,7 @@ import { PathOutsideWorkspaceError } from "../../src/errors.js";
 import { createSpillStore, type HostSpillStore } from "../../src/session/spill-store.js";
 import { createReadTool } from "../../src/tools/read.js";
 import type { ToolContent } from "../../src/tools/types.js";
-import { FakeSandbox } from "../helpers/fake-sandbox.js";
+import { emitting, FakeSandbox } from "../helpers/fake-sandbox.js";
 
 const PNG_1X1 = Buffer.from(
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
@@ -80,12 +80,31 @@ describe("read tool", () => {
     );
   });
 
-  it("a first line over 50 KiB gives Pi's note with a suggested command", async () => {
-    await sandbox.put("long.txt", `${"a".repeat(60_000)}\nb\n`);
+  it("a first line over 50 KiB gives Pi 0.73.1's note with the line's size and a suggested command", async () => {
+    await sandbox.put("long.txt", `${"a".repeat(61_440)}\nb\n`);
+    // The line's size is measured in the sandbox (awk, bytes); the fake answers as awk would.
+    sandbox.execScript = emitting(["61440\n"]);
     const out = await run({ path: "long.txt" });
     expect(text(out.content)).toBe(
-      "[Line 1 exceeds the 50.0KB limit. Use bash: sed -n '1p' long.txt | head -c 51200]",
+      "[Line 1 is 60.0KB, exceeds 50.0KB limit. Use bash: sed -n '1p' long.txt | head -c 51200]",
     );
+    expect(sandbox.commands).toEqual([
+      { argv: ["awk", "NR == 1 { print length($0); exit }", "/workspace/long.txt"] },
+    ]);
+  });
+
+  it("finds a file stored in NFD from its NFC name, as Pi 0.73.1 does (found by test/pi)", async () => {
+    await sandbox.put("cafe\u0301.txt", "stored in NFD\n");
+    const out = await run({ path: "caf\u00e9.txt" });
+    expect(text(out.content)).toBe("stored in NFD\n");
+    await expect(run({ path: "cafe.txt" })).rejects.toThrow("File not found: cafe.txt");
+  });
+
+  it("tries a screenshot name's narrow no-break space, then a curly apostrophe, as Pi 0.73.1 does", async () => {
+    await sandbox.put("Shot 10.12.01\u202fAM.png.txt", "shot\n");
+    await sandbox.put("Capture d\u2019\u00e9cran.txt", "capture\n");
+    expect(text((await run({ path: "Shot 10.12.01 AM.png.txt" })).content)).toBe("shot\n");
+    expect(text((await run({ path: "Capture d'\u00e9cran.txt" })).content)).toBe("capture\n");
   });
 
   it("returns a png (by magic bytes, whatever the name) as image content", async () => {

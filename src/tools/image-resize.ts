@@ -1,0 +1,133 @@
+/**
+ * Fitting an image for the model, as Pi 0.73.1's read does (coding-agent utils/image-resize.ts, with
+ * Photon there and jimp here): an image within 2000×2000 px and 4.5 MB of base64 is sent as it is;
+ * a larger one is scaled to fit 2000×2000, encoded as PNG, then as JPEG at qualities 80, 85, 70, 55,
+ * 40, and the first encoding under 4.5 MB wins; failing that, the size shrinks by a quarter and the
+ * encodings are tried again, down to 1×1. An image that cannot be decoded is omitted.
+ *
+ * The bytes come from the sandbox, so they are untrusted. Unlike Pi, decoding is bounded: the header's
+ * size is checked first (at most MAX_DECODE_PIXELS), and decoding runs in a worker thread that is
+ * terminated after IMAGE_DECODE_TIMEOUT_MS, so a hostile image can neither exhaust the controller's
+ * memory nor stall its event loop.
+ */
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
+import { imageDimensions } from "./image-size.js";
+
+/** Largest side sent to the model, in pixels (Pi's). */
+export const MAX_IMAGE_SIDE = 2000;
+/** Largest image sent, as base64 characters (Pi's 4.5 MB, below providers' 5 MB). */
+export const MAX_IMAGE_BASE64 = 4.5 * 1024 * 1024;
+/** Largest image decoded (width × height), so decoding allocates at most ~100 MB of pixels. */
+export const MAX_DECODE_PIXELS = 25_000_000;
+/** Longest a decode and re-encode may take before it is abandoned, in ms. */
+export const IMAGE_DECODE_TIMEOUT_MS = 15_000;
+
+/** What to send: the image as it is, a re-encoded smaller one, or nothing (with the reason). */
+export type FittedImage =
+  | { kind: "original"; width: number; height: number }
+  | {
+      kind: "resized";
+      data: Buffer;
+      mimeType: string;
+      width: number;
+      height: number;
+      originalWidth: number;
+      originalHeight: number;
+    }
+  | { kind: "omitted"; reason: "unreadable" | "too-large" | "too-many-pixels" | "timeout"; pixels?: number };
+
+const base64Length = (bytes: number) => Math.ceil(bytes / 3) * 4;
+const jimpPath = createRequire(import.meta.url).resolve("jimp");
+
+// Runs in the worker (CommonJS): decode, check, and if needed fit; posts one message.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const { Jimp } = require(workerData.jimpPath);
+const { maxSide, maxBase64 } = workerData;
+const b64 = (n) => Math.ceil(n / 3) * 4;
+(async () => {
+  try {
+    const image = await Jimp.fromBuffer(Buffer.from(workerData.data));
+    const W = image.bitmap.width, H = image.bitmap.height;
+    if (W <= maxSide && H <= maxSide && b64(workerData.data.byteLength) < maxBase64) {
+      return parentPort.postMessage({ kind: "original", width: W, height: H });
+    }
+    let w = W, h = H;
+    if (w > maxSide) { h = Math.round((h * maxSide) / w); w = maxSide; }
+    if (h > maxSide) { w = Math.round((w * maxSide) / h); h = maxSide; }
+    w = Math.max(1, w); h = Math.max(1, h);
+    for (;;) {
+      const resized = image.clone().resize({ w, h });
+      const candidates = [["image/png", () => resized.getBuffer("image/png")]];
+      for (const quality of [80, 85, 70, 55, 40]) candidates.push(["image/jpeg", () => resized.getBuffer("image/jpeg", { quality })]);
+      for (const [mimeType, encode] of candidates) {
+        const data = await encode();
+        if (b64(data.length) < maxBase64) {
+          return parentPort.postMessage({ kind: "resized", data, mimeType, width: w, height: h, originalWidth: W, originalHeight: H });
+        }
+      }
+      const nw = w === 1 ? 1 : Math.max(1, Math.floor(w * 0.75));
+      const nh = h === 1 ? 1 : Math.max(1, Math.floor(h * 0.75));
+      if (nw === w && nh === h) return parentPort.postMessage({ kind: "omitted", reason: "too-large" });
+      w = nw; h = nh;
+    }
+  } catch {
+    parentPort.postMessage({ kind: "omitted", reason: "unreadable" });
+  }
+})();
+`;
+
+function decodeInWorker(data: Buffer, timeoutMs: number, signal?: AbortSignal): Promise<FittedImage> {
+  return new Promise((resolve, reject) => {
+    const copy = new Uint8Array(data);
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { data: copy, jimpPath, maxSide: MAX_IMAGE_SIDE, maxBase64: MAX_IMAGE_BASE64 },
+      transferList: [copy.buffer],
+      resourceLimits: { maxOldGenerationSizeMb: 512, maxYoungGenerationSizeMb: 64 },
+    });
+    let settled = false;
+    const finish = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      void worker.terminate();
+      outcome();
+    };
+    const onAbort = () => finish(() => reject(signal?.reason ?? new Error("Operation aborted")));
+    const timer = setTimeout(() => finish(() => resolve({ kind: "omitted", reason: "timeout" })), timeoutMs);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    worker.once("message", (message: FittedImage) => {
+      const fitted = message.kind === "resized" ? { ...message, data: Buffer.from(message.data) } : message;
+      finish(() => resolve(fitted));
+    });
+    worker.once("error", () => finish(() => resolve({ kind: "omitted", reason: "unreadable" })));
+    worker.once("exit", () => finish(() => resolve({ kind: "omitted", reason: "unreadable" })));
+  });
+}
+
+/**
+ * Decides how an image of type `mimeType` (whole file in `data`) is sent to the model. Never throws
+ * for bad image data (that is an "omitted" result); rejects only when `signal` aborts.
+ */
+export async function fitImage(
+  data: Buffer,
+  mimeType: string,
+  options: { signal?: AbortSignal; timeoutMs?: number } = {},
+): Promise<FittedImage> {
+  const size = imageDimensions(data, mimeType);
+  if (!size || size.width < 1 || size.height < 1) return { kind: "omitted", reason: "unreadable" };
+  const pixels = size.width * size.height;
+  if (pixels > MAX_DECODE_PIXELS) return { kind: "omitted", reason: "too-many-pixels", pixels };
+  if (mimeType === "image/webp") {
+    // jimp has no WebP decoder: a WebP within the limits goes as it is, a larger one is omitted.
+    const fits =
+      size.width <= MAX_IMAGE_SIDE &&
+      size.height <= MAX_IMAGE_SIDE &&
+      base64Length(data.length) < MAX_IMAGE_BASE64;
+    return fits ? { kind: "original", ...size } : { kind: "omitted", reason: "too-large" };
+  }
+  return decodeInWorker(data, options.timeoutMs ?? IMAGE_DECODE_TIMEOUT_MS, options.signal);
+}
