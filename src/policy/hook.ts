@@ -49,8 +49,15 @@ export function refusalReason(tool: string, decision: Decision, decider: Decider
   return `Tool call refused: ${what} ${why}. Nothing was run.`;
 }
 
+/**
+ * What an "allow for this session" answer to `decision` covers: the approval scope of each part
+ * that asked (TrailEntry.approvalScope: the exact analysed part, or the whole command for a part
+ * that depends on it). Empty when a part that asked has no scope: then nothing is remembered.
+ */
 function askKeys(trail: TrailEntry[]): string[] {
-  return trail.filter((e) => e.decision === "ask").map((e) => `${e.kind}\u0000${e.part}`);
+  const asks = trail.filter((e) => e.decision === "ask");
+  const keys = asks.map((e) => e.approvalScope).filter((k): k is string => k !== undefined);
+  return keys.length === asks.length ? keys : [];
 }
 
 /** The beforeToolCall hook enforcing `options.policy` (see module doc). */

@@ -96,6 +96,13 @@ export interface TrailEntry {
   reason?: string;
   /** Wrappers unwrapped to reach this part (`sudo`, `bash -c`, `find -exec`...). */
   via?: string[];
+  /**
+   * What an "allow for this session" answer covers for this entry (an opaque key, set by
+   * evaluate): the tool, the kind and the exact analysed part — argv values, or the canonical
+   * path — or, for a part whose meaning depends on the rest of the script (opaque parts, variables,
+   * substitutions, globs, pipes, wrappers), a digest of the whole command. Equal keys, same thing.
+   */
+  approvalScope?: string;
 }
 
 /** A policy decision: the strictest over all parts and layers, and the part and rule that set it. */
