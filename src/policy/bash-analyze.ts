@@ -6,7 +6,7 @@
  * variable, a non-literal `bash -c`, a parse error). Never a string-prefix check (claude-code#36637:
  * only the first command of `a && b` was checked). Requires loadBashParser() to have resolved.
  */
-import type { Node } from "web-tree-sitter";
+import type { Node, TreeCursor } from "web-tree-sitter";
 import { withBashTree } from "./bash-parser.js";
 import { wordOf } from "./bash-words.js";
 import { unwrap } from "./bash-wrappers.js";
@@ -43,6 +43,9 @@ export type BashPart =
 
 /** How deep `bash -c` / eval scripts are parsed again before the rest counts as opaque. */
 export const MAX_SCRIPT_DEPTH = 8;
+
+/** How deep in the syntax tree analysis goes before the rest counts as opaque. */
+export const MAX_SYNTAX_DEPTH = 200;
 
 /**
  * Variables whose assignment changes which program runs or what it loads (`PATH=. git status`
@@ -137,39 +140,53 @@ class Analyzer {
     private readonly via: string[],
   ) {}
 
-  /** `fed`: the node's stdin comes from the script (a pipe, a here-doc, an input redirection). */
-  walk(node: Node, fed = false): void {
-    if (node.isError || node.isMissing) {
+  /**
+   * Visits the node under `cursor` and its descendants, leaving the cursor where it was. A cursor
+   * rather than `node.children`: materialising a Node object for every syntax node made analysis
+   * several times slower than the parse; only the nodes judged here are materialised.
+   * `fed`: the node's stdin comes from the script (a pipe, a here-doc, an input redirection).
+   */
+  walk(cursor: TreeCursor, fed = false, level = 0): void {
+    const type = cursor.nodeType;
+    if (level > MAX_SYNTAX_DEPTH) {
+      // Each level's words hold the text of all deeper ones: past this, analysis grows with the
+      // square of the input (and the stack with its depth). What is not analysed is not allowed.
+      this.opaque(cursor.nodeText, `nested more than ${MAX_SYNTAX_DEPTH} syntax levels deep`);
+      return;
+    }
+    if (type === "ERROR" || cursor.nodeIsMissing) {
+      const node = cursor.currentNode;
       const at = `${node.startPosition.row + 1}:${node.startPosition.column + 1}`;
       this.opaque(node.text || node.type, `the script does not parse (at ${at})`);
     }
-    switch (node.type) {
+    let feeds = fed;
+    switch (type) {
       case "command":
-        this.command(node, fed);
+        this.command(cursor.currentNode, fed);
         break;
       case "file_redirect":
-        this.redirect(node);
+        this.redirect(cursor.currentNode);
         break;
       case "variable_assignment": {
+        const node = cursor.currentNode;
         const name = node.childForFieldName("name")?.text ?? node.namedChildren[0]?.text ?? "";
         if (DANGEROUS_VARIABLES.test(name))
           this.opaque(node.text, `assigning ${name} changes what commands run`);
         break;
       }
+      case "redirected_statement":
+        feeds ||= cursor.currentNode.children.some((c) => c !== null && readsInput(c));
+        break;
     }
-    if (node.type === "pipeline") {
-      // Every element but the first reads the pipe.
-      let first = true;
-      for (const child of node.children) {
-        if (!child) continue;
-        this.walk(child, fed || (!first && child.isNamed));
-        if (child.isNamed) first = false;
-      }
-      return;
-    }
-    const feeds =
-      fed || (node.type === "redirected_statement" && node.children.some((c) => c !== null && readsInput(c)));
-    for (const child of node.children) if (child) this.walk(child, feeds);
+    if (!cursor.gotoFirstChild()) return;
+    // In a pipeline every element but the first reads the pipe.
+    let namedSeen = false;
+    do {
+      const named = cursor.nodeIsNamed;
+      this.walk(cursor, type === "pipeline" ? fed || (namedSeen && named) : feeds, level + 1);
+      namedSeen ||= named;
+    } while (cursor.gotoNextSibling());
+    cursor.gotoParent();
   }
 
   private opaque(text: string, why: string, via = this.via): void {
@@ -223,7 +240,7 @@ class Analyzer {
     for (const script of inner.scripts) {
       const nested = [...via, label === "eval" ? "eval" : `${label} -c`];
       if (this.depth + 1 > MAX_SCRIPT_DEPTH) this.opaque(script, "scripts nested too deeply", nested);
-      else this.parts.push(...analyzeBash(script, this.depth + 1, nested));
+      else for (const part of analyzeBash(script, this.depth + 1, nested)) this.parts.push(part);
     }
   }
 
@@ -254,7 +271,14 @@ class Analyzer {
  */
 export function analyzeBash(script: string, depth = 0, via: string[] = []): BashPart[] {
   const analyzer = new Analyzer(depth, via);
-  withBashTree(script, (root) => analyzer.walk(root));
+  withBashTree(script, (root) => {
+    const cursor = root.walk();
+    try {
+      analyzer.walk(cursor);
+    } finally {
+      cursor.delete();
+    }
+  });
   const parts = analyzer.parts;
   const names = new Set<string>();
   for (const p of parts) {

@@ -8,6 +8,7 @@ import { WORKSPACE_DIR } from "../sandbox/types.js";
 import { normalizeToolPath } from "../tools/paths.js";
 import { analyzeBash, type BashPart } from "./bash-analyze.js";
 import { loadBashParser } from "./bash-parser.js";
+import { checkCommandSize, maxCommandBytes } from "./command-limit.js";
 import { judge, type Subject } from "./match.js";
 import type { Decision, EvaluateContext, Policy, PolicyRequest, TrailEntry } from "./types.js";
 import { DECISION_RANK } from "./types.js";
@@ -32,13 +33,27 @@ function scopeKey(...parts: unknown[]): string {
   return JSON.stringify(parts);
 }
 
-/** Digest of the whole command, computed once per call (hashing it per part would be quadratic). */
-function scriptDigest(command: string): () => string {
-  let digest: string | undefined;
-  return () => {
-    digest ??= createHash("sha256").update(command).digest("hex");
+/**
+ * sha256 of a text, memoised per call: the argument parts of one command share its text, so each
+ * distinct text is hashed once (hashing, or copying, it per part would be quadratic).
+ */
+function hasher(): (text: string) => string {
+  const seen = new Map<string, string>();
+  return (text) => {
+    let digest = seen.get(text);
+    if (digest === undefined) {
+      digest = createHash("sha256").update(text).digest("base64");
+      seen.set(text, digest);
+    }
     return digest;
   };
+}
+
+/** Whether any rule of `policy` judges a bash command's file arguments (deny / ask path rules). */
+function checksArguments(policy: Policy): boolean {
+  return policy.layers.some((l) =>
+    l.rules.some((r) => r.decision !== "allow" && r.paths && r.tools.some((t) => ARGUMENT_TOOLS.has(t))),
+  );
 }
 
 async function bashSubjects(policy: Policy, command: unknown, ctx: EvaluateContext): Promise<Scoped[]> {
@@ -53,40 +68,48 @@ async function bashSubjects(policy: Policy, command: unknown, ctx: EvaluateConte
     };
     return [{ subject, scope: scopeKey("bash", "opaque", typeof command, text) }];
   }
+  checkCommandSize(command, maxCommandBytes(policy));
   await loadBashParser();
   const parts: BashPart[] = analyzeBash(command);
-  const checksArguments = policy.layers.some((l) =>
-    l.rules.some((r) => r.decision !== "allow" && r.paths && r.tools.some((t) => ARGUMENT_TOOLS.has(t))),
-  );
-  const digest = scriptDigest(command);
-  // A part that does not stand alone is approved only together with the exact command around it.
-  const inScript = (part: BashPart) => ["script", digest(), part.via, part.text];
-  const subjects = parts.map(async (part): Promise<Scoped | undefined> => {
-    if (part.kind === "command") {
-      const scope = scopeKey("bash", "command", part.identity ?? inScript(part));
-      return { subject: { ...part, tools: ["bash"] }, scope };
-    }
-    if (part.kind === "opaque")
-      return { subject: { ...part, tools: ["bash"] }, scope: scopeKey("bash", "opaque", inScript(part)) };
-    if (part.kind === "argument") {
-      if (!checksArguments) return undefined;
+  const withArguments = checksArguments(policy);
+  const hash = hasher();
+  // A part that stands alone is approved by its argv; any other only with the exact command around it.
+  const identity = (part: BashPart) =>
+    "identity" in part && part.identity !== null
+      ? ["argv", hash(part.identity)]
+      : ["script", hash(command), part.via, hash(part.text)];
+  const subjects: (Scoped | Promise<Scoped>)[] = [];
+  for (const part of parts) {
+    if (part.kind === "command" || part.kind === "opaque") {
+      const subject: Subject = { ...part, tools: ["bash"] };
+      subjects.push({ subject, scope: scopeKey("bash", part.kind, identity(part)) });
+    } else if (part.kind === "argument") {
+      if (!withArguments) continue;
       // An argument is only possibly a path: when it cannot be resolved (e.g. a directory the
       // sandbox user may not enter), it is judged on its lexical form instead of failing the call.
       const lexical = normalizeToolPath(part.target, WORKSPACE_DIR);
-      const path = await ctx.resolvePath(lexical).catch(() => lexical);
-      const subject: Subject = { kind: "argument", tools: ["bash", "read"], path, via: part.via };
-      return { subject, scope: scopeKey("bash", "argument", path, part.identity ?? inScript(part)) };
+      const scoped = async (): Promise<Scoped> => {
+        const path = await ctx.resolvePath(lexical).catch(() => lexical);
+        const subject: Subject = { kind: "argument", tools: ["bash", "read"], path, via: part.via };
+        return { subject, scope: scopeKey("bash", "argument", path, identity(part)) };
+      };
+      subjects.push(scoped());
+    } else {
+      const scoped = async (): Promise<Scoped> => {
+        const path = await ctx.resolvePath(normalizeToolPath(part.target, WORKSPACE_DIR));
+        const subject: Subject = { kind: part.kind, tools: ["bash", part.kind], path, via: part.via };
+        return { subject, scope: scopeKey("bash", part.kind, path) };
+      };
+      subjects.push(scoped());
     }
-    const path = await ctx.resolvePath(normalizeToolPath(part.target, WORKSPACE_DIR));
-    const subject: Subject = { kind: part.kind, tools: ["bash", part.kind], path, via: part.via };
-    return { subject, scope: scopeKey("bash", part.kind, path) };
-  });
-  return (await Promise.all(subjects)).filter((s): s is Scoped => s !== undefined);
+  }
+  return Promise.all(subjects);
 }
 
 /**
  * Decides `request` under `policy`. Path tools: `args.path` (default ".") is normalised
- * (normalizeToolPath) and resolved with `ctx.resolvePath`. Rejects only when resolvePath rejects.
+ * (normalizeToolPath) and resolved with `ctx.resolvePath`. Rejects when resolvePath rejects, and
+ * with CommandTooLongError (before parsing) for a bash command over the policy's maxCommandBytes.
  * A policy with a nonInteractive layer turns the final `ask` into `deny`.
  */
 export async function evaluate(
@@ -111,10 +134,11 @@ export async function evaluate(
     subjects.push({ subject, scope: scopeKey("bash", "call", "(empty script)") });
   }
 
-  const trail: TrailEntry[] = subjects.map(({ subject, scope }) => ({
-    ...judge(policy, subject),
-    approvalScope: scope,
-  }));
+  const trail: TrailEntry[] = subjects.map(({ subject, scope }) => {
+    const entry = judge(policy, subject);
+    entry.approvalScope = scope;
+    return entry;
+  });
   let decisive = trail[0] as TrailEntry;
   for (const entry of trail)
     if (DECISION_RANK[entry.decision] > DECISION_RANK[decisive.decision]) decisive = entry;

@@ -8,6 +8,7 @@ import { NonInteractiveApproval } from "../approval/non-interactive.js";
 import type { ApprovalProvider, Decider } from "../approval/types.js";
 import { type AuditLog, createAuditLog, digestArgs } from "../audit/audit-log.js";
 import type { BeforeToolCallContext, BeforeToolCallHook } from "../pipeline/types.js";
+import { CommandTooLongError } from "./command-limit.js";
 import { evaluate } from "./evaluate.js";
 import { loadPolicy } from "./load.js";
 import type { Decision, Policy, TrailEntry } from "./types.js";
@@ -83,6 +84,8 @@ export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook
     } catch (err) {
       // Fail closed: a call the policy could not judge does not run.
       const detail = err instanceof Error ? err.message : String(err);
+      const why =
+        err instanceof CommandTooLongError ? detail : `the policy could not be evaluated (${detail}).`;
       options.audit?.record({
         session: options.sessionId,
         tool: ctx.tool.name,
@@ -94,7 +97,7 @@ export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook
       });
       return {
         block: true,
-        reason: `Tool call refused: the policy could not be evaluated (${detail}). Nothing was run.`,
+        reason: `Tool call refused: ${why} Nothing was run.`,
       };
     }
     let decider: Decider = "policy";

@@ -59,6 +59,11 @@ export interface PolicyLayer {
   default?: PolicyDecisionKind;
   /** When true, anything this layer's evaluation would ask is denied (CI: nobody to ask). */
   nonInteractive: boolean;
+  /**
+   * Longest bash command analysed, in UTF-8 bytes; a longer one is refused before parsing. The
+   * smallest over the layers applies, else DEFAULT_MAX_COMMAND_BYTES (command-limit.ts).
+   */
+  maxCommandBytes?: number;
   rules: PolicyRule[];
   tests: PolicyTest[];
 }
