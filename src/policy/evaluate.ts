@@ -4,6 +4,7 @@
  * the strictest over all parts, and names the first part and rule that set it.
  */
 import { createHash } from "node:crypto";
+import { digestArgs } from "../audit/audit-log.js";
 import { WORKSPACE_DIR } from "../sandbox/types.js";
 import { normalizeToolPath } from "../tools/paths.js";
 import { analyzeBash, type BashPart } from "./bash-analyze.js";
@@ -127,7 +128,11 @@ export async function evaluate(
     subjects = [
       { subject: { kind: "path", tools: [tool], path, via: [] }, scope: scopeKey(tool, "path", path) },
     ];
-  } else subjects = [{ subject: { kind: "call", tools: [tool], text: tool }, scope: scopeKey(tool, "call") }];
+  } else {
+    // The policy sees only the tool's name; a session approval covers these exact arguments.
+    const subject: Subject = { kind: "call", tools: [tool], text: tool };
+    subjects = [{ subject, scope: scopeKey(tool, "call", digestArgs(request.args)) }];
+  }
   if (subjects.length === 0) {
     // An empty script (only comments or assignments) runs nothing; judge it as a bare bash call.
     const subject: Subject = { kind: "call", tools: ["bash"], text: "(empty script)" };

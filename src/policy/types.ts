@@ -103,9 +103,10 @@ export interface TrailEntry {
   via?: string[];
   /**
    * What an "allow for this session" answer covers for this entry (an opaque key, set by
-   * evaluate): the tool, the kind and the exact analysed part — argv values, or the canonical
-   * path — or, for a part whose meaning depends on the rest of the script (opaque parts, variables,
-   * substitutions, globs, pipes, wrappers), a digest of the whole command. Equal keys, same thing.
+   * evaluate): the tool, the kind and the exact analysed part — argv values, the canonical path,
+   * or for a tool judged by name only a digest of its arguments — or, for a part whose meaning
+   * depends on the rest of the script (opaque parts, variables, substitutions, globs, pipes,
+   * wrappers), a digest of the whole command. Equal keys, same thing.
    */
   approvalScope?: string;
 }

@@ -103,6 +103,16 @@ describe("allow-session scope", () => {
     ).toEqual([true, true, false]);
   });
 
+  it("a tool judged by name only: the same arguments do not ask again, other arguments do", async () => {
+    expect(
+      await asksAfter(
+        call("fetch", { url: "https://a.example" }),
+        call("fetch", { url: "https://b.example" }),
+        call("fetch", { url: "https://a.example" }),
+      ),
+    ).toEqual([true, false]);
+  });
+
   it("stdin from the script is part of what was approved: pipes and here-docs", async () => {
     expect(
       await asksAfter(bash(`echo 'print(1)' | python3`), bash(`echo 'import os' | python3`), bash("python3")),
