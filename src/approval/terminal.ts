@@ -1,7 +1,9 @@
 /**
  * The interactive approval prompt on a terminal: shows the tool, its arguments and the rule that
- * asked, and reads one answer: [o]nce, [s]ession, [d]eny (Enter = deny). Requests are asked one at a
- * time. An aborted request (timeout, cancelled call) answers deny.
+ * asked, and reads one answer: [o]nce, [s]ession, [d]eny (Enter = deny). [s]ession allows the same
+ * parts again for the rest of the session: the same argv, tool and path, or the identical command
+ * for a part that depends on the rest of the script (see TrailEntry.approvalScope). Requests are
+ * asked one at a time. An aborted request (timeout, cancelled call) answers deny.
  */
 import { createInterface } from "node:readline/promises";
 import type { ApprovalAnswer, ApprovalProvider, ApprovalRequest } from "./types.js";
@@ -29,6 +31,9 @@ export function parseAnswer(text: string): ApprovalAnswer {
   return "deny";
 }
 
+const SESSION_PROMPT =
+  "Allow? [o]nce / [s]ession (this exact call, for the session) / [d]eny (default deny): ";
+
 /** Prompts on a TTY (see module doc). */
 export class TerminalApproval implements ApprovalProvider {
   readonly interactive = true;
@@ -47,7 +52,7 @@ export class TerminalApproval implements ApprovalProvider {
     const rl = createInterface({ input: this.options.input ?? process.stdin, output, terminal: false });
     try {
       output.write(`${describeRequest(req)}\n`);
-      const answer = await rl.question("Allow? [o]nce / [s]ession / [d]eny (default deny): ", {
+      const answer = await rl.question(SESSION_PROMPT, {
         signal: req.signal,
       });
       return parseAnswer(answer);

@@ -5,7 +5,11 @@
  */
 import type { Decision } from "../policy/types.js";
 
-/** The answer to one request. `allow-session` also allows the same parts for the rest of the session. */
+/**
+ * The answer to one request. `allow-session` also allows the same parts for the rest of the
+ * session: exactly the parts that asked, by TrailEntry.approvalScope (same tool and argv or path;
+ * the identical command for a part that depends on the rest of the script). Anything else asks again.
+ */
 export type ApprovalAnswer = "allow-once" | "allow-session" | "deny";
 
 /** One request for approval: the call and the decision that asked (its rule, part and trail). */

@@ -6,7 +6,7 @@
  * variable, a non-literal `bash -c`, a parse error). Never a string-prefix check (claude-code#36637:
  * only the first command of `a && b` was checked). Requires loadBashParser() to have resolved.
  */
-import type { Node } from "web-tree-sitter";
+import type { Node, TreeCursor } from "web-tree-sitter";
 import { withBashTree } from "./bash-parser.js";
 import { wordOf } from "./bash-words.js";
 import { unwrap } from "./bash-wrappers.js";
@@ -14,14 +14,38 @@ import type { ArgWord } from "./command-pattern.js";
 
 /** One thing in a script a policy must judge. `via` lists the wrappers unwrapped to reach it. */
 export type BashPart =
-  | { kind: "command"; argv: ArgWord[]; text: string; role: "command" | "wrapper"; via: string[] }
+  | {
+      kind: "command";
+      argv: ArgWord[];
+      text: string;
+      role: "command" | "wrapper";
+      via: string[];
+      /** See `identity` of the argument kind. */
+      identity: string | null;
+    }
   | { kind: "opaque"; text: string; why: string; via: string[] }
   | { kind: "write" | "read"; target: string; text: string; via: string[] }
   /** A literal argument that may name a file the command reads (`cat .env`): deny/ask path rules only. */
-  | { kind: "argument"; target: string; text: string; via: string[] };
+  | {
+      kind: "argument";
+      target: string;
+      text: string;
+      via: string[];
+      /**
+       * The command's argv values as a JSON array when they alone say what runs, else null: its
+       * meaning then depends on the rest of the script (a word that is not literal or that the shell
+       * expands, a variable assignment before it, stdin from a pipe, here-doc or input redirection, a
+       * wrapper, or a script that changes directory or shell state). "Allow for this session" keys
+       * a part on this identity, or on the whole command text when it is null (see evaluate.ts).
+       */
+      identity: string | null;
+    };
 
 /** How deep `bash -c` / eval scripts are parsed again before the rest counts as opaque. */
 export const MAX_SCRIPT_DEPTH = 8;
+
+/** How deep in the syntax tree analysis goes before the rest counts as opaque. */
+export const MAX_SYNTAX_DEPTH = 200;
 
 /**
  * Variables whose assignment changes which program runs or what it loads (`PATH=. git status`
@@ -32,6 +56,30 @@ const DANGEROUS_VARIABLES =
 
 const OUTPUT_OPERATORS = new Set([">", ">>", ">|", "&>", "&>>", "<>", ">&", "&>|"]);
 const DIRECTORY_CHANGERS = new Set(["cd", "pushd", "popd"]);
+/**
+ * Commands after which the same argv may run something else or read other input (directory, stdin,
+ * aliases, the command hash, traps, shell options, exported variables): a script holding one has no
+ * part whose identity stands alone.
+ */
+const CONTEXT_CHANGERS = new Set([
+  ...DIRECTORY_CHANGERS,
+  "exec",
+  "alias",
+  "hash",
+  "enable",
+  "trap",
+  "shopt",
+  "set",
+  "export",
+  "declare",
+  "typeset",
+  "readonly",
+  "unset",
+  "umask",
+  "ulimit",
+]);
+/** Redirections that feed a command's stdin from the script (here-docs, here-strings, `<`). */
+const INPUT_REDIRECTS = new Set(["heredoc_redirect", "herestring_redirect"]);
 
 /** Renders argv for display: literal words as themselves, others as written. */
 export function renderArgv(argv: readonly ArgWord[]): string {
@@ -77,6 +125,14 @@ function partText(text: string): string {
   return text.trim();
 }
 
+/** True for a redirection that feeds stdin from the script: a here-doc, a here-string, `<`, `<&`, `<>`. */
+function readsInput(node: Node): boolean {
+  if (INPUT_REDIRECTS.has(node.type)) return true;
+  if (node.type !== "file_redirect") return false;
+  const operator = node.children.find((c) => c && !c.isNamed)?.type ?? "";
+  return operator.startsWith("<");
+}
+
 class Analyzer {
   readonly parts: BashPart[] = [];
   constructor(
@@ -84,48 +140,81 @@ class Analyzer {
     private readonly via: string[],
   ) {}
 
-  walk(node: Node): void {
-    if (node.isError || node.isMissing) {
+  /**
+   * Visits the node under `cursor` and its descendants, leaving the cursor where it was. A cursor
+   * rather than `node.children`: materialising a Node object for every syntax node made analysis
+   * several times slower than the parse; only the nodes judged here are materialised.
+   * `fed`: the node's stdin comes from the script (a pipe, a here-doc, an input redirection).
+   */
+  walk(cursor: TreeCursor, fed = false, level = 0): void {
+    const type = cursor.nodeType;
+    if (level > MAX_SYNTAX_DEPTH) {
+      // Each level's words hold the text of all deeper ones: past this, analysis grows with the
+      // square of the input (and the stack with its depth). What is not analysed is not allowed.
+      this.opaque(cursor.nodeText, `nested more than ${MAX_SYNTAX_DEPTH} syntax levels deep`);
+      return;
+    }
+    if (type === "ERROR" || cursor.nodeIsMissing) {
+      const node = cursor.currentNode;
       const at = `${node.startPosition.row + 1}:${node.startPosition.column + 1}`;
       this.opaque(node.text || node.type, `the script does not parse (at ${at})`);
     }
-    switch (node.type) {
+    let feeds = fed;
+    switch (type) {
       case "command":
-        this.command(node);
+        this.command(cursor.currentNode, fed);
         break;
       case "file_redirect":
-        this.redirect(node);
+        this.redirect(cursor.currentNode);
         break;
       case "variable_assignment": {
+        const node = cursor.currentNode;
         const name = node.childForFieldName("name")?.text ?? node.namedChildren[0]?.text ?? "";
         if (DANGEROUS_VARIABLES.test(name))
           this.opaque(node.text, `assigning ${name} changes what commands run`);
         break;
       }
+      case "redirected_statement":
+        feeds ||= cursor.currentNode.children.some((c) => c !== null && readsInput(c));
+        break;
     }
-    for (const child of node.children) if (child) this.walk(child);
+    if (!cursor.gotoFirstChild()) return;
+    // In a pipeline every element but the first reads the pipe.
+    let namedSeen = false;
+    do {
+      const named = cursor.nodeIsNamed;
+      this.walk(cursor, type === "pipeline" ? fed || (namedSeen && named) : feeds, level + 1);
+      namedSeen ||= named;
+    } while (cursor.gotoNextSibling());
+    cursor.gotoParent();
   }
 
   private opaque(text: string, why: string, via = this.via): void {
     this.parts.push({ kind: "opaque", text: partText(text), why, via });
   }
 
-  private command(node: Node): void {
+  private command(node: Node, fed: boolean): void {
     const argv: ArgWord[] = [];
+    let context = fed;
     for (const child of node.namedChildren) {
       if (!child) continue;
       const type = child.type;
-      if (type === "variable_assignment" || type === "file_redirect" || type === "herestring_redirect")
+      if (type === "variable_assignment" || type === "file_redirect" || type === "herestring_redirect") {
+        context ||= type === "variable_assignment" || readsInput(child);
         continue;
+      }
       const wordNode = type === "command_name" ? child.namedChildren[0] : child;
       if (!wordNode) continue;
       argv.push({ ...wordOf(wordNode), raw: wordNode.text });
     }
-    this.argv(argv, this.via);
+    this.argv(argv, this.via, context);
   }
 
-  /** Judges one argv: the command itself, then whatever it wraps. */
-  private argv(argv: ArgWord[], via: string[]): void {
+  /**
+   * Judges one argv: the command itself, then whatever it wraps. `context`: something outside the
+   * argv (an assignment prefix, stdin from the script) changes what it does.
+   */
+  private argv(argv: ArgWord[], via: string[], context: boolean): void {
     const name = argv[0];
     if (!name) return;
     if (name.value === null || name.expands) {
@@ -135,8 +224,11 @@ class Analyzer {
     }
     const inner = unwrap(argv);
     const text = renderArgv(argv);
-    this.parts.push({ kind: "command", argv, text, role: inner.role, via });
-    for (const target of argumentPaths(argv)) this.parts.push({ kind: "argument", target, text, via });
+    const standsAlone = !context && via.length === 0 && argv.every((w) => w.value !== null && !w.expands);
+    const identity = standsAlone ? JSON.stringify(argv.map((w) => w.value)) : null;
+    this.parts.push({ kind: "command", argv, text, role: inner.role, via, identity });
+    for (const target of argumentPaths(argv))
+      this.parts.push({ kind: "argument", target, text, via, identity });
     if (inner.opaque) this.opaque(text, inner.opaque, via);
     const label = name.value.slice(name.value.lastIndexOf("/") + 1);
     for (const variable of inner.assigned) {
@@ -144,11 +236,11 @@ class Analyzer {
         this.opaque(text, `${label} sets ${variable}, which changes what runs`, via);
     }
     for (const target of inner.writes) this.file("write", target, text, via);
-    for (const payload of inner.payloads) this.argv(payload, [...via, label]);
+    for (const payload of inner.payloads) this.argv(payload, [...via, label], true);
     for (const script of inner.scripts) {
       const nested = [...via, label === "eval" ? "eval" : `${label} -c`];
       if (this.depth + 1 > MAX_SCRIPT_DEPTH) this.opaque(script, "scripts nested too deeply", nested);
-      else this.parts.push(...analyzeBash(script, this.depth + 1, nested));
+      else for (const part of analyzeBash(script, this.depth + 1, nested)) this.parts.push(part);
     }
   }
 
@@ -179,21 +271,31 @@ class Analyzer {
  */
 export function analyzeBash(script: string, depth = 0, via: string[] = []): BashPart[] {
   const analyzer = new Analyzer(depth, via);
-  withBashTree(script, (root) => analyzer.walk(root));
+  withBashTree(script, (root) => {
+    const cursor = root.walk();
+    try {
+      analyzer.walk(cursor);
+    } finally {
+      cursor.delete();
+    }
+  });
   const parts = analyzer.parts;
-  const changesDir = parts.some(
-    (p) =>
-      p.kind === "command" && p.argv[0]?.value !== null && DIRECTORY_CHANGERS.has(p.argv[0]?.value ?? ""),
-  );
-  if (!changesDir) return parts;
-  return parts.map((p) =>
-    (p.kind === "write" || p.kind === "read") && !p.target.startsWith("/")
-      ? {
-          kind: "opaque",
-          text: p.text,
-          why: `relative ${p.kind} target after a change of directory`,
-          via: p.via,
-        }
-      : p,
-  );
+  const names = new Set<string>();
+  for (const p of parts) {
+    const name = p.kind === "command" ? p.argv[0]?.value : undefined;
+    if (name) names.add(name.slice(name.lastIndexOf("/") + 1));
+  }
+  const changesDir = [...DIRECTORY_CHANGERS].some((n) => names.has(n));
+  const changesContext = changesDir || [...CONTEXT_CHANGERS].some((n) => names.has(n));
+  if (!changesContext) return parts;
+  return parts.map((p): BashPart => {
+    if (changesDir && (p.kind === "write" || p.kind === "read") && !p.target.startsWith("/"))
+      return {
+        kind: "opaque",
+        text: p.text,
+        why: `relative ${p.kind} target after a change of directory`,
+        via: p.via,
+      };
+    return p.kind === "command" || p.kind === "argument" ? { ...p, identity: null } : p;
+  });
 }

@@ -3,10 +3,13 @@
  * path tools are judged on the canonical path, any other tool on its name; the call's decision is
  * the strictest over all parts, and names the first part and rule that set it.
  */
+import { createHash } from "node:crypto";
+import { digestArgs } from "../audit/audit-log.js";
 import { WORKSPACE_DIR } from "../sandbox/types.js";
 import { normalizeToolPath } from "../tools/paths.js";
 import { analyzeBash, type BashPart } from "./bash-analyze.js";
 import { loadBashParser } from "./bash-parser.js";
+import { checkCommandSize, maxCommandBytes } from "./command-limit.js";
 import { judge, type Subject } from "./match.js";
 import type { Decision, EvaluateContext, Policy, PolicyRequest, TrailEntry } from "./types.js";
 import { DECISION_RANK } from "./types.js";
@@ -21,36 +24,93 @@ function argsRecord(args: unknown): Record<string, unknown> {
 /** Rules of these tools judge a bash command's file arguments (`cat .env` reads like `read .env`). */
 const ARGUMENT_TOOLS = new Set(["bash", "read", "*"]);
 
-async function bashSubjects(policy: Policy, command: unknown, ctx: EvaluateContext): Promise<Subject[]> {
-  if (typeof command !== "string") {
-    return [
-      { kind: "opaque", tools: ["bash"], text: String(command), why: "command is not a string", via: [] },
-    ];
-  }
-  await loadBashParser();
-  const parts: BashPart[] = analyzeBash(command);
-  const checksArguments = policy.layers.some((l) =>
+/** A subject and what a session approval of it covers (TrailEntry.approvalScope). */
+interface Scoped {
+  subject: Subject;
+  scope: string;
+}
+
+function scopeKey(...parts: unknown[]): string {
+  return JSON.stringify(parts);
+}
+
+/**
+ * sha256 of a text, memoised per call: the argument parts of one command share its text, so each
+ * distinct text is hashed once (hashing, or copying, it per part would be quadratic).
+ */
+function hasher(): (text: string) => string {
+  const seen = new Map<string, string>();
+  return (text) => {
+    let digest = seen.get(text);
+    if (digest === undefined) {
+      digest = createHash("sha256").update(text).digest("base64");
+      seen.set(text, digest);
+    }
+    return digest;
+  };
+}
+
+/** Whether any rule of `policy` judges a bash command's file arguments (deny / ask path rules). */
+function checksArguments(policy: Policy): boolean {
+  return policy.layers.some((l) =>
     l.rules.some((r) => r.decision !== "allow" && r.paths && r.tools.some((t) => ARGUMENT_TOOLS.has(t))),
   );
-  const subjects = parts.map(async (part): Promise<Subject | undefined> => {
-    if (part.kind === "command" || part.kind === "opaque") return { ...part, tools: ["bash"] };
-    if (part.kind === "argument") {
-      if (!checksArguments) return undefined;
+}
+
+async function bashSubjects(policy: Policy, command: unknown, ctx: EvaluateContext): Promise<Scoped[]> {
+  if (typeof command !== "string") {
+    const text = String(command);
+    const subject: Subject = {
+      kind: "opaque",
+      tools: ["bash"],
+      text,
+      why: "command is not a string",
+      via: [],
+    };
+    return [{ subject, scope: scopeKey("bash", "opaque", typeof command, text) }];
+  }
+  checkCommandSize(command, maxCommandBytes(policy));
+  await loadBashParser();
+  const parts: BashPart[] = analyzeBash(command);
+  const withArguments = checksArguments(policy);
+  const hash = hasher();
+  // A part that stands alone is approved by its argv; any other only with the exact command around it.
+  const identity = (part: BashPart) =>
+    "identity" in part && part.identity !== null
+      ? ["argv", hash(part.identity)]
+      : ["script", hash(command), part.via, hash(part.text)];
+  const subjects: (Scoped | Promise<Scoped>)[] = [];
+  for (const part of parts) {
+    if (part.kind === "command" || part.kind === "opaque") {
+      const subject: Subject = { ...part, tools: ["bash"] };
+      subjects.push({ subject, scope: scopeKey("bash", part.kind, identity(part)) });
+    } else if (part.kind === "argument") {
+      if (!withArguments) continue;
       // An argument is only possibly a path: when it cannot be resolved (e.g. a directory the
       // sandbox user may not enter), it is judged on its lexical form instead of failing the call.
       const lexical = normalizeToolPath(part.target, WORKSPACE_DIR);
-      const path = await ctx.resolvePath(lexical).catch(() => lexical);
-      return { kind: "argument", tools: ["bash", "read"], path, via: part.via };
+      const scoped = async (): Promise<Scoped> => {
+        const path = await ctx.resolvePath(lexical).catch(() => lexical);
+        const subject: Subject = { kind: "argument", tools: ["bash", "read"], path, via: part.via };
+        return { subject, scope: scopeKey("bash", "argument", path, identity(part)) };
+      };
+      subjects.push(scoped());
+    } else {
+      const scoped = async (): Promise<Scoped> => {
+        const path = await ctx.resolvePath(normalizeToolPath(part.target, WORKSPACE_DIR));
+        const subject: Subject = { kind: part.kind, tools: ["bash", part.kind], path, via: part.via };
+        return { subject, scope: scopeKey("bash", part.kind, path) };
+      };
+      subjects.push(scoped());
     }
-    const path = await ctx.resolvePath(normalizeToolPath(part.target, WORKSPACE_DIR));
-    return { kind: part.kind, tools: ["bash", part.kind], path, via: part.via };
-  });
-  return (await Promise.all(subjects)).filter((s): s is Subject => s !== undefined);
+  }
+  return Promise.all(subjects);
 }
 
 /**
  * Decides `request` under `policy`. Path tools: `args.path` (default ".") is normalised
- * (normalizeToolPath) and resolved with `ctx.resolvePath`. Rejects only when resolvePath rejects.
+ * (normalizeToolPath) and resolved with `ctx.resolvePath`. Rejects when resolvePath rejects, and
+ * with CommandTooLongError (before parsing) for a bash command over the policy's maxCommandBytes.
  * A policy with a nonInteractive layer turns the final `ask` into `deny`.
  */
 export async function evaluate(
@@ -59,19 +119,31 @@ export async function evaluate(
   ctx: EvaluateContext,
 ): Promise<Decision> {
   const args = argsRecord(request.args);
-  let subjects: Subject[];
-  if (request.tool === "bash") subjects = await bashSubjects(policy, args.command, ctx);
-  else if (PATH_TOOLS.has(request.tool)) {
+  const tool = request.tool;
+  let subjects: Scoped[];
+  if (tool === "bash") subjects = await bashSubjects(policy, args.command, ctx);
+  else if (PATH_TOOLS.has(tool)) {
     const raw = typeof args.path === "string" && args.path !== "" ? args.path : ".";
     const path = await ctx.resolvePath(normalizeToolPath(raw));
-    subjects = [{ kind: "path", tools: [request.tool], path, via: [] }];
-  } else subjects = [{ kind: "call", tools: [request.tool], text: request.tool }];
-
-  const trail: TrailEntry[] = subjects.map((s) => judge(policy, s));
-  if (trail.length === 0) {
-    // An empty script (only comments or assignments) runs nothing; judge it as a bare bash call.
-    trail.push(judge(policy, { kind: "call", tools: ["bash"], text: "(empty script)" }));
+    subjects = [
+      { subject: { kind: "path", tools: [tool], path, via: [] }, scope: scopeKey(tool, "path", path) },
+    ];
+  } else {
+    // The policy sees only the tool's name; a session approval covers these exact arguments.
+    const subject: Subject = { kind: "call", tools: [tool], text: tool };
+    subjects = [{ subject, scope: scopeKey(tool, "call", digestArgs(request.args)) }];
   }
+  if (subjects.length === 0) {
+    // An empty script (only comments or assignments) runs nothing; judge it as a bare bash call.
+    const subject: Subject = { kind: "call", tools: ["bash"], text: "(empty script)" };
+    subjects.push({ subject, scope: scopeKey("bash", "call", "(empty script)") });
+  }
+
+  const trail: TrailEntry[] = subjects.map(({ subject, scope }) => {
+    const entry = judge(policy, subject);
+    entry.approvalScope = scope;
+    return entry;
+  });
   let decisive = trail[0] as TrailEntry;
   for (const entry of trail)
     if (DECISION_RANK[entry.decision] > DECISION_RANK[decisive.decision]) decisive = entry;

@@ -9,6 +9,7 @@ import { NonInteractiveApproval } from "../approval/non-interactive.js";
 import type { ApprovalProvider, Decider } from "../approval/types.js";
 import { type AuditLog, type AuditRecord, createAuditLog, digestArgs } from "../audit/audit-log.js";
 import type { BeforeToolCallContext, BeforeToolCallHook } from "../pipeline/types.js";
+import { CommandTooLongError } from "./command-limit.js";
 import { evaluate } from "./evaluate.js";
 import { loadPolicy } from "./load.js";
 import type { Decision, Policy, TrailEntry } from "./types.js";
@@ -57,8 +58,15 @@ function report(ctx: BeforeToolCallContext, audit: AuditLog | undefined, entry: 
   ctx.noteDecision?.({ decision, ...(ruleId ? { rule: ruleId } : {}), decider });
 }
 
+/**
+ * What an "allow for this session" answer to `decision` covers: the approval scope of each part
+ * that asked (TrailEntry.approvalScope: the exact analysed part, or the whole command for a part
+ * that depends on it). Empty when a part that asked has no scope: then nothing is remembered.
+ */
 function askKeys(trail: TrailEntry[]): string[] {
-  return trail.filter((e) => e.decision === "ask").map((e) => `${e.kind}\u0000${e.part}`);
+  const asks = trail.filter((e) => e.decision === "ask");
+  const keys = asks.map((e) => e.approvalScope).filter((k): k is string => k !== undefined);
+  return keys.length === asks.length ? keys : [];
 }
 
 /** The beforeToolCall hook enforcing `options.policy` (see module doc). */
@@ -84,6 +92,8 @@ export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook
     } catch (err) {
       // Fail closed: a call the policy could not judge does not run.
       const detail = err instanceof Error ? err.message : String(err);
+      const why =
+        err instanceof CommandTooLongError ? detail : `the policy could not be evaluated (${detail}).`;
       report(ctx, options.audit, {
         session: options.sessionId,
         tool: ctx.tool.name,
@@ -95,7 +105,7 @@ export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook
       });
       return {
         block: true,
-        reason: `Tool call refused: the policy could not be evaluated (${detail}). Nothing was run.`,
+        reason: `Tool call refused: ${why} Nothing was run.`,
       };
     }
     let decider: Decider = "policy";

@@ -2,8 +2,15 @@
  * Allow / ask / deny policies: loading and validating policy files, bash analysis, evaluation, and
  * the beforeToolCall hook that enforces them (with approval and audit).
  */
-export { analyzeBash, type BashPart, renderArgv } from "./bash-analyze.js";
+export { analyzeBash, type BashPart, MAX_SYNTAX_DEPTH, renderArgv } from "./bash-analyze.js";
 export { loadBashParser } from "./bash-parser.js";
+export {
+  CommandTooLongError,
+  checkCommandSize,
+  DEFAULT_MAX_COMMAND_BYTES,
+  MAX_RUNNABLE_COMMAND_BYTES,
+  maxCommandBytes,
+} from "./command-limit.js";
 export { type ArgWord, type MatchMode, matchCommand, patternWords } from "./command-pattern.js";
 export { evaluate, lexicalContext, PATH_TOOLS } from "./evaluate.js";
 export { compileGlob, matchGlob } from "./glob.js";

@@ -128,6 +128,7 @@ export function parsePolicyText(text: string, file: string, position = 0): Polic
     description: parsed.description,
     default: parsed.default,
     nonInteractive: parsed.nonInteractive ?? false,
+    ...(parsed.maxCommandBytes !== undefined ? { maxCommandBytes: parsed.maxCommandBytes } : {}),
     rules: parsed.rules,
     tests: (parsed.tests ?? []) as PolicyLayer["tests"],
   };

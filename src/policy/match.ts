@@ -35,15 +35,47 @@ export type Subject =
   | { kind: "argument"; tools: string[]; path: string; via: string[] }
   | { kind: "call"; tools: string[]; text: string };
 
-const wordsCache = new Map<string, string[]>();
+/** A rule's command patterns split into words, by the basename of their command word. */
+interface PatternIndex {
+  /** The patterns of one name, followed by the wild ones. */
+  byName: Map<string, string[][]>;
+  /** Patterns whose command word is a glob or `*`: tried for every command. */
+  wild: string[][];
+  all: string[][];
+}
 
-function words(pattern: string): string[] {
-  let w = wordsCache.get(pattern);
-  if (!w) {
-    w = patternWords(pattern);
-    wordsCache.set(pattern, w);
+const indexes = new WeakMap<string[], PatternIndex>();
+
+function basename(name: string): string {
+  return name.slice(name.lastIndexOf("/") + 1);
+}
+
+/**
+ * The patterns of `commands`, indexed once per rule: a command is matched only against the
+ * patterns of its own name (and the wild ones), not all of them (a script of thousands of parts
+ * under a policy of ~100 patterns spent most of its time here).
+ */
+function patternIndex(commands: string[]): PatternIndex {
+  let index = indexes.get(commands);
+  if (index) return index;
+  index = { byName: new Map(), wild: [], all: [] };
+  for (const pattern of commands) {
+    const words = patternWords(pattern);
+    index.all.push(words);
+    const name = basename(words[0] ?? "");
+    if (/[*?]/.test(name)) index.wild.push(words);
+    else index.byName.set(name, [...(index.byName.get(name) ?? []), words]);
   }
-  return w;
+  for (const [name, named] of index.byName) index.byName.set(name, [...named, ...index.wild]);
+  indexes.set(commands, index);
+  return index;
+}
+
+/** The patterns that may match a command named `name` (all of them when the name is not literal). */
+function candidates(commands: string[], name: ArgWord | undefined): string[][] {
+  const index = patternIndex(commands);
+  if (!name || name.value === null || name.expands) return index.all;
+  return index.byName.get(basename(name.value)) ?? index.wild;
 }
 
 /** True when `rule` covers one of the subject's tools and its matchers match the subject. */
@@ -54,7 +86,7 @@ export function ruleMatches(rule: PolicyRule, subject: Subject): boolean {
     case "command": {
       if (!rule.commands) return bare;
       const mode = rule.decision === "allow" ? "allow" : "restrict";
-      return rule.commands.some((p) => matchCommand(words(p), subject.argv, mode));
+      return candidates(rule.commands, subject.argv[0]).some((p) => matchCommand(p, subject.argv, mode));
     }
     case "path":
       return rule.paths ? rule.paths.some((g) => matchGlob(g, subject.path)) : bare;

@@ -2,6 +2,7 @@
  * TypeBox schema of a policy file (YAML or JSON). See policies/README.md for the documented format.
  */
 import { type Static, Type } from "typebox";
+import { MAX_RUNNABLE_COMMAND_BYTES } from "./command-limit.js";
 import { LAYER_NAMES } from "./types.js";
 
 const DecisionSchema = Type.Union([Type.Literal("allow"), Type.Literal("ask"), Type.Literal("deny")], {
@@ -39,6 +40,13 @@ export const PolicyFileSchema = Type.Object(
     layer: Type.Optional(Type.Union(LAYER_NAMES.map((name) => Type.Literal(name)))),
     default: Type.Optional(DecisionSchema),
     nonInteractive: Type.Optional(Type.Boolean()),
+    maxCommandBytes: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_RUNNABLE_COMMAND_BYTES,
+        description: "longest bash command analysed, in UTF-8 bytes (default 8192)",
+      }),
+    ),
     rules: Type.Array(RuleSchema),
     tests: Type.Optional(Type.Array(TestSchema)),
   },

@@ -59,6 +59,11 @@ export interface PolicyLayer {
   default?: PolicyDecisionKind;
   /** When true, anything this layer's evaluation would ask is denied (CI: nobody to ask). */
   nonInteractive: boolean;
+  /**
+   * Longest bash command analysed, in UTF-8 bytes; a longer one is refused before parsing. The
+   * smallest over the layers applies, else DEFAULT_MAX_COMMAND_BYTES (command-limit.ts).
+   */
+  maxCommandBytes?: number;
   rules: PolicyRule[];
   tests: PolicyTest[];
 }
@@ -96,6 +101,14 @@ export interface TrailEntry {
   reason?: string;
   /** Wrappers unwrapped to reach this part (`sudo`, `bash -c`, `find -exec`...). */
   via?: string[];
+  /**
+   * What an "allow for this session" answer covers for this entry (an opaque key, set by
+   * evaluate): the tool, the kind and the exact analysed part — argv values, the canonical path,
+   * or for a tool judged by name only a digest of its arguments — or, for a part whose meaning
+   * depends on the rest of the script (opaque parts, variables, substitutions, globs, pipes,
+   * wrappers), a digest of the whole command. Equal keys, same thing.
+   */
+  approvalScope?: string;
 }
 
 /** A policy decision: the strictest over all parts and layers, and the part and rule that set it. */

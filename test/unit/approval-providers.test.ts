@@ -45,7 +45,7 @@ describe("approval providers", () => {
     expect(await answer).toBe("allow-session");
     expect(shown).toContain('Tool call needs approval: bash {"command":"curl x"}');
     expect(shown).toContain("asked by rule 'ask-net' (operator) for 'curl x': network access");
-    expect(shown).toContain("[o]nce / [s]ession / [d]eny");
+    expect(shown).toContain("[o]nce / [s]ession (this exact call, for the session) / [d]eny");
   });
 
   it("terminal: an aborted request (timeout) answers deny", async () => {

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { type ArgWord, matchCommand, matchGlob, patternWords } from "../../src/policy/index.js";
+import {
+  type ArgWord,
+  matchCommand,
+  matchGlob,
+  type PolicyRule,
+  patternWords,
+  ruleMatches,
+  type Subject,
+} from "../../src/policy/index.js";
 
 const lit = (...words: string[]): ArgWord[] => words.map((value) => ({ value, expands: false }));
 const unknown: ArgWord = { value: null, expands: false };
@@ -78,5 +86,38 @@ describe("matchCommand (argv words, not string prefixes)", () => {
     const glob: ArgWord = { value: "pu*", expands: true };
     expect(matchCommand(push, [...lit("git"), glob], "restrict")).toBe(true);
     expect(matchCommand(push, [...lit("git"), glob], "allow")).toBe(false);
+  });
+});
+
+describe("ruleMatches (patterns indexed by command name)", () => {
+  const rule = (decision: "allow" | "deny", commands: string[]): PolicyRule => ({
+    id: "r",
+    decision,
+    tools: ["bash"],
+    commands,
+  });
+  const command = (...words: (string | null)[]): Subject => ({
+    kind: "command",
+    tools: ["bash"],
+    argv: words.map((value) => ({ value, expands: false })),
+    role: "command",
+    text: words.join(" "),
+    via: [],
+  });
+
+  it("finds a pattern by the command's basename, glob names and a lone * for every command", () => {
+    const r = rule("deny", ["git push", "/usr/bin/curl", "py* -c", "* --force"]);
+    expect(ruleMatches(r, command("git", "push"))).toBe(true);
+    expect(ruleMatches(r, command("/usr/bin/git", "push", "-f"))).toBe(true);
+    expect(ruleMatches(r, command("curl", "x"))).toBe(true);
+    expect(ruleMatches(r, command("python3", "-c", "1"))).toBe(true);
+    expect(ruleMatches(r, command("make", "--force"))).toBe(true);
+    expect(ruleMatches(r, command("git", "status"))).toBe(false);
+    expect(ruleMatches(r, command("make", "all"))).toBe(false);
+  });
+
+  it("a command name that is not literal meets every pattern of a deny rule and none of an allow rule", () => {
+    expect(ruleMatches(rule("deny", ["git push"]), command(null, "push"))).toBe(true);
+    expect(ruleMatches(rule("allow", ["git push"]), command(null, "push"))).toBe(false);
   });
 });
