@@ -1,17 +1,38 @@
 /**
- * The recorded-session corpus: every tool call of a real Pi session (fixtures/README.md), one batch
- * per assistant message, replayed from one starting tree (pi-mono at the commit before the session).
- * The session ran in /Users/badlogic/workspaces/pi-mono; that prefix in any argument becomes
- * /workspace, the replay's working directory on both sides.
+ * The recorded-session corpus: every tool call of a real Pi session (pi-mono's author working on
+ * pi-mono, 2025-11-20; 391 calls: bash, edit, read, write), one batch per assistant message,
+ * replayed from one starting tree rebuilt from the session's own results (session-tree.ts). The
+ * session is read from ../shared/fixtures/pi-large-session.jsonl beside the repository (CI puts a
+ * copy of shared/ there); it is never copied into the repository. The session ran in
+ * /Users/badlogic/workspaces/pi-mono; that prefix in any argument or result becomes /workspace, the
+ * replay's working directory on both sides.
  */
-import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { gunzipSync } from "node:zlib";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
 import type { CorpusCall } from "./pi-container.js";
+import { type RecordedCall, sessionTree } from "./session-tree.js";
 
-const FIXTURES = join(import.meta.dirname, "fixtures");
+/** The recorded session, resolved from the repository root. */
+export const SESSION_PATH = resolve(import.meta.dirname, "../../../shared/fixtures/pi-large-session.jsonl");
 const RECORDED_CWD = "/Users/badlogic/workspaces/pi-mono";
+
+interface Block {
+  type?: string;
+  id?: string;
+  name?: string;
+  arguments?: unknown;
+  text?: string;
+}
+interface Entry {
+  message?: {
+    role?: string;
+    content?: Block[];
+    toolCallId?: string;
+    isError?: boolean;
+    details?: { diff?: unknown };
+  };
+}
 
 function rewritePaths(value: unknown): unknown {
   if (typeof value === "string") return value.replaceAll(RECORDED_CWD, "/workspace");
@@ -22,17 +43,25 @@ function rewritePaths(value: unknown): unknown {
   return value;
 }
 
-/** The session's tool calls as batches, in order. */
-export function sessionCorpus(): CorpusCall[][] {
-  const text = gunzipSync(readFileSync(join(FIXTURES, "pi-large-session.jsonl.gz"))).toString("utf8");
+/** The session's entries. Throws, naming the path, when the session file is missing. */
+function entries(path: string): Entry[] {
+  if (!existsSync(path)) {
+    throw new Error(
+      `the recorded Pi session is missing: ${path} (a copy of shared/ must sit beside the repository)`,
+    );
+  }
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as Entry);
+}
+
+/** The session's tool calls as batches, in order. Throws, naming `path`, when it is missing. */
+export function sessionCorpus(path = SESSION_PATH): CorpusCall[][] {
   const batches: CorpusCall[][] = [];
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
-    const entry = JSON.parse(line) as { message?: { role?: string; content?: unknown } };
-    if (entry.message?.role !== "assistant" || !Array.isArray(entry.message.content)) continue;
-    const calls = (
-      entry.message.content as { type?: string; id?: string; name?: string; arguments?: unknown }[]
-    )
+  for (const { message } of entries(path)) {
+    if (message?.role !== "assistant" || !Array.isArray(message.content)) continue;
+    const calls = message.content
       .filter((b) => b.type === "toolCall")
       .map((b) => ({ id: String(b.id), name: String(b.name), arguments: rewritePaths(b.arguments) }));
     if (calls.length > 0) batches.push(calls);
@@ -40,8 +69,37 @@ export function sessionCorpus(): CorpusCall[][] {
   return batches;
 }
 
-/** Unpacks the session's starting tree into `dir` (which must exist). Throws when tar fails. */
-export function writeSessionTree(dir: string): void {
-  const result = spawnSync("tar", ["-xzf", join(FIXTURES, "pi-mono-cc88095.tar.gz"), "-C", dir]);
-  if (result.status !== 0) throw new Error(`unpacking the session tree failed: ${result.stderr}`);
+/** The session's calls with their recorded results, in order (for rebuilding the starting tree). */
+function recordedCalls(): RecordedCall[] {
+  const all = entries(SESSION_PATH);
+  const results = new Map<string, NonNullable<Entry["message"]>>();
+  for (const { message } of all) {
+    if (message?.role === "toolResult" && message.toolCallId) results.set(message.toolCallId, message);
+  }
+  return sessionCorpus()
+    .flat()
+    .map((call) => {
+      const result = results.get(call.id);
+      const text = result?.content
+        ?.filter((b) => b.type === "text")
+        .map((b) => b.text ?? "")
+        .join("\n");
+      const diff = result?.details?.diff;
+      return {
+        name: call.name,
+        arguments: (call.arguments ?? {}) as Record<string, unknown>,
+        resultText: text === undefined ? undefined : (rewritePaths(text) as string),
+        isError: result?.isError,
+        diff: typeof diff === "string" ? diff : undefined,
+      };
+    });
+}
+
+/** Writes the session's starting tree (rebuilt by sessionTree) into `dir`, which must exist. */
+export async function writeSessionTree(dir: string): Promise<void> {
+  for (const [rel, content] of sessionTree(recordedCalls())) {
+    const path = join(dir, rel);
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, content);
+  }
 }
