@@ -15,6 +15,7 @@ import {
 import type { ToolExecutionEvent } from "../pipeline/types.js";
 import type { Session } from "../session/types.js";
 import type { ToolOutput, ToolResultMessage } from "../tools/types.js";
+import { WARDEN_VERSION } from "../version.js";
 
 /** The key under which a result's `details` (Pi's structured details) travel in `_meta`. */
 export const DETAILS_META_KEY = "io.warden/details";
@@ -22,12 +23,9 @@ export const DETAILS_META_KEY = "io.warden/details";
 /** Longest progress message, in characters: the tail of the output so far. */
 export const PROGRESS_MESSAGE_MAX_CHARS = 400;
 
-/**
- * A fresh MCP server named `warden` at `version` (the caller's: the CLI passes WARDEN_VERSION),
- * announcing the tools capability; attach a session with `serveSessionTools`.
- */
-export function createMcpServer(version: string): Server {
-  return new Server({ name: "warden", version }, { capabilities: { tools: {} } });
+/** A fresh MCP server named `warden` announcing the tools capability; attach a session with `serveSessionTools`. */
+export function createMcpServer(): Server {
+  return new Server({ name: "warden", version: WARDEN_VERSION }, { capabilities: { tools: {} } });
 }
 
 /** The MCP tool list of `session`: one entry per provider tool, schemas as JSON. */

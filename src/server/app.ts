@@ -18,6 +18,7 @@ import { KeyRing, type Principal } from "./auth.js";
 import type { ServerConfig } from "./config.js";
 import { QuotaExceededError, toErrorResponse, UnauthorizedError } from "./errors.js";
 import type { ServerMetrics } from "./metrics.js";
+import { registerOpenApi } from "./openapi.js";
 import { registerApprovalRoutes } from "./routes-approvals.js";
 import { registerMetaRoutes } from "./routes-meta.js";
 import { registerSessionRoutes } from "./routes-sessions.js";
@@ -106,11 +107,15 @@ export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {})
       .send({ code: "NOT_FOUND", message: `No route ${request.method} ${request.url.split("?")[0]}.` }),
   );
 
-  registerMetaRoutes(app, ctx);
-  registerSessionRoutes(app, ctx);
-  registerToolCallRoutes(app, ctx);
-  registerWorkspaceRoutes(app, ctx);
-  registerApprovalRoutes(app, ctx);
+  registerOpenApi(app);
+  // Routes go in once the OpenAPI plugin has loaded, so that it sees every one of them.
+  app.register(async (routes: App) => {
+    registerMetaRoutes(routes, ctx);
+    registerSessionRoutes(routes, ctx);
+    registerToolCallRoutes(routes, ctx);
+    registerWorkspaceRoutes(routes, ctx);
+    registerApprovalRoutes(routes, ctx);
+  });
   return app;
 }
 

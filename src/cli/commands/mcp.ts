@@ -12,7 +12,6 @@ import { createMcpServer, ElicitationApproval, serveSessionTools } from "../../m
 import { createPolicyHookFromFiles } from "../../policy/index.js";
 import { createSession } from "../../session/index.js";
 import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
-import { WARDEN_VERSION } from "../version.js";
 
 const SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM"];
 
@@ -26,7 +25,7 @@ async function runMcp(flags: SessionFlags): Promise<void> {
   };
   for (const s of SIGNALS) process.once(s, onEarlySignal);
 
-  const server = createMcpServer(WARDEN_VERSION);
+  const server = createMcpServer();
   const { policy, ...sessionFlags } = flags;
   const options = await sessionOptionsOf(sessionFlags, controller.signal);
   if (policy && policy.length > 0) {
