@@ -60,10 +60,15 @@ export function progressMessage(partial: ToolOutput): string {
 }
 
 /**
- * Registers the tools/list and tools/call handlers of `session` on `server`. Each call also stops
- * when `signal` fires (the server is shutting down) or the client cancels the request.
+ * Registers the tools/list and tools/call handlers of `session` on `server` (a Session, or anything
+ * that runs calls like one: `warden serve` passes its manager's quota-checked runner). Each call also
+ * stops when `signal` fires (the server is shutting down) or the client cancels the request.
  */
-export function serveSessionTools(server: Server, session: Session, signal: AbortSignal): void {
+export function serveSessionTools(
+  server: Server,
+  session: Pick<Session, "providerTools" | "runToolCalls">,
+  signal: AbortSignal,
+): void {
   const tools = mcpToolsOf(session);
   let callCount = 0;
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));

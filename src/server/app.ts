@@ -20,6 +20,7 @@ import { QuotaExceededError, toErrorResponse, UnauthorizedError } from "./errors
 import type { ServerMetrics } from "./metrics.js";
 import { registerOpenApi } from "./openapi.js";
 import { registerApprovalRoutes } from "./routes-approvals.js";
+import { registerMcpRoutes } from "./routes-mcp.js";
 import { registerMetaRoutes } from "./routes-meta.js";
 import { registerSessionRoutes } from "./routes-sessions.js";
 import { registerToolCallRoutes } from "./routes-tool-calls.js";
@@ -82,7 +83,7 @@ export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {})
   });
 
   app.addHook("onRequest", async (request) => {
-    if (!request.url.startsWith("/v1/")) return;
+    if (!request.url.startsWith("/v1/") && request.url.split("?")[0] !== "/mcp") return;
     request.principal = keys.authenticate(request.headers.authorization);
   });
 
@@ -115,6 +116,7 @@ export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {})
     registerToolCallRoutes(routes, ctx);
     registerWorkspaceRoutes(routes, ctx);
     registerApprovalRoutes(routes, ctx);
+    registerMcpRoutes(routes, ctx);
   });
   return app;
 }

@@ -24,6 +24,8 @@ const SUMMARIES: Record<string, string> = {
   "GET /v1/sessions/{id}/changes": "The session's changes as a unified patch",
   "GET /v1/approvals": "The tenant's pending approval requests",
   "POST /v1/approvals/{id}": "Answer a pending approval request",
+  "POST /mcp":
+    "MCP over streamable HTTP: POST JSON-RPC messages (an initialize creates a session), GET its event stream, DELETE to end it",
 };
 
 /** `:id` → `{id}`, as OpenAPI writes path parameters. */
@@ -52,7 +54,7 @@ export function registerOpenApi(app: App): void {
       const summary = SUMMARIES[`${methods[0]} ${openApiPath(url)}`];
       const transformed: Record<string, unknown> = { ...(schema ?? {}) };
       if (summary) transformed.summary = summary;
-      if (url.startsWith("/v1/")) transformed.security = [{ bearer: [] }];
+      if (url.startsWith("/v1/") || url === "/mcp") transformed.security = [{ bearer: [] }];
       return { schema: transformed as typeof schema, url };
     },
   });
