@@ -243,6 +243,35 @@ export class WardenClient {
     return new Uint8Array(await response.arrayBuffer());
   }
 
+  /** Writes one workspace file (PUT /v1/sessions/:id/files); never through a symlink. Resolves the canonical path. */
+  async writeFile(
+    id: string,
+    path: string,
+    data: Uint8Array | string,
+    call: CallOptions = {},
+  ): Promise<{ path: string; bytes: number }> {
+    const response = await this.request({
+      method: "PUT",
+      path: `/v1/sessions/${encodeURIComponent(id)}/files`,
+      query: { path },
+      body: typeof data === "string" ? new TextEncoder().encode(data) : data,
+      headers: { "content-type": "application/octet-stream" },
+      ...call,
+    });
+    return (await response.json()) as { path: string; bytes: number };
+  }
+
+  /** One workspace file's bytes (GET /v1/sessions/:id/files); NotFoundError when there is none. */
+  async readFile(id: string, path: string, call: CallOptions = {}): Promise<Uint8Array> {
+    const response = await this.request({
+      method: "GET",
+      path: `/v1/sessions/${encodeURIComponent(id)}/files`,
+      query: { path },
+      ...call,
+    });
+    return new Uint8Array(await response.arrayBuffer());
+  }
+
   /** The session's changes as a unified patch (`git apply` takes it); empty when nothing changed. */
   async changes(id: string, call: CallOptions = {}): Promise<string> {
     const response = await this.request({

@@ -20,6 +20,7 @@ import { QuotaExceededError, toErrorResponse, UnauthorizedError } from "./errors
 import type { ServerMetrics } from "./metrics.js";
 import { registerOpenApi } from "./openapi.js";
 import { registerApprovalRoutes } from "./routes-approvals.js";
+import { registerFileRoutes } from "./routes-files.js";
 import { registerMcpRoutes } from "./routes-mcp.js";
 import { registerMetaRoutes } from "./routes-meta.js";
 import { registerSessionRoutes } from "./routes-sessions.js";
@@ -117,6 +118,7 @@ export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {})
     registerWorkspaceRoutes(routes, ctx);
     registerApprovalRoutes(routes, ctx);
     registerMcpRoutes(routes, ctx);
+    registerFileRoutes(routes, ctx);
   });
   return app;
 }

@@ -24,6 +24,9 @@ const SUMMARIES: Record<string, string> = {
   "GET /v1/sessions/{id}/changes": "The session's changes as a unified patch",
   "GET /v1/approvals": "The tenant's pending approval requests",
   "POST /v1/approvals/{id}": "Answer a pending approval request",
+  "PUT /v1/sessions/{id}/files":
+    "Write one workspace file (application/octet-stream; never through a symlink)",
+  "GET /v1/sessions/{id}/files": "Read one workspace file's bytes",
   "POST /mcp":
     "MCP over streamable HTTP: POST JSON-RPC messages (an initialize creates a session), GET its event stream, DELETE to end it",
 };

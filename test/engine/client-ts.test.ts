@@ -62,6 +62,14 @@ describeEngine("warden/client against warden serve", () => {
     expect(patch).toContain("+hello client");
     const tar = Buffer.from(await client.downloadWorkspace(session.id));
     expect(tar.includes("hello client\n")).toBe(true);
+    expect(await client.writeFile(session.id, "put/b.txt", "put by the client\n")).toEqual({
+      path: "/workspace/put/b.txt",
+      bytes: 18,
+    });
+    expect(new TextDecoder().decode(await client.readFile(session.id, "put/b.txt"))).toBe(
+      "put by the client\n",
+    );
+    await expect(client.readFile(session.id, "nope.txt")).rejects.toBeInstanceOf(NotFoundError);
     await client.deleteSession(session.id);
   });
 

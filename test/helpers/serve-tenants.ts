@@ -20,8 +20,11 @@ export interface ServedTenants {
   stop(): Promise<void>;
 }
 
-/** Starts the server with tenants `${prefix}-main`, `-limited` and `-policy`. */
-export async function serveTenants(prefix: string): Promise<ServedTenants> {
+/** Starts the server with tenants `${prefix}-main`, `-limited` and `-policy`; `server` adds config fields. */
+export async function serveTenants(
+  prefix: string,
+  server: Record<string, unknown> = {},
+): Promise<ServedTenants> {
   const dir = await mkdtemp(join(tmpdir(), "warden-client-"));
   const keys = {
     main: `${prefix}-key-main`,
@@ -41,6 +44,7 @@ export async function serveTenants(prefix: string): Promise<ServedTenants> {
       port: 0,
       stateDir: "state",
       warmPool: { size: 0 },
+      ...server,
       tenants: [
         tenant("main"),
         tenant("limited", { quotas: testQuotas(1) }),

@@ -56,6 +56,10 @@ def test_stream_write_patch_and_workspace(served):
         assert written["isError"] is False
         assert "+hello py" in client.changes(session["id"])
         assert b"hello py\n" in client.download_workspace(session["id"])
+        assert client.write_file(session["id"], "put/b.txt", b"put by python\n") == {"path": "/workspace/put/b.txt", "bytes": 14}
+        assert client.read_file(session["id"], "put/b.txt") == b"put by python\n"
+        with pytest.raises(NotFoundError):
+            client.read_file(session["id"], "nope.txt")
         client.delete_session(session["id"])
 
 
@@ -128,6 +132,8 @@ def test_async_client(served):
             ]
             assert events[-1]["type"] == "results"
             assert text(events[-1]["results"][0]) == "async\n"
+            await client.write_file(session["id"], "a.txt", b"async file")
+            assert await client.read_file(session["id"], "a.txt") == b"async file"
             [listed] = await client.run_tool_calls(session["id"], [{"id": "l", "name": "ls", "arguments": {}}])
             assert listed["isError"] is False
             assert (await client.get_session(session["id"]))["id"] == session["id"]

@@ -155,6 +155,20 @@ class WardenClient(_Base):
         """The session's workspace as tar bytes."""
         return self._request("GET", f"/v1/sessions/{self._sid(session_id)}/workspace").content
 
+    def write_file(self, session_id: str, path: str, data: bytes) -> Dict[str, Any]:
+        """Writes one workspace file (never through a symlink); returns ``{"path", "bytes"}``."""
+        return self._request(
+            "PUT",
+            f"/v1/sessions/{self._sid(session_id)}/files",
+            params={"path": path},
+            content=data,
+            headers={"content-type": "application/octet-stream"},
+        ).json()
+
+    def read_file(self, session_id: str, path: str) -> bytes:
+        """One workspace file's bytes; NotFoundError when there is none."""
+        return self._request("GET", f"/v1/sessions/{self._sid(session_id)}/files", params={"path": path}).content
+
     def changes(self, session_id: str) -> str:
         """The session's changes as a unified patch (empty when nothing changed)."""
         return self._request("GET", f"/v1/sessions/{self._sid(session_id)}/changes").text
@@ -261,6 +275,20 @@ class AsyncWardenClient(_Base):
 
     async def download_workspace(self, session_id: str) -> bytes:
         return (await self._request("GET", f"/v1/sessions/{self._sid(session_id)}/workspace")).content
+
+    async def write_file(self, session_id: str, path: str, data: bytes) -> Dict[str, Any]:
+        response = await self._request(
+            "PUT",
+            f"/v1/sessions/{self._sid(session_id)}/files",
+            params={"path": path},
+            content=data,
+            headers={"content-type": "application/octet-stream"},
+        )
+        return response.json()
+
+    async def read_file(self, session_id: str, path: str) -> bytes:
+        path_ = f"/v1/sessions/{self._sid(session_id)}/files"
+        return (await self._request("GET", path_, params={"path": path})).content
 
     async def changes(self, session_id: str) -> str:
         return (await self._request("GET", f"/v1/sessions/{self._sid(session_id)}/changes")).text
