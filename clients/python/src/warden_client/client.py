@@ -1,14 +1,15 @@
 """WardenClient (sync) and AsyncWardenClient: clients of one tenant on one ``warden serve``.
 
-Error answers raise the classes of errors.py; a 429 is retried after the server's Retry-After (at
-most ``max_retries`` times, each wait at most ``max_retry_delay`` seconds).
+Both build the same requests (``_Requests``) and differ only in how they send them. Error answers
+raise the classes of errors.py; a 429 is retried after the server's Retry-After (at most
+``max_retries`` times, each wait at most ``max_retry_delay`` seconds).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, AsyncIterator, Dict, Iterator, List, Optional, Sequence
+from typing import Any, AsyncIterator, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence
 from urllib.parse import quote
 
 import httpx
@@ -20,7 +21,30 @@ ToolCall = Dict[str, Any]
 """One tool call: ``{"id": str, "name": str, "arguments": dict}``."""
 
 
-class _Base:
+class _Req(NamedTuple):
+    """One request and how its answer becomes the method's value."""
+
+    method: str
+    path: str
+    kwargs: Dict[str, Any]
+    extract: Callable[[httpx.Response], Any]
+
+
+def _json(response: httpx.Response) -> Any:
+    return response.json()
+
+
+def _none(_response: httpx.Response) -> None:
+    return None
+
+
+def _sid(value: str) -> str:
+    return quote(value, safe="")
+
+
+class _Requests:
+    """The requests of every method, shared by the sync and async clients."""
+
     def __init__(self, base_url: str, api_key: str, max_retries: int, max_retry_delay: float) -> None:
         self.base_url = base_url.rstrip("/")
         self.max_retries = max_retries
@@ -34,18 +58,69 @@ class _Base:
         return None
 
     @staticmethod
-    def _tar_query(options: Dict[str, Any]) -> Dict[str, Any]:
+    def _create_session(options: Dict[str, Any]) -> _Req:
+        return _Req("POST", "/v1/sessions", {"json": options}, _json)
+
+    @staticmethod
+    def _create_session_from_tar(tar: bytes, options: Dict[str, Any]) -> _Req:
         query = {k: v for k, v in options.items() if v is not None and k != "tools"}
         if options.get("tools"):
             query["tools"] = ",".join(options["tools"])
-        return query
+        kwargs = {"content": tar, "params": query, "headers": {"content-type": "application/x-tar"}}
+        return _Req("POST", "/v1/sessions", kwargs, _json)
 
     @staticmethod
-    def _sid(session_id: str) -> str:
-        return quote(session_id, safe="")
+    def _list_sessions() -> _Req:
+        return _Req("GET", "/v1/sessions", {}, lambda r: r.json()["sessions"])
+
+    @staticmethod
+    def _get_session(session_id: str) -> _Req:
+        return _Req("GET", f"/v1/sessions/{_sid(session_id)}", {}, _json)
+
+    @staticmethod
+    def _delete_session(session_id: str) -> _Req:
+        return _Req("DELETE", f"/v1/sessions/{_sid(session_id)}", {}, _none)
+
+    @staticmethod
+    def _tools(session_id: str) -> _Req:
+        return _Req("GET", "/v1/tools", {"params": {"session": session_id}}, lambda r: r.json()["tools"])
+
+    @staticmethod
+    def _tool_calls_path(session_id: str) -> str:
+        return f"/v1/sessions/{_sid(session_id)}/tool-calls"
+
+    @classmethod
+    def _run_tool_calls(cls, session_id: str, tool_calls: Sequence[ToolCall]) -> _Req:
+        kwargs = {"json": {"toolCalls": list(tool_calls)}}
+        return _Req("POST", cls._tool_calls_path(session_id), kwargs, lambda r: r.json()["results"])
+
+    @staticmethod
+    def _list_approvals() -> _Req:
+        return _Req("GET", "/v1/approvals", {}, lambda r: r.json()["approvals"])
+
+    @staticmethod
+    def _answer_approval(approval_id: str, decision: str) -> _Req:
+        return _Req("POST", f"/v1/approvals/{_sid(approval_id)}", {"json": {"decision": decision}}, _none)
+
+    @staticmethod
+    def _download_workspace(session_id: str) -> _Req:
+        return _Req("GET", f"/v1/sessions/{_sid(session_id)}/workspace", {}, lambda r: r.content)
+
+    @staticmethod
+    def _changes(session_id: str) -> _Req:
+        return _Req("GET", f"/v1/sessions/{_sid(session_id)}/changes", {}, lambda r: r.text)
+
+    @staticmethod
+    def _write_file(session_id: str, path: str, data: bytes) -> _Req:
+        kwargs = {"params": {"path": path}, "content": data, "headers": {"content-type": "application/octet-stream"}}
+        return _Req("PUT", f"/v1/sessions/{_sid(session_id)}/files", kwargs, _json)
+
+    @staticmethod
+    def _read_file(session_id: str, path: str) -> _Req:
+        return _Req("GET", f"/v1/sessions/{_sid(session_id)}/files", {"params": {"path": path}}, lambda r: r.content)
 
 
-class WardenClient(_Base):
+class WardenClient(_Requests):
     """A synchronous client. Use as a context manager, or call ``close()``."""
 
     def __init__(
@@ -70,12 +145,12 @@ class WardenClient(_Base):
     def close(self) -> None:
         self._http.close()
 
-    def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    def _send(self, req: _Req) -> Any:
         attempt = 0
         while True:
-            response = self._http.request(method, path, **kwargs)
+            response = self._http.request(req.method, req.path, **req.kwargs)
             if response.is_success:
-                return response
+                return req.extract(response)
             error = error_from_response(response)
             wait = self._wait(error, attempt)
             if wait is None:
@@ -85,48 +160,41 @@ class WardenClient(_Base):
 
     def create_session(self, **options: Any) -> Dict[str, Any]:
         """POST /v1/sessions with JSON options (image, workspaceMode, workspacePath, limits, tools)."""
-        return self._request("POST", "/v1/sessions", json=options).json()
+        return self._send(self._create_session(options))
 
     def create_session_from_tar(self, tar: bytes, **options: Any) -> Dict[str, Any]:
-        """POST /v1/sessions with a workspace tar (copy mode); options image, cpus, memoryBytes, workspaceBytes, tools."""
-        return self._request(
-            "POST",
-            "/v1/sessions",
-            content=tar,
-            params=self._tar_query(options),
-            headers={"content-type": "application/x-tar"},
-        ).json()
+        """A session on a workspace tar (copy mode); options image, cpus, memoryBytes, workspaceBytes, tools."""
+        return self._send(self._create_session_from_tar(tar, options))
 
     def list_sessions(self) -> List[Dict[str, Any]]:
-        return self._request("GET", "/v1/sessions").json()["sessions"]
+        return self._send(self._list_sessions())
 
     def get_session(self, session_id: str) -> Dict[str, Any]:
         """One session; NotFoundError for an unknown (or another tenant's) id."""
-        return self._request("GET", f"/v1/sessions/{self._sid(session_id)}").json()
+        return self._send(self._get_session(session_id))
 
     def delete_session(self, session_id: str) -> None:
         """Closes a session and removes its sandbox."""
-        self._request("DELETE", f"/v1/sessions/{self._sid(session_id)}")
+        self._send(self._delete_session(session_id))
 
     def tools(self, session_id: str) -> List[Dict[str, Any]]:
         """The session's enabled tools as OpenAI ``tools[]`` entries."""
-        return self._request("GET", "/v1/tools", params={"session": session_id}).json()["tools"]
+        return self._send(self._tools(session_id))
 
     def run_tool_calls(self, session_id: str, tool_calls: Sequence[ToolCall]) -> List[Dict[str, Any]]:
         """Runs one batch; results in call order. A tool error is a result with isError, not an exception."""
-        path = f"/v1/sessions/{self._sid(session_id)}/tool-calls"
-        return self._request("POST", path, json={"toolCalls": list(tool_calls)}).json()["results"]
+        return self._send(self._run_tool_calls(session_id, tool_calls))
 
     def stream_tool_calls(self, session_id: str, tool_calls: Sequence[ToolCall]) -> Iterator[Dict[str, Any]]:
         """Runs one batch over SSE, yielding each event (``type`` key); ``results`` comes last.
 
         Closing the iterator early disconnects, which aborts the calls on the server.
         """
-        path = f"/v1/sessions/{self._sid(session_id)}/tool-calls"
+        body = {"toolCalls": list(tool_calls)}
         attempt = 0
         while True:
             with self._http.stream(
-                "POST", path, json={"toolCalls": list(tool_calls)}, headers={"accept": "text/event-stream"}
+                "POST", self._tool_calls_path(session_id), json=body, headers={"accept": "text/event-stream"}
             ) as response:
                 if response.is_success:
                     parser = SseParser()
@@ -145,37 +213,31 @@ class WardenClient(_Base):
 
     def list_approvals(self) -> List[Dict[str, Any]]:
         """The tenant's pending approval requests."""
-        return self._request("GET", "/v1/approvals").json()["approvals"]
+        return self._send(self._list_approvals())
 
     def answer_approval(self, approval_id: str, decision: str) -> None:
         """Answers a pending request: allow, allow-once, allow-session or deny."""
-        self._request("POST", f"/v1/approvals/{self._sid(approval_id)}", json={"decision": decision})
+        self._send(self._answer_approval(approval_id, decision))
 
     def download_workspace(self, session_id: str) -> bytes:
         """The session's workspace as tar bytes."""
-        return self._request("GET", f"/v1/sessions/{self._sid(session_id)}/workspace").content
-
-    def write_file(self, session_id: str, path: str, data: bytes) -> Dict[str, Any]:
-        """Writes one workspace file (never through a symlink); returns ``{"path", "bytes"}``."""
-        return self._request(
-            "PUT",
-            f"/v1/sessions/{self._sid(session_id)}/files",
-            params={"path": path},
-            content=data,
-            headers={"content-type": "application/octet-stream"},
-        ).json()
-
-    def read_file(self, session_id: str, path: str) -> bytes:
-        """One workspace file's bytes; NotFoundError when there is none."""
-        return self._request("GET", f"/v1/sessions/{self._sid(session_id)}/files", params={"path": path}).content
+        return self._send(self._download_workspace(session_id))
 
     def changes(self, session_id: str) -> str:
         """The session's changes as a unified patch (empty when nothing changed)."""
-        return self._request("GET", f"/v1/sessions/{self._sid(session_id)}/changes").text
+        return self._send(self._changes(session_id))
+
+    def write_file(self, session_id: str, path: str, data: bytes) -> Dict[str, Any]:
+        """Writes one workspace file (never through a symlink); returns ``{"path", "bytes"}``."""
+        return self._send(self._write_file(session_id, path, data))
+
+    def read_file(self, session_id: str, path: str) -> bytes:
+        """One workspace file's bytes; NotFoundError when there is none."""
+        return self._send(self._read_file(session_id, path))
 
 
-class AsyncWardenClient(_Base):
-    """The asyncio client: the same methods as WardenClient, as coroutines and async iterators."""
+class AsyncWardenClient(_Requests):
+    """The asyncio client: the methods of WardenClient as coroutines, and an async iterator for streams."""
 
     def __init__(
         self,
@@ -201,12 +263,12 @@ class AsyncWardenClient(_Base):
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    async def _send(self, req: _Req) -> Any:
         attempt = 0
         while True:
-            response = await self._http.request(method, path, **kwargs)
+            response = await self._http.request(req.method, req.path, **req.kwargs)
             if response.is_success:
-                return response
+                return req.extract(response)
             error = error_from_response(response)
             wait = self._wait(error, attempt)
             if wait is None:
@@ -215,42 +277,34 @@ class AsyncWardenClient(_Base):
             attempt += 1
 
     async def create_session(self, **options: Any) -> Dict[str, Any]:
-        return (await self._request("POST", "/v1/sessions", json=options)).json()
+        return await self._send(self._create_session(options))
 
     async def create_session_from_tar(self, tar: bytes, **options: Any) -> Dict[str, Any]:
-        response = await self._request(
-            "POST",
-            "/v1/sessions",
-            content=tar,
-            params=self._tar_query(options),
-            headers={"content-type": "application/x-tar"},
-        )
-        return response.json()
+        return await self._send(self._create_session_from_tar(tar, options))
 
     async def list_sessions(self) -> List[Dict[str, Any]]:
-        return (await self._request("GET", "/v1/sessions")).json()["sessions"]
+        return await self._send(self._list_sessions())
 
     async def get_session(self, session_id: str) -> Dict[str, Any]:
-        return (await self._request("GET", f"/v1/sessions/{self._sid(session_id)}")).json()
+        return await self._send(self._get_session(session_id))
 
     async def delete_session(self, session_id: str) -> None:
-        await self._request("DELETE", f"/v1/sessions/{self._sid(session_id)}")
+        await self._send(self._delete_session(session_id))
 
     async def tools(self, session_id: str) -> List[Dict[str, Any]]:
-        return (await self._request("GET", "/v1/tools", params={"session": session_id})).json()["tools"]
+        return await self._send(self._tools(session_id))
 
     async def run_tool_calls(self, session_id: str, tool_calls: Sequence[ToolCall]) -> List[Dict[str, Any]]:
-        path = f"/v1/sessions/{self._sid(session_id)}/tool-calls"
-        return (await self._request("POST", path, json={"toolCalls": list(tool_calls)})).json()["results"]
+        return await self._send(self._run_tool_calls(session_id, tool_calls))
 
     async def stream_tool_calls(
         self, session_id: str, tool_calls: Sequence[ToolCall]
     ) -> AsyncIterator[Dict[str, Any]]:
-        path = f"/v1/sessions/{self._sid(session_id)}/tool-calls"
+        body = {"toolCalls": list(tool_calls)}
         attempt = 0
         while True:
             async with self._http.stream(
-                "POST", path, json={"toolCalls": list(tool_calls)}, headers={"accept": "text/event-stream"}
+                "POST", self._tool_calls_path(session_id), json=body, headers={"accept": "text/event-stream"}
             ) as response:
                 if response.is_success:
                     parser = SseParser()
@@ -268,27 +322,19 @@ class AsyncWardenClient(_Base):
             attempt += 1
 
     async def list_approvals(self) -> List[Dict[str, Any]]:
-        return (await self._request("GET", "/v1/approvals")).json()["approvals"]
+        return await self._send(self._list_approvals())
 
     async def answer_approval(self, approval_id: str, decision: str) -> None:
-        await self._request("POST", f"/v1/approvals/{self._sid(approval_id)}", json={"decision": decision})
+        await self._send(self._answer_approval(approval_id, decision))
 
     async def download_workspace(self, session_id: str) -> bytes:
-        return (await self._request("GET", f"/v1/sessions/{self._sid(session_id)}/workspace")).content
-
-    async def write_file(self, session_id: str, path: str, data: bytes) -> Dict[str, Any]:
-        response = await self._request(
-            "PUT",
-            f"/v1/sessions/{self._sid(session_id)}/files",
-            params={"path": path},
-            content=data,
-            headers={"content-type": "application/octet-stream"},
-        )
-        return response.json()
-
-    async def read_file(self, session_id: str, path: str) -> bytes:
-        path_ = f"/v1/sessions/{self._sid(session_id)}/files"
-        return (await self._request("GET", path_, params={"path": path})).content
+        return await self._send(self._download_workspace(session_id))
 
     async def changes(self, session_id: str) -> str:
-        return (await self._request("GET", f"/v1/sessions/{self._sid(session_id)}/changes")).text
+        return await self._send(self._changes(session_id))
+
+    async def write_file(self, session_id: str, path: str, data: bytes) -> Dict[str, Any]:
+        return await self._send(self._write_file(session_id, path, data))
+
+    async def read_file(self, session_id: str, path: str) -> bytes:
+        return await self._send(self._read_file(session_id, path))
