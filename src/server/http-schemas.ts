@@ -35,6 +35,11 @@ export const CreateSessionBodySchema = Type.Object(
     workspacePath: Type.Optional(Type.String({ minLength: 1 })),
     limits: Type.Optional(LimitsSchema),
     tools: Type.Optional(ToolSelectionSchema),
+    env: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        description: "Non-secret environment variables every command sees (names [A-Za-z_][A-Za-z0-9_]*)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

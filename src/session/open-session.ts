@@ -14,6 +14,7 @@ import {
 } from "../pipeline/index.js";
 import type { Sandbox, SandboxOptions } from "../sandbox/types.js";
 import type { AnyTool, SpillStore } from "../tools/types.js";
+import { validateSessionEnv, withSessionEnv } from "./session-env.js";
 import type { ProviderTool, Session, SessionOptions } from "./types.js";
 
 /** The parts a session is built from; the defaults are createSandbox, createSpillStore and builtinTools. */
@@ -27,7 +28,7 @@ export interface SessionDependencies {
 
 /** Splits SessionOptions into the sandbox's options and the session's own. */
 function sandboxOptionsOf(options: SessionOptions, sessionId: string): SandboxOptions {
-  const { toolSelection, beforeToolCall, afterToolCall, spillDir, ...sandboxOptions } = options;
+  const { toolSelection, beforeToolCall, afterToolCall, spillDir, env, ...sandboxOptions } = options;
   return { ...sandboxOptions, sessionId };
 }
 
@@ -41,6 +42,7 @@ export async function openSession(options: SessionOptions, deps: SessionDependen
   const registry = createToolRegistry(deps.builtinTools(), deps.extraTools ?? []);
   const enabled = selectEnabledTools(registry, options.toolSelection);
   const providerTools: ProviderTool[] = buildProviderTools(enabled);
+  if (options.env) validateSessionEnv(options.env);
 
   const sandbox = await deps.createSandbox(sandboxOptionsOf(options, sessionId));
   let spill: SpillStore;
@@ -53,7 +55,8 @@ export async function openSession(options: SessionOptions, deps: SessionDependen
 
   const ctx: PipelineContext = {
     tools: new Map(enabled.map((tool) => [tool.name, tool])),
-    sandbox,
+    sandbox:
+      options.env && Object.keys(options.env).length > 0 ? withSessionEnv(sandbox, options.env) : sandbox,
     spill,
     sessionId,
     beforeToolCall: options.beforeToolCall ?? [],

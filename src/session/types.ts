@@ -32,6 +32,11 @@ export interface SessionOptions extends SandboxOptions {
   afterToolCall?: AfterToolCallHook[];
   /** Where spill files go on the host. Default: a private directory under os.tmpdir(). */
   spillDir?: string;
+  /**
+   * Non-secret environment variables every command of the session sees (session-env.ts: names
+   * validated, reserved ones refused); nothing is taken from the host's environment.
+   */
+  env?: Record<string, string>;
 }
 
 /** Options for one batch of tool calls. */
