@@ -26,6 +26,7 @@ describeEngine("session environment variables", () => {
       {
         id: "e",
         name: "bash",
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion
         arguments: { command: 'echo "$GREETING|$HOME|${WARDEN_TEST_HOST_ONLY:-unset}"' },
       },
     ]);
