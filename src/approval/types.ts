@@ -31,6 +31,11 @@ export interface ApprovalRequest {
 export interface ApprovalProvider {
   /** False for providers that never ask anyone (decider `non-interactive`). Default true. */
   readonly interactive?: boolean;
+  /**
+   * Why nobody can be asked, when `interactive` is false: replaces "this session is non-interactive"
+   * in the refusal text (e.g. the MCP client does not support elicitation).
+   */
+  readonly nonInteractiveReason?: string;
   /** Resolves with the answer; resolves `deny` (never rejects) when `req.signal` fires. */
   request(req: ApprovalRequest): Promise<ApprovalAnswer>;
 }

@@ -41,13 +41,18 @@ function ruleText(d: Pick<Decision, "ruleId" | "layer" | "reason">): string {
  * The text the model gets for a refused call, e.g. `Tool call refused: bash part 'rm -rf src' is
  * denied by rule 'deny-rm' (operator policy): deleting files is not allowed. Nothing was run.`
  */
-export function refusalReason(tool: string, decision: Decision, decider: Decider): string {
+export function refusalReason(
+  tool: string,
+  decision: Decision,
+  decider: Decider,
+  nonInteractiveReason = "this session is non-interactive",
+): string {
   const what = `${tool}${decision.part && decision.part !== tool ? ` part '${decision.part}'` : ""}`;
   let why: string;
   if (decider === "policy") why = `is denied by ${ruleText(decision)}`;
   else if (decider === "user") why = `needs approval (${ruleText(decision)}) and the approver denied it`;
   else if (decider === "timeout") why = `needs approval (${ruleText(decision)}) and no answer came in time`;
-  else why = `needs approval (${ruleText(decision)}) and this session is non-interactive, so it is denied`;
+  else why = `needs approval (${ruleText(decision)}) and ${nonInteractiveReason}, so it is denied`;
   return `Tool call refused: ${what} ${why}. Nothing was run.`;
 }
 
@@ -72,7 +77,7 @@ function askKeys(trail: TrailEntry[]): string[] {
 /** The beforeToolCall hook enforcing `options.policy` (see module doc). */
 export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook {
   const sessionAllowed = new Set<string>();
-  const approval = options.approval ?? new NonInteractiveApproval();
+  const approval: ApprovalProvider = options.approval ?? new NonInteractiveApproval();
   const timeoutMs = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
 
   return async (ctx: BeforeToolCallContext) => {
@@ -161,7 +166,10 @@ export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook
       latencyMs: Math.round((performance.now() - started) * 1000) / 1000,
     });
     if (allowed) return undefined;
-    return { block: true, reason: refusalReason(ctx.tool.name, decision, decider) };
+    return {
+      block: true,
+      reason: refusalReason(ctx.tool.name, decision, decider, approval.nonInteractiveReason),
+    };
   };
 }
 

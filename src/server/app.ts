@@ -18,7 +18,10 @@ import { KeyRing, type Principal } from "./auth.js";
 import type { ServerConfig } from "./config.js";
 import { QuotaExceededError, toErrorResponse, UnauthorizedError } from "./errors.js";
 import type { ServerMetrics } from "./metrics.js";
+import { registerOpenApi } from "./openapi.js";
 import { registerApprovalRoutes } from "./routes-approvals.js";
+import { registerFileRoutes } from "./routes-files.js";
+import { registerMcpRoutes } from "./routes-mcp.js";
 import { registerMetaRoutes } from "./routes-meta.js";
 import { registerSessionRoutes } from "./routes-sessions.js";
 import { registerToolCallRoutes } from "./routes-tool-calls.js";
@@ -81,7 +84,7 @@ export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {})
   });
 
   app.addHook("onRequest", async (request) => {
-    if (!request.url.startsWith("/v1/")) return;
+    if (!request.url.startsWith("/v1/") && request.url.split("?")[0] !== "/mcp") return;
     request.principal = keys.authenticate(request.headers.authorization);
   });
 
@@ -106,11 +109,17 @@ export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {})
       .send({ code: "NOT_FOUND", message: `No route ${request.method} ${request.url.split("?")[0]}.` }),
   );
 
-  registerMetaRoutes(app, ctx);
-  registerSessionRoutes(app, ctx);
-  registerToolCallRoutes(app, ctx);
-  registerWorkspaceRoutes(app, ctx);
-  registerApprovalRoutes(app, ctx);
+  registerOpenApi(app);
+  // Routes go in once the OpenAPI plugin has loaded, so that it sees every one of them.
+  app.register(async (routes: App) => {
+    registerMetaRoutes(routes, ctx);
+    registerSessionRoutes(routes, ctx);
+    registerToolCallRoutes(routes, ctx);
+    registerWorkspaceRoutes(routes, ctx);
+    registerApprovalRoutes(routes, ctx);
+    registerMcpRoutes(routes, ctx);
+    registerFileRoutes(routes, ctx);
+  });
   return app;
 }
 

@@ -98,6 +98,7 @@ export const ServerConfigSchema = Type.Object(
     defaultImage: Type.Optional(Type.String({ minLength: 1 })),
     jsonBodyLimitBytes: Type.Optional(PositiveInt("Largest JSON body, bytes")),
     tarBodyLimitBytes: Type.Optional(PositiveInt("Largest uploaded workspace tar, bytes")),
+    filesMaxBytes: Type.Optional(PositiveInt("Largest file PUT or GET on /v1/sessions/:id/files, bytes")),
     shutdownGraceMs: Type.Optional(Type.Integer({ minimum: 0 })),
     reapIntervalMs: Type.Optional(PositiveInt("How often idle and old sessions are looked for, ms")),
     approvalTimeoutMs: Type.Optional(

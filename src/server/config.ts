@@ -58,6 +58,8 @@ export interface ServerConfig {
   auditLog: string;
   jsonBodyLimitBytes: number;
   tarBodyLimitBytes: number;
+  /** Largest file written or read through /v1/sessions/:id/files, bytes. */
+  filesMaxBytes: number;
   shutdownGraceMs: number;
   reapIntervalMs: number;
   /** How long a call whose policy decision is `ask` waits for an answer over HTTP, ms. */
@@ -81,6 +83,7 @@ export const CONFIG_DEFAULTS = {
   maxLifetimeMs: 8 * 3_600_000,
   jsonBodyLimitBytes: MiB,
   tarBodyLimitBytes: 256 * MiB,
+  filesMaxBytes: 8 * MiB,
   shutdownGraceMs: 10_000,
   reapIntervalMs: 5_000,
   approvalTimeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS,
@@ -130,6 +133,7 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
     auditLog: resolve(baseDir, cfg.auditLog ?? resolve(stateDir, "audit.jsonl")),
     jsonBodyLimitBytes: cfg.jsonBodyLimitBytes ?? CONFIG_DEFAULTS.jsonBodyLimitBytes,
     tarBodyLimitBytes: cfg.tarBodyLimitBytes ?? CONFIG_DEFAULTS.tarBodyLimitBytes,
+    filesMaxBytes: cfg.filesMaxBytes ?? CONFIG_DEFAULTS.filesMaxBytes,
     shutdownGraceMs: cfg.shutdownGraceMs ?? CONFIG_DEFAULTS.shutdownGraceMs,
     reapIntervalMs: cfg.reapIntervalMs ?? CONFIG_DEFAULTS.reapIntervalMs,
     approvalTimeoutMs: cfg.approvalTimeoutMs ?? CONFIG_DEFAULTS.approvalTimeoutMs,

@@ -35,6 +35,11 @@ export const CreateSessionBodySchema = Type.Object(
     workspacePath: Type.Optional(Type.String({ minLength: 1 })),
     limits: Type.Optional(LimitsSchema),
     tools: Type.Optional(ToolSelectionSchema),
+    env: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        description: "Non-secret environment variables every command sees (names [A-Za-z_][A-Za-z0-9_]*)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -134,3 +139,12 @@ export const ApprovalDecisionBodySchema = Type.Object(
 );
 
 export const ToolsQuerySchema = Type.Object({ session: Type.String({ minLength: 1, maxLength: 128 }) });
+
+/** Query of GET/PUT /v1/sessions/:id/files: a workspace path (relative to /workspace, or absolute under it). */
+export const FilesQuerySchema = Type.Object(
+  { path: Type.String({ minLength: 1, maxLength: 4096 }) },
+  { additionalProperties: false },
+);
+
+/** Answer of PUT /v1/sessions/:id/files: the canonical container path and the bytes written. */
+export const FileWrittenSchema = Type.Object({ path: Type.String(), bytes: Type.Integer() });

@@ -78,7 +78,10 @@ export async function reconcile(manager: SessionManager, now = Date.now()): Prom
     let session = null;
     if (tenant && container?.running && !expired) {
       session = await backend
-        .adopt(record, await manager.sessionOptions(tenant, record.id))
+        .adopt(record, {
+          ...(await manager.sessionOptions(tenant, record.id)),
+          ...(record.env ? { env: record.env } : {}),
+        })
         .catch(() => null);
     }
     if (session && tenant) {

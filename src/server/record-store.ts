@@ -24,6 +24,8 @@ export interface SessionRecord {
   uploaded?: boolean;
   limits: Partial<SandboxLimits>;
   toolSelection?: ToolSelection;
+  /** The session's non-secret environment variables, set again when a restarted server adopts it. */
+  env?: Record<string, string>;
   createdAt: string;
   /** Max-lifetime deadline. */
   expiresAt: string;

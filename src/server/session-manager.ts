@@ -131,6 +131,7 @@ export class SessionManager {
           ? { workspace: { hostPath: request.workspaceHostPath, mode: request.workspaceMode } }
           : {}),
         ...(request.tools ? { toolSelection: request.tools } : {}),
+        ...(request.env ? { env: request.env } : {}),
       };
       const create = () => this.deps.backend.create(options);
       const hostPath = request.uploaded ? undefined : request.workspaceHostPath;
@@ -156,6 +157,7 @@ export class SessionManager {
         ...(request.uploaded ? { uploaded: true } : {}),
         limits: request.limits,
         ...(request.tools ? { toolSelection: request.tools } : {}),
+        ...(request.env ? { env: request.env } : {}),
         createdAt: new Date(createdMs).toISOString(),
         expiresAt: new Date(createdMs + tenant.maxLifetimeMs).toISOString(),
       };

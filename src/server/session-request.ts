@@ -8,6 +8,7 @@ import { realpath, stat } from "node:fs/promises";
 import { InvalidArgumentError } from "../errors.js";
 import { DEFAULT_LIMITS, minPidsFor, pidsBudgetText, resolveLimits } from "../sandbox/limits.js";
 import type { SandboxLimits, WorkspaceMode } from "../sandbox/types.js";
+import { validateSessionEnv } from "../session/index.js";
 import type { ToolSelection } from "../session/types.js";
 import { isWithinRoot } from "../tools/paths.js";
 import type { TenantConfig } from "./config.js";
@@ -20,6 +21,8 @@ export interface CreateSessionInput {
   workspacePath?: string;
   limits?: Partial<SandboxLimits>;
   tools?: ToolSelection;
+  /** Non-secret environment variables (validated by the session: src/session/session-env.ts). */
+  env?: Record<string, string>;
 }
 
 /** The validated choice. */
@@ -31,6 +34,7 @@ export interface ResolvedSessionRequest {
   uploaded?: boolean;
   limits: Partial<SandboxLimits>;
   tools?: ToolSelection;
+  env?: Record<string, string>;
 }
 
 /** The tenant's cap on each limit. Every limit has one: /tmp is memory and pids bound forks (red team). */
@@ -100,7 +104,14 @@ export async function resolveSessionRequest(
     );
   }
   const limits = checkLimits(tenant, input.limits);
-  const base = { image, workspaceMode, limits, ...(input.tools ? { tools: input.tools } : {}) };
+  if (input.env) validateSessionEnv(input.env);
+  const base = {
+    image,
+    workspaceMode,
+    limits,
+    ...(input.tools ? { tools: input.tools } : {}),
+    ...(input.env ? { env: input.env } : {}),
+  };
   if (uploaded !== undefined) {
     if (input.workspacePath !== undefined) {
       throw new InvalidArgumentError(

@@ -2,6 +2,13 @@
 export { createSession } from "./create-session.js";
 export { openSession, type SessionDependencies } from "./open-session.js";
 export {
+  MAX_SESSION_ENV_VALUE_BYTES,
+  MAX_SESSION_ENV_VARS,
+  RESERVED_ENV_NAMES,
+  validateSessionEnv,
+  withSessionEnv,
+} from "./session-env.js";
+export {
   parseTranscript,
   type RecordedToolCall,
   resolvePlaceholders,

@@ -16,6 +16,7 @@ import {
 import type { Sandbox, SandboxOptions } from "../sandbox/types.js";
 import { SPILL_HANDLE_PREFIX } from "../tools/spill-handle.js";
 import type { AnyTool, SpillStore } from "../tools/types.js";
+import { validateSessionEnv, withSessionEnv } from "./session-env.js";
 import type { SpillStoreOptions } from "./spill-store.js";
 import type { ProviderTool, Session, SessionOptions } from "./types.js";
 
@@ -38,6 +39,7 @@ function sandboxOptionsOf(options: SessionOptions, sessionId: string): SandboxOp
     spillMaxBytes,
     spillMaxBytesHint,
     spillShared,
+    env,
     ...sandboxOptions
   } = options;
   return { ...sandboxOptions, sessionId };
@@ -76,6 +78,7 @@ export async function openSession(options: SessionOptions, deps: SessionDependen
   const enabled = selectEnabledTools(registry, options.toolSelection);
   checkMounts(options);
   const providerTools: ProviderTool[] = buildProviderTools(enabled);
+  if (options.env) validateSessionEnv(options.env);
 
   const sandbox = await deps.createSandbox(sandboxOptionsOf(options, sessionId));
   let spill: SpillStore;
@@ -88,7 +91,8 @@ export async function openSession(options: SessionOptions, deps: SessionDependen
 
   const ctx: PipelineContext = {
     tools: new Map(enabled.map((tool) => [tool.name, tool])),
-    sandbox,
+    sandbox:
+      options.env && Object.keys(options.env).length > 0 ? withSessionEnv(sandbox, options.env) : sandbox,
     spill,
     sessionId,
     beforeToolCall: options.beforeToolCall ?? [],

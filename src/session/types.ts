@@ -42,6 +42,11 @@ export interface SessionOptions extends SandboxOptions {
   spillMaxBytesHint?: string;
   /** A spill budget shared with other sessions (`warden serve`: the tenant's quotas.spillBytes). */
   spillShared?: SpillBudget;
+  /**
+   * Non-secret environment variables every command of the session sees (session-env.ts: names
+   * validated, reserved ones refused); nothing is taken from the host's environment.
+   */
+  env?: Record<string, string>;
 }
 
 /** Options for one batch of tool calls. */

@@ -243,6 +243,7 @@ export function testConfig(
     auditLog: `${stateDir}/audit.jsonl`,
     jsonBodyLimitBytes: 64 * 1024,
     tarBodyLimitBytes: 1024 * 1024,
+    filesMaxBytes: 1024 * 1024,
     shutdownGraceMs: 1000,
     reapIntervalMs: 60_000,
     approvalTimeoutMs: 300_000,

@@ -4,6 +4,7 @@ import { registerDiff } from "./diff.js";
 import { registerExec } from "./exec.js";
 import { registerGc } from "./gc.js";
 import { registerImages } from "./images.js";
+import { registerMcp } from "./mcp.js";
 import { registerPolicy } from "./policy.js";
 import { registerReplay } from "./replay.js";
 import { registerRun } from "./run.js";
@@ -20,4 +21,5 @@ export const commands: RegisterCommand[] = [
   registerRun,
   registerDiff,
   registerServe,
+  registerMcp,
 ];

@@ -1,0 +1,83 @@
+/**
+ * `warden mcp`: an MCP server over stdio exposing one session's enabled tools, for MCP clients
+ * (Claude Code, Codex, Cursor, the MCP Inspector). It takes the session flags `warden exec` takes.
+ * With `--policy`, an `ask` is put to the client's user by MCP elicitation, or refused with a message
+ * naming why when the client lacks it. Stdout carries only MCP messages; diagnostics go to stderr.
+ * The session (container and spill files) is closed when the client disconnects (stdin ends) or on
+ * SIGINT/SIGTERM; the process then exits 0. Exit 2 when the session cannot be created.
+ */
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { Command } from "commander";
+import { createMcpServer, ElicitationApproval, serveSessionTools } from "../../mcp/index.js";
+import { createPolicyHookFromFiles } from "../../policy/index.js";
+import { createSession } from "../../session/index.js";
+import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
+
+const SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM"];
+
+async function runMcp(flags: SessionFlags): Promise<void> {
+  const controller = new AbortController();
+  let stopRequested = false;
+  // A signal during sandbox creation cancels it (createSession then rejects and removes what it made).
+  const onEarlySignal = (): void => {
+    stopRequested = true;
+    controller.abort();
+  };
+  for (const s of SIGNALS) process.once(s, onEarlySignal);
+
+  const server = createMcpServer();
+  const { policy, ...sessionFlags } = flags;
+  const options = await sessionOptionsOf(sessionFlags, controller.signal);
+  if (policy && policy.length > 0) {
+    const hook = await createPolicyHookFromFiles(policy, {
+      sessionId: options.sessionId ?? "",
+      approval: new ElicitationApproval(server),
+    });
+    options.beforeToolCall = [hook];
+  }
+  let session: Awaited<ReturnType<typeof createSession>>;
+  try {
+    session = await createSession(options);
+  } finally {
+    for (const s of SIGNALS) process.off(s, onEarlySignal);
+  }
+  serveSessionTools(server, session, controller.signal);
+
+  const finished = new Promise<void>((resolve) => {
+    let closing = false;
+    const stop = (why: string): void => {
+      if (closing) return;
+      closing = true;
+      process.stderr.write(`warden mcp: ${why}; closing the session and removing the sandbox.\n`);
+      controller.abort();
+      void server
+        .close()
+        .catch(() => undefined)
+        .then(() => session.close())
+        .catch((err: unknown) =>
+          process.stderr.write(`warden mcp: closing the session failed: ${String(err)}\n`),
+        )
+        .then(() => resolve());
+    };
+    for (const s of SIGNALS) process.once(s, () => stop(`${s} received`));
+    process.stdin.once("end", () => stop("the client disconnected"));
+    process.stdin.once("close", () => stop("the client disconnected"));
+    server.onclose = () => stop("the connection closed");
+    if (stopRequested) stop("interrupted");
+  });
+  await server.connect(new StdioServerTransport());
+  process.stderr.write(
+    `warden mcp: session ${session.id} ready, tools: ${session.enabledTools.join(", ") || "(none)"}\n`,
+  );
+  await finished;
+  // stdin and the engine's keep-alive sockets would hold the process open.
+  process.exit(0);
+}
+
+/** Registers `warden mcp`. */
+export function registerMcp(program: Command): void {
+  const command = program
+    .command("mcp")
+    .description("serve one sandboxed session's tools to an MCP client over stdio");
+  addSessionFlags(command).action((flags: SessionFlags) => runMcp(flags));
+}

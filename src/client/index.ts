@@ -1,0 +1,24 @@
+/**
+ * `warden/client`: a typed HTTP client of `warden serve`. Loads nothing of the server at run time
+ * (its types come from the route schemas through type-only imports).
+ */
+export {
+  type CallOptions,
+  type TarSessionOptions,
+  WardenClient,
+  type WardenClientOptions,
+} from "./client.js";
+export {
+  ConflictError,
+  InvalidArgumentError,
+  NotFoundError,
+  PathOutsideWorkspaceError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  retryAfterSeconds,
+  ServerError,
+  UnauthorizedError,
+  WardenApiError,
+} from "./errors.js";
+export { parseSse, type SseEvent } from "./sse.js";
+export type * from "./types.js";

@@ -1,0 +1,53 @@
+/**
+ * The client's types, derived from the server's TypeBox route schemas (src/server/http-schemas.ts)
+ * with type-only imports: nothing of the server is loaded at run time.
+ */
+import type { Static } from "typebox";
+import type {
+  ApprovalSchema,
+  CreateSessionBodySchema,
+  LimitsSchema,
+  SessionSchema,
+  ToolResultSchema,
+  ToolSelectionSchema,
+} from "../server/http-schemas.js";
+
+/** A session as the API shows it. */
+export type SessionInfo = Static<typeof SessionSchema>;
+/** JSON options of POST /v1/sessions. */
+export type CreateSessionOptions = Static<typeof CreateSessionBodySchema>;
+export type Limits = Static<typeof LimitsSchema>;
+export type ToolSelection = Static<typeof ToolSelectionSchema>;
+/** One finished call (Pi's ToolResultMessage). */
+export type ToolResult = Static<typeof ToolResultSchema>;
+/** A pending `ask` of the tenant. */
+export type Approval = Static<typeof ApprovalSchema>;
+/** `allow` (= `allow-once`), `allow-once`, `allow-session` or `deny`. */
+export type ApprovalDecision = "allow" | "allow-once" | "allow-session" | "deny";
+
+/** One tool call: `arguments` is the JSON object the model produced. */
+export interface ToolCallInput {
+  id: string;
+  name: string;
+  arguments: unknown;
+}
+
+/** Partial output of a running call. */
+export interface ToolOutputView {
+  content: ToolResult["content"];
+  details?: unknown;
+}
+
+/** The events of a streamed batch, in the order the server sends them; `results` comes last. */
+export type ToolCallEvent =
+  | { type: "tool_execution_start"; toolCallId: string; toolName: string; args: unknown }
+  | { type: "tool_execution_update"; toolCallId: string; toolName: string; partial: ToolOutputView }
+  | { type: "tool_execution_end"; toolCallId: string; toolName: string; result: ToolResult }
+  | { type: "approval_requested"; approval: Approval }
+  | { type: "results"; results: ToolResult[] };
+
+/** One OpenAI `tools[]` entry. */
+export interface ProviderTool {
+  type: "function";
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}

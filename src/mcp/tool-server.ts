@@ -1,0 +1,97 @@
+/**
+ * An MCP server (the SDK's low-level `Server`) whose tools are one warden session's enabled tools:
+ * `tools/list` gives the names, descriptions and JSON schemas of `session.providerTools()` unchanged;
+ * `tools/call` runs one call through `session.runToolCalls` (validation, policy, approval, truncation),
+ * so a refused or failing call is a result with `isError: true` and the pipeline's text. Streaming
+ * updates become `notifications/progress` when the request carries a progress token.
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { ToolExecutionEvent } from "../pipeline/types.js";
+import type { Session } from "../session/types.js";
+import type { ToolOutput, ToolResultMessage } from "../tools/types.js";
+import { WARDEN_VERSION } from "../version.js";
+
+/** The key under which a result's `details` (Pi's structured details) travel in `_meta`. */
+export const DETAILS_META_KEY = "io.warden/details";
+
+/** Longest progress message, in characters: the tail of the output so far. */
+export const PROGRESS_MESSAGE_MAX_CHARS = 400;
+
+/** A fresh MCP server named `warden` announcing the tools capability; attach a session with `serveSessionTools`. */
+export function createMcpServer(): Server {
+  return new Server({ name: "warden", version: WARDEN_VERSION }, { capabilities: { tools: {} } });
+}
+
+/** The MCP tool list of `session`: one entry per provider tool, schemas as JSON. */
+export function mcpToolsOf(session: Pick<Session, "providerTools">): Tool[] {
+  return session.providerTools().map(({ function: f }) => ({
+    name: f.name,
+    description: f.description,
+    inputSchema: f.parameters as Tool["inputSchema"],
+  }));
+}
+
+/** A ToolResultMessage as an MCP CallToolResult (text and image content map one to one). */
+export function toCallToolResult(result: ToolResultMessage): CallToolResult {
+  return {
+    content: result.content.map((c) =>
+      c.type === "text"
+        ? { type: "text" as const, text: c.text }
+        : { type: "image" as const, data: c.data, mimeType: c.mimeType },
+    ),
+    isError: result.isError,
+    ...(result.details === undefined ? {} : { _meta: { [DETAILS_META_KEY]: result.details } }),
+  };
+}
+
+/** The progress message for a partial output: the tail of its text, at most PROGRESS_MESSAGE_MAX_CHARS. */
+export function progressMessage(partial: ToolOutput): string {
+  const text = partial.content
+    .filter((c) => c.type === "text")
+    .map((c) => c.text)
+    .join("");
+  return text.length > PROGRESS_MESSAGE_MAX_CHARS ? text.slice(-PROGRESS_MESSAGE_MAX_CHARS) : text;
+}
+
+/**
+ * Registers the tools/list and tools/call handlers of `session` on `server` (a Session, or anything
+ * that runs calls like one: `warden serve` passes its manager's quota-checked runner). Each call also
+ * stops when `signal` fires (the server is shutting down) or the client cancels the request.
+ */
+export function serveSessionTools(
+  server: Server,
+  session: Pick<Session, "providerTools" | "runToolCalls">,
+  signal: AbortSignal,
+): void {
+  const tools = mcpToolsOf(session);
+  let callCount = 0;
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    callCount += 1;
+    const id = `mcp-${callCount}`;
+    const progressToken = request.params._meta?.progressToken;
+    let progress = 0;
+    const onEvent = (event: ToolExecutionEvent): void => {
+      if (event.type !== "tool_execution_update" || progressToken === undefined) return;
+      progress += 1;
+      extra
+        .sendNotification({
+          method: "notifications/progress",
+          params: { progressToken, progress, message: progressMessage(event.partial) },
+        })
+        .catch(() => undefined);
+    };
+    const [result] = await session.runToolCalls(
+      [{ id, name: request.params.name, arguments: request.params.arguments ?? {} }],
+      { signal: AbortSignal.any([signal, extra.signal]), onEvent },
+    );
+    if (!result) throw new Error("The pipeline returned no result.");
+    return toCallToolResult(result);
+  });
+}

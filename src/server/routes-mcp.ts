@@ -1,0 +1,104 @@
+/**
+ * POST/GET/DELETE /mcp: MCP over streamable HTTP (the SDK's StreamableHTTPServerTransport), with the
+ * tenant's bearer key. An `initialize` request without an `mcp-session-id` creates a warden session
+ * with the tenant's defaults (copy mode, empty workspace, default image, its policy and quotas: over
+ * maxSessions is a 429 + Retry-After); later requests name the MCP session, which only its own
+ * tenant can reach (another tenant's id is a 404 like an unknown one). Tool calls go through the
+ * session manager, so maxConcurrentToolCalls, idle time and the audit log apply as for
+ * /v1/.../tool-calls; an `ask` waits for an answer on /v1/approvals. DELETE /mcp (or the warden
+ * session being closed) ends both.
+ */
+import { randomUUID } from "node:crypto";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { InvalidArgumentError, NotFoundError } from "../errors.js";
+import { createMcpServer, serveSessionTools } from "../mcp/index.js";
+import { type App, principalOf, type ServerContext } from "./app.js";
+import { resolveSessionRequest } from "./session-request.js";
+
+/** One MCP session over HTTP and the warden session behind it. */
+interface McpHttpSession {
+  transport: StreamableHTTPServerTransport;
+  tenantId: string;
+  wardenSessionId: string;
+  abort: AbortController;
+}
+
+/** Registers /mcp. */
+export function registerMcpRoutes(app: App, ctx: ServerContext): void {
+  const sessions = new Map<string, McpHttpSession>();
+
+  const end = async (mcpSessionId: string): Promise<void> => {
+    const entry = sessions.get(mcpSessionId);
+    if (!entry) return;
+    sessions.delete(mcpSessionId);
+    entry.abort.abort();
+    await ctx.manager.close(entry.wardenSessionId, "deleted").catch(() => undefined);
+  };
+
+  app.addHook("onClose", async () => {
+    for (const entry of sessions.values()) entry.abort.abort();
+    await Promise.all([...sessions.values()].map((e) => e.transport.close().catch(() => undefined)));
+    sessions.clear();
+  });
+
+  /** Creates the warden session and the MCP transport for an initialize request. */
+  const open = async (
+    tenant: ReturnType<typeof principalOf>["tenant"],
+  ): Promise<StreamableHTTPServerTransport> => {
+    const release = ctx.manager.reserveSession(tenant);
+    const live = await ctx.manager.create(tenant, await resolveSessionRequest(tenant, {}), release);
+    const abort = new AbortController();
+    const server = createMcpServer();
+    serveSessionTools(
+      server,
+      {
+        providerTools: () => live.session.providerTools(),
+        runToolCalls: (calls, options) =>
+          ctx.manager.runToolCalls(tenant, live.record.id, calls, options ?? {}),
+      },
+      abort.signal,
+    );
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        sessions.set(id, { transport, tenantId: tenant.id, wardenSessionId: live.record.id, abort });
+      },
+      onsessionclosed: (id) => end(id),
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) void end(transport.sessionId);
+      else void ctx.manager.close(live.record.id, "deleted").catch(() => undefined);
+    };
+    await server.connect(transport);
+    return transport;
+  };
+
+  app.route({
+    method: ["POST", "GET", "DELETE"],
+    url: "/mcp",
+    handler: async (request, reply) => {
+      const { tenant } = principalOf(request);
+      const header = request.headers["mcp-session-id"];
+      const mcpSessionId = Array.isArray(header) ? header[0] : header;
+      let transport: StreamableHTTPServerTransport;
+      if (mcpSessionId) {
+        const entry = sessions.get(mcpSessionId);
+        if (!entry || entry.tenantId !== tenant.id) {
+          throw new NotFoundError(
+            `No MCP session '${mcpSessionId}': initialize a new one (POST /mcp without mcp-session-id).`,
+          );
+        }
+        transport = entry.transport;
+      } else if (request.method === "POST" && isInitializeRequest(request.body)) {
+        transport = await open(tenant);
+      } else {
+        throw new InvalidArgumentError(
+          "An MCP request without an mcp-session-id header must be a POST of an initialize request.",
+        );
+      }
+      reply.hijack();
+      await transport.handleRequest(request.raw, reply.raw, request.body);
+    },
+  });
+}

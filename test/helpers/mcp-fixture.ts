@@ -1,0 +1,61 @@
+/**
+ * Shared by the MCP engine tests: the README's server example (the `.mcp.json` snippet, with
+ * `/path/to/warden` replaced by this clone), a tenant label per test, and a wait for a tenant's
+ * containers to be gone.
+ */
+import { readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import Docker from "dockerode";
+
+/** The repository root. */
+export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+/** Where the README's example runs (its `--workspace .`). */
+export const EXAMPLE_CWD = join(REPO, "examples/workspace");
+
+/** The command and args of the README's `.mcp.json` snippet, pointed at this clone. */
+export function readmeServerExample(): { command: string; args: string[] } {
+  const readme = readFileSync(join(REPO, "README.md"), "utf8");
+  const block = /```json\n(\{\n\s+"mcpServers"[\s\S]*?)```/.exec(readme)?.[1];
+  if (!block) throw new Error("README.md has no .mcp.json snippet");
+  const server = JSON.parse(block.replaceAll("/path/to/warden", REPO)).mcpServers.warden as {
+    command: string;
+    args: string[];
+  };
+  return server;
+}
+
+/** The args of the README's Codex snippet (`args = [...]` in the TOML block). */
+export function readmeCodexArgs(): string[] {
+  const readme = readFileSync(join(REPO, "README.md"), "utf8");
+  const toml = /```toml\n\[mcp_servers\.warden\]\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
+  const args = /^args = (\[.*\])$/m.exec(toml)?.[1];
+  if (!args) throw new Error("README.md has no Codex snippet");
+  return JSON.parse(args.replaceAll("/path/to/warden", REPO)) as string[];
+}
+
+/** A fresh tenant label for one test (engine tests label sandboxes `test-…`). */
+export function testTenant(name: string): string {
+  return `test-mcp-${name}-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** The ids of containers labelled with `tenant`, running or not. */
+export async function tenantContainers(tenant: string): Promise<string[]> {
+  const list = await new Docker().listContainers({
+    all: true,
+    filters: { label: [`io.warden.tenant=${tenant}`] },
+  });
+  return list.map((c) => c.Id);
+}
+
+/** Polls until `tenant` has no container (the server removes it while exiting); returns what is left. */
+export async function containersLeft(tenant: string, waitMs = 15_000): Promise<string[]> {
+  const deadline = Date.now() + waitMs;
+  let left = await tenantContainers(tenant);
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 200));
+    left = await tenantContainers(tenant);
+  }
+  return left;
+}

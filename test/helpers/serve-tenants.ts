@@ -1,0 +1,67 @@
+/**
+ * A real `warden serve` (bin/warden.js, so run `npm run build` first, as CI's setup does) for the
+ * client tests: three test tenants on one server. `main` has no policy and testQuotas(4); `limited`
+ * has maxSessions 1 (for 429s); `policy` runs policies/default.yaml (whose `sleep` asks). The
+ * warm pool is off, so nothing outlives a deleted session.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { hashKey } from "../../src/server/auth.js";
+import { removeTenant, type ServeChild, spawnServe, testQuotas } from "../engine/server-fixture.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+
+/** A served set of tenants; `keys.main` etc. are the bearer keys. */
+export interface ServedTenants {
+  serve: ServeChild;
+  url: string;
+  keys: { main: string; limited: string; policy: string };
+  stop(): Promise<void>;
+}
+
+/** Starts the server with tenants `${prefix}-main`, `-limited` and `-policy`; `server` adds config fields. */
+export async function serveTenants(
+  prefix: string,
+  server: Record<string, unknown> = {},
+): Promise<ServedTenants> {
+  const dir = await mkdtemp(join(tmpdir(), "warden-client-"));
+  const keys = {
+    main: `${prefix}-key-main`,
+    limited: `${prefix}-key-limited`,
+    policy: `${prefix}-key-policy`,
+  };
+  const tenant = (name: keyof typeof keys, extra: Record<string, unknown> = {}) => ({
+    id: `${prefix}-${name}`,
+    keys: [{ id: name, sha256: hashKey(keys[name]) }],
+    quotas: testQuotas(4),
+    ...extra,
+  });
+  const config = join(dir, "serve.json");
+  await writeFile(
+    config,
+    JSON.stringify({
+      port: 0,
+      stateDir: "state",
+      warmPool: { size: 0 },
+      ...server,
+      tenants: [
+        tenant("main"),
+        tenant("limited", { quotas: testQuotas(1) }),
+        tenant("policy", { policy: [join(ROOT, "policies/default.yaml")] }),
+      ],
+    }),
+  );
+  const serve = await spawnServe(join(ROOT, "bin/warden.js"), config, ["--on-exit", "close"]);
+  return {
+    serve,
+    url: serve.url,
+    keys,
+    async stop() {
+      serve.child.kill("SIGTERM");
+      await serve.exited;
+      for (const name of Object.keys(keys)) await removeTenant(`${prefix}-${name}`);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
