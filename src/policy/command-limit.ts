@@ -11,10 +11,11 @@
  * commands) within the analysis budget measured by `npm run bench` (policy section).
  */
 import { InvalidArgumentError } from "../errors.js";
+import { MAX_BASH_COMMAND_BYTES } from "../tools/bash.js";
 import type { Policy } from "./types.js";
 
 /** Longest command the sandbox can run: MAX_ARG_STRLEN (131072 bytes) minus the NUL. */
-export const MAX_RUNNABLE_COMMAND_BYTES = 131_071;
+export const MAX_RUNNABLE_COMMAND_BYTES = MAX_BASH_COMMAND_BYTES;
 
 /**
  * Default `maxCommandBytes`, in UTF-8 bytes: 8 KiB, 5.8× the longest command of a real 192-call Pi

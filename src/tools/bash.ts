@@ -24,6 +24,13 @@ import type { SpillSummary, SpillWriter, Tool, ToolContext } from "./types.js";
 
 /** Minimum interval between live updates, in ms (Pi's 100 ms; the pipeline also caps at 10/s). */
 export const BASH_UPDATE_INTERVAL_MS = 100;
+/**
+ * Longest command the sandbox can run, in UTF-8 bytes: the command is one `bash -c` argument, and
+ * Linux passes one argv string of at most MAX_ARG_STRLEN = 32 pages = 131072 bytes including its NUL
+ * (longer fails with E2BIG). Checked before anything runs, so the model gets this limit instead of
+ * an exec error.
+ */
+export const MAX_BASH_COMMAND_BYTES = 131_071;
 /** Largest timeout Node timers allow, in seconds. */
 const MAX_TIMEOUT_SECONDS = 2_147_483_647 / 1000;
 
@@ -170,6 +177,18 @@ async function finish(
   return { text, details };
 }
 
+/** Throws InvalidArgumentError for a command longer than the sandbox can run (MAX_BASH_COMMAND_BYTES). */
+function checkRunnable(command: string): void {
+  const bytes = Buffer.byteLength(command, "utf8");
+  if (bytes > MAX_BASH_COMMAND_BYTES) {
+    throw new InvalidArgumentError(
+      `bash command is ${bytes} bytes, over the ${MAX_BASH_COMMAND_BYTES} bytes one command can have ` +
+        "(Linux's limit for one argument). Split it into shorter commands, or write long content " +
+        "with the write tool. Nothing was run.",
+    );
+  }
+}
+
 /** Creates the bash tool. A failed command throws CommandFailedError (an isError result). */
 export function createBashTool(): Tool<typeof bashSchema, BashToolDetails> {
   return {
@@ -182,6 +201,7 @@ export function createBashTool(): Tool<typeof bashSchema, BashToolDetails> {
     parameters: bashSchema,
     async execute(_toolCallId, args, ctx) {
       const limitMs = timeoutMs(args.timeout);
+      checkRunnable(args.command);
       const spill = await ctx.spill.create("bash");
       const sanitizer = new OutputSanitizer();
       const tail = new TailAccumulator();

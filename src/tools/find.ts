@@ -55,7 +55,9 @@ export function buildFdArgv(
   legacyIgnoreFile?: string | null,
 ): string[] {
   const { glob, fullPath } = fdGlob(pattern);
-  const argv = ["fd", "--glob", "--color=never", "--hidden", "--no-ignore-parent"];
+  // One search thread: fd starts one per host CPU (it does not see the container's CPU quota), and
+  // each thread counts against pids.max, whose budget is 3 per concurrent call (sandbox/limits.ts).
+  const argv = ["fd", "--glob", "--color=never", "--hidden", "--no-ignore-parent", "--threads=1"];
   if (legacyIgnoreFile === undefined) argv.push("--no-require-git");
   argv.push("--exclude", ".git", "--print0", "--max-results", String(maxResults));
   if (fullPath) argv.push("--full-path");

@@ -47,6 +47,16 @@ describe("bash tool", () => {
     expect(readdirSync(spill.dir!)).toEqual([".owner"]); // only the owner file (spill-sweep.ts)
   });
 
+  it("a command over 131071 bytes is refused naming the limit, before anything runs (it would fail with E2BIG)", async () => {
+    await expect(run(`echo ${"x".repeat(131_071 - 5)}`)).resolves.toBeDefined();
+    const tooLong = `echo ${"€".repeat(43_690)}`; // 5 + 3 × 43690 = 131075 bytes
+    await expect(run(tooLong)).rejects.toThrow(
+      "bash command is 131075 bytes, over the 131071 bytes one command can have (Linux's limit for one " +
+        "argument). Split it into shorter commands, or write long content with the write tool. Nothing was run.",
+    );
+    expect(sandbox.commands).toHaveLength(1);
+  });
+
   it("'(no output)' when empty", async () => {
     expect(text((await run("true")).content)).toBe("(no output)");
   });

@@ -146,6 +146,8 @@ func notRunnableMessage(name string, err error) string {
 		return "warden-helper: " + name + ": command not found\n"
 	case errors.Is(err, syscall.EAGAIN):
 		return pidsLimitMessage("cannot start " + name)
+	case errors.Is(err, syscall.E2BIG):
+		return "warden-helper: " + name + ": argument list too long (one argument may have at most 131071 bytes)\n"
 	}
 	return "warden-helper: " + name + ": permission denied\n"
 }

@@ -195,6 +195,10 @@ func TestNotRunnableMessages(t *testing.T) {
 	if got := notRunnableMessage("x", enoent); got != "warden-helper: x: command not found\n" {
 		t.Fatalf("ENOENT message %q", got)
 	}
+	e2big := &os.PathError{Op: "fork/exec", Path: "/bin/bash", Err: syscall.E2BIG}
+	if got := notRunnableMessage("bash", e2big); got != "warden-helper: bash: argument list too long (one argument may have at most 131071 bytes)\n" {
+		t.Fatalf("E2BIG message %q", got)
+	}
 }
 
 func TestParsePidsEvents(t *testing.T) {
