@@ -45,7 +45,7 @@ describe("policy: read's other spellings of a name", () => {
 
   it("judges the variant read would open: a link to a denied file is refused", async () => {
     for (const path of ["it's", "caf\u00e9", "Shot 9.41.00 AM.png"]) {
-      const out = await hook(readCall(sandbox, path));
+      const out = (await hook(readCall(sandbox, path))) as { block?: true; reason?: string } | undefined;
       expect([path, out?.block, out?.reason]).toEqual([
         path,
         true,
