@@ -5,10 +5,9 @@
  * LS_INLINE_SORT_ENTRIES are sorted inline; larger ones in a small bounded worker pool
  * (src/util/worker-pool.ts), in the same order.
  */
-import { availableParallelism } from "node:os";
 import { WardenError } from "../errors.js";
 import { isAbortError } from "../util/abort.js";
-import { WorkerPool } from "../util/worker-pool.js";
+import { lazySharedPool } from "../util/worker-pool.js";
 
 /** Listings of at most this many entries are sorted on the calling thread. */
 export const LS_INLINE_SORT_ENTRIES = 20_000;
@@ -37,19 +36,8 @@ parentPort.on("message", (names) => {
 });
 `;
 
-let pool: WorkerPool<string[], Int32Array> | undefined;
-
-/** The process-wide sort pool: min(2, cores - 1) workers (at least 1), 16 queued jobs, 512 MiB heap each. */
-function sortPool(): WorkerPool<string[], Int32Array> {
-  pool ??= new WorkerPool({
-    source: WORKER_SOURCE,
-    size: Math.max(1, Math.min(2, availableParallelism() - 1)),
-    maxQueued: 16,
-    idleMs: 10_000,
-    maxHeapMb: 512,
-  });
-  return pool;
-}
+/** The process-wide sort pool (lazySharedPool), 16 queued jobs. */
+const sortPool = lazySharedPool<string[], Int32Array>(WORKER_SOURCE, 16);
 
 /** Pi's comparison of two ls names. */
 export function compareListingNames(a: string, b: string): number {

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { callHeader, resultStatus, turnHeader } from "../../src/cli/output/format-result.js";
-import type { ToolResultMessage } from "../../src/pipeline/index.js";
+import type { ToolResultMessage } from "../../src/tools/types.js";
 
 // picocolors' own colours (SGR) are fine; anything else from the input must not reach the terminal raw.
 const plain = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, "");
