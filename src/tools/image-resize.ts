@@ -7,10 +7,12 @@
  *
  * The bytes come from the sandbox, so they are untrusted. Unlike Pi, decoding is bounded: the header's
  * size is checked first (at most MAX_DECODE_PIXELS), and so is a GIF's first frame (which omggif
- * allocates for, and which may be far larger than the logical screen), decoding runs in a worker thread that is terminated after IMAGE_DECODE_TIMEOUT_MS, and at
- * most IMAGE_DECODE_SLOTS decodes run at once in the process (the pixels live outside the worker's
- * heap limit, so a batch of many image reads must not decode them all together). So a hostile image
- * can neither exhaust the controller's memory nor stall its event loop.
+ * allocates for, and which may be far larger than the logical screen: a 1x1 GIF with a 65535x65535
+ * frame took 2.2 GB); decoding runs in a worker thread that is terminated after
+ * IMAGE_DECODE_TIMEOUT_MS; and at most IMAGE_DECODE_SLOTS decodes run at once in the process (the
+ * pixels live outside the worker's heap limit, so a batch of many image reads must not decode them
+ * all together). So a hostile image can neither exhaust the controller's memory nor stall its event
+ * loop.
  */
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
