@@ -99,21 +99,6 @@ const b64 = (n) => Math.ceil(n / 3) * 4;
 })();
 `;
 
-/** Decodes in a worker once a decode slot is free; the timeout runs from then. */
-async function decodeInSlot(
-  data: Buffer,
-  mimeType: string,
-  timeoutMs: number,
-  signal?: AbortSignal,
-): Promise<FittedImage> {
-  const release = await imageDecodeSlots.acquire(signal);
-  try {
-    return await decodeInWorker(data, mimeType, timeoutMs, signal);
-  } finally {
-    release();
-  }
-}
-
 function decodeInWorker(
   data: Buffer,
   mimeType: string,
@@ -162,10 +147,38 @@ function decodeInWorker(
  * for bad image data (that is an "omitted" result); rejects only when `signal` aborts (also while
  * waiting for a decode slot, imageDecodeSlots).
  */
-export async function fitImage(
+export function fitImage(
   data: Buffer,
   mimeType: string,
   options: { signal?: AbortSignal; timeoutMs?: number } = {},
+): Promise<FittedImage> {
+  return fitImageFrom(async () => data, mimeType, options).then((r) => r.fitted);
+}
+
+/**
+ * fitImage for bytes loaded by `load` (the whole file) once a decode slot is free, so calls waiting
+ * for a slot hold no image bytes (a batch of many image reads would otherwise hold up to 20 MiB
+ * each). The slot is taken synchronously when one is free; the timeout runs from the decode's start.
+ * Rejects when `load` rejects, or AbortError when `signal` aborts.
+ */
+export async function fitImageFrom(
+  load: () => Promise<Buffer>,
+  mimeType: string,
+  options: { signal?: AbortSignal; timeoutMs?: number } = {},
+): Promise<{ data: Buffer; fitted: FittedImage }> {
+  const release = await imageDecodeSlots.acquire(options.signal);
+  try {
+    const data = await load();
+    return { data, fitted: await fitLoaded(data, mimeType, options) };
+  } finally {
+    release();
+  }
+}
+
+async function fitLoaded(
+  data: Buffer,
+  mimeType: string,
+  options: { signal?: AbortSignal; timeoutMs?: number },
 ): Promise<FittedImage> {
   const size = imageDimensions(data, mimeType);
   if (!size || size.width < 1 || size.height < 1) return { kind: "omitted", reason: "unreadable" };
@@ -179,5 +192,5 @@ export async function fitImage(
       base64Length(data.length) < MAX_IMAGE_BASE64;
     return fits ? { kind: "original", ...size } : { kind: "omitted", reason: "too-large" };
   }
-  return decodeInSlot(data, mimeType, options.timeoutMs ?? IMAGE_DECODE_TIMEOUT_MS, options.signal);
+  return decodeInWorker(data, mimeType, options.timeoutMs ?? IMAGE_DECODE_TIMEOUT_MS, options.signal);
 }

@@ -7,6 +7,7 @@ import { Jimp } from "jimp";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   fitImage,
+  fitImageFrom,
   IMAGE_DECODE_SLOTS,
   imageDecodeSlots,
   MAX_DECODE_PIXELS,
@@ -101,6 +102,25 @@ describe("read: images", { timeout: 60_000 }, () => {
     ]);
     expect((await Promise.all(fits)).map((f) => f.kind)).toEqual(Array(5).fill("original"));
     expect([imageDecodeSlots.running, imageDecodeSlots.waiting]).toEqual([0, 0]);
+  });
+
+  it("a read waiting for a decode slot has not loaded its image yet (waiting calls hold no bytes)", async () => {
+    const png = await solid(16, 16, "image/png");
+    const opens: ((b: Buffer) => void)[] = [];
+    const busy = [1, 2].map(() =>
+      fitImageFrom(() => new Promise<Buffer>((resolve) => opens.push(resolve)), "image/png"),
+    );
+    let loaded = 0;
+    const third = fitImageFrom(async () => {
+      loaded++;
+      return png;
+    }, "image/png");
+    await new Promise((r) => setImmediate(r));
+    expect([loaded, imageDecodeSlots.waiting]).toEqual([0, 1]);
+    for (const open of opens) open(png);
+    expect((await third).fitted.kind).toBe("original");
+    expect(loaded).toBe(1);
+    await Promise.all(busy);
   });
 
   it("a decode waiting for a slot stops when its call is aborted, and gives its place up", async () => {
