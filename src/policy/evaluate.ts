@@ -125,9 +125,12 @@ export async function evaluate(
   else if (PATH_TOOLS.has(tool)) {
     const raw = typeof args.path === "string" && args.path !== "" ? args.path : ".";
     const path = await ctx.resolvePath(normalizeToolPath(raw));
-    subjects = [
-      { subject: { kind: "path", tools: [tool], path, via: [] }, scope: scopeKey(tool, "path", path) },
-    ];
+    // read opens another spelling of a name that does not exist: that file is judged too.
+    const variant = tool === "read" ? await ctx.readVariant?.(raw) : undefined;
+    subjects = [path, ...(variant !== undefined && variant !== path ? [variant] : [])].map((p) => ({
+      subject: { kind: "path", tools: [tool], path: p, via: [] },
+      scope: scopeKey(tool, "path", p),
+    }));
   } else {
     // The policy sees only the tool's name; a session approval covers these exact arguments.
     const subject: Subject = { kind: "call", tools: [tool], text: tool };

@@ -9,6 +9,8 @@ import { NonInteractiveApproval } from "../approval/non-interactive.js";
 import type { ApprovalProvider, Decider } from "../approval/types.js";
 import { type AuditLog, type AuditRecord, createAuditLog, digestArgs } from "../audit/audit-log.js";
 import type { BeforeToolCallContext, BeforeToolCallHook } from "../pipeline/types.js";
+import { normalizeToolPath, readPathVariants } from "../tools/paths.js";
+import { existingVariant } from "../tools/read-sandbox-file.js";
 import { CommandTooLongError } from "./command-limit.js";
 import { evaluate } from "./evaluate.js";
 import { loadPolicy } from "./load.js";
@@ -91,9 +93,20 @@ export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook
       }
       return p;
     };
+    const { sandbox, signal } = ctx;
+    // Only a name with another spelling costs a stat (most have none).
+    const readVariant = async (path: string) =>
+      readPathVariants(normalizeToolPath(path)).length > 0 &&
+      (await sandbox.stat(await resolvePath(normalizeToolPath(path)), { signal })) === null
+        ? existingVariant(path, { sandbox, signal })
+        : undefined;
     let decision: Decision;
     try {
-      decision = await evaluate(options.policy, { tool: ctx.tool.name, args: ctx.args }, { resolvePath });
+      decision = await evaluate(
+        options.policy,
+        { tool: ctx.tool.name, args: ctx.args },
+        { resolvePath, readVariant },
+      );
     } catch (err) {
       // Fail closed: a call the policy could not judge does not run.
       const detail = err instanceof Error ? err.message : String(err);

@@ -86,6 +86,12 @@ export interface EvaluateContext {
    * and `..` followed). The policy CLI resolves lexically instead.
    */
   resolvePath(path: string): Promise<string>;
+  /**
+   * For read: the canonical path read opens instead of `path` (a tool argument as given) when `path`
+   * does not exist, one of Pi's other spellings of it (src/tools/read-sandbox-file.ts existingVariant);
+   * undefined when `path` exists or no spelling does. Absent: no variant is judged (the policy CLI).
+   */
+  readVariant?(path: string): Promise<string | undefined>;
 }
 
 /** One step of a decision's trail: a command part, a path or a redirection, and what decided it. */

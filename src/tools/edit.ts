@@ -58,6 +58,14 @@ export interface EditToolDetails {
 /** Largest file edit reads and rewrites in one call, in bytes (16 MiB). */
 export const MAX_EDIT_FILE_BYTES = 16 * 1024 * 1024;
 
+/**
+ * Most work one edit call may do on the controller's event loop: each entry of `edits` scans the
+ * whole file (to find its oldText and check it occurs once), so the number of entries times the
+ * file's size is bounded (512 MiB: 32 entries on a 16 MiB file, 512 on a 1 MiB one). Without it,
+ * 1,000 entries on a 14 MiB file held the event loop for 12 s, stalling every other session.
+ */
+export const MAX_EDIT_SCAN_BYTES = 512 * 1024 * 1024;
+
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /**
@@ -91,6 +99,14 @@ export function createEditTool(): Tool<typeof editSchema, EditToolDetails> {
         throw new InvalidArgumentError(
           `${args.path} is ${stat.size} bytes; edit handles files up to ${MAX_EDIT_FILE_BYTES} bytes. ` +
             "Use bash (sed, python3) for larger files.",
+        );
+      }
+      if (args.edits.length * stat.size > MAX_EDIT_SCAN_BYTES) {
+        const most = Math.max(1, Math.floor(MAX_EDIT_SCAN_BYTES / Math.max(1, stat.size)));
+        throw new InvalidArgumentError(
+          `${args.edits.length} edits of ${args.path} (${stat.size} bytes) is more than one edit call may check: ` +
+            `at most ${most} edits for a file this size (edits × file size <= ${MAX_EDIT_SCAN_BYTES} bytes). ` +
+            "Split them into several edit calls; nothing was changed.",
         );
       }
       const read = await sandbox.readFile(

@@ -38,10 +38,20 @@ export interface FindToolDetails {
   bytesLimitReached?: boolean;
   /** Entries dropped because they resolve outside the workspace and mounts. */
   droppedOutside?: number;
+  /** FIND_MAX_COLLECTED_BYTES, when the search stopped there (the paths found so far are shown). */
+  collectedBytesLimitReached?: number;
 }
 
 /** Default result limit (Pi's). */
 export const FIND_DEFAULT_LIMIT = 1000;
+
+/**
+ * Most bytes of paths one find collects on the controller (8 MiB) before it stops the search,
+ * whatever `limit` says: paths are sorted and resolved before the 50 KiB cap applies, so without it
+ * a large `limit` over many long paths held them all in the controller's memory (100,000 paths of
+ * 3.8 KB took 1.7 GB). The default limit's 1,000 paths of at most 4 KiB (PATH_MAX) stay under it.
+ */
+export const FIND_MAX_COLLECTED_BYTES = 8 * 1024 * 1024;
 
 /**
  * fd's argv; `maxResults` includes one extra result to tell whether the limit was reached.
@@ -93,13 +103,15 @@ export function createFindTool(): Tool<typeof findSchema, FindToolDetails | unde
       const limit = Math.max(1, Math.floor(args.limit ?? FIND_DEFAULT_LIMIT));
 
       const records: string[] = [];
+      let collectedBytes = 0;
       const search = (argv: string[]) =>
         runSearchCommand(sandbox, argv, {
           separator: 0x00,
           maxRecordBytes: 64 * 1024,
           onRecord: (record) => {
             records.push(record);
-            return records.length > limit ? "stop" : "continue";
+            collectedBytes += Buffer.byteLength(record, "utf8");
+            return records.length > limit || collectedBytes > FIND_MAX_COLLECTED_BYTES ? "stop" : "continue";
           },
           signal,
         });
@@ -131,6 +143,12 @@ export function createFindTool(): Tool<typeof findSchema, FindToolDetails | unde
       if (cut) {
         notices.push(`${formatSize(SEARCH_MAX_BYTES)} limit reached`);
         details.bytesLimitReached = true;
+      }
+      if (collectedBytes > FIND_MAX_COLLECTED_BYTES && !limitReached) {
+        notices.push(
+          `Search stopped after ${formatSize(FIND_MAX_COLLECTED_BYTES)} of paths (${records.length} results); refine pattern or use a smaller limit`,
+        );
+        details.collectedBytesLimitReached = FIND_MAX_COLLECTED_BYTES;
       }
       if (dropped > 0) {
         notices.push(

@@ -6,12 +6,17 @@
  * encodings are tried again, down to 1×1. An image that cannot be decoded is omitted.
  *
  * The bytes come from the sandbox, so they are untrusted. Unlike Pi, decoding is bounded: the header's
- * size is checked first (at most MAX_DECODE_PIXELS), and decoding runs in a worker thread that is
- * terminated after IMAGE_DECODE_TIMEOUT_MS, so a hostile image can neither exhaust the controller's
- * memory nor stall its event loop.
+ * size is checked first (at most MAX_DECODE_PIXELS), and so is a GIF's first frame (which omggif
+ * allocates for, and which may be far larger than the logical screen: a 1x1 GIF with a 65535x65535
+ * frame took 2.2 GB); decoding runs in a worker thread that is terminated after
+ * IMAGE_DECODE_TIMEOUT_MS; and at most IMAGE_DECODE_SLOTS decodes run at once in the process (the
+ * pixels live outside the worker's heap limit, so a batch of many image reads must not decode them
+ * all together). So a hostile image can neither exhaust the controller's memory nor stall its event
+ * loop.
  */
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
+import { Slots } from "../util/slots.js";
 import { imageDimensions } from "./image-size.js";
 
 /** Largest side sent to the model, in pixels (Pi's). */
@@ -20,8 +25,13 @@ export const MAX_IMAGE_SIDE = 2000;
 export const MAX_IMAGE_BASE64 = 4.5 * 1024 * 1024;
 /** Largest image decoded (width × height), so decoding allocates at most ~100 MB of pixels. */
 export const MAX_DECODE_PIXELS = 25_000_000;
-/** Longest a decode and re-encode may take before it is abandoned, in ms. */
+/** Longest a decode and re-encode may take before it is abandoned, in ms (from the start of decoding). */
 export const IMAGE_DECODE_TIMEOUT_MS = 15_000;
+/** Most images decoded at once in the process (each may hold a few copies of MAX_DECODE_PIXELS × 4 bytes). */
+export const IMAGE_DECODE_SLOTS = 2;
+
+/** The process's decode slots (IMAGE_DECODE_SLOTS); exported for tests. */
+export const imageDecodeSlots = new Slots(IMAGE_DECODE_SLOTS);
 
 /** What to send: the image as it is, a re-encoded smaller one, or nothing (with the reason). */
 export type FittedImage =
@@ -39,16 +49,27 @@ export type FittedImage =
 
 const base64Length = (bytes: number) => Math.ceil(bytes / 3) * 4;
 const jimpPath = createRequire(import.meta.url).resolve("jimp");
+// omggif as jimp's GIF decoder loads it, so the frame checked is the frame that decoder allocates for.
+const omggifPath = createRequire(createRequire(jimpPath).resolve("@jimp/js-gif")).resolve("omggif");
 
 // Runs in the worker (CommonJS): decode, check, and if needed fit; posts one message.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
 const { Jimp } = require(workerData.jimpPath);
-const { maxSide, maxBase64 } = workerData;
+const { maxSide, maxBase64, maxPixels, mimeType } = workerData;
 const b64 = (n) => Math.ceil(n / 3) * 4;
 (async () => {
   try {
-    const image = await Jimp.fromBuffer(Buffer.from(workerData.data));
+    const buffer = Buffer.from(workerData.data);
+    if (mimeType === "image/gif") {
+      // omggif allocates the first frame's width x height, which the logical screen does not bound.
+      const reader = new (require(workerData.omggifPath).GifReader)(buffer);
+      const frame = reader.numFrames() > 0 ? reader.frameInfo(0) : undefined;
+      if (frame && frame.width * frame.height > maxPixels) {
+        return parentPort.postMessage({ kind: "omitted", reason: "too-many-pixels", pixels: frame.width * frame.height });
+      }
+    }
+    const image = await Jimp.fromBuffer(buffer);
     const W = image.bitmap.width, H = image.bitmap.height;
     if (W <= maxSide && H <= maxSide && b64(workerData.data.byteLength) < maxBase64) {
       return parentPort.postMessage({ kind: "original", width: W, height: H });
@@ -78,12 +99,25 @@ const b64 = (n) => Math.ceil(n / 3) * 4;
 })();
 `;
 
-function decodeInWorker(data: Buffer, timeoutMs: number, signal?: AbortSignal): Promise<FittedImage> {
+function decodeInWorker(
+  data: Buffer,
+  mimeType: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<FittedImage> {
   return new Promise((resolve, reject) => {
     const copy = new Uint8Array(data);
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { data: copy, jimpPath, maxSide: MAX_IMAGE_SIDE, maxBase64: MAX_IMAGE_BASE64 },
+      workerData: {
+        data: copy,
+        jimpPath,
+        omggifPath,
+        mimeType,
+        maxPixels: MAX_DECODE_PIXELS,
+        maxSide: MAX_IMAGE_SIDE,
+        maxBase64: MAX_IMAGE_BASE64,
+      },
       transferList: [copy.buffer],
       resourceLimits: { maxOldGenerationSizeMb: 512, maxYoungGenerationSizeMb: 64 },
     });
@@ -110,12 +144,41 @@ function decodeInWorker(data: Buffer, timeoutMs: number, signal?: AbortSignal): 
 
 /**
  * Decides how an image of type `mimeType` (whole file in `data`) is sent to the model. Never throws
- * for bad image data (that is an "omitted" result); rejects only when `signal` aborts.
+ * for bad image data (that is an "omitted" result); rejects only when `signal` aborts (also while
+ * waiting for a decode slot, imageDecodeSlots).
  */
-export async function fitImage(
+export function fitImage(
   data: Buffer,
   mimeType: string,
   options: { signal?: AbortSignal; timeoutMs?: number } = {},
+): Promise<FittedImage> {
+  return fitImageFrom(async () => data, mimeType, options).then((r) => r.fitted);
+}
+
+/**
+ * fitImage for bytes loaded by `load` (the whole file) once a decode slot is free, so calls waiting
+ * for a slot hold no image bytes (a batch of many image reads would otherwise hold up to 20 MiB
+ * each). The slot is taken synchronously when one is free; the timeout runs from the decode's start.
+ * Rejects when `load` rejects, or AbortError when `signal` aborts.
+ */
+export async function fitImageFrom(
+  load: () => Promise<Buffer>,
+  mimeType: string,
+  options: { signal?: AbortSignal; timeoutMs?: number } = {},
+): Promise<{ data: Buffer; fitted: FittedImage }> {
+  const release = await imageDecodeSlots.acquire(options.signal);
+  try {
+    const data = await load();
+    return { data, fitted: await fitLoaded(data, mimeType, options) };
+  } finally {
+    release();
+  }
+}
+
+async function fitLoaded(
+  data: Buffer,
+  mimeType: string,
+  options: { signal?: AbortSignal; timeoutMs?: number },
 ): Promise<FittedImage> {
   const size = imageDimensions(data, mimeType);
   if (!size || size.width < 1 || size.height < 1) return { kind: "omitted", reason: "unreadable" };
@@ -129,5 +192,5 @@ export async function fitImage(
       base64Length(data.length) < MAX_IMAGE_BASE64;
     return fits ? { kind: "original", ...size } : { kind: "omitted", reason: "too-large" };
   }
-  return decodeInWorker(data, options.timeoutMs ?? IMAGE_DECODE_TIMEOUT_MS, options.signal);
+  return decodeInWorker(data, mimeType, options.timeoutMs ?? IMAGE_DECODE_TIMEOUT_MS, options.signal);
 }

@@ -12,6 +12,7 @@ import type { DirEntry, Sandbox } from "../sandbox/types.js";
 import { truncateHead } from "../truncate/head.js";
 import { DEFAULT_MAX_BYTES, formatSize, type TruncationResult } from "../truncate/types.js";
 import { throwIfAborted } from "../util/abort.js";
+import { sortListing } from "./ls-sort.js";
 import { isWithinRoots, resolveToolPath } from "./paths.js";
 import type { Tool } from "./types.js";
 
@@ -74,8 +75,7 @@ export function createLsTool(): Tool<typeof lsSchema, LsToolDetails | undefined>
       const stat = await sandbox.stat(canonical, { signal });
       if (!stat) throw new NotFoundError(`Path not found: ${requested}`);
       if (stat.type !== "directory") throw new InvalidArgumentError(`Not a directory: ${requested}`);
-      const entries = await sandbox.listDir(canonical, { signal });
-      entries.sort((a, b) => a.name.toLowerCase().localeCompare(b.name.toLowerCase()));
+      const entries = await sortListing(await sandbox.listDir(canonical, { signal }), signal);
       const shown = entries.slice(0, limit);
       // Each symlink costs two sandbox calls; resolve the first few, in parallel, and no more.
       let links = 0;

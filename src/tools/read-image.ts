@@ -4,7 +4,12 @@
  * omitted with Pi's note when it cannot be decoded), and returned as an image block.
  */
 import { formatSize } from "../truncate/types.js";
-import { type FittedImage, fitImage, IMAGE_DECODE_TIMEOUT_MS, MAX_DECODE_PIXELS } from "./image-resize.js";
+import {
+  type FittedImage,
+  fitImageFrom,
+  IMAGE_DECODE_TIMEOUT_MS,
+  MAX_DECODE_PIXELS,
+} from "./image-resize.js";
 import type { ReadSource } from "./read-text.js";
 import type { ToolOutput } from "./types.js";
 
@@ -35,8 +40,8 @@ export async function readImage(
         "Make a smaller copy and read that.]",
     );
   }
-  const { data } = await source.read({ kind: "bytes", offset: 0, length: size });
-  const fitted = await fitImage(data, mimeType, { signal });
+  const load = async () => (await source.read({ kind: "bytes", offset: 0, length: size })).data;
+  const { data, fitted } = await fitImageFrom(load, mimeType, { signal });
   if (fitted.kind === "omitted") return notSent(omittedImageNote(fitted));
   if (fitted.kind === "original") {
     return {

@@ -5,8 +5,15 @@
 import { isWithinRoots, normalizeToolPath, readPathVariants } from "./paths.js";
 import type { ToolContext } from "./types.js";
 
-/** The canonical path of the first of Pi's other spellings of `path` that exists (readPathVariants). */
-export async function existingVariant(path: string, ctx: ToolContext): Promise<string | undefined> {
+/**
+ * The canonical path of the first of Pi's other spellings of `path` that exists (readPathVariants),
+ * confined to the sandbox's roots. read opens it when `path` itself does not exist, so the policy
+ * judges it too (src/policy/hook.ts): a variant may be a link to a file a rule denies.
+ */
+export async function existingVariant(
+  path: string,
+  ctx: Pick<ToolContext, "sandbox" | "signal">,
+): Promise<string | undefined> {
   const { sandbox, signal } = ctx;
   const roots = sandbox.info.roots;
   // Variants are already normalised (resolveToolPath would turn the narrow no-break space back).

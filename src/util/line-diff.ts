@@ -11,10 +11,9 @@
  */
 
 import { createRequire } from "node:module";
-import { availableParallelism } from "node:os";
 import { structuredPatch } from "diff";
 import { isAbortError, throwIfAborted } from "./abort.js";
-import { WorkerPool } from "./worker-pool.js";
+import { lazySharedPool } from "./worker-pool.js";
 
 /** One hunk, as jsdiff's structuredPatch gives it. */
 export interface LineHunk {
@@ -63,19 +62,8 @@ interface DiffJob {
   timeoutMs: number;
 }
 
-let pool: WorkerPool<DiffJob, LineHunk[] | null> | undefined;
-
-/** The process-wide diff pool: min(2, cores - 1) workers (at least 1), 32 queued jobs, 512 MiB heap each. */
-function diffPool(): WorkerPool<DiffJob, LineHunk[] | null> {
-  pool ??= new WorkerPool({
-    source: WORKER_SOURCE,
-    size: Math.max(1, Math.min(2, availableParallelism() - 1)),
-    maxQueued: 32,
-    idleMs: 10_000,
-    maxHeapMb: 512,
-  });
-  return pool;
-}
+/** The process-wide diff pool (lazySharedPool), 32 queued jobs. */
+const diffPool = lazySharedPool<DiffJob, LineHunk[] | null>(WORKER_SOURCE, 32);
 
 /**
  * The hunks between `oldText` and `newText` with `context` lines around each change (empty when

@@ -6,6 +6,7 @@
  * Idle workers are unref'd (they never keep the process alive) and exit after `idleMs`, so their
  * memory returns; each has a heap cap (`maxHeapMb`) so one job cannot grow the process without bound.
  */
+import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { AbortError, onAbort, throwIfAborted } from "./abort.js";
 
@@ -166,4 +167,22 @@ export class WorkerPool<In, Out> {
     }
     for (const slot of this.#slots) if (slot.job === job) void this.#kill(slot, new AbortError());
   }
+}
+
+/**
+ * A process-wide pool created on first use, of the shape warden's CPU-heavy helpers share:
+ * min(2, cores - 1) workers (at least 1), `maxQueued` waiting jobs, 10 s idle, 512 MiB heap each.
+ */
+export function lazySharedPool<In, Out>(source: string, maxQueued: number): () => WorkerPool<In, Out> {
+  let pool: WorkerPool<In, Out> | undefined;
+  return () => {
+    pool ??= new WorkerPool<In, Out>({
+      source,
+      size: Math.max(1, Math.min(2, availableParallelism() - 1)),
+      maxQueued,
+      idleMs: 10_000,
+      maxHeapMb: 512,
+    });
+    return pool;
+  };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { WardenError } from "../../src/errors.js";
-import { createFindTool } from "../../src/tools/find.js";
+import { createFindTool, FIND_MAX_COLLECTED_BYTES } from "../../src/tools/find.js";
 import { fdGlob, patternClimbsOut } from "../../src/tools/find-pattern.js";
 import { createGrepTool } from "../../src/tools/grep.js";
 import { GrepCollector } from "../../src/tools/grep-collect.js";
@@ -9,6 +9,7 @@ import {
   displaySearchPath,
   formatSize,
   RecordSplitter,
+  SEARCH_MAX_BYTES,
   truncateLine,
 } from "../../src/tools/search-common.js";
 import type { SpillStore } from "../../src/tools/types.js";
@@ -285,6 +286,36 @@ describe("find tool (fake sandbox)", () => {
           "1 entry omitted: resolved outside the workspace]",
       },
     ]);
+  });
+
+  it("stops collecting paths at FIND_MAX_COLLECTED_BYTES whatever the limit (controller memory)", async () => {
+    const sb = new FakeSandboxFs();
+    // 3,000 paths of 4,000 bytes (12 MB): the search stops after the 2,098th (8,392,000 bytes).
+    const path = (i: number) => `/workspace/${"d".repeat(3985)}${String(i).padStart(4, "0")}`;
+    const resolved: string[] = [];
+    sb.execHandler = (argv) => {
+      if (argv[0] === "fd") return fdReply(Array.from({ length: 3000 }, (_, i) => path(i)));
+      resolved.push(...argv.slice(4));
+      return {
+        stdout: [
+          argv
+            .slice(4)
+            .map((p) => `${p}\0`)
+            .join(""),
+        ],
+        exitCode: 0,
+      };
+    };
+    const out = await createFindTool().execute("c", { pattern: "*", limit: 1e12 }, { sandbox: sb, spill });
+    expect(resolved.length).toBe(2098);
+    const text = (out.content[0] as { text: string }).text;
+    expect(text.split("\n\n")[1]).toBe(
+      `[${formatSize(SEARCH_MAX_BYTES)} limit reached. Search stopped after ${formatSize(FIND_MAX_COLLECTED_BYTES)} of paths (2098 results); refine pattern or use a smaller limit]`,
+    );
+    expect(out.details).toEqual({
+      bytesLimitReached: true,
+      collectedBytesLimitReached: FIND_MAX_COLLECTED_BYTES,
+    });
   });
 
   it("says No files found matching pattern", async () => {

@@ -5,7 +5,13 @@
  */
 import { Jimp } from "jimp";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MAX_DECODE_PIXELS } from "../../src/tools/image-resize.js";
+import {
+  fitImage,
+  fitImageFrom,
+  IMAGE_DECODE_SLOTS,
+  imageDecodeSlots,
+  MAX_DECODE_PIXELS,
+} from "../../src/tools/image-resize.js";
 import { imageDimensions } from "../../src/tools/image-size.js";
 import { createReadTool } from "../../src/tools/read.js";
 import type { SpillStore, ToolContent } from "../../src/tools/types.js";
@@ -76,4 +82,67 @@ describe("read: images", { timeout: 60_000 }, () => {
       `Read image file [image/png]\n[Image omitted: 900000000 pixels is over the ${MAX_DECODE_PIXELS} pixel limit for decoding images. Make a smaller copy and read that.]`,
     ]);
   });
+
+  it("never decodes a GIF whose first frame is larger than its 1x1 logical screen (a 4.3 GB allocation)", async () => {
+    await sandbox.put("frame-bomb.gif", gifWithFrame(65_535, 65_535));
+    expect(shapes((await read("frame-bomb.gif")).content)).toEqual([
+      `Read image file [image/gif]\n[Image omitted: 4294836225 pixels is over the ${MAX_DECODE_PIXELS} pixel limit for decoding images. Make a smaller copy and read that.]`,
+    ]);
+    // A frame within the limit is decoded as before (the logical screen's size is what is sent).
+    const small = gifWithFrame(1, 1);
+    expect((await fitImage(small, "image/gif")).kind).toBe("original");
+  });
+
+  it(`decodes at most ${IMAGE_DECODE_SLOTS} images at once; the others wait their turn`, async () => {
+    const png = await solid(16, 16, "image/png");
+    const fits = [1, 2, 3, 4, 5].map(() => fitImage(png, "image/png"));
+    expect([imageDecodeSlots.running, imageDecodeSlots.waiting]).toEqual([
+      IMAGE_DECODE_SLOTS,
+      5 - IMAGE_DECODE_SLOTS,
+    ]);
+    expect((await Promise.all(fits)).map((f) => f.kind)).toEqual(Array(5).fill("original"));
+    expect([imageDecodeSlots.running, imageDecodeSlots.waiting]).toEqual([0, 0]);
+  });
+
+  it("a read waiting for a decode slot has not loaded its image yet (waiting calls hold no bytes)", async () => {
+    const png = await solid(16, 16, "image/png");
+    const opens: ((b: Buffer) => void)[] = [];
+    const busy = [1, 2].map(() =>
+      fitImageFrom(() => new Promise<Buffer>((resolve) => opens.push(resolve)), "image/png"),
+    );
+    let loaded = 0;
+    const third = fitImageFrom(async () => {
+      loaded++;
+      return png;
+    }, "image/png");
+    await new Promise((r) => setImmediate(r));
+    expect([loaded, imageDecodeSlots.waiting]).toEqual([0, 1]);
+    for (const open of opens) open(png);
+    expect((await third).fitted.kind).toBe("original");
+    expect(loaded).toBe(1);
+    await Promise.all(busy);
+  });
+
+  it("a decode waiting for a slot stops when its call is aborted, and gives its place up", async () => {
+    const png = await solid(16, 16, "image/png");
+    const running = [1, 2].map(() => fitImage(png, "image/png"));
+    const controller = new AbortController();
+    const waiting = fitImage(png, "image/png", { signal: controller.signal });
+    controller.abort();
+    await expect(waiting).rejects.toMatchObject({ name: "AbortError" });
+    expect(imageDecodeSlots.waiting).toBe(0);
+    await Promise.all(running);
+  });
 });
+
+/** A GIF with a 1x1 logical screen and one width x height frame of a few pixels of LZW data. */
+function gifWithFrame(width: number, height: number): Buffer {
+  const screen = Buffer.from([1, 0, 1, 0, 0x80, 0, 0, 0, 0, 0, 255, 255, 255]);
+  const descriptor = Buffer.alloc(10);
+  descriptor[0] = 0x2c;
+  descriptor.writeUInt16LE(width, 5);
+  descriptor.writeUInt16LE(height, 7);
+  // LZW, minimum code size 2: clear (4), index 0, end (5), as 3-bit codes: 100 000 101 -> 0x04 0x01.
+  const data = Buffer.from([2, 2, 0x44, 0x01, 0]);
+  return Buffer.concat([Buffer.from("GIF89a", "latin1"), screen, descriptor, data, Buffer.from([0x3b])]);
+}

@@ -22,7 +22,14 @@ import {
   toToolCall,
 } from "../../session/index.js";
 import type { ToolCall, ToolResultMessage } from "../../tools/types.js";
-import { callHeader, indent, previewText, renderResult, statusLine } from "../output/format-result.js";
+import {
+  callHeader,
+  indent,
+  previewText,
+  renderResult,
+  resultStatus,
+  turnHeader,
+} from "../output/format-result.js";
 import { withInterrupt } from "../output/interrupt.js";
 import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
 
@@ -77,14 +84,14 @@ async function replayTurn(
   signal: AbortSignal,
   full: boolean,
 ): Promise<ToolResultMessage[]> {
-  log(pc.bold(`\n── turn ${number} (line ${turn.line})${turn.content ? `: ${turn.content}` : ""}`));
+  log(turnHeader(number, turn.line, turn.content));
   const { calls, failed } = prepareTurn(turn, spills);
   const runnable = calls.filter((_, i) => !failed.has(i));
   const position = new Map(calls.map((call, i) => [call.id, i + 1]));
   const startedAt = new Map<string, number>();
   const show = (result: ToolResultMessage): void => {
     const durationMs = Date.now() - (startedAt.get(result.toolCallId) ?? Date.now());
-    log(`  ${statusLine(result, durationMs)} ${pc.dim(result.toolCallId)}`);
+    log(`  ${resultStatus(result, durationMs)}`);
     const text = renderResult(result);
     log(indent(full ? text.replace(/\n+$/, "") : previewText(text), "    │ "));
   };

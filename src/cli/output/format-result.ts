@@ -45,7 +45,20 @@ export function callHeader(index: number, call: ToolCall, maxChars = 160): strin
   const args = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments);
   const safe = terminalSafe(args);
   const shown = safe.length > maxChars ? `${safe.slice(0, maxChars)}…` : safe;
-  return `${pc.cyan(`▶ [${index}] ${call.name}`)} ${pc.dim(shown)}`;
+  return `${pc.cyan(`▶ [${index}] ${terminalSafe(call.name)}`)} ${pc.dim(shown)}`;
+}
+
+/**
+ * The header of a replayed turn: `── turn 2 (line 5): <assistant text>`. The text (the model's, as
+ * recorded) is made terminal-safe like every other model-made string printed.
+ */
+export function turnHeader(number: number, line: number, content?: string): string {
+  return pc.bold(`\n── turn ${number} (line ${line})${content ? `: ${terminalSafe(content)}` : ""}`);
+}
+
+/** A finished call's status line with its tool-call id (client-made, so made terminal-safe). */
+export function resultStatus(result: ToolResultMessage, durationMs: number): string {
+  return `${statusLine(result, durationMs)} ${pc.dim(terminalSafe(result.toolCallId))}`;
 }
 
 /** A one-line status for a finished call: `✓ ok` or `✗ error`, with the duration in ms. */
