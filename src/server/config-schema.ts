@@ -23,6 +23,11 @@ export const QuotaConfigSchema = Type.Object(
     maxConcurrentToolCalls: Type.Optional(
       PositiveInt("Tool calls running at once across the tenant's sessions; default 64"),
     ),
+    maxConcurrentWorkspaceReads: Type.Optional(
+      PositiveInt(
+        "GET /v1/sessions/:id/workspace and /changes requests running at once across the tenant's sessions; default 2",
+      ),
+    ),
     cpus: Type.Number({ exclusiveMinimum: 0, description: "CPU cap per session (CPUs)" }),
     memoryBytes: PositiveInt("Memory cap per session, bytes", 6 * 1024 * 1024),
     workspaceBytes: PositiveInt("Writable workspace (disk) cap per session, bytes"),

@@ -35,7 +35,8 @@ export interface TenantConfig {
   keys: { id: string; sha256: string }[];
   /**
    * The quotas; `tmpBytes` and `pids` default to the sandbox defaults (64 MiB, 256),
-   * `maxConcurrentToolCalls` to DEFAULT_MAX_CONCURRENT_TOOL_CALLS (64), `spillSessionBytes` to 256 MiB
+   * `maxConcurrentToolCalls` to DEFAULT_MAX_CONCURRENT_TOOL_CALLS (64), `maxConcurrentWorkspaceReads`
+   * to DEFAULT_MAX_CONCURRENT_WORKSPACE_READS (2), `spillSessionBytes` to 256 MiB
    * and `spillBytes` (all live sessions together) to 1 GiB.
    */
   quotas: Required<QuotaConfig>;
@@ -95,6 +96,13 @@ export const CONFIG_DEFAULTS = {
  */
 export const DEFAULT_MAX_CONCURRENT_TOOL_CALLS = 64;
 
+/**
+ * Default of a tenant's `maxConcurrentWorkspaceReads`: 2. Each GET /changes holds its files (up to
+ * CHANGES_MAX_TOTAL_BYTES) and its patch in the server's memory, and each export or review is engine
+ * work: unbounded, one tenant's parallel requests ran the server out of memory (red team).
+ */
+export const DEFAULT_MAX_CONCURRENT_WORKSPACE_READS = 2;
+
 const validator = Compile(ServerConfigSchema);
 
 /**
@@ -151,6 +159,8 @@ function resolveTenant(
   const quotas = {
     ...t.quotas,
     maxConcurrentToolCalls: t.quotas.maxConcurrentToolCalls ?? DEFAULT_MAX_CONCURRENT_TOOL_CALLS,
+    maxConcurrentWorkspaceReads:
+      t.quotas.maxConcurrentWorkspaceReads ?? DEFAULT_MAX_CONCURRENT_WORKSPACE_READS,
     tmpBytes: t.quotas.tmpBytes ?? DEFAULT_LIMITS.tmpBytes,
     pids: t.quotas.pids ?? DEFAULT_LIMITS.pids,
     spillSessionBytes: t.quotas.spillSessionBytes ?? CONFIG_DEFAULTS.spillSessionBytes,

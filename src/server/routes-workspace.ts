@@ -1,13 +1,23 @@
 /**
  * GET /v1/sessions/:id/workspace (tar export) and GET /v1/sessions/:id/changes (unified patch, the
- * review's renderer: host side read without following links, diffs off the event loop).
+ * review's renderer: host side read without following links, diffs off the event loop). Each holds
+ * one of its tenant's maxConcurrentWorkspaceReads slots until its response is over (sent or the
+ * client gone), so one tenant's parallel requests cannot fill the server's memory or the engine.
  */
+import type { FastifyReply } from "fastify";
 import { collectChanges, formatPatch } from "../review/index.js";
 import { type App, principalOf, type ServerContext } from "./app.js";
+import type { TenantConfig } from "./config.js";
 import { SessionParamsSchema } from "./http-schemas.js";
 
 /** Files larger than this (either side, bytes) show as "Binary files … differ" in /changes (1 MiB). */
 export const CHANGES_MAX_FILE_BYTES = 1024 * 1024;
+
+/** Takes a workspace-read slot (429 when none is free) held until the response closes. */
+function holdReadSlot(ctx: ServerContext, tenant: TenantConfig, reply: FastifyReply): void {
+  const release = ctx.manager.reserveWorkspaceRead(tenant);
+  reply.raw.once("close", release);
+}
 
 /** Registers the workspace routes; both abort their engine reads when the client disconnects. */
 export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
@@ -17,6 +27,7 @@ export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
     async (request, reply) => {
       const { tenant } = principalOf(request);
       const live = ctx.manager.registry.get(tenant.id, request.params.id);
+      holdReadSlot(ctx, tenant, reply);
       const controller = new AbortController();
       reply.raw.on("close", () => controller.abort());
       const stream = await live.session.sandbox.exportWorkspace({ signal: controller.signal });
@@ -28,6 +39,7 @@ export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
   app.get("/v1/sessions/:id/changes", { schema: { params: SessionParamsSchema } }, async (request, reply) => {
     const { tenant } = principalOf(request);
     const live = ctx.manager.registry.get(tenant.id, request.params.id);
+    holdReadSlot(ctx, tenant, reply);
     const controller = new AbortController();
     reply.raw.on("close", () => {
       if (!reply.raw.writableFinished) controller.abort();

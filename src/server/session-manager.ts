@@ -63,6 +63,8 @@ export const RETRY_AFTER_SECONDS = 1;
 export class SessionManager {
   readonly registry = new SessionRegistry();
   readonly limiter = new CallLimiter();
+  /** GET /workspace and /changes requests running, per tenant (quotas.maxConcurrentWorkspaceReads). */
+  readonly workspaceReads = new CallLimiter();
   private readonly hostWorkspaces = new HostWorkspaceGuard();
   /** rw host workspaces of sessions being created or closed, by session id (see liveRwWorkspaces). */
   private readonly pendingRw = new Map<string, string>();
@@ -247,6 +249,22 @@ export class SessionManager {
       release();
       await journalled?.();
     }
+  }
+
+  /**
+   * Takes one of the tenant's maxConcurrentWorkspaceReads slots for a workspace export or review;
+   * returns its (idempotent) release. QuotaExceededError (429) when none is free.
+   */
+  reserveWorkspaceRead(tenant: TenantConfig): () => void {
+    const max = tenant.quotas.maxConcurrentWorkspaceReads;
+    const release = this.workspaceReads.acquire(tenant.id, 1, max);
+    if (release) return release;
+    this.deps.metrics.rateLimited.inc({ tenant: tenant.id, quota: "maxConcurrentWorkspaceReads" });
+    throw new QuotaExceededError(
+      `Tenant '${tenant.id}' has ${max} workspace exports or reviews running (its maxConcurrentWorkspaceReads); ` +
+        "retry after one finishes.",
+      RETRY_AFTER_SECONDS,
+    );
   }
 
   /** The 429 for a batch of `n` calls over the tenant's concurrency quota `max` (counted in metrics). */

@@ -213,6 +213,7 @@ export function tenant(id: keyof typeof TOKENS, overrides: Partial<TenantConfig>
     quotas: {
       maxSessions: 3,
       maxConcurrentToolCalls: 4,
+      maxConcurrentWorkspaceReads: 2,
       cpus: 2,
       memoryBytes: 512 * 1024 * 1024,
       workspaceBytes: 1e9,
