@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type AuditEntry, createMemoryAuditLog } from "../../src/server/audit.js";
+import { MAX_TOOL_CALL_ID_CHARS, MAX_TOOL_NAME_CHARS } from "../../src/server/http-schemas.js";
 import { type RunningServer, startServer } from "../../src/server/server.js";
 import { auth, FakeBackend, tenant, testConfig } from "./server-fakes.js";
 
@@ -143,6 +144,31 @@ describe("warden serve: tool calls", () => {
       expect(audit.entries.filter((e) => e.kind === "request").at(-1)).toMatchObject({ status: 400 });
     });
   }
+
+  it("an id over 256 characters or a name over 128 is a 400 naming the field; nothing runs or is audited", async () => {
+    const post = (id: string, name: string) =>
+      server.app.inject({
+        method: "POST",
+        url: `/v1/sessions/${sid}/tool-calls`,
+        headers: auth("alpha"),
+        payload: calls([id, name, { text: "x" }]),
+      });
+    const longId = await post("i".repeat(MAX_TOOL_CALL_ID_CHARS + 1), "echo");
+    expect(longId.statusCode).toBe(400);
+    expect(longId.json()).toEqual({
+      code: "INVALID_ARGUMENT",
+      message: "body/toolCalls/0/id must NOT have more than 256 characters",
+    });
+    const longName = await post("c1", "n".repeat(MAX_TOOL_NAME_CHARS + 1));
+    expect(longName.statusCode).toBe(400);
+    expect(longName.json().message).toBe("body/toolCalls/0/name must NOT have more than 128 characters");
+    expect(audit.entries.filter((e) => e.kind === "tool")).toEqual([]);
+    const atLimit = await post("i".repeat(MAX_TOOL_CALL_ID_CHARS), "echo");
+    expect(atLimit.statusCode).toBe(200);
+    expect(audit.entries.filter((e) => e.kind === "tool").map((e) => e.toolCallId)).toEqual([
+      "i".repeat(256),
+    ]);
+  });
 
   it("over maxConcurrentToolCalls is a 429 with Retry-After; other tenants are unaffected", async () => {
     const running = server.app.inject({
