@@ -13,6 +13,12 @@ import { SessionParamsSchema } from "./http-schemas.js";
 /** Files larger than this (either side, bytes) show as "Binary files … differ" in /changes (1 MiB). */
 export const CHANGES_MAX_FILE_BYTES = 1024 * 1024;
 
+/**
+ * Bytes one /changes reads in all (both sides of every file, 32 MiB): later files show as
+ * "Binary files … differ". Without it one review held the whole changed workspace in memory.
+ */
+export const CHANGES_MAX_TOTAL_BYTES = 32 * 1024 * 1024;
+
 /** Takes a workspace-read slot (429 when none is free) held until the response closes. */
 function holdReadSlot(ctx: ServerContext, tenant: TenantConfig, reply: FastifyReply): void {
   const release = ctx.manager.reserveWorkspaceRead(tenant);
@@ -49,6 +55,7 @@ export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
     const changes = await collectChanges(live.session.sandbox, hostRoot, {
       signal,
       maxFileBytes: CHANGES_MAX_FILE_BYTES,
+      maxTotalBytes: CHANGES_MAX_TOTAL_BYTES,
       oversize: "mark",
     });
     const patch = await formatPatch(changes, { signal });
