@@ -13,6 +13,8 @@ export interface ToolAuditEntry {
   kind: "tool";
   tenant: string;
   session: string;
+  /** The server's id of the call's batch (the call's key with toolCallId; inflight-calls.ts). */
+  batch: string;
   tool: string;
   toolCallId: string;
   /** allow | ask | deny when a policy decided; "run" when no policy applies. */
@@ -58,6 +60,8 @@ export interface InterruptedCallAuditEntry {
   kind: "interrupted";
   tenant: string;
   session: string;
+  /** The batch's server id (absent for a batch journalled by a server before batch ids). */
+  batch?: string;
   tool: string;
   toolCallId: string;
   startedAt: string;

@@ -226,11 +226,14 @@ export class SessionManager {
     live.running.add(controller);
     live.lastActiveMs = this.now();
     const started = new Map<string, number>();
+    // The batch's own id keys its calls in the audit log (their ids are the client's, unique only within it).
+    const batchId = randomUUID();
     let journalled: (() => Promise<void>) | undefined;
     try {
       const batch = {
         tenant: tenant.id,
         session: sessionId,
+        batch: batchId,
         calls: calls.map(({ id, name }) => ({ id, name })),
       };
       journalled = await this.deps.inflight?.begin(batch);
@@ -238,7 +241,7 @@ export class SessionManager {
         signal: controller.signal,
         onEvent: (event) => {
           if (event.type === "tool_execution_start") started.set(event.toolCallId, this.now());
-          if (event.type === "tool_execution_end") this.finishCall(live, event, started);
+          if (event.type === "tool_execution_end") this.finishCall(live, batchId, event, started);
           options.onEvent?.(event);
         },
       });
@@ -278,7 +281,12 @@ export class SessionManager {
   }
 
   /** Metrics and the audit line of one finished call; its policy decision comes on its own end event. */
-  private finishCall(live: LiveSession, event: ToolEndEvent, started: Map<string, number>): void {
+  private finishCall(
+    live: LiveSession,
+    batch: string,
+    event: ToolEndEvent,
+    started: Map<string, number>,
+  ): void {
     const { tenant, id } = live.record;
     const { result, decision } = event;
     const durationMs = this.now() - (started.get(result.toolCallId) ?? this.now());
@@ -291,7 +299,7 @@ export class SessionManager {
       outcome: result.isError ? "error" : "ok",
     });
     this.deps.metrics.toolLatency.observe({ tool: result.toolName }, durationMs / 1000);
-    this.deps.audit.write(toolAuditEntry({ tenant, session: id, result, decision, durationMs }));
+    this.deps.audit.write(toolAuditEntry({ tenant, session: id, batch, result, decision, durationMs }));
   }
 
   /**
