@@ -103,6 +103,9 @@ export const ServerConfigSchema = Type.Object(
     defaultImage: Type.Optional(Type.String({ minLength: 1 })),
     jsonBodyLimitBytes: Type.Optional(PositiveInt("Largest JSON body, bytes")),
     tarBodyLimitBytes: Type.Optional(PositiveInt("Largest uploaded workspace tar, bytes")),
+    tarMaxEntries: Type.Optional(
+      PositiveInt("Most entries (files, directories, links) of an uploaded workspace tar; default 100000"),
+    ),
     shutdownGraceMs: Type.Optional(Type.Integer({ minimum: 0 })),
     reapIntervalMs: Type.Optional(PositiveInt("How often idle and old sessions are looked for, ms")),
     approvalTimeoutMs: Type.Optional(

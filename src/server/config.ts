@@ -26,6 +26,7 @@ import {
   ServerConfigSchema,
   type TenantConfigInput,
 } from "./config-schema.js";
+import { DEFAULT_TAR_MAX_ENTRIES } from "./tar-upload.js";
 
 const MiB = 1024 * 1024;
 
@@ -59,6 +60,8 @@ export interface ServerConfig {
   auditLog: string;
   jsonBodyLimitBytes: number;
   tarBodyLimitBytes: number;
+  /** Most entries of an uploaded workspace tar (files, directories, links). */
+  tarMaxEntries: number;
   shutdownGraceMs: number;
   reapIntervalMs: number;
   /** How long a call whose policy decision is `ask` waits for an answer over HTTP, ms. */
@@ -69,7 +72,8 @@ export interface ServerConfig {
 }
 
 /**
- * Defaults: 127.0.0.1:8080, 30 min idle TTL, 8 h lifetime, 1 MiB JSON, 256 MiB tar, 10 s grace,
+ * Defaults: 127.0.0.1:8080, 30 min idle TTL, 8 h lifetime, 1 MiB JSON, 256 MiB tar of at most
+ * 100,000 entries, 10 s grace,
  * 5 min for an approval,
  * a warm pool of 1 idle sandbox per key (filled after the key's first session) kept up to 10 min,
  * for at most 8 keys per tenant; spill files capped at 256 MiB per session and 1 GiB per tenant.
@@ -82,6 +86,7 @@ export const CONFIG_DEFAULTS = {
   maxLifetimeMs: 8 * 3_600_000,
   jsonBodyLimitBytes: MiB,
   tarBodyLimitBytes: 256 * MiB,
+  tarMaxEntries: DEFAULT_TAR_MAX_ENTRIES,
   shutdownGraceMs: 10_000,
   reapIntervalMs: 5_000,
   approvalTimeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS,
@@ -138,6 +143,7 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
     auditLog: resolve(baseDir, cfg.auditLog ?? resolve(stateDir, "audit.jsonl")),
     jsonBodyLimitBytes: cfg.jsonBodyLimitBytes ?? CONFIG_DEFAULTS.jsonBodyLimitBytes,
     tarBodyLimitBytes: cfg.tarBodyLimitBytes ?? CONFIG_DEFAULTS.tarBodyLimitBytes,
+    tarMaxEntries: cfg.tarMaxEntries ?? CONFIG_DEFAULTS.tarMaxEntries,
     shutdownGraceMs: cfg.shutdownGraceMs ?? CONFIG_DEFAULTS.shutdownGraceMs,
     reapIntervalMs: cfg.reapIntervalMs ?? CONFIG_DEFAULTS.reapIntervalMs,
     approvalTimeoutMs: cfg.approvalTimeoutMs ?? CONFIG_DEFAULTS.approvalTimeoutMs,

@@ -244,6 +244,7 @@ export function testConfig(
     auditLog: `${stateDir}/audit.jsonl`,
     jsonBodyLimitBytes: 64 * 1024,
     tarBodyLimitBytes: 1024 * 1024,
+    tarMaxEntries: 100,
     shutdownGraceMs: 1000,
     reapIntervalMs: 60_000,
     approvalTimeoutMs: 300_000,
