@@ -15,6 +15,20 @@ interface Pending {
   data: unknown;
 }
 
+/**
+ * `data` as JSON; data JSON cannot hold (too deep, a BigInt, a cycle) becomes an `{code, message}`
+ * naming the event, so neither send nor a later flush from the socket's `drain` ever throws (a throw
+ * there is an uncaught exception: the whole server) and the client learns of the event.
+ */
+function serialize(event: string, data: unknown): string {
+  try {
+    return JSON.stringify(data) ?? "null";
+  } catch (err) {
+    const message = `The ${event} event could not be serialized (${(err as Error).message}).`;
+    return JSON.stringify({ code: "INTERNAL", message });
+  }
+}
+
 /** Counters a caller (or a test) can read. */
 export interface SseStats {
   written: number;
@@ -85,7 +99,7 @@ export class SseWriter {
     while (this.queue.length > 0 && !this.closed) {
       const next = this.queue.shift()!;
       this.stats.written++;
-      const ok = this.out.write(`event: ${next.event}\ndata: ${JSON.stringify(next.data)}\n\n`);
+      const ok = this.out.write(`event: ${next.event}\ndata: ${serialize(next.event, next.data)}\n\n`);
       if (!ok) {
         this.blocked = true;
         return;

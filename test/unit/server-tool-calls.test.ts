@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type AuditEntry, createMemoryAuditLog } from "../../src/server/audit.js";
+import { MAX_ARGUMENT_DEPTH } from "../../src/server/call-arguments.js";
 import { MAX_TOOL_CALL_ID_CHARS, MAX_TOOL_NAME_CHARS } from "../../src/server/http-schemas.js";
 import { type RunningServer, startServer } from "../../src/server/server.js";
 import { auth, FakeBackend, tenant, testConfig } from "./server-fakes.js";
@@ -169,6 +170,33 @@ describe("warden serve: tool calls", () => {
       "i".repeat(256),
     ]);
   });
+
+  for (const accept of ["application/json", "text/event-stream"]) {
+    it(`arguments nested deeper than 64 levels are a 400 naming the call; no call runs (${accept})`, async () => {
+      // The body as text: JSON.stringify of 30,000 levels (100,000 overflowed the server's) would overflow here.
+      const post = (arrays: number) =>
+        server.app.inject({
+          method: "POST",
+          url: `/v1/sessions/${sid}/tool-calls`,
+          headers: { ...auth("alpha"), accept, "content-type": "application/json" },
+          payload:
+            '{"toolCalls":[{"id":"c1","name":"echo","arguments":{"text":"a"}},' +
+            `{"id":"c2","name":"echo","arguments":{"text":"b","x":${"[".repeat(arrays)}1${"]".repeat(arrays)}}}]}`,
+        });
+      // The arguments object is level 1: x in 64 arrays reaches level 65, one over.
+      for (const arrays of [30_000, MAX_ARGUMENT_DEPTH]) {
+        const res = await post(arrays);
+        expect(res.statusCode).toBe(400);
+        expect(res.json()).toEqual({
+          code: "INVALID_ARGUMENT",
+          message:
+            "Tool call 'c2' has arguments nested deeper than 64 levels; no call of the batch was run: send flatter arguments.",
+        });
+      }
+      expect(audit.entries.filter((e) => e.kind === "tool")).toEqual([]);
+      expect((await post(MAX_ARGUMENT_DEPTH - 1)).statusCode).toBe(200);
+    });
+  }
 
   it("over maxConcurrentToolCalls is a 429 with Retry-After; other tenants are unaffected", async () => {
     const running = server.app.inject({
