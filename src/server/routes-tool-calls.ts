@@ -103,7 +103,9 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
       }
       await sse.settle();
       raw.end();
-      auditRequest(ctx, request, status, raw.socket?.bytesWritten ?? 0, Date.now() - started);
+      // The stream's own bytes: the socket's count is gone once the response ends, and on a kept-alive
+      // connection it counts earlier responses too.
+      auditRequest(ctx, request, status, sse.stats.bytes, Date.now() - started);
     },
   );
 }

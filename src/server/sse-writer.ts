@@ -33,6 +33,8 @@ function serialize(event: string, data: unknown): string {
 export interface SseStats {
   written: number;
   coalesced: number;
+  /** Bytes of the events handed to the stream (UTF-8), for the request's audit line. */
+  bytes: number;
 }
 
 /** Writes SSE events to one response stream. */
@@ -40,7 +42,7 @@ export class SseWriter {
   private readonly queue: Pending[] = [];
   private blocked = false;
   private closed = false;
-  readonly stats: SseStats = { written: 0, coalesced: 0 };
+  readonly stats: SseStats = { written: 0, coalesced: 0, bytes: 0 };
 
   constructor(private readonly out: Writable) {
     out.on("drain", () => this.flush());
@@ -99,7 +101,9 @@ export class SseWriter {
     while (this.queue.length > 0 && !this.closed) {
       const next = this.queue.shift()!;
       this.stats.written++;
-      const ok = this.out.write(`event: ${next.event}\ndata: ${serialize(next.event, next.data)}\n\n`);
+      const text = `event: ${next.event}\ndata: ${serialize(next.event, next.data)}\n\n`;
+      this.stats.bytes += Buffer.byteLength(text);
+      const ok = this.out.write(text);
       if (!ok) {
         this.blocked = true;
         return;

@@ -119,6 +119,11 @@ describe("warden serve: tool calls", () => {
     expect((events[4]![1] as { results: { content: unknown }[] }).results[0]!.content).toEqual([
       { type: "text", text: "spammed 2" },
     ]);
+    // The request's audit line counts the stream's bytes (it said 0: the socket's count was read
+    // after the response ended).
+    const line = audit.entries.filter((e) => e.kind === "request").at(-1);
+    expect(line).toMatchObject({ status: 200, bytes: Buffer.byteLength(res.body) });
+    expect(Buffer.byteLength(res.body)).toBeGreaterThan(0);
   });
 
   for (const accept of ["application/json", "text/event-stream"]) {
