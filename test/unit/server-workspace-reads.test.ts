@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { WorkspaceChange } from "../../src/sandbox/types.js";
 import { DEFAULT_MAX_CONCURRENT_WORKSPACE_READS, resolveServerConfig } from "../../src/server/config.js";
+import { holdReadSlot } from "../../src/server/routes-workspace.js";
 import { type RunningServer, startServer } from "../../src/server/server.js";
 import { auth, FakeBackend, type TOKENS, tenant, testConfig } from "./server-fakes.js";
 
@@ -70,6 +71,19 @@ describe("warden serve: workspace reads within maxConcurrentWorkspaceReads", () 
     expect(exported.status).toBe(200);
     await exported.arrayBuffer();
     expect(server.manager.workspaceReads.inFlight("alpha")).toBe(0);
+  });
+
+  it("a response already closed when the handler starts (client gone during the hooks) keeps no slot", () => {
+    // Its `close` was emitted before the handler could listen: waiting for it held the slot forever.
+    const alpha = server.manager.tenant("alpha")!;
+    const listeners: string[] = [];
+    const gone = { destroyed: true, once: (event: string) => listeners.push(event) };
+    holdReadSlot(server.manager, alpha, gone as never);
+    expect(server.manager.workspaceReads.inFlight("alpha")).toBe(0);
+    const open = { destroyed: false, once: (event: string) => listeners.push(event) };
+    holdReadSlot(server.manager, alpha, open as never);
+    expect(server.manager.workspaceReads.inFlight("alpha")).toBe(1);
+    expect(listeners).toEqual(["close"]);
   });
 
   it("a refused read (unknown session) takes no slot", async () => {
