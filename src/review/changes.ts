@@ -5,6 +5,7 @@
  * host-read.ts (no link followed, not even a parent directory). Links and other non-regular entries
  * are never applied.
  */
+import type { FileHandle } from "node:fs/promises";
 import { InvalidArgumentError } from "../errors.js";
 import { type Sandbox, WORKSPACE_DIR, type WorkspaceChange } from "../sandbox/types.js";
 import { withHostEntry } from "./host-read.js";
@@ -42,16 +43,40 @@ interface Side {
   oversize?: true;
 }
 
+/** The read bounds of one collectChanges call; `leftBytes` is what maxTotalBytes still allows. */
 interface ReadLimits {
   maxFileBytes: number;
+  maxTotalBytes: number;
+  leftBytes: number;
   oversize: "error" | "mark";
 }
 
 function tooLarge(where: string, path: string, size: number, limits: ReadLimits): Side {
   if (limits.oversize === "mark") return { bytes: Buffer.alloc(0), oversize: true };
-  throw new InvalidArgumentError(
-    `${where} file ${path} is ${size} bytes, over the review limit of ${limits.maxFileBytes}.`,
-  );
+  const over =
+    size > limits.maxFileBytes
+      ? `over the review limit of ${limits.maxFileBytes}`
+      : `over what is left (${limits.leftBytes}) of the review's total limit of ${limits.maxTotalBytes}`;
+  throw new InvalidArgumentError(`${where} file ${path} is ${size} bytes, ${over}.`);
+}
+
+/** Takes `size` bytes from the bounds: the over-limit Side when they do not allow them, else null. */
+function take(where: string, path: string, size: number, limits: ReadLimits): Side | null {
+  if (size > limits.maxFileBytes || size > limits.leftBytes) return tooLarge(where, path, size, limits);
+  limits.leftBytes -= size;
+  return null;
+}
+
+/** The first `size` bytes of an open host file (it may have grown since its stat). */
+async function readPrefix(handle: FileHandle, size: number): Promise<Buffer> {
+  const data = Buffer.alloc(size);
+  let done = 0;
+  while (done < size) {
+    const { bytesRead } = await handle.read(data, done, size - done, done);
+    if (bytesRead === 0) break;
+    done += bytesRead;
+  }
+  return data.subarray(0, done);
 }
 
 async function readHost(root: string, path: string, limits: ReadLimits): Promise<Side> {
@@ -59,8 +84,7 @@ async function readHost(root: string, path: string, limits: ReadLimits): Promise
     if (entry.type === "absent") return { bytes: null };
     if (entry.type === "other") return { bytes: null, special: "other" };
     if (entry.type === "symlink") return { bytes: Buffer.from(entry.target), link: true };
-    if (entry.size > limits.maxFileBytes) return tooLarge("Host", path, entry.size, limits);
-    return { bytes: await entry.handle.readFile() };
+    return take("Host", path, entry.size, limits) ?? { bytes: await readPrefix(entry.handle, entry.size) };
   });
 }
 
@@ -85,24 +109,35 @@ async function readSandbox(
   if (!stat) return { bytes: null };
   if (stat.type === "symlink") return { bytes: await readSandboxLink(sandbox, full, signal), link: true };
   if (stat.type !== "file") return { bytes: null, special: stat.type };
-  if (stat.size > limits.maxFileBytes) return tooLarge("Sandbox", path, stat.size, limits);
+  const over = take("Sandbox", path, stat.size, limits);
+  if (over) return over;
   const read = await sandbox.readFile(full, { kind: "bytes", offset: 0, length: stat.size }, { signal });
   return { bytes: read.data, mode: stat.mode };
 }
 
 /**
  * Collects the changes of a copy-mode sandbox against the host workspace `hostRoot` (undefined: the
- * original is not available, every old side is null). Files over `maxFileBytes` (default
- * MAX_REVIEW_FILE_BYTES) reject InvalidArgumentError naming the limit, or with `oversize: "mark"`
- * are marked `oversize` without bytes. Rejects with the sandbox's errors otherwise.
+ * original is not available, every old side is null). A file over `maxFileBytes` (default
+ * MAX_REVIEW_FILE_BYTES), or one whose bytes would take all the sides read together (host and
+ * sandbox, in path order) over `maxTotalBytes` (default unbounded; the server bounds its memory with
+ * it), rejects InvalidArgumentError naming the limit, or with `oversize: "mark"` is marked `oversize`
+ * without bytes. A host file is read up to its size when opened. Rejects with the sandbox's errors otherwise.
  */
 export async function collectChanges(
   sandbox: Pick<Sandbox, "changedPaths" | "stat" | "readFile" | "exec">,
   hostRoot: string | undefined,
-  options: { signal?: AbortSignal; maxFileBytes?: number; oversize?: "error" | "mark" } = {},
+  options: {
+    signal?: AbortSignal;
+    maxFileBytes?: number;
+    maxTotalBytes?: number;
+    oversize?: "error" | "mark";
+  } = {},
 ): Promise<FileChange[]> {
+  const maxTotalBytes = options.maxTotalBytes ?? Number.POSITIVE_INFINITY;
   const limits: ReadLimits = {
     maxFileBytes: options.maxFileBytes ?? MAX_REVIEW_FILE_BYTES,
+    maxTotalBytes,
+    leftBytes: maxTotalBytes,
     oversize: options.oversize ?? "error",
   };
   const changes: FileChange[] = [];

@@ -13,6 +13,8 @@ export interface ToolAuditEntry {
   kind: "tool";
   tenant: string;
   session: string;
+  /** The server's id of the call's batch (the call's key with toolCallId; inflight-calls.ts). */
+  batch: string;
   tool: string;
   toolCallId: string;
   /** allow | ask | deny when a policy decided; "run" when no policy applies. */
@@ -58,6 +60,8 @@ export interface InterruptedCallAuditEntry {
   kind: "interrupted";
   tenant: string;
   session: string;
+  /** The batch's server id (absent for a batch journalled by a server before batch ids). */
+  batch?: string;
   tool: string;
   toolCallId: string;
   startedAt: string;
@@ -70,7 +74,10 @@ export interface AuditLog {
   write(entry: AuditEntry): void;
 }
 
-/** Truncates a file after its last newline when it ends inside a line. Returns bytes removed. */
+/**
+ * Truncates a file after its last newline when it ends inside a line (a torn line of any length:
+ * the file is read backwards in 1 MiB chunks until a newline). Returns bytes removed.
+ */
 export function repairTornTail(path: string): number {
   let fd: number;
   try {
@@ -82,10 +89,19 @@ export function repairTornTail(path: string): number {
     const size = fstatSync(fd).size;
     if (size === 0) return 0;
     const chunk = Buffer.alloc(Math.min(size, 1 << 20));
-    readSync(fd, chunk, 0, chunk.length, size - chunk.length);
-    if (chunk[chunk.length - 1] === 0x0a) return 0;
-    const lastNewline = chunk.lastIndexOf(0x0a);
-    const keep = lastNewline < 0 ? Math.max(0, size - chunk.length) : size - chunk.length + lastNewline + 1;
+    let end = size;
+    let keep = 0;
+    while (end > 0) {
+      const start = Math.max(0, end - chunk.length);
+      readSync(fd, chunk, 0, end - start, start);
+      const lastNewline = chunk.subarray(0, end - start).lastIndexOf(0x0a);
+      if (lastNewline >= 0) {
+        keep = start + lastNewline + 1;
+        break;
+      }
+      end = start;
+    }
+    if (keep === size) return 0;
     ftruncateSync(fd, keep);
     return size - keep;
   } finally {

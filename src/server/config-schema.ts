@@ -23,6 +23,11 @@ export const QuotaConfigSchema = Type.Object(
     maxConcurrentToolCalls: Type.Optional(
       PositiveInt("Tool calls running at once across the tenant's sessions; default 64"),
     ),
+    maxConcurrentWorkspaceReads: Type.Optional(
+      PositiveInt(
+        "GET /v1/sessions/:id/workspace and /changes requests running at once across the tenant's sessions; default 2",
+      ),
+    ),
     cpus: Type.Number({ exclusiveMinimum: 0, description: "CPU cap per session (CPUs)" }),
     memoryBytes: PositiveInt("Memory cap per session, bytes", 6 * 1024 * 1024),
     workspaceBytes: PositiveInt("Writable workspace (disk) cap per session, bytes"),
@@ -99,6 +104,9 @@ export const ServerConfigSchema = Type.Object(
     jsonBodyLimitBytes: Type.Optional(PositiveInt("Largest JSON body, bytes")),
     tarBodyLimitBytes: Type.Optional(PositiveInt("Largest uploaded workspace tar, bytes")),
     filesMaxBytes: Type.Optional(PositiveInt("Largest file PUT or GET on /v1/sessions/:id/files, bytes")),
+    tarMaxEntries: Type.Optional(
+      PositiveInt("Most entries (files, directories, links) of an uploaded workspace tar; default 100000"),
+    ),
     shutdownGraceMs: Type.Optional(Type.Integer({ minimum: 0 })),
     reapIntervalMs: Type.Optional(PositiveInt("How often idle and old sessions are looked for, ms")),
     approvalTimeoutMs: Type.Optional(

@@ -26,6 +26,7 @@ import {
   ServerConfigSchema,
   type TenantConfigInput,
 } from "./config-schema.js";
+import { DEFAULT_TAR_MAX_ENTRIES } from "./tar-upload.js";
 
 const MiB = 1024 * 1024;
 
@@ -35,7 +36,8 @@ export interface TenantConfig {
   keys: { id: string; sha256: string }[];
   /**
    * The quotas; `tmpBytes` and `pids` default to the sandbox defaults (64 MiB, 256),
-   * `maxConcurrentToolCalls` to DEFAULT_MAX_CONCURRENT_TOOL_CALLS (64), `spillSessionBytes` to 256 MiB
+   * `maxConcurrentToolCalls` to DEFAULT_MAX_CONCURRENT_TOOL_CALLS (64), `maxConcurrentWorkspaceReads`
+   * to DEFAULT_MAX_CONCURRENT_WORKSPACE_READS (2), `spillSessionBytes` to 256 MiB
    * and `spillBytes` (all live sessions together) to 1 GiB.
    */
   quotas: Required<QuotaConfig>;
@@ -60,6 +62,8 @@ export interface ServerConfig {
   tarBodyLimitBytes: number;
   /** Largest file written or read through /v1/sessions/:id/files, bytes. */
   filesMaxBytes: number;
+  /** Most entries of an uploaded workspace tar (files, directories, links). */
+  tarMaxEntries: number;
   shutdownGraceMs: number;
   reapIntervalMs: number;
   /** How long a call whose policy decision is `ask` waits for an answer over HTTP, ms. */
@@ -70,7 +74,8 @@ export interface ServerConfig {
 }
 
 /**
- * Defaults: 127.0.0.1:8080, 30 min idle TTL, 8 h lifetime, 1 MiB JSON, 256 MiB tar, 10 s grace,
+ * Defaults: 127.0.0.1:8080, 30 min idle TTL, 8 h lifetime, 1 MiB JSON, 256 MiB tar of at most
+ * 100,000 entries, 10 s grace,
  * 5 min for an approval,
  * a warm pool of 1 idle sandbox per key (filled after the key's first session) kept up to 10 min,
  * for at most 8 keys per tenant; spill files capped at 256 MiB per session and 1 GiB per tenant.
@@ -84,6 +89,7 @@ export const CONFIG_DEFAULTS = {
   jsonBodyLimitBytes: MiB,
   tarBodyLimitBytes: 256 * MiB,
   filesMaxBytes: 8 * MiB,
+  tarMaxEntries: DEFAULT_TAR_MAX_ENTRIES,
   shutdownGraceMs: 10_000,
   reapIntervalMs: 5_000,
   approvalTimeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS,
@@ -97,6 +103,13 @@ export const CONFIG_DEFAULTS = {
  * limit (256) runs at once within their budget (minPidsFor(64) = 232).
  */
 export const DEFAULT_MAX_CONCURRENT_TOOL_CALLS = 64;
+
+/**
+ * Default of a tenant's `maxConcurrentWorkspaceReads`: 2. Each GET /changes holds its files (up to
+ * CHANGES_MAX_TOTAL_BYTES) and its patch in the server's memory, and each export or review is engine
+ * work: unbounded, one tenant's parallel requests ran the server out of memory (red team).
+ */
+export const DEFAULT_MAX_CONCURRENT_WORKSPACE_READS = 2;
 
 const validator = Compile(ServerConfigSchema);
 
@@ -134,6 +147,7 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
     jsonBodyLimitBytes: cfg.jsonBodyLimitBytes ?? CONFIG_DEFAULTS.jsonBodyLimitBytes,
     tarBodyLimitBytes: cfg.tarBodyLimitBytes ?? CONFIG_DEFAULTS.tarBodyLimitBytes,
     filesMaxBytes: cfg.filesMaxBytes ?? CONFIG_DEFAULTS.filesMaxBytes,
+    tarMaxEntries: cfg.tarMaxEntries ?? CONFIG_DEFAULTS.tarMaxEntries,
     shutdownGraceMs: cfg.shutdownGraceMs ?? CONFIG_DEFAULTS.shutdownGraceMs,
     reapIntervalMs: cfg.reapIntervalMs ?? CONFIG_DEFAULTS.reapIntervalMs,
     approvalTimeoutMs: cfg.approvalTimeoutMs ?? CONFIG_DEFAULTS.approvalTimeoutMs,
@@ -155,6 +169,8 @@ function resolveTenant(
   const quotas = {
     ...t.quotas,
     maxConcurrentToolCalls: t.quotas.maxConcurrentToolCalls ?? DEFAULT_MAX_CONCURRENT_TOOL_CALLS,
+    maxConcurrentWorkspaceReads:
+      t.quotas.maxConcurrentWorkspaceReads ?? DEFAULT_MAX_CONCURRENT_WORKSPACE_READS,
     tmpBytes: t.quotas.tmpBytes ?? DEFAULT_LIMITS.tmpBytes,
     pids: t.quotas.pids ?? DEFAULT_LIMITS.pids,
     spillSessionBytes: t.quotas.spillSessionBytes ?? CONFIG_DEFAULTS.spillSessionBytes,

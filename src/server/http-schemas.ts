@@ -76,16 +76,31 @@ export const SessionSchema = Type.Object({
 export const SessionParamsSchema = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
 
 /**
+ * Longest tool-call id the server takes, in characters (providers' ids are under 64). The id is
+ * written in the call's audit line, its in-flight journal entry, approvals and events: unbounded,
+ * one call's id made a megabyte audit line (red team).
+ */
+export const MAX_TOOL_CALL_ID_CHARS = 256;
+
+/** Longest tool name the server takes, in characters (OpenAI's function names: 64); audited like the id. */
+export const MAX_TOOL_NAME_CHARS = 128;
+
+/**
  * Body of POST /v1/sessions/:id/tool-calls: one assistant message's calls. Ids must be unique within
  * the batch: a repeated id is answered 400 INVALID_ARGUMENT naming it, and no call runs
- * (DuplicateToolCallIdError, checked by the route: JSON Schema cannot say it of one field).
+ * (DuplicateToolCallIdError, checked by the route: JSON Schema cannot say it of one field). An id
+ * over MAX_TOOL_CALL_ID_CHARS or a name over MAX_TOOL_NAME_CHARS is a 400 naming the field.
  */
 export const ToolCallsBodySchema = Type.Object(
   {
     toolCalls: Type.Array(
       Type.Object({
-        id: Type.String({ minLength: 1, description: "Unique within the batch" }),
-        name: Type.String({ minLength: 1 }),
+        id: Type.String({
+          minLength: 1,
+          maxLength: MAX_TOOL_CALL_ID_CHARS,
+          description: "Unique within the batch",
+        }),
+        name: Type.String({ minLength: 1, maxLength: MAX_TOOL_NAME_CHARS }),
         arguments: Type.Unknown(),
       }),
       { minItems: 1, maxItems: 64 },

@@ -18,11 +18,17 @@ import { mkdir, open, readdir, readFile, rm, stat, writeFile } from "node:fs/pro
 import { join } from "node:path";
 import type { AuditLog } from "./audit.js";
 
-/** One journalled batch. `auditOffset` is the audit file's size in bytes when it began (-1: no file). */
+/**
+ * One journalled batch. `auditOffset` is the audit file's size in bytes when it began (-1: no file).
+ * `batch` is the server's id of the batch, which its calls' audit lines carry: tool-call ids are the
+ * client's, unique within a batch only, so a concurrent batch of the session may reuse them (absent
+ * in the files of a server before it: their calls are matched by session and id).
+ */
 export interface InflightBatch {
   version: 1;
   tenant: string;
   session: string;
+  batch?: string;
   calls: { id: string; name: string }[];
   auditOffset: number;
   startedAt: string;
@@ -32,6 +38,7 @@ export interface InflightBatch {
 export interface InterruptedCall {
   tenant: string;
   session: string;
+  batch?: string;
   toolCallId: string;
   tool: string;
 }
@@ -57,7 +64,9 @@ export class InflightCalls {
    * Journals a batch about to run; resolves once the file is written, with the function that
    * deletes it when the batch is over.
    */
-  async begin(batch: Pick<InflightBatch, "tenant" | "session" | "calls">): Promise<() => Promise<void>> {
+  async begin(
+    batch: Pick<InflightBatch, "tenant" | "session" | "batch" | "calls">,
+  ): Promise<() => Promise<void>> {
     const file = join(this.dir, `${Date.now()}-${randomBytes(6).toString("hex")}.json`);
     const entry: InflightBatch = {
       version: 1,
@@ -76,13 +85,14 @@ export class InflightCalls {
       const file = join(this.dir, name);
       const batch = await readBatch(file);
       if (batch) {
-        const finished = await this.finishedSince(batch.session, batch.auditOffset);
+        const finished = await this.finishedSince(batch, batch.auditOffset);
         for (const call of batch.calls) {
           if (finished.has(call.id)) continue;
           finished.add(call.id);
           const entry = {
             tenant: batch.tenant,
             session: batch.session,
+            ...(batch.batch ? { batch: batch.batch } : {}),
             toolCallId: call.id,
             tool: call.name,
           };
@@ -103,8 +113,12 @@ export class InflightCalls {
     );
   }
 
-  /** Call ids of `session` with a final line (result or interrupted) in the audit log from byte `offset`. */
-  private async finishedSince(session: string, offset: number): Promise<Set<string>> {
+  /**
+   * Call ids of `batch` with a final line (result or interrupted) in the audit log from byte
+   * `offset`: lines of its batch id, or (a journal file without one) of its session.
+   */
+  private async finishedSince(batch: InflightBatch, offset: number): Promise<Set<string>> {
+    const { session } = batch;
     const ids = new Set<string>();
     if (!this.auditPath || offset < 0) return ids;
     let text: string;
@@ -124,9 +138,15 @@ export class InflightCalls {
     for (const line of text.split("\n")) {
       if (!line.includes(session)) continue;
       try {
-        const e = JSON.parse(line) as { kind?: string; session?: string; toolCallId?: string };
+        const e = JSON.parse(line) as {
+          kind?: string;
+          session?: string;
+          batch?: string;
+          toolCallId?: string;
+        };
         const final = e.kind === "tool" || e.kind === "interrupted";
-        if (final && e.session === session && e.toolCallId) ids.add(e.toolCallId);
+        const ours = e.session === session && (batch.batch === undefined || e.batch === batch.batch);
+        if (final && ours && e.toolCallId) ids.add(e.toolCallId);
       } catch {
         // a torn line: not a finished call
       }

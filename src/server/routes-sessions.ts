@@ -86,7 +86,13 @@ export function registerSessionRoutes(app: App, ctx: ServerContext): void {
           input = fromQuery(request.query);
           const parent = uploadsDirOf(ctx.config.stateDir);
           await mkdir(parent, { recursive: true, mode: 0o700 });
-          uploaded = await unpackWorkspaceTar(request.body as Readable, ctx.config.tarBodyLimitBytes, parent);
+          const { tarBodyLimitBytes, tarMaxEntries } = ctx.config;
+          uploaded = await unpackWorkspaceTar(
+            request.body as Readable,
+            tarBodyLimitBytes,
+            parent,
+            tarMaxEntries,
+          );
         } else {
           input = checkBody(request.body ?? {});
         }

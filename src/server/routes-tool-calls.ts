@@ -3,11 +3,13 @@
  * `Accept: text/event-stream` it streams `tool_execution_start` / `_update` / `_end` events (SSE,
  * with backpressure, see sse-writer.ts) and then one `results` event. A client that disconnects
  * before the answer is complete aborts its calls (the pipeline kills their processes). A batch whose
- * tool-call ids repeat is refused with HTTP 400 naming the ids before anything runs or streams.
+ * tool-call ids repeat, or whose arguments nest deeper than MAX_ARGUMENT_DEPTH, is refused with HTTP
+ * 400 naming them before anything runs or streams.
  */
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { DuplicateToolCallIdError, duplicateToolCallIds } from "../pipeline/index.js";
 import { type App, auditRequest, principalOf, type ServerContext } from "./app.js";
+import { checkArgumentDepth } from "./call-arguments.js";
 import { toErrorResponse } from "./errors.js";
 import {
   ErrorSchema,
@@ -48,6 +50,7 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
       // Results, events, approvals and audit lines name a call by its id: ids must not repeat.
       const repeated = duplicateToolCallIds(calls);
       if (repeated.length > 0) throw new DuplicateToolCallIdError(repeated);
+      checkArgumentDepth(calls);
       // Ownership first: another tenant's session is a plain 404 before anything streams.
       ctx.manager.registry.get(tenant.id, sessionId);
       const controller = abortOnDisconnect(reply);
@@ -100,7 +103,9 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
       }
       await sse.settle();
       raw.end();
-      auditRequest(ctx, request, status, raw.socket?.bytesWritten ?? 0, Date.now() - started);
+      // The stream's own bytes: the socket's count is gone once the response ends, and on a kept-alive
+      // connection it counts earlier responses too.
+      auditRequest(ctx, request, status, sse.stats.bytes, Date.now() - started);
     },
   );
 }

@@ -1,13 +1,39 @@
 /**
  * GET /v1/sessions/:id/workspace (tar export) and GET /v1/sessions/:id/changes (unified patch, the
- * review's renderer: host side read without following links, diffs off the event loop).
+ * review's renderer: host side read without following links, diffs off the event loop). Each holds
+ * one of its tenant's maxConcurrentWorkspaceReads slots until its response is over (sent or the
+ * client gone), so one tenant's parallel requests cannot fill the server's memory or the engine.
  */
+import type { ServerResponse } from "node:http";
 import { collectChanges, formatPatch } from "../review/index.js";
 import { type App, principalOf, type ServerContext } from "./app.js";
+import type { TenantConfig } from "./config.js";
 import { SessionParamsSchema } from "./http-schemas.js";
+import type { SessionManager } from "./session-manager.js";
 
 /** Files larger than this (either side, bytes) show as "Binary files … differ" in /changes (1 MiB). */
 export const CHANGES_MAX_FILE_BYTES = 1024 * 1024;
+
+/**
+ * Bytes one /changes reads in all (both sides of every file, 32 MiB): later files show as
+ * "Binary files … differ". Without it one review held the whole changed workspace in memory.
+ */
+export const CHANGES_MAX_TOTAL_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Takes a workspace-read slot of `tenant` (429 when none is free), held until the response `raw`
+ * closes. A response already destroyed (the client left during the hooks before the handler; its
+ * `close` was emitted then and never comes again) gives the slot back at once instead of keeping it.
+ */
+export function holdReadSlot(
+  manager: Pick<SessionManager, "reserveWorkspaceRead">,
+  tenant: TenantConfig,
+  raw: Pick<ServerResponse, "destroyed" | "once">,
+): void {
+  const release = manager.reserveWorkspaceRead(tenant);
+  if (raw.destroyed) release();
+  else raw.once("close", release);
+}
 
 /** Registers the workspace routes; both abort their engine reads when the client disconnects. */
 export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
@@ -17,6 +43,7 @@ export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
     async (request, reply) => {
       const { tenant } = principalOf(request);
       const live = ctx.manager.registry.get(tenant.id, request.params.id);
+      holdReadSlot(ctx.manager, tenant, reply.raw);
       const controller = new AbortController();
       reply.raw.on("close", () => controller.abort());
       const stream = await live.session.sandbox.exportWorkspace({ signal: controller.signal });
@@ -28,6 +55,7 @@ export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
   app.get("/v1/sessions/:id/changes", { schema: { params: SessionParamsSchema } }, async (request, reply) => {
     const { tenant } = principalOf(request);
     const live = ctx.manager.registry.get(tenant.id, request.params.id);
+    holdReadSlot(ctx.manager, tenant, reply.raw);
     const controller = new AbortController();
     reply.raw.on("close", () => {
       if (!reply.raw.writableFinished) controller.abort();
@@ -37,6 +65,7 @@ export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
     const changes = await collectChanges(live.session.sandbox, hostRoot, {
       signal,
       maxFileBytes: CHANGES_MAX_FILE_BYTES,
+      maxTotalBytes: CHANGES_MAX_TOTAL_BYTES,
       oversize: "mark",
     });
     const patch = await formatPatch(changes, { signal });

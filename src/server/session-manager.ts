@@ -63,6 +63,8 @@ export const RETRY_AFTER_SECONDS = 1;
 export class SessionManager {
   readonly registry = new SessionRegistry();
   readonly limiter = new CallLimiter();
+  /** GET /workspace and /changes requests running, per tenant (quotas.maxConcurrentWorkspaceReads). */
+  readonly workspaceReads = new CallLimiter();
   private readonly hostWorkspaces = new HostWorkspaceGuard();
   /** rw host workspaces of sessions being created or closed, by session id (see liveRwWorkspaces). */
   private readonly pendingRw = new Map<string, string>();
@@ -226,11 +228,14 @@ export class SessionManager {
     live.running.add(controller);
     live.lastActiveMs = this.now();
     const started = new Map<string, number>();
+    // The batch's own id keys its calls in the audit log (their ids are the client's, unique only within it).
+    const batchId = randomUUID();
     let journalled: (() => Promise<void>) | undefined;
     try {
       const batch = {
         tenant: tenant.id,
         session: sessionId,
+        batch: batchId,
         calls: calls.map(({ id, name }) => ({ id, name })),
       };
       journalled = await this.deps.inflight?.begin(batch);
@@ -238,7 +243,7 @@ export class SessionManager {
         signal: controller.signal,
         onEvent: (event) => {
           if (event.type === "tool_execution_start") started.set(event.toolCallId, this.now());
-          if (event.type === "tool_execution_end") this.finishCall(live, event, started);
+          if (event.type === "tool_execution_end") this.finishCall(live, batchId, event, started);
           options.onEvent?.(event);
         },
       });
@@ -249,6 +254,22 @@ export class SessionManager {
       release();
       await journalled?.();
     }
+  }
+
+  /**
+   * Takes one of the tenant's maxConcurrentWorkspaceReads slots for a workspace export or review;
+   * returns its (idempotent) release. QuotaExceededError (429) when none is free.
+   */
+  reserveWorkspaceRead(tenant: TenantConfig): () => void {
+    const max = tenant.quotas.maxConcurrentWorkspaceReads;
+    const release = this.workspaceReads.acquire(tenant.id, 1, max);
+    if (release) return release;
+    this.deps.metrics.rateLimited.inc({ tenant: tenant.id, quota: "maxConcurrentWorkspaceReads" });
+    throw new QuotaExceededError(
+      `Tenant '${tenant.id}' has ${max} workspace exports or reviews running (its maxConcurrentWorkspaceReads); ` +
+        "retry after one finishes.",
+      RETRY_AFTER_SECONDS,
+    );
   }
 
   /** The 429 for a batch of `n` calls over the tenant's concurrency quota `max` (counted in metrics). */
@@ -262,7 +283,12 @@ export class SessionManager {
   }
 
   /** Metrics and the audit line of one finished call; its policy decision comes on its own end event. */
-  private finishCall(live: LiveSession, event: ToolEndEvent, started: Map<string, number>): void {
+  private finishCall(
+    live: LiveSession,
+    batch: string,
+    event: ToolEndEvent,
+    started: Map<string, number>,
+  ): void {
     const { tenant, id } = live.record;
     const { result, decision } = event;
     const durationMs = this.now() - (started.get(result.toolCallId) ?? this.now());
@@ -275,7 +301,7 @@ export class SessionManager {
       outcome: result.isError ? "error" : "ok",
     });
     this.deps.metrics.toolLatency.observe({ tool: result.toolName }, durationMs / 1000);
-    this.deps.audit.write(toolAuditEntry({ tenant, session: id, result, decision, durationMs }));
+    this.deps.audit.write(toolAuditEntry({ tenant, session: id, batch, result, decision, durationMs }));
   }
 
   /**

@@ -15,10 +15,26 @@ interface Pending {
   data: unknown;
 }
 
+/**
+ * `data` as JSON; data JSON cannot hold (too deep, a BigInt, a cycle) becomes an `{code, message}`
+ * naming the event, so neither send nor a later flush from the socket's `drain` ever throws (a throw
+ * there is an uncaught exception: the whole server) and the client learns of the event.
+ */
+function serialize(event: string, data: unknown): string {
+  try {
+    return JSON.stringify(data) ?? "null";
+  } catch (err) {
+    const message = `The ${event} event could not be serialized (${(err as Error).message}).`;
+    return JSON.stringify({ code: "INTERNAL", message });
+  }
+}
+
 /** Counters a caller (or a test) can read. */
 export interface SseStats {
   written: number;
   coalesced: number;
+  /** Bytes of the events handed to the stream (UTF-8), for the request's audit line. */
+  bytes: number;
 }
 
 /** Writes SSE events to one response stream. */
@@ -26,7 +42,7 @@ export class SseWriter {
   private readonly queue: Pending[] = [];
   private blocked = false;
   private closed = false;
-  readonly stats: SseStats = { written: 0, coalesced: 0 };
+  readonly stats: SseStats = { written: 0, coalesced: 0, bytes: 0 };
 
   constructor(private readonly out: Writable) {
     out.on("drain", () => this.flush());
@@ -85,7 +101,9 @@ export class SseWriter {
     while (this.queue.length > 0 && !this.closed) {
       const next = this.queue.shift()!;
       this.stats.written++;
-      const ok = this.out.write(`event: ${next.event}\ndata: ${JSON.stringify(next.data)}\n\n`);
+      const text = `event: ${next.event}\ndata: ${serialize(next.event, next.data)}\n\n`;
+      this.stats.bytes += Buffer.byteLength(text);
+      const ok = this.out.write(text);
       if (!ok) {
         this.blocked = true;
         return;

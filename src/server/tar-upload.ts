@@ -4,8 +4,9 @@
  * itself created (the "tar slip" through a link), a second entry of a name (a file written over an
  * earlier symlink would write through it: only a directory may repeat as a directory), hard links
  * and device nodes. Files are created exclusively (never through an existing link). Files, directories and
- * symlinks (kept as links) are written with their permission bits. The byte count of the body is
- * capped; over it the upload stops with a 413.
+ * symlinks (kept as links) are written with their permission bits. The byte count of the body and
+ * the number of entries are capped; over either the upload stops with a 413 (entries: 256 MiB of
+ * empty files was half a million host inodes, each later walked by the copy into the sandbox).
  */
 import { createWriteStream } from "node:fs";
 import { chmod, mkdir, mkdtemp, rm, symlink } from "node:fs/promises";
@@ -24,13 +25,13 @@ export function uploadsDirOf(stateDir: string): string {
   return join(stateDir, "uploads");
 }
 
-/** The body was larger than allowed (HTTP 413 through the error mapper's statusCode rule). */
+/** The body was larger, or had more entries, than allowed (HTTP 413 through the error mapper's statusCode rule). */
 export class UploadTooLargeError extends Error {
   readonly statusCode = 413;
-  constructor(maxBytes: number) {
-    super(`Workspace tar is larger than ${maxBytes} bytes; upload a smaller workspace`);
-  }
 }
+
+/** Default cap on the entries (files, directories, links) of an uploaded workspace tar. */
+export const DEFAULT_TAR_MAX_ENTRIES = 100_000;
 
 function safeName(name: string): string {
   const normal = posix.normalize(name.replace(/^\.\/+/, ""));
@@ -42,27 +43,42 @@ function safeName(name: string): string {
 
 /**
  * Unpacks `body` into a new directory under `parent` (default os.tmpdir()) and returns its path.
- * Throws InvalidArgumentError for unsafe entries, UploadTooLargeError past `maxBytes`; the directory
- * is removed on failure.
+ * Throws InvalidArgumentError for unsafe entries, UploadTooLargeError past `maxBytes` or past
+ * `maxEntries` entries (the config's tarBodyLimitBytes and tarMaxEntries); the directory is removed on failure.
  */
 export async function unpackWorkspaceTar(
   body: Readable,
   maxBytes: number,
   parent = tmpdir(),
+  maxEntries = DEFAULT_TAR_MAX_ENTRIES,
 ): Promise<string> {
   const root = await mkdtemp(join(parent, "warden-upload-"));
   /** Entry names unpacked so far, with their type (a symlink's name may never lead a later entry). */
   const typeOf = new Map<string, string>();
   let seen = 0;
+  let entries = 0;
   const counter = new Transform({
     transform(chunk: Buffer, _enc, cb) {
       seen += chunk.length;
-      cb(seen > maxBytes ? new UploadTooLargeError(maxBytes) : null, chunk);
+      const over = seen > maxBytes;
+      cb(
+        over
+          ? new UploadTooLargeError(
+              `Workspace tar is larger than ${maxBytes} bytes (tarBodyLimitBytes); upload a smaller workspace`,
+            )
+          : null,
+        chunk,
+      );
     },
   });
   const unpack = extract();
   unpack.on("entry", (header, stream, next) => {
     const handle = async () => {
+      if (++entries > maxEntries) {
+        throw new UploadTooLargeError(
+          `Workspace tar has more than ${maxEntries} entries (tarMaxEntries); upload fewer files, e.g. without build outputs`,
+        );
+      }
       const name = safeName(header.name);
       if (name === "." || name === "") {
         stream.resume();

@@ -12,6 +12,7 @@ import type { ToolAuditEntry } from "./audit.js";
 export function toolAuditEntry(input: {
   tenant: string;
   session: string;
+  batch: string;
   result: ToolResultMessage;
   decision?: CallDecision | undefined;
   durationMs: number;
@@ -27,6 +28,7 @@ export function toolAuditEntry(input: {
     kind: "tool",
     tenant: input.tenant,
     session: input.session,
+    batch: input.batch,
     tool: result.toolName,
     toolCallId: result.toolCallId,
     decision: decision?.decision ?? "run",

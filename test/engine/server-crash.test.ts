@@ -193,6 +193,7 @@ describeEngine("warden serve: kill -9 and restart", () => {
         kind: "interrupted",
         tenant: TENANT,
         session: busy,
+        batch: expect.stringMatching(/^[0-9a-f-]{36}$/),
         toolCallId: "c",
         tool: "bash",
         startedAt: expect.any(String),

@@ -260,4 +260,30 @@ describe("review changes", () => {
       "Sandbox file keep.txt is 100 bytes, over the review limit of 50.",
     );
   });
+
+  it("stops reading at maxTotalBytes over all sides: later files are marked, or the limit is named", async () => {
+    const files = { "a.txt": "a".repeat(40), "b.txt": "b".repeat(40), "c.txt": "c".repeat(10) };
+    const added: WorkspaceChange[] = ["a.txt", "b.txt", "c.txt"].map((path) => ({ path, kind: "added" }));
+    const marked = await collectChanges(fakeSandbox(files, added), undefined, {
+      maxTotalBytes: 60,
+      oversize: "mark",
+    });
+    expect(marked.map((c) => [c.path, c.newBytes?.length, c.oversize])).toEqual([
+      ["a.txt", 40, undefined],
+      ["b.txt", 0, true],
+      ["c.txt", 10, undefined],
+    ]);
+    await expect(collectChanges(fakeSandbox(files, added), undefined, { maxTotalBytes: 60 })).rejects.toThrow(
+      "Sandbox file b.txt is 40 bytes, over what is left (20) of the review's total limit of 60.",
+    );
+  });
+
+  it("reads a host file only up to the size it had when opened (a file growing meanwhile is not read on)", async () => {
+    // /proc files report size 0 whatever they hold: the stand-in for a file that grew after its stat.
+    const changes = await collectChanges(
+      fakeSandbox({ status: "x\n" }, [{ path: "status", kind: "modified" }]),
+      "/proc/self",
+    );
+    expect(changes[0]?.oldBytes).toEqual(Buffer.alloc(0));
+  });
 });

@@ -32,6 +32,7 @@ describe("warden serve: config and keys", () => {
       auditLog: "/etc/warden/st/audit.jsonl",
       jsonBodyLimitBytes: 1048576,
       tarBodyLimitBytes: 268435456,
+      tarMaxEntries: 100000,
       shutdownGraceMs: 10000,
       approvalTimeoutMs: 300000,
       warmPool: { size: 1, maxIdleMs: 600000, maxKeys: 8 },
@@ -41,6 +42,7 @@ describe("warden serve: config and keys", () => {
       keys: [key("k", "t")],
       quotas: {
         ...quotas,
+        maxConcurrentWorkspaceReads: 2,
         tmpBytes: 67108864,
         pids: 256,
         spillSessionBytes: 268435456,

@@ -213,6 +213,7 @@ export function tenant(id: keyof typeof TOKENS, overrides: Partial<TenantConfig>
     quotas: {
       maxSessions: 3,
       maxConcurrentToolCalls: 4,
+      maxConcurrentWorkspaceReads: 2,
       cpus: 2,
       memoryBytes: 512 * 1024 * 1024,
       workspaceBytes: 1e9,
@@ -244,6 +245,7 @@ export function testConfig(
     jsonBodyLimitBytes: 64 * 1024,
     tarBodyLimitBytes: 1024 * 1024,
     filesMaxBytes: 1024 * 1024,
+    tarMaxEntries: 100,
     shutdownGraceMs: 1000,
     reapIntervalMs: 60_000,
     approvalTimeoutMs: 300_000,

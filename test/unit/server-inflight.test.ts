@@ -9,6 +9,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createFileAuditLog } from "../../src/server/audit.js";
 import { InflightCalls } from "../../src/server/inflight-calls.js";
+import { startServer } from "../../src/server/server.js";
+import { auth, FakeBackend, testConfig } from "./server-fakes.js";
 
 const line = (e: object) => `${JSON.stringify(e)}\n`;
 
@@ -68,6 +70,48 @@ describe("in-flight call journal", () => {
       ["t", "s", "c2", "read"],
       ["t", "s", "c3", "edit"],
     ]);
+  });
+
+  it("a concurrent batch of the session that reused a call id and finished does not hide the running call", async () => {
+    // Red team: ids are the client's, unique within a batch only; matched by session and id, the
+    // running batch's "c" counted as finished by the other batch's line and got no final line.
+    const server = await startServer({ config: testConfig(dir), backend: new FakeBackend(), listen: false });
+    try {
+      const post = (payload: object) =>
+        server.app.inject({ method: "POST", url: "/v1/sessions", headers: auth("alpha"), payload });
+      const sid = (await post({})).json().id as string;
+      const batch = (name: string, args: object) =>
+        server.app.inject({
+          method: "POST",
+          url: `/v1/sessions/${sid}/tool-calls`,
+          headers: auth("alpha"),
+          payload: { toolCalls: [{ id: "c", name, arguments: args }] },
+        });
+      const running = batch("sleep", { ms: 60_000 });
+      await expect.poll(async () => (await readdir(join(dir, "inflight"))).length).toBe(1);
+      expect((await batch("echo", { text: "hi" })).statusCode).toBe(200);
+      const [file] = await readdir(join(dir, "inflight"));
+      const journalled = JSON.parse(await readFile(join(dir, "inflight", file!), "utf8"));
+      // The server dies now (kill -9): the next start's recovery finds the sleeping "c" unfinished.
+      const found = await new InflightCalls(dir, join(dir, "audit.jsonl")).recover(
+        createFileAuditLog(join(dir, "audit.jsonl")),
+      );
+      expect(found).toEqual([
+        { tenant: "alpha", session: sid, batch: journalled.batch, toolCallId: "c", tool: "sleep" },
+      ]);
+      const tools = (await readFile(join(dir, "audit.jsonl"), "utf8"))
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.kind === "tool");
+      expect(tools).toHaveLength(1); // the echo's
+      expect(tools[0].batch).toMatch(/^[0-9a-f-]{36}$/);
+      expect(tools[0].batch).not.toBe(journalled.batch);
+      await server.shutdown(0);
+      await running;
+    } finally {
+      await server.shutdown(0);
+    }
   });
 
   it("a crash during recovery (lines written, file not yet deleted) does not repeat a line", async () => {

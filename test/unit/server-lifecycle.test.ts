@@ -169,4 +169,17 @@ describe("warden serve: lifecycle", () => {
     ]);
     expect(typeof parsed[0].time).toBe("string");
   });
+
+  it("a torn last line longer than the 1 MiB read chunk is cut off whole, back to the line before it", async () => {
+    const path = join(dir, "audit.jsonl");
+    const whole = '{"kind":"session"}\n';
+    const torn = `{"kind":"tool","toolCallId":"${"x".repeat(3 * 1024 * 1024)}`;
+    await writeFile(path, whole + torn);
+    expect(repairTornTail(path)).toBe(torn.length);
+    expect(await readFile(path, "utf8")).toBe(whole);
+    // A file that is one torn line (no newline at all) is emptied.
+    await writeFile(path, torn);
+    expect(repairTornTail(path)).toBe(torn.length);
+    expect(await readFile(path, "utf8")).toBe("");
+  });
 });

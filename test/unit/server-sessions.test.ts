@@ -242,9 +242,23 @@ describe("warden serve: sessions", () => {
     expect(res.statusCode).toBe(413);
     expect(res.json()).toEqual({
       code: "PAYLOAD_TOO_LARGE",
-      message: "Workspace tar is larger than 1048576 bytes; upload a smaller workspace.",
+      message: "Workspace tar is larger than 1048576 bytes (tarBodyLimitBytes); upload a smaller workspace.",
     });
     expect(backend.created).toHaveLength(0);
+  });
+
+  it("a tar of more entries than tarMaxEntries (100 here) is a 413 naming it; nothing is left unpacked", async () => {
+    const files = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `f${i}`, text: "" }));
+    const res = await postTar(await tarOf(files(101)));
+    expect(res.statusCode).toBe(413);
+    expect(res.json()).toEqual({
+      code: "PAYLOAD_TOO_LARGE",
+      message:
+        "Workspace tar has more than 100 entries (tarMaxEntries); upload fewer files, e.g. without build outputs.",
+    });
+    expect(backend.created).toHaveLength(0);
+    expect(await readdir(join(dir, "state", "uploads"))).toEqual([]);
+    expect((await postTar(await tarOf(files(100)))).statusCode).toBe(201);
   });
 
   it("GET /changes is a unified patch against the original workspace; /workspace is a tar", async () => {

@@ -29,6 +29,17 @@ function slowSink() {
   };
 }
 
+/** Lets the sink take everything `sse` queued (its `drain` events flush the queue), then settles. */
+async function drain(sse: SseWriter, release: () => void): Promise<void> {
+  const settled = sse.settle();
+  for (let i = 0; i < 10 && sse.queued > 0; i++) {
+    release();
+    await new Promise((r) => setImmediate(r));
+  }
+  release();
+  await settled;
+}
+
 describe("SseWriter: backpressure", () => {
   it("coalesces updates per call while blocked and never drops start, end or results", async () => {
     const { sink, written, release } = slowSink();
@@ -41,13 +52,7 @@ describe("SseWriter: backpressure", () => {
     sse.send("tool_execution_end", { id: "a" });
     sse.send("results", { n: 1 });
     expect(sse.queued).toBe(3);
-    const settled = sse.settle();
-    for (let i = 0; i < 10 && sse.queued > 0; i++) {
-      release();
-      await new Promise((r) => setImmediate(r));
-    }
-    release();
-    await settled;
+    await drain(sse, release);
     const events = written.map((w) => w.split("\n")[0]);
     expect(events).toEqual([
       "event: tool_execution_start",
@@ -59,6 +64,23 @@ describe("SseWriter: backpressure", () => {
     expect(written[1]).toBe('event: tool_execution_update\ndata: {"id":"a","i":0}\n\n');
     expect(written[2]).toBe('event: tool_execution_update\ndata: {"id":"b","i":999}\n\n');
     expect(sse.stats.coalesced).toBe(1998);
+  });
+
+  it("an event JSON cannot hold, queued while blocked, is written as an error at drain; nothing throws", async () => {
+    // Red team: flushed from the socket's `drain` handler, a JSON.stringify that threw (arguments
+    // nested 100,000 deep) was an uncaught exception, which ends the server for every tenant.
+    const { sink, written, release } = slowSink();
+    const sse = new SseWriter(sink);
+    sse.send("tool_execution_start", { id: "a", pad: "x".repeat(100) });
+    expect(sse.queued).toBe(0);
+    sse.send("tool_execution_start", { id: "b", args: 1n });
+    sse.send("results", { n: 1 });
+    expect(sse.queued).toBe(2);
+    await drain(sse, release);
+    expect(written.slice(1)).toEqual([
+      'event: tool_execution_start\ndata: {"code":"INTERNAL","message":"The tool_execution_start event could not be serialized (Do not know how to serialize a BigInt)."}\n\n',
+      'event: results\ndata: {"n":1}\n\n',
+    ]);
   });
 
   it("a slow HTTP reader gets every end event and the results while updates are coalesced", async () => {

@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type AuditEntry, createMemoryAuditLog } from "../../src/server/audit.js";
+import { MAX_ARGUMENT_DEPTH } from "../../src/server/call-arguments.js";
+import { MAX_TOOL_CALL_ID_CHARS, MAX_TOOL_NAME_CHARS } from "../../src/server/http-schemas.js";
 import { type RunningServer, startServer } from "../../src/server/server.js";
 import { auth, FakeBackend, tenant, testConfig } from "./server-fakes.js";
 
@@ -117,6 +119,11 @@ describe("warden serve: tool calls", () => {
     expect((events[4]![1] as { results: { content: unknown }[] }).results[0]!.content).toEqual([
       { type: "text", text: "spammed 2" },
     ]);
+    // The request's audit line counts the stream's bytes (it said 0: the socket's count was read
+    // after the response ended).
+    const line = audit.entries.filter((e) => e.kind === "request").at(-1);
+    expect(line).toMatchObject({ status: 200, bytes: Buffer.byteLength(res.body) });
+    expect(Buffer.byteLength(res.body)).toBeGreaterThan(0);
   });
 
   for (const accept of ["application/json", "text/event-stream"]) {
@@ -141,6 +148,58 @@ describe("warden serve: tool calls", () => {
       expect(backend.log).toEqual([]);
       expect(audit.entries.filter((e) => e.kind === "tool")).toEqual([]);
       expect(audit.entries.filter((e) => e.kind === "request").at(-1)).toMatchObject({ status: 400 });
+    });
+  }
+
+  it("an id over 256 characters or a name over 128 is a 400 naming the field; nothing runs or is audited", async () => {
+    const post = (id: string, name: string) =>
+      server.app.inject({
+        method: "POST",
+        url: `/v1/sessions/${sid}/tool-calls`,
+        headers: auth("alpha"),
+        payload: calls([id, name, { text: "x" }]),
+      });
+    const longId = await post("i".repeat(MAX_TOOL_CALL_ID_CHARS + 1), "echo");
+    expect(longId.statusCode).toBe(400);
+    expect(longId.json()).toEqual({
+      code: "INVALID_ARGUMENT",
+      message: "body/toolCalls/0/id must NOT have more than 256 characters",
+    });
+    const longName = await post("c1", "n".repeat(MAX_TOOL_NAME_CHARS + 1));
+    expect(longName.statusCode).toBe(400);
+    expect(longName.json().message).toBe("body/toolCalls/0/name must NOT have more than 128 characters");
+    expect(audit.entries.filter((e) => e.kind === "tool")).toEqual([]);
+    const atLimit = await post("i".repeat(MAX_TOOL_CALL_ID_CHARS), "echo");
+    expect(atLimit.statusCode).toBe(200);
+    expect(audit.entries.filter((e) => e.kind === "tool").map((e) => e.toolCallId)).toEqual([
+      "i".repeat(256),
+    ]);
+  });
+
+  for (const accept of ["application/json", "text/event-stream"]) {
+    it(`arguments nested deeper than 64 levels are a 400 naming the call; no call runs (${accept})`, async () => {
+      // The body as text: JSON.stringify of 30,000 levels (100,000 overflowed the server's) would overflow here.
+      const post = (arrays: number) =>
+        server.app.inject({
+          method: "POST",
+          url: `/v1/sessions/${sid}/tool-calls`,
+          headers: { ...auth("alpha"), accept, "content-type": "application/json" },
+          payload:
+            '{"toolCalls":[{"id":"c1","name":"echo","arguments":{"text":"a"}},' +
+            `{"id":"c2","name":"echo","arguments":{"text":"b","x":${"[".repeat(arrays)}1${"]".repeat(arrays)}}}]}`,
+        });
+      // The arguments object is level 1: x in 64 arrays reaches level 65, one over.
+      for (const arrays of [30_000, MAX_ARGUMENT_DEPTH]) {
+        const res = await post(arrays);
+        expect(res.statusCode).toBe(400);
+        expect(res.json()).toEqual({
+          code: "INVALID_ARGUMENT",
+          message:
+            "Tool call 'c2' has arguments nested deeper than 64 levels; no call of the batch was run: send flatter arguments.",
+        });
+      }
+      expect(audit.entries.filter((e) => e.kind === "tool")).toEqual([]);
+      expect((await post(MAX_ARGUMENT_DEPTH - 1)).statusCode).toBe(200);
     });
   }
 
