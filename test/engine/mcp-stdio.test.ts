@@ -3,9 +3,12 @@
  * policy on examples/workspace), streaming progress, elicitation for `ask`, and that disconnects and
  * signals leave no container.
  */
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { type CallToolResult, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import Docker from "dockerode";
 import { afterEach, expect, it } from "vitest";
 import { mcpToolsOf } from "../../src/mcp/index.js";
 import { buildProviderTools } from "../../src/pipeline/index.js";
@@ -143,6 +146,44 @@ describeEngine("warden mcp over stdio (SDK client)", () => {
     await client.close();
     expect(await call).toBeInstanceOf(Error);
     expect(await containersLeft(tenant)).toEqual([]);
+  });
+
+  it("a client that dies (its pipes, stderr included, closed at once) leaves no container", async () => {
+    // MCP clients pipe the server's stderr; when the client dies, the server's own "closing" line
+    // hits a closed pipe (EPIPE). That must not kill it before the sandbox is removed.
+    const tenant = testTenant("client-dies");
+    const example = readmeServerExample();
+    const child = spawn(example.command, [...example.args, "--tenant", tenant], {
+      cwd: EXAMPLE_CWD,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    try {
+      const ready = new Promise<void>((resolve) => {
+        child.stderr.on("data", (chunk: Buffer) => {
+          if (chunk.toString().includes(" ready, tools: ")) resolve();
+        });
+      });
+      const initialize = {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+      };
+      child.stdin.write(`${JSON.stringify(initialize)}\n`);
+      await Promise.all([once(child.stdout, "data"), ready]);
+      expect(await tenantContainers(tenant)).toHaveLength(1);
+      const exited = once(child, "exit");
+      child.stdout.destroy();
+      child.stderr.destroy();
+      child.stdin.destroy();
+      const [code] = await exited;
+      expect({ code, left: await containersLeft(tenant, 2_000) }).toEqual({ code: 0, left: [] });
+    } finally {
+      child.kill("SIGKILL");
+      const docker = new Docker();
+      for (const id of await tenantContainers(tenant))
+        await docker.getContainer(id).remove({ force: true, v: true });
+    }
   });
 
   it("SIGTERM closes the session and leaves no container", async () => {

@@ -68,6 +68,16 @@ describeEngine("policy hook in a real session", () => {
     expect(await session.sandbox.stat("/workspace/p")).toBeNull();
   });
 
+  it("the spill handle a cut bash result names can be read (rule allow-spill-read), not asked about", async () => {
+    const cut = await bash("seq 1 3000");
+    const handle = /Full output: (\/spill\/bash-[0-9a-f]{8}\.log)\]$/.exec(text(cut))?.[1];
+    expect(handle).toBeDefined();
+    const [read] = await session.runToolCalls([
+      { id: "c2", name: "read", arguments: { path: handle, offset: 2999 } },
+    ]);
+    expect({ isError: read?.isError, text: text(read) }).toEqual({ isError: false, text: "2999\n3000\n" });
+  });
+
   it("an allowed command runs", async () => {
     const result = await bash("ls src");
     expect(result?.isError).toBe(false);

@@ -24,6 +24,9 @@ async function runMcp(flags: SessionFlags): Promise<void> {
     controller.abort();
   };
   for (const s of SIGNALS) process.once(s, onEarlySignal);
+  // A client that dies closes our pipes: writing a line to them then fails (EPIPE), which must not
+  // kill the process before the sandbox is removed (stdin's end stops the session below).
+  for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
 
   const server = createMcpServer();
   const { policy, ...sessionFlags } = flags;
