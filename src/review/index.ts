@@ -6,6 +6,7 @@ export { type ApplyResult, applyChanges, HostChangedError } from "./apply.js";
 export { collectChanges, type FileChange, MAX_REVIEW_FILE_BYTES } from "./changes.js";
 export { colourPatch } from "./colour.js";
 export { computeDiffstat, type Diffstat, type DiffstatFile, formatDiffstat } from "./diffstat.js";
+export { binaryPatchBody, gitBlobId, NULL_OID } from "./git-binary.js";
 export { hostPathFor } from "./host-paths.js";
 export { type HostSnapshot, hashHostPath, snapshotHost } from "./host-snapshot.js";
 export {
