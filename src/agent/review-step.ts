@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import pc from "picocolors";
-import { type ApplyResult, applyChanges, formatDiffstat, HostChangedError } from "../review/index.js";
+import { type ApplyResult, applyChanges, formatDiffstat, MergeConflictError } from "../review/index.js";
 import type { RunReview } from "./run-session.js";
 
 /** Options of reviewStep. `confirm` is undefined when there is no terminal to ask on. */
@@ -78,15 +78,16 @@ export async function reviewStep(options: ReviewStepOptions): Promise<ReviewStep
     }
   }
   try {
-    outcome.applied = await applyChanges(review.hostRoot, review.changes, { snapshot: review.snapshot });
+    outcome.applied = await applyChanges(review.hostRoot, review.changes);
   } catch (err) {
-    if (!(err instanceof HostChangedError)) throw err;
+    if (!(err instanceof MergeConflictError)) throw err;
     outcome.refused = err.message;
-    say(err.message);
+    say(err.message.replace("the saved patch", `the saved patch (warden apply ${saved})`));
     return outcome;
   }
-  const { written, deleted, skipped } = outcome.applied;
+  const { written, deleted, merged, skipped } = outcome.applied;
   say(`Applied to ${review.hostRoot}: ${written.length} written, ${deleted.length} deleted.`);
+  if (merged.length > 0) say(`  merged with your edits made meanwhile: ${merged.join(", ")}`);
   for (const s of skipped) say(`  skipped ${s.path}: ${s.reason}`);
   return outcome;
 }

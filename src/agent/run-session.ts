@@ -8,6 +8,7 @@ import {
   collectChanges,
   computeDiffstat,
   type Diffstat,
+  type HostBase,
   type HostSnapshot,
   patchChanges,
   snapshotHost,
@@ -37,9 +38,9 @@ export interface ExecuteRunOptions {
 export interface RunReview {
   changes: FileChange[];
   stat: Diffstat;
-  /** The unified patch (git format), "" when nothing changed. */
+  /** The unified patch (git format) against the session-start state, "" when nothing changed. */
   patch: string;
-  /** Host hashes from before the copy; `--apply` compares against them. */
+  /** Host hashes from before the copy. */
   snapshot: HostSnapshot;
   hostRoot: string;
 }
@@ -61,7 +62,8 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
   const workspace = sessionOptions.workspace;
   const copyMode = workspace !== undefined && (workspace.mode ?? "copy") === "copy";
   // Snapshot before the copy: a host edit racing the copy then shows up as a conflict, never as lost work.
-  const snapshot = copyMode ? await snapshotHost(workspace.hostPath, { signal }) : undefined;
+  const base: HostBase = new Map();
+  const snapshot = copyMode ? await snapshotHost(workspace.hostPath, { signal, base }) : undefined;
   const { transcript } = options;
   transcript.write({
     warden: "run_start",
@@ -87,7 +89,10 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
       onEvent: options.onEvent,
     });
     if (copyMode && snapshot && result.stopReason !== "aborted" && !signal?.aborted) {
-      const changes = await collectChanges(session.sandbox, workspace.hostPath, { signal });
+      const changes = await collectChanges(session.sandbox, workspace.hostPath, {
+        signal,
+        base: { snapshot, bytes: base },
+      });
       const patches = await patchChanges(changes, { signal });
       review = {
         changes,

@@ -5,13 +5,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
+  applyChanges,
   collectChanges,
   computeDiffstat,
   formatDiffstat,
   formatPatch,
   gitBlobId,
+  type HostBase,
   hostPathFor,
   patchChanges,
+  snapshotHost,
 } from "../../src/review/index.js";
 import type {
   ExecCommand,
@@ -192,6 +195,25 @@ describe("review changes", () => {
     expect(readFileSync(join(copy, "old.pyc"))).toEqual(changedPyc);
     expect(readFileSync(join(copy, "b.bin"))).toEqual(fresh);
     expect(() => readFileSync(join(copy, "gone.bin"))).toThrow(/ENOENT/);
+  });
+
+  it("case: the patch is against the session start, so a host edit made meanwhile is neither reverted nor lost", async () => {
+    const host = hostFixture();
+    const bytes: HostBase = new Map();
+    const snapshot = await snapshotHost(host, { base: bytes });
+    // The user edits a file during the run; the session changed another line of it.
+    writeFileSync(join(host, "keep.txt"), "ONE (user)\ntwo\nthree\nfour\nfive\nsix\nseven\n");
+    const sandbox = fakeSandbox(sandboxFiles, [{ path: "keep.txt", kind: "modified" }]);
+    const changes = await collectChanges(sandbox, host, { base: { snapshot, bytes } });
+    const patch = await formatPatch(changes);
+    expect(patch).not.toContain("ONE (user)");
+    expect(patch).toContain("\n-four\n+FOUR\n");
+    expect(patch).toContain(`index ${gitBlobId(Buffer.from("one\ntwo\nthree\nfour\nfive\nsix\nseven\n"))}..`);
+    const result = await applyChanges(host, changes);
+    expect(result.merged).toEqual(["keep.txt"]);
+    expect(readFileSync(join(host, "keep.txt"), "utf8")).toBe(
+      "ONE (user)\ntwo\nthree\nFOUR\nfive\nsix\nseven\n",
+    );
   });
 
   it("computes a diffstat like git's", async () => {
