@@ -19,6 +19,9 @@ import type { ChatModel } from "./model.js";
 import type { TranscriptWriter } from "./transcript.js";
 import type { AgentEvent, AgentResult } from "./types.js";
 
+/** How long collecting an interrupted run's changes may take, in ms. */
+const COLLECT_AFTER_ABORT_MS = 60_000;
+
 /** Options of executeRun. `sessionOptions.workspace` decides the mode; review happens in copy mode only. */
 export interface ExecuteRunOptions {
   task: string;
@@ -45,7 +48,7 @@ export interface RunReview {
   hostRoot: string;
 }
 
-/** What executeRun returns. `review` is absent outside copy mode and after an abort. */
+/** What executeRun returns. `review` is absent outside copy mode (after an abort it holds the changes so far). */
 export interface ExecuteRunOutcome {
   result: AgentResult;
   sessionId: string;
@@ -88,12 +91,14 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
       transcript,
       onEvent: options.onEvent,
     });
-    if (copyMode && snapshot && result.stopReason !== "aborted" && !signal?.aborted) {
+    if (copyMode && snapshot) {
+      // After Ctrl-C the work so far is still collected (with its own time bound), so it is not lost.
+      const collectSignal = signal?.aborted ? AbortSignal.timeout(COLLECT_AFTER_ABORT_MS) : signal;
       const changes = await collectChanges(session.sandbox, workspace.hostPath, {
-        signal,
+        signal: collectSignal,
         base: { snapshot, bytes: base },
       });
-      const patches = await patchChanges(changes, { signal });
+      const patches = await patchChanges(changes, { signal: collectSignal });
       review = {
         changes,
         stat: computeDiffstat(patches),

@@ -24,3 +24,4 @@ export {
   patchChanges,
   patchFile,
 } from "./patch.js";
+export { baseStorePath, changesFromPatch, saveBaseStore, splitPatch } from "./patch-file-apply.js";

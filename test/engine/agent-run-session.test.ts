@@ -1,6 +1,6 @@
 /**
  * executeRun on a real session: the real pipeline's validation and lookup errors reach the model, and
- * an abort mid-command removes the container.
+ * an abort mid-command removes the container and keeps the changes made so far.
  */
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
@@ -60,8 +60,10 @@ describeEngine("executeRun on a real session (engine)", () => {
     );
   });
 
-  it("Ctrl-C mid-command aborts the command and removes the container", async () => {
-    server.push({ toolCalls: [{ id: "slow", name: "bash", arguments: '{"command":"sleep 60"}' }] });
+  it("Ctrl-C mid-command aborts the command, keeps the changes so far, and removes the container", async () => {
+    server.push({
+      toolCalls: [{ id: "slow", name: "bash", arguments: '{"command":"echo partial > part.txt && sleep 60"}' }],
+    });
     const sessionId = `agent-abort-${randomBytes(4).toString("hex")}`;
     const controller = new AbortController();
     let running = 0;
@@ -83,7 +85,8 @@ describeEngine("executeRun on a real session (engine)", () => {
     });
     expect(running).toBe(1);
     expect(outcome.result.stopReason).toBe("aborted");
-    expect(outcome.review).toBeUndefined();
+    expect(outcome.review?.changes.map((c) => c.path)).toEqual(["part.txt"]);
+    expect(outcome.review?.patch).toContain("+++ b/part.txt\n@@ -0,0 +1,1 @@\n+partial\n");
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(await containersOfSession(sessionId)).toBe(0);
   });

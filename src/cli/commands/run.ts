@@ -2,8 +2,9 @@
  * `warden run --task "…"`: an agent loop on any OpenAI-compatible model, every tool call in a sandboxed
  * session, and a review of the change before anything reaches the host (copy mode: summary, saved patch,
  * `--export-patch`, `--apply` after confirmation). Exit 0 final answer, 1 stopped at --max-turns or
- * --apply refused, 2 configuration, provider or engine errors, 130 interrupted (the session is closed
- * and its container removed in every case).
+ * --apply refused, 2 configuration, provider or engine errors, 130 interrupted (the changes made so
+ * far are saved as the run's patch, never applied; the session is closed and its container removed in
+ * every case).
  */
 import { resolve } from "node:path";
 import { type Command, InvalidArgumentError as CommanderArgumentError } from "commander";
@@ -133,9 +134,10 @@ export async function runRun(flags: RunFlags, deps: RunDependencies = { createSe
       refused = flags.apply === true;
     }
   }
-  if (review && !interrupted) {
+  if (review) {
     const step = await reviewStep({
       review,
+      interrupted: interrupted || result.stopReason === "aborted",
       transcriptPath,
       exportPatch: flags.exportPatch,
       apply: flags.apply,
