@@ -51,6 +51,10 @@ export async function reviewStep(options: ReviewStepOptions): Promise<ReviewStep
   const { review, say } = options;
   const c = pc.createColors(options.colour ?? false);
   const outcome: ReviewStepOutcome = { files: review.changes.length };
+  if (review.ignored.length > 0) {
+    say("Left out of the patch, never applied (--include-ignored keeps git-ignored ones):");
+    for (const i of review.ignored) say(`  ${i.path} (${i.reason})`);
+  }
   if (review.changes.length === 0) {
     say("No files changed in the sandbox; the host workspace is untouched.");
     return outcome;

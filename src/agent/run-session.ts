@@ -8,11 +8,14 @@ import {
   collectChanges,
   computeDiffstat,
   type Diffstat,
+  gitIgnoreMatcher,
   type HostBase,
   type HostSnapshot,
   patchChanges,
   snapshotHost,
+  splitIgnored,
 } from "../review/index.js";
+import { excludeMatcher } from "../sandbox/workspace-exclude.js";
 import type { Session, SessionOptions } from "../session/types.js";
 import { runAgent } from "./loop.js";
 import type { ChatModel } from "./model.js";
@@ -35,6 +38,8 @@ export interface ExecuteRunOptions {
   systemPrompt?: string;
   signal?: AbortSignal;
   onEvent?: (event: AgentEvent) => void;
+  /** Keep changes to paths the workspace's .gitignore ignores in the patch (default: listed apart). */
+  includeIgnored?: boolean;
 }
 
 /** The change of a copy-mode run, read before the session closed. */
@@ -45,6 +50,8 @@ export interface RunReview {
   patch: string;
   /** Host hashes from before the copy. */
   snapshot: HostSnapshot;
+  /** Changes left out of the patch and never applied: excluded from the copy, or git-ignored. */
+  ignored: Array<{ path: string; reason: string }>;
   hostRoot: string;
 }
 
@@ -66,7 +73,10 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
   const copyMode = workspace !== undefined && (workspace.mode ?? "copy") === "copy";
   // Snapshot before the copy: a host edit racing the copy then shows up as a conflict, never as lost work.
   const base: HostBase = new Map();
-  const snapshot = copyMode ? await snapshotHost(workspace.hostPath, { signal, base }) : undefined;
+  const excluded = copyMode ? excludeMatcher(workspace.exclude, workspace.excludeIf) : undefined;
+  const snapshot = copyMode
+    ? await snapshotHost(workspace.hostPath, { signal, base, ...(excluded ? { skip: excluded } : {}) })
+    : undefined;
   const { transcript } = options;
   transcript.write({
     warden: "run_start",
@@ -94,16 +104,23 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
     if (copyMode && snapshot) {
       // After Ctrl-C the work so far is still collected (with its own time bound), so it is not lost.
       const collectSignal = signal?.aborted ? AbortSignal.timeout(COLLECT_AFTER_ABORT_MS) : signal;
-      const changes = await collectChanges(session.sandbox, workspace.hostPath, {
-        signal: collectSignal,
-        base: { snapshot, bytes: base },
-      });
+      const gitIgnored = gitIgnoreMatcher(base);
+      const { kept: changes, ignored } = splitIgnored(
+        await collectChanges(session.sandbox, workspace.hostPath, {
+          signal: collectSignal,
+          base: { snapshot, bytes: base },
+          oversize: "mark",
+        }),
+        (path) =>
+          excluded?.(path) ? "excluded from the copy" : options.includeIgnored ? undefined : gitIgnored(path),
+      );
       const patches = await patchChanges(changes, { signal: collectSignal });
       review = {
         changes,
         stat: computeDiffstat(patches),
         patch: patches.map((p) => p.text).join(""),
         snapshot,
+        ignored,
         hostRoot: workspace.hostPath,
       };
     }

@@ -15,6 +15,7 @@ export {
   MAX_BASE_BYTES,
   snapshotHost,
 } from "./host-snapshot.js";
+export { GIT_DIR_REASON, gitIgnoreMatcher, IGNORED_REASON, splitIgnored } from "./ignored.js";
 export { GitMissingError, type MergeInput, type MergeOutcome, mergeFile } from "./merge.js";
 export {
   type FilePatch,

@@ -31,6 +31,7 @@ import { createSession } from "../../session/index.js";
 import type { Session, SessionOptions } from "../../session/types.js";
 import { withInterrupt } from "../output/interrupt.js";
 import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
+import { workspaceExclusions } from "../output/workspace-exclusions.js";
 
 /** The flags of `warden run`, as commander hands them over. */
 export interface RunFlags extends SessionFlags {
@@ -46,6 +47,7 @@ export interface RunFlags extends SessionFlags {
   json?: boolean;
   logFile?: string;
   nonInteractive?: boolean;
+  includeIgnored?: boolean;
 }
 
 /** Seams for tests: the session factory. */
@@ -80,6 +82,9 @@ export async function runRun(flags: RunFlags, deps: RunDependencies = { createSe
 
   const { value: outcome, interrupted } = await withInterrupt(async (signal) => {
     const sessionOptions = await sessionOptionsOf({ ...flags, workspace, policy: undefined }, signal);
+    if (sessionOptions.workspace?.mode === "copy" && flags.policy?.length)
+      // Files the policy denies reading are not copied into the sandbox at all.
+      Object.assign(sessionOptions.workspace, await workspaceExclusions(workspace, flags));
     if (flags.policy && flags.policy.length > 0) {
       const approval = flags.nonInteractive ? undefined : approvalFor(view);
       const hook = await createPolicyHookFromFiles(flags.policy, {
@@ -99,6 +104,7 @@ export async function runRun(flags: RunFlags, deps: RunDependencies = { createSe
         createSession: deps.createSession,
         transcript,
         maxTurns: flags.maxTurns,
+        includeIgnored: flags.includeIgnored === true,
         signal,
         onEvent: (event) => {
           view.handle(event);
@@ -175,6 +181,10 @@ export function registerRun(program: Command): void {
     .option("--export-patch <file>", "write the change as a unified patch (git format)")
     .option("--apply", "apply the change to the host workspace after confirmation")
     .option("-y, --yes", "with --apply: do not ask")
+    .option(
+      "--include-ignored",
+      "keep changes to paths .gitignore ignores in the patch (default: listed apart)",
+    )
     .option("--json", "print events as JSONL on stdout instead of the live view")
     .option("--log-file <file>", "write pino JSON logs here (nothing is logged otherwise)")
     .option("--non-interactive", "never prompt: policy 'ask' means deny");

@@ -1,7 +1,8 @@
 /**
  * The session flags `warden exec`, `replay` and `run` share: workspace, mode, image, runtime, policy
  * files, tool selection (Pi's `--tools`, `--exclude-tools`, `--no-tools`, `--no-builtin-tools`) and
- * the spill cap (`--spill-max-bytes`).
+ * the spill cap (`--spill-max-bytes`), and what copy mode leaves out (`--exclude`, `.wardenignore`, and
+ * files the policy denies reading: workspace-exclusions.ts).
  */
 import { randomUUID } from "node:crypto";
 import { resolve } from "node:path";
@@ -10,6 +11,7 @@ import { InvalidArgumentError } from "../../errors.js";
 import type { WorkspaceMode } from "../../sandbox/types.js";
 import type { SessionOptions, ToolSelection } from "../../session/types.js";
 import { loadPolicyHooks } from "./policy-hooks.js";
+import { workspaceExclusions } from "./workspace-exclusions.js";
 
 /** The parsed flags, as commander hands them over. */
 export interface SessionFlags {
@@ -26,6 +28,8 @@ export interface SessionFlags {
   builtinTools?: boolean;
   /** `--spill-max-bytes`, parsed by parseByteCount. */
   spillMaxBytes?: number;
+  /** `--exclude`, repeatable: gitignore patterns left out of a copy-mode workspace. */
+  exclude?: string[];
 }
 
 const BYTE_UNITS: Record<string, number> = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
@@ -67,6 +71,11 @@ export function addSessionFlags(command: Command): Command {
         "policy file (allow/ask/deny rules), applied as a beforeToolCall hook; repeat for layers",
         (file: string, previous: string[] = []) => [...previous, file],
       )
+      .option(
+        "--exclude <pattern>",
+        "leave matching paths out of the copy (gitignore syntax; repeat; also read from .wardenignore)",
+        (pattern: string, previous: string[] = []) => [...previous, pattern],
+      )
       .option("--tools <names>", "strict allowlist of tools, comma-separated (e.g. read,ls)")
       .option("--exclude-tools <names>", "tools to disable after the allowlist, comma-separated")
       .option("--no-tools", "enable no tools at all")
@@ -106,7 +115,16 @@ export async function sessionOptionsOf(flags: SessionFlags, signal?: AbortSignal
   }
   const sessionId = randomUUID();
   const options: SessionOptions = { sessionId, toolSelection: toolSelectionOf(flags), signal };
-  if (flags.workspace) options.workspace = { hostPath: resolve(flags.workspace), mode: flags.mode ?? "copy" };
+  if (flags.workspace) {
+    const hostPath = resolve(flags.workspace);
+    const mode = flags.mode ?? "copy";
+    options.workspace = { hostPath, mode };
+    if (mode === "copy") Object.assign(options.workspace, await workspaceExclusions(hostPath, flags));
+    else if (flags.exclude?.length)
+      throw new InvalidArgumentError(
+        "--exclude works with --mode copy only (ro and rw mount the directory whole).",
+      );
+  }
   if (flags.image) options.image = flags.image;
   if (flags.runtime) options.runtime = flags.runtime;
   if (flags.tenant) options.tenant = flags.tenant;
