@@ -18,7 +18,7 @@ import {
   type RunView,
   transcriptPathFor,
 } from "../../agent/cli-io.js";
-import { ModelNotConfiguredError, NO_MODEL_MESSAGE } from "../../agent/errors.js";
+import { ModelNotConfiguredError } from "../../agent/errors.js";
 import { DEFAULT_MAX_TURNS } from "../../agent/loop.js";
 import { OpenAIChatModel, resolveModelConfig } from "../../agent/model.js";
 import { JsonView } from "../../agent/render/json-view.js";
@@ -68,7 +68,7 @@ export async function runRun(flags: RunFlags, deps: RunDependencies = { createSe
     config = resolveModelConfig(flags);
   } catch (err) {
     if (!(err instanceof ModelNotConfiguredError)) throw err;
-    process.stderr.write(`${NO_MODEL_MESSAGE}\n`);
+    process.stderr.write(`${err.message}\n`);
     process.exitCode = 2;
     return;
   }
@@ -175,7 +175,7 @@ export function registerRun(program: Command): void {
       "--base-url <url>",
       "OpenAI-compatible API base URL, e.g. http://127.0.0.1:11434/v1 (default: OpenAI)",
     )
-    .option("--api-key-env <name>", "environment variable holding the API key", "OPENAI_API_KEY")
+    .option("--api-key-env <name>", "environment variable holding the API key (default: OPENAI_API_KEY)")
     .option("--max-turns <n>", "stop after this many model calls", positiveInt, DEFAULT_MAX_TURNS)
     .option("--transcript <file>", "where to save the JSONL transcript (default: ~/.warden/runs/…)")
     .option("--export-patch <file>", "write the change as a unified patch (git format)")

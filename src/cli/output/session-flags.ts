@@ -5,6 +5,7 @@
  * files the policy denies reading: workspace-exclusions.ts).
  */
 import { randomUUID } from "node:crypto";
+import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { type Command, Option } from "commander";
 import { InvalidArgumentError } from "../../errors.js";
@@ -105,6 +106,28 @@ export function toolSelectionOf(flags: SessionFlags): ToolSelection {
   return selection;
 }
 
+/** The sandbox user's uid and gid (images/sandbox). */
+const SANDBOX_UID = 1000;
+
+/**
+ * `--mode rw` needs the directory writable by the sandbox user (uid 1000); otherwise every write in
+ * the sandbox fails with EACCES. Throws InvalidArgumentError naming the owner, mode and the fix.
+ * (By the permission bits; ACLs are not read.)
+ */
+export async function requireSandboxWritable(hostPath: string): Promise<void> {
+  const st = await stat(hostPath).catch(() => undefined);
+  if (!st) return; // a missing directory is reported where the workspace is opened
+  const writable =
+    (st.uid === SANDBOX_UID && st.mode & 0o200) ||
+    (st.gid === SANDBOX_UID && st.mode & 0o020) ||
+    st.mode & 0o002;
+  if (writable) return;
+  throw new InvalidArgumentError(
+    `--mode rw: ${hostPath} is owned by uid ${st.uid}:${st.gid} with mode ${(st.mode & 0o777).toString(8)}, so the sandbox user (uid ${SANDBOX_UID}) cannot write it. ` +
+      `Fix: sudo chown -R ${SANDBOX_UID}:${SANDBOX_UID} ${hostPath}, or use --mode copy (the default: review, then apply).`,
+  );
+}
+
 /**
  * SessionOptions for the flags, with a fresh session id: the workspace resolved to an absolute host path (a `--mode` without
  * `--workspace` is a usage error), the tool selection, and the policy hook when `--policy` is given.
@@ -124,6 +147,7 @@ export async function sessionOptionsOf(flags: SessionFlags, signal?: AbortSignal
       throw new InvalidArgumentError(
         "--exclude works with --mode copy only (ro and rw mount the directory whole).",
       );
+    if (mode === "rw") await requireSandboxWritable(hostPath);
   }
   if (flags.image) options.image = flags.image;
   if (flags.runtime) options.runtime = flags.runtime;
