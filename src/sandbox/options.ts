@@ -10,6 +10,7 @@ import { resolveLimits } from "./limits.js";
 import type { ReadOnlyMount, SandboxLimits, SandboxOptions, WorkspaceMode } from "./types.js";
 import { WORKSPACE_DIR } from "./types.js";
 import { type ExcludePredicate, excludeMatcher } from "./workspace-exclude.js";
+import { requireWorkspaceFits } from "./workspace-size.js";
 
 /** The default sandbox image, built by `warden images build` from images/sandbox/Dockerfile. */
 export const DEFAULT_IMAGE = "warden-sandbox:latest";
@@ -94,6 +95,8 @@ export async function resolveSandboxOptions(
       );
     const matcher = excludeMatcher(exclude, excludeIf);
     if (matcher) resolved.workspaceExclude = matcher;
+    if (mode === "copy")
+      await requireWorkspaceFits(resolved.workspaceHostPath, limits.workspaceBytes, matcher);
   }
   const seen = new Set<string>([WORKSPACE_DIR]);
   for (const [i, m] of (options.mounts ?? []).entries()) {

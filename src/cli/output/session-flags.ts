@@ -31,6 +31,24 @@ export interface SessionFlags {
   spillMaxBytes?: number;
   /** `--exclude`, repeatable: gitignore patterns left out of a copy-mode workspace. */
   exclude?: string[];
+  /** Session limits: `--cpus`, `--memory`, `--workspace-size`, `--pids`, `--tmp-size`. */
+  cpus?: number;
+  memory?: number;
+  workspaceSize?: number;
+  pids?: number;
+  tmpSize?: number;
+}
+
+/** A positive number for a limit flag; throws InvalidArgumentError naming the flag. */
+function positiveNumber(flag: string, integer = false): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n)))
+      throw new InvalidArgumentError(
+        `${flag} must be a positive ${integer ? "whole " : ""}number, got '${value}'.`,
+      );
+    return n;
+  };
 }
 
 const BYTE_UNITS: Record<string, number> = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
@@ -76,6 +94,19 @@ export function addSessionFlags(command: Command): Command {
         "--exclude <pattern>",
         "leave matching paths out of the copy (gitignore syntax; repeat; also read from .wardenignore)",
         (pattern: string, previous: string[] = []) => [...previous, pattern],
+      )
+      .option("--cpus <n>", "CPU limit of the sandbox, in CPUs (default 1)", positiveNumber("--cpus"))
+      .option("--memory <bytes>", "memory limit, e.g. 2g (default 1g)", (v: string) =>
+        parseByteCount(v, "--memory"),
+      )
+      .option(
+        "--workspace-size <bytes>",
+        "copy-mode workspace size limit, e.g. 4g (default 1g)",
+        (v: string) => parseByteCount(v, "--workspace-size"),
+      )
+      .option("--pids <n>", "process and thread limit (default 256)", positiveNumber("--pids", true))
+      .option("--tmp-size <bytes>", "size of /tmp, e.g. 256m (default 64m)", (v: string) =>
+        parseByteCount(v, "--tmp-size"),
       )
       .option("--tools <names>", "strict allowlist of tools, comma-separated (e.g. read,ls)")
       .option("--exclude-tools <names>", "tools to disable after the allowlist, comma-separated")
@@ -149,6 +180,14 @@ export async function sessionOptionsOf(flags: SessionFlags, signal?: AbortSignal
       );
     if (mode === "rw") await requireSandboxWritable(hostPath);
   }
+  const limits = {
+    ...(flags.cpus !== undefined ? { cpus: flags.cpus } : {}),
+    ...(flags.memory !== undefined ? { memoryBytes: flags.memory } : {}),
+    ...(flags.workspaceSize !== undefined ? { workspaceBytes: flags.workspaceSize } : {}),
+    ...(flags.pids !== undefined ? { pids: flags.pids } : {}),
+    ...(flags.tmpSize !== undefined ? { tmpBytes: flags.tmpSize } : {}),
+  };
+  if (Object.keys(limits).length > 0) options.limits = limits;
   if (flags.image) options.image = flags.image;
   if (flags.runtime) options.runtime = flags.runtime;
   if (flags.tenant) options.tenant = flags.tenant;
