@@ -142,20 +142,21 @@ const SANDBOX_UID = 1000;
 
 /**
  * `--mode rw` needs the directory writable by the sandbox user (uid 1000); otherwise every write in
- * the sandbox fails with EACCES. Throws InvalidArgumentError naming the owner, mode and the fix.
- * (By the permission bits; ACLs are not read.)
+ * the sandbox fails with EACCES. Returns the warning naming the owner, mode and the fix, or undefined
+ * when it is writable (by the permission bits; ACLs are not read). A warning, not an error: a
+ * session that only reads, or writes only to writable subdirectories, still works.
  */
-export async function requireSandboxWritable(hostPath: string): Promise<void> {
+export async function sandboxWriteWarning(hostPath: string): Promise<string | undefined> {
   const st = await stat(hostPath).catch(() => undefined);
-  if (!st) return; // a missing directory is reported where the workspace is opened
+  if (!st) return undefined; // a missing directory is reported where the workspace is opened
   const writable =
     (st.uid === SANDBOX_UID && st.mode & 0o200) ||
     (st.gid === SANDBOX_UID && st.mode & 0o020) ||
     st.mode & 0o002;
-  if (writable) return;
-  throw new InvalidArgumentError(
+  if (writable) return undefined;
+  return (
     `--mode rw: ${hostPath} is owned by uid ${st.uid}:${st.gid} with mode ${(st.mode & 0o777).toString(8)}, so the sandbox user (uid ${SANDBOX_UID}) cannot write it. ` +
-      `Fix: sudo chown -R ${SANDBOX_UID}:${SANDBOX_UID} ${hostPath}, or use --mode copy (the default: review, then apply).`,
+    `Fix: sudo chown -R ${SANDBOX_UID}:${SANDBOX_UID} ${hostPath}, or use --mode copy (the default: review, then apply).`
   );
 }
 
@@ -178,7 +179,10 @@ export async function sessionOptionsOf(flags: SessionFlags, signal?: AbortSignal
       throw new InvalidArgumentError(
         "--exclude works with --mode copy only (ro and rw mount the directory whole).",
       );
-    if (mode === "rw") await requireSandboxWritable(hostPath);
+    if (mode === "rw") {
+      const warning = await sandboxWriteWarning(hostPath);
+      if (warning) process.stderr.write(`warden: warning: ${warning}\n`);
+    }
   }
   const limits = {
     ...(flags.cpus !== undefined ? { cpus: flags.cpus } : {}),
