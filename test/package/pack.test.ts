@@ -1,10 +1,11 @@
 /**
  * The package as a user gets it: `npm pack` holds dist/, bin/, the sandbox image's context and the
  * policies; installed from the tarball into an empty project, its types compile under TypeScript's
- * default checks (no skipLibCheck) with the documented public names, and it runs (import and CLI).
+ * default checks (no skipLibCheck) with the documented public names and the README's library example,
+ * and it runs (import and CLI).
  */
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { expect, it } from "vitest";
@@ -65,6 +66,11 @@ it("npm pack installs into an empty project, type-checks with default settings a
       "",
     ].join("\n"),
   );
+  // The README's library example compiles as it is shown.
+  const readme = readFileSync(join(repo, "README.md"), "utf8");
+  const example = /### Library[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+  expect(example).toContain('from "warden"');
+  writeFileSync(join(project, "readme-example.ts"), `${example}export {};\n`);
   run(join(repo, "node_modules/.bin/tsc"), ["-p", "."], project);
   const printed = run(
     "node",
