@@ -112,7 +112,6 @@ describe("review apply", () => {
     const root = host();
     const outside = mkdtempSync(join(tmpdir(), "warden-outside-"));
     symlinkSync(outside, join(root, "out"));
-    const snapshot = await snapshotHost(root);
     const outward: FileChange[] = [
       { path: "out/pwn.txt", kind: "added", oldBytes: null, newBytes: Buffer.from("x"), mode: 0o644 },
     ];
@@ -124,7 +123,6 @@ describe("review apply", () => {
     const root = host();
     mkdirSync(join(root, "real"));
     symlinkSync(join(root, "real"), join(root, "alias"));
-    const snapshot = await snapshotHost(root);
     const through: FileChange[] = [
       { path: "alias/f.txt", kind: "added", oldBytes: null, newBytes: Buffer.from("x"), mode: 0o644 },
     ];
