@@ -209,6 +209,21 @@ describe("review changes", () => {
     expect(patch).not.toContain("ONE (user)");
     expect(patch).toContain("\n-four\n+FOUR\n");
     expect(patch).toContain(`index ${gitBlobId(Buffer.from("one\ntwo\nthree\nfour\nfive\nsix\nseven\n"))}..`);
+    // git's own three-way apply takes it too, in a repository that has the session-start blob.
+    const repo = mkdtempSync(join(tmpdir(), "warden-review-git-"));
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: repo });
+    git("init", "-q");
+    writeFileSync(join(repo, "keep.txt"), "one\ntwo\nthree\nfour\nfive\nsix\nseven\n");
+    git("add", ".");
+    git("commit", "-qm", "base");
+    writeFileSync(join(repo, "keep.txt"), "ONE (user)\ntwo\nthree\nfour\nfive\nsix\nseven\n");
+    git("add", "keep.txt"); // --3way works on the index: the user's edit staged
+    writeFileSync(join(repo, "p.patch"), patch);
+    git("apply", "--3way", "p.patch");
+    expect(readFileSync(join(repo, "keep.txt"), "utf8")).toBe(
+      "ONE (user)\ntwo\nthree\nFOUR\nfive\nsix\nseven\n",
+    );
     const result = await applyChanges(host, changes);
     expect(result.merged).toEqual(["keep.txt"]);
     expect(readFileSync(join(host, "keep.txt"), "utf8")).toBe(
