@@ -1,6 +1,7 @@
 import { defineConfig } from "vitest/config";
 
-// Two projects: pure unit tests, and tests against a real Docker engine (slower, serial per file).
+// Three projects: pure unit tests, tests against a real Docker engine (slower, serial per file), and
+// the package as installed from `npm pack` (builds, packs and installs: minutes, no engine).
 export default defineConfig({
   test: {
     projects: [
@@ -21,6 +22,13 @@ export default defineConfig({
           // own maxWorkers needs its own group (vitest 4), which also runs it after the unit tests.
           maxWorkers: 2,
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          name: "package",
+          include: ["test/package/**/*.test.ts"],
+          testTimeout: 600_000,
         },
       },
     ],

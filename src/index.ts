@@ -1,20 +1,95 @@
 /**
- * warden's public API: sessions (the entry point), the pipeline's types and stages, the tool and
- * sandbox interfaces, and the errors. Everything else is internal.
+ * warden's public API, listed name by name (everything else is internal and may change):
+ * - sessions: createSession, the Session it returns, and its options (workspace, limits, tools, hooks);
+ * - tools: the seven built-in tools' factories and the tool / call / result types;
+ * - hooks: the beforeToolCall / afterToolCall hook types and the tool execution events;
+ * - policy and approval: loading policy files, the policy hook, approval providers;
+ * - review: a copy-mode session's changes, the patch, and applying it as a three-way merge;
+ * - sandbox: the Sandbox interface, createSandbox, image build, gc;
+ * - errors: WardenError and its subclasses (stable `code`), AbortError.
+ * README "Library" shows the use; test/package packs, installs and compiles it as a consumer would.
  */
-export * from "./agent/index.js";
-export * from "./approval/index.js";
-export * from "./audit/index.js";
-export * from "./errors.js";
-export * from "./pipeline/index.js";
-export * from "./policy/index.js";
-export * from "./pool/index.js";
-export * from "./review/index.js";
-export * from "./sandbox/index.js";
-export * from "./session/index.js";
-export { DEFAULT_SPILL_SESSION_MAX_BYTES, SpillBudget } from "./session/spill-budget.js";
-export { createSpillStore, HostSpillStore, type SpillStoreOptions } from "./session/spill-store.js";
-export { type SpillSweepRemoval, sweepSpillDirs } from "./session/spill-sweep.js";
-export * from "./tools/index.js";
-export * from "./truncate/index.js";
+
+// Policy and approval
+export { NonInteractiveApproval, ProgrammaticApproval, TerminalApproval } from "./approval/index.js";
+export type { ApprovalAnswer, ApprovalProvider, ApprovalRequest } from "./approval/types.js";
+// Errors
+export {
+  EngineUnreachableError,
+  ImageMissingError,
+  InvalidArgumentError,
+  NotFoundError,
+  PathOutsideWorkspaceError,
+  PolicyInvalidError,
+  SandboxError,
+  SandboxNotRunningError,
+  WardenError,
+  type WardenErrorCode,
+} from "./errors.js";
+// Hooks and events
+export type {
+  AfterToolCallContext,
+  AfterToolCallHook,
+  AfterToolCallResult,
+  BeforeToolCallContext,
+  BeforeToolCallHook,
+  BeforeToolCallResult,
+  CallDecision,
+  ToolExecutionEvent,
+} from "./pipeline/types.js";
+export { createPolicyHook, createPolicyHookFromFiles, evaluate, loadPolicy } from "./policy/index.js";
+export type { Decision, Policy, PolicyDecisionKind, PolicyRequest } from "./policy/types.js";
+// Review (copy mode)
+export {
+  type ApplyResult,
+  applyChanges,
+  collectChanges,
+  type FileChange,
+  formatPatch,
+  type HostBase,
+  type HostSnapshot,
+  MergeConflictError,
+  snapshotHost,
+} from "./review/index.js";
+// Sandbox
+export { buildSandboxImage, createSandbox, gc } from "./sandbox/index.js";
+export { DEFAULT_LIMITS } from "./sandbox/limits.js";
+export { DEFAULT_IMAGE } from "./sandbox/options.js";
+export type {
+  ExecCommand,
+  ExecOptions,
+  ExecResult,
+  ReadOnlyMount,
+  Sandbox,
+  SandboxLimits,
+  SandboxOptions,
+  WorkspaceMode,
+} from "./sandbox/types.js";
+export { WORKSPACE_DIR } from "./sandbox/types.js";
+// Sessions
+export { createSession } from "./session/index.js";
+export type {
+  ProviderTool,
+  RunToolCallsOptions,
+  Session,
+  SessionOptions,
+  ToolSelection,
+} from "./session/types.js";
+export { createEditTool } from "./tools/edit.js";
+export { createFindTool } from "./tools/find.js";
+export { createGrepTool } from "./tools/grep.js";
+// Tools
+export { builtinTools, createBashTool, createLsTool, createReadTool } from "./tools/index.js";
+export type {
+  AnyTool,
+  ImageContent,
+  TextContent,
+  Tool,
+  ToolCall,
+  ToolContent,
+  ToolContext,
+  ToolOutput,
+  ToolResultMessage,
+} from "./tools/types.js";
+export { createWriteTool } from "./tools/write.js";
 export { AbortError, isAbortError } from "./util/abort.js";

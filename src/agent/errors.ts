@@ -65,9 +65,17 @@ export const NO_MODEL_MESSAGE = [
   "Without a model, 'warden replay <transcript.jsonl>' runs recorded tool calls in the sandbox.",
 ].join("\n");
 
-/** No API key and no base URL: `warden run` cannot reach any model. Exit code 2. */
+/**
+ * No API key and no base URL (NO_MODEL_MESSAGE), or the variable `--api-key-env` names is unset:
+ * `warden run` cannot reach the model. Exit code 2.
+ */
 export class ModelNotConfiguredError extends WardenError {
-  constructor() {
-    super("INVALID_ARGUMENT", NO_MODEL_MESSAGE);
+  constructor(message = NO_MODEL_MESSAGE) {
+    super("INVALID_ARGUMENT", message);
   }
+}
+
+/** The message for `--api-key-env NAME` when NAME is unset or empty. */
+export function unsetKeyMessage(name: string): string {
+  return `--api-key-env ${name}: the environment variable ${name} is not set (or is empty). Set it (export ${name}=…) or drop --api-key-env.`;
 }

@@ -9,7 +9,7 @@ import type {
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
 import type { ProviderTool } from "../session/types.js";
-import { ModelNotConfiguredError } from "./errors.js";
+import { ModelNotConfiguredError, unsetKeyMessage } from "./errors.js";
 import { type RetryNotice, type RetryPolicy, withRetries } from "./retry.js";
 
 /** One tool call as streamed: `arguments` is the raw JSON text the model produced (maybe invalid). */
@@ -71,6 +71,7 @@ export function resolveModelConfig(
   const apiKeyEnv = flags.apiKeyEnv ?? "OPENAI_API_KEY";
   const apiKey = env[apiKeyEnv] || undefined;
   const baseURL = flags.baseUrl ?? (env.OPENAI_BASE_URL || undefined);
+  if (!apiKey && flags.apiKeyEnv !== undefined) throw new ModelNotConfiguredError(unsetKeyMessage(apiKeyEnv));
   if (!apiKey && !baseURL) throw new ModelNotConfiguredError();
   return { model: flags.model ?? env.WARDEN_MODEL ?? DEFAULT_MODEL, baseURL, apiKey, apiKeyEnv };
 }

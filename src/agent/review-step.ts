@@ -1,12 +1,20 @@
 /**
  * The end of a copy-mode `warden run`: the summary (files changed, diffstat), the patch saved next to
  * the transcript (`<transcript>.patch`, what `warden diff` shows), `--export-patch FILE`, and
- * `--apply` (after confirmation or `--yes`; refused without a terminal to ask on).
+ * `--apply` (after confirmation or `--yes`; refused without a terminal to ask on). Beside the saved
+ * patch, `<patch>.base/` keeps the session-start version of each changed file, so `warden apply` can
+ * merge the patch later with host edits made meanwhile.
  */
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import pc from "picocolors";
-import { type ApplyResult, applyChanges, formatDiffstat, HostChangedError } from "../review/index.js";
+import {
+  type ApplyResult,
+  applyChanges,
+  formatDiffstat,
+  MergeConflictError,
+  saveBaseStore,
+} from "../review/index.js";
 import type { RunReview } from "./run-session.js";
 
 /** Options of reviewStep. `confirm` is undefined when there is no terminal to ask on. */
@@ -20,6 +28,8 @@ export interface ReviewStepOptions {
   /** Prints one block of human text. */
   say: (text: string) => void;
   colour?: boolean;
+  /** The run was interrupted: the changes so far are saved, never applied. */
+  interrupted?: boolean;
 }
 
 /** What happened. `refused` says why --apply did not apply (exit code 1). */
@@ -41,14 +51,23 @@ export async function reviewStep(options: ReviewStepOptions): Promise<ReviewStep
   const { review, say } = options;
   const c = pc.createColors(options.colour ?? false);
   const outcome: ReviewStepOutcome = { files: review.changes.length };
+  if (review.ignored.length > 0) {
+    say("Left out of the patch, never applied (--include-ignored keeps git-ignored ones):");
+    for (const i of review.ignored) say(`  ${i.path} (${i.reason})`);
+  }
   if (review.changes.length === 0) {
     say("No files changed in the sandbox; the host workspace is untouched.");
     return outcome;
   }
-  say(`Changes made in the sandbox (the host workspace ${review.hostRoot} is untouched):`);
+  say(
+    options.interrupted
+      ? `Interrupted. Changes made in the sandbox so far (the host workspace ${review.hostRoot} is untouched):`
+      : `Changes made in the sandbox (the host workspace ${review.hostRoot} is untouched):`,
+  );
   say(formatDiffstat(review.stat, c).trimEnd());
   const saved = patchPathFor(options.transcriptPath);
   writeFileSync(saved, review.patch, { mode: 0o600 });
+  await saveBaseStore(saved, review.changes);
   outcome.savedPatch = saved;
   say(`Patch saved to ${saved} (show it again: warden diff ${options.transcriptPath})`);
   if (options.exportPatch) {
@@ -57,8 +76,9 @@ export async function reviewStep(options: ReviewStepOptions): Promise<ReviewStep
     outcome.exportedPatch = target;
     say(`Patch exported to ${target} (apply later with: git apply ${target})`);
   }
-  if (!options.apply) {
-    say("Not applied. Re-run with --apply to write these changes to the host, or use the patch.");
+  const later = `warden apply ${options.transcriptPath}`;
+  if (!options.apply || options.interrupted) {
+    say(`Not applied. Apply it later with: ${later} (a three-way merge with any edits you make meanwhile).`);
     return outcome;
   }
   if (!options.yes) {
@@ -78,15 +98,16 @@ export async function reviewStep(options: ReviewStepOptions): Promise<ReviewStep
     }
   }
   try {
-    outcome.applied = await applyChanges(review.hostRoot, review.changes, { snapshot: review.snapshot });
+    outcome.applied = await applyChanges(review.hostRoot, review.changes);
   } catch (err) {
-    if (!(err instanceof HostChangedError)) throw err;
+    if (!(err instanceof MergeConflictError)) throw err;
     outcome.refused = err.message;
-    say(err.message);
+    say(err.message.replace("with `warden apply`", `with: ${later}`));
     return outcome;
   }
-  const { written, deleted, skipped } = outcome.applied;
+  const { written, deleted, merged, skipped } = outcome.applied;
   say(`Applied to ${review.hostRoot}: ${written.length} written, ${deleted.length} deleted.`);
+  if (merged.length > 0) say(`  merged with your edits made meanwhile: ${merged.join(", ")}`);
   for (const s of skipped) say(`  skipped ${s.path}: ${s.reason}`);
   return outcome;
 }

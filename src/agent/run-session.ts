@@ -8,15 +8,22 @@ import {
   collectChanges,
   computeDiffstat,
   type Diffstat,
+  gitIgnoreMatcher,
+  type HostBase,
   type HostSnapshot,
   patchChanges,
   snapshotHost,
+  splitIgnored,
 } from "../review/index.js";
+import { excludeMatcher } from "../sandbox/workspace-exclude.js";
 import type { Session, SessionOptions } from "../session/types.js";
 import { runAgent } from "./loop.js";
 import type { ChatModel } from "./model.js";
 import type { TranscriptWriter } from "./transcript.js";
 import type { AgentEvent, AgentResult } from "./types.js";
+
+/** How long collecting an interrupted run's changes may take, in ms. */
+const COLLECT_AFTER_ABORT_MS = 60_000;
 
 /** Options of executeRun. `sessionOptions.workspace` decides the mode; review happens in copy mode only. */
 export interface ExecuteRunOptions {
@@ -31,20 +38,24 @@ export interface ExecuteRunOptions {
   systemPrompt?: string;
   signal?: AbortSignal;
   onEvent?: (event: AgentEvent) => void;
+  /** Keep changes to paths the workspace's .gitignore ignores in the patch (default: listed apart). */
+  includeIgnored?: boolean;
 }
 
 /** The change of a copy-mode run, read before the session closed. */
 export interface RunReview {
   changes: FileChange[];
   stat: Diffstat;
-  /** The unified patch (git format), "" when nothing changed. */
+  /** The unified patch (git format) against the session-start state, "" when nothing changed. */
   patch: string;
-  /** Host hashes from before the copy; `--apply` compares against them. */
+  /** Host hashes from before the copy. */
   snapshot: HostSnapshot;
+  /** Changes left out of the patch and never applied: excluded from the copy, or git-ignored. */
+  ignored: Array<{ path: string; reason: string }>;
   hostRoot: string;
 }
 
-/** What executeRun returns. `review` is absent outside copy mode and after an abort. */
+/** What executeRun returns. `review` is absent outside copy mode (after an abort it holds the changes so far). */
 export interface ExecuteRunOutcome {
   result: AgentResult;
   sessionId: string;
@@ -61,7 +72,11 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
   const workspace = sessionOptions.workspace;
   const copyMode = workspace !== undefined && (workspace.mode ?? "copy") === "copy";
   // Snapshot before the copy: a host edit racing the copy then shows up as a conflict, never as lost work.
-  const snapshot = copyMode ? await snapshotHost(workspace.hostPath, { signal }) : undefined;
+  const base: HostBase = new Map();
+  const excluded = copyMode ? excludeMatcher(workspace.exclude, workspace.excludeIf) : undefined;
+  const snapshot = copyMode
+    ? await snapshotHost(workspace.hostPath, { signal, base, ...(excluded ? { skip: excluded } : {}) })
+    : undefined;
   const { transcript } = options;
   transcript.write({
     warden: "run_start",
@@ -86,14 +101,26 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
       transcript,
       onEvent: options.onEvent,
     });
-    if (copyMode && snapshot && result.stopReason !== "aborted" && !signal?.aborted) {
-      const changes = await collectChanges(session.sandbox, workspace.hostPath, { signal });
-      const patches = await patchChanges(changes, { signal });
+    if (copyMode && snapshot) {
+      // After Ctrl-C the work so far is still collected (with its own time bound), so it is not lost.
+      const collectSignal = signal?.aborted ? AbortSignal.timeout(COLLECT_AFTER_ABORT_MS) : signal;
+      const gitIgnored = gitIgnoreMatcher(base);
+      const { kept: changes, ignored } = splitIgnored(
+        await collectChanges(session.sandbox, workspace.hostPath, {
+          signal: collectSignal,
+          base: { snapshot, bytes: base },
+          oversize: "mark",
+        }),
+        (path) =>
+          excluded?.(path) ? "excluded from the copy" : options.includeIgnored ? undefined : gitIgnored(path),
+      );
+      const patches = await patchChanges(changes, { signal: collectSignal });
       review = {
         changes,
         stat: computeDiffstat(patches),
         patch: patches.map((p) => p.text).join(""),
         snapshot,
+        ignored,
         hostRoot: workspace.hostPath,
       };
     }

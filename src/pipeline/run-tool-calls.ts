@@ -1,7 +1,10 @@
 /**
  * Batch execution (Pi's agent loop, shared/reference/pi-tool-semantics.md): parallel by default —
- * preflight (start event, lookup, prepare, validate, beforeToolCall) in source order, then the prepared
- * calls execute concurrently; sequential when any tool in the batch says so. Results come back in call
+ * every call's preflight (start event, lookup, prepare, validate, beforeToolCall) starts in source
+ * order at once, and each call executes as soon as its own preflight is done (unlike Pi, whose
+ * preflights run one after another, so a call waiting for an approval held up the whole batch);
+ * calls that may mutate a file start in call order among themselves, so the mutation queue keeps
+ * Pi's per-file order. Sequential when any tool in the batch says so. Results come back in call
  * order; end events in completion order. Nothing throws out of runToolCalls.
  * Unlike Pi, a batch whose tool-call ids repeat is refused whole (see batch-ids.ts).
  */
@@ -197,24 +200,40 @@ export async function runToolCalls(
     }
   };
 
-  const sequential = isSequentialBatch(calls, ctx.tools);
-  const running: Promise<void>[] = [];
-  for (const [index, call] of calls.entries()) {
-    let pre: StageOutcome<PreparedCall>;
+  const preflight = async (index: number, call: ToolCall): Promise<StageOutcome<PreparedCall>> => {
     try {
-      pre = await preflightCall(call, ctx, signal, emit, records[index]);
+      return await preflightCall(call, ctx, signal, emit, records[index]);
     } catch (err) {
-      pre = { ok: false, result: thrownResult(call, err, "lookup") };
+      return { ok: false, result: thrownResult(call, err, "lookup") };
     }
-    if (!pre.ok) {
-      finish(index, pre.result);
-      continue;
+  };
+  const running: Promise<void>[] = [];
+  if (isSequentialBatch(calls, ctx.tools)) {
+    for (const [index, call] of calls.entries()) {
+      const pre = await preflight(index, call);
+      if (pre.ok) await runOne(index, call, pre.value);
+      else finish(index, pre.result);
     }
-    // Started in call order: runOne reaches the mutation queue before its first await.
-    const execution = runOne(index, call, pre.value);
-    if (sequential) await execution;
-    else running.push(execution);
+    return results;
   }
-  await Promise.all(running);
+  // Every call's preflight (hooks, approvals) starts at once, so the asks of a batch are put together
+  // and a call already allowed runs without waiting for an answer about another. Only calls that may
+  // mutate a file start in call order among themselves (each reaches the mutation queue before its
+  // first await, after every earlier one): per-file order stays Pi's.
+  let mutations: Promise<unknown> = Promise.resolve();
+  for (const [index, call] of calls.entries()) {
+    const pre = preflight(index, call);
+    const start = (outcome: StageOutcome<PreparedCall>): void => {
+      if (outcome.ok) running.push(runOne(index, call, outcome.value));
+      else finish(index, outcome.result);
+    };
+    if (ctx.tools.get(call.name)?.mutatesPath === undefined) running.push(pre.then(start));
+    else {
+      mutations = mutations.then(() => pre).then(start);
+      running.push(mutations.then(() => undefined));
+    }
+  }
+  // Links pushed later (a started call) are awaited too.
+  for (let i = 0; i < running.length; i++) await running[i];
   return results;
 }

@@ -1,33 +1,43 @@
 /**
- * `--apply`: writes a run's changes to the host workspace, only when every file it touches is still
- * as it was when the session started (hash compare against the HostSnapshot), each file atomically
- * (temp file in the same directory, then rename). Symlinks and other special entries are never applied;
+ * `--apply` and `warden apply`: writes a session's change to the host workspace as a three-way merge
+ * (merge.ts) of the host as it is now with the session's change against the state the session
+ * started from. Files the host did not touch meanwhile take the session's version; host edits that
+ * do not overlap the session's are kept in the merged file; when any file conflicts, nothing is
+ * written and every conflicting file is named with its reason. Each file is written atomically (temp
+ * file in the same directory, then rename). Symlinks and other special entries are never applied;
  * no write follows a host symlink: every parent directory is opened with O_NOFOLLOW beneath the
  * root (host-read.ts), and a parent that is a link is refused.
  */
 import { randomBytes } from "node:crypto";
 import { mkdir, rename, rm, unlink, writeFile } from "node:fs/promises";
 import { PathOutsideWorkspaceError, WardenError } from "../errors.js";
+import { throwIfAborted } from "../util/abort.js";
 import type { FileChange } from "./changes.js";
 import { childPath, type HostDir, openChildDir, openHostRoot, relativeNames } from "./host-read.js";
-import { type HostSnapshot, hashHostPath } from "./host-snapshot.js";
+import { type MergeOutcome, mergeFile } from "./merge.js";
 import { patchableChanges } from "./patch.js";
 
-/** The host changed under the run: `paths` differ from the session-start snapshot. Nothing was written. */
-export class HostChangedError extends WardenError {
-  constructor(readonly paths: string[]) {
+/** Some files conflict with host edits made since the session started. Nothing was written. */
+export class MergeConflictError extends WardenError {
+  constructor(readonly conflicts: Array<{ path: string; reason: string }>) {
+    const n = conflicts.length;
     super(
       "CONFLICT",
-      `Not applied: ${paths.length} host file${paths.length === 1 ? "" : "s"} changed since the run started ` +
-        `(${paths.join(", ")}). Nothing was written; use the exported patch (--export-patch) and merge by hand.`,
+      `Not applied: ${n} file${n === 1 ? "" : "s"} conflict${n === 1 ? "s" : ""} with host edits made since the session started:\n` +
+        conflicts.map((c) => `  ${c.path}: ${c.reason}`).join("\n") +
+        "\nNothing was written; your edits are untouched. Resolve them (or undo the host edits) and apply the saved patch again with `warden apply`.",
     );
   }
 }
 
-/** What was done. `skipped` lists special entries (symlinks etc.) with the reason. */
+/**
+ * What was done. `merged` lists the written files that also kept host edits made meanwhile; `skipped`
+ * lists entries not applied (symlinks, files over the review limit, ignored paths) with the reason.
+ */
 export interface ApplyResult {
   written: string[];
   deleted: string[];
+  merged: string[];
   skipped: Array<{ path: string; reason: string }>;
 }
 
@@ -68,42 +78,62 @@ async function writeAtomically(dir: HostDir, name: string, data: Buffer, mode: n
   }
 }
 
-/**
- * Checks, then applies. Rejects HostChangedError (nothing written) when any touched host file differs
- * from `snapshot`, PathOutsideWorkspaceError when a path leads out of `hostRoot`
- * or a parent directory on the host is a symlink (never written through), or the fs error of a failed write (files before it stay applied, each one whole).
- */
-export async function applyChanges(
-  hostRoot: string,
-  changes: FileChange[],
-  options: { snapshot: HostSnapshot; signal?: AbortSignal },
-): Promise<ApplyResult> {
-  const result: ApplyResult = { written: [], deleted: [], skipped: [] };
-  const root = hostRoot;
-  const todo = patchableChanges(changes);
-  for (const change of changes) {
-    if (change.special !== undefined)
-      result.skipped.push({ path: change.path, reason: `${change.special} not applied` });
-  }
-  const conflicts: string[] = [];
-  for (const change of todo) {
-    const current = await hashHostPath(root, change.path, options.signal);
-    if (current !== options.snapshot.get(change.path)) conflicts.push(change.path);
-  }
-  if (conflicts.length > 0) throw new HostChangedError(conflicts);
-  for (const change of todo) {
-    const bytes = change.newBytes;
-    await withParentDir(root, change.path, async (dir, name) => {
+/** Writes merge outcomes (all "write" or "same"); fs errors propagate (earlier files stay applied, each whole). */
+async function writeOutcomes(
+  root: string,
+  outcomes: MergeOutcome[],
+  modes: Map<string, number | undefined>,
+  result: ApplyResult,
+): Promise<void> {
+  for (const outcome of outcomes) {
+    if (outcome.kind !== "write") continue;
+    const { path, bytes } = outcome;
+    await withParentDir(root, path, async (dir, name) => {
       if (bytes === null) {
         await unlink(childPath(dir, name)).catch((err: NodeJS.ErrnoException) => {
           if (err.code !== "ENOENT") throw err;
         });
-        result.deleted.push(change.path);
+        result.deleted.push(path);
       } else {
-        await writeAtomically(dir, name, bytes, change.mode ?? 0o644);
-        result.written.push(change.path);
+        await writeAtomically(dir, name, bytes, modes.get(path) ?? 0o644);
+        result.written.push(path);
+        if (outcome.merged) result.merged.push(path);
       }
     });
   }
+}
+
+/**
+ * Merges, then writes (see module doc). `changes[].oldBytes` must be the session-start side (the
+ * base). Rejects MergeConflictError (nothing written) when any file conflicts, GitMissingError when a
+ * text merge needs git and it is missing, PathOutsideWorkspaceError when a path leads out of
+ * `hostRoot` or a parent directory on the host is a symlink (never written through), or the fs error
+ * of a failed write (files before it stay applied, each one whole).
+ */
+export async function applyChanges(
+  hostRoot: string,
+  changes: FileChange[],
+  options: { signal?: AbortSignal } = {},
+): Promise<ApplyResult> {
+  const result: ApplyResult = { written: [], deleted: [], merged: [], skipped: [] };
+  for (const change of changes) {
+    if (change.special !== undefined)
+      result.skipped.push({ path: change.path, reason: `${change.special} not applied` });
+    else if (change.oversize)
+      result.skipped.push({ path: change.path, reason: "over the review's file size limit, not applied" });
+  }
+  const todo = patchableChanges(changes);
+  const outcomes: MergeOutcome[] = [];
+  for (const change of todo) {
+    throwIfAborted(options.signal);
+    outcomes.push(
+      await mergeFile(hostRoot, { path: change.path, base: change.oldBytes, theirs: change.newBytes }),
+    );
+  }
+  const conflicts = outcomes.flatMap((o) =>
+    o.kind === "conflict" ? [{ path: o.path, reason: o.reason }] : [],
+  );
+  if (conflicts.length > 0) throw new MergeConflictError(conflicts);
+  await writeOutcomes(hostRoot, outcomes, new Map(todo.map((c) => [c.path, c.mode])), result);
   return result;
 }

@@ -9,6 +9,13 @@ import type { FileHandle } from "node:fs/promises";
 import { InvalidArgumentError } from "../errors.js";
 import { type Sandbox, WORKSPACE_DIR, type WorkspaceChange } from "../sandbox/types.js";
 import { withHostEntry } from "./host-read.js";
+import { type HostBase, type HostSnapshot, hashHostPath } from "./host-snapshot.js";
+
+/** The session-start state: snapshotHost's hashes and the bytes it kept (see HostBase). */
+export interface SessionBase {
+  snapshot: HostSnapshot;
+  bytes: HostBase;
+}
 
 /** Largest file the review reads, in bytes (64 MiB). */
 export const MAX_REVIEW_FILE_BYTES = 64 * 1024 * 1024;
@@ -116,12 +123,29 @@ async function readSandbox(
 }
 
 /**
+ * The old side from the session-start state: a link by its target, a file by its kept bytes; when
+ * the bytes were not kept (over the snapshot's budget) the host is read if it still has the same
+ * hash, else the side is marked oversize (shown, never applied).
+ */
+async function readBase(root: string, path: string, base: SessionBase, limits: ReadLimits): Promise<Side> {
+  const hash = base.snapshot.get(path);
+  if (hash === undefined) return { bytes: null };
+  if (hash.startsWith("link:")) return { bytes: Buffer.from(hash.slice(5)), link: true };
+  const kept = base.bytes.get(path);
+  if (kept) return { bytes: kept };
+  if ((await hashHostPath(root, path)) === hash) return readHost(root, path, limits);
+  return { bytes: Buffer.alloc(0), oversize: true };
+}
+
+/**
  * Collects the changes of a copy-mode sandbox against the host workspace `hostRoot` (undefined: the
- * original is not available, every old side is null). A file over `maxFileBytes` (default
- * MAX_REVIEW_FILE_BYTES), or one whose bytes would take all the sides read together (host and
- * sandbox, in path order) over `maxTotalBytes` (default unbounded; the server bounds its memory with
- * it), rejects InvalidArgumentError naming the limit, or with `oversize: "mark"` is marked `oversize`
- * without bytes. A host file is read up to its size when opened. Rejects with the sandbox's errors otherwise.
+ * original is not available, every old side is null). With `base`, the old side is the workspace as
+ * the session started (so a host edit made meanwhile never shows as the session reverting it);
+ * without, the host as it is now. A file over `maxFileBytes` (default MAX_REVIEW_FILE_BYTES), or one
+ * whose bytes would take all the sides read together (host and sandbox, in path order) over
+ * `maxTotalBytes` (default unbounded; the server bounds its memory with it), rejects
+ * InvalidArgumentError naming the limit, or with `oversize: "mark"` is marked `oversize` without
+ * bytes. A host file is read up to its size when opened. Rejects with the sandbox's errors otherwise.
  */
 export async function collectChanges(
   sandbox: Pick<Sandbox, "changedPaths" | "stat" | "readFile" | "exec">,
@@ -131,6 +155,7 @@ export async function collectChanges(
     maxFileBytes?: number;
     maxTotalBytes?: number;
     oversize?: "error" | "mark";
+    base?: SessionBase;
   } = {},
 ): Promise<FileChange[]> {
   const maxTotalBytes = options.maxTotalBytes ?? Number.POSITIVE_INFINITY;
@@ -142,7 +167,12 @@ export async function collectChanges(
   };
   const changes: FileChange[] = [];
   for (const { path, kind } of await sandbox.changedPaths({ signal: options.signal })) {
-    const host = hostRoot === undefined ? { bytes: null } : await readHost(hostRoot, path, limits);
+    const host =
+      hostRoot === undefined
+        ? { bytes: null }
+        : options.base
+          ? await readBase(hostRoot, path, options.base, limits)
+          : await readHost(hostRoot, path, limits);
     const inSandbox: Side =
       kind === "deleted" ? { bytes: null } : await readSandbox(sandbox, path, limits, options.signal);
     const change: FileChange = { path, kind, oldBytes: host.bytes, newBytes: inSandbox.bytes };

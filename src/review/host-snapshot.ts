@@ -19,6 +19,16 @@ import {
 /** Relative path -> sha256 hex, or `link:<target>`. */
 export type HostSnapshot = Map<string, string>;
 
+/**
+ * The session-start bytes of regular files (relative path -> bytes), what a session's patch is
+ * diffed against and the base of a three-way merge onto the host. Filled by snapshotHost's `base`
+ * option up to `maxBaseBytes` in all; a file beyond it has a hash but no bytes kept.
+ */
+export type HostBase = Map<string, Buffer>;
+
+/** Default bound of the bytes snapshotHost keeps for the base (256 MiB). */
+export const MAX_BASE_BYTES = 256 * 1024 * 1024;
+
 /** sha256 hex of an open file's bytes, streamed from its start (the handle stays open). */
 async function hashHandle(handle: FileHandle, signal?: AbortSignal): Promise<string> {
   const hash = createHash("sha256");
@@ -43,16 +53,27 @@ export async function hashHostPath(
   });
 }
 
-/** Walks `root` and hashes every regular file and symlink, following no link. Rejects on read errors (EACCES etc.). */
+/**
+ * Walks `root` and hashes every regular file and symlink, following no link; with `base`, also keeps
+ * each file's bytes there (up to `maxBaseBytes` in all, default MAX_BASE_BYTES). `skip(relPath)`
+ * leaves a path out (and everything under a skipped directory). Rejects on read errors (EACCES etc.).
+ */
 export async function snapshotHost(
   root: string,
-  options: { signal?: AbortSignal } = {},
+  options: {
+    signal?: AbortSignal;
+    base?: HostBase;
+    maxBaseBytes?: number;
+    skip?: (relPath: string) => boolean;
+  } = {},
 ): Promise<HostSnapshot> {
   const snapshot: HostSnapshot = new Map();
+  let budget = options.maxBaseBytes ?? MAX_BASE_BYTES;
   const walk = async (dir: HostDir, prefix: string): Promise<void> => {
     throwIfAborted(options.signal);
     for (const item of await listHostDir(dir)) {
       const rel = prefix ? `${prefix}/${item.name}` : item.name;
+      if (options.skip?.(item.isDirectory() ? `${rel}/` : rel)) continue;
       if (item.isDirectory()) {
         const child = await openChildDir(dir, item.name);
         if (!child) continue;
@@ -67,7 +88,12 @@ export async function snapshotHost(
       if (entry.type === "symlink") snapshot.set(rel, `link:${entry.target}`);
       else if (entry.type === "file") {
         try {
-          snapshot.set(rel, await hashHandle(entry.handle, options.signal));
+          if (options.base && entry.size <= budget) {
+            const bytes = await entry.handle.readFile();
+            budget -= bytes.length;
+            options.base.set(rel, bytes);
+            snapshot.set(rel, createHash("sha256").update(bytes).digest("hex"));
+          } else snapshot.set(rel, await hashHandle(entry.handle, options.signal));
         } finally {
           await entry.handle.close();
         }

@@ -5,9 +5,14 @@
  * A symlink is shown as git shows it: mode 120000, its content the target text (no newline); a
  * change between a file and a link is a deletion plus an addition. Hunks come from util/line-diff.ts
  * (3 lines of context; off the event loop for large files, a whole-region hunk beyond its bound).
+ * Every section carries git's full `index <sha1>..<sha1>` line (so `git apply --3way` can find the
+ * base blob in a repository that has it), and a binary file is a `GIT binary patch` (git-binary.ts)
+ * that `git apply` takes. Only a file over the review's read limit (`oversize`) is shown as
+ * "Binary files … differ" without content; `--apply` and `warden apply` skip it.
  */
 import { diffLineHunks } from "../util/line-diff.js";
 import type { FileChange } from "./changes.js";
+import { binaryPatchBody, gitBlobId } from "./git-binary.js";
 
 /** True when the bytes look binary: a NUL in the first 8000 bytes (git's heuristic). */
 export function isBinary(bytes: Buffer | null): boolean {
@@ -70,9 +75,16 @@ async function formatSection(
   if (to === null && from !== null) head.push(`deleted file mode ${modeLine(from, undefined)}`);
   const fromName = from === null ? "/dev/null" : `a/${path}`;
   const toName = to === null ? "/dev/null" : `b/${path}`;
-  if (change.oversize || isBinary(from?.bytes ?? null) || isBinary(to?.bytes ?? null)) {
+  if (change.oversize) {
     out.binary = true;
     out.text = `${[...head, `Binary files ${fromName} and ${toName} differ`].join("\n")}\n`;
+    return out;
+  }
+  head.push(`index ${gitBlobId(from?.bytes ?? null)}..${gitBlobId(to?.bytes ?? null)}`);
+  if (isBinary(from?.bytes ?? null) || isBinary(to?.bytes ?? null)) {
+    out.binary = true;
+    if (from !== null && to !== null && from.bytes.equals(to.bytes)) return out;
+    out.text = `${[...head, ...binaryPatchBody(from?.bytes ?? null, to?.bytes ?? null)].join("\n")}\n`;
     return out;
   }
   const oldText = from?.bytes.toString("utf8") ?? "";

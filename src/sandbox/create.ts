@@ -4,6 +4,7 @@
  * docker exec), then copies the workspace in (`finishSandbox`, also the warm pool's hand-over).
  * Any failure or abort on the way removes whatever was created, so nothing is left running.
  */
+
 import { randomUUID } from "node:crypto";
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -18,6 +19,7 @@ import { type PreparedSandbox, prepareSandbox, resolveExecPath } from "./prepare
 import type { Sandbox, SandboxInfo, SandboxOptions } from "./types.js";
 import { WORKSPACE_DIR } from "./types.js";
 import { packDirectory, type WorkspaceHashes } from "./workspace-copy.js";
+import type { ExcludePredicate } from "./workspace-exclude.js";
 
 /**
  * Creates and starts a hardened sandbox. Rejects: InvalidArgumentError / NotFoundError for bad
@@ -59,6 +61,7 @@ export async function finishSandbox(
       opts.workspaceMode,
       opts.workspaceHostPath,
       prepared.channel,
+      opts.workspaceExclude,
     );
     throwIfAborted(signal);
     const info: SandboxInfo = {
@@ -95,9 +98,10 @@ async function setUpWorkspace(
   mode: SandboxInfo["workspaceMode"],
   hostPath: string | undefined,
   channel?: ChannelClient,
+  exclude?: ExcludePredicate,
 ): Promise<WorkspaceHashes> {
   if (!hostPath) return new Map();
-  const packed = packDirectory(hostPath);
+  const packed = packDirectory(hostPath, exclude ? { exclude } : {});
   // A host read error is about the directory, not the engine (ENOENT must not read as "engine
   // unreachable"); it may surface first as the archive stream's error, so it is looked for there too.
   const done = packed.done.catch((err: Error) => {

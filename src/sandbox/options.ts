@@ -9,6 +9,8 @@ import { controllerId } from "./labels.js";
 import { resolveLimits } from "./limits.js";
 import type { ReadOnlyMount, SandboxLimits, SandboxOptions, WorkspaceMode } from "./types.js";
 import { WORKSPACE_DIR } from "./types.js";
+import { type ExcludePredicate, excludeMatcher } from "./workspace-exclude.js";
+import { requireWorkspaceFits } from "./workspace-size.js";
 
 /** The default sandbox image, built by `warden images build` from images/sandbox/Dockerfile. */
 export const DEFAULT_IMAGE = "warden-sandbox:latest";
@@ -20,6 +22,8 @@ export interface ResolvedSandboxOptions {
   image: string;
   workspaceMode: WorkspaceMode;
   workspaceHostPath?: string;
+  /** What copy mode leaves out (workspace.exclude / excludeIf). */
+  workspaceExclude?: ExcludePredicate;
   mounts: ReadOnlyMount[];
   limits: SandboxLimits;
   runtime: "runc" | "runsc";
@@ -84,6 +88,15 @@ export async function resolveSandboxOptions(
   }
   if (options.workspace) {
     resolved.workspaceHostPath = await requireDirectory(options.workspace.hostPath, "workspace.hostPath");
+    const { exclude, excludeIf } = options.workspace;
+    if ((exclude?.length || excludeIf) && mode !== "copy")
+      throw new InvalidArgumentError(
+        `workspace.exclude works in copy mode only (mode is "${mode}": the directory is mounted whole); use mode "copy" or drop the exclusions.`,
+      );
+    const matcher = excludeMatcher(exclude, excludeIf);
+    if (matcher) resolved.workspaceExclude = matcher;
+    if (mode === "copy")
+      await requireWorkspaceFits(resolved.workspaceHostPath, limits.workspaceBytes, matcher);
   }
   const seen = new Set<string>([WORKSPACE_DIR]);
   for (const [i, m] of (options.mounts ?? []).entries()) {

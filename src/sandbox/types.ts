@@ -44,8 +44,17 @@ export interface ReadOnlyMount {
 export interface SandboxOptions {
   /** Image to run. Default: the warden sandbox image built by `warden images build`. */
   image?: string;
-  /** Host directory to expose at /workspace, and how. Without it the workspace starts empty. */
-  workspace?: { hostPath: string; mode?: WorkspaceMode };
+  /**
+   * Host directory to expose at /workspace, and how. Without it the workspace starts empty.
+   * `exclude` (gitignore syntax, relative to hostPath) and `excludeIf` (relative POSIX path, `dir/` for
+   * a directory) leave entries out of the copy (copy mode only; src/sandbox/workspace-exclude.ts).
+   */
+  workspace?: {
+    hostPath: string;
+    mode?: WorkspaceMode;
+    exclude?: string[];
+    excludeIf?: (relPath: string) => boolean;
+  };
   /** Extra read-only mounts. */
   mounts?: ReadOnlyMount[];
   /** Resource limits; unspecified fields take the defaults. */

@@ -3,8 +3,8 @@
  * `PUT /containers/{id}/archive` and records a sha256 of every file and symlink on the way, the
  * baseline for `changedPaths`. Entries are owned 1000:1000 and keep their permission bits; names
  * of any length and unicode names go through PAX headers; symlinks stay links (their target is
- * not followed); empty directories are kept; sockets, fifos and devices are skipped. The host
- * directory is only read.
+ * not followed); empty directories are kept; sockets, fifos and devices are skipped; entries the
+ * `exclude` predicate names (workspace-exclude.ts) are left out. The host directory is only read.
  */
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import tar, { type Header } from "tar-stream";
+import type { ExcludePredicate } from "./workspace-exclude.js";
 
 /** Relative path (POSIX, no leading "./") to sha256 hex of its content, or `link:<target>` for a symlink. */
 export type WorkspaceHashes = Map<string, string>;
@@ -29,14 +30,14 @@ export interface PackedDirectory {
 /** Starts packing `hostDir` (entries relative to it). Read errors reject `done` and destroy the stream. */
 export function packDirectory(
   hostDir: string,
-  options: { uid?: number; gid?: number } = {},
+  options: { uid?: number; gid?: number; exclude?: ExcludePredicate } = {},
 ): PackedDirectory {
   const pack = tar.pack();
   const hashes: WorkspaceHashes = new Map();
   const owner = { uid: options.uid ?? 1000, gid: options.gid ?? 1000 };
   const done = (async () => {
     try {
-      await walk(hostDir, "", pack, hashes, owner);
+      await walk(hostDir, "", pack, hashes, owner, options.exclude);
       pack.finalize();
     } catch (err) {
       pack.destroy(err as Error);
@@ -56,16 +57,18 @@ async function walk(
   pack: tar.Pack,
   hashes: WorkspaceHashes,
   owner: { uid: number; gid: number },
+  exclude?: ExcludePredicate,
 ): Promise<void> {
   const names = (await readdir(join(root, rel))).sort();
   for (const name of names) {
     const relPath = rel === "" ? name : `${rel}/${name}`;
     const abs = join(root, relPath);
     const st = await lstat(abs);
+    if (exclude?.(st.isDirectory() ? `${relPath}/` : relPath)) continue;
     const base = { name: relPath, mode: st.mode & 0o7777, mtime: st.mtime, ...owner };
     if (st.isDirectory()) {
       await entry(pack, { ...base, type: "directory" });
-      await walk(root, relPath, pack, hashes, owner);
+      await walk(root, relPath, pack, hashes, owner, exclude);
     } else if (st.isSymbolicLink()) {
       const target = await readlink(abs);
       await entry(pack, { ...base, type: "symlink", linkname: target });

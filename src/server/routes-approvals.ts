@@ -1,7 +1,13 @@
 /** GET /v1/approvals (the tenant's pending asks) and POST /v1/approvals/:id {decision}. */
 import { Type } from "typebox";
+import { InvalidArgumentError } from "../errors.js";
 import { type App, principalOf, type ServerContext } from "./app.js";
-import { ApprovalDecisionBodySchema, ApprovalSchema, ErrorSchema } from "./http-schemas.js";
+import {
+  APPROVAL_DECISIONS,
+  ApprovalDecisionBodySchema,
+  ApprovalSchema,
+  ErrorSchema,
+} from "./http-schemas.js";
 
 /** Registers the approval routes. Another tenant's approval is a 404. */
 export function registerApprovalRoutes(app: App, ctx: ServerContext): void {
@@ -25,8 +31,13 @@ export function registerApprovalRoutes(app: App, ctx: ServerContext): void {
     },
     async (request) => {
       const { tenant } = principalOf(request);
-      ctx.approvals.decide(tenant.id, request.params.id, request.body.decision);
-      return { id: request.params.id, decision: request.body.decision };
+      const { decision } = request.body;
+      if (!(APPROVAL_DECISIONS as readonly string[]).includes(decision))
+        throw new InvalidArgumentError(
+          `decision must be one of ${APPROVAL_DECISIONS.join(", ")}; got ${JSON.stringify(decision)}.`,
+        );
+      ctx.approvals.decide(tenant.id, request.params.id, decision as (typeof APPROVAL_DECISIONS)[number]);
+      return { id: request.params.id, decision };
     },
   );
 }

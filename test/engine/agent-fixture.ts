@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { Command } from "commander";
 import { vi } from "vitest";
 import { registerRun } from "../../src/cli/commands/run.js";
+import { gitBlobId, NULL_OID } from "../../src/review/index.js";
 import { getDocker } from "../../src/sandbox/engine.js";
 import { LABEL } from "../../src/sandbox/labels.js";
 import type { ScriptedResponse } from "../helpers/openai-test-server.js";
@@ -18,14 +19,13 @@ export function agentTenant(name: string): string {
   return `test-agent-${name}-${randomBytes(3).toString("hex")}`;
 }
 
+const GREET_PY = "def greet(name):\n    return 'Hello ' + name\n\nprint(greet('world'))\n";
+
 /** A host workspace: src/greet.py and README.md. */
 export function workspace(): string {
   const dir = mkdtempSync(join(tmpdir(), "warden-agent-ws-"));
   mkdirSync(join(dir, "src"));
-  writeFileSync(
-    join(dir, "src/greet.py"),
-    "def greet(name):\n    return 'Hello ' + name\n\nprint(greet('world'))\n",
-  );
+  writeFileSync(join(dir, "src/greet.py"), GREET_PY);
   writeFileSync(join(dir, "README.md"), "# demo\n");
   return dir;
 }
@@ -96,11 +96,13 @@ export const editTask = (): ScriptedResponse[] => [
 export const EXPECTED_PATCH = [
   "diff --git a/out.txt b/out.txt",
   "new file mode 100644",
+  `index ${NULL_OID}..${gitBlobId(Buffer.from("ok\n"))}`,
   "--- /dev/null",
   "+++ b/out.txt",
   "@@ -0,0 +1,1 @@",
   "+ok",
   "diff --git a/src/greet.py b/src/greet.py",
+  `index ${gitBlobId(Buffer.from(GREET_PY))}..${gitBlobId(Buffer.from(GREET_PY.replace("'Hello ' + name", "f'Hello, {name}!'")))}`,
   "--- a/src/greet.py",
   "+++ b/src/greet.py",
   "@@ -1,4 +1,4 @@",

@@ -1,8 +1,9 @@
 /**
  * executeRun on a real session: the real pipeline's validation and lookup errors reach the model, and
- * an abort mid-command removes the container.
+ * an abort mid-command removes the container and keeps the changes made so far.
  */
 import { randomBytes } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, expect, it } from "vitest";
 import { OpenAIChatModel } from "../../src/agent/model.js";
@@ -60,8 +61,12 @@ describeEngine("executeRun on a real session (engine)", () => {
     );
   });
 
-  it("Ctrl-C mid-command aborts the command and removes the container", async () => {
-    server.push({ toolCalls: [{ id: "slow", name: "bash", arguments: '{"command":"sleep 60"}' }] });
+  it("Ctrl-C mid-command aborts the command, keeps the changes so far, and removes the container", async () => {
+    server.push({
+      toolCalls: [
+        { id: "slow", name: "bash", arguments: '{"command":"echo partial > part.txt && sleep 60"}' },
+      ],
+    });
     const sessionId = `agent-abort-${randomBytes(4).toString("hex")}`;
     const controller = new AbortController();
     let running = 0;
@@ -83,8 +88,38 @@ describeEngine("executeRun on a real session (engine)", () => {
     });
     expect(running).toBe(1);
     expect(outcome.result.stopReason).toBe("aborted");
-    expect(outcome.review).toBeUndefined();
+    expect(outcome.review?.changes.map((c) => c.path)).toEqual(["part.txt"]);
+    expect(outcome.review?.patch).toContain("+++ b/part.txt\n@@ -0,0 +1,1 @@\n+partial\n");
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(await containersOfSession(sessionId)).toBe(0);
+  });
+
+  it("leaves excluded and policy-denied files out of the copy; git-ignored changes are listed apart", async () => {
+    const host = workspace();
+    writeFileSync(join(host, ".env"), "TOKEN=secret\n");
+    writeFileSync(join(host, ".gitignore"), "__pycache__/\n");
+    mkdirSync(join(host, "skip"));
+    writeFileSync(join(host, "skip/big.bin"), "x\n");
+    const command =
+      "ls -A > listing.txt && mkdir __pycache__ && printf 'a\\0b' > __pycache__/m.pyc && echo leaked > .env";
+    server.push({ toolCalls: [{ id: "c1", name: "bash", arguments: JSON.stringify({ command }) }] });
+    server.push({ content: "done" });
+    const outcome = await executeRun({
+      task: "t",
+      model: new OpenAIChatModel({ model: "m", baseURL: server.baseURL, apiKeyEnv: "OPENAI_API_KEY" }),
+      sessionOptions: {
+        sessionId: `agent-excl-${randomBytes(4).toString("hex")}`,
+        tenant,
+        workspace: { hostPath: host, mode: "copy", exclude: ["skip/"], excludeIf: (p) => p === ".env" },
+      },
+      createSession,
+      transcript: new TranscriptWriter(join(outDir(), "r.jsonl")),
+    });
+    expect(outcome.review?.changes.map((c) => c.path)).toEqual(["listing.txt"]);
+    expect(outcome.review?.patch).toContain("@@ -0,0 +1,4 @@\n+.gitignore\n+README.md\n+listing.txt\n+src\n");
+    expect(outcome.review?.ignored).toEqual([
+      { path: ".env", reason: "excluded from the copy" },
+      { path: "__pycache__/m.pyc", reason: "ignored by .gitignore" },
+    ]);
   });
 });

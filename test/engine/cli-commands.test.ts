@@ -110,9 +110,18 @@ describeEngine("warden exec", () => {
     expect(run).toEqual({ stdout: "", stderr: "File not found: nope.txt\n", exitCode: 1 });
   });
 
-  it("exits 1 for an unknown or disabled tool", async () => {
+  it("exits 2 for a disabled or unknown tool, naming it as such and listing the enabled tools", async () => {
     const run = await warden(["exec", "bash", '{"command":"true"}', "--exclude-tools", "bash", ...TENANT]);
-    expect(run).toEqual({ stdout: "", stderr: "Tool bash not found\n", exitCode: 1 });
+    expect(run).toEqual({
+      stdout: "",
+      stderr:
+        "InvalidArgumentError: Tool bash is disabled in this session (--tools, --exclude-tools, --no-tools or --no-builtin-tools); enabled tools: read, edit, write, grep, find, ls.",
+      exitCode: 2,
+    });
+    const cat = await warden(["exec", "cat", "{}", ...TENANT]);
+    expect(cat.stderr).toBe(
+      `InvalidArgumentError: Unknown tool 'cat'. Enabled tools: read, bash, edit, write, grep, find, ls. A shell command goes through bash: warden exec bash '{"command":"cat …"}'.`,
+    );
   });
 
   it("applies --policy files as a beforeToolCall hook: a denied call is an error result and nothing runs", async () => {

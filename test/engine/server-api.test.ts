@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { gitBlobId, NULL_OID } from "../../src/review/index.js";
 import { hashKey } from "../../src/server/auth.js";
 import { resolveServerConfig } from "../../src/server/config.js";
 import { createPolicyHookFactory } from "../../src/server/policy-hooks.js";
@@ -141,7 +142,8 @@ describeEngine("warden serve on the engine: two tenants", () => {
     // Each tenant sees only its own file, and only its own session.
     const patchA = await (await call(A, `/v1/sessions/${sa!.id}/changes`)).text();
     expect(patchA).toBe(
-      "diff --git a/who.txt b/who.txt\nnew file mode 100644\n--- /dev/null\n+++ b/who.txt\n@@ -0,0 +1,1 @@\n+alpha\n",
+      `diff --git a/who.txt b/who.txt\nnew file mode 100644\nindex ${NULL_OID}..${gitBlobId(Buffer.from("alpha\n"))}\n` +
+        "--- /dev/null\n+++ b/who.txt\n@@ -0,0 +1,1 @@\n+alpha\n",
     );
     const listB = (await (await call(B, "/v1/sessions")).json()) as { sessions: { id: string }[] };
     expect(listB.sessions.map((s) => s.id)).toEqual([sb!.id]);

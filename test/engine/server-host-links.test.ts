@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import tar from "tar-stream";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { gitBlobId, NULL_OID } from "../../src/review/index.js";
 import { hashKey } from "../../src/server/auth.js";
 import { resolveServerConfig } from "../../src/server/config.js";
 import { createPolicyHookFactory } from "../../src/server/policy-hooks.js";
@@ -41,6 +42,7 @@ async function tarOf(entries: Array<{ name: string; linkname?: string; content?:
 const deletedLink = (path: string, target: string) => [
   `diff --git a/${path} b/${path}`,
   "deleted file mode 120000",
+  `index ${gitBlobId(Buffer.from(target))}..${NULL_OID}`,
   `--- a/${path}`,
   "+++ /dev/null",
   "@@ -1,1 +0,0 @@",
@@ -176,6 +178,7 @@ describeEngine("warden serve: no host file disclosed through workspace links", (
         ...deletedLink("leak", secret),
         "diff --git a/leak b/leak",
         "new file mode 100644",
+        `index ${NULL_OID}..${gitBlobId(Buffer.from("new\n"))}`,
         "--- /dev/null",
         "+++ b/leak",
         "@@ -0,0 +1,1 @@",
@@ -183,6 +186,7 @@ describeEngine("warden serve: no host file disclosed through workspace links", (
         ...deletedLink("sd", secretDir),
         "diff --git a/sd/marker b/sd/marker",
         "new file mode 100644",
+        `index ${NULL_OID}..${gitBlobId(Buffer.from("x\n"))}`,
         "--- /dev/null",
         "+++ b/sd/marker",
         "@@ -0,0 +1,1 @@",

@@ -18,6 +18,20 @@ afterEach(() => {
 });
 
 describe("warden run configuration", () => {
+  it("--api-key-env naming an unset variable names it and the fix, exits 2, opens no session", async () => {
+    vi.stubEnv("MY_KEY", "");
+    vi.stubEnv("OPENAI_API_KEY", "sk-other");
+    const err: string[] = [];
+    vi.spyOn(process.stderr, "write").mockImplementation((c) => err.push(String(c)) > 0);
+    const createSession = vi.fn();
+    await runRun({ task: "x", maxTurns: 5, apiKeyEnv: "MY_KEY" } as RunFlags, { createSession });
+    expect(process.exitCode).toBe(2);
+    expect(err.join("")).toBe(
+      "--api-key-env MY_KEY: the environment variable MY_KEY is not set (or is empty). Set it (export MY_KEY=…) or drop --api-key-env.\n",
+    );
+    expect(createSession).not.toHaveBeenCalled();
+  });
+
   it("with no key and no base URL, says how to configure a model, points to replay, exits 2, opens no session", async () => {
     vi.stubEnv("OPENAI_API_KEY", "");
     vi.stubEnv("OPENAI_BASE_URL", "");

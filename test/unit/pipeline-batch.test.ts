@@ -181,4 +181,36 @@ describe("runToolCalls", () => {
     expect(updates.at(-1)).toBe("u30");
     expect(updates.length).toBeLessThanOrEqual(Math.ceil(elapsedMs / 100) + 1);
   });
+
+  it("asks for a batch's decisions together; an allowed call does not wait for another call's answer", async () => {
+    const asked: string[] = [];
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => {
+      answer = resolve;
+    });
+    const events: string[] = [];
+    const ctx = contextWith([echoTool()], {
+      beforeToolCall: [
+        async ({ call: toolCall }) => {
+          asked.push(toolCall.id);
+          if (toolCall.id === "ask-1" || toolCall.id === "ask-2") await answered; // a person deciding
+          return undefined;
+        },
+      ],
+    });
+    const calls = ["ask-1", "allowed", "ask-2"].map((id) => ({ id, name: "echo", arguments: { text: id } }));
+    const done = runToolCalls(calls, ctx, {
+      onEvent: (e) => {
+        events.push(`${e.type} ${e.toolCallId}`);
+        if (e.type === "tool_execution_end" && e.toolCallId === "allowed") answer();
+      },
+    });
+    const results = await done;
+    // Both asks were put before any answer; the allowed call ended while they waited.
+    expect(asked).toEqual(["ask-1", "allowed", "ask-2"]);
+    expect(events.indexOf("tool_execution_end allowed")).toBeLessThan(
+      events.indexOf("tool_execution_end ask-1"),
+    );
+    expect(texts(results)).toEqual(["ask-1", "allowed", "ask-2"]);
+  });
 });

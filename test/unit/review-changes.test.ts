@@ -5,12 +5,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
+  applyChanges,
   collectChanges,
   computeDiffstat,
   formatDiffstat,
   formatPatch,
+  gitBlobId,
+  type HostBase,
   hostPathFor,
   patchChanges,
+  snapshotHost,
 } from "../../src/review/index.js";
 import type {
   ExecCommand,
@@ -87,11 +91,13 @@ describe("review changes", () => {
       [
         "diff --git a/gone.txt b/gone.txt",
         "deleted file mode 100644",
+        "index b023018cabc396e7692c70bbf5784a93d3f738ab..0000000000000000000000000000000000000000",
         "--- a/gone.txt",
         "+++ /dev/null",
         "@@ -1,1 +0,0 @@",
         "-bye",
         "diff --git a/keep.txt b/keep.txt",
+        "index 2019eda923040a79f52fe4bf49e0a106f4f658ae..4d3ab13574ef22dc31779e9c3d301b96669bd938",
         "--- a/keep.txt",
         "+++ b/keep.txt",
         "@@ -1,7 +1,7 @@",
@@ -105,6 +111,7 @@ describe("review changes", () => {
         " seven",
         "diff --git a/link b/link",
         "new file mode 120000",
+        "index 0000000000000000000000000000000000000000..3594e94c04db171e2767224db355f514b13715c5",
         "--- /dev/null",
         "+++ b/link",
         "@@ -0,0 +1,1 @@",
@@ -112,12 +119,14 @@ describe("review changes", () => {
         "\\ No newline at end of file",
         "diff --git a/run.sh b/run.sh",
         "new file mode 100755",
+        "index 0000000000000000000000000000000000000000..4163036efa65bd4a469e752267498f01ea36a55c",
         "--- /dev/null",
         "+++ b/run.sh",
         "@@ -0,0 +1,2 @@",
         "+#!/bin/sh",
         "+echo hi",
         "diff --git a/src/app.js b/src/app.js",
+        "index 29348283b7f333cd147926c51f1540af628f7efd..32926e25ddb39cdb2fc3013d482472c07d735c7b",
         "--- a/src/app.js",
         "+++ b/src/app.js",
         "@@ -1,1 +1,1 @@",
@@ -148,14 +157,77 @@ describe("review changes", () => {
     });
   });
 
-  it("marks binary files in the patch", async () => {
+  it("carries binary changes as full-index git binary patches that git apply takes", async () => {
     const host = hostFixture();
+    const pyc = Buffer.from([
+      0x55,
+      0x0d,
+      0x0d,
+      0x0a,
+      0,
+      0,
+      0,
+      0,
+      ...Array.from({ length: 300 }, (_, i) => i % 256),
+    ]);
+    writeFileSync(join(host, "old.pyc"), pyc);
+    writeFileSync(join(host, "gone.bin"), Buffer.from([1, 0, 2]));
+    const changedPyc = Buffer.concat([pyc, Buffer.from([0, 9, 9, 9])]);
+    const fresh = Buffer.from([0, 1, 2, 3, 4, 5]);
     const changes = await collectChanges(
-      fakeSandbox({ "b.bin": Buffer.from([0, 1, 2]) }, [{ path: "b.bin", kind: "added" }]),
+      fakeSandbox({ "old.pyc": changedPyc, "b.bin": fresh }, [
+        { path: "b.bin", kind: "added" },
+        { path: "gone.bin", kind: "deleted" },
+        { path: "old.pyc", kind: "modified" },
+      ]),
       host,
     );
-    expect(await formatPatch(changes)).toBe(
-      "diff --git a/b.bin b/b.bin\nnew file mode 100644\nBinary files /dev/null and b/b.bin differ\n",
+    const patch = await formatPatch(changes);
+    expect(patch).toContain(
+      "diff --git a/b.bin b/b.bin\nnew file mode 100644\nindex 0000000000000000000000000000000000000000..",
+    );
+    expect(patch.split("GIT binary patch").length).toBe(4);
+    const copy = mkdtempSync(join(tmpdir(), "warden-review-bin-"));
+    cpSync(host, copy, { recursive: true });
+    writeFileSync(join(copy, "p.patch"), patch);
+    execFileSync("git", ["apply", "--check", "p.patch"], { cwd: copy });
+    execFileSync("git", ["apply", "p.patch"], { cwd: copy });
+    expect(readFileSync(join(copy, "old.pyc"))).toEqual(changedPyc);
+    expect(readFileSync(join(copy, "b.bin"))).toEqual(fresh);
+    expect(() => readFileSync(join(copy, "gone.bin"))).toThrow(/ENOENT/);
+  });
+
+  it("case: the patch is against the session start, so a host edit made meanwhile is neither reverted nor lost", async () => {
+    const host = hostFixture();
+    const bytes: HostBase = new Map();
+    const snapshot = await snapshotHost(host, { base: bytes });
+    // The user edits a file during the run; the session changed another line of it.
+    writeFileSync(join(host, "keep.txt"), "ONE (user)\ntwo\nthree\nfour\nfive\nsix\nseven\n");
+    const sandbox = fakeSandbox(sandboxFiles, [{ path: "keep.txt", kind: "modified" }]);
+    const changes = await collectChanges(sandbox, host, { base: { snapshot, bytes } });
+    const patch = await formatPatch(changes);
+    expect(patch).not.toContain("ONE (user)");
+    expect(patch).toContain("\n-four\n+FOUR\n");
+    expect(patch).toContain(`index ${gitBlobId(Buffer.from("one\ntwo\nthree\nfour\nfive\nsix\nseven\n"))}..`);
+    // git's own three-way apply takes it too, in a repository that has the session-start blob.
+    const repo = mkdtempSync(join(tmpdir(), "warden-review-git-"));
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: repo });
+    git("init", "-q");
+    writeFileSync(join(repo, "keep.txt"), "one\ntwo\nthree\nfour\nfive\nsix\nseven\n");
+    git("add", ".");
+    git("commit", "-qm", "base");
+    writeFileSync(join(repo, "keep.txt"), "ONE (user)\ntwo\nthree\nfour\nfive\nsix\nseven\n");
+    git("add", "keep.txt"); // --3way works on the index: the user's edit staged
+    writeFileSync(join(repo, "p.patch"), patch);
+    git("apply", "--3way", "p.patch");
+    expect(readFileSync(join(repo, "keep.txt"), "utf8")).toBe(
+      "ONE (user)\ntwo\nthree\nFOUR\nfive\nsix\nseven\n",
+    );
+    const result = await applyChanges(host, changes);
+    expect(result.merged).toEqual(["keep.txt"]);
+    expect(readFileSync(join(host, "keep.txt"), "utf8")).toBe(
+      "ONE (user)\ntwo\nthree\nFOUR\nfive\nsix\nseven\n",
     );
   });
 
@@ -202,6 +274,7 @@ describe("review changes", () => {
       [
         "diff --git a/hl b/hl",
         "deleted file mode 120000",
+        `index ${gitBlobId(Buffer.from("/etc/hostname"))}..0000000000000000000000000000000000000000`,
         "--- a/hl",
         "+++ /dev/null",
         "@@ -1,1 +0,0 @@",
@@ -209,6 +282,7 @@ describe("review changes", () => {
         "\\ No newline at end of file",
         "diff --git a/hl b/hl",
         "new file mode 100644",
+        `index 0000000000000000000000000000000000000000..${gitBlobId(Buffer.from("x\n"))}`,
         "--- /dev/null",
         "+++ b/hl",
         "@@ -0,0 +1,1 @@",
@@ -229,6 +303,7 @@ describe("review changes", () => {
       [
         "diff --git a/leak b/leak",
         "deleted file mode 120000",
+        `index ${gitBlobId(Buffer.from(secret))}..0000000000000000000000000000000000000000`,
         "--- a/leak",
         "+++ /dev/null",
         "@@ -1,1 +0,0 @@",

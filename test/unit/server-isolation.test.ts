@@ -144,6 +144,17 @@ describe("warden serve: tenant isolation (every route)", () => {
       code: "NOT_FOUND",
       message: `Approval '${ask!.id}' not found. List pending approvals with GET /v1/approvals.`,
     });
+    const bad = await server.app.inject({
+      method: "POST",
+      url: `/v1/approvals/${ask!.id}`,
+      headers: auth("alpha"),
+      payload: { decision: "yes" },
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toEqual({
+      code: "INVALID_ARGUMENT",
+      message: 'decision must be one of allow, allow-once, allow-session, deny; got "yes".',
+    });
     const own = await server.app.inject({
       method: "POST",
       url: `/v1/approvals/${ask!.id}`,

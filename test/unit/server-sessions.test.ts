@@ -270,8 +270,10 @@ describe("warden serve: sessions", () => {
     });
     expect(patch.statusCode).toBe(200);
     expect(patch.body).toBe(
-      "diff --git a/a.txt b/a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1,1 +1,1 @@\n-old\n+new\n" +
-        "diff --git a/b.txt b/b.txt\nnew file mode 100644\n--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1,1 @@\n+added\n",
+      "diff --git a/a.txt b/a.txt\nindex 3367afdbbf91e638efe983616377c60477cc6612..3e757656cf36eca53338e520d134963a44f793f8\n" +
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1,1 +1,1 @@\n-old\n+new\n" +
+        "diff --git a/b.txt b/b.txt\nnew file mode 100644\nindex 0000000000000000000000000000000000000000..d5f7fc3f74f7dec08280f370a975b112e8f60818\n" +
+        "--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1,1 @@\n+added\n",
     );
     const tar = await server.app.inject({
       method: "GET",

@@ -1,14 +1,17 @@
 /**
  * `warden exec <tool> '<json-arguments>'`: one tool call in a fresh session. Prints the result text
- * (with `--json`, the ToolResultMessage). Exit 0 success, 1 isError result, 2 usage or engine errors,
+ * (with `--json`, the ToolResultMessage); on a terminal a command's output streams as it comes
+ * (../output/live-output.ts). Exit 0 success, 1 isError result, 2 usage or engine errors,
  * 130 when interrupted. The session (container and spill files) is destroyed in every case, Ctrl-C included.
  */
 import type { Command } from "commander";
 import { InvalidArgumentError } from "../../errors.js";
 import { createSession } from "../../session/index.js";
 import type { ToolResultMessage } from "../../tools/types.js";
+import { terminalSafe } from "../../util/terminal-text.js";
 import { renderResult } from "../output/format-result.js";
 import { withInterrupt } from "../output/interrupt.js";
+import { LiveOutput } from "../output/live-output.js";
 import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
 
 interface ExecFlags extends SessionFlags {
@@ -32,13 +35,53 @@ export function parseExecArguments(text: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/** The built-in tools, for naming what a session left out. */
+const BUILTIN_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+
+/**
+ * Throws InvalidArgumentError when `toolName` is not enabled: a built-in tool the flags disabled is
+ * named as disabled, any other name as unknown; both list the enabled tools.
+ */
+export function checkToolEnabled(toolName: string, enabled: readonly string[]): void {
+  if (enabled.includes(toolName)) return;
+  const list = enabled.length > 0 ? enabled.join(", ") : "none";
+  if (BUILTIN_TOOLS.includes(toolName))
+    throw new InvalidArgumentError(
+      `Tool ${toolName} is disabled in this session (--tools, --exclude-tools, --no-tools or --no-builtin-tools); enabled tools: ${list}.`,
+    );
+  throw new InvalidArgumentError(
+    `Unknown tool '${toolName}'. Enabled tools: ${list}. A shell command goes through bash: warden exec bash '{"command":"${toolName} …"}'.`,
+  );
+}
+
+/**
+ * exec's session ends with the command, and its spill files with it: a "Full output: /spill/…" footer
+ * would name a file that is gone. It is rewritten to say so.
+ */
+export function spillNote(text: string): string {
+  return text.replace(
+    /Full output: (\/spill\/[^\s\]]+)/g,
+    "Full output not kept: $1 was in exec's session, removed when exec exited (run the command in `warden run`, or redirect its output to a file in a --workspace to keep it)",
+  );
+}
+
 async function runExec(toolName: string, argumentsText: string, flags: ExecFlags): Promise<void> {
   const args = parseExecArguments(argumentsText);
+  const live =
+    process.stdout.isTTY === true && !flags.json
+      ? new LiveOutput((text) => process.stdout.write(text))
+      : undefined;
   const { value: result, interrupted } = await withInterrupt(async (signal): Promise<ToolResultMessage> => {
     const session = await createSession(await sessionOptionsOf(flags, signal));
     try {
+      checkToolEnabled(toolName, session.enabledTools);
       const [first] = await session.runToolCalls([{ id: "exec-1", name: toolName, arguments: args }], {
         signal,
+        onEvent: (event) => {
+          if (event.type !== "tool_execution_update") return;
+          const block = event.partial.content[0];
+          if (block?.type === "text") live?.update(terminalSafe(block.text));
+        },
       });
       if (!first) throw new InvalidArgumentError("The pipeline returned no result.");
       return first;
@@ -53,7 +96,7 @@ async function runExec(toolName: string, argumentsText: string, flags: ExecFlags
   }
   if (flags.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   else {
-    const text = renderResult(result);
+    const text = live ? live.finish(spillNote(renderResult(result))) : spillNote(renderResult(result));
     (result.isError ? process.stderr : process.stdout).write(text.endsWith("\n") ? text : `${text}\n`);
   }
   process.exitCode = interrupted ? 130 : result.isError ? 1 : 0;

@@ -1,5 +1,6 @@
 /** Every CLI command, each registered from its own file (one line per command). */
 import type { Command } from "commander";
+import { registerApply } from "./apply.js";
 import { registerDiff } from "./diff.js";
 import { registerExec } from "./exec.js";
 import { registerGc } from "./gc.js";
@@ -20,6 +21,7 @@ export const commands: RegisterCommand[] = [
   registerPolicy,
   registerRun,
   registerDiff,
+  registerApply,
   registerServe,
   registerMcp,
 ];

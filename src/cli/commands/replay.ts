@@ -121,14 +121,34 @@ async function replayTurn(
   return results;
 }
 
-async function runReplay(file: string, flags: ReplayFlags): Promise<void> {
+/** A `{"messages": [...]}` export as JSONL (one message per line); any other text as it is. */
+export function asJsonl(text: string): string {
+  const trimmed = text.trim();
+  if (trimmed.startsWith("{")) {
+    try {
+      const whole = JSON.parse(trimmed) as { messages?: unknown };
+      if (Array.isArray(whole?.messages)) return whole.messages.map((m) => JSON.stringify(m)).join("\n");
+    } catch {
+      // not one JSON document: JSONL
+    }
+  }
+  return text;
+}
+
+export async function runReplay(file: string, flags: ReplayFlags): Promise<void> {
   let text: string;
   try {
     text = await readFile(file, "utf8");
   } catch (err) {
     throw new InvalidArgumentError(`Cannot read transcript '${file}': ${(err as Error).message}`);
   }
-  const turns = parseTranscript(text);
+  const turns = parseTranscript(asJsonl(text));
+  if (turns.length === 0)
+    throw new InvalidArgumentError(
+      text.trim() === ""
+        ? `Transcript '${file}' is empty: nothing to replay.`
+        : `Transcript '${file}' has no assistant message with tool_calls: nothing to replay (one JSON message per line, or {"messages": [...]}).`,
+    );
   if (flags.out) await writeFile(flags.out, "");
   const { value: summary, interrupted } = await withInterrupt(async (signal): Promise<ReplaySummary> => {
     const session = await createSession(await sessionOptionsOf(flags, signal));

@@ -2,8 +2,9 @@
  * `warden run --task "…"`: an agent loop on any OpenAI-compatible model, every tool call in a sandboxed
  * session, and a review of the change before anything reaches the host (copy mode: summary, saved patch,
  * `--export-patch`, `--apply` after confirmation). Exit 0 final answer, 1 stopped at --max-turns or
- * --apply refused, 2 configuration, provider or engine errors, 130 interrupted (the session is closed
- * and its container removed in every case).
+ * --apply refused, 2 configuration, provider or engine errors, 130 interrupted (the changes made so
+ * far are saved as the run's patch, never applied; the session is closed and its container removed in
+ * every case).
  */
 import { resolve } from "node:path";
 import { type Command, InvalidArgumentError as CommanderArgumentError } from "commander";
@@ -17,7 +18,7 @@ import {
   type RunView,
   transcriptPathFor,
 } from "../../agent/cli-io.js";
-import { ModelNotConfiguredError, NO_MODEL_MESSAGE } from "../../agent/errors.js";
+import { ModelNotConfiguredError } from "../../agent/errors.js";
 import { DEFAULT_MAX_TURNS } from "../../agent/loop.js";
 import { OpenAIChatModel, resolveModelConfig } from "../../agent/model.js";
 import { JsonView } from "../../agent/render/json-view.js";
@@ -30,6 +31,7 @@ import { createSession } from "../../session/index.js";
 import type { Session, SessionOptions } from "../../session/types.js";
 import { withInterrupt } from "../output/interrupt.js";
 import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
+import { workspaceExclusions } from "../output/workspace-exclusions.js";
 
 /** The flags of `warden run`, as commander hands them over. */
 export interface RunFlags extends SessionFlags {
@@ -45,6 +47,7 @@ export interface RunFlags extends SessionFlags {
   json?: boolean;
   logFile?: string;
   nonInteractive?: boolean;
+  includeIgnored?: boolean;
 }
 
 /** Seams for tests: the session factory. */
@@ -65,7 +68,7 @@ export async function runRun(flags: RunFlags, deps: RunDependencies = { createSe
     config = resolveModelConfig(flags);
   } catch (err) {
     if (!(err instanceof ModelNotConfiguredError)) throw err;
-    process.stderr.write(`${NO_MODEL_MESSAGE}\n`);
+    process.stderr.write(`${err.message}\n`);
     process.exitCode = 2;
     return;
   }
@@ -79,6 +82,9 @@ export async function runRun(flags: RunFlags, deps: RunDependencies = { createSe
 
   const { value: outcome, interrupted } = await withInterrupt(async (signal) => {
     const sessionOptions = await sessionOptionsOf({ ...flags, workspace, policy: undefined }, signal);
+    if (sessionOptions.workspace?.mode === "copy" && flags.policy?.length)
+      // Files the policy denies reading are not copied into the sandbox at all.
+      Object.assign(sessionOptions.workspace, await workspaceExclusions(workspace, flags));
     if (flags.policy && flags.policy.length > 0) {
       const approval = flags.nonInteractive ? undefined : approvalFor(view);
       const hook = await createPolicyHookFromFiles(flags.policy, {
@@ -98,6 +104,7 @@ export async function runRun(flags: RunFlags, deps: RunDependencies = { createSe
         createSession: deps.createSession,
         transcript,
         maxTurns: flags.maxTurns,
+        includeIgnored: flags.includeIgnored === true,
         signal,
         onEvent: (event) => {
           view.handle(event);
@@ -133,9 +140,10 @@ export async function runRun(flags: RunFlags, deps: RunDependencies = { createSe
       refused = flags.apply === true;
     }
   }
-  if (review && !interrupted) {
+  if (review) {
     const step = await reviewStep({
       review,
+      interrupted: interrupted || result.stopReason === "aborted",
       transcriptPath,
       exportPatch: flags.exportPatch,
       apply: flags.apply,
@@ -167,12 +175,16 @@ export function registerRun(program: Command): void {
       "--base-url <url>",
       "OpenAI-compatible API base URL, e.g. http://127.0.0.1:11434/v1 (default: OpenAI)",
     )
-    .option("--api-key-env <name>", "environment variable holding the API key", "OPENAI_API_KEY")
+    .option("--api-key-env <name>", "environment variable holding the API key (default: OPENAI_API_KEY)")
     .option("--max-turns <n>", "stop after this many model calls", positiveInt, DEFAULT_MAX_TURNS)
     .option("--transcript <file>", "where to save the JSONL transcript (default: ~/.warden/runs/…)")
     .option("--export-patch <file>", "write the change as a unified patch (git format)")
     .option("--apply", "apply the change to the host workspace after confirmation")
     .option("-y, --yes", "with --apply: do not ask")
+    .option(
+      "--include-ignored",
+      "keep changes to paths .gitignore ignores in the patch (default: listed apart)",
+    )
     .option("--json", "print events as JSONL on stdout instead of the live view")
     .option("--log-file <file>", "write pino JSON logs here (nothing is logged otherwise)")
     .option("--non-interactive", "never prompt: policy 'ask' means deny");

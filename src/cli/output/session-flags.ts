@@ -1,15 +1,18 @@
 /**
  * The session flags `warden exec`, `replay` and `run` share: workspace, mode, image, runtime, policy
  * files, tool selection (Pi's `--tools`, `--exclude-tools`, `--no-tools`, `--no-builtin-tools`) and
- * the spill cap (`--spill-max-bytes`).
+ * the spill cap (`--spill-max-bytes`), and what copy mode leaves out (`--exclude`, `.wardenignore`, and
+ * files the policy denies reading: workspace-exclusions.ts).
  */
 import { randomUUID } from "node:crypto";
+import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { type Command, Option } from "commander";
 import { InvalidArgumentError } from "../../errors.js";
 import type { WorkspaceMode } from "../../sandbox/types.js";
 import type { SessionOptions, ToolSelection } from "../../session/types.js";
 import { loadPolicyHooks } from "./policy-hooks.js";
+import { workspaceExclusions } from "./workspace-exclusions.js";
 
 /** The parsed flags, as commander hands them over. */
 export interface SessionFlags {
@@ -26,6 +29,26 @@ export interface SessionFlags {
   builtinTools?: boolean;
   /** `--spill-max-bytes`, parsed by parseByteCount. */
   spillMaxBytes?: number;
+  /** `--exclude`, repeatable: gitignore patterns left out of a copy-mode workspace. */
+  exclude?: string[];
+  /** Session limits: `--cpus`, `--memory`, `--workspace-size`, `--pids`, `--tmp-size`. */
+  cpus?: number;
+  memory?: number;
+  workspaceSize?: number;
+  pids?: number;
+  tmpSize?: number;
+}
+
+/** A positive number for a limit flag; throws InvalidArgumentError naming the flag. */
+function positiveNumber(flag: string, integer = false): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n)))
+      throw new InvalidArgumentError(
+        `${flag} must be a positive ${integer ? "whole " : ""}number, got '${value}'.`,
+      );
+    return n;
+  };
 }
 
 const BYTE_UNITS: Record<string, number> = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 };
@@ -67,6 +90,24 @@ export function addSessionFlags(command: Command): Command {
         "policy file (allow/ask/deny rules), applied as a beforeToolCall hook; repeat for layers",
         (file: string, previous: string[] = []) => [...previous, file],
       )
+      .option(
+        "--exclude <pattern>",
+        "leave matching paths out of the copy (gitignore syntax; repeat; also read from .wardenignore)",
+        (pattern: string, previous: string[] = []) => [...previous, pattern],
+      )
+      .option("--cpus <n>", "CPU limit of the sandbox, in CPUs (default 1)", positiveNumber("--cpus"))
+      .option("--memory <bytes>", "memory limit, e.g. 2g (default 1g)", (v: string) =>
+        parseByteCount(v, "--memory"),
+      )
+      .option(
+        "--workspace-size <bytes>",
+        "copy-mode workspace size limit, e.g. 4g (default 1g)",
+        (v: string) => parseByteCount(v, "--workspace-size"),
+      )
+      .option("--pids <n>", "process and thread limit (default 256)", positiveNumber("--pids", true))
+      .option("--tmp-size <bytes>", "size of /tmp, e.g. 256m (default 64m)", (v: string) =>
+        parseByteCount(v, "--tmp-size"),
+      )
       .option("--tools <names>", "strict allowlist of tools, comma-separated (e.g. read,ls)")
       .option("--exclude-tools <names>", "tools to disable after the allowlist, comma-separated")
       .option("--no-tools", "enable no tools at all")
@@ -96,6 +137,29 @@ export function toolSelectionOf(flags: SessionFlags): ToolSelection {
   return selection;
 }
 
+/** The sandbox user's uid and gid (images/sandbox). */
+const SANDBOX_UID = 1000;
+
+/**
+ * `--mode rw` needs the directory writable by the sandbox user (uid 1000); otherwise every write in
+ * the sandbox fails with EACCES. Returns the warning naming the owner, mode and the fix, or undefined
+ * when it is writable (by the permission bits; ACLs are not read). A warning, not an error: a
+ * session that only reads, or writes only to writable subdirectories, still works.
+ */
+export async function sandboxWriteWarning(hostPath: string): Promise<string | undefined> {
+  const st = await stat(hostPath).catch(() => undefined);
+  if (!st) return undefined; // a missing directory is reported where the workspace is opened
+  const writable =
+    (st.uid === SANDBOX_UID && st.mode & 0o200) ||
+    (st.gid === SANDBOX_UID && st.mode & 0o020) ||
+    st.mode & 0o002;
+  if (writable) return undefined;
+  return (
+    `--mode rw: ${hostPath} is owned by uid ${st.uid}:${st.gid} with mode ${(st.mode & 0o777).toString(8)}, so the sandbox user (uid ${SANDBOX_UID}) cannot write it. ` +
+    `Fix: sudo chown -R ${SANDBOX_UID}:${SANDBOX_UID} ${hostPath}, or use --mode copy (the default: review, then apply).`
+  );
+}
+
 /**
  * SessionOptions for the flags, with a fresh session id: the workspace resolved to an absolute host path (a `--mode` without
  * `--workspace` is a usage error), the tool selection, and the policy hook when `--policy` is given.
@@ -106,7 +170,28 @@ export async function sessionOptionsOf(flags: SessionFlags, signal?: AbortSignal
   }
   const sessionId = randomUUID();
   const options: SessionOptions = { sessionId, toolSelection: toolSelectionOf(flags), signal };
-  if (flags.workspace) options.workspace = { hostPath: resolve(flags.workspace), mode: flags.mode ?? "copy" };
+  if (flags.workspace) {
+    const hostPath = resolve(flags.workspace);
+    const mode = flags.mode ?? "copy";
+    options.workspace = { hostPath, mode };
+    if (mode === "copy") Object.assign(options.workspace, await workspaceExclusions(hostPath, flags));
+    else if (flags.exclude?.length)
+      throw new InvalidArgumentError(
+        "--exclude works with --mode copy only (ro and rw mount the directory whole).",
+      );
+    if (mode === "rw") {
+      const warning = await sandboxWriteWarning(hostPath);
+      if (warning) process.stderr.write(`warden: warning: ${warning}\n`);
+    }
+  }
+  const limits = {
+    ...(flags.cpus !== undefined ? { cpus: flags.cpus } : {}),
+    ...(flags.memory !== undefined ? { memoryBytes: flags.memory } : {}),
+    ...(flags.workspaceSize !== undefined ? { workspaceBytes: flags.workspaceSize } : {}),
+    ...(flags.pids !== undefined ? { pids: flags.pids } : {}),
+    ...(flags.tmpSize !== undefined ? { tmpBytes: flags.tmpSize } : {}),
+  };
+  if (Object.keys(limits).length > 0) options.limits = limits;
   if (flags.image) options.image = flags.image;
   if (flags.runtime) options.runtime = flags.runtime;
   if (flags.tenant) options.tenant = flags.tenant;

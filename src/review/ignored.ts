@@ -1,0 +1,42 @@
+/**
+ * Changes a review lists apart and never applies unless asked: paths the workspace's `.gitignore`
+ * files ignore (as git reads them: each file's patterns relative to its directory, the `ignore`
+ * package's gitignore rules; read from the session-start state), and anything inside `.git/`.
+ */
+import ignore, { type Ignore } from "ignore";
+import type { FileChange } from "./changes.js";
+import type { HostBase } from "./host-snapshot.js";
+
+/** Why a change is left out of the patch. */
+export const IGNORED_REASON = "ignored by .gitignore";
+export const GIT_DIR_REASON = "inside .git";
+
+/** The reason `path` is ignored by the `.gitignore` files in `base`, or undefined. */
+export function gitIgnoreMatcher(base: HostBase): (path: string) => string | undefined {
+  const rules: Array<[string, Ignore]> = [];
+  for (const [path, bytes] of base) {
+    if (path !== ".gitignore" && !path.endsWith("/.gitignore")) continue;
+    rules.push([path.slice(0, -".gitignore".length), ignore().add(bytes.toString("utf8"))]);
+  }
+  return (path) => {
+    if (path === ".git" || path.startsWith(".git/")) return GIT_DIR_REASON;
+    for (const [dir, rule] of rules)
+      if (path.startsWith(dir) && path !== dir && rule.ignores(path.slice(dir.length))) return IGNORED_REASON;
+    return undefined;
+  };
+}
+
+/** Splits `changes` into those to review and apply, and those listed apart with their reason. */
+export function splitIgnored(
+  changes: FileChange[],
+  reasonOf: (path: string) => string | undefined,
+): { kept: FileChange[]; ignored: Array<{ path: string; reason: string }> } {
+  const kept: FileChange[] = [];
+  const ignored: Array<{ path: string; reason: string }> = [];
+  for (const change of changes) {
+    const reason = reasonOf(change.path);
+    if (reason) ignored.push({ path: change.path, reason });
+    else kept.push(change);
+  }
+  return { kept, ignored };
+}

@@ -1,0 +1,105 @@
+/**
+ * Three-way merge of a session's change onto the host as it is now, file by file, as git merges:
+ * base = the file when the session started, ours = the host now, theirs = the session's result.
+ * Host unchanged: the session's file. Session and host agree: nothing to do. Both changed a text
+ * file: `git merge-file` (git must be on PATH); overlapping edits are a conflict. Anything else where
+ * both sides changed (binary, deleted on one side, added on both, a link on the host) is a conflict.
+ * A conflict never loses a host edit: the caller writes nothing when any file conflicts.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { WardenError } from "../errors.js";
+import { withHostEntry } from "./host-read.js";
+import { isBinary } from "./patch.js";
+
+const run = promisify(execFile);
+
+/** One file to merge: the base (null: absent at the start) and the session's result (null: deleted). */
+export interface MergeInput {
+  path: string;
+  base: Buffer | null;
+  theirs: Buffer | null;
+}
+
+/** The outcome for one file: the bytes to write (null: delete), "same" when nothing is to be done, or a conflict. */
+export type MergeOutcome =
+  | { path: string; kind: "write"; bytes: Buffer | null; merged: boolean }
+  | { path: string; kind: "same" }
+  | { path: string; kind: "conflict"; reason: string };
+
+/** git is needed for a text merge and is not on PATH. */
+export class GitMissingError extends WardenError {
+  constructor(detail: string) {
+    super(
+      "COMMAND_FAILED",
+      `Merging a session's change onto host files edited meanwhile needs git on PATH (${detail}). Install git, or apply the patch by hand.`,
+    );
+  }
+}
+
+function same(a: Buffer | null, b: Buffer | null): boolean {
+  return a === null || b === null ? a === b : a.equals(b);
+}
+
+async function readOurs(root: string, path: string): Promise<Buffer | null | { other: string }> {
+  return withHostEntry(root, path, async (entry) => {
+    if (entry.type === "absent") return null;
+    if (entry.type === "file") return entry.handle.readFile();
+    return { other: entry.type === "symlink" ? "a symlink" : "not a regular file" };
+  });
+}
+
+/** `git merge-file -p`: the merged text, or the number of conflicting hunks. */
+async function mergeText(ours: Buffer, base: Buffer, theirs: Buffer): Promise<Buffer | number> {
+  const dir = await mkdtemp(join(tmpdir(), "warden-merge-"));
+  try {
+    const files = ["ours", "base", "theirs"].map((n) => join(dir, n));
+    await Promise.all([ours, base, theirs].map((b, i) => writeFile(files[i]!, b)));
+    const labels = ["-L", "host", "-L", "session start", "-L", "session"];
+    try {
+      const { stdout } = await run("git", ["merge-file", "-p", ...labels, ...files], {
+        encoding: "buffer",
+        maxBuffer: 1024 * 1024 * 1024,
+      });
+      return stdout;
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException & { code?: unknown };
+      if (e.code === "ENOENT") throw new GitMissingError("spawn git: ENOENT");
+      if (typeof e.code === "number" && e.code > 0 && e.code < 128) return e.code;
+      throw err;
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Merges one file (see module doc). Rejects GitMissingError, or an fs error reading the host. */
+export async function mergeFile(root: string, input: MergeInput): Promise<MergeOutcome> {
+  const { path, base, theirs } = input;
+  const ours = await readOurs(root, path);
+  if (ours !== null && !Buffer.isBuffer(ours))
+    return { path, kind: "conflict", reason: `is ${ours.other} on the host now` };
+  if (same(ours, base))
+    return same(ours, theirs)
+      ? { path, kind: "same" }
+      : { path, kind: "write", bytes: theirs, merged: false };
+  if (same(ours, theirs)) return { path, kind: "same" };
+  if (base === null)
+    return { path, kind: "conflict", reason: "added on the host and in the session, differently" };
+  if (ours === null) return { path, kind: "conflict", reason: "deleted on the host, changed in the session" };
+  if (theirs === null)
+    return { path, kind: "conflict", reason: "changed on the host, deleted in the session" };
+  if (isBinary(ours) || isBinary(base) || isBinary(theirs))
+    return { path, kind: "conflict", reason: "binary file changed on the host and in the session" };
+  const merged = await mergeText(ours, base, theirs);
+  if (typeof merged === "number")
+    return {
+      path,
+      kind: "conflict",
+      reason: `${merged} conflicting hunk${merged === 1 ? "" : "s"}: the host and the session changed the same lines`,
+    };
+  return { path, kind: "write", bytes: merged, merged: true };
+}

@@ -1,0 +1,88 @@
+/**
+ * The package as a user gets it: `npm pack` holds dist/, bin/, the sandbox image's context and the
+ * policies; installed from the tarball into an empty project, its types compile under TypeScript's
+ * default checks (no skipLibCheck) with the documented public names and the README's library example,
+ * and it runs (import and CLI).
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { expect, it } from "vitest";
+
+const repo = resolve(import.meta.dirname, "../..");
+const run = (cmd: string, args: string[], cwd: string) =>
+  execFileSync(cmd, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+
+it("npm pack installs into an empty project, type-checks with default settings and runs", () => {
+  run("npm", ["run", "build"], repo);
+  const out = mkdtempSync(join(tmpdir(), "warden-pack-"));
+  const packed = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", out], repo)) as Array<{
+    filename: string;
+    files: Array<{ path: string }>;
+  }>;
+  const files = packed[0]!.files.map((f) => f.path);
+  for (const needed of [
+    "dist/index.js",
+    "dist/index.d.ts",
+    "dist/cli/main.js",
+    "bin/warden.js",
+    "images/sandbox/Dockerfile",
+    "policies/default.yaml",
+  ])
+    expect(files).toContain(needed);
+  expect(files.some((f) => f.startsWith("src/") || f.startsWith("test/"))).toBe(false);
+
+  const project = mkdtempSync(join(tmpdir(), "warden-consumer-"));
+  writeFileSync(
+    join(project, "package.json"),
+    JSON.stringify({ name: "consumer", private: true, type: "module" }),
+  );
+  run(
+    "npm",
+    ["install", "--no-audit", "--no-fund", "--prefer-offline", join(out, packed[0]!.filename)],
+    project,
+  );
+  writeFileSync(
+    join(project, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        target: "es2022",
+        strict: true,
+        noEmit: true,
+      },
+    }),
+  );
+  writeFileSync(
+    join(project, "index.ts"),
+    [
+      'import { createSession, createEditTool, createWriteTool, createGrepTool, createFindTool, WardenError, type Session, type SessionOptions } from "warden";',
+      'const options: SessionOptions = { workspace: { hostPath: ".", mode: "copy", exclude: ["node_modules/"] } };',
+      "const open: (o: SessionOptions) => Promise<Session> = createSession;",
+      "const tools = [createEditTool(), createWriteTool(), createGrepTool(), createFindTool()].map((t) => t.name);",
+      'console.log(JSON.stringify({ tools, open: typeof open, error: new WardenError("NOT_FOUND", "x").code, options: options.workspace?.mode }));',
+      "",
+    ].join("\n"),
+  );
+  // The README's library example compiles as it is shown.
+  const readme = readFileSync(join(repo, "README.md"), "utf8");
+  const example = /### Library[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+  expect(example).toContain('from "warden"');
+  writeFileSync(join(project, "readme-example.ts"), `${example}export {};\n`);
+  run(join(repo, "node_modules/.bin/tsc"), ["-p", "."], project);
+  const printed = run(
+    "node",
+    [
+      "--input-type=module",
+      "-e",
+      'import * as w from "warden"; console.log(Object.keys(w).includes("createEditTool"), typeof w.createSession)',
+    ],
+    project,
+  );
+  expect(printed).toBe("true function\n");
+  expect(run("node", ["node_modules/warden/bin/warden.js", "--version"], project).trim()).toMatch(
+    /^\d+\.\d+\.\d+/,
+  );
+});
