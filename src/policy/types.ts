@@ -66,6 +66,11 @@ export interface PolicyLayer {
   maxCommandBytes?: number;
   rules: PolicyRule[];
   tests: PolicyTest[];
+  /**
+   * Problems that do not stop the file loading, each `file:line:col: text` (rules shadowed by an
+   * earlier rule: policy-lint.ts); `warden policy check` prints them.
+   */
+  findings?: string[];
 }
 
 /** A loaded policy: layers, highest authority first (operator > tenant > project > session). */
