@@ -8,6 +8,7 @@
  */
 import type { Node, TreeCursor } from "web-tree-sitter";
 import { withBashTree } from "./bash-parser.js";
+import { backtickScript, commandHazard, DANGEROUS_VARIABLES, syntaxHazard } from "./bash-expansions.js";
 import { wordOf } from "./bash-words.js";
 import { unwrap } from "./bash-wrappers.js";
 import type { ArgWord } from "./command-pattern.js";
@@ -47,12 +48,16 @@ export const MAX_SCRIPT_DEPTH = 8;
 /** How deep in the syntax tree analysis goes before the rest counts as opaque. */
 export const MAX_SYNTAX_DEPTH = 200;
 
-/**
- * Variables whose assignment changes which program runs or what it loads (`PATH=. git status`
- * runs ./git); assigning them anywhere makes the script opaque.
- */
-const DANGEROUS_VARIABLES =
-  /^(PATH|LD_[A-Z_]+|BASH_ENV|ENV|IFS|PROMPT_COMMAND|SHELLOPTS|BASHOPTS|GIT_[A-Z_]*|PAGER|EDITOR|VISUAL|NODE_OPTIONS|PYTHONSTARTUP|PYTHONPATH|PERL5OPT|RUBYOPT|npm_config_[A-Za-z_]+)$/;
+/** Syntax nodes syntaxHazard judges (bash-expansions.ts). */
+const HAZARD_NODES = new Set([
+  "arithmetic_expansion",
+  "c_style_for_statement",
+  "compound_statement",
+  "expansion",
+  "test_command",
+  "declaration_command",
+  "unset_command",
+]);
 
 const OUTPUT_OPERATORS = new Set([">", ">>", ">|", "&>", "&>>", "<>", ">&", "&>|"]);
 const DIRECTORY_CHANGERS = new Set(["cd", "pushd", "popd"]);
@@ -160,7 +165,17 @@ class Analyzer {
       this.opaque(node.text || node.type, `the script does not parse (at ${at})`);
     }
     let feeds = fed;
+    if (HAZARD_NODES.has(type)) {
+      const node = cursor.currentNode;
+      const hazard = syntaxHazard(node);
+      if (hazard) this.opaque(node.text, hazard);
+    }
     switch (type) {
+      case "command_substitution": {
+        const script = backtickScript(cursor.nodeText);
+        if (script !== null) this.script(script, [...this.via, "`…`"]);
+        break;
+      }
       case "command":
         this.command(cursor.currentNode, fed);
         break;
@@ -230,6 +245,8 @@ class Analyzer {
     for (const target of argumentPaths(argv))
       this.parts.push({ kind: "argument", target, text, via, identity });
     if (inner.opaque) this.opaque(text, inner.opaque, via);
+    const hazard = commandHazard(argv);
+    if (hazard) this.opaque(text, hazard, via);
     const label = name.value.slice(name.value.lastIndexOf("/") + 1);
     for (const variable of inner.assigned) {
       if (DANGEROUS_VARIABLES.test(variable))
@@ -237,11 +254,14 @@ class Analyzer {
     }
     for (const target of inner.writes) this.file("write", target, text, via);
     for (const payload of inner.payloads) this.argv(payload, [...via, label], true);
-    for (const script of inner.scripts) {
-      const nested = [...via, label === "eval" ? "eval" : `${label} -c`];
-      if (this.depth + 1 > MAX_SCRIPT_DEPTH) this.opaque(script, "scripts nested too deeply", nested);
-      else for (const part of analyzeBash(script, this.depth + 1, nested)) this.parts.push(part);
-    }
+    for (const script of inner.scripts)
+      this.script(script, [...via, label === "eval" || label === "trap" ? label : `${label} -c`]);
+  }
+
+  /** Analyses a script the shell parses again (bash -c, eval, trap, nested backticks). */
+  private script(script: string, via: string[]): void {
+    if (this.depth + 1 > MAX_SCRIPT_DEPTH) this.opaque(script, "scripts nested too deeply", via);
+    else for (const part of analyzeBash(script, this.depth + 1, via)) this.parts.push(part);
   }
 
   private redirect(node: Node): void {
