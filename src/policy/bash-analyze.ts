@@ -7,8 +7,8 @@
  * only the first command of `a && b` was checked). Requires loadBashParser() to have resolved.
  */
 import type { Node, TreeCursor } from "web-tree-sitter";
-import { withBashTree } from "./bash-parser.js";
 import { backtickScript, commandHazard, DANGEROUS_VARIABLES, syntaxHazard } from "./bash-expansions.js";
+import { withBashTree } from "./bash-parser.js";
 import { wordOf } from "./bash-words.js";
 import { unwrap } from "./bash-wrappers.js";
 import type { ArgWord } from "./command-pattern.js";
