@@ -9,9 +9,13 @@
 import type { Node, TreeCursor } from "web-tree-sitter";
 import { backtickScript, commandHazard, DANGEROUS_VARIABLES, syntaxHazard } from "./bash-expansions.js";
 import { withBashTree } from "./bash-parser.js";
-import { wordOf } from "./bash-words.js";
+import { globOf, wordOf } from "./bash-words.js";
 import { unwrap } from "./bash-wrappers.js";
-import type { ArgWord } from "./command-pattern.js";
+import { ANY_TEXT, type ArgWord } from "./command-pattern.js";
+import { wordPathGlobs } from "./path-overlap.js";
+
+/** Where relative paths of a script resolve (the sandbox's workspace). */
+const WORKSPACE = "/workspace";
 
 /** One thing in a script a policy must judge. `via` lists the wrappers unwrapped to reach it. */
 export type BashPart =
@@ -29,7 +33,10 @@ export type BashPart =
   /** A literal argument that may name a file the command reads (`cat .env`): deny/ask path rules only. */
   | {
       kind: "argument";
+      /** The literal path, or when `glob` is set an absolute glob of every path the word may become. */
       target: string;
+      /** The word expands (glob, brace, tilde, parameter, substitution): matched by path-overlap.ts. */
+      glob?: boolean;
       text: string;
       via: string[];
       /**
@@ -99,30 +106,67 @@ export function renderArgv(argv: readonly ArgWord[]): string {
     .join(" ");
 }
 
-/** Home of the sandbox user (images/sandbox/Dockerfile), where the shell expands `~`. */
-const SANDBOX_HOME = "/home/sandbox";
+/** Commands none of whose operands name a file: an expanding word there is no path. */
+const NO_PATH_OPERANDS = new Set([
+  "echo",
+  "printf",
+  "true",
+  "false",
+  "seq",
+  "date",
+  "sleep",
+  "expr",
+  "export",
+  "local",
+  "declare",
+  "test",
+  "[",
+  "basename",
+  "dirname",
+  "cd",
+  "pushd",
+  "exit",
+  "return",
+  "shift",
+  "set",
+  "read",
+  "kill",
+  "wait",
+]);
+
+/** A literal file argument, or an expanding word as the glob of every path it may become. */
+type ArgumentPath = { target: string; glob?: boolean };
 
 /**
- * The literal arguments of a command that may name files: plain words, and the value of
- * `--option=value`. Option flags are skipped. Used so `cat .env` meets a deny rule on `.env`
- * like `read .env` does (a path rule cannot see what a recursive `grep -r` will open).
+ * The arguments of a command that may name files: literal words; the value of `--option=value`,
+ * of an attached short option (`-f.env`) and after a `:` (`HEAD:.env`); and words the shell
+ * expands, as globs (path-overlap.ts). Used so `cat .env`, `cat .en?` and `git show HEAD:.env`
+ * meet a deny rule on `.env` like `read .env` does.
  */
-function argumentPaths(argv: readonly ArgWord[]): string[] {
-  const paths: string[] = [];
+function argumentPaths(argv: readonly ArgWord[]): ArgumentPath[] {
+  const paths: ArgumentPath[] = [];
+  const name = argv[0]?.value ?? "";
+  const operandsArePaths = !NO_PATH_OPERANDS.has(name.slice(name.lastIndexOf("/") + 1));
   for (const word of argv.slice(1)) {
-    if (word.value === null) continue;
-    if (word.expands) {
-      // `~/x` expands to the sandbox user's home; any other expansion cannot be known here.
-      const rest = /^~(\/[^*?[{]*)$/.exec(word.value)?.[1];
-      if (rest !== undefined) paths.push(`${SANDBOX_HOME}${rest}`);
+    if (word.value === null || word.expands) {
+      if (!operandsArePaths || word.glob === undefined) continue;
+      for (const target of wordPathGlobs(word.glob, WORKSPACE) ?? [ANY_TEXT]) {
+        // `~/x` and `{a,b}` expand to plain paths: those are judged as the literal paths they are.
+        const wild = /[*?[\u0001]/.test(target.replace(/\\./g, ""));
+        paths.push(wild ? { target, glob: true } : { target: target.replace(/\\(.)/g, "$1") });
+      }
       continue;
     }
-    const option = word.value.startsWith("-");
-    if (option && !word.value.includes("=")) continue;
-    const value = option ? word.value.slice(word.value.indexOf("=") + 1) : word.value;
-    if (value !== "" && !value.includes("\0")) paths.push(value);
+    const v = word.value;
+    if (v === "" || v.includes("\0")) continue;
+    if (v.startsWith("--")) {
+      if (v.includes("=")) paths.push({ target: v.slice(v.indexOf("=") + 1) });
+    } else if (v.startsWith("-") && v.length > 2) paths.push({ target: v.slice(2) });
+    else if (!v.startsWith("-")) paths.push({ target: v });
+    const colon = v.indexOf(":");
+    if (colon !== -1 && colon < v.length - 1) paths.push({ target: v.slice(colon + 1) });
   }
-  return paths;
+  return paths.filter((p) => p.target !== "");
 }
 
 /** Text of an opaque part, kept whole: "allow for this session" approvals are keyed on it. */
@@ -220,7 +264,9 @@ class Analyzer {
       }
       const wordNode = type === "command_name" ? child.namedChildren[0] : child;
       if (!wordNode) continue;
-      argv.push({ ...wordOf(wordNode), raw: wordNode.text });
+      const word: ArgWord = { ...wordOf(wordNode), raw: wordNode.text };
+      if (word.value === null || word.expands) word.glob = globOf(wordNode);
+      argv.push(word);
     }
     this.argv(argv, this.via, context);
   }
@@ -242,8 +288,8 @@ class Analyzer {
     const standsAlone = !context && via.length === 0 && argv.every((w) => w.value !== null && !w.expands);
     const identity = standsAlone ? JSON.stringify(argv.map((w) => w.value)) : null;
     this.parts.push({ kind: "command", argv, text, role: inner.role, via, identity });
-    for (const target of argumentPaths(argv))
-      this.parts.push({ kind: "argument", target, text, via, identity });
+    for (const { target, glob } of argumentPaths(argv))
+      this.parts.push({ kind: "argument", target, text, via, identity, ...(glob ? { glob } : {}) });
     if (inner.opaque) this.opaque(text, inner.opaque, via);
     const hazard = commandHazard(argv);
     if (hazard) this.opaque(text, hazard, via);

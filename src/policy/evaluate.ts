@@ -86,6 +86,18 @@ async function bashSubjects(policy: Policy, command: unknown, ctx: EvaluateConte
       subjects.push({ subject, scope: scopeKey("bash", part.kind, identity(part)) });
     } else if (part.kind === "argument") {
       if (!withArguments) continue;
+      if (part.glob) {
+        // An expanding word: its glob is matched as is (no sandbox path to resolve).
+        const subject: Subject = {
+          kind: "argument",
+          tools: ["bash", "read"],
+          path: part.target,
+          via: part.via,
+          glob: true,
+        };
+        subjects.push({ subject, scope: scopeKey("bash", "argument", part.target, identity(part)) });
+        continue;
+      }
       // An argument is only possibly a path: when it cannot be resolved (e.g. a directory the
       // sandbox user may not enter), it is judged on its lexical form instead of failing the call.
       const lexical = normalizeToolPath(part.target, WORKSPACE_DIR);

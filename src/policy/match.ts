@@ -9,6 +9,7 @@
  */
 import { type ArgWord, matchCommand, patternWords } from "./command-pattern.js";
 import { matchGlob } from "./glob.js";
+import { mayOverlap } from "./path-overlap.js";
 import {
   DECISION_RANK,
   type Policy,
@@ -32,7 +33,7 @@ export type Subject =
   | { kind: "opaque"; tools: string[]; text: string; why: string; via: string[] }
   | { kind: "path" | "write" | "read"; tools: string[]; path: string; via: string[] }
   /** A command argument that may be a file: judged by deny and ask path rules only, never a default. */
-  | { kind: "argument"; tools: string[]; path: string; via: string[] }
+  | { kind: "argument"; tools: string[]; path: string; via: string[]; glob?: boolean }
   | { kind: "call"; tools: string[]; text: string };
 
 /** A rule's command patterns split into words, by the basename of their command word. */
@@ -91,7 +92,10 @@ export function ruleMatches(rule: PolicyRule, subject: Subject): boolean {
     case "path":
       return rule.paths ? rule.paths.some((g) => matchGlob(g, subject.path)) : bare;
     case "argument":
-      return rule.decision !== "allow" && !!rule.paths && rule.paths.some((g) => matchGlob(g, subject.path));
+      if (rule.decision === "allow" || !rule.paths) return false;
+      return subject.glob
+        ? rule.paths.some((g) => mayOverlap(g, subject.path))
+        : rule.paths.some((g) => matchGlob(g, subject.path));
     case "write":
     case "read":
       // A redirection is judged by path rules of bash / write / read, and by bare rules of bash only
@@ -155,6 +159,11 @@ export function judge(policy: Policy, subject: Subject): TrailEntry {
   } else if (subject.kind === "argument" && decision === undefined) {
     entry.decision = "allow";
     entry.reason = "argument: only deny and ask path rules apply";
+  } else if (subject.kind === "argument" && subject.glob && decision === "deny") {
+    // The word may expand to a denied path, or may not: not auto-allowed, and asked.
+    entry.decision = "ask";
+    entry.reason = `may expand to a path that rule '${rule?.id}' denies${rule?.reason ? ` (${rule.reason})` : ""}`;
+    rule = undefined;
   } else if (subject.kind === "opaque") {
     // Never allow what cannot be seen.
     entry.decision = stricter(decision ?? "ask", "ask");
