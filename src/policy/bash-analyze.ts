@@ -11,6 +11,8 @@ import { backtickScript, commandHazard, DANGEROUS_VARIABLES, syntaxHazard } from
 import { withBashTree } from "./bash-parser.js";
 import { globOf, wordOf } from "./bash-words.js";
 import { unwrap } from "./bash-wrappers.js";
+import type { FormVerdict } from "./command-grammar.js";
+import { judgeForm } from "./command-model.js";
 import { ANY_TEXT, type ArgWord } from "./command-pattern.js";
 import { wordPathGlobs } from "./path-overlap.js";
 
@@ -25,6 +27,8 @@ export type BashPart =
       text: string;
       role: "command" | "wrapper";
       via: string[];
+      /** What its form does under the command model (command-model.ts); absent for commands it does not describe. */
+      form?: FormVerdict;
       /** See `identity` of the argument kind. */
       identity: string | null;
     }
@@ -285,15 +289,26 @@ class Analyzer {
     }
     const inner = unwrap(argv);
     const text = renderArgv(argv);
+    const label = name.value.slice(name.value.lastIndexOf("/") + 1);
     const standsAlone = !context && via.length === 0 && argv.every((w) => w.value !== null && !w.expands);
     const identity = standsAlone ? JSON.stringify(argv.map((w) => w.value)) : null;
-    this.parts.push({ kind: "command", argv, text, role: inner.role, via, identity });
+    const form = judgeForm(argv) ?? undefined;
+    if (form && inner.role === "wrapper" && (form.unknown || form.effects.length > 0))
+      this.opaque(text, form.unknown ?? `${label} runs a command its options name`, via);
+    this.parts.push({
+      kind: "command",
+      argv,
+      text,
+      role: inner.role,
+      via,
+      identity,
+      ...(form ? { form } : {}),
+    });
     for (const { target, glob } of argumentPaths(argv))
       this.parts.push({ kind: "argument", target, text, via, identity, ...(glob ? { glob } : {}) });
     if (inner.opaque) this.opaque(text, inner.opaque, via);
     const hazard = commandHazard(argv);
     if (hazard) this.opaque(text, hazard, via);
-    const label = name.value.slice(name.value.lastIndexOf("/") + 1);
     for (const variable of inner.assigned) {
       if (DANGEROUS_VARIABLES.test(variable))
         this.opaque(text, `${label} sets ${variable}, which changes what runs`, via);

@@ -7,6 +7,7 @@
  * wins, so a lower layer may tighten but never loosen what a higher layer denies or asks. When
  * every layer abstains the answer is `ask`.
  */
+import type { FormVerdict } from "./command-grammar.js";
 import { type ArgWord, matchCommand, patternWords } from "./command-pattern.js";
 import { matchGlob } from "./glob.js";
 import { mayOverlap } from "./path-overlap.js";
@@ -29,6 +30,7 @@ export type Subject =
       role: "command" | "wrapper";
       text: string;
       via: string[];
+      form?: FormVerdict;
     }
   | { kind: "opaque"; tools: string[]; text: string; why: string; via: string[] }
   | { kind: "path" | "write" | "read"; tools: string[]; path: string; via: string[] }
@@ -79,6 +81,28 @@ function candidates(commands: string[], name: ArgWord | undefined): string[][] {
   return index.byName.get(basename(name.value)) ?? index.wild;
 }
 
+/** An allow rule grants a modelled command only in forms it knows, with effects the rule accepts. */
+function formAllowed(rule: PolicyRule, form: FormVerdict | undefined): boolean {
+  if (!form) return true;
+  if (form.unknown) return false;
+  return form.effects.every((e) => rule.effects?.includes(e));
+}
+
+/** Why no allow rule granted a modelled command's form, or null. */
+function formReason(form: FormVerdict | undefined): string | null {
+  if (!form) return null;
+  if (form.unknown) return `not auto-allowed: ${form.unknown}`;
+  return form.effects.length > 0
+    ? `this form ${form.effects.map((e) => EFFECT_WORDS[e]).join(" and ")}; no allow rule accepts that effect`
+    : null;
+}
+
+const EFFECT_WORDS = {
+  write: "writes files",
+  exec: "runs other programs",
+  network: "reaches the network",
+} as const;
+
 /** True when `rule` covers one of the subject's tools and its matchers match the subject. */
 export function ruleMatches(rule: PolicyRule, subject: Subject): boolean {
   if (!rule.tools.some((t) => t === "*" || subject.tools.includes(t))) return false;
@@ -87,6 +111,7 @@ export function ruleMatches(rule: PolicyRule, subject: Subject): boolean {
     case "command": {
       if (!rule.commands) return bare;
       const mode = rule.decision === "allow" ? "allow" : "restrict";
+      if (mode === "allow" && !formAllowed(rule, subject.form)) return false;
       return candidates(rule.commands, subject.argv[0]).some((p) => matchCommand(p, subject.argv, mode));
     }
     case "path":
@@ -169,6 +194,10 @@ export function judge(policy: Policy, subject: Subject): TrailEntry {
     entry.decision = stricter(decision ?? "ask", "ask");
     entry.reason = subject.why;
     if (decision !== "deny") rule = undefined;
+  }
+  if (subject.kind === "command" && decision !== "allow" && !rule) {
+    const why = formReason(subject.form);
+    if (why) entry.reason = why;
   }
   if (rule) {
     entry.ruleId = rule.id;

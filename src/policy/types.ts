@@ -34,6 +34,12 @@ export interface PolicyRule {
   paths?: string[];
   /** Shown to the model and the approver. */
   reason?: string;
+  /**
+   * For an allow rule with commands: the effects it accepts. A command the model describes
+   * (command-model.ts) matches the rule only in forms whose effects are all listed here, and never
+   * in a form the model cannot read (an unknown option).
+   */
+  effects?: ("write" | "exec" | "network")[];
 }
 
 /** An example call and the decision the policy must give it (`warden policy check`). */
