@@ -28,9 +28,9 @@ export function arithmeticUsesVariables(text: string): boolean {
 /** Why a `${…}` expansion is opaque, or null. */
 function expansionHazard(text: string): string | null {
   if (text.startsWith("${!") && !/^\$\{![A-Za-z_]\w*(\*|@|\[[@*]\])\}$/.test(text))
-    return "indirect expansion ${!…} expands a variable's value again";
-  if (/@P\}$/.test(text)) return "prompt expansion ${…@P} runs command substitutions in a value";
-  if (/^\$\{#?[A-Za-z_]\w*(\[[^\]]*\])?:?=/.test(text)) return "an assignment inside ${…} sets a variable";
+    return `indirect expansion \${!…} expands a variable's value again`;
+  if (/@P\}$/.test(text)) return `prompt expansion \${…@P} runs command substitutions in a value`;
+  if (/^\$\{#?[A-Za-z_]\w*(\[[^\]]*\])?:?=/.test(text)) return `an assignment inside \${…} sets a variable`;
   const subscript = /^\$\{#?[A-Za-z_]\w*\[([^\]]*)\]/.exec(text)?.[1];
   if (subscript !== undefined && subscript !== "@" && subscript !== "*" && arithmeticUsesVariables(subscript))
     return "an array subscript is arithmetic on a variable's value";
@@ -69,7 +69,7 @@ function declarationHazard(node: Node): string | null {
         : child.type === "variable_assignment"
           ? child.childForFieldName("name")
           : null;
-    if (!name || name.type !== "variable_name")
+    if (name?.type !== "variable_name")
       return `${node.children[0]?.text ?? "declare"} of a name that is not literal or has a subscript`;
     if (DANGEROUS_VARIABLES.test(name.text))
       return `${node.children[0]?.text ?? "declare"} ${name.text} changes what commands run`;

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the strings are shell commands, not templates
 /**
  * Issue 13 item 1: the command model. Option spellings are read as each tool's parser reads them
  * (clusters, attached values, `--opt=value`, getopt_long abbreviations, subcommands); an allow rule

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the strings are shell commands, not templates
 /**
  * Issue 13 item 2: opaque means not allowed. Expansions that run code from a variable's value or
  * set variables without an assignment word make their part opaque, and nested backtick
