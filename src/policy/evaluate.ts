@@ -10,6 +10,7 @@ import { normalizeToolPath } from "../tools/paths.js";
 import { analyzeBash, type BashPart } from "./bash-analyze.js";
 import { loadBashParser } from "./bash-parser.js";
 import { checkCommandSize, maxCommandBytes } from "./command-limit.js";
+import { type CommandWords, type ReadText, scriptGitHazard } from "./git-config.js";
 import { judge, type Subject } from "./match.js";
 import type { Decision, EvaluateContext, Policy, PolicyRequest, TrailEntry } from "./types.js";
 import { DECISION_RANK } from "./types.js";
@@ -119,6 +120,30 @@ async function bashSubjects(policy: Policy, command: unknown, ctx: EvaluateConte
   return Promise.all(subjects);
 }
 
+/** A trail entry asking when an allowed git command may run a program from configuration. */
+async function gitEntry(subjects: Scoped[], trail: TrailEntry[], read: ReadText): Promise<TrailEntry | null> {
+  const commands: CommandWords[] = [];
+  const allowedGit: CommandWords[] = [];
+  subjects.forEach(({ subject }, k) => {
+    if (subject.kind !== "command") return;
+    const words = subject.argv.map((w) => w.value);
+    commands.push(words);
+    const name = words[0] ?? "";
+    if (name.slice(name.lastIndexOf("/") + 1) === "git" && trail[k]?.decision === "allow")
+      allowedGit.push(words);
+  });
+  const why = await scriptGitHazard(read, commands, allowedGit);
+  if (why === null) return null;
+  const text = allowedGit.map((w) => w.join(" ")).join("; ");
+  return {
+    kind: "opaque",
+    part: text,
+    decision: "ask",
+    reason: why,
+    approvalScope: scopeKey("bash", "git-config", text, why),
+  };
+}
+
 /**
  * Decides `request` under `policy`. Path tools: `args.path` (default ".") is normalised
  * (normalizeToolPath) and resolved with `ctx.resolvePath`. Rejects when resolvePath rejects, and
@@ -156,6 +181,10 @@ export async function evaluate(
     entry.approvalScope = scope;
     return entry;
   });
+  if (tool === "bash" && ctx.readText) {
+    const entry = await gitEntry(subjects, trail, ctx.readText);
+    if (entry) trail.push(entry);
+  }
   let decisive = trail[0] as TrailEntry;
   for (const entry of trail)
     if (DECISION_RANK[entry.decision] > DECISION_RANK[decisive.decision]) decisive = entry;

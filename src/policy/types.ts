@@ -97,6 +97,11 @@ export interface EvaluateContext {
    * and `..` followed). The policy CLI resolves lexically instead.
    */
   resolvePath(path: string): Promise<string>;
+  /**
+   * Reads a small text file in the sandbox (null when absent or not a regular file), for git's
+   * configuration (git-config.ts). Absent (the policy CLI): git's configuration is not checked.
+   */
+  readText?(path: string): Promise<string | null>;
 }
 
 /** One step of a decision's trail: a command part, a path or a redirection, and what decided it. */
