@@ -2,7 +2,7 @@
  * Semantic checks of a schema-valid policy file, all reported at once (issue 13, item 5: one wrong
  * capital letter in `tools: [Bash]` silently switched a security rule off).
  *
- * Errors (the file does not load): duplicate rule ids, unknown tool names, commands on a rule that
+ * Errors (the file does not load): duplicate rule ids, misspelt tool names, commands on a rule that
  * does not cover bash, paths on a rule whose tools take none, command patterns whose command word
  * is not a command name. Findings (`warden policy check` prints them, the file loads): rules that
  * can never decide because an earlier rule of the same file with the same or a stricter decision
@@ -28,15 +28,29 @@ type Rule = PolicyFile["rules"][number];
 /** A command word a pattern may start with: a name or path of one, or a glob over names. */
 const COMMAND_WORD = /^[A-Za-z0-9_.\-+/*?[\]@:%,]+$/;
 
+/** True when `a` and `b` differ by at most one edit (insert, delete, substitute). */
+function nearlyEqual(a: string, b: string): boolean {
+  if (Math.abs(a.length - b.length) > 1) return false;
+  let i = 0;
+  while (i < a.length && a[i] === b[i]) i++;
+  return a.slice(i + 1) === b.slice(i + 1) || a.slice(i) === b.slice(i + 1) || a.slice(i + 1) === b.slice(i);
+}
+
+/**
+ * Tool-name errors: a name must be one of warden's tools or `*`, or the name of a tool an embedder
+ * adds (SessionOptions.extraTools), spelled as tools are (lowercase, `[a-z][a-z0-9_-]*`) and not
+ * a near miss of a built-in one (`Bash`, `bsh`, `reed`).
+ */
 function toolErrors(rule: Rule, i: number): LintFinding[] {
   const out: LintFinding[] = [];
   rule.tools.forEach((tool, t) => {
     if ((KNOWN_TOOLS as readonly string[]).includes(tool)) return;
-    const near = KNOWN_TOOLS.find((k) => k === tool.toLowerCase().trim());
+    const near = KNOWN_TOOLS.find((k) => k !== "*" && nearlyEqual(k, tool.toLowerCase().trim()));
+    if (!near && /^[a-z][a-z0-9_-]*$/.test(tool)) return;
     const hint = near ? `; did you mean '${near}'?` : "";
     out.push({
       path: ["rules", i, "tools", t],
-      text: `rule '${rule.id}': unknown tool '${tool}' (tools are ${KNOWN_TOOLS.join(", ")})${hint}`,
+      text: `rule '${rule.id}': unknown tool '${tool}' (tools are ${KNOWN_TOOLS.join(", ")}, or a lowercase name of a tool added to the session)${hint}`,
     });
   });
   return out;

@@ -206,13 +206,11 @@ rules:
   });
 
   it("tools other than bash and the path tools are judged by bare rules", async () => {
-    // A policy can name only warden's tools (policy-lint.ts); `*` covers a call to any other.
-    const p = policyOf("default: deny\nrules:\n  - { id: allow-any, decision: allow, tools: ['*'] }\n");
+    const p = policyOf("default: deny\nrules:\n  - { id: allow-web, decision: allow, tools: [web_fetch] }\n");
     expect(await evaluate(p, { tool: "web_fetch", args: {} }, lexicalContext)).toMatchObject({
       decision: "allow",
-      ruleId: "allow-any",
+      ruleId: "allow-web",
     });
-    const q = policyOf("default: deny\nrules:\n  - { id: allow-read, decision: allow, tools: [read] }\n");
-    expect((await evaluate(q, { tool: "other", args: {} }, lexicalContext)).decision).toBe("deny");
+    expect((await evaluate(p, { tool: "other", args: {} }, lexicalContext)).decision).toBe("deny");
   });
 });

@@ -22,7 +22,7 @@ describe("strict policy files", () => {
     const text = "rules:\n  - id: deny-rm\n    decision: deny\n    tools: [Bash]\n    commands: [rm]\n";
     expect(message(() => parsePolicyText(text, "p.yaml"))).toBe(
       [
-        "p.yaml:4:13: rule 'deny-rm': unknown tool 'Bash' (tools are read, bash, edit, write, grep, find, ls, *); did you mean 'bash'?",
+        "p.yaml:4:13: rule 'deny-rm': unknown tool 'Bash' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'bash'?",
         "p.yaml:5:15: rule 'deny-rm' has commands but its tools do not include bash",
       ].join("\n"),
     );
@@ -43,7 +43,7 @@ describe("strict policy files", () => {
       [
         "p.yaml:2:55: rule 'a': '$(rm)' does not start with a command name, so it never matches",
         "p.yaml:3:10: duplicate rule id 'a'",
-        "p.yaml:3:37: rule 'a': unknown tool 'Read' (tools are read, bash, edit, write, grep, find, ls, *); did you mean 'read'?",
+        "p.yaml:3:37: rule 'a': unknown tool 'Read' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'read'?",
       ].join("\n"),
     );
   });
@@ -62,5 +62,21 @@ describe("strict policy files", () => {
       "p.yaml:3:10: rule 'allow-status' never decides: the earlier rule 'ask-git' (ask) matches everything it matches",
       "p.yaml:6:10: rule 'ask-env' never decides: the earlier rule 'deny-env' (deny) matches everything it matches",
     ]);
+  });
+});
+
+describe("tool names of tools an embedder adds", () => {
+  it("accepts a lowercase name that is no near miss of a built-in tool, refuses bsh and READ", () => {
+    expect(
+      parsePolicyText("rules:\n  - {id: a, decision: allow, tools: [web_fetch]}\n", "p.yaml").rules,
+    ).toHaveLength(1);
+    expect(
+      message(() => parsePolicyText("rules:\n  - {id: a, decision: deny, tools: [bsh, READ]}\n", "p.yaml")),
+    ).toBe(
+      [
+        "p.yaml:2:37: rule 'a': unknown tool 'bsh' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'bash'?",
+        "p.yaml:2:42: rule 'a': unknown tool 'READ' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'read'?",
+      ].join("\n"),
+    );
   });
 });
