@@ -588,7 +588,7 @@ export const COMMAND_MODEL: Record<string, Grammar> = {
     },
   },
   npm: { permissive: true, effects: NPM_SCRIPT_EFFECTS },
-  npx: { permissive: true, effects: { ...NPM_SCRIPT_EFFECTS, package: "exec", p: "exec" } },
+  npx: { permissive: true, posix: true, effects: { ...NPM_SCRIPT_EFFECTS, package: "exec", p: "exec" } },
   pnpm: { permissive: true, effects: NPM_SCRIPT_EFFECTS },
   yarn: { permissive: true, effects: NPM_SCRIPT_EFFECTS },
 };
