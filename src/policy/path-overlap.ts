@@ -122,32 +122,11 @@ function tokensMeet(a: Token, b: Token): boolean {
   return a.kind !== "char" || b.kind !== "char" || a.ch === b.ch;
 }
 
-/** Whether two component patterns may match one same name. */
-function componentsMeet(x: Token[], y: Token[]): boolean {
-  const dot = (t: Token[]) => t[0]?.kind === "char" && t[0].ch === ".";
-  if ((x[0]?.kind === "nodot" && dot(y)) || (y[0]?.kind === "nodot" && dot(x))) return false;
-  const a = x.filter((t) => t.kind !== "nodot");
-  const b = y.filter((t) => t.kind !== "nodot");
-  const memo = new Map<number, boolean>();
-  const go = (i: number, j: number): boolean => {
-    const key = i * (b.length + 1) + j;
-    const hit = memo.get(key);
-    if (hit !== undefined) return hit;
-    let ok: boolean;
-    const x = a[i];
-    const y = b[j];
-    if (!x && !y) ok = true;
-    else if (x?.kind === "star") ok = go(i + 1, j) || (!!y && go(i, j + 1));
-    else if (y?.kind === "star") ok = go(i, j + 1) || (!!x && go(i + 1, j));
-    else ok = !!x && !!y && tokensMeet(x, y) && go(i + 1, j + 1);
-    memo.set(key, ok);
-    return ok;
-  };
-  return go(0, 0);
-}
-
-/** Whether two segment lists may match one same path. */
-function pathsMeet(a: Segment[], b: Segment[]): boolean {
+/**
+ * Whether two sequences of patterns may match one same sequence: `star` items match any run
+ * (zero or more) of items, others match one item when `meet` says they can. Memoised, O(|a|·|b|).
+ */
+function sequencesMeet<T>(a: T[], b: T[], star: (x: T) => boolean, meet: (x: T, y: T) => boolean): boolean {
   const memo = new Map<number, boolean>();
   const go = (i: number, j: number): boolean => {
     const key = i * (b.length + 1) + j;
@@ -157,13 +136,32 @@ function pathsMeet(a: Segment[], b: Segment[]): boolean {
     const x = a[i];
     const y = b[j];
     if (x === undefined && y === undefined) ok = true;
-    else if (x === "**") ok = go(i + 1, j) || (y !== undefined && go(i, j + 1));
-    else if (y === "**") ok = go(i, j + 1) || (x !== undefined && go(i + 1, j));
-    else ok = x !== undefined && y !== undefined && componentsMeet(x, y) && go(i + 1, j + 1);
+    else if (x !== undefined && star(x)) ok = go(i + 1, j) || (y !== undefined && go(i, j + 1));
+    else if (y !== undefined && star(y)) ok = go(i, j + 1) || (x !== undefined && go(i + 1, j));
+    else ok = x !== undefined && y !== undefined && meet(x, y) && go(i + 1, j + 1);
     memo.set(key, ok);
     return ok;
   };
   return go(0, 0);
+}
+
+/** Whether two component patterns may match one same name. */
+function componentsMeet(x: Token[], y: Token[]): boolean {
+  const dot = (t: Token[]) => t[0]?.kind === "char" && t[0].ch === ".";
+  if ((x[0]?.kind === "nodot" && dot(y)) || (y[0]?.kind === "nodot" && dot(x))) return false;
+  const a = x.filter((t) => t.kind !== "nodot");
+  const b = y.filter((t) => t.kind !== "nodot");
+  return sequencesMeet(a, b, (t) => t.kind === "star", tokensMeet);
+}
+
+/** Whether two segment lists may match one same path. */
+function pathsMeet(a: Segment[], b: Segment[]): boolean {
+  return sequencesMeet(
+    a,
+    b,
+    (s) => s === "**",
+    (x, y) => componentsMeet(x as Token[], y as Token[]),
+  );
 }
 
 /**
