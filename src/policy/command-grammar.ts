@@ -34,7 +34,11 @@ export interface Grammar {
   /** The first operand and the rest are a command this one runs (handled by bash-wrappers.ts). */
   payload?: boolean;
   /** Judges the operands (a sed script): an effect or "unknown: why", or null. */
-  operands?: (operands: string[], options: string[]) => Effect | `unknown: ${string}` | null;
+  operands?: (
+    operands: string[],
+    options: string[],
+    values: [string, string | null][],
+  ) => Effect | `unknown: ${string}` | null;
   /** Options are written with one dash (`-exec`, Go's flag package). */
   singleDash?: boolean;
   /** Every word is an operand for `operands` to judge (find's expression). */
@@ -74,6 +78,7 @@ export function readForm(argv: readonly ArgWord[], grammar: Grammar): FormVerdic
   const effects = new Set<Effect>();
   const options: string[] = [];
   const operands: string[] = [];
+  const values: [string, string | null][] = [];
   const verdict = (unknown?: string): FormVerdict => ({
     effects: [...effects],
     options,
@@ -120,7 +125,8 @@ export function readForm(argv: readonly ArgWord[], grammar: Grammar): FormVerdic
       }
       options.push(resolved);
       effectOf(resolved);
-      if (rest.length === 0 && takesValue(resolved, grammar) === "=") i++;
+      if (rest.length > 0) values.push([resolved, rest.join("=")]);
+      else if (takesValue(resolved, grammar) === "=") values.push([resolved, argv[++i]?.value ?? null]);
       continue;
     }
     if (v.startsWith("-") && v !== "-") {
@@ -129,7 +135,7 @@ export function readForm(argv: readonly ArgWord[], grammar: Grammar): FormVerdic
         if (grammar.shortValue?.includes(letter)) {
           options.push(letter);
           effectOf(letter);
-          if (j === v.length - 1) i++;
+          values.push([letter, j === v.length - 1 ? (argv[++i]?.value ?? null) : v.slice(j + 1)]);
           break;
         }
         if (!grammar.short?.includes(letter) && !grammar.permissive && !grammar.effects?.[letter])
@@ -166,7 +172,7 @@ export function readForm(argv: readonly ArgWord[], grammar: Grammar): FormVerdic
     !grammar.operandEffect.unless.some((o) => options.includes(o))
   )
     effects.add(grammar.operandEffect.effect);
-  const judged = grammar.operands?.(operands, options);
+  const judged = grammar.operands?.(operands, options, values);
   if (judged?.startsWith("unknown: ")) return verdict(judged.slice(9));
   if (judged) effects.add(judged as Effect);
   return verdict();

@@ -8,6 +8,11 @@
 import { type Effect, type FormVerdict, type Grammar, readForm } from "./command-grammar.js";
 import type { ArgWord } from "./command-pattern.js";
 
+/** Splits a space-separated list of option names (kept as text so the data stays compact). */
+function words(text: string): string[] {
+  return text.split(" ").filter((w) => w !== "");
+}
+
 /** sed: `-i` writes in place; the `e` command and `s///e` run programs, `w`/`W` and `s///w` write. */
 export function sedScriptEffect(script: string): Effect | `unknown: ${string}` | null {
   let rest = script.replace(/\\./g, "x");
@@ -33,30 +38,18 @@ export function sedScriptEffect(script: string): Effect | `unknown: ${string}` |
 const SED: Grammar = {
   short: "nrEszuil",
   shortValue: "efl",
-  long: [
-    "quiet",
-    "silent",
-    "expression=",
-    "file=",
-    "in-place?",
-    "line-length=",
-    "null-data",
-    "zero-terminated",
-    "regexp-extended",
-    "separate",
-    "sandbox",
-    "unbuffered",
-    "posix",
-    "debug",
-    "follow-symlinks",
-    "help",
-    "version",
-  ],
+  long: words(
+    "quiet silent expression= file= in-place? line-length= null-data zero-terminated " +
+      "regexp-extended separate sandbox unbuffered posix debug follow-symlinks help version",
+  ),
   effects: { i: "write", "in-place": "write", f: "exec", file: "exec" },
-  operands: (operands, options) => {
-    // With -e the scripts are option values (not seen here: conservative below); else the first operand.
-    if (options.includes("e") || options.includes("expression")) return null;
-    return operands[0] === undefined ? null : sedScriptEffect(operands[0]);
+  operands: (operands, options, values) => {
+    // Scripts given with -e / --expression are option values; without one, the first operand.
+    const scripts = values.filter(([o]) => o === "e" || o === "expression").map(([, v]) => v);
+    if (!options.includes("e") && !options.includes("expression")) scripts.push(operands[0] ?? "");
+    if (scripts.some((v) => v === null)) return "unknown: a sed script is not literal";
+    const effects = scripts.map((v) => sedScriptEffect(v as string));
+    return effects.find((e) => e === "exec") ?? effects.find((e) => e !== null) ?? null;
   },
 };
 
@@ -101,40 +94,12 @@ const GIT_DIFF_FAMILY: Grammar = {
 };
 const GIT_BRANCH: Grammar = {
   short: "dDmMcCfrlvqiatu",
-  long: [
-    "delete",
-    "move",
-    "copy",
-    "force",
-    "remotes",
-    "all",
-    "list",
-    "verbose",
-    "quiet",
-    "abbrev?",
-    "no-abbrev",
-    "column?",
-    "no-column",
-    "sort=",
-    "merged?",
-    "no-merged?",
-    "contains?",
-    "no-contains?",
-    "points-at=",
-    "format=",
-    "color?",
-    "no-color",
-    "ignore-case",
-    "omit-empty",
-    "show-current",
-    "track?",
-    "no-track",
-    "set-upstream-to=",
-    "unset-upstream",
-    "edit-description",
-    "create-reflog",
-    "recurse-submodules",
-  ],
+  long: words(
+    "delete move copy force remotes all list verbose quiet abbrev? no-abbrev column? " +
+      "no-column sort= merged? no-merged? contains? no-contains? points-at= format= color? " +
+      "no-color ignore-case omit-empty show-current track? no-track set-upstream-to= " +
+      "unset-upstream edit-description create-reflog recurse-submodules",
+  ),
   effects: {
     d: "write",
     D: "write",
@@ -182,32 +147,12 @@ const GIT: Grammar = {
   posix: true,
   short: "pPhv",
   shortValue: "Cc",
-  long: [
-    "version",
-    "help",
-    "paginate",
-    "no-pager",
-    "no-replace-objects",
-    "no-lazy-fetch",
-    "no-optional-locks",
-    "no-advice",
-    "bare",
-    "literal-pathspecs",
-    "glob-pathspecs",
-    "noglob-pathspecs",
-    "icase-pathspecs",
-    "git-dir=",
-    "work-tree=",
-    "namespace=",
-    "exec-path?",
-    "config-env=",
-    "super-prefix=",
-    "list-cmds=",
-    "html-path",
-    "man-path",
-    "info-path",
-    "attr-source=",
-  ],
+  long: words(
+    "version help paginate no-pager no-replace-objects no-lazy-fetch no-optional-locks " +
+      "no-advice bare literal-pathspecs glob-pathspecs noglob-pathspecs icase-pathspecs " +
+      "git-dir= work-tree= namespace= exec-path? config-env= super-prefix= list-cmds= html-path " +
+      "man-path info-path attr-source=",
+  ),
   // -c / --config-env set any config (core.pager, diff.external): a program of the caller's choosing.
   effects: { c: "exec", "config-env": "exec", "exec-path": "exec", "git-dir": "exec", "work-tree": "exec" },
   sub: {
@@ -240,155 +185,35 @@ export const COMMAND_MODEL: Record<string, Grammar> = {
   fd: {
     short: "HIusigFalLp01qhVX",
     shortValue: "dtEeSco jx".replace(" ", ""),
-    long: [
-      "hidden",
-      "no-hidden",
-      "no-ignore",
-      "no-ignore-vcs",
-      "no-ignore-parent",
-      "unrestricted",
-      "case-sensitive",
-      "ignore-case",
-      "glob",
-      "regex",
-      "fixed-strings",
-      "and=",
-      "absolute-path",
-      "relative-path",
-      "list-details",
-      "follow",
-      "full-path",
-      "print0",
-      "max-depth=",
-      "min-depth=",
-      "exact-depth=",
-      "exclude=",
-      "prune",
-      "type=",
-      "extension=",
-      "size=",
-      "changed-within=",
-      "changed-before=",
-      "owner=",
-      "format=",
-      "exec=",
-      "exec-batch=",
-      "batch-size=",
-      "ignore-file=",
-      "color=",
-      "hyperlink?",
-      "threads=",
-      "max-results=",
-      "quiet",
-      "show-errors",
-      "base-directory=",
-      "path-separator=",
-      "search-path=",
-      "strip-cwd-prefix?",
-      "one-file-system",
-      "help",
-      "version",
-    ],
+    long: words(
+      "hidden no-hidden no-ignore no-ignore-vcs no-ignore-parent unrestricted case-sensitive " +
+        "ignore-case glob regex fixed-strings and= absolute-path relative-path list-details " +
+        "follow full-path print0 max-depth= min-depth= exact-depth= exclude= prune type= " +
+        "extension= size= changed-within= changed-before= owner= format= exec= exec-batch= " +
+        "batch-size= ignore-file= color= hyperlink? threads= max-results= quiet show-errors " +
+        "base-directory= path-separator= search-path= strip-cwd-prefix? one-file-system help " +
+        "version",
+    ),
     effects: { x: "exec", X: "exec", exec: "exec", "exec-batch": "exec" },
   },
   rg: {
     short: "abcFhHiIlLnNopqsSuUvVwxz0",
     shortValue: "ABCdeEfgjmMrtT",
-    long: [
-      "after-context=",
-      "before-context=",
-      "context=",
-      "binary",
-      "byte-offset",
-      "case-sensitive",
-      "color=",
-      "colors=",
-      "column",
-      "context-separator=",
-      "count",
-      "count-matches",
-      "crlf",
-      "debug",
-      "dfa-size-limit=",
-      "encoding=",
-      "engine=",
-      "regexp=",
-      "file=",
-      "files",
-      "files-with-matches",
-      "files-without-match",
-      "fixed-strings",
-      "follow",
-      "glob=",
-      "glob-case-insensitive",
-      "heading",
-      "no-heading",
-      "hidden",
-      "no-hidden",
-      "iglob=",
-      "ignore-case",
-      "ignore-file=",
-      "invert-match",
-      "json",
-      "line-buffered",
-      "line-number",
-      "no-line-number",
-      "line-regexp",
-      "max-columns=",
-      "max-columns-preview",
-      "max-count=",
-      "max-depth=",
-      "max-filesize=",
-      "mmap",
-      "multiline",
-      "multiline-dotall",
-      "no-config",
-      "no-ignore",
-      "no-ignore-vcs",
-      "no-ignore-dot",
-      "no-ignore-parent",
-      "no-messages",
-      "null",
-      "null-data",
-      "one-file-system",
-      "only-matching",
-      "passthru",
-      "path-separator=",
-      "pcre2",
-      "pre=",
-      "pre-glob=",
-      "pretty",
-      "quiet",
-      "regex-size-limit=",
-      "replace=",
-      "search-zip",
-      "smart-case",
-      "sort=",
-      "sortr=",
-      "stats",
-      "text",
-      "threads=",
-      "trim",
-      "type=",
-      "type-not=",
-      "type-add=",
-      "type-list",
-      "unrestricted",
-      "vimgrep",
-      "with-filename",
-      "no-filename",
-      "word-regexp",
-      "help",
-      "version",
-      "hostname-bin=",
-      "hyperlink-format=",
-      "field-match-separator=",
-      "field-context-separator=",
-      "no-unicode",
-      "no-require-git",
-      "include-zero",
-      "max-depth=",
-    ],
+    long: words(
+      "after-context= before-context= context= binary byte-offset case-sensitive color= colors= " +
+        "column context-separator= count count-matches crlf debug dfa-size-limit= encoding= " +
+        "engine= regexp= file= files files-with-matches files-without-match fixed-strings follow " +
+        "glob= glob-case-insensitive heading no-heading hidden no-hidden iglob= ignore-case " +
+        "ignore-file= invert-match json line-buffered line-number no-line-number line-regexp " +
+        "max-columns= max-columns-preview max-count= max-depth= max-filesize= mmap multiline " +
+        "multiline-dotall no-config no-ignore no-ignore-vcs no-ignore-dot no-ignore-parent " +
+        "no-messages null null-data one-file-system only-matching passthru path-separator= pcre2 " +
+        "pre= pre-glob= pretty quiet regex-size-limit= replace= search-zip smart-case sort= " +
+        "sortr= stats text threads= trim type= type-not= type-add= type-list unrestricted vimgrep " +
+        "with-filename no-filename word-regexp help version hostname-bin= hyperlink-format= " +
+        "field-match-separator= field-context-separator= no-unicode no-require-git include-zero " +
+        "max-depth=",
+    ),
     effects: { pre: "exec", "hostname-bin": "exec" },
   },
   env: {
@@ -396,20 +221,10 @@ export const COMMAND_MODEL: Record<string, Grammar> = {
     payload: true,
     short: "i0v",
     shortValue: "uCS",
-    long: [
-      "ignore-environment",
-      "null",
-      "unset=",
-      "chdir=",
-      "split-string=",
-      "block-signal?",
-      "default-signal?",
-      "ignore-signal?",
-      "list-signal-handling",
-      "debug",
-      "help",
-      "version",
-    ],
+    long: words(
+      "ignore-environment null unset= chdir= split-string= block-signal? default-signal? " +
+        "ignore-signal? list-signal-handling debug help version",
+    ),
     effects: { S: "exec", "split-string": "exec" },
   },
   xargs: {
@@ -417,63 +232,23 @@ export const COMMAND_MODEL: Record<string, Grammar> = {
     payload: true,
     short: "0rtpxo",
     shortValue: "aEILnPsd",
-    long: [
-      "null",
-      "arg-file=",
-      "delimiter=",
-      "eof?",
-      "replace?",
-      "max-lines?",
-      "max-args=",
-      "max-procs=",
-      "max-chars=",
-      "interactive",
-      "no-run-if-empty",
-      "verbose",
-      "exit",
-      "open-tty",
-      "show-limits",
-      "help",
-      "version",
-      "process-slot-var=",
-    ],
+    long: words(
+      "null arg-file= delimiter= eof? replace? max-lines? max-args= max-procs= max-chars= " +
+        "interactive no-run-if-empty verbose exit open-tty show-limits help version " +
+        "process-slot-var=",
+    ),
     effects: { "process-slot-var": "exec" },
   },
   sort: {
     short: "bdfgiMhnRrVcCmsuz",
     shortValue: "kStTo",
-    long: [
-      "ignore-leading-blanks",
-      "dictionary-order",
-      "ignore-case",
-      "general-numeric-sort",
-      "ignore-nonprinting",
-      "month-sort",
-      "human-numeric-sort",
-      "numeric-sort",
-      "random-sort",
-      "random-source=",
-      "reverse",
-      "sort=",
-      "version-sort",
-      "batch-size=",
-      "check?",
-      "compress-program=",
-      "debug",
-      "files0-from=",
-      "key=",
-      "merge",
-      "output=",
-      "stable",
-      "buffer-size=",
-      "field-separator=",
-      "temporary-directory=",
-      "parallel=",
-      "unique",
-      "zero-terminated",
-      "help",
-      "version",
-    ],
+    long: words(
+      "ignore-leading-blanks dictionary-order ignore-case general-numeric-sort " +
+        "ignore-nonprinting month-sort human-numeric-sort numeric-sort random-sort random-source= " +
+        "reverse sort= version-sort batch-size= check? compress-program= debug files0-from= key= " +
+        "merge output= stable buffer-size= field-separator= temporary-directory= parallel= unique " +
+        "zero-terminated help version",
+    ),
     effects: { o: "write", output: "write", "compress-program": "exec" },
   },
   tree: { permissive: true, shortValue: "oLIPH", effects: { o: "write" } },
@@ -503,46 +278,14 @@ export const COMMAND_MODEL: Record<string, Grammar> = {
   make: {
     short: "BdeiknpqrRsStvwL",
     shortValue: "CfIjlOoWE",
-    long: [
-      "always-make",
-      "directory=",
-      "debug?",
-      "environment-overrides",
-      "eval=",
-      "file=",
-      "makefile=",
-      "ignore-errors",
-      "include-dir=",
-      "jobs?",
-      "keep-going",
-      "load-average?",
-      "check-symlink-times",
-      "just-print",
-      "dry-run",
-      "recon",
-      "old-file=",
-      "assume-old=",
-      "output-sync?",
-      "print-data-base",
-      "question",
-      "no-builtin-rules",
-      "no-builtin-variables",
-      "shuffle?",
-      "silent",
-      "quiet",
-      "no-keep-going",
-      "stop",
-      "touch",
-      "trace",
-      "version",
-      "print-directory",
-      "no-print-directory",
-      "what-if=",
-      "new-file=",
-      "assume-new=",
-      "warn-undefined-variables",
-      "help",
-    ],
+    long: words(
+      "always-make directory= debug? environment-overrides eval= file= makefile= ignore-errors " +
+        "include-dir= jobs? keep-going load-average? check-symlink-times just-print dry-run recon " +
+        "old-file= assume-old= output-sync? print-data-base question no-builtin-rules " +
+        "no-builtin-variables shuffle? silent quiet no-keep-going stop touch trace version " +
+        "print-directory no-print-directory what-if= new-file= assume-new= " +
+        "warn-undefined-variables help",
+    ),
     effects: {
       E: "exec",
       eval: "exec",
