@@ -4,10 +4,12 @@
  *
  * Errors (the file does not load): duplicate rule ids, misspelt tool names, commands on a rule that
  * does not cover bash, paths on a rule whose tools take none, command patterns whose command word
- * is not a command name. Findings (`warden policy check` prints them, the file loads): rules that
+ * is not a command name, `effects` on a command the model does not know or on a rule that is not
+ * an allow rule with commands. Findings (`warden policy check` prints them, the file loads): rules that
  * can never decide because an earlier rule of the same file with the same or a stricter decision
  * covers everything they match.
  */
+import { COMMAND_MODEL } from "./command-model.js";
 import { patternWords } from "./command-pattern.js";
 import type { PolicyFile } from "./schema.js";
 import { DECISION_RANK } from "./types.js";
@@ -65,8 +67,18 @@ function commandErrors(rule: Rule, i: number): LintFinding[] {
         path: ["rules", i, "commands", c],
         text: `rule '${rule.id}': '${pattern}' does not start with a command name, so it never matches`,
       });
+    } else if (rule.effects && !(name.slice(name.lastIndexOf("/") + 1) in COMMAND_MODEL)) {
+      out.push({
+        path: ["rules", i, "commands", c],
+        text: `rule '${rule.id}' accepts effects, but '${name}' is not a command the model knows (${Object.keys(COMMAND_MODEL).join(", ")}); its effects cannot be told apart`,
+      });
     }
   });
+  if (rule.effects && (rule.decision !== "allow" || !rule.commands))
+    out.push({
+      path: ["rules", i, "effects"],
+      text: `rule '${rule.id}': effects apply only to an allow rule with commands`,
+    });
   return out;
 }
 

@@ -151,3 +151,16 @@ describe("tool names of tools an embedder adds", () => {
     );
   });
 });
+
+describe("effects name what the command model knows", () => {
+  it("refuses effects on a command outside the model and on a rule that is not an allow rule with commands", () => {
+    const text =
+      "rules:\n  - {id: a, decision: allow, tools: [bash], commands: [curl], effects: [network]}\n  - {id: b, decision: deny, tools: [bash], commands: [sed], effects: [write]}\n";
+    expect(message(() => parsePolicyText(text, "p.yaml"))).toBe(
+      [
+        "p.yaml:2:56: rule 'a' accepts effects, but 'curl' is not a command the model knows (sed, find, fd, rg, env, xargs, sort, tree, tar, git, make, go, cargo, npm, npx, pnpm, yarn); its effects cannot be told apart",
+        "p.yaml:3:70: rule 'b': effects apply only to an allow rule with commands",
+      ].join("\n"),
+    );
+  });
+});
