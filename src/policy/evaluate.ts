@@ -132,7 +132,12 @@ async function gitEntry(subjects: Scoped[], trail: TrailEntry[], read: ReadText)
     if (name.slice(name.lastIndexOf("/") + 1) === "git" && trail[k]?.decision === "allow")
       allowedGit.push(words);
   });
-  const why = await scriptGitHazard(read, commands, allowedGit);
+  // Configuration that cannot be read (a workspace the sandbox user may not enter) is not known
+  // to be free of programs: ask.
+  const why = await scriptGitHazard(read, commands, allowedGit).catch(
+    (err: unknown) =>
+      `git's configuration could not be read (${err instanceof Error ? err.message : String(err)})`,
+  );
   if (why === null) return null;
   const text = allowedGit.map((w) => w.join(" ")).join("; ");
   return {

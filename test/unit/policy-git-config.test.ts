@@ -102,6 +102,24 @@ describe("evaluate with a sandbox reader", () => {
     expect(d.reason).toBe("the script changes directory, so which repository configures git is not known");
   });
 
+  it("configuration that cannot be read asks, and a deny elsewhere in the script still decides", async () => {
+    const failing = {
+      ...lexicalContext,
+      readText: () => Promise.reject(new Error("lstat /workspace/.git: permission denied")),
+    };
+    const d = await evaluate(policy, { tool: "bash", args: { command: "git status" } }, failing);
+    expect(d).toMatchObject({
+      decision: "ask",
+      reason: "git's configuration could not be read (lstat /workspace/.git: permission denied)",
+    });
+    const both = await evaluate(
+      policy,
+      { tool: "bash", args: { command: "git status && rm -rf src" } },
+      failing,
+    );
+    expect(both).toMatchObject({ decision: "deny", ruleId: "deny-rm" });
+  });
+
   it("a clean repository, and commands other than git, stay allowed", async () => {
     expect((await decide("git status && git diff", { "/workspace/.git/config": "[core]\n" })).decision).toBe(
       "allow",
