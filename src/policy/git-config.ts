@@ -113,15 +113,18 @@ export async function gitConfigHazard(read: ReadText, dirs: string[]): Promise<s
       if (d === "/") break;
     }
   }
-  for (const path of configs) {
-    const text = await read(path);
+  // Read all at once: each read is a round trip into the sandbox.
+  const [texts, hookTexts] = await Promise.all([
+    Promise.all(configs.map(read)),
+    Promise.all(hooks.map(read)),
+  ]);
+  for (const [k, text] of texts.entries()) {
     const settings = text === null ? [] : programSettings(text);
     if (settings.length > 0)
-      return `git would run a program its configuration names (${settings.join(", ")} in ${path})`;
+      return `git would run a program its configuration names (${settings.join(", ")} in ${configs[k]})`;
   }
-  for (const hook of hooks) {
-    if ((await read(hook)) !== null) return `git may run the hook ${hook}`;
-  }
+  const hook = hooks.find((_h, k) => hookTexts[k] !== null);
+  if (hook) return `git may run the hook ${hook}`;
   return null;
 }
 
