@@ -7,10 +7,17 @@
  * only the first command of `a && b` was checked). Requires loadBashParser() to have resolved.
  */
 import type { Node, TreeCursor } from "web-tree-sitter";
+import { backtickScript, commandHazard, DANGEROUS_VARIABLES, syntaxHazard } from "./bash-expansions.js";
 import { withBashTree } from "./bash-parser.js";
-import { wordOf } from "./bash-words.js";
+import { globOf, wordOf } from "./bash-words.js";
 import { unwrap } from "./bash-wrappers.js";
-import type { ArgWord } from "./command-pattern.js";
+import type { FormVerdict } from "./command-grammar.js";
+import { judgeForm } from "./command-model.js";
+import { ANY_TEXT, type ArgWord } from "./command-pattern.js";
+import { wordPathGlobs } from "./path-overlap.js";
+
+/** Where relative paths of a script resolve (the sandbox's workspace). */
+const WORKSPACE = "/workspace";
 
 /** One thing in a script a policy must judge. `via` lists the wrappers unwrapped to reach it. */
 export type BashPart =
@@ -20,6 +27,8 @@ export type BashPart =
       text: string;
       role: "command" | "wrapper";
       via: string[];
+      /** What its form does under the command model (command-model.ts); absent for commands it does not describe. */
+      form?: FormVerdict;
       /** See `identity` of the argument kind. */
       identity: string | null;
     }
@@ -28,7 +37,10 @@ export type BashPart =
   /** A literal argument that may name a file the command reads (`cat .env`): deny/ask path rules only. */
   | {
       kind: "argument";
+      /** The literal path, or when `glob` is set an absolute glob of every path the word may become. */
       target: string;
+      /** The word expands (glob, brace, tilde, parameter, substitution): matched by path-overlap.ts. */
+      glob?: boolean;
       text: string;
       via: string[];
       /**
@@ -47,12 +59,16 @@ export const MAX_SCRIPT_DEPTH = 8;
 /** How deep in the syntax tree analysis goes before the rest counts as opaque. */
 export const MAX_SYNTAX_DEPTH = 200;
 
-/**
- * Variables whose assignment changes which program runs or what it loads (`PATH=. git status`
- * runs ./git); assigning them anywhere makes the script opaque.
- */
-const DANGEROUS_VARIABLES =
-  /^(PATH|LD_[A-Z_]+|BASH_ENV|ENV|IFS|PROMPT_COMMAND|SHELLOPTS|BASHOPTS|GIT_[A-Z_]*|PAGER|EDITOR|VISUAL|NODE_OPTIONS|PYTHONSTARTUP|PYTHONPATH|PERL5OPT|RUBYOPT|npm_config_[A-Za-z_]+)$/;
+/** Syntax nodes syntaxHazard judges (bash-expansions.ts). */
+const HAZARD_NODES = new Set([
+  "arithmetic_expansion",
+  "c_style_for_statement",
+  "compound_statement",
+  "expansion",
+  "test_command",
+  "declaration_command",
+  "unset_command",
+]);
 
 const OUTPUT_OPERATORS = new Set([">", ">>", ">|", "&>", "&>>", "<>", ">&", "&>|"]);
 const DIRECTORY_CHANGERS = new Set(["cd", "pushd", "popd"]);
@@ -94,30 +110,67 @@ export function renderArgv(argv: readonly ArgWord[]): string {
     .join(" ");
 }
 
-/** Home of the sandbox user (images/sandbox/Dockerfile), where the shell expands `~`. */
-const SANDBOX_HOME = "/home/sandbox";
+/** Commands none of whose operands name a file: an expanding word there is no path. */
+const NO_PATH_OPERANDS = new Set([
+  "echo",
+  "printf",
+  "true",
+  "false",
+  "seq",
+  "date",
+  "sleep",
+  "expr",
+  "export",
+  "local",
+  "declare",
+  "test",
+  "[",
+  "basename",
+  "dirname",
+  "cd",
+  "pushd",
+  "exit",
+  "return",
+  "shift",
+  "set",
+  "read",
+  "kill",
+  "wait",
+]);
+
+/** A literal file argument, or an expanding word as the glob of every path it may become. */
+type ArgumentPath = { target: string; glob?: boolean };
 
 /**
- * The literal arguments of a command that may name files: plain words, and the value of
- * `--option=value`. Option flags are skipped. Used so `cat .env` meets a deny rule on `.env`
- * like `read .env` does (a path rule cannot see what a recursive `grep -r` will open).
+ * The arguments of a command that may name files: literal words; the value of `--option=value`,
+ * of an attached short option (`-f.env`) and after a `:` (`HEAD:.env`); and words the shell
+ * expands, as globs (path-overlap.ts). Used so `cat .env`, `cat .en?` and `git show HEAD:.env`
+ * meet a deny rule on `.env` like `read .env` does.
  */
-function argumentPaths(argv: readonly ArgWord[]): string[] {
-  const paths: string[] = [];
+function argumentPaths(argv: readonly ArgWord[]): ArgumentPath[] {
+  const paths: ArgumentPath[] = [];
+  const name = argv[0]?.value ?? "";
+  const operandsArePaths = !NO_PATH_OPERANDS.has(name.slice(name.lastIndexOf("/") + 1));
   for (const word of argv.slice(1)) {
-    if (word.value === null) continue;
-    if (word.expands) {
-      // `~/x` expands to the sandbox user's home; any other expansion cannot be known here.
-      const rest = /^~(\/[^*?[{]*)$/.exec(word.value)?.[1];
-      if (rest !== undefined) paths.push(`${SANDBOX_HOME}${rest}`);
+    if (word.value === null || word.expands) {
+      if (!operandsArePaths || word.glob === undefined) continue;
+      for (const target of wordPathGlobs(word.glob, WORKSPACE) ?? [ANY_TEXT]) {
+        // `~/x` and `{a,b}` expand to plain paths: those are judged as the literal paths they are.
+        const wild = /[*?[\u0001]/.test(target.replace(/\\./g, ""));
+        paths.push(wild ? { target, glob: true } : { target: target.replace(/\\(.)/g, "$1") });
+      }
       continue;
     }
-    const option = word.value.startsWith("-");
-    if (option && !word.value.includes("=")) continue;
-    const value = option ? word.value.slice(word.value.indexOf("=") + 1) : word.value;
-    if (value !== "" && !value.includes("\0")) paths.push(value);
+    const v = word.value;
+    if (v === "" || v.includes("\0")) continue;
+    if (v.startsWith("--")) {
+      if (v.includes("=")) paths.push({ target: v.slice(v.indexOf("=") + 1) });
+    } else if (v.startsWith("-") && v.length > 2) paths.push({ target: v.slice(2) });
+    else if (!v.startsWith("-")) paths.push({ target: v });
+    const colon = v.indexOf(":");
+    if (colon !== -1 && colon < v.length - 1) paths.push({ target: v.slice(colon + 1) });
   }
-  return paths;
+  return paths.filter((p) => p.target !== "");
 }
 
 /** Text of an opaque part, kept whole: "allow for this session" approvals are keyed on it. */
@@ -160,7 +213,17 @@ class Analyzer {
       this.opaque(node.text || node.type, `the script does not parse (at ${at})`);
     }
     let feeds = fed;
+    if (HAZARD_NODES.has(type)) {
+      const node = cursor.currentNode;
+      const hazard = syntaxHazard(node);
+      if (hazard) this.opaque(node.text, hazard);
+    }
     switch (type) {
+      case "command_substitution": {
+        const script = backtickScript(cursor.nodeText);
+        if (script !== null) this.script(script, [...this.via, "`…`"]);
+        break;
+      }
       case "command":
         this.command(cursor.currentNode, fed);
         break;
@@ -205,7 +268,9 @@ class Analyzer {
       }
       const wordNode = type === "command_name" ? child.namedChildren[0] : child;
       if (!wordNode) continue;
-      argv.push({ ...wordOf(wordNode), raw: wordNode.text });
+      const word: ArgWord = { ...wordOf(wordNode), raw: wordNode.text };
+      if (word.value === null || word.expands) word.glob = globOf(wordNode);
+      argv.push(word);
     }
     this.argv(argv, this.via, context);
   }
@@ -224,24 +289,40 @@ class Analyzer {
     }
     const inner = unwrap(argv);
     const text = renderArgv(argv);
+    const label = name.value.slice(name.value.lastIndexOf("/") + 1);
     const standsAlone = !context && via.length === 0 && argv.every((w) => w.value !== null && !w.expands);
     const identity = standsAlone ? JSON.stringify(argv.map((w) => w.value)) : null;
-    this.parts.push({ kind: "command", argv, text, role: inner.role, via, identity });
-    for (const target of argumentPaths(argv))
-      this.parts.push({ kind: "argument", target, text, via, identity });
+    const form = judgeForm(argv) ?? undefined;
+    if (form && inner.role === "wrapper" && (form.unknown || form.effects.length > 0))
+      this.opaque(text, form.unknown ?? `${label} runs a command its options name`, via);
+    this.parts.push({
+      kind: "command",
+      argv,
+      text,
+      role: inner.role,
+      via,
+      identity,
+      ...(form ? { form } : {}),
+    });
+    for (const { target, glob } of argumentPaths(argv))
+      this.parts.push({ kind: "argument", target, text, via, identity, ...(glob ? { glob } : {}) });
     if (inner.opaque) this.opaque(text, inner.opaque, via);
-    const label = name.value.slice(name.value.lastIndexOf("/") + 1);
+    const hazard = commandHazard(argv);
+    if (hazard) this.opaque(text, hazard, via);
     for (const variable of inner.assigned) {
       if (DANGEROUS_VARIABLES.test(variable))
         this.opaque(text, `${label} sets ${variable}, which changes what runs`, via);
     }
     for (const target of inner.writes) this.file("write", target, text, via);
     for (const payload of inner.payloads) this.argv(payload, [...via, label], true);
-    for (const script of inner.scripts) {
-      const nested = [...via, label === "eval" ? "eval" : `${label} -c`];
-      if (this.depth + 1 > MAX_SCRIPT_DEPTH) this.opaque(script, "scripts nested too deeply", nested);
-      else for (const part of analyzeBash(script, this.depth + 1, nested)) this.parts.push(part);
-    }
+    for (const script of inner.scripts)
+      this.script(script, [...via, label === "eval" || label === "trap" ? label : `${label} -c`]);
+  }
+
+  /** Analyses a script the shell parses again (bash -c, eval, trap, nested backticks). */
+  private script(script: string, via: string[]): void {
+    if (this.depth + 1 > MAX_SCRIPT_DEPTH) this.opaque(script, "scripts nested too deeply", via);
+    else for (const part of analyzeBash(script, this.depth + 1, via)) this.parts.push(part);
   }
 
   private redirect(node: Node): void {

@@ -5,7 +5,7 @@
  * literal (value null). Unquoted glob characters and braces mark the word as one the shell may expand.
  */
 import type { Node } from "web-tree-sitter";
-import type { ArgWord } from "./command-pattern.js";
+import { ANY_TEXT, type ArgWord } from "./command-pattern.js";
 
 const NOT_LITERAL: ArgWord = { value: null, expands: false };
 
@@ -98,5 +98,47 @@ export function wordOf(node: Node): ArgWord {
     }
     default:
       return NOT_LITERAL;
+  }
+}
+
+/** Escapes glob syntax in quoted text. */
+function globEscape(text: string): string {
+  return text.replace(/[\\*?[\]{}~,\u0001]/g, "\\$&");
+}
+
+/**
+ * Every string the word `node` may expand to, as a glob (see ArgWord.glob). Unquoted text keeps
+ * its wildcards, braces and tilde; quoted text is escaped; any expansion or substitution is
+ * ANY_TEXT.
+ */
+export function globOf(node: Node): string {
+  switch (node.type) {
+    case "word":
+      return node.text.replace(/\\\n/g, "");
+    case "number":
+    case "variable_name":
+      return globEscape(node.text);
+    case "raw_string":
+    case "ansi_c_string":
+      return globEscape(wordOf(node).value ?? "");
+    case "string":
+    case "translated_string": {
+      let out = "";
+      for (const child of node.namedChildren) {
+        if (!child) continue;
+        out += child.type === "string_content" ? globEscape(unescapeDouble(child.text)) : ANY_TEXT;
+      }
+      return out;
+    }
+    case "concatenation": {
+      let out = "";
+      for (const child of node.children) {
+        if (!child || child.type === "$") continue;
+        out += child.isNamed ? globOf(child) : globEscape(child.text);
+      }
+      return out;
+    }
+    default:
+      return ANY_TEXT;
   }
 }

@@ -305,6 +305,14 @@ export function unwrap(argv: ArgWord[]): Unwrapped {
       if (o > 0) result.writes.push(argv[o + 1] ?? UNKNOWN);
       return result;
     }
+    case "trap": {
+      // `trap ACTION SIGNAL…` runs ACTION later as shell code.
+      const args = argv.slice(1).filter((w) => !["-p", "-l", "-P", "--"].includes(w.value ?? ""));
+      const action = args[0];
+      if (!action || args.length < 2 || action.value === "-") return plain("command");
+      if (action.value === null) return opaque("trap with an action that is not a literal string");
+      return { ...plain("wrapper"), scripts: [action.value] };
+    }
     case "busybox":
       return argv.length > 1 ? { ...plain("wrapper"), payloads: [argv.slice(1)] } : plain("command");
     case "xargs":

@@ -20,7 +20,16 @@ export interface ArgWord {
   expands: boolean;
   /** Source text of the word, for display. */
   raw?: string;
+  /**
+   * For a word the shell expands or that is not literal: every string it may become, as a glob
+   * (bash-words.ts globOf): quoted text escaped, unquoted `* ? [ { ~` kept, and each parameter
+   * expansion or substitution as ANY_TEXT (any text, `/` included).
+   */
+  glob?: string;
 }
+
+/** In ArgWord.glob: any text at all, slashes included (the value of `$X` or `$(…)`). */
+export const ANY_TEXT = "\u0001";
 
 /** allow: uncertain words do not match; restrict (deny / ask): uncertain words match. */
 export type MatchMode = "allow" | "restrict";

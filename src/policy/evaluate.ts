@@ -10,6 +10,7 @@ import { normalizeToolPath } from "../tools/paths.js";
 import { analyzeBash, type BashPart } from "./bash-analyze.js";
 import { loadBashParser } from "./bash-parser.js";
 import { checkCommandSize, maxCommandBytes } from "./command-limit.js";
+import { type CommandWords, type ReadText, scriptGitHazard } from "./git-config.js";
 import { judge, type Subject } from "./match.js";
 import type { Decision, EvaluateContext, Policy, PolicyRequest, TrailEntry } from "./types.js";
 import { DECISION_RANK } from "./types.js";
@@ -86,6 +87,18 @@ async function bashSubjects(policy: Policy, command: unknown, ctx: EvaluateConte
       subjects.push({ subject, scope: scopeKey("bash", part.kind, identity(part)) });
     } else if (part.kind === "argument") {
       if (!withArguments) continue;
+      if (part.glob) {
+        // An expanding word: its glob is matched as is (no sandbox path to resolve).
+        const subject: Subject = {
+          kind: "argument",
+          tools: ["bash", "read"],
+          path: part.target,
+          via: part.via,
+          glob: true,
+        };
+        subjects.push({ subject, scope: scopeKey("bash", "argument", part.target, identity(part)) });
+        continue;
+      }
       // An argument is only possibly a path: when it cannot be resolved (e.g. a directory the
       // sandbox user may not enter), it is judged on its lexical form instead of failing the call.
       const lexical = normalizeToolPath(part.target, WORKSPACE_DIR);
@@ -105,6 +118,35 @@ async function bashSubjects(policy: Policy, command: unknown, ctx: EvaluateConte
     }
   }
   return Promise.all(subjects);
+}
+
+/** A trail entry asking when an allowed git command may run a program from configuration. */
+async function gitEntry(subjects: Scoped[], trail: TrailEntry[], read: ReadText): Promise<TrailEntry | null> {
+  const commands: CommandWords[] = [];
+  const allowedGit: CommandWords[] = [];
+  subjects.forEach(({ subject }, k) => {
+    if (subject.kind !== "command") return;
+    const words = subject.argv.map((w) => w.value);
+    commands.push(words);
+    const name = words[0] ?? "";
+    if (name.slice(name.lastIndexOf("/") + 1) === "git" && trail[k]?.decision === "allow")
+      allowedGit.push(words);
+  });
+  // Configuration that cannot be read (a workspace the sandbox user may not enter) is not known
+  // to be free of programs: ask.
+  const why = await scriptGitHazard(read, commands, allowedGit).catch(
+    (err: unknown) =>
+      `git's configuration could not be read (${err instanceof Error ? err.message : String(err)})`,
+  );
+  if (why === null) return null;
+  const text = allowedGit.map((w) => w.join(" ")).join("; ");
+  return {
+    kind: "opaque",
+    part: text,
+    decision: "ask",
+    reason: why,
+    approvalScope: scopeKey("bash", "git-config", text, why),
+  };
 }
 
 /**
@@ -147,6 +189,10 @@ export async function evaluate(
     entry.approvalScope = scope;
     return entry;
   });
+  if (tool === "bash" && ctx.readText) {
+    const entry = await gitEntry(subjects, trail, ctx.readText);
+    if (entry) trail.push(entry);
+  }
   let decisive = trail[0] as TrailEntry;
   for (const entry of trail)
     if (DECISION_RANK[entry.decision] > DECISION_RANK[decisive.decision]) decisive = entry;

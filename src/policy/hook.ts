@@ -9,6 +9,7 @@ import { NonInteractiveApproval } from "../approval/non-interactive.js";
 import type { ApprovalProvider, Decider } from "../approval/types.js";
 import { type AuditLog, type AuditRecord, createAuditLog, digestArgs } from "../audit/audit-log.js";
 import type { BeforeToolCallContext, BeforeToolCallHook } from "../pipeline/types.js";
+import type { Sandbox } from "../sandbox/types.js";
 import { normalizeToolPath, readPathVariants } from "../tools/paths.js";
 import { existingVariant } from "../tools/read-sandbox-file.js";
 import { CommandTooLongError } from "./command-limit.js";
@@ -76,6 +77,21 @@ function askKeys(trail: TrailEntry[]): string[] {
   return keys.length === asks.length ? keys : [];
 }
 
+/** Longest config or hook file read for git's configuration (git-config.ts), in bytes. */
+const MAX_GIT_FILE_BYTES = 256 * 1024;
+
+/** A small regular file's text in the sandbox, or null when absent or not a regular file. */
+async function readSmallText(sandbox: Sandbox, path: string, signal?: AbortSignal): Promise<string | null> {
+  const stat = await sandbox.stat(path, signal ? { signal } : {});
+  if (stat?.type !== "file") return null;
+  const read = await sandbox.readFile(
+    path,
+    { kind: "bytes", offset: 0, length: MAX_GIT_FILE_BYTES },
+    signal ? { signal } : {},
+  );
+  return read.data.toString("utf8");
+}
+
 /** The beforeToolCall hook enforcing `options.policy` (see module doc). */
 export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook {
   const sessionAllowed = new Set<string>();
@@ -102,10 +118,11 @@ export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook
         : undefined;
     let decision: Decision;
     try {
+      const readText = (path: string) => readSmallText(ctx.sandbox, path, ctx.signal);
       decision = await evaluate(
         options.policy,
         { tool: ctx.tool.name, args: ctx.args },
-        { resolvePath, readVariant },
+        { resolvePath, readVariant, readText },
       );
     } catch (err) {
       // Fail closed: a call the policy could not judge does not run.

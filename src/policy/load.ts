@@ -1,16 +1,17 @@
 /**
  * Loading policy files: YAML or JSON (JSON is parsed as YAML 1.2, so both report positions),
- * validated with TypeBox; every error is a PolicyInvalidError naming file:line:column and what
+ * validated with TypeBox and policy-lint.ts; a PolicyInvalidError lists every error of the file, one
+ * per line, each naming file:line:column and what
  * was expected there.
  */
 import { readFile } from "node:fs/promises";
 import { Compile } from "typebox/compile";
 import { type Document, isMap, isScalar, LineCounter, parseDocument } from "yaml";
 import { PolicyInvalidError } from "../errors.js";
+import { policyErrors, shadowedRules } from "./policy-lint.js";
 import { type PolicyFile, PolicyFileSchema } from "./schema.js";
 import { LAYER_NAMES, type Policy, type PolicyLayer } from "./types.js";
 
-const PATH_TOOLS = ["read", "edit", "write", "grep", "find", "ls", "bash", "*"];
 const checker = Compile(PolicyFileSchema);
 
 interface SchemaError {
@@ -50,7 +51,30 @@ function offsetOf(doc: Document, path: (string | number)[], key?: string): numbe
   return 0;
 }
 
-/** Words what was expected for the first meaningful schema error. */
+/**
+ * Schema errors grouped by the node they are about, in document order: each group is described
+ * once, so every wrong node of a file is reported at once.
+ */
+function schemaErrorGroups(errors: SchemaError[]): SchemaError[][] {
+  const groups = new Map<string, SchemaError[]>();
+  for (const e of errors) groups.set(e.instancePath, [...(groups.get(e.instancePath) ?? []), e]);
+  for (const [path, group] of groups) if (group.every((e) => e.keyword === "boolean")) groups.delete(path);
+  const paths = [...groups.keys()];
+  // A union's own error (anyOf) is implied by its member's deeper errors: keep the deepest.
+  return paths
+    .filter(
+      (p) =>
+        !paths.some(
+          (q) =>
+            q !== p &&
+            q.startsWith(`${p}/`) &&
+            groups.get(p)?.every((e) => e.keyword === "anyOf" || e.keyword === "boolean"),
+        ),
+    )
+    .map((p) => groups.get(p) as SchemaError[]);
+}
+
+/** Words what was expected for the first meaningful schema error of one node. */
 function describe(errors: SchemaError[]): { path: (string | number)[]; key?: string; text: string } {
   const meaningful = errors.filter((e) => e.keyword !== "boolean");
   const first = meaningful.find((e) => e.keyword !== "anyOf" && e.keyword !== "const") ?? meaningful[0];
@@ -74,28 +98,6 @@ function describe(errors: SchemaError[]): { path: (string | number)[]; key?: str
   return { path, text: `${at}: ${first.message}` };
 }
 
-function semanticErrors(file: PolicyFile): { path: (string | number)[]; text: string }[] {
-  const out: { path: (string | number)[]; text: string }[] = [];
-  const seen = new Set<string>();
-  file.rules.forEach((rule, i) => {
-    if (seen.has(rule.id)) out.push({ path: ["rules", i, "id"], text: `duplicate rule id '${rule.id}'` });
-    seen.add(rule.id);
-    if (rule.commands && !rule.tools.some((t) => t === "bash" || t === "*")) {
-      out.push({
-        path: ["rules", i, "commands"],
-        text: `rule '${rule.id}' has commands but its tools do not include bash`,
-      });
-    }
-    if (rule.paths && !rule.tools.some((t) => PATH_TOOLS.includes(t))) {
-      out.push({
-        path: ["rules", i, "paths"],
-        text: `rule '${rule.id}' has paths but none of its tools takes a path`,
-      });
-    }
-  });
-  return out;
-}
-
 /**
  * Parses and validates one policy file's text. `position` (0-based) names the layer when the file
  * has no `layer:` key. Throws PolicyInvalidError("file:line:col: ...").
@@ -115,12 +117,16 @@ export function parsePolicyText(text: string, file: string, position = 0): Polic
   }
   const value: unknown = doc.toJS();
   if (!checker.Check(value)) {
-    const { path, key, text: message } = describe([...checker.Errors(value)] as SchemaError[]);
-    throw new PolicyInvalidError(`${where(offsetOf(doc, path, key))}: ${message}`);
+    const described = schemaErrorGroups([...checker.Errors(value)] as SchemaError[]).map(describe);
+    const lines = described.map(({ path, key, text }) => `${where(offsetOf(doc, path, key))}: ${text}`);
+    throw new PolicyInvalidError([...new Set(lines)].join("\n"));
   }
   const parsed = value as PolicyFile;
-  const semantic = semanticErrors(parsed)[0];
-  if (semantic) throw new PolicyInvalidError(`${where(offsetOf(doc, semantic.path))}: ${semantic.text}`);
+  const errors = policyErrors(parsed);
+  if (errors.length > 0) {
+    throw new PolicyInvalidError(errors.map((e) => `${where(offsetOf(doc, e.path))}: ${e.text}`).join("\n"));
+  }
+  const findings = shadowedRules(parsed).map((f) => `${where(offsetOf(doc, f.path))}: ${f.text}`);
   return {
     layer: parsed.layer ?? LAYER_NAMES[position] ?? `layer-${position}`,
     file,
@@ -131,6 +137,7 @@ export function parsePolicyText(text: string, file: string, position = 0): Polic
     ...(parsed.maxCommandBytes !== undefined ? { maxCommandBytes: parsed.maxCommandBytes } : {}),
     rules: parsed.rules,
     tests: (parsed.tests ?? []) as PolicyLayer["tests"],
+    findings,
   };
 }
 

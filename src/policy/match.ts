@@ -7,8 +7,10 @@
  * wins, so a lower layer may tighten but never loosen what a higher layer denies or asks. When
  * every layer abstains the answer is `ask`.
  */
+import type { FormVerdict } from "./command-grammar.js";
 import { type ArgWord, matchCommand, patternWords } from "./command-pattern.js";
 import { matchGlob } from "./glob.js";
+import { mayOverlap } from "./path-overlap.js";
 import {
   DECISION_RANK,
   type Policy,
@@ -28,11 +30,12 @@ export type Subject =
       role: "command" | "wrapper";
       text: string;
       via: string[];
+      form?: FormVerdict;
     }
   | { kind: "opaque"; tools: string[]; text: string; why: string; via: string[] }
   | { kind: "path" | "write" | "read"; tools: string[]; path: string; via: string[] }
   /** A command argument that may be a file: judged by deny and ask path rules only, never a default. */
-  | { kind: "argument"; tools: string[]; path: string; via: string[] }
+  | { kind: "argument"; tools: string[]; path: string; via: string[]; glob?: boolean }
   | { kind: "call"; tools: string[]; text: string };
 
 /** A rule's command patterns split into words, by the basename of their command word. */
@@ -78,6 +81,28 @@ function candidates(commands: string[], name: ArgWord | undefined): string[][] {
   return index.byName.get(basename(name.value)) ?? index.wild;
 }
 
+/** An allow rule grants a modelled command only in forms it knows, with effects the rule accepts. */
+function formAllowed(rule: PolicyRule, form: FormVerdict | undefined): boolean {
+  if (!form) return true;
+  if (form.unknown) return false;
+  return form.effects.every((e) => rule.effects?.includes(e));
+}
+
+/** Why no allow rule granted a modelled command's form, or null. */
+function formReason(form: FormVerdict | undefined): string | null {
+  if (!form) return null;
+  if (form.unknown) return `not auto-allowed: ${form.unknown}`;
+  return form.effects.length > 0
+    ? `this form ${form.effects.map((e) => EFFECT_WORDS[e]).join(" and ")}; no allow rule accepts that effect`
+    : null;
+}
+
+const EFFECT_WORDS = {
+  write: "writes files",
+  exec: "runs other programs",
+  network: "reaches the network",
+} as const;
+
 /** True when `rule` covers one of the subject's tools and its matchers match the subject. */
 export function ruleMatches(rule: PolicyRule, subject: Subject): boolean {
   if (!rule.tools.some((t) => t === "*" || subject.tools.includes(t))) return false;
@@ -86,12 +111,16 @@ export function ruleMatches(rule: PolicyRule, subject: Subject): boolean {
     case "command": {
       if (!rule.commands) return bare;
       const mode = rule.decision === "allow" ? "allow" : "restrict";
+      if (mode === "allow" && !formAllowed(rule, subject.form)) return false;
       return candidates(rule.commands, subject.argv[0]).some((p) => matchCommand(p, subject.argv, mode));
     }
     case "path":
       return rule.paths ? rule.paths.some((g) => matchGlob(g, subject.path)) : bare;
     case "argument":
-      return rule.decision !== "allow" && !!rule.paths && rule.paths.some((g) => matchGlob(g, subject.path));
+      if (rule.decision === "allow" || !rule.paths) return false;
+      return subject.glob
+        ? rule.paths.some((g) => mayOverlap(g, subject.path))
+        : rule.paths.some((g) => matchGlob(g, subject.path));
     case "write":
     case "read":
       // A redirection is judged by path rules of bash / write / read, and by bare rules of bash only
@@ -155,11 +184,20 @@ export function judge(policy: Policy, subject: Subject): TrailEntry {
   } else if (subject.kind === "argument" && decision === undefined) {
     entry.decision = "allow";
     entry.reason = "argument: only deny and ask path rules apply";
+  } else if (subject.kind === "argument" && subject.glob && decision === "deny") {
+    // The word may expand to a denied path, or may not: not auto-allowed, and asked.
+    entry.decision = "ask";
+    entry.reason = `may expand to a path that rule '${rule?.id}' denies${rule?.reason ? ` (${rule.reason})` : ""}`;
+    rule = undefined;
   } else if (subject.kind === "opaque") {
     // Never allow what cannot be seen.
     entry.decision = stricter(decision ?? "ask", "ask");
     entry.reason = subject.why;
     if (decision !== "deny") rule = undefined;
+  }
+  if (subject.kind === "command" && decision !== "allow" && !rule) {
+    const why = formReason(subject.form);
+    if (why) entry.reason = why;
   }
   if (rule) {
     entry.ruleId = rule.id;

@@ -17,6 +17,11 @@ const RuleSchema = Type.Object(
     commands: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
     paths: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
     reason: Type.Optional(Type.String()),
+    effects: Type.Optional(
+      Type.Array(Type.Union([Type.Literal("write"), Type.Literal("exec"), Type.Literal("network")]), {
+        description: "for an allow rule with commands: the effects (command-model.ts) it accepts",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

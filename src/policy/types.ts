@@ -34,6 +34,12 @@ export interface PolicyRule {
   paths?: string[];
   /** Shown to the model and the approver. */
   reason?: string;
+  /**
+   * For an allow rule with commands: the effects it accepts. A command the model describes
+   * (command-model.ts) matches the rule only in forms whose effects are all listed here, and never
+   * in a form the model cannot read (an unknown option).
+   */
+  effects?: ("write" | "exec" | "network")[];
 }
 
 /** An example call and the decision the policy must give it (`warden policy check`). */
@@ -66,6 +72,11 @@ export interface PolicyLayer {
   maxCommandBytes?: number;
   rules: PolicyRule[];
   tests: PolicyTest[];
+  /**
+   * Problems that do not stop the file loading, each `file:line:col: text` (rules shadowed by an
+   * earlier rule: policy-lint.ts); `warden policy check` prints them.
+   */
+  findings?: string[];
 }
 
 /** A loaded policy: layers, highest authority first (operator > tenant > project > session). */
@@ -92,6 +103,11 @@ export interface EvaluateContext {
    * undefined when `path` exists or no spelling does. Absent: no variant is judged (the policy CLI).
    */
   readVariant?(path: string): Promise<string | undefined>;
+  /**
+   * Reads a small text file in the sandbox (null when absent or not a regular file), for git's
+   * configuration (git-config.ts). Absent (the policy CLI): git's configuration is not checked.
+   */
+  readText?(path: string): Promise<string | null>;
 }
 
 /** One step of a decision's trail: a command part, a path or a redirection, and what decided it. */

@@ -27,11 +27,33 @@ function argumentsOf(script: string): string[] {
 }
 
 describe("analyzeBash: a command's file arguments", () => {
-  it("lists literal words and --option=value values, skips flags and expansions, expands ~/ to the sandbox home", () => {
+  it("lists literal words, --option=value values, attached short values, rev:path; expands ~/ to the sandbox home", () => {
     expect(argumentsOf("cat .env src/a.ts")).toEqual([".env", "src/a.ts"]);
-    expect(argumentsOf("grep -rn --file=keys.pem foo .")).toEqual(["keys.pem", "foo", "."]);
-    expect(argumentsOf("cat ~/.ssh/id_rsa $HOME/x *.pem")).toEqual(["/home/sandbox/.ssh/id_rsa"]);
-    expect(argumentsOf("echo $(cat .env)")).toEqual([".env"]);
+    expect(argumentsOf("grep -rn --file=keys.pem foo .")).toEqual(["n", "keys.pem", "foo", "."]);
+    expect(argumentsOf("grep -f.env -r . && git show HEAD:.env")).toEqual([
+      ".env",
+      ".",
+      "show",
+      "HEAD:.env",
+      ".env",
+    ]);
+    expect(argumentsOf("echo $(cat .env) ~/x *.pem")).toEqual([".env"]);
+  });
+
+  it("issue 13: words the shell expands become absolute globs of every path they may name", () => {
+    const globs = (script: string) =>
+      analyzeBash(script).flatMap((p) => (p.kind === "argument" ? [[p.target, p.glob ?? false]] : []));
+    expect(globs("cat ~/.ssh/id_rsa $HOME/x *.pem {.env,}")).toEqual([
+      ["/home/sandbox/.ssh/id_rsa", false],
+      ["\u0001/x", true],
+      ["/workspace/*.pem", true],
+      ["/workspace/.env", false],
+      ["/workspace/", false],
+    ]);
+    expect(globs("cat .en? ~/.ssh/*")).toEqual([
+      ["/workspace/.en?", true],
+      ["/home/sandbox/.ssh/*", true],
+    ]);
   });
 });
 

@@ -34,6 +34,8 @@ function context(command: string, realpaths: string[] = []): BeforeToolCallConte
       realpaths.push(path);
       return path;
     },
+    // git's configuration is read through stat + readFile (git-config.ts): an empty sandbox.
+    stat: async () => null,
   } as unknown as Sandbox;
   return {
     call: { id: "call-1", name: "bash", arguments: { command } },

@@ -1,6 +1,6 @@
 /**
  * `warden policy check FILE...`: validates each policy file and runs its own `tests:` section,
- * printing each failure; exit 1 when any test fails, 2 when a file is invalid.
+ * printing every error of a file at once, rules that never decide (shadowed), and each failure; exit 1 when any test fails, 2 when a file is invalid.
  * `warden policy explain FILE <tool> '<json>' [--layer FILE...]`: prints
  * the decision and its trail (each command part or path and the rule that matched). Paths are
  * resolved lexically (normalizeToolPath), not inside a sandbox: symlinks are not followed here.
@@ -64,6 +64,7 @@ async function check(files: string[]): Promise<void> {
     }
     const layer = policy.layers[0];
     if (!layer) continue;
+    for (const finding of layer.findings ?? []) console.error(`WARN ${finding}`);
     const report = await runPolicyTests(layer);
     for (const f of report.failures) console.error(`FAIL ${file}: ${f.message}`);
     const tests = report.passed + report.failures.length;

@@ -1,0 +1,179 @@
+/**
+ * Reads an argv against a command's option grammar (command-model.ts) the way its own parser
+ * would, and says what the form does (issue 13, item 1): short option clusters (`-xrm` is `-x rm`),
+ * attached values (`-f.env`), `--opt=value`, long-option abbreviations as getopt_long resolves them
+ * (`--s=` is `--split-string=`, `--del` is `--delete`), subcommands, and `--` ending the options.
+ * An option the grammar does not know, or a word before `--` that is not literal (`${X:--x}` may
+ * become an option), makes the form unknown: never auto-allowed.
+ */
+import type { ArgWord } from "./command-pattern.js";
+
+/** What a form of a command does besides reading its operands and printing. */
+export type Effect = "write" | "exec" | "network";
+export const EFFECTS: readonly Effect[] = ["write", "exec", "network"];
+
+/**
+ * One command's grammar. Long options: `name` a flag, `name=` takes a value (`--name v` or
+ * `--name=v`), `name?` takes one only attached (`--name=v`).
+ */
+export interface Grammar {
+  /** Short flags, one letter each. */
+  short?: string;
+  /** Short options taking a value (`-t f`, `-tf`). */
+  shortValue?: string;
+  long?: string[];
+  /** Option (a letter or a long name) → what it does. */
+  effects?: Record<string, Effect>;
+  /** Options that are not known are taken as free flags (git's diff family has hundreds); only
+   * words that are an effect option or an abbreviation of one count. */
+  permissive?: boolean;
+  /** Subcommands, chosen by the first operand. */
+  sub?: Record<string, Grammar>;
+  /** Effect of any operand at all (`git branch NAME` creates a branch), unless a listed option is present. */
+  operandEffect?: { effect: Effect; unless: string[] };
+  /** The first operand and the rest are a command this one runs (handled by bash-wrappers.ts). */
+  payload?: boolean;
+  /** Judges the operands (a sed script): an effect or "unknown: why", or null. */
+  operands?: (
+    operands: string[],
+    options: string[],
+    values: [string, string | null][],
+  ) => Effect | `unknown: ${string}` | null;
+  /** Options are written with one dash (`-exec`, Go's flag package). */
+  singleDash?: boolean;
+  /** Every word is an operand for `operands` to judge (find's expression). */
+  expression?: boolean;
+  /** Options stop at the first operand (POSIX; env, xargs, git before its subcommand). */
+  posix?: boolean;
+}
+
+/** What a form does: its effects, or why it is unknown. */
+export interface FormVerdict {
+  effects: Effect[];
+  /** Set when the form cannot be judged (an unknown option, a word that is not literal). */
+  unknown?: string;
+  /** Options met (long names and letters), for operandEffect and callers. */
+  options: string[];
+}
+
+/** Resolves `name` among the long options as getopt_long does: exact, else a unique prefix. */
+function resolveLong(name: string, grammar: Grammar): string | null | "ambiguous" {
+  const names = (grammar.long ?? []).map((l) => l.replace(/[=?]$/, ""));
+  if (names.includes(name)) return name;
+  const matches = names.filter((n) => n.startsWith(name));
+  if (matches.length === 1) return matches[0] as string;
+  return matches.length > 1 ? "ambiguous" : null;
+}
+
+function takesValue(long: string, grammar: Grammar): "=" | "?" | "" {
+  const spec = grammar.long?.find((l) => l.replace(/[=?]$/, "") === long) ?? "";
+  return spec.endsWith("=") ? "=" : spec.endsWith("?") ? "?" : "";
+}
+
+/**
+ * Reads `argv` (command name first; for a subcommand, its name first) against `grammar`.
+ * Pure; linear in argv.
+ */
+export function readForm(argv: readonly ArgWord[], grammar: Grammar): FormVerdict {
+  const effects = new Set<Effect>();
+  const options: string[] = [];
+  const operands: string[] = [];
+  const values: [string, string | null][] = [];
+  const verdict = (unknown?: string): FormVerdict => ({
+    effects: [...effects],
+    options,
+    ...(unknown ? { unknown } : {}),
+  });
+  const effectOf = (option: string) => {
+    const effect = grammar.effects?.[option];
+    if (effect) effects.add(effect);
+  };
+  let i = grammar.expression ? argv.length : 1;
+  if (grammar.expression) {
+    for (const w of argv.slice(1)) {
+      if (w.value === null) return verdict(`the word ${w.raw ?? "?"} is not literal and may be a primary`);
+      operands.push(w.value);
+    }
+  }
+  for (; i < argv.length; i++) {
+    const word = argv[i] as ArgWord;
+    const v = word.value;
+    if (v === null || word.expands) {
+      if (v !== null && !v.startsWith("-")) {
+        if (grammar.posix || grammar.sub) break;
+        operands.push(v);
+        continue;
+      }
+      if (grammar.effects || grammar.sub || grammar.operands)
+        return verdict(`the word ${word.raw ?? "?"} is not literal and may be an option`);
+      continue;
+    }
+    if (v === "--") {
+      i++;
+      break;
+    }
+    if (v.startsWith("--") || (grammar.singleDash && v.startsWith("-") && v.length > 1)) {
+      const [name, ...rest] = v.replace(/^--?/, "").split("=");
+      const resolved = resolveLong(name as string, grammar);
+      if (resolved === "ambiguous" || resolved === null) {
+        if (!grammar.permissive) return verdict(`${v.split("=")[0]} is not an option the model knows`);
+        const effect = Object.keys(grammar.effects ?? {}).find(
+          (e) => e.length > 1 && e.startsWith(name as string),
+        );
+        if (effect) effectOf(effect);
+        continue;
+      }
+      options.push(resolved);
+      effectOf(resolved);
+      if (rest.length > 0) values.push([resolved, rest.join("=")]);
+      else if (takesValue(resolved, grammar) === "=") values.push([resolved, argv[++i]?.value ?? null]);
+      continue;
+    }
+    if (v.startsWith("-") && v !== "-") {
+      for (let j = 1; j < v.length; j++) {
+        const letter = v[j] as string;
+        if (grammar.shortValue?.includes(letter)) {
+          options.push(letter);
+          effectOf(letter);
+          values.push([letter, j === v.length - 1 ? (argv[++i]?.value ?? null) : v.slice(j + 1)]);
+          break;
+        }
+        if (!grammar.short?.includes(letter) && !grammar.permissive && !grammar.effects?.[letter])
+          return verdict(`-${letter} is not an option the model knows`);
+        options.push(letter);
+        effectOf(letter);
+      }
+      continue;
+    }
+    if (grammar.sub || grammar.posix) break;
+    operands.push(v);
+  }
+  if (grammar.sub) {
+    const name = argv[i]?.value;
+    if (name === undefined) return verdict();
+    if (name === null) return verdict("the subcommand is not literal");
+    const sub = grammar.sub[name];
+    if (!sub) return verdict(`the subcommand ${name} is not one the model knows`);
+    const inner = readForm(argv.slice(i), sub);
+    return {
+      effects: [...new Set([...effects, ...inner.effects])],
+      options: [...options, ...inner.options],
+      ...(inner.unknown ? { unknown: inner.unknown } : {}),
+    };
+  }
+  if (grammar.payload) return verdict();
+  for (const w of argv.slice(i)) {
+    if (w.value === null && grammar.operands) return verdict(`the word ${w.raw ?? "?"} is not literal`);
+    operands.push(w.value ?? "");
+  }
+  if (
+    grammar.operandEffect &&
+    operands.length > 0 &&
+    !grammar.operandEffect.unless.some((o) => options.includes(o))
+  )
+    effects.add(grammar.operandEffect.effect);
+  const judged = grammar.operands?.(operands, options, values);
+  if (judged?.startsWith("unknown: ")) return verdict(judged.slice(9));
+  if (judged) effects.add(judged as Effect);
+  return verdict();
+}

@@ -1,0 +1,348 @@
+/**
+ * The command model as data (issue 13, item 1): for the commands the shipped policies name and
+ * those agents use most, the option grammar (command-grammar.ts) and which options or operands
+ * write files, run other programs or reach the network. Grammars follow each tool's manual
+ * (GNU coreutils / findutils / sed / tar / make, ripgrep 14, fd 10, git 2.4x, npm 10, go 1.2x,
+ * cargo 1.8x). A command not in the model is judged by its name alone, as before.
+ */
+import { type Effect, type FormVerdict, type Grammar, readForm } from "./command-grammar.js";
+import type { ArgWord } from "./command-pattern.js";
+
+/** Splits a space-separated list of option names (kept as text so the data stays compact). */
+function words(text: string): string[] {
+  return text.split(" ").filter((w) => w !== "");
+}
+
+/** sed: `-i` writes in place; the `e` command and `s///e` run programs, `w`/`W` and `s///w` write. */
+export function sedScriptEffect(script: string): Effect | `unknown: ${string}` | null {
+  let rest = script.replace(/\\./g, "x");
+  let effect: Effect | null = null;
+  // s/re/repl/flags and y/src/dst/: their bodies are text, their flags matter.
+  rest = rest.replace(
+    /([sy])(.)((?:(?!\2).)*)\2((?:(?!\2).)*)\2([A-Za-z0-9]*)/g,
+    (_m, cmd, _d, _a, _b, flags: string) => {
+      if (cmd === "s" && flags.includes("e")) effect = "exec";
+      else if (cmd === "s" && flags.includes("w")) effect ??= "write";
+      return ";";
+    },
+  );
+  rest = rest.replace(/\/(?:[^/])*\//g, ""); // address regexes
+  rest = rest.replace(/(^|[;\n{}])\s*[:btT]\s*[A-Za-z0-9_]*/g, "$1"); // labels and branches
+  rest = rest.replace(/(^|[;\n{}])([\d,$~!+\s]*)[aic]\\?[^\n]*/g, "$1$2"); // a / i / c text
+  if (/e/.test(rest)) return "exec";
+  if (/[wW]/.test(rest)) return "write";
+  if (/[rR]/.test(rest)) return effect; // r/R read a file: judged like an operand
+  return effect;
+}
+
+const SED: Grammar = {
+  short: "nrEszuil",
+  shortValue: "efl",
+  long: words(
+    "quiet silent expression= file= in-place? line-length= null-data zero-terminated " +
+      "regexp-extended separate sandbox unbuffered posix debug follow-symlinks help version",
+  ),
+  effects: { i: "write", "in-place": "write", f: "exec", file: "exec" },
+  operands: (operands, options, values) => {
+    // Scripts given with -e / --expression are option values; without one, the first operand.
+    const scripts = values.filter(([o]) => o === "e" || o === "expression").map(([, v]) => v);
+    if (!options.includes("e") && !options.includes("expression")) scripts.push(operands[0] ?? "");
+    if (scripts.some((v) => v === null)) return "unknown: a sed script is not literal";
+    const effects = scripts.map((v) => sedScriptEffect(v as string));
+    return effects.find((e) => e === "exec") ?? effects.find((e) => e !== null) ?? null;
+  },
+};
+
+const FIND_PRIMARIES = new Set(
+  (
+    "-name -iname -path -ipath -wholename -iwholename -regex -iregex -type -xtype -size -mtime -mmin -atime -amin " +
+    "-ctime -cmin -newer -anewer -cnewer -newermt -user -group -uid -gid -perm -links -inum -samefile -empty " +
+    "-readable -writable -executable -maxdepth -mindepth -depth -mount -xdev -follow -noleaf -prune -quit -true " +
+    "-false -not -a -and -o -or -print -print0 -printf -ls -lname -ilname -fstype -nouser -nogroup -used " +
+    "-regextype -daystart -ignore_readdir_race -noignore_readdir_race -warn -nowarn -help -version ! ( ) ,"
+  ).split(" "),
+);
+const FIND_EFFECTS: Record<string, Effect> = {
+  "-exec": "exec",
+  "-execdir": "exec",
+  "-ok": "exec",
+  "-okdir": "exec",
+  "-delete": "write",
+  "-fprint": "write",
+  "-fprint0": "write",
+  "-fprintf": "write",
+  "-fls": "write",
+};
+
+/** find's expression: known primaries only; -exec, -delete and -fprint* have effects. */
+function findExpression(words: string[]): Effect | `unknown: ${string}` | null {
+  let effect: Effect | null = null;
+  for (let k = 0; k < words.length; k++) {
+    const w = words[k] as string;
+    const e = FIND_EFFECTS[w];
+    if (e) effect = effect === "exec" ? effect : e;
+    else if (w.startsWith("-") && w.length > 1 && !FIND_PRIMARIES.has(w) && !/^-[HLP]$|^-[DO]/.test(w))
+      return `unknown: find ${w} is not a primary the model knows`;
+  }
+  return effect;
+}
+
+const GIT_DIFF_FAMILY: Grammar = {
+  permissive: true,
+  shortValue: "OSGUl",
+  effects: { output: "write", "ext-diff": "exec", textconv: "exec" },
+};
+const GIT_BRANCH: Grammar = {
+  short: "dDmMcCfrlvqiatu",
+  long: words(
+    "delete move copy force remotes all list verbose quiet abbrev? no-abbrev column? " +
+      "no-column sort= merged? no-merged? contains? no-contains? points-at= format= color? " +
+      "no-color ignore-case omit-empty show-current track? no-track set-upstream-to= " +
+      "unset-upstream edit-description create-reflog recurse-submodules",
+  ),
+  effects: {
+    d: "write",
+    D: "write",
+    m: "write",
+    M: "write",
+    c: "write",
+    C: "write",
+    f: "write",
+    t: "write",
+    u: "write",
+    delete: "write",
+    move: "write",
+    copy: "write",
+    force: "write",
+    track: "write",
+    "set-upstream-to": "write",
+    "unset-upstream": "write",
+    "edit-description": "exec",
+    "create-reflog": "write",
+  },
+  operandEffect: {
+    effect: "write",
+    unless: [
+      "l",
+      "list",
+      "a",
+      "all",
+      "r",
+      "remotes",
+      "contains",
+      "merged",
+      "no-merged",
+      "no-contains",
+      "points-at",
+      "show-current",
+    ],
+  },
+};
+const GIT_READ: Grammar = {
+  permissive: true,
+  effects: { output: "write", "open-files-in-pager": "exec", O: "exec", "ext-diff": "exec" },
+};
+
+const GIT: Grammar = {
+  posix: true,
+  short: "pPhv",
+  shortValue: "Cc",
+  long: words(
+    "version help paginate no-pager no-replace-objects no-lazy-fetch no-optional-locks " +
+      "no-advice bare literal-pathspecs glob-pathspecs noglob-pathspecs icase-pathspecs " +
+      "git-dir= work-tree= namespace= exec-path? config-env= super-prefix= list-cmds= html-path " +
+      "man-path info-path attr-source=",
+  ),
+  // -c / --config-env set any config (core.pager, diff.external): a program of the caller's choosing.
+  effects: { c: "exec", "config-env": "exec", "exec-path": "exec", "git-dir": "exec", "work-tree": "exec" },
+  sub: {
+    status: { permissive: true },
+    diff: GIT_DIFF_FAMILY,
+    log: GIT_DIFF_FAMILY,
+    show: GIT_DIFF_FAMILY,
+    blame: { permissive: true, effects: { contents: "write" } },
+    "rev-parse": { permissive: true },
+    "ls-files": { permissive: true },
+    grep: GIT_READ,
+    branch: GIT_BRANCH,
+  },
+};
+
+const NPM_SCRIPT_EFFECTS: Record<string, Effect> = {
+  "script-shell": "exec",
+  "node-options": "exec",
+  call: "exec",
+  c: "exec",
+  prefix: "write",
+  userconfig: "exec",
+  globalconfig: "exec",
+};
+
+/** The model: command name → grammar. */
+export const COMMAND_MODEL: Record<string, Grammar> = {
+  sed: SED,
+  find: { operands: findExpression, expression: true },
+  fd: {
+    short: "HIusigFalLp01qhVX",
+    shortValue: "dtEeSco jx".replace(" ", ""),
+    long: words(
+      "hidden no-hidden no-ignore no-ignore-vcs no-ignore-parent unrestricted case-sensitive " +
+        "ignore-case glob regex fixed-strings and= absolute-path relative-path list-details " +
+        "follow full-path print0 max-depth= min-depth= exact-depth= exclude= prune type= " +
+        "extension= size= changed-within= changed-before= owner= format= exec= exec-batch= " +
+        "batch-size= ignore-file= color= hyperlink? threads= max-results= quiet show-errors " +
+        "base-directory= path-separator= search-path= strip-cwd-prefix? one-file-system help " +
+        "version",
+    ),
+    effects: { x: "exec", X: "exec", exec: "exec", "exec-batch": "exec" },
+  },
+  rg: {
+    short: "abcFhHiIlLnNopqsSuUvVwxz0",
+    shortValue: "ABCdeEfgjmMrtT",
+    long: words(
+      "after-context= before-context= context= binary byte-offset case-sensitive color= colors= " +
+        "column context-separator= count count-matches crlf debug dfa-size-limit= encoding= " +
+        "engine= regexp= file= files files-with-matches files-without-match fixed-strings follow " +
+        "glob= glob-case-insensitive heading no-heading hidden no-hidden iglob= ignore-case " +
+        "ignore-file= invert-match json line-buffered line-number no-line-number line-regexp " +
+        "max-columns= max-columns-preview max-count= max-depth= max-filesize= mmap multiline " +
+        "multiline-dotall no-config no-ignore no-ignore-vcs no-ignore-dot no-ignore-parent " +
+        "no-messages null null-data one-file-system only-matching passthru path-separator= pcre2 " +
+        "pre= pre-glob= pretty quiet regex-size-limit= replace= search-zip smart-case sort= " +
+        "sortr= stats text threads= trim type= type-not= type-add= type-list unrestricted vimgrep " +
+        "with-filename no-filename word-regexp help version hostname-bin= hyperlink-format= " +
+        "field-match-separator= field-context-separator= no-unicode no-require-git include-zero " +
+        "max-depth=",
+    ),
+    effects: { pre: "exec", "hostname-bin": "exec" },
+  },
+  env: {
+    posix: true,
+    payload: true,
+    short: "i0v",
+    shortValue: "uCS",
+    long: words(
+      "ignore-environment null unset= chdir= split-string= block-signal? default-signal? " +
+        "ignore-signal? list-signal-handling debug help version",
+    ),
+    effects: { S: "exec", "split-string": "exec" },
+  },
+  xargs: {
+    posix: true,
+    payload: true,
+    short: "0rtpxo",
+    shortValue: "aEILnPsd",
+    long: words(
+      "null arg-file= delimiter= eof? replace? max-lines? max-args= max-procs= max-chars= " +
+        "interactive no-run-if-empty verbose exit open-tty show-limits help version " +
+        "process-slot-var=",
+    ),
+    effects: { "process-slot-var": "exec" },
+  },
+  sort: {
+    short: "bdfgiMhnRrVcCmsuz",
+    shortValue: "kStTo",
+    long: words(
+      "ignore-leading-blanks dictionary-order ignore-case general-numeric-sort " +
+        "ignore-nonprinting month-sort human-numeric-sort numeric-sort random-sort random-source= " +
+        "reverse sort= version-sort batch-size= check? compress-program= debug files0-from= key= " +
+        "merge output= stable buffer-size= field-separator= temporary-directory= parallel= unique " +
+        "zero-terminated help version",
+    ),
+    effects: { o: "write", output: "write", "compress-program": "exec" },
+  },
+  tree: { permissive: true, shortValue: "oLIPH", effects: { o: "write" } },
+  tar: {
+    permissive: true,
+    shortValue: "fCIT",
+    effects: {
+      "to-command": "exec",
+      "use-compress-program": "exec",
+      I: "exec",
+      "info-script": "exec",
+      "new-volume-script": "exec",
+      checkpoint: "exec",
+      "checkpoint-action": "exec",
+      x: "write",
+      extract: "write",
+      c: "write",
+      create: "write",
+      r: "write",
+      u: "write",
+      append: "write",
+      update: "write",
+      delete: "write",
+    },
+  },
+  git: GIT,
+  make: {
+    short: "BdeiknpqrRsStvwL",
+    shortValue: "CfIjlOoWE",
+    long: words(
+      "always-make directory= debug? environment-overrides eval= file= makefile= ignore-errors " +
+        "include-dir= jobs? keep-going load-average? check-symlink-times just-print dry-run recon " +
+        "old-file= assume-old= output-sync? print-data-base question no-builtin-rules " +
+        "no-builtin-variables shuffle? silent quiet no-keep-going stop touch trace version " +
+        "print-directory no-print-directory what-if= new-file= assume-new= " +
+        "warn-undefined-variables help",
+    ),
+    effects: {
+      E: "exec",
+      eval: "exec",
+      f: "exec",
+      file: "exec",
+      makefile: "exec",
+      I: "exec",
+      "include-dir": "exec",
+    },
+  },
+  go: {
+    sub: Object.fromEntries(
+      ["build", "test", "vet", "run", "install"].map((name) => [
+        name,
+        {
+          permissive: true,
+          singleDash: true,
+          effects: {
+            exec: "exec",
+            toolexec: "exec",
+            vettool: "exec",
+            overlay: "exec",
+            o: "write",
+            modfile: "exec",
+            pgo: "exec",
+            ldflags: "exec",
+            gcflags: "exec",
+            asmflags: "exec",
+          },
+        } satisfies Grammar,
+      ]),
+    ),
+  },
+  cargo: {
+    permissive: true,
+    effects: {
+      config: "exec",
+      Z: "exec",
+      "manifest-path": "exec",
+      "target-dir": "write",
+      "out-dir": "write",
+      "artifact-dir": "write",
+    },
+  },
+  npm: { permissive: true, effects: NPM_SCRIPT_EFFECTS },
+  npx: { permissive: true, posix: true, effects: { ...NPM_SCRIPT_EFFECTS, package: "exec", p: "exec" } },
+  pnpm: { permissive: true, effects: NPM_SCRIPT_EFFECTS },
+  yarn: { permissive: true, effects: NPM_SCRIPT_EFFECTS },
+};
+
+/**
+ * What `argv`'s form does under the model, or null for a command the model does not describe.
+ * `argv[0]` is matched by basename.
+ */
+export function judgeForm(argv: readonly ArgWord[]): FormVerdict | null {
+  const name = argv[0]?.value;
+  if (!name) return null;
+  const grammar = COMMAND_MODEL[name.slice(name.lastIndexOf("/") + 1)];
+  return grammar ? readForm(argv, grammar) : null;
+}

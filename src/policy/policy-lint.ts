@@ -1,0 +1,156 @@
+/**
+ * Semantic checks of a schema-valid policy file, all reported at once (issue 13, item 5: one wrong
+ * capital letter in `tools: [Bash]` silently switched a security rule off).
+ *
+ * Errors (the file does not load): duplicate rule ids, misspelt tool names, commands on a rule that
+ * does not cover bash, paths on a rule whose tools take none, command patterns whose command word
+ * is not a command name, `effects` on a command the model does not know or on a rule that is not
+ * an allow rule with commands. Findings (`warden policy check` prints them, the file loads): rules that
+ * can never decide because an earlier rule of the same file with the same or a stricter decision
+ * covers everything they match.
+ */
+import { COMMAND_MODEL } from "./command-model.js";
+import { patternWords } from "./command-pattern.js";
+import type { PolicyFile } from "./schema.js";
+import { DECISION_RANK } from "./types.js";
+
+/** The tools a policy rule may name: warden's seven and `*` (src/tools/). */
+export const KNOWN_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls", "*"] as const;
+
+const PATH_TOOLS = new Set(["read", "edit", "write", "grep", "find", "ls", "bash", "*"]);
+
+/** One problem at a place in the file: `path` is the YAML path of the node it names. */
+export interface LintFinding {
+  path: (string | number)[];
+  text: string;
+}
+
+type Rule = PolicyFile["rules"][number];
+
+/** A command word a pattern may start with: a name or path of one, or a glob over names. */
+const COMMAND_WORD = /^[A-Za-z0-9_.\-+/*?[\]@:%,]+$/;
+
+/** True when `a` and `b` differ by at most one edit (insert, delete, substitute). */
+function nearlyEqual(a: string, b: string): boolean {
+  if (Math.abs(a.length - b.length) > 1) return false;
+  let i = 0;
+  while (i < a.length && a[i] === b[i]) i++;
+  return a.slice(i + 1) === b.slice(i + 1) || a.slice(i) === b.slice(i + 1) || a.slice(i + 1) === b.slice(i);
+}
+
+/**
+ * Tool-name errors: a name must be one of warden's tools or `*`, or the name of a tool an embedder
+ * adds (SessionOptions.extraTools), spelled as tools are (lowercase, `[a-z][a-z0-9_-]*`) and not
+ * a near miss of a built-in one (`Bash`, `bsh`, `reed`).
+ */
+function toolErrors(rule: Rule, i: number): LintFinding[] {
+  const out: LintFinding[] = [];
+  rule.tools.forEach((tool, t) => {
+    if ((KNOWN_TOOLS as readonly string[]).includes(tool)) return;
+    const near = KNOWN_TOOLS.find((k) => k !== "*" && nearlyEqual(k, tool.toLowerCase().trim()));
+    if (!near && /^[a-z][a-z0-9_-]*$/.test(tool)) return;
+    const hint = near ? `; did you mean '${near}'?` : "";
+    out.push({
+      path: ["rules", i, "tools", t],
+      text: `rule '${rule.id}': unknown tool '${tool}' (tools are ${KNOWN_TOOLS.join(", ")}, or a lowercase name of a tool added to the session)${hint}`,
+    });
+  });
+  return out;
+}
+
+function commandErrors(rule: Rule, i: number): LintFinding[] {
+  const out: LintFinding[] = [];
+  rule.commands?.forEach((pattern, c) => {
+    const name = patternWords(pattern)[0] ?? "";
+    if (name === "" || !COMMAND_WORD.test(name)) {
+      out.push({
+        path: ["rules", i, "commands", c],
+        text: `rule '${rule.id}': '${pattern}' does not start with a command name, so it never matches`,
+      });
+    } else if (rule.effects && !(name.slice(name.lastIndexOf("/") + 1) in COMMAND_MODEL)) {
+      out.push({
+        path: ["rules", i, "commands", c],
+        text: `rule '${rule.id}' accepts effects, but '${name}' is not a command the model knows (${Object.keys(COMMAND_MODEL).join(", ")}); its effects cannot be told apart`,
+      });
+    }
+  });
+  if (rule.effects && (rule.decision !== "allow" || !rule.commands))
+    out.push({
+      path: ["rules", i, "effects"],
+      text: `rule '${rule.id}': effects apply only to an allow rule with commands`,
+    });
+  return out;
+}
+
+/**
+ * Errors of `file` (see module doc), in file order. Empty when the file is sound.
+ */
+export function policyErrors(file: PolicyFile): LintFinding[] {
+  const out: LintFinding[] = [];
+  const seen = new Set<string>();
+  file.rules.forEach((rule, i) => {
+    if (seen.has(rule.id)) out.push({ path: ["rules", i, "id"], text: `duplicate rule id '${rule.id}'` });
+    seen.add(rule.id);
+    out.push(...toolErrors(rule, i));
+    if (rule.commands && !rule.tools.some((t) => t === "bash" || t === "*")) {
+      out.push({
+        path: ["rules", i, "commands"],
+        text: `rule '${rule.id}' has commands but its tools do not include bash`,
+      });
+    }
+    if (rule.paths && !rule.tools.some((t) => PATH_TOOLS.has(t))) {
+      out.push({
+        path: ["rules", i, "paths"],
+        text: `rule '${rule.id}' has paths but none of its tools takes a path`,
+      });
+    }
+    out.push(...commandErrors(rule, i));
+  });
+  return out;
+}
+
+function coversTools(earlier: Rule, later: Rule): boolean {
+  return earlier.tools.includes("*") || later.tools.every((t) => earlier.tools.includes(t));
+}
+
+/** True when pattern `a` (a prefix pattern of literal words) matches everything `b` matches. */
+function patternCovers(a: string, b: string): boolean {
+  const aw = patternWords(a);
+  const bw = patternWords(b);
+  if (aw.some((w) => /[*?[]/.test(w)) || aw.length > bw.length) return false;
+  return aw.every((w, k) => w === bw[k]);
+}
+
+/** True when every subject `later` matches, `earlier` matches too. */
+function ruleCovers(earlier: Rule, later: Rule): boolean {
+  if (!coversTools(earlier, later)) return false;
+  // A rule without matchers does not judge redirections (unless for bash) nor command arguments,
+  // which only path rules do (match.ts): it covers only a later rule without paths.
+  const bare = !earlier.commands && !earlier.paths;
+  if (bare) return !later.paths;
+  if (!earlier.commands !== !later.commands || !earlier.paths !== !later.paths) return false;
+  const commands = (later.commands ?? []).every((b) => earlier.commands?.some((a) => patternCovers(a, b)));
+  const paths = (later.paths ?? []).every((b) => earlier.paths?.includes(b));
+  return commands && paths;
+}
+
+/**
+ * Rules that can never decide anything: an earlier rule of the same file, with the same or a
+ * stricter decision, matches everything they match (the strictest matching rule wins). Each
+ * finding names both rules.
+ */
+export function shadowedRules(file: PolicyFile): LintFinding[] {
+  const out: LintFinding[] = [];
+  file.rules.forEach((later, i) => {
+    const earlier = file.rules
+      .slice(0, i)
+      .find((e) => DECISION_RANK[e.decision] >= DECISION_RANK[later.decision] && ruleCovers(e, later));
+    if (earlier) {
+      out.push({
+        path: ["rules", i, "id"],
+        text: `rule '${later.id}' never decides: the earlier rule '${earlier.id}' (${earlier.decision}) matches everything it matches`,
+      });
+    }
+  });
+  return out;
+}
