@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import type Docker from "dockerode";
-import { fromDockerError, InvalidArgumentError } from "../errors.js";
+import { fromDockerError } from "../errors.js";
 import { isAbortError, throwIfAborted } from "../util/abort.js";
 import { type ChannelClient, channelUntar } from "./channel/index.js";
 import { DockerSandbox, removeSandboxResources } from "./docker-sandbox.js";
@@ -20,6 +20,7 @@ import type { Sandbox, SandboxInfo, SandboxOptions } from "./types.js";
 import { WORKSPACE_DIR } from "./types.js";
 import { packDirectory, type WorkspaceHashes } from "./workspace-copy.js";
 import type { ExcludePredicate } from "./workspace-exclude.js";
+import { workspaceReadError } from "./workspace-size.js";
 
 /**
  * Creates and starts a hardened sandbox. Rejects: InvalidArgumentError / NotFoundError for bad
@@ -105,9 +106,7 @@ async function setUpWorkspace(
   // A host read error is about the directory, not the engine (ENOENT must not read as "engine
   // unreachable"); it may surface first as the archive stream's error, so it is looked for there too.
   const done = packed.done.catch((err: Error) => {
-    throw new InvalidArgumentError(
-      `workspace.hostPath ${hostPath} could not be read (${err.message}); it may have changed while it was read, send the request again.`,
-    );
+    throw workspaceReadError(hostPath, err);
   });
   done.catch(() => {}); // awaited below on every path that gets there; never an unhandled rejection
   try {

@@ -40,13 +40,28 @@ export async function measureWorkspace(
   return { bytes, files };
 }
 
-/** Throws InvalidArgumentError when `hostDir` does not fit `limitBytes` (see module doc). */
+/**
+ * The error for a host read of workspace `hostDir` that failed (ENOENT, EACCES, ENAMETOOLONG…): it is
+ * about the directory, never the engine, so it is an InvalidArgumentError naming the directory.
+ */
+export function workspaceReadError(hostDir: string, err: Error): InvalidArgumentError {
+  return new InvalidArgumentError(
+    `workspace.hostPath ${hostDir} could not be read (${err.message}); it may have changed while it was read, send the request again.`,
+  );
+}
+
+/**
+ * Throws InvalidArgumentError when `hostDir` does not fit `limitBytes` (see module doc), or when it
+ * cannot be read (workspaceReadError).
+ */
 export async function requireWorkspaceFits(
   hostDir: string,
   limitBytes: number,
   exclude?: ExcludePredicate,
 ): Promise<void> {
-  const { bytes, files } = await measureWorkspace(hostDir, exclude);
+  const { bytes, files } = await measureWorkspace(hostDir, exclude).catch((err: Error) => {
+    throw workspaceReadError(hostDir, err);
+  });
   if (bytes <= limitBytes) return;
   throw new InvalidArgumentError(
     `The workspace ${hostDir} takes about ${formatSize(bytes)} in the sandbox (${files} files), over the copy-mode workspace limit of ${formatSize(limitBytes)} ` +
