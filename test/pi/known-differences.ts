@@ -286,12 +286,13 @@ export const knownDifferences: KnownDifference[] = [
     id: "result-order",
     kind: "wording",
     summary:
-      "grep and find results are sorted by path; Pi prints them in ripgrep's / fd's parallel traversal order, which varies between runs (with a result limit, Pi's subset is arbitrary too: compared by count and notice).",
+      "grep and find results are sorted by path; Pi prints them in ripgrep's / fd's parallel traversal order, which varies between runs (with a result limit, Pi's subset is arbitrary too, and may have been filled by results warden never gives, in `.git/` or ignored files: both sides reaching the same limit are compared by that notice).",
     rewrite: (d) => {
       if ((d.tool !== "grep" && d.tool !== "find") || d.piError || d.wardenError) return d;
       const limited = /results? limit reached|matches limit reached/.test(d.warden);
       if (!limited) return { pi: sorted(d.pi), warden: sorted(d.warden) };
       const limit = (s: string) => /\d+ (matches|results) limit reached/.exec(s)?.[0];
+      if (limit(d.pi) === limit(d.warden)) return { pi: limit(d.pi)!, warden: limit(d.warden)! };
       const shape = (s: string) => `${withoutNotices(s).length} results; ${limit(s)}`;
       return { pi: shape(d.pi), warden: shape(d.warden) };
     },
