@@ -14,9 +14,6 @@ import { InvalidArgumentError } from "../errors.js";
 import { MAX_BASH_COMMAND_BYTES } from "../tools/bash.js";
 import type { Policy } from "./types.js";
 
-/** Longest command the sandbox can run: MAX_ARG_STRLEN (131072 bytes) minus the NUL. */
-export const MAX_RUNNABLE_COMMAND_BYTES = MAX_BASH_COMMAND_BYTES;
-
 /**
  * Default `maxCommandBytes`, in UTF-8 bytes: 8 KiB, 5.8× the longest command of a real 192-call Pi
  * session. Analysis time grows with the number of simple commands, about 7-15 µs of CPU each: a
@@ -35,7 +32,7 @@ export class CommandTooLongError extends InvalidArgumentError {
     super(
       `bash command is ${bytes} bytes, over the policy limit maxCommandBytes = ${limit} bytes. ` +
         "Split it into shorter commands, or write long content with the write tool; an operator " +
-        `can raise the limit with \`maxCommandBytes:\` in a policy file (at most ${MAX_RUNNABLE_COMMAND_BYTES}, ` +
+        `can raise the limit with \`maxCommandBytes:\` in a policy file (at most ${MAX_BASH_COMMAND_BYTES}, ` +
         "the longest command the sandbox can run).",
     );
   }

@@ -8,7 +8,6 @@ export {
   CommandTooLongError,
   checkCommandSize,
   DEFAULT_MAX_COMMAND_BYTES,
-  MAX_RUNNABLE_COMMAND_BYTES,
   maxCommandBytes,
 } from "./command-limit.js";
 export { type ArgWord, type MatchMode, matchCommand, patternWords } from "./command-pattern.js";

@@ -2,7 +2,7 @@
  * TypeBox schema of a policy file (YAML or JSON). See policies/README.md for the documented format.
  */
 import { type Static, Type } from "typebox";
-import { MAX_RUNNABLE_COMMAND_BYTES } from "./command-limit.js";
+import { MAX_BASH_COMMAND_BYTES } from "../tools/bash.js";
 import { LAYER_NAMES } from "./types.js";
 
 const DecisionSchema = Type.Union([Type.Literal("allow"), Type.Literal("ask"), Type.Literal("deny")], {
@@ -48,7 +48,7 @@ export const PolicyFileSchema = Type.Object(
     maxCommandBytes: Type.Optional(
       Type.Integer({
         minimum: 1,
-        maximum: MAX_RUNNABLE_COMMAND_BYTES,
+        maximum: MAX_BASH_COMMAND_BYTES,
         description: "longest bash command analysed, in UTF-8 bytes (default 8192)",
       }),
     ),

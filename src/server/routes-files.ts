@@ -11,6 +11,7 @@ import { InvalidArgumentError, NotFoundError, PathOutsideWorkspaceError } from "
 import type { Sandbox } from "../sandbox/types.js";
 import { WORKSPACE_DIR } from "../sandbox/types.js";
 import { isWithinRoot, normalizeToolPath } from "../tools/paths.js";
+import { abortOnDisconnect } from "./abort-on-disconnect.js";
 import { type App, principalOf, type ServerContext } from "./app.js";
 import { ErrorSchema, FilesQuerySchema, FileWrittenSchema, SessionParamsSchema } from "./http-schemas.js";
 
@@ -72,7 +73,7 @@ export function registerFileRoutes(app: App, ctx: ServerContext): void {
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { tenant } = principalOf(request);
       const live = ctx.manager.registry.get(tenant.id, request.params.id);
       if (!(request.body && typeof (request.body as Readable).pipe === "function")) {
@@ -81,7 +82,7 @@ export function registerFileRoutes(app: App, ctx: ServerContext): void {
       const max = ctx.config.filesMaxBytes;
       if (Number(request.headers["content-length"] ?? 0) > max) throw tooLarge("The file body", max);
       const data = await readBody(request.body as Readable, max);
-      const controller = new AbortController();
+      const controller = abortOnDisconnect(reply);
       const { sandbox } = live.session;
       const { requested, canonical } = await workspacePath(sandbox, request.query.path, controller.signal);
       if (canonical !== requested) {
@@ -112,10 +113,7 @@ export function registerFileRoutes(app: App, ctx: ServerContext): void {
     async (request, reply) => {
       const { tenant } = principalOf(request);
       const live = ctx.manager.registry.get(tenant.id, request.params.id);
-      const controller = new AbortController();
-      reply.raw.on("close", () => {
-        if (!reply.raw.writableFinished) controller.abort();
-      });
+      const controller = abortOnDisconnect(reply);
       const { sandbox } = live.session;
       const { canonical } = await workspacePath(sandbox, request.query.path, controller.signal);
       const stat = await sandbox.stat(canonical, { signal: controller.signal });

@@ -6,8 +6,9 @@
  * tool-call ids repeat, or whose arguments nest deeper than MAX_ARGUMENT_DEPTH, is refused with HTTP
  * 400 naming them before anything runs or streams.
  */
-import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
 import { DuplicateToolCallIdError, duplicateToolCallIds } from "../pipeline/index.js";
+import { abortOnDisconnect } from "./abort-on-disconnect.js";
 import { type App, auditRequest, principalOf, type ServerContext } from "./app.js";
 import { checkArgumentDepth } from "./call-arguments.js";
 import { toErrorResponse } from "./errors.js";
@@ -18,15 +19,6 @@ import {
   ToolCallsResponseSchema,
 } from "./http-schemas.js";
 import { SseWriter } from "./sse-writer.js";
-
-/** Aborts when the client goes away before the response finished. */
-function abortOnDisconnect(reply: FastifyReply): AbortController {
-  const controller = new AbortController();
-  reply.raw.on("close", () => {
-    if (!reply.raw.writableFinished) controller.abort();
-  });
-  return controller;
-}
 
 function wantsStream(request: FastifyRequest): boolean {
   return (request.headers.accept ?? "").includes("text/event-stream");

@@ -6,6 +6,7 @@
  */
 import type { ServerResponse } from "node:http";
 import { collectChanges, formatPatch } from "../review/index.js";
+import { abortOnDisconnect } from "./abort-on-disconnect.js";
 import { type App, principalOf, type ServerContext } from "./app.js";
 import type { TenantConfig } from "./config.js";
 import { SessionParamsSchema } from "./http-schemas.js";
@@ -44,8 +45,7 @@ export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
       const { tenant } = principalOf(request);
       const live = ctx.manager.registry.get(tenant.id, request.params.id);
       holdReadSlot(ctx.manager, tenant, reply.raw);
-      const controller = new AbortController();
-      reply.raw.on("close", () => controller.abort());
+      const controller = abortOnDisconnect(reply);
       const stream = await live.session.sandbox.exportWorkspace({ signal: controller.signal });
       reply.header("content-disposition", `attachment; filename="${live.record.id}.tar"`);
       return reply.type("application/x-tar").send(stream);
@@ -56,10 +56,7 @@ export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
     const { tenant } = principalOf(request);
     const live = ctx.manager.registry.get(tenant.id, request.params.id);
     holdReadSlot(ctx.manager, tenant, reply.raw);
-    const controller = new AbortController();
-    reply.raw.on("close", () => {
-      if (!reply.raw.writableFinished) controller.abort();
-    });
+    const controller = abortOnDisconnect(reply);
     const hostRoot = live.record.workspaceMode === "copy" ? live.record.workspaceHostPath : undefined;
     const { signal } = controller;
     const changes = await collectChanges(live.session.sandbox, hostRoot, {

@@ -12,7 +12,9 @@
  * IMAGE_DECODE_TIMEOUT_MS; and at most IMAGE_DECODE_SLOTS decodes run at once in the process (the
  * pixels live outside the worker's heap limit, so a batch of many image reads must not decode them
  * all together). So a hostile image can neither exhaust the controller's memory nor stall its event
- * loop.
+ * loop. Each decode gets a fresh worker, terminated when it ends, rather than a slot of the reusable
+ * util/worker-pool: a hostile image's pixel buffers are then freed at once, not when a pool worker
+ * next collects or idles out.
  */
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";

@@ -12,11 +12,9 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { gitBlobId, NULL_OID } from "../../src/review/index.js";
 import { hashKey } from "../../src/server/auth.js";
 import { resolveServerConfig } from "../../src/server/config.js";
-import { createPolicyHookFactory } from "../../src/server/policy-hooks.js";
-import { serveBackend } from "../../src/server/run-serve.js";
-import { type RunningServer, startServer } from "../../src/server/server.js";
+import type { RunningServer } from "../../src/server/server.js";
 import { describeEngine } from "../helpers/engine.js";
-import { testQuotas } from "./server-fixture.js";
+import { startTestServer, testQuotas } from "./server-fixture.js";
 
 const suffix = randomBytes(4).toString("hex");
 const A = `test-srv-a-${suffix}`;
@@ -75,12 +73,7 @@ describeEngine("warden serve on the engine: two tenants", () => {
       },
       dir,
     );
-    server = await startServer({
-      config,
-      backend: serveBackend(config),
-      hooks: await createPolicyHookFactory(config),
-      onExit: "close",
-    });
+    server = await startTestServer(config);
   });
 
   afterAll(async () => {

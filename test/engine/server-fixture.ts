@@ -10,6 +10,10 @@ import { dirname, join, resolve } from "node:path";
 import Docker from "dockerode";
 import { build } from "rolldown";
 import { hashKey } from "../../src/server/auth.js";
+import type { ServerConfig } from "../../src/server/config.js";
+import { createPolicyHookFactory } from "../../src/server/policy-hooks.js";
+import { serveBackend } from "../../src/server/run-serve.js";
+import { type RunningServer, startServer } from "../../src/server/server.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -160,4 +164,17 @@ export async function writeServeConfig(
     }),
   );
   return path;
+}
+
+/**
+ * Starts `warden serve` in this process on `config` with the real Docker backend and the config's
+ * policy hooks; `shutdown` closes its sessions (onExit "close").
+ */
+export async function startTestServer(config: ServerConfig): Promise<RunningServer> {
+  return startServer({
+    config,
+    backend: serveBackend(config),
+    hooks: await createPolicyHookFactory(config),
+    onExit: "close",
+  });
 }

@@ -14,11 +14,9 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { gitBlobId, NULL_OID } from "../../src/review/index.js";
 import { hashKey } from "../../src/server/auth.js";
 import { resolveServerConfig } from "../../src/server/config.js";
-import { createPolicyHookFactory } from "../../src/server/policy-hooks.js";
-import { serveBackend } from "../../src/server/run-serve.js";
-import { type RunningServer, startServer } from "../../src/server/server.js";
+import type { RunningServer } from "../../src/server/server.js";
 import { describeEngine } from "../helpers/engine.js";
-import { removeTenant, testQuotas } from "./server-fixture.js";
+import { removeTenant, startTestServer, testQuotas } from "./server-fixture.js";
 
 const suffix = randomBytes(4).toString("hex");
 const TENANT = `test-links-${suffix}`;
@@ -108,12 +106,7 @@ describeEngine("warden serve: no host file disclosed through workspace links", (
       },
       dir,
     );
-    server = await startServer({
-      config,
-      backend: serveBackend(config),
-      hooks: await createPolicyHookFactory(config),
-      onExit: "close",
-    });
+    server = await startTestServer(config);
   });
 
   afterAll(async () => {
