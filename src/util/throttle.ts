@@ -1,7 +1,8 @@
 /**
- * Rate limiting of streamed partial results: at most one call per `intervalMs` (default 100 ms, i.e.
- * 10 per second, Pi's bash update cadence). The latest value inside a window is kept and delivered
- * when the window ends (trailing update), or at once by `flush()`.
+ * Rate limiting of streamed partial results (the pipeline's tool_execution_update events, bash's live tail):
+ * at most one call per `intervalMs` (default 100 ms, i.e. 10 per second, Pi's bash update cadence). The
+ * latest value inside a window is kept and delivered when the window ends (trailing update), or at once
+ * by `flush()`.
  */
 
 /** A throttled callback: `push` offers a value, `flush` delivers a pending one now, `cancel` drops it. */
