@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { parseRunTranscript } from "../../src/agent/transcript.js";
 import { InvalidArgumentError } from "../../src/errors.js";
 import { parseTranscript, resolvePlaceholders, spillPathOf, toToolCall } from "../../src/session/index.js";
 
@@ -37,6 +38,15 @@ describe("parseTranscript", () => {
     expect(() => parseTranscript(`${turn([fn("c1", "ls", "{}")])}\n{oops`)).toThrow(
       new InvalidArgumentError(
         `Transcript line 2 is not valid JSON (Expected property name or '}' in JSON at position 1); fix or remove it.`,
+      ),
+    );
+  });
+
+  it("a run transcript is read by the same parser: the bad line is named with its file", () => {
+    const text = `${JSON.stringify({ role: "user", content: "hi" })}\r\n\n{oops\n`;
+    expect(() => parseRunTranscript(text, "r.jsonl")).toThrow(
+      new InvalidArgumentError(
+        `Transcript line 3 of r.jsonl is not valid JSON (Expected property name or '}' in JSON at position 1); fix or remove it.`,
       ),
     );
   });
