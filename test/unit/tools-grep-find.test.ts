@@ -7,12 +7,12 @@ import { GrepCollector } from "../../src/tools/grep-collect.js";
 import { isWithinRoot, isWithinRoots } from "../../src/tools/paths.js";
 import {
   displaySearchPath,
-  formatSize,
   RecordSplitter,
   SEARCH_MAX_BYTES,
   truncateLine,
 } from "../../src/tools/search-common.js";
 import type { SpillStore } from "../../src/tools/types.js";
+import { formatSize } from "../../src/truncate/types.js";
 import { FakeSandboxFs } from "../helpers/fake-sandbox-fs.js";
 
 const spill = {} as SpillStore;
