@@ -1,6 +1,7 @@
 /** `warden exec`: an unknown or disabled tool is named with the enabled tools; a spill footer says it is not kept. */
 import { describe, expect, it } from "vitest";
 import { checkToolEnabled, spillNote } from "../../src/cli/commands/exec.js";
+import { BUILTIN_TOOL_NAMES, builtinTools } from "../../src/tools/index.js";
 
 describe("warden exec messages", () => {
   it("an unknown tool lists the enabled tools and points to bash", () => {
@@ -14,6 +15,13 @@ describe("warden exec messages", () => {
       "Tool bash is disabled in this session (--tools, --exclude-tools, --no-tools or --no-builtin-tools); enabled tools: read, ls.",
     );
     expect(() => checkToolEnabled("read", ["read"])).not.toThrow();
+  });
+
+  it("every built-in tool, and only those, counts as built-in (BUILTIN_TOOL_NAMES matches builtinTools())", () => {
+    expect(BUILTIN_TOOL_NAMES).toEqual(builtinTools().map((t) => t.name));
+    for (const name of BUILTIN_TOOL_NAMES) {
+      expect(() => checkToolEnabled(name, [])).toThrow(`Tool ${name} is disabled in this session`);
+    }
   });
 
   it("a Full output footer says the spill file is gone once exec exits", () => {
