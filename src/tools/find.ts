@@ -15,8 +15,8 @@ import { type Static, Type } from "typebox";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
 import { formatSize } from "../truncate/types.js";
 import { assertPatternConfined, fdGlob } from "./find-pattern.js";
-import { bytesLimitNotice, countLimitNotice, ResultNotices } from "./output-notice.js";
-import { isWithinRoots, resolveToolPath } from "./paths.js";
+import { type ByteCapDetails, bytesLimitNotice, countLimitNotice, ResultNotices } from "./output-notice.js";
+import { isWithinRoots, statToolPath } from "./paths.js";
 import { displaySearchPath, SEARCH_MAX_BYTES } from "./search-common.js";
 import { realpathMany, runSearchCommand } from "./search-exec.js";
 import type { Tool } from "./types.js";
@@ -33,11 +33,9 @@ const findSchema = Type.Object({
 export type FindToolInput = Static<typeof findSchema>;
 
 /** Details of a find, present only when something was cut or dropped. */
-export interface FindToolDetails {
+export interface FindToolDetails extends ByteCapDetails {
   /** The result limit, when more results existed. */
   resultLimitReached?: number;
-  /** True when the 50 KiB cap cut the output. */
-  bytesLimitReached?: boolean;
   /** Entries dropped because they resolve outside the workspace and mounts. */
   droppedOutside?: number;
   /** FIND_MAX_COLLECTED_BYTES, when the search stopped there (the paths found so far are shown). */
@@ -98,8 +96,7 @@ export function createFindTool(): Tool<typeof findSchema, FindToolDetails | unde
     async execute(_toolCallId, args, ctx) {
       const { sandbox, signal } = ctx;
       assertPatternConfined(args.pattern);
-      const { canonical } = await resolveToolPath(sandbox, args.path ?? ".", { signal });
-      const stat = await sandbox.stat(canonical, { signal });
+      const { canonical, stat } = await statToolPath(sandbox, args.path ?? ".", signal);
       if (!stat) throw new NotFoundError(`Path not found: ${args.path ?? "."}`);
       if (stat.type !== "directory") throw new InvalidArgumentError(`Not a directory: ${args.path}`);
       const limit = Math.max(1, Math.floor(args.limit ?? FIND_DEFAULT_LIMIT));

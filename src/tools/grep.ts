@@ -9,8 +9,8 @@ import { type Static, Type } from "typebox";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
 import { formatSize } from "../truncate/types.js";
 import { GrepCollector } from "./grep-collect.js";
-import { bytesLimitNotice, countLimitNotice, ResultNotices } from "./output-notice.js";
-import { resolveToolPath } from "./paths.js";
+import { type ByteCapDetails, bytesLimitNotice, countLimitNotice, ResultNotices } from "./output-notice.js";
+import { statToolPath } from "./paths.js";
 import { displaySearchPath, GREP_MAX_LINE_CHARS, SEARCH_MAX_BYTES } from "./search-common.js";
 import { runSearchCommand } from "./search-exec.js";
 import type { Tool } from "./types.js";
@@ -37,11 +37,9 @@ const grepSchema = Type.Object({
 export type GrepToolInput = Static<typeof grepSchema>;
 
 /** Details of a grep, present only when a limit applied (as in Pi). */
-export interface GrepToolDetails {
+export interface GrepToolDetails extends ByteCapDetails {
   /** The match limit, when more matches existed. */
   matchLimitReached?: number;
-  /** True when the 50 KiB cap cut the output. */
-  bytesLimitReached?: boolean;
   /** True when some line was cut to 500 characters. */
   linesTruncated?: boolean;
 }
@@ -91,8 +89,7 @@ export function createGrepTool(): Tool<typeof grepSchema, GrepToolDetails | unde
     parameters: grepSchema,
     async execute(_toolCallId, args, ctx) {
       const { sandbox, signal } = ctx;
-      const { canonical } = await resolveToolPath(sandbox, args.path ?? ".", { signal });
-      const stat = await sandbox.stat(canonical, { signal });
+      const { canonical, stat } = await statToolPath(sandbox, args.path ?? ".", signal);
       if (!stat) throw new NotFoundError(`Path not found: ${args.path ?? "."}`);
       const isDir = stat.type === "directory";
       const context = args.context && args.context > 0 ? Math.floor(args.context) : 0;

@@ -14,7 +14,7 @@ import { DEFAULT_MAX_BYTES, type TruncationResult } from "../truncate/types.js";
 import { throwIfAborted } from "../util/abort.js";
 import { sortListing } from "./ls-sort.js";
 import { bytesLimitNotice, countLimitNotice, ResultNotices } from "./output-notice.js";
-import { isWithinRoots, resolveToolPath } from "./paths.js";
+import { isWithinRoots, statToolPath } from "./paths.js";
 import type { Tool } from "./types.js";
 
 /** Symlinks followed to decide the "/" suffix, per listing (each costs two sandbox calls). */
@@ -72,8 +72,7 @@ export function createLsTool(): Tool<typeof lsSchema, LsToolDetails | undefined>
       const limit = args.limit === undefined ? LS_DEFAULT_LIMIT : Math.floor(args.limit);
       if (!(limit >= 1)) throw new InvalidArgumentError(`limit must be at least 1 entry, got ${args.limit}.`);
       const shownPath = args.path || ".";
-      const { requested, canonical } = await resolveToolPath(sandbox, shownPath, { signal });
-      const stat = await sandbox.stat(canonical, { signal });
+      const { requested, canonical, stat } = await statToolPath(sandbox, shownPath, signal);
       if (!stat) throw new NotFoundError(`Path not found: ${requested}`);
       if (stat.type !== "directory") throw new InvalidArgumentError(`Not a directory: ${requested}`);
       const entries = await sortListing(await sandbox.listDir(canonical, { signal }), signal);

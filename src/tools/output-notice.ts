@@ -25,6 +25,12 @@ export function bytesLimitNotice(maxBytes: number): string {
   return `${formatSize(maxBytes)} limit reached`;
 }
 
+/** Details field of grep and find behind bytesLimitNotice (Pi's name). */
+export interface ByteCapDetails {
+  /** True when the 50 KiB cap cut the output. */
+  bytesLimitReached?: boolean;
+}
+
 /**
  * The notices of one grep, find or ls result and the details fields behind each, in the order noted.
  * `output(text)` appends Pi's notice block `\n\n[a. b]` (nothing when no notice) and returns details
