@@ -7,11 +7,11 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import type { Sandbox } from "../../src/sandbox/types.js";
 import { createMemoryAuditLog } from "../../src/server/audit.js";
 import { createPolicyHookFactory } from "../../src/server/policy-hooks.js";
 import { type RunningServer, startServer } from "../../src/server/server.js";
 import type { AnyTool } from "../../src/tools/types.js";
+import { FakeSandbox } from "../helpers/fake-sandbox.js";
 import { auth, FakeBackend, tenant, testConfig } from "./server-fakes.js";
 
 let dir: string;
@@ -71,7 +71,7 @@ it("allow-session over HTTP: other code in the same variable asks again, the ide
       call: { id: "c1", name: "bash", arguments: { command } },
       tool: { name: "bash" } as AnyTool,
       args: { command },
-      sandbox: { realpath: async (p: string) => p } as unknown as Sandbox,
+      sandbox: new FakeSandbox(),
       sessionId: "s1",
     });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { type PoolBackend, poolKey, tenantPools, WarmPool } from "../../src/pool/index.js";
 import { DEFAULT_LIMITS } from "../../src/sandbox/limits.js";
-import type { Sandbox } from "../../src/sandbox/types.js";
+import { FakeSandbox } from "../helpers/fake-sandbox.js";
 
 type Req = { image: string; policy?: string; ws?: string };
 type Prep = { id: number; image: string; dead?: boolean };
@@ -22,12 +22,12 @@ function fakeBackend(opts: { failPrepares?: number } = {}) {
     },
     handOver: async (p, r) => {
       handed.push({ id: p.id, ws: r.ws });
-      return { info: { containerId: `c${p.id}` } } as unknown as Sandbox;
+      return new FakeSandbox({ info: { containerId: `c${p.id}` } });
     },
     createCold: async () => {
       const id = next++;
       live.add(id);
-      return { info: { containerId: `cold${id}` } } as unknown as Sandbox;
+      return new FakeSandbox({ info: { containerId: `cold${id}` } });
     },
     alive: (p) => !p.dead,
     discard: async (p) => {

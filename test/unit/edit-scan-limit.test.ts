@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { createEditTool, MAX_EDIT_SCAN_BYTES } from "../../src/tools/edit.js";
 import type { SpillStore } from "../../src/tools/types.js";
-import { FakeSandboxFs } from "../helpers/fake-sandbox-fs.js";
+import { FakeSandbox } from "../helpers/fake-sandbox.js";
 
 const spill = {} as SpillStore;
 const MiB = 1024 * 1024;
@@ -21,7 +21,7 @@ function oneMiB(n: number): string {
 describe("edit: work bound per call", () => {
   it("refuses more entries than edits × file size allows, naming the most for that size; the file is unchanged", async () => {
     const text = oneMiB(600);
-    const sb = new FakeSandboxFs().file("/workspace/big.txt", text);
+    const sb = new FakeSandbox().file("/workspace/big.txt", text);
     const edits = Array.from({ length: 513 }, (_, i) => ({ oldText: marker(i), newText: "X" }));
     const err = await createEditTool()
       .execute("c", { path: "big.txt", edits }, { sandbox: sb, spill })
@@ -35,7 +35,7 @@ describe("edit: work bound per call", () => {
   });
 
   it("runs the most entries the bound allows", async () => {
-    const sb = new FakeSandboxFs().file("/workspace/big.txt", oneMiB(600));
+    const sb = new FakeSandbox().file("/workspace/big.txt", oneMiB(600));
     const edits = Array.from({ length: 512 }, (_, i) => ({ oldText: marker(i), newText: "X" }));
     const out = await createEditTool().execute("c", { path: "big.txt", edits }, { sandbox: sb, spill });
     expect(out.content).toEqual([{ type: "text", text: "Successfully replaced 512 block(s) in big.txt." }]);

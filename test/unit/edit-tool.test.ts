@@ -4,18 +4,18 @@ import { createEditTool } from "../../src/tools/edit.js";
 import { prepareEditArguments } from "../../src/tools/edit-arguments.js";
 import { buildEditDiff } from "../../src/tools/edit-diff.js";
 import type { SpillStore } from "../../src/tools/types.js";
-import { FakeSandboxFs } from "../helpers/fake-sandbox-fs.js";
+import { FakeSandbox } from "../helpers/fake-sandbox.js";
 
 const spill = {} as SpillStore;
 
-async function edit(sandbox: FakeSandboxFs, path: string, ...edits: [string, string][]) {
+async function edit(sandbox: FakeSandbox, path: string, ...edits: [string, string][]) {
   const tool = createEditTool();
   const args = { path, edits: edits.map(([oldText, newText]) => ({ oldText, newText })) };
   return tool.execute("call-1", args, { sandbox, spill });
 }
 
 async function editError(
-  sandbox: FakeSandboxFs,
+  sandbox: FakeSandbox,
   path: string,
   ...edits: [string, string][]
 ): Promise<WardenError> {
@@ -74,7 +74,7 @@ describe("prepareEditArguments (earendil-works/pi#2949)", () => {
 
 describe("edit tool (fake sandbox)", () => {
   it("case 9: CRLF bytes are exactly ALPHA\\r\\nBETA\\r\\ngamma\\r\\n", async () => {
-    const sb = new FakeSandboxFs().file("/workspace/c.txt", "alpha\r\nbeta\r\ngamma\r\n");
+    const sb = new FakeSandbox().file("/workspace/c.txt", "alpha\r\nbeta\r\ngamma\r\n");
     const out = await edit(sb, "c.txt", ["alpha\nbeta", "ALPHA\nBETA"]);
     expect(sb.bytes("/workspace/c.txt")?.toString("latin1")).toBe("ALPHA\r\nBETA\r\ngamma\r\n");
     expect(out.content).toEqual([{ type: "text", text: "Successfully replaced 1 block(s) in c.txt." }]);
@@ -83,7 +83,7 @@ describe("edit tool (fake sandbox)", () => {
   });
 
   it("case 10: BOM and UTF-8 bytes survive", async () => {
-    const sb = new FakeSandboxFs().file(
+    const sb = new FakeSandbox().file(
       "/workspace/b.txt",
       Buffer.from("\xef\xbb\xbfhello\nw\xc3\xb6rld\n", "latin1"),
     );
@@ -94,7 +94,7 @@ describe("edit tool (fake sandbox)", () => {
   });
 
   it("case 12: spaces into a tab-indented file fail with the tabs hint and write nothing", async () => {
-    const sb = new FakeSandboxFs().file("/workspace/t.go", "f() {\n\treturn 1\n}\n");
+    const sb = new FakeSandbox().file("/workspace/t.go", "f() {\n\treturn 1\n}\n");
     const err = await editError(sb, "t.go", ["    return 1", "    return 2"]);
     expect(err.code).toBe("INVALID_ARGUMENT");
     expect(err.message).toBe(
@@ -110,7 +110,7 @@ describe("edit tool (fake sandbox)", () => {
   });
 
   it("words ambiguity, overlap, no-change and multi-edit success", async () => {
-    const sb = new FakeSandboxFs().file("/workspace/d.txt", "x\nx\ny\n");
+    const sb = new FakeSandbox().file("/workspace/d.txt", "x\nx\ny\n");
     expect((await editError(sb, "d.txt", ["x", "z"])).message).toBe(
       "Found 2 occurrences of the text in d.txt. The text must be unique. Please provide more context to make it unique.",
     );
@@ -126,7 +126,7 @@ describe("edit tool (fake sandbox)", () => {
   });
 
   it("refuses a missing file, a non-UTF-8 file and a symlink leading outside", async () => {
-    const sb = new FakeSandboxFs()
+    const sb = new FakeSandbox()
       .file("/workspace/bin.dat", Buffer.from([0x61, 0xff, 0x62]))
       .file("/etc/passwd", "root:x:0:0\n")
       .symlink("/workspace/leak", "/etc/passwd");
@@ -142,7 +142,7 @@ describe("edit tool (fake sandbox)", () => {
   });
 
   it("edits a symlink's target inside the workspace, keeping the link", async () => {
-    const sb = new FakeSandboxFs().file("/workspace/real.txt", "a\n").symlink("/workspace/link", "real.txt");
+    const sb = new FakeSandbox().file("/workspace/real.txt", "a\n").symlink("/workspace/link", "real.txt");
     await edit(sb, "link", ["a", "b"]);
     expect(sb.bytes("/workspace/real.txt")?.toString()).toBe("b\n");
     expect(sb.nodes.get("/workspace/link")).toEqual({ type: "symlink", target: "real.txt" });

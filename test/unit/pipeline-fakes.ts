@@ -1,37 +1,8 @@
-/** Fakes for pipeline unit tests: a sandbox that only resolves paths, a spill store, simple tools. */
-import { posix } from "node:path";
+/** Fakes for pipeline unit tests: a spill store, simple tools, a context over the shared FakeSandbox. */
 import { Type } from "typebox";
 import { FileMutationQueue, type PipelineContext } from "../../src/pipeline/index.js";
-import type { Sandbox } from "../../src/sandbox/types.js";
 import type { AnyTool, SpillStore, ToolOutput } from "../../src/tools/types.js";
-
-/** A sandbox whose realpath follows `links` (container path -> target); every other method rejects. */
-export function fakeSandbox(links: Record<string, string> = {}): Sandbox {
-  const unsupported = (): Promise<never> => Promise.reject(new Error("not in the fake sandbox"));
-  return {
-    info: {
-      containerId: "fake",
-      sessionId: "s1",
-      tenant: "test-unit",
-      image: "fake",
-      runtime: "runc",
-      workspaceMode: "copy",
-      roots: ["/workspace"],
-      createdAt: new Date(0),
-      expiresAt: new Date(0),
-    },
-    exec: unsupported,
-    readFile: unsupported,
-    writeFile: unsupported,
-    stat: unsupported,
-    realpath: async (path) => links[posix.resolve("/workspace", path)] ?? posix.resolve("/workspace", path),
-    listDir: unsupported,
-    exportWorkspace: unsupported,
-    changedPaths: unsupported,
-    destroy: async () => undefined,
-    [Symbol.asyncDispose]: async () => undefined,
-  };
-}
+import { FakeSandbox } from "../helpers/fake-sandbox.js";
 
 export function fakeSpill(): SpillStore {
   return {
@@ -62,7 +33,7 @@ export function echoTool(overrides: Partial<AnyTool> = {}): AnyTool {
 export function contextWith(tools: AnyTool[], extra: Partial<PipelineContext> = {}): PipelineContext {
   return {
     tools: new Map(tools.map((t) => [t.name, t])),
-    sandbox: fakeSandbox(),
+    sandbox: new FakeSandbox(),
     spill: fakeSpill(),
     sessionId: "s1",
     mutationQueue: new FileMutationQueue(),

@@ -9,7 +9,8 @@ import { describe, expect, it } from "vitest";
 import { runToolCalls } from "../../src/pipeline/index.js";
 import type { Sandbox } from "../../src/sandbox/types.js";
 import type { AnyTool, ToolCall } from "../../src/tools/types.js";
-import { contextWith, echoTool, fakeSandbox } from "./pipeline-fakes.js";
+import { FakeSandbox } from "../helpers/fake-sandbox.js";
+import { contextWith, echoTool } from "./pipeline-fakes.js";
 
 const LINKS = { "/workspace/alias.txt": "/workspace/w.txt", "/workspace/dir": "/workspace" };
 
@@ -25,14 +26,13 @@ function canonical(path: string): string {
 /** A sandbox whose realpath holds every answer until `n` are asked, then answers the last asked first. */
 function reverseRealpathSandbox(n: number): Sandbox {
   const held: (() => void)[] = [];
-  return {
-    ...fakeSandbox(),
-    realpath: (path) =>
-      new Promise<string>((resolve) => {
-        held.push(() => resolve(canonical(path)));
-        if (held.length === n) for (const answer of held.reverse()) answer();
-      }),
-  };
+  const sandbox = new FakeSandbox();
+  sandbox.realpath = (path) =>
+    new Promise<string>((resolve) => {
+      held.push(() => resolve(canonical(path)));
+      if (held.length === n) for (const answer of held.reverse()) answer();
+    });
+  return sandbox;
 }
 
 /** In-memory write and edit tools; `log` records which call ran, in the order they ran. */

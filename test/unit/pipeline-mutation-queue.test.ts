@@ -2,7 +2,8 @@ import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
 import { FileMutationQueue, mutationKey, runToolCalls } from "../../src/pipeline/index.js";
 import type { AnyTool } from "../../src/tools/types.js";
-import { contextWith, echoTool, fakeSandbox, sleep } from "./pipeline-fakes.js";
+import { FakeSandbox } from "../helpers/fake-sandbox.js";
+import { contextWith, echoTool, sleep } from "./pipeline-fakes.js";
 
 /** A fake edit: read-modify-write of an in-memory file with a pause in between (a lost update if unserialised). */
 function fakeEdit(files: Map<string, string>, log: string[]): AnyTool {
@@ -56,7 +57,7 @@ describe("FileMutationQueue", () => {
 
 describe("mutationKey", () => {
   it("is the canonical path resolved in the sandbox, and undefined for tools that mutate nothing", async () => {
-    const sandbox = fakeSandbox({ "/workspace/link.txt": "/workspace/real.txt" });
+    const sandbox = new FakeSandbox({ links: { "/workspace/link.txt": "/workspace/real.txt" } });
     const edit = fakeEdit(new Map(), []);
     expect(await mutationKey(edit, { path: "link.txt" }, sandbox)).toBe("/workspace/real.txt");
     expect(await mutationKey(edit, { path: "@./new/file.txt" }, sandbox)).toBe("/workspace/new/file.txt");
@@ -69,7 +70,7 @@ describe("edits in one batch", () => {
     const files = new Map<string, string>();
     const log: string[] = [];
     const ctx = contextWith([fakeEdit(files, log)], {
-      sandbox: fakeSandbox({ "/workspace/alias.txt": "/workspace/n.txt" }),
+      sandbox: new FakeSandbox({ links: { "/workspace/alias.txt": "/workspace/n.txt" } }),
     });
     const results = await runToolCalls(
       [
@@ -86,8 +87,8 @@ describe("edits in one batch", () => {
   it("queues edits of one file in source order even when resolving the first one's path is slower (found by test/pi)", async () => {
     const files = new Map<string, string>();
     const log: string[] = [];
-    const sandbox = fakeSandbox();
-    const resolve = sandbox.realpath;
+    const sandbox = new FakeSandbox();
+    const resolve = sandbox.realpath.bind(sandbox);
     let first = true;
     sandbox.realpath = async (path, options) => {
       // The first resolution answers last, as a busy engine may: the queue must still keep source order.

@@ -12,10 +12,11 @@ import {
 import type { BeforeToolCallHook } from "../../src/pipeline/types.js";
 import type { ToolCall } from "../../src/tools/types.js";
 import { AbortError } from "../../src/util/abort.js";
-import { echoTool, fakeSandbox, fakeSpill } from "./pipeline-fakes.js";
+import { FakeSandbox } from "../helpers/fake-sandbox.js";
+import { echoTool, fakeSpill } from "./pipeline-fakes.js";
 
 const call: ToolCall = { id: "c1", name: "echo", arguments: { text: "hi" } };
-const env = { sandbox: fakeSandbox(), sessionId: "s1" };
+const env = { sandbox: new FakeSandbox(), sessionId: "s1" };
 const textOf = (r: { content: { type: string; text?: string }[] }): string | undefined => r.content[0]?.text;
 
 describe("lookupTool", () => {
@@ -177,7 +178,7 @@ describe("checkNotAborted", () => {
 });
 
 describe("executeTool", () => {
-  const ctx = { sandbox: fakeSandbox(), spill: fakeSpill() };
+  const ctx = { sandbox: new FakeSandbox(), spill: fakeSpill() };
 
   it("returns the tool's output", async () => {
     const outcome = await executeTool(call, echoTool(), { text: "hi", times: 2 }, ctx);

@@ -16,8 +16,8 @@ import {
   type Policy,
   parsePolicyText,
 } from "../../src/policy/index.js";
-import type { Sandbox } from "../../src/sandbox/types.js";
 import type { AnyTool } from "../../src/tools/types.js";
+import { FakeSandbox } from "../helpers/fake-sandbox.js";
 
 const layer = (text: string, file = "limit.yaml") => parsePolicyText(text, file);
 const allowAll = layer("default: allow\nrules: []\n");
@@ -79,7 +79,7 @@ describe("maxCommandBytes", () => {
       call: { id: "c1", name: "bash", arguments: { command } },
       tool: { name: "bash" } as AnyTool,
       args: { command },
-      sandbox: { realpath: async (p: string) => p } as unknown as Sandbox,
+      sandbox: new FakeSandbox(),
       sessionId: "s1",
     } satisfies BeforeToolCallContext;
     expect(await hook(ctx)).toEqual({

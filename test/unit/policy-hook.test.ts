@@ -11,8 +11,8 @@ import {
   type Policy,
   parsePolicyText,
 } from "../../src/policy/index.js";
-import type { Sandbox } from "../../src/sandbox/types.js";
 import type { AnyTool } from "../../src/tools/types.js";
+import { FakeSandbox } from "../helpers/fake-sandbox.js";
 
 const policy: Policy = {
   layers: [
@@ -29,14 +29,13 @@ rules:
 };
 
 function context(command: string, realpaths: string[] = []): BeforeToolCallContext {
-  const sandbox = {
-    realpath: async (path: string) => {
-      realpaths.push(path);
-      return path;
-    },
-    // git's configuration is read through stat + readFile (git-config.ts): an empty sandbox.
-    stat: async () => null,
-  } as unknown as Sandbox;
+  // git's configuration is read through stat + readFile (git-config.ts): an empty sandbox.
+  const sandbox = new FakeSandbox();
+  const resolve = sandbox.realpath.bind(sandbox);
+  sandbox.realpath = (path) => {
+    realpaths.push(path);
+    return resolve(path);
+  };
   return {
     call: { id: "call-1", name: "bash", arguments: { command } },
     tool: { name: "bash" } as AnyTool,
@@ -176,10 +175,9 @@ describe("createPolicyHook", () => {
     const log = auditFile();
     const hook = createPolicyHook({ policy, sessionId: "s1", audit: createAuditLog(log.path) });
     const ctx = context("ls > out.txt");
-    const broken = {
-      ...ctx,
-      sandbox: { realpath: () => Promise.reject(new Error("container gone")) } as unknown as Sandbox,
-    };
+    const gone = new FakeSandbox();
+    gone.realpath = () => Promise.reject(new Error("container gone"));
+    const broken = { ...ctx, sandbox: gone };
     expect(await hook(broken)).toEqual({
       block: true,
       reason: "Tool call refused: the policy could not be evaluated (container gone). Nothing was run.",

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { BeforeToolCallContext } from "../../src/pipeline/types.js";
 import { createPolicyHook, parsePolicyText } from "../../src/policy/index.js";
 import type { AnyTool } from "../../src/tools/types.js";
-import { FakeSandboxFs } from "../helpers/fake-sandbox-fs.js";
+import { FakeSandbox } from "../helpers/fake-sandbox.js";
 
 const policy = {
   layers: [
@@ -23,7 +23,7 @@ rules:
   ],
 };
 
-function readCall(sandbox: FakeSandboxFs, path: string): BeforeToolCallContext {
+function readCall(sandbox: FakeSandbox, path: string): BeforeToolCallContext {
   return {
     call: { id: "c1", name: "read", arguments: { path } },
     tool: { name: "read" } as AnyTool,
@@ -36,7 +36,7 @@ function readCall(sandbox: FakeSandboxFs, path: string): BeforeToolCallContext {
 const hook = createPolicyHook({ policy, sessionId: "s1" });
 
 describe("policy: read's other spellings of a name", () => {
-  const sandbox = new FakeSandboxFs()
+  const sandbox = new FakeSandbox()
     .file("/workspace/.env", "SECRET=1\n")
     .file("/workspace/notes.txt", "hi\n")
     .symlink("/workspace/it\u2019s", ".env")
@@ -55,7 +55,7 @@ describe("policy: read's other spellings of a name", () => {
   });
 
   it("a name that exists is judged alone; a variant of a name that exists is not looked up", async () => {
-    const withBoth = new FakeSandboxFs()
+    const withBoth = new FakeSandbox()
       .file("/workspace/.env", "SECRET=1\n")
       .file("/workspace/it's", "plain\n")
       .symlink("/workspace/it\u2019s", ".env");

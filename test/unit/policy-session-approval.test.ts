@@ -8,8 +8,8 @@ import { describe, expect, it } from "vitest";
 import type { ApprovalProvider, ApprovalRequest } from "../../src/approval/index.js";
 import type { BeforeToolCallContext } from "../../src/pipeline/types.js";
 import { createPolicyHook, type Policy, parsePolicyText } from "../../src/policy/index.js";
-import type { Sandbox } from "../../src/sandbox/types.js";
 import type { AnyTool } from "../../src/tools/types.js";
+import { FakeSandbox } from "../helpers/fake-sandbox.js";
 
 const policy: Policy = {
   layers: [
@@ -30,7 +30,7 @@ function call(tool: string, args: Record<string, unknown>): BeforeToolCallContex
     call: { id: "c1", name: tool, arguments: args },
     tool: { name: tool } as AnyTool,
     args,
-    sandbox: { realpath: async (path: string) => path } as unknown as Sandbox,
+    sandbox: new FakeSandbox(),
     sessionId: "s1",
   };
 }

@@ -16,47 +16,26 @@ import {
   patchChanges,
   snapshotHost,
 } from "../../src/review/index.js";
-import type {
-  ExecCommand,
-  ExecOptions,
-  ExecResult,
-  FileStat as SandboxStat,
-  WorkspaceChange,
-} from "../../src/sandbox/types.js";
+import type { WorkspaceChange } from "../../src/sandbox/types.js";
+import { FakeSandbox } from "../helpers/fake-sandbox.js";
 
-/** A sandbox stand-in: files and links under /workspace, and the change list. */
-function fakeSandbox(files: Record<string, string | Buffer | { link: string }>, changed: WorkspaceChange[]) {
-  return {
-    changedPaths: async () => changed,
-    stat: async (path: string): Promise<SandboxStat | null> => {
-      const entry = files[path.replace("/workspace/", "")];
-      if (entry === undefined) return null;
-      if (typeof entry === "object" && "link" in entry)
-        return { type: "symlink", size: 0, mode: 0o777, mtimeMs: 0 };
-      return {
-        type: "file",
-        size: Buffer.byteLength(entry),
-        mode: path.endsWith(".sh") ? 0o755 : 0o644,
-        mtimeMs: 0,
-      };
-    },
-    readFile: async (path: string) => {
-      const entry = files[path.replace("/workspace/", "")];
-      if (entry === undefined || (typeof entry === "object" && "link" in entry))
-        throw new Error("not a file");
-      const data = Buffer.from(entry);
-      return { data, totalBytes: data.length };
-    },
-    // Only `readlink -n -- <path>` is asked for, to show a sandbox link by its target.
-    exec: async (command: ExecCommand, options?: ExecOptions): Promise<ExecResult> => {
-      const argv = "argv" in command ? command.argv : [];
-      const entry = files[(argv[3] ?? "").replace("/workspace/", "")];
-      if (argv[0] !== "readlink" || typeof entry !== "object" || !("link" in entry))
-        throw new Error("unexpected");
-      options?.onStdout?.(Buffer.from(entry.link));
-      return { exitCode: 0, timedOut: false, aborted: false, durationMs: 0 };
-    },
+/** The shared FakeSandbox with files (".sh" ones executable) and links under /workspace, and the change list. */
+function fakeSandbox(
+  files: Record<string, string | Buffer | { link: string }>,
+  changed: WorkspaceChange[],
+): FakeSandbox {
+  const sandbox = new FakeSandbox({ changes: changed });
+  for (const [path, entry] of Object.entries(files)) {
+    if (typeof entry === "object" && "link" in entry) sandbox.symlink(path, entry.link);
+    else sandbox.file(path, entry, path.endsWith(".sh") ? 0o755 : 0o644);
+  }
+  // Only `readlink -n -- <path>` is asked for, to show a sandbox link by its target.
+  sandbox.execHandler = ([command, , , path]) => {
+    const node = sandbox.nodes.get(path ?? "");
+    if (command !== "readlink" || node?.type !== "symlink") throw new Error("unexpected");
+    return { stdout: [node.target] };
   };
+  return sandbox;
 }
 
 function hostFixture(): string {

@@ -14,7 +14,8 @@ import { type RunningServer, startServer } from "../../src/server/server.js";
 import { openSession } from "../../src/session/open-session.js";
 import type { Session, SessionOptions } from "../../src/session/types.js";
 import type { AnyTool } from "../../src/tools/types.js";
-import { echoTool, fakeSandbox, fakeSpill } from "./pipeline-fakes.js";
+import { FakeSandbox } from "../helpers/fake-sandbox.js";
+import { echoTool, fakeSpill } from "./pipeline-fakes.js";
 import { auth, tenant, testConfig } from "./server-fakes.js";
 
 const POLICY = [
@@ -55,7 +56,7 @@ class PipelineBackend implements SessionBackend {
   constructor(private readonly tools: () => AnyTool[]) {}
   create(options: SessionOptions): Promise<Session> {
     return openSession(options, {
-      createSandbox: async () => fakeSandbox(),
+      createSandbox: async () => new FakeSandbox(),
       createSpillStore: () => fakeSpill(),
       builtinTools: this.tools,
     });

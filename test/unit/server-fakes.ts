@@ -1,67 +1,14 @@
 /**
  * In-memory fakes for the server's unit tests: a Session whose tools are tiny scripts (echo, sleep,
- * spam, fail), a Sandbox with a fixed workspace, and a SessionBackend that tracks "containers".
+ * spam, fail) over the shared FakeSandbox with a fixed workspace, and a SessionBackend that tracks "containers".
  */
-import { Readable } from "node:stream";
-import { pack } from "tar-stream";
-import type { Sandbox, SandboxInfo, WorkspaceChange } from "../../src/sandbox/types.js";
 import { hashKey } from "../../src/server/auth.js";
 import type { ManagedContainer, SessionBackend } from "../../src/server/backend.js";
 import type { ServerConfig, TenantConfig } from "../../src/server/config.js";
 import type { SessionRecord } from "../../src/server/record-store.js";
 import type { RunToolCallsOptions, Session, SessionOptions } from "../../src/session/types.js";
 import type { ToolCall, ToolResultMessage } from "../../src/tools/types.js";
-
-/** A fake sandbox whose workspace holds `files` (relative path -> content). */
-export function fakeSandbox(
-  info: Partial<SandboxInfo>,
-  files: Record<string, string>,
-  changes: WorkspaceChange[],
-) {
-  const full: SandboxInfo = {
-    containerId: "c",
-    sessionId: "s",
-    tenant: "t",
-    image: "warden-sandbox:latest",
-    runtime: "runc",
-    workspaceMode: "copy",
-    roots: ["/workspace"],
-    createdAt: new Date(0),
-    expiresAt: new Date(0),
-    ...info,
-  };
-  const notUsed = () => Promise.reject(new Error("not used by the server"));
-  const sandbox: Sandbox = {
-    info: full,
-    exec: notUsed,
-    writeFile: notUsed,
-    // /changes stats each changed path: the fake's files are all regular files.
-    async stat(path) {
-      const text = files[path.replace(/^\/workspace\//, "")];
-      return text === undefined
-        ? null
-        : { type: "file", size: Buffer.byteLength(text), mode: 0o644, mtimeMs: 0 };
-    },
-    realpath: notUsed,
-    listDir: notUsed,
-    async readFile(path) {
-      const data = Buffer.from(files[path.replace(/^\/workspace\//, "")] ?? "");
-      return { data, totalBytes: data.length };
-    },
-    async exportWorkspace() {
-      const p = pack();
-      for (const [name, text] of Object.entries(files)) p.entry({ name }, text);
-      p.finalize();
-      return Readable.from(p);
-    },
-    async changedPaths() {
-      return changes;
-    },
-    async destroy() {},
-    async [Symbol.asyncDispose]() {},
-  };
-  return sandbox;
-}
+import { FakeSandbox } from "../helpers/fake-sandbox.js";
 
 function result(call: ToolCall, text: string, isError = false, details?: unknown): ToolResultMessage {
   return {
@@ -121,14 +68,19 @@ export function fakeSession(
   containerId: string,
   log: string[],
 ): Session & { closed: boolean } {
-  const sandbox = fakeSandbox(
-    { containerId, sessionId: options.sessionId ?? "s", tenant: options.tenant ?? "local" },
-    { "a.txt": "new\n", "b.txt": "added\n" },
-    [
+  const sandbox = new FakeSandbox({
+    info: {
+      containerId,
+      sessionId: options.sessionId ?? "s",
+      tenant: options.tenant ?? "local",
+      image: "warden-sandbox:latest",
+    },
+    files: { "a.txt": "new\n", "b.txt": "added\n" },
+    changes: [
       { path: "a.txt", kind: "modified" },
       { path: "b.txt", kind: "added" },
     ],
-  );
+  });
   const s = {
     id: options.sessionId ?? "s",
     sandbox,

@@ -3,10 +3,10 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import type { Sandbox } from "../../src/sandbox/types.js";
 import { ApprovalBroker } from "../../src/server/approval-broker.js";
 import { createPolicyHookFactory } from "../../src/server/policy-hooks.js";
 import type { AnyTool } from "../../src/tools/types.js";
+import { FakeSandbox } from "../helpers/fake-sandbox.js";
 import { tenant, testConfig } from "./server-fakes.js";
 
 let dir: string;
@@ -31,7 +31,7 @@ it("approvalTimeoutMs from the config bounds how long an unanswered ask waits", 
     call: { id: "c1", name: "bash", arguments: { command: "touch x" } },
     tool: { name: "bash" } as AnyTool,
     args: { command: "touch x" },
-    sandbox: { realpath: async (p: string) => p } as unknown as Sandbox,
+    sandbox: new FakeSandbox(),
     sessionId: "s1",
   });
   expect(result).toMatchObject({ block: true });

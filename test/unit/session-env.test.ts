@@ -1,7 +1,8 @@
 /** A session's environment variables: validation, and the sandbox view that adds them to every command. */
 import { describe, expect, it } from "vitest";
-import type { ExecOptions, Sandbox } from "../../src/sandbox/types.js";
+import type { ExecOptions } from "../../src/sandbox/types.js";
 import { MAX_SESSION_ENV_VALUE_BYTES, validateSessionEnv, withSessionEnv } from "../../src/session/index.js";
+import { FakeSandbox } from "../helpers/fake-sandbox.js";
 
 describe("validateSessionEnv", () => {
   it("accepts ordinary names and values", () => {
@@ -27,15 +28,12 @@ describe("validateSessionEnv", () => {
 
 describe("withSessionEnv", () => {
   it("adds the session's variables under each command's own; other members are the sandbox's", async () => {
-    const seen: (ExecOptions | undefined)[] = [];
-    const sandbox = {
-      info: { containerId: "c" },
-      exec: async (_command: unknown, options?: ExecOptions) => {
-        seen.push(options);
-        return { exitCode: 0 };
-      },
-      realpath: async (path: string) => `/real${path}`,
-    } as unknown as Sandbox;
+    const seen: ExecOptions[] = [];
+    const sandbox = new FakeSandbox({ info: { containerId: "c" }, links: { "/x": "/real/x" } });
+    sandbox.execScript = async (_command, options) => {
+      seen.push(options);
+      return { exitCode: 0, timedOut: false, aborted: false, durationMs: 1 };
+    };
     const view = withSessionEnv(sandbox, { A: "session", B: "session" });
     await view.exec({ shell: "true" }, { timeoutMs: 5, env: { B: "call" } });
     await view.exec({ shell: "true" });

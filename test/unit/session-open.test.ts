@@ -1,20 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { InvalidArgumentError } from "../../src/errors.js";
 import { openSession, type SessionDependencies } from "../../src/session/index.js";
-import { echoTool, fakeSandbox, fakeSpill } from "./pipeline-fakes.js";
+import { FakeSandbox } from "../helpers/fake-sandbox.js";
+import { echoTool, fakeSpill } from "./pipeline-fakes.js";
 
 function deps(counts: { created: number; destroyed: number; disposed: number }): SessionDependencies {
   return {
     createSandbox: async (options) => {
       counts.created++;
-      const sandbox = fakeSandbox();
-      return {
-        ...sandbox,
-        info: { ...sandbox.info, sessionId: options.sessionId ?? "" },
-        destroy: async () => {
-          counts.destroyed++;
-        },
+      const sandbox = new FakeSandbox({ info: { sessionId: options.sessionId ?? "" } });
+      sandbox.destroy = async () => {
+        counts.destroyed++;
       };
+      return sandbox;
     },
     createSpillStore: () => ({
       ...fakeSpill(),

@@ -13,7 +13,7 @@ import {
 } from "../../src/tools/search-common.js";
 import type { SpillStore } from "../../src/tools/types.js";
 import { formatSize } from "../../src/truncate/types.js";
-import { FakeSandboxFs } from "../helpers/fake-sandbox-fs.js";
+import { FakeSandbox } from "../helpers/fake-sandbox.js";
 
 const spill = {} as SpillStore;
 const roots = ["/workspace"];
@@ -147,7 +147,7 @@ function rgOutput(lines: string[]): string[] {
 
 describe("grep tool (fake sandbox)", () => {
   it("runs rg as argv with the pattern after --, and reports the limit", async () => {
-    const sb = new FakeSandboxFs().file("/workspace/a.txt", "x");
+    const sb = new FakeSandbox().file("/workspace/a.txt", "x");
     sb.execHandler = () => ({
       stdout: rgOutput([1, 2, 3, 4].map((n) => rgLine("match", "/workspace/a.txt", n, `-e ${n}`))),
       exitCode: 0,
@@ -183,7 +183,7 @@ describe("grep tool (fake sandbox)", () => {
   });
 
   it("says No matches found, and reports rg errors", async () => {
-    const sb = new FakeSandboxFs();
+    const sb = new FakeSandbox();
     sb.execHandler = () => ({ exitCode: 1 });
     const out = await createGrepTool().execute("c", { pattern: "zz" }, { sandbox: sb, spill });
     expect(out.content).toEqual([{ type: "text", text: "No matches found" }]);
@@ -194,7 +194,7 @@ describe("grep tool (fake sandbox)", () => {
   });
 
   it("rejects with AbortError when the caller's signal fired", async () => {
-    const sb = new FakeSandboxFs();
+    const sb = new FakeSandbox();
     const controller = new AbortController();
     sb.execHandler = () => {
       controller.abort();
@@ -207,7 +207,7 @@ describe("grep tool (fake sandbox)", () => {
   });
 
   it("case 4: a search path that climbs out is refused before rg runs", async () => {
-    const sb = new FakeSandboxFs().file("/etc/passwd", "root");
+    const sb = new FakeSandbox().file("/etc/passwd", "root");
     const err = (await createGrepTool()
       .execute("c", { pattern: "root", path: "../../etc" }, { sandbox: sb, spill })
       .catch((e: unknown) => e)) as WardenError;
@@ -223,7 +223,7 @@ describe("find tool (fake sandbox)", () => {
   }
 
   it("case 4: climbing patterns are refused before fd runs", async () => {
-    const sb = new FakeSandboxFs();
+    const sb = new FakeSandbox();
     for (const pattern of ["../secret/*", "{.,..}/secret/*", "/etc/*"]) {
       const err = (await createFindTool()
         .execute("c", { pattern }, { sandbox: sb, spill })
@@ -234,7 +234,7 @@ describe("find tool (fake sandbox)", () => {
   });
 
   it("lists relative paths, dirs with '/', drops symlinks resolving outside, and reports the limit", async () => {
-    const sb = new FakeSandboxFs().file("/workspace/.gitignore", "x\n");
+    const sb = new FakeSandbox().file("/workspace/.gitignore", "x\n");
     sb.execHandler = (argv) => {
       if (argv[0] === "fd") {
         return fdReply([
@@ -289,7 +289,7 @@ describe("find tool (fake sandbox)", () => {
   });
 
   it("stops collecting paths at FIND_MAX_COLLECTED_BYTES whatever the limit (controller memory)", async () => {
-    const sb = new FakeSandboxFs();
+    const sb = new FakeSandbox();
     // 3,000 paths of 4,000 bytes (12 MB): the search stops after the 2,098th (8,392,000 bytes).
     const path = (i: number) => `/workspace/${"d".repeat(3985)}${String(i).padStart(4, "0")}`;
     const resolved: string[] = [];
@@ -319,7 +319,7 @@ describe("find tool (fake sandbox)", () => {
   });
 
   it("says No files found matching pattern", async () => {
-    const sb = new FakeSandboxFs();
+    const sb = new FakeSandbox();
     sb.execHandler = () => fdReply([]);
     const out = await createFindTool().execute("c", { pattern: "*.nope" }, { sandbox: sb, spill });
     expect(out.content).toEqual([{ type: "text", text: "No files found matching pattern" }]);
@@ -328,7 +328,7 @@ describe("find tool (fake sandbox)", () => {
 
 describe("find with an fd older than 8.7 (an image warden did not build)", () => {
   it("runs again without --no-require-git, with the search directory's own .gitignore as --ignore-file", async () => {
-    const sb = new FakeSandboxFs().file("/workspace/.gitignore", "x\n");
+    const sb = new FakeSandbox().file("/workspace/.gitignore", "x\n");
     const spill = { owns: () => false } as unknown as SpillStore;
     sb.execHandler = (argv) =>
       argv.includes("--no-require-git")

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { createLsTool } from "../../src/tools/ls.js";
 import { compareListingNames, LS_INLINE_SORT_ENTRIES, sortListing } from "../../src/tools/ls-sort.js";
 import type { SpillStore } from "../../src/tools/types.js";
-import { FakeSandboxFs } from "../helpers/fake-sandbox-fs.js";
+import { FakeSandbox } from "../helpers/fake-sandbox.js";
 
 const spill = {} as SpillStore;
 // Names in a scrambled order, mixed case and non-ASCII, so collation matters.
@@ -20,7 +20,7 @@ const names = (n: number) =>
 describe("ls order", () => {
   it(`sorts a listing over ${LS_INLINE_SORT_ENTRIES} entries off the event loop, in Pi's order`, async () => {
     const n = LS_INLINE_SORT_ENTRIES + 5_000;
-    const sb = new FakeSandboxFs();
+    const sb = new FakeSandbox();
     const all = names(n);
     for (const name of all) sb.file(`/workspace/big/${name}`, "");
     let turned = false;

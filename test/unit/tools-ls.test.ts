@@ -1,5 +1,3 @@
-import { mkdirSync, symlinkSync } from "node:fs";
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PathOutsideWorkspaceError } from "../../src/errors.js";
 import { createSpillStore } from "../../src/session/spill-store.js";
@@ -26,15 +24,15 @@ describe("ls tool", () => {
     await sandbox.put("A.md", "");
     await sandbox.put(".env", "");
     await sandbox.put("src/x.ts", "");
-    symlinkSync("src", join(sandbox.hostRoot, "link"));
-    symlinkSync("/etc", join(sandbox.hostRoot, "etcdir"));
+    sandbox.symlink("link", "src");
+    sandbox.symlink("etcdir", "/etc");
     const out = await run();
     expect(text(out.content)).toBe(".env\nA.md\nb.txt\netcdir\nlink/\nsrc/");
     expect(out.details).toBeUndefined();
   });
 
   it("says '(empty directory)'", async () => {
-    mkdirSync(join(sandbox.hostRoot, "empty"));
+    sandbox.mkdir("empty");
     expect(text((await run({ path: "empty" })).content)).toBe("(empty directory)");
   });
 
@@ -56,7 +54,7 @@ describe("ls tool", () => {
     await sandbox.put("f.txt", "");
     await expect(run({ path: "nope" })).rejects.toThrow("Path not found: /workspace/nope");
     await expect(run({ path: "f.txt" })).rejects.toThrow("Not a directory: /workspace/f.txt");
-    symlinkSync("/etc", join(sandbox.hostRoot, "etcdir"));
+    sandbox.symlink("etcdir", "/etc");
     await expect(run({ path: "etcdir" })).rejects.toBeInstanceOf(PathOutsideWorkspaceError);
     await expect(run({ path: "/workspace-evil" })).rejects.toBeInstanceOf(PathOutsideWorkspaceError);
   });

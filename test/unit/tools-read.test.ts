@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -128,7 +128,7 @@ describe("read tool", () => {
   });
 
   it("refuses a symlink leading outside the workspace (confinement, unlike Pi)", async () => {
-    symlinkSync("/etc/passwd", join(sandbox.hostRoot, "leak"));
+    sandbox.symlink("leak", "/etc/passwd");
     await expect(run({ path: "leak" })).rejects.toBeInstanceOf(PathOutsideWorkspaceError);
     await expect(run({ path: "/etc/passwd" })).rejects.toBeInstanceOf(PathOutsideWorkspaceError);
   });
