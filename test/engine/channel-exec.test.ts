@@ -6,11 +6,11 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { SandboxNotRunningError } from "../../src/errors.js";
 import { channelExec } from "../../src/sandbox/channel/index.js";
 import { describeEngine } from "../helpers/engine.js";
+import { beating, stillBeating } from "../helpers/survivors.js";
 import { channelTenant, type HelperBox, runOn, startHelperBox } from "./channel-fixture.js";
 import { leftovers } from "./sandbox-fixture.js";
 
 const tenant = channelTenant("exec");
-const SLEEPERS = "ps -eo args= | grep -c '^sleep [0-9]'; true";
 
 describeEngine("channel exec", () => {
   let box: HelperBox;
@@ -53,33 +53,37 @@ describeEngine("channel exec", () => {
 
   it("case 19: a background child holding the output pipe does not hang the call", async () => {
     const t0 = Date.now();
-    const a = await runOn(box.client, "sleep 100 & echo done", { timeoutMs: 30_000 });
+    const a = await runOn(box.client, `${beating("c19")} & echo done`, { timeoutMs: 30_000 });
     expect(a).toMatchObject({ exitCode: 0, stdout: "done\n", timedOut: false });
-    const b = await runOn(box.client, "(while :; do echo t; sleep 0.2; done) & echo started", {
-      timeoutMs: 30_000,
-    });
+    const b = await runOn(
+      box.client,
+      "(while :; do echo t; : > /tmp/beat-c19; sleep 0.2; done) & echo started",
+      {
+        timeoutMs: 30_000,
+      },
+    );
     expect(b).toMatchObject({ exitCode: 0, timedOut: false });
     expect(b.stdout.startsWith("started\n") || b.stdout.startsWith("t\nstarted\n")).toBe(true);
     expect(Date.now() - t0).toBeLessThan(2000);
-    expect((await runOn(box.client, SLEEPERS)).stdout).toBe("0\n");
+    expect((await runOn(box.client, stillBeating("c19"))).stdout).toBe("gone\n");
   });
 
   it("case 20: a timeout kills the whole group, TERM-ignoring grandchildren included", async () => {
     const t0 = Date.now();
-    const r = await runOn(box.client, "echo partial; (trap '' TERM; sleep 300) & sleep 300", {
+    const r = await runOn(box.client, `echo partial; (trap '' TERM; ${beating("c20")}) & sleep 300`, {
       timeoutMs: 2000,
     });
     expect(r).toMatchObject({ exitCode: 124, timedOut: true, aborted: false, stdout: "partial\n" });
     expect(Date.now() - t0).toBeLessThan(5000);
-    expect((await runOn(box.client, SLEEPERS)).stdout).toBe("0\n");
+    expect((await runOn(box.client, stillBeating("c20"))).stdout).toBe("gone\n");
   });
 
   it("an abort kills the group and resolves 130 with the partial output", async () => {
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 300);
-    const r = await runOn(box.client, "echo before; sleep 300", { signal: ac.signal });
+    const r = await runOn(box.client, `echo before; ${beating("abort")} & sleep 300`, { signal: ac.signal });
     expect(r).toMatchObject({ exitCode: 130, aborted: true, timedOut: false, stdout: "before\n" });
-    expect((await runOn(box.client, SLEEPERS)).stdout).toBe("0\n");
+    expect((await runOn(box.client, stillBeating("abort"))).stdout).toBe("gone\n");
   });
 
   it("case 22: exit codes are exact (3, 137, 127, 0); 126 for a missing cwd", async () => {

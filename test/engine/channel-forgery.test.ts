@@ -10,6 +10,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { createSandbox } from "../../src/sandbox/index.js";
 import type { Sandbox } from "../../src/sandbox/types.js";
 import { describeEngine } from "../helpers/engine.js";
+import { beating, stillBeating } from "../helpers/survivors.js";
 import { leftovers, run } from "./sandbox-fixture.js";
 
 const tenant = "test-forgery";
@@ -67,7 +68,7 @@ print("real-output")
 raise SystemExit(3)
 `;
 
-/** A setsid'd, double-forked daemon that keeps attacking for 5 s (or until it is killed). */
+/** A setsid'd, double-forked daemon that keeps attacking for 5 s (or until it is killed), touching /tmp/beat-daemon as it goes. */
 const PLANT_DAEMON = `${FORGE}
 import time
 if os.fork() == 0:
@@ -80,6 +81,7 @@ if os.fork() == 0:
         while time.time() < end:
             attack()
             try_open("/proc/1/fd/0", os.O_RDONLY)
+            open("/tmp/beat-daemon", "w").close()
             time.sleep(0.02)
         os._exit(0)
     os._exit(0)
@@ -136,17 +138,20 @@ describeEngine("channel forgery (red-team regression)", () => {
     expect(plant.stdout).toContain("daemon started\n");
     const later = await run(box, "sleep 1; echo 'REAL: 3 tests failed'; exit 3");
     expect(later).toMatchObject({ exitCode: 3, stdout: "REAL: 3 tests failed\n", stderr: "" });
-    const after = await run(box, "ps -eo comm= | grep -c python3");
-    expect(after).toMatchObject({ exitCode: 1, stdout: "0\n" });
+    expect(await run(box, stillBeating("daemon"))).toMatchObject({ exitCode: 0, stdout: "gone\n" });
   });
 
   it("case 19: setsid'd and double-forked children are killed when the call ends", async () => {
-    const r = await run(box, "setsid sleep 100 & (setsid bash -c 'sleep 200 &' &) ; echo done", {
-      timeoutMs: 30_000,
-    });
+    const survivor = beating("c19");
+    const r = await run(
+      box,
+      `setsid bash -c '${survivor}' & (setsid bash -c '${survivor} &' &) ; echo done`,
+      {
+        timeoutMs: 30_000,
+      },
+    );
     expect(r).toMatchObject({ exitCode: 0, stdout: "done\n", stderr: "" });
-    const check = await run(box, "pgrep -c sleep");
-    expect(check).toMatchObject({ exitCode: 1, stdout: "0\n" });
+    expect(await run(box, stillBeating("c19"))).toMatchObject({ exitCode: 0, stdout: "gone\n" });
   });
 
   it("file operations still work after the attacks", async () => {

@@ -3,11 +3,10 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { createSandbox } from "../../src/sandbox/index.js";
 import type { Sandbox } from "../../src/sandbox/types.js";
 import { describeEngine } from "../helpers/engine.js";
+import { beating, stillBeating } from "../helpers/survivors.js";
 import { EXEC_PATHS, leftovers, run, testTenant } from "./sandbox-fixture.js";
 
 const tenant = testTenant("exec");
-// Counts `sleep N` processes (the container's own `sleep infinity` is not one of them).
-const SLEEPERS = "ps -eo args= | grep -c '^sleep [0-9]'; true";
 
 for (const execPath of EXEC_PATHS) {
   describeEngine(`DockerSandbox exec (${execPath})`, () => {
@@ -50,39 +49,40 @@ for (const execPath of EXEC_PATHS) {
       const bare = (await run(sandbox, "true")).durationMs;
       const bound = Math.max(2000, bare + 1500);
       const t0 = Date.now();
-      const a = await run(sandbox, "sleep 100 & echo done", { timeoutMs: 30_000 });
+      const a = await run(sandbox, `${beating("c19")} & echo done`, { timeoutMs: 30_000 });
       expect(a).toMatchObject({ exitCode: 0, stdout: "done\n", timedOut: false });
-      const b = await run(sandbox, "(while :; do echo t; sleep 0.2; done) & echo started", {
-        timeoutMs: 30_000,
-      });
+      const b = await run(
+        sandbox,
+        "(while :; do echo t; : > /tmp/beat-c19; sleep 0.2; done) & echo started",
+        {
+          timeoutMs: 30_000,
+        },
+      );
       expect(b.exitCode).toBe(0);
       expect(b.timedOut).toBe(false);
       expect(b.stdout.startsWith("started\n") || b.stdout.startsWith("t\nstarted\n")).toBe(true);
       expect(a.durationMs).toBeLessThan(bound);
       expect(b.durationMs).toBeLessThan(bound);
       expect(Date.now() - t0).toBeLessThan(2 * bound);
-      const left = await run(sandbox, SLEEPERS);
-      expect(left.stdout).toBe("0\n");
+      expect((await run(sandbox, stillBeating("c19"))).stdout).toBe("gone\n");
     });
 
     it("case 20: a timeout kills the whole group, TERM-ignoring grandchildren included", async () => {
       const t0 = Date.now();
-      const r = await run(sandbox, "echo partial; (trap '' TERM; sleep 300) & sleep 300", {
+      const r = await run(sandbox, `echo partial; (trap '' TERM; ${beating("c20")}) & sleep 300`, {
         timeoutMs: 2000,
       });
       const elapsed = Date.now() - t0;
       expect(r).toMatchObject({ exitCode: 124, timedOut: true, aborted: false, stdout: "partial\n" });
       expect(elapsed).toBeLessThan(5000);
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      const left = await run(sandbox, SLEEPERS);
-      expect(left.stdout).toBe("0\n");
+      expect((await run(sandbox, stillBeating("c20"))).stdout).toBe("gone\n");
     });
 
     it("abort kills the group and returns the partial output with 130", async () => {
       const controller = new AbortController();
       const chunks: string[] = [];
       const p = sandbox.exec(
-        { shell: "echo first; sleep 60; echo never" },
+        { shell: `echo first; ${beating("abort")} & sleep 60; echo never` },
         {
           signal: controller.signal,
           onStdout: (c) => {
@@ -94,7 +94,7 @@ for (const execPath of EXEC_PATHS) {
       const r = await p;
       expect(r).toMatchObject({ exitCode: 130, aborted: true, timedOut: false });
       expect(chunks.join("")).toBe("first\n");
-      expect((await run(sandbox, SLEEPERS)).stdout).toBe("0\n");
+      expect((await run(sandbox, stillBeating("abort"))).stdout).toBe("gone\n");
     });
 
     it("case 22: exit codes are exact, signal deaths are 128+N", async () => {

@@ -14,6 +14,7 @@ import { createLsTool } from "../../src/tools/ls.js";
 import { createReadTool } from "../../src/tools/read.js";
 import type { ToolContent, ToolOutput } from "../../src/tools/types.js";
 import { describeEngine } from "../helpers/engine.js";
+import { beating, stillBeating } from "../helpers/survivors.js";
 import { leftovers } from "./sandbox-fixture.js";
 
 const TENANT = "test-tools-rbl";
@@ -109,24 +110,23 @@ describeEngine("read, bash and ls tools in a real sandbox", () => {
 
   it("case 19: background children holding the pipe do not hang the bash tool; none are left", async () => {
     const t0 = Date.now();
-    expect(text((await t.bash("sleep 100 & echo done", 30)).content)).toBe("done\n");
-    const b = await t.bash("(while :; do echo t; sleep 0.2; done) & echo started", 30);
+    expect(text((await t.bash(`${beating("c19")} & echo done`, 30)).content)).toBe("done\n");
+    const b = await t.bash("(while :; do echo t; : > /tmp/beat-c19; sleep 0.2; done) & echo started", 30);
     expect(text(b.content)).toMatch(/^(t\n)?started\n/);
     expect(b.details).toMatchObject({ exitCode: 0, timedOut: false });
     expect(Date.now() - t0).toBeLessThan(4000);
-    expect(text((await t.bash("ps -eo args= | grep -c '^sleep [0-9]'; true")).content)).toBe("0\n");
+    expect(text((await t.bash(stillBeating("c19"))).content)).toBe("gone\n");
   });
 
   it("case 20: the bash tool reports a timeout as 'timed out', exit 124, within 5 s", async () => {
     const t0 = Date.now();
-    const err = await t.bashFails("echo partial; (trap '' TERM; sleep 300) & sleep 300", 2);
+    const err = await t.bashFails(`echo partial; (trap '' TERM; ${beating("c20")}) & sleep 300`, 2);
     expect(Date.now() - t0).toBeLessThan(5000);
     // bash itself may report the killed job ("Terminated") before warden's status line.
     expect(err.message.startsWith("partial\n")).toBe(true);
     expect(err.message.endsWith("\n\nCommand timed out after 2 seconds")).toBe(true);
     expect(err.details).toMatchObject({ exitCode: 124, timedOut: true });
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(text((await t.bash("ps -eo args= | grep -c '^sleep [0-9]'; true")).content)).toBe("0\n");
+    expect(text((await t.bash(stillBeating("c20"))).content)).toBe("gone\n");
   });
 
   it("case 22: exit 3, SIGKILL (137, never success), 127, and 'false | true' succeeds", async () => {

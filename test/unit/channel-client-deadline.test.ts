@@ -4,7 +4,7 @@
  * frame that cannot be parsed, or one for a request id never sent, closes the channel so every
  * pending and later request fails fast.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { SandboxError, SandboxNotRunningError } from "../../src/errors.js";
 import {
   ChannelClient,
@@ -41,8 +41,25 @@ function silentHelper(requestTimeoutMs?: number) {
 }
 
 describe("ChannelClient deadlines", () => {
-  it("defaults to a 30 s deadline per request", () => {
-    expect(DEFAULT_REQUEST_TIMEOUT_MS).toBe(30_000);
+  it("defaults to a 30 s deadline per request: pending at 29.999 s, rejected at 30 s", async () => {
+    vi.useFakeTimers();
+    try {
+      const h = silentHelper();
+      let settled: unknown;
+      channelStat(h.client, "/workspace/a.txt").then(
+        () => (settled = "resolved"),
+        (e: unknown) => (settled = e),
+      );
+      await vi.advanceTimersByTimeAsync(DEFAULT_REQUEST_TIMEOUT_MS - 1);
+      expect(settled).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(1);
+      expect(settled).toBeInstanceOf(SandboxError);
+      expect((settled as SandboxError).message).toContain(
+        "did not answer stat of /workspace/a.txt within 30000 ms",
+      );
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("rejects a file operation that gets no reply with a SandboxError naming it, and keeps the channel", async () => {
