@@ -18,6 +18,7 @@ import tar from "tar-stream";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { serverControllerId } from "../../src/server/reconcile.js";
 import { describeEngine } from "../helpers/engine.js";
+import { beating, stillBeating } from "../helpers/survivors.js";
 import {
   bundleCli,
   cleanUpServe,
@@ -119,7 +120,7 @@ describeEngine("warden serve: kill -9 and restart", () => {
     await run(first, kept, "seq 1 5000");
     expect(await readdir(join(dir, "state", "spill"))).toHaveLength(1);
     // A call still running when the controller dies.
-    const inFlight = run(first, busy, "sleep 30").catch(() => "connection lost");
+    const inFlight = run(first, busy, `${beating("crash")} & sleep 30`).catch(() => "connection lost");
     // An upload still being sent: its first file is half written under state/uploads.
     const upload = startUpload(first).catch(() => "connection lost");
     await waitFor(async () => (await readdir(join(dir, "state", "uploads")).catch(() => [])).length === 1);
@@ -159,8 +160,8 @@ describeEngine("warden serve: kill -9 and restart", () => {
     expect(await metric(second, "channel")).toBe(2);
     expect(await metric(second, "docker-exec")).toBe(0);
     expect(await readdir(join(dir, "state", "spill"))).toEqual([]);
-    // The `sleep 30` the dead server started is gone (the helper's reset killed it).
-    expect(await bashText(second, busy, "ps -eo args=")).not.toContain("sleep 30");
+    // The command the dead server started is gone (the helper's reset killed it).
+    expect(await bashText(second, busy, stillBeating("crash"))).toBe("gone\n");
     // Only a docker exec asker resets the helper: a command signalling PID 1 changes nothing.
     const helperChild = "ps -o pid= --ppid 1 | tr -d ' '";
     const childPid = await bashText(second, busy, helperChild);
@@ -222,7 +223,7 @@ describeEngine("warden serve: kill -9 and restart", () => {
     const res = await api(first, "/v1/sessions", { method: "POST", body: "{}" });
     const { id } = (await res.json()) as { id: string };
     expect(await metric(first, "docker-exec")).toBe(1);
-    const inFlight = run(first, id, "sleep 30").catch(() => "connection lost");
+    const inFlight = run(first, id, `${beating("crash")} & sleep 30`).catch(() => "connection lost");
     await new Promise((r) => setTimeout(r, 1000));
     first.child.kill("SIGKILL");
     expect(await inFlight).toBe("connection lost");
@@ -231,7 +232,7 @@ describeEngine("warden serve: kill -9 and restart", () => {
     children.push(second);
     expect(second.stderr()).toContain(`warden serve: session ${id} calls go through docker-exec`);
     expect(await metric(second, "docker-exec")).toBe(1);
-    expect(await bashText(second, id, "ps -eo args=")).not.toContain("sleep 30");
+    expect(await bashText(second, id, stillBeating("crash"))).toBe("gone\n");
     second.child.kill("SIGTERM");
     expect(await second.exited).toBe(0);
   });
