@@ -4,10 +4,10 @@
  * missing, timeout), so the caller can fall back to docker exec and log that reason.
  */
 import type Docker from "dockerode";
-import { SandboxError } from "../../errors.js";
-import { onAbort } from "../../util/abort.js";
+import { SandboxError } from "../../../errors.js";
+import { onAbort } from "../../../util/abort.js";
+import { ChannelClient } from "../protocol/client.js";
 import { attachHelper, type HelperLog } from "./attach.js";
-import { ChannelClient } from "./client.js";
 
 /** The helper did not come up; `reason` is for the fallback log line. */
 export class HelperUnavailableError extends SandboxError {
