@@ -34,9 +34,10 @@ const EXIT_DEADLINE_AFTER_KILL_MS = 5000;
 
 /**
  * Runs `command` through the helper. Resolves with the ExecResult (also after a timeout or an
- * abort, with the partial output already delivered). Rejects SandboxNotRunningError when the channel drops mid-command, InvalidArgumentError for a
- * malformed command, env or timeout (thrown before anything runs). A missing `cwd` is status 126
- * with a message on stderr, as docker exec reports it.
+ * abort, with the partial output already delivered). Rejects SandboxNotRunningError when the
+ * channel drops mid-command, InvalidArgumentError for a malformed command, env or timeout (thrown
+ * before anything runs). A missing `cwd` is status 126 with a message on stderr, as docker exec
+ * reports it.
  */
 export async function channelExec(
   client: ChannelClient,
