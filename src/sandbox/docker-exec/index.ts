@@ -10,12 +10,8 @@ import { execInContainer } from "./exec.js";
 import { listDirectory, readFileRange, realPath, statPath } from "./file-ops.js";
 import { writeFileAtomic } from "./write-file.js";
 
+/** warden's own short commands (hashing, adoption): an argv with its output captured. */
 export { type CaptureResult, captureExec } from "./capture.js";
-export { execInContainer } from "./exec.js";
-export { checkExit, listDirectory, readFileRange, realPath, statPath, typeOfLetter } from "./file-ops.js";
-export { type DockerExecSpec, mapExecError, type RunningExec, startDockerExec } from "./run.js";
-export { killGroupCommand, pgidFile, wrapCommand } from "./wrapper.js";
-export { writeFileAtomic } from "./write-file.js";
 
 /** SandboxIO over docker exec in `container` (the sandbox user, no TTY, stdin /dev/null). */
 export function dockerExecIO(container: Docker.Container): SandboxIO {
