@@ -122,7 +122,11 @@ describe("analyzeBash: every simple command", () => {
       "opaque:the write target is not literal",
     ]);
     expect(view("command -v rm")).toEqual(["cmd:command -v rm"]);
-    expect(view("find . -delete")).toEqual(["cmd:find . -delete", "cmd:rm ? <find"]);
+    expect(view("find . -delete")).toEqual([
+      "cmd:find . -delete",
+      "cmd:rm ? <find",
+      "opaque:the write target is not literal",
+    ]);
     expect(view("bash -c 'git push origin main'")).toEqual([
       "wrap:bash -c git push origin main",
       "cmd:git push origin main <bash -c",
