@@ -97,7 +97,8 @@ function writtenWords(grammar: Grammar, values: [string, ArgWord | null][], oper
     if (grammar.writeOptions?.includes(option)) out.push(word ?? { value: null, expands: false, raw: "…" });
   const spec = grammar.writeOperands;
   if (spec === "all") out.push(...operands);
-  else if (spec === "last" && operands.length > 1) out.push(operands.at(-1) as ArgWord);
+  // `cp -t DIR a b` names its target with -t: its operands are all sources.
+  else if (spec === "last" && operands.length > 1 && out.length === 0) out.push(operands.at(-1) as ArgWord);
   else if (spec === "second" && operands[1]) out.push(operands[1]);
   else if (typeof spec === "object")
     for (const w of operands) {
