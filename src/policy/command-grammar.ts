@@ -71,18 +71,37 @@ export interface FormVerdict {
   writes: ArgWord[];
 }
 
+/** Each grammar's long options: name → "=" (takes a value), "?" (attached only) or "". Built once. */
+const longTables = new WeakMap<Grammar, Map<string, "=" | "?" | "">>();
+
+function longTable(grammar: Grammar): Map<string, "=" | "?" | ""> {
+  let table = longTables.get(grammar);
+  if (!table) {
+    table = new Map();
+    for (const spec of grammar.long ?? []) {
+      const kind = spec.endsWith("=") ? "=" : spec.endsWith("?") ? "?" : "";
+      table.set(kind ? spec.slice(0, -1) : spec, kind);
+    }
+    longTables.set(grammar, table);
+  }
+  return table;
+}
+
 /** Resolves `name` among the long options as getopt_long does: exact, else a unique prefix. */
 function resolveLong(name: string, grammar: Grammar): string | null | "ambiguous" {
-  const names = (grammar.long ?? []).map((l) => l.replace(/[=?]$/, ""));
-  if (names.includes(name)) return name;
-  const matches = [...new Set(names.filter((n) => n.startsWith(name)))];
-  if (matches.length === 1) return matches[0] as string;
-  return matches.length > 1 ? "ambiguous" : null;
+  const table = longTable(grammar);
+  if (table.has(name)) return name;
+  let match: string | null = null;
+  for (const n of table.keys()) {
+    if (!n.startsWith(name)) continue;
+    if (match !== null) return "ambiguous";
+    match = n;
+  }
+  return match;
 }
 
 function takesValue(long: string, grammar: Grammar): "=" | "?" | "" {
-  const spec = grammar.long?.find((l) => l.replace(/[=?]$/, "") === long) ?? "";
-  return spec.endsWith("=") ? "=" : spec.endsWith("?") ? "?" : "";
+  return longTable(grammar).get(long) ?? "";
 }
 
 /** A literal word for a value written attached to its option (`-o.env`, `--output=x`). */
