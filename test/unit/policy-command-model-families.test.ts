@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { judgeForm } from "../../src/policy/command-model.js";
 import { awkProgramEffect } from "../../src/policy/command-model-text.js";
 import type { ArgWord } from "../../src/policy/command-pattern.js";
-import { evaluate, lexicalContext, parsePolicyText } from "../../src/policy/index.js";
+import { bashDecider } from "../helpers/policy.js";
 
 const argv = (...words: string[]): ArgWord[] => words.map((value) => ({ value, expands: false, raw: value }));
 const form = (...words: string[]) => judgeForm(argv(...words));
@@ -114,23 +114,13 @@ describe("awk programs", () => {
 });
 
 describe("the files a form writes meet path rules of the write tool", () => {
-  const policy = {
-    layers: [
-      parsePolicyText(
-        [
-          "default: ask",
-          "rules:",
-          "  - { id: deny-etc-writes, decision: deny, tools: [write], paths: ['/etc/**', '**/.env'] }",
-          "  - { id: allow-writes, decision: allow, tools: [write], paths: ['/workspace/**'] }",
-          "  - { id: allow-copies, decision: allow, tools: [bash], commands: [cp, tee, dd, sort], effects: [write] }",
-          "",
-        ].join("\n"),
-        "p.yaml",
-      ),
-    ],
-  };
-  const decide = async (command: string) =>
-    evaluate(policy, { tool: "bash", args: { command } }, lexicalContext);
+  const decide = bashDecider([
+    "default: ask",
+    "rules:",
+    "  - { id: deny-etc-writes, decision: deny, tools: [write], paths: ['/etc/**', '**/.env'] }",
+    "  - { id: allow-writes, decision: allow, tools: [write], paths: ['/workspace/**'] }",
+    "  - { id: allow-copies, decision: allow, tools: [bash], commands: [cp, tee, dd, sort], effects: [write] }",
+  ]);
 
   it.each([
     ["cp a /etc/passwd", "deny"],
