@@ -7,7 +7,7 @@
 import { PassThrough } from "node:stream";
 import type Docker from "dockerode";
 import { describe, expect, it } from "vitest";
-import { execInContainer } from "../../src/sandbox/docker-exec/exec.js";
+import { execInContainer } from "../../../../src/sandbox/docker-exec/exec.js";
 
 /** A container whose first exec runs until a second exec (the killer) is created. */
 function fakeContainer(): { container: Docker.Container; cmds: string[][] } {

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
-const SRC = resolve(import.meta.dirname, "../../src");
+const SRC = resolve(import.meta.dirname, "../../../../../src");
 const PROTOCOL_DIR = join(SRC, "sandbox/channel/protocol");
 
 /** Module specifiers of one file: static imports and re-exports (type-only included), and dynamic imports. */

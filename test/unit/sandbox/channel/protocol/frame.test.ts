@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SandboxError } from "../../../../src/errors.js";
+import { SandboxError } from "../../../../../src/errors.js";
 import {
   decodeJsonData,
   encodeFrame,
@@ -9,7 +9,7 @@ import {
   FrameType,
   HEADER_BYTES,
   MAX_PAYLOAD_BYTES,
-} from "../../../../src/sandbox/channel/protocol/frame.js";
+} from "../../../../../src/sandbox/channel/protocol/frame.js";
 
 function decodeAll(chunks: Buffer[]): Frame[] {
   const frames: Frame[] = [];

@@ -6,9 +6,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { NotFoundError } from "../../src/errors.js";
-import { ChannelClient, type ChannelTransport } from "../../src/sandbox/channel/protocol/client.js";
-import { channelExec } from "../../src/sandbox/channel/protocol/exec.js";
+import { NotFoundError } from "../../../../../src/errors.js";
+import { ChannelClient, type ChannelTransport } from "../../../../../src/sandbox/channel/protocol/client.js";
+import { channelExec } from "../../../../../src/sandbox/channel/protocol/exec.js";
 import {
   channelListDir,
   channelReadFile,
@@ -16,7 +16,7 @@ import {
   channelStat,
   channelUntar,
   channelWriteFile,
-} from "../../src/sandbox/channel/protocol/files.js";
+} from "../../../../../src/sandbox/channel/protocol/files.js";
 import {
   decodeJsonData,
   encodeFrame,
@@ -26,9 +26,9 @@ import {
   type FrameTypeCode,
   HEADER_BYTES,
   MAX_PAYLOAD_BYTES,
-} from "../../src/sandbox/channel/protocol/frame.js";
-import { toExitBody, toReadResultBody } from "../../src/sandbox/channel/protocol/messages.js";
-import type { ReadRange } from "../../src/sandbox/types.js";
+} from "../../../../../src/sandbox/channel/protocol/frame.js";
+import { toExitBody, toReadResultBody } from "../../../../../src/sandbox/channel/protocol/messages.js";
+import type { ReadRange } from "../../../../../src/sandbox/types.js";
 
 type Payload = { text?: string; hex?: string; fill?: number; length?: number };
 interface FrameVector {
@@ -53,7 +53,10 @@ interface Vectors {
 }
 
 const vectors = JSON.parse(
-  readFileSync(join(import.meta.dirname, "../../images/sandbox/helper/testdata/frames.json"), "utf8"),
+  readFileSync(
+    join(import.meta.dirname, "../../../../../images/sandbox/helper/testdata/frames.json"),
+    "utf8",
+  ),
 ) as Vectors;
 
 function payloadOf(p: Payload): Buffer {

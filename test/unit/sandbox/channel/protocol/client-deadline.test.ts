@@ -5,20 +5,20 @@
  * pending and later request fails fast.
  */
 import { describe, expect, it, vi } from "vitest";
-import { SandboxError, SandboxNotRunningError } from "../../../../src/errors.js";
+import { SandboxError, SandboxNotRunningError } from "../../../../../src/errors.js";
 import {
   ChannelClient,
   type ChannelTransport,
   DEFAULT_REQUEST_TIMEOUT_MS,
-} from "../../../../src/sandbox/channel/protocol/client.js";
-import { channelStat } from "../../../../src/sandbox/channel/protocol/files.js";
+} from "../../../../../src/sandbox/channel/protocol/client.js";
+import { channelStat } from "../../../../../src/sandbox/channel/protocol/files.js";
 import {
   encodeFrame,
   type Frame,
   FrameDecoder,
   FrameType,
-} from "../../../../src/sandbox/channel/protocol/frame.js";
-import { AbortError } from "../../../../src/util/abort.js";
+} from "../../../../../src/sandbox/channel/protocol/frame.js";
+import { AbortError } from "../../../../../src/util/abort.js";
 
 /** A transport whose helper never answers; `inject` delivers raw bytes as if from the helper. */
 function silentHelper(requestTimeoutMs?: number) {

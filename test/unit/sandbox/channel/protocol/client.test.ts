@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { InvalidArgumentError, NotFoundError, SandboxNotRunningError } from "../../../../src/errors.js";
-import { ChannelClient, type ChannelTransport } from "../../../../src/sandbox/channel/protocol/client.js";
-import { channelExec } from "../../../../src/sandbox/channel/protocol/exec.js";
+import { InvalidArgumentError, NotFoundError, SandboxNotRunningError } from "../../../../../src/errors.js";
+import { ChannelClient, type ChannelTransport } from "../../../../../src/sandbox/channel/protocol/client.js";
+import { channelExec } from "../../../../../src/sandbox/channel/protocol/exec.js";
 import {
   channelReadFile,
   channelStat,
   channelWriteFile,
-} from "../../../../src/sandbox/channel/protocol/files.js";
+} from "../../../../../src/sandbox/channel/protocol/files.js";
 import {
   decodeJsonData,
   encodeFrame,
@@ -14,8 +14,8 @@ import {
   type Frame,
   FrameDecoder,
   FrameType,
-} from "../../../../src/sandbox/channel/protocol/frame.js";
-import { AbortError } from "../../../../src/util/abort.js";
+} from "../../../../../src/sandbox/channel/protocol/frame.js";
+import { AbortError } from "../../../../../src/util/abort.js";
 
 type Reply = (type: number, id: number, payload?: Buffer | object | null) => void;
 
