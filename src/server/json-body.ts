@@ -6,9 +6,9 @@
  *
  * A body of JSON_WORKER_MIN_BYTES or more is decoded and parsed in a worker of the bounded pool
  * (util/worker-pool.ts, lowest CPU priority); the event loop only copies the bytes there and the
- * parsed value back. Issue 11: the longest command the 1 MiB body limit allows took about 6 ms of
- * the event loop to decode and parse (and secure-json-parse's two scans of the text), per request,
- * which another tenant's requests waited behind. When the pool's queue is full (or a worker dies)
+ * parsed value back. Issue 11: the longest command the 1 MiB body limit allows took 2-3 ms of the
+ * event loop's CPU to decode and parse (with secure-json-parse's two scans of the text), per request,
+ * which another tenant's requests waited behind; the copies left take 1.2-1.4 ms. When the pool's queue is full (or a worker dies)
  * the body is parsed here, as before: never refused for that.
  */
 import { createRequire } from "node:module";

@@ -41,34 +41,47 @@ const NO_NEWLINE = "\\ No newline at end of file";
 
 const diffModule = createRequire(import.meta.url).resolve("diff");
 
-// The worker: one job per message, all of it off the event loop: the lines, the linear count of
-// unmatched lines, then jsdiff's structuredPatch within its time bound, or the whole-region hunk
-// when the count is over the bound or the diff timed out. The helpers are this module's own
-// functions, by their source text (they use nothing from outside but NO_NEWLINE).
-const WORKER_SOURCE = `
-const { parentPort } = require("node:worker_threads");
+/**
+ * CommonJS text for a worker: defines `lineHunksOf(job)` (a DiffJob in, LineHunk[] out), which does
+ * all of a large diff off the event loop: the lines, the linear count of unmatched lines, then
+ * jsdiff's structuredPatch within its time bound, or the whole-region hunk when the count is over
+ * the bound or the diff timed out. The helpers are this module's own functions, by their source text
+ * (they use nothing from outside but NO_NEWLINE). Other workers that need hunks (the edit tool's
+ * display diff) start from it.
+ */
+export const LINE_HUNKS_WORKER_LIB = `
 const { structuredPatch } = require(${JSON.stringify(diffModule)});
 const NO_NEWLINE = ${JSON.stringify(NO_NEWLINE)};
 ${splitLines.toString()}
 ${unmatchedLines.toString()}
 ${wholeRegionOfLines.toString()}
+function lineHunksOf(job) {
+  const a = splitLines(job.oldText);
+  const b = splitLines(job.newText);
+  let hunks;
+  if (unmatchedLines(a, b) <= job.maxEditLines) {
+    hunks = structuredPatch("a", "b", job.oldText, job.newText, undefined, undefined,
+      { context: job.context, timeout: job.timeoutMs })?.hunks;
+  }
+  return hunks ?? wholeRegionOfLines(a, b, job.context);
+}
+`;
+
+// The worker: one lineHunksOf per message.
+const WORKER_SOURCE = `
+const { parentPort } = require("node:worker_threads");
+${LINE_HUNKS_WORKER_LIB}
 parentPort.on("message", (job) => {
   try {
-    const a = splitLines(job.oldText);
-    const b = splitLines(job.newText);
-    let hunks;
-    if (unmatchedLines(a, b) <= job.maxEditLines) {
-      hunks = structuredPatch("a", "b", job.oldText, job.newText, undefined, undefined,
-        { context: job.context, timeout: job.timeoutMs })?.hunks;
-    }
-    parentPort.postMessage({ ok: true, value: hunks ?? wholeRegionOfLines(a, b, job.context) });
+    parentPort.postMessage({ ok: true, value: lineHunksOf(job) });
   } catch (err) {
     parentPort.postMessage({ ok: false, message: String((err && err.message) || err) });
   }
 });
 `;
 
-interface DiffJob {
+/** One diff for a worker running LINE_HUNKS_WORKER_LIB's `lineHunksOf`. */
+export interface DiffJob {
   oldText: string;
   newText: string;
   context: number;
@@ -78,6 +91,11 @@ interface DiffJob {
 
 /** The process-wide diff pool (lazySharedPool), 32 queued jobs. */
 const diffPool = lazySharedPool<DiffJob, LineHunk[]>(WORKER_SOURCE, 32);
+
+/** The DiffJob of a pool diff, with this module's bounds. */
+export function diffJob(oldText: string, newText: string, context: number): DiffJob {
+  return { oldText, newText, context, timeoutMs: DIFF_TIMEOUT_MS, maxEditLines: MAX_DIFF_EDIT_LINES };
+}
 
 /**
  * The hunks between `oldText` and `newText` with `context` lines around each change (empty when
@@ -105,14 +123,7 @@ export async function diffLineHunks(
   // Larger inputs: even the linear count and the whole-region hunk run in the pool (for a
   // 12,000-line rewrite they took about 17 ms of the event loop per diff).
   try {
-    const job: DiffJob = {
-      oldText,
-      newText,
-      context: options.context,
-      timeoutMs: DIFF_TIMEOUT_MS,
-      maxEditLines: MAX_DIFF_EDIT_LINES,
-    };
-    return await diffPool().run(job, { signal: options.signal });
+    return await diffPool().run(diffJob(oldText, newText, options.context), { signal: options.signal });
   } catch (err) {
     if (isAbortError(err)) throw err;
     // Pool full or worker out of memory: the bounded fallback below.
