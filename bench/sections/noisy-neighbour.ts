@@ -183,8 +183,14 @@ export const noisyNeighbourSection: BenchSection = {
       let last: Extract<FromTenant, { type: "stopped" }> | undefined;
       for (const [label, kinds] of run) {
         const loaded = await underLoad(kinds);
+        // How much load A got through in this phase (its calls are slower when its work waits for
+        // the cores), so runs and versions can be compared at the load they really had.
+        const callsSoFar = (r?: typeof last) =>
+          LOAD_KINDS.reduce((n, k) => n + (r?.timings[k].length ?? 0), 0);
+        const aCalls = callsSoFar(loaded.report) - callsSoFar(last);
         last = loaded.report;
         loadRows.push(
+          { name: `A calls completed, A sending ${label}`, value: aCalls, unit: "count" },
           {
             name: `B bash true p99, A sending ${label}${label === "all four" ? " (target <= 2x)" : ""}`,
             value: percentile(loaded.samples, 99),
