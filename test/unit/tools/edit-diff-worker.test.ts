@@ -1,9 +1,9 @@
 /** buildEditDiff of large inputs: built in the worker pool, the same texts as built inline. */
 import { formatPatch } from "diff";
 import { describe, expect, it } from "vitest";
-import { buildEditDiff, DIFF_CONTEXT_LINES, formatEditDiff } from "../../src/tools/edit-diff.js";
-import { diffLineHunks, INLINE_DIFF_MAX_CHARS } from "../../src/util/line-diff.js";
-import { threadCpuMsPer } from "../helpers/thread-cpu.js";
+import { buildEditDiff, DIFF_CONTEXT_LINES, formatEditDiff } from "../../../src/tools/edit-diff.js";
+import { diffLineHunks, INLINE_DIFF_MAX_CHARS } from "../../../src/util/line-diff.js";
+import { threadCpuMsPer } from "../../helpers/thread-cpu.js";
 
 const numbered = (n: number, word: string) =>
   Array.from({ length: n }, (_, i) => `${word} line ${i} of the file\n`).join("");

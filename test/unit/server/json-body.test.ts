@@ -4,11 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Fastify, { type FastifyRequest } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMemoryAuditLog } from "../../src/server/audit.js";
-import { JSON_WORKER_MIN_BYTES, parseJsonBody } from "../../src/server/json-body.js";
-import { type RunningServer, startServer } from "../../src/server/server.js";
-import { auth, FakeBackend, testConfig } from "../helpers/server-fakes.js";
-import { threadCpuMsPer } from "../helpers/thread-cpu.js";
+import { createMemoryAuditLog } from "../../../src/server/audit.js";
+import { JSON_WORKER_MIN_BYTES, parseJsonBody } from "../../../src/server/json-body.js";
+import { type RunningServer, startServer } from "../../../src/server/server.js";
+import { auth, FakeBackend, testConfig } from "../../helpers/server-fakes.js";
+import { threadCpuMsPer } from "../../helpers/thread-cpu.js";
 
 const request = {} as FastifyRequest;
 const noInline = () => {
