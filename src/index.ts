@@ -12,7 +12,6 @@
 
 // Policy and approval
 export { NonInteractiveApproval, ProgrammaticApproval, TerminalApproval } from "./approval/index.js";
-export type { ApprovalAnswer, ApprovalProvider, ApprovalRequest } from "./approval/types.js";
 // Errors
 export {
   EngineUnreachableError,
@@ -35,8 +34,12 @@ export type {
   BeforeToolCallHook,
   BeforeToolCallResult,
   CallDecision,
+  ProviderTool,
+  RunToolCallsOptions,
   ToolExecutionEvent,
+  ToolSelection,
 } from "./pipeline/types.js";
+export type { ApprovalAnswer, ApprovalProvider, ApprovalRequest } from "./policy/approver.js";
 export { createPolicyHook, createPolicyHookFromFiles, evaluate, loadPolicy } from "./policy/index.js";
 export type { Decision, Policy, PolicyDecisionKind, PolicyRequest } from "./policy/types.js";
 // Review (copy mode)
@@ -68,13 +71,7 @@ export type {
 export { WORKSPACE_DIR } from "./sandbox/types.js";
 // Sessions
 export { createSession } from "./session/index.js";
-export type {
-  ProviderTool,
-  RunToolCallsOptions,
-  Session,
-  SessionOptions,
-  ToolSelection,
-} from "./session/types.js";
+export type { Session, SessionOptions } from "./session/types.js";
 export { createEditTool } from "./tools/edit.js";
 export { createFindTool } from "./tools/find.js";
 export { createGrepTool } from "./tools/grep.js";

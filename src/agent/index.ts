@@ -28,6 +28,14 @@ export {
   type StreamedToolCall,
 } from "./model.js";
 export {
+  callHeader,
+  indent,
+  previewText,
+  renderResult,
+  resultStatus,
+  turnHeader,
+} from "./render/format-result.js";
+export {
   DEFAULT_RETRY_POLICY,
   type RetryNotice,
   type RetryPolicy,

@@ -9,7 +9,6 @@
  * Unlike Pi, a batch whose tool-call ids repeat is refused whole (see batch-ids.ts).
  */
 import type { Sandbox } from "../sandbox/types.js";
-import type { RunToolCallsOptions } from "../session/types.js";
 import type { AnyTool, SpillStore, ToolCall, ToolOutput, ToolResultMessage } from "../tools/types.js";
 import { duplicateToolCallIdResults, duplicateToolCallIds } from "./batch-ids.js";
 import { type FileMutationQueue, mutationKey } from "./mutation-queue.js";
@@ -26,7 +25,13 @@ import {
   validateArguments,
 } from "./stages.js";
 import { throttle } from "./throttle.js";
-import type { AfterToolCallHook, BeforeToolCallHook, CallDecision, ToolExecutionEvent } from "./types.js";
+import type {
+  AfterToolCallHook,
+  BeforeToolCallHook,
+  CallDecision,
+  RunToolCallsOptions,
+  ToolExecutionEvent,
+} from "./types.js";
 
 /** Everything a batch runs against: the enabled tools, the sandbox, spill store, hooks and the queue. */
 export interface PipelineContext {

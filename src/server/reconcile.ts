@@ -11,12 +11,11 @@
  * `adopt`), so no call of the dead server keeps running unaccounted for.
  */
 
-import { createHash } from "node:crypto";
 import { readdir, rm } from "node:fs/promises";
-import { hostname } from "node:os";
 import { join } from "node:path";
 import { controllerProcessAlive } from "../sandbox/index.js";
 import type { ManagedContainer } from "./backend.js";
+import { SERVE_PREFIX } from "./controller-id.js";
 import type { SessionManager } from "./session-manager.js";
 import { uploadsDirOf } from "./tar-upload.js";
 
@@ -32,17 +31,6 @@ export interface ReconcileReport {
   uploadsRemoved: string[];
   /** Calls running when the server died ("<session>/<toolCallId>"), each audited `interrupted`. */
   interrupted: string[];
-}
-
-const SERVE_PREFIX = "serve@";
-
-/**
- * The stable owner id a server labels its sandboxes with (io.warden.controller): the host and
- * its state directory, never a pid, so that `warden gc` leaves sessions a restarted server adopts.
- */
-export function serverControllerId(stateDir: string): string {
-  const digest = createHash("sha256").update(stateDir).digest("hex").slice(0, 12);
-  return `${SERVE_PREFIX}${hostname()}-${digest}`;
 }
 
 /** Another live owner: a live controller process on this host, or another server instance. */

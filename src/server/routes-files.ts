@@ -12,8 +12,8 @@ import type { Sandbox } from "../sandbox/types.js";
 import { WORKSPACE_DIR } from "../sandbox/types.js";
 import { isWithinRoot, normalizeToolPath } from "../tools/paths.js";
 import { abortOnDisconnect } from "./abort-on-disconnect.js";
-import { type App, principalOf, type ServerContext } from "./app.js";
 import { ErrorSchema, FilesQuerySchema, FileWrittenSchema, SessionParamsSchema } from "./http-schemas.js";
+import { type App, principalOf, type ServerContext } from "./route-context.js";
 
 /** A 413 whose message names the limit (fastify's error shape; toErrorResponse maps it to PAYLOAD_TOO_LARGE). */
 function tooLarge(what: string, maxBytes: number): Error {

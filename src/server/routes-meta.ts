@@ -1,7 +1,7 @@
 /** GET /healthz, GET /metrics (Prometheus text), GET /v1/tools?session=… (provider tool schemas). */
 import { Type } from "typebox";
-import { type App, principalOf, type ServerContext } from "./app.js";
 import { ErrorSchema, ToolsQuerySchema } from "./http-schemas.js";
+import { type App, principalOf, type ServerContext } from "./route-context.js";
 
 const HealthSchema = Type.Object({ status: Type.String(), sessions: Type.Integer() });
 

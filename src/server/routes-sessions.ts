@@ -9,7 +9,6 @@ import { Type } from "typebox";
 import { Compile } from "typebox/compile";
 import { InvalidArgumentError } from "../errors.js";
 import { schemaErrorLines } from "../util/schema-errors.js";
-import { type App, principalOf, type ServerContext } from "./app.js";
 import {
   CreateSessionBodySchema,
   CreateSessionQuerySchema,
@@ -17,6 +16,7 @@ import {
   SessionParamsSchema,
   SessionSchema,
 } from "./http-schemas.js";
+import { type App, principalOf, type ServerContext } from "./route-context.js";
 import type { LiveSession } from "./session-registry.js";
 import { type CreateSessionInput, resolveSessionRequest } from "./session-request.js";
 import { unpackWorkspaceTar, uploadsDirOf } from "./tar-upload.js";

@@ -9,7 +9,6 @@
 import type { FastifyRequest } from "fastify";
 import { DuplicateToolCallIdError, duplicateToolCallIds } from "../pipeline/index.js";
 import { abortOnDisconnect } from "./abort-on-disconnect.js";
-import { type App, auditRequest, principalOf, type ServerContext } from "./app.js";
 import { checkArgumentDepth } from "./call-arguments.js";
 import { toErrorResponse } from "./errors.js";
 import {
@@ -18,6 +17,7 @@ import {
   ToolCallsBodySchema,
   ToolCallsResponseSchema,
 } from "./http-schemas.js";
+import { type App, auditRequest, principalOf, type ServerContext } from "./route-context.js";
 import { SseWriter } from "./sse-writer.js";
 
 function wantsStream(request: FastifyRequest): boolean {

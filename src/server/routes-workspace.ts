@@ -7,9 +7,9 @@
 import type { ServerResponse } from "node:http";
 import { collectChanges, formatPatch } from "../review/index.js";
 import { abortOnDisconnect } from "./abort-on-disconnect.js";
-import { type App, principalOf, type ServerContext } from "./app.js";
 import type { TenantConfig } from "./config.js";
 import { SessionParamsSchema } from "./http-schemas.js";
+import { type App, principalOf, type ServerContext } from "./route-context.js";
 import type { SessionManager } from "./session-manager.js";
 
 /** Files larger than this (either side, bytes) show as "Binary files … differ" in /changes (1 MiB). */

@@ -8,7 +8,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { WardenError } from "../errors.js";
-import { type App, buildApp, type ServerContext } from "./app.js";
+import { buildApp } from "./app.js";
 import { ApprovalBroker } from "./approval-broker.js";
 import { type AuditLog, createFileAuditLog } from "./audit.js";
 import type { SessionBackend } from "./backend.js";
@@ -17,6 +17,7 @@ import { InflightCalls } from "./inflight-calls.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
 import { type ReconcileReport, reconcile } from "./reconcile.js";
 import { RecordStore } from "./record-store.js";
+import type { App, ServerContext } from "./route-context.js";
 import { type HookFactory, SessionManager } from "./session-manager.js";
 import { lockStateDir, type StateLock } from "./state-lock.js";
 

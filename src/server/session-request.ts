@@ -6,10 +6,10 @@
  */
 import { realpath, stat } from "node:fs/promises";
 import { InvalidArgumentError } from "../errors.js";
+import type { ToolSelection } from "../pipeline/index.js";
 import { DEFAULT_LIMITS, minPidsFor, pidsBudgetText, resolveLimits } from "../sandbox/limits.js";
 import type { SandboxLimits, WorkspaceMode } from "../sandbox/types.js";
 import { validateSessionEnv } from "../session/index.js";
-import type { ToolSelection } from "../session/types.js";
 import { isWithinRoot } from "../tools/paths.js";
 import type { TenantConfig } from "./config.js";
 

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { InvalidArgumentError } from "../errors.js";
+import type { ProviderTool } from "../pipeline/index.js";
 import {
   buildProviderTools,
   createToolRegistry,
@@ -18,7 +19,7 @@ import { SPILL_HANDLE_PREFIX } from "../tools/spill-handle.js";
 import type { AnyTool, SpillStore } from "../tools/types.js";
 import { validateSessionEnv, withSessionEnv } from "./session-env.js";
 import type { SpillStoreOptions } from "./spill-store.js";
-import type { ProviderTool, Session, SessionOptions } from "./types.js";
+import type { Session, SessionOptions } from "./types.js";
 
 /** The parts a session is built from; the defaults are createSandbox, createSpillStore and builtinTools. */
 export interface SessionDependencies {

@@ -4,12 +4,13 @@
  */
 import { Readable } from "node:stream";
 import { pack } from "tar-stream";
+import type { RunToolCallsOptions } from "../../src/pipeline/types.js";
 import type { Sandbox, SandboxInfo, WorkspaceChange } from "../../src/sandbox/types.js";
 import { hashKey } from "../../src/server/auth.js";
 import type { ManagedContainer, SessionBackend } from "../../src/server/backend.js";
 import type { ServerConfig, TenantConfig } from "../../src/server/config.js";
 import type { SessionRecord } from "../../src/server/record-store.js";
-import type { RunToolCallsOptions, Session, SessionOptions } from "../../src/session/types.js";
+import type { Session, SessionOptions } from "../../src/session/types.js";
 import type { ToolCall, ToolResultMessage } from "../../src/tools/types.js";
 
 /** A fake sandbox whose workspace holds `files` (relative path -> content). */
