@@ -38,10 +38,17 @@ export type {
   RunToolCallsOptions,
   ToolExecutionEvent,
   ToolSelection,
-} from "./pipeline/types.js";
-export type { ApprovalAnswer, ApprovalProvider, ApprovalRequest } from "./policy/approver.js";
+} from "./pipeline/index.js";
+export type {
+  ApprovalAnswer,
+  ApprovalProvider,
+  ApprovalRequest,
+  Decision,
+  Policy,
+  PolicyDecisionKind,
+  PolicyRequest,
+} from "./policy/index.js";
 export { createPolicyHook, createPolicyHookFromFiles, evaluate, loadPolicy } from "./policy/index.js";
-export type { Decision, Policy, PolicyDecisionKind, PolicyRequest } from "./policy/types.js";
 // Review (copy mode)
 export {
   type ApplyResult,
@@ -54,10 +61,6 @@ export {
   MergeConflictError,
   snapshotHost,
 } from "./review/index.js";
-// Sandbox
-export { buildSandboxImage, createSandbox, gc } from "./sandbox/index.js";
-export { DEFAULT_LIMITS } from "./sandbox/limits.js";
-export { DEFAULT_IMAGE } from "./sandbox/options.js";
 export type {
   ExecCommand,
   ExecOptions,
@@ -67,16 +70,19 @@ export type {
   SandboxLimits,
   SandboxOptions,
   WorkspaceMode,
-} from "./sandbox/types.js";
-export { WORKSPACE_DIR } from "./sandbox/types.js";
+} from "./sandbox/index.js";
+// Sandbox
+export {
+  buildSandboxImage,
+  createSandbox,
+  DEFAULT_IMAGE,
+  DEFAULT_LIMITS,
+  gc,
+  WORKSPACE_DIR,
+} from "./sandbox/index.js";
+export type { Session, SessionOptions } from "./session/index.js";
 // Sessions
 export { createSession } from "./session/index.js";
-export type { Session, SessionOptions } from "./session/types.js";
-export { createEditTool } from "./tools/edit.js";
-export { createFindTool } from "./tools/find.js";
-export { createGrepTool } from "./tools/grep.js";
-// Tools
-export { builtinTools, createBashTool, createLsTool, createReadTool } from "./tools/index.js";
 export type {
   AnyTool,
   ImageContent,
@@ -87,6 +93,16 @@ export type {
   ToolContext,
   ToolOutput,
   ToolResultMessage,
-} from "./tools/types.js";
-export { createWriteTool } from "./tools/write.js";
-export { AbortError, isAbortError } from "./util/abort.js";
+} from "./tools/index.js";
+// Tools
+export {
+  builtinTools,
+  createBashTool,
+  createEditTool,
+  createFindTool,
+  createGrepTool,
+  createLsTool,
+  createReadTool,
+  createWriteTool,
+} from "./tools/index.js";
+export { AbortError, isAbortError } from "./util/index.js";

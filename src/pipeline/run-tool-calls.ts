@@ -8,8 +8,8 @@
  * order; end events in completion order. Nothing throws out of runToolCalls.
  * Unlike Pi, a batch whose tool-call ids repeat is refused whole (see batch-ids.ts).
  */
-import type { Sandbox } from "../sandbox/types.js";
-import type { AnyTool, SpillStore, ToolCall, ToolOutput, ToolResultMessage } from "../tools/types.js";
+import type { Sandbox } from "../sandbox/index.js";
+import type { AnyTool, SpillStore, ToolCall, ToolOutput, ToolResultMessage } from "../tools/index.js";
 import { duplicateToolCallIdResults, duplicateToolCallIds } from "./batch-ids.js";
 import { type FileMutationQueue, mutationKey } from "./mutation-queue.js";
 import { resultMessage, thrownResult } from "./result.js";

@@ -3,8 +3,8 @@
  * (shared/reference/pi-tool-semantics.md); unlike Pi, arguments changed by a hook are validated again.
  */
 
-import type { Sandbox } from "../sandbox/types.js";
-import type { AnyTool, ToolCall, ToolContent, ToolOutput, ToolResultMessage } from "../tools/types.js";
+import type { Sandbox } from "../sandbox/index.js";
+import type { AnyTool, ToolCall, ToolContent, ToolOutput, ToolResultMessage } from "../tools/index.js";
 
 /** The final answer on one call after any approval (a policy's `ask` always ends in one of these). */
 export type CallVerdict = "allow" | "deny";

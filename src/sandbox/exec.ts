@@ -9,7 +9,7 @@ import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import type Docker from "dockerode";
 import { InvalidArgumentError } from "../errors.js";
-import { onAbort } from "../util/abort.js";
+import { onAbort } from "../util/index.js";
 import { startDockerExec } from "./docker-exec.js";
 import { killGroupCommand, wrapCommand } from "./exec-wrapper.js";
 import { BASE_ENV } from "./hardening.js";

@@ -8,9 +8,9 @@
  */
 import type { Readable } from "node:stream";
 import { InvalidArgumentError, NotFoundError, PathOutsideWorkspaceError } from "../errors.js";
-import type { Sandbox } from "../sandbox/types.js";
-import { WORKSPACE_DIR } from "../sandbox/types.js";
-import { isWithinRoot, normalizeToolPath } from "../tools/paths.js";
+import type { Sandbox } from "../sandbox/index.js";
+import { WORKSPACE_DIR } from "../sandbox/index.js";
+import { isWithinRoot, normalizeToolPath } from "../tools/index.js";
 import { abortOnDisconnect } from "./abort-on-disconnect.js";
 import { ErrorSchema, FilesQuerySchema, FileWrittenSchema, SessionParamsSchema } from "./http-schemas.js";
 import { type App, principalOf, type ServerContext } from "./route-context.js";

@@ -8,7 +8,7 @@ import type { Readable } from "node:stream";
 import { Type } from "typebox";
 import { Compile } from "typebox/compile";
 import { InvalidArgumentError } from "../errors.js";
-import { schemaErrorLines } from "../util/schema-errors.js";
+import { schemaErrorLines } from "../util/index.js";
 import {
   CreateSessionBodySchema,
   CreateSessionQuerySchema,

@@ -5,7 +5,7 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { pingEngine } from "../sandbox/index.js";
-import { sweepSpillDirs } from "../session/spill-sweep.js";
+import { sweepSpillDirs } from "../session/index.js";
 import type { SessionBackend } from "./backend.js";
 import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHashes } from "./config.js";
 import { createDockerBackend } from "./docker-backend.js";

@@ -5,10 +5,10 @@
  */
 import { randomUUID } from "node:crypto";
 import { rm } from "node:fs/promises";
-import type { AfterToolCallHook, BeforeToolCallHook, ToolExecutionEvent } from "../pipeline/types.js";
-import type { SessionOptions } from "../session/types.js";
-import type { ToolCall, ToolResultMessage } from "../tools/types.js";
-import { onAbort } from "../util/abort.js";
+import type { AfterToolCallHook, BeforeToolCallHook, ToolExecutionEvent } from "../pipeline/index.js";
+import type { SessionOptions } from "../session/index.js";
+import type { ToolCall, ToolResultMessage } from "../tools/index.js";
+import { onAbort } from "../util/index.js";
 import type { ApprovalBroker } from "./approval-broker.js";
 import type { AuditLog } from "./audit.js";
 import type { SessionBackend } from "./backend.js";

@@ -14,9 +14,9 @@ import {
   runToolCalls,
   selectEnabledTools,
 } from "../pipeline/index.js";
-import type { Sandbox, SandboxOptions } from "../sandbox/types.js";
-import { SPILL_HANDLE_PREFIX } from "../tools/spill-handle.js";
-import type { AnyTool, SpillStore } from "../tools/types.js";
+import type { Sandbox, SandboxOptions } from "../sandbox/index.js";
+import type { AnyTool, SpillStore } from "../tools/index.js";
+import { SPILL_HANDLE_PREFIX } from "../tools/index.js";
 import { validateSessionEnv, withSessionEnv } from "./session-env.js";
 import type { SpillStoreOptions } from "./spill-store.js";
 import type { Session, SessionOptions } from "./types.js";

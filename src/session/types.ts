@@ -8,9 +8,9 @@ import type {
   ProviderTool,
   RunToolCallsOptions,
   ToolSelection,
-} from "../pipeline/types.js";
-import type { Sandbox, SandboxOptions } from "../sandbox/types.js";
-import type { ToolCall, ToolResultMessage } from "../tools/types.js";
+} from "../pipeline/index.js";
+import type { Sandbox, SandboxOptions } from "../sandbox/index.js";
+import type { ToolCall, ToolResultMessage } from "../tools/index.js";
 import type { SpillBudget } from "./spill-budget.js";
 
 /** Options for createSession: the sandbox's, plus tool selection and hooks. */

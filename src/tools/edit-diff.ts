@@ -6,7 +6,7 @@
  * in time is shown as one replacement hunk of the changed region).
  */
 import { formatPatch } from "diff";
-import { diffLineHunks } from "../util/line-diff.js";
+import { diffLineHunks } from "../util/index.js";
 
 /** Context lines around each change, as in Pi's edit tool. */
 export const DIFF_CONTEXT_LINES = 4;

@@ -18,7 +18,7 @@
  */
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
-import { Slots } from "../util/slots.js";
+import { Slots } from "../util/index.js";
 import { imageDimensions } from "./image-size.js";
 
 /** Largest side sent to the model, in pixels (Pi's). */

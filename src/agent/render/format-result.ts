@@ -4,7 +4,7 @@
  */
 import pc from "picocolors";
 import type { ToolCall, ToolResultMessage } from "../../tools/index.js";
-import { terminalSafe } from "../../util/terminal-text.js";
+import { terminalSafe } from "../../util/index.js";
 
 /** The text of a result's content: text blocks joined by newlines, images as `[image <mime>, N bytes]`. */
 export function resultText(result: ToolResultMessage): string {

@@ -5,7 +5,7 @@
  * information as plain lines (no control sequences, no colour).
  */
 import pc from "picocolors";
-import { terminalSafe } from "../../util/terminal-text.js";
+import { terminalSafe } from "../../util/index.js";
 import type { AgentEvent } from "../types.js";
 import { describeCall, lastLines, resultText } from "./describe-call.js";
 import { resultDiff } from "./format-result.js";

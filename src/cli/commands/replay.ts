@@ -29,7 +29,7 @@ import {
   type TranscriptTurn,
   toToolCall,
 } from "../../session/index.js";
-import type { ToolCall, ToolResultMessage } from "../../tools/types.js";
+import type { ToolCall, ToolResultMessage } from "../../tools/index.js";
 import { withInterrupt } from "../output/interrupt.js";
 import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
 

@@ -10,7 +10,7 @@ import { resolve } from "node:path";
 import { type Command, Option } from "commander";
 import { InvalidArgumentError } from "../../errors.js";
 import type { ToolSelection } from "../../pipeline/index.js";
-import type { WorkspaceMode } from "../../sandbox/types.js";
+import type { WorkspaceMode } from "../../sandbox/index.js";
 import type { SessionOptions } from "../../session/index.js";
 import { loadPolicyHooks } from "./policy-hooks.js";
 import { workspaceExclusions } from "./workspace-exclusions.js";

@@ -5,7 +5,7 @@
  */
 import type Docker from "dockerode";
 import { SandboxError } from "../../errors.js";
-import { onAbort } from "../../util/abort.js";
+import { onAbort } from "../../util/index.js";
 import { attachHelper, type HelperLog } from "./attach.js";
 import { ChannelClient } from "./client.js";
 

@@ -7,7 +7,7 @@
  * exits and are then killed with the group (Pi's bash tool waits 100 ms the same way).
  */
 import { InvalidArgumentError } from "../../errors.js";
-import { onAbort } from "../../util/abort.js";
+import { onAbort } from "../../util/index.js";
 import { BASE_ENV } from "../hardening.js";
 import type { ExecCommand, ExecOptions, ExecResult } from "../types.js";
 import { WORKSPACE_DIR } from "../types.js";
