@@ -75,7 +75,7 @@ export function registerFileRoutes(app: App, ctx: ServerContext): void {
     },
     async (request, reply) => {
       const { tenant } = principalOf(request);
-      const live = ctx.manager.registry.get(tenant.id, request.params.id);
+      const live = ctx.manager.get(tenant.id, request.params.id);
       if (!(request.body && typeof (request.body as Readable).pipe === "function")) {
         throw new InvalidArgumentError("Send the file's bytes with content-type application/octet-stream.");
       }
@@ -112,7 +112,7 @@ export function registerFileRoutes(app: App, ctx: ServerContext): void {
     },
     async (request, reply) => {
       const { tenant } = principalOf(request);
-      const live = ctx.manager.registry.get(tenant.id, request.params.id);
+      const live = ctx.manager.get(tenant.id, request.params.id);
       const controller = abortOnDisconnect(reply);
       const { sandbox } = live.session;
       const { canonical } = await workspacePath(sandbox, request.query.path, controller.signal);

@@ -43,7 +43,7 @@ export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
     { schema: { params: SessionParamsSchema } },
     async (request, reply) => {
       const { tenant } = principalOf(request);
-      const live = ctx.manager.registry.get(tenant.id, request.params.id);
+      const live = ctx.manager.get(tenant.id, request.params.id);
       holdReadSlot(ctx.manager, tenant, reply.raw);
       const controller = abortOnDisconnect(reply);
       const stream = await live.session.sandbox.exportWorkspace({ signal: controller.signal });
@@ -54,7 +54,7 @@ export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
 
   app.get("/v1/sessions/:id/changes", { schema: { params: SessionParamsSchema } }, async (request, reply) => {
     const { tenant } = principalOf(request);
-    const live = ctx.manager.registry.get(tenant.id, request.params.id);
+    const live = ctx.manager.get(tenant.id, request.params.id);
     holdReadSlot(ctx.manager, tenant, reply.raw);
     const controller = abortOnDisconnect(reply);
     const hostRoot = live.record.workspaceMode === "copy" ? live.record.workspaceHostPath : undefined;
