@@ -2,14 +2,13 @@
  * The sandbox's public surface: create a sandbox, its defaults, the engine helpers, image build,
  * gc, and the interface types. Everything else in this folder is internal.
  */
-
 export { adoptExec } from "./adopt.js";
 export { createSandbox, finishSandbox } from "./create.js";
 export { DockerSandbox, removeSandboxResources, removeVolumeIfUnused } from "./docker-sandbox.js";
 export { getDocker, imageExists, pingEngine, requireImage } from "./engine.js";
-export { EXIT_ABORTED, EXIT_TIMEOUT, KILL_GRACE_SECONDS } from "./exec.js";
 export { type GcOptions, type GcRemoval, gc } from "./gc.js";
 export { type BuildImageOptions, buildSandboxImage, listSandboxImages } from "./images.js";
+export { EXIT_ABORTED, EXIT_TIMEOUT, KILL_GRACE_SECONDS } from "./io-contract.js";
 export { controllerId, controllerProcessAlive, LABEL } from "./labels.js";
 export {
   DEFAULT_LIMITS,
