@@ -1,7 +1,14 @@
 /** Helpers with no warden concept: abort signals, slots, the worker pool, line diffs, terminal-safe text, schema errors. */
 export { AbortError, isAbortError, onAbort, throwIfAborted } from "./abort.js";
-export { diffLineHunks } from "./line-diff.js";
+export {
+  type DiffJob,
+  diffJob,
+  diffLineHunks,
+  INLINE_DIFF_MAX_CHARS,
+  LINE_HUNKS_WORKER_LIB,
+  type LineHunk,
+} from "./line-diff.js";
 export { schemaErrorLines } from "./schema-errors.js";
 export { Slots } from "./slots.js";
 export { terminalSafe } from "./terminal-text.js";
-export { lazySharedPool } from "./worker-pool.js";
+export { LOW_PRIORITY_PROLOGUE, lazySharedPool } from "./worker-pool.js";
