@@ -2,7 +2,7 @@
  * TypeBox schema of a policy file (YAML or JSON). See policies/README.md for the documented format.
  */
 import { type Static, Type } from "typebox";
-import { MAX_BASH_COMMAND_BYTES } from "../tools/bash.js";
+import { MAX_BASH_COMMAND_BYTES } from "../tools/index.js";
 import { LAYER_NAMES } from "./types.js";
 
 const DecisionSchema = Type.Union([Type.Literal("allow"), Type.Literal("ask"), Type.Literal("deny")], {

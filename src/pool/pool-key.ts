@@ -7,7 +7,7 @@
  * equal, so a pooled container can never skip hardening or a policy, nor cross tenants.
  */
 import { createHash } from "node:crypto";
-import type { ReadOnlyMount, SandboxLimits, WorkspaceMode } from "../sandbox/types.js";
+import type { ReadOnlyMount, SandboxLimits, WorkspaceMode } from "../sandbox/index.js";
 
 /** The parts of a pool key, after defaults are applied. */
 export interface PoolKeyParts {

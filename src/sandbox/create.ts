@@ -10,7 +10,7 @@ import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import type Docker from "dockerode";
 import { fromDockerError } from "../errors.js";
-import { isAbortError, throwIfAborted } from "../util/abort.js";
+import { isAbortError, throwIfAborted } from "../util/index.js";
 import { type ChannelClient, channelUntar } from "./channel/index.js";
 import { DockerSandbox, removeSandboxResources } from "./docker-sandbox.js";
 import { getDocker, pingEngine, requireImage } from "./engine.js";

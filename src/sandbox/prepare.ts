@@ -8,7 +8,7 @@
 import { randomBytes } from "node:crypto";
 import type Docker from "dockerode";
 import { fromDockerError, InvalidArgumentError } from "../errors.js";
-import { isAbortError, throwIfAborted } from "../util/abort.js";
+import { isAbortError, throwIfAborted } from "../util/index.js";
 import {
   applyHelperPlan,
   type ChannelClient,

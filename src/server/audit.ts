@@ -7,6 +7,7 @@
 import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync } from "node:fs";
 import { dirname } from "node:path";
 import pino, { type Logger } from "pino";
+import type { CallVerdict, Decider } from "../pipeline/index.js";
 
 /** One audit line about a tool call. Sizes in bytes, durations in ms. */
 export interface ToolAuditEntry {
@@ -17,12 +18,12 @@ export interface ToolAuditEntry {
   batch: string;
   tool: string;
   toolCallId: string;
-  /** allow | ask | deny when a policy decided; "run" when no policy applies. */
-  decision: string;
+  /** The policy's final answer (after any approval); "run" when no policy applies. */
+  decision: CallVerdict | "run";
   /** Id of the rule that decided, when a policy did. */
   rule?: string;
-  /** policy | user | timeout | non-interactive | none. */
-  decider: string;
+  /** Who decided; "none" when no policy applies. */
+  decider: Decider | "none";
   isError: boolean;
   exitCode?: number;
   bytes: number;

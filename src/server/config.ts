@@ -9,17 +9,17 @@ import { dirname, resolve } from "node:path";
 import { Compile } from "typebox/compile";
 import { parse as parseYaml } from "yaml";
 import { InvalidArgumentError } from "../errors.js";
-import { DEFAULT_APPROVAL_TIMEOUT_MS } from "../policy/hook.js";
+import { DEFAULT_APPROVAL_TIMEOUT_MS } from "../policy/index.js";
+import type { WorkspaceMode } from "../sandbox/index.js";
 import {
   DEFAULT_LIMITS,
   HELPER_PIDS_RESERVE,
   minPidsFor,
   PIDS_PER_CONCURRENT_CALL,
   pidsBudgetText,
-} from "../sandbox/limits.js";
-import type { WorkspaceMode } from "../sandbox/types.js";
-import { DEFAULT_SPILL_SESSION_MAX_BYTES } from "../session/spill-budget.js";
-import { schemaErrorLines } from "../util/schema-errors.js";
+} from "../sandbox/index.js";
+import { DEFAULT_SPILL_SESSION_MAX_BYTES } from "../session/index.js";
+import { schemaErrorLines } from "../util/index.js";
 import {
   type QuotaConfig,
   type ServerConfigInput,

@@ -6,11 +6,11 @@
  */
 import { realpath, stat } from "node:fs/promises";
 import { InvalidArgumentError } from "../errors.js";
-import { DEFAULT_LIMITS, minPidsFor, pidsBudgetText, resolveLimits } from "../sandbox/limits.js";
-import type { SandboxLimits, WorkspaceMode } from "../sandbox/types.js";
+import type { ToolSelection } from "../pipeline/index.js";
+import type { SandboxLimits, WorkspaceMode } from "../sandbox/index.js";
+import { DEFAULT_LIMITS, minPidsFor, pidsBudgetText, resolveLimits } from "../sandbox/index.js";
 import { validateSessionEnv } from "../session/index.js";
-import type { ToolSelection } from "../session/types.js";
-import { isWithinRoot } from "../tools/paths.js";
+import { isWithinRoot } from "../tools/index.js";
 import type { TenantConfig } from "./config.js";
 
 /** The options a client may send (JSON body, or query string with a tar body). */

@@ -9,8 +9,9 @@ import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { type Command, Option } from "commander";
 import { InvalidArgumentError } from "../../errors.js";
-import type { WorkspaceMode } from "../../sandbox/types.js";
-import type { SessionOptions, ToolSelection } from "../../session/types.js";
+import type { ToolSelection } from "../../pipeline/index.js";
+import type { WorkspaceMode } from "../../sandbox/index.js";
+import type { SessionOptions } from "../../session/index.js";
 import { loadPolicyHooks } from "./policy-hooks.js";
 import { workspaceExclusions } from "./workspace-exclusions.js";
 
