@@ -1,0 +1,24 @@
+/**
+ * Controlled network egress (README "Network"): rule parsing and matching, the per-session
+ * Squid gateway, and its audit records.
+ */
+export { parseAccessLine } from "./access-log.js";
+export {
+  type AllowlistOptions,
+  CA_BUNDLE_PATH,
+  type EgressGateway,
+  sandboxNetworkConfig,
+  startEgressGateway,
+} from "./gateway.js";
+export { GATEWAY_IMAGE, ROLE_LABEL, removeEgressResources } from "./gateway-container.js";
+export {
+  DEFAULT_PORTS,
+  decideConnection,
+  hostMatches,
+  parseAllowNet,
+  parseHostEntry,
+  ruleName,
+} from "./host-pattern.js";
+export { REFUSED_RANGES } from "./refused-addresses.js";
+export { squidConfig } from "./squid-config.js";
+export type { ConnectionAudit, NetworkDecision, NetworkOptions, NetworkRule } from "./types.js";
