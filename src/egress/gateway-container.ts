@@ -13,6 +13,25 @@ export const GATEWAY_IMAGE = "warden-gateway:latest";
 export const GATEWAY_PORT = 3128;
 /** Label on gateway containers and session networks (value: "gateway" / "network"). */
 export const ROLE_LABEL = "io.warden.egress";
+/** The session id on gateway containers and session networks. */
+export const SESSION_LABEL = "io.warden.egress.session";
+
+/**
+ * The labels of a session's egress resources: the sandbox's tenant, creation, expiry and
+ * controller labels (so they expire and are orphaned with it), the role, and the session id under
+ * SESSION_LABEL. Never the sandbox's own session or pool labels: nothing that lists sandboxes by
+ * those may take a gateway for one.
+ */
+export function egressLabels(
+  sandboxLabels: Record<string, string>,
+  keep: readonly string[],
+  sessionId: string,
+  role: "gateway" | "network",
+): Record<string, string> {
+  const labels: Record<string, string> = { [ROLE_LABEL]: role, [SESSION_LABEL]: sessionId };
+  for (const key of keep) if (sandboxLabels[key] !== undefined) labels[key] = sandboxLabels[key];
+  return labels;
+}
 
 /** Creates the session's internal network; resolves its name and IPv4 subnet. */
 export async function createSessionNetwork(
@@ -20,13 +39,14 @@ export async function createSessionNetwork(
   sessionId: string,
   labels: Record<string, string>,
 ): Promise<{ name: string; subnet: string }> {
+  // `labels` are egressLabels(…, "network").
   const name = `warden-net-${sessionId.slice(0, 40)}-${randomBytes(4).toString("hex")}`;
   await docker.createNetwork({
     Name: name,
     Driver: "bridge",
     Internal: true,
     CheckDuplicate: true,
-    Labels: { ...labels, [ROLE_LABEL]: "network" },
+    Labels: labels,
     Options: {
       // No address on the host's side of the bridge: the sandbox cannot reach the host's services.
       "com.docker.network.bridge.inhibit_ipv4": "true",
@@ -50,7 +70,7 @@ export function gatewayContainerConfig(input: {
   return {
     Image: input.image,
     Env: [`WARDEN_SQUID_CONF=${Buffer.from(input.squidConf).toString("base64")}`],
-    Labels: { ...input.labels, [ROLE_LABEL]: "gateway" },
+    Labels: input.labels,
     Tty: false,
     OpenStdin: false,
     HostConfig: {

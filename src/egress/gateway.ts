@@ -13,6 +13,7 @@ import { throwIfAborted } from "../util/abort.js";
 import { parseAccessLine } from "./access-log.js";
 import {
   createSessionNetwork,
+  egressLabels,
   GATEWAY_IMAGE,
   GATEWAY_PORT,
   gatewayContainerConfig,
@@ -52,7 +53,9 @@ export async function startEgressGateway(
   docker: Docker,
   input: {
     sessionId: string;
+    /** The sandbox's labels; the gateway and network get `keepLabels` of them (see egressLabels). */
     labels: Record<string, string>;
+    keepLabels: readonly string[];
     network: AllowlistOptions;
     image?: string;
     signal?: AbortSignal;
@@ -69,7 +72,9 @@ export async function startEgressGateway(
   let networkName: string | undefined;
   let containerId: string | undefined;
   try {
-    const net = await createSessionNetwork(docker, input.sessionId, input.labels);
+    const labelsOf = (role: "gateway" | "network") =>
+      egressLabels(input.labels, input.keepLabels, input.sessionId, role);
+    const net = await createSessionNetwork(docker, input.sessionId, labelsOf("network"));
     networkName = net.name;
     const egressNetworks = input.network.egressNetworks ?? ["bridge"];
     const refusedCidrs = [
@@ -86,7 +91,7 @@ export async function startEgressGateway(
     });
     throwIfAborted(input.signal);
     const container = await docker.createContainer(
-      gatewayContainerConfig({ image, networkName: net.name, squidConf: conf, labels: input.labels }),
+      gatewayContainerConfig({ image, networkName: net.name, squidConf: conf, labels: labelsOf("gateway") }),
     );
     containerId = container.id;
     for (const egress of egressNetworks) await docker.getNetwork(egress).connect({ Container: container.id });

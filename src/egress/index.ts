@@ -10,7 +10,8 @@ export {
   sandboxNetworkConfig,
   startEgressGateway,
 } from "./gateway.js";
-export { GATEWAY_IMAGE, ROLE_LABEL, removeEgressResources } from "./gateway-container.js";
+export { GATEWAY_IMAGE, ROLE_LABEL, removeEgressResources, SESSION_LABEL } from "./gateway-container.js";
+export { type EgressRemoval, ORPHAN_GRACE_MS, sweepEgress } from "./gc.js";
 export {
   DEFAULT_PORTS,
   decideConnection,

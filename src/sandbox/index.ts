@@ -7,7 +7,12 @@ export { DockerSandbox } from "./docker-sandbox.js";
 export { getDocker, imageExists, pingEngine, requireImage } from "./engine.js";
 export { EXIT_ABORTED, EXIT_TIMEOUT, KILL_GRACE_SECONDS } from "./exec.js";
 export { type GcOptions, type GcRemoval, gc } from "./gc.js";
-export { type BuildImageOptions, buildSandboxImage, listSandboxImages } from "./images.js";
+export {
+  type BuildImageOptions,
+  buildGatewayImage,
+  buildSandboxImage,
+  listSandboxImages,
+} from "./images.js";
 export { controllerProcessAlive, LABEL } from "./labels.js";
 export {
   DEFAULT_LIMITS,

@@ -88,7 +88,13 @@ export async function prepareSandbox(
   try {
     const { network } = opts;
     if (network.mode === "allowlist")
-      egress = await startEgressGateway(docker, { sessionId: opts.sessionId, labels, network, signal });
+      egress = await startEgressGateway(docker, {
+        sessionId: opts.sessionId,
+        labels,
+        keepLabels: [LABEL.tenant, LABEL.created, LABEL.expires, LABEL.controller],
+        network,
+        signal,
+      });
     if (volumeName) {
       await docker.createVolume(workspaceVolumeConfig(volumeName, opts.limits.workspaceBytes, labels));
       volumeCreated = true;
