@@ -92,3 +92,24 @@ export function decideConnection(
 export function ruleName(rule: NetworkRule): string {
   return `${rule.decision} ${rule.host}:${rule.ports.join("+")}`;
 }
+
+/**
+ * A stable text of a session's network policy for the warm pool's key: `none`, or the allowlist's
+ * rules (sorted), egress networks and CA bundle path. Callbacks are not part of it.
+ */
+export function networkPolicyKey(
+  network:
+    | { mode: "none" }
+    | { mode: "allowlist"; rules: readonly NetworkRule[]; egressNetworks?: string[]; caBundlePath?: string }
+    | undefined,
+): string {
+  if (!network || network.mode === "none") return "none";
+  const rules = network.rules
+    .map((r) => `${r.decision} ${r.host}:${[...r.ports].sort((a, b) => a - b).join("+")}`)
+    .sort();
+  return JSON.stringify({
+    rules,
+    egress: [...(network.egressNetworks ?? ["bridge"])].sort(),
+    ca: network.caBundlePath ?? null,
+  });
+}

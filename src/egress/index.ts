@@ -16,6 +16,7 @@ export {
   DEFAULT_PORTS,
   decideConnection,
   hostMatches,
+  networkPolicyKey,
   parseAllowNet,
   parseHostEntry,
   ruleName,
