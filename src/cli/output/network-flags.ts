@@ -5,8 +5,14 @@
  * default bridge). Each connection is reported on stderr as one `warden: net …` line.
  */
 import type { Command } from "commander";
-import { type ConnectionAudit, type NetworkOptions, parseAllowNet } from "../../egress/index.js";
+import {
+  type ConnectionAudit,
+  type NetworkOptions,
+  type NetworkRule,
+  parseAllowNet,
+} from "../../egress/index.js";
 import { InvalidArgumentError } from "../../errors.js";
+import { effectiveNetworkRules, loadPolicy } from "../../policy/index.js";
 
 /** The parsed network flags. */
 export interface NetworkFlags {
@@ -43,18 +49,38 @@ export function connectionLine(r: ConnectionAudit): string {
   return `warden: net ${r.decision} ${r.method} ${r.domain}:${r.port}${sni} rule="${r.rule}" out=${r.bytesOut}B in=${r.bytesIn}B ${r.durationMs}ms\n`;
 }
 
-/** The session's NetworkOptions for the flags, or undefined (mode none) without `--allow-net`. */
-export function networkOptionsOf(flags: NetworkFlags): NetworkOptions | undefined {
-  if (!flags.allowNet?.length) {
+/** The `network:` sections of policy files, one rule list per file that has one. */
+export async function policyNetworkLayers(files: string[] | undefined): Promise<NetworkRule[][]> {
+  if (!files?.length) return [];
+  const policy = await loadPolicy(files);
+  return policy.layers.flatMap((l) => (l.network ? [l.network] : []));
+}
+
+/**
+ * The session's NetworkOptions, or undefined (mode none) when neither `--allow-net` nor a policy
+ * file's `network:` section names a domain. Policy sections and `--allow-net` are layers: a
+ * connection gets the strictest of their decisions (effectiveNetworkRules), so `--allow-net`
+ * cannot widen what a policy file allows.
+ */
+export function networkOptionsOf(
+  flags: NetworkFlags,
+  policyLayers: NetworkRule[][] = [],
+): NetworkOptions | undefined {
+  const layers = [...policyLayers];
+  if (flags.allowNet?.length) {
+    const allowNet = flags.allowNet.flatMap((value) => parseAllowNet(value));
+    if (allowNet.length === 0)
+      throw new InvalidArgumentError("--allow-net needs at least one host, e.g. --allow-net pypi.org.");
+    layers.push(allowNet);
+  }
+  const rules = effectiveNetworkRules(layers);
+  if (!rules.some((r) => r.decision !== "deny")) {
     if (flags.netCaBundle || flags.egressNetwork?.length)
       throw new InvalidArgumentError(
-        "--net-ca-bundle and --egress-network need --allow-net: name the domains to allow.",
+        "--net-ca-bundle and --egress-network need --allow-net (or a policy network: section): name the domains to allow.",
       );
     return undefined;
   }
-  const rules = flags.allowNet.flatMap((value) => parseAllowNet(value));
-  if (rules.length === 0)
-    throw new InvalidArgumentError("--allow-net needs at least one host, e.g. --allow-net pypi.org.");
   return {
     mode: "allowlist",
     rules,

@@ -11,7 +11,12 @@ import { type Command, Option } from "commander";
 import { InvalidArgumentError } from "../../errors.js";
 import type { WorkspaceMode } from "../../sandbox/types.js";
 import type { SessionOptions, ToolSelection } from "../../session/types.js";
-import { addNetworkFlags, type NetworkFlags, networkOptionsOf } from "./network-flags.js";
+import {
+  addNetworkFlags,
+  type NetworkFlags,
+  networkOptionsOf,
+  policyNetworkLayers,
+} from "./network-flags.js";
 import { loadPolicyHooks } from "./policy-hooks.js";
 import { workspaceExclusions } from "./workspace-exclusions.js";
 
@@ -197,7 +202,7 @@ export async function sessionOptionsOf(flags: SessionFlags, signal?: AbortSignal
   if (flags.runtime) options.runtime = flags.runtime;
   if (flags.tenant) options.tenant = flags.tenant;
   if (flags.spillMaxBytes !== undefined) options.spillMaxBytes = flags.spillMaxBytes;
-  const network = networkOptionsOf(flags);
+  const network = networkOptionsOf(flags, await policyNetworkLayers(flags.policy));
   if (network) options.network = network;
   options.spillMaxBytesHint = "--spill-max-bytes";
   if (flags.policy && flags.policy.length > 0)
