@@ -41,6 +41,7 @@ describeEngine("network egress: allowlist through the gateway", () => {
         rules: [
           { host: "allowed.test", ports: [80, 443], decision: "allow" },
           { host: "private.test", ports: [80, 443], decision: "allow" },
+          { host: "pypi.test", ports: [443], decision: "allow" },
           { host: "ask.test", ports: [80, 443], decision: "ask" },
           { host: "denied.test", ports: [80, 443], decision: "deny" },
         ],
@@ -154,6 +155,27 @@ describeEngine("network egress: allowlist through the gateway", () => {
     expect(sni.map((r) => [r.decision, r.rule])).toEqual([
       ["deny", "sni-mismatch (allow allowed.test:80+443)"],
     ]);
+  });
+
+  it("installs a package with pip from an allowed index, and not from an unlisted one", async () => {
+    const pip = (index: string, target: string) =>
+      run(sandbox, {
+        shell: `pip install --no-cache-dir --break-system-packages --disable-pip-version-check --retries 0 --timeout 5 --target ${target} --index-url ${index} tinypkg`,
+      });
+    const ok = await pip("https://pypi.test/simple/", "/tmp/ok");
+    expect(ok.exitCode, ok.stderr).toBe(0);
+    const imported = await run(sandbox, {
+      shell: "PYTHONPATH=/tmp/ok python3 -c 'import tinypkg; print(tinypkg.VALUE)'",
+    });
+    expect(imported.stdout).toBe("42\n");
+    const refused = await pip("https://other.test/simple/", "/tmp/no");
+    expect(refused.exitCode).not.toBe(0);
+    expect(refused.stdout + refused.stderr).toMatch(/No matching distribution found for tinypkg/);
+    expect((await auditOf("pypi.test", 2)).every((r) => r.decision === "allow")).toBe(true);
+    expect((await auditOf("other.test")).filter((r) => r.port === 443)[0]).toMatchObject({
+      decision: "deny",
+      rule: "not-listed",
+    });
   });
 
   it("has no network at all once the gateway is killed", async () => {
