@@ -16,7 +16,7 @@ const CONNECTS = Number(process.env.WARDEN_BENCH_EGRESS_CONNECTS ?? 50);
 const DIRECT = "direct, no warden";
 
 /** Prints {"downloadMs", "bytes", "setupMs": [...]}; urllib honours the proxy variables when set. */
-const CLIENT = String.raw`
+const CLIENT = `
 import json, os, ssl, sys, time, urllib.request
 open("/tmp/ca.pem", "w").write(os.environ["CA_PEM"])
 ctx = ssl.create_default_context(cafile="/tmp/ca.pem")
