@@ -6,30 +6,34 @@
  * file, the longest bash command the JSON body limit allows, and a 64 MiB output flood. The ratio
  * of B's p99 under load to its idle p99 is the figure (target <= 2x). A's own calls are reported too,
  * with their HTTP statuses (a clear 4xx for the long command is fine).
+ * Tenant A's client runs in a child process (noisy-tenant.ts), as a real noisy tenant would: in this
+ * process its 1 MiB JSON bodies and response reads would compete with the server's event loop and
+ * be counted against the server. B's client stays in this process (one small request at a time).
  * Each load is also run alone, to tell which one costs; the server runs in this process, so the
  * event loop's largest delay in each phase (monitorEventLoopDelay) is reported too: it does not
  * depend on the engine's own latency, which varies a lot on a shared machine.
- * Samples of B per phase: WARDEN_BENCH_NOISY_SAMPLES (default 40).
+ * Samples of B per phase: WARDEN_BENCH_NOISY_SAMPLES (default 40). WARDEN_BENCH_NOISY_PHASES
+ * (comma-separated kinds, e.g. `edit,flood`) runs only those single-load phases, for profiling.
  */
+import { type ChildProcess, fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
 import tar from "tar-stream";
 import { hashKey } from "../../src/server/auth.js";
 import { resolveServerConfig } from "../../src/server/config.js";
 import { createDockerBackend } from "../../src/server/docker-backend.js";
 import { startServer } from "../../src/server/server.js";
 import { type BenchRow, type BenchSection, percentile } from "../harness.js";
+import { type FromTenant, LINES, LOAD_KINDS, type LoadKind, linesOf, type ToTenant } from "./noisy-tenant.js";
 
 const SAMPLES = Number(process.env.WARDEN_BENCH_NOISY_SAMPLES ?? 40);
 const LOOPS = Number(process.env.WARDEN_BENCH_NOISY_LOOPS ?? 2);
-const LINES = 12_000;
+const ONLY = process.env.WARDEN_BENCH_NOISY_PHASES?.split(",").filter((k) => k !== "");
 const BODY_LIMIT = 1024 * 1024;
-
-const lines = (word: string) =>
-  Array.from({ length: LINES }, (_, i) => `${word} line ${i} of the file\n`).join("");
 
 async function tarOf(name: string, content: string): Promise<Buffer> {
   const pack = tar.pack();
@@ -38,6 +42,27 @@ async function tarOf(name: string, content: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of pack) chunks.push(c as Buffer);
   return Buffer.concat(chunks);
+}
+
+/** Sends `message` to tenant A's process and waits for its answer of type `type`. */
+async function ask<T extends FromTenant["type"]>(
+  child: ChildProcess,
+  message: ToTenant,
+  type: T,
+): Promise<Extract<FromTenant, { type: T }>> {
+  const answer = new Promise<Extract<FromTenant, { type: T }>>((resolve, reject) => {
+    const onMessage = (m: FromTenant) => {
+      if (m.type !== type) return;
+      child.off("message", onMessage);
+      child.off("exit", onExit);
+      resolve(m as Extract<FromTenant, { type: T }>);
+    };
+    const onExit = (code: number | null) => reject(new Error(`tenant A's process exited (${code})`));
+    child.on("message", onMessage);
+    child.once("exit", onExit);
+  });
+  child.send(message);
+  return answer;
 }
 
 export const noisyNeighbourSection: BenchSection = {
@@ -79,9 +104,10 @@ export const noisyNeighbourSection: BenchSection = {
       const body = (await res.json()) as { results?: { isError: boolean; content: { text?: string }[] }[] };
       return { status: res.status, body };
     };
+    let child: ChildProcess | undefined;
     try {
-      const oldText = lines("old");
-      const newText = lines("new");
+      const oldText = linesOf("old");
+      const newText = linesOf("new");
       const upload = await api(A.key, "/v1/sessions", {
         method: "POST",
         headers: { "content-type": "application/x-tar" },
@@ -99,6 +125,22 @@ export const noisyNeighbourSection: BenchSection = {
         await call(A.key, a, [
           { id: "w", name: "write", arguments: { path: `e${n}.txt`, content: oldText } },
         ]);
+      const tenantA = fork(fileURLToPath(new URL("./noisy-tenant.js", import.meta.url)), {
+        stdio: ["ignore", "inherit", "inherit", "ipc"],
+      });
+      child = tenantA;
+      await ask(
+        tenantA,
+        {
+          type: "init",
+          url: String(server.url),
+          key: A.key,
+          session: a,
+          loops: LOOPS,
+          bodyLimit: BODY_LIMIT,
+        },
+        "ready",
+      );
 
       const bashTrue = async () => {
         const t0 = performance.now();
@@ -115,92 +157,40 @@ export const noisyNeighbourSection: BenchSection = {
       for (let i = 0; i < SAMPLES; i++) idle.push(await bashTrue());
       const idleLoopMaxMs = loopDelay.max / 1e6;
 
-      const timings: Record<string, number[]> = { edit: [], changes: [], long: [], flood: [] };
-      const statuses: Record<string, Set<string>> = {
-        edit: new Set(),
-        changes: new Set(),
-        long: new Set(),
-        flood: new Set(),
-      };
-      const timed = async (what: string, run: () => Promise<string>) => {
-        const t0 = performance.now();
-        const status = await run().catch((err: unknown) => `threw ${String(err).slice(0, 80)}`);
-        timings[what]!.push(performance.now() - t0);
-        statuses[what]!.add(status);
-      };
-      const toolStatus = (r: Awaited<ReturnType<typeof call>>) => {
-        const first = r.body.results?.[0];
-        return first?.isError
-          ? `${r.status} isError: ${first.content[0]?.text?.slice(0, 160)}`
-          : `${r.status}`;
-      };
-      // The longest command the JSON body allows: `true a a a …` up to the limit less the envelope.
-      const envelope = JSON.stringify({
-        toolCalls: [{ id: "l", name: "bash", arguments: { command: "" } }],
-      }).length;
-      const longCommand = `true${" a".repeat(Math.floor((BODY_LIMIT - envelope - 4) / 2))}`;
-      // Each loop's edit file alternates old -> new -> old, so every edit is a full rewrite.
-      const holdsOld = Array.from({ length: LOOPS }, () => true);
-      const ops: Record<string, (n: number) => Promise<void>> = {
-        edit: (n) =>
-          timed("edit", async () => {
-            const forward = holdsOld[n] === true;
-            const edits = [forward ? { oldText, newText } : { oldText: newText, newText: oldText }];
-            const r = await call(A.key, a, [
-              { id: "e", name: "edit", arguments: { path: `e${n}.txt`, edits } },
-            ]);
-            if (r.status === 200 && !r.body.results?.[0]?.isError) holdsOld[n] = !forward;
-            return toolStatus(r);
-          }),
-        changes: () =>
-          timed("changes", async () => {
-            const res = await api(A.key, `/v1/sessions/${a}/changes`);
-            await res.arrayBuffer();
-            return String(res.status);
-          }),
-        long: () =>
-          timed("long", async () =>
-            toolStatus(
-              await call(A.key, a, [{ id: "l", name: "bash", arguments: { command: longCommand } }]),
-            ),
-          ),
-        flood: () =>
-          timed("flood", async () =>
-            toolStatus(
-              await call(A.key, a, [
-                { id: "f", name: "bash", arguments: { command: "head -c 67108864 /dev/zero | tr '\\0' x" } },
-              ]),
-            ),
-          ),
-      };
-      /** B's samples while A runs `kinds` in LOOPS parallel loops. */
-      const underLoad = async (kinds: string[]) => {
-        let loading = true;
-        const noisy = async (n: number) => {
-          while (loading) for (const kind of kinds) await ops[kind]!(n);
-        };
-        const loops = Array.from({ length: LOOPS }, (_, n) => noisy(n));
+      /** B's samples while A runs `kinds` in LOOPS parallel loops (in its own process). */
+      const underLoad = async (kinds: LoadKind[]) => {
+        await ask(tenantA, { type: "start", kinds }, "started");
         await new Promise((r) => setTimeout(r, 300));
         loopDelay.reset();
         const samples: number[] = [];
         for (let i = 0; i < SAMPLES; i++) samples.push(await bashTrue());
         const loopMaxMs = loopDelay.max / 1e6;
-        loading = false;
-        await Promise.all(loops);
-        return { samples, loopMaxMs };
+        const report = await ask(tenantA, { type: "stop" }, "stopped");
+        return { samples, loopMaxMs, report };
       };
-      const phases: Array<[string, string[]]> = [
+      const phases: Array<[string, LoadKind[]]> = [
         ["edits", ["edit"]],
         ["/changes", ["changes"]],
         ["longest command", ["long"]],
         ["output flood", ["flood"]],
-        ["all four", ["edit", "changes", "long", "flood"]],
+        ["all four", [...LOAD_KINDS]],
       ];
+      const run = ONLY
+        ? phases.filter(([, kinds]) => kinds.length === 1 && ONLY.includes(kinds[0]!))
+        : phases;
       const loadRows: BenchRow[] = [];
       const idleP99 = percentile(idle, 99);
-      for (const [label, kinds] of phases) {
+      let last: Extract<FromTenant, { type: "stopped" }> | undefined;
+      for (const [label, kinds] of run) {
         const loaded = await underLoad(kinds);
+        // How much load A got through in this phase (its calls are slower when its work waits for
+        // the cores), so runs and versions can be compared at the load they really had.
+        const callsSoFar = (r?: typeof last) =>
+          LOAD_KINDS.reduce((n, k) => n + (r?.timings[k].length ?? 0), 0);
+        const aCalls = callsSoFar(loaded.report) - callsSoFar(last);
+        last = loaded.report;
         loadRows.push(
+          { name: `A calls completed, A sending ${label}`, value: aCalls, unit: "count" },
           {
             name: `B bash true p99, A sending ${label}${label === "all four" ? " (target <= 2x)" : ""}`,
             value: percentile(loaded.samples, 99),
@@ -218,24 +208,32 @@ export const noisyNeighbourSection: BenchSection = {
         );
       }
 
-      for (const [what, set] of Object.entries(statuses))
-        console.error(`noisy-neighbour: A ${what}: ${[...set].join(", ")}`);
-      const aRow = (what: string, label: string): BenchRow => ({
-        name: `A ${label} p50 (${timings[what]!.length} calls)`,
-        value: percentile(timings[what]!, 50),
-        unit: "ms",
-      });
+      const aRows: BenchRow[] = [];
+      const labels: Record<LoadKind, string> = {
+        edit: `edit ${LINES} lines -> ${LINES} others`,
+        changes: `GET /changes, ${LINES}-line rewrite`,
+        long: `bash, ${Math.round((last?.longCommandBytes ?? 0) / 1024)} KiB command`,
+        flood: "bash, 64 MiB output",
+      };
+      for (const kind of LOAD_KINDS) {
+        const timings = last?.timings[kind] ?? [];
+        if (timings.length === 0) continue;
+        console.error(`noisy-neighbour: A ${kind}: ${last?.statuses[kind].join(", ")}`);
+        aRows.push({
+          name: `A ${labels[kind]} p50 (${timings.length} calls)`,
+          value: percentile(timings, 50),
+          unit: "ms",
+        });
+      }
       return [
         { name: "B bash true p50 idle", value: percentile(idle, 50), unit: "ms" },
         { name: "B bash true p99 idle", value: idleP99, unit: "ms" },
         { name: "event loop delay max idle", value: idleLoopMaxMs, unit: "ms" },
         ...loadRows,
-        aRow("edit", `edit ${LINES} lines -> ${LINES} others`),
-        aRow("changes", `GET /changes, ${LINES}-line rewrite`),
-        aRow("long", `bash, ${Math.round(longCommand.length / 1024)} KiB command`),
-        aRow("flood", "bash, 64 MiB output"),
+        ...aRows,
       ];
     } finally {
+      child?.disconnect();
       await server.shutdown(0);
       await rm(dir, { recursive: true, force: true });
     }

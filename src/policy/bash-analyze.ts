@@ -33,7 +33,8 @@ export type BashPart =
       identity: string | null;
     }
   | { kind: "opaque"; text: string; why: string; via: string[] }
-  | { kind: "write" | "read"; target: string; text: string; via: string[] }
+  /** A file a redirection, or (`argument`) a command's own argument, writes or reads. */
+  | { kind: "write" | "read"; target: string; text: string; via: string[]; argument?: true }
   /** A literal argument that may name a file the command reads (`cat .env`): deny/ask path rules only. */
   | {
       kind: "argument";
@@ -142,7 +143,8 @@ const NO_PATH_OPERANDS = new Set([
 type ArgumentPath = { target: string; glob?: boolean };
 
 /**
- * The arguments of a command that may name files: literal words; the value of `--option=value`,
+ * The arguments of a command that may name files: literal words; the value of `--option=value`
+ * and of a `key=value` operand (`dd if=.env`),
  * of an attached short option (`-f.env`) and after a `:` (`HEAD:.env`); and words the shell
  * expands, as globs (path-overlap.ts). Used so `cat .env`, `cat .en?` and `git show HEAD:.env`
  * meet a deny rule on `.env` like `read .env` does.
@@ -166,7 +168,11 @@ function argumentPaths(argv: readonly ArgWord[]): ArgumentPath[] {
     if (v.startsWith("--")) {
       if (v.includes("=")) paths.push({ target: v.slice(v.indexOf("=") + 1) });
     } else if (v.startsWith("-") && v.length > 2) paths.push({ target: v.slice(2) });
-    else if (!v.startsWith("-")) paths.push({ target: v });
+    else if (!v.startsWith("-")) {
+      paths.push({ target: v });
+      // `dd if=F`, `make -f x VAR=F`: the value of a key=value operand may be a path too.
+      if (v.includes("=")) paths.push({ target: v.slice(v.indexOf("=") + 1) });
+    }
     const colon = v.indexOf(":");
     if (colon !== -1 && colon < v.length - 1) paths.push({ target: v.slice(colon + 1) });
   }
@@ -306,6 +312,8 @@ class Analyzer {
     });
     for (const { target, glob } of argumentPaths(argv))
       this.parts.push({ kind: "argument", target, text, via, identity, ...(glob ? { glob } : {}) });
+    // The files the model says the form writes are judged like output redirections (`cp a .env`).
+    for (const target of form?.writes ?? []) this.file("write", target, text, via, true);
     if (inner.opaque) this.opaque(text, inner.opaque, via);
     const hazard = commandHazard(argv);
     if (hazard) this.opaque(text, hazard, via);
@@ -336,13 +344,13 @@ class Analyzer {
     if (kind) this.file(kind, target, partText(node.text), this.via);
   }
 
-  private file(kind: "write" | "read", target: ArgWord, text: string, via: string[]): void {
+  private file(kind: "write" | "read", target: ArgWord, text: string, via: string[], argument?: true): void {
     if (target.value === null || target.expands) {
       const why = target.value === null ? "is not literal" : "may be expanded by the shell";
       this.opaque(text, `the ${kind} target ${why}`, via);
       return;
     }
-    this.parts.push({ kind, target: target.value, text, via });
+    this.parts.push({ kind, target: target.value, text, via, ...(argument ? { argument } : {}) });
   }
 }
 

@@ -2,7 +2,7 @@
  * Commands that run another command whose argv is visible: env, command, builtin, exec, nice,
  * nohup, setsid, timeout, time, stdbuf, ionice, xargs, sudo, doas, busybox, `find -exec`, and shells
  * with `-c` and a literal script (`find -delete` counts as `rm`), and commands that run others
- * through an option (`fd -x`, `rg --pre`, `git grep -O`) or write a file named by an argument (`uniq IN OUT`). Each is unwrapped so the payload is
+ * through an option (`fd -x`, `rg --pre`, `git grep -O`). Each is unwrapped so the payload is
  * checked like any command (opencode#16075, qwen-code#10192: payloads of wrappers were never checked). Commands that run code
  * we cannot see (eval, source, a shell reading stdin or a script file, a non-literal `-c`) are opaque.
  */
@@ -221,16 +221,6 @@ function unwrapGit(argv: ArgWord[]): Unwrapped {
     : plain("command");
 }
 
-/** `uniq [OPTION]… [INPUT [OUTPUT]]` writes OUTPUT. */
-function unwrapUniq(argv: ArgWord[]): Unwrapped {
-  const result = plain("command");
-  const at = skipOptions(argv, 1, { short: "fsw", long: ["skip-fields", "skip-chars", "check-chars"] });
-  if (typeof at === "string") return { ...result, opaque: at };
-  const output = argv[at + 1];
-  if (output && output.value !== "-") result.writes.push(output);
-  return result;
-}
-
 /** Reads `argv` as a wrapper (see module doc); `role: "command"` with no payloads when it is not one. */
 export function unwrap(argv: ArgWord[]): Unwrapped {
   const name = base(argv[0]);
@@ -326,8 +316,6 @@ export function unwrap(argv: ArgWord[]): Unwrapped {
       return unwrapRipgrep(argv);
     case "git":
       return unwrapGit(argv);
-    case "uniq":
-      return unwrapUniq(argv);
     default:
       return plain("command");
   }

@@ -45,6 +45,19 @@ export interface Grammar {
   expression?: boolean;
   /** Options stop at the first operand (POSIX; env, xargs, git before its subcommand). */
   posix?: boolean;
+  /** Short options whose value is only ever attached (`date -Iseconds`, gawk's `-d[file]`). */
+  shortOptional?: string;
+  /** A word `-N` (digits) is an option (`head -5`, `grep -3`), or a negative number (`seq -1 3`). */
+  numeric?: boolean;
+  /** Effects of every form (`pip install` reaches the network, writes and runs build code). */
+  always?: Effect[];
+  /** Options whose value is a file the form writes (`sort -o FILE`, `cp -t DIR`). */
+  writeOptions?: string[];
+  /**
+   * Operands the form writes: all of them (`rm`, `mv`, `tee`, `ln`), the last (`cp`, `install`),
+   * the second (`uniq IN OUT`, `split IN PREFIX`), or those starting with a prefix, without it (`dd of=F`).
+   */
+  writeOperands?: "all" | "last" | "second" | { prefix: string };
 }
 
 /** What a form does: its effects, or why it is unknown. */
@@ -54,20 +67,64 @@ export interface FormVerdict {
   unknown?: string;
   /** Options met (long names and letters), for operandEffect and callers. */
   options: string[];
+  /** Files the form writes, as the words that name them (writeOptions, writeOperands). */
+  writes: ArgWord[];
+}
+
+/** Each grammar's long options: name → "=" (takes a value), "?" (attached only) or "". Built once. */
+const longTables = new WeakMap<Grammar, Map<string, "=" | "?" | "">>();
+
+function longTable(grammar: Grammar): Map<string, "=" | "?" | ""> {
+  let table = longTables.get(grammar);
+  if (!table) {
+    table = new Map();
+    for (const spec of grammar.long ?? []) {
+      const kind = spec.endsWith("=") ? "=" : spec.endsWith("?") ? "?" : "";
+      table.set(kind ? spec.slice(0, -1) : spec, kind);
+    }
+    longTables.set(grammar, table);
+  }
+  return table;
 }
 
 /** Resolves `name` among the long options as getopt_long does: exact, else a unique prefix. */
 function resolveLong(name: string, grammar: Grammar): string | null | "ambiguous" {
-  const names = (grammar.long ?? []).map((l) => l.replace(/[=?]$/, ""));
-  if (names.includes(name)) return name;
-  const matches = names.filter((n) => n.startsWith(name));
-  if (matches.length === 1) return matches[0] as string;
-  return matches.length > 1 ? "ambiguous" : null;
+  const table = longTable(grammar);
+  if (table.has(name)) return name;
+  let match: string | null = null;
+  for (const n of table.keys()) {
+    if (!n.startsWith(name)) continue;
+    if (match !== null) return "ambiguous";
+    match = n;
+  }
+  return match;
 }
 
 function takesValue(long: string, grammar: Grammar): "=" | "?" | "" {
-  const spec = grammar.long?.find((l) => l.replace(/[=?]$/, "") === long) ?? "";
-  return spec.endsWith("=") ? "=" : spec.endsWith("?") ? "?" : "";
+  return longTable(grammar).get(long) ?? "";
+}
+
+/** A literal word for a value written attached to its option (`-o.env`, `--output=x`). */
+function attached(value: string): ArgWord {
+  return { value, expands: false, raw: value };
+}
+
+/** The words a form writes: values of writeOptions and the operands writeOperands names. */
+function writtenWords(grammar: Grammar, values: [string, ArgWord | null][], operands: ArgWord[]): ArgWord[] {
+  const out: ArgWord[] = [];
+  for (const [option, word] of values)
+    if (grammar.writeOptions?.includes(option)) out.push(word ?? { value: null, expands: false, raw: "…" });
+  const spec = grammar.writeOperands;
+  if (spec === "all") out.push(...operands);
+  // `cp -t DIR a b` names its target with -t: its operands are all sources.
+  else if (spec === "last" && operands.length > 1 && out.length === 0) out.push(operands.at(-1) as ArgWord);
+  else if (spec === "second" && operands[1]) out.push(operands[1]);
+  else if (typeof spec === "object")
+    for (const w of operands) {
+      if (w.value === null) out.push(w);
+      else if (w.value.startsWith(spec.prefix)) out.push({ ...w, value: w.value.slice(spec.prefix.length) });
+    }
+  return out.filter((w) => w.value !== "-");
 }
 
 /**
@@ -75,13 +132,14 @@ function takesValue(long: string, grammar: Grammar): "=" | "?" | "" {
  * Pure; linear in argv.
  */
 export function readForm(argv: readonly ArgWord[], grammar: Grammar): FormVerdict {
-  const effects = new Set<Effect>();
+  const effects = new Set<Effect>(grammar.always);
   const options: string[] = [];
-  const operands: string[] = [];
-  const values: [string, string | null][] = [];
+  const operands: ArgWord[] = [];
+  const values: [string, ArgWord | null][] = [];
   const verdict = (unknown?: string): FormVerdict => ({
     effects: [...effects],
     options,
+    writes: unknown ? [] : writtenWords(grammar, values, operands),
     ...(unknown ? { unknown } : {}),
   });
   const effectOf = (option: string) => {
@@ -92,7 +150,7 @@ export function readForm(argv: readonly ArgWord[], grammar: Grammar): FormVerdic
   if (grammar.expression) {
     for (const w of argv.slice(1)) {
       if (w.value === null) return verdict(`the word ${w.raw ?? "?"} is not literal and may be a primary`);
-      operands.push(w.value);
+      operands.push(w);
     }
   }
   for (; i < argv.length; i++) {
@@ -101,22 +159,25 @@ export function readForm(argv: readonly ArgWord[], grammar: Grammar): FormVerdic
     if (v === null || word.expands) {
       if (v !== null && !v.startsWith("-")) {
         if (grammar.posix || grammar.sub) break;
-        operands.push(v);
+        operands.push(word);
         continue;
       }
-      if (grammar.effects || grammar.sub || grammar.operands)
+      if (grammar.effects || grammar.sub || grammar.operands || grammar.writeOptions)
         return verdict(`the word ${word.raw ?? "?"} is not literal and may be an option`);
+      operands.push(word);
       continue;
     }
     if (v === "--") {
       i++;
       break;
     }
+    if (grammar.numeric && /^-\d+$/.test(v)) continue;
     if (v.startsWith("--") || (grammar.singleDash && v.startsWith("-") && v.length > 1)) {
       const [name, ...rest] = v.replace(/^--?/, "").split("=");
       const resolved = resolveLong(name as string, grammar);
       if (resolved === "ambiguous" || resolved === null) {
         if (!grammar.permissive) return verdict(`${v.split("=")[0]} is not an option the model knows`);
+        options.push(name as string);
         const effect = Object.keys(grammar.effects ?? {}).find(
           (e) => e.length > 1 && e.startsWith(name as string),
         );
@@ -125,17 +186,19 @@ export function readForm(argv: readonly ArgWord[], grammar: Grammar): FormVerdic
       }
       options.push(resolved);
       effectOf(resolved);
-      if (rest.length > 0) values.push([resolved, rest.join("=")]);
-      else if (takesValue(resolved, grammar) === "=") values.push([resolved, argv[++i]?.value ?? null]);
+      if (rest.length > 0) values.push([resolved, attached(rest.join("="))]);
+      else if (takesValue(resolved, grammar) === "=") values.push([resolved, argv[++i] ?? null]);
       continue;
     }
     if (v.startsWith("-") && v !== "-") {
       for (let j = 1; j < v.length; j++) {
         const letter = v[j] as string;
-        if (grammar.shortValue?.includes(letter)) {
+        if (grammar.shortValue?.includes(letter) || grammar.shortOptional?.includes(letter)) {
           options.push(letter);
           effectOf(letter);
-          values.push([letter, j === v.length - 1 ? (argv[++i]?.value ?? null) : v.slice(j + 1)]);
+          const last = j === v.length - 1;
+          if (!last) values.push([letter, attached(v.slice(j + 1))]);
+          else if (grammar.shortValue?.includes(letter)) values.push([letter, argv[++i] ?? null]);
           break;
         }
         if (!grammar.short?.includes(letter) && !grammar.permissive && !grammar.effects?.[letter])
@@ -146,7 +209,7 @@ export function readForm(argv: readonly ArgWord[], grammar: Grammar): FormVerdic
       continue;
     }
     if (grammar.sub || grammar.posix) break;
-    operands.push(v);
+    operands.push(word);
   }
   if (grammar.sub) {
     const name = argv[i]?.value;
@@ -158,13 +221,14 @@ export function readForm(argv: readonly ArgWord[], grammar: Grammar): FormVerdic
     return {
       effects: [...new Set([...effects, ...inner.effects])],
       options: [...options, ...inner.options],
+      writes: [...writtenWords(grammar, values, []), ...inner.writes],
       ...(inner.unknown ? { unknown: inner.unknown } : {}),
     };
   }
   if (grammar.payload) return verdict();
   for (const w of argv.slice(i)) {
     if (w.value === null && grammar.operands) return verdict(`the word ${w.raw ?? "?"} is not literal`);
-    operands.push(w.value ?? "");
+    operands.push(w);
   }
   if (
     grammar.operandEffect &&
@@ -172,8 +236,25 @@ export function readForm(argv: readonly ArgWord[], grammar: Grammar): FormVerdic
     !grammar.operandEffect.unless.some((o) => options.includes(o))
   )
     effects.add(grammar.operandEffect.effect);
-  const judged = grammar.operands?.(operands, options, values);
+  const judged = grammar.operands?.(
+    operands.map((w) => w.value ?? ""),
+    options,
+    values.map(([o, w]) => [o, w?.value ?? null]),
+  );
   if (judged?.startsWith("unknown: ")) return verdict(judged.slice(9));
   if (judged) effects.add(judged as Effect);
   return verdict();
+}
+
+/** Splits a space-separated list of option names (kept as text so the model's data stays compact). */
+export function words(text: string): string[] {
+  return text.split(" ").filter((w) => w !== "");
+}
+
+/**
+ * A GNU tool's grammar: short flags, short options taking a value, long options (space-separated,
+ * see Grammar.long; `--help` and `--version` added), and any other Grammar fields.
+ */
+export function gnu(short: string, shortValue: string, long: string, rest: Partial<Grammar> = {}): Grammar {
+  return { short, shortValue, long: words(`${long} help version`), ...rest };
 }

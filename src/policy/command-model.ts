@@ -3,15 +3,15 @@
  * those agents use most, the option grammar (command-grammar.ts) and which options or operands
  * write files, run other programs or reach the network. Grammars follow each tool's manual
  * (GNU coreutils / findutils / sed / tar / make, ripgrep 14, fd 10, git 2.4x, npm 10, go 1.2x,
- * cargo 1.8x). A command not in the model is judged by its name alone, as before.
+ * cargo 1.8x); the coreutils, text tools and runtimes are in command-model-*.ts. A command not
+ * in the model is judged by its name alone, and policy files may name it in an allow rule only
+ * with every effect accepted (policy-lint.ts).
  */
-import { type Effect, type FormVerdict, type Grammar, readForm } from "./command-grammar.js";
+import { type Effect, type FormVerdict, type Grammar, readForm, words } from "./command-grammar.js";
+import { COREUTILS } from "./command-model-coreutils.js";
+import { RUNTIMES } from "./command-model-runtimes.js";
+import { TEXT_TOOLS } from "./command-model-text.js";
 import type { ArgWord } from "./command-pattern.js";
-
-/** Splits a space-separated list of option names (kept as text so the data stays compact). */
-function words(text: string): string[] {
-  return text.split(" ").filter((w) => w !== "");
-}
 
 /** sed: `-i` writes in place; the `e` command and `s///e` run programs, `w`/`W` and `s///w` write. */
 export function sedScriptEffect(script: string): Effect | `unknown: ${string}` | null {
@@ -180,6 +180,9 @@ const NPM_SCRIPT_EFFECTS: Record<string, Effect> = {
 
 /** The model: command name → grammar. */
 export const COMMAND_MODEL: Record<string, Grammar> = {
+  ...COREUTILS,
+  ...TEXT_TOOLS,
+  ...RUNTIMES,
   sed: SED,
   find: { operands: findExpression, expression: true },
   fd: {
@@ -250,8 +253,9 @@ export const COMMAND_MODEL: Record<string, Grammar> = {
         "zero-terminated help version",
     ),
     effects: { o: "write", output: "write", "compress-program": "exec" },
+    writeOptions: ["o", "output"],
   },
-  tree: { permissive: true, shortValue: "oLIPH", effects: { o: "write" } },
+  tree: { permissive: true, shortValue: "oLIPH", effects: { o: "write" }, writeOptions: ["o"] },
   tar: {
     permissive: true,
     shortValue: "fCIT",

@@ -110,7 +110,12 @@ async function bashSubjects(policy: Policy, command: unknown, ctx: EvaluateConte
       subjects.push(scoped());
     } else {
       const scoped = async (): Promise<Scoped> => {
-        const path = await ctx.resolvePath(normalizeToolPath(part.target, WORKSPACE_DIR));
+        const lexical = normalizeToolPath(part.target, WORKSPACE_DIR);
+        // A command's own argument is only possibly a path (as above); a redirection must resolve.
+        const path = await ctx.resolvePath(lexical).catch((err: unknown) => {
+          if (part.argument) return lexical;
+          throw err;
+        });
         const subject: Subject = { kind: part.kind, tools: ["bash", part.kind], path, via: part.via };
         return { subject, scope: scopeKey("bash", part.kind, path) };
       };

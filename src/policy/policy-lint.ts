@@ -4,11 +4,12 @@
  *
  * Errors (the file does not load): duplicate rule ids, misspelt tool names, commands on a rule that
  * does not cover bash, paths on a rule whose tools take none, command patterns whose command word
- * is not a command name, `effects` on a command the model does not know or on a rule that is not
- * an allow rule with commands. Findings (`warden policy check` prints them, the file loads): rules that
+ * is not a command name, a command the model does not know (see unknownCommand), `effects` on a
+ * rule that is not an allow rule with commands. Findings (`warden policy check` prints them, the file loads): rules that
  * can never decide because an earlier rule of the same file with the same or a stricter decision
  * covers everything they match.
  */
+import { EFFECTS } from "./command-grammar.js";
 import { COMMAND_MODEL } from "./command-model.js";
 import { patternWords } from "./command-pattern.js";
 import type { PolicyFile } from "./schema.js";
@@ -58,21 +59,37 @@ function toolErrors(rule: Rule, i: number): LintFinding[] {
   return out;
 }
 
+/**
+ * The error for a command name the model has no entry for (command-model.ts), or null. An allow
+ * rule would grant such a command in every form, so it may name one only when it accepts every
+ * effect (`effects: [write, exec, network]`); a deny or ask rule may name any program, unless the
+ * name is one edit away from a modelled command (`rn` for `rm`: a typo that switches the rule off).
+ */
+function unknownCommand(rule: Rule, name: string): string | null {
+  const base = name.slice(name.lastIndexOf("/") + 1);
+  if (/[*?[]/.test(base) || base in COMMAND_MODEL) return null;
+  const near = Object.keys(COMMAND_MODEL).find((k) => k.length > 1 && nearlyEqual(k, base));
+  const hint = near ? `; did you mean '${near}'?` : "";
+  if (rule.decision !== "allow")
+    return near ? `rule '${rule.id}': '${base}' is not a command the model knows${hint}` : null;
+  if (EFFECTS.every((e) => rule.effects?.includes(e))) return null;
+  return `rule '${rule.id}': '${base}' is not a command the model knows, so its effects cannot be told apart${hint} (an allow rule may name it only with effects: [${EFFECTS.join(", ")}], accepting whatever it does)`;
+}
+
 function commandErrors(rule: Rule, i: number): LintFinding[] {
   const out: LintFinding[] = [];
   rule.commands?.forEach((pattern, c) => {
     const name = patternWords(pattern)[0] ?? "";
+    const path = ["rules", i, "commands", c];
     if (name === "" || !COMMAND_WORD.test(name)) {
       out.push({
-        path: ["rules", i, "commands", c],
+        path,
         text: `rule '${rule.id}': '${pattern}' does not start with a command name, so it never matches`,
       });
-    } else if (rule.effects && !(name.slice(name.lastIndexOf("/") + 1) in COMMAND_MODEL)) {
-      out.push({
-        path: ["rules", i, "commands", c],
-        text: `rule '${rule.id}' accepts effects, but '${name}' is not a command the model knows (${Object.keys(COMMAND_MODEL).join(", ")}); its effects cannot be told apart`,
-      });
+      return;
     }
+    const unknown = unknownCommand(rule, name);
+    if (unknown) out.push({ path, text: unknown });
   });
   if (rule.effects && (rule.decision !== "allow" || !rule.commands))
     out.push({

@@ -1,27 +1,20 @@
 /**
  * `DockerSandbox`: the Sandbox interface on one hardened Docker container (see hardening.ts),
- * created by `createSandbox` (create.ts). Commands and file operations go over warden-helper's
- * exec channel when the container runs it (channel/), else through docker exec (exec.ts,
- * file-ops.ts, write-file.ts); both paths pass the same suites. Every method maps engine failures through
- * fromDockerError; once the container is stopped or gone they reject SandboxNotRunningError.
- * Lifecycle follows testcontainers-node: idempotent removal (404/409 are success) and
- * `await using` (Symbol.asyncDispose).
+ * created by `createSandbox` (create.ts). Commands and file operations go through one SandboxIO
+ * (io.ts), chosen once when the sandbox is made: warden-helper's exec channel when the container
+ * runs it (channel/), else docker exec (docker-exec/); both paths pass the same suites. Every
+ * method maps engine failures through fromDockerError; once the container is stopped or gone they
+ * reject SandboxNotRunningError. Lifecycle follows testcontainers-node: idempotent removal
+ * (404/409 are success) and `await using` (Symbol.asyncDispose).
  */
 import type { Readable } from "node:stream";
 import type Docker from "dockerode";
 import { fromDockerError } from "../errors.js";
 import { throwIfAborted } from "../util/abort.js";
-import {
-  type ChannelClient,
-  channelExec,
-  channelListDir,
-  channelReadFile,
-  channelRealpath,
-  channelStat,
-  channelWriteFile,
-} from "./channel/index.js";
-import { execInContainer } from "./exec.js";
-import { containerPath, listDirectory, readFileRange, realPath, statPath } from "./file-ops.js";
+import { type ChannelClient, channelIO } from "./channel/index.js";
+import { dockerExecIO } from "./docker-exec/index.js";
+import type { SandboxIO } from "./io.js";
+import { containerPath } from "./io-contract.js";
 import type {
   DirEntry,
   ExecCommand,
@@ -37,17 +30,18 @@ import type {
 import { WORKSPACE_DIR } from "./types.js";
 import { diffHashes, hashWorkspace } from "./workspace-changes.js";
 import type { WorkspaceHashes } from "./workspace-copy.js";
-import { writeFileAtomic } from "./write-file.js";
 
 type Opts = { signal?: AbortSignal };
 
 /** A sandbox backed by one Docker container (and, in copy mode, one tmpfs volume). */
 export class DockerSandbox implements Sandbox {
   private destroyed: Promise<void> | undefined;
+  private readonly io: SandboxIO;
 
   /**
    * Use `createSandbox`; this wraps an already started container. With `channel` (warden-helper's
-   * exec channel) every command and file operation goes over it; without, through docker exec.
+   * exec channel) every command and file operation goes over it, for the sandbox's whole life (a
+   * channel that drops makes calls reject SandboxNotRunningError); without, through docker exec.
    */
   constructor(
     readonly info: SandboxInfo,
@@ -55,17 +49,17 @@ export class DockerSandbox implements Sandbox {
     private readonly container: Docker.Container,
     private readonly volumeName: string | undefined,
     private readonly baseline: WorkspaceHashes,
-    private readonly channel?: ChannelClient,
-  ) {}
+    channel?: ChannelClient,
+  ) {
+    this.io = channel ? channelIO(channel) : dockerExecIO(container);
+  }
 
   async exec(command: ExecCommand, options?: ExecOptions): Promise<ExecResult> {
-    if (this.channel) return channelExec(this.channel, command, options);
-    return execInContainer(this.container, command, options);
+    return this.io.exec(command, options);
   }
 
   async readFile(path: string, range: ReadRange, options?: Opts): Promise<ReadFileResult> {
-    if (this.channel) return channelReadFile(this.channel, containerPath(path), range, options);
-    return readFileRange(this.container, path, range, options);
+    return this.io.readFile(containerPath(path), range, options);
   }
 
   async writeFile(
@@ -73,23 +67,19 @@ export class DockerSandbox implements Sandbox {
     data: Buffer,
     options?: { mode?: number; signal?: AbortSignal },
   ): Promise<void> {
-    if (this.channel) return channelWriteFile(this.channel, containerPath(path), data, options);
-    return writeFileAtomic(this.container, path, data, options);
+    return this.io.writeFile(containerPath(path), data, options);
   }
 
   async stat(path: string, options?: Opts): Promise<FileStat | null> {
-    if (this.channel) return channelStat(this.channel, containerPath(path), options);
-    return statPath(this.container, path, options);
+    return this.io.stat(containerPath(path), options);
   }
 
   async realpath(path: string, options?: Opts): Promise<string> {
-    if (this.channel) return channelRealpath(this.channel, containerPath(path), options);
-    return realPath(this.container, path, options);
+    return this.io.realpath(containerPath(path), options);
   }
 
   async listDir(path: string, options?: Opts): Promise<DirEntry[]> {
-    if (this.channel) return channelListDir(this.channel, containerPath(path), options);
-    return listDirectory(this.container, path, options);
+    return this.io.listDir(containerPath(path), options);
   }
 
   /** `GET /containers/{id}/archive?path=/workspace/.`: entries relative to /workspace ("./a.txt"). */
@@ -107,7 +97,7 @@ export class DockerSandbox implements Sandbox {
   }
 
   destroy(): Promise<void> {
-    this.channel?.close();
+    this.io.close();
     this.destroyed ??= removeSandboxResources(this.docker, this.container.id, this.volumeName);
     return this.destroyed;
   }

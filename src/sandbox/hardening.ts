@@ -2,10 +2,11 @@
  * The hardened container configuration (Docker Engine API 1.41 `POST /containers/create`).
  * Every sandbox gets: no network, read-only root filesystem, all capabilities dropped,
  * no-new-privileges, pids/memory(=swap, see cgroupMemoryBytes)/CPU limits, docker-init as PID 1 (reaps zombies;
- * the channel path replaces it with warden-helper as PID 1, see channel/container.ts), the non-root user 1000:1000, size-limited tmpfs for /tmp and /run/warden, and an environment of
+ * the channel path replaces it with warden-helper as PID 1, see channel/docker/container.ts), the non-root user 1000:1000, size-limited tmpfs for /tmp and /run/warden, and an environment of
  * LANG/PATH/HOME only (nothing from the host). No Docker socket is ever mounted.
  */
 import type Docker from "dockerode";
+import { BASE_ENV } from "./io-contract.js";
 import type { ReadOnlyMount, SandboxLimits, WorkspaceMode } from "./types.js";
 import { WORKSPACE_DIR } from "./types.js";
 
@@ -14,13 +15,6 @@ export const SANDBOX_USER = "1000:1000";
 
 /** Private per-sandbox scratch for warden itself (exec pgid files); not in the tools' roots. */
 export const WARDEN_RUN_DIR = "/run/warden";
-
-/** The whole environment of the container; exec adds only what the caller passes. */
-export const BASE_ENV: readonly string[] = [
-  "LANG=C.UTF-8",
-  "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-  "HOME=/home/sandbox",
-];
 
 /** Inputs of the container configuration. */
 export interface HardenedConfigInput {

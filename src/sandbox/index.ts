@@ -5,7 +5,6 @@
 export { createSandbox } from "./create.js";
 export { DockerSandbox } from "./docker-sandbox.js";
 export { getDocker, imageExists, pingEngine, requireImage } from "./engine.js";
-export { EXIT_ABORTED, EXIT_TIMEOUT, KILL_GRACE_SECONDS } from "./exec.js";
 export { type GcOptions, type GcRemoval, gc } from "./gc.js";
 export {
   type BuildImageOptions,
@@ -13,6 +12,7 @@ export {
   buildSandboxImage,
   listSandboxImages,
 } from "./images.js";
+export { EXIT_ABORTED, EXIT_TIMEOUT, KILL_GRACE_SECONDS } from "./io-contract.js";
 export { controllerProcessAlive, LABEL } from "./labels.js";
 export {
   DEFAULT_LIMITS,

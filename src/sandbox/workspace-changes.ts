@@ -5,7 +5,7 @@
  */
 import type Docker from "dockerode";
 import { SandboxError } from "../errors.js";
-import { captureExec } from "./capture.js";
+import { captureExec } from "./docker-exec/index.js";
 import { WORKSPACE_DIR, type WorkspaceChange } from "./types.js";
 import type { WorkspaceHashes } from "./workspace-copy.js";
 

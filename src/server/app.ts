@@ -17,6 +17,7 @@ import type { AuditLog } from "./audit.js";
 import { KeyRing, type Principal } from "./auth.js";
 import type { ServerConfig } from "./config.js";
 import { QuotaExceededError, toErrorResponse, UnauthorizedError } from "./errors.js";
+import { type InlineJsonParser, parseJsonBody } from "./json-body.js";
 import type { ServerMetrics } from "./metrics.js";
 import { registerOpenApi } from "./openapi.js";
 import { registerApprovalRoutes } from "./routes-approvals.js";
@@ -74,14 +75,23 @@ export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {})
   app.addContentTypeParser("application/x-tar", (_req, payload, done) => done(null, payload));
   // Clients often send `content-type: application/json` on DELETE and GET with no body: accept
   // an empty JSON body as "no body" instead of fastify's 400. Non-empty bodies use fastify's own
-  // parser (secure-json-parse: __proto__ and constructor keys are refused).
+  // parser (secure-json-parse: __proto__ and constructor keys are refused); large ones in a worker
+  // (json-body.ts), so one tenant's 1 MiB bodies do not hold the event loop.
   const json = app.getDefaultJsonParser("error", "error");
+  const inline: InlineJsonParser = (request, text) => {
+    let parsed: { err: Error | null; value: unknown } | undefined;
+    json(request, text, (err, value) => {
+      parsed = { err, value };
+    });
+    if (parsed?.err) throw parsed.err;
+    return parsed?.value;
+  };
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
-    const text = body.toString();
-    if (text.trim() === "") done(null, undefined);
-    else json(request, text, done);
-  });
+  app.addContentTypeParser(
+    "application/json",
+    { parseAs: "buffer" },
+    async (request: FastifyRequest, body: Buffer) => parseJsonBody(request, body, inline),
+  );
 
   app.addHook("onRequest", async (request) => {
     if (!request.url.startsWith("/v1/") && request.url.split("?")[0] !== "/mcp") return;

@@ -2,11 +2,23 @@
  * Diffs for the edit tool's details, built on the `diff` package (jsdiff):
  * a display diff in Pi's shape (`+N line`, `-N line`, ` N line`, ` ... ` between hunks, line numbers
  * padded to one width, 4 context lines) and a standard unified patch. The line diff itself is
- * util/line-diff.ts: off the event loop for large inputs, and bounded (a rewrite too large to diff
- * in time is shown as one replacement hunk of the changed region).
+ * util/line-diff.ts, bounded (a rewrite too large to diff in time is shown as one replacement hunk
+ * of the changed region). For large inputs the whole of it, the line diff and both texts, is built
+ * in a worker (issue 11: formatting a 12,000-line rewrite's two texts took about 15 ms of the event
+ * loop per edit).
  */
+import { createRequire } from "node:module";
 import { formatPatch } from "diff";
-import { diffLineHunks } from "../util/line-diff.js";
+import { isAbortError, throwIfAborted } from "../util/abort.js";
+import {
+  type DiffJob,
+  diffJob,
+  diffLineHunks,
+  INLINE_DIFF_MAX_CHARS,
+  LINE_HUNKS_WORKER_LIB,
+  type LineHunk,
+} from "../util/line-diff.js";
+import { lazySharedPool } from "../util/worker-pool.js";
 
 /** Context lines around each change, as in Pi's edit tool. */
 export const DIFF_CONTEXT_LINES = 4;
@@ -22,7 +34,8 @@ export interface EditDiff {
 }
 
 /**
- * Builds the display diff and unified patch between `oldText` and `newText` (LF text) for `path`.
+ * Builds the display diff and unified patch between `oldText` and `newText` (LF text) for `path`:
+ * inline for small inputs, in the worker pool for larger ones (inline again when its queue is full).
  * Rejects only AbortError when `signal` fires.
  */
 export async function buildEditDiff(
@@ -31,7 +44,33 @@ export async function buildEditDiff(
   newText: string,
   signal?: AbortSignal,
 ): Promise<EditDiff> {
+  throwIfAborted(signal);
+  if (oldText.length + newText.length > INLINE_DIFF_MAX_CHARS) {
+    try {
+      return await editDiffPool().run(
+        { path, diff: diffJob(oldText, newText, DIFF_CONTEXT_LINES) },
+        { signal },
+      );
+    } catch (err) {
+      if (isAbortError(err)) throw err;
+      // Pool full or worker out of memory: built here, with line-diff's own bounds.
+    }
+  }
   const hunks = await diffLineHunks(oldText, newText, { context: DIFF_CONTEXT_LINES, signal });
+  return formatEditDiff(path, oldText, newText, hunks, formatPatch);
+}
+
+/**
+ * The EditDiff of `hunks` (pure; also run in the worker by its source text, so it uses nothing
+ * from outside but its arguments and the two helpers below; `patchOf` is jsdiff's formatPatch).
+ */
+export function formatEditDiff(
+  path: string,
+  oldText: string,
+  newText: string,
+  hunks: LineHunk[],
+  patchOf: typeof formatPatch,
+): EditDiff {
   const structured = {
     oldFileName: `a/${path}`,
     newFileName: `b/${path}`,
@@ -39,7 +78,7 @@ export async function buildEditDiff(
     newHeader: undefined,
     hunks,
   };
-  const patch = formatPatch(structured, {
+  const patch = patchOf(structured, {
     includeIndex: false,
     includeUnderline: false,
     includeFileHeaders: true,
@@ -86,3 +125,24 @@ function countLines(text: string): number {
   const n = text.split("\n").length;
   return text.endsWith("\n") ? n - 1 : n;
 }
+
+// The worker: one edit's hunks (line-diff's lineHunksOf) and texts (formatEditDiff) per message.
+const WORKER_SOURCE = `
+const { parentPort } = require("node:worker_threads");
+${LINE_HUNKS_WORKER_LIB}
+const { formatPatch } = require(${JSON.stringify(createRequire(import.meta.url).resolve("diff"))});
+${pad.toString()}
+${countLines.toString()}
+${formatEditDiff.toString()}
+parentPort.on("message", (job) => {
+  try {
+    const hunks = lineHunksOf(job.diff);
+    parentPort.postMessage({ ok: true, value: formatEditDiff(job.path, job.diff.oldText, job.diff.newText, hunks, formatPatch) });
+  } catch (err) {
+    parentPort.postMessage({ ok: false, message: String((err && err.message) || err) });
+  }
+});
+`;
+
+/** The process-wide edit-diff pool (lazySharedPool), 32 queued jobs. */
+const editDiffPool = lazySharedPool<{ path: string; diff: DiffJob }, EditDiff>(WORKER_SOURCE, 32);

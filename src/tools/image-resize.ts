@@ -19,6 +19,7 @@
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import { Slots } from "../util/slots.js";
+import { LOW_PRIORITY_PROLOGUE } from "../util/worker-pool.js";
 import { imageDimensions } from "./image-size.js";
 
 /** Largest side sent to the model, in pixels (Pi's). */
@@ -109,7 +110,8 @@ function decodeInWorker(
 ): Promise<FittedImage> {
   return new Promise((resolve, reject) => {
     const copy = new Uint8Array(data);
-    const worker = new Worker(WORKER_SOURCE, {
+    // Lowest CPU priority, as the worker pool's threads: a decode never takes a core from the event loop.
+    const worker = new Worker(LOW_PRIORITY_PROLOGUE + WORKER_SOURCE, {
       eval: true,
       workerData: {
         data: copy,

@@ -5,14 +5,35 @@
  * time. At most `size` workers run; jobs beyond them wait in a queue of at most `maxQueued`.
  * Idle workers are unref'd (they never keep the process alive) and exit after `idleMs`, so their
  * memory returns; each has a heap cap (`maxHeapMb`) so one job cannot grow the process without bound.
+ * Each worker thread runs at the lowest CPU priority (LOW_PRIORITY_PROLOGUE), so on a busy machine the
+ * event loop's request handling always wins over one tenant's diff.
  */
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { AbortError, onAbort, throwIfAborted } from "./abort.js";
 
+/**
+ * CommonJS prologue that lowers the calling worker thread's CPU priority to nice 19 (the lowest).
+ * On Linux, `/proc/thread-self` links to `<pid>/task/<tid>` and setpriority(2) on a thread id
+ * changes that thread only, so the main thread (the event loop) keeps its priority. Raising a nice
+ * value needs no privilege; where /proc or setpriority is missing (not Linux), the prologue does
+ * nothing. On a machine whose cores are all busy (one tenant's large diffs, sandboxes, other
+ * tenants), the kernel then runs the event loop first whenever it is ready: another tenant's request
+ * waits for the loop, never for a diff (issue 11, the noisy-neighbour bench).
+ */
+export const LOW_PRIORITY_PROLOGUE = `
+try {
+  const tid = Number(require("node:fs").readlinkSync("/proc/thread-self").split("/").pop());
+  if (Number.isInteger(tid) && tid > 0) require("node:os").setPriority(tid, 19);
+} catch {}
+`;
+
 /** Shape and limits of a pool. */
 export interface WorkerPoolOptions {
-  /** CommonJS source each worker evaluates (see the module docstring for its message protocol). */
+  /**
+   * CommonJS source each worker evaluates (see the module docstring for its message protocol),
+   * after LOW_PRIORITY_PROLOGUE.
+   */
   source: string;
   /** Most workers at once (>= 1). */
   size: number;
@@ -112,7 +133,7 @@ export class WorkerPool<In, Out> {
   }
 
   #spawn(): Slot {
-    const worker = new Worker(this.#options.source, {
+    const worker = new Worker(LOW_PRIORITY_PROLOGUE + this.#options.source, {
       eval: true,
       resourceLimits: { maxOldGenerationSizeMb: this.#options.maxHeapMb },
     });

@@ -88,6 +88,23 @@ describeEngine("issue 13: bypass classes refused live under the shipped policies
     expect(await exists(join(ws, "pwned"))).toBe(true);
   });
 
+  it.each([
+    ["awk system()", "awk 'BEGIN{system(\"touch pwned\")}'"],
+    ["awk print to a pipe", "echo x | awk '{print | \"touch pwned\"}'"],
+    ["python3 -c", 'python3 -c \'open("pwned", "w")\''],
+  ])(
+    "%s: %s, under a policy that allows awk and python3 by name, is refused and creates nothing",
+    async (_class, command) => {
+      const policy = new URL("../fixtures/bypass-corpus-model-policy.yaml", import.meta.url).pathname;
+      const refused = await run(policy, command);
+      expect(refused.exitCode).toBe(1);
+      expect(refused.stderr).toContain("this form runs other programs; no allow rule accepts that effect");
+      expect(await exists(join(ws, "pwned"))).toBe(false);
+      expect((await run(null, command)).stderr).toBe("");
+      expect(await exists(join(ws, "pwned"))).toBe(true);
+    },
+  );
+
   it("git status in a repository whose config sets core.fsmonitor is refused under readonly; nothing runs", async () => {
     execFileSync("git", ["init", "-q", ws]);
     execFileSync("git", ["-C", ws, "config", "core.fsmonitor", "touch /workspace/pwned; false"]);

@@ -78,6 +78,15 @@ for (const execPath of EXEC_PATHS) {
       expect(left.stdout).toBe("0\n");
     });
 
+    it("a timeout gives a command that ignores TERM the 500 ms grace (KILL_GRACE_MS), then KILLs it", async () => {
+      const r = await run(sandbox, "trap '' TERM; echo ready; sleep 300; echo never", { timeoutMs: 1000 });
+      expect(r).toMatchObject({ exitCode: 124, timedOut: true, stdout: "ready\n" });
+      // TERM at 1000 ms does nothing; only the KILL sent 500 ms later ends it.
+      expect(r.durationMs).toBeGreaterThanOrEqual(1450);
+      expect(r.durationMs).toBeLessThan(4500);
+      expect((await run(sandbox, SLEEPERS)).stdout).toBe("0\n");
+    });
+
     it("abort kills the group and returns the partial output with 130", async () => {
       const controller = new AbortController();
       const chunks: string[] = [];

@@ -10,9 +10,14 @@ import {
   ChannelClient,
   type ChannelTransport,
   DEFAULT_REQUEST_TIMEOUT_MS,
-} from "../../src/sandbox/channel/client.js";
-import { channelStat } from "../../src/sandbox/channel/files.js";
-import { encodeFrame, type Frame, FrameDecoder, FrameType } from "../../src/sandbox/channel/frame.js";
+} from "../../src/sandbox/channel/protocol/client.js";
+import { channelStat } from "../../src/sandbox/channel/protocol/files.js";
+import {
+  encodeFrame,
+  type Frame,
+  FrameDecoder,
+  FrameType,
+} from "../../src/sandbox/channel/protocol/frame.js";
 import { AbortError } from "../../src/util/abort.js";
 
 /** A transport whose helper never answers; `inject` delivers raw bytes as if from the helper. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { InvalidArgumentError, NotFoundError, SandboxNotRunningError } from "../../src/errors.js";
-import { ChannelClient, type ChannelTransport } from "../../src/sandbox/channel/client.js";
-import { channelExec } from "../../src/sandbox/channel/exec.js";
-import { channelReadFile, channelStat, channelWriteFile } from "../../src/sandbox/channel/files.js";
+import { ChannelClient, type ChannelTransport } from "../../src/sandbox/channel/protocol/client.js";
+import { channelExec } from "../../src/sandbox/channel/protocol/exec.js";
+import { channelReadFile, channelStat, channelWriteFile } from "../../src/sandbox/channel/protocol/files.js";
 import {
   decodeJsonData,
   encodeFrame,
@@ -10,7 +10,7 @@ import {
   type Frame,
   FrameDecoder,
   FrameType,
-} from "../../src/sandbox/channel/frame.js";
+} from "../../src/sandbox/channel/protocol/frame.js";
 import { AbortError } from "../../src/util/abort.js";
 
 type Reply = (type: number, id: number, payload?: Buffer | object | null) => void;

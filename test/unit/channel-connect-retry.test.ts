@@ -6,8 +6,13 @@
 import { Duplex } from "node:stream";
 import type Docker from "dockerode";
 import { describe, expect, it } from "vitest";
-import { connectChannel, HelperUnavailableError } from "../../src/sandbox/channel/connect.js";
-import { encodeFrame, type Frame, FrameDecoder, FrameType } from "../../src/sandbox/channel/frame.js";
+import { connectChannel, HelperUnavailableError } from "../../src/sandbox/channel/docker/connect.js";
+import {
+  encodeFrame,
+  type Frame,
+  FrameDecoder,
+  FrameType,
+} from "../../src/sandbox/channel/protocol/frame.js";
 
 /** A fake attached container whose helper answers pings, dropping the first `lost` replies. */
 function fakeContainer(lost: number): { container: Docker.Container; pings: () => number } {

@@ -9,7 +9,7 @@ import {
   FrameType,
   HEADER_BYTES,
   MAX_PAYLOAD_BYTES,
-} from "../../src/sandbox/channel/frame.js";
+} from "../../src/sandbox/channel/protocol/frame.js";
 
 function decodeAll(chunks: Buffer[]): Frame[] {
   const frames: Frame[] = [];

@@ -7,11 +7,12 @@ beforeAll(async () => {
 
 /**
  * Compact view of the parts: `cmd:argv words` (null as ?), `opaque:why`, `write:target`, `read:target`.
- * File arguments (`argument` parts) are left out here and checked on their own below.
+ * File arguments (`argument` parts, and the files the command model says a command writes) are
+ * left out here and checked on their own below.
  */
 function view(script: string): string[] {
   return analyzeBash(script)
-    .filter((p) => p.kind !== "argument")
+    .filter((p) => p.kind !== "argument" && !(p.kind === "write" && p.argument))
     .map((p: BashPart) => {
       if (p.kind === "command") {
         const argv = p.argv.map((w) => (w.value === null ? "?" : w.value)).join(" ");
@@ -109,10 +110,23 @@ describe("analyzeBash: every simple command", () => {
       "cmd:rm x <env>nice>timeout",
     ]);
     expect(view("sudo -u root rm x")).toEqual(["cmd:sudo -u root rm x", "cmd:rm x <sudo"]);
-    expect(view("ls | xargs rm -f")).toEqual(["cmd:ls", "wrap:xargs rm -f", "cmd:rm -f ? <xargs"]);
-    expect(view("find . -exec rm {} \\;")).toEqual(["cmd:find . -exec rm {} ;", "cmd:rm ? <find"]);
+    expect(view("ls | xargs rm -f")).toEqual([
+      "cmd:ls",
+      "wrap:xargs rm -f",
+      "cmd:rm -f ? <xargs",
+      "opaque:the write target is not literal",
+    ]);
+    expect(view("find . -exec rm {} \\;")).toEqual([
+      "cmd:find . -exec rm {} ;",
+      "cmd:rm ? <find",
+      "opaque:the write target is not literal",
+    ]);
     expect(view("command -v rm")).toEqual(["cmd:command -v rm"]);
-    expect(view("find . -delete")).toEqual(["cmd:find . -delete", "cmd:rm ? <find"]);
+    expect(view("find . -delete")).toEqual([
+      "cmd:find . -delete",
+      "cmd:rm ? <find",
+      "opaque:the write target is not literal",
+    ]);
     expect(view("bash -c 'git push origin main'")).toEqual([
       "wrap:bash -c git push origin main",
       "cmd:git push origin main <bash -c",

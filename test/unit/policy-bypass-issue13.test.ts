@@ -10,13 +10,17 @@ import { evaluate, lexicalContext, loadPolicy, type Policy } from "../../src/pol
 import { issue13Corpus } from "../fixtures/bypass-corpus-issue13.js";
 
 const NAMES = ["default", "ci", "readonly", "strict"] as const;
-const policies = {} as Record<(typeof NAMES)[number], Policy>;
+type Name = (typeof NAMES)[number] | "model";
+const policies = {} as Record<Name, Policy>;
 beforeAll(async () => {
   for (const name of NAMES)
     policies[name] = await loadPolicy([new URL(`../../policies/${name}.yaml`, import.meta.url).pathname]);
+  policies.model = await loadPolicy([
+    new URL("../fixtures/bypass-corpus-model-policy.yaml", import.meta.url).pathname,
+  ]);
 });
 
-const decide = async (name: (typeof NAMES)[number], command: string) =>
+const decide = async (name: Name, command: string) =>
   evaluate(policies[name], { tool: "bash", args: { command } }, lexicalContext);
 
 const corpus = issue13Corpus();
@@ -35,14 +39,19 @@ describe("issue 13 bypass corpus", () => {
         "secret globs and expansions",
         "git branch writes",
         "writing forms of read-only commands",
+        "code run by allowed commands",
+        "writing forms of allowed commands",
+        "secret paths the command model resolves",
       ]),
     );
   });
 
   it.each(corpus.map((c) => [c.technique, c.command]))(
-    "%s: %j is refused: not allowed under default, readonly, strict; denied under ci",
-    async (_technique, command) => {
-      for (const name of ["default", "readonly", "strict"] as const) {
+    "%s: %j is refused: not allowed under default, readonly, strict and (but secret reads) the model fixture; denied under ci",
+    async (technique, command) => {
+      for (const name of ["default", "readonly", "strict", "model"] as const) {
+        // The model fixture guards writes only: secret reads are not its subject.
+        if (name === "model" && technique === "secret globs and expansions") continue;
         const d = await decide(name, command);
         expect(d.decision, `${name}: ${JSON.stringify(d.trail)}`).not.toBe("allow");
       }
@@ -91,4 +100,4 @@ describe("false refusals: the bash commands of a real Pi session", () => {
 });
 
 /** Commands of the session auto-allowed under default (README "Policies" prints this figure). */
-const ALLOWED_FIGURE = 119;
+const ALLOWED_FIGURE = 120;

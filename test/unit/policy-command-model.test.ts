@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { judgeForm, sedScriptEffect } from "../../src/policy/command-model.js";
 import type { ArgWord } from "../../src/policy/command-pattern.js";
-import { evaluate, lexicalContext, parsePolicyText } from "../../src/policy/index.js";
+import { bashDecider } from "../helpers/policy.js";
 
 const argv = (...words: string[]): ArgWord[] => words.map((value) => ({ value, expands: false, raw: value }));
 const form = (...words: string[]) => judgeForm(argv(...words));
@@ -87,22 +87,12 @@ describe("judgeForm reads options like the tool does", () => {
 });
 
 describe("an allow rule grants only the forms whose effects it names", () => {
-  const policy = {
-    layers: [
-      parsePolicyText(
-        [
-          "default: ask",
-          "rules:",
-          "  - { id: allow-tools, decision: allow, tools: [bash], commands: [sed, find] }",
-          "  - { id: allow-sed-edits, decision: allow, tools: [bash], commands: [sed], effects: [write] }",
-          "",
-        ].join("\n"),
-        "p.yaml",
-      ),
-    ],
-  };
-  const decide = async (command: string) =>
-    evaluate(policy, { tool: "bash", args: { command } }, lexicalContext);
+  const decide = bashDecider([
+    "default: ask",
+    "rules:",
+    "  - { id: allow-tools, decision: allow, tools: [bash], commands: [sed, find] }",
+    "  - { id: allow-sed-edits, decision: allow, tools: [bash], commands: [sed], effects: [write] }",
+  ]);
 
   it.each([
     ["sed -n 1,5p f", "allow"],

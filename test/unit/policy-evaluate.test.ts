@@ -68,6 +68,7 @@ describe("public fault cases", () => {
     expect(d.trail.map((e) => [e.part, e.decision])).toEqual([
       ["npm --version", "allow"],
       ["touch /workspace/p", "ask"],
+      ["/workspace/p", "ask"],
     ]);
   });
 

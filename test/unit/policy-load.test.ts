@@ -153,13 +153,30 @@ describe("tool names of tools an embedder adds", () => {
 });
 
 describe("effects name what the command model knows", () => {
-  it("refuses effects on a command outside the model and on a rule that is not an allow rule with commands", () => {
+  it("refuses effects on a rule that is not an allow rule with commands", () => {
     const text =
       "rules:\n  - {id: a, decision: allow, tools: [bash], commands: [curl], effects: [network]}\n  - {id: b, decision: deny, tools: [bash], commands: [sed], effects: [write]}\n";
     expect(message(() => parsePolicyText(text, "p.yaml"))).toBe(
+      "p.yaml:3:70: rule 'b': effects apply only to an allow rule with commands",
+    );
+  });
+
+  it("issue 13: a command the model does not know is an error in an allow rule (all at once, file:line:col)", () => {
+    const text = [
+      "rules:",
+      "  - id: a",
+      "    decision: allow",
+      "    tools: [bash]",
+      "    commands: [cat, tsgo --watch, grp -r, 'git status']",
+      "  - {id: b, decision: deny, tools: [bash], commands: [rn, curl, mytool]}",
+      "  - {id: c, decision: allow, tools: [bash], commands: [tsgo], effects: [write, exec, network]}",
+      "",
+    ].join("\n");
+    expect(message(() => parsePolicyText(text, "p.yaml"))).toBe(
       [
-        "p.yaml:2:56: rule 'a' accepts effects, but 'curl' is not a command the model knows (sed, find, fd, rg, env, xargs, sort, tree, tar, git, make, go, cargo, npm, npx, pnpm, yarn); its effects cannot be told apart",
-        "p.yaml:3:70: rule 'b': effects apply only to an allow rule with commands",
+        "p.yaml:5:21: rule 'a': 'tsgo' is not a command the model knows, so its effects cannot be told apart (an allow rule may name it only with effects: [write, exec, network], accepting whatever it does)",
+        "p.yaml:5:35: rule 'a': 'grp' is not a command the model knows, so its effects cannot be told apart; did you mean 'grep'? (an allow rule may name it only with effects: [write, exec, network], accepting whatever it does)",
+        "p.yaml:6:55: rule 'b': 'rn' is not a command the model knows; did you mean 'rm'?",
       ].join("\n"),
     );
   });

@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { describe, expect, it } from "vitest";
-import { killGroupCommand, wrapCommand } from "../../src/sandbox/exec-wrapper.js";
+import { killGroupCommand, wrapCommand } from "../../src/sandbox/docker-exec/wrapper.js";
 import {
   cgroupMemoryBytes,
   hardenedContainerConfig,

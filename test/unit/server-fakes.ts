@@ -77,6 +77,8 @@ function result(call: ToolCall, text: string, isError = false, details?: unknown
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<boolean>((resolve) => {
+    // A signal aborted before the call started never fires its event again: answer at once.
+    if (signal?.aborted) return resolve(true);
     const t = setTimeout(() => resolve(false), ms);
     signal?.addEventListener("abort", () => {
       clearTimeout(t);

@@ -1,4 +1,5 @@
-/** WorkerPool: results, worker errors, the queue bound, abort of a running job. */
+/** WorkerPool: results, worker errors, the queue bound, abort of a running job, worker priority. */
+import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { WorkerJobError, WorkerPool, WorkerPoolFullError } from "../../src/util/worker-pool.js";
 
@@ -6,6 +7,7 @@ const SOURCE = `
 const { parentPort } = require("node:worker_threads");
 parentPort.on("message", (job) => {
   if (job === "spin") for (;;) {}
+  if (job === "tid") return parentPort.postMessage({ ok: true, value: require("node:fs").readlinkSync("/proc/thread-self") });
   if (job === "throw") return parentPort.postMessage({ ok: false, message: "boom" });
   parentPort.postMessage({ ok: true, value: job * 2 });
 });
@@ -34,6 +36,25 @@ describe("WorkerPool", () => {
     expect(await p.run(2)).toBe(4);
     expect(p.workers).toBe(1);
   });
+
+  // The nice value of a thread, field 19 of /proc/<pid>/task/<tid>/stat (fields after the ")" of
+  // the command name start at field 3).
+  const niceOf = (taskPath: string) => {
+    const stat = readFileSync(`/proc/${taskPath}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19 - 3]);
+  };
+
+  it.runIf(process.platform === "linux")(
+    "runs its worker threads at nice 19 and leaves the main thread's priority alone",
+    async () => {
+      const mainNice = niceOf("thread-self");
+      const p = pool();
+      const task = (await p.run("tid")) as string; // "<pid>/task/<tid>"
+      expect(task).toMatch(new RegExp(`^${process.pid}/task/\\d+$`));
+      expect(niceOf(task)).toBe(19);
+      expect(niceOf("thread-self")).toBe(mainNice);
+    },
+  );
 
   it("rejects WorkerJobError with the worker's message", async () => {
     const p = pool();

@@ -22,7 +22,11 @@ type execRequest struct {
 	PipeGraceMs int `json:"pipeGraceMs"`
 }
 
-// killRequest asks for TERM to the command's group, then KILL after GraceMs (default 1000).
+// defaultKillGrace is the TERM-to-KILL grace of a kill request that names none.
+const defaultKillGrace = 500 * time.Millisecond
+
+// killRequest asks for TERM to the command's group, then KILL after GraceMs (defaultKillGrace when
+// 0 or absent; the controller always sends its KILL_GRACE_MS, src/sandbox/io-contract.ts, also 500).
 type killRequest struct {
 	GraceMs int `json:"graceMs"`
 }
@@ -215,7 +219,7 @@ func (r *registry) kill(id uint32, req killRequest) {
 	}
 	grace := time.Duration(req.GraceMs) * time.Millisecond
 	if grace <= 0 {
-		grace = time.Second
+		grace = defaultKillGrace
 	}
 	_ = syscall.Kill(-run.pgid, syscall.SIGTERM)
 	go func() {

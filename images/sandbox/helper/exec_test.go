@@ -217,3 +217,29 @@ func TestReserveThreads(t *testing.T) {
 		t.Fatalf("%d threads after reserving 24", got)
 	}
 }
+
+// A kill without graceMs gives a command that ignores TERM defaultKillGrace (500 ms, the grace the
+// controller sends, src/sandbox/io-contract.ts KILL_GRACE_MS) before KILL: not less, and not the
+// 1000 ms this default used to be.
+func TestKillWithoutGraceKillsAfterTheDefault(t *testing.T) {
+	h := newTestHelper(t)
+	h.run(1, "trap '' TERM; echo ready; sleep 5")
+	for ready := false; !ready; time.Sleep(10 * time.Millisecond) {
+		h.mu.Lock()
+		ready = h.stdout[1] > 0
+		h.mu.Unlock()
+	}
+	started := time.Now()
+	h.reg.kill(1, killRequest{})
+	h.waitExits(t, 1)
+	elapsed := time.Since(started)
+	h.mu.Lock()
+	code := h.exits[1].Code
+	h.mu.Unlock()
+	if code != 137 {
+		t.Fatalf("exit status %d, want 137 (KILL)", code)
+	}
+	if elapsed < 450*time.Millisecond || elapsed >= time.Second {
+		t.Fatalf("KILL came %v after TERM, want about 500ms", elapsed)
+	}
+}

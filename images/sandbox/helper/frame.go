@@ -3,7 +3,9 @@
 //	[u32 big-endian payload length][u8 type][u32 big-endian request id][payload]
 //
 // so the controller always knows where a frame ends; bytes a command prints travel only inside
-// a payload and can never be read as a header. Mirrors src/sandbox/channel/frame.ts.
+// a payload and can never be read as a header. Mirrors src/sandbox/channel/protocol/frame.ts;
+// testdata/frames.json holds the vectors both sides' tests check (frame_vectors_test.go,
+// test/unit/channel-frame-vectors.test.ts).
 package main
 
 import (

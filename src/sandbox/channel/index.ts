@@ -1,27 +1,15 @@
 /**
- * warden's exec channel: frames over the helper container's attached stdio, carrying commands
- * and file operations without a docker exec per call. See images/sandbox/helper for the other end.
+ * warden's exec channel: frames over one byte stream to warden-helper, carrying commands and file
+ * operations without a docker exec per call. See images/sandbox/helper for the other end.
+ *
+ * - protocol/: the wire protocol and its client (frame codec, message bodies, ChannelClient,
+ *   exec and file requests, the SandboxIO over them). No Docker: any byte transport carries it.
+ * - docker/: the transport on Docker (the helper container's attached stdio), the helper as the
+ *   container's main process, its copy into other images, and the choice of exec path at start.
  */
-export { attachedSocketTransport, attachHelper, type HelperLog } from "./attach.js";
-export {
-  ChannelClient,
-  type ChannelClientOptions,
-  type ChannelTransport,
-  type RequestHandler,
-} from "./client.js";
-export { type ConnectChannelOptions, connectChannel, HelperUnavailableError } from "./connect.js";
-export { HELPER_PATH, withHelperMain } from "./container.js";
-export { type ChannelExecTuning, channelExec, commandArgv, commandEnv } from "./exec.js";
-export {
-  channelListDir,
-  channelReadFile,
-  channelRealpath,
-  channelStat,
-  channelUntar,
-  channelWriteFile,
-  totalLinesFrom,
-} from "./files.js";
-export { decodeJsonData, encodeFrame, encodeJsonData, type Frame, FrameDecoder, FrameType } from "./frame.js";
+export { attachedSocketTransport, attachHelper, type HelperLog } from "./docker/attach.js";
+export { type ConnectChannelOptions, connectChannel, HelperUnavailableError } from "./docker/connect.js";
+export { HELPER_PATH, withHelperMain } from "./docker/container.js";
 export {
   FOREIGN_HELPER_DIR,
   FOREIGN_HELPER_PATH,
@@ -30,7 +18,7 @@ export {
   helperPathInImage,
   installHelper,
   withForeignHelper,
-} from "./helper-binary.js";
+} from "./docker/helper-binary.js";
 export {
   applyHelperPlan,
   type ExecPath,
@@ -40,4 +28,29 @@ export {
   planHelper,
   startWithHelper,
   warnHelperFallback,
-} from "./start-helper.js";
+} from "./docker/start-helper.js";
+export {
+  ChannelClient,
+  type ChannelClientOptions,
+  type ChannelTransport,
+  type RequestHandler,
+} from "./protocol/client.js";
+export { type ChannelExecTuning, channelExec } from "./protocol/exec.js";
+export {
+  channelListDir,
+  channelReadFile,
+  channelRealpath,
+  channelStat,
+  channelUntar,
+  channelWriteFile,
+  totalLinesFrom,
+} from "./protocol/files.js";
+export {
+  decodeJsonData,
+  encodeFrame,
+  encodeJsonData,
+  type Frame,
+  FrameDecoder,
+  FrameType,
+} from "./protocol/frame.js";
+export { channelIO } from "./protocol/io.js";

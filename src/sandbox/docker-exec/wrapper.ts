@@ -9,7 +9,7 @@
  * the call returns (public faults 19 and 20). The exit status is the command's own: `wait`
  * yields 128+N for a death by signal N (fault 22). Written for dash: `kill -s SIG -- -PGID`.
  */
-import { WARDEN_RUN_DIR } from "./hardening.js";
+import { WARDEN_RUN_DIR } from "../hardening.js";
 
 const WRAPPER = [
   'pf=$1; shift; setsid "$@" & m=$!; echo $m > "$pf"; wait $m; rc=$?',

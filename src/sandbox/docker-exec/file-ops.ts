@@ -7,11 +7,17 @@
  * `stat`/`ls` are avoided: under gVisor (runsc 2022-12) coreutils' statx calls fail with EINVAL.
  * Scripts exit 44 for "no such file", 45 for "not a directory", 46 for "is a directory".
  */
-import { posix } from "node:path";
 import type Docker from "dockerode";
-import { InvalidArgumentError, NotFoundError, SandboxError } from "../errors.js";
+import { SandboxError } from "../../errors.js";
+import {
+  checkReadRange,
+  containerPath,
+  isDirectoryError,
+  notDirectoryError,
+  notFoundError,
+} from "../io-contract.js";
+import type { DirEntry, FileStat, ReadFileResult, ReadRange } from "../types.js";
 import { type CaptureResult, captureExec } from "./capture.js";
-import { type DirEntry, type FileStat, type ReadFileResult, type ReadRange, WORKSPACE_DIR } from "./types.js";
 
 type Opts = { signal?: AbortSignal };
 
@@ -33,14 +39,6 @@ const STAT = '[ -e "$1" ] || [ -L "$1" ] || exit 44; find "$1" -maxdepth 0 -prin
 const LIST =
   '[ -e "$1" ] || exit 44; [ -d "$1" ] || exit 45; find -H "$1" -mindepth 1 -maxdepth 1 -printf "%y%f\\0"';
 
-/** Absolute container path for `path` (relative paths resolve against /workspace). */
-export function containerPath(path: string): string {
-  if (typeof path !== "string" || path === "" || path.includes("\0")) {
-    throw new InvalidArgumentError("path must be a non-empty string without NUL bytes.");
-  }
-  return posix.resolve(WORKSPACE_DIR, path);
-}
-
 /** See Sandbox.readFile. totalLines counts newlines, plus one for a final line without one. */
 export async function readFileRange(
   container: Docker.Container,
@@ -49,10 +47,9 @@ export async function readFileRange(
   opts: Opts = {},
 ): Promise<ReadFileResult> {
   const p = containerPath(path);
+  checkReadRange(range);
   let res: CaptureResult;
   if (range.kind === "bytes") {
-    checkCount("range.offset", range.offset, true);
-    checkCount("range.length", range.length, true);
     res = await captureExec(
       container,
       ["sh", "-c", READ_BYTES, "read", p, String(range.offset), String(range.length)],
@@ -62,9 +59,6 @@ export async function readFileRange(
       },
     );
   } else {
-    checkCount("range.startLine", range.startLine, false);
-    checkCount("range.maxLines", range.maxLines, true);
-    checkCount("range.maxBytes", range.maxBytes, true);
     const args = [p, String(range.startLine), String(range.maxLines), String(range.maxBytes)];
     res = await captureExec(container, ["sh", "-c", READ_LINES, "read", ...args], {
       signal: opts.signal,
@@ -138,16 +132,9 @@ export function typeOfLetter(letter: string): FileStat["type"] {
 /** Throws the warden error for a script's failure exit status. */
 export function checkExit(res: CaptureResult, p: string, verb: string): void {
   if (res.exitCode === 0) return;
-  if (res.exitCode === 44) throw new NotFoundError(`No such file or directory in the sandbox: ${p}`);
-  if (res.exitCode === 45) throw new InvalidArgumentError(`${p} is not a directory; pass a directory path.`);
-  if (res.exitCode === 46) throw new InvalidArgumentError(`${p} is a directory; pass a file path.`);
-  if (/No such file or directory/.test(res.stderr))
-    throw new NotFoundError(`No such file or directory in the sandbox: ${p}`);
+  if (res.exitCode === 44) throw notFoundError(p);
+  if (res.exitCode === 45) throw notDirectoryError(p);
+  if (res.exitCode === 46) throw isDirectoryError(p);
+  if (/No such file or directory/.test(res.stderr)) throw notFoundError(p);
   throw new SandboxError(`${verb} ${p} failed (exit ${res.exitCode}): ${res.stderr.trim()}`);
-}
-
-function checkCount(name: string, value: number, zeroOk: boolean): void {
-  if (!Number.isSafeInteger(value) || value < (zeroOk ? 0 : 1)) {
-    throw new InvalidArgumentError(`${name} must be an integer ${zeroOk ? ">= 0" : ">= 1"}, got ${value}.`);
-  }
 }

@@ -10,11 +10,12 @@ import { randomBytes } from "node:crypto";
 import { posix } from "node:path";
 import type Docker from "dockerode";
 import tar from "tar-stream";
-import { fromDockerError, InvalidArgumentError } from "../errors.js";
-import { throwIfAborted } from "../util/abort.js";
+import { fromDockerError } from "../../errors.js";
+import { throwIfAborted } from "../../util/abort.js";
+import { checkFileMode, containerPath } from "../io-contract.js";
+import { toNodeStream } from "../workspace-copy.js";
 import { captureExec } from "./capture.js";
-import { checkExit, containerPath } from "./file-ops.js";
-import { toNodeStream } from "./workspace-copy.js";
+import { checkExit } from "./file-ops.js";
 
 const PREPARE = '[ -d "$1" ] && exit 46; mkdir -p -- "$2"';
 const COMMIT = [
@@ -32,9 +33,7 @@ export async function writeFileAtomic(
 ): Promise<void> {
   const target = containerPath(path);
   const mode = options.mode;
-  if (mode !== undefined && (!Number.isInteger(mode) || mode < 0 || mode > 0o7777)) {
-    throw new InvalidArgumentError(`mode must be permission bits between 0 and 0o7777, got ${mode}.`);
-  }
+  checkFileMode(mode);
   const dir = posix.dirname(target);
   const prep = await captureExec(container, ["sh", "-c", PREPARE, "write", target, dir], {
     signal: options.signal,

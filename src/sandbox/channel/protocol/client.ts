@@ -5,10 +5,10 @@
  * one incomplete frame, so a command printing 1 GiB costs the controller one frame (<= 64 KiB
  * for output) of memory while the transport's own backpressure slows the helper down.
  */
-import { SandboxError, SandboxNotRunningError } from "../../errors.js";
-import { AbortError, onAbort, throwIfAborted } from "../../util/abort.js";
+import { SandboxError, SandboxNotRunningError } from "../../../errors.js";
+import { AbortError, onAbort, throwIfAborted } from "../../../util/abort.js";
 import { encodeFrame, type Frame, FrameDecoder, FrameType, type FrameTypeCode } from "./frame.js";
-import { errorFromHelper, type PongBody, parseJson, toErrorBody } from "./protocol.js";
+import { errorFromHelper, type PongBody, parseJson, toErrorBody } from "./messages.js";
 
 /** A byte pipe to the helper: frames out through `write`, raw bytes in through the sinks. */
 export interface ChannelTransport {

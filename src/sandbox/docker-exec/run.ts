@@ -9,9 +9,9 @@
  */
 import type { Duplex } from "node:stream";
 import type Docker from "dockerode";
-import { fromDockerError, SandboxNotRunningError } from "../errors.js";
-import { type DemuxSinks, StreamDemuxer } from "./demux.js";
-import { SANDBOX_USER } from "./hardening.js";
+import { fromDockerError, SandboxNotRunningError } from "../../errors.js";
+import { type DemuxSinks, StreamDemuxer } from "../demux.js";
+import { SANDBOX_USER } from "../hardening.js";
 
 /** What to run. `env` entries are `NAME=value`, added to the container's base environment. */
 export interface DockerExecSpec {

@@ -7,9 +7,9 @@
  * owned, so the sandbox user cannot change it). The binary is static: it runs on any Linux image.
  */
 import type Docker from "dockerode";
-import { fromDockerError, SandboxError } from "../../errors.js";
-import { sandboxLabels } from "../labels.js";
-import { DEFAULT_IMAGE } from "../options.js";
+import { fromDockerError, SandboxError } from "../../../errors.js";
+import { sandboxLabels } from "../../labels.js";
+import { DEFAULT_IMAGE } from "../../options.js";
 import { HELPER_PATH, withHelperMain } from "./container.js";
 
 /** Image label naming the helper's path inside images that carry it (images/sandbox/Dockerfile). */

@@ -7,7 +7,7 @@
  * without the helper when it is not running.
  */
 import type Docker from "dockerode";
-import type { ChannelClient } from "./client.js";
+import type { ChannelClient } from "../protocol/client.js";
 import { connectChannel, HelperUnavailableError } from "./connect.js";
 import { withHelperMain } from "./container.js";
 import { helperArchive, helperPathInImage, installHelper, withForeignHelper } from "./helper-binary.js";

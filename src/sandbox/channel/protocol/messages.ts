@@ -2,7 +2,8 @@
  * Bodies of the channel's frames (JSON unless noted), shared with images/sandbox/helper, and the
  * table from the helper's errno names to warden errors.
  */
-import { InvalidArgumentError, NotFoundError, SandboxError, type WardenError } from "../../errors.js";
+import { InvalidArgumentError, SandboxError, type WardenError } from "../../../errors.js";
+import { isDirectoryError, notDirectoryError, notFoundError } from "../../io-contract.js";
 
 /** `exec` request: argv[0] is looked up in PATH; the command leads a new session (setsid). */
 export interface ExecRequestBody {
@@ -14,8 +15,12 @@ export interface ExecRequestBody {
   pipeGraceMs?: number;
 }
 
-/** `kill` request: TERM to the command's process group, KILL after `graceMs` (default 1000). */
+/**
+ * `kill` request: TERM to the command's process group, KILL `graceMs` later. The controller always
+ * sends KILL_GRACE_MS (500, ../../io-contract.ts); a helper given 0 or no value uses 500 ms too.
+ */
 export interface KillRequestBody {
+  /** Grace between TERM and KILL, in ms. */
   graceMs: number;
 }
 
@@ -103,7 +108,7 @@ export function toReadResultBody(v: unknown): ReadResultBody {
 
 /**
  * The helper's errno names as warden errors, worded as the docker-exec path words them
- * (src/sandbox/file-ops.ts): ENOENT/ENOTDIR are NotFoundError; EISDIR, NOTDIR (the listed path is
+ * (../../io-contract.ts): ENOENT/ENOTDIR are NotFoundError; EISDIR, NOTDIR (the listed path is
  * not a directory) and EINVAL are InvalidArgumentError; anything else SandboxError. `verb` and
  * `path` name the operation ("reading", "/workspace/a").
  */
@@ -111,11 +116,11 @@ export function errorFromHelper(body: ErrorBody, verb: string, path: string): Wa
   switch (body.errno) {
     case "ENOENT":
     case "ENOTDIR":
-      return new NotFoundError(`No such file or directory in the sandbox: ${path}`);
+      return notFoundError(path);
     case "EISDIR":
-      return new InvalidArgumentError(`${path} is a directory; pass a file path.`);
+      return isDirectoryError(path);
     case "NOTDIR":
-      return new InvalidArgumentError(`${path} is not a directory; pass a directory path.`);
+      return notDirectoryError(path);
     case "EINVAL":
       return new InvalidArgumentError(`${verb} ${path}: ${body.message}.`);
     case "ENOSPC":

@@ -4,10 +4,10 @@
  * missing, timeout), so the caller can fall back to docker exec and log that reason.
  */
 import type Docker from "dockerode";
-import { SandboxError } from "../../errors.js";
-import { onAbort } from "../../util/abort.js";
+import { SandboxError } from "../../../errors.js";
+import { ChannelClient } from "../protocol/client.js";
+import { awaitHelper, type HandshakeOptions } from "../protocol/handshake.js";
 import { attachHelper, type HelperLog } from "./attach.js";
-import { ChannelClient } from "./client.js";
 
 /** The helper did not come up; `reason` is for the fallback log line. */
 export class HelperUnavailableError extends SandboxError {
@@ -19,20 +19,14 @@ export class HelperUnavailableError extends SandboxError {
   }
 }
 
-/** Options of connectChannel. */
-export interface ConnectChannelOptions {
+/**
+ * Options of connectChannel: the handshake's (`timeoutMs`, default 5000; `retryPingMs`, for an
+ * attach to a container that already runs: the engine may subscribe the new connection to the
+ * container's output only after the helper answered, and that first reply is then lost), plus:
+ */
+export interface ConnectChannelOptions extends HandshakeOptions {
   /** Start the container after attaching (a created, not yet started container). Default false. */
   start?: boolean;
-  /** How long to wait for the helper's first reply, in ms. Default 5000. */
-  timeoutMs?: number;
-  /**
-   * Re-send the ping every this many ms until a reply or `timeoutMs` (default: one ping). For an
-   * attach to a container that already runs: the engine may subscribe the new connection to the
-   * container's output only after the helper answered, and that first reply is then lost (a late
-   * reply to an abandoned ping is dropped by the client).
-   */
-  retryPingMs?: number;
-  signal?: AbortSignal;
   log?: HelperLog;
 }
 
@@ -52,40 +46,12 @@ export async function connectChannel(
   const client = new ChannelClient(transport, { containerId: container.id, log: options.log });
   try {
     if (options.start) await container.start();
-    const timeoutMs = options.timeoutMs ?? 5000;
-    const giveUp = new AbortController();
-    const timer = setTimeout(() => giveUp.abort(), timeoutMs);
-    const unlisten = onAbort(options.signal, () => giveUp.abort());
-    try {
-      if (options.retryPingMs) await pingUntilAnswered(client, giveUp.signal, options.retryPingMs);
-      else await client.ping(giveUp.signal);
-    } finally {
-      clearTimeout(timer);
-      unlisten();
-    }
+    await awaitHelper(client, options);
     return client;
   } catch (err) {
     client.close();
     if (options.signal?.aborted) throw err;
     throw new HelperUnavailableError(await whyNotAnswering(container, err), { cause: err });
-  }
-}
-
-/** Pings every `everyMs` until one is answered; rejects like ping once `signal` fires. */
-async function pingUntilAnswered(client: ChannelClient, signal: AbortSignal, everyMs: number): Promise<void> {
-  for (;;) {
-    const attempt = new AbortController();
-    const timer = setTimeout(() => attempt.abort(), everyMs);
-    const unlisten = onAbort(signal, () => attempt.abort());
-    try {
-      await client.ping(attempt.signal);
-      return;
-    } catch (err) {
-      if (signal.aborted || !(err instanceof Error && err.name === "AbortError")) throw err;
-    } finally {
-      clearTimeout(timer);
-      unlisten();
-    }
   }
 }
 

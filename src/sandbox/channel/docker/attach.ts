@@ -6,9 +6,9 @@
  */
 import type { Duplex } from "node:stream";
 import type Docker from "dockerode";
-import { fromDockerError } from "../../errors.js";
-import { StreamDemuxer } from "../demux.js";
-import type { ChannelTransport } from "./client.js";
+import { fromDockerError } from "../../../errors.js";
+import { StreamDemuxer } from "../../demux.js";
+import type { ChannelTransport } from "../protocol/client.js";
 
 /** Where the helper's own stderr lines go. */
 export type HelperLog = (message: string) => void;

@@ -3,11 +3,12 @@
  * docker exec. Paths are container paths; relative ones resolve against /workspace in the helper.
  * Errors: NotFoundError (ENOENT/ENOTDIR), InvalidArgumentError (EISDIR, bad range), SandboxError.
  */
-import { InvalidArgumentError, SandboxError } from "../../errors.js";
-import type { DirEntry, FileStat, ReadFileResult, ReadRange } from "../types.js";
+import { SandboxError } from "../../../errors.js";
+import { checkFileMode, checkReadRange } from "../../io-contract.js";
+import type { DirEntry, FileStat, ReadFileResult, ReadRange } from "../../types.js";
 import type { ChannelClient } from "./client.js";
 import { decodeJsonData, encodeJsonData, FrameType } from "./frame.js";
-import { parseJson, type ReadRequestBody, toReadResultBody } from "./protocol.js";
+import { parseJson, type ReadRequestBody, toReadResultBody } from "./messages.js";
 
 type Signal = { signal?: AbortSignal };
 
@@ -30,14 +31,7 @@ export async function channelReadFile(
   range: ReadRange,
   options: Signal & { countLines?: boolean } = {},
 ): Promise<ReadFileResult> {
-  if (range.kind === "bytes") {
-    checkCount("range.offset", range.offset, true);
-    checkCount("range.length", range.length, true);
-  } else {
-    checkCount("range.startLine", range.startLine, false);
-    checkCount("range.maxLines", range.maxLines, true);
-    checkCount("range.maxBytes", range.maxBytes, true);
-  }
+  checkReadRange(range);
   const body: ReadRequestBody =
     range.kind === "bytes"
       ? { path, kind: "bytes", offset: range.offset, length: range.length }
@@ -76,9 +70,7 @@ export async function channelWriteFile(
   options: Signal & { mode?: number } = {},
 ): Promise<void> {
   const { mode } = options;
-  if (mode !== undefined && (!Number.isInteger(mode) || mode < 0 || mode > 0o7777)) {
-    throw new InvalidArgumentError(`mode must be permission bits between 0 and 0o7777, got ${mode}.`);
-  }
+  checkFileMode(mode);
   const payload = encodeJsonData({ path, ...(mode !== undefined ? { mode } : {}) }, data);
   await client.call(FrameType.write, payload, "writing", path, options.signal);
 }
@@ -139,13 +131,6 @@ export async function channelUntar(
     dir,
     options.signal,
   );
-}
-
-/** The docker-exec path's range check (file-ops.ts), with the same message. */
-function checkCount(name: string, value: number, zeroOk: boolean): void {
-  if (!Number.isSafeInteger(value) || value < (zeroOk ? 0 : 1)) {
-    throw new InvalidArgumentError(`${name} must be an integer ${zeroOk ? ">= 0" : ">= 1"}, got ${value}.`);
-  }
 }
 
 function pathBody(path: string): Buffer {

@@ -8,7 +8,7 @@
  * payload and can never be taken for a header. Payloads are at most 64 MiB; a larger length means
  * a corrupt stream and is an error, never an allocation.
  */
-import { SandboxError } from "../../errors.js";
+import { SandboxError } from "../../../errors.js";
 
 /** Bytes before each payload. */
 export const HEADER_BYTES = 9;

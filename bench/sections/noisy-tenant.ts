@@ -1,0 +1,151 @@
+/**
+ * Tenant A of the noisy-neighbour section, run as a child process (node:child_process `fork`): a
+ * real noisy tenant is another process, so building its 1 MiB JSON bodies, reading its answers and
+ * its fetch machinery must not run on the event loop of the server being measured (in one process
+ * they took about 2 s of the server's 12 s of main-thread CPU in a 20 s run).
+ *
+ * Protocol over the IPC channel: the parent sends `init` (server URL, A's key and session, loops,
+ * body limit), then `start` with the kinds of load to send in `loops` parallel loops, then `stop`;
+ * the child answers `ready`, `started`, and `stopped` with every call's duration (ms) and the set of
+ * statuses seen per kind since `init`. The loads are the worst inputs the limits allow:
+ * `edit` rewrites all LINES lines of e<n>.txt (old → new → old), `changes` is GET /changes of the
+ * rewritten big.txt, `long` is the longest bash command the JSON body limit allows, `flood` prints
+ * 64 MiB.
+ */
+import { pathToFileURL } from "node:url";
+
+/** Lines of the files A edits and rewrites. */
+export const LINES = 12_000;
+
+/** The LINES-line text A's files hold, each line naming `word`. */
+export const linesOf = (word: string) =>
+  Array.from({ length: LINES }, (_, i) => `${word} line ${i} of the file\n`).join("");
+
+/** The kinds of load tenant A can send. */
+export const LOAD_KINDS = ["edit", "changes", "long", "flood"] as const;
+export type LoadKind = (typeof LOAD_KINDS)[number];
+
+/** Parent → child messages. */
+export type ToTenant =
+  | { type: "init"; url: string; key: string; session: string; loops: number; bodyLimit: number }
+  | { type: "start"; kinds: LoadKind[] }
+  | { type: "stop" };
+
+/** Child → parent messages. */
+export type FromTenant =
+  | { type: "ready" }
+  | { type: "started" }
+  | {
+      type: "stopped";
+      timings: Record<LoadKind, number[]>;
+      statuses: Record<LoadKind, string[]>;
+      longCommandBytes: number;
+    };
+
+type Init = Extract<ToTenant, { type: "init" }>;
+
+function tenant(init: Init) {
+  const api = (path: string, body?: string) =>
+    fetch(`${init.url}${path}`, {
+      ...(body === undefined ? {} : { method: "POST", body }),
+      headers: { authorization: `Bearer ${init.key}`, "content-type": "application/json" },
+    });
+  const call = async (toolCalls: unknown[]) => {
+    const res = await api(`/v1/sessions/${init.session}/tool-calls`, JSON.stringify({ toolCalls }));
+    const body = (await res.json()) as { results?: { isError: boolean; content: { text?: string }[] }[] };
+    const first = body.results?.[0];
+    return {
+      ok: res.status === 200 && first?.isError === false,
+      status: first?.isError
+        ? `${res.status} isError: ${first.content[0]?.text?.slice(0, 160)}`
+        : `${res.status}`,
+    };
+  };
+  const oldText = linesOf("old");
+  const newText = linesOf("new");
+  // The longest command the JSON body allows: `true a a a …` up to the limit less the envelope.
+  const envelope = JSON.stringify({
+    toolCalls: [{ id: "l", name: "bash", arguments: { command: "" } }],
+  }).length;
+  const longCommand = `true${" a".repeat(Math.floor((init.bodyLimit - envelope - 4) / 2))}`;
+  // Each loop's edit file alternates old -> new -> old, so every edit is a full rewrite.
+  const holdsOld = Array.from({ length: init.loops }, () => true);
+  const ops: Record<LoadKind, (n: number) => Promise<string>> = {
+    edit: async (n) => {
+      const forward = holdsOld[n] === true;
+      const edits = [forward ? { oldText, newText } : { oldText: newText, newText: oldText }];
+      const r = await call([{ id: "e", name: "edit", arguments: { path: `e${n}.txt`, edits } }]);
+      if (r.ok) holdsOld[n] = !forward;
+      return r.status;
+    },
+    changes: async () => {
+      const res = await api(`/v1/sessions/${init.session}/changes`);
+      await res.arrayBuffer();
+      return String(res.status);
+    },
+    long: async () => (await call([{ id: "l", name: "bash", arguments: { command: longCommand } }])).status,
+    flood: async () =>
+      (
+        await call([
+          { id: "f", name: "bash", arguments: { command: "head -c 67108864 /dev/zero | tr '\\0' x" } },
+        ])
+      ).status,
+  };
+  const timings = Object.fromEntries(LOAD_KINDS.map((k) => [k, [] as number[]])) as Record<
+    LoadKind,
+    number[]
+  >;
+  const statuses = Object.fromEntries(LOAD_KINDS.map((k) => [k, new Set<string>()])) as Record<
+    LoadKind,
+    Set<string>
+  >;
+  const timed = async (kind: LoadKind, n: number) => {
+    const t0 = performance.now();
+    const status = await ops[kind](n).catch((err: unknown) => `threw ${String(err).slice(0, 80)}`);
+    timings[kind].push(performance.now() - t0);
+    statuses[kind].add(status);
+  };
+  let loading = false;
+  let loops: Promise<void>[] = [];
+  return {
+    start(kinds: LoadKind[]) {
+      loading = true;
+      loops = Array.from({ length: init.loops }, async (_, n) => {
+        while (loading) for (const kind of kinds) await timed(kind, n);
+      });
+    },
+    async stop(): Promise<FromTenant> {
+      loading = false;
+      await Promise.all(loops);
+      return {
+        type: "stopped",
+        timings,
+        statuses: Object.fromEntries(LOAD_KINDS.map((k) => [k, [...statuses[k]]])) as Record<
+          LoadKind,
+          string[]
+        >,
+        longCommandBytes: Buffer.byteLength(longCommand),
+      };
+    },
+  };
+}
+
+/** The child's main: answers the parent's messages until it disconnects. */
+function main(): void {
+  let t: ReturnType<typeof tenant> | undefined;
+  const send = (message: FromTenant) => process.send?.(message);
+  process.on("message", (message: ToTenant) => {
+    if (message.type === "init") {
+      t = tenant(message);
+      send({ type: "ready" });
+    } else if (message.type === "start") {
+      t?.start(message.kinds);
+      send({ type: "started" });
+    } else if (message.type === "stop") {
+      void t?.stop().then(send);
+    }
+  });
+  process.on("disconnect", () => process.exit(0));
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) main();

@@ -1,0 +1,28 @@
+/**
+ * The docker-exec implementation of SandboxIO (../io.ts): every command and file operation is one
+ * or two `docker exec`s (Engine API 1.41 `POST /containers/{id}/exec`) of the process-group
+ * wrapper or coreutils, plus the archive API for writes. Used when the container does not run
+ * warden-helper (asked for, an old image, or the helper could not start).
+ */
+import type Docker from "dockerode";
+import type { SandboxIO } from "../io.js";
+import { execInContainer } from "./exec.js";
+import { listDirectory, readFileRange, realPath, statPath } from "./file-ops.js";
+import { writeFileAtomic } from "./write-file.js";
+
+/** warden's own short commands (hashing, adoption): an argv with its output captured. */
+export { type CaptureResult, captureExec } from "./capture.js";
+
+/** SandboxIO over docker exec in `container` (the sandbox user, no TTY, stdin /dev/null). */
+export function dockerExecIO(container: Docker.Container): SandboxIO {
+  return {
+    kind: "docker-exec",
+    exec: (command, options) => execInContainer(container, command, options),
+    readFile: (path, range, options) => readFileRange(container, path, range, options),
+    writeFile: (path, data, options) => writeFileAtomic(container, path, data, options),
+    stat: (path, options) => statPath(container, path, options),
+    realpath: (path, options) => realPath(container, path, options),
+    listDir: (path, options) => listDirectory(container, path, options),
+    close: () => {},
+  };
+}
