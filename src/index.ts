@@ -13,6 +13,9 @@
 // Policy and approval
 export { NonInteractiveApproval, ProgrammaticApproval, TerminalApproval } from "./approval/index.js";
 export type { ApprovalAnswer, ApprovalProvider, ApprovalRequest } from "./approval/types.js";
+// Sandbox
+export { parseAllowNet } from "./egress/index.js";
+export type { ConnectionAudit, NetworkDecision, NetworkOptions, NetworkRule } from "./egress/types.js";
 // Errors
 export {
   EngineUnreachableError,
@@ -51,8 +54,7 @@ export {
   MergeConflictError,
   snapshotHost,
 } from "./review/index.js";
-// Sandbox
-export { buildSandboxImage, createSandbox, gc } from "./sandbox/index.js";
+export { buildGatewayImage, buildSandboxImage, createSandbox, gc } from "./sandbox/index.js";
 export { DEFAULT_LIMITS } from "./sandbox/limits.js";
 export { DEFAULT_IMAGE } from "./sandbox/options.js";
 export type {
