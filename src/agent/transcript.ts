@@ -7,7 +7,7 @@
  */
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
-import { InvalidArgumentError } from "../errors.js";
+import { parseJsonLines } from "../session/index.js";
 import type { ToolResultMessage } from "../tools/types.js";
 
 /** warden's extra records. `time` is an ISO 8601 timestamp. */
@@ -55,25 +55,16 @@ export function isChatMessage(line: unknown): line is ChatCompletionMessageParam
 
 /**
  * Parses transcript text; blank lines are skipped; lines that are neither chat messages nor warden
- * records are ignored. Throws InvalidArgumentError naming the line for invalid JSON.
+ * records are ignored. Throws InvalidArgumentError naming the line (and `source`) for invalid JSON.
  */
-export function parseRunTranscript(text: string, source = "transcript"): ParsedTranscript {
+export function parseRunTranscript(text: string, source?: string): ParsedTranscript {
   const parsed: ParsedTranscript = { messages: [], records: [] };
-  text.split("\n").forEach((raw, i) => {
-    if (raw.trim() === "") return;
-    let line: unknown;
-    try {
-      line = JSON.parse(raw);
-    } catch {
-      throw new InvalidArgumentError(
-        `${source}:${i + 1}: not valid JSON; each line must be one JSON object.`,
-      );
+  for (const { value } of parseJsonLines(text, source)) {
+    if (isChatMessage(value)) parsed.messages.push(value);
+    else if (typeof (value as { warden?: unknown } | null)?.warden === "string") {
+      parsed.records.push(value as TranscriptRecord);
     }
-    if (isChatMessage(line)) parsed.messages.push(line);
-    else if (typeof (line as { warden?: unknown } | null)?.warden === "string") {
-      parsed.records.push(line as TranscriptRecord);
-    }
-  });
+  }
   return parsed;
 }
 

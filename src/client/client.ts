@@ -112,6 +112,11 @@ export class WardenClient {
     return (await (await this.request(spec)).json()) as T;
   }
 
+  /** The one field `key` of a JSON response object (`{sessions: […]}` → the list). */
+  private async jsonField<T>(key: string, spec: RequestSpec): Promise<T> {
+    return (await this.json<Record<string, T>>(spec))[key] as T;
+  }
+
   /** POST /v1/sessions with JSON options. Rejects InvalidArgumentError (naming the field), RateLimitedError. */
   createSession(options: CreateSessionOptions = {}, call: CallOptions = {}): Promise<SessionInfo> {
     return this.json({ method: "POST", path: "/v1/sessions", json: options, signal: call.signal });
@@ -131,13 +136,8 @@ export class WardenClient {
   }
 
   /** The caller's live sessions. */
-  async listSessions(call: CallOptions = {}): Promise<SessionInfo[]> {
-    const body = await this.json<{ sessions: SessionInfo[] }>({
-      method: "GET",
-      path: "/v1/sessions",
-      ...call,
-    });
-    return body.sessions;
+  listSessions(call: CallOptions = {}): Promise<SessionInfo[]> {
+    return this.jsonField("sessions", { method: "GET", path: "/v1/sessions", ...call });
   }
 
   /** One session; NotFoundError for an unknown (or another tenant's) id. */
@@ -151,25 +151,18 @@ export class WardenClient {
   }
 
   /** The session's enabled tools as OpenAI `tools[]` entries. */
-  async tools(id: string, call: CallOptions = {}): Promise<ProviderTool[]> {
-    const body = await this.json<{ tools: ProviderTool[] }>({
-      method: "GET",
-      path: "/v1/tools",
-      query: { session: id },
-      ...call,
-    });
-    return body.tools;
+  tools(id: string, call: CallOptions = {}): Promise<ProviderTool[]> {
+    return this.jsonField("tools", { method: "GET", path: "/v1/tools", query: { session: id }, ...call });
   }
 
   /** Runs one batch; the results come in call order. A tool error is a result with isError, not a throw. */
-  async runToolCalls(id: string, toolCalls: ToolCallInput[], call: CallOptions = {}): Promise<ToolResult[]> {
-    const body = await this.json<{ results: ToolResult[] }>({
+  runToolCalls(id: string, toolCalls: ToolCallInput[], call: CallOptions = {}): Promise<ToolResult[]> {
+    return this.jsonField("results", {
       method: "POST",
       path: `/v1/sessions/${encodeURIComponent(id)}/tool-calls`,
       json: { toolCalls },
       ...call,
     });
-    return body.results;
   }
 
   /**
@@ -210,13 +203,8 @@ export class WardenClient {
   }
 
   /** The tenant's pending approval requests. */
-  async listApprovals(call: CallOptions = {}): Promise<Approval[]> {
-    const body = await this.json<{ approvals: Approval[] }>({
-      method: "GET",
-      path: "/v1/approvals",
-      ...call,
-    });
-    return body.approvals;
+  listApprovals(call: CallOptions = {}): Promise<Approval[]> {
+    return this.jsonField("approvals", { method: "GET", path: "/v1/approvals", ...call });
   }
 
   /** Answers a pending request; NotFoundError when it was already answered or timed out. */

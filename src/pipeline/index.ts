@@ -1,4 +1,6 @@
 /** The tool-call pipeline: stages in call order, batching, the file-mutation queue, the tool sets. */
+
+export { type Throttled, throttle } from "../util/throttle.js";
 export {
   type DuplicateIdDetails,
   DuplicateToolCallIdError,
@@ -44,7 +46,6 @@ export {
   type StageOutcome,
   validateArguments,
 } from "./stages.js";
-export { type Throttled, throttle } from "./throttle.js";
 export type * from "./types.js";
 export {
   compiledValidator,

@@ -11,6 +11,7 @@
 import type { Sandbox } from "../sandbox/types.js";
 import type { RunToolCallsOptions } from "../session/types.js";
 import type { AnyTool, SpillStore, ToolCall, ToolOutput, ToolResultMessage } from "../tools/types.js";
+import { throttle } from "../util/throttle.js";
 import { duplicateToolCallIdResults, duplicateToolCallIds } from "./batch-ids.js";
 import { type FileMutationQueue, mutationKey } from "./mutation-queue.js";
 import { resultMessage, thrownResult } from "./result.js";
@@ -25,7 +26,6 @@ import {
   type StageOutcome,
   validateArguments,
 } from "./stages.js";
-import { throttle } from "./throttle.js";
 import type { AfterToolCallHook, BeforeToolCallHook, CallDecision, ToolExecutionEvent } from "./types.js";
 
 /** Everything a batch runs against: the enabled tools, the sandbox, spill store, hooks and the queue. */

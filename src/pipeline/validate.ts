@@ -1,24 +1,17 @@
 /**
  * Argument validation with the typebox package, worded as Pi words it (pi-mono `validateToolArguments`,
  * see shared/reference/pi-tool-semantics.md): a header naming the tool, one `  - path: message` line per
- * error (all of them; "root" for the empty path; a missing required field appended to its object's path),
- * a blank line, "Received arguments:" and the arguments as 2-space-indented JSON.
+ * error (util/schema-errors.ts piSchemaErrorLines), a blank line, "Received arguments:" and the
+ * arguments as 2-space-indented JSON.
  */
 import type { TSchema } from "typebox";
 import { Compile, type Validator } from "typebox/compile";
 import { Value } from "typebox/value";
 import type { AnyTool } from "../tools/types.js";
+import { piSchemaErrorLines } from "../util/schema-errors.js";
 
 /** Outcome of validation: the coerced arguments, or Pi's error text. */
 export type ValidationOutcome = { ok: true; args: unknown } | { ok: false; message: string };
-
-/** One validation error as typebox reports it (the fields warden reads). */
-interface SchemaError {
-  instancePath: string;
-  keyword: string;
-  message: string;
-  params: unknown;
-}
 
 const validators = new WeakMap<TSchema, Validator>();
 
@@ -30,32 +23,6 @@ export function compiledValidator(schema: TSchema): Validator {
     validators.set(schema, validator);
   }
   return validator;
-}
-
-/** Decodes a JSON pointer (`/edits/0/oldText`) into a dotted path (`edits.0.oldText`); "" stays "". */
-function pointerToPath(pointer: string): string {
-  if (pointer === "") return "";
-  return pointer
-    .slice(1)
-    .split("/")
-    .map((segment) => segment.replace(/~1/g, "/").replace(/~0/g, "~"))
-    .join(".");
-}
-
-function joinPath(base: string, field: string): string {
-  return base === "" ? field : `${base}.${field}`;
-}
-
-/** The `  - path: message` lines for one typebox error (one line per missing required field). */
-function errorLines(error: SchemaError): string[] {
-  const base = pointerToPath(error.instancePath);
-  const params = error.params as { requiredProperties?: unknown } | undefined;
-  if (error.keyword === "required" && Array.isArray(params?.requiredProperties)) {
-    return params.requiredProperties.map(
-      (field) => `  - ${joinPath(base, String(field))}: must have required property '${String(field)}'`,
-    );
-  }
-  return [`  - ${base === "" ? "root" : base}: ${error.message}`];
 }
 
 /** Pi's validation error text for `toolName` with the given error lines and the arguments as received. */
@@ -94,6 +61,6 @@ export function validateToolArguments(tool: AnyTool, args: unknown): ValidationO
   }
   const validator = compiledValidator(tool.parameters);
   if (validator.Check(converted)) return { ok: true, args: converted };
-  const lines = (validator.Errors(converted) as SchemaError[]).flatMap(errorLines);
+  const lines = piSchemaErrorLines(validator.Errors(converted));
   return { ok: false, message: formatValidationError(tool.name, lines, args) };
 }

@@ -8,7 +8,7 @@ import type { Readable } from "node:stream";
 import { Type } from "typebox";
 import { Compile } from "typebox/compile";
 import { InvalidArgumentError } from "../errors.js";
-import { schemaErrorLines } from "../util/schema-errors.js";
+import { dottedPath, schemaErrorLines } from "../util/schema-errors.js";
 import { type App, principalOf, type ServerContext } from "./app.js";
 import {
   CreateSessionBodySchema,
@@ -56,7 +56,7 @@ const bodyValidator = Compile(CreateSessionBodySchema);
 
 function checkBody(body: unknown): CreateSessionInput {
   if (bodyValidator.Check(body)) return body as CreateSessionInput;
-  const fieldOf = (path: string) => path.replace(/^\//, "").replaceAll("/", ".") || "body";
+  const fieldOf = (path: string) => dottedPath(path) || "body";
   const [first] = schemaErrorLines(bodyValidator.Errors(body), fieldOf);
   throw new InvalidArgumentError(
     `${first ?? "body is invalid"}; the fields are image, workspaceMode, workspacePath, limits and tools (README, Server).`,

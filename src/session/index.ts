@@ -9,6 +9,8 @@ export {
   withSessionEnv,
 } from "./session-env.js";
 export {
+  type JsonLine,
+  parseJsonLines,
   parseTranscript,
   type RecordedToolCall,
   resolvePlaceholders,

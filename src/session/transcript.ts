@@ -37,24 +37,42 @@ function recordedCall(raw: unknown, line: number, index: number): RecordedToolCa
   };
 }
 
+/** One non-blank line of a JSONL text: its 1-based line number and its parsed value. */
+export interface JsonLine {
+  line: number;
+  value: unknown;
+}
+
+/**
+ * Parses JSONL text (one JSON value a line; blank lines skipped; LF or CRLF), the one reader of both
+ * transcript kinds (`warden run`'s and `warden replay`'s). Throws InvalidArgumentError naming the line,
+ * and `source` (a file name) when given, for a line that is not JSON.
+ */
+export function parseJsonLines(text: string, source?: string): JsonLine[] {
+  const lines: JsonLine[] = [];
+  for (const [i, raw] of text.split(/\r?\n/).entries()) {
+    if (raw.trim() === "") continue;
+    try {
+      lines.push({ line: i + 1, value: JSON.parse(raw) });
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      const where = source === undefined ? "" : ` of ${source}`;
+      throw new InvalidArgumentError(
+        `Transcript line ${i + 1}${where} is not valid JSON (${reason}); fix or remove it.`,
+      );
+    }
+  }
+  return lines;
+}
+
 /**
  * Parses a JSONL transcript. Blank lines and non-assistant messages are skipped, as are assistant
  * messages without tool calls. Throws InvalidArgumentError naming the line for a line that is not JSON.
  */
 export function parseTranscript(text: string): TranscriptTurn[] {
   const turns: TranscriptTurn[] = [];
-  for (const [i, rawLine] of text.split(/\r?\n/).entries()) {
-    const line = i + 1;
-    if (rawLine.trim() === "") continue;
-    let message: { role?: unknown; content?: unknown; tool_calls?: unknown };
-    try {
-      message = JSON.parse(rawLine);
-    } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
-      throw new InvalidArgumentError(
-        `Transcript line ${line} is not valid JSON (${reason}); fix or remove it.`,
-      );
-    }
+  for (const { line, value } of parseJsonLines(text)) {
+    const message = value as { role?: unknown; content?: unknown; tool_calls?: unknown } | null;
     if (
       message?.role !== "assistant" ||
       !Array.isArray(message.tool_calls) ||

@@ -18,6 +18,7 @@ import {
   formatSize,
   type TruncationResult,
 } from "../truncate/types.js";
+import { type Throttled, throttle } from "../util/throttle.js";
 import { CommandFailedError } from "./command-error.js";
 import { joinBlocks, replacedBytesNotice } from "./output-notice.js";
 import type { SpillSummary, SpillWriter, Tool, ToolContext } from "./types.js";
@@ -94,27 +95,14 @@ function truncationFooter(t: TruncationResult, lastLineBytes: number, fullOutput
   return `[Showing lines ${startLine}-${endLine} of ${t.totalLines} (${formatSize(DEFAULT_MAX_BYTES)} limit). ${fullOutput}]`;
 }
 
-/** Sends the current tail at most every BASH_UPDATE_INTERVAL_MS, and only when it changed. */
-function updateThrottle(ctx: ToolContext, snapshot: () => TruncationResult) {
-  let timer: NodeJS.Timeout | undefined;
-  let last = 0;
-  const emit = () => {
-    timer = undefined;
-    last = Date.now();
-    ctx.onUpdate?.({ content: [{ type: "text", text: snapshot().content }] });
-  };
-  return {
-    changed(): void {
-      if (!ctx.onUpdate || timer) return;
-      const wait = BASH_UPDATE_INTERVAL_MS - (Date.now() - last);
-      if (wait <= 0) emit();
-      else timer = setTimeout(emit, wait);
-    },
-    stop(): void {
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-    },
-  };
+/** Sends the current tail at most every BASH_UPDATE_INTERVAL_MS (read when sent, so always the latest). */
+function tailUpdates(ctx: ToolContext, snapshot: () => TruncationResult): Throttled<void> | undefined {
+  const { onUpdate } = ctx;
+  if (!onUpdate) return undefined;
+  return throttle<void>(
+    () => onUpdate({ content: [{ type: "text", text: snapshot().content }] }),
+    BASH_UPDATE_INTERVAL_MS,
+  );
 }
 
 function timeoutMs(timeout: number | undefined): number | undefined {
@@ -205,11 +193,11 @@ export function createBashTool(): Tool<typeof bashSchema, BashToolDetails> {
       const spill = await ctx.spill.create("bash");
       const sanitizer = new OutputSanitizer();
       const tail = new TailAccumulator();
-      const updates = updateThrottle(ctx, () => tail.snapshot());
+      const updates = tailUpdates(ctx, () => tail.snapshot());
       const onData = (chunk: Buffer) => {
         spill.write(chunk);
         tail.push(sanitizer.push(chunk));
-        updates.changed();
+        updates?.push();
       };
       let result: ExecResult;
       try {
@@ -218,11 +206,11 @@ export function createBashTool(): Tool<typeof bashSchema, BashToolDetails> {
           { timeoutMs: limitMs, signal: ctx.signal, onStdout: onData, onStderr: onData },
         );
       } catch (err) {
-        updates.stop();
+        updates?.cancel();
         await spill.discard();
         throw err;
       }
-      updates.stop();
+      updates?.cancel();
       tail.push(sanitizer.end());
       const { text, details } = await finish(args, result, tail, sanitizer, spill);
       return { content: [{ type: "text", text }], details };

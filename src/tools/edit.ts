@@ -13,7 +13,7 @@ import { prepareEditArguments } from "./edit-arguments.js";
 import { buildEditDiff } from "./edit-diff.js";
 import { describeEditFailure } from "./edit-errors.js";
 import { applyEdits } from "./edit-match.js";
-import { resolveToolPath } from "./paths.js";
+import { statToolPath } from "./paths.js";
 import type { Tool } from "./types.js";
 
 const editSchema = Type.Object({
@@ -87,8 +87,7 @@ export function createEditTool(): Tool<typeof editSchema, EditToolDetails> {
     mutatesPath: (args) => args.path,
     async execute(_toolCallId, args, ctx) {
       const { sandbox, signal } = ctx;
-      const { canonical } = await resolveToolPath(sandbox, args.path, { signal });
-      const stat = await sandbox.stat(canonical, { signal });
+      const { canonical, stat } = await statToolPath(sandbox, args.path, signal);
       if (!stat) throw new NotFoundError(`File not found: ${args.path}`);
       if (stat.type !== "file") {
         throw new InvalidArgumentError(

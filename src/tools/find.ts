@@ -13,9 +13,11 @@
 import { posix } from "node:path";
 import { type Static, Type } from "typebox";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
+import { formatSize } from "../truncate/types.js";
 import { assertPatternConfined, fdGlob } from "./find-pattern.js";
-import { isWithinRoots, resolveToolPath } from "./paths.js";
-import { displaySearchPath, formatSize, SEARCH_MAX_BYTES, withNotices } from "./search-common.js";
+import { type ByteCapDetails, bytesLimitNotice, countLimitNotice, ResultNotices } from "./output-notice.js";
+import { isWithinRoots, statToolPath } from "./paths.js";
+import { displaySearchPath, SEARCH_MAX_BYTES } from "./search-common.js";
 import { realpathMany, runSearchCommand } from "./search-exec.js";
 import type { Tool } from "./types.js";
 
@@ -31,11 +33,9 @@ const findSchema = Type.Object({
 export type FindToolInput = Static<typeof findSchema>;
 
 /** Details of a find, present only when something was cut or dropped. */
-export interface FindToolDetails {
+export interface FindToolDetails extends ByteCapDetails {
   /** The result limit, when more results existed. */
   resultLimitReached?: number;
-  /** True when the 50 KiB cap cut the output. */
-  bytesLimitReached?: boolean;
   /** Entries dropped because they resolve outside the workspace and mounts. */
   droppedOutside?: number;
   /** FIND_MAX_COLLECTED_BYTES, when the search stopped there (the paths found so far are shown). */
@@ -96,8 +96,7 @@ export function createFindTool(): Tool<typeof findSchema, FindToolDetails | unde
     async execute(_toolCallId, args, ctx) {
       const { sandbox, signal } = ctx;
       assertPatternConfined(args.pattern);
-      const { canonical } = await resolveToolPath(sandbox, args.path ?? ".", { signal });
-      const stat = await sandbox.stat(canonical, { signal });
+      const { canonical, stat } = await statToolPath(sandbox, args.path ?? ".", signal);
       if (!stat) throw new NotFoundError(`Path not found: ${args.path ?? "."}`);
       if (stat.type !== "directory") throw new InvalidArgumentError(`Not a directory: ${args.path}`);
       const limit = Math.max(1, Math.floor(args.limit ?? FIND_DEFAULT_LIMIT));
@@ -134,37 +133,24 @@ export function createFindTool(): Tool<typeof findSchema, FindToolDetails | unde
       );
       const dropped = Math.min(records.length, limit) - entries.length;
       const { text, cut } = capBytes(entries.sort(), SEARCH_MAX_BYTES);
-      const notices: string[] = [];
-      const details: FindToolDetails = {};
+      const notices = new ResultNotices<FindToolDetails>();
       if (limitReached) {
-        notices.push(`${limit} results limit reached. Use limit=${limit * 2} for more, or refine pattern`);
-        details.resultLimitReached = limit;
+        notices.note(countLimitNotice(limit, "results", true), { resultLimitReached: limit });
       }
-      if (cut) {
-        notices.push(`${formatSize(SEARCH_MAX_BYTES)} limit reached`);
-        details.bytesLimitReached = true;
-      }
+      if (cut) notices.note(bytesLimitNotice(SEARCH_MAX_BYTES), { bytesLimitReached: true });
       if (collectedBytes > FIND_MAX_COLLECTED_BYTES && !limitReached) {
-        notices.push(
+        notices.note(
           `Search stopped after ${formatSize(FIND_MAX_COLLECTED_BYTES)} of paths (${records.length} results); refine pattern or use a smaller limit`,
+          { collectedBytesLimitReached: FIND_MAX_COLLECTED_BYTES },
         );
-        details.collectedBytesLimitReached = FIND_MAX_COLLECTED_BYTES;
       }
       if (dropped > 0) {
-        notices.push(
+        notices.note(
           `${dropped} ${dropped === 1 ? "entry" : "entries"} omitted: resolved outside the workspace`,
+          { droppedOutside: dropped },
         );
-        details.droppedOutside = dropped;
       }
-      return {
-        content: [
-          {
-            type: "text",
-            text: withNotices(entries.length > 0 ? text : "No files found matching pattern", notices),
-          },
-        ],
-        details: Object.keys(details).length > 0 ? details : undefined,
-      };
+      return notices.output(entries.length > 0 ? text : "No files found matching pattern");
     },
   };
 }

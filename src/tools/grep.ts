@@ -7,15 +7,11 @@
  */
 import { type Static, Type } from "typebox";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
+import { formatSize } from "../truncate/types.js";
 import { GrepCollector } from "./grep-collect.js";
-import { resolveToolPath } from "./paths.js";
-import {
-  displaySearchPath,
-  formatSize,
-  GREP_MAX_LINE_CHARS,
-  SEARCH_MAX_BYTES,
-  withNotices,
-} from "./search-common.js";
+import { type ByteCapDetails, bytesLimitNotice, countLimitNotice, ResultNotices } from "./output-notice.js";
+import { statToolPath } from "./paths.js";
+import { displaySearchPath, GREP_MAX_LINE_CHARS, SEARCH_MAX_BYTES } from "./search-common.js";
 import { runSearchCommand } from "./search-exec.js";
 import type { Tool } from "./types.js";
 
@@ -41,11 +37,9 @@ const grepSchema = Type.Object({
 export type GrepToolInput = Static<typeof grepSchema>;
 
 /** Details of a grep, present only when a limit applied (as in Pi). */
-export interface GrepToolDetails {
+export interface GrepToolDetails extends ByteCapDetails {
   /** The match limit, when more matches existed. */
   matchLimitReached?: number;
-  /** True when the 50 KiB cap cut the output. */
-  bytesLimitReached?: boolean;
   /** True when some line was cut to 500 characters. */
   linesTruncated?: boolean;
 }
@@ -95,8 +89,7 @@ export function createGrepTool(): Tool<typeof grepSchema, GrepToolDetails | unde
     parameters: grepSchema,
     async execute(_toolCallId, args, ctx) {
       const { sandbox, signal } = ctx;
-      const { canonical } = await resolveToolPath(sandbox, args.path ?? ".", { signal });
-      const stat = await sandbox.stat(canonical, { signal });
+      const { canonical, stat } = await statToolPath(sandbox, args.path ?? ".", signal);
       if (!stat) throw new NotFoundError(`Path not found: ${args.path ?? "."}`);
       const isDir = stat.type === "directory";
       const context = args.context && args.context > 0 ? Math.floor(args.context) : 0;
@@ -122,30 +115,28 @@ export function createGrepTool(): Tool<typeof grepSchema, GrepToolDetails | unde
       }
       if (found.matchCount === 0)
         return { content: [{ type: "text", text: "No matches found" }], details: undefined };
-      const notices: string[] = [];
-      const details: GrepToolDetails = {};
+      const notices = new ResultNotices<GrepToolDetails>();
       if (found.matchLimitReached) {
-        notices.push(`${limit} matches limit reached. Use limit=${limit * 2} for more, or refine pattern`);
-        details.matchLimitReached = limit;
+        notices.note(countLimitNotice(limit, "matches", true), { matchLimitReached: limit });
       }
       if (found.bytesLimitReached) {
-        notices.push(`${formatSize(SEARCH_MAX_BYTES)} limit reached`);
-        details.bytesLimitReached = true;
+        notices.note(bytesLimitNotice(SEARCH_MAX_BYTES), { bytesLimitReached: true });
       }
       if (found.linesTruncated) {
-        notices.push(`Some lines truncated to ${GREP_MAX_LINE_CHARS} chars. Use read tool to see full lines`);
-        details.linesTruncated = true;
+        notices.note(
+          `Some lines truncated to ${GREP_MAX_LINE_CHARS} chars. Use read tool to see full lines`,
+          {
+            linesTruncated: true,
+          },
+        );
       }
       if (run.droppedRecords > 0) {
-        notices.push(
+        notices.note(
           `${run.droppedRecords} lines over ${formatSize(MAX_EVENT_BYTES)} omitted. Use read tool to see them`,
+          { linesTruncated: true },
         );
-        details.linesTruncated = true;
       }
-      return {
-        content: [{ type: "text", text: withNotices(found.lines.join("\n"), notices) }],
-        details: Object.keys(details).length > 0 ? details : undefined,
-      };
+      return notices.output(found.lines.join("\n"));
     },
   };
 }

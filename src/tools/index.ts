@@ -8,6 +8,9 @@ import { createReadTool } from "./read.js";
 import type { AnyTool } from "./types.js";
 import { createWriteTool } from "./write.js";
 
+/** Names of the seven built-in tools, in Pi's registry order (the order of builtinTools()). */
+export const BUILTIN_TOOL_NAMES: readonly string[] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+
 /** Returns fresh instances of the seven built-in tools: read, bash, edit, write, grep, find, ls. */
 export function builtinTools(): AnyTool[] {
   return [

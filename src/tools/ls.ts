@@ -10,10 +10,11 @@ import { type Static, Type } from "typebox";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
 import type { DirEntry, Sandbox } from "../sandbox/types.js";
 import { truncateHead } from "../truncate/head.js";
-import { DEFAULT_MAX_BYTES, formatSize, type TruncationResult } from "../truncate/types.js";
+import { DEFAULT_MAX_BYTES, type TruncationResult } from "../truncate/types.js";
 import { throwIfAborted } from "../util/abort.js";
 import { sortListing } from "./ls-sort.js";
-import { isWithinRoots, resolveToolPath } from "./paths.js";
+import { bytesLimitNotice, countLimitNotice, ResultNotices } from "./output-notice.js";
+import { isWithinRoots, statToolPath } from "./paths.js";
 import type { Tool } from "./types.js";
 
 /** Symlinks followed to decide the "/" suffix, per listing (each costs two sandbox calls). */
@@ -71,8 +72,7 @@ export function createLsTool(): Tool<typeof lsSchema, LsToolDetails | undefined>
       const limit = args.limit === undefined ? LS_DEFAULT_LIMIT : Math.floor(args.limit);
       if (!(limit >= 1)) throw new InvalidArgumentError(`limit must be at least 1 entry, got ${args.limit}.`);
       const shownPath = args.path || ".";
-      const { requested, canonical } = await resolveToolPath(sandbox, shownPath, { signal });
-      const stat = await sandbox.stat(canonical, { signal });
+      const { requested, canonical, stat } = await statToolPath(sandbox, shownPath, signal);
       if (!stat) throw new NotFoundError(`Path not found: ${requested}`);
       if (stat.type !== "directory") throw new InvalidArgumentError(`Not a directory: ${requested}`);
       const entries = await sortListing(await sandbox.listDir(canonical, { signal }), signal);
@@ -90,22 +90,12 @@ export function createLsTool(): Tool<typeof lsSchema, LsToolDetails | undefined>
       if (lines.length === 0)
         return { content: [{ type: "text", text: "(empty directory)" }], details: undefined };
       const truncation = truncateHead(lines.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
-      const details: LsToolDetails = {};
-      const notices: string[] = [];
+      const notices = new ResultNotices<LsToolDetails>();
       if (entries.length > limit) {
-        notices.push(`${limit} entries limit reached. Use limit=${limit * 2} for more`);
-        details.entryLimitReached = limit;
+        notices.note(countLimitNotice(limit, "entries", false), { entryLimitReached: limit });
       }
-      if (truncation.truncated) {
-        notices.push(`${formatSize(DEFAULT_MAX_BYTES)} limit reached`);
-        details.truncation = truncation;
-      }
-      const text =
-        notices.length > 0 ? `${truncation.content}\n\n[${notices.join(". ")}]` : truncation.content;
-      return {
-        content: [{ type: "text", text }],
-        details: Object.keys(details).length > 0 ? details : undefined,
-      };
+      if (truncation.truncated) notices.note(bytesLimitNotice(DEFAULT_MAX_BYTES), { truncation });
+      return notices.output(truncation.content);
     },
   };
 }

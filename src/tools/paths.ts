@@ -6,7 +6,7 @@
  */
 import { posix } from "node:path";
 import { PathOutsideWorkspaceError } from "../errors.js";
-import { type Sandbox, WORKSPACE_DIR } from "../sandbox/types.js";
+import { type FileStat, type Sandbox, WORKSPACE_DIR } from "../sandbox/types.js";
 
 // Unicode space characters models sometimes emit in paths (Pi normalises them to ASCII space).
 const UNICODE_SPACES = /[\u00a0\u2000-\u200a\u202f\u205f\u3000]/g;
@@ -63,6 +63,19 @@ export async function resolveToolPath(
     throw new PathOutsideWorkspaceError(input, canonical);
   }
   return { requested, canonical };
+}
+
+/**
+ * resolveToolPath, then the canonical target's stat (null when it does not exist yet): the first
+ * step of every tool but bash and read. Errors as resolveToolPath.
+ */
+export async function statToolPath(
+  sandbox: Sandbox,
+  input: string,
+  signal?: AbortSignal,
+): Promise<ResolvedToolPath & { stat: FileStat | null }> {
+  const resolved = await resolveToolPath(sandbox, input, { signal });
+  return { ...resolved, stat: await sandbox.stat(resolved.canonical, { signal }) };
 }
 
 /**

@@ -1,22 +1,16 @@
 /**
- * Pieces shared by grep and find: Pi's limits and notice wording (coding-agent grep.ts / find.ts and
- * truncate.ts), path display relative to the search root, confinement of returned paths, and a
- * NUL/newline record splitter with bounded memory for streamed command output.
+ * Pieces shared by grep and find: Pi's limits (coding-agent grep.ts / find.ts and truncate.ts), path
+ * display relative to the search root, confinement of returned paths, and a NUL/newline record
+ * splitter with bounded memory for streamed command output.
  */
 import { posix } from "node:path";
+import { DEFAULT_MAX_BYTES } from "../truncate/types.js";
 import { isWithinRoots } from "./paths.js";
 
 /** Output cap of grep and find, in bytes (Pi's DEFAULT_MAX_BYTES, 50 KiB). */
-export const SEARCH_MAX_BYTES = 51_200;
+export const SEARCH_MAX_BYTES = DEFAULT_MAX_BYTES;
 /** grep cuts each shown line to this many characters (Pi's GREP_MAX_LINE_LENGTH). */
 export const GREP_MAX_LINE_CHARS = 500;
-
-/** Pi's formatSize: `512B`, `50.0KB`, `1.5MB`. */
-export function formatSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes}B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)}KB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)}MB`;
-}
 
 /**
  * Cuts `line` to `maxChars` UTF-16 units (never inside a surrogate pair) and appends Pi's marker
@@ -31,11 +25,6 @@ export function truncateLine(
   const code = line.charCodeAt(end - 1);
   if (code >= 0xd800 && code <= 0xdbff) end--;
   return { text: `${line.slice(0, end)}... [truncated]`, truncated: true };
-}
-
-/** Appends Pi's notice block `\n\n[a. b]` when there are notices. */
-export function withNotices(text: string, notices: readonly string[]): string {
-  return notices.length > 0 ? `${text}\n\n[${notices.join(". ")}]` : text;
 }
 
 /**

@@ -7,7 +7,7 @@
  */
 import { type Static, Type } from "typebox";
 import { InvalidArgumentError } from "../errors.js";
-import { resolveToolPath } from "./paths.js";
+import { statToolPath } from "./paths.js";
 import type { Tool } from "./types.js";
 
 const writeSchema = Type.Object({
@@ -41,8 +41,7 @@ export function createWriteTool(): Tool<typeof writeSchema, WriteToolDetails> {
     mutatesPath: (args) => args.path,
     async execute(_toolCallId, args, ctx) {
       const { sandbox, signal } = ctx;
-      const { canonical } = await resolveToolPath(sandbox, args.path, { signal });
-      const stat = await sandbox.stat(canonical, { signal });
+      const { canonical, stat } = await statToolPath(sandbox, args.path, signal);
       if (stat && stat.type !== "file") {
         throw new InvalidArgumentError(`${args.path} is a ${stat.type}; write replaces regular files only.`);
       }

@@ -1,6 +1,6 @@
 /** Head truncation (keep the first lines), Pi's truncateHead on bytes. Pure, no I/O. */
 import { countLines, toBuffer } from "./lines.js";
-import { resolveLimits, type TruncationOptions, type TruncationResult } from "./types.js";
+import { resolveLimits, type TruncationOptions, type TruncationResult, wholeResult } from "./types.js";
 
 /**
  * Keeps whole lines from the start while both limits hold: at most `maxLines` lines and at most
@@ -14,18 +14,10 @@ export function truncateHead(input: Buffer | string, options: TruncationOptions 
   const { maxLines, maxBytes } = resolveLimits(options);
   const totalBytes = buf.length;
   const totalLines = countLines(buf);
-  const base = { totalLines, totalBytes, lastLinePartial: false, maxLines, maxBytes };
   if (totalLines <= maxLines && totalBytes <= maxBytes) {
-    return {
-      ...base,
-      content: buf.toString("utf8"),
-      truncated: false,
-      truncatedBy: null,
-      outputLines: totalLines,
-      outputBytes: totalBytes,
-      firstLineExceedsLimit: false,
-    };
+    return wholeResult(buf, totalLines, totalBytes, maxLines, maxBytes);
   }
+  const base = { totalLines, totalBytes, lastLinePartial: false, maxLines, maxBytes };
   let lines = 0;
   let end = 0;
   let pos = 0;

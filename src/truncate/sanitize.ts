@@ -134,6 +134,19 @@ export class OutputSanitizer {
     return Buffer.from(out.subarray(0, o));
   }
 
+  /**
+   * One byte inside a CSI or nF sequence: 0x20..`lastMiddle` continue it (parameters, intermediates),
+   * `lastMiddle`+1..0x7e end it, anything else aborts it.
+   */
+  #sequenceByte(byte: number, lastMiddle: number): boolean {
+    if (byte >= 0x20 && byte <= lastMiddle) return true;
+    if (byte > lastMiddle && byte <= 0x7e) {
+      this.#esc = "none";
+      return true;
+    }
+    return this.#abortEscape(byte);
+  }
+
   /** Advances the escape-sequence state by one byte; false means the byte is ordinary text again. */
   #consumeEscape(byte: number): boolean {
     switch (this.#esc) {
@@ -147,19 +160,9 @@ export class OutputSanitizer {
         else return this.#abortEscape(byte);
         return true;
       case "csi":
-        if (byte >= 0x20 && byte <= 0x3f) return true;
-        if (byte >= 0x40 && byte <= 0x7e) {
-          this.#esc = "none";
-          return true;
-        }
-        return this.#abortEscape(byte);
+        return this.#sequenceByte(byte, 0x3f);
       case "nf":
-        if (byte >= 0x20 && byte <= 0x2f) return true;
-        if (byte >= 0x30 && byte <= 0x7e) {
-          this.#esc = "none";
-          return true;
-        }
-        return this.#abortEscape(byte);
+        return this.#sequenceByte(byte, 0x2f);
       case "string":
         if (byte === BEL) this.#esc = "none";
         else if (byte === ESC) this.#esc = "stringEsc";

@@ -1,6 +1,6 @@
 /** Tail truncation (keep the last lines), Pi's truncateTail on bytes. Pure, no I/O. */
 import { charStartAtOrAfter, countLines, toBuffer } from "./lines.js";
-import { resolveLimits, type TruncationOptions, type TruncationResult } from "./types.js";
+import { resolveLimits, type TruncationOptions, type TruncationResult, wholeResult } from "./types.js";
 
 /** Where a tail cut starts in a buffer, and what it kept. */
 export interface TailCut {
@@ -63,21 +63,16 @@ export function tailResult(
   maxLines: number,
   maxBytes: number,
 ): TruncationResult {
-  const base = { totalLines, totalBytes, firstLineExceedsLimit: false, maxLines, maxBytes };
   if (totalLines <= maxLines && totalBytes <= maxBytes) {
-    return {
-      ...base,
-      content: window.toString("utf8"),
-      truncated: false,
-      truncatedBy: null,
-      outputLines: totalLines,
-      outputBytes: window.length,
-      lastLinePartial: false,
-    };
+    return wholeResult(window, totalLines, totalBytes, maxLines, maxBytes);
   }
   const cut = tailCut(window, maxLines, maxBytes);
   return {
-    ...base,
+    totalLines,
+    totalBytes,
+    firstLineExceedsLimit: false,
+    maxLines,
+    maxBytes,
     content: window.toString("utf8", cut.start),
     truncated: true,
     truncatedBy: cut.truncatedBy,

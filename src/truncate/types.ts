@@ -46,6 +46,32 @@ export function formatSize(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)}MB`;
 }
 
+/**
+ * The result for an input that fits both limits: `buf` whole, nothing cut. `totalLines` and
+ * `totalBytes` describe the input (for a stream's window, the whole stream).
+ */
+export function wholeResult(
+  buf: Buffer,
+  totalLines: number,
+  totalBytes: number,
+  maxLines: number,
+  maxBytes: number,
+): TruncationResult {
+  return {
+    content: buf.toString("utf8"),
+    truncated: false,
+    truncatedBy: null,
+    totalLines,
+    totalBytes,
+    outputLines: totalLines,
+    outputBytes: buf.length,
+    lastLinePartial: false,
+    firstLineExceedsLimit: false,
+    maxLines,
+    maxBytes,
+  };
+}
+
 /** Resolves the limits, rejecting nonsense with a RangeError naming the field. */
 export function resolveLimits(options: TruncationOptions): { maxLines: number; maxBytes: number } {
   const maxLines = options.maxLines ?? DEFAULT_MAX_LINES;

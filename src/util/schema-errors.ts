@@ -1,7 +1,9 @@
 /**
- * Readable text for TypeBox validation errors: an unknown field or a missing one is named (the
- * raw messages only say "must not have additional properties"), and the `boolean` sub-errors
- * TypeBox adds beside them are dropped.
+ * Readable text for TypeBox validation errors, the one module that words them: warden's own wording
+ * (server configuration, request bodies), where an unknown field or a missing one is named (the raw
+ * messages only say "must not have additional properties") and the `boolean` sub-errors TypeBox adds
+ * beside them are dropped; and Pi's wording of tool-argument errors (pi-mono `validateToolArguments`),
+ * which the model sees and the Pi differential suite compares.
  */
 
 /** The parts of a TypeBox `Errors()` entry used here. */
@@ -33,6 +35,37 @@ export function schemaErrorLines(
       lines.push(`${where} is missing required field(s) ${missing}`);
     } else {
       lines.push(`${where} ${e.message}`);
+    }
+  }
+  return lines;
+}
+
+/** Decodes a JSON pointer (`/edits/0/oldText`) into a dotted path (`edits.0.oldText`); "" stays "". */
+export function dottedPath(pointer: string): string {
+  if (pointer === "") return "";
+  return pointer
+    .slice(1)
+    .split("/")
+    .map((segment) => segment.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .join(".");
+}
+
+/**
+ * Pi's `  - path: message` lines of tool-argument errors: all errors, "root" for the empty path, and one
+ * line per missing required field with the field appended to its object's path.
+ */
+export function piSchemaErrorLines(errors: Iterable<SchemaErrorLike>): string[] {
+  const lines: string[] = [];
+  for (const e of errors) {
+    const base = dottedPath(e.instancePath);
+    const required = e.params.requiredProperties;
+    if (e.keyword === "required" && Array.isArray(required)) {
+      for (const field of required) {
+        const path = base === "" ? String(field) : `${base}.${String(field)}`;
+        lines.push(`  - ${path}: must have required property '${String(field)}'`);
+      }
+    } else {
+      lines.push(`  - ${base === "" ? "root" : base}: ${e.message}`);
     }
   }
   return lines;

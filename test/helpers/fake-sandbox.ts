@@ -1,12 +1,12 @@
 /**
- * FakeSandbox: a `Sandbox` backed by a host temp directory, for unit tests of tools without an
- * engine. /workspace maps to the temp directory; file operations use the host filesystem; `exec`
- * is scripted by the test (no process runs). Not hardened, never used outside tests.
+ * FakeSandbox: the one `Sandbox` stand-in of the unit tests. An in-memory tree (files with their mode,
+ * directories, symlinks), `realpath` following links like `realpath -m`, byte and line reads,
+ * `exec` scripted by the test (no process runs), a fixed change list and a tar of the workspace for
+ * `exportWorkspace`. No engine, no host files; never used outside tests.
  */
-import { lstat, mkdir, mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { dirname, join, posix, relative, sep } from "node:path";
-import type { Readable } from "node:stream";
+import { posix } from "node:path";
+import { Readable } from "node:stream";
+import { pack } from "tar-stream";
 import { NotFoundError } from "../../src/errors.js";
 import type {
   DirEntry,
@@ -21,7 +21,12 @@ import type {
   WorkspaceChange,
 } from "../../src/sandbox/types.js";
 import { WORKSPACE_DIR } from "../../src/sandbox/types.js";
-import { readHostFileRange } from "../../src/session/host-file-range.js";
+import { LineRangeCollector } from "../../src/truncate/line-range.js";
+
+type Node =
+  | { type: "file"; data: Buffer; mode: number }
+  | { type: "directory" }
+  | { type: "symlink"; target: string };
 
 /** What a scripted exec does: the test pushes output through `opts` and returns the result. */
 export type ExecScript = (command: ExecCommand, opts: ExecOptions) => Promise<ExecResult>;
@@ -34,67 +39,136 @@ export function emitting(chunks: (string | Buffer)[], result: Partial<ExecResult
   };
 }
 
-function typeOf(st: {
-  isFile(): boolean;
-  isDirectory(): boolean;
-  isSymbolicLink(): boolean;
-}): FileStat["type"] {
-  if (st.isSymbolicLink()) return "symlink";
-  if (st.isDirectory()) return "directory";
-  return st.isFile() ? "file" : "other";
+/** What an argv handler returns: stdout chunks (strings or bytes), stderr and an exit code. */
+export interface FakeExecReply {
+  stdout?: (string | Buffer)[];
+  stderr?: string;
+  exitCode?: number;
 }
 
+/** Answers one command by its argv (a shell command arrives as `bash -c <command>`). */
+export type FakeExecHandler = (argv: string[], options: ExecOptions) => FakeExecReply;
+
+/** The argv of a command as the fake records it. */
+export function argvOf(command: ExecCommand): string[] {
+  return "argv" in command ? command.argv : ["bash", "-c", command.shell];
+}
+
+/**
+ * An ExecScript from an argv handler: stdout chunks stop when `signal` fires, and then the command
+ * ends aborted with 130 (as the engine's exec does).
+ */
+export function replying(handler: FakeExecHandler): ExecScript {
+  return async (command, options) => {
+    const reply = handler(argvOf(command), options);
+    let aborted = false;
+    for (const chunk of reply.stdout ?? []) {
+      if (options.signal?.aborted) {
+        aborted = true;
+        break;
+      }
+      options.onStdout?.(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, "utf8"));
+    }
+    if (reply.stderr) options.onStderr?.(Buffer.from(reply.stderr, "utf8"));
+    aborted ||= options.signal?.aborted ?? false;
+    return { exitCode: aborted ? 130 : (reply.exitCode ?? 0), timedOut: false, aborted, durationMs: 1 };
+  };
+}
+
+/** How a FakeSandbox starts. */
+export interface FakeSandboxOptions {
+  /** Overrides of the default info (container "fake", tenant "test-fake", roots ["/workspace"]). */
+  info?: Partial<SandboxInfo>;
+  /** Workspace files: workspace-relative or absolute path -> content. */
+  files?: Record<string, string | Buffer>;
+  /** Symlinks: absolute or workspace-relative path -> target (relative targets resolve from the link's folder). */
+  links?: Record<string, string>;
+  /** What changedPaths answers. */
+  changes?: WorkspaceChange[];
+}
+
+/** The in-memory sandbox of the unit tests (see the module comment). */
 export class FakeSandbox implements Sandbox {
+  readonly nodes = new Map<string, Node>([
+    ["/", { type: "directory" }],
+    [WORKSPACE_DIR, { type: "directory" }],
+  ]);
   readonly info: SandboxInfo;
   /** The commands exec was called with, in order. */
   readonly commands: ExecCommand[] = [];
   /** Replace to script exec; the default emits nothing and exits 0. */
   execScript: ExecScript = emitting([]);
+  /** What changedPaths answers. */
+  changes: WorkspaceChange[];
+  /** How many writeFile calls were made. */
+  writes = 0;
 
-  private constructor(readonly hostRoot: string) {
-    const now = new Date();
+  constructor(options: FakeSandboxOptions = {}) {
     this.info = {
       containerId: "fake",
       sessionId: "fake-session",
       tenant: "test-fake",
-      image: "none",
+      image: "fake",
       runtime: "runc",
       workspaceMode: "copy",
       roots: [WORKSPACE_DIR],
-      createdAt: now,
-      expiresAt: now,
+      createdAt: new Date(0),
+      expiresAt: new Date(0),
+      ...options.info,
     };
+    for (const [path, content] of Object.entries(options.files ?? {})) this.file(path, content);
+    for (const [path, target] of Object.entries(options.links ?? {})) this.symlink(path, target);
+    this.changes = options.changes ?? [];
   }
 
-  /** A fake sandbox over a fresh temp directory, with `files` (workspace-relative path -> content). */
+  /** A fake sandbox with `files` (workspace-relative path -> content). */
   static async create(files: Record<string, string | Buffer> = {}): Promise<FakeSandbox> {
-    const root = await realpath(await mkdtemp(join(tmpdir(), "warden-fake-")));
-    const sandbox = new FakeSandbox(root);
-    for (const [path, content] of Object.entries(files)) await sandbox.put(path, content);
-    return sandbox;
+    return new FakeSandbox({ files });
   }
 
-  /** Writes a workspace file on the host side (test setup). */
+  /** Scripts exec by argv (shorthand for `execScript = replying(handler)`). */
+  set execHandler(handler: FakeExecHandler) {
+    this.execScript = replying(handler);
+  }
+
+  /** The argv of every command exec ran, in order. */
+  get execs(): string[][] {
+    return this.commands.map(argvOf);
+  }
+
+  /** Creates a file (and its parent directories); `path` is absolute or workspace-relative. */
+  file(path: string, data: string | Buffer, mode = 0o644): this {
+    const abs = posix.resolve(WORKSPACE_DIR, path);
+    this.mkdir(posix.dirname(abs));
+    this.nodes.set(abs, { type: "file", data: Buffer.from(data), mode });
+    return this;
+  }
+
+  /** Writes a workspace file (test setup). */
   async put(path: string, content: string | Buffer): Promise<void> {
-    const host = this.toHost(posix.resolve(WORKSPACE_DIR, path));
-    await mkdir(dirname(host), { recursive: true });
-    await writeFile(host, content);
+    this.file(path, content);
   }
 
-  /** Host path for a container path: /workspace/... maps into the temp dir; anything else stays. */
-  toHost(path: string): string {
-    const p = posix.resolve(WORKSPACE_DIR, path);
-    if (p === WORKSPACE_DIR) return this.hostRoot;
-    if (p.startsWith(`${WORKSPACE_DIR}/`)) return join(this.hostRoot, p.slice(WORKSPACE_DIR.length + 1));
-    return p;
+  /** Creates a symlink `path` -> `target` (and the link's parent directories). */
+  symlink(path: string, target: string): this {
+    const abs = posix.resolve(WORKSPACE_DIR, path);
+    this.mkdir(posix.dirname(abs));
+    this.nodes.set(abs, { type: "symlink", target });
+    return this;
   }
 
-  /** Container path for a host path inside the temp dir; other host paths are returned unchanged. */
-  toContainer(host: string): string {
-    const rel = relative(this.hostRoot, host);
-    if (rel === "") return WORKSPACE_DIR;
-    if (rel.startsWith("..")) return host;
-    return posix.join(WORKSPACE_DIR, rel.split(sep).join("/"));
+  /** Creates a directory and its parents. */
+  mkdir(path: string): this {
+    for (let d = posix.resolve(WORKSPACE_DIR, path); d !== "/" && !this.nodes.has(d); d = posix.dirname(d)) {
+      this.nodes.set(d, { type: "directory" });
+    }
+    return this;
+  }
+
+  /** The bytes of a file (links not followed), or undefined. */
+  bytes(path: string): Buffer | undefined {
+    const n = this.nodes.get(posix.resolve(WORKSPACE_DIR, path));
+    return n?.type === "file" ? n.data : undefined;
   }
 
   async exec(command: ExecCommand, options: ExecOptions = {}): Promise<ExecResult> {
@@ -102,65 +176,83 @@ export class FakeSandbox implements Sandbox {
     return this.execScript(command, options);
   }
 
-  async readFile(path: string, range: ReadRange): Promise<ReadFileResult> {
-    try {
-      return await readHostFileRange(this.toHost(path), range);
-    } catch (err) {
-      if (err instanceof NotFoundError) throw new NotFoundError(`File not found: ${path}`);
-      throw err;
+  async readFile(
+    path: string,
+    range: ReadRange,
+    _options?: { signal?: AbortSignal },
+  ): Promise<ReadFileResult> {
+    const n = this.nodes.get(await this.realpath(path));
+    if (n?.type !== "file") throw new NotFoundError(`File not found: ${path}`);
+    if (range.kind === "bytes") {
+      return { data: n.data.subarray(range.offset, range.offset + range.length), totalBytes: n.data.length };
     }
+    const collector = new LineRangeCollector(range);
+    collector.push(n.data);
+    const { data, totalLines } = collector.finish();
+    return { data, totalBytes: n.data.length, totalLines };
   }
 
-  async writeFile(path: string, data: Buffer): Promise<void> {
-    await this.put(path, data);
+  async writeFile(
+    path: string,
+    data: Buffer,
+    options: { mode?: number; signal?: AbortSignal } = {},
+  ): Promise<void> {
+    const real = await this.realpath(path);
+    const old = this.nodes.get(real);
+    this.file(real, data, options.mode ?? (old?.type === "file" ? old.mode : 0o644));
+    this.writes++;
   }
 
-  async stat(path: string): Promise<FileStat | null> {
-    try {
-      const st = await lstat(this.toHost(path));
-      return { type: typeOf(st), size: st.size, mode: st.mode & 0o7777, mtimeMs: st.mtimeMs };
-    } catch {
-      return null;
-    }
+  /** The node's stat; a symlink is reported as itself (never followed), as the engine's lstat. */
+  async stat(path: string, _options?: { signal?: AbortSignal }): Promise<FileStat | null> {
+    const n = this.nodes.get(posix.resolve(WORKSPACE_DIR, path));
+    if (!n) return null;
+    if (n.type === "file") return { type: "file", size: n.data.length, mode: n.mode, mtimeMs: 0 };
+    return { type: n.type, size: 0, mode: n.type === "symlink" ? 0o777 : 0o755, mtimeMs: 0 };
   }
 
-  async realpath(path: string): Promise<string> {
-    const host = this.toHost(path);
-    let existing = host;
-    let rest = "";
-    for (;;) {
-      try {
-        const real = await realpath(existing);
-        return this.toContainer(rest ? join(real, rest) : real);
-      } catch {
-        const parent = dirname(existing);
-        if (parent === existing) return path;
-        rest = rest ? join(existing.slice(parent.length + 1), rest) : existing.slice(parent.length + 1);
-        existing = parent;
+  async realpath(path: string, _options?: { signal?: AbortSignal }): Promise<string> {
+    let parts = posix.resolve(WORKSPACE_DIR, path).split("/").filter(Boolean);
+    let out = "/";
+    for (let hops = 0; parts.length > 0 && hops < 40; ) {
+      const next = posix.join(out, parts.shift() as string);
+      const n = this.nodes.get(next);
+      if (n?.type === "symlink") {
+        hops++;
+        parts = [...posix.resolve(out, n.target).split("/").filter(Boolean), ...parts];
+        out = "/";
+      } else {
+        out = next;
       }
     }
+    return out;
   }
 
-  async listDir(path: string): Promise<DirEntry[]> {
-    const entries = await readdir(this.toHost(path), { withFileTypes: true }).catch(() => {
-      throw new NotFoundError(`Directory not found: ${path}`);
-    });
-    return entries.map((e) => ({ name: e.name, type: typeOf(e) }));
+  async listDir(path: string, _options?: { signal?: AbortSignal }): Promise<DirEntry[]> {
+    const dir = await this.realpath(path);
+    if (this.nodes.get(dir)?.type !== "directory") throw new NotFoundError(`Directory not found: ${path}`);
+    return [...this.nodes.entries()]
+      .filter(([p]) => p !== dir && posix.dirname(p) === dir)
+      .map(([p, n]) => ({ name: posix.basename(p), type: n.type }));
   }
 
+  /** A tar of the workspace's files (names relative to /workspace). */
   async exportWorkspace(): Promise<Readable> {
-    throw new Error("FakeSandbox.exportWorkspace is not implemented");
+    const tar = pack();
+    for (const [path, n] of this.nodes) {
+      if (n.type === "file" && path.startsWith(`${WORKSPACE_DIR}/`)) {
+        tar.entry({ name: path.slice(WORKSPACE_DIR.length + 1), mode: n.mode }, n.data);
+      }
+    }
+    tar.finalize();
+    return Readable.from(tar);
   }
 
   async changedPaths(): Promise<WorkspaceChange[]> {
-    return [];
+    return this.changes;
   }
 
-  async destroy(): Promise<void> {
-    await rm(this.hostRoot, { recursive: true, force: true });
-  }
+  async destroy(): Promise<void> {}
 
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.destroy();
-  }
+  async [Symbol.asyncDispose](): Promise<void> {}
 }

@@ -8,7 +8,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { hashKey } from "../../src/server/auth.js";
-import { removeTenant, type ServeChild, spawnServe, testQuotas } from "../engine/server-fixture.js";
+import { removeTenant, type ServeChild, spawnServe, testQuotas } from "./server-fixture.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 

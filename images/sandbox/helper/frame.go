@@ -5,7 +5,7 @@
 // so the controller always knows where a frame ends; bytes a command prints travel only inside
 // a payload and can never be read as a header. Mirrors src/sandbox/channel/protocol/frame.ts;
 // testdata/frames.json holds the vectors both sides' tests check (frame_vectors_test.go,
-// test/unit/channel-frame-vectors.test.ts).
+// test/unit/sandbox/channel/protocol/frame-vectors.test.ts).
 package main
 
 import (

@@ -1,7 +1,7 @@
 package main
 
 // The shared frame vectors (testdata/frames.json), also read by the controller's
-// test/unit/channel-frame-vectors.test.ts: both ends of the channel must encode and decode the
+// test/unit/sandbox/channel/protocol/frame-vectors.test.ts: both ends of the channel must encode and decode the
 // same bytes, so the two codecs (this one and src/sandbox/channel/protocol/frame.ts) cannot drift.
 
 import (

@@ -7,6 +7,7 @@
 import type { Command } from "commander";
 import { InvalidArgumentError } from "../../errors.js";
 import { createSession } from "../../session/index.js";
+import { BUILTIN_TOOL_NAMES } from "../../tools/index.js";
 import type { ToolResultMessage } from "../../tools/types.js";
 import { terminalSafe } from "../../util/terminal-text.js";
 import { renderResult } from "../output/format-result.js";
@@ -35,9 +36,6 @@ export function parseExecArguments(text: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** The built-in tools, for naming what a session left out. */
-const BUILTIN_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"];
-
 /**
  * Throws InvalidArgumentError when `toolName` is not enabled: a built-in tool the flags disabled is
  * named as disabled, any other name as unknown; both list the enabled tools.
@@ -45,7 +43,7 @@ const BUILTIN_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"];
 export function checkToolEnabled(toolName: string, enabled: readonly string[]): void {
   if (enabled.includes(toolName)) return;
   const list = enabled.length > 0 ? enabled.join(", ") : "none";
-  if (BUILTIN_TOOLS.includes(toolName))
+  if (BUILTIN_TOOL_NAMES.includes(toolName))
     throw new InvalidArgumentError(
       `Tool ${toolName} is disabled in this session (--tools, --exclude-tools, --no-tools or --no-builtin-tools); enabled tools: ${list}.`,
     );

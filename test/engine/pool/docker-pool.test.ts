@@ -1,0 +1,106 @@
+/** The warm pool on Docker: hardened pre-started containers per key, claims with the workspace copied in, drained with nothing left. */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { dockerPoolBackend, POOL_LABEL, type PoolRequest, WarmPool } from "../../../src/pool/index.js";
+import { getDocker, LABEL } from "../../../src/sandbox/index.js";
+import type { PreparedSandbox } from "../../../src/sandbox/prepare.js";
+import { channelTenant } from "../../helpers/channel-fixture.js";
+import { describeEngine } from "../../helpers/engine.js";
+import { leftovers, run } from "../../helpers/sandbox-fixture.js";
+
+const poolTenant = channelTenant("pool");
+const claimTenant = channelTenant("claim");
+
+describeEngine("warm pool on Docker", () => {
+  let dir: string;
+  let pool: WarmPool<PoolRequest, PreparedSandbox>;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "warden-pool-"));
+    await writeFile(join(dir, "hello.txt"), "from the host\n");
+    pool = new WarmPool({ backend: dockerPoolBackend({ tenant: poolTenant }), size: 2 });
+  });
+  afterAll(async () => {
+    await pool?.drain();
+    await rm(dir, { recursive: true, force: true });
+    expect(await leftovers(poolTenant)).toEqual([]);
+    expect(await leftovers(claimTenant)).toEqual([]);
+  });
+
+  it("keeps `size` hardened, labelled containers per key, started with the helper", async () => {
+    await pool.warm({ workspace: { hostPath: dir } });
+    await pool.settled();
+    expect(pool.stats().map((s) => [s.idle, s.size])).toEqual([[2, 2]]);
+    const docker = getDocker();
+    const idle = await docker.listContainers({ filters: { label: [`${LABEL.tenant}=${poolTenant}`] } });
+    expect(idle).toHaveLength(2);
+    for (const c of idle) {
+      expect(c.Labels[POOL_LABEL]).toMatch(/^sha256:[0-9a-f]{64}$/);
+      const info = await docker.getContainer(c.Id).inspect();
+      expect(info.HostConfig).toMatchObject({
+        ReadonlyRootfs: true,
+        CapDrop: ["ALL"],
+        NetworkMode: "none",
+        // The helper is PID 1 itself: docker-init would hold the attach pipes (channel-forgery.test.ts).
+        Init: false,
+      });
+      expect(info.Path).toBe("/usr/local/bin/warden-helper");
+    }
+  });
+
+  it("claims one with the workspace copied in, as the claimer's session, and refills", async () => {
+    const claimed = await pool.claim({ workspace: { hostPath: dir }, sessionId: "test-claimed-1" });
+    await using sb = claimed.sandbox;
+    expect(claimed.pooled).toBe(true);
+    expect(sb.info).toMatchObject({ sessionId: "test-claimed-1", tenant: poolTenant, execPath: "channel" });
+    expect((await run(sb, "cat hello.txt; stat -c %u hello.txt")).stdout).toBe("from the host\n1000\n");
+    await pool.settled();
+    expect(pool.stats()[0]).toMatchObject({ idle: 2 });
+  });
+
+  it("never hands over a container prepared for another tenant, policy or limits", async () => {
+    const otherTenant = await pool.claim({ workspace: { hostPath: dir }, tenant: claimTenant });
+    await using sb0 = otherTenant.sandbox;
+    expect(otherTenant.pooled).toBe(false);
+    const labels = (await getDocker().getContainer(sb0.info.containerId).inspect()).Config.Labels;
+    expect(labels[LABEL.tenant]).toBe(claimTenant);
+    const other = await pool.claim({
+      workspace: { hostPath: dir },
+      tenant: claimTenant,
+      policyHash: "strict-v2",
+    });
+    await using sb = other.sandbox;
+    expect(other.pooled).toBe(false);
+    const limited = await pool.claim({
+      workspace: { hostPath: dir },
+      tenant: claimTenant,
+      limits: { pids: 64 },
+    });
+    await using sb2 = limited.sandbox;
+    expect(limited.pooled).toBe(false);
+    expect((await getDocker().getContainer(sb2.info.containerId).inspect()).HostConfig.PidsLimit).toBe(64);
+    expect(sb.info.tenant).toBe(claimTenant);
+  });
+
+  it("keeps refilling a key after the workspace of its first claim is gone (uploaded dirs are removed)", async () => {
+    const gone = await mkdtemp(join(tmpdir(), "warden-pool-gone-"));
+    const first = await pool.claim({ workspace: { hostPath: gone }, policyHash: "refill" });
+    await first.sandbox.destroy();
+    await pool.settled();
+    await rm(gone, { recursive: true });
+    const second = await pool.claim({ workspace: { hostPath: dir }, policyHash: "refill" });
+    await using sb = second.sandbox;
+    expect(second.pooled).toBe(true);
+    await pool.settled();
+    const key = await dockerPoolBackend({ tenant: poolTenant }).keyOf({ policyHash: "refill" });
+    expect(pool.stats().find((s) => s.key === key)).toMatchObject({ idle: 2, filling: 0 });
+    expect((await run(sb, "cat hello.txt")).stdout).toBe("from the host\n");
+  });
+
+  it("drains: every idle container and volume is removed", async () => {
+    await pool.settled();
+    await pool.drain();
+    expect(await leftovers(poolTenant)).toEqual([]);
+  });
+});

@@ -1,0 +1,118 @@
+/** The hardened container configuration, read back from `docker inspect`, and configurable limits. */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { createSandbox, DEFAULT_IMAGE, getDocker, LABEL } from "../../../src/sandbox/index.js";
+import type { Sandbox } from "../../../src/sandbox/types.js";
+import { describeEngine } from "../../helpers/engine.js";
+import { EXEC_PATHS, leftovers, run, testTenant } from "../../helpers/sandbox-fixture.js";
+
+const tenant = testTenant("hardening");
+const MiB = 1024 * 1024;
+
+for (const execPath of EXEC_PATHS) {
+  describeEngine(`DockerSandbox hardening (${execPath})`, () => {
+    let defaults: Sandbox;
+    let custom: Sandbox;
+    beforeAll(async () => {
+      [defaults, custom] = await Promise.all([
+        createSandbox({ execPath, tenant, sessionId: "test-hardening-defaults", ttlMs: 60_000 }),
+        createSandbox({
+          execPath,
+          tenant,
+          limits: {
+            memoryBytes: 256 * MiB,
+            cpus: 0.5,
+            pids: 64,
+            tmpBytes: 8 * MiB,
+            workspaceBytes: 16 * MiB,
+          },
+        }),
+      ]);
+    });
+    afterAll(async () => {
+      await Promise.all([defaults?.destroy(), custom?.destroy()]);
+      expect(await leftovers(tenant)).toEqual([]);
+    });
+
+    it("applies every hardening setting with the default limits", async () => {
+      const c = await getDocker().getContainer(defaults.info.containerId).inspect();
+      const h = c.HostConfig;
+      expect(h.NetworkMode).toBe("none");
+      expect(h.ReadonlyRootfs).toBe(true);
+      expect(h.CapDrop).toEqual(["ALL"]);
+      expect(h.CapAdd ?? null).toBeNull();
+      expect(h.SecurityOpt).toEqual(["no-new-privileges"]);
+      expect(h.Privileged).toBe(false);
+      expect(h.PidsLimit).toBe(256);
+      // memoryBytes + tmpBytes + 1 MiB (/run/warden) + workspaceBytes: tmpfs pages count against the cgroup.
+      expect(h.Memory).toBe((1024 + 64 + 1 + 1024) * MiB);
+      expect(h.MemorySwap).toBe(h.Memory);
+      expect(h.NanoCpus).toBe(1e9);
+      // docker-init would hold the attach pipes where commands can reach them: the helper is PID 1.
+      expect(h.Init).toBe(execPath === "docker-exec");
+      expect(h.Runtime).toBe("runc");
+      expect(h.Tmpfs).toEqual({
+        "/tmp": `size=${64 * MiB},mode=1777`,
+        "/run/warden": "size=1m,uid=1000,gid=1000,mode=0700",
+      });
+      expect(c.Config.User).toBe("1000:1000");
+      expect(c.Config.Image).toBe(DEFAULT_IMAGE);
+      expect([...(c.Config.Env ?? [])].sort()).toEqual([
+        "HOME=/home/sandbox",
+        "LANG=C.UTF-8",
+        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+      ]);
+      const mounts = c.Mounts.map((m) => `${m.Type}:${m.Destination}:${m.RW ? "rw" : "ro"}`);
+      expect(mounts).toEqual(["volume:/workspace:rw"]);
+      expect(JSON.stringify(c.Mounts)).not.toContain("docker.sock");
+      expect(c.Config.Labels?.[LABEL.session]).toBe("test-hardening-defaults");
+      expect(c.Config.Labels?.[LABEL.tenant]).toBe(tenant);
+      expect(c.Config.Labels?.[LABEL.controller]).toMatch(new RegExp(`:${process.pid}$`));
+      const created = Date.parse(c.Config.Labels?.[LABEL.created] ?? "");
+      expect(Date.parse(c.Config.Labels?.[LABEL.expires] ?? "") - created).toBe(60_000);
+      expect(defaults.info.expiresAt.getTime() - defaults.info.createdAt.getTime()).toBe(60_000);
+    });
+
+    it("is non-root, has no network, a read-only root and no capabilities inside", async () => {
+      const r = await run(
+        defaults,
+        "id -u; id -g; grep CapEff /proc/self/status; grep NoNewPrivs /proc/self/status; " +
+          "touch /etc/x 2>&1 | sed 's/.*: //'; ls /sys/class/net; ls /var/run/docker.sock 2>&1 | sed 's/.*: //'",
+      );
+      expect(r.stdout).toBe(
+        "1000\n1000\nCapEff:\t0000000000000000\nNoNewPrivs:\t1\nRead-only file system\nlo\nNo such file or directory\n",
+      );
+    });
+
+    it("applies configured limits", async () => {
+      const h = (await getDocker().getContainer(custom.info.containerId).inspect()).HostConfig;
+      expect(h.Memory).toBe((256 + 8 + 1 + 16) * MiB);
+      expect(h.MemorySwap).toBe((256 + 8 + 1 + 16) * MiB);
+      expect(h.NanoCpus).toBe(5e8);
+      expect(h.PidsLimit).toBe(64);
+      expect(h.Tmpfs?.["/tmp"]).toBe(`size=${8 * MiB},mode=1777`);
+      const df = await run(custom, "df -B1 --output=size /tmp /workspace | tail -n 2");
+      expect(
+        df.stdout
+          .split("\n")
+          .map((l) => Number(l.trim()))
+          .slice(0, 2),
+      ).toEqual([8 * MiB, 16 * MiB]);
+    });
+
+    it("reaps orphans that exit inside a call: no zombie is left", async () => {
+      const r = await run(
+        defaults,
+        "for i in 1 2 3 4 5; do bash -c '(sleep 0.2 &) ; exit 0'; done; sleep 1; ps -eo stat= | grep -c '^Z'",
+      );
+      expect(r.stdout).toBe("0\n");
+      expect(r.exitCode).toBe(1);
+    });
+
+    if (execPath === "channel") {
+      it("runs warden-helper as PID 1 with one channel-serving child", async () => {
+        const r = await run(defaults, "ps -o comm=,args= -p 1; ps -o args= --ppid 1 | grep -c -- '--serve'");
+        expect(r.stdout).toBe("warden-helper   /usr/local/bin/warden-helper\n1\n");
+      });
+    }
+  });
+}

@@ -1,0 +1,32 @@
+/** The gVisor runtime (runsc), registered by scripts/ensure-docker.sh. */
+import { afterAll, expect, it } from "vitest";
+import { createSandbox, getDocker } from "../../../src/sandbox/index.js";
+import type { Sandbox } from "../../../src/sandbox/types.js";
+import { describeEngine } from "../../helpers/engine.js";
+import { leftovers, run, testTenant } from "../../helpers/sandbox-fixture.js";
+
+const tenant = testTenant("runsc");
+
+describeEngine("DockerSandbox on runsc", () => {
+  let sandbox: Sandbox | undefined;
+  afterAll(async () => {
+    await sandbox?.destroy();
+    expect(await leftovers(tenant)).toEqual([]);
+  });
+
+  it("runs commands under gVisor with no network", async () => {
+    sandbox = await createSandbox({ tenant, runtime: "runsc" });
+    expect(sandbox.info.runtime).toBe("runsc");
+    const h = (await getDocker().getContainer(sandbox.info.containerId).inspect()).HostConfig;
+    expect(h.Runtime).toBe("runsc");
+    expect(h.NetworkMode).toBe("none");
+    const r = await run(sandbox, "echo hello; exit 4");
+    expect(r).toMatchObject({ stdout: "hello\n", exitCode: 4 });
+    const kernel = await run(sandbox, { argv: ["dmesg"] });
+    expect(kernel.stdout).toContain("gVisor");
+    await sandbox.writeFile("a.txt", Buffer.from("x\n"));
+    expect((await sandbox.readFile("a.txt", { kind: "bytes", offset: 0, length: 10 })).data.toString()).toBe(
+      "x\n",
+    );
+  });
+});

@@ -1,0 +1,290 @@
+/**
+ * `kill -9` of `warden serve` with live sessions (one call still running, one tar upload half
+ * sent), then a restart: the live sessions are adopted (records intact, files still there) with
+ * their exec channel re-attached, the command that was running is killed and audited
+ * `interrupted`, a container whose record was never written is removed as an orphan, so are a
+ * workspace volume left without its container, the dead server's spill directories and the half
+ * unpacked upload; every audit line is whole JSON, and a SIGTERM with `--on-exit close` leaves no
+ * container. Also: a docker-exec sandbox's running command is killed on adoption too, and a second
+ * server on the same state dir (or one whose port is taken) fails before touching anything.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, readdir, readFile, unlink } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Docker from "dockerode";
+import tar from "tar-stream";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { serverControllerId } from "../../../src/server/reconcile.js";
+import { describeEngine } from "../../helpers/engine.js";
+import {
+  bundleCli,
+  cleanUpServe,
+  type ServeChild,
+  spawnServe,
+  tenantClient,
+  tenantContainers,
+  writeServeConfig,
+} from "../../helpers/server-fixture.js";
+import { beating, stillBeating } from "../../helpers/survivors.js";
+
+const TENANT = `test-crash-${randomBytes(4).toString("hex")}`;
+
+/** Ids of the tenant's containers owned by the server of state dir `state`, sorted. */
+const containerIds = async (state: string) =>
+  (await tenantContainers(TENANT))
+    .filter((c) => c.Labels["io.warden.controller"] === serverControllerId(state))
+    .map((c) => c.Id)
+    .sort();
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+const KEY = `key-${TENANT}`;
+
+describeEngine("warden serve: kill -9 and restart", () => {
+  let dir: string;
+  let main: string;
+  let config: string;
+  const children: ServeChild[] = [];
+
+  const { api, bash: run, bashText } = tenantClient(KEY);
+
+  /** warden_sessions_by_exec_path{exec_path} from /metrics. */
+  const metric = async (s: ServeChild, path: string): Promise<number> => {
+    const text = await (await fetch(`${s.url}/metrics`)).text();
+    const m = new RegExp(`^warden_sessions_by_exec_path\\{exec_path="${path}"\\} (\\d+)$`, "m").exec(text);
+    return Number(m?.[1] ?? Number.NaN);
+  };
+
+  /** POSTs a workspace tar whose one 4 MiB file is only partly sent; the body never ends. */
+  const startUpload = (s: ServeChild) => {
+    const pack = tar.pack();
+    const chunks: Buffer[] = [];
+    pack.on("data", (c: unknown) => {
+      chunks.push(c as Buffer);
+    });
+    const entry = pack.entry({ name: "big.bin", size: 4 << 20 }, () => undefined);
+    entry.write(Buffer.alloc(256 << 10, 0x61));
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        await new Promise((r) => setImmediate(r));
+        for (const c of chunks) controller.enqueue(c);
+      },
+    });
+    return api(s, "/v1/sessions", {
+      method: "POST",
+      body,
+      headers: { "content-type": "application/x-tar" },
+      duplex: "half",
+    } as RequestInit);
+  };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "warden-crash-"));
+    main = await bundleCli();
+    // Without spares, so every container here is a session's (the pool's crash case: server-pool.test.ts).
+    config = await writeServeConfig(dir, TENANT, KEY, { server: { warmPool: { size: 0 } } });
+  });
+
+  afterAll(() => cleanUpServe(children, TENANT, dir, main));
+
+  /** A config with a state dir of its own under `dir/name` (tests below are independent of the first). */
+  const ownConfig = async (name: string, spares: number) => {
+    const own = join(dir, name);
+    await mkdir(own);
+    const config = await writeServeConfig(own, TENANT, KEY, { server: { warmPool: { size: spares } } });
+    return { config, state: join(own, "state") };
+  };
+
+  it("restarts with no orphan container, no lost record and no torn audit line", async () => {
+    const first = await spawnServe(main, config);
+    children.push(first);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await api(first, "/v1/sessions", { method: "POST", body: "{}" });
+      expect(res.status).toBe(201);
+      ids.push(((await res.json()) as { id: string }).id);
+    }
+    const [kept, busy, unrecorded] = ids as [string, string, string];
+    expect(await metric(first, "channel")).toBe(3);
+    expect(
+      ((await (await run(first, kept, "echo before > mark.txt")).json()) as { results: unknown[] }).results,
+    ).toHaveLength(1);
+    // Output over 2000 lines is cut and kept whole in a spill file under the state dir.
+    await run(first, kept, "seq 1 5000");
+    expect(await readdir(join(dir, "state", "spill"))).toHaveLength(1);
+    // A call still running when the controller dies.
+    const inFlight = run(first, busy, `${beating("crash")} & sleep 30`).catch(() => "connection lost");
+    // An upload still being sent: its first file is half written under state/uploads.
+    const upload = startUpload(first).catch(() => "connection lost");
+    await waitFor(async () => (await readdir(join(dir, "state", "uploads")).catch(() => [])).length === 1);
+    await new Promise((r) => setTimeout(r, 1000));
+    first.child.kill("SIGKILL");
+    expect(await first.exited).toBe(null);
+    expect(await inFlight).toBe("connection lost");
+    expect(await upload).toBe("connection lost");
+    // As if the crash came between creating a container and writing its record.
+    await unlink(join(dir, "state", "sessions", `${unrecorded}.json`));
+    const recordsBefore = (await readdir(join(dir, "state", "sessions"))).sort();
+    expect(recordsBefore).toEqual([`${kept}.json`, `${busy}.json`].sort());
+    const recordText = await readFile(join(dir, "state", "sessions", `${kept}.json`), "utf8");
+
+    // As if the crash came between removing a container and its workspace volume.
+    const docker = new Docker();
+    const leaked = `warden-ws-test-leaked-${randomBytes(4).toString("hex")}`;
+    await docker.createVolume({
+      Name: leaked,
+      Labels: {
+        "io.warden.session": "leaked",
+        "io.warden.tenant": TENANT,
+        "io.warden.controller": serverControllerId(join(dir, "state")),
+      },
+    });
+    const second = await spawnServe(main, config, ["--on-exit", "close"]);
+    children.push(second);
+    // The dead server's spill directories go too (the cut output's, and the one of the call that was
+    // running): no session can read them any more.
+    expect(second.stderr()).toContain(
+      "warden serve: adopted 2, dropped 0, removed 1 orphan(s), 1 volume(s), 2 spill dir(s), 1 upload(s); 1 interrupted call(s)",
+    );
+    expect(await readdir(join(dir, "state", "uploads"))).toEqual([]);
+    expect(await readdir(join(dir, "state", "inflight"))).toEqual([]);
+    // The adopted sessions' calls go over the re-attached channel, not docker exec.
+    expect(second.stderr()).toContain(`warden serve: session ${kept} calls go through channel`);
+    expect(await metric(second, "channel")).toBe(2);
+    expect(await metric(second, "docker-exec")).toBe(0);
+    expect(await readdir(join(dir, "state", "spill"))).toEqual([]);
+    // The command the dead server started is gone (the helper's reset killed it).
+    expect(await bashText(second, busy, stillBeating("crash"))).toBe("gone\n");
+    // Only a docker exec asker resets the helper: a command signalling PID 1 changes nothing.
+    const helperChild = "ps -o pid= --ppid 1 | tr -d ' '";
+    const childPid = await bashText(second, busy, helperChild);
+    expect(await bashText(second, busy, "kill -USR1 1; echo rc=$?; sleep 0.5")).toBe("rc=0\n");
+    expect(await bashText(second, busy, helperChild)).toBe(childPid);
+    // PID 1 now keeps copies of the attach pipes for a reset: a command still cannot reach them.
+    expect(await bashText(second, busy, "ls /proc/1/fd 2>&1; echo rc=$?")).toBe(
+      "ls: cannot open directory '/proc/1/fd': Permission denied\nrc=2\n",
+    );
+    expect((await docker.listVolumes({ filters: { name: [leaked] } })).Volumes ?? []).toEqual([]);
+    const listed = ((await (await api(second, "/v1/sessions")).json()) as { sessions: { id: string }[] })
+      .sessions;
+    expect(listed.map((s) => s.id).sort()).toEqual([kept, busy].sort());
+    expect(await readFile(join(dir, "state", "sessions", `${kept}.json`), "utf8")).toBe(recordText);
+    const after = (await (await run(second, kept, "cat mark.txt")).json()) as {
+      results: { content: { text: string }[] }[];
+    };
+    expect(after.results[0]!.content[0]!.text).toBe("before\n");
+    const containers = await tenantContainers(TENANT);
+    expect(containers.map((c) => c.Labels["io.warden.session"]).sort()).toEqual([kept, busy].sort());
+
+    const audit = (await readFile(join(dir, "state", "audit.jsonl"), "utf8")).split("\n");
+    expect(audit.at(-1)).toBe("");
+    const entries = audit.slice(0, -1).map((line) => JSON.parse(line) as { kind: string; event?: string });
+    const interrupted = entries.filter((e) => e.kind === "interrupted");
+    expect(interrupted).toEqual([
+      {
+        level: 30,
+        time: expect.any(String),
+        kind: "interrupted",
+        tenant: TENANT,
+        session: busy,
+        batch: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        toolCallId: "c",
+        tool: "bash",
+        startedAt: expect.any(String),
+      },
+    ]);
+    expect(entries.filter((e) => e.kind === "session").map((e) => e.event)).toEqual([
+      "created",
+      "created",
+      "created",
+      "adopted",
+      "adopted",
+      "orphan-removed",
+    ]);
+
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
+    expect(await tenantContainers(TENANT)).toEqual([]);
+    expect(await readdir(join(dir, "state", "sessions"))).toEqual([]);
+  });
+
+  it("docker-exec sandboxes: a restart kills the command the dead server started", async () => {
+    const env = { WARDEN_EXEC_PATH: "docker-exec" };
+    const { config } = await ownConfig("docker-exec", 0);
+    const first = await spawnServe(main, config, [], env);
+    children.push(first);
+    const res = await api(first, "/v1/sessions", { method: "POST", body: "{}" });
+    const { id } = (await res.json()) as { id: string };
+    expect(await metric(first, "docker-exec")).toBe(1);
+    const inFlight = run(first, id, `${beating("crash")} & sleep 30`).catch(() => "connection lost");
+    await new Promise((r) => setTimeout(r, 1000));
+    first.child.kill("SIGKILL");
+    expect(await inFlight).toBe("connection lost");
+
+    const second = await spawnServe(main, config, ["--on-exit", "close"], env);
+    children.push(second);
+    expect(second.stderr()).toContain(`warden serve: session ${id} calls go through docker-exec`);
+    expect(await metric(second, "docker-exec")).toBe(1);
+    expect(await bashText(second, id, stillBeating("crash"))).toBe("gone\n");
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
+  });
+
+  it("a second server fails naming the first's pid; the first's containers and spares are untouched", async () => {
+    // With one warm spare, which a second server's reconcile would have removed.
+    const { state, config } = await ownConfig("lock", 1);
+    const first = await spawnServe(main, config);
+    children.push(first);
+    const res = await api(first, "/v1/sessions", { method: "POST", body: "{}" });
+    expect(res.status).toBe(201);
+    const { id } = (await res.json()) as { id: string };
+    expect(await bashText(first, id, "echo one > f.txt && cat f.txt")).toBe("one\n");
+    // The warm pool refills one spare after the claim.
+    await waitFor(async () => (await containerIds(state)).length === 2);
+    const before = await containerIds(state);
+    expect(before).toHaveLength(2);
+    const audit = () => readFile(join(state, "audit.jsonl"), "utf8");
+    const auditBefore = await audit();
+
+    const refused = await spawnServe(main, config).then(
+      () => "started",
+      (err: Error) => err.message,
+    );
+    expect(refused).toContain(`is in use by another warden serve (pid ${first.child.pid} on `);
+    expect(await containerIds(state)).toEqual(before);
+    expect(await audit()).toBe(auditBefore);
+    expect(await bashText(first, id, "cat f.txt")).toBe("one\n");
+    const auditAtCrash = await audit();
+
+    // kill -9: the lock stays behind, stale. A port in use still fails first, reconciling nothing.
+    first.child.kill("SIGKILL");
+    await first.exited;
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, "127.0.0.1", r));
+    const port = (blocker.address() as { port: number }).port;
+    const busyPort = await spawnServe(main, config, ["--port", String(port)]).then(
+      () => "started",
+      (err: Error) => err.message,
+    );
+    blocker.close();
+    expect(busyPort).toContain(
+      `Cannot listen on 127.0.0.1:${port}: the address is in use by another process. ` +
+        "Stop that process, or set another 'port' (or 'host') in the config or pass --port.",
+    );
+    expect(await containerIds(state)).toEqual(before);
+    expect(await audit()).toBe(auditAtCrash);
+
+    // A restart after kill -9 takes the stale lock and adopts the session.
+    const restarted = await spawnServe(main, config);
+    children.push(restarted);
+    expect(restarted.stderr()).toContain("warden serve: adopted 1, dropped 0");
+    expect(await bashText(restarted, id, "cat f.txt")).toBe("one\n");
+  });
+});

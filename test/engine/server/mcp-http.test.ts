@@ -1,0 +1,113 @@
+/**
+ * MCP over streamable HTTP at `warden serve`'s /mcp, driven by the SDK's client: bearer auth, one
+ * warden session per MCP session with the tenant's policy and quotas, progress notifications, and
+ * the warden session closed when the MCP session ends.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { WardenClient } from "../../../src/client/index.js";
+import { describeEngine } from "../../helpers/engine.js";
+import { type ServedTenants, serveTenants } from "../../helpers/serve-tenants.js";
+
+const text = (r: unknown) =>
+  (r as CallToolResult).content.map((c) => (c.type === "text" ? c.text : "")).join("");
+
+describeEngine("MCP over HTTP in warden serve", () => {
+  let served: ServedTenants;
+  beforeAll(async () => {
+    served = await serveTenants(`test-mcphttp-${process.pid}`);
+  });
+  afterAll(async () => {
+    await served?.stop();
+  });
+
+  function transport(key: string): StreamableHTTPClientTransport {
+    return new StreamableHTTPClientTransport(new URL(`${served.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${key}` } },
+    });
+  }
+
+  it("lists tools, streams progress, and ends the warden session with the MCP session", async () => {
+    const rest = new WardenClient({ baseUrl: served.url, apiKey: served.keys.main });
+    const client = new Client({ name: "warden-test", version: "1" });
+    const t = transport(served.keys.main);
+    await client.connect(t);
+    const { tools } = await client.listTools();
+    expect(tools.map((x) => x.name)).toEqual(["read", "bash", "edit", "write", "grep", "find", "ls"]);
+    const [session] = await rest.listSessions();
+    expect(session?.workspaceMode).toBe("copy");
+
+    const progress: string[] = [];
+    const result = await client.callTool(
+      { name: "bash", arguments: { command: "for i in 1 2 3; do echo h$i; sleep 0.4; done" } },
+      undefined,
+      { onprogress: (p) => progress.push(p.message ?? "") },
+    );
+    expect(text(result)).toBe("h1\nh2\nh3\n");
+    expect(progress.some((m) => m.startsWith("h1"))).toBe(true);
+
+    await t.terminateSession();
+    await client.close();
+    expect(await rest.listSessions()).toEqual([]);
+  });
+
+  it("applies the tenant's policy: a denied call is isError naming the rule", async () => {
+    const client = new Client({ name: "warden-test", version: "1" });
+    const t = transport(served.keys.policy);
+    await client.connect(t);
+    const refused = await client.callTool({ name: "bash", arguments: { command: "rm -rf /workspace/x" } });
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toContain("is denied by rule 'deny-rm'");
+    await t.terminateSession();
+    await client.close();
+  });
+
+  it("refuses a missing key (401), another tenant's MCP session (404) and a tenant over maxSessions (429)", async () => {
+    const anonymous = await fetch(`${served.url}/mcp`, { method: "POST", body: "{}" });
+    expect(anonymous.status).toBe(401);
+
+    const owner = new Client({ name: "warden-test", version: "1" });
+    const ownerTransport = transport(served.keys.limited);
+    await owner.connect(ownerTransport);
+    const stolen = await fetch(`${served.url}/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${served.keys.main}`,
+        "mcp-session-id": ownerTransport.sessionId ?? "",
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(stolen.status).toBe(404);
+
+    const second = new Client({ name: "warden-test", version: "1" });
+    const error = await second.connect(transport(served.keys.limited)).catch((e: unknown) => e);
+    expect(String(error)).toContain("maxSessions");
+    const initialize = await fetch(`${served.url}/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${served.keys.limited}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "raw", version: "1" },
+        },
+      }),
+    });
+    expect(initialize.status).toBe(429);
+    expect(initialize.headers.get("retry-after")).toBe("1");
+
+    await ownerTransport.terminateSession();
+    await owner.close();
+  });
+});

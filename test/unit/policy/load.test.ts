@@ -1,0 +1,183 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { PolicyInvalidError } from "../../../src/errors.js";
+import { loadPolicy, parsePolicyText } from "../../../src/policy/index.js";
+
+function message(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(PolicyInvalidError);
+    return (err as Error).message;
+  }
+  throw new Error("expected a PolicyInvalidError");
+}
+
+describe("parsePolicyText: validation with file:line:column", () => {
+  it("names the line, column and allowed values of a bad decision", () => {
+    const text = "default: ask\nrules:\n  - id: r1\n    decision: maybe\n    tools: [bash]\n";
+    expect(message(() => parsePolicyText(text, "p.yaml"))).toBe(
+      'p.yaml:4:15: rules[0].decision: expected one of "allow" | "ask" | "deny"',
+    );
+  });
+
+  it("points at an unknown key", () => {
+    const text = "rules:\n  - id: r1\n    decision: deny\n    tools: [bash]\n    comands: [rm]\n";
+    expect(message(() => parsePolicyText(text, "p.yaml"))).toBe(
+      "p.yaml:5:5: unknown key 'comands' in rules[0]",
+    );
+  });
+
+  it("names missing keys", () => {
+    expect(message(() => parsePolicyText("rules:\n  - id: r1\n    tools: [bash]\n", "p.yaml"))).toBe(
+      "p.yaml:2:5: rules[0] is missing required key(s): decision",
+    );
+  });
+
+  it("reports YAML syntax errors and JSON files with positions", () => {
+    expect(message(() => parsePolicyText("rules: [\n", "p.yaml"))).toMatch(
+      /^p\.yaml:\d+:\d+: not valid YAML\/JSON: /,
+    );
+    const json = '{\n  "rules": [\n    {"id": "r", "decision": "deny", "tools": "bash"}\n  ]\n}\n';
+    expect(message(() => parsePolicyText(json, "p.json"))).toBe("p.json:3:46: rules[0].tools: must be array");
+  });
+
+  it("rejects duplicate ids and commands on a rule that does not cover bash", () => {
+    const dup =
+      "rules:\n  - {id: a, decision: deny, tools: [bash]}\n  - {id: a, decision: allow, tools: [read]}\n";
+    expect(message(() => parsePolicyText(dup, "p.yaml"))).toBe("p.yaml:3:10: duplicate rule id 'a'");
+    const cmd = "rules:\n  - {id: a, decision: deny, tools: [read], commands: [rm]}\n";
+    expect(message(() => parsePolicyText(cmd, "p.yaml"))).toBe(
+      "p.yaml:2:54: rule 'a' has commands but its tools do not include bash",
+    );
+  });
+
+  it("a valid file becomes a layer named by its position unless it says otherwise", () => {
+    const layer = parsePolicyText("default: deny\nrules: []\n", "p.yaml", 2);
+    expect(layer).toMatchObject({
+      layer: "project",
+      default: "deny",
+      nonInteractive: false,
+      rules: [],
+      tests: [],
+    });
+    expect(parsePolicyText("layer: session\nrules: []\n", "q.yaml", 0).layer).toBe("session");
+  });
+});
+
+describe("loadPolicy", () => {
+  it("loads files in order and refuses a higher layer after a lower one", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "warden-policy-"));
+    const a = join(dir, "a.yaml");
+    const b = join(dir, "b.json");
+    writeFileSync(a, "layer: session\nrules: []\n");
+    writeFileSync(b, '{"layer": "operator", "rules": []}');
+    await expect(loadPolicy([b, a])).resolves.toMatchObject({
+      layers: [{ layer: "operator" }, { layer: "session" }],
+    });
+    await expect(loadPolicy([a, b])).rejects.toThrow(/layer 'operator' comes after 'session'/);
+    await expect(loadPolicy([join(dir, "missing.yaml")])).rejects.toThrow(/cannot read the policy file/);
+    const plain = join(dir, "plain.yaml");
+    writeFileSync(plain, "rules: []\n");
+    const named = await loadPolicy([plain, plain, a, plain]);
+    expect(named.layers.map((l) => l.layer)).toEqual(["operator", "tenant", "session", "session"]);
+  });
+});
+
+// Issue 13 item 5: strict policy files. Unknown tool names and command words are errors with
+// file:line:col, every error of a file is reported at once, and shadowed rules are findings.
+describe("strict policy files", () => {
+  it("refuses an unknown tool name such as Bash, naming the place and the fix", () => {
+    const text = "rules:\n  - id: deny-rm\n    decision: deny\n    tools: [Bash]\n    commands: [rm]\n";
+    expect(message(() => parsePolicyText(text, "p.yaml"))).toBe(
+      [
+        "p.yaml:4:13: rule 'deny-rm': unknown tool 'Bash' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'bash'?",
+        "p.yaml:5:15: rule 'deny-rm' has commands but its tools do not include bash",
+      ].join("\n"),
+    );
+  });
+
+  it("reports every error of a file at once, schema and semantic alike", () => {
+    const schema =
+      "rules:\n  - {id: a, decision: maybe, tools: [bash]}\n  - {id: b, decision: deny, tools: [bash], comands: [rm]}\n";
+    expect(message(() => parsePolicyText(schema, "p.yaml"))).toBe(
+      [
+        'p.yaml:2:23: rules[0].decision: expected one of "allow" | "ask" | "deny"',
+        "p.yaml:3:44: unknown key 'comands' in rules[1]",
+      ].join("\n"),
+    );
+    const semantic =
+      "rules:\n  - {id: a, decision: deny, tools: [bash], commands: ['$(rm)']}\n  - {id: a, decision: deny, tools: [Read]}\n";
+    expect(message(() => parsePolicyText(semantic, "p.yaml"))).toBe(
+      [
+        "p.yaml:2:55: rule 'a': '$(rm)' does not start with a command name, so it never matches",
+        "p.yaml:3:10: duplicate rule id 'a'",
+        "p.yaml:3:37: rule 'a': unknown tool 'Read' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'read'?",
+      ].join("\n"),
+    );
+  });
+
+  it("reports a rule shadowed by an earlier rule of the same or a stricter decision", () => {
+    const text = [
+      "rules:",
+      "  - {id: ask-git, decision: ask, tools: [bash], commands: [git]}",
+      "  - {id: allow-status, decision: allow, tools: [bash], commands: [git status]}",
+      "  - {id: deny-push, decision: deny, tools: [bash], commands: [git push]}",
+      "  - {id: deny-env, decision: deny, tools: [read, bash], paths: ['**/.env', '*.pem']}",
+      "  - {id: ask-env, decision: ask, tools: [read], paths: ['**/.env']}",
+      "",
+    ].join("\n");
+    expect(parsePolicyText(text, "p.yaml").findings).toEqual([
+      "p.yaml:3:10: rule 'allow-status' never decides: the earlier rule 'ask-git' (ask) matches everything it matches",
+      "p.yaml:6:10: rule 'ask-env' never decides: the earlier rule 'deny-env' (deny) matches everything it matches",
+    ]);
+  });
+});
+
+describe("tool names of tools an embedder adds", () => {
+  it("accepts a lowercase name that is no near miss of a built-in tool, refuses bsh and READ", () => {
+    expect(
+      parsePolicyText("rules:\n  - {id: a, decision: allow, tools: [web_fetch]}\n", "p.yaml").rules,
+    ).toHaveLength(1);
+    expect(
+      message(() => parsePolicyText("rules:\n  - {id: a, decision: deny, tools: [bsh, READ]}\n", "p.yaml")),
+    ).toBe(
+      [
+        "p.yaml:2:37: rule 'a': unknown tool 'bsh' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'bash'?",
+        "p.yaml:2:42: rule 'a': unknown tool 'READ' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'read'?",
+      ].join("\n"),
+    );
+  });
+});
+
+describe("effects name what the command model knows", () => {
+  it("refuses effects on a rule that is not an allow rule with commands", () => {
+    const text =
+      "rules:\n  - {id: a, decision: allow, tools: [bash], commands: [curl], effects: [network]}\n  - {id: b, decision: deny, tools: [bash], commands: [sed], effects: [write]}\n";
+    expect(message(() => parsePolicyText(text, "p.yaml"))).toBe(
+      "p.yaml:3:70: rule 'b': effects apply only to an allow rule with commands",
+    );
+  });
+
+  it("issue 13: a command the model does not know is an error in an allow rule (all at once, file:line:col)", () => {
+    const text = [
+      "rules:",
+      "  - id: a",
+      "    decision: allow",
+      "    tools: [bash]",
+      "    commands: [cat, tsgo --watch, grp -r, 'git status']",
+      "  - {id: b, decision: deny, tools: [bash], commands: [rn, curl, mytool]}",
+      "  - {id: c, decision: allow, tools: [bash], commands: [tsgo], effects: [write, exec, network]}",
+      "",
+    ].join("\n");
+    expect(message(() => parsePolicyText(text, "p.yaml"))).toBe(
+      [
+        "p.yaml:5:21: rule 'a': 'tsgo' is not a command the model knows, so its effects cannot be told apart (an allow rule may name it only with effects: [write, exec, network], accepting whatever it does)",
+        "p.yaml:5:35: rule 'a': 'grp' is not a command the model knows, so its effects cannot be told apart; did you mean 'grep'? (an allow rule may name it only with effects: [write, exec, network], accepting whatever it does)",
+        "p.yaml:6:55: rule 'b': 'rn' is not a command the model knows; did you mean 'rm'?",
+      ].join("\n"),
+    );
+  });
+});

@@ -1,0 +1,113 @@
+import { hostname } from "node:os";
+import { describe, expect, it } from "vitest";
+import { killGroupCommand, wrapCommand } from "../../../src/sandbox/docker-exec/wrapper.js";
+import {
+  cgroupMemoryBytes,
+  hardenedContainerConfig,
+  workspaceVolumeConfig,
+} from "../../../src/sandbox/hardening.js";
+import { LABEL, sandboxLabels, staleReason } from "../../../src/sandbox/labels.js";
+import { DEFAULT_LIMITS, resolveLimits } from "../../../src/sandbox/limits.js";
+import { diffHashes } from "../../../src/sandbox/workspace-changes.js";
+
+describe("resolveLimits", () => {
+  it("fills defaults and rejects non-positive values naming the field", () => {
+    expect(resolveLimits({ cpus: 2 })).toEqual({ ...DEFAULT_LIMITS, cpus: 2 });
+    expect(() => resolveLimits({ pids: 0 })).toThrow("limits.pids must be a positive number, got 0");
+    expect(() => resolveLimits({ tmpBytes: Number.POSITIVE_INFINITY })).toThrow("limits.tmpBytes");
+    // Red team: cpus 1e-10 became NanoCpus 0, which Docker reads as no CPU limit at all.
+    expect(() => resolveLimits({ cpus: 1e-10 })).toThrow(
+      "limits.cpus must be at least 0.01 (Docker's minimum), got 1e-10.",
+    );
+    expect(resolveLimits({ cpus: 0.01 }).cpus).toBe(0.01);
+    expect(() => resolveLimits({ pids: 1.5 })).toThrow("limits.pids must be a whole number");
+  });
+});
+
+describe("hardenedContainerConfig", () => {
+  it("builds the hardened create body", () => {
+    const limits = resolveLimits({});
+    const c = hardenedContainerConfig({
+      image: "img",
+      limits,
+      runtime: "runsc",
+      labels: { a: "b" },
+      workspaceMode: "ro",
+      workspaceHostPath: "/src",
+      mounts: [{ hostPath: "/r", containerPath: "/ref" }],
+    });
+    expect(c.HostConfig).toMatchObject({
+      NetworkMode: "none",
+      ReadonlyRootfs: true,
+      CapDrop: ["ALL"],
+      SecurityOpt: ["no-new-privileges"],
+      PidsLimit: 256,
+      NanoCpus: 1e9,
+      Init: true,
+      Runtime: "runsc",
+      Memory: cgroupMemoryBytes(limits, "ro"),
+      MemorySwap: cgroupMemoryBytes(limits, "ro"),
+    });
+    expect(cgroupMemoryBytes(limits, "ro")).toBe((1024 + 64 + 1) * 1024 * 1024);
+    expect(c.HostConfig?.Mounts).toEqual([
+      { Type: "bind", Source: "/src", Target: "/workspace", ReadOnly: true },
+      { Type: "bind", Source: "/r", Target: "/ref", ReadOnly: true },
+    ]);
+    expect(c.User).toBe("1000:1000");
+    expect(c.Env).toHaveLength(3);
+  });
+
+  it("sizes the copy-mode volume as a tmpfs owned by the sandbox user", () => {
+    expect(workspaceVolumeConfig("v", 1000, {}).DriverOpts).toEqual({
+      type: "tmpfs",
+      device: "tmpfs",
+      o: "size=1000,uid=1000,gid=1000,mode=0755",
+    });
+  });
+});
+
+describe("exec wrapper", () => {
+  it("passes argv after the pgid file, and the kill grace in tenths of a second", () => {
+    const cmd = wrapCommand("abc", ["echo", "a b"]);
+    expect(cmd.slice(0, 2)).toEqual(["sh", "-c"]);
+    expect(cmd.slice(3)).toEqual(["warden", "/run/warden/abc.pgid", "echo", "a b"]);
+    expect(killGroupCommand("abc", 0.5).slice(3)).toEqual(["warden-kill", "/run/warden/abc.pgid", "5"]);
+  });
+});
+
+describe("labels and staleness", () => {
+  const now = new Date("2026-01-02T00:00:00Z");
+  it("judges expired, orphaned on this host, and live", () => {
+    const labels = sandboxLabels({
+      sessionId: "s",
+      tenant: "t",
+      createdAt: new Date("2026-01-01T00:00:00Z"),
+      expiresAt: new Date("2026-01-03T00:00:00Z"),
+    });
+    expect(labels[LABEL.controller]).toBe(`${hostname()}:${process.pid}`);
+    expect(staleReason(labels, now)).toBeNull();
+    expect(staleReason({ ...labels, [LABEL.expires]: "2026-01-01T12:00:00Z" }, now)).toBe("expired");
+    expect(staleReason({ ...labels, [LABEL.controller]: `${hostname()}:2147483646` }, now)).toBe("orphaned");
+    expect(staleReason({ ...labels, [LABEL.controller]: "other-host:2147483646" }, now)).toBeNull();
+  });
+});
+
+describe("diffHashes", () => {
+  it("reports added, modified and deleted paths sorted", () => {
+    const before = new Map([
+      ["b", "1"],
+      ["a", "1"],
+      ["l", "link:x"],
+    ]);
+    const after = new Map([
+      ["a", "2"],
+      ["c", "1"],
+      ["l", "link:x"],
+    ]);
+    expect(diffHashes(before, after)).toEqual([
+      { path: "a", kind: "modified" },
+      { path: "b", kind: "deleted" },
+      { path: "c", kind: "added" },
+    ]);
+  });
+});

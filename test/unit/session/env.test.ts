@@ -1,0 +1,51 @@
+/** A session's environment variables: validation, and the sandbox view that adds them to every command. */
+import { describe, expect, it } from "vitest";
+import type { ExecOptions } from "../../../src/sandbox/types.js";
+import {
+  MAX_SESSION_ENV_VALUE_BYTES,
+  validateSessionEnv,
+  withSessionEnv,
+} from "../../../src/session/index.js";
+import { FakeSandbox } from "../../helpers/fake-sandbox.js";
+
+describe("validateSessionEnv", () => {
+  it("accepts ordinary names and values", () => {
+    expect(() => validateSessionEnv({ GREETING: "hi", _x1: "" })).not.toThrow();
+  });
+
+  it("refuses bad names, reserved names, LD_*, NUL and long values, naming the variable", () => {
+    expect(() => validateSessionEnv({ "1BAD": "x" })).toThrow(
+      "env.1BAD: a variable name is [A-Za-z_][A-Za-z0-9_]*.",
+    );
+    expect(() => validateSessionEnv({ PATH: "/evil" })).toThrow(
+      "env.PATH is reserved (PATH, HOME, LANG, LC_ALL, BASH_ENV, ENV, SHELLOPTS, BASHOPTS, IFS, PS4 and LD_*): the sandbox sets or guards it.",
+    );
+    expect(() => validateSessionEnv({ LD_PRELOAD: "/x.so" })).toThrow("env.LD_PRELOAD is reserved");
+    expect(() => validateSessionEnv({ A: "a\0b" })).toThrow("env.A must be a string without NUL bytes.");
+    expect(() => validateSessionEnv({ A: "x".repeat(MAX_SESSION_ENV_VALUE_BYTES + 1) })).toThrow(
+      `env.A is ${MAX_SESSION_ENV_VALUE_BYTES + 1} bytes; at most ${MAX_SESSION_ENV_VALUE_BYTES} are allowed.`,
+    );
+    const many = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`V${i}`, "x"]));
+    expect(() => validateSessionEnv(many)).toThrow("env has 65 variables; at most 64 are allowed.");
+  });
+});
+
+describe("withSessionEnv", () => {
+  it("adds the session's variables under each command's own; other members are the sandbox's", async () => {
+    const seen: ExecOptions[] = [];
+    const sandbox = new FakeSandbox({ info: { containerId: "c" }, links: { "/x": "/real/x" } });
+    sandbox.execScript = async (_command, options) => {
+      seen.push(options);
+      return { exitCode: 0, timedOut: false, aborted: false, durationMs: 1 };
+    };
+    const view = withSessionEnv(sandbox, { A: "session", B: "session" });
+    await view.exec({ shell: "true" }, { timeoutMs: 5, env: { B: "call" } });
+    await view.exec({ shell: "true" });
+    expect(seen).toEqual([
+      { timeoutMs: 5, env: { A: "session", B: "call" } },
+      { env: { A: "session", B: "session" } },
+    ]);
+    expect(await view.realpath("/x")).toBe("/real/x");
+    expect(view.info.containerId).toBe("c");
+  });
+});

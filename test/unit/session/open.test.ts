@@ -1,0 +1,124 @@
+import { describe, expect, it } from "vitest";
+import { InvalidArgumentError } from "../../../src/errors.js";
+import { openSession, type SessionDependencies } from "../../../src/session/index.js";
+import { FakeSandbox } from "../../helpers/fake-sandbox.js";
+import { echoTool, fakeSpill } from "../../helpers/pipeline-fakes.js";
+
+function deps(counts: { created: number; destroyed: number; disposed: number }): SessionDependencies {
+  return {
+    createSandbox: async (options) => {
+      counts.created++;
+      const sandbox = new FakeSandbox({ info: { sessionId: options.sessionId ?? "" } });
+      sandbox.destroy = async () => {
+        counts.destroyed++;
+      };
+      return sandbox;
+    },
+    createSpillStore: () => ({
+      ...fakeSpill(),
+      dispose: async () => {
+        counts.disposed++;
+      },
+    }),
+    builtinTools: () => [echoTool(), echoTool({ name: "bash", description: "Run bash" })],
+  };
+}
+
+describe("openSession", () => {
+  it("enables the selected tools, exposes their provider schema and runs batches", async () => {
+    const counts = { created: 0, destroyed: 0, disposed: 0 };
+    const session = await openSession(
+      { sessionId: "s-1", toolSelection: { excludeTools: ["bash"] } },
+      deps(counts),
+    );
+    expect(session.id).toBe("s-1");
+    expect(session.sandbox.info.sessionId).toBe("s-1");
+    expect(session.enabledTools).toEqual(["echo"]);
+    expect(session.providerTools().map((t) => t.function.name)).toEqual(["echo"]);
+    const results = await session.runToolCalls([
+      { id: "1", name: "echo", arguments: { text: "hi" } },
+      { id: "2", name: "bash", arguments: { text: "ls" } },
+    ]);
+    expect(results.map((r) => r.content[0])).toEqual([
+      { type: "text", text: "hi" },
+      { type: "text", text: "Tool bash not found" },
+    ]);
+    await session.close();
+  });
+
+  it("closes idempotently: the sandbox is destroyed and spill files removed once", async () => {
+    const counts = { created: 0, destroyed: 0, disposed: 0 };
+    {
+      await using session = await openSession({}, deps(counts));
+      await session.close();
+      await session.close();
+    }
+    expect(counts).toEqual({ created: 1, destroyed: 1, disposed: 1 });
+  });
+
+  it("rejects an unknown --tools name before any sandbox is created", async () => {
+    const counts = { created: 0, destroyed: 0, disposed: 0 };
+    await expect(openSession({ toolSelection: { tools: ["nope"] } }, deps(counts))).rejects.toThrow(
+      InvalidArgumentError,
+    );
+    expect(counts.created).toBe(0);
+  });
+
+  it("destroys the sandbox again when the spill store cannot be created", async () => {
+    const counts = { created: 0, destroyed: 0, disposed: 0 };
+    const failing: SessionDependencies = {
+      ...deps(counts),
+      createSpillStore: () => {
+        throw new Error("no space for spill dir");
+      },
+    };
+    await expect(openSession({}, failing)).rejects.toThrow("no space for spill dir");
+    expect(counts).toEqual({ created: 1, destroyed: 1, disposed: 0 });
+  });
+
+  it("hands the spill caps to the spill store and keeps them out of the sandbox's options", async () => {
+    const counts = { created: 0, destroyed: 0, disposed: 0 };
+    const seen: { sandbox?: object; spill?: object } = {};
+    const base = deps(counts);
+    const session = await openSession(
+      { sessionId: "s-2", spillDir: "/d", spillMaxBytes: 1000, spillMaxBytesHint: "--spill-max-bytes" },
+      {
+        ...base,
+        createSandbox: (options) => {
+          seen.sandbox = options;
+          return base.createSandbox(options);
+        },
+        createSpillStore: (options) => {
+          seen.spill = options;
+          return base.createSpillStore(options);
+        },
+      },
+    );
+    expect(seen.spill).toEqual({
+      sessionId: "s-2",
+      dir: "/d",
+      maxBytes: 1000,
+      maxBytesHint: "--spill-max-bytes",
+      shared: undefined,
+    });
+    expect(seen.sandbox).toEqual({ sessionId: "s-2" });
+    await session.close();
+  });
+
+  it("refuses a mount at /spill, where spill handles live, before any container exists", async () => {
+    const counts = { created: 0, destroyed: 0, disposed: 0 };
+    for (const containerPath of ["/spill", "/spill/x"]) {
+      await expect(
+        openSession({ mounts: [{ hostPath: "/tmp", containerPath }] }, deps(counts)),
+      ).rejects.toThrow(
+        `mounts[0].containerPath ${containerPath} is under /spill/, which names spill files; pick another path.`,
+      );
+    }
+    const ok = await openSession(
+      { mounts: [{ hostPath: "/tmp", containerPath: "/spillover" }] },
+      deps(counts),
+    );
+    expect(counts.created).toBe(1);
+    await ok.close();
+  });
+});
