@@ -2,13 +2,13 @@
  * Egress section (issue 16): a 100 MiB HTTPS download and HTTPS connection setup through a
  * session's egress gateway, against the same from a plain container on the test host's network
  * without warden, measured in the same run with the same Python client. Test hosts as in
- * test/engine/egress-testbed.ts (no internet). Sizes: WARDEN_BENCH_EGRESS_MIB (default 100);
+ * test/engine/egress/testbed.ts (no internet). Sizes: WARDEN_BENCH_EGRESS_MIB (default 100);
  * WARDEN_BENCH_EGRESS_CONNECTS (default 50) connections, each a new TLS connection for /hello.
  */
 import type Docker from "dockerode";
 import { DEFAULT_IMAGE, getDocker } from "../../src/sandbox/index.js";
 import { createSession } from "../../src/session/index.js";
-import { startEgressTestbed } from "../../test/engine/egress-testbed.js";
+import { startEgressTestbed } from "../../test/engine/egress/testbed.js";
 import { type BenchRow, type BenchSection, percentile } from "../harness.js";
 
 const MIB = Number(process.env.WARDEN_BENCH_EGRESS_MIB ?? 100);

@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type Docker from "dockerode";
-import { DEFAULT_IMAGE, getDocker } from "../../src/sandbox/index.js";
+import { DEFAULT_IMAGE, getDocker } from "../../../src/sandbox/index.js";
 
 /** Names the public test host answers to. */
 export const PUBLIC_NAMES = ["allowed.test", "denied.test", "ask.test", "other.test", "pypi.test"];

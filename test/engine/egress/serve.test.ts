@@ -7,12 +7,12 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { hashKey } from "../../src/server/auth.js";
-import { resolveServerConfig } from "../../src/server/config.js";
-import type { RunningServer } from "../../src/server/server.js";
-import { describeEngine } from "../helpers/engine.js";
-import { type EgressTestbed, startEgressTestbed } from "./egress-testbed.js";
-import { removeTenant, startTestServer, testQuotas } from "./server-fixture.js";
+import { hashKey } from "../../../src/server/auth.js";
+import { resolveServerConfig } from "../../../src/server/config.js";
+import type { RunningServer } from "../../../src/server/server.js";
+import { describeEngine } from "../../helpers/engine.js";
+import { type EgressTestbed, startEgressTestbed } from "./testbed.js";
+import { removeTenant, startTestServer, testQuotas } from "../../helpers/server-fixture.js";
 
 const tenant = `test-egress-serve-${process.pid}`;
 const KEY = "egress-serve-key";

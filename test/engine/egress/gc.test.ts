@@ -4,10 +4,10 @@
  * error (the sandbox is never created without its gateway: prepare.ts starts the gateway first).
  */
 import { afterAll, expect, it } from "vitest";
-import { SESSION_LABEL, startEgressGateway } from "../../src/egress/index.js";
-import { createSandbox, gc, getDocker } from "../../src/sandbox/index.js";
-import { describeEngine } from "../helpers/engine.js";
-import { leftovers, testTenant } from "./sandbox-fixture.js";
+import { SESSION_LABEL, startEgressGateway } from "../../../src/egress/index.js";
+import { createSandbox, gc, getDocker } from "../../../src/sandbox/index.js";
+import { describeEngine } from "../../helpers/engine.js";
+import { leftovers, testTenant } from "../../helpers/sandbox-fixture.js";
 
 const tenant = testTenant("egress-gc");
 const network = {

@@ -7,9 +7,9 @@ import {
   parseAllowNet,
   parseHostEntry,
   squidConfig,
-} from "../../src/egress/index.js";
-import { resolveNetworkOptions } from "../../src/egress/network-options.js";
-import type { NetworkRule } from "../../src/egress/types.js";
+} from "../../../src/egress/index.js";
+import { resolveNetworkOptions } from "../../../src/egress/network-options.js";
+import type { NetworkRule } from "../../../src/egress/types.js";
 
 const rules: NetworkRule[] = [
   { host: "pypi.org", ports: [443], decision: "allow" },

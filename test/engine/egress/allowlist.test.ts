@@ -7,13 +7,13 @@
  * Killing the gateway leaves the session with no network.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { ConnectionAudit } from "../../src/egress/index.js";
-import { createSandbox, getDocker, LABEL } from "../../src/sandbox/index.js";
-import type { Sandbox } from "../../src/sandbox/types.js";
-import { describeEngine } from "../helpers/engine.js";
-import { NET_CLIENT } from "./egress-client.js";
-import { type EgressTestbed, startEgressTestbed } from "./egress-testbed.js";
-import { leftovers, run, testTenant } from "./sandbox-fixture.js";
+import type { ConnectionAudit } from "../../../src/egress/index.js";
+import { createSandbox, getDocker, LABEL } from "../../../src/sandbox/index.js";
+import type { Sandbox } from "../../../src/sandbox/types.js";
+import { describeEngine } from "../../helpers/engine.js";
+import { NET_CLIENT } from "./client.js";
+import { type EgressTestbed, startEgressTestbed } from "./testbed.js";
+import { leftovers, run, testTenant } from "../../helpers/sandbox-fixture.js";
 
 const tenant = testTenant("egress");
 

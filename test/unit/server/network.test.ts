@@ -1,7 +1,7 @@
 /** `warden serve` and egress: a tenant's network bound, and what a session's request gets within it. */
 import { describe, expect, it } from "vitest";
-import { decideConnection } from "../../src/egress/index.js";
-import { resolveTenantNetwork, sessionNetwork } from "../../src/server/network-config.js";
+import { decideConnection } from "../../../src/egress/index.js";
+import { resolveTenantNetwork, sessionNetwork } from "../../../src/server/network-config.js";
 
 const bound = resolveTenantNetwork(
   {

@@ -4,10 +4,10 @@
  */
 import { Command } from "commander";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
-import { registerExec } from "../../src/cli/commands/exec.js";
-import { describeEngine } from "../helpers/engine.js";
-import { type EgressTestbed, startEgressTestbed } from "./egress-testbed.js";
-import { leftovers, testTenant } from "./sandbox-fixture.js";
+import { registerExec } from "../../../src/cli/commands/exec.js";
+import { describeEngine } from "../../helpers/engine.js";
+import { type EgressTestbed, startEgressTestbed } from "./testbed.js";
+import { leftovers, testTenant } from "../../helpers/sandbox-fixture.js";
 
 const tenant = testTenant("egress-cli");
 
