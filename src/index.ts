@@ -12,6 +12,9 @@
 
 // Policy and approval
 export { NonInteractiveApproval, ProgrammaticApproval, TerminalApproval } from "./approval/index.js";
+export type { ConnectionAudit, NetworkDecision, NetworkOptions, NetworkRule } from "./egress/index.js";
+// Network egress
+export { parseAllowNet } from "./egress/index.js";
 // Errors
 export {
   EngineUnreachableError,
@@ -73,6 +76,7 @@ export type {
 } from "./sandbox/index.js";
 // Sandbox
 export {
+  buildGatewayImage,
   buildSandboxImage,
   createSandbox,
   DEFAULT_IMAGE,

@@ -25,5 +25,11 @@ export {
 } from "./hook.js";
 export { loadPolicy, parsePolicyText } from "./load.js";
 export { judge, ruleMatches, type Subject } from "./match.js";
+export {
+  effectiveNetworkRules,
+  type NetworkSection,
+  NetworkSectionSchema,
+  networkSectionRules,
+} from "./network-section.js";
 export { type PolicyTestFailure, type PolicyTestReport, runPolicyTests } from "./policy-tests.js";
 export * from "./types.js";

@@ -7,7 +7,12 @@ export { createSandbox, finishSandbox } from "./create.js";
 export { DockerSandbox, removeSandboxResources, removeVolumeIfUnused } from "./docker-sandbox.js";
 export { getDocker, imageExists, pingEngine, requireImage } from "./engine.js";
 export { type GcOptions, type GcRemoval, gc } from "./gc.js";
-export { type BuildImageOptions, buildSandboxImage, listSandboxImages } from "./images.js";
+export {
+  type BuildImageOptions,
+  buildGatewayImage,
+  buildSandboxImage,
+  listSandboxImages,
+} from "./images.js";
 export { EXIT_ABORTED, EXIT_TIMEOUT, KILL_GRACE_SECONDS } from "./io-contract.js";
 export { controllerId, controllerProcessAlive, LABEL } from "./labels.js";
 export {

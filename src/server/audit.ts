@@ -4,9 +4,11 @@
  * the line being formatted, never leave half of one. At start, a torn last line left by an older
  * writer or a full disk is cut off, so every line in the file parses.
  */
+
 import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync } from "node:fs";
 import { dirname } from "node:path";
 import pino, { type Logger } from "pino";
+import type { ConnectionAudit } from "../egress/index.js";
 import type { CallVerdict, Decider } from "../pipeline/index.js";
 
 /** One audit line about a tool call. Sizes in bytes, durations in ms. */
@@ -68,7 +70,22 @@ export interface InterruptedCallAuditEntry {
   startedAt: string;
 }
 
-export type AuditEntry = ToolAuditEntry | InterruptedCallAuditEntry | RequestAuditEntry | LifecycleAuditEntry;
+/**
+ * One connection through a session's egress gateway (src/egress: domain, port, decision, rule,
+ * bytes each way, duration).
+ */
+export interface NetworkAuditEntry extends Omit<ConnectionAudit, "sessionId"> {
+  kind: "network";
+  tenant: string;
+  session: string;
+}
+
+export type AuditEntry =
+  | ToolAuditEntry
+  | InterruptedCallAuditEntry
+  | RequestAuditEntry
+  | LifecycleAuditEntry
+  | NetworkAuditEntry;
 
 /** Appends audit entries. */
 export interface AuditLog {

@@ -86,7 +86,9 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
     // ro/rw spares would bind-mount a host path long after it was checked: those start cold.
     const tenant = opts.tenant ?? "local";
     const copyMode = (opts.workspace?.mode ?? "copy") === "copy";
-    const pool = copyMode ? pools?.of(tenant) : undefined;
+    // A gateway reports to its own session's audit: sessions with network egress start cold.
+    const offline = (opts.network?.mode ?? "none") === "none";
+    const pool = copyMode && offline ? pools?.of(tenant) : undefined;
     if (!pool) {
       const sandbox = await createSandbox(opts, docker);
       options.onSandboxStart?.("cold");

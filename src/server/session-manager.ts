@@ -3,8 +3,10 @@
  * (within the tenant's concurrency quota, abortable), close. Every session has a record file from
  * creation until its container is gone, so a crash at any point is repaired by `reconcile`.
  */
+
 import { randomUUID } from "node:crypto";
 import { rm } from "node:fs/promises";
+import type { NetworkOptions } from "../egress/index.js";
 import type { AfterToolCallHook, BeforeToolCallHook, ToolExecutionEvent } from "../pipeline/index.js";
 import type { SessionOptions } from "../session/index.js";
 import type { ToolCall, ToolResultMessage } from "../tools/index.js";
@@ -18,6 +20,7 @@ import { QuotaExceededError } from "./errors.js";
 import { HostWorkspaceGuard } from "./host-workspace-guard.js";
 import type { InflightCalls } from "./inflight-calls.js";
 import type { ServerMetrics } from "./metrics.js";
+import { sessionNetwork, tenantPolicyNetwork } from "./network-config.js";
 import type { RecordStore, SessionRecord } from "./record-store.js";
 import { type LiveSession, SessionRegistry } from "./session-registry.js";
 import type { ResolvedSessionRequest } from "./session-request.js";
@@ -117,6 +120,25 @@ export class SessionManager {
     };
   }
 
+  /** The session's `network` option (network-config.ts): audit line and counter per connection. */
+  private async networkOptions(
+    tenant: TenantConfig,
+    sessionId: string,
+    requested: string[] | undefined,
+  ): Promise<{ network?: NetworkOptions }> {
+    const network = sessionNetwork({
+      tenantId: tenant.id,
+      bound: tenant.network,
+      policyLayers: requested?.length ? await tenantPolicyNetwork(tenant.policy) : [],
+      requested,
+      onConnection: ({ sessionId: _id, ...record }) => {
+        this.deps.metrics.egressConnections.inc({ tenant: tenant.id, decision: record.decision });
+        this.deps.audit.write({ kind: "network", tenant: tenant.id, session: sessionId, ...record });
+      },
+    });
+    return network ? { network } : {};
+  }
+
   /**
    * Reserves one of the tenant's maxSessions slots, e.g. before an upload is unpacked for the
    * session. QuotaExceededError (429) when none is free. The returned release is idempotent.
@@ -174,6 +196,7 @@ export class SessionManager {
           : {}),
         ...(request.tools ? { toolSelection: request.tools } : {}),
         ...(request.env ? { env: request.env } : {}),
+        ...(await this.networkOptions(tenant, id, request.networkAllow)),
       };
       const create = () => this.deps.backend.create(options);
       const hostPath = request.uploaded ? undefined : request.workspaceHostPath;

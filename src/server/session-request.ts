@@ -23,6 +23,8 @@ export interface CreateSessionInput {
   tools?: ToolSelection;
   /** Non-secret environment variables (validated by the session: src/session/session-env.ts). */
   env?: Record<string, string>;
+  /** Domains the session asks to reach, within the tenant's network bound (network-config.ts). */
+  network?: { allow: string[] };
 }
 
 /** The validated choice. */
@@ -35,6 +37,8 @@ export interface ResolvedSessionRequest {
   limits: Partial<SandboxLimits>;
   tools?: ToolSelection;
   env?: Record<string, string>;
+  /** The session's requested network allow entries. */
+  networkAllow?: string[];
 }
 
 /** The tenant's cap on each limit. Every limit has one: /tmp is memory and pids bound forks (red team). */
@@ -111,6 +115,7 @@ export async function resolveSessionRequest(
     limits,
     ...(input.tools ? { tools: input.tools } : {}),
     ...(input.env ? { env: input.env } : {}),
+    ...(input.network?.allow.length ? { networkAllow: input.network.allow } : {}),
   };
   if (uploaded !== undefined) {
     if (input.workspacePath !== undefined) {
