@@ -12,7 +12,9 @@
 
 // Policy and approval
 export { NonInteractiveApproval, ProgrammaticApproval, TerminalApproval } from "./approval/index.js";
-export type { ApprovalAnswer, ApprovalProvider, ApprovalRequest } from "./approval/types.js";
+export type { ConnectionAudit, NetworkDecision, NetworkOptions, NetworkRule } from "./egress/index.js";
+// Network egress
+export { parseAllowNet } from "./egress/index.js";
 // Errors
 export {
   EngineUnreachableError,
@@ -35,10 +37,21 @@ export type {
   BeforeToolCallHook,
   BeforeToolCallResult,
   CallDecision,
+  ProviderTool,
+  RunToolCallsOptions,
   ToolExecutionEvent,
-} from "./pipeline/types.js";
+  ToolSelection,
+} from "./pipeline/index.js";
+export type {
+  ApprovalAnswer,
+  ApprovalProvider,
+  ApprovalRequest,
+  Decision,
+  Policy,
+  PolicyDecisionKind,
+  PolicyRequest,
+} from "./policy/index.js";
 export { createPolicyHook, createPolicyHookFromFiles, evaluate, loadPolicy } from "./policy/index.js";
-export type { Decision, Policy, PolicyDecisionKind, PolicyRequest } from "./policy/types.js";
 // Review (copy mode)
 export {
   type ApplyResult,
@@ -51,10 +64,6 @@ export {
   MergeConflictError,
   snapshotHost,
 } from "./review/index.js";
-// Sandbox
-export { buildSandboxImage, createSandbox, gc } from "./sandbox/index.js";
-export { DEFAULT_LIMITS } from "./sandbox/limits.js";
-export { DEFAULT_IMAGE } from "./sandbox/options.js";
 export type {
   ExecCommand,
   ExecOptions,
@@ -64,22 +73,20 @@ export type {
   SandboxLimits,
   SandboxOptions,
   WorkspaceMode,
-} from "./sandbox/types.js";
-export { WORKSPACE_DIR } from "./sandbox/types.js";
+} from "./sandbox/index.js";
+// Sandbox
+export {
+  buildGatewayImage,
+  buildSandboxImage,
+  createSandbox,
+  DEFAULT_IMAGE,
+  DEFAULT_LIMITS,
+  gc,
+  WORKSPACE_DIR,
+} from "./sandbox/index.js";
+export type { Session, SessionOptions } from "./session/index.js";
 // Sessions
 export { createSession } from "./session/index.js";
-export type {
-  ProviderTool,
-  RunToolCallsOptions,
-  Session,
-  SessionOptions,
-  ToolSelection,
-} from "./session/types.js";
-export { createEditTool } from "./tools/edit.js";
-export { createFindTool } from "./tools/find.js";
-export { createGrepTool } from "./tools/grep.js";
-// Tools
-export { builtinTools, createBashTool, createLsTool, createReadTool } from "./tools/index.js";
 export type {
   AnyTool,
   ImageContent,
@@ -90,6 +97,16 @@ export type {
   ToolContext,
   ToolOutput,
   ToolResultMessage,
-} from "./tools/types.js";
-export { createWriteTool } from "./tools/write.js";
-export { AbortError, isAbortError } from "./util/abort.js";
+} from "./tools/index.js";
+// Tools
+export {
+  builtinTools,
+  createBashTool,
+  createEditTool,
+  createFindTool,
+  createGrepTool,
+  createLsTool,
+  createReadTool,
+  createWriteTool,
+} from "./tools/index.js";
+export { AbortError, isAbortError } from "./util/index.js";

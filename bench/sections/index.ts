@@ -1,5 +1,6 @@
 /** Every benchmark section, in run order (one line per section). */
 import type { BenchSection } from "../harness.js";
+import { egressSection } from "./egress.js";
 import { fastPathSection } from "./fast-path.js";
 import { noisyNeighbourSection } from "./noisy-neighbour.js";
 import { policySection } from "./policy.js";
@@ -12,4 +13,5 @@ export const sections: BenchSection[] = [
   serverLoadSection,
   fastPathSection,
   noisyNeighbourSection,
+  egressSection,
 ];

@@ -9,7 +9,7 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
 import pino, { type Logger } from "pino";
 import { TerminalApproval } from "../approval/index.js";
-import type { ApprovalProvider } from "../approval/types.js";
+import type { ApprovalProvider } from "../policy/index.js";
 import type { JsonView } from "./render/json-view.js";
 import { TerminalView } from "./render/terminal-view.js";
 import type { TranscriptWriter } from "./transcript.js";

@@ -2,6 +2,17 @@
  * `warden run`'s agent: the loop on any OpenAI-compatible model (openai SDK, streaming, tools), its
  * retry policy, the JSONL transcript, and the whole run with review (executeRun).
  */
+
+export {
+  approvalFor,
+  confirmer,
+  createRunLogger,
+  decisionLogger,
+  logEvent,
+  newSessionId,
+  type RunView,
+  transcriptPathFor,
+} from "./cli-io.js";
 export {
   ModelNotConfiguredError,
   NO_MODEL_MESSAGE,
@@ -27,6 +38,16 @@ export {
   resolveModelConfig,
   type StreamedToolCall,
 } from "./model.js";
+export {
+  callHeader,
+  indent,
+  previewText,
+  renderResult,
+  resultStatus,
+  turnHeader,
+} from "./render/format-result.js";
+export { JsonView } from "./render/json-view.js";
+export { TerminalView } from "./render/terminal-view.js";
 export {
   DEFAULT_RETRY_POLICY,
   type RetryNotice,

@@ -4,8 +4,8 @@
  * repeat until the model answers without calls, the turn cap, or an abort.
  */
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
-import type { ToolResultMessage } from "../tools/types.js";
-import { isAbortError } from "../util/abort.js";
+import type { ToolResultMessage } from "../tools/index.js";
+import { isAbortError } from "../util/index.js";
 import {
   errorResult,
   lengthCutResult,

@@ -6,7 +6,7 @@ import type {
   ChatCompletionAssistantMessageParam,
   ChatCompletionToolMessageParam,
 } from "openai/resources/chat/completions";
-import type { ToolCall, ToolResultMessage } from "../tools/types.js";
+import type { ToolCall, ToolResultMessage } from "../tools/index.js";
 import type { AssistantTurn, StreamedToolCall } from "./model.js";
 
 /**

@@ -8,7 +8,7 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
-import type { ProviderTool } from "../session/types.js";
+import type { ProviderTool } from "../pipeline/index.js";
 import { ModelNotConfiguredError, unsetKeyMessage } from "./errors.js";
 import { type RetryNotice, type RetryPolicy, withRetries } from "./retry.js";
 

@@ -4,7 +4,7 @@
  * 5xx and network errors back off exponentially; all bounded, then a clear ProviderError.
  */
 import { APIConnectionError, APIError, APIUserAbortError } from "openai";
-import { AbortError, isAbortError, onAbort, throwIfAborted } from "../util/abort.js";
+import { AbortError, isAbortError, onAbort, throwIfAborted } from "../util/index.js";
 import { ProviderAuthError, ProviderError, ProviderRateLimitError } from "./errors.js";
 
 /** Bounds of the retry policy. All times in ms. */

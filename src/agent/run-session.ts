@@ -3,7 +3,7 @@
  * the agent loop with a transcript, collect the change for review, and always close the session
  * (Ctrl-C and provider errors included), so no container is left behind.
  */
-import type { FileChange } from "../review/changes.js";
+import type { FileChange } from "../review/index.js";
 import {
   collectChanges,
   computeDiffstat,
@@ -15,8 +15,8 @@ import {
   snapshotHost,
   splitIgnored,
 } from "../review/index.js";
-import { excludeMatcher } from "../sandbox/workspace-exclude.js";
-import type { Session, SessionOptions } from "../session/types.js";
+import { excludeMatcher } from "../sandbox/index.js";
+import type { Session, SessionOptions } from "../session/index.js";
 import { runAgent } from "./loop.js";
 import type { ChatModel } from "./model.js";
 import type { TranscriptWriter } from "./transcript.js";

@@ -8,7 +8,7 @@
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { parseJsonLines } from "../session/index.js";
-import type { ToolResultMessage } from "../tools/types.js";
+import type { ToolResultMessage } from "../tools/index.js";
 
 /** warden's extra records. `time` is an ISO 8601 timestamp. */
 export type TranscriptRecord =

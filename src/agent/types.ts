@@ -1,7 +1,7 @@
 /** Types of the agent loop: its options, the events it emits while running, and its result. */
-import type { ToolExecutionEvent } from "../pipeline/types.js";
-import type { Session } from "../session/types.js";
-import type { ToolResultMessage } from "../tools/types.js";
+import type { ToolExecutionEvent } from "../pipeline/index.js";
+import type { Session } from "../session/index.js";
+import type { ToolResultMessage } from "../tools/index.js";
 import type { ChatModel, StreamedToolCall } from "./model.js";
 import type { RetryNotice } from "./retry.js";
 import type { TranscriptWriter } from "./transcript.js";

@@ -1,5 +1,5 @@
 /** The approval provider for unattended runs (CI, `--non-interactive`): ask means deny. */
-import type { ApprovalAnswer, ApprovalProvider } from "./types.js";
+import type { ApprovalAnswer, ApprovalProvider } from "../policy/index.js";
 
 /** Answers every request with `deny`, without asking anyone. */
 export class NonInteractiveApproval implements ApprovalProvider {

@@ -5,8 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { NotFoundError } from "../errors.js";
-import type { Decision } from "../policy/types.js";
-import type { ApprovalAnswer, ApprovalProvider, ApprovalRequest } from "./types.js";
+import type { ApprovalAnswer, ApprovalProvider, ApprovalRequest, Decision } from "../policy/index.js";
 
 /** A request waiting for an answer, as listed to approvers. `createdAt` is epoch ms. */
 export interface PendingApproval {

@@ -6,7 +6,7 @@
  * asked one at a time. An aborted request (timeout, cancelled call) answers deny.
  */
 import { createInterface } from "node:readline/promises";
-import type { ApprovalAnswer, ApprovalProvider, ApprovalRequest } from "./types.js";
+import type { ApprovalAnswer, ApprovalProvider, ApprovalRequest } from "../policy/index.js";
 
 /** Where the prompt reads and writes. Defaults: process.stdin / process.stderr. */
 export interface TerminalApprovalOptions {

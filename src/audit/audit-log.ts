@@ -6,8 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { type Logger, pino } from "pino";
-import type { Decider } from "../approval/types.js";
-import type { PolicyDecisionKind } from "../policy/types.js";
+import type { CallVerdict, Decider } from "../pipeline/index.js";
 
 /** One audit record (the fields of its JSON line, besides pino's level / time / msg). */
 export interface AuditRecord {
@@ -16,7 +15,7 @@ export interface AuditRecord {
   toolCallId?: string;
   /** `sha256:<hex>` of the arguments' canonical JSON (object keys sorted). */
   argsDigest: string;
-  decision: PolicyDecisionKind;
+  decision: CallVerdict;
   ruleId?: string;
   decider: Decider;
   /** From the start of evaluation to the final answer (approval included), in ms. */

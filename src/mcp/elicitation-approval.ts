@@ -6,7 +6,7 @@
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { describeRequest } from "../approval/index.js";
-import type { ApprovalAnswer, ApprovalProvider, ApprovalRequest } from "../approval/types.js";
+import type { ApprovalAnswer, ApprovalProvider, ApprovalRequest } from "../policy/index.js";
 
 /** The answers offered to the user, in the order a client shows them. */
 const ANSWERS: ApprovalAnswer[] = ["allow-once", "allow-session", "deny"];

@@ -12,9 +12,9 @@ import {
   ListToolsRequestSchema,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { ToolExecutionEvent } from "../pipeline/types.js";
-import type { Session } from "../session/types.js";
-import type { ToolOutput, ToolResultMessage } from "../tools/types.js";
+import type { ToolExecutionEvent } from "../pipeline/index.js";
+import type { Session } from "../session/index.js";
+import type { ToolOutput, ToolResultMessage } from "../tools/index.js";
 import { WARDEN_VERSION } from "../version.js";
 
 /** The key under which a result's `details` (Pi's structured details) travel in `_meta`. */

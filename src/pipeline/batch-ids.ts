@@ -6,7 +6,7 @@
  * answers such a batch with HTTP 400 (DuplicateToolCallIdError) before anything runs.
  */
 import { InvalidArgumentError } from "../errors.js";
-import type { ToolCall, ToolResultMessage } from "../tools/types.js";
+import type { ToolCall, ToolResultMessage } from "../tools/index.js";
 import { errorResult, type PipelineErrorDetails } from "./result.js";
 
 /** Ids that occur more than once in `calls`, each listed once, in order of first occurrence. */

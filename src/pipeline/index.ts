@@ -1,6 +1,6 @@
 /** The tool-call pipeline: stages in call order, batching, the file-mutation queue, the tool sets. */
 
-export { type Throttled, throttle } from "../util/throttle.js";
+export { type Throttled, throttle } from "../util/index.js";
 export {
   type DuplicateIdDetails,
   DuplicateToolCallIdError,

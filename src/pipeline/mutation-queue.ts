@@ -5,9 +5,9 @@
  * which takes a round trip: so a call takes its place in call order first (synchronously, as Pi takes
  * its key) and joins its key's queue once its key and every earlier call's key are known.
  */
-import type { Sandbox } from "../sandbox/types.js";
-import { normalizeToolPath } from "../tools/paths.js";
-import type { AnyTool } from "../tools/types.js";
+import type { Sandbox } from "../sandbox/index.js";
+import type { AnyTool } from "../tools/index.js";
+import { normalizeToolPath } from "../tools/index.js";
 
 /** Per-key promise chains, joined in the order places were taken. */
 export class FileMutationQueue {

@@ -4,8 +4,8 @@
  * provider schema (OpenAI function definitions built from the enabled set only).
  */
 import { InvalidArgumentError } from "../errors.js";
-import type { ProviderTool, ToolSelection } from "../session/types.js";
-import type { AnyTool } from "../tools/types.js";
+import type { AnyTool } from "../tools/index.js";
+import type { ProviderTool, ToolSelection } from "./types.js";
 
 /** Every known tool in registration order, and which of them are built in. */
 export interface ToolRegistry {

@@ -3,7 +3,7 @@
  * tool or hook returned into well-formed content blocks (Pi's ToolResultMessage shape).
  */
 import { WardenError, type WardenErrorCode } from "../errors.js";
-import type { ToolCall, ToolContent, ToolOutput, ToolResultMessage } from "../tools/types.js";
+import type { ToolCall, ToolContent, ToolOutput, ToolResultMessage } from "../tools/index.js";
 
 /** The pipeline stage a failure happened in; kept in error results' details. */
 export type PipelineStage =

@@ -8,10 +8,9 @@
  * order; end events in completion order. Nothing throws out of runToolCalls.
  * Unlike Pi, a batch whose tool-call ids repeat is refused whole (see batch-ids.ts).
  */
-import type { Sandbox } from "../sandbox/types.js";
-import type { RunToolCallsOptions } from "../session/types.js";
-import type { AnyTool, SpillStore, ToolCall, ToolOutput, ToolResultMessage } from "../tools/types.js";
-import { throttle } from "../util/throttle.js";
+import type { Sandbox } from "../sandbox/index.js";
+import type { AnyTool, SpillStore, ToolCall, ToolOutput, ToolResultMessage } from "../tools/index.js";
+import { throttle } from "../util/index.js";
 import { duplicateToolCallIdResults, duplicateToolCallIds } from "./batch-ids.js";
 import { type FileMutationQueue, mutationKey } from "./mutation-queue.js";
 import { resultMessage, thrownResult } from "./result.js";
@@ -26,7 +25,13 @@ import {
   type StageOutcome,
   validateArguments,
 } from "./stages.js";
-import type { AfterToolCallHook, BeforeToolCallHook, CallDecision, ToolExecutionEvent } from "./types.js";
+import type {
+  AfterToolCallHook,
+  BeforeToolCallHook,
+  CallDecision,
+  RunToolCallsOptions,
+  ToolExecutionEvent,
+} from "./types.js";
 
 /** Everything a batch runs against: the enabled tools, the sandbox, spill store, hooks and the queue. */
 export interface PipelineContext {

@@ -4,9 +4,9 @@
  * runBeforeToolCallHooks -> checkNotAborted -> executeTool -> runAfterToolCallHooks.
  * No stage throws: a failure is an isError ToolResultMessage (or an isError output after execute).
  */
-import type { Sandbox } from "../sandbox/types.js";
-import type { AnyTool, ToolCall, ToolContext, ToolOutput, ToolResultMessage } from "../tools/types.js";
-import { isAbortError } from "../util/abort.js";
+import type { Sandbox } from "../sandbox/index.js";
+import type { AnyTool, ToolCall, ToolContext, ToolOutput, ToolResultMessage } from "../tools/index.js";
+import { isAbortError } from "../util/index.js";
 import { errorResult, errorText, normaliseOutput, type PipelineStage, thrownResult } from "./result.js";
 import type { AfterToolCallHook, BeforeToolCallHook, CallDecision } from "./types.js";
 import { validateToolArguments } from "./validate.js";

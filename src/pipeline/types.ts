@@ -3,20 +3,28 @@
  * (shared/reference/pi-tool-semantics.md); unlike Pi, arguments changed by a hook are validated again.
  */
 
-import type { Sandbox } from "../sandbox/types.js";
-import type { AnyTool, ToolCall, ToolContent, ToolOutput, ToolResultMessage } from "../tools/types.js";
+import type { Sandbox } from "../sandbox/index.js";
+import type { AnyTool, ToolCall, ToolContent, ToolOutput, ToolResultMessage } from "../tools/index.js";
+
+/** The final answer on one call after any approval (a policy's `ask` always ends in one of these). */
+export type CallVerdict = "allow" | "deny";
+
+/**
+ * Who decided a call: the policy itself, the person asked (`user`), nobody in time (`timeout`), or
+ * nobody at all because the session cannot ask (`non-interactive`: ask means deny).
+ */
+export type Decider = "policy" | "user" | "timeout" | "non-interactive";
 
 /**
  * A policy decision on one call, as a beforeToolCall hook reports it (src/policy's hook does), for
- * the call's audit line and metrics.
+ * the call's audit line (src/audit, the server's tool line) and metrics.
  */
 export interface CallDecision {
-  /** The final answer after any approval: `allow` or `deny`. */
-  decision: string;
+  /** The final answer after any approval. */
+  decision: CallVerdict;
   /** Id of the rule that decided, when a rule did. */
   rule?: string;
-  /** Who decided: `policy`, `user`, `timeout` or `non-interactive`. */
-  decider: string;
+  decider: Decider;
 }
 
 /** What beforeToolCall hooks see. `args` are validated; the hook must not mutate them in place. */
@@ -78,3 +86,27 @@ export type ToolExecutionEvent =
       result: ToolResultMessage;
       decision?: CallDecision;
     };
+
+/** Which tools are enabled, as Pi's CLI flags (`--tools`, `--exclude-tools`, `--no-tools`, `--no-builtin-tools`). */
+export interface ToolSelection {
+  /** Strict allowlist of tool names; unknown names are an error. */
+  tools?: string[];
+  /** Removed after the allowlist. */
+  excludeTools?: string[];
+  /** No tools at all. */
+  noTools?: boolean;
+  /** No built-in tools (only extra registered ones). */
+  noBuiltinTools?: boolean;
+}
+
+/** One JSON function definition as sent to a model (OpenAI chat `tools[]` entry). */
+export interface ProviderTool {
+  type: "function";
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+/** Options for one batch of tool calls. */
+export interface RunToolCallsOptions {
+  signal?: AbortSignal;
+  onEvent?: (event: ToolExecutionEvent) => void;
+}

@@ -7,8 +7,8 @@
 import type { TSchema } from "typebox";
 import { Compile, type Validator } from "typebox/compile";
 import { Value } from "typebox/value";
-import type { AnyTool } from "../tools/types.js";
-import { piSchemaErrorLines } from "../util/schema-errors.js";
+import type { AnyTool } from "../tools/index.js";
+import { piSchemaErrorLines } from "../util/index.js";
 
 /** Outcome of validation: the coerced arguments, or Pi's error text. */
 export type ValidationOutcome = { ok: true; args: unknown } | { ok: false; message: string };

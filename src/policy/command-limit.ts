@@ -11,7 +11,7 @@
  * commands) within the analysis budget measured by `npm run bench` (policy section).
  */
 import { InvalidArgumentError } from "../errors.js";
-import { MAX_BASH_COMMAND_BYTES } from "../tools/bash.js";
+import { MAX_BASH_COMMAND_BYTES } from "../tools/index.js";
 import type { Policy } from "./types.js";
 
 /**

@@ -4,9 +4,9 @@
  * the strictest over all parts, and names the first part and rule that set it.
  */
 import { createHash } from "node:crypto";
-import { digestArgs } from "../audit/audit-log.js";
-import { WORKSPACE_DIR } from "../sandbox/types.js";
-import { normalizeToolPath } from "../tools/paths.js";
+import { digestArgs } from "../audit/index.js";
+import { WORKSPACE_DIR } from "../sandbox/index.js";
+import { normalizeToolPath } from "../tools/index.js";
 import { analyzeBash, type BashPart } from "./bash-analyze.js";
 import { loadBashParser } from "./bash-parser.js";
 import { checkCommandSize, maxCommandBytes } from "./command-limit.js";

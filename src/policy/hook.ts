@@ -5,13 +5,11 @@
  * unless the policy allows it or a person approves it.
  */
 import type { Logger } from "pino";
-import { NonInteractiveApproval } from "../approval/non-interactive.js";
-import type { ApprovalProvider, Decider } from "../approval/types.js";
-import { type AuditLog, type AuditRecord, createAuditLog, digestArgs } from "../audit/audit-log.js";
-import type { BeforeToolCallContext, BeforeToolCallHook } from "../pipeline/types.js";
-import type { Sandbox } from "../sandbox/types.js";
-import { normalizeToolPath, readPathVariants } from "../tools/paths.js";
-import { existingVariant } from "../tools/read-sandbox-file.js";
+import { type AuditLog, type AuditRecord, createAuditLog, digestArgs } from "../audit/index.js";
+import type { BeforeToolCallContext, BeforeToolCallHook, Decider } from "../pipeline/index.js";
+import type { Sandbox } from "../sandbox/index.js";
+import { existingVariant, normalizeToolPath, readPathVariants } from "../tools/index.js";
+import type { ApprovalProvider } from "./approver.js";
 import { CommandTooLongError } from "./command-limit.js";
 import { evaluate } from "./evaluate.js";
 import { loadPolicy } from "./load.js";
@@ -95,7 +93,8 @@ async function readSmallText(sandbox: Sandbox, path: string, signal?: AbortSigna
 /** The beforeToolCall hook enforcing `options.policy` (see module doc). */
 export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook {
   const sessionAllowed = new Set<string>();
-  const approval: ApprovalProvider = options.approval ?? new NonInteractiveApproval();
+  // Without a provider nobody is asked: ask means deny (decider non-interactive).
+  const approval: ApprovalProvider | undefined = options.approval;
   const timeoutMs = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
 
   return async (ctx: BeforeToolCallContext) => {
@@ -150,7 +149,7 @@ export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook
       if (keys.length > 0 && keys.every((k) => sessionAllowed.has(k))) {
         decider = "user";
         allowed = true;
-      } else if (approval.interactive === false) {
+      } else if (approval === undefined || approval.interactive === false) {
         decider = "non-interactive";
       } else {
         const controller = new AbortController();
@@ -198,7 +197,7 @@ export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook
     if (allowed) return undefined;
     return {
       block: true,
-      reason: refusalReason(ctx.tool.name, decision, decider, approval.nonInteractiveReason),
+      reason: refusalReason(ctx.tool.name, decision, decider, approval?.nonInteractiveReason),
     };
   };
 }
@@ -222,7 +221,7 @@ export async function createPolicyHookFromFiles(
   const policy = await loadPolicy(files);
   return createPolicyHook({
     policy,
-    approval: options.nonInteractive ? new NonInteractiveApproval() : options.approval,
+    approval: options.nonInteractive ? undefined : options.approval,
     audit: options.auditLog === undefined ? undefined : createAuditLog(options.auditLog),
     sessionId: options.sessionId,
     approvalTimeoutMs: options.approvalTimeoutMs,

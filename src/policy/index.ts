@@ -1,7 +1,9 @@
 /**
  * Allow / ask / deny policies: loading and validating policy files, bash analysis, evaluation, and
- * the beforeToolCall hook that enforces them (with approval and audit).
+ * the beforeToolCall hook that enforces them: it asks an ApprovalProvider (approver.ts; the providers
+ * are in src/approval) and writes src/audit's line.
  */
+export type { ApprovalAnswer, ApprovalProvider, ApprovalRequest } from "./approver.js";
 export { analyzeBash, type BashPart, MAX_SYNTAX_DEPTH, renderArgv } from "./bash-analyze.js";
 export { loadBashParser } from "./bash-parser.js";
 export {
@@ -23,5 +25,11 @@ export {
 } from "./hook.js";
 export { loadPolicy, parsePolicyText } from "./load.js";
 export { judge, ruleMatches, type Subject } from "./match.js";
+export {
+  effectiveNetworkRules,
+  type NetworkSection,
+  NetworkSectionSchema,
+  networkSectionRules,
+} from "./network-section.js";
 export { type PolicyTestFailure, type PolicyTestReport, runPolicyTests } from "./policy-tests.js";
 export * from "./types.js";

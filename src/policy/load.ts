@@ -8,6 +8,7 @@ import { readFile } from "node:fs/promises";
 import { Compile } from "typebox/compile";
 import { type Document, isMap, isScalar, LineCounter, parseDocument } from "yaml";
 import { PolicyInvalidError } from "../errors.js";
+import { networkSectionRules } from "./network-section.js";
 import { policyErrors, shadowedRules } from "./policy-lint.js";
 import { type PolicyFile, PolicyFileSchema } from "./schema.js";
 import { LAYER_NAMES, type Policy, type PolicyLayer } from "./types.js";
@@ -122,7 +123,8 @@ export function parsePolicyText(text: string, file: string, position = 0): Polic
     throw new PolicyInvalidError([...new Set(lines)].join("\n"));
   }
   const parsed = value as PolicyFile;
-  const errors = policyErrors(parsed);
+  const network = networkSectionRules(parsed.network);
+  const errors = [...policyErrors(parsed), ...network.errors];
   if (errors.length > 0) {
     throw new PolicyInvalidError(errors.map((e) => `${where(offsetOf(doc, e.path))}: ${e.text}`).join("\n"));
   }
@@ -137,6 +139,7 @@ export function parsePolicyText(text: string, file: string, position = 0): Polic
     ...(parsed.maxCommandBytes !== undefined ? { maxCommandBytes: parsed.maxCommandBytes } : {}),
     rules: parsed.rules,
     tests: (parsed.tests ?? []) as PolicyLayer["tests"],
+    ...(parsed.network ? { network: network.rules } : {}),
     findings,
   };
 }

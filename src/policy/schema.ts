@@ -2,7 +2,8 @@
  * TypeBox schema of a policy file (YAML or JSON). See policies/README.md for the documented format.
  */
 import { type Static, Type } from "typebox";
-import { MAX_BASH_COMMAND_BYTES } from "../tools/bash.js";
+import { MAX_BASH_COMMAND_BYTES } from "../tools/index.js";
+import { NetworkSectionSchema } from "./network-section.js";
 import { LAYER_NAMES } from "./types.js";
 
 const DecisionSchema = Type.Union([Type.Literal("allow"), Type.Literal("ask"), Type.Literal("deny")], {
@@ -54,6 +55,8 @@ export const PolicyFileSchema = Type.Object(
     ),
     rules: Type.Array(RuleSchema),
     tests: Type.Optional(Type.Array(TestSchema)),
+    /** Allowed, asked and denied domains of the sandbox's network (network-section.ts). */
+    network: Type.Optional(NetworkSectionSchema),
   },
   { additionalProperties: false },
 );

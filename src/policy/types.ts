@@ -3,6 +3,8 @@
  * first), the request evaluated against it and the decision with its trail.
  */
 
+import type { NetworkRule } from "../egress/index.js";
+
 /** What a rule decides. Strictest wins: deny > ask > allow. */
 export type PolicyDecisionKind = "allow" | "ask" | "deny";
 
@@ -72,6 +74,8 @@ export interface PolicyLayer {
   maxCommandBytes?: number;
   rules: PolicyRule[];
   tests: PolicyTest[];
+  /** The `network:` section's rules (network-section.ts); absent when the file has none. */
+  network?: NetworkRule[];
   /**
    * Problems that do not stop the file loading, each `file:line:col: text` (rules shadowed by an
    * earlier rule: policy-lint.ts); `warden policy check` prints them.

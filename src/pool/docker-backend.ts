@@ -9,12 +9,18 @@
 import { randomUUID } from "node:crypto";
 import type Docker from "dockerode";
 import { InvalidArgumentError } from "../errors.js";
-import { createSandbox, finishSandbox } from "../sandbox/create.js";
-import { removeSandboxResources } from "../sandbox/docker-sandbox.js";
-import { getDocker } from "../sandbox/engine.js";
-import { DEFAULT_TTL_MS, resolveSandboxOptions } from "../sandbox/options.js";
-import { type PreparedSandbox, prepareSandbox, resolveExecPath } from "../sandbox/prepare.js";
-import type { Sandbox, SandboxOptions } from "../sandbox/types.js";
+import type { Sandbox, SandboxOptions } from "../sandbox/index.js";
+import {
+  createSandbox,
+  DEFAULT_TTL_MS,
+  finishSandbox,
+  getDocker,
+  type PreparedSandbox,
+  prepareSandbox,
+  removeSandboxResources,
+  resolveExecPath,
+  resolveSandboxOptions,
+} from "../sandbox/index.js";
 import { poolKey } from "./pool-key.js";
 import type { PoolBackend } from "./warm-pool.js";
 

@@ -2,12 +2,14 @@
  * The warm pool's key: everything that is fixed when a container is created and that a session
  * must not get different from what it asked for. The tenant (its containers carry its label, so
  * `docker ps` and `warden gc --tenant` see pooled ones too), image, resolved limits, runtime,
- * workspace mode (and for ro/rw the bind-mounted host path), the extra mounts, and the hash of the
- * policy the session runs under. Two requests share pooled containers only when all of these are
+ * workspace mode (and for ro/rw the bind-mounted host path), the extra mounts, the hash of the
+ * policy the session runs under, and its network policy (src/egress: none or the allowlist). Two requests share pooled containers only when all of these are
  * equal, so a pooled container can never skip hardening or a policy, nor cross tenants.
  */
 import { createHash } from "node:crypto";
-import type { ReadOnlyMount, SandboxLimits, WorkspaceMode } from "../sandbox/types.js";
+import type { NetworkOptions } from "../egress/index.js";
+import { networkPolicyKey } from "../egress/index.js";
+import type { ReadOnlyMount, SandboxLimits, WorkspaceMode } from "../sandbox/index.js";
 
 /** The parts of a pool key, after defaults are applied. */
 export interface PoolKeyParts {
@@ -24,6 +26,8 @@ export interface PoolKeyParts {
   policyHash: string;
   /** How calls reach the container ("channel" or "docker-exec"). */
   execPath?: string;
+  /** The session's network policy (none when absent): a spare only goes to a matching session. */
+  network?: NetworkOptions;
 }
 
 /** Stable key: `sha256:<hex>` over canonical JSON of the parts (object keys sorted). */
@@ -40,6 +44,7 @@ export function poolKey(parts: PoolKeyParts): string {
       .sort((a, b) => `${a[1]}\0${a[0]}`.localeCompare(`${b[1]}\0${b[0]}`)),
     policyHash: parts.policyHash,
     execPath: parts.execPath ?? "channel",
+    network: networkPolicyKey(parts.network),
   };
   return `sha256:${createHash("sha256").update(JSON.stringify(canonical)).digest("hex")}`;
 }

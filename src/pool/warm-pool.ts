@@ -5,7 +5,7 @@
  * idle entry it creates one cold. `drain` stops refills and removes every idle entry; nothing is
  * left running. The Docker specifics live in a PoolBackend; this file is only the bookkeeping.
  */
-import type { Sandbox } from "../sandbox/types.js";
+import type { Sandbox } from "../sandbox/index.js";
 
 /** How a pool creates, hands over and discards its entries (`P` is one prepared container). */
 export interface PoolBackend<Req, P> {

@@ -11,7 +11,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, rename, rm, unlink, writeFile } from "node:fs/promises";
 import { PathOutsideWorkspaceError, WardenError } from "../errors.js";
-import { throwIfAborted } from "../util/abort.js";
+import { throwIfAborted } from "../util/index.js";
 import type { FileChange } from "./changes.js";
 import { childPath, type HostDir, openChildDir, openHostRoot, relativeNames } from "./host-read.js";
 import { type MergeOutcome, mergeFile } from "./merge.js";

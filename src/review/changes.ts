@@ -7,7 +7,7 @@
  */
 import type { FileHandle } from "node:fs/promises";
 import { InvalidArgumentError } from "../errors.js";
-import { type Sandbox, WORKSPACE_DIR, type WorkspaceChange } from "../sandbox/types.js";
+import { type Sandbox, WORKSPACE_DIR, type WorkspaceChange } from "../sandbox/index.js";
 import { withHostEntry } from "./host-read.js";
 import { type HostBase, type HostSnapshot, hashHostPath } from "./host-snapshot.js";
 

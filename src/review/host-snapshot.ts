@@ -6,7 +6,7 @@
 import { createHash } from "node:crypto";
 import type { FileHandle } from "node:fs/promises";
 import { pipeline } from "node:stream/promises";
-import { throwIfAborted } from "../util/abort.js";
+import { throwIfAborted } from "../util/index.js";
 import {
   type HostDir,
   listHostDir,

@@ -10,7 +10,7 @@
  * that `git apply` takes. Only a file over the review's read limit (`oversize`) is shown as
  * "Binary files … differ" without content; `--apply` and `warden apply` skip it.
  */
-import { diffLineHunks } from "../util/line-diff.js";
+import { diffLineHunks } from "../util/index.js";
 import type { FileChange } from "./changes.js";
 import { binaryPatchBody, gitBlobId } from "./git-binary.js";
 

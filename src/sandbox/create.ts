@@ -10,9 +10,10 @@ import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import type Docker from "dockerode";
 import { fromDockerError } from "../errors.js";
-import { isAbortError, throwIfAborted } from "../util/abort.js";
+import { isAbortError, throwIfAborted } from "../util/index.js";
 import { type ChannelClient, channelUntar } from "./channel/index.js";
 import { DockerSandbox, removeSandboxResources } from "./docker-sandbox.js";
+import { withEgress } from "./egress-hook.js";
 import { getDocker, pingEngine, requireImage } from "./engine.js";
 import { type ResolvedSandboxOptions, resolveSandboxOptions } from "./options.js";
 import { type PreparedSandbox, prepareSandbox, resolveExecPath } from "./prepare.js";
@@ -76,11 +77,27 @@ export async function finishSandbox(
       createdAt: prepared.createdAt,
       expiresAt: prepared.expiresAt,
       execPath: prepared.execPath,
+      network: prepared.egress
+        ? {
+            mode: "allowlist",
+            proxyUrl: prepared.egress.proxyUrl,
+            gatewayContainerId: prepared.egress.containerId,
+          }
+        : { mode: "none" },
     };
-    return new DockerSandbox(info, docker, container, prepared.volumeName, baseline, prepared.channel);
+    const sandbox = new DockerSandbox(
+      info,
+      docker,
+      container,
+      prepared.volumeName,
+      baseline,
+      prepared.channel,
+    );
+    return prepared.egress ? withEgress(sandbox, prepared.egress) : sandbox;
   } catch (err) {
     prepared.channel?.close();
     await removeSandboxResources(docker, container.id, prepared.volumeName).catch(() => {});
+    await prepared.egress?.close().catch(() => {});
     if (isAbortError(err)) throw err;
     throw fromDockerError(err, { what: "creating the sandbox", containerId: container.id });
   }

@@ -10,7 +10,7 @@
 import type { Readable } from "node:stream";
 import type Docker from "dockerode";
 import { fromDockerError } from "../errors.js";
-import { throwIfAborted } from "../util/abort.js";
+import { throwIfAborted } from "../util/index.js";
 import { type ChannelClient, channelIO } from "./channel/index.js";
 import { dockerExecIO } from "./docker-exec/index.js";
 import type { SandboxIO } from "./io.js";

@@ -5,7 +5,7 @@
  */
 import Docker from "dockerode";
 import { EngineUnreachableError, fromDockerError, ImageMissingError } from "../errors.js";
-import { throwIfAborted } from "../util/abort.js";
+import { throwIfAborted } from "../util/index.js";
 
 let shared: Docker | undefined;
 

@@ -5,6 +5,7 @@
  * labelled before it exists). Modelled on testcontainers-node's Ryuk sweeper, without a daemon.
  */
 import type Docker from "dockerode";
+import { sweepEgress } from "../egress/index.js";
 import { fromDockerError } from "../errors.js";
 import { removeSandboxResources, removeVolumeIfUnused } from "./docker-sandbox.js";
 import { getDocker } from "./engine.js";
@@ -22,8 +23,9 @@ export interface GcOptions {
 
 /** One removed (or, in a dry run, removable) resource. */
 export interface GcRemoval {
-  kind: "container" | "volume";
-  /** Container id or volume name. */
+  /** `gateway` and `network`: a session's egress gateway and its internal network (src/egress/gc.ts). */
+  kind: "container" | "volume" | "gateway" | "network";
+  /** Container id, volume name or network name. */
   id: string;
   sessionId: string;
   tenant: string;
@@ -55,6 +57,20 @@ export async function gc(options: GcOptions = {}, docker: Docker = getDocker()):
       if (!options.dryRun && !(await removeVolumeIfUnused(docker, v.Name))) continue;
       removed.push(removal("volume", v.Name, v.Labels ?? {}, reason));
     }
+    const live = new Set(
+      containers.filter((c) => !removed.some((r) => r.id === c.Id)).map((c) => c.Labels[LABEL.session] ?? ""),
+    );
+    removed.push(
+      ...(await sweepEgress(docker, {
+        staleReason: (labels) => staleReason(labels, now),
+        sandboxSessions: live,
+        tenantLabel: LABEL.tenant,
+        createdLabel: LABEL.created,
+        ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
+        ...(options.dryRun ? { dryRun: true } : {}),
+        now,
+      })),
+    );
   } catch (err) {
     throw fromDockerError(err, { what: "collecting stale sandboxes" });
   }

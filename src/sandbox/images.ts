@@ -1,6 +1,7 @@
 /**
  * `warden images build`: makes the Dockerfile's base image available (scripts/bootstrap-base-image.sh
- * builds it with debootstrap when no registry answers), then builds images/sandbox with
+ * builds it with debootstrap when no registry answers), then builds images/sandbox (and
+ * images/gateway, the egress gateway) with
  * `POST /build` (dockerode buildImage), streaming the build's progress lines.
  */
 
@@ -9,6 +10,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type Docker from "dockerode";
 import { execa } from "execa";
+import { GATEWAY_IMAGE } from "../egress/index.js";
 import { fromDockerError, SandboxError } from "../errors.js";
 import { getDocker, imageExists, pingEngine } from "./engine.js";
 import { DEFAULT_IMAGE } from "./options.js";
@@ -18,6 +20,9 @@ import { packDirectory } from "./workspace-copy.js";
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** Build context of the default sandbox image. */
 export const SANDBOX_IMAGE_DIR = join(ROOT, "images", "sandbox");
+
+/** Build context of the egress gateway image (src/egress/, README "Network"). */
+export const GATEWAY_IMAGE_DIR = join(ROOT, "images", "gateway");
 
 /** Options of buildSandboxImage. */
 export interface BuildImageOptions {
@@ -91,6 +96,17 @@ export async function buildSandboxImage(
   if (!(await imageExists(docker, tag)))
     throw new SandboxError(`building image ${tag} produced no image; see the output above.`);
   return tag;
+}
+
+/**
+ * Builds the egress gateway image (Squid from Debian's packages) from images/gateway, tagged
+ * GATEWAY_IMAGE, the same way as the sandbox image. Rejects like buildSandboxImage.
+ */
+export function buildGatewayImage(
+  options: Omit<BuildImageOptions, "contextDir" | "tag"> = {},
+  docker: Docker = getDocker(),
+): Promise<string> {
+  return buildSandboxImage({ ...options, contextDir: GATEWAY_IMAGE_DIR, tag: GATEWAY_IMAGE }, docker);
 }
 
 /** Warden images present locally (label io.warden.image), as `repo:tag` plus size in bytes. */

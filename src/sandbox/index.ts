@@ -2,13 +2,19 @@
  * The sandbox's public surface: create a sandbox, its defaults, the engine helpers, image build,
  * gc, and the interface types. Everything else in this folder is internal.
  */
-export { createSandbox } from "./create.js";
-export { DockerSandbox } from "./docker-sandbox.js";
+export { adoptExec } from "./adopt.js";
+export { createSandbox, finishSandbox } from "./create.js";
+export { DockerSandbox, removeSandboxResources, removeVolumeIfUnused } from "./docker-sandbox.js";
 export { getDocker, imageExists, pingEngine, requireImage } from "./engine.js";
 export { type GcOptions, type GcRemoval, gc } from "./gc.js";
-export { type BuildImageOptions, buildSandboxImage, listSandboxImages } from "./images.js";
+export {
+  type BuildImageOptions,
+  buildGatewayImage,
+  buildSandboxImage,
+  listSandboxImages,
+} from "./images.js";
 export { EXIT_ABORTED, EXIT_TIMEOUT, KILL_GRACE_SECONDS } from "./io-contract.js";
-export { controllerProcessAlive, LABEL } from "./labels.js";
+export { controllerId, controllerProcessAlive, LABEL } from "./labels.js";
 export {
   DEFAULT_LIMITS,
   HELPER_PIDS_RESERVE,
@@ -17,5 +23,8 @@ export {
   pidsBudgetText,
   resolveLimits,
 } from "./limits.js";
-export { DEFAULT_IMAGE, DEFAULT_TTL_MS } from "./options.js";
+export { DEFAULT_IMAGE, DEFAULT_TTL_MS, resolveSandboxOptions } from "./options.js";
+export { type PreparedSandbox, prepareSandbox, resolveExecPath } from "./prepare.js";
 export * from "./types.js";
+export { packDirectory, type WorkspaceHashes } from "./workspace-copy.js";
+export { excludeMatcher } from "./workspace-exclude.js";

@@ -4,6 +4,8 @@
  */
 import { stat } from "node:fs/promises";
 import { isAbsolute, posix, resolve } from "node:path";
+import type { NetworkOptions } from "../egress/index.js";
+import { resolveNetworkOptions } from "../egress/index.js";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
 import { controllerId } from "./labels.js";
 import { resolveLimits } from "./limits.js";
@@ -31,6 +33,8 @@ export interface ResolvedSandboxOptions {
   tenant: string;
   ttlMs: number;
   controllerId: string;
+  /** The network: `none` (default) or an allowlist for the session's egress gateway. */
+  network: NetworkOptions;
 }
 
 const LABEL_VALUE = /^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$/;
@@ -80,6 +84,7 @@ export async function resolveSandboxOptions(
     tenant,
     ttlMs,
     controllerId: options.controllerId ?? controllerId(),
+    network: await resolveNetworkOptions(options.network),
   };
   if (!LABEL_VALUE.test(resolved.controllerId)) {
     throw new InvalidArgumentError(

@@ -7,8 +7,9 @@
  */
 import { randomBytes } from "node:crypto";
 import type Docker from "dockerode";
+import { type EgressGateway, sandboxNetworkConfig, startEgressGateway } from "../egress/index.js";
 import { fromDockerError, InvalidArgumentError } from "../errors.js";
-import { isAbortError, throwIfAborted } from "../util/abort.js";
+import { isAbortError, throwIfAborted } from "../util/index.js";
 import {
   applyHelperPlan,
   type ChannelClient,
@@ -35,6 +36,8 @@ export interface PreparedSandbox {
   expiresAt: Date;
   /** The options it was prepared with (labels use its sessionId and tenant). */
   opts: ResolvedSandboxOptions;
+  /** The session's egress gateway (network mode `allowlist`); closed after the container is removed. */
+  egress?: EgressGateway;
 }
 
 /**
@@ -81,13 +84,23 @@ export async function prepareSandbox(
       : undefined;
   let containerId: string | undefined;
   let volumeCreated = false;
+  let egress: EgressGateway | undefined;
   try {
+    const { network } = opts;
+    if (network.mode === "allowlist")
+      egress = await startEgressGateway(docker, {
+        sessionId: opts.sessionId,
+        labels,
+        keepLabels: [LABEL.tenant, LABEL.created, LABEL.expires, LABEL.controller],
+        network,
+        signal,
+      });
     if (volumeName) {
       await docker.createVolume(workspaceVolumeConfig(volumeName, opts.limits.workspaceBytes, labels));
       volumeCreated = true;
     }
     throwIfAborted(signal);
-    const config = hardenedContainerConfig({
+    const hardened = hardenedContainerConfig({
       image: opts.image,
       limits: opts.limits,
       runtime: opts.runtime,
@@ -97,12 +110,16 @@ export async function prepareSandbox(
       workspaceVolume: volumeName,
       mounts: opts.mounts,
     });
+    const config =
+      egress && network.mode === "allowlist"
+        ? sandboxNetworkConfig(hardened, egress, network.caBundlePath)
+        : hardened;
     const plan = await planHelper(docker, opts.image, execPath);
     let container = await docker.createContainer(applyHelperPlan(config, plan));
     containerId = container.id;
     throwIfAborted(signal);
     const started = await startWithHelper(container, plan, { signal });
-    const base = { volumeName, createdAt, expiresAt, opts };
+    const base = { volumeName, createdAt, expiresAt, opts, ...(egress ? { egress } : {}) };
     if ("client" in started) return { ...base, container, channel: started.client, execPath: "channel" };
     if (plan.kind !== "none") warnHelperFallback(container.id, started.reason);
     if (!started.running) {
@@ -116,6 +133,7 @@ export async function prepareSandbox(
     return { ...base, container, execPath: "docker-exec" };
   } catch (err) {
     await removeSandboxResources(docker, containerId, volumeCreated ? volumeName : undefined).catch(() => {});
+    await egress?.close().catch(() => {});
     if (isAbortError(err)) throw err;
     throw fromDockerError(err, { what: "creating the sandbox", containerId });
   }

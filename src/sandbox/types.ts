@@ -4,6 +4,7 @@
  * implementation on the Docker Engine API; tests and other backends implement the same interface.
  */
 import type { Readable } from "node:stream";
+import type { NetworkOptions } from "../egress/index.js";
 
 /** Where the workspace lives inside every sandbox. Relative tool paths resolve against it. */
 export const WORKSPACE_DIR = "/workspace";
@@ -83,6 +84,12 @@ export interface SandboxOptions {
    * to docker exec and logs why (a process warning with code WARDEN_HELPER_FALLBACK).
    */
   execPath?: "channel" | "docker-exec";
+  /**
+   * The sandbox's network: `{ mode: "none" }` (default: no network interface at all) or
+   * `{ mode: "allowlist", rules, … }` (its only route is a per-session egress gateway that lets the
+   * listed domains and ports through; README "Network", src/egress/).
+   */
+  network?: NetworkOptions;
 }
 
 /** A command: an argv run directly, or a script run with `bash -c`. */
@@ -164,6 +171,8 @@ export interface SandboxInfo {
   expiresAt: Date;
   /** The path calls take: `channel` (warden-helper) or `docker-exec` (asked for, or the fallback). */
   execPath?: "channel" | "docker-exec";
+  /** `none`, or `allowlist` with the gateway's proxy URL (the commands' HTTP(S)_PROXY). */
+  network?: { mode: "none" } | { mode: "allowlist"; proxyUrl: string; gatewayContainerId: string };
 }
 
 /**

@@ -4,22 +4,12 @@
  * and the route groups. No listening here (see serve.ts); tests drive it with `inject`.
  */
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyRequest,
-  type RawReplyDefaultExpression,
-  type RawRequestDefaultExpression,
-  type RawServerDefault,
-} from "fastify";
-import type { ApprovalBroker } from "./approval-broker.js";
-import type { AuditLog } from "./audit.js";
-import { KeyRing, type Principal } from "./auth.js";
-import type { ServerConfig } from "./config.js";
-import { QuotaExceededError, toErrorResponse, UnauthorizedError } from "./errors.js";
+import Fastify, { type FastifyRequest } from "fastify";
+import { KeyRing } from "./auth.js";
+import { QuotaExceededError, toErrorResponse } from "./errors.js";
 import { type InlineJsonParser, parseJsonBody } from "./json-body.js";
-import type { ServerMetrics } from "./metrics.js";
 import { registerOpenApi } from "./openapi.js";
+import { type App, auditRequest, type ServerContext } from "./route-context.js";
 import { registerApprovalRoutes } from "./routes-approvals.js";
 import { registerFileRoutes } from "./routes-files.js";
 import { registerMcpRoutes } from "./routes-mcp.js";
@@ -27,39 +17,6 @@ import { registerMetaRoutes } from "./routes-meta.js";
 import { registerSessionRoutes } from "./routes-sessions.js";
 import { registerToolCallRoutes } from "./routes-tool-calls.js";
 import { registerWorkspaceRoutes } from "./routes-workspace.js";
-import type { SessionManager } from "./session-manager.js";
-
-declare module "fastify" {
-  interface FastifyRequest {
-    /** Set by the auth hook on every /v1 route. */
-    principal: Principal | null;
-  }
-}
-
-/** The fastify instance type with the TypeBox provider. */
-export type App = FastifyInstance<
-  RawServerDefault,
-  RawRequestDefaultExpression,
-  RawReplyDefaultExpression,
-  FastifyBaseLogger,
-  TypeBoxTypeProvider
->;
-
-/** What routes share. `draining` is true once shutdown began (new work gets 503). */
-export interface ServerContext {
-  config: ServerConfig;
-  manager: SessionManager;
-  approvals: ApprovalBroker;
-  audit: AuditLog;
-  metrics: ServerMetrics;
-  state: { draining: boolean };
-}
-
-/** The authenticated principal of a /v1 request. */
-export function principalOf(request: FastifyRequest): Principal {
-  if (!request.principal) throw new UnauthorizedError();
-  return request.principal;
-}
 
 /** Builds the app with every route registered. */
 export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {}): App {
@@ -131,26 +88,4 @@ export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {})
     registerFileRoutes(routes, ctx);
   });
   return app;
-}
-
-/** Writes the audit line of one request (also used by the hijacked SSE route). */
-export function auditRequest(
-  ctx: ServerContext,
-  request: FastifyRequest,
-  status: number,
-  bytes: number,
-  durationMs: number,
-): void {
-  const params = request.params as { id?: string } | undefined;
-  const route = request.routeOptions.url ?? "unknown";
-  ctx.audit.write({
-    kind: "request",
-    ...(request.principal ? { tenant: request.principal.tenant.id, key: request.principal.keyId } : {}),
-    ...(params?.id && route.startsWith("/v1/sessions") ? { session: params.id } : {}),
-    method: request.method,
-    route,
-    status,
-    bytes,
-    durationMs: Math.round(durationMs),
-  });
 }

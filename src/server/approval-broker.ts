@@ -6,8 +6,8 @@
  * on its timeout or when the call is aborted (fail closed).
  */
 import { type PendingApproval, ProgrammaticApproval } from "../approval/index.js";
-import type { ApprovalAnswer } from "../approval/types.js";
 import { NotFoundError } from "../errors.js";
+import type { ApprovalAnswer, PolicyDecisionKind } from "../policy/index.js";
 
 /** An HTTP decision: the approval answers, with `allow` as a short name for `allow-once`. */
 export type ApprovalDecision = ApprovalAnswer | "allow";
@@ -20,8 +20,8 @@ export interface ApprovalView {
   toolCallId?: string;
   tool: string;
   args: unknown;
-  /** allow | ask | deny of the policy, here always "ask". */
-  decision: string;
+  /** The policy's decision, here always "ask". */
+  decision: PolicyDecisionKind;
   rule?: string;
   reason?: string;
   part?: string;

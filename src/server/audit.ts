@@ -4,9 +4,12 @@
  * the line being formatted, never leave half of one. At start, a torn last line left by an older
  * writer or a full disk is cut off, so every line in the file parses.
  */
+
 import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync } from "node:fs";
 import { dirname } from "node:path";
 import pino, { type Logger } from "pino";
+import type { ConnectionAudit } from "../egress/index.js";
+import type { CallVerdict, Decider } from "../pipeline/index.js";
 
 /** One audit line about a tool call. Sizes in bytes, durations in ms. */
 export interface ToolAuditEntry {
@@ -17,12 +20,12 @@ export interface ToolAuditEntry {
   batch: string;
   tool: string;
   toolCallId: string;
-  /** allow | ask | deny when a policy decided; "run" when no policy applies. */
-  decision: string;
+  /** The policy's final answer (after any approval); "run" when no policy applies. */
+  decision: CallVerdict | "run";
   /** Id of the rule that decided, when a policy did. */
   rule?: string;
-  /** policy | user | timeout | non-interactive | none. */
-  decider: string;
+  /** Who decided; "none" when no policy applies. */
+  decider: Decider | "none";
   isError: boolean;
   exitCode?: number;
   bytes: number;
@@ -67,7 +70,22 @@ export interface InterruptedCallAuditEntry {
   startedAt: string;
 }
 
-export type AuditEntry = ToolAuditEntry | InterruptedCallAuditEntry | RequestAuditEntry | LifecycleAuditEntry;
+/**
+ * One connection through a session's egress gateway (src/egress: domain, port, decision, rule,
+ * bytes each way, duration).
+ */
+export interface NetworkAuditEntry extends Omit<ConnectionAudit, "sessionId"> {
+  kind: "network";
+  tenant: string;
+  session: string;
+}
+
+export type AuditEntry =
+  | ToolAuditEntry
+  | InterruptedCallAuditEntry
+  | RequestAuditEntry
+  | LifecycleAuditEntry
+  | NetworkAuditEntry;
 
 /** Appends audit entries. */
 export interface AuditLog {

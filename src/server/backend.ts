@@ -3,7 +3,7 @@
  * one; unit tests pass a fake. Keeping the engine behind this interface lets every HTTP behaviour be
  * tested with fastify's inject and no Docker.
  */
-import type { Session, SessionOptions } from "../session/types.js";
+import type { Session, SessionOptions } from "../session/index.js";
 import type { SessionRecord } from "./record-store.js";
 
 /** A labelled warden container as the engine reports it. */

@@ -5,7 +5,7 @@
  * lost (red team). Tool arguments nest a few levels; MAX_ARGUMENT_DEPTH leaves ample room.
  */
 import { InvalidArgumentError } from "../errors.js";
-import type { ToolCall } from "../tools/types.js";
+import type { ToolCall } from "../tools/index.js";
 
 /** Deepest nesting of objects and arrays in one call's arguments (the arguments object is level 1). */
 export const MAX_ARGUMENT_DEPTH = 64;

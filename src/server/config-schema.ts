@@ -3,7 +3,9 @@
  * body limits, and the tenants with their hashed keys, quotas, lifetimes, workspaces and policy layers.
  * Keys are never stored in clear: only their SHA-256 hex digests (`warden serve hash-key` prints one).
  */
+
 import { type Static, Type } from "typebox";
+import { TenantNetworkSchema } from "./network-config.js";
 
 const PositiveInt = (description: string, minimum = 1) => Type.Integer({ minimum, description });
 
@@ -67,6 +69,7 @@ export const TenantConfigSchema = Type.Object(
       Type.Array(Type.Union([Type.Literal("copy"), Type.Literal("ro"), Type.Literal("rw")]), { minItems: 1 }),
     ),
     images: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
+    network: Type.Optional(TenantNetworkSchema),
   },
   { additionalProperties: false },
 );

@@ -3,29 +3,31 @@
  * Relative paths in the file (stateDir, auditLog, policy files, workspace roots) resolve against
  * the file's own directory.
  */
+
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { Compile } from "typebox/compile";
 import { parse as parseYaml } from "yaml";
 import { InvalidArgumentError } from "../errors.js";
-import { DEFAULT_APPROVAL_TIMEOUT_MS } from "../policy/hook.js";
+import { DEFAULT_APPROVAL_TIMEOUT_MS } from "../policy/index.js";
+import type { WorkspaceMode } from "../sandbox/index.js";
 import {
   DEFAULT_LIMITS,
   HELPER_PIDS_RESERVE,
   minPidsFor,
   PIDS_PER_CONCURRENT_CALL,
   pidsBudgetText,
-} from "../sandbox/limits.js";
-import type { WorkspaceMode } from "../sandbox/types.js";
-import { DEFAULT_SPILL_SESSION_MAX_BYTES } from "../session/spill-budget.js";
-import { schemaErrorLines } from "../util/schema-errors.js";
+} from "../sandbox/index.js";
+import { DEFAULT_SPILL_SESSION_MAX_BYTES } from "../session/index.js";
+import { schemaErrorLines } from "../util/index.js";
 import {
   type QuotaConfig,
   type ServerConfigInput,
   ServerConfigSchema,
   type TenantConfigInput,
 } from "./config-schema.js";
+import { resolveTenantNetwork, type TenantNetwork } from "./network-config.js";
 import { DEFAULT_TAR_MAX_ENTRIES } from "./tar-upload.js";
 
 const MiB = 1024 * 1024;
@@ -45,6 +47,8 @@ export interface TenantConfig {
   maxLifetimeMs: number;
   /** Absolute paths of the tenant's policy layer files, highest layer first. */
   policy: string[];
+  /** What the tenant's sessions may ask to reach (network-config.ts); none: no network. */
+  network?: TenantNetwork;
   /** Absolute host directories (and everything under them) the tenant may use as a workspace. */
   workspaceRoots: string[];
   workspaceModes: WorkspaceMode[];
@@ -187,6 +191,7 @@ function resolveTenant(
     workspaceRoots: (t.workspaceRoots ?? []).map((p) => resolve(baseDir, p)),
     workspaceModes: t.workspaceModes ?? ["copy", "ro"],
     images: t.images ?? [defaultImage],
+    ...(t.network ? { network: resolveTenantNetwork(t.network, baseDir, where) } : {}),
   };
 }
 

@@ -15,16 +15,21 @@ import {
   type TenantPools,
   tenantPools,
 } from "../pool/index.js";
-import { adoptExec } from "../sandbox/adopt.js";
-import { removeSandboxResources, removeVolumeIfUnused } from "../sandbox/docker-sandbox.js";
-import { createSandbox, DockerSandbox, getDocker, LABEL } from "../sandbox/index.js";
-import type { PreparedSandbox } from "../sandbox/prepare.js";
-import type { Sandbox, SandboxInfo, SandboxOptions } from "../sandbox/types.js";
-import { WORKSPACE_DIR } from "../sandbox/types.js";
-import { packDirectory, type WorkspaceHashes } from "../sandbox/workspace-copy.js";
-import { openSession } from "../session/index.js";
-import { createSpillStore } from "../session/spill-store.js";
-import type { Session, SessionOptions } from "../session/types.js";
+import type { PreparedSandbox, Sandbox, SandboxInfo, SandboxOptions } from "../sandbox/index.js";
+import {
+  adoptExec,
+  createSandbox,
+  DockerSandbox,
+  getDocker,
+  LABEL,
+  packDirectory,
+  removeSandboxResources,
+  removeVolumeIfUnused,
+  WORKSPACE_DIR,
+  type WorkspaceHashes,
+} from "../sandbox/index.js";
+import type { Session, SessionOptions } from "../session/index.js";
+import { createSpillStore, openSession } from "../session/index.js";
 import { builtinTools } from "../tools/index.js";
 import type { ManagedContainer, SessionBackend } from "./backend.js";
 import type { SessionRecord } from "./record-store.js";
@@ -81,7 +86,9 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
     // ro/rw spares would bind-mount a host path long after it was checked: those start cold.
     const tenant = opts.tenant ?? "local";
     const copyMode = (opts.workspace?.mode ?? "copy") === "copy";
-    const pool = copyMode ? pools?.of(tenant) : undefined;
+    // A gateway reports to its own session's audit: sessions with network egress start cold.
+    const offline = (opts.network?.mode ?? "none") === "none";
+    const pool = copyMode && offline ? pools?.of(tenant) : undefined;
     if (!pool) {
       const sandbox = await createSandbox(opts, docker);
       options.onSandboxStart?.("cold");

@@ -11,8 +11,8 @@
  */
 import { realpath } from "node:fs/promises";
 import { InvalidArgumentError } from "../errors.js";
-import type { WorkspaceMode } from "../sandbox/types.js";
-import { isWithinRoot } from "../tools/paths.js";
+import type { WorkspaceMode } from "../sandbox/index.js";
+import { isWithinRoot } from "../tools/index.js";
 
 /** Serializes the creation of sessions on host directories; see the file comment. */
 export class HostWorkspaceGuard {

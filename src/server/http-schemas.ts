@@ -40,6 +40,17 @@ export const CreateSessionBodySchema = Type.Object(
         description: "Non-secret environment variables every command sees (names [A-Za-z_][A-Za-z0-9_]*)",
       }),
     ),
+    network: Type.Optional(
+      Type.Object(
+        {
+          allow: Type.Array(Type.String({ minLength: 1, maxLength: 260 }), {
+            maxItems: 64,
+            description: "host[:port[+port]] entries within the tenant's network allowlist",
+          }),
+        },
+        { additionalProperties: false, description: "Egress through the session's gateway (README Network)" },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

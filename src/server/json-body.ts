@@ -14,7 +14,7 @@
 import { createRequire } from "node:module";
 import type { FastifyRequest } from "fastify";
 import { errorCodes } from "fastify";
-import { lazySharedPool } from "../util/worker-pool.js";
+import { lazySharedPool } from "../util/index.js";
 
 /** Bodies of at least this many bytes are parsed in the worker pool; smaller ones inline. */
 export const JSON_WORKER_MIN_BYTES = 64 * 1024;

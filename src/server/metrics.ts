@@ -13,6 +13,8 @@ export interface ServerMetrics {
   toolCalls: Counter<"tenant" | "tool" | "outcome">;
   /** Policy decisions by tenant, decision and decider. */
   decisions: Counter<"tenant" | "decision" | "decider">;
+  /** Connections through egress gateways by tenant and decision (allow | deny). */
+  egressConnections: Counter<"tenant" | "decision">;
   /** Tool-call latency (start event to end event), seconds. */
   toolLatency: Histogram<"tool">;
   /** HTTP request latency, seconds. */
@@ -53,6 +55,12 @@ export function createServerMetrics(options: { defaults?: boolean } = {}): Serve
       name: "warden_policy_decisions_total",
       help: "Policy decisions",
       labelNames: ["tenant", "decision", "decider"],
+      registers,
+    }),
+    egressConnections: new Counter({
+      name: "warden_egress_connections_total",
+      help: "Connections through sessions' egress gateways",
+      labelNames: ["tenant", "decision"],
       registers,
     }),
     toolLatency: new Histogram({

@@ -1,5 +1,6 @@
 /** The OpenAPI document without a running server, for `npm run openapi` and the staleness test. */
-import { type App, buildApp, type ServerContext } from "./app.js";
+import { buildApp } from "./app.js";
+import type { App, ServerContext } from "./route-context.js";
 
 /** The document of every route of `buildApp`, from an app that is built, made ready and closed again. */
 export async function openApiDocument(): Promise<Record<string, unknown>> {

@@ -6,7 +6,7 @@
  */
 import swagger from "@fastify/swagger";
 import { WARDEN_VERSION } from "../version.js";
-import type { App } from "./app.js";
+import type { App } from "./route-context.js";
 
 /** One line per route, `METHOD url` → summary; routes without one are documented without a summary. */
 const SUMMARIES: Record<string, string> = {

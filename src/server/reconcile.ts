@@ -11,13 +11,12 @@
  * `adopt`), so no call of the dead server keeps running unaccounted for.
  */
 
-import { createHash } from "node:crypto";
 import { readdir, rm } from "node:fs/promises";
-import { hostname } from "node:os";
 import { join } from "node:path";
 import { controllerProcessAlive } from "../sandbox/index.js";
 import type { ManagedContainer } from "./backend.js";
-import type { SessionManager } from "./session-manager.js";
+import { SERVE_PREFIX } from "./controller-id.js";
+import type { SessionManager, SessionManagerDeps } from "./session-manager.js";
 import { uploadsDirOf } from "./tar-upload.js";
 
 /** What reconciliation did, by session id. */
@@ -34,17 +33,6 @@ export interface ReconcileReport {
   interrupted: string[];
 }
 
-const SERVE_PREFIX = "serve@";
-
-/**
- * The stable owner id a server labels its sandboxes with (io.warden.controller): the host and
- * its state directory, never a pid, so that `warden gc` leaves sessions a restarted server adopts.
- */
-export function serverControllerId(stateDir: string): string {
-  const digest = createHash("sha256").update(stateDir).digest("hex").slice(0, 12);
-  return `${SERVE_PREFIX}${hostname()}-${digest}`;
-}
-
 /** Another live owner: a live controller process on this host, or another server instance. */
 function ownedByAnotherController(c: ManagedContainer, ownId: string): boolean {
   if (c.controller === ownId) return false;
@@ -52,9 +40,19 @@ function ownedByAnotherController(c: ManagedContainer, ownId: string): boolean {
   return controllerProcessAlive(c.controller) === true;
 }
 
-/** Adopts, drops and removes as described above. Never touches containers of unconfigured tenants. */
-export async function reconcile(manager: SessionManager, now = Date.now()): Promise<ReconcileReport> {
-  const { backend, records, audit } = manager.deps;
+/** What reconciliation works with: the manager's own dependencies (the same objects). */
+export type ReconcileDeps = Pick<SessionManagerDeps, "config" | "backend" | "records" | "audit" | "inflight">;
+
+/**
+ * Adopts into `manager`, drops and removes as described above. Never touches containers of
+ * unconfigured tenants.
+ */
+export async function reconcile(
+  deps: ReconcileDeps,
+  manager: SessionManager,
+  now = Date.now(),
+): Promise<ReconcileReport> {
+  const { backend, records, audit } = deps;
   const report: ReconcileReport = {
     adopted: [],
     dropped: [],
@@ -64,7 +62,7 @@ export async function reconcile(manager: SessionManager, now = Date.now()): Prom
     uploadsRemoved: [],
     interrupted: [],
   };
-  const tenants = manager.deps.config.tenants.map((t) => t.id);
+  const tenants = deps.config.tenants.map((t) => t.id);
   const containers = await backend.listContainers(tenants);
   const byContainer = new Map(containers.map((c) => [c.containerId, c]));
   const claimed = new Set<string>();
@@ -129,16 +127,16 @@ export async function reconcile(manager: SessionManager, now = Date.now()): Prom
     });
   }
   report.volumesRemoved = (await backend.removeUnusedVolumes?.(tenants, manager.controllerId)) ?? [];
-  report.uploadsRemoved = await removeUnusedUploads(manager);
-  const interrupted = (await manager.deps.inflight?.recover(audit)) ?? [];
+  report.uploadsRemoved = await removeUnusedUploads(deps.config.stateDir, manager);
+  const interrupted = (await deps.inflight?.recover(audit)) ?? [];
   report.interrupted = interrupted.map((c) => `${c.session}/${c.toolCallId}`);
   return report;
 }
 
 /** Removes the entries of <stateDir>/uploads that are not the workspace of a live (adopted) session. */
-async function removeUnusedUploads(manager: SessionManager): Promise<string[]> {
-  const dir = uploadsDirOf(manager.deps.config.stateDir);
-  const used = new Set(manager.registry.all().map((l) => l.record.workspaceHostPath));
+async function removeUnusedUploads(stateDir: string, manager: SessionManager): Promise<string[]> {
+  const dir = uploadsDirOf(stateDir);
+  const used = new Set(manager.all().map((l) => l.record.workspaceHostPath));
   const names = await readdir(dir).catch(() => [] as string[]);
   const removed: string[] = [];
   for (const name of names) {

@@ -7,8 +7,8 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { SandboxLimits, WorkspaceMode } from "../sandbox/types.js";
-import type { ToolSelection } from "../session/types.js";
+import type { ToolSelection } from "../pipeline/index.js";
+import type { SandboxLimits, WorkspaceMode } from "../sandbox/index.js";
 
 /** What the server keeps about one session across restarts. Times are ISO-8601. */
 export interface SessionRecord {

@@ -1,13 +1,13 @@
 /** GET /v1/approvals (the tenant's pending asks) and POST /v1/approvals/:id {decision}. */
 import { Type } from "typebox";
 import { InvalidArgumentError } from "../errors.js";
-import { type App, principalOf, type ServerContext } from "./app.js";
 import {
   APPROVAL_DECISIONS,
   ApprovalDecisionBodySchema,
   ApprovalSchema,
   ErrorSchema,
 } from "./http-schemas.js";
+import { type App, principalOf, type ServerContext } from "./route-context.js";
 
 /** Registers the approval routes. Another tenant's approval is a 404. */
 export function registerApprovalRoutes(app: App, ctx: ServerContext): void {

@@ -8,12 +8,12 @@
  */
 import type { Readable } from "node:stream";
 import { InvalidArgumentError, NotFoundError, PathOutsideWorkspaceError } from "../errors.js";
-import type { Sandbox } from "../sandbox/types.js";
-import { WORKSPACE_DIR } from "../sandbox/types.js";
-import { isWithinRoot, normalizeToolPath } from "../tools/paths.js";
+import type { Sandbox } from "../sandbox/index.js";
+import { WORKSPACE_DIR } from "../sandbox/index.js";
+import { isWithinRoot, normalizeToolPath } from "../tools/index.js";
 import { abortOnDisconnect } from "./abort-on-disconnect.js";
-import { type App, principalOf, type ServerContext } from "./app.js";
 import { ErrorSchema, FilesQuerySchema, FileWrittenSchema, SessionParamsSchema } from "./http-schemas.js";
+import { type App, principalOf, type ServerContext } from "./route-context.js";
 
 /** A 413 whose message names the limit (fastify's error shape; toErrorResponse maps it to PAYLOAD_TOO_LARGE). */
 function tooLarge(what: string, maxBytes: number): Error {
@@ -75,7 +75,7 @@ export function registerFileRoutes(app: App, ctx: ServerContext): void {
     },
     async (request, reply) => {
       const { tenant } = principalOf(request);
-      const live = ctx.manager.registry.get(tenant.id, request.params.id);
+      const live = ctx.manager.get(tenant.id, request.params.id);
       if (!(request.body && typeof (request.body as Readable).pipe === "function")) {
         throw new InvalidArgumentError("Send the file's bytes with content-type application/octet-stream.");
       }
@@ -112,7 +112,7 @@ export function registerFileRoutes(app: App, ctx: ServerContext): void {
     },
     async (request, reply) => {
       const { tenant } = principalOf(request);
-      const live = ctx.manager.registry.get(tenant.id, request.params.id);
+      const live = ctx.manager.get(tenant.id, request.params.id);
       const controller = abortOnDisconnect(reply);
       const { sandbox } = live.session;
       const { canonical } = await workspacePath(sandbox, request.query.path, controller.signal);

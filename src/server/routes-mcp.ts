@@ -13,7 +13,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
 import { createMcpServer, serveSessionTools } from "../mcp/index.js";
-import { type App, principalOf, type ServerContext } from "./app.js";
+import { type App, principalOf, type ServerContext } from "./route-context.js";
 import { resolveSessionRequest } from "./session-request.js";
 
 /** One MCP session over HTTP and the warden session behind it. */

@@ -1,7 +1,7 @@
 /** GET /healthz, GET /metrics (Prometheus text), GET /v1/tools?session=… (provider tool schemas). */
 import { Type } from "typebox";
-import { type App, principalOf, type ServerContext } from "./app.js";
 import { ErrorSchema, ToolsQuerySchema } from "./http-schemas.js";
+import { type App, principalOf, type ServerContext } from "./route-context.js";
 
 const HealthSchema = Type.Object({ status: Type.String(), sessions: Type.Integer() });
 
@@ -12,12 +12,12 @@ export function registerMetaRoutes(app: App, ctx: ServerContext): void {
     { schema: { response: { 200: HealthSchema, 503: HealthSchema } } },
     async (_request, reply) => {
       if (ctx.state.draining) reply.code(503);
-      return { status: ctx.state.draining ? "draining" : "ok", sessions: ctx.manager.registry.all().length };
+      return { status: ctx.state.draining ? "draining" : "ok", sessions: ctx.manager.all().length };
     },
   );
 
   app.get("/metrics", async (_request, reply) => {
-    ctx.metrics.poolIdle.set(ctx.manager.deps.backend.idleSpares?.() ?? 0);
+    ctx.metrics.poolIdle.set(ctx.manager.idleSpares());
     reply.type(ctx.metrics.registry.contentType);
     return ctx.metrics.registry.metrics();
   });
@@ -46,7 +46,7 @@ export function registerMetaRoutes(app: App, ctx: ServerContext): void {
     },
     async (request) => {
       const { tenant } = principalOf(request);
-      const live = ctx.manager.registry.get(tenant.id, request.query.session);
+      const live = ctx.manager.get(tenant.id, request.query.session);
       return { tools: live.session.providerTools() };
     },
   );

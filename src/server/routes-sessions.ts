@@ -8,8 +8,7 @@ import type { Readable } from "node:stream";
 import { Type } from "typebox";
 import { Compile } from "typebox/compile";
 import { InvalidArgumentError } from "../errors.js";
-import { dottedPath, schemaErrorLines } from "../util/schema-errors.js";
-import { type App, principalOf, type ServerContext } from "./app.js";
+import { dottedPath, schemaErrorLines } from "../util/index.js";
 import {
   CreateSessionBodySchema,
   CreateSessionQuerySchema,
@@ -17,6 +16,7 @@ import {
   SessionParamsSchema,
   SessionSchema,
 } from "./http-schemas.js";
+import { type App, principalOf, type ServerContext } from "./route-context.js";
 import type { LiveSession } from "./session-registry.js";
 import { type CreateSessionInput, resolveSessionRequest } from "./session-request.js";
 import { unpackWorkspaceTar, uploadsDirOf } from "./tar-upload.js";
@@ -114,7 +114,7 @@ export function registerSessionRoutes(app: App, ctx: ServerContext): void {
     { schema: { response: { 200: Type.Object({ sessions: Type.Array(SessionSchema) }) } } },
     async (request) => {
       const { tenant } = principalOf(request);
-      return { sessions: ctx.manager.registry.list(tenant.id).map(sessionView) };
+      return { sessions: ctx.manager.list(tenant.id).map(sessionView) };
     },
   );
 
@@ -123,7 +123,7 @@ export function registerSessionRoutes(app: App, ctx: ServerContext): void {
     { schema: { params: SessionParamsSchema, response: { 200: SessionSchema, 404: ErrorSchema } } },
     async (request) => {
       const { tenant } = principalOf(request);
-      return sessionView(ctx.manager.registry.get(tenant.id, request.params.id));
+      return sessionView(ctx.manager.get(tenant.id, request.params.id));
     },
   );
 
@@ -132,7 +132,7 @@ export function registerSessionRoutes(app: App, ctx: ServerContext): void {
     { schema: { params: SessionParamsSchema, response: { 204: Type.Null(), 404: ErrorSchema } } },
     async (request, reply) => {
       const { tenant } = principalOf(request);
-      ctx.manager.registry.get(tenant.id, request.params.id);
+      ctx.manager.get(tenant.id, request.params.id);
       await ctx.manager.close(request.params.id, "deleted");
       reply.code(204);
       return null;

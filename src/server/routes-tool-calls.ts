@@ -9,7 +9,6 @@
 import type { FastifyRequest } from "fastify";
 import { DuplicateToolCallIdError, duplicateToolCallIds } from "../pipeline/index.js";
 import { abortOnDisconnect } from "./abort-on-disconnect.js";
-import { type App, auditRequest, principalOf, type ServerContext } from "./app.js";
 import { checkArgumentDepth } from "./call-arguments.js";
 import { toErrorResponse } from "./errors.js";
 import {
@@ -18,6 +17,7 @@ import {
   ToolCallsBodySchema,
   ToolCallsResponseSchema,
 } from "./http-schemas.js";
+import { type App, auditRequest, principalOf, type ServerContext } from "./route-context.js";
 import { SseWriter } from "./sse-writer.js";
 
 function wantsStream(request: FastifyRequest): boolean {
@@ -44,7 +44,7 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
       if (repeated.length > 0) throw new DuplicateToolCallIdError(repeated);
       checkArgumentDepth(calls);
       // Ownership first: another tenant's session is a plain 404 before anything streams.
-      ctx.manager.registry.get(tenant.id, sessionId);
+      ctx.manager.get(tenant.id, sessionId);
       const controller = abortOnDisconnect(reply);
       if (!wantsStream(request)) {
         const results = await ctx.manager.runToolCalls(tenant, sessionId, calls, {
@@ -53,7 +53,8 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
         return { results };
       }
 
-      const release = reserveOrThrow(ctx, tenant.id, calls.length, tenant.quotas.maxConcurrentToolCalls);
+      // The concurrency quota up front, so a refused stream is a real 429 and not an SSE error.
+      const release = ctx.manager.reserveCalls(tenant, calls.length);
       release();
       reply.hijack();
       const started = Date.now();
@@ -100,12 +101,4 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
       auditRequest(ctx, request, status, sse.stats.bytes, Date.now() - started);
     },
   );
-}
-
-/** Checks the concurrency quota up front, so a refused stream is a real 429 and not an SSE error. */
-function reserveOrThrow(ctx: ServerContext, tenant: string, n: number, max: number): () => void {
-  const release = ctx.manager.limiter.acquire(tenant, n, max);
-  if (release) return release;
-  // Let the manager raise the same QuotaExceededError (and count it) as the JSON path.
-  throw ctx.manager.quotaError(tenant, n, max);
 }

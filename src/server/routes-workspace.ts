@@ -7,9 +7,9 @@
 import type { ServerResponse } from "node:http";
 import { collectChanges, formatPatch } from "../review/index.js";
 import { abortOnDisconnect } from "./abort-on-disconnect.js";
-import { type App, principalOf, type ServerContext } from "./app.js";
 import type { TenantConfig } from "./config.js";
 import { SessionParamsSchema } from "./http-schemas.js";
+import { type App, principalOf, type ServerContext } from "./route-context.js";
 import type { SessionManager } from "./session-manager.js";
 
 /** Files larger than this (either side, bytes) show as "Binary files … differ" in /changes (1 MiB). */
@@ -43,7 +43,7 @@ export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
     { schema: { params: SessionParamsSchema } },
     async (request, reply) => {
       const { tenant } = principalOf(request);
-      const live = ctx.manager.registry.get(tenant.id, request.params.id);
+      const live = ctx.manager.get(tenant.id, request.params.id);
       holdReadSlot(ctx.manager, tenant, reply.raw);
       const controller = abortOnDisconnect(reply);
       const stream = await live.session.sandbox.exportWorkspace({ signal: controller.signal });
@@ -54,7 +54,7 @@ export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
 
   app.get("/v1/sessions/:id/changes", { schema: { params: SessionParamsSchema } }, async (request, reply) => {
     const { tenant } = principalOf(request);
-    const live = ctx.manager.registry.get(tenant.id, request.params.id);
+    const live = ctx.manager.get(tenant.id, request.params.id);
     holdReadSlot(ctx.manager, tenant, reply.raw);
     const controller = abortOnDisconnect(reply);
     const hostRoot = live.record.workspaceMode === "copy" ? live.record.workspaceHostPath : undefined;

@@ -5,7 +5,7 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { pingEngine } from "../sandbox/index.js";
-import { sweepSpillDirs } from "../session/spill-sweep.js";
+import { sweepSpillDirs } from "../session/index.js";
 import type { SessionBackend } from "./backend.js";
 import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHashes } from "./config.js";
 import { createDockerBackend } from "./docker-backend.js";
@@ -83,12 +83,11 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
     lock.release();
     throw err;
   }
-  const backend = server.ctx.manager.deps.backend;
   const r = server.reconciled;
   log(
     `warden serve: adopted ${r.adopted.length}, dropped ${r.dropped.length}, removed ${r.orphansRemoved.length} orphan(s), ${r.volumesRemoved.length} volume(s), ${swept.length} spill dir(s), ${r.uploadsRemoved.length} upload(s); ${r.interrupted.length} interrupted call(s)`,
   );
-  for (const live of server.manager.registry.all()) {
+  for (const live of server.manager.all()) {
     log(
       `warden serve: session ${live.record.id} calls go through ${live.session.sandbox.info.execPath ?? "docker-exec"}`,
     );
@@ -98,8 +97,8 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   );
   const stop = (signal: string) => {
     log(`warden serve: ${signal}, draining (grace ${config.shutdownGraceMs} ms)`);
-    const sessions = server.manager.registry.all().length;
-    const spares = backend.idleSpares?.() ?? 0;
+    const sessions = server.manager.all().length;
+    const spares = server.manager.idleSpares();
     server.shutdown().then(
       () => {
         const kept = options.onExit === "close" ? "closed" : "kept for the next start";

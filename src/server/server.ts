@@ -8,7 +8,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { WardenError } from "../errors.js";
-import { type App, buildApp, type ServerContext } from "./app.js";
+import { buildApp } from "./app.js";
 import { ApprovalBroker } from "./approval-broker.js";
 import { type AuditLog, createFileAuditLog } from "./audit.js";
 import type { SessionBackend } from "./backend.js";
@@ -17,7 +17,8 @@ import { InflightCalls } from "./inflight-calls.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
 import { type ReconcileReport, reconcile } from "./reconcile.js";
 import { RecordStore } from "./record-store.js";
-import { type HookFactory, SessionManager } from "./session-manager.js";
+import type { App, ServerContext } from "./route-context.js";
+import { type HookFactory, SessionManager, type SessionManagerDeps } from "./session-manager.js";
 import { lockStateDir, type StateLock } from "./state-lock.js";
 
 /** Options of startServer. `listen: false` builds everything but does not bind (tests use inject). */
@@ -89,7 +90,7 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
   const audit = options.audit ?? createFileAuditLog(config.auditLog);
   const metrics = options.metrics ?? createServerMetrics({ defaults: options.listen !== false });
   const approvals = new ApprovalBroker();
-  const manager = new SessionManager({
+  const deps: SessionManagerDeps = {
     config,
     backend: options.backend,
     records,
@@ -99,7 +100,8 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
     inflight,
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.now ? { now: options.now } : {}),
-  });
+  };
+  const manager = new SessionManager(deps);
   metrics.execPathSource.current = () => manager.execPaths();
   const ctx: ServerContext = { config, manager, approvals, audit, metrics, state: { draining: false } };
   const app = buildApp(ctx);
@@ -118,7 +120,7 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
   try {
     if (options.listen !== false) url = await listen(app, config.host, config.port);
     else await app.ready();
-    reconciled = await reconcile(manager, options.now?.() ?? Date.now());
+    reconciled = await reconcile(deps, manager, options.now?.() ?? Date.now());
   } catch (err) {
     await app.close();
     throw err;
@@ -140,7 +142,7 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
       manager.abortAll();
       await closed;
       if (options.onExit === "close") {
-        await Promise.all(manager.registry.all().map((l) => manager.close(l.record.id, "shutdown")));
+        await manager.closeAll("shutdown");
       }
       await options.backend.close?.();
       lock.release();

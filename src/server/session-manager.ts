@@ -3,24 +3,28 @@
  * (within the tenant's concurrency quota, abortable), close. Every session has a record file from
  * creation until its container is gone, so a crash at any point is repaired by `reconcile`.
  */
+
 import { randomUUID } from "node:crypto";
 import { rm } from "node:fs/promises";
-import type { AfterToolCallHook, BeforeToolCallHook, ToolExecutionEvent } from "../pipeline/types.js";
-import type { SessionOptions } from "../session/types.js";
-import type { ToolCall, ToolResultMessage } from "../tools/types.js";
-import { onAbort } from "../util/abort.js";
+import type { NetworkOptions } from "../egress/index.js";
+import type { AfterToolCallHook, BeforeToolCallHook, ToolExecutionEvent } from "../pipeline/index.js";
+import type { SessionOptions } from "../session/index.js";
+import type { ToolCall, ToolResultMessage } from "../tools/index.js";
+import { onAbort } from "../util/index.js";
 import type { ApprovalBroker } from "./approval-broker.js";
 import type { AuditLog } from "./audit.js";
 import type { SessionBackend } from "./backend.js";
 import type { ServerConfig, TenantConfig } from "./config.js";
+import { serverControllerId } from "./controller-id.js";
 import { QuotaExceededError } from "./errors.js";
 import { HostWorkspaceGuard } from "./host-workspace-guard.js";
 import type { InflightCalls } from "./inflight-calls.js";
 import type { ServerMetrics } from "./metrics.js";
-import { serverControllerId } from "./reconcile.js";
+import { sessionNetwork, tenantPolicyNetwork } from "./network-config.js";
 import type { RecordStore, SessionRecord } from "./record-store.js";
-import { CallLimiter, type LiveSession, SessionRegistry } from "./session-registry.js";
+import { type LiveSession, SessionRegistry } from "./session-registry.js";
 import type { ResolvedSessionRequest } from "./session-request.js";
+import { RETRY_AFTER_SECONDS, TenantQuotas } from "./tenant-quotas.js";
 import { toolAuditEntry } from "./tool-audit.js";
 
 /** The event that ends one call (its result and the decision reported for it). */
@@ -56,15 +60,13 @@ export interface SessionManagerDeps {
   now?: () => number;
 }
 
-/** Seconds a client should wait before retrying a refused batch or session. */
-export const RETRY_AFTER_SECONDS = 1;
-
-/** Owns the live sessions of every tenant. */
+/**
+ * Owns the live sessions of every tenant. Its registry, quotas and dependencies are its own: routes
+ * and start-up reach sessions through the narrow methods below.
+ */
 export class SessionManager {
-  readonly registry = new SessionRegistry();
-  readonly limiter = new CallLimiter();
-  /** GET /workspace and /changes requests running, per tenant (quotas.maxConcurrentWorkspaceReads). */
-  readonly workspaceReads = new CallLimiter();
+  private readonly registry = new SessionRegistry();
+  private readonly quotas: TenantQuotas;
   private readonly hostWorkspaces = new HostWorkspaceGuard();
   /** rw host workspaces of sessions being created or closed, by session id (see liveRwWorkspaces). */
   private readonly pendingRw = new Map<string, string>();
@@ -73,14 +75,35 @@ export class SessionManager {
   /** Owner id on this server's sandboxes (see serverControllerId). */
   readonly controllerId: string;
 
-  constructor(readonly deps: SessionManagerDeps) {
+  constructor(private readonly deps: SessionManagerDeps) {
     this.now = deps.now ?? Date.now;
+    this.quotas = new TenantQuotas(deps.metrics);
     this.controllerId = serverControllerId(deps.config.stateDir);
   }
 
   /** The tenant with this id (configured tenants only). */
   tenant(id: string): TenantConfig | undefined {
     return this.deps.config.tenants.find((t) => t.id === id);
+  }
+
+  /** The tenant's live session `id`; NotFoundError (404) for an unknown id or another tenant's session. */
+  get(tenant: string, id: string): LiveSession {
+    return this.registry.get(tenant, id);
+  }
+
+  /** The tenant's live sessions. */
+  list(tenant: string): LiveSession[] {
+    return this.registry.list(tenant);
+  }
+
+  /** A snapshot of every tenant's live sessions. */
+  all(): LiveSession[] {
+    return this.registry.all();
+  }
+
+  /** Spare sandboxes waiting in the warm pool (0 without a pool). */
+  idleSpares(): number {
+    return this.deps.backend.idleSpares?.() ?? 0;
   }
 
   /** Session options with the tenant's hooks, for create and adopt. */
@@ -97,6 +120,25 @@ export class SessionManager {
     };
   }
 
+  /** The session's `network` option (network-config.ts): audit line and counter per connection. */
+  private async networkOptions(
+    tenant: TenantConfig,
+    sessionId: string,
+    requested: string[] | undefined,
+  ): Promise<{ network?: NetworkOptions }> {
+    const network = sessionNetwork({
+      tenantId: tenant.id,
+      bound: tenant.network,
+      policyLayers: requested?.length ? await tenantPolicyNetwork(tenant.policy) : [],
+      requested,
+      onConnection: ({ sessionId: _id, ...record }) => {
+        this.deps.metrics.egressConnections.inc({ tenant: tenant.id, decision: record.decision });
+        this.deps.audit.write({ kind: "network", tenant: tenant.id, session: sessionId, ...record });
+      },
+    });
+    return network ? { network } : {};
+  }
+
   /**
    * Reserves one of the tenant's maxSessions slots, e.g. before an upload is unpacked for the
    * session. QuotaExceededError (429) when none is free. The returned release is idempotent.
@@ -111,6 +153,26 @@ export class SessionManager {
       );
     }
     return release;
+  }
+
+  /** Takes `n` of the tenant's tool-call slots up front (a stream's 429 before it starts); see TenantQuotas. */
+  reserveCalls(tenant: TenantConfig, n: number): () => void {
+    return this.quotas.reserveCalls(tenant, n);
+  }
+
+  /** Takes one of the tenant's workspace-read slots (export, review); see TenantQuotas. */
+  reserveWorkspaceRead(tenant: TenantConfig): () => void {
+    return this.quotas.reserveWorkspaceRead(tenant);
+  }
+
+  /** Tool calls of the tenant running now. */
+  callsInFlight(tenant: string): number {
+    return this.quotas.callsInFlight(tenant);
+  }
+
+  /** Workspace exports or reviews of the tenant running now. */
+  workspaceReadsInFlight(tenant: string): number {
+    return this.quotas.workspaceReadsInFlight(tenant);
   }
 
   /**
@@ -134,6 +196,7 @@ export class SessionManager {
           : {}),
         ...(request.tools ? { toolSelection: request.tools } : {}),
         ...(request.env ? { env: request.env } : {}),
+        ...(await this.networkOptions(tenant, id, request.networkAllow)),
       };
       const create = () => this.deps.backend.create(options);
       const hostPath = request.uploaded ? undefined : request.workspaceHostPath;
@@ -220,9 +283,7 @@ export class SessionManager {
     options: { signal?: AbortSignal; onEvent?: (event: ToolExecutionEvent) => void } = {},
   ): Promise<ToolResultMessage[]> {
     const live = this.registry.get(tenant.id, sessionId);
-    const max = tenant.quotas.maxConcurrentToolCalls;
-    const release = this.limiter.acquire(tenant.id, calls.length, max);
-    if (!release) throw this.quotaError(tenant.id, calls.length, max);
+    const release = this.quotas.reserveCalls(tenant, calls.length);
     const controller = new AbortController();
     const unlink = onAbort(options.signal, () => controller.abort());
     live.running.add(controller);
@@ -254,32 +315,6 @@ export class SessionManager {
       release();
       await journalled?.();
     }
-  }
-
-  /**
-   * Takes one of the tenant's maxConcurrentWorkspaceReads slots for a workspace export or review;
-   * returns its (idempotent) release. QuotaExceededError (429) when none is free.
-   */
-  reserveWorkspaceRead(tenant: TenantConfig): () => void {
-    const max = tenant.quotas.maxConcurrentWorkspaceReads;
-    const release = this.workspaceReads.acquire(tenant.id, 1, max);
-    if (release) return release;
-    this.deps.metrics.rateLimited.inc({ tenant: tenant.id, quota: "maxConcurrentWorkspaceReads" });
-    throw new QuotaExceededError(
-      `Tenant '${tenant.id}' has ${max} workspace exports or reviews running (its maxConcurrentWorkspaceReads); ` +
-        "retry after one finishes.",
-      RETRY_AFTER_SECONDS,
-    );
-  }
-
-  /** The 429 for a batch of `n` calls over the tenant's concurrency quota `max` (counted in metrics). */
-  quotaError(tenant: string, n: number, max: number): QuotaExceededError {
-    this.deps.metrics.rateLimited.inc({ tenant, quota: "maxConcurrentToolCalls" });
-    return new QuotaExceededError(
-      `Tenant '${tenant}' would have ${this.limiter.inFlight(tenant) + n} tool calls running, ` +
-        `over its maxConcurrentToolCalls ${max}; retry after the running calls finish.`,
-      RETRY_AFTER_SECONDS,
-    );
   }
 
   /** Metrics and the audit line of one finished call; its policy decision comes on its own end event. */
@@ -361,6 +396,11 @@ export class SessionManager {
       }
     }
     return n;
+  }
+
+  /** Closes every live session (shutdown with onExit "close"). */
+  async closeAll(reason: string): Promise<void> {
+    await Promise.all(this.registry.all().map((l) => this.close(l.record.id, reason)));
   }
 
   /** Number of batches running now. */

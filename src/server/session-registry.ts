@@ -4,7 +4,7 @@
  * so ids cannot be enumerated across tenants.
  */
 import { NotFoundError } from "../errors.js";
-import type { Session } from "../session/types.js";
+import type { Session } from "../session/index.js";
 import type { SessionRecord } from "./record-store.js";
 
 /** One live session and its bookkeeping. Times are epoch ms. */

@@ -6,11 +6,11 @@
  */
 import { realpath, stat } from "node:fs/promises";
 import { InvalidArgumentError } from "../errors.js";
-import { DEFAULT_LIMITS, minPidsFor, pidsBudgetText, resolveLimits } from "../sandbox/limits.js";
-import type { SandboxLimits, WorkspaceMode } from "../sandbox/types.js";
+import type { ToolSelection } from "../pipeline/index.js";
+import type { SandboxLimits, WorkspaceMode } from "../sandbox/index.js";
+import { DEFAULT_LIMITS, minPidsFor, pidsBudgetText, resolveLimits } from "../sandbox/index.js";
 import { validateSessionEnv } from "../session/index.js";
-import type { ToolSelection } from "../session/types.js";
-import { isWithinRoot } from "../tools/paths.js";
+import { isWithinRoot } from "../tools/index.js";
 import type { TenantConfig } from "./config.js";
 
 /** The options a client may send (JSON body, or query string with a tar body). */
@@ -23,6 +23,8 @@ export interface CreateSessionInput {
   tools?: ToolSelection;
   /** Non-secret environment variables (validated by the session: src/session/session-env.ts). */
   env?: Record<string, string>;
+  /** Domains the session asks to reach, within the tenant's network bound (network-config.ts). */
+  network?: { allow: string[] };
 }
 
 /** The validated choice. */
@@ -35,6 +37,8 @@ export interface ResolvedSessionRequest {
   limits: Partial<SandboxLimits>;
   tools?: ToolSelection;
   env?: Record<string, string>;
+  /** The session's requested network allow entries. */
+  networkAllow?: string[];
 }
 
 /** The tenant's cap on each limit. Every limit has one: /tmp is memory and pids bound forks (red team). */
@@ -111,6 +115,7 @@ export async function resolveSessionRequest(
     limits,
     ...(input.tools ? { tools: input.tools } : {}),
     ...(input.env ? { env: input.env } : {}),
+    ...(input.network?.allow.length ? { networkAllow: input.network.allow } : {}),
   };
   if (uploaded !== undefined) {
     if (input.workspacePath !== undefined) {

@@ -3,8 +3,9 @@
  * budget per tenant shared by all its live sessions (quotas.spillBytes), so no tenant can fill the
  * host disk under stateDir/spill through cut outputs (src/session/spill-budget.ts does the counting).
  */
-import { SpillBudget } from "../session/spill-budget.js";
-import type { SessionOptions } from "../session/types.js";
+
+import type { SessionOptions } from "../session/index.js";
+import { SpillBudget } from "../session/index.js";
 import type { ServerConfig } from "./config.js";
 
 /** The spill fields of a session's options. */

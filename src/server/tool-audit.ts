@@ -1,6 +1,6 @@
 /** Builds the audit line of one finished tool call from its result and the decision reported for it. */
-import type { CallDecision } from "../pipeline/types.js";
-import type { ToolResultMessage } from "../tools/types.js";
+import type { CallDecision } from "../pipeline/index.js";
+import type { ToolResultMessage } from "../tools/index.js";
 import type { ToolAuditEntry } from "./audit.js";
 
 /**

@@ -6,9 +6,9 @@
 import { constants, createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
-import type { ReadFileResult, ReadRange } from "../sandbox/types.js";
-import { LineRangeCollector } from "../truncate/line-range.js";
-import { throwIfAborted } from "../util/abort.js";
+import type { ReadFileResult, ReadRange } from "../sandbox/index.js";
+import { LineRangeCollector } from "../truncate/index.js";
+import { throwIfAborted } from "../util/index.js";
 
 const CHUNK_BYTES = 64 * 1024;
 

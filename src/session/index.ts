@@ -8,6 +8,9 @@ export {
   validateSessionEnv,
   withSessionEnv,
 } from "./session-env.js";
+export { DEFAULT_SPILL_SESSION_MAX_BYTES, SpillBudget } from "./spill-budget.js";
+export { createSpillStore } from "./spill-store.js";
+export { sweepSpillDirs } from "./spill-sweep.js";
 export {
   type JsonLine,
   parseJsonLines,

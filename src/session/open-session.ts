@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { InvalidArgumentError } from "../errors.js";
+import type { ProviderTool } from "../pipeline/index.js";
 import {
   buildProviderTools,
   createToolRegistry,
@@ -13,12 +14,12 @@ import {
   runToolCalls,
   selectEnabledTools,
 } from "../pipeline/index.js";
-import type { Sandbox, SandboxOptions } from "../sandbox/types.js";
-import { SPILL_HANDLE_PREFIX } from "../tools/spill-handle.js";
-import type { AnyTool, SpillStore } from "../tools/types.js";
+import type { Sandbox, SandboxOptions } from "../sandbox/index.js";
+import type { AnyTool, SpillStore } from "../tools/index.js";
+import { SPILL_HANDLE_PREFIX } from "../tools/index.js";
 import { validateSessionEnv, withSessionEnv } from "./session-env.js";
 import type { SpillStoreOptions } from "./spill-store.js";
-import type { ProviderTool, Session, SessionOptions } from "./types.js";
+import type { Session, SessionOptions } from "./types.js";
 
 /** The parts a session is built from; the defaults are createSandbox, createSpillStore and builtinTools. */
 export interface SessionDependencies {

@@ -4,7 +4,7 @@
  * PATH, HOME and LANG. Never taken from the host's environment: only what the caller names.
  */
 import { InvalidArgumentError } from "../errors.js";
-import type { ExecCommand, ExecOptions, Sandbox } from "../sandbox/types.js";
+import type { ExecCommand, ExecOptions, Sandbox } from "../sandbox/index.js";
 
 /** Most variables one session may set. */
 export const MAX_SESSION_ENV_VARS = 64;

@@ -5,7 +5,7 @@
  * bytes come back when their file is deleted (an uncut output, or the session closing).
  */
 import { InvalidArgumentError } from "../errors.js";
-import type { SpillCap } from "../tools/types.js";
+import type { SpillCap } from "../tools/index.js";
 
 /** Default cap on a session's spill files together: 256 MiB. */
 export const DEFAULT_SPILL_SESSION_MAX_BYTES = 256 * 1024 * 1024;

@@ -19,10 +19,10 @@ import {
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
-import { controllerId } from "../sandbox/labels.js";
-import type { ReadFileResult, ReadRange } from "../sandbox/types.js";
-import { spillHandle } from "../tools/spill-handle.js";
-import type { SpillStore, SpillSummary, SpillWriter } from "../tools/types.js";
+import type { ReadFileResult, ReadRange } from "../sandbox/index.js";
+import { controllerId } from "../sandbox/index.js";
+import type { SpillStore, SpillSummary, SpillWriter } from "../tools/index.js";
+import { spillHandle } from "../tools/index.js";
 import { readHostFileRange } from "./host-file-range.js";
 import { DEFAULT_SPILL_SESSION_MAX_BYTES, SpillBudget, takeSpillBytes } from "./spill-budget.js";
 import { SPILL_DIR_PREFIX, SPILL_OWNER_FILE } from "./spill-sweep.js";

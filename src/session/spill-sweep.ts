@@ -8,7 +8,7 @@
 import { lstat, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { controllerProcessAlive } from "../sandbox/labels.js";
+import { controllerProcessAlive } from "../sandbox/index.js";
 
 /** Name prefix of a session's spill directory. */
 export const SPILL_DIR_PREFIX = "warden-spill-";

@@ -8,7 +8,7 @@
  * JSON-escaped, before parsing.
  */
 import { InvalidArgumentError } from "../errors.js";
-import type { ToolCall, ToolResultMessage } from "../tools/types.js";
+import type { ToolCall, ToolResultMessage } from "../tools/index.js";
 
 /** One tool call as recorded: the arguments are still the raw JSON string. */
 export interface RecordedToolCall {

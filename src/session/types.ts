@@ -2,28 +2,16 @@
  * A session: one sandbox, its spill files, its enabled tools and hooks, and the pipeline that runs
  * tool calls in it. The CLI (exec, replay, run) and the server (serve) all work through this.
  */
-import type { AfterToolCallHook, BeforeToolCallHook, ToolExecutionEvent } from "../pipeline/types.js";
-import type { Sandbox, SandboxOptions } from "../sandbox/types.js";
-import type { ToolCall, ToolResultMessage } from "../tools/types.js";
+import type {
+  AfterToolCallHook,
+  BeforeToolCallHook,
+  ProviderTool,
+  RunToolCallsOptions,
+  ToolSelection,
+} from "../pipeline/index.js";
+import type { Sandbox, SandboxOptions } from "../sandbox/index.js";
+import type { ToolCall, ToolResultMessage } from "../tools/index.js";
 import type { SpillBudget } from "./spill-budget.js";
-
-/** Which tools are enabled, as Pi's CLI flags (`--tools`, `--exclude-tools`, `--no-tools`, `--no-builtin-tools`). */
-export interface ToolSelection {
-  /** Strict allowlist of tool names; unknown names are an error. */
-  tools?: string[];
-  /** Removed after the allowlist. */
-  excludeTools?: string[];
-  /** No tools at all. */
-  noTools?: boolean;
-  /** No built-in tools (only extra registered ones). */
-  noBuiltinTools?: boolean;
-}
-
-/** One JSON function definition as sent to a model (OpenAI chat `tools[]` entry). */
-export interface ProviderTool {
-  type: "function";
-  function: { name: string; description: string; parameters: Record<string, unknown> };
-}
 
 /** Options for createSession: the sandbox's, plus tool selection and hooks. */
 export interface SessionOptions extends SandboxOptions {
@@ -47,12 +35,6 @@ export interface SessionOptions extends SandboxOptions {
    * validated, reserved ones refused); nothing is taken from the host's environment.
    */
   env?: Record<string, string>;
-}
-
-/** Options for one batch of tool calls. */
-export interface RunToolCallsOptions {
-  signal?: AbortSignal;
-  onEvent?: (event: ToolExecutionEvent) => void;
 }
 
 export interface Session extends AsyncDisposable {

@@ -9,16 +9,16 @@
  */
 import { type Static, Type } from "typebox";
 import { InvalidArgumentError } from "../errors.js";
-import type { ExecResult } from "../sandbox/types.js";
-import { OutputSanitizer } from "../truncate/sanitize.js";
-import { TailAccumulator } from "../truncate/tail-accumulator.js";
+import type { ExecResult } from "../sandbox/index.js";
 import {
   DEFAULT_MAX_BYTES,
   DEFAULT_MAX_LINES,
   formatSize,
+  OutputSanitizer,
+  TailAccumulator,
   type TruncationResult,
-} from "../truncate/types.js";
-import { type Throttled, throttle } from "../util/throttle.js";
+} from "../truncate/index.js";
+import { type Throttled, throttle } from "../util/index.js";
 import { CommandFailedError } from "./command-error.js";
 import { joinBlocks, replacedBytesNotice } from "./output-notice.js";
 import type { SpillSummary, SpillWriter, Tool, ToolContext } from "./types.js";

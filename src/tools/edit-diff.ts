@@ -9,16 +9,17 @@
  */
 import { createRequire } from "node:module";
 import { formatPatch } from "diff";
-import { isAbortError, throwIfAborted } from "../util/abort.js";
 import {
   type DiffJob,
   diffJob,
   diffLineHunks,
   INLINE_DIFF_MAX_CHARS,
+  isAbortError,
   LINE_HUNKS_WORKER_LIB,
   type LineHunk,
-} from "../util/line-diff.js";
-import { lazySharedPool } from "../util/worker-pool.js";
+  lazySharedPool,
+  throwIfAborted,
+} from "../util/index.js";
 
 /** Context lines around each change, as in Pi's edit tool. */
 export const DIFF_CONTEXT_LINES = 4;

@@ -8,7 +8,7 @@
  */
 import { type Static, Type } from "typebox";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
-import { throwIfAborted } from "../util/abort.js";
+import { throwIfAborted } from "../util/index.js";
 import { prepareEditArguments } from "./edit-arguments.js";
 import { buildEditDiff } from "./edit-diff.js";
 import { describeEditFailure } from "./edit-errors.js";

@@ -13,7 +13,7 @@
 import { posix } from "node:path";
 import { type Static, Type } from "typebox";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
-import { formatSize } from "../truncate/types.js";
+import { formatSize } from "../truncate/index.js";
 import { assertPatternConfined, fdGlob } from "./find-pattern.js";
 import { type ByteCapDetails, bytesLimitNotice, countLimitNotice, ResultNotices } from "./output-notice.js";
 import { isWithinRoots, statToolPath } from "./paths.js";

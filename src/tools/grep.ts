@@ -7,7 +7,7 @@
  */
 import { type Static, Type } from "typebox";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
-import { formatSize } from "../truncate/types.js";
+import { formatSize } from "../truncate/index.js";
 import { GrepCollector } from "./grep-collect.js";
 import { type ByteCapDetails, bytesLimitNotice, countLimitNotice, ResultNotices } from "./output-notice.js";
 import { statToolPath } from "./paths.js";

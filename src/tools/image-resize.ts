@@ -18,8 +18,7 @@
  */
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
-import { Slots } from "../util/slots.js";
-import { LOW_PRIORITY_PROLOGUE } from "../util/worker-pool.js";
+import { LOW_PRIORITY_PROLOGUE, Slots } from "../util/index.js";
 import { imageDimensions } from "./image-size.js";
 
 /** Largest side sent to the model, in pixels (Pi's). */

@@ -6,8 +6,7 @@
  * (src/util/worker-pool.ts), in the same order.
  */
 import { WardenError } from "../errors.js";
-import { isAbortError } from "../util/abort.js";
-import { lazySharedPool } from "../util/worker-pool.js";
+import { isAbortError, lazySharedPool } from "../util/index.js";
 
 /** Listings of at most this many entries are sorted on the calling thread. */
 export const LS_INLINE_SORT_ENTRIES = 20_000;

@@ -8,10 +8,9 @@
 import { posix } from "node:path";
 import { type Static, Type } from "typebox";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
-import type { DirEntry, Sandbox } from "../sandbox/types.js";
-import { truncateHead } from "../truncate/head.js";
-import { DEFAULT_MAX_BYTES, type TruncationResult } from "../truncate/types.js";
-import { throwIfAborted } from "../util/abort.js";
+import type { DirEntry, Sandbox } from "../sandbox/index.js";
+import { DEFAULT_MAX_BYTES, type TruncationResult, truncateHead } from "../truncate/index.js";
+import { throwIfAborted } from "../util/index.js";
 import { sortListing } from "./ls-sort.js";
 import { bytesLimitNotice, countLimitNotice, ResultNotices } from "./output-notice.js";
 import { isWithinRoots, statToolPath } from "./paths.js";

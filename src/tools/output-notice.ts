@@ -1,5 +1,5 @@
 /** Notices the tools append to model-visible text, worded once. */
-import { formatSize } from "../truncate/types.js";
+import { formatSize } from "../truncate/index.js";
 import type { ToolOutput } from "./types.js";
 
 /** `[N invalid UTF-8 or NUL bytes replaced with U+FFFD]`, so the model knows bytes were altered (public fault 16). */

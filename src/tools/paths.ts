@@ -6,7 +6,7 @@
  */
 import { posix } from "node:path";
 import { PathOutsideWorkspaceError } from "../errors.js";
-import { type FileStat, type Sandbox, WORKSPACE_DIR } from "../sandbox/types.js";
+import { type FileStat, type Sandbox, WORKSPACE_DIR } from "../sandbox/index.js";
 
 // Unicode space characters models sometimes emit in paths (Pi normalises them to ASCII space).
 const UNICODE_SPACES = /[\u00a0\u2000-\u200a\u202f\u205f\u3000]/g;

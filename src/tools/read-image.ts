@@ -3,7 +3,7 @@
  * Pi 0.73.1 does (image-resize.ts: scaled to fit 2000×2000 with a note mapping coordinates, or
  * omitted with Pi's note when it cannot be decoded), and returned as an image block.
  */
-import { formatSize } from "../truncate/types.js";
+import { formatSize } from "../truncate/index.js";
 import {
   type FittedImage,
   fitImageFrom,

@@ -6,15 +6,15 @@
  */
 
 import { InvalidArgumentError } from "../errors.js";
-import type { ReadFileResult, ReadRange } from "../sandbox/types.js";
-import { truncateHead } from "../truncate/head.js";
-import { OutputSanitizer } from "../truncate/sanitize.js";
+import type { ReadFileResult, ReadRange } from "../sandbox/index.js";
 import {
   DEFAULT_MAX_BYTES,
   DEFAULT_MAX_LINES,
   formatSize,
+  OutputSanitizer,
   type TruncationResult,
-} from "../truncate/types.js";
+  truncateHead,
+} from "../truncate/index.js";
 import { joinBlocks, replacedBytesNotice } from "./output-notice.js";
 
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);

@@ -8,9 +8,9 @@
  */
 import { type Static, Type } from "typebox";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
-import type { ReadFileResult, ReadRange } from "../sandbox/types.js";
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../truncate/types.js";
-import { throwIfAborted } from "../util/abort.js";
+import type { ReadFileResult, ReadRange } from "../sandbox/index.js";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../truncate/index.js";
+import { throwIfAborted } from "../util/index.js";
 import { detectImageMimeType } from "./image-detect.js";
 import { resolveToolPath } from "./paths.js";
 import { readImage } from "./read-image.js";

@@ -4,7 +4,7 @@
  * splitter with bounded memory for streamed command output.
  */
 import { posix } from "node:path";
-import { DEFAULT_MAX_BYTES } from "../truncate/types.js";
+import { DEFAULT_MAX_BYTES } from "../truncate/index.js";
 import { isWithinRoots } from "./paths.js";
 
 /** Output cap of grep and find, in bytes (Pi's DEFAULT_MAX_BYTES, 50 KiB). */

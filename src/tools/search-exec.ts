@@ -5,8 +5,8 @@
  * as they complete, oversized records are dropped, and stderr is kept up to 4 KiB.
  */
 import { SandboxError } from "../errors.js";
-import type { Sandbox } from "../sandbox/types.js";
-import { AbortError } from "../util/abort.js";
+import type { Sandbox } from "../sandbox/index.js";
+import { AbortError } from "../util/index.js";
 import { RecordSplitter } from "./search-common.js";
 
 /** How to run one search command. */

@@ -3,7 +3,7 @@
  * shared/reference/pi-tool-semantics.md): a model emits ToolCalls, warden returns ToolResultMessages.
  */
 import type { Static, TSchema } from "typebox";
-import type { ReadFileResult, ReadRange, Sandbox } from "../sandbox/types.js";
+import type { ReadFileResult, ReadRange, Sandbox } from "../sandbox/index.js";
 
 /** A tool call as a model emits it. `arguments` is the parsed JSON object (or the raw string when it was not JSON). */
 export interface ToolCall {

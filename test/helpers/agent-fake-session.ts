@@ -3,8 +3,7 @@
  * mimics the pipeline's observable contract (unknown tool, validation error for non-object arguments,
  * results in call order, abort).
  */
-import type { ToolExecutionEvent } from "../../src/pipeline/types.js";
-import type { ProviderTool, RunToolCallsOptions } from "../../src/session/types.js";
+import type { ProviderTool, RunToolCallsOptions, ToolExecutionEvent } from "../../src/pipeline/types.js";
 import type { ToolCall, ToolResultMessage } from "../../src/tools/types.js";
 
 type FakeTool = (

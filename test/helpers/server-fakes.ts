@@ -2,11 +2,12 @@
  * In-memory fakes for the server's unit tests: a Session whose tools are tiny scripts (echo, sleep,
  * spam, fail) over the shared FakeSandbox with a fixed workspace, and a SessionBackend that tracks "containers".
  */
+import type { RunToolCallsOptions } from "../../src/pipeline/types.js";
 import { hashKey } from "../../src/server/auth.js";
 import type { ManagedContainer, SessionBackend } from "../../src/server/backend.js";
 import type { ServerConfig, TenantConfig } from "../../src/server/config.js";
 import type { SessionRecord } from "../../src/server/record-store.js";
-import type { RunToolCallsOptions, Session, SessionOptions } from "../../src/session/types.js";
+import type { Session, SessionOptions } from "../../src/session/types.js";
 import type { ToolCall, ToolResultMessage } from "../../src/tools/types.js";
 import { FakeSandbox } from "./fake-sandbox.js";
 

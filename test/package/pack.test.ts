@@ -28,6 +28,7 @@ it("npm pack installs into an empty project, type-checks with default settings a
     "dist/cli/main.js",
     "bin/warden.js",
     "images/sandbox/Dockerfile",
+    "images/gateway/Dockerfile",
     "policies/default.yaml",
   ])
     expect(files).toContain(needed);

@@ -1,6 +1,6 @@
 /** Short one-line descriptions of tool calls and results for the live view. */
-import type { ToolResultMessage } from "../../tools/types.js";
-import { terminalSafe } from "../../util/terminal-text.js";
+import type { ToolResultMessage } from "../../tools/index.js";
+import { terminalSafe } from "../../util/index.js";
 
 /** `bash: npm test`, `edit: src/a.ts`, `read: README.md`, or the tool name with compact JSON arguments. */
 export function describeCall(toolName: string, args: unknown, maxChars = 100): string {

@@ -5,10 +5,10 @@
  * information as plain lines (no control sequences, no colour).
  */
 import pc from "picocolors";
-import { resultDiff } from "../../cli/output/format-result.js";
-import { terminalSafe } from "../../util/terminal-text.js";
+import { terminalSafe } from "../../util/index.js";
 import type { AgentEvent } from "../types.js";
 import { describeCall, lastLines, resultText } from "./describe-call.js";
+import { resultDiff } from "./format-result.js";
 import { Spinner } from "./spinner.js";
 
 /** Where and how to draw. `tty` defaults to `out.isTTY`, `colour` to tty && picocolors' detection. */

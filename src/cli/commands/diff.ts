@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { parsePatch } from "diff";
 import pc from "picocolors";
-import { patchPathFor } from "../../agent/review-step.js";
+import { patchPathFor } from "../../agent/index.js";
 import { NotFoundError } from "../../errors.js";
 import { colourPatch } from "../../review/index.js";
 

@@ -5,12 +5,11 @@
  * 130 when interrupted. The session (container and spill files) is destroyed in every case, Ctrl-C included.
  */
 import type { Command } from "commander";
+import { renderResult } from "../../agent/index.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { createSession } from "../../session/index.js";
-import { BUILTIN_TOOL_NAMES } from "../../tools/index.js";
-import type { ToolResultMessage } from "../../tools/types.js";
-import { terminalSafe } from "../../util/terminal-text.js";
-import { renderResult } from "../output/format-result.js";
+import { BUILTIN_TOOL_NAMES, type ToolResultMessage } from "../../tools/index.js";
+import { terminalSafe } from "../../util/index.js";
 import { withInterrupt } from "../output/interrupt.js";
 import { LiveOutput } from "../output/live-output.js";
 import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";

@@ -6,7 +6,7 @@
  */
 import type { Command } from "commander";
 import { gc } from "../../sandbox/index.js";
-import { sweepSpillDirs } from "../../session/spill-sweep.js";
+import { sweepSpillDirs } from "../../session/index.js";
 
 /** Registers `warden gc`. */
 export function registerGc(program: Command): void {

@@ -7,8 +7,8 @@
  */
 import type { Command } from "commander";
 import { InvalidArgumentError, PolicyInvalidError } from "../../errors.js";
+import type { Decision } from "../../policy/index.js";
 import { evaluate, lexicalContext, loadPolicy, runPolicyTests } from "../../policy/index.js";
-import type { Decision } from "../../policy/types.js";
 
 function parseArgsJson(text: string): Record<string, unknown> {
   let value: unknown;

@@ -10,6 +10,14 @@
 import { appendFile, readFile, writeFile } from "node:fs/promises";
 import type { Command } from "commander";
 import pc from "picocolors";
+import {
+  callHeader,
+  indent,
+  previewText,
+  renderResult,
+  resultStatus,
+  turnHeader,
+} from "../../agent/index.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { duplicateToolCallIdResults, duplicateToolCallIds, errorResult } from "../../pipeline/index.js";
 import {
@@ -21,15 +29,7 @@ import {
   type TranscriptTurn,
   toToolCall,
 } from "../../session/index.js";
-import type { ToolCall, ToolResultMessage } from "../../tools/types.js";
-import {
-  callHeader,
-  indent,
-  previewText,
-  renderResult,
-  resultStatus,
-  turnHeader,
-} from "../output/format-result.js";
+import type { ToolCall, ToolResultMessage } from "../../tools/index.js";
 import { withInterrupt } from "../output/interrupt.js";
 import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
 

@@ -12,23 +12,24 @@ import {
   approvalFor,
   confirmer,
   createRunLogger,
+  DEFAULT_MAX_TURNS,
   decisionLogger,
+  executeRun,
+  JsonView,
   logEvent,
+  ModelNotConfiguredError,
   newSessionId,
+  OpenAIChatModel,
   type RunView,
+  resolveModelConfig,
+  reviewStep,
+  TerminalView,
+  TranscriptWriter,
   transcriptPathFor,
-} from "../../agent/cli-io.js";
-import { ModelNotConfiguredError } from "../../agent/errors.js";
-import { DEFAULT_MAX_TURNS } from "../../agent/loop.js";
-import { OpenAIChatModel, resolveModelConfig } from "../../agent/model.js";
-import { JsonView } from "../../agent/render/json-view.js";
-import { TerminalView } from "../../agent/render/terminal-view.js";
-import { reviewStep } from "../../agent/review-step.js";
-import { executeRun } from "../../agent/run-session.js";
-import { TranscriptWriter } from "../../agent/transcript.js";
+} from "../../agent/index.js";
 import { createPolicyHookFromFiles } from "../../policy/index.js";
+import type { Session, SessionOptions } from "../../session/index.js";
 import { createSession } from "../../session/index.js";
-import type { Session, SessionOptions } from "../../session/types.js";
 import { withInterrupt } from "../output/interrupt.js";
 import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
 import { workspaceExclusions } from "../output/workspace-exclusions.js";

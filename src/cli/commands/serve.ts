@@ -4,8 +4,7 @@
  */
 import type { Command } from "commander";
 import { InvalidArgumentError } from "../../errors.js";
-import { hashKey } from "../../server/auth.js";
-import { runServe } from "../../server/run-serve.js";
+import { hashKey, runServe } from "../../server/index.js";
 
 interface ServeFlags {
   config?: string;

@@ -4,7 +4,7 @@
  * BeforeToolCallHook. Both commands run unattended, so an "ask" decision is answered "deny"
  * (non-interactive approval); `warden run` is where a person approves calls.
  */
-import type { BeforeToolCallHook } from "../../pipeline/types.js";
+import type { BeforeToolCallHook } from "../../pipeline/index.js";
 import { createPolicyHookFromFiles } from "../../policy/index.js";
 
 /** The beforeToolCall hooks for `files` in session `sessionId`. Rejects PolicyInvalidError (file:line:column). */

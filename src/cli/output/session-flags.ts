@@ -9,13 +9,20 @@ import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { type Command, Option } from "commander";
 import { InvalidArgumentError } from "../../errors.js";
-import type { WorkspaceMode } from "../../sandbox/types.js";
-import type { SessionOptions, ToolSelection } from "../../session/types.js";
+import type { ToolSelection } from "../../pipeline/index.js";
+import type { WorkspaceMode } from "../../sandbox/index.js";
+import type { SessionOptions } from "../../session/index.js";
+import {
+  addNetworkFlags,
+  type NetworkFlags,
+  networkOptionsOf,
+  policyNetworkLayers,
+} from "./network-flags.js";
 import { loadPolicyHooks } from "./policy-hooks.js";
 import { workspaceExclusions } from "./workspace-exclusions.js";
 
 /** The parsed flags, as commander hands them over. */
-export interface SessionFlags {
+export interface SessionFlags extends NetworkFlags {
   workspace?: string;
   mode?: WorkspaceMode;
   image?: string;
@@ -70,7 +77,7 @@ export function parseByteCount(value: string, flag = "--spill-max-bytes"): numbe
 
 /** Adds the shared session flags to `command`. */
 export function addSessionFlags(command: Command): Command {
-  return (
+  return addNetworkFlags(
     command
       .option("-w, --workspace <dir>", "host directory exposed at /workspace")
       .addOption(
@@ -116,7 +123,7 @@ export function addSessionFlags(command: Command): Command {
         "--spill-max-bytes <bytes>",
         "cap on the session's spill files (full outputs of cut results) together, e.g. 1g (default 256m; 0 keeps none)",
         (value: string) => parseByteCount(value),
-      )
+      ),
   );
 }
 
@@ -196,6 +203,8 @@ export async function sessionOptionsOf(flags: SessionFlags, signal?: AbortSignal
   if (flags.runtime) options.runtime = flags.runtime;
   if (flags.tenant) options.tenant = flags.tenant;
   if (flags.spillMaxBytes !== undefined) options.spillMaxBytes = flags.spillMaxBytes;
+  const network = networkOptionsOf(flags, await policyNetworkLayers(flags.policy));
+  if (network) options.network = network;
   options.spillMaxBytesHint = "--spill-max-bytes";
   if (flags.policy && flags.policy.length > 0)
     options.beforeToolCall = await loadPolicyHooks(flags.policy, sessionId);

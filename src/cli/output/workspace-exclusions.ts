@@ -6,7 +6,7 @@
 import { lstat, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { judge, loadPolicy } from "../../policy/index.js";
-import { WORKSPACE_DIR } from "../../sandbox/types.js";
+import { WORKSPACE_DIR } from "../../sandbox/index.js";
 
 /** `exclude` patterns and the `excludeIf` predicate for a copy-mode workspace at `hostPath`. */
 export async function workspaceExclusions(

@@ -4,7 +4,7 @@
  * a byte cap and stderr up to 16 KiB. Aborting ends the call with AbortError.
  */
 import type Docker from "dockerode";
-import { AbortError, onAbort, throwIfAborted } from "../../util/abort.js";
+import { AbortError, onAbort, throwIfAborted } from "../../util/index.js";
 import { startDockerExec } from "./run.js";
 
 /** What a captured command produced. `stdoutTruncated` is true when output passed the cap. */

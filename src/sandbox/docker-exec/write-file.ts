@@ -11,7 +11,7 @@ import { posix } from "node:path";
 import type Docker from "dockerode";
 import tar from "tar-stream";
 import { fromDockerError } from "../../errors.js";
-import { throwIfAborted } from "../../util/abort.js";
+import { throwIfAborted } from "../../util/index.js";
 import { checkFileMode, containerPath } from "../io-contract.js";
 import { toNodeStream } from "../workspace-copy.js";
 import { captureExec } from "./capture.js";

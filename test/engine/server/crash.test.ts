@@ -16,7 +16,7 @@ import { join } from "node:path";
 import Docker from "dockerode";
 import tar from "tar-stream";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { serverControllerId } from "../../../src/server/reconcile.js";
+import { serverControllerId } from "../../../src/server/controller-id.js";
 import { describeEngine } from "../../helpers/engine.js";
 import {
   bundleCli,

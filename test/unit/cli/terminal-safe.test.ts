@@ -4,7 +4,7 @@
  * others clear the screen or hide lines) are shown escaped, never sent to the terminal.
  */
 import { describe, expect, it } from "vitest";
-import { callHeader, resultStatus, turnHeader } from "../../../src/cli/output/format-result.js";
+import { callHeader, resultStatus, turnHeader } from "../../../src/agent/render/format-result.js";
 import type { ToolResultMessage } from "../../../src/tools/types.js";
 
 // picocolors' own colours (SGR) are fine; anything else from the input must not reach the terminal raw.

@@ -2,9 +2,9 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { ApprovalProvider, ApprovalRequest } from "../../../src/approval/index.js";
 import { createAuditLog, digestArgs } from "../../../src/audit/index.js";
 import type { BeforeToolCallContext } from "../../../src/pipeline/types.js";
+import type { ApprovalProvider, ApprovalRequest } from "../../../src/policy/index.js";
 import {
   createPolicyHook,
   createPolicyHookFromFiles,

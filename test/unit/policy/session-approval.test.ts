@@ -5,8 +5,8 @@
  * command. Anything else asks again.
  */
 import { describe, expect, it } from "vitest";
-import type { ApprovalProvider, ApprovalRequest } from "../../../src/approval/index.js";
 import type { BeforeToolCallContext } from "../../../src/pipeline/types.js";
+import type { ApprovalProvider, ApprovalRequest } from "../../../src/policy/index.js";
 import { createPolicyHook, type Policy, parsePolicyText } from "../../../src/policy/index.js";
 import type { AnyTool } from "../../../src/tools/types.js";
 import { FakeSandbox } from "../../helpers/fake-sandbox.js";

@@ -194,4 +194,19 @@ describe("poolKey", () => {
     );
     expect(poolKey({ ...base, mounts: [{ hostPath: "/h", containerPath: "/m" }] })).not.toBe(k);
   });
+  it("holds the network policy: a spare only goes to a session whose network policy matches", () => {
+    const allow = (host: string) => ({
+      mode: "allowlist" as const,
+      rules: [{ host, ports: [443], decision: "allow" as const }],
+    });
+    const k = poolKey(base);
+    expect(poolKey({ ...base, network: { mode: "none" } })).toBe(k);
+    expect(poolKey({ ...base, network: allow("pypi.org") })).not.toBe(k);
+    expect(poolKey({ ...base, network: allow("pypi.org") })).not.toBe(
+      poolKey({ ...base, network: allow("npmjs.org") }),
+    );
+    expect(poolKey({ ...base, network: allow("pypi.org") })).toBe(
+      poolKey({ ...base, network: { ...allow("pypi.org"), onConnection: () => {} } }),
+    );
+  });
 });

@@ -6,8 +6,9 @@
 import { readFile } from "node:fs/promises";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
-import { buildApp, type ServerContext } from "../../../src/server/app.js";
+import { buildApp } from "../../../src/server/app.js";
 import { openApiDocument, openApiText } from "../../../src/server/openapi-document.js";
+import type { ServerContext } from "../../../src/server/route-context.js";
 
 describe("OpenAPI document", () => {
   it("is valid OpenAPI 3.1", async () => {

@@ -257,7 +257,7 @@ describe("warden serve: tool calls", () => {
       req.destroy();
       await expect.poll(() => backend.log, { timeout: 5000 }).toEqual(["slow:aborted"]);
       await expect.poll(() => server.manager.runningBatches()).toBe(0);
-      expect(server.manager.limiter.inFlight("alpha")).toBe(0);
+      expect(server.manager.callsInFlight("alpha")).toBe(0);
     });
   }
 

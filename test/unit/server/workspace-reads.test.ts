@@ -70,7 +70,7 @@ describe("warden serve: workspace reads within maxConcurrentWorkspaceReads", () 
     const exported = await get("alpha", `/v1/sessions/${a}/workspace`);
     expect(exported.status).toBe(200);
     await exported.arrayBuffer();
-    expect(server.manager.workspaceReads.inFlight("alpha")).toBe(0);
+    expect(server.manager.workspaceReadsInFlight("alpha")).toBe(0);
   });
 
   it("a response already closed when the handler starts (client gone during the hooks) keeps no slot", () => {
@@ -79,16 +79,16 @@ describe("warden serve: workspace reads within maxConcurrentWorkspaceReads", () 
     const listeners: string[] = [];
     const gone = { destroyed: true, once: (event: string) => listeners.push(event) };
     holdReadSlot(server.manager, alpha, gone as never);
-    expect(server.manager.workspaceReads.inFlight("alpha")).toBe(0);
+    expect(server.manager.workspaceReadsInFlight("alpha")).toBe(0);
     const open = { destroyed: false, once: (event: string) => listeners.push(event) };
     holdReadSlot(server.manager, alpha, open as never);
-    expect(server.manager.workspaceReads.inFlight("alpha")).toBe(1);
+    expect(server.manager.workspaceReadsInFlight("alpha")).toBe(1);
     expect(listeners).toEqual(["close"]);
   });
 
   it("a refused read (unknown session) takes no slot", async () => {
     expect((await get("alpha", "/v1/sessions/nope/changes")).status).toBe(404);
-    expect(server.manager.workspaceReads.inFlight("alpha")).toBe(0);
+    expect(server.manager.workspaceReadsInFlight("alpha")).toBe(0);
   });
 
   it("defaults to 2 per tenant", () => {

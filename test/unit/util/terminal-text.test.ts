@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { resultText } from "../../../src/cli/output/format-result.js";
+import { resultText } from "../../../src/agent/render/format-result.js";
 import { terminalSafe } from "../../../src/util/terminal-text.js";
 
 describe("terminalSafe: tool output never drives the operator's terminal", () => {

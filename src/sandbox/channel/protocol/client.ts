@@ -6,7 +6,7 @@
  * for output) of memory while the transport's own backpressure slows the helper down.
  */
 import { SandboxError, SandboxNotRunningError } from "../../../errors.js";
-import { AbortError, onAbort, throwIfAborted } from "../../../util/abort.js";
+import { AbortError, onAbort, throwIfAborted } from "../../../util/index.js";
 import { encodeFrame, type Frame, FrameDecoder, FrameType, type FrameTypeCode } from "./frame.js";
 import { errorFromHelper, type PongBody, parseJson, toErrorBody } from "./messages.js";
 

@@ -6,7 +6,7 @@
  * `killGraceMs`; background children holding the pipes get `pipeGraceMs` after the main process
  * exits and are then killed with the group (Pi's bash tool waits 100 ms the same way).
  */
-import { onAbort } from "../../../util/abort.js";
+import { onAbort } from "../../../util/index.js";
 import { checkExec, EXIT_KILLED, execResult, KILL_GRACE_MS, PIPE_GRACE_MS } from "../../io-contract.js";
 import type { ExecCommand, ExecOptions, ExecResult } from "../../types.js";
 import { WORKSPACE_DIR } from "../../types.js";

@@ -3,7 +3,7 @@
  * that was just attached to may not see (or not be heard on) the first ping, so the ping can be
  * repeated; a late reply to an abandoned ping is dropped by the client.
  */
-import { onAbort } from "../../../util/abort.js";
+import { onAbort } from "../../../util/index.js";
 import type { ChannelClient } from "./client.js";
 import type { PongBody } from "./messages.js";
 

@@ -1,10 +1,10 @@
 /**
- * How the CLI shows tool results to a person: text blocks as they are, images as a one-line note,
+ * How the CLI (exec, run) shows tool results to a person: text blocks as they are, images as a one-line note,
  * an edit's display diff coloured, and a marker for errors. `--json` bypasses this entirely.
  */
 import pc from "picocolors";
-import type { ToolCall, ToolResultMessage } from "../../tools/types.js";
-import { terminalSafe } from "../../util/terminal-text.js";
+import type { ToolCall, ToolResultMessage } from "../../tools/index.js";
+import { terminalSafe } from "../../util/index.js";
 
 /** The text of a result's content: text blocks joined by newlines, images as `[image <mime>, N bytes]`. */
 export function resultText(result: ToolResultMessage): string {

@@ -1,9 +1,8 @@
 /**
- * Approval: who answers when the policy says `ask`. Providers: terminal (a person at a TTY),
- * programmatic (the server lists pending requests and answers them by id), non-interactive
- * (nobody to ask: ask means deny). A timeout means deny.
+ * What the policy hook needs from whoever answers when the policy says `ask` (the providers live in
+ * src/approval: terminal, programmatic, non-interactive; src/mcp has elicitation). A timeout means deny.
  */
-import type { Decision } from "../policy/types.js";
+import type { Decision } from "./types.js";
 
 /**
  * The answer to one request. `allow-session` also allows the same parts for the rest of the
@@ -39,6 +38,3 @@ export interface ApprovalProvider {
   /** Resolves with the answer; resolves `deny` (never rejects) when `req.signal` fires. */
   request(req: ApprovalRequest): Promise<ApprovalAnswer>;
 }
-
-/** Who decided a call, for the audit log. */
-export type Decider = "policy" | "user" | "timeout" | "non-interactive";

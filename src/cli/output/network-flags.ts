@@ -1,0 +1,91 @@
+/**
+ * The network flags of `warden exec`, `replay`, `run` and `mcp`: `--allow-net host[:port],…`
+ * (allowlist mode through the egress gateway; repeatable), `--net-ca-bundle <pem>` (CA certificates
+ * the sandbox trusts) and `--egress-network <name>` (engine network the gateway leaves through;
+ * default bridge). Each connection is reported on stderr as one `warden: net …` line.
+ */
+import type { Command } from "commander";
+import {
+  type ConnectionAudit,
+  type NetworkOptions,
+  type NetworkRule,
+  parseAllowNet,
+} from "../../egress/index.js";
+import { InvalidArgumentError } from "../../errors.js";
+import { effectiveNetworkRules, loadPolicy } from "../../policy/index.js";
+
+/** The parsed network flags. */
+export interface NetworkFlags {
+  /** `--allow-net`, one string per occurrence. */
+  allowNet?: string[];
+  netCaBundle?: string;
+  egressNetwork?: string[];
+}
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** Adds the network flags to `command`. */
+export function addNetworkFlags(command: Command): Command {
+  return command
+    .option(
+      "--allow-net <hosts>",
+      "let the sandbox reach these domains through warden's egress gateway: host[:port[+port]],… (wildcards *.example.org; default ports 80 and 443; repeatable). Without it: no network",
+      collect,
+    )
+    .option(
+      "--net-ca-bundle <file>",
+      "PEM file of CA certificates the sandbox's TLS clients trust instead of the image's",
+    )
+    .option(
+      "--egress-network <name>",
+      "engine network the egress gateway leaves through (default bridge; repeatable)",
+      collect,
+    );
+}
+
+/** One stderr line for an audit record. */
+export function connectionLine(r: ConnectionAudit): string {
+  const sni = r.sni && r.sni !== r.domain ? ` sni=${r.sni}` : "";
+  return `warden: net ${r.decision} ${r.method} ${r.domain}:${r.port}${sni} rule="${r.rule}" out=${r.bytesOut}B in=${r.bytesIn}B ${r.durationMs}ms\n`;
+}
+
+/** The `network:` sections of policy files, one rule list per file that has one. */
+export async function policyNetworkLayers(files: string[] | undefined): Promise<NetworkRule[][]> {
+  if (!files?.length) return [];
+  const policy = await loadPolicy(files);
+  return policy.layers.flatMap((l) => (l.network ? [l.network] : []));
+}
+
+/**
+ * The session's NetworkOptions, or undefined (mode none) when neither `--allow-net` nor a policy
+ * file's `network:` section names a domain. Policy sections and `--allow-net` are layers: a
+ * connection gets the strictest of their decisions (effectiveNetworkRules), so `--allow-net`
+ * cannot widen what a policy file allows.
+ */
+export function networkOptionsOf(
+  flags: NetworkFlags,
+  policyLayers: NetworkRule[][] = [],
+): NetworkOptions | undefined {
+  const layers = [...policyLayers];
+  if (flags.allowNet?.length) {
+    const allowNet = flags.allowNet.flatMap((value) => parseAllowNet(value));
+    if (allowNet.length === 0)
+      throw new InvalidArgumentError("--allow-net needs at least one host, e.g. --allow-net pypi.org.");
+    layers.push(allowNet);
+  }
+  const rules = effectiveNetworkRules(layers);
+  if (!rules.some((r) => r.decision !== "deny")) {
+    if (flags.netCaBundle || flags.egressNetwork?.length)
+      throw new InvalidArgumentError(
+        "--net-ca-bundle and --egress-network need --allow-net (or a policy network: section): name the domains to allow.",
+      );
+    return undefined;
+  }
+  return {
+    mode: "allowlist",
+    rules,
+    ...(flags.egressNetwork?.length ? { egressNetworks: flags.egressNetwork } : {}),
+    ...(flags.netCaBundle ? { caBundlePath: flags.netCaBundle } : {}),
+    onConnection: (r) => process.stderr.write(connectionLine(r)),
+  };
+}

@@ -1,0 +1,117 @@
+/**
+ * The Docker side of one session's egress: an `--internal` network (no route out: Docker gives
+ * it no gateway to the outside) that holds only the sandbox and its gateway, and the gateway
+ * container (images/gateway: Squid) attached to it and to the egress networks. Every resource
+ * carries the session's labels, so `warden gc` finds what a crash left behind.
+ */
+import { randomBytes } from "node:crypto";
+import type Docker from "dockerode";
+
+/** The gateway image `warden images build` builds from images/gateway. */
+export const GATEWAY_IMAGE = "warden-gateway:latest";
+/** The port Squid listens on inside the gateway. */
+export const GATEWAY_PORT = 3128;
+/** Label on gateway containers and session networks (value: "gateway" / "network"). */
+export const ROLE_LABEL = "io.warden.egress";
+/** The session id on gateway containers and session networks. */
+export const SESSION_LABEL = "io.warden.egress.session";
+
+/**
+ * The labels of a session's egress resources: the sandbox's tenant, creation, expiry and
+ * controller labels (so they expire and are orphaned with it), the role, and the session id under
+ * SESSION_LABEL. Never the sandbox's own session or pool labels: nothing that lists sandboxes by
+ * those may take a gateway for one.
+ */
+export function egressLabels(
+  sandboxLabels: Record<string, string>,
+  keep: readonly string[],
+  sessionId: string,
+  role: "gateway" | "network",
+): Record<string, string> {
+  const labels: Record<string, string> = { [ROLE_LABEL]: role, [SESSION_LABEL]: sessionId };
+  for (const key of keep) if (sandboxLabels[key] !== undefined) labels[key] = sandboxLabels[key];
+  return labels;
+}
+
+/** Creates the session's internal network; resolves its name and IPv4 subnet. */
+export async function createSessionNetwork(
+  docker: Docker,
+  sessionId: string,
+  labels: Record<string, string>,
+): Promise<{ name: string; subnet: string }> {
+  // `labels` are egressLabels(…, "network").
+  const name = `warden-net-${sessionId.slice(0, 40)}-${randomBytes(4).toString("hex")}`;
+  await docker.createNetwork({
+    Name: name,
+    Driver: "bridge",
+    Internal: true,
+    CheckDuplicate: true,
+    Labels: labels,
+    Options: {
+      // No address on the host's side of the bridge: the sandbox cannot reach the host's services.
+      "com.docker.network.bridge.inhibit_ipv4": "true",
+    },
+  });
+  const info = (await docker.getNetwork(name).inspect()) as {
+    IPAM?: { Config?: { Subnet?: string }[] };
+  };
+  const subnet = info.IPAM?.Config?.find((c) => c.Subnet && !c.Subnet.includes(":"))?.Subnet;
+  if (!subnet) throw new Error(`network ${name} has no IPv4 subnet`);
+  return { name, subnet };
+}
+
+/** The gateway's `createContainer` body: hardened like a sandbox (read-only root, no capabilities). */
+export function gatewayContainerConfig(input: {
+  image: string;
+  networkName: string;
+  squidConf: string;
+  labels: Record<string, string>;
+}): Docker.ContainerCreateOptions {
+  return {
+    Image: input.image,
+    Env: [`WARDEN_SQUID_CONF=${Buffer.from(input.squidConf).toString("base64")}`],
+    Labels: input.labels,
+    Tty: false,
+    OpenStdin: false,
+    HostConfig: {
+      NetworkMode: input.networkName,
+      ReadonlyRootfs: true,
+      CapDrop: ["ALL"],
+      SecurityOpt: ["no-new-privileges"],
+      PidsLimit: 64,
+      Memory: 256 * 1024 * 1024,
+      MemorySwap: 256 * 1024 * 1024,
+      NanoCpus: 1e9,
+      Tmpfs: { "/run/gw": "size=16m,uid=13,gid=13,mode=0700", "/var/run/squid": "size=1m,uid=13,gid=13" },
+      RestartPolicy: { Name: "no" },
+      AutoRemove: false,
+    },
+    NetworkingConfig: { EndpointsConfig: { [input.networkName]: { Aliases: ["warden-gateway"] } } },
+  };
+}
+
+/** Removes a container (force) and then networks; 404/409 are success. */
+export async function removeEgressResources(
+  docker: Docker,
+  containerId: string | undefined,
+  networkName: string | undefined,
+): Promise<void> {
+  const ok = (err: unknown) => {
+    const status = (err as { statusCode?: number }).statusCode;
+    if (status !== 404 && status !== 409) throw err;
+  };
+  if (containerId) await docker.getContainer(containerId).remove({ force: true }).catch(ok);
+  if (!networkName) return;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await docker.getNetwork(networkName).remove();
+      return;
+    } catch (err) {
+      const status = (err as { statusCode?: number }).statusCode;
+      if (status === 404) return;
+      // 403/409: an endpoint is still being torn down.
+      if (attempt >= 50) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}

@@ -1,0 +1,247 @@
+/**
+ * `startEgressGateway`: one session's egress, started before its sandbox. Creates the internal
+ * network, writes the Squid config for the session's rules, starts the gateway on the internal
+ * network and the egress networks, waits until Squid accepts connections, and follows its access
+ * log into one ConnectionAudit per connection. `sandboxNetworkConfig` then puts the sandbox on
+ * the internal network only. Fail closed: if the gateway is missing, fails to start or dies later,
+ * the sandbox has no route anywhere (the internal network has none), never an open one.
+ */
+import type { Readable } from "node:stream";
+import type Docker from "dockerode";
+import { SandboxError } from "../errors.js";
+import { throwIfAborted } from "../util/index.js";
+import { parseAccessLine } from "./access-log.js";
+import {
+  createSessionNetwork,
+  egressLabels,
+  GATEWAY_IMAGE,
+  GATEWAY_PORT,
+  gatewayContainerConfig,
+  removeEgressResources,
+} from "./gateway-container.js";
+import { hostAddresses, REFUSED_RANGES } from "./refused-addresses.js";
+import { squidConfig } from "./squid-config.js";
+import type { NetworkOptions } from "./types.js";
+
+/** The allowlist form of NetworkOptions. */
+export type AllowlistOptions = Extract<NetworkOptions, { mode: "allowlist" }>;
+
+/** A running gateway. `close` is idempotent; call it after the sandbox container is removed. */
+export interface EgressGateway {
+  /** The internal network the sandbox joins. */
+  networkName: string;
+  containerId: string;
+  /** `http://<gateway address>:3128`, the proxy the sandbox's environment names. */
+  proxyUrl: string;
+  /** Environment variables every command in the sandbox gets (proxy, CA bundle). */
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+/** Where a session's CA bundle is mounted in the sandbox. */
+export const CA_BUNDLE_PATH = "/etc/warden/ca-bundle.pem";
+
+const READY_LINE = /Accepting .*HTTP Socket connections/;
+const READY_TIMEOUT_MS = 20_000;
+
+/**
+ * Starts the gateway of `sessionId`. Rejects SandboxError (naming `warden images build` when the
+ * image is missing, or with Squid's last log lines when it does not start) or AbortError; whatever
+ * was created is removed first.
+ */
+export async function startEgressGateway(
+  docker: Docker,
+  input: {
+    sessionId: string;
+    /** The sandbox's labels; the gateway and network get `keepLabels` of them (see egressLabels). */
+    labels: Record<string, string>;
+    keepLabels: readonly string[];
+    network: AllowlistOptions;
+    image?: string;
+    signal?: AbortSignal;
+  },
+): Promise<EgressGateway> {
+  const image = input.image ?? GATEWAY_IMAGE;
+  try {
+    await docker.getImage(image).inspect();
+  } catch {
+    throw new SandboxError(
+      `The egress gateway image '${image}' is not present, so the session gets no network. Build it with 'warden images build'.`,
+    );
+  }
+  let networkName: string | undefined;
+  let containerId: string | undefined;
+  try {
+    const labelsOf = (role: "gateway" | "network") =>
+      egressLabels(input.labels, input.keepLabels, input.sessionId, role);
+    const net = await createSessionNetwork(docker, input.sessionId, labelsOf("network"));
+    networkName = net.name;
+    const egressNetworks = input.network.egressNetworks ?? ["bridge"];
+    const refusedCidrs = [
+      ...REFUSED_RANGES,
+      ...hostAddresses(),
+      ...(await egressGateways(docker, egressNetworks)),
+    ];
+    const conf = squidConfig({
+      rules: input.network.rules,
+      refusedCidrs: [...new Set(refusedCidrs)],
+      clientCidrs: [net.subnet],
+      port: GATEWAY_PORT,
+      askHelper: false,
+    });
+    throwIfAborted(input.signal);
+    const container = await docker.createContainer(
+      gatewayContainerConfig({ image, networkName: net.name, squidConf: conf, labels: labelsOf("gateway") }),
+    );
+    containerId = container.id;
+    for (const egress of egressNetworks) await docker.getNetwork(egress).connect({ Container: container.id });
+    const logs = (await container.attach({
+      stream: true,
+      stdout: true,
+      stderr: true,
+    })) as unknown as Readable;
+    await container.start();
+    await followGateway(docker, container, logs, input);
+    const info = await container.inspect();
+    const address = info.NetworkSettings.Networks[net.name]?.IPAddress;
+    if (!address) throw new SandboxError(`the egress gateway has no address on ${net.name}`);
+    const proxyUrl = `http://${address}:${GATEWAY_PORT}`;
+    let closed: Promise<void> | undefined;
+    const ids = { containerId: container.id, networkName: net.name };
+    return {
+      ...ids,
+      proxyUrl,
+      env: sandboxEnv(proxyUrl, input.network.caBundlePath !== undefined),
+      close() {
+        logs.destroy();
+        closed ??= removeEgressResources(docker, ids.containerId, ids.networkName);
+        return closed;
+      },
+    };
+  } catch (err) {
+    await removeEgressResources(docker, containerId, networkName).catch(() => {});
+    throw err;
+  }
+}
+
+/** The gateway addresses of the egress networks: the host's side of each bridge, refused too. */
+async function egressGateways(docker: Docker, names: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const name of names) {
+    const info = (await docker.getNetwork(name).inspect()) as { IPAM?: { Config?: { Gateway?: string }[] } };
+    for (const c of info.IPAM?.Config ?? [])
+      if (c.Gateway) out.push(c.Gateway.includes(":") ? `${c.Gateway}/128` : `${c.Gateway}/32`);
+  }
+  return out;
+}
+
+/**
+ * Splits the gateway's attached output into lines: stdout lines are access-log lines (to
+ * onConnection), stderr lines are Squid's cache log (kept for errors). Resolves once Squid accepts
+ * connections; rejects SandboxError with the last log lines when it exits or takes too long.
+ */
+function followGateway(
+  docker: Docker,
+  container: Docker.Container,
+  logs: Readable,
+  input: { sessionId: string; network: AllowlistOptions; signal?: AbortSignal },
+): Promise<void> {
+  const recent: string[] = [];
+  let ready: (() => void) | undefined;
+  const readyPromise = new Promise<void>((resolve) => {
+    ready = resolve;
+  });
+  const lineSplitter = (onLine: (line: string) => void) => {
+    let rest = "";
+    return {
+      write(chunk: Buffer) {
+        const text = rest + chunk.toString("utf8");
+        const lines = text.split("\n");
+        rest = lines.pop() ?? "";
+        for (const l of lines) onLine(l);
+        return true;
+      },
+    };
+  };
+  const stdout = lineSplitter((line) => {
+    const record = parseAccessLine(line, input.sessionId, input.network.rules);
+    if (record) input.network.onConnection?.(record);
+  });
+  const stderr = lineSplitter((line) => {
+    recent.push(line);
+    if (recent.length > 20) recent.shift();
+    if (READY_LINE.test(line)) ready?.();
+  });
+  docker.modem.demuxStream(logs, stdout as never, stderr as never);
+  logs.on("error", () => {});
+  const exited = container.wait().then((r: { StatusCode: number }) => {
+    throw new SandboxError(
+      `the egress gateway exited (status ${r.StatusCode}) before accepting connections: ${recent.slice(-5).join(" | ")}`,
+    );
+  });
+  exited.catch(() => {});
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new SandboxError(
+            `the egress gateway did not start within ${READY_TIMEOUT_MS} ms: ${recent.slice(-5).join(" | ")}`,
+          ),
+        ),
+      READY_TIMEOUT_MS,
+    );
+  });
+  return Promise.race([readyPromise, exited, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The sandbox's proxy (and CA bundle) variables; NO_PROXY is empty: everything goes to the gateway. */
+export function sandboxEnv(proxyUrl: string, withCaBundle: boolean): Record<string, string> {
+  const env: Record<string, string> = {
+    HTTP_PROXY: proxyUrl,
+    HTTPS_PROXY: proxyUrl,
+    http_proxy: proxyUrl,
+    https_proxy: proxyUrl,
+    NO_PROXY: "",
+    no_proxy: "",
+  };
+  if (withCaBundle) {
+    for (const name of [
+      "SSL_CERT_FILE",
+      "PIP_CERT",
+      "REQUESTS_CA_BUNDLE",
+      "CURL_CA_BUNDLE",
+      "GIT_SSL_CAINFO",
+      "NODE_EXTRA_CA_CERTS",
+    ])
+      env[name] = CA_BUNDLE_PATH;
+  }
+  return env;
+}
+
+/**
+ * Puts a sandbox's create body on the session's internal network (and nothing else) and mounts
+ * the CA bundle read-only. Docker's embedded DNS on an internal network answers only the names of
+ * containers on it (the gateway); it forwards nothing outside.
+ */
+export function sandboxNetworkConfig(
+  config: Docker.ContainerCreateOptions,
+  gateway: Pick<EgressGateway, "networkName">,
+  caBundlePath?: string,
+): Docker.ContainerCreateOptions {
+  const host = config.HostConfig ?? {};
+  const mounts = [...(host.Mounts ?? [])];
+  if (caBundlePath)
+    mounts.push({ Type: "bind", Source: caBundlePath, Target: CA_BUNDLE_PATH, ReadOnly: true });
+  return {
+    ...config,
+    NetworkDisabled: false,
+    // Short DNS timeouts: nothing answers a lookup (see above), so failing fast is all they change.
+    HostConfig: {
+      ...host,
+      NetworkMode: gateway.networkName,
+      Mounts: mounts,
+      DnsOptions: ["timeout:1", "attempts:1"],
+    },
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * Sweeping egress resources (`warden gc`): gateway containers and session networks carry the
+ * session's tenant, expiry and controller labels (not the sandbox's session label, so nothing that
+ * lists sandboxes mistakes a gateway for one) plus `io.warden.egress` and the session id under
+ * `io.warden.egress.session`. One is removed when the caller's staleness test says so (expired,
+ * or its controller is dead), or when its session has no sandbox container any more and it is
+ * older than ORPHAN_GRACE_MS (a gateway is started a moment before its sandbox).
+ */
+import type Docker from "dockerode";
+import { ROLE_LABEL, removeEgressResources, SESSION_LABEL } from "./gateway-container.js";
+
+/** How long a gateway or network may exist without its sandbox (creation in progress). */
+export const ORPHAN_GRACE_MS = 120_000;
+
+/** One removed (or removable) egress resource. */
+export interface EgressRemoval {
+  kind: "gateway" | "network";
+  /** Container id or network name. */
+  id: string;
+  sessionId: string;
+  tenant: string;
+  reason: "expired" | "orphaned";
+}
+
+/** Inputs of sweepEgress. */
+export interface EgressSweepOptions {
+  /** "expired" / "orphaned" / null (live) for a resource's labels: the sandbox's own test. */
+  staleReason: (labels: Record<string, string>) => "expired" | "orphaned" | null;
+  /** Session ids that still have a sandbox container. */
+  sandboxSessions: ReadonlySet<string>;
+  /** Label key of the tenant, and the tenant to restrict to. */
+  tenantLabel: string;
+  createdLabel: string;
+  tenant?: string;
+  dryRun?: boolean;
+  now: Date;
+}
+
+/** Removes stale gateways, then stale or empty session networks. Engine errors reject raw. */
+export async function sweepEgress(docker: Docker, options: EgressSweepOptions): Promise<EgressRemoval[]> {
+  const filter = [ROLE_LABEL];
+  if (options.tenant !== undefined) filter.push(`${options.tenantLabel}=${options.tenant}`);
+  const removed: EgressRemoval[] = [];
+  const judge = (labels: Record<string, string>) => {
+    const stale = options.staleReason(labels);
+    if (stale) return stale;
+    const session = labels[SESSION_LABEL] ?? "";
+    const created = Date.parse(labels[options.createdLabel] ?? "");
+    const old = !Number.isFinite(created) || options.now.getTime() - created > ORPHAN_GRACE_MS;
+    return old && !options.sandboxSessions.has(session) ? "orphaned" : null;
+  };
+  const record = (
+    kind: EgressRemoval["kind"],
+    id: string,
+    labels: Record<string, string>,
+    reason: EgressRemoval["reason"],
+  ) =>
+    removed.push({
+      kind,
+      id,
+      sessionId: labels[SESSION_LABEL] ?? "",
+      tenant: labels[options.tenantLabel] ?? "",
+      reason,
+    });
+  for (const c of await docker.listContainers({ all: true, filters: { label: filter } })) {
+    const reason = judge(c.Labels);
+    if (!reason) continue;
+    if (!options.dryRun) await removeEgressResources(docker, c.Id, undefined);
+    record("gateway", c.Id, c.Labels, reason);
+  }
+  for (const n of await docker.listNetworks({ filters: { label: filter } })) {
+    const labels = n.Labels ?? {};
+    const reason = judge(labels);
+    if (!reason) continue;
+    if (!options.dryRun) await removeEgressResources(docker, undefined, n.Name);
+    record("network", n.Name, labels, reason);
+  }
+  return removed;
+}

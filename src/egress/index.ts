@@ -1,0 +1,27 @@
+/**
+ * Controlled network egress (README "Network"): rule parsing and matching, the per-session
+ * Squid gateway, and its audit records.
+ */
+export { parseAccessLine } from "./access-log.js";
+export {
+  type AllowlistOptions,
+  CA_BUNDLE_PATH,
+  type EgressGateway,
+  sandboxNetworkConfig,
+  startEgressGateway,
+} from "./gateway.js";
+export { GATEWAY_IMAGE, ROLE_LABEL, removeEgressResources, SESSION_LABEL } from "./gateway-container.js";
+export { type EgressRemoval, ORPHAN_GRACE_MS, sweepEgress } from "./gc.js";
+export {
+  DEFAULT_PORTS,
+  decideConnection,
+  hostMatches,
+  networkPolicyKey,
+  parseAllowNet,
+  parseHostEntry,
+  ruleName,
+} from "./host-pattern.js";
+export { resolveNetworkOptions } from "./network-options.js";
+export { REFUSED_RANGES } from "./refused-addresses.js";
+export { squidConfig } from "./squid-config.js";
+export type { ConnectionAudit, NetworkDecision, NetworkOptions, NetworkRule } from "./types.js";

@@ -1,0 +1,59 @@
+/**
+ * Validation of SandboxOptions.network (the library's entry; policy files and `--allow-net`
+ * produce the same shape). Each bad value is an InvalidArgumentError naming the field.
+ */
+import { stat } from "node:fs/promises";
+import { isAbsolute, resolve } from "node:path";
+import { InvalidArgumentError } from "../errors.js";
+import { hostProblem } from "./host-pattern.js";
+import type { NetworkOptions, NetworkRule } from "./types.js";
+
+const DECISIONS = new Set(["allow", "ask", "deny"]);
+const NETWORK_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+
+/** The options with defaults (`none`) and an absolute CA bundle path. Rejects InvalidArgumentError. */
+export async function resolveNetworkOptions(network: NetworkOptions | undefined): Promise<NetworkOptions> {
+  if (network === undefined) return { mode: "none" };
+  if (network.mode === "none") return { mode: "none" };
+  if (network.mode !== "allowlist")
+    throw new InvalidArgumentError(
+      `network.mode must be "none" or "allowlist", got ${JSON.stringify((network as { mode: unknown }).mode)}.`,
+    );
+  if (!Array.isArray(network.rules))
+    throw new InvalidArgumentError("network.rules must be an array of { host, ports, decision }.");
+  network.rules.forEach(checkRule);
+  for (const [i, n] of (network.egressNetworks ?? []).entries())
+    if (typeof n !== "string" || !NETWORK_NAME.test(n))
+      throw new InvalidArgumentError(
+        `network.egressNetworks[${i}] must be an engine network name, got ${JSON.stringify(n)}.`,
+      );
+  const out = { ...network };
+  if (network.caBundlePath !== undefined) {
+    const abs = isAbsolute(network.caBundlePath) ? network.caBundlePath : resolve(network.caBundlePath);
+    const st = await stat(abs).catch(() => null);
+    if (!st?.isFile())
+      throw new InvalidArgumentError(
+        `network.caBundlePath ${abs} is not a file; pass a PEM file of CA certificates.`,
+      );
+    out.caBundlePath = abs;
+  }
+  return out;
+}
+
+function checkRule(rule: NetworkRule, i: number): void {
+  const field = `network.rules[${i}]`;
+  if (typeof rule?.host !== "string") throw new InvalidArgumentError(`${field}.host must be a domain name.`);
+  const problem = hostProblem(rule.host);
+  if (problem || rule.host !== rule.host.toLowerCase())
+    throw new InvalidArgumentError(
+      `${field}.host ${JSON.stringify(rule.host)} must be ${problem ?? "lower case"}.`,
+    );
+  if (
+    !Array.isArray(rule.ports) ||
+    rule.ports.length === 0 ||
+    rule.ports.some((p) => !Number.isInteger(p) || p < 1 || p > 65535)
+  )
+    throw new InvalidArgumentError(`${field}.ports must be a non-empty list of TCP ports (1..65535).`);
+  if (!DECISIONS.has(rule.decision))
+    throw new InvalidArgumentError(`${field}.decision must be "allow", "ask" or "deny".`);
+}

@@ -1,0 +1,72 @@
+/**
+ * The network side of a session: `none` (the default: no network interface at all) or
+ * `allowlist` (the sandbox's only route is a per-session egress gateway that lets through the
+ * listed domain names and ports and nothing else). See README "Network".
+ */
+
+/** What one rule does with a connection whose domain and port it matches. */
+export type NetworkDecision = "allow" | "ask" | "deny";
+
+/**
+ * One domain rule. `host` is a lower-case DNS name (`pypi.org`) or a wildcard of its subdomains
+ * (`*.pythonhosted.org`: any name ending in `.pythonhosted.org`, not the bare domain); `ports` are
+ * TCP ports (default [80, 443]). `source` names where the rule came from (a policy file:line,
+ * `--allow-net`), for audit lines.
+ */
+export interface NetworkRule {
+  host: string;
+  ports: number[];
+  decision: NetworkDecision;
+  source?: string;
+}
+
+/** One connection through the gateway, from its access log (one line per connection). */
+export interface ConnectionAudit {
+  /** The session the sandbox belongs to. */
+  sessionId: string;
+  /** Time the connection ended (ISO-8601). */
+  time: string;
+  /** The name (or IP literal) the sandbox asked for. */
+  domain: string;
+  port: number;
+  /** `CONNECT` (TLS tunnel) or the plain-HTTP method. */
+  method: string;
+  /** The TLS SNI the client sent, when it was a tunnel. */
+  sni?: string;
+  decision: "allow" | "deny";
+  /** The rule that decided (`host:ports` as written) or the refusal's reason. */
+  rule: string;
+  /** Bytes the sandbox sent and received. */
+  bytesOut: number;
+  bytesIn: number;
+  durationMs: number;
+  /** The address the gateway connected to, when it connected. */
+  remoteAddress?: string;
+}
+
+/** A session's network, as SandboxOptions.network takes it. */
+export type NetworkOptions =
+  | { mode: "none" }
+  | {
+      mode: "allowlist";
+      /** The rules, strictest first is not required: deny beats ask beats allow. */
+      rules: NetworkRule[];
+      /**
+       * Engine networks the gateway is attached to for its way out. Default ["bridge"]. Tests put
+       * their test hosts' networks here (their names then resolve through Docker's DNS).
+       */
+      egressNetworks?: string[];
+      /**
+       * A PEM file of CA certificates the sandbox's TLS clients trust instead of the image's
+       * bundle (mounted read-only; SSL_CERT_FILE, PIP_CERT, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE,
+       * GIT_SSL_CAINFO and NODE_EXTRA_CA_CERTS point at it). The gateway never terminates TLS.
+       */
+      caBundlePath?: string;
+      /** Receives one audit record per connection through the gateway. */
+      onConnection?: (record: ConnectionAudit) => void;
+      /**
+       * Asked for a connection to a domain under an `ask` rule; resolves true to let it through.
+       * Without it, `ask` is `deny` (the non-interactive answer).
+       */
+      approve?: (request: { domain: string; port: number; rule: string }) => Promise<boolean>;
+    };

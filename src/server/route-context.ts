@@ -1,0 +1,75 @@
+/**
+ * What the route groups share with the app that registers them: the app type, the server context,
+ * the authenticated principal of a request, and the request's audit line. Routes import this, never
+ * app.ts (fastify's plugin habit: a plugin gets what it needs and does not know who registers it).
+ */
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyRequest,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from "fastify";
+import type { ApprovalBroker } from "./approval-broker.js";
+import type { AuditLog } from "./audit.js";
+import type { Principal } from "./auth.js";
+import type { ServerConfig } from "./config.js";
+import { UnauthorizedError } from "./errors.js";
+import type { ServerMetrics } from "./metrics.js";
+import type { SessionManager } from "./session-manager.js";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** Set by the auth hook on every /v1 route. */
+    principal: Principal | null;
+  }
+}
+
+/** The fastify instance type with the TypeBox provider. */
+export type App = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+/** What routes share. `draining` is true once shutdown began (new work gets 503). */
+export interface ServerContext {
+  config: ServerConfig;
+  manager: SessionManager;
+  approvals: ApprovalBroker;
+  audit: AuditLog;
+  metrics: ServerMetrics;
+  state: { draining: boolean };
+}
+
+/** The authenticated principal of a /v1 request. */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new UnauthorizedError();
+  return request.principal;
+}
+
+/** Writes the audit line of one request (also used by the hijacked SSE route). */
+export function auditRequest(
+  ctx: ServerContext,
+  request: FastifyRequest,
+  status: number,
+  bytes: number,
+  durationMs: number,
+): void {
+  const params = request.params as { id?: string } | undefined;
+  const route = request.routeOptions.url ?? "unknown";
+  ctx.audit.write({
+    kind: "request",
+    ...(request.principal ? { tenant: request.principal.tenant.id, key: request.principal.keyId } : {}),
+    ...(params?.id && route.startsWith("/v1/sessions") ? { session: params.id } : {}),
+    method: request.method,
+    route,
+    status,
+    bytes,
+    durationMs: Math.round(durationMs),
+  });
+}

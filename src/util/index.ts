@@ -1,0 +1,15 @@
+/** Helpers with no warden concept: abort signals, slots, the worker pool, line diffs, terminal-safe text, schema errors. */
+export { AbortError, isAbortError, onAbort, throwIfAborted } from "./abort.js";
+export {
+  type DiffJob,
+  diffJob,
+  diffLineHunks,
+  INLINE_DIFF_MAX_CHARS,
+  LINE_HUNKS_WORKER_LIB,
+  type LineHunk,
+} from "./line-diff.js";
+export { dottedPath, piSchemaErrorLines, schemaErrorLines } from "./schema-errors.js";
+export { Slots } from "./slots.js";
+export { terminalSafe } from "./terminal-text.js";
+export { type Throttled, throttle } from "./throttle.js";
+export { LOW_PRIORITY_PROLOGUE, lazySharedPool } from "./worker-pool.js";

@@ -1,0 +1,188 @@
+/**
+ * Network egress against a real engine (README "Network"): a sandbox in `allowlist` mode reaches
+ * an allowed name over HTTP and HTTPS through its gateway, and nothing else: not a denied or
+ * unlisted name, an IP literal, a listed name that resolves to a private address, DNS of any
+ * name, a socket that ignores the proxy variables, UDP, a Host or SNI that disagrees with the
+ * name asked for, nor an `ask` name without an approver; each connection has its audit record.
+ * Killing the gateway leaves the session with no network.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import type { ConnectionAudit } from "../../../src/egress/index.js";
+import { createSandbox, getDocker, LABEL } from "../../../src/sandbox/index.js";
+import type { Sandbox } from "../../../src/sandbox/types.js";
+import { describeEngine } from "../../helpers/engine.js";
+import { leftovers, run, testTenant } from "../../helpers/sandbox-fixture.js";
+import { NET_CLIENT } from "./client.js";
+import { type EgressTestbed, startEgressTestbed } from "./testbed.js";
+
+const tenant = testTenant("egress");
+
+describeEngine("network egress: allowlist through the gateway", () => {
+  let bed: EgressTestbed;
+  let sandbox: Sandbox;
+  let proxy = "";
+  const audit: ConnectionAudit[] = [];
+  const net = async (...args: string[]) =>
+    (await run(sandbox, { argv: ["python3", "/tmp/net.py", ...args] })).stdout.trim();
+  /** The audit records of `domain`, once the gateway has logged `count` of them. */
+  const auditOf = async (domain: string, count = 1) => {
+    for (let i = 0; i < 50 && audit.filter((a) => a.domain === domain).length < count; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    return audit.filter((a) => a.domain === domain);
+  };
+
+  beforeAll(async () => {
+    bed = await startEgressTestbed();
+    sandbox = await createSandbox({
+      tenant,
+      ttlMs: 120_000,
+      network: {
+        mode: "allowlist",
+        rules: [
+          { host: "allowed.test", ports: [80, 443], decision: "allow" },
+          { host: "private.test", ports: [80, 443], decision: "allow" },
+          { host: "pypi.test", ports: [443], decision: "allow" },
+          { host: "ask.test", ports: [80, 443], decision: "ask" },
+          { host: "denied.test", ports: [80, 443], decision: "deny" },
+        ],
+        egressNetworks: [bed.publicNetwork, bed.privateNetwork],
+        caBundlePath: bed.caBundlePath,
+        onConnection: (r) => audit.push(r),
+      },
+    });
+    if (sandbox.info.network?.mode === "allowlist") proxy = sandbox.info.network.proxyUrl;
+    await sandbox.writeFile("/tmp/net.py", Buffer.from(NET_CLIENT));
+  }, 120_000);
+
+  afterAll(async () => {
+    const sessionId = sandbox?.info.sessionId;
+    await sandbox?.destroy();
+    await bed?.dispose();
+    expect(await leftovers(tenant)).toEqual([]);
+    const networks = await getDocker().listNetworks({
+      filters: { label: [`${LABEL.session}=${sessionId}`] },
+    });
+    expect(networks.map((n) => n.Name)).toEqual([]);
+  });
+
+  it("reaches an allowed name over HTTP and HTTPS, with an allow record for each", async () => {
+    expect(await net("get", "http://allowed.test/hello")).toBe("OK 200 hello from public as allowed.test");
+    expect(await net("get", "https://allowed.test/hello")).toBe("OK 200 hello from public as allowed.test");
+    const records = await auditOf("allowed.test", 2);
+    const http = records.find((r) => r.method === "GET");
+    const tls = records.find((r) => r.method === "CONNECT");
+    expect(http).toMatchObject({
+      sessionId: sandbox.info.sessionId,
+      port: 80,
+      decision: "allow",
+      rule: "allow allowed.test:80+443",
+    });
+    expect(tls).toMatchObject({
+      port: 443,
+      decision: "allow",
+      rule: "allow allowed.test:80+443",
+      sni: "allowed.test",
+    });
+    expect(http?.bytesIn).toBeGreaterThan(30);
+    expect(tls?.bytesIn).toBeGreaterThan(1000); // the TLS handshake and the response
+    expect(tls?.bytesOut).toBeGreaterThan(100);
+    expect(http?.remoteAddress).toBe(bed.publicAddress);
+  });
+
+  it("refuses a denied name and an unlisted one", async () => {
+    expect(await net("get", "https://denied.test/hello")).toMatch(/^ERR /);
+    expect(await net("get", "http://other.test/hello")).toMatch(/^ERR .*403/);
+    expect((await auditOf("denied.test"))[0]).toMatchObject({
+      decision: "deny",
+      rule: "deny denied.test:80+443",
+    });
+    expect((await auditOf("other.test"))[0]).toMatchObject({ decision: "deny", rule: "not-listed" });
+  });
+
+  it("refuses an `ask` name when no approver answers (non-interactive = deny)", async () => {
+    expect(await net("get", "https://ask.test/hello")).toMatch(/^ERR /);
+    expect((await auditOf("ask.test"))[0]).toMatchObject({ decision: "deny" });
+  });
+
+  it("refuses IP literals, even of the allowed host", async () => {
+    expect(await net("get", `http://${bed.publicAddress}/hello`)).toMatch(/^ERR .*403/);
+    expect(await net("get", `https://${bed.publicAddress}/hello`)).toMatch(/^ERR /);
+    expect((await auditOf(bed.publicAddress, 2)).map((r) => [r.decision, r.rule])).toEqual([
+      ["deny", "ip-literal"],
+      ["deny", "ip-literal"],
+    ]);
+  });
+
+  it("refuses a listed name that resolves to a private address", async () => {
+    expect(await net("get", "http://private.test/hello")).toMatch(/^ERR .*403/);
+    expect(await net("get", "https://private.test/hello")).toMatch(/^ERR /);
+    expect(await bed.hostLog("private", "requests")).toBe("");
+    const records = await auditOf("private.test", 2);
+    expect(records.map((r) => [r.decision, r.rule])).toEqual([
+      ["deny", "refused-address (allow private.test:80+443)"],
+      ["deny", "refused-address (allow private.test:80+443)"],
+    ]);
+  });
+
+  it("answers no DNS question, allowed names included", async () => {
+    for (const name of ["allowed.test", "other.test", "deb.debian.org", "example.com"])
+      expect(await net("dns", name)).toMatch(/^ERR gaierror/);
+  });
+
+  it("gives a socket that ignores the proxy variables, and UDP, no route", async () => {
+    expect(await net("direct", bed.publicAddress, "80")).toMatch(/^ERR /);
+    expect(await net("direct", bed.publicAddress, "443")).toMatch(/^ERR /);
+    expect(await net("direct", "172.17.0.1", "80")).toMatch(/^ERR /);
+    // The datagram may leave the socket (Docker's internal network still sets a default route,
+    // to a bridge address warden's network does not assign); it never arrives.
+    await net("udp", bed.publicAddress, "5353");
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(await bed.hostLog("public", "udp")).toBe("");
+  });
+
+  it("refuses a TLS tunnel whose SNI names another host; plain HTTP reaches only the name checked", async () => {
+    // CONNECT to the allowed name, ClientHello for another: the gateway terminates before any byte reaches the host.
+    expect(await net("sni", proxy, "allowed.test", "other.test")).toMatch(/^ERR /);
+    expect(await net("sni", proxy, "allowed.test", "allowed.test")).toBe("OK HTTP/1.1 200 OK");
+    // Plain HTTP: the name checked is the URL's; the origin gets that name as Host, never the client's.
+    expect(await net("host", proxy, "http://allowed.test/hello", "other.test")).toBe("OK HTTP/1.1 200 OK");
+    expect(await net("host", proxy, "http://other.test/hello", "allowed.test")).toMatch(
+      /^ERR HTTP\/1\.1 403/,
+    );
+    const requests = await bed.hostLog("public", "requests");
+    expect(requests).not.toMatch(/^other\.test /m);
+    const sni = (await auditOf("allowed.test", 5)).filter((r) => r.sni === "other.test");
+    expect(sni.map((r) => [r.decision, r.rule])).toEqual([
+      ["deny", "sni-mismatch (allow allowed.test:80+443)"],
+    ]);
+  });
+
+  it("installs a package with pip from an allowed index, and not from an unlisted one", async () => {
+    const pip = (index: string, target: string) =>
+      run(sandbox, {
+        shell: `pip install --no-cache-dir --break-system-packages --disable-pip-version-check --retries 0 --timeout 5 --target ${target} --index-url ${index} tinypkg`,
+      });
+    const ok = await pip("https://pypi.test/simple/", "/tmp/ok");
+    expect(ok.exitCode, ok.stderr).toBe(0);
+    const imported = await run(sandbox, {
+      shell: "PYTHONPATH=/tmp/ok python3 -c 'import tinypkg; print(tinypkg.VALUE)'",
+    });
+    expect(imported.stdout).toBe("42\n");
+    const refused = await pip("https://other.test/simple/", "/tmp/no");
+    expect(refused.exitCode).not.toBe(0);
+    expect(refused.stdout + refused.stderr).toMatch(/No matching distribution found for tinypkg/);
+    expect((await auditOf("pypi.test", 2)).every((r) => r.decision === "allow")).toBe(true);
+    expect((await auditOf("other.test")).filter((r) => r.port === 443)[0]).toMatchObject({
+      decision: "deny",
+      rule: "not-listed",
+    });
+  });
+
+  it("has no network at all once the gateway is killed", async () => {
+    if (sandbox.info.network?.mode !== "allowlist") throw new Error("not an allowlist sandbox");
+    await getDocker().getContainer(sandbox.info.network.gatewayContainerId).kill();
+    expect(await net("get", "http://allowed.test/hello")).toMatch(/^ERR /);
+    expect(await net("get", "https://allowed.test/hello")).toMatch(/^ERR /);
+    expect(await net("direct", bed.publicAddress, "80")).toMatch(/^ERR /);
+  });
+});

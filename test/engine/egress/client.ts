@@ -1,0 +1,39 @@
+/**
+ * A small network client the egress tests run inside the sandbox (python3 from the image):
+ * `get URL` (urllib: honours the proxy variables), `direct HOST PORT` (a TCP socket that ignores
+ * them), `udp HOST PORT`, `dns NAME`, `sni PROXY CONNECT_HOST SNI` (a CONNECT tunnel whose
+ * ClientHello names another host) and `host PROXY URL HOST` (plain HTTP with another Host header).
+ * Each prints one line: `OK …` or `ERR …`.
+ */
+export const NET_CLIENT = String.raw`
+import os, socket, ssl, sys, urllib.request
+cmd, args = sys.argv[1], sys.argv[2:]
+def proxy_sock(proxy):
+    host, port = proxy.split("//")[1].split(":")
+    return socket.create_connection((host, int(port)), timeout=10)
+try:
+    if cmd == "get":
+        with urllib.request.urlopen(args[0], timeout=8) as r:
+            print("OK", r.status, r.read().decode().strip())
+    elif cmd == "direct":
+        socket.create_connection((args[0], int(args[1])), timeout=3).close(); print("OK connected")
+    elif cmd == "udp":
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"leak", (args[0], int(args[1]))); print("OK sent")
+    elif cmd == "dns":
+        print("OK", sorted({a[4][0] for a in socket.getaddrinfo(args[0], 80)}))
+    elif cmd == "sni":
+        s = proxy_sock(args[0]); s.sendall(f"CONNECT {args[1]}:443 HTTP/1.1\r\nHost: {args[1]}:443\r\n\r\n".encode())
+        head = s.recv(4096).decode(errors="replace").split("\r\n")[0]
+        if " 200 " not in head + " ": print("ERR connect", head); sys.exit(1)
+        ctx = ssl.create_default_context(); ctx.check_hostname = False
+        t = ctx.wrap_socket(s, server_hostname=args[2])
+        t.sendall(f"GET /hello HTTP/1.1\r\nHost: {args[2]}\r\nConnection: close\r\n\r\n".encode())
+        print("OK", t.recv(4096).decode(errors="replace").split("\r\n")[0])
+    elif cmd == "host":
+        s = proxy_sock(args[0]); s.sendall(f"GET {args[1]} HTTP/1.1\r\nHost: {args[2]}\r\nConnection: close\r\n\r\n".encode())
+        head = s.recv(4096).decode(errors="replace").split("\r\n")[0]
+        print("OK" if " 200 " in head else "ERR", head)
+except SystemExit: raise
+except BaseException as e:
+    print("ERR", type(e).__name__, str(e)[:200]); sys.exit(1)
+`;

@@ -1,0 +1,110 @@
+/**
+ * `warden serve` and egress: a tenant's `network` bound; a session that asks for a domain within it
+ * reaches that domain through its gateway and nothing else, one asking beyond it is refused (400),
+ * each connection is a `network` audit line and counts in warden_egress_connections_total.
+ */
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { hashKey } from "../../../src/server/auth.js";
+import { resolveServerConfig } from "../../../src/server/config.js";
+import type { RunningServer } from "../../../src/server/server.js";
+import { describeEngine } from "../../helpers/engine.js";
+import { removeTenant, startTestServer, testQuotas } from "../../helpers/server-fixture.js";
+import { type EgressTestbed, startEgressTestbed } from "./testbed.js";
+
+const tenant = `test-egress-serve-${process.pid}`;
+const KEY = "egress-serve-key";
+
+describeEngine("warden serve: tenant network bound", () => {
+  let bed: EgressTestbed;
+  let server: RunningServer;
+  let dir: string;
+  const call = (path: string, init: RequestInit = {}) =>
+    fetch(`${server.url}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", ...init.headers },
+    });
+
+  beforeAll(async () => {
+    bed = await startEgressTestbed();
+    dir = await mkdtemp(join(tmpdir(), "warden-egress-serve-"));
+    const config = resolveServerConfig(
+      {
+        port: 0,
+        stateDir: "state",
+        tenants: [
+          {
+            id: tenant,
+            keys: [{ id: "k", sha256: hashKey(KEY) }],
+            quotas: testQuotas(4),
+            network: {
+              allow: ["allowed.test:443", "pypi.test:443"],
+              egressNetworks: [bed.publicNetwork],
+              caBundle: bed.caBundlePath,
+            },
+          },
+        ],
+      },
+      dir,
+    );
+    server = await startTestServer(config);
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.shutdown(0);
+    await removeTenant(tenant);
+    await bed?.dispose();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("lets a session reach what it asked for within the bound, audits and counts each connection", async () => {
+    const created = await call("/v1/sessions", {
+      method: "POST",
+      body: JSON.stringify({ network: { allow: ["allowed.test:443"] } }),
+    });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    const script = [
+      "import urllib.request as u",
+      "for url in ['https://allowed.test/hello', 'https://pypi.test/hello']:",
+      "    try: print(u.urlopen(url, timeout=8).read().decode().strip())",
+      "    except Exception as e: print('refused', url)",
+    ].join("\n");
+    const res = await call(`/v1/sessions/${id}/tool-calls`, {
+      method: "POST",
+      body: JSON.stringify({
+        toolCalls: [{ id: "c", name: "bash", arguments: { command: `python3 -c "${script}"` } }],
+      }),
+    });
+    const body = (await res.json()) as { results: { content: { text: string }[] }[] };
+    const text = body.results[0]?.content[0]?.text ?? "";
+    expect(text).toContain("hello from public as allowed.test");
+    expect(text).toContain("refused https://pypi.test/hello"); // in the tenant's bound, not asked for
+    await new Promise((r) => setTimeout(r, 500));
+    const audit = (await readFile(join(dir, "state", "audit.jsonl"), "utf8"))
+      .split("\n")
+      .filter((l) => l.includes('"kind":"network"'))
+      .map((l) => JSON.parse(l) as { session: string; domain: string; decision: string; rule: string });
+    expect(audit.map((a) => [a.session, a.domain, a.decision, a.rule])).toEqual([
+      [id, "allowed.test", "allow", "allow allowed.test:443"],
+      [id, "pypi.test", "deny", "not-listed"],
+    ]);
+    const metrics = await (await call("/metrics")).text();
+    expect(metrics).toContain(`warden_egress_connections_total{tenant="${tenant}",decision="allow"} 1`);
+    expect(metrics).toContain(`warden_egress_connections_total{tenant="${tenant}",decision="deny"} 1`);
+    await call(`/v1/sessions/${id}`, { method: "DELETE" });
+  }, 90_000);
+
+  it("refuses a session that asks beyond its tenant's bound", async () => {
+    const res = await call("/v1/sessions", {
+      method: "POST",
+      body: JSON.stringify({ network: { allow: ["other.test:443"] } }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { message: string }).message).toContain(
+      `network.allow[0] other.test:443 is not within tenant '${tenant}''s network allowlist.`,
+    );
+  });
+});

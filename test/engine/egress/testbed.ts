@@ -1,0 +1,248 @@
+/**
+ * Test hosts for the egress tests, on engine networks this fixture creates (no internet needed):
+ * - `public`: a network in TEST-NET-3 (203.0.113.0/24, a documentation range the gateway does
+ *   not refuse) holding one host with the names allowed.test, denied.test, ask.test, other.test
+ *   and pypi.test, serving HTTP (80) and HTTPS (443, a certificate of a CA made here that the
+ *   sandbox trusts through network.caBundlePath), a /simple/ package index with one pure-Python
+ *   wheel (tinypkg 0.1), /bytes/N (N bytes) and a UDP port (5353) that records what reaches it;
+ * - `private`: a network in 10.213.0.0/16 with one host named private.test (refused by address).
+ * Every host echoes the Host header it got (`/hello`) and logs each request, so a test can tell
+ * which name reached which host. `dispose` removes the containers, networks and files.
+ */
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type Docker from "dockerode";
+import { DEFAULT_IMAGE, getDocker } from "../../../src/sandbox/index.js";
+
+/** Names the public test host answers to. */
+export const PUBLIC_NAMES = ["allowed.test", "denied.test", "ask.test", "other.test", "pypi.test"];
+
+const SERVER = String.raw`
+import base64, hashlib, http.server, io, os, socket, ssl, threading, zipfile
+def wheel():
+    files = {"tinypkg/__init__.py": "VALUE = 42\n",
+             "tinypkg-0.1.dist-info/METADATA": "Metadata-Version: 2.1\nName: tinypkg\nVersion: 0.1\n",
+             "tinypkg-0.1.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: warden-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    record = ""
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record += f"{path},sha256={digest},{len(text.encode())}\n"
+    files["tinypkg-0.1.dist-info/RECORD"] = record + "tinypkg-0.1.dist-info/RECORD,,\n"
+    os.makedirs("/srv/simple/tinypkg", exist_ok=True)
+    with zipfile.ZipFile("/srv/simple/tinypkg/tinypkg-0.1-py3-none-any.whl", "w") as z:
+        for path, text in files.items(): z.writestr(path, text)
+wheel()
+os.chdir("/srv")
+class H(http.server.SimpleHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *a): pass
+    def do_GET(self):
+        with open("/tmp/requests.log", "a") as f: f.write(f"{self.headers.get('Host')} {self.path}\n")
+        if self.path.startswith("/bytes/"):
+            n = int(self.path.split("/")[2]); self.send_response(200)
+            self.send_header("Content-Length", str(n)); self.end_headers()
+            chunk = b"x" * 65536
+            while n > 0:
+                k = min(n, len(chunk)); self.wfile.write(chunk[:k]); n -= k
+            return
+        if self.path == "/hello":
+            body = f"hello from {os.environ['ROLE']} as {self.headers.get('Host')}\n".encode()
+            self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
+            self.wfile.write(body); return
+        return super().do_GET()
+class S(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+open("/tmp/cert.pem", "w").write(os.environ["CERT"]); open("/tmp/key.pem", "w").write(os.environ["KEY"])
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); ctx.load_cert_chain("/tmp/cert.pem", "/tmp/key.pem")
+plain = S(("", 80), H); tls = S(("", 443), H)
+tls.socket = ctx.wrap_socket(tls.socket, server_side=True)
+def udp():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("", 5353))
+    while True:
+        data, peer = s.recvfrom(2048)
+        with open("/tmp/udp.log", "a") as f: f.write(f"{peer[0]} {data!r}\n")
+threading.Thread(target=udp, daemon=True).start()
+threading.Thread(target=plain.serve_forever, daemon=True).start()
+open("/tmp/ready", "w").write("ok")
+tls.serve_forever()
+`;
+
+/** A running testbed. */
+export interface EgressTestbed {
+  publicNetwork: string;
+  privateNetwork: string;
+  /** The public host's address (the IP-literal target). */
+  publicAddress: string;
+  privateAddress: string;
+  /** PEM of the test CA, for network.caBundlePath. */
+  caBundlePath: string;
+  /** What a host logged: requests ("<Host> <path>" lines) or UDP datagrams. */
+  hostLog(which: "public" | "private", log: "requests" | "udp"): Promise<string>;
+  dispose(): Promise<void>;
+}
+
+/** Makes a CA and one server certificate for every test name with the host's openssl. */
+function makeCerts(dir: string): { ca: string; cert: string; key: string } {
+  const ossl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
+  ossl(
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-days",
+    "2",
+    "-subj",
+    "/CN=warden test CA",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.pem",
+    "-addext",
+    "basicConstraints=critical,CA:TRUE",
+    "-addext",
+    "keyUsage=critical,keyCertSign",
+  );
+  ossl(
+    "req",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-subj",
+    "/CN=allowed.test",
+    "-keyout",
+    "server.key",
+    "-out",
+    "server.csr",
+  );
+  const sans = [...PUBLIC_NAMES, "private.test"].map((n) => `DNS:${n}`).join(",");
+  writeFileSync(
+    join(dir, "ext.cnf"),
+    `subjectAltName=${sans}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n`,
+  );
+  ossl(
+    "x509",
+    "-req",
+    "-in",
+    "server.csr",
+    "-CA",
+    "ca.pem",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-days",
+    "2",
+    "-extfile",
+    "ext.cnf",
+    "-out",
+    "server.pem",
+  );
+  const read = (f: string) => readFileSync(join(dir, f), "utf8");
+  return { ca: read("ca.pem"), cert: read("server.pem"), key: read("server.key") };
+}
+
+/** Creates a network in a free /24 of `prefixes` (tried in random order). */
+async function createTestNetwork(docker: Docker, name: string, subnets: string[]): Promise<void> {
+  for (const subnet of subnets.sort(() => Math.random() - 0.5)) {
+    try {
+      await docker.createNetwork({
+        Name: name,
+        Driver: "bridge",
+        CheckDuplicate: true,
+        Labels: { "io.warden.test": "egress" },
+        IPAM: { Config: [{ Subnet: subnet }] },
+      });
+      return;
+    } catch (err) {
+      if (!/overlap|in use/i.test(String((err as Error).message))) throw err;
+    }
+  }
+  throw new Error(`no free subnet for ${name}`);
+}
+
+/** Starts the testbed. */
+export async function startEgressTestbed(): Promise<EgressTestbed> {
+  const docker = getDocker();
+  const dir = mkdtempSync(join(tmpdir(), "warden-egress-"));
+  const tag = randomBytes(4).toString("hex");
+  const publicNetwork = `warden-test-pub-${tag}`;
+  const privateNetwork = `warden-test-priv-${tag}`;
+  const containers: Docker.Container[] = [];
+  const dispose = async () => {
+    for (const c of containers) await c.remove({ force: true }).catch(() => {});
+    for (const n of [publicNetwork, privateNetwork])
+      await docker
+        .getNetwork(n)
+        .remove()
+        .catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const { ca, cert, key } = makeCerts(dir);
+    writeFileSync(join(dir, "ca-bundle.pem"), ca);
+    // /27s of TEST-NET-3 and /24s of 10.213/16, so that parallel runs do not collide.
+    await createTestNetwork(
+      docker,
+      publicNetwork,
+      Array.from({ length: 8 }, (_, i) => `203.0.113.${i * 32}/27`),
+    );
+    await createTestNetwork(
+      docker,
+      privateNetwork,
+      Array.from({ length: 16 }, (_, i) => `10.213.${i * 16}.0/24`),
+    );
+    const start = async (role: "public" | "private", network: string, aliases: string[]) => {
+      const c = await docker.createContainer({
+        Image: DEFAULT_IMAGE,
+        User: "0:0",
+        Cmd: ["python3", "-c", SERVER],
+        Env: [`CERT=${cert}`, `KEY=${key}`, `ROLE=${role}`],
+        Labels: { "io.warden.test": "egress" },
+        HostConfig: { NetworkMode: network },
+        NetworkingConfig: { EndpointsConfig: { [network]: { Aliases: aliases } } },
+      });
+      containers.push(c);
+      await c.start();
+      for (let i = 0; i < 100; i++) {
+        const out = await execIn(c, ["cat", "/tmp/ready"]).catch(() => "");
+        if (out === "ok") break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const info = await c.inspect();
+      return { container: c, address: info.NetworkSettings.Networks[network]?.IPAddress ?? "" };
+    };
+    const pub = await start("public", publicNetwork, PUBLIC_NAMES);
+    const priv = await start("private", privateNetwork, ["private.test"]);
+    return {
+      publicNetwork,
+      privateNetwork,
+      publicAddress: pub.address,
+      privateAddress: priv.address,
+      caBundlePath: join(dir, "ca-bundle.pem"),
+      hostLog: (which, log) =>
+        execIn((which === "public" ? pub : priv).container, [
+          "sh",
+          "-c",
+          `cat /tmp/${log}.log 2>/dev/null; true`,
+        ]),
+      dispose,
+    };
+  } catch (err) {
+    await dispose();
+    throw err;
+  }
+}
+
+/** Runs argv in a test host; resolves its stdout. */
+async function execIn(container: Docker.Container, argv: string[]): Promise<string> {
+  const exec = await container.exec({ Cmd: argv, AttachStdout: true, AttachStderr: true });
+  const stream = await exec.start({ hijack: true, stdin: false });
+  const chunks: Buffer[] = [];
+  const sink = { write: (c: Buffer) => chunks.push(c) };
+  getDocker().modem.demuxStream(stream, sink as never, { write: () => true } as never);
+  await new Promise((r) => stream.on("end", r));
+  return Buffer.concat(chunks).toString("utf8");
+}

@@ -1,0 +1,72 @@
+/**
+ * The layer order of src/, written once: a unit (a folder under src/, or a file directly in it)
+ * imports only units listed before it, and another folder only through that folder's index.ts.
+ * test/unit/architecture.test.ts enforces it; README "How the code is laid out" lists the same
+ * folders in the same order (the test compares them).
+ */
+
+/** One unit of src/ in layer order, with why it sits where it does. */
+export interface Layer {
+  /** A folder under src/ (`tools`) or a file directly in src/ without `.ts` (`errors`). */
+  unit: string;
+  /** One line: what it is and why it sits at this height. */
+  reason: string;
+}
+
+/** Lowest first. */
+export const LAYERS: readonly Layer[] = [
+  { unit: "errors", reason: "WardenError and its subclasses with stable codes; imports nothing" },
+  { unit: "version", reason: "the package version; imports nothing" },
+  { unit: "util", reason: "abort signals, slots, the worker pool, line diffs: no warden concept" },
+  { unit: "truncate", reason: "pure head/tail truncation of output, UTF-8 safe; no I/O" },
+  {
+    unit: "egress",
+    reason: "the network allowlist rules and the per-session Squid gateway that sandbox creation attaches",
+  },
+  {
+    unit: "sandbox",
+    reason: "the Sandbox interface and its Docker implementation: all tool I/O goes through it",
+  },
+  { unit: "tools", reason: "the seven tools, built on the Sandbox interface and truncation only" },
+  {
+    unit: "pipeline",
+    reason: "a call's stages and hooks; owns the hook contract and the call decision types",
+  },
+  { unit: "audit", reason: "one JSON line per policy decision; below policy, whose hook writes it" },
+  {
+    unit: "policy",
+    reason: "allow/ask/deny: load, analyse, evaluate; its hook defines the ApprovalProvider it asks",
+  },
+  {
+    unit: "approval",
+    reason: "the ApprovalProvider implementations (terminal, programmatic, non-interactive)",
+  },
+  { unit: "session", reason: "a sandbox, spill store, enabled tools and hooks, run through the pipeline" },
+  { unit: "review", reason: "a copy-mode session's changes, patch and three-way apply to the host" },
+  { unit: "pool", reason: "warm pool of pre-started sandboxes, keyed by everything that hardens them" },
+  { unit: "mcp", reason: "one session's tools served over MCP (stdio in the CLI, HTTP in serve)" },
+  { unit: "agent", reason: "`warden run`: the model loop, its transcript and terminal rendering" },
+  { unit: "server", reason: "`warden serve`: the multi-tenant HTTP API over pooled sessions" },
+  {
+    unit: "client",
+    reason: "`warden/client`, shipped to users: only errors.ts and server schemas, type-only",
+  },
+  { unit: "cli", reason: "the commander program, one file per command; the top of the tool" },
+  { unit: "index", reason: "the library's public API, name by name (package entry point)" },
+];
+
+/**
+ * Imports allowed to bypass a folder's index.ts, each with its reason: `from` and `to` are paths
+ * under src/ (regular expressions), `typeOnly` requires the import to be type-only.
+ */
+export const INDEX_EXCEPTIONS: readonly { from: string; to: string; typeOnly: boolean; reason: string }[] = [
+  {
+    from: "^src/client/",
+    to: "^src/server/http-schemas\\.ts$",
+    typeOnly: true,
+    reason: "the shipped client takes the route schemas' types only; nothing of the server loads with it",
+  },
+];
+
+/** What the shipped client may import besides itself (everything else of src/ is refused). */
+export const CLIENT_IMPORTS: readonly string[] = ["^src/errors\\.ts$", "^src/server/http-schemas\\.ts$"];

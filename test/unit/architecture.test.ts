@@ -1,0 +1,102 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { architectureViolations } from "./architecture-check.js";
+import { LAYERS, type Layer } from "./architecture-layers.js";
+
+// Cruising the whole of src/ takes a few seconds on a shared machine.
+const CRUISE_MS = 60_000;
+
+describe("architecture of src/", () => {
+  it(
+    "has no cycle, no import against the layer order, and reaches other folders through their index.ts",
+    async () => {
+      expect(await architectureViolations(process.cwd(), LAYERS)).toEqual([]);
+    },
+    CRUISE_MS,
+  );
+
+  it("README's layout section lists the layers' folders in the same order", async () => {
+    const readme = await readFile("README.md", "utf8");
+    const section = readme.split("## How the code is laid out")[1]?.split("\n## ")[0] ?? "";
+    const listed = [...section.matchAll(/^- `([a-z-]+)(?:\/|\.ts)`/gm)].map((m) => m[1]);
+    expect(listed).toEqual(LAYERS.map((l) => l.unit));
+  });
+});
+
+describe("the architecture check itself", () => {
+  const dirs: string[] = [];
+  afterAll(async () => {
+    for (const d of dirs) await rm(d, { recursive: true, force: true });
+  });
+
+  const layers: Layer[] = [
+    { unit: "low", reason: "test" },
+    { unit: "mid", reason: "test" },
+    { unit: "high", reason: "test" },
+  ];
+
+  /** A tree with a tsconfig and `files` (path under the tree → text). */
+  async function tree(files: Record<string, string>): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), "warden-arch-"));
+    dirs.push(dir);
+    const all: Record<string, string> = {
+      "tsconfig.json": JSON.stringify({
+        compilerOptions: { module: "NodeNext", moduleResolution: "NodeNext" },
+      }),
+      ...files,
+    };
+    for (const [path, text] of Object.entries(all)) {
+      await mkdir(dirname(join(dir, path)), { recursive: true });
+      await writeFile(join(dir, path), text);
+    }
+    return dir;
+  }
+
+  it(
+    "passes a tree that keeps the order",
+    async () => {
+      const dir = await tree({
+        "src/low/index.ts": 'export { a } from "./a.js";\n',
+        "src/low/a.ts": "export const a = 1;\n",
+        "src/high/b.ts": 'import { a } from "../low/index.js";\nexport const b = a;\n',
+      });
+      expect(await architectureViolations(dir, layers)).toEqual([]);
+    },
+    CRUISE_MS,
+  );
+
+  it(
+    "fails on an upward import, type-only included, and on bypassing an index.ts",
+    async () => {
+      const dir = await tree({
+        "src/low/index.ts": "export type T = number;\n",
+        "src/low/a.ts": 'import type { U } from "../high/index.js";\nexport type A = U;\n',
+        "src/high/index.ts": "export type U = string;\n",
+        "src/mid/m.ts": 'import type { A } from "../low/a.js";\nexport type M = A;\n',
+      });
+      expect(await architectureViolations(dir, layers)).toEqual([
+        "layer-order: src/low/a.ts -> src/high/index.ts",
+        "through-index: src/mid/m.ts -> src/low/a.ts",
+      ]);
+    },
+    CRUISE_MS,
+  );
+
+  it(
+    "fails on a cycle between files and on a unit the layers do not place",
+    async () => {
+      const dir = await tree({
+        "src/low/a.ts": 'import { b } from "./b.js";\nexport const a = () => b;\n',
+        "src/low/b.ts": 'import { a } from "./a.js";\nexport const b = () => a;\n',
+        "src/stray/c.ts": "export const c = 1;\n",
+      });
+      expect(await architectureViolations(dir, layers)).toEqual([
+        "no-cycle: src/low/a.ts -> src/low/b.ts -> src/low/a.ts",
+        "unlisted: stray",
+      ]);
+    },
+    CRUISE_MS,
+  );
+});

@@ -1,0 +1,163 @@
+/** Network rule parsing and matching, the gateway's Squid config and its access-log parsing (src/egress/). */
+import { describe, expect, it } from "vitest";
+import {
+  decideConnection,
+  hostMatches,
+  parseAccessLine,
+  parseAllowNet,
+  parseHostEntry,
+  squidConfig,
+} from "../../../src/egress/index.js";
+import { resolveNetworkOptions } from "../../../src/egress/network-options.js";
+import type { NetworkRule } from "../../../src/egress/types.js";
+
+const rules: NetworkRule[] = [
+  { host: "pypi.org", ports: [443], decision: "allow" },
+  { host: "*.pythonhosted.org", ports: [443], decision: "allow" },
+  { host: "ask.example", ports: [80, 443], decision: "ask" },
+  { host: "*.evil.example", ports: [443], decision: "deny" },
+  { host: "www.evil.example", ports: [443], decision: "allow" },
+];
+
+describe("--allow-net entries", () => {
+  it("parses hosts, wildcards and port lists; defaults to 80 and 443", () => {
+    expect(parseAllowNet("PyPI.org, *.pythonhosted.org:443,git.test:80+443+8080")).toEqual([
+      { host: "pypi.org", ports: [80, 443], decision: "allow", source: "--allow-net entry 1" },
+      { host: "*.pythonhosted.org", ports: [443], decision: "allow", source: "--allow-net entry 2" },
+      { host: "git.test", ports: [80, 443, 8080], decision: "allow", source: "--allow-net entry 3" },
+    ]);
+  });
+
+  it("refuses IP literals, bad names and bad ports, naming the entry", () => {
+    expect(() => parseAllowNet("10.0.0.1")).toThrow(
+      /--allow-net entry 1 "10.0.0.1": the host must be a domain name, not an IP address/,
+    );
+    expect(() => parseAllowNet("a.org,[::1]:443")).toThrow(/entry 2/);
+    expect(() => parseHostEntry("*.", "allow", "x")).toThrow(/1 to 253 characters/);
+    expect(() => parseHostEntry("bad_name.org", "allow", "x")).toThrow(/letters, digits and hyphens/);
+    expect(() => parseHostEntry("a.org:0", "allow", "x")).toThrow(/ports must be numbers from 1 to 65535/);
+    expect(() => parseHostEntry("a.org:https", "allow", "x")).toThrow(/ports must be numbers/);
+  });
+});
+
+describe("matching and decisions", () => {
+  it("matches a wildcard's subdomains only, not the bare domain nor look-alikes", () => {
+    expect(hostMatches("*.pythonhosted.org", "files.pythonhosted.org")).toBe(true);
+    expect(hostMatches("*.pythonhosted.org", "a.b.pythonhosted.org")).toBe(true);
+    expect(hostMatches("*.pythonhosted.org", "pythonhosted.org")).toBe(false);
+    expect(hostMatches("*.pythonhosted.org", "evilpythonhosted.org")).toBe(false);
+    expect(hostMatches("pypi.org", "PyPI.org.")).toBe(true);
+    expect(hostMatches("pypi.org", "pypi.org.evil")).toBe(false);
+  });
+
+  it("takes the strictest matching rule: deny beats ask beats allow; unlisted is denied", () => {
+    expect(decideConnection(rules, "pypi.org", 443)).toEqual({
+      decision: "allow",
+      rule: "allow pypi.org:443",
+    });
+    expect(decideConnection(rules, "pypi.org", 80)).toEqual({ decision: "deny", rule: "not-listed" });
+    expect(decideConnection(rules, "www.evil.example", 443)).toEqual({
+      decision: "deny",
+      rule: "deny *.evil.example:443",
+    });
+    expect(decideConnection(rules, "ask.example", 80)).toEqual({
+      decision: "ask",
+      rule: "ask ask.example:80+443",
+    });
+    expect(decideConnection(rules, "example.com", 443)).toEqual({ decision: "deny", rule: "not-listed" });
+  });
+});
+
+describe("squid.conf", () => {
+  const conf = squidConfig({
+    rules,
+    refusedCidrs: ["10.0.0.0/8", "192.0.2.2/32"],
+    clientCidrs: ["172.30.0.0/16"],
+    port: 3128,
+    askHelper: false,
+  });
+
+  it("denies before it allows, checks refused addresses on every allow, and ends with deny all", () => {
+    const access = conf.split("\n").filter((l) => l.startsWith("http_access"));
+    expect(access[0]).toBe("http_access deny !session_net");
+    expect(access[1]).toBe("http_access deny r3_host");
+    expect(access[2]).toBe("http_access deny r2_host r2_port"); // ask without an approver
+    expect(access.at(-1)).toBe("http_access deny all");
+    for (const l of access.filter((a) => a.startsWith("http_access allow")))
+      expect(l).toMatch(/ !refused_dst$/);
+    expect(conf).toContain("acl refused_dst dst 10.0.0.0/8 192.0.2.2/32");
+    expect(conf).toContain("acl session_net src 172.30.0.0/16");
+  });
+
+  it("anchors host regexes and splices only a tunnel whose SNI equals its CONNECT host", () => {
+    expect(conf).toContain("acl r0_host dstdom_regex -n -i ^pypi\\.org$");
+    expect(conf).toContain("acl r1_host dstdom_regex -n -i ^([a-z0-9-]+\\.)+pythonhosted\\.org$");
+    expect(conf).toMatch(/ssl_bump peek step1\nssl_bump splice sni_matches_host\nssl_bump terminate all\n$/);
+  });
+});
+
+describe("access-log lines", () => {
+  const at = "1796123438.763";
+  const line = (rest: string) => `WARDEN-AUDIT ${at} ${rest}`;
+  it("turns a forwarded request and a spliced tunnel into allow records, skipping the peek step", () => {
+    expect(
+      parseAccessLine(line("GET pypi.org 443 TCP_MISS/200 140 245 19 - 203.0.113.66 -"), "s1", rules),
+    ).toEqual({
+      sessionId: "s1",
+      time: "2026-12-01T11:10:38.763Z",
+      domain: "pypi.org",
+      port: 443,
+      method: "GET",
+      decision: "allow",
+      rule: "allow pypi.org:443",
+      bytesOut: 140,
+      bytesIn: 245,
+      durationMs: 19,
+      remoteAddress: "203.0.113.66",
+    });
+    expect(
+      parseAccessLine(line("CONNECT pypi.org 443 NONE_NONE/200 37 0 87 pypi.org - splice"), "s1", rules),
+    ).toBeNull();
+    expect(
+      parseAccessLine(
+        line("CONNECT pypi.org 443 TCP_TUNNEL/500 740 2148 21 pypi.org 203.0.113.66 splice"),
+        "s1",
+        rules,
+      ),
+    ).toMatchObject({ decision: "allow", sni: "pypi.org", bytesOut: 740, bytesIn: 2148 });
+  });
+
+  it("names why a listed name was refused: SNI mismatch, refused address, no approval; IP literals", () => {
+    const rule = (l: string) => parseAccessLine(line(l), "s", rules)?.rule;
+    expect(rule("CONNECT pypi.org 443 NONE_NONE/200 61 0 20 other.test - terminate")).toBe(
+      "sni-mismatch (allow pypi.org:443)",
+    );
+    expect(rule("CONNECT pypi.org 443 TCP_DENIED/200 37 0 9 pypi.org - bump")).toBe(
+      "refused-address (allow pypi.org:443)",
+    );
+    expect(rule("CONNECT ask.example 443 TCP_DENIED/200 37 0 9 ask.example - bump")).toBe(
+      "ask ask.example:80+443 (not approved)",
+    );
+    expect(rule("GET 203.0.113.66 80 TCP_DENIED/403 140 3410 0 - - -")).toBe("ip-literal");
+    expect(rule("GET other.test 80 TCP_DENIED/403 136 3406 1 - - -")).toBe("not-listed");
+    expect(parseAccessLine("2026/12/01 11:08:01| Store logging disabled", "s", rules)).toBeNull();
+  });
+});
+
+describe("SandboxOptions.network", () => {
+  it("defaults to none and refuses a bad rule, naming the field", async () => {
+    expect(await resolveNetworkOptions(undefined)).toEqual({ mode: "none" });
+    await expect(
+      resolveNetworkOptions({
+        mode: "allowlist",
+        rules: [{ host: "1.2.3.4", ports: [443], decision: "allow" }],
+      }),
+    ).rejects.toThrow(/network.rules\[0\].host "1.2.3.4" must be a domain name, not an IP address/);
+    await expect(
+      resolveNetworkOptions({ mode: "allowlist", rules: [{ host: "a.org", ports: [], decision: "allow" }] }),
+    ).rejects.toThrow(/network.rules\[0\].ports must be a non-empty list/);
+    await expect(resolveNetworkOptions({ mode: "open" } as never)).rejects.toThrow(
+      /network.mode must be "none" or "allowlist"/,
+    );
+  });
+});
