@@ -4,7 +4,6 @@
  * where the working directory a `cd` leaves makes relative paths resolve.
  */
 import { posix } from "node:path";
-import type { BashPart } from "./bash-analyze.js";
 import { globEscape } from "./bash-words.js";
 import { ANY_TEXT, type ArgWord } from "./command-pattern.js";
 import { SANDBOX_HOME, wordPathGlobs } from "./path-overlap.js";
@@ -136,7 +135,10 @@ export function changeDirectory(argv: readonly ArgWord[], dirs: string[] | null)
  * An argument judged in the possible working directories `dirs` (null: any directory, so its
  * relative path is matched as the glob of that path anywhere: path-overlap.ts).
  */
-export function inDirectories(p: Extract<BashPart, { kind: "argument" }>, dirs: string[] | null): BashPart[] {
+export function inDirectories<T extends { target: string; glob?: boolean; identity: string | null }>(
+  p: T,
+  dirs: string[] | null,
+): T[] {
   const relative = p.glob
     ? p.target.startsWith(`${WORKSPACE}/`)
       ? p.target.slice(WORKSPACE.length + 1)
