@@ -97,6 +97,25 @@ function withinBound(bound: readonly NetworkRule[], host: string, port: number):
   );
 }
 
+/**
+ * The NetworkOptions of a new session of `tenant` (sessionNetwork), the `network:` sections of the
+ * tenant's policy files included; undefined without a request. Errors as sessionNetwork.
+ */
+export async function tenantSessionNetwork(
+  tenant: { id: string; network?: TenantNetwork; policy: readonly string[] },
+  requested: string[] | undefined,
+  onConnection: (record: ConnectionAudit) => void,
+): Promise<NetworkOptions | undefined> {
+  const policyLayers = requested?.length ? await tenantPolicyNetwork(tenant.policy) : [];
+  return sessionNetwork({
+    tenantId: tenant.id,
+    bound: tenant.network,
+    policyLayers,
+    requested,
+    onConnection,
+  });
+}
+
 const policyNetworks = new Map<string, Promise<NetworkRule[][]>>();
 
 /** The `network:` sections of a tenant's policy files (loaded once per list of files). */

@@ -5,9 +5,26 @@
  * decision on the call itself (BeforeToolCallContext.noteDecision); the session manager writes it in
  * the call's audit line (tenant, session, tool, decision, rule, decider) from the call's end event.
  */
+import type { AfterToolCallHook, BeforeToolCallHook } from "../pipeline/index.js";
 import { createPolicyHook, loadPolicy, type Policy } from "../policy/index.js";
-import type { ServerConfig } from "./config.js";
-import type { HookFactory } from "./session-manager.js";
+import type { ApprovalBroker } from "./approval-broker.js";
+import type { ServerConfig, TenantConfig } from "./config.js";
+
+/**
+ * What a hook factory gets to build a session's hooks. A hook reports its decision on a call through
+ * the pipeline (BeforeToolCallContext.noteDecision); it reaches the call's audit line and metrics on
+ * the call's end event.
+ */
+export interface HookContext {
+  tenant: TenantConfig;
+  sessionId: string;
+  approvals: ApprovalBroker;
+}
+
+/** Builds a session's policy hooks (src/policy + the approval broker); none when absent. */
+export type HookFactory = (
+  ctx: HookContext,
+) => Promise<{ beforeToolCall?: BeforeToolCallHook[]; afterToolCall?: AfterToolCallHook[] }>;
 
 /**
  * Loads every tenant's policy. Asks wait `options.approvalTimeoutMs`, else `config.approvalTimeoutMs`.

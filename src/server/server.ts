@@ -15,10 +15,11 @@ import type { SessionBackend } from "./backend.js";
 import type { ServerConfig } from "./config.js";
 import { InflightCalls } from "./inflight-calls.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
+import type { HookFactory } from "./policy-hooks.js";
 import { type ReconcileReport, reconcile } from "./reconcile.js";
 import { RecordStore } from "./record-store.js";
 import type { App, ServerContext } from "./route-context.js";
-import { type HookFactory, SessionManager, type SessionManagerDeps } from "./session-manager.js";
+import { SessionManager, type SessionManagerDeps } from "./session-manager.js";
 import { lockStateDir, type StateLock } from "./state-lock.js";
 
 /** Options of startServer. `listen: false` builds everything but does not bind (tests use inject). */

@@ -6,8 +6,7 @@
 
 import { randomUUID } from "node:crypto";
 import { rm } from "node:fs/promises";
-import type { NetworkOptions } from "../egress/index.js";
-import type { AfterToolCallHook, BeforeToolCallHook, ToolExecutionEvent } from "../pipeline/index.js";
+import type { ToolExecutionEvent } from "../pipeline/index.js";
 import type { SessionOptions } from "../session/index.js";
 import type { ToolCall, ToolResultMessage } from "../tools/index.js";
 import { onAbort } from "../util/index.js";
@@ -20,7 +19,8 @@ import { QuotaExceededError } from "./errors.js";
 import { HostWorkspaceGuard } from "./host-workspace-guard.js";
 import type { InflightCalls } from "./inflight-calls.js";
 import type { ServerMetrics } from "./metrics.js";
-import { sessionNetwork, tenantPolicyNetwork } from "./network-config.js";
+import { tenantSessionNetwork } from "./network-config.js";
+import type { HookFactory } from "./policy-hooks.js";
 import type { RecordStore, SessionRecord } from "./record-store.js";
 import { type LiveSession, SessionRegistry } from "./session-registry.js";
 import type { ResolvedSessionRequest } from "./session-request.js";
@@ -29,22 +29,6 @@ import { toolAuditEntry } from "./tool-audit.js";
 
 /** The event that ends one call (its result and the decision reported for it). */
 type ToolEndEvent = Extract<ToolExecutionEvent, { type: "tool_execution_end" }>;
-
-/**
- * What a hook factory gets to build a session's hooks. A hook reports its decision on a call through
- * the pipeline (BeforeToolCallContext.noteDecision); it reaches the call's audit line and metrics on
- * the call's end event.
- */
-export interface HookContext {
-  tenant: TenantConfig;
-  sessionId: string;
-  approvals: ApprovalBroker;
-}
-
-/** Builds a session's policy hooks (src/policy + the approval broker); none when absent. */
-export type HookFactory = (
-  ctx: HookContext,
-) => Promise<{ beforeToolCall?: BeforeToolCallHook[]; afterToolCall?: AfterToolCallHook[] }>;
 
 /** Everything the manager works with. `now` is epoch ms (injectable for tests). */
 export interface SessionManagerDeps {
@@ -121,20 +105,10 @@ export class SessionManager {
   }
 
   /** The session's `network` option (network-config.ts): audit line and counter per connection. */
-  private async networkOptions(
-    tenant: TenantConfig,
-    sessionId: string,
-    requested: string[] | undefined,
-  ): Promise<{ network?: NetworkOptions }> {
-    const network = sessionNetwork({
-      tenantId: tenant.id,
-      bound: tenant.network,
-      policyLayers: requested?.length ? await tenantPolicyNetwork(tenant.policy) : [],
-      requested,
-      onConnection: ({ sessionId: _id, ...record }) => {
-        this.deps.metrics.egressConnections.inc({ tenant: tenant.id, decision: record.decision });
-        this.deps.audit.write({ kind: "network", tenant: tenant.id, session: sessionId, ...record });
-      },
+  private async networkOptions(tenant: TenantConfig, sessionId: string, requested: string[] | undefined) {
+    const network = await tenantSessionNetwork(tenant, requested, ({ sessionId: _id, ...record }) => {
+      this.deps.metrics.egressConnections.inc({ tenant: tenant.id, decision: record.decision });
+      this.deps.audit.write({ kind: "network", tenant: tenant.id, session: sessionId, ...record });
     });
     return network ? { network } : {};
   }

@@ -7,7 +7,8 @@
  * Every remaining difference must match one of the listed known differences (known-differences.ts).
  */
 import type { ToolContent } from "../../src/tools/types.js";
-import { type DiffInput, knownDifferences } from "./known-differences.js";
+import type { DiffInput } from "./difference-types.js";
+import { knownDifferences } from "./known-differences.js";
 import type { CallResult, CorpusCall } from "./pi-container.js";
 
 const FULL_OUTPUT_PATH = /Full output: \S+\.log\]/g;

@@ -8,27 +8,7 @@
  * agree. Anything else fails the suite: it is a warden fault to fix.
  */
 
-/** What a listed difference looks at: the call and both sides' normalised texts and error flags. */
-export interface DiffInput {
-  tool: string;
-  args: Record<string, unknown> | string;
-  pi: string;
-  warden: string;
-  piError: boolean;
-  wardenError: boolean;
-}
-
-/** One listed difference. */
-export interface KnownDifference {
-  id: string;
-  kind: "safety" | "wording" | "pi-bug";
-  /** The README's wording of it. */
-  summary: string;
-  /** True when this difference alone accounts for the call's whole disagreement. */
-  explains?(d: DiffInput): boolean;
-  /** Rewrites one or both texts where this difference shows; the rest must then agree. */
-  rewrite?(d: DiffInput): { pi: string; warden: string };
-}
+import type { DiffInput, KnownDifference } from "./difference-types.js";
 
 const arg = (d: DiffInput, key: string): unknown => (typeof d.args === "string" ? undefined : d.args[key]);
 const both = (d: DiffInput, pi: RegExp, warden: RegExp) =>

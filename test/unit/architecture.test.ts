@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -22,6 +22,18 @@ describe("architecture of src/", () => {
     const section = readme.split("## How the code is laid out")[1]?.split("\n## ")[0] ?? "";
     const listed = [...section.matchAll(/^- `([a-z-]+)(?:\/|\.ts)`/gm)].map((m) => m[1]);
     expect(listed).toEqual(LAYERS.map((l) => l.unit));
+  });
+
+  it("has no TypeScript file over 400 lines in src/ or test/ (AGENTS.md: small files)", async () => {
+    const over: string[] = [];
+    for (const root of ["src", "test"]) {
+      for (const name of await readdir(root, { recursive: true })) {
+        if (!name.endsWith(".ts")) continue;
+        const lines = (await readFile(join(root, name), "utf8")).split("\n").length - 1;
+        if (lines > 400) over.push(`${root}/${name}: ${lines} lines`);
+      }
+    }
+    expect(over).toEqual([]);
   });
 });
 
