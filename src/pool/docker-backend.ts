@@ -86,16 +86,32 @@ export function dockerPoolBackend(
   });
   const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS + 60 * 60_000;
 
-  const keyOf = async (request: PoolRequest): Promise<string> => {
-    const opts = await resolveSandboxOptions(templateOf(request), "pool-key");
+  /** The key of `sandboxOptions` (resolved and validated) under `request`'s policy. */
+  const keyFrom = async (sandboxOptions: SandboxOptions, request: PoolRequest): Promise<string> => {
+    const opts = await resolveSandboxOptions(sandboxOptions, "pool-key");
     const execPath = resolveExecPath(request.template.execPath);
     return poolKey({ ...opts, execPath, policyHash: request.policyHash ?? "" });
+  };
+
+  /**
+   * The claim is validated with its template (a missing workspace is refused here, before an idle
+   * entry is taken); copy mode leaves the host path out of the key, so it is the template's key.
+   */
+  const keyOf = async (request: PoolRequest): Promise<string> => {
+    const mode = request.claim?.workspace?.mode ?? "copy";
+    if (mode !== "copy") {
+      throw new InvalidArgumentError(
+        `a pooled sandbox takes a copy-mode workspace only, got mode ${JSON.stringify(mode)}; create a ${mode} sandbox with createSandbox instead.`,
+      );
+    }
+    return keyFrom(claimerOptions(request), request);
   };
 
   return {
     keyOf,
     async prepare(request, signal) {
-      const key = await keyOf(request);
+      // Not the claim's: the first claim's workspace may be gone when the key is refilled.
+      const key = await keyFrom(templateOf(request), request);
       const sessionId = `pool-${randomUUID()}`;
       const opts = await resolveSandboxOptions({ ...templateOf(request), sessionId, ttlMs }, sessionId);
       return prepareSandbox(docker, opts, resolveExecPath(request.template.execPath), {
