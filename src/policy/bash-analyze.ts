@@ -7,17 +7,22 @@
  * only the first command of `a && b` was checked). Requires loadBashParser() to have resolved.
  */
 import type { Node, TreeCursor } from "web-tree-sitter";
+import {
+  ANY_UNKNOWN_PATH,
+  argumentPaths,
+  changeDirectory,
+  FEEDING_WRAPPERS,
+  inDirectories,
+  NO_PATH_OPERANDS,
+  WORKSPACE,
+} from "./bash-arguments.js";
 import { backtickScript, commandHazard, DANGEROUS_VARIABLES, syntaxHazard } from "./bash-expansions.js";
 import { withBashTree } from "./bash-parser.js";
 import { globOf, wordOf } from "./bash-words.js";
 import { unwrap } from "./bash-wrappers.js";
 import type { FormVerdict } from "./command-grammar.js";
 import { judgeForm } from "./command-model.js";
-import { ANY_TEXT, type ArgWord } from "./command-pattern.js";
-import { wordPathGlobs } from "./path-overlap.js";
-
-/** Where relative paths of a script resolve (the sandbox's workspace). */
-const WORKSPACE = "/workspace";
+import type { ArgWord } from "./command-pattern.js";
 
 /** One thing in a script a policy must judge. `via` lists the wrappers unwrapped to reach it. */
 export type BashPart =
@@ -109,74 +114,6 @@ export function renderArgv(argv: readonly ArgWord[]): string {
         : (w.raw ?? "?"),
     )
     .join(" ");
-}
-
-/** Commands none of whose operands name a file: an expanding word there is no path. */
-const NO_PATH_OPERANDS = new Set([
-  "echo",
-  "printf",
-  "true",
-  "false",
-  "seq",
-  "date",
-  "sleep",
-  "expr",
-  "export",
-  "local",
-  "declare",
-  "test",
-  "[",
-  "basename",
-  "dirname",
-  "cd",
-  "pushd",
-  "exit",
-  "return",
-  "shift",
-  "set",
-  "read",
-  "kill",
-  "wait",
-]);
-
-/** A literal file argument, or an expanding word as the glob of every path it may become. */
-type ArgumentPath = { target: string; glob?: boolean };
-
-/**
- * The arguments of a command that may name files: literal words; the value of `--option=value`
- * and of a `key=value` operand (`dd if=.env`),
- * of an attached short option (`-f.env`) and after a `:` (`HEAD:.env`); and words the shell
- * expands, as globs (path-overlap.ts). Used so `cat .env`, `cat .en?` and `git show HEAD:.env`
- * meet a deny rule on `.env` like `read .env` does.
- */
-function argumentPaths(argv: readonly ArgWord[]): ArgumentPath[] {
-  const paths: ArgumentPath[] = [];
-  const name = argv[0]?.value ?? "";
-  const operandsArePaths = !NO_PATH_OPERANDS.has(name.slice(name.lastIndexOf("/") + 1));
-  for (const word of argv.slice(1)) {
-    if (word.value === null || word.expands) {
-      if (!operandsArePaths || word.glob === undefined) continue;
-      for (const target of wordPathGlobs(word.glob, WORKSPACE) ?? [ANY_TEXT]) {
-        // `~/x` and `{a,b}` expand to plain paths: those are judged as the literal paths they are.
-        const wild = /[*?[\u0001]/.test(target.replace(/\\./g, ""));
-        paths.push(wild ? { target, glob: true } : { target: target.replace(/\\(.)/g, "$1") });
-      }
-      continue;
-    }
-    const v = word.value;
-    if (v === "" || v.includes("\0")) continue;
-    if (v.startsWith("--")) {
-      if (v.includes("=")) paths.push({ target: v.slice(v.indexOf("=") + 1) });
-    } else if (v.startsWith("-") && v.length > 2) paths.push({ target: v.slice(2) });
-    else if (!v.startsWith("-")) {
-      paths.push({ target: v });
-      // `dd if=F`, `make -f x VAR=F`: the value of a key=value operand may be a path too.
-      if (v.includes("=")) paths.push({ target: v.slice(v.indexOf("=") + 1) });
-    }
-    const colon = v.indexOf(":");
-    if (colon !== -1 && colon < v.length - 1) paths.push({ target: v.slice(colon + 1) });
-  }
-  return paths.filter((p) => p.target !== "");
 }
 
 /** Text of an opaque part, kept whole: "allow for this session" approvals are keyed on it. */
@@ -285,7 +222,7 @@ class Analyzer {
    * Judges one argv: the command itself, then whatever it wraps. `context`: something outside the
    * argv (an assignment prefix, stdin from the script) changes what it does.
    */
-  private argv(argv: ArgWord[], via: string[], context: boolean): void {
+  private argv(argv: ArgWord[], via: string[], context: boolean, unknownOperands = false): void {
     const name = argv[0];
     if (!name) return;
     if (name.value === null || name.expands) {
@@ -310,7 +247,11 @@ class Analyzer {
       identity,
       ...(form ? { form } : {}),
     });
-    for (const { target, glob } of argumentPaths(argv))
+    const paths = argumentPaths(argv);
+    // Under xargs (or find -exec / fd -x) the command gets operands the script does not spell:
+    // any path.
+    if (unknownOperands && !NO_PATH_OPERANDS.has(label)) paths.push(ANY_UNKNOWN_PATH);
+    for (const { target, glob } of paths)
       this.parts.push({ kind: "argument", target, text, via, identity, ...(glob ? { glob } : {}) });
     // The files the model says the form writes are judged like output redirections (`cp a .env`).
     for (const target of form?.writes ?? []) this.file("write", target, text, via, true);
@@ -322,7 +263,8 @@ class Analyzer {
         this.opaque(text, `${label} sets ${variable}, which changes what runs`, via);
     }
     for (const target of inner.writes) this.file("write", target, text, via);
-    for (const payload of inner.payloads) this.argv(payload, [...via, label], true);
+    for (const payload of inner.payloads)
+      this.argv(payload, [...via, label], true, FEEDING_WRAPPERS.has(label));
     for (const script of inner.scripts)
       this.script(script, [...via, label === "eval" || label === "trap" ? label : `${label} -c`]);
   }
@@ -377,14 +319,20 @@ export function analyzeBash(script: string, depth = 0, via: string[] = []): Bash
   const changesDir = [...DIRECTORY_CHANGERS].some((n) => names.has(n));
   const changesContext = changesDir || [...CONTEXT_CHANGERS].some((n) => names.has(n));
   if (!changesContext) return parts;
-  return parts.map((p): BashPart => {
+  let dirs: string[] | null = [WORKSPACE];
+  return parts.flatMap((p): BashPart[] => {
+    const name = p.kind === "command" ? (p.argv[0]?.value ?? "") : "";
+    if (DIRECTORY_CHANGERS.has(name) && p.kind === "command") dirs = changeDirectory(p.argv, dirs);
+    if (changesDir && p.kind === "argument") return inDirectories(p, dirs);
     if (changesDir && (p.kind === "write" || p.kind === "read") && !p.target.startsWith("/"))
-      return {
-        kind: "opaque",
-        text: p.text,
-        why: `relative ${p.kind} target after a change of directory`,
-        via: p.via,
-      };
-    return p.kind === "command" || p.kind === "argument" ? { ...p, identity: null } : p;
+      return [
+        {
+          kind: "opaque",
+          text: p.text,
+          why: `relative ${p.kind} target after a change of directory`,
+          via: p.via,
+        },
+      ];
+    return [p.kind === "command" || p.kind === "argument" ? { ...p, identity: null } : p];
   });
 }

@@ -102,7 +102,7 @@ export function wordOf(node: Node): ArgWord {
 }
 
 /** Escapes glob syntax in quoted text. */
-function globEscape(text: string): string {
+export function globEscape(text: string): string {
   return text.replace(/[\\*?[\]{}~,\u0001]/g, "\\$&");
 }
 

@@ -57,7 +57,7 @@ function awkCode(program: string): string {
  * What an awk program does besides reading its input and printing: `exec` for `system(…)`, a
  * pipe to or from a command (`print | "cmd"`, `"cmd" | getline`, gawk's `|&`) and gawk's
  * `@load` / `@include`; `write` for output redirected to a file (`print > f`, `printf >> f`);
- * unknown for `getline < file` (a file the command line does not name). String literals and
+ * unknown for `getline < file` and for ARGV / ARGC (files the command line does not name). String literals and
  * regex literals are text; `||` is logical or; `>` outside a print statement is a comparison.
  */
 export function awkProgramEffect(program: string): Effect | `unknown: ${string}` | null {
@@ -65,6 +65,9 @@ export function awkProgramEffect(program: string): Effect | `unknown: ${string}`
   if (text.includes("@")) return "exec"; // @load, @include, indirect calls (`@f()`)
   if (/\bsystem\s*\(/.test(text) || text.replace(/\|\|/g, " ").includes("|")) return "exec";
   if (/\bgetline\b[^;}\n]*</.test(text)) return "unknown: awk getline reads a file its program names";
+  // Input files are ARGV[1..ARGC-1], read as the program runs: a program that touches them opens
+  // files the command line does not name (`ARGV[1]=".e" "nv"`, `ARGV[ARGC++]=f`).
+  if (/\bARG[VC]\b/.test(text)) return "unknown: awk program changes ARGV / ARGC, the files it reads";
   // `>` or `>>` after print / printf in the same statement, outside parentheses, redirects output.
   for (const statement of text.split(/[;{}\n]/)) {
     const at = statement.search(/\bprintf?\b/);

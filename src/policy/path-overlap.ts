@@ -174,7 +174,12 @@ export function wordPathGlobs(glob: string, cwd: string): string[] | null {
   return expanded.map((g) => {
     let path = g;
     if (path === "~" || path.startsWith("~/")) path = `${SANDBOX_HOME}${path.slice(1)}`;
-    else if (path.startsWith("~")) path = `/${path.startsWith("~root") ? "root" : `home/${path.slice(1)}`}`;
+    else if (path.startsWith("~")) {
+      // `~user/rest` keeps `rest`; only root's home is known, any other (`~bob`, `~+`, `~-`) may be anywhere.
+      const slash = path.indexOf("/");
+      const user = slash === -1 ? path.slice(1) : path.slice(1, slash);
+      path = `${user === "root" ? "/root" : ANY_TEXT}${slash === -1 ? "" : path.slice(slash)}`;
+    }
     return path.startsWith("/") || path.startsWith(ANY_TEXT) ? path : `${cwd}/${path}`;
   });
 }

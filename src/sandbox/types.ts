@@ -4,7 +4,8 @@
  * implementation on the Docker Engine API; tests and other backends implement the same interface.
  */
 import type { Readable } from "node:stream";
-import type { NetworkOptions } from "../egress/index.js";
+// types.js, not index.js: the channel protocol imports these types and must stay free of Docker code.
+import type { NetworkOptions } from "../egress/types.js";
 
 /** Where the workspace lives inside every sandbox. Relative tool paths resolve against it. */
 export const WORKSPACE_DIR = "/workspace";

@@ -66,6 +66,13 @@ export const INDEX_EXCEPTIONS: readonly { from: string; to: string; typeOnly: bo
     typeOnly: true,
     reason: "the shipped client takes the route schemas' types only; nothing of the server loads with it",
   },
+  {
+    from: "^src/sandbox/types\\.ts$",
+    to: "^src/egress/types\\.ts$",
+    typeOnly: true,
+    reason:
+      "the Sandbox types name NetworkOptions only; egress/index.ts would pull the gateway's Docker code into the channel protocol's import graph",
+  },
 ];
 
 /** What the shipped client may import besides itself (everything else of src/ is refused). */

@@ -179,3 +179,31 @@ describe("analyzeBash: every simple command", () => {
     ]);
   });
 });
+
+describe("analyzeBash: follow-up argument paths", () => {
+  const globs = (script: string) =>
+    analyzeBash(script).flatMap((p) => (p.kind === "argument" ? [[p.target, p.glob ?? false]] : []));
+
+  it("judges relative paths after cd below its literal target and the directories before it", () => {
+    expect(globs("cd /etc; cat shadow")).toEqual([
+      ["/etc", false],
+      ["/workspace/shadow", true],
+      ["/etc/shadow", true],
+    ]);
+    expect(globs("cd src/../.git && cat config")).toContainEqual(["/workspace/.git/config", true]);
+    expect(globs('cd "$X"; cat config')).toContainEqual(["\u0001/config", true]);
+    expect(globs("cd -; cat config")).toContainEqual(["\u0001/config", true]);
+  });
+
+  it("reads every suffix of a short-option cluster, git pathspec globs and xargs' unknown operands", () => {
+    expect(globs("grep -hrf.env .")).toEqual([
+      ["rf.env", false],
+      ["f.env", false],
+      [".env", false],
+      [".", false],
+    ]);
+    expect(globs("git log -- '.e*'")).toContainEqual(["/workspace/\u0001.e\u0001", true]);
+    expect(globs("xargs cat")).toContainEqual(["\u0001", true]);
+    expect(globs("xargs echo")).toEqual([["echo", false]]);
+  });
+});

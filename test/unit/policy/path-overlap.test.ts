@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { evaluate, lexicalContext, loadPolicy, type Policy } from "../../../src/policy/index.js";
-import { expandBraces, mayOverlap } from "../../../src/policy/path-overlap.js";
+import { expandBraces, mayOverlap, wordPathGlobs } from "../../../src/policy/path-overlap.js";
 
 const shipped = (name: string) => new URL(`../../../policies/${name}.yaml`, import.meta.url).pathname;
 let policies: Record<string, Policy>;
@@ -77,4 +77,13 @@ describe("secret paths reached through globs and expansions are refused under ev
       expect((await decide("default", command)).decision).toBe("allow");
     },
   );
+});
+
+describe("wordPathGlobs: ~user homes", () => {
+  it("keeps the rest of ~root/… and takes an unknown user's home as anywhere", () => {
+    expect(wordPathGlobs("~root/.ssh/id_rsa", "/workspace")).toEqual(["/root/.ssh/id_rsa"]);
+    expect(wordPathGlobs("~root", "/workspace")).toEqual(["/root"]);
+    expect(wordPathGlobs("~bob/.ssh/id_rsa", "/workspace")).toEqual(["\u0001/.ssh/id_rsa"]);
+    expect(wordPathGlobs("~+/x", "/workspace")).toEqual(["\u0001/x"]);
+  });
 });

@@ -1,0 +1,152 @@
+/**
+ * Which words of a command may name files, for deny / ask path rules (bash-analyze.ts): literal
+ * operands, option values (attached anywhere in a short-option cluster), git pathspec globs, and
+ * where the working directory a `cd` leaves makes relative paths resolve.
+ */
+import { posix } from "node:path";
+import { globEscape } from "./bash-words.js";
+import { ANY_TEXT, type ArgWord } from "./command-pattern.js";
+import { SANDBOX_HOME, wordPathGlobs } from "./path-overlap.js";
+
+/** Where relative paths of a script resolve (the sandbox's workspace). */
+export const WORKSPACE = "/workspace";
+
+/** An operand the script does not spell (xargs input): any path. */
+export const ANY_UNKNOWN_PATH: ArgumentPath = { target: ANY_TEXT, glob: true };
+
+/** Wrappers that run their payload with operands taken from input or a search (xargs, find -exec, fd -x). */
+export const FEEDING_WRAPPERS = new Set(["xargs", "find", "fd", "fdfind"]);
+
+/** Commands none of whose operands name a file: an expanding word there is no path. */
+export const NO_PATH_OPERANDS = new Set([
+  "echo",
+  "printf",
+  "true",
+  "false",
+  "seq",
+  "date",
+  "sleep",
+  "expr",
+  "export",
+  "local",
+  "declare",
+  "test",
+  "[",
+  "basename",
+  "dirname",
+  "cd",
+  "pushd",
+  "exit",
+  "return",
+  "shift",
+  "set",
+  "read",
+  "kill",
+  "wait",
+]);
+
+/** A literal file argument, or an expanding word as the glob of every path it may become. */
+export type ArgumentPath = { target: string; glob?: boolean };
+
+/**
+ * The arguments of a command that may name files: literal words; the value of `--option=value`
+ * and of a `key=value` operand (`dd if=.env`),
+ * of an attached short option after any letter of a cluster (`-rf.env`: `f.env` and `.env`), after a
+ * `:` (`HEAD:.env`); git pathspec globs (gitPathspecGlob); and words the shell
+ * expands, as globs (path-overlap.ts). Used so `cat .env`, `cat .en?` and `git show HEAD:.env`
+ * meet a deny rule on `.env` like `read .env` does.
+ */
+export function argumentPaths(argv: readonly ArgWord[]): ArgumentPath[] {
+  const paths: ArgumentPath[] = [];
+  const name = argv[0]?.value ?? "";
+  const base = name.slice(name.lastIndexOf("/") + 1);
+  const operandsArePaths = !NO_PATH_OPERANDS.has(base);
+  for (const word of argv.slice(1)) {
+    if (word.value === null || word.expands) {
+      if (!operandsArePaths || word.glob === undefined) continue;
+      for (const target of wordPathGlobs(word.glob, WORKSPACE) ?? [ANY_TEXT]) {
+        // `~/x` and `{a,b}` expand to plain paths: those are judged as the literal paths they are.
+        const wild = /[*?[\u0001]/.test(target.replace(/\\./g, ""));
+        paths.push(wild ? { target, glob: true } : { target: target.replace(/\\(.)/g, "$1") });
+      }
+      continue;
+    }
+    const v = word.value;
+    if (v === "" || v.includes("\0")) continue;
+    if (v.startsWith("--")) {
+      if (v.includes("=")) paths.push({ target: v.slice(v.indexOf("=") + 1) });
+    } else if (v.startsWith("-") && v.length > 2) {
+      // A short-option cluster may end in an attached value at any point (`-rf.env`, `-0a.env`), and
+      // a single-dash long option may carry one after `=` (`-coverprofile=.env`): every suffix counts.
+      // A value starts after some option letter: no later than the first character that is not one.
+      for (let k = 2; k < v.length && /[A-Za-z0-9]/.test(v[k - 1] as string); k++)
+        paths.push({ target: v.slice(k) });
+      if (v.includes("=")) paths.push({ target: v.slice(v.indexOf("=") + 1) });
+    } else if (!v.startsWith("-")) {
+      paths.push({ target: v });
+      const pathspec = base === "git" ? gitPathspecGlob(v) : null;
+      if (pathspec) paths.push({ target: pathspec, glob: true });
+      // `dd if=F`, `make -f x VAR=F`: the value of a key=value operand may be a path too.
+      if (v.includes("=")) paths.push({ target: v.slice(v.indexOf("=") + 1) });
+    }
+    const colon = v.indexOf(":");
+    if (colon !== -1 && colon < v.length - 1) paths.push({ target: v.slice(colon + 1) });
+  }
+  return paths.filter((p) => p.target !== "");
+}
+
+/**
+ * The absolute glob of every path a git pathspec operand may match when git expands it itself
+ * (`'.e*'`, `':(glob)**​/.e*'`, `':!x'`), or null for a plain path. git's `*` also matches `/`, and
+ * a pathspec matches at any depth below the workspace: each `*` and the start become ANY_TEXT.
+ */
+function gitPathspecGlob(word: string): string | null {
+  if (!/[*?[]/.test(word) && !/^:[(!^/]/.test(word)) return null;
+  const rest = word.replace(/^:(\([^)]*\)|[!^/]*)/, "");
+  return `${WORKSPACE}/${ANY_TEXT}${rest.replace(/\*/g, ANY_TEXT)}`;
+}
+
+/** More possible working directories than this and a relative path may be anywhere. */
+const MAX_DIRECTORIES = 8;
+
+/**
+ * The directories a `cd` / `pushd` part may leave the shell in, from each of `dirs` (null: any).
+ * The old ones stay possible too: the cd may fail or run in a subshell (`cd x || …`, `(cd x)`).
+ */
+export function changeDirectory(argv: readonly ArgWord[], dirs: string[] | null): string[] | null {
+  if (dirs === null) return null;
+  const name = argv[0]?.value ?? "";
+  const operands = argv.slice(1).filter((w) => !/^-[LPe@]+$/.test(w.value ?? "") && w.value !== "--");
+  if (name === "popd" || operands.length > 1) return null;
+  const target = operands[0];
+  if (
+    target &&
+    (target.value === null || target.expands || target.value === "-" || target.value.startsWith("+"))
+  )
+    return null;
+  // A relative target may be found through CDPATH (DANGEROUS_VARIABLES makes setting it opaque).
+  const to = target?.value ?? SANDBOX_HOME;
+  const next = new Set(dirs);
+  for (const dir of dirs) next.add(posix.resolve(dir, to));
+  return next.size > MAX_DIRECTORIES ? null : [...next];
+}
+
+/**
+ * An argument judged in the possible working directories `dirs` (null: any directory, so its
+ * relative path is matched as the glob of that path anywhere: path-overlap.ts).
+ */
+export function inDirectories<T extends { target: string; glob?: boolean; identity: string | null }>(
+  p: T,
+  dirs: string[] | null,
+): T[] {
+  const relative = p.glob
+    ? p.target.startsWith(`${WORKSPACE}/`)
+      ? p.target.slice(WORKSPACE.length + 1)
+      : null
+    : p.target.startsWith("/")
+      ? null
+      : globEscape(p.target);
+  if (relative === null) return [{ ...p, identity: null }];
+  const bases = dirs === null ? [ANY_TEXT] : dirs.map(globEscape);
+  return bases.map((base) => ({ ...p, identity: null, target: `${base}/${relative}`, glob: true }));
+}
