@@ -129,7 +129,10 @@ async function poolRows(
   const baseline = { baseline: rawCreateP50, baselineName: "raw create+start" };
   try {
     for (let i = 0; i < 10; i++) await writeFile(join(dir, `f${i}.txt`), `file ${i}\n`.repeat(100));
-    const request = { tenant, ttlMs: 3_600_000, workspace: { hostPath: dir } };
+    const request: PoolRequest = {
+      template: { tenant, ttlMs: 3_600_000 },
+      claim: { workspace: { hostPath: dir } },
+    };
     await pool.warm(request);
     await pool.settled();
     // One unmeasured claim first, as the exec rows do one unmeasured call (JIT, first-use costs).

@@ -27,8 +27,35 @@ import type { PoolBackend } from "./warm-pool.js";
 /** Label on pooled containers and volumes: the pool key they were prepared for. */
 export const POOL_LABEL = "io.warden.pool";
 
-/** A claim: the sandbox options of the session, plus the hash of the policy it runs under. */
-export interface PoolRequest extends SandboxOptions {
+/**
+ * The sandbox options a key's entries are prepared from: everything but what belongs to one claim.
+ * Pooling is copy mode only (a ro/rw bind mount would expose a host path long after it was checked),
+ * so the workspace is never part of it.
+ */
+export type PoolTemplate = Omit<SandboxOptions, "sessionId" | "signal" | "workspace">;
+
+/** A copy-mode workspace, copied into the claimed container at hand-over. */
+export type CopyWorkspace = NonNullable<SandboxOptions["workspace"]> & { mode?: "copy" };
+
+/**
+ * What one claim adds to its key's template: never part of the key nor of a prepared entry. The
+ * pool refills a key from its first request, whose workspace may be gone by then (an uploaded
+ * workspace is removed when its session closes), so the workspace stays here.
+ */
+export interface PoolClaim {
+  /** The claimer's session id (reported by the returned sandbox). Default: a random UUID. */
+  sessionId?: string;
+  /** Cancels the hand-over (or the cold start). */
+  signal?: AbortSignal;
+  /** Host directory copied into /workspace at hand-over. Without it the workspace starts empty. */
+  workspace?: CopyWorkspace;
+}
+
+/** A claim: the key's template, the claim's own fields, and the hash of the policy it runs under. */
+export interface PoolRequest {
+  /** Sandbox options of the key (tenant, image, limits, runtime…). Part of the key. */
+  template: PoolTemplate;
+  claim?: PoolClaim;
   /** Any stable string identifying the session's policy; "" or absent for none. Part of the key. */
   policyHash?: string;
 }
@@ -45,57 +72,67 @@ export interface DockerPoolOptions {
   ttlMs?: number;
 }
 
-/**
- * What an entry is prepared from: the request without what belongs to one claim (session id, abort
- * signal) and, in copy mode, without the host directory, which is only read at hand-over. The
- * pool refills a key from its first request, whose directory may be gone by then (an uploaded
- * workspace is removed when its session closes). The key is unchanged: copy mode leaves the host
- * path out of it.
- */
-function poolTemplate(request: PoolRequest): PoolRequest {
-  const { sessionId: _session, signal: _signal, workspace, ...rest } = request;
-  if (!workspace || (workspace.mode ?? "copy") === "copy") return rest;
-  return { ...rest, workspace };
-}
-
 /** A PoolBackend on Docker. See the file comment for labels and hand-over. */
 export function dockerPoolBackend(
   options: DockerPoolOptions = {},
 ): PoolBackend<PoolRequest, PreparedSandbox> {
   const docker = options.docker ?? getDocker();
   const defaultTenant = options.tenant ?? "local";
-  const withTenant = (request: PoolRequest): PoolRequest => ({ tenant: defaultTenant, ...request });
+  const templateOf = (request: PoolRequest): PoolTemplate => ({ tenant: defaultTenant, ...request.template });
+  /** The claimer's sandbox options: the key's template with the claim's own fields. */
+  const claimerOptions = (request: PoolRequest): SandboxOptions => ({
+    ...templateOf(request),
+    ...request.claim,
+  });
   const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS + 60 * 60_000;
 
-  const keyOf = async (request: PoolRequest): Promise<string> => {
-    const opts = await resolveSandboxOptions(withTenant(request), "pool-key");
-    const execPath = resolveExecPath(request.execPath);
+  /** The key of `sandboxOptions` (resolved and validated) under `request`'s policy. */
+  const keyFrom = async (sandboxOptions: SandboxOptions, request: PoolRequest): Promise<string> => {
+    const opts = await resolveSandboxOptions(sandboxOptions, "pool-key");
+    const execPath = resolveExecPath(request.template.execPath);
     return poolKey({ ...opts, execPath, policyHash: request.policyHash ?? "" });
+  };
+
+  /**
+   * The claim is validated with its template (a missing workspace is refused here, before an idle
+   * entry is taken); copy mode leaves the host path out of the key, so it is the template's key.
+   */
+  const keyOf = async (request: PoolRequest): Promise<string> => {
+    const mode = request.claim?.workspace?.mode ?? "copy";
+    if (mode !== "copy") {
+      throw new InvalidArgumentError(
+        `a pooled sandbox takes a copy-mode workspace only, got mode ${JSON.stringify(mode)}; create a ${mode} sandbox with createSandbox instead.`,
+      );
+    }
+    return keyFrom(claimerOptions(request), request);
   };
 
   return {
     keyOf,
     async prepare(request, signal) {
-      const template = poolTemplate(withTenant(request));
-      const key = await keyOf(template);
+      // Not the claim's: the first claim's workspace may be gone when the key is refilled.
+      const key = await keyFrom(templateOf(request), request);
       const sessionId = `pool-${randomUUID()}`;
-      const opts = await resolveSandboxOptions({ ...template, sessionId, ttlMs }, sessionId);
-      return prepareSandbox(docker, opts, resolveExecPath(request.execPath), {
+      const opts = await resolveSandboxOptions({ ...templateOf(request), sessionId, ttlMs }, sessionId);
+      return prepareSandbox(docker, opts, resolveExecPath(request.template.execPath), {
         signal,
         extraLabels: { [POOL_LABEL]: key.slice(0, 71) },
       });
     },
     async handOver(prepared, request): Promise<Sandbox> {
-      const opts = await resolveSandboxOptions(withTenant(request), request.sessionId ?? randomUUID());
+      const opts = await resolveSandboxOptions(
+        claimerOptions(request),
+        request.claim?.sessionId ?? randomUUID(),
+      );
       const remainingMs = prepared.expiresAt.getTime() - Date.now();
       if (opts.ttlMs > remainingMs) {
         throw new InvalidArgumentError(
           `ttlMs ${opts.ttlMs} exceeds the pooled container's remaining lifetime ${remainingMs} ms.`,
         );
       }
-      return finishSandbox(docker, prepared, opts, request.signal);
+      return finishSandbox(docker, prepared, opts, request.claim?.signal);
     },
-    createCold: (request) => createSandbox(withTenant(request), docker),
+    createCold: (request) => createSandbox(claimerOptions(request), docker),
     alive: (prepared) => !prepared.channel?.closed,
     async discard(prepared) {
       prepared.channel?.close();

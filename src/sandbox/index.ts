@@ -23,6 +23,7 @@ export {
   pidsBudgetText,
   resolveLimits,
 } from "./limits.js";
+export { pickSandboxOptions } from "./option-keys.js";
 export { DEFAULT_IMAGE, DEFAULT_TTL_MS, resolveSandboxOptions } from "./options.js";
 export { type PreparedSandbox, prepareSandbox, resolveExecPath } from "./prepare.js";
 export * from "./types.js";

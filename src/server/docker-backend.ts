@@ -9,6 +9,7 @@
 import type Docker from "dockerode";
 import { fromDockerError } from "../errors.js";
 import {
+  type CopyWorkspace,
   dockerPoolBackend,
   POOL_LABEL,
   type PoolRequest,
@@ -59,6 +60,11 @@ export interface DockerBackendOptions {
   onSandboxStart?: (source: "pool" | "cold") => void;
 }
 
+/** True for no workspace or a copy-mode one: the only kinds a pooled sandbox takes. */
+function isCopyWorkspace(workspace: SandboxOptions["workspace"]): workspace is CopyWorkspace | undefined {
+  return (workspace?.mode ?? "copy") === "copy";
+}
+
 /** The baseline hashes of a workspace host directory (what changedPaths compares with). */
 async function baselineOf(hostPath: string | undefined): Promise<WorkspaceHashes> {
   if (!hostPath) return new Map();
@@ -83,19 +89,21 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
   });
   const pools = poolsOf(docker, options);
   const sandboxFor = async (opts: SandboxOptions): Promise<Sandbox> => {
-    // ro/rw spares would bind-mount a host path long after it was checked: those start cold.
     const tenant = opts.tenant ?? "local";
-    const copyMode = (opts.workspace?.mode ?? "copy") === "copy";
+    // The key's template and the claim's own fields, each passed to the pool as its own part.
+    const { sessionId, signal, workspace, ...template } = opts;
+    // ro/rw spares would bind-mount a host path long after it was checked: those start cold.
     // A gateway reports to its own session's audit: sessions with network egress start cold.
     const offline = (opts.network?.mode ?? "none") === "none";
+    const copyMode = isCopyWorkspace(workspace);
     const pool = copyMode && offline ? pools?.of(tenant) : undefined;
-    if (!pool) {
+    if (!pool || !copyMode) {
       const sandbox = await createSandbox(opts, docker);
       options.onSandboxStart?.("cold");
       return sandbox;
     }
     const policyHash = options.policyHash?.(tenant) ?? "";
-    const claim = await pool.claim({ ...opts, policyHash });
+    const claim = await pool.claim({ template, claim: { sessionId, signal, workspace }, policyHash });
     options.onSandboxStart?.(claim.pooled ? "pool" : "cold");
     return claim.sandbox;
   };

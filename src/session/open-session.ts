@@ -14,7 +14,7 @@ import {
   runToolCalls,
   selectEnabledTools,
 } from "../pipeline/index.js";
-import type { Sandbox, SandboxOptions } from "../sandbox/index.js";
+import { pickSandboxOptions, type Sandbox, type SandboxOptions } from "../sandbox/index.js";
 import type { AnyTool, SpillStore } from "../tools/index.js";
 import { SPILL_HANDLE_PREFIX } from "../tools/index.js";
 import { validateSessionEnv, withSessionEnv } from "./session-env.js";
@@ -30,20 +30,9 @@ export interface SessionDependencies {
   extraTools?: AnyTool[];
 }
 
-/** Splits SessionOptions into the sandbox's options and the session's own. */
+/** The sandbox's part of SessionOptions, under the session's id. */
 function sandboxOptionsOf(options: SessionOptions, sessionId: string): SandboxOptions {
-  const {
-    toolSelection,
-    beforeToolCall,
-    afterToolCall,
-    spillDir,
-    spillMaxBytes,
-    spillMaxBytesHint,
-    spillShared,
-    env,
-    ...sandboxOptions
-  } = options;
-  return { ...sandboxOptions, sessionId };
+  return { ...pickSandboxOptions(options), sessionId };
 }
 
 /** The spill store's options: directory and caps. */

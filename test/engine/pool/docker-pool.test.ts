@@ -29,7 +29,7 @@ describeEngine("warm pool on Docker", () => {
   });
 
   it("keeps `size` hardened, labelled containers per key, started with the helper", async () => {
-    await pool.warm({ workspace: { hostPath: dir } });
+    await pool.warm({ template: {}, claim: { workspace: { hostPath: dir } } });
     await pool.settled();
     expect(pool.stats().map((s) => [s.idle, s.size])).toEqual([[2, 2]]);
     const docker = getDocker();
@@ -50,7 +50,10 @@ describeEngine("warm pool on Docker", () => {
   });
 
   it("claims one with the workspace copied in, as the claimer's session, and refills", async () => {
-    const claimed = await pool.claim({ workspace: { hostPath: dir }, sessionId: "test-claimed-1" });
+    const claimed = await pool.claim({
+      template: {},
+      claim: { workspace: { hostPath: dir }, sessionId: "test-claimed-1" },
+    });
     await using sb = claimed.sandbox;
     expect(claimed.pooled).toBe(true);
     expect(sb.info).toMatchObject({ sessionId: "test-claimed-1", tenant: poolTenant, execPath: "channel" });
@@ -60,22 +63,24 @@ describeEngine("warm pool on Docker", () => {
   });
 
   it("never hands over a container prepared for another tenant, policy or limits", async () => {
-    const otherTenant = await pool.claim({ workspace: { hostPath: dir }, tenant: claimTenant });
+    const otherTenant = await pool.claim({
+      template: { tenant: claimTenant },
+      claim: { workspace: { hostPath: dir } },
+    });
     await using sb0 = otherTenant.sandbox;
     expect(otherTenant.pooled).toBe(false);
     const labels = (await getDocker().getContainer(sb0.info.containerId).inspect()).Config.Labels;
     expect(labels[LABEL.tenant]).toBe(claimTenant);
     const other = await pool.claim({
-      workspace: { hostPath: dir },
-      tenant: claimTenant,
+      template: { tenant: claimTenant },
+      claim: { workspace: { hostPath: dir } },
       policyHash: "strict-v2",
     });
     await using sb = other.sandbox;
     expect(other.pooled).toBe(false);
     const limited = await pool.claim({
-      workspace: { hostPath: dir },
-      tenant: claimTenant,
-      limits: { pids: 64 },
+      template: { tenant: claimTenant, limits: { pids: 64 } },
+      claim: { workspace: { hostPath: dir } },
     });
     await using sb2 = limited.sandbox;
     expect(limited.pooled).toBe(false);
@@ -85,15 +90,23 @@ describeEngine("warm pool on Docker", () => {
 
   it("keeps refilling a key after the workspace of its first claim is gone (uploaded dirs are removed)", async () => {
     const gone = await mkdtemp(join(tmpdir(), "warden-pool-gone-"));
-    const first = await pool.claim({ workspace: { hostPath: gone }, policyHash: "refill" });
+    const first = await pool.claim({
+      template: {},
+      claim: { workspace: { hostPath: gone } },
+      policyHash: "refill",
+    });
     await first.sandbox.destroy();
     await pool.settled();
     await rm(gone, { recursive: true });
-    const second = await pool.claim({ workspace: { hostPath: dir }, policyHash: "refill" });
+    const second = await pool.claim({
+      template: {},
+      claim: { workspace: { hostPath: dir } },
+      policyHash: "refill",
+    });
     await using sb = second.sandbox;
     expect(second.pooled).toBe(true);
     await pool.settled();
-    const key = await dockerPoolBackend({ tenant: poolTenant }).keyOf({ policyHash: "refill" });
+    const key = await dockerPoolBackend({ tenant: poolTenant }).keyOf({ template: {}, policyHash: "refill" });
     expect(pool.stats().find((s) => s.key === key)).toMatchObject({ idle: 2, filling: 0 });
     expect((await run(sb, "cat hello.txt")).stdout).toBe("from the host\n");
   });

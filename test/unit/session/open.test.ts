@@ -105,6 +105,42 @@ describe("openSession", () => {
     await session.close();
   });
 
+  it("hands the sandbox exactly its own fields: no hook, env, tool selection or spill setting", async () => {
+    const counts = { created: 0, destroyed: 0, disposed: 0 };
+    const base = deps(counts);
+    let seen: object | undefined;
+    const controller = new AbortController();
+    const session = await openSession(
+      {
+        sessionId: "s-3",
+        tenant: "t-3",
+        image: "img:3",
+        limits: { pids: 64 },
+        signal: controller.signal,
+        toolSelection: { tools: ["echo"] },
+        beforeToolCall: [async () => undefined],
+        afterToolCall: [],
+        env: { GREETING: "hi" },
+        spillMaxBytes: 5,
+      },
+      {
+        ...base,
+        createSandbox: (options) => {
+          seen = options;
+          return base.createSandbox(options);
+        },
+      },
+    );
+    expect(seen).toEqual({
+      sessionId: "s-3",
+      tenant: "t-3",
+      image: "img:3",
+      limits: { pids: 64 },
+      signal: controller.signal,
+    });
+    await session.close();
+  });
+
   it("refuses a mount at /spill, where spill handles live, before any container exists", async () => {
     const counts = { created: 0, destroyed: 0, disposed: 0 };
     for (const containerPath of ["/spill", "/spill/x"]) {
