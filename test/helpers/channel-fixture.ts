@@ -15,6 +15,7 @@ import { hardenedContainerConfig } from "../../src/sandbox/hardening.js";
 import { sandboxLabels } from "../../src/sandbox/labels.js";
 import { resolveLimits } from "../../src/sandbox/limits.js";
 import type { ExecCommand, ExecOptions, ExecResult, SandboxLimits } from "../../src/sandbox/types.js";
+import { collectExec } from "./sandbox-fixture.js";
 
 /** A tenant unique to one test file: `test-channel-<name>-<hex>`. */
 export function channelTenant(name: string): string {
@@ -81,21 +82,10 @@ export async function startHelperBox(
 }
 
 /** Runs a command over the channel and collects its output as strings. */
-export async function runOn(
+export function runOn(
   client: ChannelClient,
   command: ExecCommand | string,
   options: ExecOptions = {},
 ): Promise<ExecResult & { stdout: string; stderr: string }> {
-  const out: Buffer[] = [];
-  const err: Buffer[] = [];
-  const result = await channelExec(client, typeof command === "string" ? { shell: command } : command, {
-    ...options,
-    onStdout: (c) => out.push(Buffer.from(c)),
-    onStderr: (c) => err.push(Buffer.from(c)),
-  });
-  return {
-    ...result,
-    stdout: Buffer.concat(out).toString("utf8"),
-    stderr: Buffer.concat(err).toString("utf8"),
-  };
+  return collectExec((cmd, opts) => channelExec(client, cmd, opts), command, options);
 }

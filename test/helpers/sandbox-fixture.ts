@@ -15,16 +15,15 @@ export function testTenant(name: string): string {
   return `test-sandbox-${name}-${randomBytes(3).toString("hex")}`;
 }
 
-/** Runs a command and collects its output as strings. */
-export async function run(
-  sandbox: Sandbox,
+/** Runs `command` through `exec` (any exec path) and collects its output as strings. */
+export async function collectExec(
+  exec: (command: ExecCommand, options: ExecOptions) => Promise<ExecResult>,
   command: ExecCommand | string,
   options: ExecOptions = {},
 ): Promise<ExecResult & { stdout: string; stderr: string }> {
   const out: Buffer[] = [];
   const err: Buffer[] = [];
-  const cmd = typeof command === "string" ? { shell: command } : command;
-  const result = await sandbox.exec(cmd, {
+  const result = await exec(typeof command === "string" ? { shell: command } : command, {
     ...options,
     onStdout: (c) => out.push(Buffer.from(c)),
     onStderr: (c) => err.push(Buffer.from(c)),
@@ -34,6 +33,15 @@ export async function run(
     stdout: Buffer.concat(out).toString("utf8"),
     stderr: Buffer.concat(err).toString("utf8"),
   };
+}
+
+/** Runs a command in a sandbox and collects its output as strings. */
+export function run(
+  sandbox: Sandbox,
+  command: ExecCommand | string,
+  options: ExecOptions = {},
+): Promise<ExecResult & { stdout: string; stderr: string }> {
+  return collectExec((cmd, opts) => sandbox.exec(cmd, opts), command, options);
 }
 
 /** Containers and volumes still carrying `tenant`'s label. */
