@@ -28,8 +28,9 @@ import type {
   WorkspaceChange,
 } from "./types.js";
 import { WORKSPACE_DIR } from "./types.js";
-import { diffHashes, hashWorkspace } from "./workspace-changes.js";
+import { hashWorkspace } from "./workspace-changes.js";
 import type { WorkspaceHashes } from "./workspace-copy.js";
+import { diffHashes } from "./workspace-hashes.js";
 
 type Opts = { signal?: AbortSignal };
 
