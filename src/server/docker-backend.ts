@@ -61,12 +61,14 @@ export interface DockerBackendOptions {
 }
 
 /** True for no workspace or a copy-mode one: the only kinds a pooled sandbox takes. */
-function isCopyWorkspace(workspace: SandboxOptions["workspace"]): workspace is CopyWorkspace | undefined {
+export function isCopyWorkspace(
+  workspace: SandboxOptions["workspace"],
+): workspace is CopyWorkspace | undefined {
   return (workspace?.mode ?? "copy") === "copy";
 }
 
 /** The baseline hashes of a workspace host directory (what changedPaths compares with). */
-async function baselineOf(hostPath: string | undefined): Promise<WorkspaceHashes> {
+export async function baselineOf(hostPath: string | undefined): Promise<WorkspaceHashes> {
   if (!hostPath) return new Map();
   const packed = packDirectory(hostPath);
   packed.stream.resume();

@@ -3,6 +3,8 @@
  * same channel protocol as on Docker, over the Pod's attach stream (transport.ts). No Docker code
  * here (test/unit/sandbox/kubernetes/imports.test.ts).
  */
+
+export { adoptPod, exitCodeOf, type PodExecResult, podExec } from "./adopt-pod.js";
 export {
   apiStatus,
   connectCluster,
