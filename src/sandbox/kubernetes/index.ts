@@ -20,6 +20,7 @@ export {
   preparePod,
   requirePodOptions,
 } from "./create.js";
+export { gcPods } from "./gc.js";
 export { deletePod, KubernetesSandbox } from "./kubernetes-sandbox.js";
 export {
   isLabelValue,
