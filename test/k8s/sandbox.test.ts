@@ -62,9 +62,30 @@ describeK8s("Kubernetes sandbox: a hardened Pod over the attach channel", () => 
     expect(sizes).toEqual([1024 ** 3, 64 * 1024 ** 2]);
   });
 
-  it("caps memory at memory + tmp + workspace + 1 MiB in the Pod's cgroup", async () => {
-    const r = await run(sandbox, "cat /sys/fs/cgroup/memory.max");
-    expect(Number(r.stdout.trim())).toBe((256 << 20) + (64 << 20) + 1024 ** 3 + (1 << 20));
+  it("caps memory at memory + tmp + workspace + 1 MiB, and CPU at its limit, in the container's cgroup", async () => {
+    // cgroup v2 (memory.max, cpu.max) or v1 (memory/memory.limit_in_bytes, cpu/cpu.cfs_quota_us), whichever the node has.
+    const r = await run(
+      sandbox,
+      "cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes; " +
+        "cat /sys/fs/cgroup/cpu.max 2>/dev/null || echo $(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us /sys/fs/cgroup/cpu/cpu.cfs_period_us)",
+    );
+    const [memory, cpu] = r.stdout.trim().split("\n");
+    expect(Number(memory)).toBe((256 << 20) + (64 << 20) + 1024 ** 3 + (1 << 20));
+    expect(cpu).toBe("100000 100000");
+  });
+
+  it("has no route out: a connection to an outside address fails with 'Network is unreachable'", async () => {
+    const r = await run(sandbox, "echo > /dev/tcp/1.1.1.1/80");
+    expect(r.exitCode).not.toBe(0);
+    expect(r.stderr).toContain("Network is unreachable");
+  });
+
+  it("stops a process flood at the node's per-Pod pids limit (kubelet podPidsLimit), and the Pod still serves", async () => {
+    // bash gives up (exit 254) once fork keeps failing with EAGAIN; the helper says why and kills the group.
+    const r = await run(sandbox, "for i in $(seq 300); do sleep 60 & done");
+    expect(r.exitCode).toBe(254);
+    expect(r.stderr).toContain("the sandbox's process limit is reached");
+    expect(await run(sandbox, "echo ok")).toMatchObject({ exitCode: 0, stdout: "ok\n" });
   });
 
   it("reads, writes and lists files, and reports the workspace's changes", async () => {
