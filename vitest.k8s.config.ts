@@ -6,7 +6,9 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     name: "k8s",
-    include: ["test/k8s/**/*.test.ts"],
+    // test/k8s: what only Kubernetes has; test/engine/tools: the tool suites, on Pods this time.
+    include: ["test/k8s/**/*.test.ts", "test/engine/tools/*.test.ts"],
+    env: { WARDEN_TEST_BACKEND: "kubernetes" },
     globalSetup: ["test/k8s/global-setup.ts"],
     testTimeout: 180_000,
     hookTimeout: 240_000,

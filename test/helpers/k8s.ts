@@ -8,7 +8,14 @@
 import { existsSync } from "node:fs";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { beforeAll, describe } from "vitest";
-import { connectCluster, type KubernetesCluster, WARDEN_POD_SELECTOR } from "../../src/sandbox/index.js";
+import {
+  connectCluster,
+  createKubernetesSandbox,
+  type KubernetesCluster,
+  type Sandbox,
+  type SandboxOptions,
+  WARDEN_POD_SELECTOR,
+} from "../../src/sandbox/index.js";
 
 /** The kubeconfig the suites use. */
 export const TEST_KUBECONFIG = process.env.WARDEN_TEST_KUBECONFIG ?? "/var/lib/warden-k8s/admin.kubeconfig";
@@ -73,4 +80,9 @@ export async function podLeftovers(tenant: string): Promise<string[]> {
     labelSelector: `${WARDEN_POD_SELECTOR},io.warden.tenant=${tenant}`,
   });
   return list.items.map((p) => `pod ${p.metadata?.name}`);
+}
+
+/** A Kubernetes sandbox on the test cluster (the backend parameter's createSandbox). */
+export function createTestPodSandbox(options: SandboxOptions): Promise<Sandbox> {
+  return createKubernetesSandbox(options, testCluster());
 }
