@@ -140,6 +140,19 @@ describeK8s("Kubernetes sandbox: failures leave no Pod", () => {
     );
   });
 
+  it("a workspace packing to more than 48 MiB is refused naming the cap, and its Pod is deleted", async () => {
+    const big = await mkdtemp(join(tmpdir(), "warden-k8s-big-"));
+    try {
+      await writeFile(join(big, "blob"), Buffer.alloc(49 << 20));
+      await expect(
+        createKubernetesSandbox({ tenant, workspace: { hostPath: big } }, cluster),
+      ).rejects.toThrow("packs to more than 50331648 bytes, the most a Kubernetes sandbox copies in");
+      expect(await podLeftovers(tenant)).toEqual([]);
+    } finally {
+      await rm(big, { recursive: true, force: true });
+    }
+  });
+
   it("an abort while the Pod starts deletes it", async () => {
     const ac = new AbortController();
     const creating = createKubernetesSandbox({ tenant, signal: ac.signal }, cluster);

@@ -1,5 +1,12 @@
+import { tmpdir } from "node:os";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_LIMITS } from "../../../../src/sandbox/index.js";
+import {
+  DEFAULT_LIMITS,
+  type KubernetesCluster,
+  type ResolvedSandboxOptions,
+  requirePodOptions,
+  resolveSandboxOptions,
+} from "../../../../src/sandbox/index.js";
 import {
   isLabelValue,
   podAnnotations,
@@ -92,3 +99,29 @@ function runningStatus() {
     state: { running: { startedAt: new Date() } },
   };
 }
+
+describe("requirePodOptions", () => {
+  const cluster = { namespace: "n" } as KubernetesCluster;
+
+  it("refuses extra mounts, network egress and runsc without a RuntimeClass, naming the fix", async () => {
+    const opts = await resolveSandboxOptions({}, "s1");
+    expect(() => requirePodOptions(opts, cluster)).not.toThrow();
+    expect(() =>
+      requirePodOptions({ ...opts, mounts: [{ hostPath: tmpdir(), containerPath: "/data" }] }, cluster),
+    ).toThrow("mounts bind host directories, which a Kubernetes sandbox cannot; drop them.");
+    expect(() =>
+      requirePodOptions(
+        { ...opts, network: { mode: "allowlist" } as ResolvedSandboxOptions["network"] },
+        cluster,
+      ),
+    ).toThrow(
+      'network mode "allowlist" is not available on the Kubernetes backend yet; use { mode: "none" }.',
+    );
+    expect(() => requirePodOptions({ ...opts, runtime: "runsc" }, cluster)).toThrow(
+      "backend.runtimeClassName",
+    );
+    expect(() =>
+      requirePodOptions({ ...opts, runtime: "runsc" }, { ...cluster, runtimeClassName: "gvisor" }),
+    ).not.toThrow();
+  });
+});
