@@ -7,7 +7,7 @@
  * their annotations (tenant, session, controller), as the Docker backend judges containers.
  */
 import { kubernetesPoolBackend, type PoolRequest, type TenantPools, tenantPools } from "../pool/index.js";
-import type { PreparedPod, Sandbox, SandboxInfo, SandboxOptions } from "../sandbox/index.js";
+import type { PreparedPod, SandboxInfo } from "../sandbox/index.js";
 import {
   adoptPod,
   createKubernetesSandbox,
@@ -23,44 +23,24 @@ import type { Session, SessionOptions } from "../session/index.js";
 import { createSpillStore, openSession } from "../session/index.js";
 import { builtinTools } from "../tools/index.js";
 import type { ManagedContainer, SessionBackend } from "./backend.js";
-import { baselineOf, type DockerBackendOptions, isCopyWorkspace } from "./docker-backend.js";
+import { baselineOf, pooledSessions, type SessionBackendOptions } from "./pooled-sessions.js";
 import type { SessionRecord } from "./record-store.js";
 
-/** Options of the Kubernetes SessionBackend: the cluster, and the Docker backend's session options. */
-export interface KubernetesBackendOptions extends Omit<DockerBackendOptions, "docker"> {
+/** Options of the Kubernetes SessionBackend: the cluster, and the sessions' options. */
+export interface KubernetesBackendOptions extends SessionBackendOptions {
   cluster: KubernetesCluster;
 }
 
 /** Sessions on Pods of `options.cluster` (see the file comment). `close()` drains the warm pool. */
 export function createKubernetesBackend(options: KubernetesBackendOptions): SessionBackend {
   const { cluster, log } = options;
-  const withSpill = (opts: SessionOptions): SessionOptions => ({
-    ...(options.spillDir ? { spillDir: options.spillDir } : {}),
-    ...options.spillOptions?.(opts.tenant ?? "local"),
-    ...opts,
-  });
   const pools = poolsOf(options);
-  const sandboxFor = async (opts: SandboxOptions): Promise<Sandbox> => {
-    const tenant = opts.tenant ?? "local";
-    const { sessionId, signal, workspace, ...template } = opts;
-    const pool = isCopyWorkspace(workspace) ? pools?.of(tenant) : undefined;
-    if (!pool || !isCopyWorkspace(workspace)) {
-      const sandbox = await createKubernetesSandbox(opts, cluster);
-      options.onSandboxStart?.("cold");
-      return sandbox;
-    }
-    const policyHash = options.policyHash?.(tenant) ?? "";
-    const claim = await pool.claim({ template, claim: { sessionId, signal, workspace }, policyHash });
-    options.onSandboxStart?.(claim.pooled ? "pool" : "cold");
-    return claim.sandbox;
-  };
+  const sessions = pooledSessions(options, pools, (opts) => createKubernetesSandbox(opts, cluster));
+  const { withSpill } = sessions;
   return {
-    create: (opts) =>
-      openSession(withSpill(opts), { createSandbox: sandboxFor, createSpillStore, builtinTools }),
-
-    close: async () => pools?.drain(),
-
-    idleSpares: () => pools?.idle() ?? 0,
+    create: sessions.create,
+    close: sessions.close,
+    idleSpares: sessions.idleSpares,
 
     async adopt(record: SessionRecord, sessionOptions: SessionOptions): Promise<Session | null> {
       const name = record.containerId;

@@ -12,20 +12,8 @@ import { throwIfAborted } from "../../util/index.js";
 import type { ChannelClient } from "../channel/protocol/client.js";
 import { channelExec } from "../channel/protocol/exec.js";
 import { channelIO } from "../channel/protocol/io.js";
-import type { SandboxIO } from "../io.js";
-import { containerPath } from "../io-contract.js";
-import type {
-  DirEntry,
-  ExecCommand,
-  ExecOptions,
-  ExecResult,
-  FileStat,
-  ReadFileResult,
-  ReadRange,
-  Sandbox,
-  SandboxInfo,
-  WorkspaceChange,
-} from "../types.js";
+import { IOSandbox } from "../io-sandbox.js";
+import type { SandboxInfo, WorkspaceChange } from "../types.js";
 import { WORKSPACE_DIR } from "../types.js";
 import type { WorkspaceHashes } from "../workspace-copy.js";
 import { diffHashes, HASH_OUTPUT_MAX_BYTES, HASH_SCRIPT, parseWorkspaceHashes } from "../workspace-hashes.js";
@@ -34,9 +22,8 @@ import { apiStatus, fromKubeError, type KubernetesCluster } from "./cluster.js";
 type Opts = { signal?: AbortSignal };
 
 /** A sandbox backed by one Pod. Made by createKubernetesSandbox (create.ts) or adoption. */
-export class KubernetesSandbox implements Sandbox {
+export class KubernetesSandbox extends IOSandbox {
   private destroyed: Promise<void> | undefined;
-  private readonly io: SandboxIO;
 
   /** Wraps a running Pod (`info.containerId` is its name) whose helper answers on `channel`. */
   constructor(
@@ -45,31 +32,7 @@ export class KubernetesSandbox implements Sandbox {
     private readonly channel: ChannelClient,
     private readonly baseline: WorkspaceHashes,
   ) {
-    this.io = channelIO(channel);
-  }
-
-  exec(command: ExecCommand, options?: ExecOptions): Promise<ExecResult> {
-    return this.io.exec(command, options);
-  }
-
-  readFile(path: string, range: ReadRange, options?: Opts): Promise<ReadFileResult> {
-    return this.io.readFile(containerPath(path), range, options);
-  }
-
-  writeFile(path: string, data: Buffer, options?: { mode?: number; signal?: AbortSignal }): Promise<void> {
-    return this.io.writeFile(containerPath(path), data, options);
-  }
-
-  stat(path: string, options?: Opts): Promise<FileStat | null> {
-    return this.io.stat(containerPath(path), options);
-  }
-
-  realpath(path: string, options?: Opts): Promise<string> {
-    return this.io.realpath(containerPath(path), options);
-  }
-
-  listDir(path: string, options?: Opts): Promise<DirEntry[]> {
-    return this.io.listDir(containerPath(path), options);
+    super(channelIO(channel));
   }
 
   /**
@@ -132,10 +95,6 @@ export class KubernetesSandbox implements Sandbox {
     this.io.close();
     this.destroyed ??= deletePod(this.cluster, this.info.containerId);
     return this.destroyed;
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.destroy();
   }
 }
 
