@@ -244,7 +244,11 @@ describe("background spill writes", () => {
     expect(tail.data.toString()).toBe(expected.subarray(-5).toString());
     await w.close();
     expect((await readFile(hostPath(store, w.handle))).equals(expected)).toBe(true);
-    expect(w.summary()).toEqual({ handle: w.handle, keptBytes: expected.length, totalBytes: expected.length });
+    expect(w.summary()).toEqual({
+      handle: w.handle,
+      keptBytes: expected.length,
+      totalBytes: expected.length,
+    });
   });
 
   it("a session closed while writes are queued gives every byte back and closes the file after them", async () => {
