@@ -118,6 +118,13 @@ export const ServerConfigSchema = Type.Object(
     ),
     warmPool: Type.Optional(WarmPoolConfigSchema),
     backend: Type.Optional(BackendConfigSchema),
+    contendedOutputBytesPerSecond: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          "Rate of one session's output (bytes/s) while another session has a call running; 0: no limit; default 16 MiB/s",
+      }),
+    ),
     tenants: Type.Array(TenantConfigSchema, { minItems: 1 }),
   },
   { additionalProperties: false },

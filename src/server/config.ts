@@ -11,13 +11,14 @@ import { Compile } from "typebox/compile";
 import { parse as parseYaml } from "yaml";
 import { InvalidArgumentError } from "../errors.js";
 import { DEFAULT_APPROVAL_TIMEOUT_MS } from "../policy/index.js";
-import type { WorkspaceMode } from "../sandbox/index.js";
 import {
+  DEFAULT_CONTENDED_OUTPUT_BYTES_PER_SECOND,
   DEFAULT_LIMITS,
   HELPER_PIDS_RESERVE,
   minPidsFor,
   PIDS_PER_CONCURRENT_CALL,
   pidsBudgetText,
+  type WorkspaceMode,
 } from "../sandbox/index.js";
 import { DEFAULT_SPILL_SESSION_MAX_BYTES } from "../session/index.js";
 import { schemaErrorLines } from "../util/index.js";
@@ -77,6 +78,11 @@ export interface ServerConfig {
   warmPool: { size: number; maxIdleMs: number; maxKeys: number };
   /** Where sessions run: Docker (also when absent) or a Kubernetes namespace (backend-config.ts). */
   backend?: BackendConfig;
+  /**
+   * Rate of the bytes one session's sandbox sends the server (command output, file reads) while
+   * another session has a request in flight, bytes/s; 0: no limit (src/sandbox output-share.ts).
+   */
+  contendedOutputBytesPerSecond: number;
   tenants: TenantConfig[];
 }
 
@@ -85,7 +91,8 @@ export interface ServerConfig {
  * 100,000 entries, 10 s grace,
  * 5 min for an approval,
  * a warm pool of 1 idle sandbox per key (filled after the key's first session) kept up to 10 min,
- * for at most 8 keys per tenant; spill files capped at 256 MiB per session and 1 GiB per tenant.
+ * for at most 8 keys per tenant; spill files capped at 256 MiB per session and 1 GiB per tenant;
+ * a session's output paced to 16 MiB/s while another session has a call running.
  */
 export const CONFIG_DEFAULTS = {
   host: "127.0.0.1",
@@ -103,6 +110,7 @@ export const CONFIG_DEFAULTS = {
   warmPool: { size: 1, maxIdleMs: 10 * 60_000, maxKeys: 8 },
   spillSessionBytes: DEFAULT_SPILL_SESSION_MAX_BYTES,
   spillBytes: 1024 * MiB,
+  contendedOutputBytesPerSecond: DEFAULT_CONTENDED_OUTPUT_BYTES_PER_SECOND,
 } as const;
 
 /**
@@ -165,6 +173,8 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
       maxKeys: cfg.warmPool?.maxKeys ?? CONFIG_DEFAULTS.warmPool.maxKeys,
     },
     backend,
+    contendedOutputBytesPerSecond:
+      cfg.contendedOutputBytesPerSecond ?? CONFIG_DEFAULTS.contendedOutputBytesPerSecond,
     tenants: cfg.tenants.map((t, i) => {
       const where = `${source}: /tenants/${i}`;
       const tenant = resolveTenant(t, baseDir, defaultImage, where);

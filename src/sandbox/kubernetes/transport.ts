@@ -18,6 +18,9 @@ export type HelperLog = (message: string) => void;
 /** The parts of a WebSocket the transport uses (the `ws` socket Attach resolves with). */
 interface AttachSocket {
   close(): void;
+  /** Stop and restart reading the connection (ws 8): the output share's backpressure. */
+  pause?(): void;
+  resume?(): void;
   on(event: "close", listener: (code: number, reason: Buffer) => void): unknown;
   on(event: "error", listener: (err: Error) => void): unknown;
 }
@@ -97,5 +100,8 @@ export async function attachPod(
       socket.close();
       end("the channel was closed");
     },
+    ...(socket.pause && socket.resume
+      ? { pause: () => socket.pause?.(), resume: () => socket.resume?.() }
+      : {}),
   };
 }
