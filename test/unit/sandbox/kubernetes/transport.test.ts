@@ -63,6 +63,16 @@ describe("the Pod attach transport", () => {
     expect(reasons).toEqual(["the Pod's attach stream closed (code 1006; Pod stopped?)"]);
   });
 
+  it("pauses and resumes the WebSocket for the output share", async () => {
+    const { attach, socket } = fakeAttach();
+    const calls: string[] = [];
+    Object.assign(socket, { pause: () => calls.push("pause"), resume: () => calls.push("resume") });
+    const transport = await attachPod(attach, "ns", "p");
+    transport.pause?.();
+    transport.resume?.();
+    expect(calls).toEqual(["pause", "resume"]);
+  });
+
   it("names the Pod and the RBAC rights when the attach is refused", async () => {
     const attach = { attach: async () => Promise.reject(new Error("403 Forbidden")) } as unknown as Attach;
     await expect(attachPod(attach, "ns", "p")).rejects.toThrow(
