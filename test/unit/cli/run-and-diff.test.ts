@@ -7,7 +7,7 @@ import { ModelNotConfiguredError, NO_MODEL_MESSAGE } from "../../../src/agent/er
 import { resolveModelConfig } from "../../../src/agent/model.js";
 import { savedPatchPath, statOfPatch } from "../../../src/cli/commands/diff.js";
 import { type RunFlags, runRun } from "../../../src/cli/commands/run.js";
-import type { Session } from "../../../src/session/types.js";
+import type { Session, SessionOptions } from "../../../src/session/types.js";
 import { createFakeSession } from "../../helpers/agent-fake-session.js";
 import { startOpenAITestServer } from "../../helpers/openai-test-server.js";
 
@@ -113,6 +113,58 @@ describe("warden run provider failure", () => {
         "variable TEAM_KEY, or name another variable with --api-key-env NAME.\n",
     );
     expect(server.requests[0]?.headers.authorization).toBe("Bearer sk-wrong");
+  });
+});
+
+describe("warden run and the policy's network section", () => {
+  it("gives the session the network the policy's network: section allows, with the policy hook", async () => {
+    const server = await startOpenAITestServer([{ status: 401, error: { message: "bad key" } }]);
+    vi.stubEnv("TEAM_KEY", "sk-x");
+    vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    vi.spyOn(process.stdout, "write").mockImplementation(() => true);
+    const dir = mkdtempSync(join(tmpdir(), "warden-run-net-"));
+    const policy = join(dir, "..", `${Date.now()}-net.yaml`);
+    writeFileSync(
+      policy,
+      "default: allow\nrules: []\nnetwork:\n  allow: [pypi.org:443]\n  deny: [evil.test]\n",
+    );
+    const seen: SessionOptions[] = [];
+    const session = {
+      ...createFakeSession(),
+      enabledTools: [],
+      close: async () => {},
+      sandbox: { changedPaths: async () => [] },
+    } as unknown as Session;
+    try {
+      await runRun(
+        {
+          task: "x",
+          maxTurns: 5,
+          baseUrl: server.baseURL,
+          apiKeyEnv: "TEAM_KEY",
+          workspace: dir,
+          policy: [policy],
+          nonInteractive: true,
+          transcript: join(dir, "..", `${Date.now()}-net.jsonl`),
+        } as RunFlags,
+        {
+          createSession: async (options) => {
+            seen.push(options);
+            return session;
+          },
+        },
+      );
+    } finally {
+      await server.close();
+    }
+    const network = seen[0]?.network;
+    expect(
+      network?.mode === "allowlist" ? network.rules.map((r) => [r.decision, r.host, r.ports]) : network,
+    ).toEqual([
+      ["allow", "pypi.org", [443]],
+      ["deny", "evil.test", [80, 443]],
+    ]);
+    expect(seen[0]?.beforeToolCall).toHaveLength(1);
   });
 });
 
