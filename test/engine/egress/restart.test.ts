@@ -22,7 +22,7 @@ import {
   tenantClient,
   writeServeConfig,
 } from "../../helpers/server-fixture.js";
-import { type EgressTestbed, startEgressTestbed } from "./testbed.js";
+import { type EgressTestbed, egressOf, startEgressTestbed } from "./testbed.js";
 
 const TENANT = `test-egress-restart-${randomBytes(4).toString("hex")}`;
 const KEY = `key-${TENANT}`;
@@ -34,15 +34,6 @@ import urllib.request as u
 for url in ${JSON.stringify(urls).replace(/"/g, "'")}:
     try: print(u.urlopen(url, timeout=8).read().decode().strip())
     except Exception as e: print('refused', url)"`;
-
-/** The egress resources of `sessionId`: "gateway" / "network" (sorted). */
-async function egressOf(sessionId: string): Promise<string[]> {
-  const filters = { label: [`${SESSION_LABEL}=${sessionId}`] };
-  const docker = getDocker();
-  const containers = await docker.listContainers({ all: true, filters });
-  const networks = await docker.listNetworks({ filters });
-  return [...containers.map(() => "gateway"), ...networks.map(() => "network")].sort();
-}
 
 describeEngine("warden serve with network egress: kill -9 and restart", () => {
   let bed: EgressTestbed;

@@ -74,38 +74,55 @@ describe("warden run configuration", () => {
   });
 });
 
+/** A fake session for runRun: no tools, no changes; `close` is its close. */
+function runSession(close: () => Promise<void> = async () => {}): Session {
+  const fake = createFakeSession();
+  return {
+    ...fake,
+    enabledTools: [],
+    close,
+    sandbox: { changedPaths: async () => [] },
+  } as unknown as Session;
+}
+
+/**
+ * runRun with `flags` (task "x", 5 turns, a transcript beside `flags.workspace`) against a model
+ * server that answers 401; resolves the closed server (its requests).
+ */
+async function runAgainst401(
+  flags: Partial<RunFlags> & { workspace: string },
+  createSession: NonNullable<Parameters<typeof runRun>[1]>["createSession"],
+) {
+  const server = await startOpenAITestServer([{ status: 401, error: { message: "bad key" } }]);
+  try {
+    await runRun(
+      {
+        task: "x",
+        maxTurns: 5,
+        baseUrl: server.baseURL,
+        transcript: join(flags.workspace, "..", `${Date.now()}-${Math.random()}.jsonl`),
+        ...flags,
+      } as RunFlags,
+      { createSession },
+    );
+  } finally {
+    await server.close();
+  }
+  return server;
+}
+
 describe("warden run provider failure", () => {
   it("a 401 ends the run with a message naming the key variable, exit 2, and the session closed", async () => {
-    const server = await startOpenAITestServer([{ status: 401, error: { message: "bad key" } }]);
     vi.stubEnv("TEAM_KEY", "sk-wrong");
     const err: string[] = [];
     const out: string[] = [];
     vi.spyOn(process.stderr, "write").mockImplementation((c) => err.push(String(c)) > 0);
     vi.spyOn(process.stdout, "write").mockImplementation((c) => out.push(String(c)) > 0);
     const close = vi.fn(async () => {});
-    const fake = createFakeSession();
-    const session = {
-      ...fake,
-      enabledTools: [],
-      close,
-      sandbox: { changedPaths: async () => [] },
-    } as unknown as Session;
     const dir = mkdtempSync(join(tmpdir(), "warden-run-401-"));
-    try {
-      await runRun(
-        {
-          task: "x",
-          maxTurns: 5,
-          baseUrl: server.baseURL,
-          apiKeyEnv: "TEAM_KEY",
-          workspace: dir,
-          transcript: join(dir, "..", `${Date.now()}-401.jsonl`),
-        } as RunFlags,
-        { createSession: async () => session },
-      );
-    } finally {
-      await server.close();
-    }
+    const server = await runAgainst401({ apiKeyEnv: "TEAM_KEY", workspace: dir }, async () =>
+      runSession(close),
+    );
     expect(process.exitCode).toBe(2);
     expect(close).toHaveBeenCalledTimes(1);
     expect(err.join("")).toBe(
@@ -118,7 +135,6 @@ describe("warden run provider failure", () => {
 
 describe("warden run and the policy's network section", () => {
   it("gives the session the network the policy's network: section allows, with the policy hook", async () => {
-    const server = await startOpenAITestServer([{ status: 401, error: { message: "bad key" } }]);
     vi.stubEnv("TEAM_KEY", "sk-x");
     vi.spyOn(process.stderr, "write").mockImplementation(() => true);
     vi.spyOn(process.stdout, "write").mockImplementation(() => true);
@@ -129,34 +145,13 @@ describe("warden run and the policy's network section", () => {
       "default: allow\nrules: []\nnetwork:\n  allow: [pypi.org:443]\n  deny: [evil.test]\n",
     );
     const seen: SessionOptions[] = [];
-    const session = {
-      ...createFakeSession(),
-      enabledTools: [],
-      close: async () => {},
-      sandbox: { changedPaths: async () => [] },
-    } as unknown as Session;
-    try {
-      await runRun(
-        {
-          task: "x",
-          maxTurns: 5,
-          baseUrl: server.baseURL,
-          apiKeyEnv: "TEAM_KEY",
-          workspace: dir,
-          policy: [policy],
-          nonInteractive: true,
-          transcript: join(dir, "..", `${Date.now()}-net.jsonl`),
-        } as RunFlags,
-        {
-          createSession: async (options) => {
-            seen.push(options);
-            return session;
-          },
-        },
-      );
-    } finally {
-      await server.close();
-    }
+    await runAgainst401(
+      { apiKeyEnv: "TEAM_KEY", workspace: dir, policy: [policy], nonInteractive: true },
+      async (options) => {
+        seen.push(options);
+        return runSession();
+      },
+    );
     const network = seen[0]?.network;
     expect(
       network?.mode === "allowlist" ? network.rules.map((r) => [r.decision, r.host, r.ports]) : network,
