@@ -1,7 +1,8 @@
 /**
  * `kill -9` of `warden serve` with sessions that have network egress, then a restart: an adopted
  * session keeps its gateway and network, its new bash calls get the proxy variables again, and its
- * connections are audit lines and counted again; an adopted session whose gateway was gone has no
+ * connections are audit lines and counted again (the download the restart's adoption ended
+ * included); an adopted session whose gateway was gone has no
  * network at all (fail closed); the gateways and networks of sessions not adopted (a container
  * without its record, a gateway started just before the crash without its sandbox) are removed.
  */
@@ -40,7 +41,7 @@ describeEngine("warden serve with network egress: kill -9 and restart", () => {
   let dir: string;
   let main: string;
   const children: ServeChild[] = [];
-  const { api, bashText } = tenantClient(KEY);
+  const { api, bash, bashText } = tenantClient(KEY);
 
   beforeAll(async () => {
     bed = await startEgressTestbed();
@@ -103,8 +104,16 @@ describeEngine("warden serve with network egress: kill -9 and restart", () => {
       keepLabels: [LABEL.tenant, LABEL.created, LABEL.controller],
       network: { mode: "allowlist", rules: [{ host: "allowed.test", ports: [443], decision: "allow" }] },
     });
+    // A download still running when the controller dies: its tunnel ends when adoption kills it.
+    const slow = `python3 -c "
+import time, urllib.request as u
+r = u.urlopen('https://allowed.test/bytes/104857600', timeout=60)
+while r.read(1024): time.sleep(1)"`;
+    const inFlight = bash(first, kept, slow).catch(() => "connection lost");
+    await new Promise((r) => setTimeout(r, 2000));
     first.child.kill("SIGKILL");
     await first.exited;
+    expect(await inFlight).toBe("connection lost");
     // As if the crash came between creating a sandbox and writing its record.
     await unlink(join(state, "sessions", `${unrecorded}.json`));
     // A gateway that died while no controller ran.
@@ -150,9 +159,14 @@ except Exception as e: print('no route')"`;
       [kept, "allowed.test", "allow", "allow allowed.test:443"],
       [kept, "pypi.test", "deny", "not-listed"],
     ];
-    expect(audit.map(row)).toEqual([...twice, ...twice]);
+    // Audited before the restart, the download the adoption ended, and the calls after it.
+    expect(audit.map(row)).toEqual([
+      ...twice,
+      [kept, "allowed.test", "allow", "allow allowed.test:443"],
+      ...twice,
+    ]);
     const metrics = await (await fetch(`${second.url}/metrics`)).text();
-    expect(metrics).toContain(`warden_egress_connections_total{tenant="${TENANT}",decision="allow"} 1`);
+    expect(metrics).toContain(`warden_egress_connections_total{tenant="${TENANT}",decision="allow"} 2`);
     expect(metrics).toContain(`warden_egress_connections_total{tenant="${TENANT}",decision="deny"} 1`);
 
     second.child.kill("SIGTERM");
