@@ -8,7 +8,7 @@
  */
 import type { Readable } from "node:stream";
 import type Docker from "dockerode";
-import { SandboxError } from "../errors.js";
+import { InvalidArgumentError, SandboxError } from "../errors.js";
 import { throwIfAborted } from "../util/index.js";
 import { parseAccessLine } from "./access-log.js";
 import {
@@ -124,11 +124,22 @@ export async function startEgressGateway(
   }
 }
 
-/** The gateway addresses of the egress networks: the host's side of each bridge, refused too. */
+/**
+ * The gateway addresses of the egress networks: the host's side of each bridge, refused too.
+ * InvalidArgumentError naming a network the engine does not have.
+ */
 async function egressGateways(docker: Docker, names: string[]): Promise<string[]> {
   const out: string[] = [];
   for (const name of names) {
-    const info = (await docker.getNetwork(name).inspect()) as { IPAM?: { Config?: { Gateway?: string }[] } };
+    const info = (await docker
+      .getNetwork(name)
+      .inspect()
+      .catch((err: { statusCode?: number }) => {
+        if (err.statusCode !== 404) throw err;
+        throw new InvalidArgumentError(
+          `The egress network '${name}' does not exist, so the session gets no network. Create it (docker network create ${name}) or name an existing one in network.egressNetworks (--egress-network).`,
+        );
+      })) as { IPAM?: { Config?: { Gateway?: string }[] } };
     for (const c of info.IPAM?.Config ?? [])
       if (c.Gateway) out.push(c.Gateway.includes(":") ? `${c.Gateway}/128` : `${c.Gateway}/32`);
   }

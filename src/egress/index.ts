@@ -3,6 +3,7 @@
  * Squid gateway, and its audit records.
  */
 export { parseAccessLine } from "./access-log.js";
+export { type AdoptedEgress, adoptEgressGateway } from "./adopt.js";
 export {
   type AllowlistOptions,
   CA_BUNDLE_PATH,
@@ -11,7 +12,7 @@ export {
   startEgressGateway,
 } from "./gateway.js";
 export { GATEWAY_IMAGE, ROLE_LABEL, removeEgressResources, SESSION_LABEL } from "./gateway-container.js";
-export { type EgressRemoval, ORPHAN_GRACE_MS, sweepEgress } from "./gc.js";
+export { type EgressRemoval, ORPHAN_GRACE_MS, removeEgressWhere, sweepEgress } from "./gc.js";
 export {
   DEFAULT_PORTS,
   decideConnection,

@@ -90,8 +90,16 @@ export class SessionManager {
     return this.deps.backend.idleSpares?.() ?? 0;
   }
 
-  /** Session options with the tenant's hooks, for create and adopt. */
-  async sessionOptions(tenant: TenantConfig, sessionId: string): Promise<SessionOptions> {
+  /**
+   * Session options with the tenant's hooks and, when the session asked for domains
+   * (`networkAllow`), its network (networkOptions), for create and adopt. InvalidArgumentError
+   * when that request is not within the tenant's bound.
+   */
+  async sessionOptions(
+    tenant: TenantConfig,
+    sessionId: string,
+    networkAllow?: string[],
+  ): Promise<SessionOptions> {
     const hooks = this.deps.hooks
       ? await this.deps.hooks({ tenant, sessionId, approvals: this.deps.approvals })
       : {};
@@ -101,6 +109,7 @@ export class SessionManager {
       ttlMs: tenant.maxLifetimeMs,
       controllerId: this.controllerId,
       ...hooks,
+      ...(await this.networkOptions(tenant, sessionId, networkAllow)),
     };
   }
 
@@ -162,7 +171,7 @@ export class SessionManager {
     const id = randomUUID();
     try {
       const options: SessionOptions = {
-        ...(await this.sessionOptions(tenant, id)),
+        ...(await this.sessionOptions(tenant, id, request.networkAllow)),
         image: request.image,
         limits: request.limits,
         ...(request.workspaceHostPath
@@ -170,7 +179,6 @@ export class SessionManager {
           : {}),
         ...(request.tools ? { toolSelection: request.tools } : {}),
         ...(request.env ? { env: request.env } : {}),
-        ...(await this.networkOptions(tenant, id, request.networkAllow)),
       };
       const create = () => this.deps.backend.create(options);
       const hostPath = request.uploaded ? undefined : request.workspaceHostPath;
@@ -197,6 +205,7 @@ export class SessionManager {
         limits: request.limits,
         ...(request.tools ? { toolSelection: request.tools } : {}),
         ...(request.env ? { env: request.env } : {}),
+        ...(request.networkAllow?.length ? { networkAllow: request.networkAllow } : {}),
         createdAt: new Date(createdMs).toISOString(),
         expiresAt: new Date(createdMs + tenant.maxLifetimeMs).toISOString(),
       };
