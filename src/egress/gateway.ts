@@ -2,15 +2,17 @@
  * `startEgressGateway`: one session's egress, started before its sandbox. Creates the internal
  * network, writes the Squid config for the session's rules, starts the gateway on the internal
  * network and the egress networks, waits until Squid accepts connections, and follows its access
- * log into one ConnectionAudit per connection. `sandboxNetworkConfig` then puts the sandbox on
+ * log into one ConnectionAudit per connection, and answers its `ask` questions (ask-relay.ts) on
+ * its stdin: the attached stdio is the gateway's only line to the controller, no host path. `sandboxNetworkConfig` then puts the sandbox on
  * the internal network only. Fail closed: if the gateway is missing, fails to start or dies later,
  * the sandbox has no route anywhere (the internal network has none), never an open one.
  */
-import type { Readable } from "node:stream";
+import type { Duplex } from "node:stream";
 import type Docker from "dockerode";
 import { SandboxError } from "../errors.js";
 import { throwIfAborted } from "../util/index.js";
 import { parseAccessLine } from "./access-log.js";
+import { AskRelay, DEFAULT_NETWORK_APPROVAL_TIMEOUT_MS, GATEWAY_DEADLINE_MARGIN_MS } from "./ask-relay.js";
 import {
   createSessionNetwork,
   egressLabels,
@@ -87,21 +89,39 @@ export async function startEgressGateway(
       refusedCidrs: [...new Set(refusedCidrs)],
       clientCidrs: [net.subnet],
       port: GATEWAY_PORT,
-      askHelper: false,
+      askHelper: input.network.rules.some((r) => r.decision === "ask"),
     });
     throwIfAborted(input.signal);
+    const timeoutMs = input.network.approvalTimeoutMs ?? DEFAULT_NETWORK_APPROVAL_TIMEOUT_MS;
     const container = await docker.createContainer(
-      gatewayContainerConfig({ image, networkName: net.name, squidConf: conf, labels: labelsOf("gateway") }),
+      gatewayContainerConfig({
+        image,
+        networkName: net.name,
+        squidConf: conf,
+        labels: labelsOf("gateway"),
+        askDeadlineMs: timeoutMs + GATEWAY_DEADLINE_MARGIN_MS,
+      }),
     );
     containerId = container.id;
     for (const egress of egressNetworks) await docker.getNetwork(egress).connect({ Container: container.id });
     const logs = (await container.attach({
       stream: true,
+      stdin: true,
       stdout: true,
       stderr: true,
-    })) as unknown as Readable;
+      hijack: true,
+    })) as unknown as Duplex;
+    const relay = new AskRelay({
+      sessionId: input.sessionId,
+      rules: input.network.rules,
+      ...(input.network.approve ? { approve: input.network.approve } : {}),
+      timeoutMs,
+      write: (line) => {
+        if (!logs.destroyed) logs.write(line);
+      },
+    });
     await container.start();
-    await followGateway(docker, container, logs, input);
+    await followGateway(docker, container, logs, { ...input, relay });
     const info = await container.inspect();
     const address = info.NetworkSettings.Networks[net.name]?.IPAddress;
     if (!address) throw new SandboxError(`the egress gateway has no address on ${net.name}`);
@@ -113,6 +133,7 @@ export async function startEgressGateway(
       proxyUrl,
       env: sandboxEnv(proxyUrl, input.network.caBundlePath !== undefined),
       close() {
+        relay.close();
         logs.destroy();
         closed ??= removeEgressResources(docker, ids.containerId, ids.networkName);
         return closed;
@@ -143,8 +164,8 @@ async function egressGateways(docker: Docker, names: string[]): Promise<string[]
 function followGateway(
   docker: Docker,
   container: Docker.Container,
-  logs: Readable,
-  input: { sessionId: string; network: AllowlistOptions; signal?: AbortSignal },
+  logs: Duplex,
+  input: { sessionId: string; network: AllowlistOptions; relay: AskRelay; signal?: AbortSignal },
 ): Promise<void> {
   const recent: string[] = [];
   let ready: (() => void) | undefined;
@@ -164,7 +185,8 @@ function followGateway(
     };
   };
   const stdout = lineSplitter((line) => {
-    const record = parseAccessLine(line, input.sessionId, input.network.rules);
+    if (input.relay.handle(line)) return;
+    const record = parseAccessLine(line, input.sessionId, input.network.rules, input.relay.timeoutMs);
     if (record) input.network.onConnection?.(record);
   });
   const stderr = lineSplitter((line) => {

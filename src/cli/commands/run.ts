@@ -27,7 +27,7 @@ import {
   TranscriptWriter,
   transcriptPathFor,
 } from "../../agent/index.js";
-import { createPolicyHookFromFiles } from "../../policy/index.js";
+import { createPolicyHookFromFiles, networkApprover } from "../../policy/index.js";
 import type { Session, SessionOptions } from "../../session/index.js";
 import { createSession } from "../../session/index.js";
 import { withInterrupt } from "../output/interrupt.js";
@@ -86,8 +86,11 @@ export async function runRun(flags: RunFlags, deps: RunDependencies = { createSe
     if (sessionOptions.workspace?.mode === "copy" && flags.policy?.length)
       // Files the policy denies reading are not copied into the sandbox at all.
       Object.assign(sessionOptions.workspace, await workspaceExclusions(workspace, flags));
+    const approval = flags.nonInteractive ? undefined : approvalFor(view);
+    // A connection under a network `ask` rule is asked on the same terminal, with the same timeout.
+    const approve = networkApprover(approval);
+    if (approve && sessionOptions.network?.mode === "allowlist") sessionOptions.network.approve = approve;
     if (flags.policy && flags.policy.length > 0) {
-      const approval = flags.nonInteractive ? undefined : approvalFor(view);
       const hook = await createPolicyHookFromFiles(flags.policy, {
         approval,
         nonInteractive: flags.nonInteractive === true || approval === undefined,

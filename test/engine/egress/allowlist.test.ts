@@ -101,7 +101,11 @@ describeEngine("network egress: allowlist through the gateway", () => {
 
   it("refuses an `ask` name when no approver answers (non-interactive = deny)", async () => {
     expect(await net("get", "https://ask.test/hello")).toMatch(/^ERR /);
-    expect((await auditOf("ask.test"))[0]).toMatchObject({ decision: "deny" });
+    expect(await net("get", "http://ask.test/hello")).toBe("ERR HTTPError HTTP Error 403: Forbidden");
+    expect((await auditOf("ask.test", 2)).map((r) => [r.method, r.decision, r.ask, r.rule])).toEqual([
+      ["CONNECT", "ask→deny", "non-interactive", "ask ask.test:80+443 (nobody to ask: non-interactive)"],
+      ["GET", "ask→deny", "non-interactive", "ask ask.test:80+443 (nobody to ask: non-interactive)"],
+    ]);
   });
 
   it("refuses IP literals, even of the allowed host", async () => {
