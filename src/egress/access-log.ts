@@ -56,10 +56,8 @@ export function parseAccessLine(
 ): ConnectionAudit | null {
   const parts = line.trim().split(/\s+/);
   if (parts[0] !== AUDIT_PREFIX || parts.length !== FIELDS) return null;
-  const [, ts, method, rawDomain, rawPort, status, inBytes, outBytes, tr, sni, remote, bump, note] = parts as [
-    string,
-    ...string[],
-  ] as string[];
+  const [, ts, method, rawDomain, rawPort, status, inBytes, outBytes, tr, sni, remote, bump, note] =
+    parts as [string, ...string[]] as string[];
   const squidStatus = (status ?? "").split("/")[0] ?? "";
   const tunnel = method === "CONNECT";
   if (tunnel && squidStatus === "NONE_NONE" && bump === "splice") return null;

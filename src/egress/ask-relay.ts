@@ -11,12 +11,7 @@
  * REPEAT_WINDOW_MS gets the first one's allowing answer without asking again.
  */
 import { decideConnection } from "./host-pattern.js";
-import type {
-  AskOutcome,
-  NetworkApprovalAnswer,
-  NetworkApprovalRequest,
-  NetworkRule,
-} from "./types.js";
+import type { AskOutcome, NetworkApprovalAnswer, NetworkApprovalRequest, NetworkRule } from "./types.js";
 
 /** Marker of a question line on the gateway's stdout. */
 export const ASK_PREFIX = "WARDEN-ASK";

@@ -31,15 +31,15 @@ export {
 export { loadPolicy, parsePolicyText } from "./load.js";
 export { judge, ruleMatches, type Subject } from "./match.js";
 export {
+  type NetworkApproverContext,
+  networkApprovalRequest,
+  networkApprover,
+} from "./network-approval.js";
+export {
   effectiveNetworkRules,
   type NetworkSection,
   NetworkSectionSchema,
   networkSectionRules,
 } from "./network-section.js";
-export {
-  type NetworkApproverContext,
-  networkApprovalRequest,
-  networkApprover,
-} from "./network-approval.js";
 export { type PolicyTestFailure, type PolicyTestReport, runPolicyTests } from "./policy-tests.js";
 export * from "./types.js";

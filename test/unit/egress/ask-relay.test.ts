@@ -27,7 +27,11 @@ describe("relay protocol", () => {
       host: "ask.example",
       port: 443,
     });
-    expect(parseAskQuestion("WARDEN-ASK q1 [fd00::1] 80\n")).toEqual({ id: "q1", host: "[fd00::1]", port: 80 });
+    expect(parseAskQuestion("WARDEN-ASK q1 [fd00::1] 80\n")).toEqual({
+      id: "q1",
+      host: "[fd00::1]",
+      port: 80,
+    });
     expect(parseAskQuestion("WARDEN-ASK q2 ask.example 443 40112")).toEqual({
       id: "q2",
       host: "ask.example",
@@ -208,7 +212,11 @@ describe("audit records of asked connections", () => {
       const r = parse(`CONNECT ask.example 443 TCP_DENIED/403 37 0 9 ask.example - - ${outcome}`);
       return [r?.decision, r?.ask, r?.rule];
     };
-    expect(refusal("denied")).toEqual(["ask→deny", "denied", "ask ask.example:80+443 (denied by the approver)"]);
+    expect(refusal("denied")).toEqual([
+      "ask→deny",
+      "denied",
+      "ask ask.example:80+443 (denied by the approver)",
+    ]);
     expect(refusal("timeout")).toEqual([
       "ask→deny",
       "timeout",
@@ -227,8 +235,10 @@ describe("audit records of asked connections", () => {
   });
 
   it("names an approved tunnel whose SNI names another host an SNI mismatch", () => {
-    expect(
-      parse("CONNECT ask.example 443 NONE_NONE/200 61 0 20 other.test - terminate once"),
-    ).toMatchObject({ decision: "deny", ask: "once", rule: "sni-mismatch (ask ask.example:80+443)" });
+    expect(parse("CONNECT ask.example 443 NONE_NONE/200 61 0 20 other.test - terminate once")).toMatchObject({
+      decision: "deny",
+      ask: "once",
+      rule: "sni-mismatch (ask ask.example:80+443)",
+    });
   });
 });
