@@ -12,7 +12,7 @@ import { createSandbox, getDocker, LABEL } from "../../../src/sandbox/index.js";
 import type { Sandbox } from "../../../src/sandbox/types.js";
 import { describeEngine } from "../../helpers/engine.js";
 import { leftovers, run, testTenant } from "../../helpers/sandbox-fixture.js";
-import { NET_CLIENT } from "./client.js";
+import { auditRecordsOf, NET_CLIENT } from "./client.js";
 import { type EgressTestbed, startEgressTestbed } from "./testbed.js";
 
 const tenant = testTenant("egress");
@@ -25,11 +25,7 @@ describeEngine("network egress: allowlist through the gateway", () => {
   const net = async (...args: string[]) =>
     (await run(sandbox, { argv: ["python3", "/tmp/net.py", ...args] })).stdout.trim();
   /** The audit records of `domain`, once the gateway has logged `count` of them. */
-  const auditOf = async (domain: string, count = 1) => {
-    for (let i = 0; i < 50 && audit.filter((a) => a.domain === domain).length < count; i++)
-      await new Promise((r) => setTimeout(r, 100));
-    return audit.filter((a) => a.domain === domain);
-  };
+  const auditOf = (domain: string, count = 1) => auditRecordsOf(audit, domain, count);
 
   beforeAll(async () => {
     bed = await startEgressTestbed();

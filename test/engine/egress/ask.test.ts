@@ -16,7 +16,7 @@ import { createSandbox } from "../../../src/sandbox/index.js";
 import type { Sandbox } from "../../../src/sandbox/types.js";
 import { describeEngine } from "../../helpers/engine.js";
 import { leftovers, run, testTenant } from "../../helpers/sandbox-fixture.js";
-import { NET_CLIENT } from "./client.js";
+import { auditRecordsOf, NET_CLIENT } from "./client.js";
 import { type EgressTestbed, startEgressTestbed } from "./testbed.js";
 
 const tenant = testTenant("egress-ask");
@@ -36,11 +36,7 @@ describeEngine("network egress: ask rules through the approver", () => {
   const net = async (...args: string[]) =>
     (await run(sandbox, { argv: ["python3", "/tmp/net.py", ...args] })).stdout.trim();
   /** The audit records of `domain`, once the gateway has logged `count` of them. */
-  const auditOf = async (domain: string, count: number) => {
-    for (let i = 0; i < 50 && audit.filter((a) => a.domain === domain).length < count; i++)
-      await new Promise((r) => setTimeout(r, 100));
-    return audit.filter((a) => a.domain === domain);
-  };
+  const auditOf = (domain: string, count: number) => auditRecordsOf(audit, domain, count);
   const summary = (r: ConnectionAudit) => [r.method, r.port, r.decision, r.ask, r.rule];
 
   beforeAll(async () => {

@@ -28,6 +28,16 @@ describeEngine("warden serve: tenant network bound", () => {
       headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", ...init.headers },
     });
 
+  /** Creates a session that asks for `entry`; resolves its id. */
+  const createSession = async (entry: string) => {
+    const created = await call("/v1/sessions", {
+      method: "POST",
+      body: JSON.stringify({ network: { allow: [entry] } }),
+    });
+    expect(created.status).toBe(201);
+    return ((await created.json()) as { id: string }).id;
+  };
+
   beforeAll(async () => {
     bed = await startEgressTestbed();
     dir = await mkdtemp(join(tmpdir(), "warden-egress-serve-"));
@@ -62,12 +72,7 @@ describeEngine("warden serve: tenant network bound", () => {
   });
 
   it("lets a session reach what it asked for within the bound, audits and counts each connection", async () => {
-    const created = await call("/v1/sessions", {
-      method: "POST",
-      body: JSON.stringify({ network: { allow: ["allowed.test:443"] } }),
-    });
-    expect(created.status).toBe(201);
-    const { id } = (await created.json()) as { id: string };
+    const id = await createSession("allowed.test:443");
     const script = [
       "import urllib.request as u",
       "for url in ['https://allowed.test/hello', 'https://pypi.test/hello']:",
@@ -101,12 +106,7 @@ describeEngine("warden serve: tenant network bound", () => {
 
   it("holds a connection under an ask rule in GET /v1/approvals; answering it lets the fetch complete", async () => {
     // The sandbox image has no curl: Python's urllib fetches through the proxy variables.
-    const created = await call("/v1/sessions", {
-      method: "POST",
-      body: JSON.stringify({ network: { allow: ["ask.test:443"] } }),
-    });
-    expect(created.status).toBe(201);
-    const { id } = (await created.json()) as { id: string };
+    const id = await createSession("ask.test:443");
     const fetched = call(`/v1/sessions/${id}/tool-calls`, {
       method: "POST",
       body: JSON.stringify({

@@ -212,25 +212,11 @@ describe("audit records of asked connections", () => {
       const r = parse(`CONNECT ask.example 443 TCP_DENIED/403 37 0 9 ask.example - - ${outcome}`);
       return [r?.decision, r?.ask, r?.rule];
     };
-    expect(refusal("denied")).toEqual([
-      "ask→deny",
-      "denied",
-      "ask ask.example:80+443 (denied by the approver)",
-    ]);
-    expect(refusal("timeout")).toEqual([
-      "ask→deny",
-      "timeout",
-      "ask ask.example:80+443 (no answer within 1500 ms)",
-    ]);
-    expect(refusal("non-interactive")).toEqual([
-      "ask→deny",
-      "non-interactive",
-      "ask ask.example:80+443 (nobody to ask: non-interactive)",
-    ]);
-    expect(refusal("no-controller")).toEqual([
-      "ask→deny",
-      "no-controller",
-      "ask ask.example:80+443 (not approved: no-controller)",
+    expect(["denied", "timeout", "non-interactive", "no-controller"].map(refusal)).toEqual([
+      ["ask→deny", "denied", "ask ask.example:80+443 (denied by the approver)"],
+      ["ask→deny", "timeout", "ask ask.example:80+443 (no answer within 1500 ms)"],
+      ["ask→deny", "non-interactive", "ask ask.example:80+443 (nobody to ask: non-interactive)"],
+      ["ask→deny", "no-controller", "ask ask.example:80+443 (not approved: no-controller)"],
     ]);
   });
 
