@@ -3,11 +3,13 @@
  * request every provider sees names the session, host, port and rule; nobody to ask means no
  * approver (the gateway then refuses as non-interactive).
  */
+import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import {
   describeRequest,
   NonInteractiveApproval,
   ProgrammaticApproval,
+  TerminalApproval,
 } from "../../../src/approval/index.js";
 import { networkApprovalRequest, networkApprover } from "../../../src/policy/index.js";
 
@@ -64,6 +66,25 @@ describe("describeRequest of a network connection", () => {
   it("names the session, host, port and rule", () => {
     expect(describeRequest(networkApprovalRequest(request()))).toBe(
       "Network connection needs approval: session s1 connects to pypi.org:443\n  asked by rule 'ask pypi.org:443'",
+    );
+  });
+});
+
+describe("the terminal prompt of a network connection (warden run)", () => {
+  it("shows session, host, port and rule, offers this host and port for the session, and takes the answer", async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let shown = "";
+    output.on("data", (c: Buffer) => {
+      shown += c.toString();
+    });
+    const approve = networkApprover(new TerminalApproval({ input, output }));
+    const answer = approve?.(request());
+    setTimeout(() => input.write("s\n"), 10);
+    expect(await answer).toBe("allow-session");
+    expect(shown).toBe(
+      "Network connection needs approval: session s1 connects to pypi.org:443\n  asked by rule 'ask pypi.org:443'\n" +
+        "Allow? [o]nce / [s]ession (this host and port, for the session) / [d]eny (default deny): ",
     );
   });
 });
