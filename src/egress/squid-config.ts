@@ -6,7 +6,7 @@
  *   `splice` when warden-sni-match says they agree, `terminate` otherwise; Squid never decrypts).
  *   Squid replaces the Host header of an absolute-URL request with the URL's host and port before
  *   any ACL sees it (RFC 9112 §3.2.2; Squid 5 src/servers/Http1Server.cc), so plain HTTP is judged
- *   by the URL's name and the origin receives that name as Host; a request without Host is refused.
+ *   by the URL's name and the origin receives that name as Host.
  * - Destinations: deny rules first, then ask, then allow (host pattern and port); an allow, and an
  *   ask before it is asked, also require that no address the name resolves to lies in the refused
  *   ranges (`dst`, checked by Squid after it resolves the name itself). Names are matched without
