@@ -3,16 +3,14 @@
  * src/server/reconcile.ts): the sandbox still sits on its `--internal` network, and its gateway,
  * when it still runs, still enforces the session's rules. Adoption finds that gateway by its
  * labels and its place on the sandbox's network, follows its access log again (one audit record
- * per connection, from the moment of the attach), and gives back the proxy variables for the
+ * per connection, from the moment of the attach), answers its `ask` questions again, and gives back the proxy variables for the
  * session's commands. A gateway that is gone or stopped is not replaced: the session keeps no
  * network at all (the internal network has no other route), never an open one.
  */
-import { createInterface } from "node:readline";
-import { PassThrough, type Readable } from "node:stream";
 import type Docker from "dockerode";
-import { parseAccessLine } from "./access-log.js";
 import { type AllowlistOptions, type EgressGateway, sandboxEnv } from "./gateway.js";
 import { GATEWAY_PORT, ROLE_LABEL, removeEgressResources, SESSION_LABEL } from "./gateway-container.js";
+import { attachGatewayStdio } from "./gateway-stdio.js";
 
 /** An adopted session's egress: `alive` false when its gateway was gone (then `env` is empty). */
 export interface AdoptedEgress extends EgressGateway {
@@ -43,13 +41,8 @@ export async function adoptEgressGateway(
   }
   const remove = (containerId: string | undefined) => removeEgressResources(docker, containerId, networkName);
   if (!live) return closable({ networkName, containerId: "", proxyUrl: "", env: {}, alive: false }, remove);
-  const logs = (await docker
-    .getContainer(live.id)
-    .attach({ stream: true, stdout: true, stderr: true })) as unknown as Readable;
-  followAccessLog(docker, logs, (line) => {
-    const record = parseAccessLine(line, sessionId, network.rules);
-    if (record) network.onConnection?.(record);
-  });
+  // With stdin too: its `ask` questions are answered by this controller's approver from now on.
+  const stdio = await attachGatewayStdio(docker, docker.getContainer(live.id), { sessionId, network });
   const proxyUrl = `http://${live.address}:${GATEWAY_PORT}`;
   return closable(
     {
@@ -60,7 +53,7 @@ export async function adoptEgressGateway(
       alive: true,
     },
     (id) => {
-      logs.destroy();
+      stdio.detach();
       return remove(id);
     },
   );
@@ -79,15 +72,4 @@ function closable(
       return closed;
     },
   };
-}
-
-/** Calls `onLine` for each stdout line of an attached gateway (its access log); stderr is dropped. */
-function followAccessLog(docker: Docker, logs: Readable, onLine: (line: string) => void): void {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  stderr.resume();
-  docker.modem.demuxStream(logs, stdout, stderr);
-  logs.on("error", () => {});
-  logs.on("close", () => stdout.end());
-  createInterface({ input: stdout }).on("line", onLine);
 }

@@ -5,6 +5,15 @@
 export { parseAccessLine } from "./access-log.js";
 export { type AdoptedEgress, adoptEgressGateway } from "./adopt.js";
 export {
+  ASK_PREFIX,
+  type AskQuestion,
+  AskRelay,
+  askAllowed,
+  DEFAULT_NETWORK_APPROVAL_TIMEOUT_MS,
+  formatAskAnswer,
+  parseAskQuestion,
+} from "./ask-relay.js";
+export {
   type AllowlistOptions,
   CA_BUNDLE_PATH,
   type EgressGateway,
@@ -25,4 +34,12 @@ export {
 export { resolveNetworkOptions } from "./network-options.js";
 export { REFUSED_RANGES } from "./refused-addresses.js";
 export { squidConfig } from "./squid-config.js";
-export type { ConnectionAudit, NetworkDecision, NetworkOptions, NetworkRule } from "./types.js";
+export type {
+  AskOutcome,
+  ConnectionAudit,
+  NetworkApprovalAnswer,
+  NetworkApprovalRequest,
+  NetworkDecision,
+  NetworkOptions,
+  NetworkRule,
+} from "./types.js";

@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { rm } from "node:fs/promises";
 import type { ToolExecutionEvent } from "../pipeline/index.js";
+import { networkApprover } from "../policy/index.js";
 import type { SessionOptions } from "../session/index.js";
 import type { ToolCall, ToolResultMessage } from "../tools/index.js";
 import { onAbort } from "../util/index.js";
@@ -113,13 +114,24 @@ export class SessionManager {
     };
   }
 
-  /** The session's `network` option (network-config.ts): audit line and counter per connection. */
+  /**
+   * The session's `network` option (network-config.ts): audit line and counter per connection;
+   * `ask` connections wait in the HTTP approvals (GET /v1/approvals), config.approvalTimeoutMs.
+   */
   private async networkOptions(tenant: TenantConfig, sessionId: string, requested: string[] | undefined) {
     const network = await tenantSessionNetwork(tenant, requested, ({ sessionId: _id, ...record }) => {
       this.deps.metrics.egressConnections.inc({ tenant: tenant.id, decision: record.decision });
       this.deps.audit.write({ kind: "network", tenant: tenant.id, session: sessionId, ...record });
     });
-    return network ? { network } : {};
+    if (network?.mode !== "allowlist") return {};
+    const approve = networkApprover(this.deps.approvals.provider, { tenant: tenant.id, owner: tenant.id });
+    return {
+      network: {
+        ...network,
+        ...(approve ? { approve } : {}),
+        approvalTimeoutMs: this.deps.config.approvalTimeoutMs,
+      },
+    };
   }
 
   /**

@@ -27,7 +27,7 @@ import {
   TranscriptWriter,
   transcriptPathFor,
 } from "../../agent/index.js";
-import { createPolicyHookFromFiles } from "../../policy/index.js";
+import { createPolicyHookFromFiles, networkApprover } from "../../policy/index.js";
 import type { Session, SessionOptions } from "../../session/index.js";
 import { createSession } from "../../session/index.js";
 import { withInterrupt } from "../output/interrupt.js";
@@ -82,9 +82,10 @@ export async function runRun(flags: RunFlags, deps: RunDependencies = { createSe
 
   const { value: outcome, interrupted } = await withInterrupt(async (signal) => {
     // The policy files also exclude what they deny reading from the copy, and their `network:`
-    // sections set the network; an `ask` goes to the terminal (or is refused, non-interactive).
+    // sections set the network. An `ask`, of a tool call or of a connection under a network `ask`
+    // rule, goes to the same terminal with the same timeout (or is refused, non-interactive).
+    const approval = flags.nonInteractive ? undefined : approvalFor(view);
     const sessionOptions = await sessionOptionsOf({ ...flags, workspace }, signal, (files) => {
-      const approval = flags.nonInteractive ? undefined : approvalFor(view);
       return createPolicyHookFromFiles(files, {
         approval,
         nonInteractive: flags.nonInteractive === true || approval === undefined,
@@ -92,6 +93,8 @@ export async function runRun(flags: RunFlags, deps: RunDependencies = { createSe
         auditLog: decisionLogger(transcript, logger),
       });
     });
+    const approve = networkApprover(approval);
+    if (approve && sessionOptions.network?.mode === "allowlist") sessionOptions.network.approve = approve;
     logger?.info({ event: "run_start", sessionId, model: config.model, baseURL: config.baseURL, workspace });
     try {
       return await executeRun({

@@ -2,7 +2,7 @@
  * `kill -9` of `warden serve` with sessions that have network egress, then a restart: an adopted
  * session keeps its gateway and network, its new bash calls get the proxy variables again, and its
  * connections are audit lines and counted again (the download the restart's adoption ended
- * included); an adopted session whose gateway was gone has no
+ * included), and its `ask` connections wait in the new server's HTTP approvals; an adopted session whose gateway was gone has no
  * network at all (fail closed); the gateways and networks of sessions not adopted (a container
  * without its record, a gateway started just before the crash without its sandbox) are removed.
  */
@@ -68,6 +68,7 @@ describeEngine("warden serve with network egress: kill -9 and restart", () => {
       tenant: {
         network: {
           allow: ["allowed.test:443", "pypi.test:443"],
+          ask: ["ask.test:443"],
           egressNetworks: [bed.publicNetwork],
           caBundle: bed.caBundlePath,
         },
@@ -76,15 +77,16 @@ describeEngine("warden serve with network egress: kill -9 and restart", () => {
     const state = join(dir, "state");
     const first = await spawnServe(main, config);
     children.push(first);
-    const create = async () => {
+    const create = async (allow = ["allowed.test:443"]) => {
       const res = await api(first, "/v1/sessions", {
         method: "POST",
-        body: JSON.stringify({ network: { allow: ["allowed.test:443"] } }),
+        body: JSON.stringify({ network: { allow } }),
       });
       expect(res.status).toBe(201);
       return ((await res.json()) as { id: string }).id;
     };
-    const kept = await create();
+    // Within the tenant's bound, ask.test stays under its `ask` rule (strictest wins).
+    const kept = await create(["allowed.test:443", "ask.test:443"]);
     const gatewayGone = await create();
     const unrecorded = await create();
     const fetchBoth = FETCH("https://allowed.test/hello", "https://pypi.test/hello");
@@ -139,6 +141,23 @@ while r.read(1024): time.sleep(1)"`;
     expect(await bashText(second, kept, fetchBoth)).toBe(
       "hello from public as allowed.test\nrefused https://pypi.test/hello\n",
     );
+    // Its `ask` questions reach the new server's HTTP approvals (the gateway's stdin is re-attached).
+    const asked = bashText(second, kept, FETCH("https://ask.test/hello"));
+    type Pending = { id: string; sessionId: string; network?: unknown };
+    let pending: Pending[] = [];
+    for (let i = 0; i < 150 && pending.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      pending = ((await (await api(second, "/v1/approvals")).json()) as { approvals: Pending[] }).approvals;
+    }
+    expect(pending.map((p) => [p.sessionId, p.network])).toEqual([
+      [kept, { host: "ask.test", port: 443, rule: "ask ask.test:443" }],
+    ]);
+    const answered = await api(second, `/v1/approvals/${pending[0]?.id}`, {
+      method: "POST",
+      body: JSON.stringify({ decision: "allow-once" }),
+    });
+    expect(answered.status).toBe(200);
+    expect(await asked).toBe("hello from public as ask.test\n");
     // The gone gateway's session: no proxy, and no way out with or without one.
     expect(await bashText(second, gatewayGone, "echo proxy=$HTTPS_PROXY")).toBe("proxy=\n");
     const directly = `python3 -c "
@@ -164,10 +183,12 @@ except Exception as e: print('no route')"`;
       ...twice,
       [kept, "allowed.test", "allow", "allow allowed.test:443"],
       ...twice,
+      [kept, "ask.test", "ask→allow", "ask ask.test:443"],
     ]);
     const metrics = await (await fetch(`${second.url}/metrics`)).text();
     expect(metrics).toContain(`warden_egress_connections_total{tenant="${TENANT}",decision="allow"} 2`);
     expect(metrics).toContain(`warden_egress_connections_total{tenant="${TENANT}",decision="deny"} 1`);
+    expect(metrics).toContain(`warden_egress_connections_total{tenant="${TENANT}",decision="ask→allow"} 1`);
 
     second.child.kill("SIGTERM");
     expect(await second.exited).toBe(0);
