@@ -73,6 +73,7 @@ started="$(date +%s)"
 mkdir -p "$K8S_STATE" "$K8S_LOG" "$K8S_RUN"
 chmod 700 "$K8S_STATE"
 node_build
+node_build_gvisor
 pki_ensure
 node_network
 node_containerd_config
@@ -87,7 +88,8 @@ k8s_start etcd "$(command -v etcd)" --name warden --data-dir "$K8S_STATE/etcd" \
   --cert-file "$K8S_PKI/etcd-server.crt" --key-file "$K8S_PKI/etcd-server.key" \
   --client-cert-auth --trusted-ca-file "$K8S_PKI/ca.crt"
 
-k8s_start containerd "$(command -v containerd)" --config "$K8S_ETC/containerd.toml"
+# containerd finds runtime shims (containerd-shim-runsc-v1) on its PATH.
+PATH="$K8S_BIN:$PATH" k8s_start containerd "$(command -v containerd)" --config "$K8S_ETC/containerd.toml"
 k8s_wait "$wait_s" containerd k8s_ctr version
 
 # The pause image: a static binary in a one-layer image, imported once.
@@ -130,6 +132,10 @@ k8s_start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
   --cluster-signing-key-file="$K8S_PKI/ca.key" --allocate-node-cidrs=false --profiling=false
 k8s_start kube-scheduler "$K8S_BIN/kube-scheduler" \
   --kubeconfig="$K8S_ETC/scheduler.kubeconfig" --secure-port=0 --leader-elect=false --profiling=false
+if ! k8s_pid kubelet >/dev/null && [ ! -f "$K8S_RUN/sysctl.saved" ]; then
+  # shellcheck disable=SC2086
+  sysctl $K8S_KUBELET_SYSCTLS 2>/dev/null | sed 's/ = /=/' >"$K8S_RUN/sysctl.saved" || true
+fi
 k8s_start kubelet "$K8S_BIN/kubelet" --config="$K8S_ETC/kubelet.yaml" \
   --kubeconfig="$K8S_ETC/kubelet.kubeconfig" --hostname-override="$K8S_NODE" --node-ip="$K8S_NODE_IP" \
   --root-dir="$K8S_KUBELET_ROOT"
@@ -141,6 +147,15 @@ k8s_wait "$wait_s" "node $K8S_NODE" node_ready || {
   tail -n 20 "$K8S_LOG/kubelet.log" >&2
   exit 1
 }
+if [ -x "$K8S_BIN/containerd-shim-runsc-v1" ]; then
+  k8s_kubectl apply -f - >/dev/null <<EOF
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata:
+  name: gvisor
+handler: runsc
+EOF
+fi
 # Pods need their namespace's default ServiceAccount (the controller manager makes it).
 k8s_wait "$wait_s" "the default ServiceAccount" k8s_kubectl -n default get serviceaccount default
 k8s_say "cluster ready in $(($(date +%s) - started))s ($K8S_VERSION, node $K8S_NODE; stop: scripts/stop-k8s.sh)"

@@ -63,6 +63,11 @@ for link in /var/log/containers/*.log; do
   [ -L "$link" ] && case "$(readlink "$link")" in "$K8S_POD_LOGS"/*) rm -f "$link" ;; esac
 done
 ip link del "$K8S_BRIDGE" 2>/dev/null || true
+# The kernel settings as they were before the kubelet changed them.
+if [ -f "$K8S_RUN/sysctl.saved" ]; then
+  while read -r setting; do sysctl -q -w "$setting" >/dev/null 2>&1 || true; done <"$K8S_RUN/sysctl.saved"
+  rm -f "$K8S_RUN/sysctl.saved"
+fi
 
 if $purge; then
   k8s_say "removing the cluster's state (keeping $K8S_BIN and $K8S_STATE/cache)"

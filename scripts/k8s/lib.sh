@@ -38,6 +38,9 @@ K8S_APISERVER_PORT=6443
 K8S_ETCD_PORT=23790
 K8S_ETCD_PEER_PORT=23800
 K8S_PAUSE_IMAGE=docker.io/library/warden-k8s-pause:1
+# The kernel settings the kubelet sets on start (it cannot be told not to, only to fail instead):
+# ensure-k8s.sh saves their values first in $K8S_RUN/sysctl.saved, stop-k8s.sh puts them back.
+K8S_KUBELET_SYSCTLS="vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes"
 
 k8s_say() { printf '%s: %s\n' "${K8S_SCRIPT:-k8s}" "$*" >&2; }
 k8s_die() {

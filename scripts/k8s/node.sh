@@ -50,6 +50,31 @@ node_build() {
   k8s_say "built in $(($(date +%s) - started))s"
 }
 
+# node_build_gvisor: gVisor's runsc and its containerd shim (containerd-shim-runsc-v1, which Debian
+# does not package) from gvisor.dev/gvisor (scripts/k8s/gvisor/go.mod pins it; Debian's runsc is
+# older than any shim the proxy serves), into $K8S_BIN; skipped with WARDEN_K8S_GVISOR=0 or when
+# built already. A failed build only leaves the node without the gvisor RuntimeClass.
+node_build_gvisor() {
+  [ "${WARDEN_K8S_GVISOR:-1}" = 1 ] || return 0
+  local stamp started
+  stamp="$(cat "$K8S_SRC/gvisor/go.mod" "$K8S_SRC/gvisor/go.sum" <(go version) | sha256sum | cut -d' ' -f1)"
+  if [ "$(cat "$K8S_BIN/.stamp-gvisor" 2>/dev/null)" = "$stamp" ]; then return 0; fi
+  started="$(date +%s)"
+  k8s_say "building gVisor's runsc and containerd-shim-runsc-v1 (log: $K8S_LOG/build.log)"
+  if (
+    cd "$K8S_SRC/gvisor"
+    export GOCACHE="$K8S_STATE/cache/go-build" GOFLAGS=-mod=readonly CGO_ENABLED=0
+    nice -n 10 go build -trimpath -ldflags="-s -w" -o "$K8S_BIN/runsc" gvisor.dev/gvisor/runsc &&
+      nice -n 10 go build -trimpath -ldflags="-s -w" -o "$K8S_BIN/containerd-shim-runsc-v1" gvisor.dev/gvisor/shim
+  ) >>"$K8S_LOG/build.log" 2>&1; then
+    echo "$stamp" >"$K8S_BIN/.stamp-gvisor"
+    k8s_say "built gVisor in $(($(date +%s) - started))s"
+  else
+    rm -f "$K8S_BIN/runsc" "$K8S_BIN/containerd-shim-runsc-v1"
+    k8s_say "gVisor's build failed (log: $K8S_LOG/build.log); the node has no gvisor RuntimeClass"
+  fi
+}
+
 # node_network: the host-only bridge that carries the node's address and the Pods' interfaces.
 node_network() {
   ip link show "$K8S_BRIDGE" >/dev/null 2>&1 || ip link add "$K8S_BRIDGE" type bridge
@@ -103,6 +128,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
   enable_selinux = false
+  # No lower OOM score than containerd's own: without CAP_SYS_RESOURCE (a container or VM sandbox,
+  # as on the machine this was written on) runc cannot lower it, and the pause container fails.
+  restrict_oom_score_adj = true
   # Pods' network namespaces under this containerd's state dir, not in the host's /var/run/netns.
   netns_mounts_under_state_dir = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
@@ -112,9 +140,27 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
+$(node_containerd_runsc)
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$K8S_ETC/cni"
+EOF
+}
+
+# node_containerd_runsc: the runsc runtime's section of the containerd config (handler "runsc" of
+# the RuntimeClass gvisor), when node_build_gvisor built the shim; runsc's own config beside it.
+node_containerd_runsc() {
+  [ -x "$K8S_BIN/containerd-shim-runsc-v1" ] && [ -x "$K8S_BIN/runsc" ] || return 0
+  cat >"$K8S_ETC/runsc.toml" <<EOF
+binary_name = "$K8S_BIN/runsc"
+root = "$K8S_RUN/runsc"
+EOF
+  cat <<EOF
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runsc]
+      runtime_type = "io.containerd.runsc.v1"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runsc.options]
+        TypeUrl = "io.containerd.runsc.v1.options"
+        ConfigPath = "$K8S_ETC/runsc.toml"
 EOF
 }
 
