@@ -136,12 +136,18 @@ if ! k8s_pid kubelet >/dev/null && [ ! -f "$K8S_RUN/sysctl.saved" ]; then
   # shellcheck disable=SC2086
   sysctl $K8S_KUBELET_SYSCTLS 2>/dev/null | sed 's/ = /=/' >"$K8S_RUN/sysctl.saved" || true
 fi
+# A kubelet started now must report Ready itself: the node's status in etcd may be a stale Ready
+# from before a stop.
+k8s_pid kubelet >/dev/null || fresh_since="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 k8s_start kubelet "$K8S_BIN/kubelet" --config="$K8S_ETC/kubelet.yaml" \
   --kubeconfig="$K8S_ETC/kubelet.kubeconfig" --hostname-override="$K8S_NODE" --node-ip="$K8S_NODE_IP" \
   --root-dir="$K8S_KUBELET_ROOT"
 
 node_ready() {
-  [ "$(k8s_kubectl get node "$K8S_NODE" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')" = True ]
+  local ready
+  ready="$(k8s_kubectl get node "$K8S_NODE" \
+    -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.conditions[?(@.type=="Ready")].lastHeartbeatTime}')"
+  [ "${ready% *}" = True ] && [[ ! "${ready#* }" < "${fresh_since:-}" ]]
 }
 k8s_wait "$wait_s" "node $K8S_NODE" node_ready || {
   tail -n 20 "$K8S_LOG/kubelet.log" >&2

@@ -60,7 +60,7 @@ for root in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods; do
 done
 # The pod log symlinks the kubelet made in /var/log/containers for this cluster's Pods.
 for link in /var/log/containers/*.log; do
-  [ -L "$link" ] && case "$(readlink "$link")" in "$K8S_POD_LOGS"/*) rm -f "$link" ;; esac
+  if [ -L "$link" ]; then case "$(readlink "$link")" in "$K8S_POD_LOGS"/*) rm -f "$link" ;; esac; fi
 done
 ip link del "$K8S_BRIDGE" 2>/dev/null || true
 # The kernel settings as they were before the kubelet changed them.

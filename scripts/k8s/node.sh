@@ -194,7 +194,7 @@ cgroupDriver: cgroupfs
 containerRuntimeEndpoint: unix://$K8S_CONTAINERD_SOCK
 failSwapOn: false
 failCgroupV1: false
-podLogsDirectory: $K8S_POD_LOGS
+podLogsDir: $K8S_POD_LOGS
 clusterDomain: cluster.local
 resolvConf: ""
 maxPods: 250
