@@ -18,6 +18,7 @@
 # Stop with scripts/stop-k8s.sh. Times and details: README, "Kubernetes cluster for tests".
 set -euo pipefail
 
+# shellcheck disable=SC2034 # read by k8s_say in k8s/lib.sh
 K8S_SCRIPT=ensure-k8s
 here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=k8s/lib.sh
@@ -66,7 +67,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1 ||
+docker info >/dev/null 2>&1 ||
   k8s_die "the Docker engine is needed to build the pause image and load warden-sandbox; run scripts/ensure-docker.sh first"
 
 started="$(date +%s)"

@@ -7,6 +7,7 @@
 # image ID is left as it is; exit 1 when Docker has no such image or the cluster is not running.
 set -euo pipefail
 
+# shellcheck disable=SC2034 # read by k8s_say in k8s/lib.sh
 K8S_SCRIPT=k8s-load-image
 # shellcheck source=k8s/lib.sh
 source "$(cd "$(dirname "$0")" && pwd)/k8s/lib.sh"

@@ -9,6 +9,7 @@
 # Options: --purge  also remove that state (everything under /var/lib/warden-k8s but bin/ and cache/).
 set -euo pipefail
 
+# shellcheck disable=SC2034 # read by k8s_say in k8s/lib.sh
 K8S_SCRIPT=stop-k8s
 # shellcheck source=k8s/lib.sh
 source "$(cd "$(dirname "$0")" && pwd)/k8s/lib.sh"
@@ -56,7 +57,7 @@ awk -v a="$K8S_STATE/" -v b="$K8S_RUN/" 'index($2, a) == 1 || index($2, b) == 1 
   sort -r | while read -r m; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
 # The kubelet's cgroups (cgroupfs driver): empty once the containers are gone.
 for root in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/kubepods; do
-  [ -d "$root" ] && find "$root" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+  if [ -d "$root" ]; then find "$root" -depth -type d -exec rmdir {} \; 2>/dev/null || true; fi
 done
 # The pod log symlinks the kubelet made in /var/log/containers for this cluster's Pods.
 for link in /var/log/containers/*.log; do

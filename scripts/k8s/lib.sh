@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034 # the variables are read by the scripts that source this
 # Shared by scripts/ensure-k8s.sh, scripts/stop-k8s.sh and scripts/k8s-load-image.sh (sourced, not run):
 # the local test cluster's paths, addresses and process helpers. Bash, root, Debian 12/13.
 #

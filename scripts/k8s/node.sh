@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2030,SC2031 # the build subshells export on purpose
 # The node side of the local test cluster (sourced by scripts/ensure-k8s.sh after lib.sh): the
 # Kubernetes binaries' build, the host-only network, and the configurations of the second containerd
 # and of the kubelet. Every function is idempotent.

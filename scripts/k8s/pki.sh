@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Certificates, keys and kubeconfigs of the local test cluster, made with openssl (sourced by
 # scripts/ensure-k8s.sh after scripts/k8s/lib.sh). Each file is made once and kept: a second run
 # changes nothing. One CA signs everything; client identities follow Kubernetes' conventions (CN is
