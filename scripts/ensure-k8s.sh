@@ -14,7 +14,9 @@
 #
 # Options: --selftest  also run scripts/k8s/selftest.sh (a hardened Pod from warden-sandbox:latest:
 #                      attach, exec, no route) after the cluster is ready.
-# Environment: WARDEN_K8S_WAIT_S (default 120) bounds each wait; WARDEN_K8S_POD_PIDS_LIMIT (256).
+# Environment: WARDEN_K8S_WAIT_S (default 120) bounds each wait; WARDEN_K8S_POD_PIDS_LIMIT (256);
+# WARDEN_K8S_GVISOR=0 skips gVisor (built, with RuntimeClass gvisor, only where root has
+# CAP_SYS_RESOURCE, which its shim needs).
 # Stop with scripts/stop-k8s.sh. Times and details: README, "Kubernetes cluster for tests".
 set -euo pipefail
 
@@ -154,7 +156,7 @@ k8s_wait "$wait_s" "node $K8S_NODE" node_ready || {
   tail -n 20 "$K8S_LOG/kubelet.log" >&2
   exit 1
 }
-if [ -x "$K8S_BIN/containerd-shim-runsc-v1" ]; then
+if node_gvisor_wanted && [ -x "$K8S_BIN/containerd-shim-runsc-v1" ]; then
   k8s_kubectl apply -f - >/dev/null <<EOF
 apiVersion: node.k8s.io/v1
 kind: RuntimeClass
@@ -162,6 +164,8 @@ metadata:
   name: gvisor
 handler: runsc
 EOF
+else
+  k8s_kubectl delete runtimeclass gvisor --ignore-not-found >/dev/null
 fi
 # Pods need their namespace's default ServiceAccount (the controller manager makes it).
 k8s_wait "$wait_s" "the default ServiceAccount" k8s_kubectl -n default get serviceaccount default

@@ -51,12 +51,26 @@ node_build() {
   k8s_say "built in $(($(date +%s) - started))s"
 }
 
+# node_gvisor_wanted: whether this node offers gVisor (RuntimeClass gvisor). Not with
+# WARDEN_K8S_GVISOR=0, and not without CAP_SYS_RESOURCE: gVisor's shim sets its own OOM score to
+# -999 and fails every Pod when it may not (root in a VM sandbox that drops that capability, as on
+# the machine this was written on).
+node_gvisor_wanted() {
+  [ "${WARDEN_K8S_GVISOR:-1}" != 0 ] || return 1
+  local caps
+  caps="$(awk '/^CapEff:/ { print $2 }' /proc/self/status)"
+  (((0x$caps >> 24) & 1))
+}
+
 # node_build_gvisor: gVisor's runsc and its containerd shim (containerd-shim-runsc-v1, which Debian
 # does not package) from gvisor.dev/gvisor (scripts/k8s/gvisor/go.mod pins it; Debian's runsc is
-# older than any shim the proxy serves), into $K8S_BIN; skipped with WARDEN_K8S_GVISOR=0 or when
-# built already. A failed build only leaves the node without the gvisor RuntimeClass.
+# older than any shim the proxy serves), into $K8S_BIN, when node_gvisor_wanted; skipped when built
+# already. A failed build only leaves the node without the gvisor RuntimeClass.
 node_build_gvisor() {
-  [ "${WARDEN_K8S_GVISOR:-1}" = 1 ] || return 0
+  if ! node_gvisor_wanted; then
+    k8s_say "no gVisor RuntimeClass (WARDEN_K8S_GVISOR=0, or no CAP_SYS_RESOURCE, which gVisor's shim needs)"
+    return 0
+  fi
   local stamp started
   stamp="$(cat "$K8S_SRC/gvisor/go.mod" "$K8S_SRC/gvisor/go.sum" <(go version) | sha256sum | cut -d' ' -f1)"
   if [ "$(cat "$K8S_BIN/.stamp-gvisor" 2>/dev/null)" = "$stamp" ]; then return 0; fi
@@ -151,7 +165,7 @@ EOF
 # node_containerd_runsc: the runsc runtime's section of the containerd config (handler "runsc" of
 # the RuntimeClass gvisor), when node_build_gvisor built the shim; runsc's own config beside it.
 node_containerd_runsc() {
-  [ -x "$K8S_BIN/containerd-shim-runsc-v1" ] && [ -x "$K8S_BIN/runsc" ] || return 0
+  node_gvisor_wanted && [ -x "$K8S_BIN/containerd-shim-runsc-v1" ] && [ -x "$K8S_BIN/runsc" ] || return 0
   cat >"$K8S_ETC/runsc.toml" <<EOF
 binary_name = "$K8S_BIN/runsc"
 root = "$K8S_RUN/runsc"
