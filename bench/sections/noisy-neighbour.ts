@@ -13,7 +13,8 @@
  * event loop's largest delay in each phase (monitorEventLoopDelay) is reported too: it does not
  * depend on the engine's own latency, which varies a lot on a shared machine.
  * Samples of B per phase: WARDEN_BENCH_NOISY_SAMPLES (default 40). WARDEN_BENCH_NOISY_PHASES
- * (comma-separated kinds, e.g. `edit,flood`) runs only those single-load phases, for profiling.
+ * (comma-separated kinds, e.g. `edit,flood`) runs only those single-load phases, for profiling;
+ * WARDEN_BENCH_NOISY_OUTPUT_RATE sets the server's contendedOutputBytesPerSecond (0: off), to compare.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -34,6 +35,8 @@ const SAMPLES = Number(process.env.WARDEN_BENCH_NOISY_SAMPLES ?? 40);
 const LOOPS = Number(process.env.WARDEN_BENCH_NOISY_LOOPS ?? 2);
 const ONLY = process.env.WARDEN_BENCH_NOISY_PHASES?.split(",").filter((k) => k !== "");
 const BODY_LIMIT = 1024 * 1024;
+/** The server's contendedOutputBytesPerSecond (0: off); unset: the server's default. */
+const OUTPUT_RATE = process.env.WARDEN_BENCH_NOISY_OUTPUT_RATE;
 
 async function tarOf(name: string, content: string): Promise<Buffer> {
   const pack = tar.pack();
@@ -86,6 +89,7 @@ export const noisyNeighbourSection: BenchSection = {
         port: 0,
         stateDir: "state",
         jsonBodyLimitBytes: BODY_LIMIT,
+        ...(OUTPUT_RATE === undefined ? {} : { contendedOutputBytesPerSecond: Number(OUTPUT_RATE) }),
         tenants: [A, B].map((t) => ({ id: t.id, keys: [{ id: "k", sha256: hashKey(t.key) }], quotas })),
       },
       dir,

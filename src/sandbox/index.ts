@@ -3,6 +3,11 @@
  * gc, and the interface types. Everything else in this folder is internal.
  */
 export { adoptExec } from "./adopt.js";
+export {
+  DEFAULT_CONTENDED_OUTPUT_BYTES_PER_SECOND,
+  OutputShare,
+  outputShare,
+} from "./channel/index.js";
 export { createSandbox, finishSandbox } from "./create.js";
 export { DockerSandbox, removeSandboxResources, removeVolumeIfUnused } from "./docker-sandbox.js";
 export { getDocker, imageExists, pingEngine, requireImage } from "./engine.js";

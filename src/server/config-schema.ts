@@ -116,6 +116,13 @@ export const ServerConfigSchema = Type.Object(
       PositiveInt("How long a call that needs approval waits for an answer before it is refused, ms"),
     ),
     warmPool: Type.Optional(WarmPoolConfigSchema),
+    contendedOutputBytesPerSecond: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description:
+          "Rate of one session's output (bytes/s) while another session has a call running; 0: no limit; default 16 MiB/s",
+      }),
+    ),
     tenants: Type.Array(TenantConfigSchema, { minItems: 1 }),
   },
   { additionalProperties: false },

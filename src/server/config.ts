@@ -11,13 +11,14 @@ import { Compile } from "typebox/compile";
 import { parse as parseYaml } from "yaml";
 import { InvalidArgumentError } from "../errors.js";
 import { DEFAULT_APPROVAL_TIMEOUT_MS } from "../policy/index.js";
-import type { WorkspaceMode } from "../sandbox/index.js";
 import {
+  DEFAULT_CONTENDED_OUTPUT_BYTES_PER_SECOND,
   DEFAULT_LIMITS,
   HELPER_PIDS_RESERVE,
   minPidsFor,
   PIDS_PER_CONCURRENT_CALL,
   pidsBudgetText,
+  type WorkspaceMode,
 } from "../sandbox/index.js";
 import { DEFAULT_SPILL_SESSION_MAX_BYTES } from "../session/index.js";
 import { schemaErrorLines } from "../util/index.js";
@@ -74,6 +75,11 @@ export interface ServerConfig {
   approvalTimeoutMs: number;
   /** Idle pre-started sandboxes per pool key (size 0: off), their maximum idle age (ms), and the keys kept. */
   warmPool: { size: number; maxIdleMs: number; maxKeys: number };
+  /**
+   * Rate of the bytes one session's sandbox sends the server (command output, file reads) while
+   * another session has a request in flight, bytes/s; 0: no limit (src/sandbox output-share.ts).
+   */
+  contendedOutputBytesPerSecond: number;
   tenants: TenantConfig[];
 }
 
@@ -82,7 +88,8 @@ export interface ServerConfig {
  * 100,000 entries, 10 s grace,
  * 5 min for an approval,
  * a warm pool of 1 idle sandbox per key (filled after the key's first session) kept up to 10 min,
- * for at most 8 keys per tenant; spill files capped at 256 MiB per session and 1 GiB per tenant.
+ * for at most 8 keys per tenant; spill files capped at 256 MiB per session and 1 GiB per tenant;
+ * a session's output paced to 16 MiB/s while another session has a call running.
  */
 export const CONFIG_DEFAULTS = {
   host: "127.0.0.1",
@@ -100,6 +107,7 @@ export const CONFIG_DEFAULTS = {
   warmPool: { size: 1, maxIdleMs: 10 * 60_000, maxKeys: 8 },
   spillSessionBytes: DEFAULT_SPILL_SESSION_MAX_BYTES,
   spillBytes: 1024 * MiB,
+  contendedOutputBytesPerSecond: DEFAULT_CONTENDED_OUTPUT_BYTES_PER_SECOND,
 } as const;
 
 /**
@@ -160,6 +168,8 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
       maxIdleMs: cfg.warmPool?.maxIdleMs ?? CONFIG_DEFAULTS.warmPool.maxIdleMs,
       maxKeys: cfg.warmPool?.maxKeys ?? CONFIG_DEFAULTS.warmPool.maxKeys,
     },
+    contendedOutputBytesPerSecond:
+      cfg.contendedOutputBytesPerSecond ?? CONFIG_DEFAULTS.contendedOutputBytesPerSecond,
     tenants: cfg.tenants.map((t, i) => resolveTenant(t, baseDir, defaultImage, `${source}: /tenants/${i}`)),
   };
 }

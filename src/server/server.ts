@@ -8,6 +8,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { WardenError } from "../errors.js";
+import { outputShare } from "../sandbox/index.js";
 import { buildApp } from "./app.js";
 import { ApprovalBroker } from "./approval-broker.js";
 import { type AuditLog, createFileAuditLog } from "./audit.js";
@@ -84,6 +85,8 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
 
 async function startLocked(options: StartServerOptions, lock: StateLock): Promise<RunningServer> {
   const { config } = options;
+  // The output share is process-wide: the bytes every session's sandbox sends cross the same cores.
+  outputShare.bytesPerSecond = config.contendedOutputBytesPerSecond;
   const records = new RecordStore(config.stateDir);
   await records.init();
   const inflight = new InflightCalls(config.stateDir, config.auditLog);

@@ -8,6 +8,8 @@
 import { randomUUID } from "node:crypto";
 import {
   closeSync,
+  writev as fsWritev,
+  ftruncateSync,
   mkdirSync,
   mkdtempSync,
   openSync,
@@ -129,6 +131,7 @@ export class HostSpillStore implements SpillStore {
         `Spill file not found: ${handle}. A spill handle is valid only in the session whose result named it, until that session closes.`,
       );
     }
+    await file.flush();
     return readHostFileRange(file.hostPath, range);
   }
 
@@ -143,16 +146,36 @@ export class HostSpillStore implements SpillStore {
 }
 
 /**
- * Writes synchronously (bounded memory whatever the producer's pace); never throws from write.
- * Each chunk takes its bytes from every budget first; what they have no room for is dropped
- * (the file keeps the output's first bytes) and only counted.
+ * Bytes one spill file may have waiting for its background writes. Under it, `write` only queues
+ * the chunk and returns (the disk write runs on libuv's thread pool, off the event loop: a 64 MiB
+ * flood's writeSync calls took ~12 ms of the server's event loop per MiB, and a disk busy with
+ * dirty pages blocks each of them further); past it, the chunk is written in place, synchronously,
+ * so memory stays bounded however fast the command prints and however slow the disk is.
+ */
+export const SPILL_QUEUE_MAX_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Writes in the background with a bounded queue (SPILL_QUEUE_MAX_BYTES); never throws from write.
+ * Each chunk takes its bytes from every budget first and gets its file offset at once (positional
+ * writes, so a synchronous write past the queue's bound needs no ordering with the queued ones);
+ * what the budgets have no room for is dropped (the file keeps the output's first bytes) and only
+ * counted. `close` waits for the queued writes; the file descriptor is closed only after them.
  */
 class HostSpillWriter implements SpillWriter {
   #fd: number | undefined;
-  #kept = 0;
+  /** Bytes granted so far = the file offset of the next chunk. */
+  #offset = 0;
   #total = 0;
   #cappedBy: SpillBudget | undefined;
   #released = false;
+  /** Offset where the first failed write began: the file keeps the bytes before it. */
+  #errorAt: number | undefined;
+  /** Chunks waiting for the background write; #queuedBytes counts them and the batch being written. */
+  #queue: QueuedChunk[] = [];
+  #queuedBytes = 0;
+  #pump: Promise<void> | undefined;
+  /** close() or release() asked to close while a background write ran: the pump closes the fd. */
+  #closeAfterPump = false;
   /** The first write error (e.g. ENOSPC on the host); later writes are dropped. */
   error: Error | undefined;
 
@@ -168,18 +191,25 @@ class HostSpillWriter implements SpillWriter {
 
   write(chunk: Buffer): void {
     this.#total += chunk.length;
-    if (this.#fd === undefined || this.error || this.#cappedBy) return;
+    if (this.#fd === undefined || this.#closeAfterPump || this.error || this.#cappedBy) return;
     const { grantedBytes, limitedBy } = takeSpillBytes(this.budgets, chunk.length);
     this.#cappedBy = limitedBy;
+    if (grantedBytes === 0) return;
     const data = chunk.subarray(0, grantedBytes);
-    let done = 0;
-    try {
-      while (done < data.length) done += writeSync(this.#fd, data, done, data.length - done);
-    } catch (err) {
-      this.error = err instanceof Error ? err : new Error(String(err));
+    const offset = this.#offset;
+    this.#offset += grantedBytes;
+    if (this.#queuedBytes + grantedBytes > SPILL_QUEUE_MAX_BYTES) {
+      this.#writeNow(data, offset);
+      return;
     }
-    this.#kept += done;
-    for (const budget of this.budgets) budget.give(grantedBytes - done);
+    this.#queue.push({ data, offset });
+    this.#queuedBytes += grantedBytes;
+    this.#pump ??= this.#drain();
+  }
+
+  /** Bytes the file keeps: those granted, less any from the first failed write on. */
+  get #kept(): number {
+    return this.#errorAt ?? this.#offset;
   }
 
   summary(): SpillSummary {
@@ -192,11 +222,14 @@ class HostSpillWriter implements SpillWriter {
     return summary;
   }
 
+  /** Resolves once every queued write has reached the file (or failed: see summary().error). */
+  async flush(): Promise<void> {
+    while (this.#pump) await this.#pump;
+  }
+
   async close(): Promise<void> {
-    if (this.#fd === undefined) return;
-    const fd = this.#fd;
-    this.#fd = undefined;
-    closeSync(fd);
+    await this.flush();
+    this.#closeFd();
   }
 
   /**
@@ -206,8 +239,8 @@ class HostSpillWriter implements SpillWriter {
   release(): void {
     if (this.#released) return;
     this.#released = true;
-    if (this.#fd !== undefined) closeSync(this.#fd);
-    this.#fd = undefined;
+    if (this.#pump) this.#closeAfterPump = true;
+    else this.#closeFd();
     for (const budget of this.budgets) budget.give(this.#kept);
   }
 
@@ -221,6 +254,101 @@ class HostSpillWriter implements SpillWriter {
       if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
     }
   }
+
+  #closeFd(): void {
+    if (this.#fd === undefined) return;
+    const fd = this.#fd;
+    this.#fd = undefined;
+    if (this.#errorAt !== undefined) {
+      try {
+        ftruncateSync(fd, this.#errorAt); // a later positional write may have landed past the failure
+      } catch {}
+    }
+    closeSync(fd);
+  }
+
+  /** Writes `data` at `offset` synchronously (the queue is full). */
+  #writeNow(data: Buffer, offset: number): void {
+    let done = 0;
+    try {
+      while (done < data.length)
+        done += writeSync(this.#fd as number, data, done, data.length - done, offset + done);
+    } catch (err) {
+      this.#failed(err, offset + done);
+    }
+  }
+
+  /** Background writes of the queue, in order, until it is empty. */
+  async #drain(): Promise<void> {
+    while (this.#queue.length > 0 && this.#fd !== undefined) {
+      const batch = this.#queue;
+      this.#queue = [];
+      for (const run of contiguousRuns(batch)) {
+        const bytes = run.data.reduce((n, c) => n + c.length, 0);
+        let done = 0;
+        try {
+          while (done < bytes && this.#fd !== undefined)
+            done += await writev(this.#fd, remainder(run.data, done), run.offset + done);
+        } catch (err) {
+          this.#failed(err, run.offset + done);
+        }
+        this.#queuedBytes -= bytes;
+      }
+    }
+    this.#queue = [];
+    this.#queuedBytes = 0;
+    this.#pump = undefined;
+    if (this.#closeAfterPump) this.#closeFd();
+  }
+
+  /** Records the first failure: the file keeps the bytes before `at`; the rest go back to the budgets. */
+  #failed(err: unknown, at: number): void {
+    this.error ??= err instanceof Error ? err : new Error(String(err));
+    if (this.#errorAt !== undefined && this.#errorAt <= at) return;
+    const lost = (this.#errorAt ?? this.#offset) - at;
+    this.#errorAt = at;
+    if (!this.#released) for (const budget of this.budgets) budget.give(lost);
+  }
+}
+
+/** Queued chunks grouped into runs of adjacent file offsets (a synchronous write may sit between). */
+function contiguousRuns(queue: QueuedChunk[]): { offset: number; data: Buffer[] }[] {
+  const runs: { offset: number; data: Buffer[]; end: number }[] = [];
+  for (const { data, offset } of queue) {
+    const last = runs.at(-1);
+    if (last && last.end === offset) {
+      last.data.push(data);
+      last.end += data.length;
+    } else runs.push({ offset, data: [data], end: offset + data.length });
+  }
+  return runs;
+}
+
+/** `chunks` without their first `skip` bytes (after a short write). */
+function remainder(chunks: Buffer[], skip: number): Buffer[] {
+  const out: Buffer[] = [];
+  let left = skip;
+  for (const c of chunks) {
+    if (left >= c.length) left -= c.length;
+    else {
+      out.push(left > 0 ? c.subarray(left) : c);
+      left = 0;
+    }
+  }
+  return out;
+}
+
+/** fs.writev at a position, as a promise. */
+function writev(fd: number, chunks: Buffer[], position: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    fsWritev(fd, chunks, position, (err, bytesWritten) => (err ? reject(err) : resolve(bytesWritten)));
+  });
+}
+
+/** A chunk waiting for its background write, at its file offset. */
+interface QueuedChunk {
+  data: Buffer;
+  offset: number;
 }
 
 /** Creates the SpillStore of one session (see HostSpillStore). */

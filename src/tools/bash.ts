@@ -132,11 +132,10 @@ async function finish(
   };
   let footer: string | undefined;
   if (t.truncated) {
+    await spill.close(); // its queued writes land first, so the summary is final
     const summary = spill.summary();
-    if (summary.keptBytes > 0) {
-      await spill.close();
-      details.fullOutputPath = summary.handle;
-    } else await spill.discard();
+    if (summary.keptBytes > 0) details.fullOutputPath = summary.handle;
+    else await spill.discard();
     details.truncation = t;
     if (summary.keptBytes < summary.totalBytes) details.spill = summary;
     footer = truncationFooter(t, tail.lastLineBytes, fullOutputNote(summary));

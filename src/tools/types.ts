@@ -90,10 +90,15 @@ export interface SpillSummary {
 export interface SpillWriter {
   /** The model-facing handle, `/spill/<name>` (never a host path). */
   readonly handle: string;
-  /** Appends what the caps leave room for; the rest is counted in summary().totalBytes only. Never throws. */
+  /**
+   * Appends what the caps leave room for; the rest is counted in summary().totalBytes only. Never
+   * throws. The write may finish later (in the background): the writer keeps `chunk` until then, so
+   * the caller must not reuse its memory.
+   */
   write(chunk: Buffer): void;
-  /** What the file holds so far. */
+  /** What the file holds so far; final (a background write's error included) once close has resolved. */
   summary(): SpillSummary;
+  /** Waits for the file's pending writes, then closes it. Idempotent. */
   close(): Promise<void>;
   /** Closes and deletes the file (the output was not cut, so nothing needs keeping). Idempotent. */
   discard(): Promise<void>;

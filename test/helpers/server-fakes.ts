@@ -5,7 +5,7 @@
 import type { RunToolCallsOptions } from "../../src/pipeline/types.js";
 import { hashKey } from "../../src/server/auth.js";
 import type { ManagedContainer, SessionBackend } from "../../src/server/backend.js";
-import type { ServerConfig, TenantConfig } from "../../src/server/config.js";
+import { CONFIG_DEFAULTS, type ServerConfig, type TenantConfig } from "../../src/server/config.js";
 import type { SessionRecord } from "../../src/server/record-store.js";
 import type { Session, SessionOptions } from "../../src/session/types.js";
 import type { ToolCall, ToolResultMessage } from "../../src/tools/types.js";
@@ -205,6 +205,7 @@ export function testConfig(
     reapIntervalMs: 60_000,
     approvalTimeoutMs: 300_000,
     warmPool: { size: 0, maxIdleMs: 60_000, maxKeys: 8 },
+    contendedOutputBytesPerSecond: CONFIG_DEFAULTS.contendedOutputBytesPerSecond,
     tenants,
   };
 }

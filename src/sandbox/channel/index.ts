@@ -54,3 +54,12 @@ export {
   FrameType,
 } from "./protocol/frame.js";
 export { channelIO } from "./protocol/io.js";
+export {
+  CONTENDED_BURST_MS,
+  CONTENDED_LINGER_MS,
+  DEFAULT_CONTENDED_OUTPUT_BYTES_PER_SECOND,
+  OutputMeter,
+  OutputShare,
+  outputShare,
+  type ShareMember,
+} from "./protocol/output-share.js";

@@ -108,6 +108,17 @@ describe("warden serve: config and keys", () => {
     );
   });
 
+  it("contendedOutputBytesPerSecond defaults to 16 MiB/s, 0 turns it off, a negative rate is refused", () => {
+    const tenants = [{ id: "acme", keys: [key("k", "t")], quotas }];
+    expect(resolveServerConfig({ tenants }, "/").contendedOutputBytesPerSecond).toBe(16_777_216);
+    expect(
+      resolveServerConfig({ contendedOutputBytesPerSecond: 0, tenants }, "/").contendedOutputBytesPerSecond,
+    ).toBe(0);
+    expect(() => resolveServerConfig({ contendedOutputBytesPerSecond: -1, tenants }, "/", "c.yaml")).toThrow(
+      "c.yaml: invalid server configuration: /contendedOutputBytesPerSecond must be >= 0.",
+    );
+  });
+
   it("a misspelt key is named, beside the key it should have been", () => {
     const { maxSessions, ...rest } = quotas;
     const typo = [{ id: "acme", keys: [key("k", "t")], quotas: { ...rest, maxSesions: maxSessions } }];

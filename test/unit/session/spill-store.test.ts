@@ -5,7 +5,11 @@ import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { NotFoundError } from "../../../src/errors.js";
 import { SpillBudget } from "../../../src/session/spill-budget.js";
-import { createSpillStore, type HostSpillStore } from "../../../src/session/spill-store.js";
+import {
+  createSpillStore,
+  type HostSpillStore,
+  SPILL_QUEUE_MAX_BYTES,
+} from "../../../src/session/spill-store.js";
 
 let parent: string;
 let store: HostSpillStore;
@@ -173,6 +177,7 @@ describe("spill caps", () => {
       cappedBy: { scope: "tenant", limitBytes: 12, raiseHint: "quotas.spillBytes" },
     });
     expect(tenant.usedBytes).toBe(12);
+    await b.close(); // writes within SPILL_QUEUE_MAX_BYTES land in the background
     expect(statSync(hostPath(two, b.handle)).size).toBe(4);
     await one.dispose();
     expect(tenant.usedBytes).toBe(4);
@@ -211,5 +216,51 @@ describe("spill caps", () => {
     ).toThrow(
       "The session spill cap must be a non-negative integer of bytes, got -1; set --spill-max-bytes.",
     );
+  });
+});
+
+describe("background spill writes", () => {
+  it("queue at most 8 MiB per file; a chunk past that is written at once, in place", async () => {
+    expect(SPILL_QUEUE_MAX_BYTES).toBe(8 * 1024 * 1024);
+    const w = await store.create("bash");
+    const big = Buffer.alloc(SPILL_QUEUE_MAX_BYTES + 1, 0x62);
+    w.write(big);
+    // Over the bound: written synchronously, so the file has it before write returns.
+    expect(statSync(hostPath(store, w.handle)).size).toBe(SPILL_QUEUE_MAX_BYTES + 1);
+    await w.close();
+  });
+
+  it("keeps the output's bytes in order across queued and in-place writes, and read waits for them", async () => {
+    const w = await store.create("bash");
+    const pieces: Buffer[] = [];
+    for (let i = 0; i < 40; i++) {
+      // 1 MiB pieces fill the 8 MiB queue, so some go in place between queued ones.
+      const piece = Buffer.alloc(i % 7 === 3 ? 3 * 1024 * 1024 : 1024 * 1024, 0x61 + (i % 26));
+      pieces.push(piece);
+      w.write(piece);
+    }
+    const expected = Buffer.concat(pieces);
+    const tail = await store.read(w.handle, { kind: "bytes", offset: expected.length - 5, length: 5 });
+    expect(tail.data.toString()).toBe(expected.subarray(-5).toString());
+    await w.close();
+    expect((await readFile(hostPath(store, w.handle))).equals(expected)).toBe(true);
+    expect(w.summary()).toEqual({
+      handle: w.handle,
+      keptBytes: expected.length,
+      totalBytes: expected.length,
+    });
+  });
+
+  it("a session closed while writes are queued gives every byte back and closes the file after them", async () => {
+    const tenant = new SpillBudget("tenant", 64 * 1024 * 1024, "quotas.spillBytes");
+    const s = createSpillStore({ dir: parent, sessionId: "q", shared: tenant });
+    const w = await s.create("bash");
+    for (let i = 0; i < 6; i++) w.write(Buffer.alloc(1024 * 1024));
+    await s.dispose();
+    expect(tenant.usedBytes).toBe(0);
+    w.write(Buffer.alloc(10));
+    await w.close();
+    expect(tenant.usedBytes).toBe(0);
+    expect(w.summary()).toMatchObject({ keptBytes: 6 * 1024 * 1024, totalBytes: 6 * 1024 * 1024 + 10 });
   });
 });

@@ -44,6 +44,12 @@ export function attachedSocketTransport(socket: Duplex, log?: HelperLog): Channe
     close() {
       if (!closed) socket.destroy();
     },
+    pause() {
+      socket.pause();
+    },
+    resume() {
+      if (!closed) socket.resume();
+    },
   };
 }
 

@@ -9,6 +9,7 @@ import { SandboxError, SandboxNotRunningError } from "../../../errors.js";
 import { AbortError, onAbort, throwIfAborted } from "../../../util/index.js";
 import { encodeFrame, type Frame, FrameDecoder, FrameType, type FrameTypeCode } from "./frame.js";
 import { errorFromHelper, type PongBody, parseJson, toErrorBody } from "./messages.js";
+import { type OutputMeter, type OutputShare, outputShare } from "./output-share.js";
 
 /** A byte pipe to the helper: frames out through `write`, raw bytes in through the sinks. */
 export interface ChannelTransport {
@@ -17,6 +18,9 @@ export interface ChannelTransport {
   start(sinks: { onData(chunk: Buffer): void; onClose(reason: string): void }): void;
   /** Closes the transport; `onClose` follows. */
   close(): void;
+  /** Stops reading until `resume` (backpressure reaches the helper); optional. */
+  pause?(): void;
+  resume?(): void;
 }
 
 /** Receives the frames of one request. Return true from `onFrame` when the request is finished. */
@@ -36,6 +40,11 @@ export interface ChannelClientOptions {
    * DEFAULT_REQUEST_TIMEOUT_MS. A request may pass its own.
    */
   requestTimeoutMs?: number;
+  /**
+   * The share of the host this channel's incoming bytes take part in (output-share.ts): paced
+   * while another channel of the share is busy. Default: the process-wide `outputShare`.
+   */
+  share?: OutputShare;
 }
 
 /** Default deadline of a one-reply request (file operations, ping): 30 s. */
@@ -48,12 +57,17 @@ export class ChannelClient {
   private wrapped = false;
   private corruption: string | null = null;
   private closedReason: string | null = null;
+  private readonly share: OutputShare;
+  private readonly meter: OutputMeter;
+  private resumeTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly transport: ChannelTransport,
     readonly options: ChannelClientOptions,
   ) {
     const decoder = new FrameDecoder((frame) => this.dispatch(frame));
+    this.share = options.share ?? outputShare;
+    this.meter = this.share.join(this);
     transport.start({
       onData: (chunk) => {
         if (this.closed) return;
@@ -61,7 +75,9 @@ export class ChannelClient {
           decoder.push(chunk);
         } catch (err) {
           this.corrupted((err as Error).message);
+          return;
         }
+        this.pace(chunk.length);
       },
       onClose: (reason) => this.fail(reason),
     });
@@ -80,6 +96,9 @@ export class ChannelClient {
     return this.pending.size;
   }
 
+  /** When a request was last open (performance.now() ms), for the output share; undefined before any. */
+  lastBusyAt: number | undefined;
+
   /**
    * Starts a request: registers `handler` under a fresh id and sends the frame. Returns a sender
    * for follow-up frames (e.g. `kill`) and `release` to stop listening (late frames are dropped).
@@ -95,6 +114,7 @@ export class ChannelClient {
     if (this.nextId >= 0xffff_fff0) this.wrapped = true;
     this.nextId = this.nextId >= 0xffff_fff0 ? 1 : this.nextId + 1;
     this.pending.set(id, handler);
+    this.lastBusyAt = performance.now();
     this.transport.write(encodeFrame(type, id, payload));
     return {
       id,
@@ -102,7 +122,7 @@ export class ChannelClient {
         if (!this.closed && this.pending.has(id)) this.transport.write(encodeFrame(t, id, p));
       },
       release: () => {
-        this.pending.delete(id);
+        if (this.pending.delete(id)) this.lastBusyAt = performance.now();
       },
     };
   }
@@ -175,6 +195,19 @@ export class ChannelClient {
     this.fail("closed by the controller");
   }
 
+  /** Pauses the transport for as long as the share's rate asks after `bytes` arrived (output-share.ts). */
+  private pace(bytes: number): void {
+    if (!this.transport.pause) return;
+    // Bytes the transport had buffered before a pause took hold still count.
+    const waitMs = this.meter.take(bytes);
+    if (waitMs <= 0 || this.resumeTimer !== undefined) return;
+    this.transport.pause();
+    this.resumeTimer = setTimeout(() => {
+      this.resumeTimer = undefined;
+      if (!this.closed) this.transport.resume?.();
+    }, waitMs);
+  }
+
   private dispatch(frame: Frame): void {
     if (this.closed) return;
     const handler = this.pending.get(frame.id);
@@ -185,7 +218,10 @@ export class ChannelClient {
         this.corrupted(`a frame for request id ${frame.id}, which was never sent`);
       return;
     }
-    if (handler.onFrame(frame)) this.pending.delete(frame.id);
+    if (handler.onFrame(frame)) {
+      this.pending.delete(frame.id);
+      this.lastBusyAt = performance.now();
+    }
   }
 
   /** True when `id` was handed out by open (ids run 1, 2, ... and wrap at 0xfffffff0). */
@@ -208,6 +244,9 @@ export class ChannelClient {
   private fail(reason: string): void {
     if (this.closedReason !== null) return;
     this.closedReason = reason;
+    this.share.leave(this);
+    clearTimeout(this.resumeTimer);
+    this.resumeTimer = undefined;
     const handlers = [...this.pending.values()];
     this.pending.clear();
     for (const h of handlers) h.onClose(this.notRunning());
