@@ -12,7 +12,15 @@
 
 // Policy and approval
 export { NonInteractiveApproval, ProgrammaticApproval, TerminalApproval } from "./approval/index.js";
-export type { ConnectionAudit, NetworkDecision, NetworkOptions, NetworkRule } from "./egress/index.js";
+export type {
+  AskOutcome,
+  ConnectionAudit,
+  NetworkApprovalAnswer,
+  NetworkApprovalRequest,
+  NetworkDecision,
+  NetworkOptions,
+  NetworkRule,
+} from "./egress/index.js";
 // Network egress
 export { parseAllowNet } from "./egress/index.js";
 // Errors
@@ -47,11 +55,18 @@ export type {
   ApprovalProvider,
   ApprovalRequest,
   Decision,
+  NetworkApprovalSubject,
   Policy,
   PolicyDecisionKind,
   PolicyRequest,
 } from "./policy/index.js";
-export { createPolicyHook, createPolicyHookFromFiles, evaluate, loadPolicy } from "./policy/index.js";
+export {
+  createPolicyHook,
+  createPolicyHookFromFiles,
+  evaluate,
+  loadPolicy,
+  networkApprover,
+} from "./policy/index.js";
 // Review (copy mode)
 export {
   type ApplyResult,

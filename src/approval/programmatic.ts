@@ -5,7 +5,13 @@
  */
 import { randomUUID } from "node:crypto";
 import { NotFoundError } from "../errors.js";
-import type { ApprovalAnswer, ApprovalProvider, ApprovalRequest, Decision } from "../policy/index.js";
+import type {
+  ApprovalAnswer,
+  ApprovalProvider,
+  ApprovalRequest,
+  Decision,
+  NetworkApprovalSubject,
+} from "../policy/index.js";
 
 /** A request waiting for an answer, as listed to approvers. `createdAt` is epoch ms. */
 export interface PendingApproval {
@@ -17,6 +23,8 @@ export interface PendingApproval {
   sessionId?: string;
   owner?: string;
   tenant?: string;
+  /** Set for a network connection under an `ask` rule (ApprovalRequest.network). */
+  network?: NetworkApprovalSubject;
   createdAt: number;
 }
 
@@ -40,6 +48,7 @@ export class ProgrammaticApproval implements ApprovalProvider {
       sessionId: req.sessionId,
       owner: req.owner,
       tenant: req.tenant,
+      ...(req.network ? { network: req.network } : {}),
       createdAt: Date.now(),
     };
     const answered = new Promise<ApprovalAnswer>((resolve) => {

@@ -14,8 +14,19 @@ export interface TerminalApprovalOptions {
   output?: NodeJS.WritableStream;
 }
 
-/** Words the request for a person (also used by the server's pending list). */
-export function describeRequest(req: Pick<ApprovalRequest, "tool" | "args" | "decision">): string {
+/**
+ * Words the request for a person (also used by MCP elicitation). A network request names the
+ * session, host, port and rule: `Network connection needs approval: session s1 connects to
+ * pypi.org:443` / `  asked by rule 'ask pypi.org:443'`.
+ */
+export function describeRequest(
+  req: Pick<ApprovalRequest, "tool" | "args" | "decision" | "network" | "sessionId">,
+): string {
+  if (req.network) {
+    const { host, port, rule } = req.network;
+    const session = req.sessionId ? `session ${req.sessionId} ` : "";
+    return `Network connection needs approval: ${session}connects to ${host}:${port}\n  asked by rule '${rule}'`;
+  }
   const d = req.decision;
   const lines = [`Tool call needs approval: ${req.tool} ${JSON.stringify(req.args)}`];
   const rule = d.ruleId ? `rule '${d.ruleId}'${d.layer ? ` (${d.layer})` : ""}` : "no rule";
@@ -33,6 +44,8 @@ export function parseAnswer(text: string): ApprovalAnswer {
 
 const SESSION_PROMPT =
   "Allow? [o]nce / [s]ession (this exact call, for the session) / [d]eny (default deny): ";
+const NETWORK_PROMPT =
+  "Allow? [o]nce / [s]ession (this host and port, for the session) / [d]eny (default deny): ";
 
 /** Prompts on a TTY (see module doc). */
 export class TerminalApproval implements ApprovalProvider {
@@ -52,7 +65,7 @@ export class TerminalApproval implements ApprovalProvider {
     const rl = createInterface({ input: this.options.input ?? process.stdin, output, terminal: false });
     try {
       output.write(`${describeRequest(req)}\n`);
-      const answer = await rl.question(SESSION_PROMPT, {
+      const answer = await rl.question(req.network ? NETWORK_PROMPT : SESSION_PROMPT, {
         signal: req.signal,
       });
       return parseAnswer(answer);

@@ -2,17 +2,41 @@
  * Parses the gateway's access-log lines (the `warden` logformat of squid-config.ts) into
  * ConnectionAudit records (pure). A line is
  * `WARDEN-AUDIT <epoch.ms> <method> <domain> <port> <squid status>/<http status> <bytes from client>
- * <bytes to client> <duration ms> <sni or -> <server address or -> <ssl bump mode or ->`.
+ * <bytes to client> <duration ms> <sni or -> <server address or -> <ssl bump mode or -> <ask outcome or ->`
+ * (the last field is the `warden_ask` note of the ask helper's answer, ask-relay.ts).
  * Squid logs a request or tunnel when it ends. A TLS tunnel is logged twice when it is spliced:
  * once when the ClientHello was peeked at (`NONE_NONE … splice`, skipped here) and once with the
  * tunnel's bytes (`TCP_TUNNEL … splice`); a tunnel Squid terminated (SNI ≠ CONNECT host) once,
  * as `… terminate`; a refused CONNECT as `TCP_DENIED`.
  */
+import { askAllowed } from "./ask-relay.js";
 import { decideConnection } from "./host-pattern.js";
 import { AUDIT_PREFIX } from "./squid-config.js";
-import type { ConnectionAudit, NetworkRule } from "./types.js";
+import type { AskOutcome, ConnectionAudit, NetworkRule } from "./types.js";
 
-const FIELDS = 12;
+const FIELDS = 13;
+
+const OUTCOMES: ReadonlySet<string> = new Set<AskOutcome>([
+  "once",
+  "session",
+  "cached",
+  "denied",
+  "timeout",
+  "non-interactive",
+  "closed",
+  "no-controller",
+  "gateway-timeout",
+  "no-relay",
+  "bad-question",
+]);
+
+/** Why a connection under an ask rule was refused, for its audit rule text. */
+function askRefusal(outcome: AskOutcome | undefined, timeoutMs: number): string {
+  if (outcome === "denied") return "denied by the approver";
+  if (outcome === "timeout") return `no answer within ${timeoutMs} ms`;
+  if (outcome === "non-interactive") return "nobody to ask: non-interactive";
+  return outcome ? `not approved: ${outcome}` : "not approved";
+}
 
 /**
  * One record from one line, or null for a line that is not a whole audit line (or is the peek
@@ -20,19 +44,20 @@ const FIELDS = 12;
  * the request (a 2xx-5xx from the origin, not TCP_DENIED) or spliced the tunnel. The rule is the
  * one decideConnection names; when the gateway refused a connection a rule let through, the
  * refusal's reason is given with it: `sni-mismatch (…)` or `refused-address (…)` (the name
- * resolved to a refused address); an IP literal is `ip-literal`.
+ * resolved to a refused address); an IP literal is `ip-literal`. Under an ask rule the decision is
+ * `ask→allow` or `ask→deny` with `ask` (the outcome) and, when refused, why:
+ * `ask x:443 (no answer within 300000 ms)` (`askTimeoutMs`, default 300000).
  */
 export function parseAccessLine(
   line: string,
   sessionId: string,
   rules: readonly NetworkRule[],
+  askTimeoutMs = 300_000,
 ): ConnectionAudit | null {
   const parts = line.trim().split(/\s+/);
   if (parts[0] !== AUDIT_PREFIX || parts.length !== FIELDS) return null;
-  const [, ts, method, rawDomain, rawPort, status, inBytes, outBytes, tr, sni, remote, bump] = parts as [
-    string,
-    ...string[],
-  ] as string[];
+  const [, ts, method, rawDomain, rawPort, status, inBytes, outBytes, tr, sni, remote, bump, note] =
+    parts as [string, ...string[]] as string[];
   const squidStatus = (status ?? "").split("/")[0] ?? "";
   const tunnel = method === "CONNECT";
   if (tunnel && squidStatus === "NONE_NONE" && bump === "splice") return null;
@@ -42,18 +67,29 @@ export function parseAccessLine(
     ? squidStatus === "TCP_TUNNEL" && bump === "splice"
     : !squidStatus.startsWith("TCP_DENIED") && !squidStatus.startsWith("NONE") && remote !== "-";
   const verdict = decideConnection(rules, domain, port);
+  // A tunnel checked twice may carry both answers' notes (`once,once`): the last one decided.
+  const lastNote = note?.split(",").at(-1);
+  const ask = lastNote && OUTCOMES.has(lastNote) ? (lastNote as AskOutcome) : undefined;
+  const approved = ask !== undefined && askAllowed(ask);
   let rule = verdict.rule;
+  let decision: ConnectionAudit["decision"] = forwarded ? "allow" : "deny";
   if (isIpLiteral(domain)) rule = "ip-literal";
-  else if (!forwarded && verdict.decision === "ask") rule = `${verdict.rule} (not approved)`;
-  else if (!forwarded && verdict.decision === "allow")
+  else if (ask && !approved) {
+    decision = "ask→deny";
+    rule = `${verdict.rule} (${askRefusal(ask, askTimeoutMs)})`;
+  } else if (!forwarded && verdict.decision !== "deny")
+    // Let through by its rule (or its approver), refused by the gateway: a TLS tunnel whose SNI
+    // names another host, or a name resolving to a refused address (never asked about).
     rule = bump === "terminate" ? `sni-mismatch (${verdict.rule})` : `refused-address (${verdict.rule})`;
+  else if (forwarded && approved) decision = "ask→allow";
   const record: ConnectionAudit = {
     sessionId,
     time: new Date(Math.round(Number(ts) * 1000)).toISOString(),
     domain,
     port,
     method: method ?? "",
-    decision: forwarded ? "allow" : "deny",
+    decision,
+    ...(ask ? { ask } : {}),
     rule,
     bytesOut: Number(inBytes) || 0,
     bytesIn: Number(outBytes) || 0,

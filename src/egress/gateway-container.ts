@@ -60,19 +60,29 @@ export async function createSessionNetwork(
   return { name, subnet };
 }
 
-/** The gateway's `createContainer` body: hardened like a sandbox (read-only root, no capabilities). */
+/**
+ * The gateway's `createContainer` body: hardened like a sandbox (read-only root, no capabilities).
+ * Stdin stays open: warden-relay reads the controller's answers to `ask` questions from it, and
+ * refuses every question once it ends; `askDeadlineMs` is the relay's own backstop per question.
+ */
 export function gatewayContainerConfig(input: {
   image: string;
   networkName: string;
   squidConf: string;
   labels: Record<string, string>;
+  askDeadlineMs: number;
 }): Docker.ContainerCreateOptions {
   return {
     Image: input.image,
-    Env: [`WARDEN_SQUID_CONF=${Buffer.from(input.squidConf).toString("base64")}`],
+    Env: [
+      `WARDEN_SQUID_CONF=${Buffer.from(input.squidConf).toString("base64")}`,
+      `WARDEN_ASK_DEADLINE_MS=${input.askDeadlineMs}`,
+    ],
     Labels: input.labels,
     Tty: false,
-    OpenStdin: false,
+    OpenStdin: true,
+    StdinOnce: false,
+    AttachStdin: true,
     HostConfig: {
       NetworkMode: input.networkName,
       ReadonlyRootfs: true,

@@ -2,15 +2,15 @@
  * `startEgressGateway`: one session's egress, started before its sandbox. Creates the internal
  * network, writes the Squid config for the session's rules, starts the gateway on the internal
  * network and the egress networks, waits until Squid accepts connections, and follows its access
- * log into one ConnectionAudit per connection. `sandboxNetworkConfig` then puts the sandbox on
+ * log into one ConnectionAudit per connection, and answers its `ask` questions (ask-relay.ts) on
+ * its stdin: the attached stdio is the gateway's only line to the controller, no host path. `sandboxNetworkConfig` then puts the sandbox on
  * the internal network only. Fail closed: if the gateway is missing, fails to start or dies later,
  * the sandbox has no route anywhere (the internal network has none), never an open one.
  */
-import type { Readable } from "node:stream";
 import type Docker from "dockerode";
-import { SandboxError } from "../errors.js";
+import { InvalidArgumentError, SandboxError } from "../errors.js";
 import { throwIfAborted } from "../util/index.js";
-import { parseAccessLine } from "./access-log.js";
+import { DEFAULT_NETWORK_APPROVAL_TIMEOUT_MS, GATEWAY_DEADLINE_MARGIN_MS } from "./ask-relay.js";
 import {
   createSessionNetwork,
   egressLabels,
@@ -19,6 +19,7 @@ import {
   gatewayContainerConfig,
   removeEgressResources,
 } from "./gateway-container.js";
+import { attachGatewayStdio } from "./gateway-stdio.js";
 import { hostAddresses, REFUSED_RANGES } from "./refused-addresses.js";
 import { squidConfig } from "./squid-config.js";
 import type { NetworkOptions } from "./types.js";
@@ -71,6 +72,7 @@ export async function startEgressGateway(
   }
   let networkName: string | undefined;
   let containerId: string | undefined;
+  let detach: (() => void) | undefined;
   try {
     const labelsOf = (role: "gateway" | "network") =>
       egressLabels(input.labels, input.keepLabels, input.sessionId, role);
@@ -87,21 +89,30 @@ export async function startEgressGateway(
       refusedCidrs: [...new Set(refusedCidrs)],
       clientCidrs: [net.subnet],
       port: GATEWAY_PORT,
-      askHelper: false,
+      askHelper: input.network.rules.some((r) => r.decision === "ask"),
     });
     throwIfAborted(input.signal);
+    const timeoutMs = input.network.approvalTimeoutMs ?? DEFAULT_NETWORK_APPROVAL_TIMEOUT_MS;
     const container = await docker.createContainer(
-      gatewayContainerConfig({ image, networkName: net.name, squidConf: conf, labels: labelsOf("gateway") }),
+      gatewayContainerConfig({
+        image,
+        networkName: net.name,
+        squidConf: conf,
+        labels: labelsOf("gateway"),
+        askDeadlineMs: timeoutMs + GATEWAY_DEADLINE_MARGIN_MS,
+      }),
     );
     containerId = container.id;
     for (const egress of egressNetworks) await docker.getNetwork(egress).connect({ Container: container.id });
-    const logs = (await container.attach({
-      stream: true,
-      stdout: true,
-      stderr: true,
-    })) as unknown as Readable;
+    const startup = startupWatch();
+    const stdio = await attachGatewayStdio(docker, container, {
+      sessionId: input.sessionId,
+      network: input.network,
+      onCacheLine: startup.onCacheLine,
+    });
+    detach = stdio.detach;
     await container.start();
-    await followGateway(docker, container, logs, input);
+    await startup.ready(container);
     const info = await container.inspect();
     const address = info.NetworkSettings.Networks[net.name]?.IPAddress;
     if (!address) throw new SandboxError(`the egress gateway has no address on ${net.name}`);
@@ -113,22 +124,34 @@ export async function startEgressGateway(
       proxyUrl,
       env: sandboxEnv(proxyUrl, input.network.caBundlePath !== undefined),
       close() {
-        logs.destroy();
+        stdio.detach();
         closed ??= removeEgressResources(docker, ids.containerId, ids.networkName);
         return closed;
       },
     };
   } catch (err) {
+    detach?.();
     await removeEgressResources(docker, containerId, networkName).catch(() => {});
     throw err;
   }
 }
 
-/** The gateway addresses of the egress networks: the host's side of each bridge, refused too. */
+/**
+ * The gateway addresses of the egress networks: the host's side of each bridge, refused too.
+ * InvalidArgumentError naming a network the engine does not have.
+ */
 async function egressGateways(docker: Docker, names: string[]): Promise<string[]> {
   const out: string[] = [];
   for (const name of names) {
-    const info = (await docker.getNetwork(name).inspect()) as { IPAM?: { Config?: { Gateway?: string }[] } };
+    const info = (await docker
+      .getNetwork(name)
+      .inspect()
+      .catch((err: { statusCode?: number }) => {
+        if (err.statusCode !== 404) throw err;
+        throw new InvalidArgumentError(
+          `The egress network '${name}' does not exist, so the session gets no network. Create it (docker network create ${name}) or name an existing one in network.egressNetworks (--egress-network).`,
+        );
+      })) as { IPAM?: { Config?: { Gateway?: string }[] } };
     for (const c of info.IPAM?.Config ?? [])
       if (c.Gateway) out.push(c.Gateway.includes(":") ? `${c.Gateway}/128` : `${c.Gateway}/32`);
   }
@@ -136,63 +159,47 @@ async function egressGateways(docker: Docker, names: string[]): Promise<string[]
 }
 
 /**
- * Splits the gateway's attached output into lines: stdout lines are access-log lines (to
- * onConnection), stderr lines are Squid's cache log (kept for errors). Resolves once Squid accepts
- * connections; rejects SandboxError with the last log lines when it exits or takes too long.
+ * Watches Squid's cache log while the gateway starts: `ready` resolves once Squid accepts
+ * connections, and rejects SandboxError with the last log lines when the gateway exits first or
+ * takes over READY_TIMEOUT_MS.
  */
-function followGateway(
-  docker: Docker,
-  container: Docker.Container,
-  logs: Readable,
-  input: { sessionId: string; network: AllowlistOptions; signal?: AbortSignal },
-): Promise<void> {
+function startupWatch(): {
+  onCacheLine(line: string): void;
+  ready(container: Docker.Container): Promise<void>;
+} {
   const recent: string[] = [];
-  let ready: (() => void) | undefined;
+  let markReady: (() => void) | undefined;
   const readyPromise = new Promise<void>((resolve) => {
-    ready = resolve;
+    markReady = resolve;
   });
-  const lineSplitter = (onLine: (line: string) => void) => {
-    let rest = "";
-    return {
-      write(chunk: Buffer) {
-        const text = rest + chunk.toString("utf8");
-        const lines = text.split("\n");
-        rest = lines.pop() ?? "";
-        for (const l of lines) onLine(l);
-        return true;
-      },
-    };
+  return {
+    onCacheLine(line) {
+      recent.push(line);
+      if (recent.length > 20) recent.shift();
+      if (READY_LINE.test(line)) markReady?.();
+    },
+    ready(container) {
+      const exited = container.wait().then((r: { StatusCode: number }) => {
+        throw new SandboxError(
+          `the egress gateway exited (status ${r.StatusCode}) before accepting connections: ${recent.slice(-5).join(" | ")}`,
+        );
+      });
+      exited.catch(() => {});
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new SandboxError(
+                `the egress gateway did not start within ${READY_TIMEOUT_MS} ms: ${recent.slice(-5).join(" | ")}`,
+              ),
+            ),
+          READY_TIMEOUT_MS,
+        );
+      });
+      return Promise.race([readyPromise, exited, timeout]).finally(() => clearTimeout(timer));
+    },
   };
-  const stdout = lineSplitter((line) => {
-    const record = parseAccessLine(line, input.sessionId, input.network.rules);
-    if (record) input.network.onConnection?.(record);
-  });
-  const stderr = lineSplitter((line) => {
-    recent.push(line);
-    if (recent.length > 20) recent.shift();
-    if (READY_LINE.test(line)) ready?.();
-  });
-  docker.modem.demuxStream(logs, stdout as never, stderr as never);
-  logs.on("error", () => {});
-  const exited = container.wait().then((r: { StatusCode: number }) => {
-    throw new SandboxError(
-      `the egress gateway exited (status ${r.StatusCode}) before accepting connections: ${recent.slice(-5).join(" | ")}`,
-    );
-  });
-  exited.catch(() => {});
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new SandboxError(
-            `the egress gateway did not start within ${READY_TIMEOUT_MS} ms: ${recent.slice(-5).join(" | ")}`,
-          ),
-        ),
-      READY_TIMEOUT_MS,
-    );
-  });
-  return Promise.race([readyPromise, exited, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** The sandbox's proxy (and CA bundle) variables; NO_PROXY is empty: everything goes to the gateway. */

@@ -38,9 +38,8 @@ export interface EgressSweepOptions {
 
 /** Removes stale gateways, then stale or empty session networks. Engine errors reject raw. */
 export async function sweepEgress(docker: Docker, options: EgressSweepOptions): Promise<EgressRemoval[]> {
-  const filter = [ROLE_LABEL];
+  const filter: string[] = [];
   if (options.tenant !== undefined) filter.push(`${options.tenantLabel}=${options.tenant}`);
-  const removed: EgressRemoval[] = [];
   const judge = (labels: Record<string, string>) => {
     const stale = options.staleReason(labels);
     if (stale) return stale;
@@ -49,6 +48,30 @@ export async function sweepEgress(docker: Docker, options: EgressSweepOptions): 
     const old = !Number.isFinite(created) || options.now.getTime() - created > ORPHAN_GRACE_MS;
     return old && !options.sandboxSessions.has(session) ? "orphaned" : null;
   };
+  return removeEgressWhere(docker, {
+    filter,
+    judge,
+    tenantLabel: options.tenantLabel,
+    dryRun: options.dryRun,
+  });
+}
+
+/**
+ * Removes the gateways, then the session networks, labelled with every one of `filter` (label keys
+ * or `key=value`) that `judge` gives a reason for; returns what was (dry run: would be) removed.
+ * The judge sees a resource's labels (session id under SESSION_LABEL). Engine errors reject raw.
+ */
+export async function removeEgressWhere(
+  docker: Docker,
+  options: {
+    filter: string[];
+    judge: (labels: Record<string, string>) => EgressRemoval["reason"] | null;
+    tenantLabel: string;
+    dryRun?: boolean;
+  },
+): Promise<EgressRemoval[]> {
+  const { filter, judge } = options;
+  const removed: EgressRemoval[] = [];
   const record = (
     kind: EgressRemoval["kind"],
     id: string,
@@ -62,13 +85,13 @@ export async function sweepEgress(docker: Docker, options: EgressSweepOptions): 
       tenant: labels[options.tenantLabel] ?? "",
       reason,
     });
-  for (const c of await docker.listContainers({ all: true, filters: { label: filter } })) {
+  for (const c of await docker.listContainers({ all: true, filters: { label: [ROLE_LABEL, ...filter] } })) {
     const reason = judge(c.Labels);
     if (!reason) continue;
     if (!options.dryRun) await removeEgressResources(docker, c.Id, undefined);
     record("gateway", c.Id, c.Labels, reason);
   }
-  for (const n of await docker.listNetworks({ filters: { label: filter } })) {
+  for (const n of await docker.listNetworks({ filters: { label: [ROLE_LABEL, ...filter] } })) {
     const labels = n.Labels ?? {};
     const reason = judge(labels);
     if (!reason) continue;

@@ -3,6 +3,16 @@
  * Squid gateway, and its audit records.
  */
 export { parseAccessLine } from "./access-log.js";
+export { type AdoptedEgress, adoptEgressGateway } from "./adopt.js";
+export {
+  ASK_PREFIX,
+  type AskQuestion,
+  AskRelay,
+  askAllowed,
+  DEFAULT_NETWORK_APPROVAL_TIMEOUT_MS,
+  formatAskAnswer,
+  parseAskQuestion,
+} from "./ask-relay.js";
 export {
   type AllowlistOptions,
   CA_BUNDLE_PATH,
@@ -11,7 +21,7 @@ export {
   startEgressGateway,
 } from "./gateway.js";
 export { GATEWAY_IMAGE, ROLE_LABEL, removeEgressResources, SESSION_LABEL } from "./gateway-container.js";
-export { type EgressRemoval, ORPHAN_GRACE_MS, sweepEgress } from "./gc.js";
+export { type EgressRemoval, ORPHAN_GRACE_MS, removeEgressWhere, sweepEgress } from "./gc.js";
 export {
   DEFAULT_PORTS,
   decideConnection,
@@ -24,4 +34,12 @@ export {
 export { resolveNetworkOptions } from "./network-options.js";
 export { REFUSED_RANGES } from "./refused-addresses.js";
 export { squidConfig } from "./squid-config.js";
-export type { ConnectionAudit, NetworkDecision, NetworkOptions, NetworkRule } from "./types.js";
+export type {
+  AskOutcome,
+  ConnectionAudit,
+  NetworkApprovalAnswer,
+  NetworkApprovalRequest,
+  NetworkDecision,
+  NetworkOptions,
+  NetworkRule,
+} from "./types.js";

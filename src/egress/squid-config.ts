@@ -1,15 +1,20 @@
 /**
  * The gateway's squid.conf, generated from a session's rules (pure). Squid 5 (Debian bookworm's
  * squid-openssl) does the proxying; this file only decides what it lets through:
- * - Clients: the session's internal network only (`src`); plain HTTP by absolute URL (Squid sends
- *   the URL's host as the Host header upstream, whatever Host the client wrote; a Host header
- *   naming another host is refused where Squid still sees it), and CONNECT tunnels that carry TLS
- *   whose SNI equals the CONNECT host (`ssl_bump peek` at step 1, then `splice` when warden-sni-match says they agree,
- *   `terminate` otherwise; Squid never decrypts).
- * - Destinations: deny rules first, then ask (denied unless an approver answers yes), then allow
- *   (host pattern and port), each allow also requiring that no address the name resolves to lies
- *   in the refused ranges (`dst`, checked by Squid after it resolves the name itself). Names are
- *   matched without reverse lookups (`-n`); anything not listed is denied without being resolved.
+ * - Clients: the session's internal network only (`src`); plain HTTP by absolute URL, and CONNECT
+ *   tunnels that carry TLS whose SNI equals the CONNECT host (`ssl_bump peek` at step 1, then
+ *   `splice` when warden-sni-match says they agree, `terminate` otherwise; Squid never decrypts).
+ *   Squid replaces the Host header of an absolute-URL request with the URL's host and port before
+ *   any ACL sees it (RFC 9112 §3.2.2; Squid 5 src/servers/Http1Server.cc), so plain HTTP is judged
+ *   by the URL's name and the origin receives that name as Host.
+ * - Destinations: deny rules first, then ask, then allow (host pattern and port); an allow, and an
+ *   ask before it is asked, also require that no address the name resolves to lies in the refused
+ *   ranges (`dst`, checked by Squid after it resolves the name itself). Names are matched without
+ *   reverse lookups (`-n`); anything not listed is denied without being resolved.
+ * - Ask: with `askHelper`, a connection under an ask rule waits on the external ACL helper
+ *   warden-ask (images/gateway), which relays the question to warden's controller; the answer's
+ *   `warden_ask=<outcome>` becomes the transaction's note, logged in the access log's last field.
+ *   Without it an ask rule denies.
  * Squid directives: http://www.squid-cache.org/Doc/config/ (v5).
  */
 import type { NetworkRule } from "./types.js";
@@ -29,8 +34,14 @@ export interface SquidConfigInput {
 
 /** Marker that starts every access-log line warden parses (access-log.ts). */
 export const AUDIT_PREFIX = "WARDEN-AUDIT";
-/** Where the entrypoint creates the access-log fifo it copies to stdout. */
+/** Where the entrypoint creates the access log warden-relay copies to stdout. */
 export const ACCESS_LOG_PATH = "/run/gw/access.log";
+/** The unix socket (container tmpfs) between the ask helper and warden-relay. */
+export const ASK_SOCKET_PATH = "/run/gw/ask.sock";
+/** The note the ask helper's answers set (`warden_ask=<outcome>`), logged as the audit line's last field. */
+export const ASK_NOTE = "warden_ask";
+/** Questions Squid may have open at the ask helper at once; more wait in its queue. */
+export const ASK_CONCURRENCY = 64;
 
 /** A Squid regex (POSIX extended) for a rule host, anchored: exact name or any subdomain of `*.x`. */
 export function hostRegex(host: string): string {
@@ -56,7 +67,7 @@ export function squidConfig(input: SquidConfigInput): string {
     "forwarded_for delete",
     "httpd_suppress_version_string on",
     "on_unsupported_protocol respond all",
-    `logformat warden ${AUDIT_PREFIX} %ts.%03tu %rm %>rd %>rP %Ss/%>Hs %>st %<st %tr %ssl::>sni %<a %ssl::bump_mode`,
+    `logformat warden ${AUDIT_PREFIX} %ts.%03tu %rm %>rd %>rP %Ss/%>Hs %>st %<st %tr %ssl::>sni %<a %ssl::bump_mode %{${ASK_NOTE}}note`,
     `access_log stdio:${ACCESS_LOG_PATH} logformat=warden`,
     "acl CONNECT method CONNECT",
     "acl http_scheme proto HTTP",
@@ -68,7 +79,8 @@ export function squidConfig(input: SquidConfigInput): string {
   ];
   if (input.askHelper)
     lines.push(
-      "external_acl_type ask_approval ttl=0 negative_ttl=0 children-max=8 %DST %>rP /usr/local/bin/warden-ask",
+      // One helper, many questions at once (each waits for a person); past the queue, no match (deny).
+      `external_acl_type ask_approval ttl=0 negative_ttl=0 children-max=1 children-startup=1 concurrency=${ASK_CONCURRENCY} queue-size=1024 %DST %>rP %SRCPORT /usr/local/bin/warden-ask ${ASK_SOCKET_PATH}`,
     );
   const access: string[] = ["http_access deny !session_net"];
   input.rules.forEach((rule, i) => {
@@ -76,7 +88,7 @@ export function squidConfig(input: SquidConfigInput): string {
     const re = hostRegex(rule.host);
     lines.push(`acl ${id}_host dstdom_regex -n -i ${re}`);
     lines.push(`acl ${id}_port port ${rule.ports.join(" ")}`);
-    // The Host header: the same name, with or without a port.
+    // The Host header (Squid has already set it to the URL's authority): present, with or without a port.
     lines.push(`acl ${id}_hosthdr req_header Host -i ${re.slice(0, -1)}(:[0-9]+)?$`);
   });
   const byDecision = (d: NetworkRule["decision"]) =>
@@ -84,9 +96,10 @@ export function squidConfig(input: SquidConfigInput): string {
   for (const { id } of byDecision("deny")) access.push(`http_access deny ${id}_host`);
   for (const { id } of byDecision("ask")) {
     if (input.askHelper) lines.push(`acl ${id}_approved external ask_approval`);
+    // A name resolving to a refused address is refused below without asking anyone.
     access.push(
       input.askHelper
-        ? `http_access deny ${id}_host ${id}_port !${id}_approved`
+        ? `http_access deny ${id}_host ${id}_port !refused_dst !${id}_approved`
         : `http_access deny ${id}_host ${id}_port`,
     );
   }

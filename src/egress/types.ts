@@ -33,7 +33,13 @@ export interface ConnectionAudit {
   method: string;
   /** The TLS SNI the client sent, when it was a tunnel. */
   sni?: string;
-  decision: "allow" | "deny";
+  /**
+   * `allow` / `deny` by a rule or a refusal; `ask→allow` / `ask→deny` for a connection under an
+   * `ask` rule, by the approver's answer (`ask` says how it was answered).
+   */
+  decision: "allow" | "deny" | "ask→allow" | "ask→deny";
+  /** For a connection under an `ask` rule: how the question was answered (see AskOutcome). */
+  ask?: AskOutcome;
   /** The rule that decided (`host:ports` as written) or the refusal's reason. */
   rule: string;
   /** Bytes the sandbox sent and received. */
@@ -65,8 +71,46 @@ export type NetworkOptions =
       /** Receives one audit record per connection through the gateway. */
       onConnection?: (record: ConnectionAudit) => void;
       /**
-       * Asked for a connection to a domain under an `ask` rule; resolves true to let it through.
-       * Without it, `ask` is `deny` (the non-interactive answer).
+       * Asked for each connection to a domain under an `ask` rule while the connection waits (the
+       * gateway holds it). `allow-session` also lets later connections to exactly that host and
+       * port through without asking. Without it, `ask` is `deny` (the non-interactive answer).
+       * src/policy's networkApprover adapts an ApprovalProvider to it.
        */
-      approve?: (request: { domain: string; port: number; rule: string }) => Promise<boolean>;
+      approve?: (request: NetworkApprovalRequest) => Promise<NetworkApprovalAnswer>;
+      /** How long `approve` may take before the connection is refused. Default 300000 (5 minutes). */
+      approvalTimeoutMs?: number;
     };
+
+/** An approver's answer to one connection under an `ask` rule. */
+export type NetworkApprovalAnswer = "allow-once" | "allow-session" | "deny";
+
+/** One connection waiting for approval: the session, the host and port it asked for, and the rule. */
+export interface NetworkApprovalRequest {
+  sessionId: string;
+  host: string;
+  port: number;
+  /** The `ask` rule that matched, as audit lines name it (`ask pypi.org:443`). */
+  rule: string;
+  /** Fires when the answer is no longer wanted (timeout, session closed); answer deny then. */
+  signal: AbortSignal;
+}
+
+/**
+ * How a question under an `ask` rule was answered: `once` / `session` (the approver allowed it),
+ * `cached` (allowed earlier for the session, not asked again), `denied` (the approver said no),
+ * `timeout` (no answer within approvalTimeoutMs), `non-interactive` (nobody to ask), `closed`
+ * (the session ended first); from the gateway itself: `no-controller` (its line to warden is
+ * gone), `gateway-timeout` (its own backstop), `no-relay`, `bad-question`.
+ */
+export type AskOutcome =
+  | "once"
+  | "session"
+  | "cached"
+  | "denied"
+  | "timeout"
+  | "non-interactive"
+  | "closed"
+  | "no-controller"
+  | "gateway-timeout"
+  | "no-relay"
+  | "bad-question";

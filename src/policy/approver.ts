@@ -24,6 +24,20 @@ export interface ApprovalRequest {
   /** Who owns the session (server: the API key's owner) and its tenant; for programmatic approvers. */
   owner?: string;
   tenant?: string;
+  /**
+   * Set when the request is a network connection under an `ask` rule (network-approval.ts), not a
+   * tool call: the host and port the sandbox connects to and the rule that asked. `tool` is then
+   * `network` and `args` is `{ host, port }`.
+   */
+  network?: NetworkApprovalSubject;
+}
+
+/** The connection a network approval request is about. */
+export interface NetworkApprovalSubject {
+  host: string;
+  port: number;
+  /** The `ask` rule as audit lines name it (`ask pypi.org:443`). */
+  rule: string;
 }
 
 /** Something that answers approval requests. */

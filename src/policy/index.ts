@@ -3,7 +3,12 @@
  * the beforeToolCall hook that enforces them: it asks an ApprovalProvider (approver.ts; the providers
  * are in src/approval) and writes src/audit's line.
  */
-export type { ApprovalAnswer, ApprovalProvider, ApprovalRequest } from "./approver.js";
+export type {
+  ApprovalAnswer,
+  ApprovalProvider,
+  ApprovalRequest,
+  NetworkApprovalSubject,
+} from "./approver.js";
 export { analyzeBash, type BashPart, MAX_SYNTAX_DEPTH, renderArgv } from "./bash-analyze.js";
 export { loadBashParser } from "./bash-parser.js";
 export {
@@ -25,6 +30,11 @@ export {
 } from "./hook.js";
 export { loadPolicy, parsePolicyText } from "./load.js";
 export { judge, ruleMatches, type Subject } from "./match.js";
+export {
+  type NetworkApproverContext,
+  networkApprovalRequest,
+  networkApprover,
+} from "./network-approval.js";
 export {
   effectiveNetworkRules,
   type NetworkSection,

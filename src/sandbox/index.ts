@@ -10,6 +10,7 @@ export {
 } from "./channel/index.js";
 export { createSandbox, finishSandbox } from "./create.js";
 export { DockerSandbox, removeSandboxResources, removeVolumeIfUnused } from "./docker-sandbox.js";
+export { withEgress } from "./egress-hook.js";
 export { getDocker, imageExists, pingEngine, requireImage } from "./engine.js";
 export { type GcOptions, type GcRemoval, gc } from "./gc.js";
 export {

@@ -25,6 +25,8 @@ export interface ApprovalView {
   rule?: string;
   reason?: string;
   part?: string;
+  /** A network connection under an `ask` rule (tool `network`): host, port and the rule that asked. */
+  network?: { host: string; port: number; rule: string };
   createdAt: string;
 }
 
@@ -39,6 +41,7 @@ function viewOf(p: PendingApproval): ApprovalView {
     ...(p.decision.ruleId ? { rule: p.decision.ruleId } : {}),
     ...(p.decision.reason ? { reason: p.decision.reason } : {}),
     ...(p.decision.part ? { part: p.decision.part } : {}),
+    ...(p.network ? { network: { ...p.network } } : {}),
     createdAt: new Date(p.createdAt).toISOString(),
   };
 }

@@ -37,6 +37,14 @@ export interface SessionBackend {
    * names.
    */
   removeUnusedVolumes?(tenants: readonly string[], controllerId: string): Promise<string[]>;
+  /**
+   * Removes the egress gateways and session networks labelled with one of `tenants` whose session
+   * and controller `keep` does not keep; returns the session ids whose resources it removed.
+   */
+  removeEgressExcept?(
+    tenants: readonly string[],
+    keep: (sessionId: string, controller: string) => boolean,
+  ): Promise<string[]>;
   /** Releases what the backend holds besides sessions (the warm pool's idle sandboxes). Idempotent. */
   close?(): Promise<void>;
   /** Idle sandboxes the warm pool holds ready now (0 without a pool). */

@@ -7,6 +7,7 @@
  * its resources.
  */
 import type Docker from "dockerode";
+import { type AdoptedEgress, adoptEgressGateway, removeEgressWhere, SESSION_LABEL } from "../egress/index.js";
 import { fromDockerError } from "../errors.js";
 import {
   type CopyWorkspace,
@@ -28,6 +29,7 @@ import {
   removeVolumeIfUnused,
   WORKSPACE_DIR,
   type WorkspaceHashes,
+  withEgress,
 } from "../sandbox/index.js";
 import type { Session, SessionOptions } from "../session/index.js";
 import { createSpillStore, openSession } from "../session/index.js";
@@ -107,6 +109,21 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
     options.onSandboxStart?.(claim.pooled ? "pool" : "cold");
     return claim.sandbox;
   };
+  /**
+   * The adopted egress of a session whose options have an allowlist (egress/adopt.ts); a gateway
+   * found gone is logged: the session then has no network.
+   */
+  const adoptEgress = async (
+    sessionId: string,
+    inspect: Docker.ContainerInspectInfo,
+    options: SessionOptions,
+  ): Promise<AdoptedEgress | undefined> => {
+    if (options.network?.mode !== "allowlist") return undefined;
+    const networkName = inspect.HostConfig.NetworkMode ?? "";
+    const egress = await adoptEgressGateway(docker, { sessionId, networkName, network: options.network });
+    if (!egress.alive) log?.(`session ${sessionId}: its egress gateway is gone; the session has no network`);
+    return egress;
+  };
   return {
     create: (opts) =>
       openSession(withSpill(opts), { createSandbox: sandboxFor, createSpillStore, builtinTools }),
@@ -129,7 +146,15 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
       if (!inspect.State.Running || !sessionLabelOk || labels[LABEL.tenant] !== record.tenant) {
         return null;
       }
-      const exec = await adoptExec(container, inspect, log ? { log } : {});
+      // Before the reset kills what ran: the connections it ends are audited too.
+      const egress = await adoptEgress(record.id, inspect, options);
+      let exec: Awaited<ReturnType<typeof adoptExec>>;
+      try {
+        exec = await adoptExec(container, inspect, log ? { log } : {});
+      } catch (err) {
+        await egress?.close().catch(() => {});
+        throw err;
+      }
       if (exec.fallbackReason) {
         log?.(
           `session ${record.id}: no exec channel after adoption (${exec.fallbackReason}); using docker exec`,
@@ -146,8 +171,11 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
         createdAt: new Date(labels[LABEL.created] ?? record.createdAt),
         expiresAt: new Date(labels[LABEL.expires] ?? record.expiresAt),
         execPath: exec.execPath,
+        network: egress?.alive
+          ? { mode: "allowlist", proxyUrl: egress.proxyUrl, gatewayContainerId: egress.containerId }
+          : { mode: "none" },
       };
-      const sandbox = new DockerSandbox(
+      const docked = new DockerSandbox(
         info,
         docker,
         container,
@@ -155,6 +183,7 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
         await baselineOf(record.workspaceHostPath),
         exec.channel,
       );
+      const sandbox = egress ? withEgress(docked, egress) : docked;
       return openSession(withSpill({ ...options, sessionId: record.id }), {
         createSandbox: async () => sandbox,
         createSpillStore,
@@ -193,6 +222,23 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
         throw fromDockerError(err, { what: "removing unused warden volumes" });
       }
       return removed;
+    },
+
+    async removeEgressExcept(tenants, keep): Promise<string[]> {
+      try {
+        const removed = await removeEgressWhere(docker, {
+          filter: [],
+          tenantLabel: LABEL.tenant,
+          judge: (labels) =>
+            tenants.includes(labels[LABEL.tenant] ?? "") &&
+            !keep(labels[SESSION_LABEL] ?? "", labels[LABEL.controller] ?? "")
+              ? "orphaned"
+              : null,
+        });
+        return [...new Set(removed.map((r) => r.sessionId))];
+      } catch (err) {
+        throw fromDockerError(err, { what: "removing egress gateways of sessions not adopted" });
+      }
     },
 
     async removeContainer(containerId: string): Promise<void> {

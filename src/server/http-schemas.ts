@@ -148,6 +148,12 @@ export const ApprovalSchema = Type.Object({
   rule: Type.Optional(Type.String()),
   reason: Type.Optional(Type.String()),
   part: Type.Optional(Type.String()),
+  network: Type.Optional(
+    Type.Object(
+      { host: Type.String(), port: Type.Integer(), rule: Type.String() },
+      { description: "Set for a network connection under an `ask` rule (tool `network`)" },
+    ),
+  ),
   createdAt: Type.String(),
 });
 

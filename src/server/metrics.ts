@@ -13,7 +13,7 @@ export interface ServerMetrics {
   toolCalls: Counter<"tenant" | "tool" | "outcome">;
   /** Policy decisions by tenant, decision and decider. */
   decisions: Counter<"tenant" | "decision" | "decider">;
-  /** Connections through egress gateways by tenant and decision (allow | deny). */
+  /** Connections through egress gateways by tenant and decision (allow | deny | ask→allow | ask→deny). */
   egressConnections: Counter<"tenant" | "decision">;
   /** Tool-call latency (start event to end event), seconds. */
   toolLatency: Histogram<"tool">;

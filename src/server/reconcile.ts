@@ -4,7 +4,9 @@
  * container is gone, stopped or past its lifetime is dropped (container removed); a labelled container
  * of a configured tenant with no record is an orphan (e.g. created just before a `kill -9`) and is
  * removed, unless another live controller process on this host owns it; so is a workspace volume of
- * this server that no container uses (its container was removed just before a crash). Then the
+ * this server that no container uses (its container was removed just before a crash), and so are
+ * the egress gateways and session networks of sessions not adopted (an adopted session's are kept
+ * and its gateway re-attached: src/egress/adopt.ts). Then the
  * crash's other leftovers: uploaded workspaces under `<stateDir>/uploads` that no adopted session
  * uses (a tar half unpacked when the server died), and an `interrupted` audit line for each call
  * that was running (inflight-calls.ts). Adopting a sandbox kills what still ran in it (the backend's
@@ -14,7 +16,6 @@
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { controllerProcessAlive } from "../sandbox/index.js";
-import type { ManagedContainer } from "./backend.js";
 import { SERVE_PREFIX } from "./controller-id.js";
 import type { SessionManager, SessionManagerDeps } from "./session-manager.js";
 import { uploadsDirOf } from "./tar-upload.js";
@@ -24,6 +25,8 @@ export interface ReconcileReport {
   adopted: string[];
   dropped: string[];
   orphansRemoved: string[];
+  /** Sessions whose egress gateway and network were removed (not adopted, no other live owner). */
+  egressRemoved: string[];
   /** Workspace volumes of this server that no container used any more. */
   volumesRemoved: string[];
   skipped: string[];
@@ -33,11 +36,11 @@ export interface ReconcileReport {
   interrupted: string[];
 }
 
-/** Another live owner: a live controller process on this host, or another server instance. */
-function ownedByAnotherController(c: ManagedContainer, ownId: string): boolean {
-  if (c.controller === ownId) return false;
-  if (c.controller.startsWith(SERVE_PREFIX)) return true;
-  return controllerProcessAlive(c.controller) === true;
+/** Another live owner of `controller`: a live controller process on this host, or another server instance. */
+function ownedByAnotherController(controller: string, ownId: string): boolean {
+  if (controller === ownId) return false;
+  if (controller.startsWith(SERVE_PREFIX)) return true;
+  return controllerProcessAlive(controller) === true;
 }
 
 /** What reconciliation works with: the manager's own dependencies (the same objects). */
@@ -57,6 +60,7 @@ export async function reconcile(
     adopted: [],
     dropped: [],
     orphansRemoved: [],
+    egressRemoved: [],
     volumesRemoved: [],
     skipped: [],
     uploadsRemoved: [],
@@ -75,11 +79,10 @@ export async function reconcile(
     const expired = now >= Date.parse(record.expiresAt);
     let session = null;
     if (tenant && container?.running && !expired) {
-      session = await backend
-        .adopt(record, {
-          ...(await manager.sessionOptions(tenant, record.id)),
-          ...(record.env ? { env: record.env } : {}),
-        })
+      // A network request no longer within the tenant's bound (the config changed) drops it too.
+      session = await manager
+        .sessionOptions(tenant, record.id, record.networkAllow)
+        .then((options) => backend.adopt(record, { ...options, ...(record.env ? { env: record.env } : {}) }))
         .catch(() => null);
     }
     if (session && tenant) {
@@ -112,7 +115,7 @@ export async function reconcile(
 
   for (const c of containers) {
     if (claimed.has(c.containerId)) continue;
-    if (ownedByAnotherController(c, manager.controllerId)) {
+    if (ownedByAnotherController(c.controller, manager.controllerId)) {
       report.skipped.push(c.sessionId);
       continue;
     }
@@ -126,6 +129,14 @@ export async function reconcile(
       containerId: c.containerId,
     });
   }
+  // After the sandboxes: a session network is removed only once no container is on it.
+  const adopted = new Set(report.adopted);
+  report.egressRemoved =
+    (await backend.removeEgressExcept?.(
+      tenants,
+      (session, controller) =>
+        adopted.has(session) || ownedByAnotherController(controller, manager.controllerId),
+    )) ?? [];
   report.volumesRemoved = (await backend.removeUnusedVolumes?.(tenants, manager.controllerId)) ?? [];
   report.uploadsRemoved = await removeUnusedUploads(deps.config.stateDir, manager);
   const interrupted = (await deps.inflight?.recover(audit)) ?? [];

@@ -26,6 +26,8 @@ export interface SessionRecord {
   toolSelection?: ToolSelection;
   /** The session's non-secret environment variables, set again when a restarted server adopts it. */
   env?: Record<string, string>;
+  /** The domains the session asked for (`network.allow`): its network is rebuilt from them on adoption. */
+  networkAllow?: string[];
   createdAt: string;
   /** Max-lifetime deadline. */
   expiresAt: string;

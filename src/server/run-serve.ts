@@ -87,6 +87,8 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   log(
     `warden serve: adopted ${r.adopted.length}, dropped ${r.dropped.length}, removed ${r.orphansRemoved.length} orphan(s), ${r.volumesRemoved.length} volume(s), ${swept.length} spill dir(s), ${r.uploadsRemoved.length} upload(s); ${r.interrupted.length} interrupted call(s)`,
   );
+  if (r.egressRemoved.length > 0)
+    log(`warden serve: removed the egress gateways of ${r.egressRemoved.length} session(s) not adopted`);
   for (const live of server.manager.all()) {
     log(
       `warden serve: session ${live.record.id} calls go through ${live.session.sandbox.info.execPath ?? "docker-exec"}`,

@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { rm } from "node:fs/promises";
 import type { ToolExecutionEvent } from "../pipeline/index.js";
+import { networkApprover } from "../policy/index.js";
 import type { SessionOptions } from "../session/index.js";
 import type { ToolCall, ToolResultMessage } from "../tools/index.js";
 import { onAbort } from "../util/index.js";
@@ -90,8 +91,16 @@ export class SessionManager {
     return this.deps.backend.idleSpares?.() ?? 0;
   }
 
-  /** Session options with the tenant's hooks, for create and adopt. */
-  async sessionOptions(tenant: TenantConfig, sessionId: string): Promise<SessionOptions> {
+  /**
+   * Session options with the tenant's hooks and, when the session asked for domains
+   * (`networkAllow`), its network (networkOptions), for create and adopt. InvalidArgumentError
+   * when that request is not within the tenant's bound.
+   */
+  async sessionOptions(
+    tenant: TenantConfig,
+    sessionId: string,
+    networkAllow?: string[],
+  ): Promise<SessionOptions> {
     const hooks = this.deps.hooks
       ? await this.deps.hooks({ tenant, sessionId, approvals: this.deps.approvals })
       : {};
@@ -101,16 +110,28 @@ export class SessionManager {
       ttlMs: tenant.maxLifetimeMs,
       controllerId: this.controllerId,
       ...hooks,
+      ...(await this.networkOptions(tenant, sessionId, networkAllow)),
     };
   }
 
-  /** The session's `network` option (network-config.ts): audit line and counter per connection. */
+  /**
+   * The session's `network` option (network-config.ts): audit line and counter per connection;
+   * `ask` connections wait in the HTTP approvals (GET /v1/approvals), config.approvalTimeoutMs.
+   */
   private async networkOptions(tenant: TenantConfig, sessionId: string, requested: string[] | undefined) {
     const network = await tenantSessionNetwork(tenant, requested, ({ sessionId: _id, ...record }) => {
       this.deps.metrics.egressConnections.inc({ tenant: tenant.id, decision: record.decision });
       this.deps.audit.write({ kind: "network", tenant: tenant.id, session: sessionId, ...record });
     });
-    return network ? { network } : {};
+    if (network?.mode !== "allowlist") return {};
+    const approve = networkApprover(this.deps.approvals.provider, { tenant: tenant.id, owner: tenant.id });
+    return {
+      network: {
+        ...network,
+        ...(approve ? { approve } : {}),
+        approvalTimeoutMs: this.deps.config.approvalTimeoutMs,
+      },
+    };
   }
 
   /**
@@ -162,7 +183,7 @@ export class SessionManager {
     const id = randomUUID();
     try {
       const options: SessionOptions = {
-        ...(await this.sessionOptions(tenant, id)),
+        ...(await this.sessionOptions(tenant, id, request.networkAllow)),
         image: request.image,
         limits: request.limits,
         ...(request.workspaceHostPath
@@ -170,7 +191,6 @@ export class SessionManager {
           : {}),
         ...(request.tools ? { toolSelection: request.tools } : {}),
         ...(request.env ? { env: request.env } : {}),
-        ...(await this.networkOptions(tenant, id, request.networkAllow)),
       };
       const create = () => this.deps.backend.create(options);
       const hostPath = request.uploaded ? undefined : request.workspaceHostPath;
@@ -197,6 +217,7 @@ export class SessionManager {
         limits: request.limits,
         ...(request.tools ? { toolSelection: request.tools } : {}),
         ...(request.env ? { env: request.env } : {}),
+        ...(request.networkAllow?.length ? { networkAllow: request.networkAllow } : {}),
         createdAt: new Date(createdMs).toISOString(),
         expiresAt: new Date(createdMs + tenant.maxLifetimeMs).toISOString(),
       };

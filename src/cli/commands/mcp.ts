@@ -29,15 +29,10 @@ async function runMcp(flags: SessionFlags): Promise<void> {
   for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
 
   const server = createMcpServer();
-  const { policy, ...sessionFlags } = flags;
-  const options = await sessionOptionsOf(sessionFlags, controller.signal);
-  if (policy && policy.length > 0) {
-    const hook = await createPolicyHookFromFiles(policy, {
-      sessionId: options.sessionId ?? "",
-      approval: new ElicitationApproval(server),
-    });
-    options.beforeToolCall = [hook];
-  }
+  // The policy files' `network:` sections count as in `warden exec`; an `ask` goes to the client.
+  const options = await sessionOptionsOf(flags, controller.signal, (files, sessionId) =>
+    createPolicyHookFromFiles(files, { sessionId, approval: new ElicitationApproval(server) }),
+  );
   let session: Awaited<ReturnType<typeof createSession>>;
   try {
     session = await createSession(options);

@@ -27,12 +27,11 @@ import {
   TranscriptWriter,
   transcriptPathFor,
 } from "../../agent/index.js";
-import { createPolicyHookFromFiles } from "../../policy/index.js";
+import { createPolicyHookFromFiles, networkApprover } from "../../policy/index.js";
 import type { Session, SessionOptions } from "../../session/index.js";
 import { createSession } from "../../session/index.js";
 import { withInterrupt } from "../output/interrupt.js";
 import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
-import { workspaceExclusions } from "../output/workspace-exclusions.js";
 
 /** The flags of `warden run`, as commander hands them over. */
 export interface RunFlags extends SessionFlags {
@@ -82,20 +81,20 @@ export async function runRun(flags: RunFlags, deps: RunDependencies = { createSe
   const workspace = resolve(flags.workspace ?? process.cwd());
 
   const { value: outcome, interrupted } = await withInterrupt(async (signal) => {
-    const sessionOptions = await sessionOptionsOf({ ...flags, workspace, policy: undefined }, signal);
-    if (sessionOptions.workspace?.mode === "copy" && flags.policy?.length)
-      // Files the policy denies reading are not copied into the sandbox at all.
-      Object.assign(sessionOptions.workspace, await workspaceExclusions(workspace, flags));
-    if (flags.policy && flags.policy.length > 0) {
-      const approval = flags.nonInteractive ? undefined : approvalFor(view);
-      const hook = await createPolicyHookFromFiles(flags.policy, {
+    // The policy files also exclude what they deny reading from the copy, and their `network:`
+    // sections set the network. An `ask`, of a tool call or of a connection under a network `ask`
+    // rule, goes to the same terminal with the same timeout (or is refused, non-interactive).
+    const approval = flags.nonInteractive ? undefined : approvalFor(view);
+    const sessionOptions = await sessionOptionsOf({ ...flags, workspace }, signal, (files) => {
+      return createPolicyHookFromFiles(files, {
         approval,
         nonInteractive: flags.nonInteractive === true || approval === undefined,
         sessionId,
         auditLog: decisionLogger(transcript, logger),
       });
-      sessionOptions.beforeToolCall = [hook];
-    }
+    });
+    const approve = networkApprover(approval);
+    if (approve && sessionOptions.network?.mode === "allowlist") sessionOptions.network.approve = approve;
     logger?.info({ event: "run_start", sessionId, model: config.model, baseURL: config.baseURL, workspace });
     try {
       return await executeRun({

@@ -43,10 +43,14 @@ export function addNetworkFlags(command: Command): Command {
     );
 }
 
-/** One stderr line for an audit record. */
+/**
+ * One stderr line for an audit record, e.g. `warden: net ask→deny GET x.org:80 ask=non-interactive
+ * rule="ask x.org:80+443 (nobody to ask: non-interactive)" out=120B in=3400B 2ms`.
+ */
 export function connectionLine(r: ConnectionAudit): string {
   const sni = r.sni && r.sni !== r.domain ? ` sni=${r.sni}` : "";
-  return `warden: net ${r.decision} ${r.method} ${r.domain}:${r.port}${sni} rule="${r.rule}" out=${r.bytesOut}B in=${r.bytesIn}B ${r.durationMs}ms\n`;
+  const ask = r.ask ? ` ask=${r.ask}` : "";
+  return `warden: net ${r.decision} ${r.method} ${r.domain}:${r.port}${sni}${ask} rule="${r.rule}" out=${r.bytesOut}B in=${r.bytesIn}B ${r.durationMs}ms\n`;
 }
 
 /** The `network:` sections of policy files, one rule list per file that has one. */

@@ -9,7 +9,7 @@ import { stat } from "node:fs/promises";
 import { resolve } from "node:path";
 import { type Command, Option } from "commander";
 import { InvalidArgumentError } from "../../errors.js";
-import type { ToolSelection } from "../../pipeline/index.js";
+import type { BeforeToolCallHook, ToolSelection } from "../../pipeline/index.js";
 import type { WorkspaceMode } from "../../sandbox/index.js";
 import type { SessionOptions } from "../../session/index.js";
 import {
@@ -168,10 +168,22 @@ export async function sandboxWriteWarning(hostPath: string): Promise<string | un
 }
 
 /**
- * SessionOptions for the flags, with a fresh session id: the workspace resolved to an absolute host path (a `--mode` without
- * `--workspace` is a usage error), the tool selection, and the policy hook when `--policy` is given.
+ * How a command answers the policy's `ask`: the hook for the `--policy` files. Default: the
+ * non-interactive one (`ask` is refused), as `warden exec` and `replay` run unattended.
  */
-export async function sessionOptionsOf(flags: SessionFlags, signal?: AbortSignal): Promise<SessionOptions> {
+export type PolicyHookOf = (files: string[], sessionId: string) => Promise<BeforeToolCallHook>;
+
+/**
+ * SessionOptions for the flags, with a fresh session id: the workspace resolved to an absolute host path (a `--mode` without
+ * `--workspace` is a usage error), the tool selection, the network (`--allow-net` and the policy
+ * files' `network:` sections, strictest wins), and the policy hook when `--policy` is given
+ * (`policyHook`'s, or the non-interactive one).
+ */
+export async function sessionOptionsOf(
+  flags: SessionFlags,
+  signal?: AbortSignal,
+  policyHook?: PolicyHookOf,
+): Promise<SessionOptions> {
   if (flags.mode && !flags.workspace) {
     throw new InvalidArgumentError("--mode needs --workspace <dir>: name the host directory to expose.");
   }
@@ -207,6 +219,8 @@ export async function sessionOptionsOf(flags: SessionFlags, signal?: AbortSignal
   if (network) options.network = network;
   options.spillMaxBytesHint = "--spill-max-bytes";
   if (flags.policy && flags.policy.length > 0)
-    options.beforeToolCall = await loadPolicyHooks(flags.policy, sessionId);
+    options.beforeToolCall = policyHook
+      ? [await policyHook(flags.policy, sessionId)]
+      : await loadPolicyHooks(flags.policy, sessionId);
   return options;
 }

@@ -12,7 +12,7 @@ import { createSandbox, getDocker, LABEL } from "../../../src/sandbox/index.js";
 import type { Sandbox } from "../../../src/sandbox/types.js";
 import { describeEngine } from "../../helpers/engine.js";
 import { leftovers, run, testTenant } from "../../helpers/sandbox-fixture.js";
-import { NET_CLIENT } from "./client.js";
+import { auditRecordsOf, NET_CLIENT } from "./client.js";
 import { type EgressTestbed, startEgressTestbed } from "./testbed.js";
 
 const tenant = testTenant("egress");
@@ -25,11 +25,7 @@ describeEngine("network egress: allowlist through the gateway", () => {
   const net = async (...args: string[]) =>
     (await run(sandbox, { argv: ["python3", "/tmp/net.py", ...args] })).stdout.trim();
   /** The audit records of `domain`, once the gateway has logged `count` of them. */
-  const auditOf = async (domain: string, count = 1) => {
-    for (let i = 0; i < 50 && audit.filter((a) => a.domain === domain).length < count; i++)
-      await new Promise((r) => setTimeout(r, 100));
-    return audit.filter((a) => a.domain === domain);
-  };
+  const auditOf = (domain: string, count = 1) => auditRecordsOf(audit, domain, count);
 
   beforeAll(async () => {
     bed = await startEgressTestbed();
@@ -101,7 +97,11 @@ describeEngine("network egress: allowlist through the gateway", () => {
 
   it("refuses an `ask` name when no approver answers (non-interactive = deny)", async () => {
     expect(await net("get", "https://ask.test/hello")).toMatch(/^ERR /);
-    expect((await auditOf("ask.test"))[0]).toMatchObject({ decision: "deny" });
+    expect(await net("get", "http://ask.test/hello")).toBe("ERR HTTPError HTTP Error 403: Forbidden");
+    expect((await auditOf("ask.test", 2)).map((r) => [r.method, r.decision, r.ask, r.rule])).toEqual([
+      ["CONNECT", "ask→deny", "non-interactive", "ask ask.test:80+443 (nobody to ask: non-interactive)"],
+      ["GET", "ask→deny", "non-interactive", "ask ask.test:80+443 (nobody to ask: non-interactive)"],
+    ]);
   });
 
   it("refuses IP literals, even of the allowed host", async () => {

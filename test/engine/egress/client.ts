@@ -37,3 +37,17 @@ except SystemExit: raise
 except BaseException as e:
     print("ERR", type(e).__name__, str(e)[:200]); sys.exit(1)
 `;
+
+/**
+ * The records of `domain` in `audit` (filled by onConnection), once the gateway has logged `count`
+ * of them, or whatever there is after 5 s (a record arrives when its connection ends).
+ */
+export async function auditRecordsOf<T extends { domain: string }>(
+  audit: readonly T[],
+  domain: string,
+  count = 1,
+): Promise<T[]> {
+  for (let i = 0; i < 50 && audit.filter((a) => a.domain === domain).length < count; i++)
+    await new Promise((r) => setTimeout(r, 100));
+  return audit.filter((a) => a.domain === domain);
+}

@@ -1,13 +1,16 @@
 /**
  * `warden gc` and egress: a gateway and session network whose sandbox is gone (a controller crash
  * between them) are removed by label; a live session's are not. A missing gateway image is an
- * error (the sandbox is never created without its gateway: prepare.ts starts the gateway first).
+ * error (the sandbox is never created without its gateway: prepare.ts starts the gateway first), so
+ * are a gateway that never starts and an egress network the engine does not have: each leaves no
+ * gateway container and no session network behind.
  */
 import { afterAll, expect, it } from "vitest";
-import { SESSION_LABEL, startEgressGateway } from "../../../src/egress/index.js";
-import { createSandbox, gc, getDocker } from "../../../src/sandbox/index.js";
+import { startEgressGateway } from "../../../src/egress/index.js";
+import { createSandbox, DEFAULT_IMAGE, gc, getDocker } from "../../../src/sandbox/index.js";
 import { describeEngine } from "../../helpers/engine.js";
 import { leftovers, testTenant } from "../../helpers/sandbox-fixture.js";
+import { egressOf } from "./testbed.js";
 
 const tenant = testTenant("egress-gc");
 const network = {
@@ -20,13 +23,15 @@ describeEngine("network egress: gc", () => {
     expect(await leftovers(tenant)).toEqual([]);
   });
 
-  const egressOf = async (sessionId: string) => {
-    const filters = { label: [`${SESSION_LABEL}=${sessionId}`] };
-    const docker = getDocker();
-    const containers = await docker.listContainers({ all: true, filters });
-    const networks = await docker.listNetworks({ filters });
-    return [...containers.map(() => "gateway"), ...networks.map(() => "network")].sort();
-  };
+  /** Starts the gateway of `sessionId` (the tenant's) from `image`. */
+  const gatewayFrom = (sessionId: string, image: string) =>
+    startEgressGateway(getDocker(), {
+      sessionId,
+      labels: { "io.warden.tenant": tenant },
+      keepLabels: ["io.warden.tenant"],
+      network,
+      image,
+    });
 
   it("removes the gateway and network of a session whose sandbox is gone, and keeps a live one's", async () => {
     const live = await createSandbox({ tenant, ttlMs: 3_600_000, network });
@@ -52,17 +57,36 @@ describeEngine("network egress: gc", () => {
 
   it("refuses to start a gateway from a missing image, naming the fix, and leaves nothing", async () => {
     const sessionId = "test-missing-gateway-image";
-    await expect(
-      startEgressGateway(getDocker(), {
-        sessionId,
-        labels: { "io.warden.tenant": tenant },
-        keepLabels: ["io.warden.tenant"],
-        network,
-        image: "warden-gateway:does-not-exist",
-      }),
-    ).rejects.toMatchObject({
+    await expect(gatewayFrom(sessionId, "warden-gateway:does-not-exist")).rejects.toMatchObject({
       code: "SANDBOX_ERROR",
       message: expect.stringContaining("warden images build"),
+    });
+    expect(await egressOf(sessionId)).toEqual([]);
+  }, 60_000);
+
+  it("a gateway that never accepts connections is an error after its start timeout, and leaves nothing", async () => {
+    const sessionId = "test-gateway-never-ready";
+    // The sandbox image runs no Squid: the gateway never says it accepts connections.
+    await expect(gatewayFrom(sessionId, DEFAULT_IMAGE)).rejects.toMatchObject({
+      code: "SANDBOX_ERROR",
+      message: expect.stringContaining("the egress gateway did not start within 20000 ms"),
+    });
+    expect(await egressOf(sessionId)).toEqual([]);
+  }, 90_000);
+
+  it("an egress network that does not exist fails the session's creation naming it and the fix, and leaves nothing", async () => {
+    const sessionId = `test-no-egress-network-${process.pid}`;
+    await expect(
+      createSandbox({
+        tenant,
+        sessionId,
+        network: { ...network, egressNetworks: ["warden-test-no-such-network"] },
+      }),
+    ).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+      message:
+        "The egress network 'warden-test-no-such-network' does not exist, so the session gets no network. " +
+        "Create it (docker network create warden-test-no-such-network) or name an existing one in network.egressNetworks (--egress-network).",
     });
     expect(await egressOf(sessionId)).toEqual([]);
   }, 60_000);

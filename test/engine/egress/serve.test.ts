@@ -1,7 +1,8 @@
 /**
  * `warden serve` and egress: a tenant's `network` bound; a session that asks for a domain within it
  * reaches that domain through its gateway and nothing else, one asking beyond it is refused (400),
- * each connection is a `network` audit line and counts in warden_egress_connections_total.
+ * each connection is a `network` audit line and counts in warden_egress_connections_total. A
+ * connection under the bound's `ask` rule waits in the HTTP approvals until it is answered.
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -27,6 +28,16 @@ describeEngine("warden serve: tenant network bound", () => {
       headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", ...init.headers },
     });
 
+  /** Creates a session that asks for `entry`; resolves its id. */
+  const createSession = async (entry: string) => {
+    const created = await call("/v1/sessions", {
+      method: "POST",
+      body: JSON.stringify({ network: { allow: [entry] } }),
+    });
+    expect(created.status).toBe(201);
+    return ((await created.json()) as { id: string }).id;
+  };
+
   beforeAll(async () => {
     bed = await startEgressTestbed();
     dir = await mkdtemp(join(tmpdir(), "warden-egress-serve-"));
@@ -41,6 +52,7 @@ describeEngine("warden serve: tenant network bound", () => {
             quotas: testQuotas(4),
             network: {
               allow: ["allowed.test:443", "pypi.test:443"],
+              ask: ["ask.test:443"],
               egressNetworks: [bed.publicNetwork],
               caBundle: bed.caBundlePath,
             },
@@ -60,12 +72,7 @@ describeEngine("warden serve: tenant network bound", () => {
   });
 
   it("lets a session reach what it asked for within the bound, audits and counts each connection", async () => {
-    const created = await call("/v1/sessions", {
-      method: "POST",
-      body: JSON.stringify({ network: { allow: ["allowed.test:443"] } }),
-    });
-    expect(created.status).toBe(201);
-    const { id } = (await created.json()) as { id: string };
+    const id = await createSession("allowed.test:443");
     const script = [
       "import urllib.request as u",
       "for url in ['https://allowed.test/hello', 'https://pypi.test/hello']:",
@@ -96,6 +103,61 @@ describeEngine("warden serve: tenant network bound", () => {
     expect(metrics).toContain(`warden_egress_connections_total{tenant="${tenant}",decision="deny"} 1`);
     await call(`/v1/sessions/${id}`, { method: "DELETE" });
   }, 90_000);
+
+  it("holds a connection under an ask rule in GET /v1/approvals; answering it lets the fetch complete", async () => {
+    // The sandbox image has no curl: Python's urllib fetches through the proxy variables.
+    const id = await createSession("ask.test:443");
+    const fetched = call(`/v1/sessions/${id}/tool-calls`, {
+      method: "POST",
+      body: JSON.stringify({
+        toolCalls: [
+          {
+            id: "c",
+            name: "bash",
+            arguments: {
+              command: `python3 -c "import urllib.request as u; print(u.urlopen('https://ask.test/hello', timeout=60).read().decode().strip())"`,
+            },
+          },
+        ],
+      }),
+    });
+    type Pending = { id: string; createdAt: string } & Record<string, unknown>;
+    let pending: Pending[] = [];
+    for (let i = 0; i < 150 && pending.length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      pending = ((await (await call("/v1/approvals")).json()) as { approvals: Pending[] }).approvals;
+    }
+    expect(pending.map(({ id: _id, createdAt: _at, ...p }) => p)).toEqual([
+      {
+        sessionId: id,
+        tool: "network",
+        args: { host: "ask.test", port: 443 },
+        decision: "ask",
+        rule: "ask ask.test:443",
+        reason: "the sandbox connects to ask.test:443",
+        part: "ask.test:443",
+        network: { host: "ask.test", port: 443, rule: "ask ask.test:443" },
+      },
+    ]);
+    const answered = await call(`/v1/approvals/${pending[0]?.id}`, {
+      method: "POST",
+      body: JSON.stringify({ decision: "allow-once" }),
+    });
+    expect(answered.status).toBe(200);
+    const body = (await (await fetched).json()) as { results: { content: { text: string }[] }[] };
+    expect(body.results[0]?.content[0]?.text).toBe("hello from public as ask.test\n");
+    await new Promise((r) => setTimeout(r, 500));
+    const audit = (await readFile(join(dir, "state", "audit.jsonl"), "utf8"))
+      .split("\n")
+      .filter((l) => l.includes('"kind":"network"') && l.includes(id))
+      .map((l) => JSON.parse(l) as { domain: string; decision: string; ask: string; rule: string });
+    expect(audit.map((a) => [a.domain, a.decision, a.ask, a.rule])).toEqual([
+      ["ask.test", "ask→allow", "once", "ask ask.test:443"],
+    ]);
+    const metrics = await (await call("/metrics")).text();
+    expect(metrics).toContain(`warden_egress_connections_total{tenant="${tenant}",decision="ask→allow"} 1`);
+    await call(`/v1/sessions/${id}`, { method: "DELETE" });
+  }, 120_000);
 
   it("refuses a session that asks beyond its tenant's bound", async () => {
     const res = await call("/v1/sessions", {

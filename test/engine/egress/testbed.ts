@@ -15,6 +15,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type Docker from "dockerode";
+import { SESSION_LABEL } from "../../../src/egress/index.js";
 import { DEFAULT_IMAGE, getDocker } from "../../../src/sandbox/index.js";
 
 /** Names the public test host answers to. */
@@ -245,4 +246,13 @@ async function execIn(container: Docker.Container, argv: string[]): Promise<stri
   getDocker().modem.demuxStream(stream, sink as never, { write: () => true } as never);
   await new Promise((r) => stream.on("end", r));
   return Buffer.concat(chunks).toString("utf8");
+}
+
+/** The egress resources of session `sessionId` on the engine: "gateway" / "network" entries, sorted. */
+export async function egressOf(sessionId: string): Promise<string[]> {
+  const filters = { label: [`${SESSION_LABEL}=${sessionId}`] };
+  const docker = getDocker();
+  const containers = await docker.listContainers({ all: true, filters });
+  const networks = await docker.listNetworks({ filters });
+  return [...containers.map(() => "gateway"), ...networks.map(() => "network")].sort();
 }

@@ -7,7 +7,7 @@ import { ModelNotConfiguredError, NO_MODEL_MESSAGE } from "../../../src/agent/er
 import { resolveModelConfig } from "../../../src/agent/model.js";
 import { savedPatchPath, statOfPatch } from "../../../src/cli/commands/diff.js";
 import { type RunFlags, runRun } from "../../../src/cli/commands/run.js";
-import type { Session } from "../../../src/session/types.js";
+import type { Session, SessionOptions } from "../../../src/session/types.js";
 import { createFakeSession } from "../../helpers/agent-fake-session.js";
 import { startOpenAITestServer } from "../../helpers/openai-test-server.js";
 
@@ -74,38 +74,55 @@ describe("warden run configuration", () => {
   });
 });
 
+/** A fake session for runRun: no tools, no changes; `close` is its close. */
+function runSession(close: () => Promise<void> = async () => {}): Session {
+  const fake = createFakeSession();
+  return {
+    ...fake,
+    enabledTools: [],
+    close,
+    sandbox: { changedPaths: async () => [] },
+  } as unknown as Session;
+}
+
+/**
+ * runRun with `flags` (task "x", 5 turns, a transcript beside `flags.workspace`) against a model
+ * server that answers 401; resolves the closed server (its requests).
+ */
+async function runAgainst401(
+  flags: Partial<RunFlags> & { workspace: string },
+  createSession: NonNullable<Parameters<typeof runRun>[1]>["createSession"],
+) {
+  const server = await startOpenAITestServer([{ status: 401, error: { message: "bad key" } }]);
+  try {
+    await runRun(
+      {
+        task: "x",
+        maxTurns: 5,
+        baseUrl: server.baseURL,
+        transcript: join(flags.workspace, "..", `${Date.now()}-${Math.random()}.jsonl`),
+        ...flags,
+      } as RunFlags,
+      { createSession },
+    );
+  } finally {
+    await server.close();
+  }
+  return server;
+}
+
 describe("warden run provider failure", () => {
   it("a 401 ends the run with a message naming the key variable, exit 2, and the session closed", async () => {
-    const server = await startOpenAITestServer([{ status: 401, error: { message: "bad key" } }]);
     vi.stubEnv("TEAM_KEY", "sk-wrong");
     const err: string[] = [];
     const out: string[] = [];
     vi.spyOn(process.stderr, "write").mockImplementation((c) => err.push(String(c)) > 0);
     vi.spyOn(process.stdout, "write").mockImplementation((c) => out.push(String(c)) > 0);
     const close = vi.fn(async () => {});
-    const fake = createFakeSession();
-    const session = {
-      ...fake,
-      enabledTools: [],
-      close,
-      sandbox: { changedPaths: async () => [] },
-    } as unknown as Session;
     const dir = mkdtempSync(join(tmpdir(), "warden-run-401-"));
-    try {
-      await runRun(
-        {
-          task: "x",
-          maxTurns: 5,
-          baseUrl: server.baseURL,
-          apiKeyEnv: "TEAM_KEY",
-          workspace: dir,
-          transcript: join(dir, "..", `${Date.now()}-401.jsonl`),
-        } as RunFlags,
-        { createSession: async () => session },
-      );
-    } finally {
-      await server.close();
-    }
+    const server = await runAgainst401({ apiKeyEnv: "TEAM_KEY", workspace: dir }, async () =>
+      runSession(close),
+    );
     expect(process.exitCode).toBe(2);
     expect(close).toHaveBeenCalledTimes(1);
     expect(err.join("")).toBe(
@@ -113,6 +130,36 @@ describe("warden run provider failure", () => {
         "variable TEAM_KEY, or name another variable with --api-key-env NAME.\n",
     );
     expect(server.requests[0]?.headers.authorization).toBe("Bearer sk-wrong");
+  });
+});
+
+describe("warden run and the policy's network section", () => {
+  it("gives the session the network the policy's network: section allows, with the policy hook", async () => {
+    vi.stubEnv("TEAM_KEY", "sk-x");
+    vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    vi.spyOn(process.stdout, "write").mockImplementation(() => true);
+    const dir = mkdtempSync(join(tmpdir(), "warden-run-net-"));
+    const policy = join(dir, "..", `${Date.now()}-net.yaml`);
+    writeFileSync(
+      policy,
+      "default: allow\nrules: []\nnetwork:\n  allow: [pypi.org:443]\n  deny: [evil.test]\n",
+    );
+    const seen: SessionOptions[] = [];
+    await runAgainst401(
+      { apiKeyEnv: "TEAM_KEY", workspace: dir, policy: [policy], nonInteractive: true },
+      async (options) => {
+        seen.push(options);
+        return runSession();
+      },
+    );
+    const network = seen[0]?.network;
+    expect(
+      network?.mode === "allowlist" ? network.rules.map((r) => [r.decision, r.host, r.ports]) : network,
+    ).toEqual([
+      ["allow", "pypi.org", [443]],
+      ["deny", "evil.test", [80, 443]],
+    ]);
+    expect(seen[0]?.beforeToolCall).toHaveLength(1);
   });
 });
 

@@ -101,7 +101,7 @@ describe("access-log lines", () => {
   const line = (rest: string) => `WARDEN-AUDIT ${at} ${rest}`;
   it("turns a forwarded request and a spliced tunnel into allow records, skipping the peek step", () => {
     expect(
-      parseAccessLine(line("GET pypi.org 443 TCP_MISS/200 140 245 19 - 203.0.113.66 -"), "s1", rules),
+      parseAccessLine(line("GET pypi.org 443 TCP_MISS/200 140 245 19 - 203.0.113.66 - -"), "s1", rules),
     ).toEqual({
       sessionId: "s1",
       time: "2026-12-01T11:10:38.763Z",
@@ -116,11 +116,11 @@ describe("access-log lines", () => {
       remoteAddress: "203.0.113.66",
     });
     expect(
-      parseAccessLine(line("CONNECT pypi.org 443 NONE_NONE/200 37 0 87 pypi.org - splice"), "s1", rules),
+      parseAccessLine(line("CONNECT pypi.org 443 NONE_NONE/200 37 0 87 pypi.org - splice -"), "s1", rules),
     ).toBeNull();
     expect(
       parseAccessLine(
-        line("CONNECT pypi.org 443 TCP_TUNNEL/500 740 2148 21 pypi.org 203.0.113.66 splice"),
+        line("CONNECT pypi.org 443 TCP_TUNNEL/500 740 2148 21 pypi.org 203.0.113.66 splice -"),
         "s1",
         rules,
       ),
@@ -129,17 +129,18 @@ describe("access-log lines", () => {
 
   it("names why a listed name was refused: SNI mismatch, refused address, no approval; IP literals", () => {
     const rule = (l: string) => parseAccessLine(line(l), "s", rules)?.rule;
-    expect(rule("CONNECT pypi.org 443 NONE_NONE/200 61 0 20 other.test - terminate")).toBe(
+    expect(rule("CONNECT pypi.org 443 NONE_NONE/200 61 0 20 other.test - terminate -")).toBe(
       "sni-mismatch (allow pypi.org:443)",
     );
-    expect(rule("CONNECT pypi.org 443 TCP_DENIED/200 37 0 9 pypi.org - bump")).toBe(
+    expect(rule("CONNECT pypi.org 443 TCP_DENIED/200 37 0 9 pypi.org - bump -")).toBe(
       "refused-address (allow pypi.org:443)",
     );
-    expect(rule("CONNECT ask.example 443 TCP_DENIED/200 37 0 9 ask.example - bump")).toBe(
-      "ask ask.example:80+443 (not approved)",
+    // Under an ask rule, refused without a question (the name resolved to a refused address).
+    expect(rule("CONNECT ask.example 443 TCP_DENIED/200 37 0 9 ask.example - bump -")).toBe(
+      "refused-address (ask ask.example:80+443)",
     );
-    expect(rule("GET 203.0.113.66 80 TCP_DENIED/403 140 3410 0 - - -")).toBe("ip-literal");
-    expect(rule("GET other.test 80 TCP_DENIED/403 136 3406 1 - - -")).toBe("not-listed");
+    expect(rule("GET 203.0.113.66 80 TCP_DENIED/403 140 3410 0 - - - -")).toBe("ip-literal");
+    expect(rule("GET other.test 80 TCP_DENIED/403 136 3406 1 - - - -")).toBe("not-listed");
     expect(parseAccessLine("2026/12/01 11:08:01| Store logging disabled", "s", rules)).toBeNull();
   });
 });

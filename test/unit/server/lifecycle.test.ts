@@ -104,6 +104,7 @@ describe("warden serve: lifecycle", () => {
       adopted: [kept],
       dropped: [lost],
       orphansRemoved: ["orphan-session"],
+      egressRemoved: [],
       volumesRemoved: [],
       skipped: ["other-server-session"],
       uploadsRemoved: [],

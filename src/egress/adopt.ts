@@ -1,0 +1,75 @@
+/**
+ * Taking over a session's egress after the controller restarted (`warden serve`'s adoption,
+ * src/server/reconcile.ts): the sandbox still sits on its `--internal` network, and its gateway,
+ * when it still runs, still enforces the session's rules. Adoption finds that gateway by its
+ * labels and its place on the sandbox's network, follows its access log again (one audit record
+ * per connection, from the moment of the attach), answers its `ask` questions again, and gives back the proxy variables for the
+ * session's commands. A gateway that is gone or stopped is not replaced: the session keeps no
+ * network at all (the internal network has no other route), never an open one.
+ */
+import type Docker from "dockerode";
+import { type AllowlistOptions, type EgressGateway, sandboxEnv } from "./gateway.js";
+import { GATEWAY_PORT, ROLE_LABEL, removeEgressResources, SESSION_LABEL } from "./gateway-container.js";
+import { attachGatewayStdio } from "./gateway-stdio.js";
+
+/** An adopted session's egress: `alive` false when its gateway was gone (then `env` is empty). */
+export interface AdoptedEgress extends EgressGateway {
+  alive: boolean;
+}
+
+/**
+ * The egress of session `sessionId` whose sandbox is on `networkName`. With a running gateway of
+ * that session on that network: its proxy variables, and `network.onConnection` gets its access
+ * log's records from now on. Without one: `alive` false, no variables, and a stopped gateway of
+ * the session is removed now. `close` (after the sandbox container is removed) removes the gateway
+ * and the network, as a new session's does. Rejects with the engine's errors of the list call.
+ */
+export async function adoptEgressGateway(
+  docker: Docker,
+  input: { sessionId: string; networkName: string; network: AllowlistOptions },
+): Promise<AdoptedEgress> {
+  const { sessionId, networkName, network } = input;
+  const listed = await docker.listContainers({
+    all: true,
+    filters: { label: [`${ROLE_LABEL}=gateway`, `${SESSION_LABEL}=${sessionId}`] },
+  });
+  let live: { id: string; address: string } | undefined;
+  for (const c of listed) {
+    const address = c.NetworkSettings?.Networks?.[networkName]?.IPAddress;
+    if (c.State === "running" && address && !live) live = { id: c.Id, address };
+    else await removeEgressResources(docker, c.Id, undefined);
+  }
+  const remove = (containerId: string | undefined) => removeEgressResources(docker, containerId, networkName);
+  if (!live) return closable({ networkName, containerId: "", proxyUrl: "", env: {}, alive: false }, remove);
+  // With stdin too: its `ask` questions are answered by this controller's approver from now on.
+  const stdio = await attachGatewayStdio(docker, docker.getContainer(live.id), { sessionId, network });
+  const proxyUrl = `http://${live.address}:${GATEWAY_PORT}`;
+  return closable(
+    {
+      networkName,
+      containerId: live.id,
+      proxyUrl,
+      env: sandboxEnv(proxyUrl, network.caBundlePath !== undefined),
+      alive: true,
+    },
+    (id) => {
+      stdio.detach();
+      return remove(id);
+    },
+  );
+}
+
+/** Adds an idempotent `close` that calls `remove` with the gateway's id once. */
+function closable(
+  egress: Omit<AdoptedEgress, "close">,
+  remove: (containerId: string | undefined) => Promise<void>,
+): AdoptedEgress {
+  let closed: Promise<void> | undefined;
+  return {
+    ...egress,
+    close() {
+      closed ??= remove(egress.containerId || undefined);
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,170 @@
+/**
+ * The controller's end of the gateway's `ask` relay (images/gateway/warden-relay). The gateway's
+ * stdout carries, between its access-log lines, one question per check of a connection to a
+ * domain under an `ask` rule: `WARDEN-ASK <id> <host> <port> [<client port>]`; its stdin takes one
+ * answer per question:
+ * `WARDEN-ANSWER <id> OK|ERR <outcome>` (AskOutcome). AskRelay asks the session's approver, at most
+ * `timeoutMs`, and remembers an "allow for the session" answer by exactly host and port. Squid
+ * holds the connection until the answer arrives (its external ACL waits), and logs the outcome.
+ * Squid checks a TLS tunnel twice (the CONNECT, then again after peeking at the ClientHello): a
+ * second question from the same client port for the same host and port within
+ * REPEAT_WINDOW_MS gets the first one's allowing answer without asking again.
+ */
+import { decideConnection } from "./host-pattern.js";
+import type { AskOutcome, NetworkApprovalAnswer, NetworkApprovalRequest, NetworkRule } from "./types.js";
+
+/** Marker of a question line on the gateway's stdout. */
+export const ASK_PREFIX = "WARDEN-ASK";
+/** Marker of an answer line on the gateway's stdin. */
+export const ANSWER_PREFIX = "WARDEN-ANSWER";
+/** Default time an approver has to answer a connection (5 minutes, as for tool calls). */
+export const DEFAULT_NETWORK_APPROVAL_TIMEOUT_MS = 300_000;
+/** The gateway's own backstop is the controller's timeout plus this margin (the controller answers first). */
+export const GATEWAY_DEADLINE_MARGIN_MS = 10_000;
+
+/** How long an allowing answer covers a repeated check of the same connection (ms). */
+export const REPEAT_WINDOW_MS = 30_000;
+
+/** Outcomes that let the connection through. */
+const ALLOWED: ReadonlySet<AskOutcome> = new Set(["once", "session", "cached"]);
+
+/** True when `outcome` let the connection through. */
+export function askAllowed(outcome: AskOutcome): boolean {
+  return ALLOWED.has(outcome);
+}
+
+/** One question from the gateway. */
+export interface AskQuestion {
+  /** The gateway's id of the question (`q1`, `q2`, …). */
+  id: string;
+  host: string;
+  port: number;
+  /** The sandbox's source port of the connection, when the gateway sent it. */
+  clientPort?: number;
+}
+
+const QUESTION =
+  /^WARDEN-ASK (q[0-9]{1,12}) ([a-z0-9.-]{1,253}|\[[0-9a-f:.]{2,45}\]|[0-9a-f:.]{2,45}) ([0-9]{1,5})(?: ([0-9]{1,5}))?$/i;
+
+/** Parses a question line, or null for any other line (a malformed question is not one). */
+export function parseAskQuestion(line: string): AskQuestion | null {
+  const m = QUESTION.exec(line.trim());
+  if (!m) return null;
+  const port = Number(m[3]);
+  if (port < 1 || port > 65535) return null;
+  const question: AskQuestion = { id: m[1] as string, host: (m[2] as string).toLowerCase(), port };
+  if (m[4] !== undefined) question.clientPort = Number(m[4]);
+  return question;
+}
+
+/** The answer line for a question (newline included). */
+export function formatAskAnswer(id: string, outcome: AskOutcome): string {
+  return `${ANSWER_PREFIX} ${id} ${askAllowed(outcome) ? "OK" : "ERR"} ${outcome}\n`;
+}
+
+/** The outcome of an approver's answer. */
+function outcomeOf(answer: NetworkApprovalAnswer): AskOutcome {
+  if (answer === "allow-once") return "once";
+  if (answer === "allow-session") return "session";
+  return "denied";
+}
+
+/** Options of AskRelay. */
+export interface AskRelayOptions {
+  sessionId: string;
+  rules: readonly NetworkRule[];
+  /** The approver; absent: every question is answered `non-interactive` (deny). */
+  approve?: (request: NetworkApprovalRequest) => Promise<NetworkApprovalAnswer>;
+  /** Default DEFAULT_NETWORK_APPROVAL_TIMEOUT_MS. */
+  timeoutMs?: number;
+  /** Writes an answer line to the gateway's stdin. */
+  write: (line: string) => void;
+}
+
+/** Answers the gateway's questions (see module doc). `close` answers every open question `closed`. */
+export class AskRelay {
+  private readonly allowedForSession = new Set<string>();
+  /** Allowing answers by `<client port> <host>:<port>`, with their time (performance.now ms). */
+  private readonly recent = new Map<string, { outcome: AskOutcome; atMs: number }>();
+  private readonly open = new Map<string, AbortController>();
+  private closed = false;
+  readonly timeoutMs: number;
+
+  constructor(private readonly options: AskRelayOptions) {
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_NETWORK_APPROVAL_TIMEOUT_MS;
+  }
+
+  /** Handles one stdout line of the gateway; false when it is not a question. */
+  handle(line: string): boolean {
+    const question = parseAskQuestion(line);
+    if (!question) return false;
+    void this.answer(question);
+    return true;
+  }
+
+  /** Answers one question: from the session's allowances, else by asking (at most timeoutMs). */
+  async answer(question: AskQuestion): Promise<AskOutcome> {
+    const outcome = await this.decide(question);
+    if (!this.closed || outcome === "closed") this.options.write(formatAskAnswer(question.id, outcome));
+    return outcome;
+  }
+
+  private async decide(q: AskQuestion): Promise<AskOutcome> {
+    if (this.closed) return "closed";
+    const key = `${q.host}:${q.port}`;
+    const connection = q.clientPort === undefined ? undefined : `${q.clientPort} ${key}`;
+    const now = performance.now();
+    for (const [k, v] of this.recent) if (now - v.atMs > REPEAT_WINDOW_MS) this.recent.delete(k);
+    const earlier = connection === undefined ? undefined : this.recent.get(connection);
+    if (earlier) return earlier.outcome;
+    const outcome = await this.ask(q, key);
+    if (connection !== undefined && askAllowed(outcome))
+      this.recent.set(connection, { outcome, atMs: performance.now() });
+    return outcome;
+  }
+
+  private async ask(q: AskQuestion, key: string): Promise<AskOutcome> {
+    if (this.allowedForSession.has(key)) return "cached";
+    const verdict = decideConnection(this.options.rules, q.host, q.port);
+    // The gateway asks only under an ask rule; anything else is a question it should not have sent.
+    if (verdict.decision !== "ask") return "bad-question";
+    const approve = this.options.approve;
+    if (!approve) return "non-interactive";
+    const controller = new AbortController();
+    this.open.set(q.id, controller);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<AskOutcome>((resolve) => {
+      timer = setTimeout(() => {
+        controller.abort();
+        resolve("timeout");
+      }, this.timeoutMs);
+    });
+    const ended = new Promise<AskOutcome>((resolve) =>
+      controller.signal.addEventListener("abort", () => resolve(this.closed ? "closed" : "timeout"), {
+        once: true,
+      }),
+    );
+    const asked = approve({
+      sessionId: this.options.sessionId,
+      host: q.host,
+      port: q.port,
+      rule: verdict.rule,
+      signal: controller.signal,
+    }).then(outcomeOf, () => "denied" as const);
+    try {
+      const outcome = await Promise.race([asked, timedOut, ended]);
+      if (outcome === "session") this.allowedForSession.add(key);
+      return outcome;
+    } finally {
+      clearTimeout(timer);
+      this.open.delete(q.id);
+      controller.abort();
+    }
+  }
+
+  /** Stops asking: open questions are aborted and answered `closed` (deny). Idempotent. */
+  close(): void {
+    this.closed = true;
+    for (const c of this.open.values()) c.abort();
+  }
+}

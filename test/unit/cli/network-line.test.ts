@@ -1,0 +1,32 @@
+/** The CLI's `warden: net …` stderr line of one connection (src/cli/output/network-flags.ts). */
+import { describe, expect, it } from "vitest";
+import { connectionLine } from "../../../src/cli/output/network-flags.js";
+
+const base = {
+  sessionId: "s1",
+  time: "2026-12-01T11:10:38.763Z",
+  domain: "ask.test",
+  port: 443,
+  method: "CONNECT",
+  bytesOut: 0,
+  bytesIn: 3396,
+  durationMs: 11,
+};
+
+describe("connectionLine", () => {
+  it("names an ask outcome after the target, and nothing for other decisions", () => {
+    expect(
+      connectionLine({
+        ...base,
+        decision: "ask→deny",
+        ask: "non-interactive",
+        rule: "ask ask.test:80+443 (nobody to ask: non-interactive)",
+      }),
+    ).toBe(
+      'warden: net ask→deny CONNECT ask.test:443 ask=non-interactive rule="ask ask.test:80+443 (nobody to ask: non-interactive)" out=0B in=3396B 11ms\n',
+    );
+    expect(connectionLine({ ...base, decision: "allow", rule: "allow ask.test:443", sni: "ask.test" })).toBe(
+      'warden: net allow CONNECT ask.test:443 rule="allow ask.test:443" out=0B in=3396B 11ms\n',
+    );
+  });
+});
