@@ -16,7 +16,13 @@ import {
   parseHostEntry,
 } from "../egress/index.js";
 import { InvalidArgumentError } from "../errors.js";
-import { effectiveNetworkRules, loadPolicy, networkSectionRules } from "../policy/index.js";
+import {
+  type ApprovalProvider,
+  effectiveNetworkRules,
+  loadPolicy,
+  networkApprover,
+  networkSectionRules,
+} from "../policy/index.js";
 
 const Entries = Type.Array(Type.String({ minLength: 1 }), { description: "host[:port[+port]] entries" });
 
@@ -99,21 +105,27 @@ function withinBound(bound: readonly NetworkRule[], host: string, port: number):
 
 /**
  * The NetworkOptions of a new session of `tenant` (sessionNetwork), the `network:` sections of the
- * tenant's policy files included; undefined without a request. Errors as sessionNetwork.
+ * tenant's policy files included; undefined without a request. With an allowlist, `ask`
+ * connections go to `ask.provider` as the tenant's (networkApprover) and wait at most
+ * `ask.timeoutMs`. Errors as sessionNetwork.
  */
 export async function tenantSessionNetwork(
   tenant: { id: string; network?: TenantNetwork; policy: readonly string[] },
   requested: string[] | undefined,
   onConnection: (record: ConnectionAudit) => void,
+  ask?: { provider: ApprovalProvider; timeoutMs: number },
 ): Promise<NetworkOptions | undefined> {
   const policyLayers = requested?.length ? await tenantPolicyNetwork(tenant.policy) : [];
-  return sessionNetwork({
+  const network = sessionNetwork({
     tenantId: tenant.id,
     bound: tenant.network,
     policyLayers,
     requested,
     onConnection,
   });
+  if (network?.mode !== "allowlist" || !ask) return network;
+  const approve = networkApprover(ask.provider, { tenant: tenant.id, owner: tenant.id });
+  return { ...network, ...(approve ? { approve } : {}), approvalTimeoutMs: ask.timeoutMs };
 }
 
 const policyNetworks = new Map<string, Promise<NetworkRule[][]>>();

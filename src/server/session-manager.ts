@@ -6,8 +6,8 @@
 
 import { randomUUID } from "node:crypto";
 import { rm } from "node:fs/promises";
+import type { ConnectionAudit } from "../egress/index.js";
 import type { ToolExecutionEvent } from "../pipeline/index.js";
-import { networkApprover } from "../policy/index.js";
 import type { SessionOptions } from "../session/index.js";
 import type { ToolCall, ToolResultMessage } from "../tools/index.js";
 import { onAbort } from "../util/index.js";
@@ -119,19 +119,13 @@ export class SessionManager {
    * `ask` connections wait in the HTTP approvals (GET /v1/approvals), config.approvalTimeoutMs.
    */
   private async networkOptions(tenant: TenantConfig, sessionId: string, requested: string[] | undefined) {
-    const network = await tenantSessionNetwork(tenant, requested, ({ sessionId: _id, ...record }) => {
+    const ask = { provider: this.deps.approvals.provider, timeoutMs: this.deps.config.approvalTimeoutMs };
+    const audit = ({ sessionId: _id, ...record }: ConnectionAudit) => {
       this.deps.metrics.egressConnections.inc({ tenant: tenant.id, decision: record.decision });
       this.deps.audit.write({ kind: "network", tenant: tenant.id, session: sessionId, ...record });
-    });
-    if (network?.mode !== "allowlist") return {};
-    const approve = networkApprover(this.deps.approvals.provider, { tenant: tenant.id, owner: tenant.id });
-    return {
-      network: {
-        ...network,
-        ...(approve ? { approve } : {}),
-        approvalTimeoutMs: this.deps.config.approvalTimeoutMs,
-      },
     };
+    const network = await tenantSessionNetwork(tenant, requested, audit, ask);
+    return network ? { network } : {};
   }
 
   /**

@@ -1,6 +1,6 @@
 /**
  * Kubernetes test gate and fixtures. The cluster is the one scripts/ensure-k8s.sh runs (its admin
- * kubeconfig, or $WARDEN_TEST_KUBECONFIG). Without a reachable API server the suites are skipped
+ * kubeconfig; see TEST_KUBECONFIG). Without a reachable API server the suites are skipped
  * with a visible message locally and FAIL under CI=true (a beforeAll that throws the reason).
  * Sessions go to the `warden-test` namespace with `imagePullPolicy: Never` (test/k8s/global-setup.ts
  * imports the sandbox image into the node first).
@@ -17,8 +17,9 @@ import {
   WARDEN_POD_SELECTOR,
 } from "../../src/sandbox/index.js";
 
-/** The kubeconfig the suites use. */
-export const TEST_KUBECONFIG = process.env.WARDEN_TEST_KUBECONFIG ?? "/var/lib/warden-k8s/admin.kubeconfig";
+/** The kubeconfig the suites use: $WARDEN_TEST_KUBECONFIG, $KUBECONFIG (what .ci/run exports), or the local cluster's. */
+export const TEST_KUBECONFIG =
+  process.env.WARDEN_TEST_KUBECONFIG ?? process.env.KUBECONFIG ?? "/var/lib/warden-k8s/admin.kubeconfig";
 
 /** The namespace of every test Pod. */
 export const TEST_NAMESPACE = "warden-test";

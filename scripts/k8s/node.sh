@@ -1,0 +1,226 @@
+# shellcheck shell=bash disable=SC2030,SC2031 # the build subshells export on purpose
+# The node side of the local test cluster (sourced by scripts/ensure-k8s.sh after lib.sh): the
+# Kubernetes binaries' build, the host-only network, and the configurations of the second containerd
+# and of the kubelet. Every function is idempotent.
+
+K8S_SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+# node_build_stamp: what the built binaries depend on (the build module, the Go toolchain, the flags);
+# a change rebuilds them.
+node_build_stamp() {
+  {
+    cat "$K8S_SRC/build/go.mod" "$K8S_SRC/build/go.sum" "$K8S_SRC/pause/main.go"
+    go version
+    echo "$K8S_VERSION"
+  } | sha256sum | cut -d' ' -f1
+}
+
+# node_build: kube-apiserver, kube-controller-manager, kube-scheduler, kubelet and kubectl from
+# k8s.io/kubernetes at $K8S_VERSION (scripts/k8s/build/go.mod pins it and its staging modules), and
+# the pause binary; skipped when $K8S_BIN holds a build with the same stamp. The Go build cache stays
+# in $K8S_STATE/cache/go-build, so a rebuild after a change recompiles only what changed.
+node_build() {
+  command -v go >/dev/null 2>&1 || k8s_die "Go is needed to build Kubernetes $K8S_VERSION (go >= 1.24: https://go.dev/dl/)"
+  local stamp minor
+  minor="$(go env GOVERSION | sed -E 's/^go1\.([0-9]+).*/\1/')"
+  [ "$minor" -ge 24 ] 2>/dev/null || k8s_die "Kubernetes $K8S_VERSION needs go >= 1.24; found $(go env GOVERSION)"
+  stamp="$(node_build_stamp)"
+  if [ "$(cat "$K8S_BIN/.stamp" 2>/dev/null)" = "$stamp" ]; then return 0; fi
+  mkdir -p "$K8S_BIN" "$K8S_STATE/cache/go-build"
+  local ldflags="-s -w" pkg started
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags="$ldflags -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=34"
+    ldflags="$ldflags -X $pkg.gitTreeState=clean"
+  done
+  started="$(date +%s)"
+  k8s_say "building Kubernetes $K8S_VERSION (minutes on a cold cache; log: $K8S_LOG/build.log)"
+  mkdir -p "$K8S_LOG"
+  (
+    cd "$K8S_SRC/build"
+    export GOCACHE="$K8S_STATE/cache/go-build" GOFLAGS=-mod=readonly CGO_ENABLED=0
+    nice -n 10 go build -trimpath -ldflags="$ldflags" -o "$K8S_BIN/" \
+      k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+      k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kubectl
+    cd "$K8S_SRC/pause"
+    nice -n 10 go build -trimpath -ldflags="-s -w" -o "$K8S_BIN/pause" .
+  ) >>"$K8S_LOG/build.log" 2>&1 || {
+    tail -n 30 "$K8S_LOG/build.log" >&2
+    k8s_die "the build failed (log: $K8S_LOG/build.log)"
+  }
+  echo "$stamp" >"$K8S_BIN/.stamp"
+  k8s_say "built in $(($(date +%s) - started))s"
+}
+
+# node_gvisor_wanted: whether this node offers gVisor (RuntimeClass gvisor). Not with
+# WARDEN_K8S_GVISOR=0, and not without CAP_SYS_RESOURCE: gVisor's shim sets its own OOM score to
+# -999 and fails every Pod when it may not (root in a VM sandbox that drops that capability, as on
+# the machine this was written on).
+node_gvisor_wanted() {
+  [ "${WARDEN_K8S_GVISOR:-1}" != 0 ] || return 1
+  local caps
+  caps="$(awk '/^CapEff:/ { print $2 }' /proc/self/status)"
+  (((0x$caps >> 24) & 1))
+}
+
+# node_build_gvisor: gVisor's runsc and its containerd shim (containerd-shim-runsc-v1, which Debian
+# does not package) from gvisor.dev/gvisor (scripts/k8s/gvisor/go.mod pins it; Debian's runsc is
+# older than any shim the proxy serves), into $K8S_BIN, when node_gvisor_wanted; skipped when built
+# already. A failed build only leaves the node without the gvisor RuntimeClass.
+node_build_gvisor() {
+  if ! node_gvisor_wanted; then
+    k8s_say "no gVisor RuntimeClass (WARDEN_K8S_GVISOR=0, or no CAP_SYS_RESOURCE, which gVisor's shim needs)"
+    return 0
+  fi
+  local stamp started
+  stamp="$(cat "$K8S_SRC/gvisor/go.mod" "$K8S_SRC/gvisor/go.sum" <(go version) | sha256sum | cut -d' ' -f1)"
+  if [ "$(cat "$K8S_BIN/.stamp-gvisor" 2>/dev/null)" = "$stamp" ]; then return 0; fi
+  started="$(date +%s)"
+  k8s_say "building gVisor's runsc and containerd-shim-runsc-v1 (log: $K8S_LOG/build.log)"
+  if (
+    cd "$K8S_SRC/gvisor"
+    export GOCACHE="$K8S_STATE/cache/go-build" GOFLAGS=-mod=readonly CGO_ENABLED=0
+    nice -n 10 go build -trimpath -ldflags="-s -w" -o "$K8S_BIN/runsc" gvisor.dev/gvisor/runsc &&
+      nice -n 10 go build -trimpath -ldflags="-s -w" -o "$K8S_BIN/containerd-shim-runsc-v1" gvisor.dev/gvisor/shim
+  ) >>"$K8S_LOG/build.log" 2>&1; then
+    echo "$stamp" >"$K8S_BIN/.stamp-gvisor"
+    k8s_say "built gVisor in $(($(date +%s) - started))s"
+  else
+    rm -f "$K8S_BIN/runsc" "$K8S_BIN/containerd-shim-runsc-v1"
+    k8s_say "gVisor's build failed (log: $K8S_LOG/build.log); the node has no gvisor RuntimeClass"
+  fi
+}
+
+# node_network: the host-only bridge that carries the node's address and the Pods' interfaces.
+node_network() {
+  ip link show "$K8S_BRIDGE" >/dev/null 2>&1 || ip link add "$K8S_BRIDGE" type bridge
+  ip -4 addr show dev "$K8S_BRIDGE" | grep -q "inet $K8S_NODE_IP/" ||
+    ip addr add "$K8S_NODE_IP/32" dev "$K8S_BRIDGE"
+  ip link set "$K8S_BRIDGE" up
+  mkdir -p "$K8S_ETC/cni" "$K8S_STATE/cni"
+  # Only a macvlan interface in private mode on the uplink-less bridge, with an address and no
+  # route: the CRI plugin needs an address on eth0; the Pod reaches nothing through it.
+  cat >"$K8S_ETC/cni/10-warden-none.conflist" <<EOF
+{
+  "cniVersion": "0.4.0",
+  "name": "warden-none",
+  "plugins": [
+    {
+      "type": "macvlan",
+      "master": "$K8S_BRIDGE",
+      "mode": "private",
+      "ipam": {
+        "type": "host-local",
+        "ranges": [[{ "subnet": "$K8S_POD_SUBNET" }]],
+        "dataDir": "$K8S_STATE/cni/ipam"
+      }
+    }
+  ]
+}
+EOF
+}
+
+# node_containerd_config: a containerd of its own (root, state, socket), so that the Docker engine's
+# containerd and its configuration stay untouched; the CRI plugin on, runc with cgroupfs, the
+# locally built pause image as the sandbox image.
+node_containerd_config() {
+  mkdir -p "$K8S_STATE/containerd" "$K8S_RUN"
+  chmod 700 "$K8S_RUN"
+  cat >"$K8S_ETC/containerd.toml" <<EOF
+version = 2
+root = "$K8S_STATE/containerd/root"
+state = "$K8S_RUN/containerd"
+disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
+  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs"]
+
+[grpc]
+  address = "$K8S_CONTAINERD_SOCK"
+
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$K8S_STATE/containerd/opt"
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$K8S_PAUSE_IMAGE"
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  enable_selinux = false
+  # No lower OOM score than containerd's own: without CAP_SYS_RESOURCE (a container or VM sandbox,
+  # as on the machine this was written on) runc cannot lower it, and the pause container fails.
+  restrict_oom_score_adj = true
+  # Pods' network namespaces under this containerd's state dir, not in the host's /var/run/netns.
+  netns_mounts_under_state_dir = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+$(node_containerd_runsc)
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$K8S_ETC/cni"
+EOF
+}
+
+# node_containerd_runsc: the runsc runtime's section of the containerd config (handler "runsc" of
+# the RuntimeClass gvisor), when node_build_gvisor built the shim; runsc's own config beside it.
+node_containerd_runsc() {
+  node_gvisor_wanted && [ -x "$K8S_BIN/containerd-shim-runsc-v1" ] && [ -x "$K8S_BIN/runsc" ] || return 0
+  cat >"$K8S_ETC/runsc.toml" <<EOF
+binary_name = "$K8S_BIN/runsc"
+root = "$K8S_RUN/runsc"
+EOF
+  cat <<EOF
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runsc]
+      runtime_type = "io.containerd.runsc.v1"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runsc.options]
+        TypeUrl = "io.containerd.runsc.v1.options"
+        ConfigPath = "$K8S_ETC/runsc.toml"
+EOF
+}
+
+# node_kubelet_config: the kubelet's configuration. Authenticated and authorized API only (client
+# certificates from the cluster CA or tokens checked by the apiserver), listening on the node's
+# host-only address; cgroupfs (cgroup v1 here); no swap check; pods' PIDs capped at
+# WARDEN_K8S_POD_PIDS_LIMIT (default 256, warden's sandbox default: Kubernetes has no per-container
+# PIDs limit); image GC off, so that images loaded with k8s-load-image.sh stay.
+node_kubelet_config() {
+  mkdir -p "$K8S_KUBELET_ROOT" "$K8S_POD_LOGS"
+  cat >"$K8S_ETC/kubelet.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: $K8S_NODE_IP
+port: 10250
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: 10258
+authentication:
+  anonymous:
+    enabled: false
+  webhook:
+    enabled: true
+  x509:
+    clientCAFile: $K8S_PKI/ca.crt
+authorization:
+  mode: Webhook
+tlsCertFile: $K8S_PKI/kubelet-server.crt
+tlsPrivateKeyFile: $K8S_PKI/kubelet-server.key
+cgroupDriver: cgroupfs
+containerRuntimeEndpoint: unix://$K8S_CONTAINERD_SOCK
+failSwapOn: false
+failCgroupV1: false
+podLogsDir: $K8S_POD_LOGS
+clusterDomain: cluster.local
+resolvConf: ""
+maxPods: 250
+podPidsLimit: ${WARDEN_K8S_POD_PIDS_LIMIT:-256}
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard:
+  memory.available: 100Mi
+  nodefs.available: 2%
+  imagefs.available: 2%
+rotateCertificates: false
+serverTLSBootstrap: false
+EOF
+}
