@@ -13,30 +13,18 @@ import { fromDockerError } from "../errors.js";
 import { throwIfAborted } from "../util/index.js";
 import { type ChannelClient, channelIO } from "./channel/index.js";
 import { dockerExecIO } from "./docker-exec/index.js";
-import type { SandboxIO } from "./io.js";
-import { containerPath } from "./io-contract.js";
-import type {
-  DirEntry,
-  ExecCommand,
-  ExecOptions,
-  ExecResult,
-  FileStat,
-  ReadFileResult,
-  ReadRange,
-  Sandbox,
-  SandboxInfo,
-  WorkspaceChange,
-} from "./types.js";
+import { IOSandbox } from "./io-sandbox.js";
+import type { SandboxInfo, WorkspaceChange } from "./types.js";
 import { WORKSPACE_DIR } from "./types.js";
-import { diffHashes, hashWorkspace } from "./workspace-changes.js";
+import { hashWorkspace } from "./workspace-changes.js";
 import type { WorkspaceHashes } from "./workspace-copy.js";
+import { diffHashes } from "./workspace-hashes.js";
 
 type Opts = { signal?: AbortSignal };
 
 /** A sandbox backed by one Docker container (and, in copy mode, one tmpfs volume). */
-export class DockerSandbox implements Sandbox {
+export class DockerSandbox extends IOSandbox {
   private destroyed: Promise<void> | undefined;
-  private readonly io: SandboxIO;
 
   /**
    * Use `createSandbox`; this wraps an already started container. With `channel` (warden-helper's
@@ -51,35 +39,7 @@ export class DockerSandbox implements Sandbox {
     private readonly baseline: WorkspaceHashes,
     channel?: ChannelClient,
   ) {
-    this.io = channel ? channelIO(channel) : dockerExecIO(container);
-  }
-
-  async exec(command: ExecCommand, options?: ExecOptions): Promise<ExecResult> {
-    return this.io.exec(command, options);
-  }
-
-  async readFile(path: string, range: ReadRange, options?: Opts): Promise<ReadFileResult> {
-    return this.io.readFile(containerPath(path), range, options);
-  }
-
-  async writeFile(
-    path: string,
-    data: Buffer,
-    options?: { mode?: number; signal?: AbortSignal },
-  ): Promise<void> {
-    return this.io.writeFile(containerPath(path), data, options);
-  }
-
-  async stat(path: string, options?: Opts): Promise<FileStat | null> {
-    return this.io.stat(containerPath(path), options);
-  }
-
-  async realpath(path: string, options?: Opts): Promise<string> {
-    return this.io.realpath(containerPath(path), options);
-  }
-
-  async listDir(path: string, options?: Opts): Promise<DirEntry[]> {
-    return this.io.listDir(containerPath(path), options);
+    super(channel ? channelIO(channel) : dockerExecIO(container));
   }
 
   /** `GET /containers/{id}/archive?path=/workspace/.`: entries relative to /workspace ("./a.txt"). */
@@ -100,10 +60,6 @@ export class DockerSandbox implements Sandbox {
     this.io.close();
     this.destroyed ??= removeSandboxResources(this.docker, this.container.id, this.volumeName);
     return this.destroyed;
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.destroy();
   }
 }
 

@@ -9,28 +9,10 @@ import { sweepEgress } from "../egress/index.js";
 import { fromDockerError } from "../errors.js";
 import { removeSandboxResources, removeVolumeIfUnused } from "./docker-sandbox.js";
 import { getDocker } from "./engine.js";
+import type { GcOptions, GcRemoval } from "./gc-types.js";
 import { LABEL, staleReason } from "./labels.js";
 
-/** Options of `gc`. */
-export interface GcOptions {
-  /** Report what would be removed without removing it. */
-  dryRun?: boolean;
-  /** Only resources of this tenant (exact match). */
-  tenant?: string;
-  /** Clock for "expired"; default now. */
-  now?: Date;
-}
-
-/** One removed (or, in a dry run, removable) resource. */
-export interface GcRemoval {
-  /** `gateway` and `network`: a session's egress gateway and its internal network (src/egress/gc.ts). */
-  kind: "container" | "volume" | "gateway" | "network";
-  /** Container id, volume name or network name. */
-  id: string;
-  sessionId: string;
-  tenant: string;
-  reason: "expired" | "orphaned";
-}
+export type { GcOptions, GcRemoval };
 
 /** Sweeps stale warden resources. Rejects EngineUnreachableError / SandboxError on engine failure. */
 export async function gc(options: GcOptions = {}, docker: Docker = getDocker()): Promise<GcRemoval[]> {

@@ -6,12 +6,13 @@
  * LANG/PATH/HOME only (nothing from the host). No Docker socket is ever mounted.
  */
 import type Docker from "dockerode";
-import { BASE_ENV } from "./io-contract.js";
+import { BASE_ENV, SANDBOX_UID } from "./io-contract.js";
+import { cgroupMemoryBytes } from "./limits.js";
 import type { ReadOnlyMount, SandboxLimits, WorkspaceMode } from "./types.js";
 import { WORKSPACE_DIR } from "./types.js";
 
 /** The user every command runs as (the image's `sandbox` user). */
-export const SANDBOX_USER = "1000:1000";
+export const SANDBOX_USER = `${SANDBOX_UID}:${SANDBOX_UID}`;
 
 /** Private per-sandbox scratch for warden itself (exec pgid files); not in the tools' roots. */
 export const WARDEN_RUN_DIR = "/run/warden";
@@ -83,17 +84,6 @@ export function hardenedContainerConfig(input: HardenedConfigInput): Docker.Cont
       AutoRemove: false,
     },
   };
-}
-
-/**
- * The container's memory cgroup cap: tmpfs pages (/tmp, /run/warden and the copy-mode workspace)
- * are charged to the cgroup of the process that writes them, so without headroom a full workspace
- * would OOM-kill the sandbox instead of failing with ENOSPC (public fault 26). The cap is therefore
- * memoryBytes + tmpBytes + 1 MiB (+ workspaceBytes in copy mode); processes can never use more than
- * memoryBytes beyond what the tmpfs areas hold. Swap is set equal, so nothing swaps.
- */
-export function cgroupMemoryBytes(limits: SandboxLimits, mode: WorkspaceMode): number {
-  return limits.memoryBytes + limits.tmpBytes + 1024 * 1024 + (mode === "copy" ? limits.workspaceBytes : 0);
 }
 
 /** The `createVolume` body of a copy-mode workspace: a tmpfs capped at `sizeBytes`, owned by 1000. */

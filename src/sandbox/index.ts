@@ -20,6 +20,7 @@ export {
   listSandboxImages,
 } from "./images.js";
 export { EXIT_ABORTED, EXIT_TIMEOUT, KILL_GRACE_SECONDS } from "./io-contract.js";
+export * from "./kubernetes/index.js";
 export { controllerId, controllerProcessAlive, LABEL } from "./labels.js";
 export {
   DEFAULT_LIMITS,
@@ -30,7 +31,12 @@ export {
   resolveLimits,
 } from "./limits.js";
 export { pickSandboxOptions } from "./option-keys.js";
-export { DEFAULT_IMAGE, DEFAULT_TTL_MS, resolveSandboxOptions } from "./options.js";
+export {
+  DEFAULT_IMAGE,
+  DEFAULT_TTL_MS,
+  type ResolvedSandboxOptions,
+  resolveSandboxOptions,
+} from "./options.js";
 export { type PreparedSandbox, prepareSandbox, resolveExecPath } from "./prepare.js";
 export * from "./types.js";
 export { packDirectory, type WorkspaceHashes } from "./workspace-copy.js";

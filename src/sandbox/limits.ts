@@ -3,7 +3,7 @@
  * InvalidArgumentError naming the field, before anything is created.
  */
 import { InvalidArgumentError } from "../errors.js";
-import type { SandboxLimits } from "./types.js";
+import type { SandboxLimits, WorkspaceMode } from "./types.js";
 
 const MiB = 1024 * 1024;
 /** Smallest CPU limit Docker takes (`docker run --cpus`); below it NanoCpus would round to 0 = unlimited. */
@@ -87,4 +87,15 @@ export function resolveLimits(partial: Partial<SandboxLimits> | undefined): Sand
 
 function stripUndefined(p: Partial<SandboxLimits>): Partial<SandboxLimits> {
   return Object.fromEntries(Object.entries(p).filter(([, v]) => v !== undefined)) as Partial<SandboxLimits>;
+}
+
+/**
+ * The container's memory cgroup cap: tmpfs pages (/tmp, /run/warden and the copy-mode workspace)
+ * are charged to the cgroup of the process that writes them, so without headroom a full workspace
+ * would OOM-kill the sandbox instead of failing with ENOSPC (public fault 26). The cap is therefore
+ * memoryBytes + tmpBytes + 1 MiB (+ workspaceBytes in copy mode); processes can never use more than
+ * memoryBytes beyond what the tmpfs areas hold. Swap is set equal, so nothing swaps.
+ */
+export function cgroupMemoryBytes(limits: SandboxLimits, mode: WorkspaceMode): number {
+  return limits.memoryBytes + limits.tmpBytes + 1024 * 1024 + (mode === "copy" ? limits.workspaceBytes : 0);
 }

@@ -5,6 +5,7 @@
  */
 
 import { type Static, Type } from "typebox";
+import { BackendConfigSchema } from "./backend-config.js";
 import { TenantNetworkSchema } from "./network-config.js";
 
 const PositiveInt = (description: string, minimum = 1) => Type.Integer({ minimum, description });
@@ -116,6 +117,7 @@ export const ServerConfigSchema = Type.Object(
       PositiveInt("How long a call that needs approval waits for an answer before it is refused, ms"),
     ),
     warmPool: Type.Optional(WarmPoolConfigSchema),
+    backend: Type.Optional(BackendConfigSchema),
     contendedOutputBytesPerSecond: Type.Optional(
       Type.Integer({
         minimum: 0,

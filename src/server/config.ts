@@ -22,6 +22,7 @@ import {
 } from "../sandbox/index.js";
 import { DEFAULT_SPILL_SESSION_MAX_BYTES } from "../session/index.js";
 import { schemaErrorLines } from "../util/index.js";
+import { type BackendConfig, backendWorkspaceModes, resolveBackendConfig } from "./backend-config.js";
 import {
   type QuotaConfig,
   type ServerConfigInput,
@@ -75,6 +76,8 @@ export interface ServerConfig {
   approvalTimeoutMs: number;
   /** Idle pre-started sandboxes per pool key (size 0: off), their maximum idle age (ms), and the keys kept. */
   warmPool: { size: number; maxIdleMs: number; maxKeys: number };
+  /** Where sessions run: Docker (also when absent) or a Kubernetes namespace (backend-config.ts). */
+  backend?: BackendConfig;
   /**
    * Rate of the bytes one session's sandbox sends the server (command output, file reads) while
    * another session has a request in flight, bytes/s; 0: no limit (src/sandbox output-share.ts).
@@ -151,6 +154,7 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
   }
   const defaultImage = cfg.defaultImage ?? CONFIG_DEFAULTS.image;
   const stateDir = resolve(baseDir, cfg.stateDir ?? "warden-state");
+  const backend = resolveBackendConfig(cfg.backend, baseDir, source);
   return {
     host: cfg.host ?? CONFIG_DEFAULTS.host,
     port: cfg.port ?? CONFIG_DEFAULTS.port,
@@ -168,9 +172,14 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
       maxIdleMs: cfg.warmPool?.maxIdleMs ?? CONFIG_DEFAULTS.warmPool.maxIdleMs,
       maxKeys: cfg.warmPool?.maxKeys ?? CONFIG_DEFAULTS.warmPool.maxKeys,
     },
+    backend,
     contendedOutputBytesPerSecond:
       cfg.contendedOutputBytesPerSecond ?? CONFIG_DEFAULTS.contendedOutputBytesPerSecond,
-    tenants: cfg.tenants.map((t, i) => resolveTenant(t, baseDir, defaultImage, `${source}: /tenants/${i}`)),
+    tenants: cfg.tenants.map((t, i) => {
+      const where = `${source}: /tenants/${i}`;
+      const tenant = resolveTenant(t, baseDir, defaultImage, where);
+      return { ...tenant, workspaceModes: backendWorkspaceModes(backend, t, tenant.workspaceModes, where) };
+    }),
   };
 }
 

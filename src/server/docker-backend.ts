@@ -10,105 +10,43 @@ import type Docker from "dockerode";
 import { type AdoptedEgress, adoptEgressGateway, removeEgressWhere, SESSION_LABEL } from "../egress/index.js";
 import { fromDockerError } from "../errors.js";
 import {
-  type CopyWorkspace,
   dockerPoolBackend,
   POOL_LABEL,
   type PoolRequest,
   type TenantPools,
   tenantPools,
 } from "../pool/index.js";
-import type { PreparedSandbox, Sandbox, SandboxInfo, SandboxOptions } from "../sandbox/index.js";
+import type { PreparedSandbox, SandboxInfo } from "../sandbox/index.js";
 import {
   adoptExec,
   createSandbox,
   DockerSandbox,
   getDocker,
   LABEL,
-  packDirectory,
   removeSandboxResources,
   removeVolumeIfUnused,
   WORKSPACE_DIR,
-  type WorkspaceHashes,
   withEgress,
 } from "../sandbox/index.js";
 import type { Session, SessionOptions } from "../session/index.js";
 import { createSpillStore, openSession } from "../session/index.js";
 import { builtinTools } from "../tools/index.js";
 import type { ManagedContainer, SessionBackend } from "./backend.js";
+import { baselineOf, pooledSessions, type SessionBackendOptions } from "./pooled-sessions.js";
 import type { SessionRecord } from "./record-store.js";
-import type { SpillSessionOptions } from "./spill-quota.js";
 
-/** Options of the Docker SessionBackend. */
-export interface DockerBackendOptions {
-  /** Default: the process-wide client. */
+/** Options of the Docker SessionBackend: the engine client (default: the process-wide one), and the sessions' options. */
+export interface DockerBackendOptions extends SessionBackendOptions {
   docker?: Docker;
-  /** Where sessions' spill files go (default: a private temp directory per session). */
-  spillDir?: string;
-  /** Spill caps of a session of `tenant` (`warden serve`: tenantSpillOptions). Default: the session defaults. */
-  spillOptions?: (tenant: string) => SpillSessionOptions;
-  /**
-   * Keep `size` idle sandboxes per pool key (tenant, image, limits, mode, policy) once a session
-   * of that key was created, for at most `maxKeys` keys per tenant (its least recently used key
-   * is evicted; default 8), so one tenant cannot evict another's spares. `ttlMs` is the pooled
-   * containers' label lifetime: at least the longest session lifetime plus `maxIdleMs`, or claims
-   * fall back to a cold start.
-   */
-  warmPool?: { size: number; maxIdleMs: number; maxKeys?: number; ttlMs: number };
-  /** Identity of a tenant's policy (part of the pool key). Default: none. */
-  policyHash?: (tenant: string) => string;
-  /** Diagnostics of the pool (refill failures). */
-  log?: (line: string) => void;
-  /** Called for each new session's sandbox: from the pool, or created cold. */
-  onSandboxStart?: (source: "pool" | "cold") => void;
-}
-
-/** True for no workspace or a copy-mode one: the only kinds a pooled sandbox takes. */
-function isCopyWorkspace(workspace: SandboxOptions["workspace"]): workspace is CopyWorkspace | undefined {
-  return (workspace?.mode ?? "copy") === "copy";
-}
-
-/** The baseline hashes of a workspace host directory (what changedPaths compares with). */
-async function baselineOf(hostPath: string | undefined): Promise<WorkspaceHashes> {
-  if (!hostPath) return new Map();
-  const packed = packDirectory(hostPath);
-  packed.stream.resume();
-  try {
-    await packed.done;
-  } catch {
-    return new Map();
-  }
-  return packed.hashes;
 }
 
 /** Sessions on the Docker engine (see DockerBackendOptions). `close()` drains the warm pool. */
 export function createDockerBackend(options: DockerBackendOptions = {}): SessionBackend {
   const log = options.log;
   const docker = options.docker ?? getDocker();
-  const withSpill = (opts: SessionOptions): SessionOptions => ({
-    ...(options.spillDir ? { spillDir: options.spillDir } : {}),
-    ...options.spillOptions?.(opts.tenant ?? "local"),
-    ...opts,
-  });
   const pools = poolsOf(docker, options);
-  const sandboxFor = async (opts: SandboxOptions): Promise<Sandbox> => {
-    const tenant = opts.tenant ?? "local";
-    // The key's template and the claim's own fields, each passed to the pool as its own part.
-    const { sessionId, signal, workspace, ...template } = opts;
-    // ro/rw spares would bind-mount a host path long after it was checked: those start cold.
-    // A gateway reports to its own session's audit: sessions with network egress start cold.
-    const offline = (opts.network?.mode ?? "none") === "none";
-    const copyMode = isCopyWorkspace(workspace);
-    const pool = copyMode && offline ? pools?.of(tenant) : undefined;
-    if (!pool || !copyMode) {
-      const sandbox = await createSandbox(opts, docker);
-      options.onSandboxStart?.("cold");
-      return sandbox;
-    }
-    const policyHash = options.policyHash?.(tenant) ?? "";
-    const claim = await pool.claim({ template, claim: { sessionId, signal, workspace }, policyHash });
-    options.onSandboxStart?.(claim.pooled ? "pool" : "cold");
-    return claim.sandbox;
-  };
+  const sessions = pooledSessions(options, pools, (opts) => createSandbox(opts, docker));
+  const { withSpill } = sessions;
   /**
    * The adopted egress of a session whose options have an allowlist (egress/adopt.ts); a gateway
    * found gone is logged: the session then has no network.
@@ -125,12 +63,9 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
     return egress;
   };
   return {
-    create: (opts) =>
-      openSession(withSpill(opts), { createSandbox: sandboxFor, createSpillStore, builtinTools }),
-
-    close: async () => pools?.drain(),
-
-    idleSpares: () => pools?.idle() ?? 0,
+    create: sessions.create,
+    close: sessions.close,
+    idleSpares: sessions.idleSpares,
 
     async adopt(record: SessionRecord, options: SessionOptions): Promise<Session | null> {
       const container = docker.getContainer(record.containerId);

@@ -4,11 +4,12 @@
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { pingEngine } from "../sandbox/index.js";
+import { connectCluster, pingEngine } from "../sandbox/index.js";
 import { sweepSpillDirs } from "../session/index.js";
 import type { SessionBackend } from "./backend.js";
 import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHashes } from "./config.js";
 import { createDockerBackend } from "./docker-backend.js";
+import { createKubernetesBackend } from "./kubernetes-backend.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
 import { createPolicyHookFactory } from "./policy-hooks.js";
 import { type RunningServer, startServer } from "./server.js";
@@ -31,7 +32,8 @@ function spillDirOf(config: ServerConfig): string {
 }
 
 /**
- * The Docker backend as `warden serve` configures it: spill files under the state dir, capped per
+ * The session backend as `warden serve` configures it (Docker, or Kubernetes with `backend.kind:
+ * kubernetes`, backend-config.ts): spill files under the state dir, capped per
  * session and per tenant (tenantSpillOptions); the warm pool of `config.warmPool` keyed with each
  * tenant's policy; and (with `metrics`) each new
  * session's sandbox counted in warden_sandbox_starts_total{source="pool"|"cold"}.
@@ -42,14 +44,20 @@ export function serveBackend(
 ): SessionBackend {
   const { log, metrics } = options;
   const policyHashes = tenantPolicyHashes(config);
-  return createDockerBackend({
+  const common = {
     spillDir: spillDirOf(config),
     spillOptions: tenantSpillOptions(config),
     warmPool: { ...config.warmPool, ttlMs: poolTtlMs(config) },
-    policyHash: (tenant) => policyHashes.get(tenant) ?? "",
+    policyHash: (tenant: string) => policyHashes.get(tenant) ?? "",
     ...(log ? { log } : {}),
-    ...(metrics ? { onSandboxStart: (source) => metrics.sandboxStarts.inc({ source }) } : {}),
-  });
+    ...(metrics
+      ? { onSandboxStart: (source: "pool" | "cold") => metrics.sandboxStarts.inc({ source }) }
+      : {}),
+  };
+  const backend = config.backend ?? { kind: "docker" };
+  if (backend.kind === "docker") return createDockerBackend(common);
+  const { kind: _, ...cluster } = backend;
+  return createKubernetesBackend({ ...common, cluster: connectCluster(cluster) });
 }
 
 /** Starts the server and installs the signal handlers. Resolves once listening. */
@@ -64,7 +72,7 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   let server: RunningServer;
   let swept: Awaited<ReturnType<typeof sweepSpillDirs>>;
   try {
-    await pingEngine();
+    if ((config.backend?.kind ?? "docker") === "docker") await pingEngine();
     const hooks = await createPolicyHookFactory(config);
     // Spill files of a previous run's sessions cannot be read by anyone any more (a spill store only
     // serves files it wrote): remove those whose server process is gone.

@@ -25,7 +25,8 @@ export const LAYERS: readonly Layer[] = [
   },
   {
     unit: "sandbox",
-    reason: "the Sandbox interface and its Docker implementation: all tool I/O goes through it",
+    reason:
+      "the Sandbox interface and its Docker and Kubernetes implementations: all tool I/O goes through it",
   },
   { unit: "tools", reason: "the seven tools, built on the Sandbox interface and truncation only" },
   {

@@ -1,11 +1,13 @@
 /**
- * `warden gc [--dry-run] [--tenant <t>]`: removes warden containers and volumes that are expired or
- * whose controller process is gone, printing one line per removal (`container <id> session=… tenant=… expired`),
+ * `warden gc [--dry-run] [--tenant <t>] [--namespace <ns> [--kubeconfig <file>]]`: removes warden
+ * containers and volumes (with --namespace: the Kubernetes sandbox Pods of that namespace instead)
+ * that are expired or whose controller process is gone, printing one line per removal
+ * (`container <id> session=… tenant=… expired`),
  * then (without --tenant: spill directories have none) the spill directories in the temp directory
  * whose controller process is gone (`spill-dir <path> owner=host:pid (orphaned)`).
  */
 import type { Command } from "commander";
-import { gc } from "../../sandbox/index.js";
+import { connectCluster, type GcRemoval, gc, gcPods } from "../../sandbox/index.js";
 import { sweepSpillDirs } from "../../session/index.js";
 
 /** Registers `warden gc`. */
@@ -17,9 +19,23 @@ export function registerGc(program: Command): void {
     )
     .option("--dry-run", "only print what would be removed")
     .option("--tenant <tenant>", "only this tenant's sandboxes")
-    .action(async (flags: { dryRun?: boolean; tenant?: string }) => {
+    .option(
+      "--namespace <namespace>",
+      "sweep the sandbox Pods of this Kubernetes namespace instead of Docker",
+    )
+    .option("--kubeconfig <file>", "kubeconfig for --namespace (default $KUBECONFIG or ~/.kube/config)")
+    .action(async (flags: { dryRun?: boolean; tenant?: string; namespace?: string; kubeconfig?: string }) => {
       const dryRun = flags.dryRun === true;
-      const removed = await gc({ dryRun, tenant: flags.tenant });
+      const options = { dryRun, tenant: flags.tenant };
+      const removed: GcRemoval[] = flags.namespace
+        ? await gcPods(
+            connectCluster({
+              namespace: flags.namespace,
+              ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
+            }),
+            options,
+          )
+        : await gc(options);
       const verb = dryRun ? "would remove" : "removed";
       for (const r of removed) {
         const id = r.kind === "container" ? r.id.slice(0, 12) : r.id;

@@ -4,15 +4,13 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { WardenError } from "../../../src/errors.js";
-import { createSandbox } from "../../../src/sandbox/index.js";
 import type { Sandbox } from "../../../src/sandbox/types.js";
 import { createEditTool } from "../../../src/tools/edit.js";
 import { createFindTool } from "../../../src/tools/find.js";
 import { createGrepTool } from "../../../src/tools/grep.js";
 import type { AnyTool, SpillStore, ToolOutput } from "../../../src/tools/types.js";
 import { createWriteTool } from "../../../src/tools/write.js";
-import { describeEngine } from "../../helpers/engine.js";
-import { leftovers } from "../../helpers/sandbox-fixture.js";
+import { backendLeftovers, createTestSandbox, describeBackend } from "../../helpers/backend.js";
 
 const tenant = "test-tools-ewgf";
 const tools: Record<string, AnyTool> = {
@@ -22,7 +20,7 @@ const tools: Record<string, AnyTool> = {
   find: createFindTool(),
 };
 
-describeEngine("edit, write, grep, find in the sandbox", () => {
+describeBackend("edit, write, grep, find in the sandbox", () => {
   let sandbox: Sandbox;
 
   async function sh(script: string): Promise<string> {
@@ -59,7 +57,7 @@ describeEngine("edit, write, grep, find in the sandbox", () => {
   const hex = async (path: string) => (await sh(`od -An -tx1 -v ${path} | tr -d ' \\n'`)).trim();
 
   beforeAll(async () => {
-    sandbox = await createSandbox({ tenant });
+    sandbox = await createTestSandbox({ tenant });
     await sh("mkdir -p /tmp/secret && echo 'root secret' > /tmp/secret/leaked.txt");
     await sh(
       "ln -s /etc/passwd leak && ln -s /etc etcdir && ln -s /etc/warden-new dangle && ln -s /tmp tmplink",
@@ -67,7 +65,7 @@ describeEngine("edit, write, grep, find in the sandbox", () => {
   });
   afterAll(async () => {
     await sandbox?.destroy();
-    expect(await leftovers(tenant)).toEqual([]);
+    expect(await backendLeftovers(tenant)).toEqual([]);
   });
 
   it("case 1: write, edit, grep and find refuse symlinks leading outside, naming the target", async () => {

@@ -5,7 +5,6 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createSandbox, getDocker } from "../../../src/sandbox/index.js";
 import type { Sandbox } from "../../../src/sandbox/types.js";
 import { createSpillStore, type HostSpillStore } from "../../../src/session/spill-store.js";
 import { type BashToolDetails, createBashTool } from "../../../src/tools/bash.js";
@@ -13,8 +12,12 @@ import { CommandFailedError } from "../../../src/tools/command-error.js";
 import { createLsTool } from "../../../src/tools/ls.js";
 import { createReadTool } from "../../../src/tools/read.js";
 import type { ToolContent, ToolOutput } from "../../../src/tools/types.js";
-import { describeEngine } from "../../helpers/engine.js";
-import { leftovers } from "../../helpers/sandbox-fixture.js";
+import {
+  backendLeftovers,
+  createTestSandbox,
+  describeBackend,
+  killSandboxBehindItsBack,
+} from "../../helpers/backend.js";
 import { beating, stillBeating } from "../../helpers/survivors.js";
 
 const TENANT = "test-tools-rbl";
@@ -48,13 +51,13 @@ function tools(sandbox: Sandbox, spill: HostSpillStore) {
   };
 }
 
-describeEngine("read, bash and ls tools in a real sandbox", () => {
+describeBackend("read, bash and ls tools in a real sandbox", () => {
   let sandbox: Sandbox;
   let spill: HostSpillStore;
   let t: ReturnType<typeof tools>;
 
   beforeAll(async () => {
-    sandbox = await createSandbox({ tenant: TENANT });
+    sandbox = await createTestSandbox({ tenant: TENANT });
     spill = createSpillStore({ sessionId: sandbox.info.sessionId });
     t = tools(sandbox, spill);
   });
@@ -163,7 +166,7 @@ describeEngine("read, bash and ls tools in a real sandbox", () => {
   });
 });
 
-describeEngine("case 18: reading a huge file", () => {
+describeBackend("case 18: reading a huge file", () => {
   // 2 GiB lives in the tmpfs workspace (RAM); 512 MiB keeps the test quick and honest: the tool reads
   // only the requested lines, so its cost does not grow with the file beyond the line count (wc -l).
   const FILE_BYTES = 512 * MiB;
@@ -171,7 +174,7 @@ describeEngine("case 18: reading a huge file", () => {
   let spill: HostSpillStore;
 
   beforeAll(async () => {
-    sandbox = await createSandbox({
+    sandbox = await createTestSandbox({
       tenant: TENANT,
       limits: { workspaceBytes: FILE_BYTES + 64 * MiB, memoryBytes: FILE_BYTES + 512 * MiB },
     });
@@ -234,18 +237,18 @@ describeEngine("case 18: reading a huge file", () => {
   }, 300_000);
 });
 
-describeEngine("case 26: full disk and spill files", () => {
+describeBackend("case 26: full disk and spill files", () => {
   let sandbox: Sandbox;
   let spill: HostSpillStore;
 
   beforeAll(async () => {
-    sandbox = await createSandbox({ tenant: TENANT, limits: { workspaceBytes: 64 * MiB } });
+    sandbox = await createTestSandbox({ tenant: TENANT, limits: { workspaceBytes: 64 * MiB } });
     spill = createSpillStore({ sessionId: sandbox.info.sessionId });
   });
   afterAll(async () => {
     await spill?.dispose();
     await sandbox?.destroy();
-    expect(await leftovers(TENANT)).toEqual([]);
+    expect(await backendLeftovers(TENANT)).toEqual([]);
   });
 
   it("case 26: seq 1 3000 spills all lines to a 0600 file on separate storage that survives a full workspace", async () => {
@@ -275,7 +278,7 @@ describeEngine("case 26: full disk and spill files", () => {
   });
 
   it("case 22: once the container is stopped, bash returns a runtime error, not a success", async () => {
-    await getDocker().getContainer(sandbox.info.containerId).stop({ t: 0 });
+    await killSandboxBehindItsBack(sandbox);
     const err = await bashTool.execute("c", { command: "true" }, { sandbox, spill }).then(
       () => null,
       (e: unknown) => e,

@@ -1,14 +1,10 @@
 import { hostname } from "node:os";
 import { describe, expect, it } from "vitest";
 import { killGroupCommand, wrapCommand } from "../../../src/sandbox/docker-exec/wrapper.js";
-import {
-  cgroupMemoryBytes,
-  hardenedContainerConfig,
-  workspaceVolumeConfig,
-} from "../../../src/sandbox/hardening.js";
+import { hardenedContainerConfig, workspaceVolumeConfig } from "../../../src/sandbox/hardening.js";
 import { LABEL, sandboxLabels, staleReason } from "../../../src/sandbox/labels.js";
-import { DEFAULT_LIMITS, resolveLimits } from "../../../src/sandbox/limits.js";
-import { diffHashes } from "../../../src/sandbox/workspace-changes.js";
+import { cgroupMemoryBytes, DEFAULT_LIMITS, resolveLimits } from "../../../src/sandbox/limits.js";
+import { diffHashes } from "../../../src/sandbox/workspace-hashes.js";
 
 describe("resolveLimits", () => {
   it("fills defaults and rejects non-positive values naming the field", () => {

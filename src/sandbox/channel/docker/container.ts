@@ -10,9 +10,9 @@
  * stdio at /dev/null and reaps zombies (images/sandbox/helper/init.go).
  */
 import type Docker from "dockerode";
+import { HELPER_PATH } from "../protocol/helper-path.js";
 
-/** Where the sandbox image installs the helper (images/sandbox/Dockerfile). */
-export const HELPER_PATH = "/usr/local/bin/warden-helper";
+export { HELPER_PATH };
 
 /**
  * Returns a copy of a hardened `createContainer` body with the helper as its command. Hardening

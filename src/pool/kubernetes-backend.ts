@@ -1,0 +1,52 @@
+/**
+ * The warm pool's Kubernetes backend: entries are sandbox Pods prepared by preparePod (hardened,
+ * running, warden-helper connected, empty workspace), labelled with the request's tenant, a
+ * `pool-<uuid>` session id and `io.warden.pool=<key digest>` (the whole key as annotation), so
+ * `warden gc` and the server's reconcile find them. A claim copies the claimer's workspace in
+ * (finishPodSandbox); the returned sandbox reports the claimer's session id while the Pod keeps
+ * its `pool-<uuid>` label, as a pooled Docker container does.
+ */
+import {
+  createKubernetesSandbox,
+  DEFAULT_TTL_MS,
+  deletePod,
+  finishPodSandbox,
+  type KubernetesCluster,
+  type PreparedPod,
+  preparePod,
+} from "../sandbox/index.js";
+import { type PoolRequest, poolRequestKeys } from "./pool-request.js";
+import type { PoolBackend } from "./warm-pool.js";
+
+/** Options of the Kubernetes pool backend. */
+export interface KubernetesPoolOptions {
+  cluster: KubernetesCluster;
+  /** Tenant of requests that name none. Default "local". */
+  tenant?: string;
+  /** Lifetime of spare Pods, ms (their expiry annotation). Default 25 h, as the Docker pool's. */
+  ttlMs?: number;
+}
+
+/** A PoolBackend on Kubernetes. See the file comment for labels and hand-over. */
+export function kubernetesPoolBackend(options: KubernetesPoolOptions): PoolBackend<PoolRequest, PreparedPod> {
+  const { cluster } = options;
+  const { claimerOptions, keyOf, spareOf, claimOf } = poolRequestKeys(options.tenant ?? "local");
+  const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS + 60 * 60_000;
+  return {
+    keyOf,
+    async prepare(request, signal) {
+      const { key, opts } = await spareOf(request, ttlMs);
+      return preparePod(cluster, opts, { signal, poolKey: key });
+    },
+    async handOver(prepared, request) {
+      const opts = await claimOf(request, prepared.expiresAt);
+      return finishPodSandbox(cluster, prepared, opts, request.claim?.signal);
+    },
+    createCold: (request) => createKubernetesSandbox(claimerOptions(request), cluster),
+    alive: (prepared) => !prepared.channel.closed,
+    async discard(prepared) {
+      prepared.channel.close();
+      await deletePod(cluster, prepared.name);
+    },
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * The part of a Sandbox that is its SandboxIO: commands and file operations, relative paths
+ * resolved against /workspace (io-contract.ts's containerPath). `DockerSandbox` and
+ * `KubernetesSandbox` extend it with what their backend does itself (workspace export, changes,
+ * removal). No Docker here: the Kubernetes sandbox builds on it.
+ */
+import type { Readable } from "node:stream";
+import type { SandboxIO } from "./io.js";
+import { containerPath } from "./io-contract.js";
+import type {
+  DirEntry,
+  ExecCommand,
+  ExecOptions,
+  ExecResult,
+  FileStat,
+  ReadFileResult,
+  ReadRange,
+  Sandbox,
+  SandboxInfo,
+  WorkspaceChange,
+} from "./types.js";
+
+type Opts = { signal?: AbortSignal };
+
+/** A Sandbox whose calls go through one SandboxIO, chosen when it is made and kept. */
+export abstract class IOSandbox implements Sandbox {
+  abstract readonly info: SandboxInfo;
+
+  constructor(protected readonly io: SandboxIO) {}
+
+  exec(command: ExecCommand, options?: ExecOptions): Promise<ExecResult> {
+    return this.io.exec(command, options);
+  }
+
+  readFile(path: string, range: ReadRange, options?: Opts): Promise<ReadFileResult> {
+    return this.io.readFile(containerPath(path), range, options);
+  }
+
+  writeFile(path: string, data: Buffer, options?: { mode?: number; signal?: AbortSignal }): Promise<void> {
+    return this.io.writeFile(containerPath(path), data, options);
+  }
+
+  stat(path: string, options?: Opts): Promise<FileStat | null> {
+    return this.io.stat(containerPath(path), options);
+  }
+
+  realpath(path: string, options?: Opts): Promise<string> {
+    return this.io.realpath(containerPath(path), options);
+  }
+
+  listDir(path: string, options?: Opts): Promise<DirEntry[]> {
+    return this.io.listDir(containerPath(path), options);
+  }
+
+  abstract exportWorkspace(options?: Opts): Promise<Readable>;
+  abstract changedPaths(options?: Opts): Promise<WorkspaceChange[]>;
+  abstract destroy(): Promise<void>;
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.destroy();
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * The cluster a Kubernetes sandbox lives on: the API clients (@kubernetes/client-node), the
+ * namespace, the RuntimeClass and the image pull policy, and the one table that maps the API's
+ * failures to WardenError subclasses (as errors.ts's fromDockerError does for Docker).
+ */
+import { Attach, CoreV1Api, Exec, KubeConfig } from "@kubernetes/client-node";
+import { InvalidArgumentError, NotFoundError, SandboxError, type WardenError } from "../../errors.js";
+
+/** Where sandbox Pods are made and how. */
+export interface KubernetesCluster {
+  core: CoreV1Api;
+  attach: Attach;
+  exec: Exec;
+  namespace: string;
+  /** RuntimeClass of every Pod (e.g. `gvisor`); none: the node's default runtime. */
+  runtimeClassName?: string;
+  /** Pull policy of sandbox images: IfNotPresent (default), or Never for images imported into the node. */
+  imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
+  /** How long a new Pod may take to run (ms). Default 120 s. */
+  startTimeoutMs?: number;
+}
+
+/** Options of connectCluster. */
+export interface KubernetesClusterOptions {
+  namespace: string;
+  /** Path of a kubeconfig file. Default: $KUBECONFIG, else ~/.kube/config, else in-cluster. */
+  kubeconfig?: string;
+  runtimeClassName?: string;
+  imagePullPolicy?: KubernetesCluster["imagePullPolicy"];
+  startTimeoutMs?: number;
+}
+
+// A DNS-1123 label: what Kubernetes takes as a namespace name.
+const DNS_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/**
+ * The clients of the cluster `options` names. Reading the kubeconfig is the only I/O; nothing
+ * is asked of the API server yet. Throws InvalidArgumentError for a bad namespace or RuntimeClass
+ * name, or an unreadable kubeconfig.
+ */
+export function connectCluster(options: KubernetesClusterOptions): KubernetesCluster {
+  if (!DNS_LABEL.test(options.namespace)) {
+    throw new InvalidArgumentError(
+      `backend.namespace ${JSON.stringify(options.namespace)} is not a Kubernetes namespace name (lower-case letters, digits and '-', at most 63).`,
+    );
+  }
+  if (
+    options.runtimeClassName !== undefined &&
+    !/^[a-z0-9][a-z0-9.-]{0,252}$/.test(options.runtimeClassName)
+  ) {
+    throw new InvalidArgumentError(
+      `backend.runtimeClassName ${JSON.stringify(options.runtimeClassName)} is not a RuntimeClass name (e.g. gvisor).`,
+    );
+  }
+  const config = new KubeConfig();
+  try {
+    if (options.kubeconfig) config.loadFromFile(options.kubeconfig);
+    else config.loadFromDefault();
+  } catch (err) {
+    throw new InvalidArgumentError(
+      `Cannot load the kubeconfig ${options.kubeconfig ?? "(default)"}: ${(err as Error).message}. Pass backend.kubeconfig with a readable file.`,
+    );
+  }
+  return {
+    core: config.makeApiClient(CoreV1Api),
+    attach: new Attach(config),
+    exec: new Exec(config),
+    namespace: options.namespace,
+    ...(options.runtimeClassName ? { runtimeClassName: options.runtimeClassName } : {}),
+    ...(options.imagePullPolicy ? { imagePullPolicy: options.imagePullPolicy } : {}),
+    ...(options.startTimeoutMs ? { startTimeoutMs: options.startTimeoutMs } : {}),
+  };
+}
+
+/** The HTTP status of an API failure (client-node's ApiException `code`), or undefined. */
+export function apiStatus(err: unknown): number | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "number" ? code : undefined;
+}
+
+/** The API's own message (a Status body's `message`), else the error's. */
+function apiMessage(err: unknown): string {
+  const body = (err as { body?: unknown } | null)?.body;
+  if (typeof body === "string") {
+    try {
+      const parsed = JSON.parse(body) as { message?: unknown };
+      if (typeof parsed.message === "string") return parsed.message;
+    } catch {
+      // not JSON: fall through
+    }
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Maps a Kubernetes API failure to a WardenError: 404 NotFoundError, 401/403 SandboxError naming
+ * RBAC, anything else (conflicts, refused connections, invalid objects) SandboxError with the
+ * API's message. `what` says what was being done ("creating Pod warden-…").
+ */
+export function fromKubeError(err: unknown, what: string): WardenError {
+  const status = apiStatus(err);
+  const message = apiMessage(err);
+  if (status === 404) return new NotFoundError(`${what}: not found (${message}).`);
+  if (status === 401 || status === 403) {
+    return new SandboxError(
+      `${what}: refused by the API server (${status}: ${message}); give the kubeconfig's user rights on pods, pods/attach and pods/exec in the namespace.`,
+      { cause: err },
+    );
+  }
+  return new SandboxError(`${what} failed: ${message}`, { cause: err });
+}

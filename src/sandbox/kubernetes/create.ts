@@ -1,0 +1,174 @@
+/**
+ * `createKubernetesSandbox`: validates options (the same resolveSandboxOptions as Docker, plus
+ * what a Pod cannot do), builds the hardened Pod, starts it with warden-helper connected
+ * (start-pod.ts), then copies the workspace in over the channel (`finishPodSandbox`, also the warm
+ * pool's hand-over). Any failure or abort deletes the Pod, so nothing is left running.
+ */
+import { randomUUID } from "node:crypto";
+import { InvalidArgumentError } from "../../errors.js";
+import { isAbortError, throwIfAborted } from "../../util/index.js";
+import type { ChannelClient } from "../channel/protocol/client.js";
+import { channelUntar } from "../channel/protocol/files.js";
+import { type ResolvedSandboxOptions, resolveSandboxOptions } from "../options.js";
+import type { SandboxInfo, SandboxOptions } from "../types.js";
+import { WORKSPACE_DIR } from "../types.js";
+import { packDirectory, type WorkspaceHashes } from "../workspace-copy.js";
+import { workspaceReadError } from "../workspace-size.js";
+import type { KubernetesCluster } from "./cluster.js";
+import { deletePod, KubernetesSandbox } from "./kubernetes-sandbox.js";
+import { podName } from "./pod-labels.js";
+import { buildPodSpec } from "./pod-spec.js";
+import { startPod } from "./start-pod.js";
+
+/** Largest packed workspace copied into a Pod (one channel frame): 48 MiB. */
+export const POD_WORKSPACE_MAX_BYTES = 48 * 1024 * 1024;
+
+/** A running sandbox Pod with an empty workspace and its helper connected (a warm pool entry). */
+export interface PreparedPod {
+  name: string;
+  channel: ChannelClient;
+  createdAt: Date;
+  expiresAt: Date;
+  opts: ResolvedSandboxOptions;
+}
+
+/**
+ * Throws InvalidArgumentError for options a Pod does not support: a bind-mounted workspace
+ * (ro/rw: host paths do not exist on a cluster node), extra mounts, network egress, and runtime
+ * runsc without a RuntimeClass configured.
+ */
+export function requirePodOptions(opts: ResolvedSandboxOptions, cluster: KubernetesCluster): void {
+  if (opts.workspaceMode !== "copy")
+    throw new InvalidArgumentError(
+      `workspace mode "${opts.workspaceMode}" bind-mounts a host directory, which a Kubernetes sandbox cannot; use mode "copy".`,
+    );
+  if (opts.mounts.length > 0)
+    throw new InvalidArgumentError(
+      "mounts bind host directories, which a Kubernetes sandbox cannot; drop them.",
+    );
+  if (opts.network.mode !== "none")
+    throw new InvalidArgumentError(
+      `network mode "${opts.network.mode}" is not available on the Kubernetes backend yet; use { mode: "none" }.`,
+    );
+  if (opts.runtime === "runsc" && !cluster.runtimeClassName)
+    throw new InvalidArgumentError(
+      'runtime "runsc" on Kubernetes needs backend.runtimeClassName (e.g. gvisor), which sets the Pods\' runtime.',
+    );
+}
+
+/**
+ * Creates the Pod for `opts` and connects its helper. `poolKey` marks a warm pool spare.
+ * Rejects like startPod (SandboxError, AbortError), InvalidArgumentError for unsupported options.
+ */
+export async function preparePod(
+  cluster: KubernetesCluster,
+  opts: ResolvedSandboxOptions,
+  options: { signal?: AbortSignal; poolKey?: string; log?: (line: string) => void } = {},
+): Promise<PreparedPod> {
+  requirePodOptions(opts, cluster);
+  const createdAt = new Date(Math.floor(Date.now() / 1000) * 1000);
+  const expiresAt = new Date(createdAt.getTime() + opts.ttlMs);
+  const name = podName(opts.sessionId);
+  const pod = buildPodSpec({
+    name,
+    namespace: cluster.namespace,
+    image: opts.image,
+    limits: opts.limits,
+    ...(cluster.runtimeClassName ? { runtimeClassName: cluster.runtimeClassName } : {}),
+    ...(cluster.imagePullPolicy ? { imagePullPolicy: cluster.imagePullPolicy } : {}),
+    state: {
+      sessionId: opts.sessionId,
+      tenant: opts.tenant,
+      controller: opts.controllerId,
+      createdAt,
+      expiresAt,
+      ...(options.poolKey ? { poolKey: options.poolKey } : {}),
+    },
+  });
+  const channel = await startPod(cluster, pod, options);
+  return { name, channel, createdAt, expiresAt, opts };
+}
+
+/**
+ * Copies the workspace into `prepared` (copy mode, at most POD_WORKSPACE_MAX_BYTES packed) and
+ * wraps it as the KubernetesSandbox of the session `opts` names. Deletes the Pod when it fails.
+ */
+export async function finishPodSandbox(
+  cluster: KubernetesCluster,
+  prepared: PreparedPod,
+  opts: ResolvedSandboxOptions,
+  signal?: AbortSignal,
+): Promise<KubernetesSandbox> {
+  try {
+    throwIfAborted(signal);
+    const baseline = await copyWorkspaceIn(prepared.channel, opts, signal);
+    const info: SandboxInfo = {
+      containerId: prepared.name,
+      sessionId: opts.sessionId,
+      tenant: opts.tenant,
+      image: opts.image,
+      runtime: opts.runtime,
+      workspaceMode: "copy",
+      roots: [WORKSPACE_DIR],
+      createdAt: prepared.createdAt,
+      expiresAt: prepared.expiresAt,
+      execPath: "channel",
+      network: { mode: "none" },
+    };
+    return new KubernetesSandbox(info, cluster, prepared.channel, baseline);
+  } catch (err) {
+    prepared.channel.close();
+    await deletePod(cluster, prepared.name).catch(() => {});
+    if (isAbortError(err)) throw err;
+    throw err;
+  }
+}
+
+/** Packs the host workspace and has the helper extract it; returns the baseline hashes. */
+async function copyWorkspaceIn(
+  channel: ChannelClient,
+  opts: ResolvedSandboxOptions,
+  signal?: AbortSignal,
+): Promise<WorkspaceHashes> {
+  const hostPath = opts.workspaceHostPath;
+  if (!hostPath) return new Map();
+  const packed = packDirectory(hostPath, opts.workspaceExclude ? { exclude: opts.workspaceExclude } : {});
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  try {
+    for await (const chunk of packed.stream) {
+      bytes += (chunk as Buffer).length;
+      if (bytes > POD_WORKSPACE_MAX_BYTES) {
+        packed.stream.destroy();
+        throw new InvalidArgumentError(
+          `workspace ${hostPath} packs to more than ${POD_WORKSPACE_MAX_BYTES} bytes, the most a Kubernetes sandbox copies in; exclude build outputs or use the Docker backend.`,
+        );
+      }
+      chunks.push(chunk as Buffer);
+    }
+    await packed.done;
+  } catch (err) {
+    if (err instanceof InvalidArgumentError) throw err;
+    throw workspaceReadError(hostPath, err as Error);
+  }
+  await channelUntar(channel, WORKSPACE_DIR, Buffer.concat(chunks), signal ? { signal } : {});
+  return packed.hashes;
+}
+
+/**
+ * Creates a hardened sandbox Pod on `cluster`. Rejects InvalidArgumentError / NotFoundError for bad
+ * or unsupported options (naming the field), SandboxError for API failures and Pods that cannot
+ * start (naming why), AbortError when `signal` fires; the Pod is gone on every rejection.
+ */
+export async function createKubernetesSandbox(
+  options: SandboxOptions,
+  cluster: KubernetesCluster,
+): Promise<KubernetesSandbox> {
+  const opts = await resolveSandboxOptions(options, options.sessionId ?? randomUUID());
+  if (options.execPath === "docker-exec")
+    throw new InvalidArgumentError(
+      'execPath "docker-exec" is Docker only; a Kubernetes sandbox uses "channel".',
+    );
+  const prepared = await preparePod(cluster, opts, options.signal ? { signal: options.signal } : {});
+  return finishPodSandbox(cluster, prepared, opts, options.signal);
+}

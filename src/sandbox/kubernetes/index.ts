@@ -1,0 +1,46 @@
+/**
+ * The Kubernetes sandbox: a session is a hardened Pod (pod-spec.ts) whose warden-helper speaks the
+ * same channel protocol as on Docker, over the Pod's attach stream (transport.ts). No Docker code
+ * here (test/unit/sandbox/kubernetes/imports.test.ts).
+ */
+
+export { adoptPod, exitCodeOf, type PodExecResult, podExec } from "./adopt-pod.js";
+export {
+  apiStatus,
+  connectCluster,
+  fromKubeError,
+  type KubernetesCluster,
+  type KubernetesClusterOptions,
+} from "./cluster.js";
+export {
+  createKubernetesSandbox,
+  finishPodSandbox,
+  POD_WORKSPACE_MAX_BYTES,
+  type PreparedPod,
+  preparePod,
+  requirePodOptions,
+} from "./create.js";
+export { gcPods } from "./gc.js";
+export { deletePod, KubernetesSandbox } from "./kubernetes-sandbox.js";
+export {
+  isLabelValue,
+  MANAGED_BY,
+  POD_PIDS,
+  POD_POOL_KEY,
+  type PodState,
+  podAnnotations,
+  podLabels,
+  podName,
+  podStateOf,
+  poolKeyLabel,
+  requireLabelValue,
+  WARDEN_POD_SELECTOR,
+} from "./pod-labels.js";
+export { buildPodSpec, cpuQuantity, type PodSpecOptions, SANDBOX_CONTAINER } from "./pod-spec.js";
+export {
+  connectHelper,
+  DEFAULT_POD_START_TIMEOUT_MS,
+  type PodProgress,
+  podProgress,
+  startPod,
+} from "./start-pod.js";

@@ -1,0 +1,119 @@
+/**
+ * The hardened Pod of one Kubernetes sandbox (core/v1 Pod), built by a pure function so every
+ * field is unit-tested. It mirrors the Docker container's hardening (../hardening.ts): the
+ * non-root user 1000:1000, a read-only root filesystem, all capabilities dropped, no privilege
+ * escalation, seccomp RuntimeDefault, no service-account token and no service links, CPU and
+ * memory limits, and size-limited memory-backed emptyDirs for /workspace and /tmp. warden-helper
+ * is the container's process with stdin open (tty off), so the channel's frames travel over the
+ * Pod's attach stream (transport.ts).
+ *
+ * What the Pod spec cannot say: a per-container pids limit. Kubernetes caps processes per Pod
+ * only through the kubelet's `podPidsLimit` (node configuration); the requested value is kept
+ * in the `io.warden.pids` annotation, and the README says which limit applies.
+ */
+import type { V1Pod } from "@kubernetes/client-node";
+import { HELPER_PATH } from "../channel/protocol/helper-path.js";
+import { BASE_ENV, SANDBOX_UID } from "../io-contract.js";
+import { cgroupMemoryBytes } from "../limits.js";
+import type { SandboxLimits } from "../types.js";
+import { WORKSPACE_DIR } from "../types.js";
+import { type PodState, podAnnotations, podLabels } from "./pod-labels.js";
+
+/** Name of the one container in every sandbox Pod. */
+export const SANDBOX_CONTAINER = "sandbox";
+
+/** Inputs of buildPodSpec. */
+export interface PodSpecOptions {
+  /** Pod name (a DNS label: podName() makes one from a session id). */
+  name: string;
+  namespace: string;
+  image: string;
+  /** Default IfNotPresent; `Never` for images imported into the node (tests). */
+  imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
+  limits: SandboxLimits;
+  /** RuntimeClass (e.g. `gvisor`); none: the node's default runtime. */
+  runtimeClassName?: string;
+  /** What the labels and annotations carry (tenant, session, controller, pool key, times). */
+  state: PodState;
+}
+
+/** The Pod's CPU limit as a Kubernetes quantity in millicores (1.5 CPUs → "1500m"); at least 1m. */
+export function cpuQuantity(cpus: number): string {
+  return `${Math.max(1, Math.round(cpus * 1000))}m`;
+}
+
+/**
+ * The Pod for `options`. Requests are small (10m CPU, 32 MiB) so idle sessions pack onto a
+ * node; the limits cap what a session may use (memory includes its tmpfs areas, as with
+ * Docker: cgroupMemoryBytes in copy mode).
+ */
+export function buildPodSpec(options: PodSpecOptions): V1Pod {
+  const { limits } = options;
+  const memory = String(cgroupMemoryBytes(limits, "copy"));
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: options.name,
+      namespace: options.namespace,
+      labels: podLabels(options.state),
+      annotations: podAnnotations(options.state, limits),
+    },
+    spec: {
+      restartPolicy: "Never",
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      hostNetwork: false,
+      hostPID: false,
+      hostIPC: false,
+      terminationGracePeriodSeconds: 0,
+      ...(options.runtimeClassName ? { runtimeClassName: options.runtimeClassName } : {}),
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: SANDBOX_UID,
+        runAsGroup: SANDBOX_UID,
+        fsGroup: SANDBOX_UID,
+        seccompProfile: { type: "RuntimeDefault" },
+      },
+      containers: [
+        {
+          name: SANDBOX_CONTAINER,
+          image: options.image,
+          imagePullPolicy: options.imagePullPolicy ?? "IfNotPresent",
+          command: [HELPER_PATH],
+          args: [],
+          stdin: true,
+          stdinOnce: false,
+          tty: false,
+          workingDir: WORKSPACE_DIR,
+          env: BASE_ENV.map((kv) => {
+            const at = kv.indexOf("=");
+            return { name: kv.slice(0, at), value: kv.slice(at + 1) };
+          }),
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: SANDBOX_UID,
+            runAsGroup: SANDBOX_UID,
+            privileged: false,
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ["ALL"] },
+            seccompProfile: { type: "RuntimeDefault" },
+          },
+          resources: {
+            limits: { cpu: cpuQuantity(limits.cpus), memory },
+            requests: { cpu: "10m", memory: String(32 * 1024 * 1024) },
+          },
+          volumeMounts: [
+            { name: "workspace", mountPath: WORKSPACE_DIR },
+            { name: "tmp", mountPath: "/tmp" },
+          ],
+        },
+      ],
+      volumes: [
+        { name: "workspace", emptyDir: { medium: "Memory", sizeLimit: String(limits.workspaceBytes) } },
+        { name: "tmp", emptyDir: { medium: "Memory", sizeLimit: String(limits.tmpBytes) } },
+      ],
+    },
+  };
+}

@@ -1,0 +1,139 @@
+/**
+ * Starting a sandbox Pod: create it, wait until its container runs (with a clear error when it
+ * cannot: image not pullable, unschedulable, failed, or too slow), attach to warden-helper and
+ * ping it. Any failure or abort deletes the Pod before rejecting, so nothing is left behind.
+ */
+import type { V1Pod } from "@kubernetes/client-node";
+import { SandboxError } from "../../errors.js";
+import { isAbortError, throwIfAborted } from "../../util/index.js";
+import { ChannelClient } from "../channel/protocol/client.js";
+import { awaitHelper } from "../channel/protocol/handshake.js";
+import { fromKubeError, type KubernetesCluster } from "./cluster.js";
+import { deletePod } from "./kubernetes-sandbox.js";
+import { attachPod, type HelperLog } from "./transport.js";
+
+/** Default of KubernetesCluster.startTimeoutMs: 120 s (a cold image pull may take a while). */
+export const DEFAULT_POD_START_TIMEOUT_MS = 120_000;
+
+/** Waiting reasons after which a Pod will not start by itself (kubelet's container states). */
+const HOPELESS_REASONS = new Set([
+  "ErrImageNeverPull",
+  "ErrImagePull",
+  "ImagePullBackOff",
+  "InvalidImageName",
+  "CreateContainerConfigError",
+  "CreateContainerError",
+  "RunContainerError",
+  "CrashLoopBackOff",
+]);
+
+/** What a Pod's status says: running, still starting (with the reason shown), or failed for good. */
+export type PodProgress =
+  | { kind: "running" }
+  | { kind: "starting"; detail: string }
+  | { kind: "failed"; detail: string };
+
+/** Reads a Pod's status (pure): see PodProgress. */
+export function podProgress(pod: V1Pod): PodProgress {
+  const status = pod.status;
+  const phase = status?.phase ?? "Pending";
+  const container = status?.containerStatuses?.[0];
+  if (phase === "Failed" || phase === "Succeeded") {
+    const term = container?.state?.terminated;
+    const why = term
+      ? `exit ${term.exitCode}${term.reason ? ` (${term.reason})` : ""}`
+      : (status?.reason ?? "");
+    return { kind: "failed", detail: `phase ${phase}${why ? `: ${why}` : ""}` };
+  }
+  if (container?.state?.running) return { kind: "running" };
+  const waiting = container?.state?.waiting;
+  if (waiting?.reason && HOPELESS_REASONS.has(waiting.reason)) {
+    return { kind: "failed", detail: `${waiting.reason}${waiting.message ? `: ${waiting.message}` : ""}` };
+  }
+  const unscheduled = status?.conditions?.find((c) => c.type === "PodScheduled" && c.status === "False");
+  const detail = waiting?.reason ?? unscheduled?.message ?? phase;
+  return { kind: "starting", detail };
+}
+
+/**
+ * Creates `pod` and returns its helper's channel once the container runs and the helper answered.
+ * Rejects SandboxError naming the Pod and why (failed state, or still `detail` after
+ * startTimeoutMs), AbortError when `signal` fires; the Pod is deleted first in every case.
+ */
+export async function startPod(
+  cluster: KubernetesCluster,
+  pod: V1Pod,
+  options: { signal?: AbortSignal; log?: HelperLog } = {},
+): Promise<ChannelClient> {
+  const { core, namespace } = cluster;
+  const name = pod.metadata?.name ?? "";
+  const { signal } = options;
+  throwIfAborted(signal);
+  try {
+    await core.createNamespacedPod({ namespace, body: pod });
+  } catch (err) {
+    throw fromKubeError(err, `creating Pod ${namespace}/${name}`);
+  }
+  try {
+    await waitRunning(cluster, name, signal);
+    return await connectHelper(cluster, name, options);
+  } catch (err) {
+    await deletePod(cluster, name).catch(() => {});
+    if (isAbortError(err)) throw err;
+    throw err instanceof SandboxError ? err : fromKubeError(err, `starting Pod ${namespace}/${name}`);
+  }
+}
+
+/** Polls the Pod every 250 ms until it runs; rejects as startPod describes. */
+async function waitRunning(cluster: KubernetesCluster, name: string, signal?: AbortSignal): Promise<void> {
+  const timeoutMs = cluster.startTimeoutMs ?? DEFAULT_POD_START_TIMEOUT_MS;
+  const deadline = Date.now() + timeoutMs;
+  let last = "Pending";
+  for (;;) {
+    throwIfAborted(signal);
+    const pod = await cluster.core.readNamespacedPod({ name, namespace: cluster.namespace });
+    const progress = podProgress(pod);
+    if (progress.kind === "running") return;
+    if (progress.kind === "failed")
+      throw new SandboxError(`Pod ${cluster.namespace}/${name} cannot start: ${progress.detail}.`);
+    last = progress.detail;
+    if (Date.now() > deadline) {
+      throw new SandboxError(
+        `Pod ${cluster.namespace}/${name} did not run within ${timeoutMs} ms (still ${last}); check the node (kubectl describe pod) or raise backend.startTimeoutMs.`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/**
+ * Attaches to Pod `name`'s helper and pings it until it answers (every 250 ms, up to 10 s: the
+ * API server may join a running container's output only after the first reply). Resolves with the
+ * connected client; rejects SandboxError when the helper does not answer.
+ */
+export async function connectHelper(
+  cluster: KubernetesCluster,
+  name: string,
+  options: { signal?: AbortSignal; log?: HelperLog } = {},
+): Promise<ChannelClient> {
+  const transport = await attachPod(cluster.attach, cluster.namespace, name, options);
+  const client = new ChannelClient(transport, {
+    containerId: name,
+    ...(options.log ? { log: options.log } : {}),
+  });
+  try {
+    await awaitHelper(client, {
+      timeoutMs: 10_000,
+      retryPingMs: 250,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    return client;
+  } catch (err) {
+    client.close();
+    if (options.signal?.aborted) throw err;
+    throw new SandboxError(
+      `warden-helper in Pod ${cluster.namespace}/${name} did not answer (${(err as Error).message}); the image must carry warden-helper at /usr/local/bin/warden-helper (warden images build).`,
+      { cause: err },
+    );
+  }
+}

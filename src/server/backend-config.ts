@@ -1,0 +1,124 @@
+/**
+ * Where `warden serve` runs its sessions: `backend: { kind: docker }` (default: containers on the
+ * local Docker engine) or `backend: { kind: kubernetes, namespace, runtimeClassName?, kubeconfig?,
+ * imagePullPolicy?, startTimeoutMs? }` (one hardened Pod per session, src/sandbox/kubernetes).
+ * On Kubernetes a tenant id becomes a label value (so it must end with a letter or digit), and a
+ * tenant may use copy-mode workspaces only, without network egress: a cluster node has no host
+ * directory to bind, and the egress gateway is Docker's. Each is refused at load, naming the fix.
+ */
+import { resolve } from "node:path";
+import { type Static, Type } from "typebox";
+import { InvalidArgumentError } from "../errors.js";
+import { isLabelValue } from "../sandbox/index.js";
+
+/** The `backend:` key of the server config. */
+export const BackendConfigSchema = Type.Object(
+  {
+    kind: Type.Union([Type.Literal("docker"), Type.Literal("kubernetes")], {
+      description: "docker (default) or kubernetes",
+    }),
+    namespace: Type.Optional(
+      Type.String({ minLength: 1, description: "Namespace of the session Pods (kubernetes)" }),
+    ),
+    runtimeClassName: Type.Optional(
+      Type.String({ minLength: 1, description: "RuntimeClass of the Pods, e.g. gvisor (kubernetes)" }),
+    ),
+    kubeconfig: Type.Optional(
+      Type.String({ minLength: 1, description: "kubeconfig file; default $KUBECONFIG or ~/.kube/config" }),
+    ),
+    imagePullPolicy: Type.Optional(
+      Type.Union([Type.Literal("Always"), Type.Literal("IfNotPresent"), Type.Literal("Never")]),
+    ),
+    startTimeoutMs: Type.Optional(
+      Type.Integer({ minimum: 1000, description: "How long a new Pod may take to run, ms; default 120000" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type BackendConfigInput = Static<typeof BackendConfigSchema>;
+
+/** The resolved backend: Docker, or the cluster's coordinates (kubeconfig absolute). */
+export type BackendConfig =
+  | { kind: "docker" }
+  | {
+      kind: "kubernetes";
+      namespace: string;
+      runtimeClassName?: string;
+      kubeconfig?: string;
+      imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
+      startTimeoutMs?: number;
+    };
+
+const KUBERNETES_ONLY = [
+  "namespace",
+  "runtimeClassName",
+  "kubeconfig",
+  "imagePullPolicy",
+  "startTimeoutMs",
+] as const;
+
+/**
+ * Resolves `backend:` (absent: Docker). Throws InvalidArgumentError naming the field: a
+ * Kubernetes-only field with kind docker, or kind kubernetes without a namespace.
+ */
+export function resolveBackendConfig(
+  input: BackendConfigInput | undefined,
+  baseDir: string,
+  where: string,
+): BackendConfig {
+  if (!input || input.kind === "docker") {
+    const stray = KUBERNETES_ONLY.find((k) => input?.[k] !== undefined);
+    if (stray)
+      throw new InvalidArgumentError(
+        `${where}/backend/${stray} applies to kind kubernetes only; remove it or set kind: kubernetes.`,
+      );
+    return { kind: "docker" };
+  }
+  if (!input.namespace)
+    throw new InvalidArgumentError(
+      `${where}/backend: kind kubernetes needs a namespace (the one its session Pods go to), e.g. namespace: warden.`,
+    );
+  return {
+    kind: "kubernetes",
+    namespace: input.namespace,
+    ...(input.runtimeClassName ? { runtimeClassName: input.runtimeClassName } : {}),
+    ...(input.kubeconfig ? { kubeconfig: resolve(baseDir, input.kubeconfig) } : {}),
+    ...(input.imagePullPolicy ? { imagePullPolicy: input.imagePullPolicy } : {}),
+    ...(input.startTimeoutMs ? { startTimeoutMs: input.startTimeoutMs } : {}),
+  };
+}
+
+/** What a tenant of the config file asked for that the backend check reads. */
+interface TenantBackendInput {
+  id: string;
+  workspaceModes?: string[];
+  network?: unknown;
+}
+
+/**
+ * The workspace modes a tenant gets on `backend`: as configured on Docker (default copy and ro),
+ * copy only on Kubernetes. Throws InvalidArgumentError naming the tenant for what Kubernetes
+ * cannot do: a tenant id that is no label value, ro/rw workspaces, a network bound.
+ */
+export function backendWorkspaceModes<M extends string>(
+  backend: BackendConfig,
+  tenant: TenantBackendInput,
+  resolved: M[],
+  where: string,
+): M[] {
+  if (backend.kind === "docker") return resolved;
+  if (!isLabelValue(tenant.id))
+    throw new InvalidArgumentError(
+      `${where}/id '${tenant.id}' cannot label a Kubernetes Pod (it must end with a letter or digit); rename the tenant.`,
+    );
+  const bound = (tenant.workspaceModes ?? []).filter((m) => m !== "copy");
+  if (bound.length > 0)
+    throw new InvalidArgumentError(
+      `${where}/workspaceModes: ${bound.join(", ")} bind-mount a host directory, which the Kubernetes backend cannot; use [copy].`,
+    );
+  if (tenant.network !== undefined)
+    throw new InvalidArgumentError(
+      `${where}/network: network egress is not available on the Kubernetes backend yet; remove it (sessions have no network).`,
+    );
+  return resolved.filter((m) => m === "copy");
+}

@@ -1,0 +1,25 @@
+/**
+ * Before the k8s suites: the test namespace exists, and the sandbox image is imported into the
+ * node's containerd (scripts/k8s-load-image.sh; $WARDEN_K8S_LOAD_IMAGE names another copy of it).
+ * Does nothing when the cluster is unreachable: the suites then skip or fail (test/helpers/k8s.ts).
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { probeCluster, TEST_KUBECONFIG, TEST_NAMESPACE } from "../helpers/k8s.js";
+
+export default async function setup(): Promise<void> {
+  if (await probeCluster()) return;
+  const config = new KubeConfig();
+  config.loadFromFile(TEST_KUBECONFIG);
+  const core = config.makeApiClient(CoreV1Api);
+  await core
+    .createNamespace({ body: { metadata: { name: TEST_NAMESPACE } } })
+    .catch((err: { code?: number }) => {
+      if (err.code !== 409) throw err;
+    });
+  const script = process.env.WARDEN_K8S_LOAD_IMAGE ?? "scripts/k8s-load-image.sh";
+  if (!existsSync(script))
+    throw new Error(`${script} is missing: it imports warden-sandbox:latest into the node`);
+  execFileSync("bash", [script, "warden-sandbox:latest"], { stdio: "inherit" });
+}

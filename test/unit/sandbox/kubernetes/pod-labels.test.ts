@@ -1,0 +1,127 @@
+import { tmpdir } from "node:os";
+import { describe, expect, it } from "vitest";
+import {
+  DEFAULT_LIMITS,
+  type KubernetesCluster,
+  type ResolvedSandboxOptions,
+  requirePodOptions,
+  resolveSandboxOptions,
+} from "../../../../src/sandbox/index.js";
+import {
+  isLabelValue,
+  podAnnotations,
+  podLabels,
+  podName,
+  podProgress,
+  podStateOf,
+} from "../../../../src/sandbox/kubernetes/index.js";
+
+const state = {
+  sessionId: "0f6c1f7e-5a4b-4c1d-9e7a-1b2c3d4e5f60",
+  tenant: "acme",
+  controller: "serve@host:1",
+  createdAt: new Date("2026-12-01T10:00:00.000Z"),
+  expiresAt: new Date("2026-12-01T11:00:00.000Z"),
+  poolKey: `sha256:${"c".repeat(64)}`,
+};
+
+describe("Pod labels and annotations", () => {
+  it("round-trips the session state through the Pod's metadata", () => {
+    const metadata = { labels: podLabels(state), annotations: podAnnotations(state, DEFAULT_LIMITS) };
+    expect(podStateOf(metadata)).toEqual(state);
+  });
+
+  it("reads no state from a Pod warden did not make", () => {
+    expect(podStateOf({ labels: { "io.warden.session": "x", "io.warden.tenant": "t" } })).toBeNull();
+    expect(podStateOf({})).toBeNull();
+  });
+
+  it("checks label values as Kubernetes does: 63 characters, alphanumeric at both ends", () => {
+    expect(isLabelValue("a".repeat(63))).toBe(true);
+    expect(isLabelValue("a".repeat(64))).toBe(false);
+    expect(isLabelValue("serve@host")).toBe(false);
+    expect(isLabelValue("-a")).toBe(false);
+    expect(isLabelValue("a_b.c-d")).toBe(true);
+  });
+
+  it("makes DNS-label Pod names from any session id, unique per call", () => {
+    const a = podName("Pool-ABC_def:1@x");
+    expect(a).toMatch(/^warden-pool-abc-def-1-x-[0-9a-f]{8}$/);
+    expect(podName("s")).not.toBe(podName("s"));
+    expect(podName("x".repeat(128)).length).toBeLessThanOrEqual(63);
+  });
+});
+
+describe("podProgress", () => {
+  it("is running once the container runs", () => {
+    expect(podProgress({ status: { phase: "Running", containerStatuses: [runningStatus()] } })).toEqual({
+      kind: "running",
+    });
+  });
+
+  it("fails at once on an image the node cannot get, with the kubelet's reason", () => {
+    const waiting = { reason: "ErrImageNeverPull", message: 'image "x:1" is not present' };
+    expect(
+      podProgress({
+        status: { phase: "Pending", containerStatuses: [{ ...runningStatus(), state: { waiting } }] },
+      }),
+    ).toEqual({ kind: "failed", detail: 'ErrImageNeverPull: image "x:1" is not present' });
+  });
+
+  it("fails on a terminated Pod with its exit code", () => {
+    const terminated = { exitCode: 2, reason: "Error" };
+    expect(
+      podProgress({
+        status: { phase: "Failed", containerStatuses: [{ ...runningStatus(), state: { terminated } }] },
+      }),
+    ).toEqual({ kind: "failed", detail: "phase Failed: exit 2 (Error)" });
+  });
+
+  it("is still starting while unscheduled, saying why", () => {
+    expect(
+      podProgress({
+        status: {
+          phase: "Pending",
+          conditions: [{ type: "PodScheduled", status: "False", message: "0/1 nodes are available" }],
+        },
+      }),
+    ).toEqual({ kind: "starting", detail: "0/1 nodes are available" });
+  });
+});
+
+function runningStatus() {
+  return {
+    name: "sandbox",
+    image: "warden-sandbox:latest",
+    imageID: "",
+    ready: true,
+    restartCount: 0,
+    state: { running: { startedAt: new Date() } },
+  };
+}
+
+describe("requirePodOptions", () => {
+  const cluster = { namespace: "n" } as KubernetesCluster;
+
+  it("refuses extra mounts, network egress and runsc without a RuntimeClass, naming the fix", async () => {
+    const opts = await resolveSandboxOptions({}, "s1");
+    expect(() => requirePodOptions(opts, cluster)).not.toThrow();
+    expect(() =>
+      requirePodOptions({ ...opts, mounts: [{ hostPath: tmpdir(), containerPath: "/data" }] }, cluster),
+    ).toThrow("mounts bind host directories, which a Kubernetes sandbox cannot; drop them.");
+    expect(() =>
+      requirePodOptions(
+        { ...opts, network: { mode: "allowlist" } as ResolvedSandboxOptions["network"] },
+        cluster,
+      ),
+    ).toThrow(
+      'network mode "allowlist" is not available on the Kubernetes backend yet; use { mode: "none" }.',
+    );
+    expect(() => requirePodOptions({ ...opts, runtime: "runsc" }, cluster)).toThrow(
+      "backend.runtimeClassName",
+    );
+    expect(() =>
+      requirePodOptions({ ...opts, runtime: "runsc" }, { ...cluster, runtimeClassName: "gvisor" }),
+    ).not.toThrow();
+  });
+});

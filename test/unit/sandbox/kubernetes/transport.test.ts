@@ -1,0 +1,92 @@
+import { EventEmitter } from "node:events";
+import type { Readable, Writable } from "node:stream";
+import type { Attach } from "@kubernetes/client-node";
+import { describe, expect, it } from "vitest";
+import { exitCodeOf } from "../../../../src/sandbox/kubernetes/index.js";
+import { attachPod } from "../../../../src/sandbox/kubernetes/transport.js";
+
+/** An Attach double: records the streams it was given and returns a socket the test drives. */
+function fakeAttach() {
+  const socket = Object.assign(new EventEmitter(), { closed: false, close: () => (socket.closed = true) });
+  const seen: { args: unknown[]; stdout?: Writable; stderr?: Writable; stdin?: Readable } = { args: [] };
+  const attach = {
+    attach: async (...args: unknown[]) => {
+      seen.args = args.slice(0, 3).concat(args.slice(6));
+      [seen.stdout, seen.stderr, seen.stdin] = args.slice(3, 6) as [Writable, Writable, Readable];
+      return socket;
+    },
+  } as unknown as Attach;
+  return { attach, socket, seen };
+}
+
+describe("the Pod attach transport", () => {
+  it("attaches to the sandbox container without a TTY and delivers output written before start, in order", async () => {
+    const { attach, seen } = fakeAttach();
+    const transport = await attachPod(attach, "ns", "pod-1");
+    expect(seen.args).toEqual(["ns", "pod-1", "sandbox", false]);
+    seen.stdout!.write(Buffer.from("ab"));
+    const got: string[] = [];
+    transport.start({ onData: (c) => got.push(c.toString()), onClose: () => undefined });
+    seen.stdout!.write(Buffer.from("cd"));
+    await new Promise((r) => setImmediate(r));
+    expect(got).toEqual(["ab", "cd"]);
+  });
+
+  it("sends frames to the helper's stdin, and sends nothing once closed", async () => {
+    const { attach, seen, socket } = fakeAttach();
+    const transport = await attachPod(attach, "ns", "p");
+    const sent: string[] = [];
+    seen.stdin!.on("data", (c: Buffer) => sent.push(c.toString()));
+    let closedWith = "";
+    transport.start({ onData: () => undefined, onClose: (r) => (closedWith = r) });
+    transport.write(Buffer.from("x"));
+    transport.close();
+    transport.write(Buffer.from("y"));
+    await new Promise((r) => setImmediate(r));
+    expect(sent).toEqual(["x"]);
+    expect(socket.closed).toBe(true);
+    expect(closedWith).toBe("the channel was closed");
+  });
+
+  it("reports the stream's end once, with the close code, and the helper's stderr lines to the log", async () => {
+    const { attach, seen, socket } = fakeAttach();
+    const lines: string[] = [];
+    const transport = await attachPod(attach, "ns", "p", { log: (l) => lines.push(l) });
+    const reasons: string[] = [];
+    transport.start({ onData: () => undefined, onClose: (r) => reasons.push(r) });
+    seen.stderr!.write(Buffer.from("one\ntw"));
+    seen.stderr!.write(Buffer.from("o\n"));
+    socket.emit("close", 1006);
+    socket.emit("error", new Error("late"));
+    await new Promise((r) => setImmediate(r));
+    expect(lines).toEqual(["one", "two"]);
+    expect(reasons).toEqual(["the Pod's attach stream closed (code 1006; Pod stopped?)"]);
+  });
+
+  it("pauses and resumes the WebSocket for the output share", async () => {
+    const { attach, socket } = fakeAttach();
+    const calls: string[] = [];
+    Object.assign(socket, { pause: () => calls.push("pause"), resume: () => calls.push("resume") });
+    const transport = await attachPod(attach, "ns", "p");
+    transport.pause?.();
+    transport.resume?.();
+    expect(calls).toEqual(["pause", "resume"]);
+  });
+
+  it("names the Pod and the RBAC rights when the attach is refused", async () => {
+    const attach = { attach: async () => Promise.reject(new Error("403 Forbidden")) } as unknown as Attach;
+    await expect(attachPod(attach, "ns", "p")).rejects.toThrow(
+      "attaching to Pod ns/p failed: 403 Forbidden; check that the Pod runs and that the kubeconfig's user may create pods/attach.",
+    );
+  });
+});
+
+describe("exitCodeOf (pods/exec Status)", () => {
+  it("reads 0 from Success, the ExitCode cause from a failure, -1 without one", () => {
+    expect(exitCodeOf({ status: "Success" })).toBe(0);
+    expect(
+      exitCodeOf({ status: "Failure", details: { causes: [{ reason: "ExitCode", message: "137" }] } }),
+    ).toBe(137);
+    expect(exitCodeOf({ status: "Failure", message: "container not found" })).toBe(-1);
+  });
+});

@@ -1,0 +1,17 @@
+import { defineConfig } from "vitest/config";
+
+// `npm run test:k8s`: the Kubernetes backend against a real cluster (scripts/ensure-k8s.sh), kept
+// out of `npm test`. Locally a missing cluster skips it with a visible message; under CI=true it
+// fails. One file at a time: the node is this machine's, shared with the Docker suites.
+export default defineConfig({
+  test: {
+    name: "k8s",
+    // test/k8s: what only Kubernetes has; test/engine/tools: the tool suites, on Pods this time.
+    include: ["test/k8s/**/*.test.ts", "test/engine/tools/*.test.ts"],
+    env: { WARDEN_TEST_BACKEND: "kubernetes" },
+    globalSetup: ["test/k8s/global-setup.ts"],
+    testTimeout: 180_000,
+    hookTimeout: 240_000,
+    fileParallelism: false,
+  },
+});
