@@ -2,13 +2,12 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Fastify, { type FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMemoryAuditLog } from "../../../src/server/audit.js";
 import { JSON_WORKER_MIN_BYTES, parseJsonBody } from "../../../src/server/json-body.js";
 import { type RunningServer, startServer } from "../../../src/server/server.js";
 import { auth, FakeBackend, testConfig } from "../../helpers/server-fakes.js";
-import { threadCpuMsPer } from "../../helpers/thread-cpu.js";
 
 const request = {} as FastifyRequest;
 const noInline = () => {
@@ -46,29 +45,21 @@ describe("parseJsonBody", () => {
     );
   });
 
-  it.runIf(process.platform === "linux")(
-    "keeps a 1 MiB body's decode and parse off the event loop (issue 11, noisy neighbour)",
-    async () => {
-      // Inline (fastify's parser, as before), decoding and parsing the longest command the 1 MiB body
-      // limit allows took 2.1-3.2 ms of the event loop's CPU; in the worker, the copies left 1.2-1.4 ms.
-      const json = Fastify().getDefaultJsonParser("error", "error");
-      const inline = (req: FastifyRequest, text: string) => {
-        let value: unknown;
-        json(req, text, (_err, parsed) => {
-          value = parsed;
-        });
-        return value;
-      };
-      const command = `true${" a".repeat(520_000)}`;
-      const body = Buffer.from(
-        JSON.stringify({ toolCalls: [{ id: "l", name: "bash", arguments: { command } }] }),
-      );
-      await parseJsonBody(request, body, noInline); // a warm worker
-      const inlineMs = await threadCpuMsPer(20, () => inline(request, body.toString()));
-      const workerMs = await threadCpuMsPer(20, () => parseJsonBody(request, body, noInline));
-      expect(workerMs).toBeLessThan(inlineMs * 0.75);
-    },
-  );
+  it("neither decodes nor parses a 1 MiB body on the event loop (issue 11, noisy neighbour)", async () => {
+    // The longest command the 1 MiB body limit allows. The event loop's CPU saved by this is
+    // measured in `npm run bench noisy-neighbour`, not here: a timed bound is flaky on a busy host.
+    const command = `true${" a".repeat(520_000)}`;
+    const body = Buffer.from(
+      JSON.stringify({ toolCalls: [{ id: "l", name: "bash", arguments: { command } }] }),
+    );
+    body.toString = () => {
+      throw new Error("decoded on the event loop");
+    };
+    const parsed = (await parseJsonBody(request, body, noInline)) as {
+      toolCalls: { arguments: { command: string } }[];
+    };
+    expect(parsed.toolCalls[0]?.arguments.command).toBe(command);
+  });
 });
 
 describe("warden serve: JSON bodies", () => {
