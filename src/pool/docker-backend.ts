@@ -10,7 +10,6 @@ import type Docker from "dockerode";
 import type { Sandbox } from "../sandbox/index.js";
 import {
   createSandbox,
-  DEFAULT_TTL_MS,
   finishSandbox,
   getDocker,
   type PreparedSandbox,
@@ -18,7 +17,7 @@ import {
   removeSandboxResources,
   resolveExecPath,
 } from "../sandbox/index.js";
-import { type PoolRequest, poolRequestKeys } from "./pool-request.js";
+import { type PoolRequest, poolRequestKeys, SPARE_TTL_MS } from "./pool-request.js";
 import type { PoolBackend } from "./warm-pool.js";
 
 /** Label on pooled containers and volumes: the pool key they were prepared for. */
@@ -42,7 +41,7 @@ export function dockerPoolBackend(
 ): PoolBackend<PoolRequest, PreparedSandbox> {
   const docker = options.docker ?? getDocker();
   const { claimerOptions, keyOf, spareOf, claimOf } = poolRequestKeys(options.tenant ?? "local");
-  const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS + 60 * 60_000;
+  const ttlMs = options.ttlMs ?? SPARE_TTL_MS;
 
   return {
     keyOf,

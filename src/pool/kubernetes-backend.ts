@@ -8,14 +8,13 @@
  */
 import {
   createKubernetesSandbox,
-  DEFAULT_TTL_MS,
   deletePod,
   finishPodSandbox,
   type KubernetesCluster,
   type PreparedPod,
   preparePod,
 } from "../sandbox/index.js";
-import { type PoolRequest, poolRequestKeys } from "./pool-request.js";
+import { type PoolRequest, poolRequestKeys, SPARE_TTL_MS } from "./pool-request.js";
 import type { PoolBackend } from "./warm-pool.js";
 
 /** Options of the Kubernetes pool backend. */
@@ -31,7 +30,7 @@ export interface KubernetesPoolOptions {
 export function kubernetesPoolBackend(options: KubernetesPoolOptions): PoolBackend<PoolRequest, PreparedPod> {
   const { cluster } = options;
   const { claimerOptions, keyOf, spareOf, claimOf } = poolRequestKeys(options.tenant ?? "local");
-  const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS + 60 * 60_000;
+  const ttlMs = options.ttlMs ?? SPARE_TTL_MS;
   return {
     keyOf,
     async prepare(request, signal) {

@@ -6,8 +6,11 @@
 import { randomUUID } from "node:crypto";
 import { InvalidArgumentError } from "../errors.js";
 import type { ResolvedSandboxOptions, SandboxOptions } from "../sandbox/index.js";
-import { resolveExecPath, resolveSandboxOptions } from "../sandbox/index.js";
+import { DEFAULT_TTL_MS, resolveExecPath, resolveSandboxOptions } from "../sandbox/index.js";
 import { poolKey } from "./pool-key.js";
+
+/** Default lifetime of a spare, ms, on both pool backends: the sandbox default plus one hour (25 h). */
+export const SPARE_TTL_MS = DEFAULT_TTL_MS + 60 * 60_000;
 
 /**
  * The sandbox options a key's entries are prepared from: everything but what belongs to one claim.
