@@ -9,7 +9,7 @@ import { performance } from "node:perf_hooks";
 export interface BenchRow {
   name: string;
   value: number;
-  unit: "ms" | "MiB" | "ops/s" | "count";
+  unit: "ms" | "KiB" | "MiB" | "ops/s" | "count";
   baseline?: number;
   /** What the baseline is (e.g. "raw dockerode"). */
   baselineName?: string;
