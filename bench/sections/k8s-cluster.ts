@@ -149,8 +149,8 @@ export async function kubeletSummary(cluster: KubernetesCluster, node: string): 
 
 /**
  * The memory working set (bytes) of each of `names` in `namespace` that the summary reports with a
- * memory figure (pure). The kubelet's stats lag a new Pod by up to its housekeeping interval, so a
- * Pod may be missing; the caller compares the count.
+ * non-zero memory figure (pure). The kubelet's stats lag a new Pod by up to its housekeeping
+ * interval (it reports 0 until then), so a Pod may be missing; the caller compares the count.
  */
 export function podWorkingSets(
   summary: KubeletSummary,
@@ -161,7 +161,8 @@ export function podWorkingSets(
   for (const pod of summary.pods ?? []) {
     const ref = pod.podRef;
     const bytes = pod.memory?.workingSetBytes;
-    if (ref?.namespace === namespace && names.has(ref.name ?? "") && typeof bytes === "number")
+    // 0: the kubelet has not sampled the Pod's cgroup yet (it reports zeros until its first pass).
+    if (ref?.namespace === namespace && names.has(ref.name ?? "") && typeof bytes === "number" && bytes > 0)
       sets.push(bytes);
   }
   return sets;
