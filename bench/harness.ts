@@ -30,6 +30,14 @@ export function percentile(samples: readonly number[], p: number): number {
   return sorted[rank] ?? Number.NaN;
 }
 
+/**
+ * The name of the p99 row of `n` samples, saying when it is only the largest one: with the nearest
+ * rank (percentile above) that is every n below 100.
+ */
+export function p99Name(what: string, n: number): string {
+  return n < 100 ? `${what} p99 (= max of ${n})` : `${what} p99 (n=${n})`;
+}
+
 /** Runs `fn` `count` times in sequence and returns each duration in ms. */
 export async function timeRuns(count: number, fn: (i: number) => Promise<unknown>): Promise<number[]> {
   const samples: number[] = [];

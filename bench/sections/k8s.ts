@@ -33,7 +33,7 @@ import {
 import { createSpillStore, openSession } from "../../src/session/index.js";
 import type { Session } from "../../src/session/types.js";
 import { builtinTools } from "../../src/tools/index.js";
-import { type BenchRow, type BenchSection, percentile, timeRuns } from "../harness.js";
+import { type BenchRow, type BenchSection, p99Name, percentile, timeRuns } from "../harness.js";
 import { benchCluster, createRawPod, ensureNamespace, nodeOf, sweepRun } from "./k8s-cluster.js";
 import { idleRows } from "./k8s-idle.js";
 
@@ -43,11 +43,6 @@ const EXECS = Number(process.env.WARDEN_BENCH_K8S_EXECS ?? 200);
 const IDLE = Number(process.env.WARDEN_BENCH_K8S_IDLE ?? 40);
 const IDLE_CONCURRENCY = Number(process.env.WARDEN_BENCH_K8S_IDLE_CONCURRENCY ?? 4);
 const TTL_MS = 3_600_000;
-
-/** The name of a p99 row of `n` samples: nearest rank makes it the largest sample when n < 100. */
-export function p99Name(what: string, n: number): string {
-  return n < 100 ? `${what} p99 (= max of ${n})` : `${what} p99 (n=${n})`;
-}
 
 function logLoad(phase: string): void {
   const [one, five, fifteen] = loadavg().map((l) => l.toFixed(2));
