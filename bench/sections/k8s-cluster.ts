@@ -39,16 +39,26 @@ export function benchCluster(): KubernetesCluster {
   });
 }
 
-/** Creates the namespace when missing; resolves true when this call created it. */
+/**
+ * Creates the namespace when missing (after a previous run's deletion has finished, at most 2 min);
+ * resolves true when this call created it.
+ */
 export async function ensureNamespace(cluster: KubernetesCluster): Promise<boolean> {
-  try {
-    await cluster.core.readNamespace({ name: cluster.namespace });
-    return false;
-  } catch (err) {
-    if (apiStatus(err) !== 404)
-      throw new Error(
-        `the cluster (${BENCH_KUBECONFIG}) does not answer: ${(err as Error).message}; run scripts/ensure-k8s.sh`,
-      );
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const phase = await cluster.core.readNamespace({ name: cluster.namespace }).then(
+      (ns) => ns.status?.phase ?? "Active",
+      (err: unknown) => {
+        if (apiStatus(err) === 404) return "missing";
+        throw new Error(
+          `the cluster (${BENCH_KUBECONFIG}) does not answer: ${(err as Error).message}; run scripts/ensure-k8s.sh`,
+        );
+      },
+    );
+    if (phase === "missing") break;
+    if (phase !== "Terminating") return false;
+    if (Date.now() > deadline) throw new Error(`namespace ${cluster.namespace} is still being deleted`);
+    await new Promise((r) => setTimeout(r, 1000));
   }
   await cluster.core.createNamespace({ body: { metadata: { name: cluster.namespace } } });
   return true;
