@@ -15,8 +15,8 @@
  * WARDEN_BENCH_K8S_CREATES (default 30), WARDEN_BENCH_K8S_CLAIMS (30), WARDEN_BENCH_K8S_EXECS (200),
  * WARDEN_BENCH_K8S_IDLE (40, capped by the node's maxPods), WARDEN_BENCH_K8S_IDLE_CONCURRENCY (4).
  * The machine's load average is printed at the start of each phase and at the end. Every Pod of
- * the run carries its tenant label and is deleted at the end, on failure too; a Pod still there
- * after that fails the section, naming it.
+ * the run carries its tenant label and is deleted at the end, on failure, SIGINT and SIGTERM too; a
+ * Pod still there after that fails the section, naming it.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -194,10 +194,17 @@ export const k8sSection: BenchSection = {
     const createdNamespace = await ensureNamespace(cluster);
     const workspace = await mkdtemp(join(tmpdir(), "warden-bench-k8s-"));
     for (let i = 0; i < 10; i++) await writeFile(join(workspace, `f${i}.txt`), `file ${i}\n`.repeat(20));
+    // Ctrl-C or a kill mid-run: delete the run's Pods before exiting (the raw ones have no expiry for gc).
+    const onSignal = (signal: NodeJS.Signals) => {
+      console.error(`k8s: ${signal}: deleting the run's Pods`);
+      void sweepRun(cluster, tenant, createdNamespace).finally(() => process.exit(130));
+    };
+    process.once("SIGINT", onSignal).once("SIGTERM", onSignal);
     const outcome = await phases(cluster, tenant, workspace).then(
       (rows) => ({ rows }),
       (error: unknown) => ({ error }),
     );
+    process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
     await rm(workspace, { recursive: true, force: true });
     const left = await sweepRun(cluster, tenant, createdNamespace);
     if (left.length > 0) throw new Error(`Pods of the run still there after the sweep: ${left.join(", ")}`);
