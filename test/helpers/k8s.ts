@@ -87,3 +87,12 @@ export async function podLeftovers(tenant: string): Promise<string[]> {
 export function createTestPodSandbox(options: SandboxOptions): Promise<Sandbox> {
   return createKubernetesSandbox(options, testCluster());
 }
+
+/** Deletes (no grace) every warden Pod of `tenant` in the test namespace. */
+export async function removePods(tenant: string): Promise<void> {
+  const { core } = testCluster();
+  for (const pod of await podLeftovers(tenant))
+    await core
+      .deleteNamespacedPod({ name: pod.slice(4), namespace: TEST_NAMESPACE, gracePeriodSeconds: 0 })
+      .catch(() => undefined);
+}
