@@ -14,6 +14,7 @@ export default defineConfig({
       "test/engine/pipeline/session.test.ts",
       "test/engine/session/*.test.ts",
       "test/engine/server/api.test.ts",
+      "test/engine/server/crash.test.ts",
       "test/engine/server/files-routes.test.ts",
       "test/engine/server/spill-quota.test.ts",
     ],

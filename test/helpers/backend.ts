@@ -22,7 +22,7 @@ import {
 import { builtinTools } from "../../src/tools/index.js";
 import { describeEngine } from "./engine.js";
 import { leftovers } from "./sandbox-fixture.js";
-import { removeTenant } from "./server-fixture.js";
+import { removeTenant, tenantContainers } from "./server-fixture.js";
 
 /** Which backend this run tests. */
 export const TEST_BACKEND: "docker" | "kubernetes" =
@@ -75,6 +75,26 @@ export function testServeBackend(): { backend?: Record<string, unknown> } {
 /** What the backend still holds for `tenant` (containers and volumes, or Pods). */
 export function backendLeftovers(tenant: string): Promise<string[]> {
   return k8s ? k8s.podLeftovers(tenant) : leftovers(tenant);
+}
+
+/** A sandbox of a tenant as the backend lists it: container id or Pod name, and its state labels. */
+export interface BackendSandbox {
+  id: string;
+  session: string;
+  controller: string;
+  /** The warm pool key (a spare), if any. */
+  poolKey?: string;
+}
+
+/** The tenant's sandboxes (containers in every state, or Pods, terminating ones included). */
+export async function backendSandboxes(tenant: string): Promise<BackendSandbox[]> {
+  if (k8s) return k8s.tenantPods(tenant);
+  return (await tenantContainers(tenant)).map((c) => ({
+    id: c.Id,
+    session: c.Labels["io.warden.session"] ?? "",
+    controller: c.Labels["io.warden.controller"] ?? "",
+    ...(c.Labels["io.warden.pool"] ? { poolKey: c.Labels["io.warden.pool"] } : {}),
+  }));
 }
 
 /** Force-removes whatever `tenant` left on the backend (containers and volumes, or Pods). */
