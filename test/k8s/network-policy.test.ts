@@ -1,7 +1,8 @@
 /**
  * The deny-all NetworkPolicy on a real API server: a sandbox's namespace has `warden-deny-all`
  * with the exact spec before its Pod runs, a changed policy is put back, and a kubeconfig without
- * rights on NetworkPolicies is refused with the rights to grant, before any Pod exists. This
+ * rights on NetworkPolicies is refused with the rights to grant, before any Pod exists, and
+ * `warden serve` with it does not start. This
  * cluster's network plugin does not enforce NetworkPolicies, so these tests prove the object,
  * not the enforcement (README "Kubernetes backend"); the Pod's lack of a route is
  * test/k8s/sandbox.test.ts's.
@@ -9,7 +10,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
@@ -20,6 +21,7 @@ import {
 } from "../../src/sandbox/index.js";
 import { describeK8s, podLeftovers, TEST_KUBECONFIG, TEST_NAMESPACE, testCluster } from "../helpers/k8s.js";
 import { run } from "../helpers/sandbox-fixture.js";
+import { bundleCli, spawnServe, writeServeConfig } from "../helpers/server-fixture.js";
 
 const TENANT = `test-k8s-np-${process.pid}`;
 const WARDEN_PODS = { matchLabels: { "app.kubernetes.io/managed-by": "warden" } };
@@ -125,6 +127,25 @@ describeK8s("Kubernetes backend: the deny-all NetworkPolicy", () => {
         "give the kubeconfig's user rights on get, create and update on networkpolicies (API group networking.k8s.io)",
       );
       expect(await podLeftovers(tenant)).toEqual([]);
+    });
+
+    it("keeps `warden serve` from starting, naming the NetworkPolicy and the rights", async () => {
+      const main = await bundleCli();
+      try {
+        const config = await writeServeConfig(dir, `${TENANT}-serve`, "key", {
+          server: { backend: { kind: "kubernetes", namespace, kubeconfig, imagePullPolicy: "Never" } },
+        });
+        const failed = await spawnServe(main, config).then(
+          () => "started",
+          (err: Error) => err.message,
+        );
+        expect(failed).toContain("warden serve exited (1)");
+        expect(failed).toContain(
+          `ensuring NetworkPolicy ${namespace}/${DENY_ALL_POLICY}: refused by the API server (403`,
+        );
+      } finally {
+        await rm(dirname(main), { recursive: true, force: true });
+      }
     });
   });
 });
