@@ -124,7 +124,7 @@ describeK8s("Kubernetes backend: the deny-all NetworkPolicy", () => {
         `ensuring NetworkPolicy ${namespace}/${DENY_ALL_POLICY}: refused by the API server (403: networkpolicies.networking.k8s.io "${DENY_ALL_POLICY}" is forbidden`,
       );
       await expect(createKubernetesSandbox({ tenant }, limited)).rejects.toThrow(
-        "give the kubeconfig's user rights on get, create and update on networkpolicies (API group networking.k8s.io)",
+        "give the kubeconfig's user get, create and update on networkpolicies (API group networking.k8s.io) in the namespace",
       );
       expect(await podLeftovers(tenant)).toEqual([]);
     });
@@ -139,7 +139,7 @@ describeK8s("Kubernetes backend: the deny-all NetworkPolicy", () => {
           () => "started",
           (err: Error) => err.message,
         );
-        expect(failed).toContain("warden serve exited (1)");
+        expect(failed).toContain("warden serve exited (2):\nwarden: SANDBOX_ERROR: ");
         expect(failed).toContain(
           `ensuring NetworkPolicy ${namespace}/${DENY_ALL_POLICY}: refused by the API server (403`,
         );

@@ -98,22 +98,21 @@ function apiMessage(err: unknown): string {
 /**
  * Maps a Kubernetes API failure to a WardenError: 404 NotFoundError, 401/403 SandboxError naming
  * RBAC, anything else (conflicts, refused connections, invalid objects) SandboxError with the
- * API's message. `what` says what was being done ("creating Pod warden-…"); `rights` what a 403
- * asks the operator to grant (default: the Pod rights every sandbox needs).
+ * API's message. `what` says what was being done ("creating Pod warden-…"); `fix` what a 401/403
+ * asks the operator to do (default: grant the Pod rights every sandbox needs).
  */
 export function fromKubeError(
   err: unknown,
   what: string,
-  rights = "pods, pods/attach and pods/exec",
+  fix = "give the kubeconfig's user rights on pods, pods/attach and pods/exec in the namespace",
 ): WardenError {
   const status = apiStatus(err);
   const message = apiMessage(err);
   if (status === 404) return new NotFoundError(`${what}: not found (${message}).`);
   if (status === 401 || status === 403) {
-    return new SandboxError(
-      `${what}: refused by the API server (${status}: ${message}); give the kubeconfig's user rights on ${rights} in the namespace.`,
-      { cause: err },
-    );
+    return new SandboxError(`${what}: refused by the API server (${status}: ${message}); ${fix}.`, {
+      cause: err,
+    });
   }
   return new SandboxError(`${what} failed: ${message}`, { cause: err });
 }

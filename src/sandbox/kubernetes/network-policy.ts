@@ -20,9 +20,8 @@ import { MANAGED_BY } from "./pod-labels.js";
 /** Name of the deny-all NetworkPolicy in each namespace of sandbox Pods. */
 export const DENY_ALL_POLICY = "warden-deny-all";
 
-/** The RBAC rights ensureDenyAllPolicy needs, as its 403 message names them. */
-const POLICY_RIGHTS =
-  "get, create and update on networkpolicies (API group networking.k8s.io), or have an administrator create the NetworkPolicy warden-deny-all so that get is enough";
+/** What a 401/403 of ensureDenyAllPolicy asks the operator to do. */
+const POLICY_FIX = `give the kubeconfig's user get, create and update on networkpolicies (API group networking.k8s.io) in the namespace, or have an administrator create the NetworkPolicy ${DENY_ALL_POLICY} (then get is enough)`;
 
 /** The deny-all NetworkPolicy of `namespace` (pure): ingress and egress denied to every warden Pod. */
 export function buildDenyAllPolicy(namespace: string): V1NetworkPolicy {
@@ -110,7 +109,7 @@ async function applyDenyAllPolicy(cluster: KubernetesCluster): Promise<void> {
       },
     });
   } catch (err) {
-    throw fromKubeError(err, what, POLICY_RIGHTS);
+    throw fromKubeError(err, what, POLICY_FIX);
   }
 }
 

@@ -97,7 +97,7 @@ describe("the deny-all NetworkPolicy", () => {
     const refused = ensureDenyAllPolicy(fake.cluster);
     await expect(refused).rejects.toMatchObject({ code: "SANDBOX_ERROR" });
     await expect(refused).rejects.toThrow(
-      `ensuring NetworkPolicy ns1/${DENY_ALL_POLICY}: refused by the API server (403: networkpolicies is forbidden: cannot get); give the kubeconfig's user rights on get, create and update on networkpolicies (API group networking.k8s.io)`,
+      `ensuring NetworkPolicy ns1/${DENY_ALL_POLICY}: refused by the API server (403: networkpolicies is forbidden: cannot get); give the kubeconfig's user get, create and update on networkpolicies (API group networking.k8s.io) in the namespace, or have an administrator create the NetworkPolicy ${DENY_ALL_POLICY} (then get is enough).`,
     );
     await expect(ensureDenyAllPolicy(fake.cluster)).rejects.toThrow("403");
     expect(fake.calls).toEqual(["get", "get"]);
