@@ -145,5 +145,5 @@ parentPort.on("message", (job) => {
 });
 `;
 
-/** The process-wide edit-diff pool (lazySharedPool), 32 queued jobs. */
-const editDiffPool = lazySharedPool<{ path: string; diff: DiffJob }, EditDiff>(WORKER_SOURCE, 32);
+/** The process-wide edit-diff pool (lazySharedPool), 32 queued jobs; exported for tests. */
+export const editDiffPool = lazySharedPool<{ path: string; diff: DiffJob }, EditDiff>(WORKER_SOURCE, 32);
