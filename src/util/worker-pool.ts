@@ -128,7 +128,15 @@ export class WorkerPool<In, Out> {
       clearTimeout(slot.idleTimer);
       slot.job = job;
       slot.worker.ref();
-      slot.worker.postMessage(job.input);
+      try {
+        slot.worker.postMessage(job.input);
+      } catch (err) {
+        // An input the structured clone refuses (a function, say): that job fails, the worker stays.
+        slot.job = undefined;
+        slot.worker.unref();
+        this.#idle.push(slot);
+        this.#settle(job, new WorkerJobError(`worker job input not sent: ${(err as Error).message}`));
+      }
     }
   }
 
