@@ -14,9 +14,9 @@
  * depend on the engine's own latency, which varies a lot on a shared machine.
  * Idle and loaded alternate: before each loaded phase B takes an idle block of the same size; the
  * baseline is the p99 of all idle blocks. Samples of B per block: WARDEN_BENCH_NOISY_SAMPLES
- * (default 100; the row names print n). The server's main-thread CPU per A call is reported per
- * phase (from /proc/thread-self/schedstat, Linux): unlike latencies it barely depends on the
- * machine's load, so it compares versions on a busy machine. WARDEN_BENCH_NOISY_PHASES
+ * (default 100; the row names print n). How busy the server's main thread was is reported per
+ * block, as its CPU ms per second (from /proc/thread-self/schedstat, Linux): with A's calls
+ * completed, it tells the event loop's share of the load apart from the rest of the machine. WARDEN_BENCH_NOISY_PHASES
  * (comma-separated kinds, e.g. `edit,flood`) runs only those single-load phases, for profiling;
  * WARDEN_BENCH_NOISY_OUTPUT_RATE sets the server's contendedOutputBytesPerSecond (0: off), to compare.
  */
@@ -175,9 +175,15 @@ export const noisyNeighbourSection: BenchSection = {
       const sampleB = async () => {
         loopDelay.reset();
         const cpu0 = mainThreadCpuMs();
+        const t0 = performance.now();
         const samples: number[] = [];
         for (let i = 0; i < SAMPLES; i++) samples.push(await bashTrue());
-        return { samples, loopMaxMs: loopDelay.max / 1e6, cpuMs: mainThreadCpuMs() - cpu0 };
+        const wallMs = performance.now() - t0;
+        return {
+          samples,
+          loopMaxMs: loopDelay.max / 1e6,
+          cpuPerSecondMs: ((mainThreadCpuMs() - cpu0) / wallMs) * 1000,
+        };
       };
       /** B's samples while A runs `kinds` in LOOPS parallel loops (in its own process). */
       const underLoad = async (kinds: LoadKind[]) => {
@@ -202,7 +208,7 @@ export const noisyNeighbourSection: BenchSection = {
       // The baseline is the p99 of all idle blocks together.
       const idle: number[] = [];
       let idleLoopMaxMs = 0;
-      let idleCpuPerCallMs = 0;
+      let idleCpuPerSecondMs = 0;
       const measured: Array<{
         label: string;
         loaded: Awaited<ReturnType<typeof underLoad>>;
@@ -215,7 +221,7 @@ export const noisyNeighbourSection: BenchSection = {
         const quiet = await sampleB();
         idle.push(...quiet.samples);
         idleLoopMaxMs = Math.max(idleLoopMaxMs, quiet.loopMaxMs);
-        idleCpuPerCallMs += quiet.cpuMs / SAMPLES / run.length;
+        idleCpuPerSecondMs += quiet.cpuPerSecondMs / run.length;
         const loaded = await underLoad(kinds);
         // How much load A got through in this phase (its calls are slower when its work waits for
         // the cores), so runs and versions can be compared at the load they really had.
@@ -243,13 +249,14 @@ export const noisyNeighbourSection: BenchSection = {
             baselineName: "idle max",
           },
         );
-        // The server's main-thread CPU per A call (B's share, as measured idle, taken off): it does
-        // not depend on the machine's load, so it compares versions on a busy machine.
-        if (aCalls > 0 && Number.isFinite(loaded.cpuMs))
+        // How busy the server's main thread (the event loop) was: CPU ms per second of the block.
+        if (Number.isFinite(loaded.cpuPerSecondMs))
           loadRows.push({
-            name: `server main-thread CPU per A call, A sending ${label}`,
-            value: Math.max(0, loaded.cpuMs - idleCpuPerCallMs * SAMPLES) / aCalls,
+            name: `server main-thread CPU per s, A sending ${label}`,
+            value: loaded.cpuPerSecondMs,
             unit: "ms",
+            baseline: idleCpuPerSecondMs,
+            baselineName: "idle",
           });
       }
 
@@ -273,7 +280,7 @@ export const noisyNeighbourSection: BenchSection = {
       return [
         { name: `B bash true p50 idle (n=${idle.length})`, value: percentile(idle, 50), unit: "ms" },
         { name: `B bash true p99 idle (n=${idle.length})`, value: idleP99, unit: "ms" },
-        { name: "server main-thread CPU per B call, idle", value: idleCpuPerCallMs, unit: "ms" },
+        { name: "server main-thread CPU per s, idle", value: idleCpuPerSecondMs, unit: "ms" },
         { name: "event loop delay max idle", value: idleLoopMaxMs, unit: "ms" },
         ...loadRows,
         ...aRows,
