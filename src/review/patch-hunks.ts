@@ -12,10 +12,10 @@ import {
   diffJob,
   diffLineHunks,
   INLINE_DIFF_MAX_CHARS,
-  isAbortError,
   LINE_HUNKS_WORKER_LIB,
   type LineHunk,
   lazySharedPool,
+  runOrFallBack,
   throwIfAborted,
 } from "../util/index.js";
 
@@ -36,14 +36,11 @@ export const PATCH_CONTEXT_LINES = 3;
  */
 export async function hunkText(oldText: string, newText: string, signal?: AbortSignal): Promise<HunkText> {
   throwIfAborted(signal);
-  if (oldText.length + newText.length > INLINE_DIFF_MAX_CHARS) {
-    try {
-      return await hunkTextPool().run(diffJob(oldText, newText, PATCH_CONTEXT_LINES), { signal });
-    } catch (err) {
-      if (isAbortError(err)) throw err;
-      // Pool full or worker out of memory: built here, with line-diff's own bounds.
-    }
-  }
+  const large = oldText.length + newText.length > INLINE_DIFF_MAX_CHARS;
+  const pooled =
+    large && (await runOrFallBack(hunkTextPool(), diffJob(oldText, newText, PATCH_CONTEXT_LINES), signal));
+  if (pooled) return pooled;
+  // Small, or the pool full or its worker out of memory: built here, with line-diff's own bounds.
   return formatHunks(await diffLineHunks(oldText, newText, { context: PATCH_CONTEXT_LINES, signal }));
 }
 

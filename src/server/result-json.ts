@@ -10,7 +10,7 @@
  */
 import { createRequire } from "node:module";
 import type { FastifyReply } from "fastify";
-import { lazySharedPool } from "../util/index.js";
+import { lazySharedPool, runOrFallBack } from "../util/index.js";
 import { ToolCallsResponseSchema } from "./http-schemas.js";
 
 /** Answers whose strings (content texts and top-level details strings) reach this many UTF-16 units. */
@@ -63,9 +63,7 @@ export function answerChars(results: readonly unknown[]): number {
  */
 export async function largeAnswerJson(results: readonly unknown[]): Promise<Buffer | undefined> {
   if (answerChars(results) < RESULT_JSON_WORKER_MIN_CHARS) return undefined;
-  const bytes = await resultJsonPool()
-    .run({ results: [...results] })
-    .catch(() => undefined);
+  const bytes = await runOrFallBack(resultJsonPool(), { results: [...results] });
   return bytes && Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
