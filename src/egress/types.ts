@@ -63,9 +63,12 @@ export type NetworkOptions =
        */
       egressNetworks?: string[];
       /**
-       * A PEM file of CA certificates the sandbox's TLS clients trust instead of the image's
-       * bundle (mounted read-only; SSL_CERT_FILE, PIP_CERT, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE,
-       * GIT_SSL_CAINFO and NODE_EXTRA_CA_CERTS point at it). The gateway never terminates TLS.
+       * A PEM file of extra CA certificates (at most 64 KiB, no key) the gateway trusts for the
+       * origins it connects to, besides the system's (a private registry's CA). The sandbox never
+       * sees it: the gateway opens each TLS tunnel to check the requests inside, and the sandbox
+       * trusts only the session's own CA, whose certificate is mounted read-only at
+       * /etc/warden/ca-bundle.pem (SSL_CERT_FILE, PIP_CERT, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE,
+       * GIT_SSL_CAINFO and NODE_EXTRA_CA_CERTS point at it) and whose key stays in the gateway.
        */
       caBundlePath?: string;
       /** Receives one audit record per connection through the gateway. */
