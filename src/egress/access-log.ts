@@ -114,6 +114,7 @@ export function parseAccessLine(
     durationMs: Number(tr) || 0,
   };
   if (sniName !== undefined) record.sni = sniName;
+  if (inTunnel) record.insideTunnel = true;
   if (forwarded && remote && remote !== "-") record.remoteAddress = remote;
   return record;
 }

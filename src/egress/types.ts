@@ -31,8 +31,14 @@ export interface ConnectionAudit {
   port: number;
   /** `CONNECT` (TLS tunnel) or the plain-HTTP method. */
   method: string;
-  /** The TLS SNI the client sent, when it was a tunnel. */
+  /** The TLS SNI the client sent, when it was a tunnel or a request inside one. */
   sni?: string;
+  /**
+   * True for a request inside a TLS tunnel the gateway opened (the tunnel has its own record,
+   * method CONNECT, with the bytes of the CONNECT exchange; the bytes that passed through the
+   * tunnel are in its requests' records).
+   */
+  insideTunnel?: true;
   /**
    * `allow` / `deny` by a rule or a refusal; `ask→allow` / `ask→deny` for a connection under an
    * `ask` rule, by the approver's answer (`ask` says how it was answered).

@@ -93,13 +93,24 @@ describeEngine("warden serve: tenant network bound", () => {
     const audit = (await readFile(join(dir, "state", "audit.jsonl"), "utf8"))
       .split("\n")
       .filter((l) => l.includes('"kind":"network"'))
-      .map((l) => JSON.parse(l) as { session: string; domain: string; decision: string; rule: string });
-    expect(audit.map((a) => [a.session, a.domain, a.decision, a.rule])).toEqual([
-      [id, "allowed.test", "allow", "allow allowed.test:443"],
-      [id, "pypi.test", "deny", "not-listed"],
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            session: string;
+            domain: string;
+            decision: string;
+            rule: string;
+            insideTunnel?: true;
+          },
+      );
+    // The tunnel, the request inside it (the gateway opened the tunnel to check it), the refusal.
+    expect(audit.map((a) => [a.session, a.domain, a.decision, a.rule, a.insideTunnel])).toEqual([
+      [id, "allowed.test", "allow", "allow allowed.test:443", undefined],
+      [id, "allowed.test", "allow", "allow allowed.test:443", true],
+      [id, "pypi.test", "deny", "not-listed", undefined],
     ]);
     const metrics = await (await call("/metrics")).text();
-    expect(metrics).toContain(`warden_egress_connections_total{tenant="${tenant}",decision="allow"} 1`);
+    expect(metrics).toContain(`warden_egress_connections_total{tenant="${tenant}",decision="allow"} 2`);
     expect(metrics).toContain(`warden_egress_connections_total{tenant="${tenant}",decision="deny"} 1`);
     await call(`/v1/sessions/${id}`, { method: "DELETE" });
   }, 90_000);
@@ -151,8 +162,10 @@ describeEngine("warden serve: tenant network bound", () => {
       .split("\n")
       .filter((l) => l.includes('"kind":"network"') && l.includes(id))
       .map((l) => JSON.parse(l) as { domain: string; decision: string; ask: string; rule: string });
+    // The approved tunnel, and the request inside it (not asked again).
     expect(audit.map((a) => [a.domain, a.decision, a.ask, a.rule])).toEqual([
       ["ask.test", "ask→allow", "once", "ask ask.test:443"],
+      ["ask.test", "allow", undefined, "ask ask.test:443"],
     ]);
     const metrics = await (await call("/metrics")).text();
     expect(metrics).toContain(`warden_egress_connections_total{tenant="${tenant}",decision="ask→allow"} 1`);

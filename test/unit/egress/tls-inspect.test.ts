@@ -69,6 +69,7 @@ describe("audit records of an opened tunnel", () => {
       method: "GET",
       decision: "allow",
       sni: "pypi.org",
+      insideTunnel: true,
       bytesOut: 62,
       bytesIn: 2090,
       remoteAddress: "203.0.113.66",
