@@ -68,6 +68,9 @@ export function squidConfig(input: SquidConfigInput): string {
     "sslcrtd_children 4 startup=1 idle=1",
     `tls_outgoing_options default-ca=on${input.upstreamCa ? ` cafile=${UPSTREAM_CA_PATH}` : ""}`,
     "sslproxy_cert_error deny all",
+    // Squid reads at most this far ahead of the client from an origin (default 16 KB, which caps a
+    // download through an opened tunnel well below the link).
+    "read_ahead_gap 1 MB",
     "pid_filename none",
     "cache deny all",
     "cache_mem 8 MB",
