@@ -7,6 +7,8 @@
  * `host PROXY URL HOST` (plain HTTP with another Host header).
  * Each prints one line: `OK …` or `ERR …`.
  */
+import { readFile } from "node:fs/promises";
+
 export const NET_CLIENT = String.raw`
 import os, socket, ssl, sys, urllib.request
 cmd, args = sys.argv[1], sys.argv[2:]
@@ -41,6 +43,25 @@ except SystemExit: raise
 except BaseException as e:
     print("ERR", type(e).__name__, str(e)[:200]); sys.exit(1)
 `;
+
+/** One `kind: "network"` line of a server's audit.jsonl (the fields the tests read). */
+export interface NetworkAuditLine {
+  session: string;
+  domain: string;
+  decision: string;
+  ask?: string;
+  rule: string;
+  insideTunnel?: true;
+  bytesIn: number;
+}
+
+/** The `kind: "network"` lines of the audit.jsonl at `path`. */
+export async function networkAuditLines(path: string): Promise<NetworkAuditLine[]> {
+  return (await readFile(path, "utf8"))
+    .split("\n")
+    .filter((l) => l.includes('"kind":"network"'))
+    .map((l) => JSON.parse(l) as NetworkAuditLine);
+}
 
 /**
  * The records of `domain` in `audit` (filled by onConnection), once the gateway has logged `count`

@@ -23,6 +23,7 @@ import {
   tenantClient,
   writeServeConfig,
 } from "../../helpers/server-fixture.js";
+import { networkAuditLines } from "./client.js";
 import { type EgressTestbed, egressOf, startEgressTestbed } from "./testbed.js";
 
 const TENANT = `test-egress-restart-${randomBytes(4).toString("hex")}`;
@@ -169,20 +170,7 @@ except Exception as e: print('no route')"`;
       "refused https://allowed.test/hello\n",
     );
     await new Promise((r) => setTimeout(r, 500));
-    const audit = (await readFile(join(state, "audit.jsonl"), "utf8"))
-      .split("\n")
-      .filter((l) => l.includes('"kind":"network"'))
-      .map(
-        (l) =>
-          JSON.parse(l) as {
-            session: string;
-            domain: string;
-            decision: string;
-            rule: string;
-            insideTunnel?: true;
-            bytesIn: number;
-          },
-      );
+    const audit = await networkAuditLines(join(state, "audit.jsonl"));
     const row = (a: (typeof audit)[number]) => [a.session, a.domain, a.decision, a.rule];
     const twice = [
       [kept, "allowed.test", "allow", "allow allowed.test:443"],
