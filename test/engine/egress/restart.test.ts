@@ -7,7 +7,7 @@
  * without its record, a gateway started just before the crash without its sandbox) are removed.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, unlink } from "node:fs/promises";
+import { mkdtemp, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";

@@ -4,7 +4,7 @@
  * each connection is a `network` audit line and counts in warden_egress_connections_total. A
  * connection under the bound's `ask` rule waits in the HTTP approvals until it is answered.
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
