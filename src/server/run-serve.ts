@@ -4,7 +4,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { connectCluster, pingEngine } from "../sandbox/index.js";
+import { connectCluster, ensureDenyAllPolicy, pingEngine } from "../sandbox/index.js";
 import { sweepSpillDirs } from "../session/index.js";
 import type { SessionBackend } from "./backend.js";
 import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHashes } from "./config.js";
@@ -72,7 +72,12 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   let server: RunningServer;
   let swept: Awaited<ReturnType<typeof sweepSpillDirs>>;
   try {
-    if ((config.backend?.kind ?? "docker") === "docker") await pingEngine();
+    // The backend answers before anything else; on Kubernetes the namespace's deny-all
+    // NetworkPolicy is in place (or its missing RBAC rights named) before the first Pod.
+    if (config.backend?.kind === "kubernetes") {
+      const { kind: _, ...cluster } = config.backend;
+      await ensureDenyAllPolicy(connectCluster(cluster));
+    } else await pingEngine();
     const hooks = await createPolicyHookFactory(config);
     // Spill files of a previous run's sessions cannot be read by anyone any more (a spill store only
     // serves files it wrote): remove those whose server process is gone.
