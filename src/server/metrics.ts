@@ -59,7 +59,7 @@ export function createServerMetrics(options: { defaults?: boolean } = {}): Serve
     }),
     egressConnections: new Counter({
       name: "warden_egress_connections_total",
-      help: "Connections through sessions' egress gateways",
+      help: "Egress gateway decisions: one per connection, plus one per request inside an opened TLS tunnel",
       labelNames: ["tenant", "decision"],
       registers,
     }),
