@@ -63,7 +63,11 @@ export class SessionManager {
   constructor(private readonly deps: SessionManagerDeps) {
     this.now = deps.now ?? Date.now;
     this.quotas = new TenantQuotas(deps.metrics);
-    this.controllerId = serverControllerId(deps.config.stateDir);
+    const backend = deps.config.backend;
+    this.controllerId = serverControllerId(
+      deps.config.stateDir,
+      backend?.kind === "kubernetes" ? backend.replicaId : undefined,
+    );
   }
 
   /** The tenant with this id (configured tenants only). */

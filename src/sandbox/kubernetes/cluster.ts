@@ -5,6 +5,7 @@
  */
 import { Attach, CoreV1Api, Exec, KubeConfig } from "@kubernetes/client-node";
 import { InvalidArgumentError, NotFoundError, SandboxError, type WardenError } from "../../errors.js";
+import { requireLabelValue } from "./pod-labels.js";
 
 /** Where sandbox Pods are made and how. */
 export interface KubernetesCluster {
@@ -18,6 +19,8 @@ export interface KubernetesCluster {
   imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
   /** How long a new Pod may take to run (ms). Default 120 s. */
   startTimeoutMs?: number;
+  /** The `warden serve` replica whose Pods these are (pod-labels.ts POD_REPLICA); none outside a server. */
+  replicaId?: string;
 }
 
 /** Options of connectCluster. */
@@ -28,6 +31,7 @@ export interface KubernetesClusterOptions {
   runtimeClassName?: string;
   imagePullPolicy?: KubernetesCluster["imagePullPolicy"];
   startTimeoutMs?: number;
+  replicaId?: string;
 }
 
 // A DNS-1123 label: what Kubernetes takes as a namespace name.
@@ -35,8 +39,8 @@ const DNS_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /**
  * The clients of the cluster `options` names. Reading the kubeconfig is the only I/O; nothing
- * is asked of the API server yet. Throws InvalidArgumentError for a bad namespace or RuntimeClass
- * name, or an unreadable kubeconfig.
+ * is asked of the API server yet. Throws InvalidArgumentError for a bad namespace, RuntimeClass
+ * name or replica id, or an unreadable kubeconfig.
  */
 export function connectCluster(options: KubernetesClusterOptions): KubernetesCluster {
   if (!DNS_LABEL.test(options.namespace)) {
@@ -69,6 +73,7 @@ export function connectCluster(options: KubernetesClusterOptions): KubernetesClu
     ...(options.runtimeClassName ? { runtimeClassName: options.runtimeClassName } : {}),
     ...(options.imagePullPolicy ? { imagePullPolicy: options.imagePullPolicy } : {}),
     ...(options.startTimeoutMs ? { startTimeoutMs: options.startTimeoutMs } : {}),
+    ...(options.replicaId ? { replicaId: requireLabelValue(options.replicaId, "replicaId") } : {}),
   };
 }
 
