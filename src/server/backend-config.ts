@@ -100,7 +100,8 @@ export function resolveBackendConfig(
     ...(input.kubeconfig ? { kubeconfig: resolve(baseDir, input.kubeconfig) } : {}),
     ...(input.imagePullPolicy ? { imagePullPolicy: input.imagePullPolicy } : {}),
     ...(input.startTimeoutMs ? { startTimeoutMs: input.startTimeoutMs } : {}),
-    replicaId: input.replicaId === undefined ? defaultReplicaId(stateDir) : checkReplicaId(input.replicaId, where),
+    replicaId:
+      input.replicaId === undefined ? defaultReplicaId(stateDir) : checkReplicaId(input.replicaId, where),
   };
 }
 

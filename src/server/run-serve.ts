@@ -57,7 +57,10 @@ export function serveBackend(
   const backend = config.backend ?? { kind: "docker" };
   if (backend.kind === "docker") return createDockerBackend(common);
   const { kind: _, ...cluster } = backend;
-  return createKubernetesBackend({ ...common, cluster: connectCluster(cluster) });
+  return createKubernetesBackend({
+    ...common,
+    cluster: { ...connectCluster(cluster), replicaId: backend.replicaId },
+  });
 }
 
 /** Starts the server and installs the signal handlers. Resolves once listening. */

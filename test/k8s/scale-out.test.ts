@@ -6,14 +6,15 @@
  * replicas' Pods alone; after `kill -9` the client gets connection errors, and the replica
  * restarted with the same id adopts its session (removing only its own dead spare), while the
  * other replica's Pods stay untouched; the Pods of a replica that never returns survive the other
- * replica's restart and are removed by gc once expired.
+ * replica's restart (even with a copy of their record in its state) and are removed by gc once
+ * expired. A Pod of the same tenant made by the library on another host is no server's to remove.
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { gcPods, WARDEN_POD_SELECTOR } from "../../src/sandbox/index.js";
+import { createKubernetesSandbox, gcPods, WARDEN_POD_SELECTOR } from "../../src/sandbox/index.js";
 import { hashKey } from "../../src/server/auth.js";
 import { describeK8s, podLeftovers, TEST_KUBECONFIG, TEST_NAMESPACE, testCluster } from "../helpers/k8s.js";
 import { bundleCli, type ServeChild, spawnServe, testQuotas } from "../helpers/server-fixture.js";
@@ -142,9 +143,16 @@ describeK8s("several warden serve replicas in one namespace", () => {
     );
     expect(r1Pods.filter((p) => !p.spare).map((p) => p.name)).toEqual([s1.containerId]);
 
+    // A Pod of the same tenant made by the library on another host: no server's to remove.
+    const library = await createKubernetesSandbox(
+      { tenant: TENANT, controllerId: "build-host:4242" },
+      cluster,
+    );
+    await using _library = { [Symbol.asyncDispose]: () => library.destroy() };
     const r2 = await serve(R2);
     expect(r2.stderr()).toMatch(/adopted 0, dropped 0, removed 0 orphan\(s\)/);
     expect(await podsOf(R1)).toEqual(r1Pods);
+    expect((await podLeftovers(TENANT)).includes(`pod ${library.info.containerId}`)).toBe(true);
     expect(await bash(r1, s1.id, "cat kept.txt")).toBe("kept\n");
     const other = await call(r2, `/v1/sessions/${s1.id}`);
     expect(other.status).toBe(404);
@@ -171,10 +179,13 @@ describeK8s("several warden serve replicas in one namespace", () => {
 
   it("after kill -9, the client's calls fail; the replica restarted with the same id adopts its session and removes only its own spare", async () => {
     const [r1, r2] = children as [ServeChild, ServeChild];
-    const running = bash(r1, s1.id, "sleep 600");
+    const running = bash(r1, s1.id, "sleep 600").then(
+      () => "answered",
+      (e: Error) => `${e.message}: ${(e.cause as NodeJS.ErrnoException).code}`,
+    );
     await new Promise((r) => setTimeout(r, 1500));
     await kill9(r1);
-    await expect(running).rejects.toThrow("fetch failed");
+    expect(await running).toBe("fetch failed: UND_ERR_SOCKET");
     const refused = await fetch(`${r1.url}/v1/sessions/${s1.id}`).catch((e: Error) => e.cause);
     expect((refused as NodeJS.ErrnoException).code).toBe("ECONNREFUSED");
     // The dead replica's Pods stay; the other replica goes on serving.
@@ -193,15 +204,20 @@ describeK8s("several warden serve replicas in one namespace", () => {
     const [, r2, r1b] = children as [ServeChild, ServeChild, ServeChild];
     await kill9(r1b);
     await kill9(r2);
+    // A record naming R1's Pod in R2's state (a copied stateDir) is dropped, the Pod left to R1.
+    const record = (replica: string) => join(dir, replica, "state", "sessions", `${s1.id}.json`);
+    await copyFile(record(R1), record(R2));
     const r2b = await serve(R2, ["--on-exit", "close"]);
-    expect(r2b.stderr()).toMatch(/adopted 1, dropped 0, removed 1 orphan\(s\)/);
+    expect(r2b.stderr()).toMatch(/adopted 1, dropped 1, removed 1 orphan\(s\)/);
     const left = r1Pods.filter((p) => !p.spare);
     expect(await podsOf(R1)).toEqual(left);
     expect(await gcPods(cluster, { tenant: TENANT })).toEqual([]);
 
     const pod = await cluster.core.readNamespacedPod({ name: s1.containerId, namespace: TEST_NAMESPACE });
     const expires = new Date(pod.metadata?.annotations?.["io.warden.expires"] ?? "");
-    const expected = [{ kind: "pod", id: s1.containerId, sessionId: s1.id, tenant: TENANT, reason: "expired" }];
+    const expected = [
+      { kind: "pod", id: s1.containerId, sessionId: s1.id, tenant: TENANT, reason: "expired" },
+    ];
     expect(await gcPods(cluster, { tenant: TENANT, now: expires, dryRun: true })).toEqual(expected);
     expect(await gcPods(cluster, { tenant: TENANT, now: expires })).toEqual(expected);
     expect(await podsOf(R1)).toEqual([]);

@@ -81,7 +81,7 @@ describe("warden serve: backend config", () => {
     const k8s = { kind: "kubernetes", namespace: "warden" };
     expect(load({ ...k8s, replicaId: "warden-0" }).backend).toMatchObject({ replicaId: "warden-0" });
     expect(() => load({ ...k8s, replicaId: "warden/0" })).toThrow(
-      'serve.yaml/backend/replicaId "warden/0" cannot label a Kubernetes Pod (at most 63 of A-Z a-z 0-9 _ . -, starting and ending with a letter or digit); use e.g. the StatefulSet Pod\'s name (warden-0), the same on every restart of this replica and different from every other replica\'s.',
+      "serve.yaml/backend/replicaId \"warden/0\" cannot label a Kubernetes Pod (at most 63 of A-Z a-z 0-9 _ . -, starting and ending with a letter or digit); use e.g. the StatefulSet Pod's name (warden-0), the same on every restart of this replica and different from every other replica's.",
     );
     expect(() => load({ ...k8s, replicaId: "r".repeat(64) })).toThrow("/backend/replicaId");
     expect(() => load({ ...k8s, replicaId: "" })).toThrow("/backend/replicaId");

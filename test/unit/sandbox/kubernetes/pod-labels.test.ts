@@ -38,7 +38,9 @@ describe("Pod labels and annotations", () => {
     expect(labels["io.warden.replica"]).toBe("warden-0");
     expect(podStateOf({ labels, annotations: podAnnotations(owned, DEFAULT_LIMITS) })).toEqual(owned);
     expect(podLabels(state)["io.warden.replica"]).toBeUndefined();
-    expect(replicaSelector("warden-0")).toBe("app.kubernetes.io/managed-by=warden,io.warden.replica=warden-0");
+    expect(replicaSelector("warden-0")).toBe(
+      "app.kubernetes.io/managed-by=warden,io.warden.replica=warden-0",
+    );
     expect(() => replicaSelector("a,b")).toThrow('replicaId "a,b" cannot be a Kubernetes label value');
     expect(() => podLabels({ ...state, replica: "x=y" })).toThrow('replicaId "x=y"');
   });
