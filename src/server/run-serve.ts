@@ -4,9 +4,10 @@
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { connectCluster, pingEngine } from "../sandbox/index.js";
+import { acquireReplicaLease, connectCluster, pingEngine, type ReplicaLease } from "../sandbox/index.js";
 import { sweepSpillDirs } from "../session/index.js";
 import type { SessionBackend } from "./backend.js";
+import { defaultReplicaId } from "./controller-id.js";
 import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHashes } from "./config.js";
 import { createDockerBackend } from "./docker-backend.js";
 import { createKubernetesBackend } from "./kubernetes-backend.js";
@@ -63,6 +64,28 @@ export function serveBackend(
   });
 }
 
+/**
+ * On Kubernetes, the Lease of this server's replica id (replica-lease.ts), held by its host and
+ * state directory; undefined on Docker. Rejects ReplicaIdInUseError when another live server has
+ * the same replicaId.
+ */
+async function holdReplicaLease(
+  config: ServerConfig,
+  log: (line: string) => void,
+): Promise<ReplicaLease | undefined> {
+  const backend = config.backend;
+  if (backend?.kind !== "kubernetes") return undefined;
+  const { kind: _, ...options } = backend;
+  const cluster = connectCluster(options);
+  return acquireReplicaLease({
+    leases: cluster.leases,
+    namespace: cluster.namespace,
+    replicaId: backend.replicaId,
+    holder: defaultReplicaId(config.stateDir),
+    log,
+  });
+}
+
 /** Starts the server and installs the signal handlers. Resolves once listening. */
 export async function runServe(options: ServeOptions): Promise<RunningServer> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
@@ -74,8 +97,11 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   const lock = lockStateDir(config.stateDir);
   let server: RunningServer;
   let swept: Awaited<ReturnType<typeof sweepSpillDirs>>;
+  let lease: ReplicaLease | undefined;
   try {
     if ((config.backend?.kind ?? "docker") === "docker") await pingEngine();
+    // Before reconcile: one live server per replica id, or each would remove the other's Pods.
+    lease = await holdReplicaLease(config, log);
     const hooks = await createPolicyHookFactory(config);
     // Spill files of a previous run's sessions cannot be read by anyone any more (a spill store only
     // serves files it wrote): remove those whose server process is gone.
@@ -91,6 +117,7 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
       ...(options.onExit ? { onExit: options.onExit } : {}),
     });
   } catch (err) {
+    await lease?.release();
     lock.release();
     throw err;
   }
@@ -113,7 +140,8 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
     const sessions = server.manager.all().length;
     const spares = server.manager.idleSpares();
     server.shutdown().then(
-      () => {
+      async () => {
+        await lease?.release();
         const kept = options.onExit === "close" ? "closed" : "kept for the next start";
         log(`warden serve: stopped; ${sessions} session(s) ${kept}, ${spares} spare(s) removed`);
         process.exit(0);

@@ -1,7 +1,8 @@
 /**
  * Several `warden serve` replicas against one namespace (README "Scale-out"), as real child
  * processes on a real cluster: each replica labels its Pods with its `backend.replicaId` and
- * reconciles, adopts and pools only those. A second replica's start leaves the first's live
+ * reconciles, adopts and pools only those; a second server with a live replica's id stops before
+ * reconciling. A second replica's start leaves the first's live
  * session and spare alone and answers 404 for the first's session; `warden gc` leaves live
  * replicas' Pods alone; after `kill -9` the client gets connection errors, and the replica
  * restarted with the same id adopts its session (removing only its own dead spare), while the
@@ -14,8 +15,14 @@ import { copyFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createKubernetesSandbox, gcPods, WARDEN_POD_SELECTOR } from "../../src/sandbox/index.js";
+import {
+  createKubernetesSandbox,
+  gcPods,
+  replicaLeaseName,
+  WARDEN_POD_SELECTOR,
+} from "../../src/sandbox/index.js";
 import { hashKey } from "../../src/server/auth.js";
+import { defaultReplicaId } from "../../src/server/controller-id.js";
 import { describeK8s, podLeftovers, TEST_KUBECONFIG, TEST_NAMESPACE, testCluster } from "../helpers/k8s.js";
 import { bundleCli, type ServeChild, spawnServe, testQuotas } from "../helpers/server-fixture.js";
 
@@ -24,6 +31,8 @@ const TENANT = `test-k8s-so-${SUFFIX}`;
 const KEY = `key-${TENANT}`;
 const R1 = `test-r1-${SUFFIX}`;
 const R2 = `test-r2-${SUFFIX}`;
+/** A config that wrongly reuses R1's replicaId with a state directory of its own. */
+const DUP = `test-dup-${SUFFIX}`;
 
 type Result = { isError: boolean; content: { type: string; text: string }[] };
 
@@ -94,11 +103,15 @@ describeK8s("several warden serve replicas in one namespace", () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "warden-k8s-scale-out-"));
     main = await bundleCli();
-    for (const replica of [R1, R2]) {
-      await mkdir(join(dir, replica));
-      configs[replica] = join(dir, replica, "serve.json");
+    for (const [name, replica] of [
+      [R1, R1],
+      [R2, R2],
+      [DUP, R1],
+    ] as const) {
+      await mkdir(join(dir, name));
+      configs[name] = join(dir, name, "serve.json");
       await writeFile(
-        configs[replica],
+        configs[name],
         JSON.stringify({
           port: 0,
           stateDir: "state",
@@ -123,9 +136,21 @@ describeK8s("several warden serve replicas in one namespace", () => {
       await cluster.core
         .deleteNamespacedPod({ name: p.slice(4), namespace: TEST_NAMESPACE, gracePeriodSeconds: 0 })
         .catch(() => undefined);
+    // R1 died holding its Lease (a restart would take it over at once); R2 released its own.
+    const leases = [];
+    for (const replica of [R1, R2]) {
+      const name = replicaLeaseName(replica);
+      const lease = await cluster.leases
+        .readNamespacedLease({ name, namespace: TEST_NAMESPACE })
+        .catch(() => null);
+      if (!lease) continue;
+      leases.push(replica);
+      await cluster.leases.deleteNamespacedLease({ name, namespace: TEST_NAMESPACE });
+    }
     await rm(dir, { recursive: true, force: true });
     if (main) await rm(dirname(main), { recursive: true, force: true });
     expect(left).toEqual([]);
+    expect(leases).toEqual([R1]);
   });
 
   let s1: { id: string; containerId: string };
@@ -149,6 +174,11 @@ describeK8s("several warden serve replicas in one namespace", () => {
       cluster,
     );
     await using _library = { [Symbol.asyncDispose]: () => library.destroy() };
+    // A second server with R1's id stops before reconciling, naming the fix (it waited out one
+    // lease duration, 15 s, to see R1 renew its Lease).
+    await expect(serve(DUP)).rejects.toThrow(
+      `warden serve exited (2):\nwarden: CONFLICT: backend.replicaId '${R1}' is in use in namespace ${TEST_NAMESPACE} by another live warden serve (holder ${defaultReplicaId(join(dir, R1, "state"))}); give this replica its own replicaId (each replica needs a different one).\n`,
+    );
     const r2 = await serve(R2);
     expect(r2.stderr()).toMatch(/adopted 0, dropped 0, removed 0 orphan\(s\)/);
     expect(await podsOf(R1)).toEqual(r1Pods);

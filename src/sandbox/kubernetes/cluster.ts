@@ -3,13 +3,15 @@
  * namespace, the RuntimeClass and the image pull policy, and the one table that maps the API's
  * failures to WardenError subclasses (as errors.ts's fromDockerError does for Docker).
  */
-import { Attach, CoreV1Api, Exec, KubeConfig } from "@kubernetes/client-node";
+import { Attach, CoordinationV1Api, CoreV1Api, Exec, KubeConfig } from "@kubernetes/client-node";
 import { InvalidArgumentError, NotFoundError, SandboxError, type WardenError } from "../../errors.js";
 import { requireLabelValue } from "./pod-labels.js";
 
 /** Where sandbox Pods are made and how. */
 export interface KubernetesCluster {
   core: CoreV1Api;
+  /** Leases (coordination.k8s.io): a serve replica's hold on its id (replica-lease.ts). */
+  leases: CoordinationV1Api;
   attach: Attach;
   exec: Exec;
   namespace: string;
@@ -67,6 +69,7 @@ export function connectCluster(options: KubernetesClusterOptions): KubernetesClu
   }
   return {
     core: config.makeApiClient(CoreV1Api),
+    leases: config.makeApiClient(CoordinationV1Api),
     attach: new Attach(config),
     exec: new Exec(config),
     namespace: options.namespace,
@@ -108,7 +111,7 @@ export function fromKubeError(err: unknown, what: string): WardenError {
   if (status === 404) return new NotFoundError(`${what}: not found (${message}).`);
   if (status === 401 || status === 403) {
     return new SandboxError(
-      `${what}: refused by the API server (${status}: ${message}); give the kubeconfig's user rights on pods, pods/attach and pods/exec in the namespace.`,
+      `${what}: refused by the API server (${status}: ${message}); give the kubeconfig's user rights on pods, pods/attach, pods/exec and leases (coordination.k8s.io) in the namespace.`,
       { cause: err },
     );
   }

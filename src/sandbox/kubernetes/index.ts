@@ -38,6 +38,13 @@ export {
   requireLabelValue,
   WARDEN_POD_SELECTOR,
 } from "./pod-labels.js";
+export {
+  acquireReplicaLease,
+  ReplicaIdInUseError,
+  type ReplicaLease,
+  type ReplicaLeaseOptions,
+  replicaLeaseName,
+} from "./replica-lease.js";
 export { buildPodSpec, cpuQuantity, type PodSpecOptions, SANDBOX_CONTAINER } from "./pod-spec.js";
 export {
   connectHelper,
