@@ -38,6 +38,7 @@ export {
   requireLabelValue,
   WARDEN_POD_SELECTOR,
 } from "./pod-labels.js";
+export { buildPodSpec, cpuQuantity, type PodSpecOptions, SANDBOX_CONTAINER } from "./pod-spec.js";
 export {
   acquireReplicaLease,
   ReplicaIdInUseError,
@@ -45,7 +46,6 @@ export {
   type ReplicaLeaseOptions,
   replicaLeaseName,
 } from "./replica-lease.js";
-export { buildPodSpec, cpuQuantity, type PodSpecOptions, SANDBOX_CONTAINER } from "./pod-spec.js";
 export {
   connectHelper,
   DEFAULT_POD_START_TIMEOUT_MS,
