@@ -34,6 +34,14 @@ const R2 = `test-r2-${SUFFIX}`;
 /** A config that wrongly reuses R1's replicaId with a state directory of its own. */
 const DUP = `test-dup-${SUFFIX}`;
 
+/** The test cluster as a serve backend; each config adds its replicaId. */
+const BACKEND = {
+  kind: "kubernetes",
+  namespace: TEST_NAMESPACE,
+  kubeconfig: TEST_KUBECONFIG,
+  imagePullPolicy: "Never",
+};
+
 type Result = { isError: boolean; content: { type: string; text: string }[] };
 
 describeK8s("several warden serve replicas in one namespace", () => {
@@ -116,13 +124,7 @@ describeK8s("several warden serve replicas in one namespace", () => {
           port: 0,
           stateDir: "state",
           warmPool: { size: 1 },
-          backend: {
-            kind: "kubernetes",
-            namespace: TEST_NAMESPACE,
-            kubeconfig: TEST_KUBECONFIG,
-            imagePullPolicy: "Never",
-            replicaId: replica,
-          },
+          backend: { ...BACKEND, replicaId: replica },
           tenants: [{ id: TENANT, keys: [{ id: "k", sha256: hashKey(KEY) }], quotas: testQuotas(2) }],
         }),
       );

@@ -130,10 +130,19 @@ export function podStateOf(metadata: {
  * still terminating. A valid DNS-1123 label (at most 56 characters).
  */
 export function podName(sessionId: string): string {
-  const base = sessionId
+  return `warden-${dnsNamePart(sessionId)}${randomBytes(4).toString("hex")}`;
+}
+
+/**
+ * `text` lower-cased with runs of other characters than [a-z0-9-] as `-`, at most 40, without
+ * leading or trailing `-`, and followed by `-`; "" when nothing is left. The readable part of a
+ * generated object name (Pods, Leases).
+ */
+export function dnsNamePart(text: string): string {
+  const base = text
     .toLowerCase()
     .replace(/[^a-z0-9-]+/g, "-")
     .slice(0, 40)
     .replace(/^-+|-+$/g, "");
-  return `warden-${base ? `${base}-` : ""}${randomBytes(4).toString("hex")}`;
+  return base ? `${base}-` : "";
 }

@@ -17,6 +17,7 @@ import { createHash } from "node:crypto";
 import type { CoordinationV1Api, V1Lease } from "@kubernetes/client-node";
 import { WardenError } from "../../errors.js";
 import { apiStatus, fromKubeError } from "./cluster.js";
+import { dnsNamePart } from "./pod-labels.js";
 
 /** Another live server holds this replica id's Lease (the CLI exits with this message). */
 export class ReplicaIdInUseError extends WardenError {
@@ -59,13 +60,8 @@ export interface ReplicaLeaseOptions {
  * valid DNS subdomain name.
  */
 export function replicaLeaseName(replicaId: string): string {
-  const base = replicaId
-    .toLowerCase()
-    .replace(/[^a-z0-9-]+/g, "-")
-    .slice(0, 40)
-    .replace(/^-+|-+$/g, "");
   const digest = createHash("sha256").update(replicaId).digest("hex").slice(0, 8);
-  return `warden-replica-${base ? `${base}-` : ""}${digest}`;
+  return `warden-replica-${dnsNamePart(replicaId)}${digest}`;
 }
 
 const RENEWED = "io.warden.renewed";
