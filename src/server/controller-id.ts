@@ -29,9 +29,10 @@ export function defaultReplicaId(stateDir: string, host = hostname()): string {
 
 /**
  * The stable owner id a server labels its sandboxes with (io.warden.controller): `serve@` and its
- * replica id (default: defaultReplicaId of its state directory), never a pid, so that `warden gc`
- * leaves sessions a restarted server adopts.
+ * replica id (a Kubernetes `backend`'s replicaId, else defaultReplicaId of its state directory),
+ * never a pid, so that `warden gc` leaves sessions a restarted server adopts.
  */
-export function serverControllerId(stateDir: string, replicaId?: string): string {
+export function serverControllerId(stateDir: string, backend?: { kind: string; replicaId?: string }): string {
+  const replicaId = backend?.kind === "kubernetes" ? backend.replicaId : undefined;
   return `${SERVE_PREFIX}${replicaId ?? defaultReplicaId(stateDir)}`;
 }

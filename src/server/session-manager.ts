@@ -63,11 +63,7 @@ export class SessionManager {
   constructor(private readonly deps: SessionManagerDeps) {
     this.now = deps.now ?? Date.now;
     this.quotas = new TenantQuotas(deps.metrics);
-    const backend = deps.config.backend;
-    this.controllerId = serverControllerId(
-      deps.config.stateDir,
-      backend?.kind === "kubernetes" ? backend.replicaId : undefined,
-    );
+    this.controllerId = serverControllerId(deps.config.stateDir, deps.config.backend);
   }
 
   /** The tenant with this id (configured tenants only). */

@@ -79,7 +79,10 @@ describe("warden serve: backend config", () => {
 
   it("takes a replicaId that can label a Pod, and refuses one that cannot, naming the field and the fix", () => {
     const k8s = { kind: "kubernetes", namespace: "warden" };
-    expect(load({ ...k8s, replicaId: "warden-0" }).backend).toMatchObject({ replicaId: "warden-0" });
+    const named = load({ ...k8s, replicaId: "warden-0" }).backend;
+    expect(named).toMatchObject({ replicaId: "warden-0" });
+    // The server's sandboxes name it as their controller.
+    expect(serverControllerId("/srv/a", named)).toBe("serve@warden-0");
     expect(() => load({ ...k8s, replicaId: "warden/0" })).toThrow(
       "serve.yaml/backend/replicaId \"warden/0\" cannot label a Kubernetes Pod (at most 63 of A-Z a-z 0-9 _ . -, starting and ending with a letter or digit); use e.g. the StatefulSet Pod's name (warden-0), the same on every restart of this replica and different from every other replica's.",
     );
