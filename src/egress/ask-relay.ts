@@ -66,6 +66,7 @@ export function formatAskAnswer(id: string, outcome: AskOutcome): string {
 function outcomeOf(answer: NetworkApprovalAnswer): AskOutcome {
   if (answer === "allow-once") return "once";
   if (answer === "allow-session") return "session";
+  if (answer === "non-interactive") return "non-interactive";
   return "denied";
 }
 

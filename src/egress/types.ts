@@ -81,8 +81,12 @@ export type NetworkOptions =
       approvalTimeoutMs?: number;
     };
 
-/** An approver's answer to one connection under an `ask` rule. */
-export type NetworkApprovalAnswer = "allow-once" | "allow-session" | "deny";
+/**
+ * An approver's answer to one connection under an `ask` rule. `non-interactive`: nobody could be
+ * asked after all (an MCP client without elicitation); refused like `deny`, audited as
+ * `non-interactive` like a session without an approver.
+ */
+export type NetworkApprovalAnswer = "allow-once" | "allow-session" | "deny" | "non-interactive";
 
 /** One connection waiting for approval: the session, the host and port it asked for, and the rule. */
 export interface NetworkApprovalRequest {

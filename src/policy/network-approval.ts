@@ -2,8 +2,8 @@
  * The session's approval provider as the approver of its `ask` network rules
  * (NetworkOptions.approve, src/egress): each connection under an `ask` rule becomes one
  * ApprovalRequest with tool `network`, args `{ host, port }` and `network` set, so every provider
- * (terminal, programmatic/HTTP approvals, MCP elicitation) shows it; a provider that never asks
- * anyone (non-interactive) gives no approver, so `ask` means deny. The timeout and the "allow for
+ * (terminal, programmatic/HTTP approvals, MCP elicitation) shows it; a provider that cannot ask
+ * anyone (non-interactive) answers `non-interactive`, so `ask` means deny. The timeout and the "allow for
  * the session" memory (exactly that host and port) are the gateway's (src/egress/ask-relay.ts).
  */
 import type { NetworkApprovalAnswer, NetworkApprovalRequest } from "../egress/index.js";
@@ -40,17 +40,20 @@ export function networkApprovalRequest(
 }
 
 /**
- * NetworkOptions.approve for `provider`, or undefined when nobody can be asked (no provider, or a
- * non-interactive one): the gateway then refuses `ask` connections as `non-interactive`. A provider
- * that becomes non-interactive later (an MCP client without elicitation) answers deny.
+ * NetworkOptions.approve for `provider`, or undefined without one (the gateway then refuses `ask`
+ * connections as `non-interactive`). Whether the provider can ask anyone is read per connection,
+ * not once: an MCP client declares elicitation only after the session (and its gateway) exists. A
+ * provider that cannot ask (non-interactive, an MCP client without elicitation) answers
+ * `non-interactive` without being asked; an aborted request answers deny.
  */
 export function networkApprover(
   provider: ApprovalProvider | undefined,
   context: NetworkApproverContext = {},
 ): ((req: NetworkApprovalRequest) => Promise<NetworkApprovalAnswer>) | undefined {
-  if (!provider || provider.interactive === false) return undefined;
+  if (!provider) return undefined;
   return async (req) => {
-    if (provider.interactive === false || req.signal.aborted) return "deny";
+    if (provider.interactive === false) return "non-interactive";
+    if (req.signal.aborted) return "deny";
     return provider.request(networkApprovalRequest(req, context));
   };
 }

@@ -1,15 +1,16 @@
 /**
  * `warden mcp`: an MCP server over stdio exposing one session's enabled tools, for MCP clients
  * (Claude Code, Codex, Cursor, the MCP Inspector). It takes the session flags `warden exec` takes.
- * With `--policy`, an `ask` is put to the client's user by MCP elicitation, or refused with a message
- * naming why when the client lacks it. Stdout carries only MCP messages; diagnostics go to stderr.
+ * With `--policy`, an `ask` (of a tool call, or of a connection under a `network:` ask rule) is put
+ * to the client's user by MCP elicitation, or refused (non-interactive) when the client lacks it.
+ * Stdout carries only MCP messages; diagnostics go to stderr.
  * The session (container and spill files) is closed when the client disconnects (stdin ends) or on
  * SIGINT/SIGTERM; the process then exits 0. Exit 2 when the session cannot be created.
  */
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Command } from "commander";
 import { createMcpServer, ElicitationApproval, serveSessionTools } from "../../mcp/index.js";
-import { createPolicyHookFromFiles } from "../../policy/index.js";
+import { createPolicyHookFromFiles, networkApprover } from "../../policy/index.js";
 import { createSession } from "../../session/index.js";
 import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
 
@@ -29,10 +30,15 @@ async function runMcp(flags: SessionFlags): Promise<void> {
   for (const stream of [process.stdout, process.stderr]) stream.on("error", () => undefined);
 
   const server = createMcpServer();
-  // The policy files' `network:` sections count as in `warden exec`; an `ask` goes to the client.
+  // The policy files' `network:` sections count as in `warden exec`. An `ask`, of a tool call or of
+  // a connection under a network `ask` rule, goes to the client by elicitation (or is refused as
+  // non-interactive when the client lacks it, which is known only once it has connected).
+  const approval = new ElicitationApproval(server);
   const options = await sessionOptionsOf(flags, controller.signal, (files, sessionId) =>
-    createPolicyHookFromFiles(files, { sessionId, approval: new ElicitationApproval(server) }),
+    createPolicyHookFromFiles(files, { sessionId, approval }),
   );
+  const approve = networkApprover(approval);
+  if (approve && options.network?.mode === "allowlist") options.network.approve = approve;
   let session: Awaited<ReturnType<typeof createSession>>;
   try {
     session = await createSession(options);
@@ -72,10 +78,17 @@ async function runMcp(flags: SessionFlags): Promise<void> {
   process.exit(0);
 }
 
+/** How `ask` works here, shown after the options in `warden mcp --help`. */
+const ASK_HELP = `
+A policy "ask" (of a tool call, or of a connection to a domain under a network: ask rule) is put to
+the client's user by MCP elicitation: allow-once, allow-session or deny. A client that does not
+support elicitation gets it refused (non-interactive); no answer within 5 minutes means deny.`;
+
 /** Registers `warden mcp`. */
 export function registerMcp(program: Command): void {
   const command = program
     .command("mcp")
-    .description("serve one sandboxed session's tools to an MCP client over stdio");
+    .description("serve one sandboxed session's tools to an MCP client over stdio")
+    .addHelpText("after", ASK_HELP);
   addSessionFlags(command).action((flags: SessionFlags) => runMcp(flags));
 }

@@ -2,14 +2,21 @@
  * `warden mcp` over stdio (the SDK's client, the built CLI) takes a policy file's `network:`
  * section as `warden exec` does: the domain it allows is reachable through the gateway, a domain
  * it does not list is refused, and each connection is a `warden: net …` line on stderr; with
- * `--allow-net` as one more layer, strictest wins.
+ * `--allow-net` as one more layer, strictest wins. A connection to a domain under an `ask` rule is
+ * put to the client's user by MCP elicitation (allow once, allow for the session, decline), and
+ * refused as non-interactive when the client does not support elicitation.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type CallToolResult,
+  type ElicitRequest,
+  ElicitRequestSchema,
+  type ElicitResult,
+} from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeEngine } from "../../helpers/engine.js";
 import { containersLeft, REPO } from "../../helpers/mcp-fixture.js";
@@ -41,6 +48,7 @@ describeEngine("warden mcp: the policy's network section", () => {
         "rules: []",
         "network:",
         "  allow: [allowed.test:443, pypi.test:443]",
+        "  ask: [ask.test:443]",
         "  deny: [denied.test]",
         "",
       ].join("\n"),
@@ -53,8 +61,16 @@ describeEngine("warden mcp: the policy's network section", () => {
     expect(await containersLeft(tenant)).toEqual([]);
   });
 
-  /** Starts `warden mcp` with `extra` args; returns the client, its stderr and the bash call's text. */
-  const serve = async (extra: string[]) => {
+  /**
+   * Starts `warden mcp` with `extra` args and fetches `urls` in one bash call; returns the call's
+   * text, the server's stderr and the elicitations the client got. With `elicit` the client
+   * declares elicitation and answers each request with it; without, it lacks the capability.
+   */
+  const serve = async (
+    extra: string[],
+    urls = ["https://allowed.test/hello", "https://pypi.test/hello", "https://denied.test/hello"],
+    elicit?: () => ElicitResult,
+  ) => {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [join(REPO, "bin/warden.js"), "mcp", "--workspace", dir, "--tenant", tenant, ...extra],
@@ -64,16 +80,24 @@ describeEngine("warden mcp: the policy's network section", () => {
     transport.stderr?.on("data", (c: Buffer) => {
       stderr += c.toString();
     });
-    const client = new Client({ name: "warden-test", version: "1" }, { capabilities: {} });
+    const client = new Client(
+      { name: "warden-test", version: "1" },
+      { capabilities: elicit ? { elicitation: {} } : {} },
+    );
+    const asked: ElicitRequest["params"][] = [];
+    if (elicit)
+      client.setRequestHandler(ElicitRequestSchema, async (request) => {
+        asked.push(request.params);
+        return elicit();
+      });
     await client.connect(transport);
-    const urls = ["https://allowed.test/hello", "https://pypi.test/hello", "https://denied.test/hello"];
     const result = (await client.callTool({
       name: "bash",
       arguments: { command: `python3 fetch.py ${urls.join(" ")}` },
     })) as CallToolResult;
     const text = result.content.map((c) => (c.type === "text" ? c.text : "")).join("");
     await client.close();
-    return { text, stderr: () => stderr };
+    return { text, stderr: () => stderr, asked };
   };
   const net = () => ["--egress-network", bed.publicNetwork, "--net-ca-bundle", bed.caBundlePath];
 
@@ -102,5 +126,59 @@ describeEngine("warden mcp: the policy's network section", () => {
         "",
       ].join("\n"),
     );
+  }, 120_000);
+
+  /** The `warden: net` lines of `stderr` once it has `count` of them (the gateway logs a connection as it ends). */
+  const netLines = async (stderr: () => string, count: number) => {
+    const lines = () =>
+      stderr()
+        .split("\n")
+        .filter((l) => l.startsWith("warden: net "));
+    await expect.poll(() => lines().length, { timeout: 10_000 }).toBeGreaterThanOrEqual(count);
+    return lines();
+  };
+  /** A `warden: net` line with its byte counts and duration as `…`. */
+  const shape = (line: string) => line.replace(/ out=\d+B in=\d+B \d+ms$/, " out=…B in=…B …ms");
+  const ask = "https://ask.test/hello";
+
+  it("asks the client's user for an ask domain: once lets it through, decline refuses, session covers the next", async () => {
+    const answers: ElicitResult[] = [
+      { action: "accept", content: { decision: "allow-once" } },
+      { action: "decline" },
+      { action: "accept", content: { decision: "allow-session" } },
+    ];
+    const { text, stderr, asked } = await serve(["--policy", policy, ...net()], [ask, ask, ask, ask], () => {
+      const answer = answers.shift();
+      if (!answer) throw new Error("asked more often than expected");
+      return answer;
+    });
+    expect(text).toBe(
+      [
+        "hello from public as ask.test",
+        `refused ${ask}`,
+        "hello from public as ask.test",
+        "hello from public as ask.test",
+        "",
+      ].join("\n"),
+    );
+    const session = /session (\S+) ready/.exec(stderr())?.[1];
+    expect(asked).toHaveLength(3);
+    expect(asked[0]?.message).toBe(
+      `warden: Network connection needs approval: session ${session} connects to ask.test:443\n  asked by rule 'ask ask.test:443'`,
+    );
+    expect((await netLines(stderr, 4)).map(shape)).toEqual([
+      'warden: net ask→allow CONNECT ask.test:443 ask=once rule="ask ask.test:443" out=…B in=…B …ms',
+      'warden: net ask→deny CONNECT ask.test:443 ask=denied rule="ask ask.test:443 (denied by the approver)" out=…B in=…B …ms',
+      'warden: net ask→allow CONNECT ask.test:443 ask=session rule="ask ask.test:443" out=…B in=…B …ms',
+      'warden: net ask→allow CONNECT ask.test:443 ask=cached rule="ask ask.test:443" out=…B in=…B …ms',
+    ]);
+  }, 120_000);
+
+  it("refuses an ask domain as non-interactive when the client does not support elicitation", async () => {
+    const { text, stderr } = await serve(["--policy", policy, ...net()], [ask]);
+    expect(text).toBe(`refused ${ask}\n`);
+    expect((await netLines(stderr, 1)).map(shape)).toEqual([
+      'warden: net ask→deny CONNECT ask.test:443 ask=non-interactive rule="ask ask.test:443 (nobody to ask: non-interactive)" out=…B in=…B …ms',
+    ]);
   }, 120_000);
 });

@@ -1,7 +1,7 @@
 /**
  * networkApprover: a session's approval provider as the approver of its `ask` network rules. The
- * request every provider sees names the session, host, port and rule; nobody to ask means no
- * approver (the gateway then refuses as non-interactive).
+ * request every provider sees names the session, host, port and rule; a provider that cannot ask
+ * (now) answers non-interactive, and no provider means no approver (the gateway refuses alike).
  */
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
@@ -22,9 +22,23 @@ const request = (signal = new AbortController().signal) => ({
 });
 
 describe("networkApprover", () => {
-  it("gives no approver without a provider or with a non-interactive one", () => {
+  it("gives no approver without a provider", () => {
     expect(networkApprover(undefined)).toBeUndefined();
-    expect(networkApprover(new NonInteractiveApproval())).toBeUndefined();
+  });
+
+  it("answers non-interactive, asking nobody, while the provider cannot ask (read per connection)", async () => {
+    expect(await networkApprover(new NonInteractiveApproval())?.(request())).toBe("non-interactive");
+    // An MCP client declares elicitation only after the session's gateway exists.
+    const provider = new ProgrammaticApproval();
+    let interactive = false;
+    Object.defineProperty(provider, "interactive", { get: () => interactive });
+    const approve = networkApprover(provider);
+    expect(await approve?.(request())).toBe("non-interactive");
+    expect(provider.pending()).toEqual([]);
+    interactive = true;
+    const answer = approve?.(request());
+    provider.answer(provider.pending()[0]?.id ?? "", "allow-once");
+    expect(await answer).toBe("allow-once");
   });
 
   it("puts the connection in the programmatic provider's pending list and returns its answer", async () => {
