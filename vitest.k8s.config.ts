@@ -6,8 +6,18 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     name: "k8s",
-    // test/k8s: what only Kubernetes has; test/engine/tools: the tool suites, on Pods this time.
-    include: ["test/k8s/**/*.test.ts", "test/engine/tools/*.test.ts"],
+    // test/k8s: what only Kubernetes has; then the engine suites written for both backends
+    // (test/helpers/backend.ts), on Pods this time: tools, sessions, the server and its tenants.
+    include: [
+      "test/k8s/**/*.test.ts",
+      "test/engine/tools/*.test.ts",
+      "test/engine/pipeline/session.test.ts",
+      "test/engine/session/*.test.ts",
+      "test/engine/server/api.test.ts",
+      "test/engine/server/crash.test.ts",
+      "test/engine/server/files-routes.test.ts",
+      "test/engine/server/spill-quota.test.ts",
+    ],
     env: { WARDEN_TEST_BACKEND: "kubernetes" },
     globalSetup: ["test/k8s/global-setup.ts"],
     testTimeout: 180_000,

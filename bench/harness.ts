@@ -9,7 +9,7 @@ import { performance } from "node:perf_hooks";
 export interface BenchRow {
   name: string;
   value: number;
-  unit: "ms" | "MiB" | "ops/s" | "count";
+  unit: "ms" | "KiB" | "MiB" | "ops/s" | "count";
   baseline?: number;
   /** What the baseline is (e.g. "raw dockerode"). */
   baselineName?: string;
@@ -28,6 +28,14 @@ export function percentile(samples: readonly number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[rank] ?? Number.NaN;
+}
+
+/**
+ * The name of the p99 row of `n` samples, saying when it is only the largest one: with the nearest
+ * rank (percentile above) that is every n below 100.
+ */
+export function p99Name(what: string, n: number): string {
+  return n < 100 ? `${what} p99 (= max of ${n})` : `${what} p99 (n=${n})`;
 }
 
 /** Runs `fn` `count` times in sequence and returns each duration in ms. */

@@ -2,6 +2,7 @@
 import type { BenchSection } from "../harness.js";
 import { egressSection } from "./egress.js";
 import { fastPathSection } from "./fast-path.js";
+import { k8sSection } from "./k8s.js";
 import { noisyNeighbourSection } from "./noisy-neighbour.js";
 import { policySection } from "./policy.js";
 import { sandboxSection } from "./sandbox.js";
@@ -14,4 +15,5 @@ export const sections: BenchSection[] = [
   fastPathSection,
   noisyNeighbourSection,
   egressSection,
+  k8sSection,
 ];

@@ -4,7 +4,13 @@
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { acquireReplicaLease, connectCluster, pingEngine, type ReplicaLease } from "../sandbox/index.js";
+import {
+  acquireReplicaLease,
+  connectCluster,
+  ensureDenyAllPolicy,
+  pingEngine,
+  type ReplicaLease,
+} from "../sandbox/index.js";
 import { sweepSpillDirs } from "../session/index.js";
 import type { SessionBackend } from "./backend.js";
 import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHashes } from "./config.js";
@@ -64,28 +70,6 @@ export function serveBackend(
   });
 }
 
-/**
- * On Kubernetes, the Lease of this server's replica id (replica-lease.ts), held by its host and
- * state directory; undefined on Docker. Rejects ReplicaIdInUseError when another live server has
- * the same replicaId.
- */
-async function holdReplicaLease(
-  config: ServerConfig,
-  log: (line: string) => void,
-): Promise<ReplicaLease | undefined> {
-  const backend = config.backend;
-  if (backend?.kind !== "kubernetes") return undefined;
-  const { kind: _, ...options } = backend;
-  const cluster = connectCluster(options);
-  return acquireReplicaLease({
-    leases: cluster.leases,
-    namespace: cluster.namespace,
-    replicaId: backend.replicaId,
-    holder: defaultReplicaId(config.stateDir),
-    log,
-  });
-}
-
 /** Starts the server and installs the signal handlers. Resolves once listening. */
 export async function runServe(options: ServeOptions): Promise<RunningServer> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
@@ -99,9 +83,22 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   let swept: Awaited<ReturnType<typeof sweepSpillDirs>>;
   let lease: ReplicaLease | undefined;
   try {
-    if ((config.backend?.kind ?? "docker") === "docker") await pingEngine();
-    // Before reconcile: one live server per replica id, or each would remove the other's Pods.
-    lease = await holdReplicaLease(config, log);
+    // The backend answers before anything else; on Kubernetes the namespace's deny-all
+    // NetworkPolicy is in place (or its missing RBAC rights named) before the first Pod, and
+    // this server holds its replica id's Lease before reconciling (replica-lease.ts: one live
+    // server per id, or each would remove the other's Pods; held by its host and state directory).
+    if (config.backend?.kind === "kubernetes") {
+      const { kind: _, ...options } = config.backend;
+      const cluster = connectCluster(options);
+      await ensureDenyAllPolicy(cluster);
+      lease = await acquireReplicaLease({
+        leases: cluster.leases,
+        namespace: cluster.namespace,
+        replicaId: options.replicaId,
+        holder: defaultReplicaId(config.stateDir),
+        log,
+      });
+    } else await pingEngine();
     const hooks = await createPolicyHookFactory(config);
     // Spill files of a previous run's sessions cannot be read by anyone any more (a spill store only
     // serves files it wrote): remove those whose server process is gone.

@@ -1,8 +1,10 @@
 /**
  * The backend parameter of the engine suites that run on both backends: Docker (default) or
  * Kubernetes ($WARDEN_TEST_BACKEND=kubernetes, set by `npm run test:k8s`, vitest.k8s.config.ts).
- * The same test bodies create, stop and count their sandboxes through these helpers.
+ * The same test bodies create, stop and count their sandboxes, sessions and servers through these
+ * helpers; a test that is Docker's by nature is declared with itDocker and its reason.
  */
+import { it } from "vitest";
 import {
   createSandbox,
   deletePod,
@@ -10,8 +12,17 @@ import {
   type Sandbox,
   type SandboxOptions,
 } from "../../src/sandbox/index.js";
+import {
+  createSession,
+  createSpillStore,
+  openSession,
+  type Session,
+  type SessionOptions,
+} from "../../src/session/index.js";
+import { builtinTools } from "../../src/tools/index.js";
 import { describeEngine } from "./engine.js";
 import { leftovers } from "./sandbox-fixture.js";
+import { removeTenant, tenantContainers } from "./server-fixture.js";
 
 /** Which backend this run tests. */
 export const TEST_BACKEND: "docker" | "kubernetes" =
@@ -25,14 +36,70 @@ export const describeBackend: (name: string, body: () => void) => void = k8s
   ? k8s.describeK8s
   : describeEngine;
 
+/**
+ * A test of what only Docker has (docker inspect, bind mounts, egress, docker exec): runs on
+ * Docker; on Kubernetes it is listed as skipped with `reason` in its name, never silently.
+ */
+export function itDocker(reason: string, name: string, body: () => Promise<void>, timeoutMs?: number): void {
+  if (k8s) it.skip(`${name} [Docker only: ${reason}]`, body);
+  else it(name, body, timeoutMs);
+}
+
 /** A sandbox on the backend under test. */
 export function createTestSandbox(options: SandboxOptions): Promise<Sandbox> {
   return k8s ? k8s.createTestPodSandbox(options) : createSandbox(options);
 }
 
+/** A session (sandbox, spill store, the built-in tools) on the backend under test. */
+export function createTestSession(options: SessionOptions = {}): Promise<Session> {
+  if (!k8s) return createSession(options);
+  return openSession(options, { createSandbox: k8s.createTestPodSandbox, createSpillStore, builtinTools });
+}
+
+/**
+ * The `backend:` fields of a `warden serve` config for the backend under test: none on Docker
+ * (its default), the test cluster's namespace and kubeconfig on Kubernetes.
+ */
+export function testServeBackend(): { backend?: Record<string, unknown> } {
+  if (!k8s) return {};
+  return {
+    backend: {
+      kind: "kubernetes",
+      namespace: k8s.TEST_NAMESPACE,
+      kubeconfig: k8s.TEST_KUBECONFIG,
+      imagePullPolicy: "Never",
+    },
+  };
+}
+
 /** What the backend still holds for `tenant` (containers and volumes, or Pods). */
 export function backendLeftovers(tenant: string): Promise<string[]> {
   return k8s ? k8s.podLeftovers(tenant) : leftovers(tenant);
+}
+
+/** A sandbox of a tenant as the backend lists it: container id or Pod name, and its state labels. */
+export interface BackendSandbox {
+  id: string;
+  session: string;
+  controller: string;
+  /** The warm pool key (a spare), if any. */
+  poolKey?: string;
+}
+
+/** The tenant's sandboxes (containers in every state, or Pods, terminating ones included). */
+export async function backendSandboxes(tenant: string): Promise<BackendSandbox[]> {
+  if (k8s) return k8s.tenantPods(tenant);
+  return (await tenantContainers(tenant)).map((c) => ({
+    id: c.Id,
+    session: c.Labels["io.warden.session"] ?? "",
+    controller: c.Labels["io.warden.controller"] ?? "",
+    ...(c.Labels["io.warden.pool"] ? { poolKey: c.Labels["io.warden.pool"] } : {}),
+  }));
+}
+
+/** Force-removes whatever `tenant` left on the backend (containers and volumes, or Pods). */
+export function removeBackendTenant(tenant: string): Promise<void> {
+  return k8s ? k8s.removePods(tenant) : removeTenant(tenant);
 }
 
 /** Stops the sandbox's container (Docker) or deletes its Pod (Kubernetes) behind the sandbox's back. */

@@ -73,17 +73,41 @@ export function testCluster(): KubernetesCluster {
   });
 }
 
-/** Names of the warden Pods of `tenant` still in the test namespace (terminating ones included). */
-export async function podLeftovers(tenant: string): Promise<string[]> {
+/** The warden Pods of `tenant` in the test namespace (terminating ones included), with their state. */
+export async function tenantPods(
+  tenant: string,
+): Promise<{ id: string; session: string; controller: string; poolKey?: string }[]> {
   const { core } = testCluster();
   const list = await core.listNamespacedPod({
     namespace: TEST_NAMESPACE,
     labelSelector: `${WARDEN_POD_SELECTOR},io.warden.tenant=${tenant}`,
   });
-  return list.items.map((p) => `pod ${p.metadata?.name}`);
+  return list.items.map((p) => {
+    const notes = p.metadata?.annotations ?? {};
+    return {
+      id: p.metadata?.name ?? "",
+      session: notes["io.warden.session"] ?? "",
+      controller: notes["io.warden.controller"] ?? "",
+      ...(notes["io.warden.pool"] ? { poolKey: notes["io.warden.pool"] } : {}),
+    };
+  });
+}
+
+/** Names of the warden Pods of `tenant` still in the test namespace (terminating ones included). */
+export async function podLeftovers(tenant: string): Promise<string[]> {
+  return (await tenantPods(tenant)).map((p) => `pod ${p.id}`);
 }
 
 /** A Kubernetes sandbox on the test cluster (the backend parameter's createSandbox). */
 export function createTestPodSandbox(options: SandboxOptions): Promise<Sandbox> {
   return createKubernetesSandbox(options, testCluster());
+}
+
+/** Deletes (no grace) every warden Pod of `tenant` in the test namespace. */
+export async function removePods(tenant: string): Promise<void> {
+  const { core } = testCluster();
+  for (const pod of await podLeftovers(tenant))
+    await core
+      .deleteNamespacedPod({ name: pod.slice(4), namespace: TEST_NAMESPACE, gracePeriodSeconds: 0 })
+      .catch(() => undefined);
 }

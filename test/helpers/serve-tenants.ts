@@ -2,13 +2,15 @@
  * A real `warden serve` (bin/warden.js, so run `npm run build` first, as CI's setup does) for the
  * client tests: three test tenants on one server. `main` has no policy and testQuotas(4); `limited`
  * has maxSessions 1 (for 429s); `policy` runs policies/default.yaml (whose `sleep` asks). The
- * warm pool is off, so nothing outlives a deleted session.
+ * warm pool is off, so nothing outlives a deleted session. On the backend under test
+ * (test/helpers/backend.ts): Docker, or Pods on the test cluster under `npm run test:k8s`.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { hashKey } from "../../src/server/auth.js";
-import { removeTenant, type ServeChild, spawnServe, testQuotas } from "./server-fixture.js";
+import { removeBackendTenant, testServeBackend } from "./backend.js";
+import { type ServeChild, spawnServe, testQuotas } from "./server-fixture.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -44,6 +46,7 @@ export async function serveTenants(
       port: 0,
       stateDir: "state",
       warmPool: { size: 0 },
+      ...testServeBackend(),
       ...server,
       tenants: [
         tenant("main"),
@@ -60,7 +63,7 @@ export async function serveTenants(
     async stop() {
       serve.child.kill("SIGTERM");
       await serve.exited;
-      for (const name of Object.keys(keys)) await removeTenant(`${prefix}-${name}`);
+      for (const name of Object.keys(keys)) await removeBackendTenant(`${prefix}-${name}`);
       await rm(dir, { recursive: true, force: true });
     },
   };

@@ -2,8 +2,9 @@
  * `warden serve` with `backend: { kind: kubernetes }` as a real child process on a real cluster:
  * two tenants kept apart (labels on their Pods, 404 across tenants, the session quota), the seven
  * tools through the HTTP API, a warm pool spare Pod claimed by the next session, and a `kill -9`
- * of the server with a command still running: the restarted server adopts the session on its Pod,
- * the command is gone, the files are still there, and `--on-exit close` leaves no Pod.
+ * of the server with a command still running: the restarted server adopts the session on its Pod
+ * and removes the idle spare Pod the dead server left, the command is gone, the files are still
+ * there, and `--on-exit close` leaves no Pod.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -53,6 +54,27 @@ describeK8s("warden serve on Kubernetes: tenants, tools, pool, kill -9", () => {
       await (await fetch(`${s.url}/metrics`)).text(),
     );
     return Number(m?.[1] ?? 0);
+  };
+
+  /**
+   * Waits (90 s at most) until tenant A has a running warm pool Pod other than the sessions' Pods
+   * `inUse` (a claimed spare keeps its pool label); returns the idle spare Pods of A and B.
+   */
+  const waitForSpare = async (inUse: string[] = []) => {
+    const deadline = Date.now() + 90_000;
+    while (Date.now() < deadline) {
+      const spares = await testCluster().core.listNamespacedPod({
+        namespace: TEST_NAMESPACE,
+        labelSelector: "io.warden.pool",
+      });
+      const idle = spares.items
+        .filter((p) => p.status?.phase === "Running" && !p.metadata?.deletionTimestamp)
+        .filter((p) => [A, B].includes(p.metadata?.labels?.["io.warden.tenant"] ?? ""))
+        .filter((p) => !inUse.includes(p.metadata?.name ?? ""));
+      if (idle.some((p) => p.metadata?.labels?.["io.warden.tenant"] === A)) return idle;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    throw new Error(`no running spare Pod of ${A} after 90 s`);
   };
 
   beforeAll(async () => {
@@ -131,16 +153,8 @@ describeK8s("warden serve on Kubernetes: tenants, tools, pool, kill -9", () => {
   it("claims the next session of a key from the warm pool's spare Pod", async () => {
     const s = children[0]!;
     const before = await starts(s, "pool");
-    const deadline = Date.now() + 90_000;
     // The key was seen above: its spare Pod is made in the background.
-    while (Date.now() < deadline) {
-      const spares = await testCluster().core.listNamespacedPod({
-        namespace: TEST_NAMESPACE,
-        labelSelector: `io.warden.tenant=${A},io.warden.pool`,
-      });
-      if (spares.items.some((p) => p.status?.phase === "Running")) break;
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    await waitForSpare();
     const { body } = await newSession(s, A);
     expect(await starts(s, "pool")).toBe(before + 1);
     expect(text(await tool(s, A, body.id, "bash", { command: "echo pooled" }))).toBe("pooled\n");
@@ -155,11 +169,14 @@ describeK8s("warden serve on Kubernetes: tenants, tools, pool, kill -9", () => {
     // A call still running when the server dies.
     void tool(s, A, id, "bash", { command: "sleep 600" }).catch(() => undefined);
     await new Promise((r) => setTimeout(r, 1500));
+    // The pool refills after each claim: the dead server leaves its idle spare Pods.
+    const idle = await waitForSpare([body.containerId!]);
     s.child.kill("SIGKILL");
     await s.exited;
     const s2 = await spawnServe(main, config, ["--on-exit", "close"]);
     children.push(s2);
-    expect(s2.stderr()).toMatch(/adopted 1,/);
+    // The session adopted; the spares the dead server kept idle are its orphans, removed.
+    expect(s2.stderr()).toContain(`warden serve: adopted 1, dropped 0, removed ${idle.length} orphan(s)`);
     expect(text(await tool(s2, A, id, "read", { path: "kept.txt" }))).toBe("still here\n");
     expect(text(await tool(s2, A, id, "bash", { command: "ps -eo comm | grep -c '^sleep' || true" }))).toBe(
       "0\n",

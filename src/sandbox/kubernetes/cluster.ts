@@ -3,13 +3,22 @@
  * namespace, the RuntimeClass and the image pull policy, and the one table that maps the API's
  * failures to WardenError subclasses (as errors.ts's fromDockerError does for Docker).
  */
-import { Attach, CoordinationV1Api, CoreV1Api, Exec, KubeConfig } from "@kubernetes/client-node";
+import {
+  Attach,
+  CoordinationV1Api,
+  CoreV1Api,
+  Exec,
+  KubeConfig,
+  NetworkingV1Api,
+} from "@kubernetes/client-node";
 import { InvalidArgumentError, NotFoundError, SandboxError, type WardenError } from "../../errors.js";
 import { requireLabelValue } from "./pod-labels.js";
 
 /** Where sandbox Pods are made and how. */
 export interface KubernetesCluster {
   core: CoreV1Api;
+  /** The namespace's deny-all NetworkPolicy (network-policy.ts). */
+  networking: NetworkingV1Api;
   /** Leases (coordination.k8s.io): a serve replica's hold on its id (replica-lease.ts). */
   leases: CoordinationV1Api;
   attach: Attach;
@@ -69,6 +78,7 @@ export function connectCluster(options: KubernetesClusterOptions): KubernetesClu
   }
   return {
     core: config.makeApiClient(CoreV1Api),
+    networking: config.makeApiClient(NetworkingV1Api),
     leases: config.makeApiClient(CoordinationV1Api),
     attach: new Attach(config),
     exec: new Exec(config),
@@ -103,17 +113,21 @@ function apiMessage(err: unknown): string {
 /**
  * Maps a Kubernetes API failure to a WardenError: 404 NotFoundError, 401/403 SandboxError naming
  * RBAC, anything else (conflicts, refused connections, invalid objects) SandboxError with the
- * API's message. `what` says what was being done ("creating Pod warden-…").
+ * API's message. `what` says what was being done ("creating Pod warden-…"); `fix` what a 401/403
+ * asks the operator to do (default: grant the Pod rights every sandbox needs).
  */
-export function fromKubeError(err: unknown, what: string): WardenError {
+export function fromKubeError(
+  err: unknown,
+  what: string,
+  fix = "give the kubeconfig's user rights on pods, pods/attach and pods/exec in the namespace",
+): WardenError {
   const status = apiStatus(err);
   const message = apiMessage(err);
   if (status === 404) return new NotFoundError(`${what}: not found (${message}).`);
   if (status === 401 || status === 403) {
-    return new SandboxError(
-      `${what}: refused by the API server (${status}: ${message}); give the kubeconfig's user rights on pods, pods/attach, pods/exec and leases (coordination.k8s.io) in the namespace.`,
-      { cause: err },
-    );
+    return new SandboxError(`${what}: refused by the API server (${status}: ${message}); ${fix}.`, {
+      cause: err,
+    });
   }
   return new SandboxError(`${what} failed: ${message}`, { cause: err });
 }

@@ -16,6 +16,7 @@ import { packDirectory, type WorkspaceHashes } from "../workspace-copy.js";
 import { workspaceReadError } from "../workspace-size.js";
 import type { KubernetesCluster } from "./cluster.js";
 import { deletePod, KubernetesSandbox } from "./kubernetes-sandbox.js";
+import { ensureDenyAllPolicy } from "./network-policy.js";
 import { podName } from "./pod-labels.js";
 import { buildPodSpec } from "./pod-spec.js";
 import { startPod } from "./start-pod.js";
@@ -57,8 +58,10 @@ export function requirePodOptions(opts: ResolvedSandboxOptions, cluster: Kuberne
 }
 
 /**
- * Creates the Pod for `opts` and connects its helper. `poolKey` marks a warm pool spare.
- * Rejects like startPod (SandboxError, AbortError), InvalidArgumentError for unsupported options.
+ * Creates the Pod for `opts` and connects its helper, after making sure its namespace has the
+ * deny-all NetworkPolicy (ensureDenyAllPolicy: no Pod runs before it). `poolKey` marks a warm pool
+ * spare. Rejects like startPod (SandboxError, AbortError) and ensureDenyAllPolicy (SandboxError
+ * naming the RBAC rights), InvalidArgumentError for unsupported options.
  */
 export async function preparePod(
   cluster: KubernetesCluster,
@@ -66,6 +69,8 @@ export async function preparePod(
   options: { signal?: AbortSignal; poolKey?: string; log?: (line: string) => void } = {},
 ): Promise<PreparedPod> {
   requirePodOptions(opts, cluster);
+  await ensureDenyAllPolicy(cluster);
+  throwIfAborted(options.signal);
   const createdAt = new Date(Math.floor(Date.now() / 1000) * 1000);
   const expiresAt = new Date(createdAt.getTime() + opts.ttlMs);
   const name = podName(opts.sessionId);

@@ -23,6 +23,12 @@ export {
 export { gcPods } from "./gc.js";
 export { deletePod, KubernetesSandbox } from "./kubernetes-sandbox.js";
 export {
+  buildDenyAllPolicy,
+  DENY_ALL_POLICY,
+  ensureDenyAllPolicy,
+  isDenyAllPolicy,
+} from "./network-policy.js";
+export {
   isLabelValue,
   MANAGED_BY,
   POD_PIDS,

@@ -66,6 +66,9 @@ export function replicaLeaseName(replicaId: string): string {
 
 const RENEWED = "io.warden.renewed";
 
+/** What a server without rights on Leases lacks (fromKubeError's fix). */
+const LEASE_RIGHTS = "give the kubeconfig's user rights on leases (coordination.k8s.io) in the namespace";
+
 /** The Lease object held by `holder`, with a fresh renewal mark (and `resourceVersion` when replacing). */
 function leaseBody(name: string, holder: string, durationS: number, resourceVersion?: string): V1Lease {
   return {
@@ -97,7 +100,7 @@ export async function acquireReplicaLease(options: ReplicaLeaseOptions): Promise
     } catch (err) {
       if (apiStatus(err) === 409) return "conflict";
       if (apiStatus(err) === 404) return "absent";
-      throw fromKubeError(err, `writing ${what}`);
+      throw fromKubeError(err, `writing ${what}`, LEASE_RIGHTS);
     }
   };
   const replace = (version: string | undefined) =>

@@ -1,13 +1,16 @@
-/** The pipeline on a real session: case 14 (parallel edits of one file), hooks, abort, close. */
+/**
+ * The pipeline on a real session: case 14 (parallel edits of one file), hooks, abort, close. On
+ * both backends (test/helpers/backend.ts): a container, or a Pod under `npm run test:k8s`.
+ */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { BeforeToolCallHook } from "../../../src/pipeline/types.js";
-import { createSession, type Session } from "../../../src/session/index.js";
+import type { Session } from "../../../src/session/index.js";
 import type { ToolCall } from "../../../src/tools/types.js";
-import { describeEngine } from "../../helpers/engine.js";
+import { backendLeftovers, createTestSession, describeBackend } from "../../helpers/backend.js";
 
 const SEQ_1_100 = `${Array.from({ length: 100 }, (_, i) => String(i + 1)).join("\n")}\n`;
 
-describeEngine("pipeline on a real session", () => {
+describeBackend("pipeline on a real session", () => {
   let session: Session;
   const hookCalls: string[] = [];
   const denyEtc: BeforeToolCallHook = async (ctx) => {
@@ -19,7 +22,7 @@ describeEngine("pipeline on a real session", () => {
   };
 
   beforeAll(async () => {
-    session = await createSession({ tenant: "test-pipeline", beforeToolCall: [denyEtc] });
+    session = await createTestSession({ tenant: "test-pipeline", beforeToolCall: [denyEtc] });
   });
   afterAll(async () => {
     await session?.close();
@@ -163,13 +166,15 @@ describeEngine("pipeline on a real session", () => {
   });
 });
 
-describeEngine("session lifecycle", () => {
+describeBackend("session lifecycle", () => {
   it("close() removes the container and is idempotent; calls afterwards are error results", async () => {
-    const session = await createSession({ tenant: "test-pipeline", toolSelection: { tools: ["bash"] } });
+    const tenant = `test-pipeline-close-${process.pid}`;
+    const session = await createTestSession({ tenant, toolSelection: { tools: ["bash"] } });
     expect(session.enabledTools).toEqual(["bash"]);
     const [ok] = await session.runToolCalls([{ id: "1", name: "bash", arguments: { command: "echo ok" } }]);
     expect(ok?.content).toEqual([{ type: "text", text: "ok\n" }]);
     await session.close();
+    expect(await backendLeftovers(tenant)).toEqual([]);
     await session.close();
     const [after] = await session.runToolCalls([{ id: "2", name: "bash", arguments: { command: "true" } }]);
     expect(after?.isError).toBe(true);

@@ -1,19 +1,24 @@
 /**
- * `warden serve` in-process on the real engine: two tenants side by side with streaming, cross-tenant
- * 404s on every route, an `ask` answered over HTTP, and shutdown that leaves no container behind
+ * `warden serve` in-process on the backend under test (Docker, or Pods under `npm run test:k8s`;
+ * test/helpers/backend.ts): two tenants side by side with streaming, cross-tenant 404s on every
+ * route, an `ask` answered over HTTP, and shutdown that leaves no container or Pod behind
  * (sessions closed, the warm pool of `warden serve`'s backend drained).
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Docker from "dockerode";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { gitBlobId, NULL_OID } from "../../../src/review/index.js";
 import { hashKey } from "../../../src/server/auth.js";
 import { resolveServerConfig } from "../../../src/server/config.js";
 import type { RunningServer } from "../../../src/server/server.js";
-import { describeEngine } from "../../helpers/engine.js";
+import {
+  backendLeftovers,
+  describeBackend,
+  removeBackendTenant,
+  testServeBackend,
+} from "../../helpers/backend.js";
 import { startTestServer, testQuotas } from "../../helpers/server-fixture.js";
 
 const suffix = randomBytes(4).toString("hex");
@@ -32,10 +37,9 @@ function parseSse(body: string): { event: string; data: Record<string, unknown> 
     }));
 }
 
-describeEngine("warden serve on the engine: two tenants", () => {
+describeBackend("warden serve: two tenants", () => {
   let dir: string;
   let server: RunningServer;
-  const docker = new Docker();
 
   const call = (tenant: string, path: string, init: RequestInit = {}) =>
     fetch(`${server.url}${path}`, {
@@ -66,6 +70,7 @@ describeEngine("warden serve on the engine: two tenants", () => {
       {
         port: 0,
         stateDir: "state",
+        ...testServeBackend(),
         tenants: [
           { id: A, keys: [{ id: "a", sha256: hashKey(KEYS[A]!) }], quotas, policy: ["ask-bash.yaml"] },
           { id: B, keys: [{ id: "b", sha256: hashKey(KEYS[B]!) }], quotas },
@@ -79,8 +84,8 @@ describeEngine("warden serve on the engine: two tenants", () => {
   afterAll(async () => {
     await server?.shutdown(0);
     for (const t of [A, B]) {
-      const left = await docker.listContainers({ all: true, filters: { label: [`io.warden.tenant=${t}`] } });
-      for (const c of left) await docker.getContainer(c.Id).remove({ force: true, v: true });
+      const left = await backendLeftovers(t);
+      await removeBackendTenant(t);
       expect(left).toEqual([]);
     }
     await rm(dir, { recursive: true, force: true });

@@ -7,36 +7,46 @@
  * unpacked upload; every audit line is whole JSON, and a SIGTERM with `--on-exit close` leaves no
  * container. Also: a docker-exec sandbox's running command is killed on adoption too, and a second
  * server on the same state dir (or one whose port is taken) fails before touching anything.
+ * On both backends (test/helpers/backend.ts): on Kubernetes the sandboxes are Pods, which have no
+ * workspace volume to leak, and docker-exec does not exist.
  */
 import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, readdir, readFile, unlink } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Docker from "dockerode";
 import tar from "tar-stream";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { getDocker } from "../../../src/sandbox/index.js";
 import { serverControllerId } from "../../../src/server/controller-id.js";
-import { describeEngine } from "../../helpers/engine.js";
+import {
+  backendSandboxes,
+  describeBackend,
+  itDocker,
+  removeBackendTenant,
+  TEST_BACKEND,
+  testServeBackend,
+} from "../../helpers/backend.js";
 import {
   bundleCli,
   cleanUpServe,
   type ServeChild,
   spawnServe,
   tenantClient,
-  tenantContainers,
   writeServeConfig,
 } from "../../helpers/server-fixture.js";
 import { beating, stillBeating } from "../../helpers/survivors.js";
 
 const TENANT = `test-crash-${randomBytes(4).toString("hex")}`;
 
-/** Ids of the tenant's containers owned by the server of state dir `state`, sorted. */
+/** Ids of the tenant's containers (or Pods) owned by the server of state dir `state`, sorted. */
 const containerIds = async (state: string) =>
-  (await tenantContainers(TENANT))
-    .filter((c) => c.Labels["io.warden.controller"] === serverControllerId(state))
-    .map((c) => c.Id)
+  (await backendSandboxes(TENANT))
+    .filter((c) => c.controller === serverControllerId(state))
+    .map((c) => c.id)
     .sort();
+/** A Kubernetes sandbox has no workspace volume: its emptyDir goes with the Pod. */
+const DOCKER = TEST_BACKEND === "docker";
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -47,7 +57,7 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs = 20_000): Promi
 }
 const KEY = `key-${TENANT}`;
 
-describeEngine("warden serve: kill -9 and restart", () => {
+describeBackend("warden serve: kill -9 and restart", () => {
   let dir: string;
   let main: string;
   let config: string;
@@ -89,20 +99,27 @@ describeEngine("warden serve: kill -9 and restart", () => {
     dir = await mkdtemp(join(tmpdir(), "warden-crash-"));
     main = await bundleCli();
     // Without spares, so every container here is a session's (the pool's crash case: server-pool.test.ts).
-    config = await writeServeConfig(dir, TENANT, KEY, { server: { warmPool: { size: 0 } } });
+    config = await writeServeConfig(dir, TENANT, KEY, {
+      server: { warmPool: { size: 0 }, ...testServeBackend() },
+    });
   });
 
-  afterAll(() => cleanUpServe(children, TENANT, dir, main));
+  afterAll(async () => {
+    await cleanUpServe(children, TENANT, dir, main);
+    await removeBackendTenant(TENANT);
+  });
 
   /** A config with a state dir of its own under `dir/name` (tests below are independent of the first). */
   const ownConfig = async (name: string, spares: number) => {
     const own = join(dir, name);
     await mkdir(own);
-    const config = await writeServeConfig(own, TENANT, KEY, { server: { warmPool: { size: spares } } });
+    const config = await writeServeConfig(own, TENANT, KEY, {
+      server: { warmPool: { size: spares }, ...testServeBackend() },
+    });
     return { config, state: join(own, "state") };
   };
 
-  it("restarts with no orphan container, no lost record and no torn audit line", async () => {
+  it("restarts with no orphan sandbox, no lost record and no torn audit line", async () => {
     const first = await spawnServe(main, config);
     children.push(first);
     const ids: string[] = [];
@@ -135,23 +152,23 @@ describeEngine("warden serve: kill -9 and restart", () => {
     expect(recordsBefore).toEqual([`${kept}.json`, `${busy}.json`].sort());
     const recordText = await readFile(join(dir, "state", "sessions", `${kept}.json`), "utf8");
 
-    // As if the crash came between removing a container and its workspace volume.
-    const docker = new Docker();
+    // As if the crash came between removing a container and its workspace volume (Docker only).
     const leaked = `warden-ws-test-leaked-${randomBytes(4).toString("hex")}`;
-    await docker.createVolume({
-      Name: leaked,
-      Labels: {
-        "io.warden.session": "leaked",
-        "io.warden.tenant": TENANT,
-        "io.warden.controller": serverControllerId(join(dir, "state")),
-      },
-    });
+    if (DOCKER)
+      await getDocker().createVolume({
+        Name: leaked,
+        Labels: {
+          "io.warden.session": "leaked",
+          "io.warden.tenant": TENANT,
+          "io.warden.controller": serverControllerId(join(dir, "state")),
+        },
+      });
     const second = await spawnServe(main, config, ["--on-exit", "close"]);
     children.push(second);
     // The dead server's spill directories go too (the cut output's, and the one of the call that was
     // running): no session can read them any more.
     expect(second.stderr()).toContain(
-      "warden serve: adopted 2, dropped 0, removed 1 orphan(s), 1 volume(s), 2 spill dir(s), 1 upload(s); 1 interrupted call(s)",
+      `warden serve: adopted 2, dropped 0, removed 1 orphan(s), ${DOCKER ? 1 : 0} volume(s), 2 spill dir(s), 1 upload(s); 1 interrupted call(s)`,
     );
     expect(await readdir(join(dir, "state", "uploads"))).toEqual([]);
     expect(await readdir(join(dir, "state", "inflight"))).toEqual([]);
@@ -171,7 +188,8 @@ describeEngine("warden serve: kill -9 and restart", () => {
     expect(await bashText(second, busy, "ls /proc/1/fd 2>&1; echo rc=$?")).toBe(
       "ls: cannot open directory '/proc/1/fd': Permission denied\nrc=2\n",
     );
-    expect((await docker.listVolumes({ filters: { name: [leaked] } })).Volumes ?? []).toEqual([]);
+    if (DOCKER)
+      expect((await getDocker().listVolumes({ filters: { name: [leaked] } })).Volumes ?? []).toEqual([]);
     const listed = ((await (await api(second, "/v1/sessions")).json()) as { sessions: { id: string }[] })
       .sessions;
     expect(listed.map((s) => s.id).sort()).toEqual([kept, busy].sort());
@@ -180,8 +198,8 @@ describeEngine("warden serve: kill -9 and restart", () => {
       results: { content: { text: string }[] }[];
     };
     expect(after.results[0]!.content[0]!.text).toBe("before\n");
-    const containers = await tenantContainers(TENANT);
-    expect(containers.map((c) => c.Labels["io.warden.session"]).sort()).toEqual([kept, busy].sort());
+    const sandboxes = await backendSandboxes(TENANT);
+    expect(sandboxes.map((c) => c.session).sort()).toEqual([kept, busy].sort());
 
     const audit = (await readFile(join(dir, "state", "audit.jsonl"), "utf8")).split("\n");
     expect(audit.at(-1)).toBe("");
@@ -211,31 +229,35 @@ describeEngine("warden serve: kill -9 and restart", () => {
 
     second.child.kill("SIGTERM");
     expect(await second.exited).toBe(0);
-    expect(await tenantContainers(TENANT)).toEqual([]);
+    expect(await backendSandboxes(TENANT)).toEqual([]);
     expect(await readdir(join(dir, "state", "sessions"))).toEqual([]);
   });
 
-  it("docker-exec sandboxes: a restart kills the command the dead server started", async () => {
-    const env = { WARDEN_EXEC_PATH: "docker-exec" };
-    const { config } = await ownConfig("docker-exec", 0);
-    const first = await spawnServe(main, config, [], env);
-    children.push(first);
-    const res = await api(first, "/v1/sessions", { method: "POST", body: "{}" });
-    const { id } = (await res.json()) as { id: string };
-    expect(await metric(first, "docker-exec")).toBe(1);
-    const inFlight = run(first, id, `${beating("crash")} & sleep 30`).catch(() => "connection lost");
-    await new Promise((r) => setTimeout(r, 1000));
-    first.child.kill("SIGKILL");
-    expect(await inFlight).toBe("connection lost");
+  itDocker(
+    "docker exec is Docker's API; a Pod's calls use the attach channel",
+    "docker-exec sandboxes: a restart kills the command the dead server started",
+    async () => {
+      const env = { WARDEN_EXEC_PATH: "docker-exec" };
+      const { config } = await ownConfig("docker-exec", 0);
+      const first = await spawnServe(main, config, [], env);
+      children.push(first);
+      const res = await api(first, "/v1/sessions", { method: "POST", body: "{}" });
+      const { id } = (await res.json()) as { id: string };
+      expect(await metric(first, "docker-exec")).toBe(1);
+      const inFlight = run(first, id, `${beating("crash")} & sleep 30`).catch(() => "connection lost");
+      await new Promise((r) => setTimeout(r, 1000));
+      first.child.kill("SIGKILL");
+      expect(await inFlight).toBe("connection lost");
 
-    const second = await spawnServe(main, config, ["--on-exit", "close"], env);
-    children.push(second);
-    expect(second.stderr()).toContain(`warden serve: session ${id} calls go through docker-exec`);
-    expect(await metric(second, "docker-exec")).toBe(1);
-    expect(await bashText(second, id, stillBeating("crash"))).toBe("gone\n");
-    second.child.kill("SIGTERM");
-    expect(await second.exited).toBe(0);
-  });
+      const second = await spawnServe(main, config, ["--on-exit", "close"], env);
+      children.push(second);
+      expect(second.stderr()).toContain(`warden serve: session ${id} calls go through docker-exec`);
+      expect(await metric(second, "docker-exec")).toBe(1);
+      expect(await bashText(second, id, stillBeating("crash"))).toBe("gone\n");
+      second.child.kill("SIGTERM");
+      expect(await second.exited).toBe(0);
+    },
+  );
 
   it("a second server fails naming the first's pid; the first's containers and spares are untouched", async () => {
     // With one warm spare, which a second server's reconcile would have removed.

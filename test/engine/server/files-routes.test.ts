@@ -1,10 +1,13 @@
-/** PUT/GET /v1/sessions/:id/files against a real `warden serve`: confinement, symlinks, size limit. */
+/**
+ * PUT/GET /v1/sessions/:id/files against a real `warden serve`: confinement, symlinks, size limit.
+ * On both backends (test/helpers/backend.ts).
+ */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { WardenClient } from "../../../src/client/index.js";
-import { describeEngine } from "../../helpers/engine.js";
+import { describeBackend } from "../../helpers/backend.js";
 import { type ServedTenants, serveTenants } from "../../helpers/serve-tenants.js";
 
-describeEngine("files routes", () => {
+describeBackend("files routes", () => {
   let served: ServedTenants;
   let client: WardenClient;
   let id: string;

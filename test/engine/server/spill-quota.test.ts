@@ -1,5 +1,5 @@
 /**
- * `warden serve` in-process on the real engine: a tenant's spill cap (quotas.spillBytes) holds across
+ * `warden serve` in-process on the backend under test (test/helpers/backend.ts): a tenant's spill cap (quotas.spillBytes) holds across
  * its sessions, each session's own cap (quotas.spillSessionBytes) within it, and a closed session's
  * bytes come back to the tenant. Results name `/spill/` handles, never the state directory.
  */
@@ -12,8 +12,13 @@ import { hashKey } from "../../../src/server/auth.js";
 import { resolveServerConfig } from "../../../src/server/config.js";
 import { serveBackend } from "../../../src/server/run-serve.js";
 import { type RunningServer, startServer } from "../../../src/server/server.js";
-import { describeEngine } from "../../helpers/engine.js";
-import { removeTenant, testQuotas } from "../../helpers/server-fixture.js";
+import {
+  backendLeftovers,
+  describeBackend,
+  removeBackendTenant,
+  testServeBackend,
+} from "../../helpers/backend.js";
+import { testQuotas } from "../../helpers/server-fixture.js";
 
 const TENANT = `test-spill-${randomBytes(4).toString("hex")}`;
 const KEY = `key-${TENANT}`;
@@ -25,7 +30,7 @@ interface BashResult {
   details: { fullOutputPath?: string; spill?: { keptBytes: number; totalBytes: number } };
 }
 
-describeEngine("warden serve: spill quotas per session and per tenant", () => {
+describeBackend("warden serve: spill quotas per session and per tenant", () => {
   let dir: string;
   let server: RunningServer;
   const api = (path: string, init: RequestInit = {}) =>
@@ -63,6 +68,7 @@ describeEngine("warden serve: spill quotas per session and per tenant", () => {
         port: 0,
         stateDir: "state",
         warmPool: { size: 0 },
+        ...testServeBackend(),
         tenants: [
           {
             id: TENANT,
@@ -77,7 +83,9 @@ describeEngine("warden serve: spill quotas per session and per tenant", () => {
   });
   afterAll(async () => {
     await server?.shutdown(0);
-    await removeTenant(TENANT);
+    const left = await backendLeftovers(TENANT);
+    await removeBackendTenant(TENANT);
+    expect(left).toEqual([]);
     await rm(dir, { recursive: true, force: true });
   });
 

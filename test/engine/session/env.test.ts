@@ -1,13 +1,14 @@
 /**
  * Environment variables set at session creation over HTTP, against a real `warden serve` with a
- * warm pool: cold and pooled sessions see them, a bad name is a 400, the host's environment never leaks.
+ * warm pool: cold and pooled sessions see them, a bad name is a 400, the host's environment never
+ * leaks. On both backends (test/helpers/backend.ts).
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { InvalidArgumentError, WardenClient } from "../../../src/client/index.js";
-import { describeEngine } from "../../helpers/engine.js";
+import { describeBackend } from "../../helpers/backend.js";
 import { type ServedTenants, serveTenants } from "../../helpers/serve-tenants.js";
 
-describeEngine("session environment variables", () => {
+describeBackend("session environment variables", () => {
   let served: ServedTenants;
   let client: WardenClient;
   beforeAll(async () => {

@@ -1,5 +1,5 @@
 /**
- * Spill caps and handles on the real engine (issue 11, item 3): three calls printing more than
+ * Spill caps and handles on both backends (issue 11, item 3; test/helpers/backend.ts): three calls printing more than
  * the session's cap leave at most the cap on the host disk; results name a `/spill/` handle, never
  * a host path; read opens the session's own handle and refuses forged ones.
  */
@@ -7,10 +7,10 @@ import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createSession, type Session } from "../../../src/session/index.js";
+import type { Session } from "../../../src/session/index.js";
 import type { BashToolDetails } from "../../../src/tools/bash.js";
 import type { ToolResultMessage } from "../../../src/tools/types.js";
-import { describeEngine } from "../../helpers/engine.js";
+import { createTestSession, describeBackend } from "../../helpers/backend.js";
 
 const TENANT = "test-spill-cap";
 const MiB = 1024 * 1024;
@@ -31,7 +31,7 @@ async function spillBytesOnDisk(dir: string): Promise<number> {
   return total;
 }
 
-describeEngine("spill caps and handles in a session", () => {
+describeBackend("spill caps and handles in a session", () => {
   let dir: string;
   let session: Session;
   let other: Session;
@@ -41,8 +41,8 @@ describeEngine("spill caps and handles in a session", () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "warden-spill-cap-"));
     const options = { tenant: TENANT, spillDir: dir, spillMaxBytesHint: "--spill-max-bytes" };
-    session = await createSession({ ...options, spillMaxBytes: MiB });
-    other = await createSession(options);
+    session = await createTestSession({ ...options, spillMaxBytes: MiB });
+    other = await createTestSession(options);
   });
   afterAll(async () => {
     await session?.close();

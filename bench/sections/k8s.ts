@@ -1,0 +1,214 @@
+/**
+ * Kubernetes section (issue 18): the Kubernetes backend on a real cluster ($KUBECONFIG, else the
+ * local one of scripts/ensure-k8s.sh), in namespace $WARDEN_BENCH_K8S_NAMESPACE (default
+ * warden-bench, created when missing and then deleted at the end). Rows, each against a baseline of
+ * the same run where there is one:
+ * - cold session create (hardened Pod, helper attached and answering, a 10-file workspace copied
+ *   in) p50/p99 vs a plain Pod of the same image created and polled until it runs, as warden polls;
+ * - warm pool claims (the same workspace copied into a spare Pod) p50/p99, each after the refill
+ *   settled, vs the cold create p50;
+ * - tool call `bash true` through the pipeline and warden's channel (the Pod's attach stream), and
+ *   the bare channel exec, p50/p99 vs one exec through the Kubernetes exec API per call
+ *   (client-node Exec, `bash -c true`) on the same Pod;
+ * - idle sessions the node holds (k8s-idle.ts).
+ * With fewer than 100 samples a p99 is the largest one, and its row says so. Counts:
+ * WARDEN_BENCH_K8S_CREATES (default 30), WARDEN_BENCH_K8S_CLAIMS (30), WARDEN_BENCH_K8S_EXECS (200),
+ * WARDEN_BENCH_K8S_IDLE (40, capped by the node's maxPods), WARDEN_BENCH_K8S_IDLE_CONCURRENCY (4).
+ * The machine's load average is printed at the start of each phase and at the end. Every Pod of
+ * the run carries its tenant label and is deleted at the end, on failure, SIGINT and SIGTERM too; a
+ * Pod still there after that fails the section, naming it.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { kubernetesPoolBackend, type PoolRequest, WarmPool } from "../../src/pool/index.js";
+import {
+  createKubernetesSandbox,
+  deletePod,
+  type KubernetesCluster,
+  podExec,
+  type Sandbox,
+} from "../../src/sandbox/index.js";
+import { createSpillStore, openSession } from "../../src/session/index.js";
+import type { Session } from "../../src/session/types.js";
+import { builtinTools } from "../../src/tools/index.js";
+import { type BenchRow, type BenchSection, p99Name, percentile, timeRuns } from "../harness.js";
+import { benchCluster, createRawPod, ensureNamespace, nodeOf, sweepRun } from "./k8s-cluster.js";
+import { idleRows } from "./k8s-idle.js";
+
+const CREATES = Number(process.env.WARDEN_BENCH_K8S_CREATES ?? 30);
+const CLAIMS = Number(process.env.WARDEN_BENCH_K8S_CLAIMS ?? 30);
+const EXECS = Number(process.env.WARDEN_BENCH_K8S_EXECS ?? 200);
+const IDLE = Number(process.env.WARDEN_BENCH_K8S_IDLE ?? 40);
+const IDLE_CONCURRENCY = Number(process.env.WARDEN_BENCH_K8S_IDLE_CONCURRENCY ?? 4);
+const TTL_MS = 3_600_000;
+
+function logLoad(phase: string): void {
+  const [one, five, fifteen] = loadavg().map((l) => l.toFixed(2));
+  console.log(`k8s: load average ${one} / ${five} / ${fifteen} (1/5/15 min) at ${phase}`);
+}
+
+/** p50 and p99 rows of `samples`, against `base` samples or a fixed baseline. */
+function percentileRows(
+  what: string,
+  samples: number[],
+  baseline: { name: string; samples?: number[]; fixed?: number },
+): BenchRow[] {
+  return [50, 99].map((p) => ({
+    name: p === 50 ? `${what} p50` : p99Name(what, samples.length),
+    unit: "ms" as const,
+    value: percentile(samples, p),
+    baseline: baseline.fixed ?? percentile(baseline.samples ?? [], p),
+    baselineName: baseline.name,
+  }));
+}
+
+/** Cold creates, interleaved with raw Pods so both see the same load; each is deleted untimed. */
+async function coldRows(cluster: KubernetesCluster, tenant: string, workspace: string) {
+  const raw: number[] = [];
+  const cold: number[] = [];
+  // One unmeasured round first (first-use costs of the client and the node's image cache).
+  for (let i = -1; i < CREATES; i++) {
+    const name = `bench-raw-${tenant.slice(-6)}-${i + 1}`;
+    const r = await timeRuns(1, () => createRawPod(cluster, name, tenant));
+    await deletePod(cluster, name);
+    let sandbox: Sandbox | undefined;
+    const w = await timeRuns(1, async () => {
+      sandbox = await createKubernetesSandbox(
+        { tenant, ttlMs: TTL_MS, workspace: { hostPath: workspace } },
+        cluster,
+      );
+    });
+    await sandbox?.destroy();
+    if (i < 0) continue;
+    raw.push(...r);
+    cold.push(...w);
+  }
+  return {
+    cold,
+    rows: percentileRows("Pod session create", cold, { name: "raw Pod create→Running", samples: raw }),
+  };
+}
+
+/** Claims from a pool of 2, each after the refill settled (so each is a pooled one), after one unmeasured claim. */
+async function poolRows(cluster: KubernetesCluster, tenant: string, workspace: string, coldP50: number) {
+  const pool = new WarmPool({ backend: kubernetesPoolBackend({ cluster, tenant }), size: 2 });
+  const request: PoolRequest = {
+    template: { tenant, ttlMs: TTL_MS },
+    claim: { workspace: { hostPath: workspace } },
+  };
+  try {
+    await pool.warm(request);
+    await pool.settled();
+    const claims: number[] = [];
+    let pooled = 0;
+    for (let i = -1; i < CLAIMS; i++) {
+      const claim = await pool.claim(request);
+      await claim.sandbox.destroy();
+      await pool.settled();
+      if (i < 0) continue;
+      claims.push(claim.claimMs);
+      if (claim.pooled) pooled++;
+    }
+    return [
+      ...percentileRows("pool claim", claims, { name: "cold create p50", fixed: coldP50 }),
+      {
+        name: "pool claims served warm",
+        unit: "count" as const,
+        value: pooled,
+        baseline: CLAIMS,
+        baselineName: "claims",
+      },
+    ];
+  } finally {
+    await pool.drain();
+  }
+}
+
+/** Tool calls and bare channel execs vs the exec API on one session's Pod, interleaved. */
+async function execRows(cluster: KubernetesCluster, session: Session): Promise<BenchRow[]> {
+  const pod = session.sandbox.info.containerId;
+  const call = (i: number) =>
+    session.runToolCalls([{ id: `b${i}`, name: "bash", arguments: { command: "true" } }]);
+  const viaApi = async () => {
+    const r = await podExec(cluster, pod, ["bash", "-c", "true"]);
+    if (r.exitCode !== 0) throw new Error(`exec API: bash -c true exited ${r.exitCode}: ${r.stderr}`);
+  };
+  const viaChannel = () => session.sandbox.exec({ argv: ["bash", "-c", "true"] });
+  await call(-1);
+  await viaApi();
+  await viaChannel();
+  const tool: number[] = [];
+  const api: number[] = [];
+  const channel: number[] = [];
+  for (let i = 0; i < EXECS; i++) {
+    tool.push(...(await timeRuns(1, () => call(i))));
+    api.push(...(await timeRuns(1, viaApi)));
+    channel.push(...(await timeRuns(1, viaChannel)));
+  }
+  const baseline = { name: "exec API bash -c true", samples: api };
+  return [
+    ...percentileRows("tool call bash true (attach channel)", tool, baseline),
+    ...percentileRows("channel exec bash -c true", channel, baseline),
+  ];
+}
+
+/** The four phases in order, on one run's tenant; what they create they delete, the sweep is the net. */
+async function phases(cluster: KubernetesCluster, tenant: string, workspace: string): Promise<BenchRow[]> {
+  logLoad("cold creates");
+  const cold = await coldRows(cluster, tenant, workspace);
+  logLoad("pool claims");
+  const pool = await poolRows(cluster, tenant, workspace, percentile(cold.cold, 50));
+  logLoad("tool calls");
+  const session = await openSession(
+    { tenant, ttlMs: TTL_MS },
+    { createSandbox: (o) => createKubernetesSandbox(o, cluster), createSpillStore, builtinTools },
+  );
+  let exec: BenchRow[];
+  let node: string;
+  try {
+    exec = await execRows(cluster, session);
+    node = await nodeOf(cluster, session.sandbox.info.containerId);
+  } finally {
+    await session.close();
+  }
+  logLoad("idle sessions");
+  const idle = await idleRows(cluster, tenant, {
+    asked: IDLE,
+    concurrency: IDLE_CONCURRENCY,
+    node,
+    log: (line) => console.log(`k8s: ${line}`),
+  });
+  logLoad("the end");
+  return [...cold.rows, ...pool, ...exec, ...idle];
+}
+
+export const k8sSection: BenchSection = {
+  name: "k8s",
+  description:
+    "Kubernetes backend: Pod create, pool claim, attach channel vs exec API, idle sessions per node",
+  async run(): Promise<BenchRow[]> {
+    const cluster = benchCluster();
+    const tenant = `bench-k8s-${randomBytes(3).toString("hex")}`;
+    const createdNamespace = await ensureNamespace(cluster);
+    const workspace = await mkdtemp(join(tmpdir(), "warden-bench-k8s-"));
+    for (let i = 0; i < 10; i++) await writeFile(join(workspace, `f${i}.txt`), `file ${i}\n`.repeat(20));
+    // Ctrl-C or a kill mid-run: delete the run's Pods before exiting (the raw ones have no expiry for gc).
+    const onSignal = (signal: NodeJS.Signals) => {
+      console.error(`k8s: ${signal}: deleting the run's Pods`);
+      void sweepRun(cluster, tenant, createdNamespace).finally(() => process.exit(130));
+    };
+    process.once("SIGINT", onSignal).once("SIGTERM", onSignal);
+    const outcome = await phases(cluster, tenant, workspace).then(
+      (rows) => ({ rows }),
+      (error: unknown) => ({ error }),
+    );
+    process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
+    await rm(workspace, { recursive: true, force: true });
+    const left = await sweepRun(cluster, tenant, createdNamespace);
+    if (left.length > 0) throw new Error(`Pods of the run still there after the sweep: ${left.join(", ")}`);
+    if ("error" in outcome) throw outcome.error;
+    return outcome.rows;
+  },
+};
