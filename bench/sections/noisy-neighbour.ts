@@ -12,12 +12,17 @@
  * Each load is also run alone, to tell which one costs; the server runs in this process, so the
  * event loop's largest delay in each phase (monitorEventLoopDelay) is reported too: it does not
  * depend on the engine's own latency, which varies a lot on a shared machine.
- * Samples of B per phase: WARDEN_BENCH_NOISY_SAMPLES (default 40). WARDEN_BENCH_NOISY_PHASES
+ * Idle and loaded alternate: before each loaded phase B takes an idle block of the same size; the
+ * baseline is the p99 of all idle blocks. Samples of B per block: WARDEN_BENCH_NOISY_SAMPLES
+ * (default 100; the row names print n). How busy the server's main thread was is reported per
+ * block, as its CPU ms per second (from /proc/thread-self/schedstat, Linux): with A's calls
+ * completed, it tells the event loop's share of the load apart from the rest of the machine. WARDEN_BENCH_NOISY_PHASES
  * (comma-separated kinds, e.g. `edit,flood`) runs only those single-load phases, for profiling;
  * WARDEN_BENCH_NOISY_OUTPUT_RATE sets the server's contendedOutputBytesPerSecond (0: off), to compare.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -31,7 +36,16 @@ import { startServer } from "../../src/server/server.js";
 import { type BenchRow, type BenchSection, percentile } from "../harness.js";
 import { type FromTenant, LINES, LOAD_KINDS, type LoadKind, linesOf, type ToTenant } from "./noisy-tenant.js";
 
-const SAMPLES = Number(process.env.WARDEN_BENCH_NOISY_SAMPLES ?? 40);
+/** CPU ms this (the server's main) thread has run, from Linux's /proc/thread-self/schedstat; NaN elsewhere. */
+function mainThreadCpuMs(): number {
+  try {
+    return Number(readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[0]) / 1e6;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+const SAMPLES = Number(process.env.WARDEN_BENCH_NOISY_SAMPLES ?? 100);
 const LOOPS = Number(process.env.WARDEN_BENCH_NOISY_LOOPS ?? 2);
 const ONLY = process.env.WARDEN_BENCH_NOISY_PHASES?.split(",").filter((k) => k !== "");
 const BODY_LIMIT = 1024 * 1024;
@@ -156,21 +170,28 @@ export const noisyNeighbourSection: BenchSection = {
       const loopDelay = monitorEventLoopDelay({ resolution: 10 });
       loopDelay.enable();
       for (let i = 0; i < 5; i++) await bashTrue();
-      loopDelay.reset();
-      const idle: number[] = [];
-      for (let i = 0; i < SAMPLES; i++) idle.push(await bashTrue());
-      const idleLoopMaxMs = loopDelay.max / 1e6;
 
+      /** B's samples, the loop's largest delay and this thread's CPU (ms) over SAMPLES calls. */
+      const sampleB = async () => {
+        loopDelay.reset();
+        const cpu0 = mainThreadCpuMs();
+        const t0 = performance.now();
+        const samples: number[] = [];
+        for (let i = 0; i < SAMPLES; i++) samples.push(await bashTrue());
+        const wallMs = performance.now() - t0;
+        return {
+          samples,
+          loopMaxMs: loopDelay.max / 1e6,
+          cpuPerSecondMs: ((mainThreadCpuMs() - cpu0) / wallMs) * 1000,
+        };
+      };
       /** B's samples while A runs `kinds` in LOOPS parallel loops (in its own process). */
       const underLoad = async (kinds: LoadKind[]) => {
         await ask(tenantA, { type: "start", kinds }, "started");
         await new Promise((r) => setTimeout(r, 300));
-        loopDelay.reset();
-        const samples: number[] = [];
-        for (let i = 0; i < SAMPLES; i++) samples.push(await bashTrue());
-        const loopMaxMs = loopDelay.max / 1e6;
+        const measured = await sampleB();
         const report = await ask(tenantA, { type: "stop" }, "stopped");
-        return { samples, loopMaxMs, report };
+        return { ...measured, report };
       };
       const phases: Array<[string, LoadKind[]]> = [
         ["edits", ["edit"]],
@@ -182,21 +203,39 @@ export const noisyNeighbourSection: BenchSection = {
       const run = ONLY
         ? phases.filter(([, kinds]) => kinds.length === 1 && ONLY.includes(kinds[0]!))
         : phases;
-      const loadRows: BenchRow[] = [];
-      const idleP99 = percentile(idle, 99);
+      // Idle and loaded alternate: an idle block of B before each loaded phase (after A's calls of
+      // the previous phase ended), so a change of the machine's load during the run reaches both.
+      // The baseline is the p99 of all idle blocks together.
+      const idle: number[] = [];
+      let idleLoopMaxMs = 0;
+      let idleCpuPerSecondMs = 0;
+      const measured: Array<{
+        label: string;
+        loaded: Awaited<ReturnType<typeof underLoad>>;
+        aCalls: number;
+      }> = [];
       let last: Extract<FromTenant, { type: "stopped" }> | undefined;
+      const callsSoFar = (r?: typeof last) => LOAD_KINDS.reduce((n, k) => n + (r?.timings[k].length ?? 0), 0);
       for (const [label, kinds] of run) {
+        await new Promise((r) => setTimeout(r, 300));
+        const quiet = await sampleB();
+        idle.push(...quiet.samples);
+        idleLoopMaxMs = Math.max(idleLoopMaxMs, quiet.loopMaxMs);
+        idleCpuPerSecondMs += quiet.cpuPerSecondMs / run.length;
         const loaded = await underLoad(kinds);
         // How much load A got through in this phase (its calls are slower when its work waits for
         // the cores), so runs and versions can be compared at the load they really had.
-        const callsSoFar = (r?: typeof last) =>
-          LOAD_KINDS.reduce((n, k) => n + (r?.timings[k].length ?? 0), 0);
         const aCalls = callsSoFar(loaded.report) - callsSoFar(last);
         last = loaded.report;
+        measured.push({ label, loaded, aCalls });
+      }
+      const idleP99 = percentile(idle, 99);
+      const loadRows: BenchRow[] = [];
+      for (const { label, loaded, aCalls } of measured) {
         loadRows.push(
           { name: `A calls completed, A sending ${label}`, value: aCalls, unit: "count" },
           {
-            name: `B bash true p99, A sending ${label}${label === "all four" ? " (target <= 2x)" : ""}`,
+            name: `B bash true p99 (n=${SAMPLES}), A sending ${label}${label === "all four" ? " (target <= 2x)" : ""}`,
             value: percentile(loaded.samples, 99),
             unit: "ms",
             baseline: idleP99,
@@ -210,6 +249,15 @@ export const noisyNeighbourSection: BenchSection = {
             baselineName: "idle max",
           },
         );
+        // How busy the server's main thread (the event loop) was: CPU ms per second of the block.
+        if (Number.isFinite(loaded.cpuPerSecondMs))
+          loadRows.push({
+            name: `server main-thread CPU per s, A sending ${label}`,
+            value: loaded.cpuPerSecondMs,
+            unit: "ms",
+            baseline: idleCpuPerSecondMs,
+            baselineName: "idle",
+          });
       }
 
       const aRows: BenchRow[] = [];
@@ -230,8 +278,9 @@ export const noisyNeighbourSection: BenchSection = {
         });
       }
       return [
-        { name: "B bash true p50 idle", value: percentile(idle, 50), unit: "ms" },
-        { name: "B bash true p99 idle", value: idleP99, unit: "ms" },
+        { name: `B bash true p50 idle (n=${idle.length})`, value: percentile(idle, 50), unit: "ms" },
+        { name: `B bash true p99 idle (n=${idle.length})`, value: idleP99, unit: "ms" },
+        { name: "server main-thread CPU per s, idle", value: idleCpuPerSecondMs, unit: "ms" },
         { name: "event loop delay max idle", value: idleLoopMaxMs, unit: "ms" },
         ...loadRows,
         ...aRows,

@@ -4,15 +4,16 @@
  * patch renderer: the CLI's review and the server's GET /v1/sessions/:id/changes both use it.
  * A symlink is shown as git shows it: mode 120000, its content the target text (no newline); a
  * change between a file and a link is a deletion plus an addition. Hunks come from util/line-diff.ts
- * (3 lines of context; off the event loop for large files, a whole-region hunk beyond its bound).
+ * (3 lines of context, a whole-region hunk beyond its bound); for large files the diff and its hunk
+ * text are built off the event loop (patch-hunks.ts).
  * Every section carries git's full `index <sha1>..<sha1>` line (so `git apply --3way` can find the
  * base blob in a repository that has it), and a binary file is a `GIT binary patch` (git-binary.ts)
  * that `git apply` takes. Only a file over the review's read limit (`oversize`) is shown as
  * "Binary files … differ" without content; `--apply` and `warden apply` skip it.
  */
-import { diffLineHunks } from "../util/index.js";
 import type { FileChange } from "./changes.js";
 import { binaryPatchBody, gitBlobId } from "./git-binary.js";
+import { hunkText } from "./patch-hunks.js";
 
 /** True when the bytes look binary: a NUL in the first 8000 bytes (git's heuristic). */
 export function isBinary(bytes: Buffer | null): boolean {
@@ -42,11 +43,6 @@ interface Side {
 function modeLine(side: Side, mode: number | undefined): string {
   if (side.link) return "120000";
   return (mode ?? 0o644) & 0o111 ? "100755" : "100644";
-}
-
-/** GNU convention: a hunk side with 0 lines starts at the line before it (0 for an empty file). */
-function range(start: number, lines: number): string {
-  return `${lines === 0 ? Math.max(0, start - 1) : start},${lines}`;
 }
 
 /** The sections of a change: one, or a deletion plus an addition when file and link swap. */
@@ -89,18 +85,11 @@ async function formatSection(
   }
   const oldText = from?.bytes.toString("utf8") ?? "";
   const newText = to?.bytes.toString("utf8") ?? "";
-  const hunks = await diffLineHunks(oldText, newText, { context: 3, signal });
-  if (hunks.length === 0 && from !== null && to !== null) return out;
-  const lines = [...head, `--- ${fromName}`, `+++ ${toName}`];
-  for (const hunk of hunks) {
-    lines.push(`@@ -${range(hunk.oldStart, hunk.oldLines)} +${range(hunk.newStart, hunk.newLines)} @@`);
-    for (const line of hunk.lines) {
-      if (line[0] === "+") out.added++;
-      else if (line[0] === "-") out.removed++;
-      lines.push(line);
-    }
-  }
-  out.text = `${lines.join("\n")}\n`;
+  const body = await hunkText(oldText, newText, signal);
+  if (body.hunks === 0 && from !== null && to !== null) return out;
+  out.added = body.added;
+  out.removed = body.removed;
+  out.text = `${[...head, `--- ${fromName}`, `+++ ${toName}`].join("\n")}\n${body.text}`;
   return out;
 }
 

@@ -4,7 +4,8 @@
  * with backpressure, see sse-writer.ts) and then one `results` event. A client that disconnects
  * before the answer is complete aborts its calls (the pipeline kills their processes). A batch whose
  * tool-call ids repeat, or whose arguments nest deeper than MAX_ARGUMENT_DEPTH, is refused with HTTP
- * 400 naming them before anything runs or streams.
+ * 400 naming them before anything runs or streams. A large answer's JSON is written in a worker
+ * (result-json.ts).
  */
 import type { FastifyRequest } from "fastify";
 import { DuplicateToolCallIdError, duplicateToolCallIds } from "../pipeline/index.js";
@@ -17,6 +18,7 @@ import {
   ToolCallsBodySchema,
   ToolCallsResponseSchema,
 } from "./http-schemas.js";
+import { largeAnswerJson, sendJsonBytes } from "./result-json.js";
 import { type App, auditRequest, principalOf, type ServerContext } from "./route-context.js";
 import { SseWriter } from "./sse-writer.js";
 
@@ -50,6 +52,9 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
         const results = await ctx.manager.runToolCalls(tenant, sessionId, calls, {
           signal: controller.signal,
         });
+        // A large answer (a 12,000-line edit's diff and patch) is serialised in a worker.
+        const json = await largeAnswerJson(results);
+        if (json) return sendJsonBytes(reply, json);
         return { results };
       }
 

@@ -14,10 +14,10 @@ import {
   diffJob,
   diffLineHunks,
   INLINE_DIFF_MAX_CHARS,
-  isAbortError,
   LINE_HUNKS_WORKER_LIB,
   type LineHunk,
   lazySharedPool,
+  runOrFallBack,
   throwIfAborted,
 } from "../util/index.js";
 
@@ -47,15 +47,10 @@ export async function buildEditDiff(
 ): Promise<EditDiff> {
   throwIfAborted(signal);
   if (oldText.length + newText.length > INLINE_DIFF_MAX_CHARS) {
-    try {
-      return await editDiffPool().run(
-        { path, diff: diffJob(oldText, newText, DIFF_CONTEXT_LINES) },
-        { signal },
-      );
-    } catch (err) {
-      if (isAbortError(err)) throw err;
-      // Pool full or worker out of memory: built here, with line-diff's own bounds.
-    }
+    const job = { path, diff: diffJob(oldText, newText, DIFF_CONTEXT_LINES) };
+    const built = await runOrFallBack(editDiffPool(), job, signal);
+    if (built) return built;
+    // Pool full or worker out of memory: built here, with line-diff's own bounds.
   }
   const hunks = await diffLineHunks(oldText, newText, { context: DIFF_CONTEXT_LINES, signal });
   return formatEditDiff(path, oldText, newText, hunks, formatPatch);
@@ -145,5 +140,5 @@ parentPort.on("message", (job) => {
 });
 `;
 
-/** The process-wide edit-diff pool (lazySharedPool), 32 queued jobs. */
-const editDiffPool = lazySharedPool<{ path: string; diff: DiffJob }, EditDiff>(WORKER_SOURCE, 32);
+/** The process-wide edit-diff pool (lazySharedPool), 32 queued jobs; exported for tests. */
+export const editDiffPool = lazySharedPool<{ path: string; diff: DiffJob }, EditDiff>(WORKER_SOURCE, 32);

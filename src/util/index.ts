@@ -12,4 +12,4 @@ export { dottedPath, piSchemaErrorLines, schemaErrorLines } from "./schema-error
 export { Slots } from "./slots.js";
 export { terminalSafe } from "./terminal-text.js";
 export { type Throttled, throttle } from "./throttle.js";
-export { LOW_PRIORITY_PROLOGUE, lazySharedPool } from "./worker-pool.js";
+export { LOW_PRIORITY_PROLOGUE, lazySharedPool, runOrFallBack } from "./worker-pool.js";

@@ -89,8 +89,8 @@ export interface DiffJob {
   maxEditLines: number;
 }
 
-/** The process-wide diff pool (lazySharedPool), 32 queued jobs. */
-const diffPool = lazySharedPool<DiffJob, LineHunk[]>(WORKER_SOURCE, 32);
+/** The process-wide diff pool (lazySharedPool), 32 queued jobs; exported for tests. */
+export const diffPool = lazySharedPool<DiffJob, LineHunk[]>(WORKER_SOURCE, 32);
 
 /** The DiffJob of a pool diff, with this module's bounds. */
 export function diffJob(oldText: string, newText: string, context: number): DiffJob {

@@ -10,7 +10,7 @@
  */
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
-import { AbortError, onAbort, throwIfAborted } from "./abort.js";
+import { AbortError, isAbortError, onAbort, throwIfAborted } from "./abort.js";
 
 /**
  * CommonJS prologue that lowers the calling worker thread's CPU priority to nice 19 (the lowest).
@@ -128,7 +128,15 @@ export class WorkerPool<In, Out> {
       clearTimeout(slot.idleTimer);
       slot.job = job;
       slot.worker.ref();
-      slot.worker.postMessage(job.input);
+      try {
+        slot.worker.postMessage(job.input);
+      } catch (err) {
+        // An input the structured clone refuses (a function, say): that job fails, the worker stays.
+        slot.job = undefined;
+        slot.worker.unref();
+        this.#idle.push(slot);
+        this.#settle(job, new WorkerJobError(`worker job input not sent: ${(err as Error).message}`));
+      }
     }
   }
 
@@ -206,4 +214,22 @@ export function lazySharedPool<In, Out>(source: string, maxQueued: number): () =
     });
     return pool;
   };
+}
+
+/**
+ * `pool.run(input)` for work that has a fallback on the calling thread: undefined when the pool
+ * cannot do it (queue full, the worker threw or died: WorkerPoolFullError, WorkerJobError).
+ * Rejects only AbortError when `signal` fires.
+ */
+export async function runOrFallBack<In, Out>(
+  pool: WorkerPool<In, Out>,
+  input: In,
+  signal?: AbortSignal,
+): Promise<Out | undefined> {
+  try {
+    return await pool.run(input, signal ? { signal } : {});
+  } catch (err) {
+    if (isAbortError(err)) throw err;
+    return undefined;
+  }
 }

@@ -2,10 +2,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type AuditEntry, createMemoryAuditLog } from "../../../src/server/audit.js";
 import { MAX_ARGUMENT_DEPTH } from "../../../src/server/call-arguments.js";
 import { MAX_TOOL_CALL_ID_CHARS, MAX_TOOL_NAME_CHARS } from "../../../src/server/http-schemas.js";
+import { resultJsonPool } from "../../../src/server/result-json.js";
 import { type RunningServer, startServer } from "../../../src/server/server.js";
 import { auth, FakeBackend, tenant, testConfig } from "../../helpers/server-fakes.js";
 
@@ -93,6 +94,41 @@ describe("warden serve: tool calls", () => {
     const metrics = await server.app.inject({ method: "GET", url: "/metrics" });
     expect(metrics.body).toContain('warden_tool_calls_total{tenant="alpha",tool="echo",outcome="ok"} 1');
     expect(metrics.body).toContain('warden_sessions{tenant="alpha"} 1');
+  });
+
+  it("answers a large result with the same JSON, serialised in the worker pool (issue 11)", async () => {
+    const config = { ...testConfig(join(dir, "big"), [tenant("alpha")]), jsonBodyLimitBytes: 1024 * 1024 };
+    const big = await startServer({ config, backend: new FakeBackend(), audit: createMemoryAuditLog() });
+    const run = vi.spyOn(resultJsonPool(), "run");
+    try {
+      const id = (
+        await big.app.inject({ method: "POST", url: "/v1/sessions", headers: auth("alpha"), payload: {} })
+      ).json().id;
+      const text = "a line of output\n".repeat(8000);
+      const res = await big.app.inject({
+        method: "POST",
+        url: `/v1/sessions/${id}/tool-calls`,
+        headers: auth("alpha"),
+        payload: calls(["c1", "echo", { text }]),
+      });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers["content-type"]).toBe("application/json; charset=utf-8");
+      expect(res.json().results).toEqual([
+        {
+          role: "toolResult",
+          toolCallId: "c1",
+          toolName: "echo",
+          content: [{ type: "text", text }],
+          details: { exitCode: 0 },
+          isError: false,
+          timestamp: 1,
+        },
+      ]);
+      expect(run).toHaveBeenCalledTimes(1);
+    } finally {
+      run.mockRestore();
+      await big.shutdown(0);
+    }
   });
 
   it("streams start/update/end events then the results with Accept: text/event-stream", async () => {

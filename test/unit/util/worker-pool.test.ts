@@ -37,6 +37,14 @@ describe("WorkerPool", () => {
     expect(p.workers).toBe(1);
   });
 
+  it("fails a job whose input cannot be sent (structured clone) and keeps the worker for the next", async () => {
+    // Before, the failed postMessage left the worker holding that job: the pool hung.
+    const p = pool();
+    await expect(p.run({ f: () => 1 })).rejects.toThrow(WorkerJobError);
+    expect(await p.run(5)).toBe(10);
+    expect(p.workers).toBe(1);
+  });
+
   // The nice value of a thread, field 19 of /proc/<pid>/task/<tid>/stat (fields after the ")" of
   // the command name start at field 3).
   const niceOf = (taskPath: string) => {
