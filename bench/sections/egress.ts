@@ -3,7 +3,8 @@
  * egress gateway, against the same without warden, like for like in the same run: the same Python
  * client file, run by an exec in an already running container of the same image with the same
  * limits and hardening (copied from the session's sandbox container), once in the warden sandbox
- * (proxy variables → gateway → test host) and once in a plain container on the test host's network
+ * (proxy variables → gateway, which opens the TLS with the session CA and makes its own to the
+ * test host, verified against the test CA) and once in a plain container on the test host's network
  * (straight to the test host). Rounds alternate (baseline, gateway, baseline, …) so that a change
  * of the machine's load hits both sides; the download is the median of the rounds, connection
  * setup percentiles are over every round's connections. The 1-minute load average before and
@@ -14,6 +15,7 @@
 import { readFile } from "node:fs/promises";
 import { loadavg } from "node:os";
 import type Docker from "dockerode";
+import { CA_BUNDLE_PATH } from "../../src/egress/index.js";
 import { DEFAULT_IMAGE, getDocker } from "../../src/sandbox/index.js";
 import { createSession, type Session } from "../../src/session/index.js";
 import { startEgressTestbed } from "../../test/engine/egress/testbed.js";
@@ -147,6 +149,8 @@ export const egressSection: BenchSection = {
           mode: "allowlist",
           rules: [{ host: "allowed.test", ports: [443], decision: "allow" }],
           egressNetworks: [bed.publicNetwork],
+          // The gateway verifies the test host against the test CA; the sandbox trusts the session CA.
+          caBundlePath: bed.caBundlePath,
         },
       });
       await session.sandbox.writeFile(CLIENT_PATH, Buffer.from(CLIENT));
@@ -159,7 +163,7 @@ export const egressSection: BenchSection = {
       const direct: ClientResult[] = [];
       for (let round = 0; round < ROUNDS; round++) {
         direct.push(await runClient(baseline.run, caPath));
-        viaGateway.push(await runClient(sandboxRun(session), caPath));
+        viaGateway.push(await runClient(sandboxRun(session), CA_BUNDLE_PATH));
       }
       const loadAfter = loadavg()[0] ?? Number.NaN;
       return rowsOf(viaGateway, direct, { loadBefore, loadAfter });

@@ -4,10 +4,14 @@
  * `WARDEN-AUDIT <epoch.ms> <method> <domain> <port> <squid status>/<http status> <bytes from client>
  * <bytes to client> <duration ms> <sni or -> <server address or -> <ssl bump mode or -> <ask outcome or ->`
  * (the last field is the `warden_ask` note of the ask helper's answer, ask-relay.ts).
- * Squid logs a request or tunnel when it ends. A TLS tunnel is logged twice when it is spliced:
- * once when the ClientHello was peeked at (`NONE_NONE … splice`, skipped here) and once with the
- * tunnel's bytes (`TCP_TUNNEL … splice`); a tunnel Squid terminated (SNI ≠ CONNECT host) once,
- * as `… terminate`; a refused CONNECT as `TCP_DENIED`.
+ * Squid logs a request or tunnel when it ends. A TLS tunnel the gateway opens to check the requests
+ * inside (squid-config.ts) is logged when it is opened (`NONE_NONE/200 … bump`: the tunnel's
+ * record, with the bytes of the CONNECT exchange only) and then once per request inside it, with
+ * method, host, the tunnel's SNI and that request's bytes; a tunnel Squid terminated
+ * (SNI ≠ CONNECT host) once, as `… terminate`; a refused CONNECT as `TCP_DENIED` (and its error
+ * page, served inside the tunnel, as `NONE_NONE/403`, skipped here). A gateway of an
+ * older warden spliced tunnels: `NONE_NONE … splice` when it peeked (skipped here), then
+ * `TCP_TUNNEL … splice` with the tunnel's bytes.
  */
 import { askAllowed } from "./ask-relay.js";
 import { decideConnection } from "./host-pattern.js";
@@ -40,11 +44,14 @@ function askRefusal(outcome: AskOutcome | undefined, timeoutMs: number): string 
 
 /**
  * One record from one line, or null for a line that is not a whole audit line (or is the peek
- * step of a tunnel logged again when it ends). The decision is `allow` only when Squid forwarded
- * the request (a 2xx-5xx from the origin, not TCP_DENIED) or spliced the tunnel. The rule is the
+ * step of a tunnel logged again when it ends, or the error page of a refused tunnel). The decision is `allow` only when Squid forwarded
+ * the request (a 2xx-5xx from the origin, not TCP_DENIED) or opened (or spliced) the tunnel. The rule is the
  * one decideConnection names; when the gateway refused a connection a rule let through, the
- * refusal's reason is given with it: `sni-mismatch (…)` or `refused-address (…)` (the name
- * resolved to a refused address); an IP literal is `ip-literal`. Under an ask rule the decision is
+ * refusal's reason is given with it: `sni-mismatch (…)` (a tunnel's SNI is not its CONNECT host),
+ * `host-sni-mismatch (…)` (a request inside an opened tunnel names another host than its SNI; the
+ * rule is the request host's), `upstream-tls (…)` (the gateway's TLS connection to the origin
+ * failed) or `refused-address (…)` (the name resolved to a refused address); an IP literal is
+ * `ip-literal`. Under an ask rule the decision is
  * `ask→allow` or `ask→deny` with `ask` (the outcome) and, when refused, why:
  * `ask x:443 (no answer within 300000 ms)` (`askTimeoutMs`, default 300000).
  */
@@ -64,8 +71,14 @@ export function parseAccessLine(
   const domain = (rawDomain ?? "").replace(/^\[|\]$/g, "").toLowerCase();
   const port = Number(rawPort) || (tunnel ? 443 : 80);
   const forwarded = tunnel
-    ? squidStatus === "TCP_TUNNEL" && bump === "splice"
+    ? (squidStatus === "TCP_TUNNEL" && bump === "splice") || (squidStatus === "NONE_NONE" && bump === "bump")
     : !squidStatus.startsWith("TCP_DENIED") && !squidStatus.startsWith("NONE") && remote !== "-";
+  const sniName = sni && sni !== "-" ? sni.toLowerCase() : undefined;
+  // A request inside a tunnel the gateway opened carries the tunnel's SNI.
+  const inTunnel = !tunnel && sniName !== undefined;
+  // Squid opens a refused tunnel too, only to answer its first request with the error page
+  // (`NONE_NONE/403`, no origin contacted): the tunnel's own record already says why.
+  if (inTunnel && status === "NONE_NONE/403") return null;
   const verdict = decideConnection(rules, domain, port);
   // A tunnel checked twice may carry both answers' notes (`once,once`): the last one decided.
   const lastNote = note?.split(",").at(-1);
@@ -77,10 +90,15 @@ export function parseAccessLine(
   else if (ask && !approved) {
     decision = "ask→deny";
     rule = `${verdict.rule} (${askRefusal(ask, askTimeoutMs)})`;
-  } else if (!forwarded && verdict.decision !== "deny")
+  } else if (!forwarded && inTunnel && sniName !== domain)
+    // A request inside an opened tunnel for another host than the tunnel's SNI (domain fronting).
+    rule = `host-sni-mismatch (${verdict.rule})`;
+  else if (!forwarded && verdict.decision !== "deny")
     // Let through by its rule (or its approver), refused by the gateway: a TLS tunnel whose SNI
-    // names another host, or a name resolving to a refused address (never asked about).
-    rule = bump === "terminate" ? `sni-mismatch (${verdict.rule})` : `refused-address (${verdict.rule})`;
+    // names another host, inside an opened tunnel the gateway's own TLS connection to the origin
+    // (a certificate no trusted CA signed, or no connection), or a name resolving to a refused
+    // address (never asked about).
+    rule = `${bump === "terminate" ? "sni-mismatch" : inTunnel ? "upstream-tls" : "refused-address"} (${verdict.rule})`;
   else if (forwarded && approved) decision = "ask→allow";
   const record: ConnectionAudit = {
     sessionId,
@@ -95,7 +113,8 @@ export function parseAccessLine(
     bytesIn: Number(outBytes) || 0,
     durationMs: Number(tr) || 0,
   };
-  if (sni && sni !== "-") record.sni = sni.toLowerCase();
+  if (sniName !== undefined) record.sni = sniName;
+  if (inTunnel) record.insideTunnel = true;
   if (forwarded && remote && remote !== "-") record.remoteAddress = remote;
   return record;
 }

@@ -11,6 +11,7 @@ import type Docker from "dockerode";
 import { type AllowlistOptions, type EgressGateway, sandboxEnv } from "./gateway.js";
 import { GATEWAY_PORT, ROLE_LABEL, removeEgressResources, SESSION_LABEL } from "./gateway-container.js";
 import { attachGatewayStdio } from "./gateway-stdio.js";
+import { removeSessionCa, sessionCaPath } from "./session-ca.js";
 
 /** An adopted session's egress: `alive` false when its gateway was gone (then `env` is empty). */
 export interface AdoptedEgress extends EgressGateway {
@@ -39,8 +40,14 @@ export async function adoptEgressGateway(
     if (c.State === "running" && address && !live) live = { id: c.Id, address };
     else await removeEgressResources(docker, c.Id, undefined);
   }
-  const remove = (containerId: string | undefined) => removeEgressResources(docker, containerId, networkName);
-  if (!live) return closable({ networkName, containerId: "", proxyUrl: "", env: {}, alive: false }, remove);
+  const remove = (containerId: string | undefined) =>
+    removeEgressResources(docker, containerId, networkName).then(() => removeSessionCa(sessionId));
+  const caBundlePath = sessionCaPath(sessionId);
+  if (!live)
+    return closable(
+      { networkName, containerId: "", proxyUrl: "", env: {}, caBundlePath, alive: false },
+      remove,
+    );
   // With stdin too: its `ask` questions are answered by this controller's approver from now on.
   const stdio = await attachGatewayStdio(docker, docker.getContainer(live.id), { sessionId, network });
   const proxyUrl = `http://${live.address}:${GATEWAY_PORT}`;
@@ -49,7 +56,8 @@ export async function adoptEgressGateway(
       networkName,
       containerId: live.id,
       proxyUrl,
-      env: sandboxEnv(proxyUrl, network.caBundlePath !== undefined),
+      env: sandboxEnv(proxyUrl),
+      caBundlePath,
       alive: true,
     },
     (id) => {

@@ -69,6 +69,8 @@ export function gatewayContainerConfig(input: {
   image: string;
   networkName: string;
   squidConf: string;
+  /** PEM of the operator's extra CAs for origins (network.caBundlePath), if any. */
+  upstreamCa?: string;
   labels: Record<string, string>;
   askDeadlineMs: number;
 }): Docker.ContainerCreateOptions {
@@ -77,6 +79,7 @@ export function gatewayContainerConfig(input: {
     Env: [
       `WARDEN_SQUID_CONF=${Buffer.from(input.squidConf).toString("base64")}`,
       `WARDEN_ASK_DEADLINE_MS=${input.askDeadlineMs}`,
+      ...(input.upstreamCa ? [`WARDEN_UPSTREAM_CA=${Buffer.from(input.upstreamCa).toString("base64")}`] : []),
     ],
     Labels: input.labels,
     Tty: false,

@@ -7,6 +7,7 @@
  * the internal network only. Fail closed: if the gateway is missing, fails to start or dies later,
  * the sandbox has no route anywhere (the internal network has none), never an open one.
  */
+import { readFile } from "node:fs/promises";
 import type Docker from "dockerode";
 import { InvalidArgumentError, SandboxError } from "../errors.js";
 import { throwIfAborted } from "../util/index.js";
@@ -21,6 +22,7 @@ import {
 } from "./gateway-container.js";
 import { attachGatewayStdio } from "./gateway-stdio.js";
 import { hostAddresses, REFUSED_RANGES } from "./refused-addresses.js";
+import { parseSessionCaLine, removeSessionCa, writeSessionCa } from "./session-ca.js";
 import { squidConfig } from "./squid-config.js";
 import type { NetworkOptions } from "./types.js";
 
@@ -36,10 +38,12 @@ export interface EgressGateway {
   proxyUrl: string;
   /** Environment variables every command in the sandbox gets (proxy, CA bundle). */
   env: Record<string, string>;
+  /** The host file holding the session CA certificate, mounted in the sandbox at CA_BUNDLE_PATH. */
+  caBundlePath: string;
   close(): Promise<void>;
 }
 
-/** Where a session's CA bundle is mounted in the sandbox. */
+/** Where the session CA certificate (the gateway's, see session-ca.ts) is mounted in the sandbox. */
 export const CA_BUNDLE_PATH = "/etc/warden/ca-bundle.pem";
 
 const READY_LINE = /Accepting .*HTTP Socket connections/;
@@ -84,12 +88,16 @@ export async function startEgressGateway(
       ...hostAddresses(),
       ...(await egressGateways(docker, egressNetworks)),
     ];
+    const upstreamCa = input.network.caBundlePath
+      ? await readFile(input.network.caBundlePath, "utf8")
+      : undefined;
     const conf = squidConfig({
       rules: input.network.rules,
       refusedCidrs: [...new Set(refusedCidrs)],
       clientCidrs: [net.subnet],
       port: GATEWAY_PORT,
       askHelper: input.network.rules.some((r) => r.decision === "ask"),
+      upstreamCa: upstreamCa !== undefined,
     });
     throwIfAborted(input.signal);
     const timeoutMs = input.network.approvalTimeoutMs ?? DEFAULT_NETWORK_APPROVAL_TIMEOUT_MS;
@@ -98,6 +106,7 @@ export async function startEgressGateway(
         image,
         networkName: net.name,
         squidConf: conf,
+        ...(upstreamCa ? { upstreamCa } : {}),
         labels: labelsOf("gateway"),
         askDeadlineMs: timeoutMs + GATEWAY_DEADLINE_MARGIN_MS,
       }),
@@ -113,6 +122,12 @@ export async function startEgressGateway(
     detach = stdio.detach;
     await container.start();
     await startup.ready(container);
+    const sessionCa = startup.sessionCa();
+    if (!sessionCa)
+      throw new SandboxError(
+        `The egress gateway image '${image}' sent no session CA certificate, so the session gets no network. Rebuild it with 'warden images build'.`,
+      );
+    const caBundlePath = await writeSessionCa(input.sessionId, sessionCa);
     const info = await container.inspect();
     const address = info.NetworkSettings.Networks[net.name]?.IPAddress;
     if (!address) throw new SandboxError(`the egress gateway has no address on ${net.name}`);
@@ -122,16 +137,20 @@ export async function startEgressGateway(
     return {
       ...ids,
       proxyUrl,
-      env: sandboxEnv(proxyUrl, input.network.caBundlePath !== undefined),
+      env: sandboxEnv(proxyUrl),
+      caBundlePath,
       close() {
         stdio.detach();
-        closed ??= removeEgressResources(docker, ids.containerId, ids.networkName);
+        closed ??= removeEgressResources(docker, ids.containerId, ids.networkName).then(() =>
+          removeSessionCa(input.sessionId),
+        );
         return closed;
       },
     };
   } catch (err) {
     detach?.();
     await removeEgressResources(docker, containerId, networkName).catch(() => {});
+    await removeSessionCa(input.sessionId).catch(() => {});
     throw err;
   }
 }
@@ -161,19 +180,27 @@ async function egressGateways(docker: Docker, names: string[]): Promise<string[]
 /**
  * Watches Squid's cache log while the gateway starts: `ready` resolves once Squid accepts
  * connections, and rejects SandboxError with the last log lines when the gateway exits first or
- * takes over READY_TIMEOUT_MS.
+ * takes over READY_TIMEOUT_MS; `sessionCa` is the session CA certificate the entrypoint sent.
  */
 function startupWatch(): {
   onCacheLine(line: string): void;
   ready(container: Docker.Container): Promise<void>;
+  sessionCa(): string | undefined;
 } {
   const recent: string[] = [];
+  let sessionCa: string | undefined;
   let markReady: (() => void) | undefined;
   const readyPromise = new Promise<void>((resolve) => {
     markReady = resolve;
   });
   return {
+    sessionCa: () => sessionCa,
     onCacheLine(line) {
+      const ca = parseSessionCaLine(line);
+      if (ca) {
+        sessionCa ??= ca;
+        return;
+      }
       recent.push(line);
       if (recent.length > 20) recent.shift();
       if (READY_LINE.test(line)) markReady?.();
@@ -202,8 +229,11 @@ function startupWatch(): {
   };
 }
 
-/** The sandbox's proxy (and CA bundle) variables; NO_PROXY is empty: everything goes to the gateway. */
-export function sandboxEnv(proxyUrl: string, withCaBundle: boolean): Record<string, string> {
+/**
+ * The sandbox's proxy and CA bundle variables (the bundle is the session CA, the only issuer the
+ * sandbox ever sees); NO_PROXY is empty: everything goes to the gateway.
+ */
+export function sandboxEnv(proxyUrl: string): Record<string, string> {
   const env: Record<string, string> = {
     HTTP_PROXY: proxyUrl,
     HTTPS_PROXY: proxyUrl,
@@ -212,34 +242,34 @@ export function sandboxEnv(proxyUrl: string, withCaBundle: boolean): Record<stri
     NO_PROXY: "",
     no_proxy: "",
   };
-  if (withCaBundle) {
-    for (const name of [
-      "SSL_CERT_FILE",
-      "PIP_CERT",
-      "REQUESTS_CA_BUNDLE",
-      "CURL_CA_BUNDLE",
-      "GIT_SSL_CAINFO",
-      "NODE_EXTRA_CA_CERTS",
-    ])
-      env[name] = CA_BUNDLE_PATH;
-  }
+  for (const name of CA_BUNDLE_VARIABLES) env[name] = CA_BUNDLE_PATH;
   return env;
 }
 
+/** The variables that point the sandbox's common TLS clients at CA_BUNDLE_PATH. */
+export const CA_BUNDLE_VARIABLES = [
+  "SSL_CERT_FILE",
+  "PIP_CERT",
+  "REQUESTS_CA_BUNDLE",
+  "CURL_CA_BUNDLE",
+  "GIT_SSL_CAINFO",
+  "NODE_EXTRA_CA_CERTS",
+] as const;
+
 /**
  * Puts a sandbox's create body on the session's internal network (and nothing else) and mounts
- * the CA bundle read-only. Docker's embedded DNS on an internal network answers only the names of
+ * the session CA certificate read-only at CA_BUNDLE_PATH. Docker's embedded DNS on an internal network answers only the names of
  * containers on it (the gateway); it forwards nothing outside.
  */
 export function sandboxNetworkConfig(
   config: Docker.ContainerCreateOptions,
-  gateway: Pick<EgressGateway, "networkName">,
-  caBundlePath?: string,
+  gateway: Pick<EgressGateway, "networkName" | "caBundlePath">,
 ): Docker.ContainerCreateOptions {
   const host = config.HostConfig ?? {};
-  const mounts = [...(host.Mounts ?? [])];
-  if (caBundlePath)
-    mounts.push({ Type: "bind", Source: caBundlePath, Target: CA_BUNDLE_PATH, ReadOnly: true });
+  const mounts = [
+    ...(host.Mounts ?? []),
+    { Type: "bind" as const, Source: gateway.caBundlePath, Target: CA_BUNDLE_PATH, ReadOnly: true },
+  ];
   return {
     ...config,
     NetworkDisabled: false,

@@ -8,6 +8,7 @@
  */
 import type Docker from "dockerode";
 import { ROLE_LABEL, removeEgressResources, SESSION_LABEL } from "./gateway-container.js";
+import { removeSessionCa } from "./session-ca.js";
 
 /** How long a gateway or network may exist without its sandbox (creation in progress). */
 export const ORPHAN_GRACE_MS = 120_000;
@@ -88,7 +89,11 @@ export async function removeEgressWhere(
   for (const c of await docker.listContainers({ all: true, filters: { label: [ROLE_LABEL, ...filter] } })) {
     const reason = judge(c.Labels);
     if (!reason) continue;
-    if (!options.dryRun) await removeEgressResources(docker, c.Id, undefined);
+    if (!options.dryRun) {
+      await removeEgressResources(docker, c.Id, undefined);
+      // The session CA certificate the gateway's sandbox mounted (session-ca.ts).
+      if (c.Labels[SESSION_LABEL]) await removeSessionCa(c.Labels[SESSION_LABEL]);
+    }
     record("gateway", c.Id, c.Labels, reason);
   }
   for (const n of await docker.listNetworks({ filters: { label: [ROLE_LABEL, ...filter] } })) {

@@ -2,7 +2,7 @@
  * Validation of SandboxOptions.network (the library's entry; policy files and `--allow-net`
  * produce the same shape). Each bad value is an InvalidArgumentError naming the field.
  */
-import { stat } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
 import { InvalidArgumentError } from "../errors.js";
 import { hostProblem } from "./host-pattern.js";
@@ -10,6 +10,11 @@ import type { NetworkOptions, NetworkRule } from "./types.js";
 
 const DECISIONS = new Set(["allow", "ask", "deny"]);
 const NETWORK_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+/**
+ * The largest caBundlePath warden accepts: it reaches the gateway base64-encoded in one
+ * environment variable, which Linux caps at 128 KiB (MAX_ARG_STRLEN).
+ */
+export const MAX_CA_BUNDLE_BYTES = 64 * 1024;
 
 /** The options with defaults (`none`) and an absolute CA bundle path. Rejects InvalidArgumentError. */
 export async function resolveNetworkOptions(network: NetworkOptions | undefined): Promise<NetworkOptions> {
@@ -34,6 +39,15 @@ export async function resolveNetworkOptions(network: NetworkOptions | undefined)
     if (!st?.isFile())
       throw new InvalidArgumentError(
         `network.caBundlePath ${abs} is not a file; pass a PEM file of CA certificates.`,
+      );
+    if (st.size > MAX_CA_BUNDLE_BYTES)
+      throw new InvalidArgumentError(
+        `network.caBundlePath ${abs} has ${st.size} bytes, more than ${MAX_CA_BUNDLE_BYTES}; pass only the CAs the system's do not include (the gateway trusts the system's CAs already).`,
+      );
+    const text = await readFile(abs, "utf8");
+    if (!text.includes("-----BEGIN CERTIFICATE-----") || text.includes("PRIVATE KEY"))
+      throw new InvalidArgumentError(
+        `network.caBundlePath ${abs} must hold PEM CA certificates ("-----BEGIN CERTIFICATE-----") and no private key.`,
       );
     out.caBundlePath = abs;
   }

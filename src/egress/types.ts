@@ -31,8 +31,14 @@ export interface ConnectionAudit {
   port: number;
   /** `CONNECT` (TLS tunnel) or the plain-HTTP method. */
   method: string;
-  /** The TLS SNI the client sent, when it was a tunnel. */
+  /** The TLS SNI the client sent, when it was a tunnel or a request inside one. */
   sni?: string;
+  /**
+   * True for a request inside a TLS tunnel the gateway opened (the tunnel has its own record,
+   * method CONNECT, with the bytes of the CONNECT exchange; the bytes that passed through the
+   * tunnel are in its requests' records).
+   */
+  insideTunnel?: true;
   /**
    * `allow` / `deny` by a rule or a refusal; `ask→allow` / `ask→deny` for a connection under an
    * `ask` rule, by the approver's answer (`ask` says how it was answered).
@@ -63,9 +69,12 @@ export type NetworkOptions =
        */
       egressNetworks?: string[];
       /**
-       * A PEM file of CA certificates the sandbox's TLS clients trust instead of the image's
-       * bundle (mounted read-only; SSL_CERT_FILE, PIP_CERT, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE,
-       * GIT_SSL_CAINFO and NODE_EXTRA_CA_CERTS point at it). The gateway never terminates TLS.
+       * A PEM file of extra CA certificates (at most 64 KiB, no key) the gateway trusts for the
+       * origins it connects to, besides the system's (a private registry's CA). The sandbox never
+       * sees it: the gateway opens each TLS tunnel to check the requests inside, and the sandbox
+       * trusts only the session's own CA, whose certificate is mounted read-only at
+       * /etc/warden/ca-bundle.pem (SSL_CERT_FILE, PIP_CERT, REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE,
+       * GIT_SSL_CAINFO and NODE_EXTRA_CA_CERTS point at it) and whose key stays in the gateway.
        */
       caBundlePath?: string;
       /** Receives one audit record per connection through the gateway. */

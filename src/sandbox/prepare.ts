@@ -110,10 +110,7 @@ export async function prepareSandbox(
       workspaceVolume: volumeName,
       mounts: opts.mounts,
     });
-    const config =
-      egress && network.mode === "allowlist"
-        ? sandboxNetworkConfig(hardened, egress, network.caBundlePath)
-        : hardened;
+    const config = egress && network.mode === "allowlist" ? sandboxNetworkConfig(hardened, egress) : hardened;
     const plan = await planHelper(docker, opts.image, execPath);
     let container = await docker.createContainer(applyHelperPlan(config, plan));
     containerId = container.id;

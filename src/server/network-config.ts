@@ -33,7 +33,12 @@ export const TenantNetworkSchema = Type.Object(
     ask: Type.Optional(Entries),
     deny: Type.Optional(Entries),
     egressNetworks: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
-    caBundle: Type.Optional(Type.String({ minLength: 1, description: "PEM file the sandboxes trust" })),
+    caBundle: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: "PEM file of extra CAs the egress gateway trusts for origins, besides the system's",
+      }),
+    ),
   },
   { additionalProperties: false, description: "What the tenant's sessions may reach (README Network)" },
 );

@@ -1,7 +1,7 @@
 /**
  * The network flags of `warden exec`, `replay`, `run` and `mcp`: `--allow-net host[:port],…`
- * (allowlist mode through the egress gateway; repeatable), `--net-ca-bundle <pem>` (CA certificates
- * the sandbox trusts) and `--egress-network <name>` (engine network the gateway leaves through;
+ * (allowlist mode through the egress gateway; repeatable), `--net-ca-bundle <pem>` (extra CA
+ * certificates the gateway trusts for origins) and `--egress-network <name>` (engine network the gateway leaves through;
  * default bridge). Each connection is reported on stderr as one `warden: net …` line.
  */
 import type { Command } from "commander";
@@ -34,7 +34,7 @@ export function addNetworkFlags(command: Command): Command {
     )
     .option(
       "--net-ca-bundle <file>",
-      "PEM file of CA certificates the sandbox's TLS clients trust instead of the image's",
+      "PEM file of extra CA certificates (at most 64 KiB) the egress gateway trusts for origins, besides the system's",
     )
     .option(
       "--egress-network <name>",

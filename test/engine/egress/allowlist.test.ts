@@ -3,9 +3,12 @@
  * an allowed name over HTTP and HTTPS through its gateway, and nothing else: not a denied or
  * unlisted name, an IP literal, a listed name that resolves to a private address, DNS of any
  * name, a socket that ignores the proxy variables, UDP, a Host or SNI that disagrees with the
- * name asked for, nor an `ask` name without an approver; each connection has its audit record.
- * Killing the gateway leaves the session with no network.
+ * name asked for (the gateway opens each TLS tunnel with the session CA to check the requests
+ * inside), nor an `ask` name without an approver; each connection has its audit record. The
+ * session CA's key never enters the sandbox. Killing the gateway leaves the session with no network.
  */
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { ConnectionAudit } from "../../../src/egress/index.js";
 import { createSandbox, getDocker, LABEL } from "../../../src/sandbox/index.js";
@@ -64,9 +67,10 @@ describeEngine("network egress: allowlist through the gateway", () => {
   it("reaches an allowed name over HTTP and HTTPS, with an allow record for each", async () => {
     expect(await net("get", "http://allowed.test/hello")).toBe("OK 200 hello from public as allowed.test");
     expect(await net("get", "https://allowed.test/hello")).toBe("OK 200 hello from public as allowed.test");
-    const records = await auditOf("allowed.test", 2);
-    const http = records.find((r) => r.method === "GET");
+    const records = await auditOf("allowed.test", 3);
+    const http = records.find((r) => r.method === "GET" && r.port === 80);
     const tls = records.find((r) => r.method === "CONNECT");
+    const inside = records.find((r) => r.method === "GET" && r.port === 443);
     expect(http).toMatchObject({
       sessionId: sandbox.info.sessionId,
       port: 80,
@@ -79,9 +83,15 @@ describeEngine("network egress: allowlist through the gateway", () => {
       rule: "allow allowed.test:80+443",
       sni: "allowed.test",
     });
+    // The request inside the tunnel, with the tunnel's SNI and its own bytes.
+    expect(inside).toMatchObject({
+      decision: "allow",
+      rule: "allow allowed.test:80+443",
+      sni: "allowed.test",
+    });
     expect(http?.bytesIn).toBeGreaterThan(30);
-    expect(tls?.bytesIn).toBeGreaterThan(1000); // the TLS handshake and the response
-    expect(tls?.bytesOut).toBeGreaterThan(100);
+    expect(inside?.bytesIn).toBeGreaterThan(30);
+    expect(inside?.remoteAddress).toBe(bed.publicAddress);
     expect(http?.remoteAddress).toBe(bed.publicAddress);
   });
 
@@ -140,10 +150,21 @@ describeEngine("network egress: allowlist through the gateway", () => {
     expect(await bed.hostLog("public", "udp")).toBe("");
   });
 
-  it("refuses a TLS tunnel whose SNI names another host; plain HTTP reaches only the name checked", async () => {
+  it("refuses a TLS tunnel whose SNI names another host, and a request inside whose Host is not the SNI's; plain HTTP reaches only the name checked", async () => {
     // CONNECT to the allowed name, ClientHello for another: the gateway terminates before any byte reaches the host.
     expect(await net("sni", proxy, "allowed.test", "other.test")).toMatch(/^ERR /);
     expect(await net("sni", proxy, "allowed.test", "allowed.test")).toBe("OK HTTP/1.1 200 OK");
+    // Inside the tunnel, a Host that is not the SNI's (domain fronting): unlisted, listed, or in
+    // an absolute URL; each refused by the gateway, none reaches the host.
+    expect(await net("sni", proxy, "allowed.test", "allowed.test", "other.test")).toBe(
+      "ERR HTTP/1.1 403 Forbidden",
+    );
+    expect(await net("sni", proxy, "allowed.test", "allowed.test", "pypi.test")).toBe(
+      "ERR HTTP/1.1 403 Forbidden",
+    );
+    expect(
+      await net("sni", proxy, "allowed.test", "allowed.test", "allowed.test", "https://pypi.test/front"),
+    ).toBe("ERR HTTP/1.1 403 Forbidden");
     // Plain HTTP: the name checked is the URL's; the origin gets that name as Host, never the client's.
     expect(await net("host", proxy, "http://allowed.test/hello", "other.test")).toBe("OK HTTP/1.1 200 OK");
     expect(await net("host", proxy, "http://other.test/hello", "allowed.test")).toMatch(
@@ -151,10 +172,73 @@ describeEngine("network egress: allowlist through the gateway", () => {
     );
     const requests = await bed.hostLog("public", "requests");
     expect(requests).not.toMatch(/^other\.test /m);
+    expect(requests).not.toMatch(/^pypi\.test /m);
+    expect(requests).not.toMatch(/\/front$/m);
     const sni = (await auditOf("allowed.test", 5)).filter((r) => r.sni === "other.test");
     expect(sni.map((r) => [r.decision, r.rule])).toEqual([
       ["deny", "sni-mismatch (allow allowed.test:80+443)"],
     ]);
+    const fronted = audit.filter((r) => r.sni === "allowed.test" && r.domain !== "allowed.test");
+    expect(fronted.map((r) => [r.method, r.domain, r.port, r.decision, r.rule])).toEqual([
+      ["GET", "other.test", 443, "deny", "host-sni-mismatch (not-listed)"],
+      ["GET", "pypi.test", 443, "deny", "host-sni-mismatch (allow pypi.test:443)"],
+      ["GET", "pypi.test", 443, "deny", "host-sni-mismatch (allow pypi.test:443)"],
+    ]);
+  });
+
+  it("keeps the session CA's key in the gateway: the sandbox has its certificate only", async () => {
+    if (sandbox.info.network?.mode !== "allowlist") throw new Error("not an allowlist sandbox");
+    const gateway = sandbox.info.network.gatewayContainerId;
+    const fromGateway = (file: string) =>
+      execFileSync("docker", ["exec", gateway, "cat", `/run/gw/${file}`], { encoding: "utf8" });
+    const cert = fromGateway("cert.pem");
+    const key = fromGateway("key.pem");
+    expect(key).toMatch(/^-----BEGIN PRIVATE KEY-----\n/);
+    expect((await run(sandbox, { argv: ["cat", "/etc/warden/ca-bundle.pem"] })).stdout).toBe(cert);
+    // Part of the private scalar as the key's PEM spells it (a P-256 PKCS#8 body line 1 is a
+    // fixed 48-character prefix, then the scalar), looked for in the sandbox's files and environment.
+    const keyLine = (key.split("\n")[1] ?? "").slice(48);
+    expect(keyLine).toMatch(/^[A-Za-z0-9+/]{16}$/);
+    const found = await run(sandbox, {
+      shell: `env | grep -cF -- '${keyLine}'; grep -rlF -- '${keyLine}' /etc /tmp /home /root /run /var /opt /workspace 2>/dev/null; true`,
+    });
+    expect(found.stdout).toBe("0\n");
+    const env = await run(sandbox, { shell: "echo $SSL_CERT_FILE $PIP_CERT $REQUESTS_CA_BUNDLE" });
+    expect(env.stdout).toBe(
+      "/etc/warden/ca-bundle.pem /etc/warden/ca-bundle.pem /etc/warden/ca-bundle.pem\n",
+    );
+    // The host-side file the sandbox mounts holds the certificate and nothing else.
+    const mount = (await getDocker().getContainer(sandbox.info.containerId).inspect()).Mounts.find(
+      (m) => m.Destination === "/etc/warden/ca-bundle.pem",
+    );
+    expect(readFileSync(mount?.Source ?? "", "utf8")).toBe(cert);
+  });
+
+  it("refuses an origin whose certificate no CA the gateway trusts signed (no caBundlePath: the test CA is unknown)", async () => {
+    const records: ConnectionAudit[] = [];
+    const strict = await createSandbox({
+      tenant,
+      ttlMs: 60_000,
+      network: {
+        mode: "allowlist",
+        rules: [{ host: "allowed.test", ports: [443], decision: "allow" }],
+        egressNetworks: [bed.publicNetwork],
+        onConnection: (r) => records.push(r),
+      },
+    });
+    try {
+      await strict.writeFile("/tmp/net.py", Buffer.from(NET_CLIENT));
+      const got = await run(strict, {
+        argv: ["python3", "/tmp/net.py", "get", "https://allowed.test/hello"],
+      });
+      expect(got.stdout.trim()).toBe("ERR HTTPError HTTP Error 503: Service Unavailable");
+      const inside = (await auditRecordsOf(records, "allowed.test", 2)).filter((r) => r.method === "GET");
+      expect(inside.map((r) => [r.decision, r.rule])).toEqual([
+        ["deny", "upstream-tls (allow allowed.test:443)"],
+      ]);
+    } finally {
+      await strict.destroy();
+    }
   });
 
   it("installs a package with pip from an allowed index, and not from an unlisted one", async () => {
@@ -171,8 +255,11 @@ describeEngine("network egress: allowlist through the gateway", () => {
     const refused = await pip("https://other.test/simple/", "/tmp/no");
     expect(refused.exitCode).not.toBe(0);
     expect(refused.stdout + refused.stderr).toMatch(/No matching distribution found for tinypkg/);
-    expect((await auditOf("pypi.test", 2)).every((r) => r.decision === "allow")).toBe(true);
-    expect((await auditOf("other.test")).filter((r) => r.port === 443)[0]).toMatchObject({
+    // The tunnel and the requests inside it (the fronted requests of the test above excepted).
+    const index = (await auditOf("pypi.test", 5)).filter((r) => r.sni === "pypi.test");
+    expect(index.map((r) => r.method)).toEqual(["CONNECT", "GET", "GET"]);
+    expect(index.every((r) => r.decision === "allow")).toBe(true);
+    expect((await auditOf("other.test")).filter((r) => r.method === "CONNECT")[0]).toMatchObject({
       decision: "deny",
       rule: "not-listed",
     });

@@ -166,11 +166,16 @@ describeEngine("warden mcp: the policy's network section", () => {
     expect(asked[0]?.message).toBe(
       `warden: Network connection needs approval: session ${session} connects to ask.test:443\n  asked by rule 'ask ask.test:443'`,
     );
-    expect((await netLines(stderr, 4)).map(shape)).toEqual([
+    // Each approved tunnel, then the request inside it (the gateway opened the tunnel to check it).
+    const inside = 'warden: net allow GET ask.test:443 rule="ask ask.test:443" out=…B in=…B …ms';
+    expect((await netLines(stderr, 7)).map(shape)).toEqual([
       'warden: net ask→allow CONNECT ask.test:443 ask=once rule="ask ask.test:443" out=…B in=…B …ms',
+      inside,
       'warden: net ask→deny CONNECT ask.test:443 ask=denied rule="ask ask.test:443 (denied by the approver)" out=…B in=…B …ms',
       'warden: net ask→allow CONNECT ask.test:443 ask=session rule="ask ask.test:443" out=…B in=…B …ms',
+      inside,
       'warden: net ask→allow CONNECT ask.test:443 ask=cached rule="ask ask.test:443" out=…B in=…B …ms',
+      inside,
     ]);
   }, 120_000);
 

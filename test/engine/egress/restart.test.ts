@@ -7,7 +7,7 @@
  * without its record, a gateway started just before the crash without its sandbox) are removed.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, unlink } from "node:fs/promises";
+import { mkdtemp, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -23,6 +23,7 @@ import {
   tenantClient,
   writeServeConfig,
 } from "../../helpers/server-fixture.js";
+import { networkAuditLines } from "./client.js";
 import { type EgressTestbed, egressOf, startEgressTestbed } from "./testbed.js";
 
 const TENANT = `test-egress-restart-${randomBytes(4).toString("hex")}`;
@@ -169,24 +170,31 @@ except Exception as e: print('no route')"`;
       "refused https://allowed.test/hello\n",
     );
     await new Promise((r) => setTimeout(r, 500));
-    const audit = (await readFile(join(state, "audit.jsonl"), "utf8"))
-      .split("\n")
-      .filter((l) => l.includes('"kind":"network"'))
-      .map((l) => JSON.parse(l) as { session: string; domain: string; decision: string; rule: string });
+    const audit = await networkAuditLines(join(state, "audit.jsonl"));
     const row = (a: (typeof audit)[number]) => [a.session, a.domain, a.decision, a.rule];
     const twice = [
       [kept, "allowed.test", "allow", "allow allowed.test:443"],
       [kept, "pypi.test", "deny", "not-listed"],
     ];
-    // Audited before the restart, the download the adoption ended, and the calls after it.
-    expect(audit.map(row)).toEqual([
+    // The tunnels: audited before the restart (the download's when it was opened), and the calls after it.
+    expect(audit.filter((a) => !a.insideTunnel).map(row)).toEqual([
       ...twice,
       [kept, "allowed.test", "allow", "allow allowed.test:443"],
       ...twice,
       [kept, "ask.test", "ask→allow", "ask ask.test:443"],
     ]);
+    // The requests inside them: the download's is audited after the restart, when the adoption ended it.
+    const inside = audit.filter((a) => a.insideTunnel);
+    expect(inside.map(row)).toEqual([
+      [kept, "allowed.test", "allow", "allow allowed.test:443"],
+      [kept, "allowed.test", "allow", "allow allowed.test:443"],
+      [kept, "allowed.test", "allow", "allow allowed.test:443"],
+      [kept, "ask.test", "allow", "ask ask.test:443"],
+    ]);
+    expect(inside[1]?.bytesIn).toBeGreaterThan(1024);
     const metrics = await (await fetch(`${second.url}/metrics`)).text();
-    expect(metrics).toContain(`warden_egress_connections_total{tenant="${TENANT}",decision="allow"} 2`);
+    // After the restart: the download's request, a tunnel and its request, the ask tunnel's request.
+    expect(metrics).toContain(`warden_egress_connections_total{tenant="${TENANT}",decision="allow"} 4`);
     expect(metrics).toContain(`warden_egress_connections_total{tenant="${TENANT}",decision="deny"} 1`);
     expect(metrics).toContain(`warden_egress_connections_total{tenant="${TENANT}",decision="ask→allow"} 1`);
 

@@ -4,7 +4,7 @@
  * each connection is a `network` audit line and counts in warden_egress_connections_total. A
  * connection under the bound's `ask` rule waits in the HTTP approvals until it is answered.
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -13,6 +13,7 @@ import { resolveServerConfig } from "../../../src/server/config.js";
 import type { RunningServer } from "../../../src/server/server.js";
 import { describeEngine } from "../../helpers/engine.js";
 import { removeTenant, startTestServer, testQuotas } from "../../helpers/server-fixture.js";
+import { networkAuditLines } from "./client.js";
 import { type EgressTestbed, startEgressTestbed } from "./testbed.js";
 
 const tenant = `test-egress-serve-${process.pid}`;
@@ -90,16 +91,15 @@ describeEngine("warden serve: tenant network bound", () => {
     expect(text).toContain("hello from public as allowed.test");
     expect(text).toContain("refused https://pypi.test/hello"); // in the tenant's bound, not asked for
     await new Promise((r) => setTimeout(r, 500));
-    const audit = (await readFile(join(dir, "state", "audit.jsonl"), "utf8"))
-      .split("\n")
-      .filter((l) => l.includes('"kind":"network"'))
-      .map((l) => JSON.parse(l) as { session: string; domain: string; decision: string; rule: string });
-    expect(audit.map((a) => [a.session, a.domain, a.decision, a.rule])).toEqual([
-      [id, "allowed.test", "allow", "allow allowed.test:443"],
-      [id, "pypi.test", "deny", "not-listed"],
+    const audit = await networkAuditLines(join(dir, "state", "audit.jsonl"));
+    // The tunnel, the request inside it (the gateway opened the tunnel to check it), the refusal.
+    expect(audit.map((a) => [a.session, a.domain, a.decision, a.rule, a.insideTunnel])).toEqual([
+      [id, "allowed.test", "allow", "allow allowed.test:443", undefined],
+      [id, "allowed.test", "allow", "allow allowed.test:443", true],
+      [id, "pypi.test", "deny", "not-listed", undefined],
     ]);
     const metrics = await (await call("/metrics")).text();
-    expect(metrics).toContain(`warden_egress_connections_total{tenant="${tenant}",decision="allow"} 1`);
+    expect(metrics).toContain(`warden_egress_connections_total{tenant="${tenant}",decision="allow"} 2`);
     expect(metrics).toContain(`warden_egress_connections_total{tenant="${tenant}",decision="deny"} 1`);
     await call(`/v1/sessions/${id}`, { method: "DELETE" });
   }, 90_000);
@@ -147,12 +147,13 @@ describeEngine("warden serve: tenant network bound", () => {
     const body = (await (await fetched).json()) as { results: { content: { text: string }[] }[] };
     expect(body.results[0]?.content[0]?.text).toBe("hello from public as ask.test\n");
     await new Promise((r) => setTimeout(r, 500));
-    const audit = (await readFile(join(dir, "state", "audit.jsonl"), "utf8"))
-      .split("\n")
-      .filter((l) => l.includes('"kind":"network"') && l.includes(id))
-      .map((l) => JSON.parse(l) as { domain: string; decision: string; ask: string; rule: string });
+    const audit = (await networkAuditLines(join(dir, "state", "audit.jsonl"))).filter(
+      (a) => a.session === id,
+    );
+    // The approved tunnel, and the request inside it (not asked again).
     expect(audit.map((a) => [a.domain, a.decision, a.ask, a.rule])).toEqual([
       ["ask.test", "ask→allow", "once", "ask ask.test:443"],
+      ["ask.test", "allow", undefined, "ask ask.test:443"],
     ]);
     const metrics = await (await call("/metrics")).text();
     expect(metrics).toContain(`warden_egress_connections_total{tenant="${tenant}",decision="ask→allow"} 1`);

@@ -164,6 +164,7 @@ describe("squid.conf of ask rules", () => {
     clientCidrs: ["172.30.0.0/16"],
     port: 3128,
     askHelper: true,
+    upstreamCa: false,
   });
   const access = conf.split("\n").filter((l) => l.startsWith("http_access"));
 
@@ -172,10 +173,11 @@ describe("squid.conf of ask rules", () => {
       "external_acl_type ask_approval ttl=0 negative_ttl=0 children-max=1 children-startup=1 concurrency=64 queue-size=1024 %DST %>rP %SRCPORT /usr/local/bin/warden-ask /run/gw/ask.sock",
     );
     expect(conf).toContain("acl r1_approved external ask_approval");
-    expect(access.slice(0, 3)).toEqual([
+    expect(access.slice(0, 4)).toEqual([
       "http_access deny !session_net",
-      "http_access deny r1_host r1_port !refused_dst !r1_approved",
-      "http_access deny r2_host r2_port !refused_dst !r2_approved",
+      "http_access deny https_scheme !host_matches_sni",
+      "http_access deny r1_host r1_port !refused_dst !https_scheme !r1_approved",
+      "http_access deny r2_host r2_port !refused_dst !https_scheme !r2_approved",
     ]);
     expect(access).toContain("http_access allow CONNECT r1_host r1_port !refused_dst");
   });

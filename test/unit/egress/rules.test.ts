@@ -75,13 +75,15 @@ describe("squid.conf", () => {
     clientCidrs: ["172.30.0.0/16"],
     port: 3128,
     askHelper: false,
+    upstreamCa: false,
   });
 
   it("denies before it allows, checks refused addresses on every allow, and ends with deny all", () => {
     const access = conf.split("\n").filter((l) => l.startsWith("http_access"));
     expect(access[0]).toBe("http_access deny !session_net");
-    expect(access[1]).toBe("http_access deny r3_host");
-    expect(access[2]).toBe("http_access deny r2_host r2_port"); // ask without an approver
+    expect(access[1]).toBe("http_access deny https_scheme !host_matches_sni");
+    expect(access[2]).toBe("http_access deny r3_host");
+    expect(access[3]).toBe("http_access deny r2_host r2_port"); // ask without an approver
     expect(access.at(-1)).toBe("http_access deny all");
     for (const l of access.filter((a) => a.startsWith("http_access allow")))
       expect(l).toMatch(/ !refused_dst$/);
@@ -89,10 +91,10 @@ describe("squid.conf", () => {
     expect(conf).toContain("acl session_net src 172.30.0.0/16");
   });
 
-  it("anchors host regexes and splices only a tunnel whose SNI equals its CONNECT host", () => {
+  it("anchors host regexes and opens only a tunnel whose SNI equals its CONNECT host", () => {
     expect(conf).toContain("acl r0_host dstdom_regex -n -i ^pypi\\.org$");
     expect(conf).toContain("acl r1_host dstdom_regex -n -i ^([a-z0-9-]+\\.)+pythonhosted\\.org$");
-    expect(conf).toMatch(/ssl_bump peek step1\nssl_bump splice sni_matches_host\nssl_bump terminate all\n$/);
+    expect(conf).toMatch(/ssl_bump peek step1\nssl_bump bump sni_matches_host\nssl_bump terminate all\n$/);
   });
 });
 
