@@ -1,7 +1,9 @@
 /**
  * Where `warden serve` runs its sessions: `backend: { kind: docker }` (default: containers on the
  * local Docker engine) or `backend: { kind: kubernetes, namespace, runtimeClassName?, kubeconfig?,
- * imagePullPolicy?, startTimeoutMs? }` (one hardened Pod per session, src/sandbox/kubernetes).
+ * imagePullPolicy?, startTimeoutMs?, replicaId? }` (one hardened Pod per session, src/sandbox/kubernetes).
+ * `replicaId` is the server's identity among several replicas sharing a namespace (README
+ * "Scale-out"): a Kubernetes label value, default defaultReplicaId (host name and state directory).
  * On Kubernetes a tenant id becomes a label value (so it must end with a letter or digit), and a
  * tenant may use copy-mode workspaces only, without network egress: a cluster node has no host
  * directory to bind, and the egress gateway is Docker's. Each is refused at load, naming the fix.
@@ -10,6 +12,7 @@ import { resolve } from "node:path";
 import { type Static, Type } from "typebox";
 import { InvalidArgumentError } from "../errors.js";
 import { isLabelValue } from "../sandbox/index.js";
+import { defaultReplicaId } from "./controller-id.js";
 
 /** The `backend:` key of the server config. */
 export const BackendConfigSchema = Type.Object(
@@ -32,6 +35,13 @@ export const BackendConfigSchema = Type.Object(
     startTimeoutMs: Type.Optional(
       Type.Integer({ minimum: 1000, description: "How long a new Pod may take to run, ms; default 120000" }),
     ),
+    replicaId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          "This replica's identity among servers sharing the namespace (a label value on its Pods); default: host name and state directory digest",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -47,6 +57,8 @@ export type BackendConfig =
       kubeconfig?: string;
       imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
       startTimeoutMs?: number;
+      /** This server's `io.warden.replica` label value (always set once resolved). */
+      replicaId: string;
     };
 
 const KUBERNETES_ONLY = [
@@ -55,16 +67,19 @@ const KUBERNETES_ONLY = [
   "kubeconfig",
   "imagePullPolicy",
   "startTimeoutMs",
+  "replicaId",
 ] as const;
 
 /**
- * Resolves `backend:` (absent: Docker). Throws InvalidArgumentError naming the field: a
- * Kubernetes-only field with kind docker, or kind kubernetes without a namespace.
+ * Resolves `backend:` (absent: Docker); `stateDir` (absolute) gives the default replica id.
+ * Throws InvalidArgumentError naming the field: a Kubernetes-only field with kind docker, kind
+ * kubernetes without a namespace, or a replicaId that is no Kubernetes label value.
  */
 export function resolveBackendConfig(
   input: BackendConfigInput | undefined,
   baseDir: string,
   where: string,
+  stateDir: string,
 ): BackendConfig {
   if (!input || input.kind === "docker") {
     const stray = KUBERNETES_ONLY.find((k) => input?.[k] !== undefined);
@@ -85,7 +100,17 @@ export function resolveBackendConfig(
     ...(input.kubeconfig ? { kubeconfig: resolve(baseDir, input.kubeconfig) } : {}),
     ...(input.imagePullPolicy ? { imagePullPolicy: input.imagePullPolicy } : {}),
     ...(input.startTimeoutMs ? { startTimeoutMs: input.startTimeoutMs } : {}),
+    replicaId:
+      input.replicaId === undefined ? defaultReplicaId(stateDir) : checkReplicaId(input.replicaId, where),
   };
+}
+
+/** `id` when it can label a Pod; else InvalidArgumentError naming the field and the fix. */
+function checkReplicaId(id: string, where: string): string {
+  if (isLabelValue(id)) return id;
+  throw new InvalidArgumentError(
+    `${where}/backend/replicaId ${JSON.stringify(id)} cannot label a Kubernetes Pod (at most 63 of A-Z a-z 0-9 _ . -, starting and ending with a letter or digit); use e.g. the StatefulSet Pod's name (warden-0), the same on every restart of this replica and different from every other replica's.`,
+  );
 }
 
 /** What a tenant of the config file asked for that the backend check reads. */

@@ -154,7 +154,7 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
   }
   const defaultImage = cfg.defaultImage ?? CONFIG_DEFAULTS.image;
   const stateDir = resolve(baseDir, cfg.stateDir ?? "warden-state");
-  const backend = resolveBackendConfig(cfg.backend, baseDir, source);
+  const backend = resolveBackendConfig(cfg.backend, baseDir, source, stateDir);
   return {
     host: cfg.host ?? CONFIG_DEFAULTS.host,
     port: cfg.port ?? CONFIG_DEFAULTS.port,

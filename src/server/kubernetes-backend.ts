@@ -3,8 +3,10 @@
  * (src/sandbox/kubernetes), claimed from a warm pool of spare Pods when one is configured
  * (src/pool's kubernetesPoolBackend). After a restart a session is re-opened on its still-running
  * Pod (`adopt`: the helper's reset kills what the dead server left running, then the channel is
- * re-attached). Pods are found by the `app.kubernetes.io/managed-by=warden` label and judged by
- * their annotations (tenant, session, controller), as the Docker backend judges containers.
+ * re-attached). Pods are found by the `app.kubernetes.io/managed-by=warden` label and this
+ * server's replica label (`io.warden.replica`, README "Scale-out"), and judged by their annotations
+ * (tenant, session, controller), as the Docker backend judges containers: a replica lists, adopts
+ * and removes only its own Pods, never another replica's, nor Pods made outside a server.
  */
 import { kubernetesPoolBackend, type PoolRequest, type TenantPools, tenantPools } from "../pool/index.js";
 import type { PreparedPod, SandboxInfo } from "../sandbox/index.js";
@@ -16,7 +18,7 @@ import {
   type KubernetesCluster,
   KubernetesSandbox,
   podStateOf,
-  WARDEN_POD_SELECTOR,
+  replicaSelector,
   WORKSPACE_DIR,
 } from "../sandbox/index.js";
 import type { Session, SessionOptions } from "../session/index.js";
@@ -26,14 +28,15 @@ import type { ManagedContainer, SessionBackend } from "./backend.js";
 import { baselineOf, pooledSessions, type SessionBackendOptions } from "./pooled-sessions.js";
 import type { SessionRecord } from "./record-store.js";
 
-/** Options of the Kubernetes SessionBackend: the cluster, and the sessions' options. */
+/** Options of the Kubernetes SessionBackend: the cluster (with this server's replica id), and the sessions' options. */
 export interface KubernetesBackendOptions extends SessionBackendOptions {
-  cluster: KubernetesCluster;
+  cluster: KubernetesCluster & { replicaId: string };
 }
 
 /** Sessions on Pods of `options.cluster` (see the file comment). `close()` drains the warm pool. */
 export function createKubernetesBackend(options: KubernetesBackendOptions): SessionBackend {
   const { cluster, log } = options;
+  const ownPods = replicaSelector(cluster.replicaId);
   const pools = poolsOf(options);
   const sessions = pooledSessions(options, pools, (opts) => createKubernetesSandbox(opts, cluster));
   const { withSpill } = sessions;
@@ -53,7 +56,9 @@ export function createKubernetesBackend(options: KubernetesBackendOptions): Sess
       }
       // A Pod claimed from the warm pool keeps the `pool-<uuid>` session it was created with.
       const sessionOk = state && (state.sessionId === record.id || state.poolKey !== undefined);
-      if (!state || !sessionOk || state.tenant !== record.tenant) return null;
+      // Another replica's Pod is never taken over, even when a record names it (a copied stateDir).
+      const ownPod = state?.replica === cluster.replicaId;
+      if (!state || !ownPod || !sessionOk || state.tenant !== record.tenant) return null;
       let channel: Awaited<ReturnType<typeof adoptPod>>;
       try {
         channel = await adoptPod(cluster, name, log ? { log } : {});
@@ -87,7 +92,7 @@ export function createKubernetesBackend(options: KubernetesBackendOptions): Sess
       try {
         const list = await cluster.core.listNamespacedPod({
           namespace: cluster.namespace,
-          labelSelector: WARDEN_POD_SELECTOR,
+          labelSelector: ownPods,
         });
         const found: ManagedContainer[] = [];
         for (const pod of list.items) {

@@ -4,10 +4,17 @@
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { connectCluster, ensureDenyAllPolicy, pingEngine } from "../sandbox/index.js";
+import {
+  acquireReplicaLease,
+  connectCluster,
+  ensureDenyAllPolicy,
+  pingEngine,
+  type ReplicaLease,
+} from "../sandbox/index.js";
 import { sweepSpillDirs } from "../session/index.js";
 import type { SessionBackend } from "./backend.js";
 import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHashes } from "./config.js";
+import { defaultReplicaId } from "./controller-id.js";
 import { createDockerBackend } from "./docker-backend.js";
 import { createKubernetesBackend } from "./kubernetes-backend.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
@@ -57,7 +64,10 @@ export function serveBackend(
   const backend = config.backend ?? { kind: "docker" };
   if (backend.kind === "docker") return createDockerBackend(common);
   const { kind: _, ...cluster } = backend;
-  return createKubernetesBackend({ ...common, cluster: connectCluster(cluster) });
+  return createKubernetesBackend({
+    ...common,
+    cluster: { ...connectCluster(cluster), replicaId: backend.replicaId },
+  });
 }
 
 /** Starts the server and installs the signal handlers. Resolves once listening. */
@@ -71,12 +81,23 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   const lock = lockStateDir(config.stateDir);
   let server: RunningServer;
   let swept: Awaited<ReturnType<typeof sweepSpillDirs>>;
+  let lease: ReplicaLease | undefined;
   try {
     // The backend answers before anything else; on Kubernetes the namespace's deny-all
-    // NetworkPolicy is in place (or its missing RBAC rights named) before the first Pod.
+    // NetworkPolicy is in place (or its missing RBAC rights named) before the first Pod, and
+    // this server holds its replica id's Lease before reconciling (replica-lease.ts: one live
+    // server per id, or each would remove the other's Pods; held by its host and state directory).
     if (config.backend?.kind === "kubernetes") {
-      const { kind: _, ...cluster } = config.backend;
-      await ensureDenyAllPolicy(connectCluster(cluster));
+      const { kind: _, ...options } = config.backend;
+      const cluster = connectCluster(options);
+      await ensureDenyAllPolicy(cluster);
+      lease = await acquireReplicaLease({
+        leases: cluster.leases,
+        namespace: cluster.namespace,
+        replicaId: options.replicaId,
+        holder: defaultReplicaId(config.stateDir),
+        log,
+      });
     } else await pingEngine();
     const hooks = await createPolicyHookFactory(config);
     // Spill files of a previous run's sessions cannot be read by anyone any more (a spill store only
@@ -93,6 +114,7 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
       ...(options.onExit ? { onExit: options.onExit } : {}),
     });
   } catch (err) {
+    await lease?.release();
     lock.release();
     throw err;
   }
@@ -115,7 +137,8 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
     const sessions = server.manager.all().length;
     const spares = server.manager.idleSpares();
     server.shutdown().then(
-      () => {
+      async () => {
+        await lease?.release();
         const kept = options.onExit === "close" ? "closed" : "kept for the next start";
         log(`warden serve: stopped; ${sessions} session(s) ${kept}, ${spares} spare(s) removed`);
         process.exit(0);

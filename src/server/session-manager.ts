@@ -63,7 +63,7 @@ export class SessionManager {
   constructor(private readonly deps: SessionManagerDeps) {
     this.now = deps.now ?? Date.now;
     this.quotas = new TenantQuotas(deps.metrics);
-    this.controllerId = serverControllerId(deps.config.stateDir);
+    this.controllerId = serverControllerId(deps.config.stateDir, deps.config.backend);
   }
 
   /** The tenant with this id (configured tenants only). */

@@ -3,14 +3,24 @@
  * namespace, the RuntimeClass and the image pull policy, and the one table that maps the API's
  * failures to WardenError subclasses (as errors.ts's fromDockerError does for Docker).
  */
-import { Attach, CoreV1Api, Exec, KubeConfig, NetworkingV1Api } from "@kubernetes/client-node";
+import {
+  Attach,
+  CoordinationV1Api,
+  CoreV1Api,
+  Exec,
+  KubeConfig,
+  NetworkingV1Api,
+} from "@kubernetes/client-node";
 import { InvalidArgumentError, NotFoundError, SandboxError, type WardenError } from "../../errors.js";
+import { requireLabelValue } from "./pod-labels.js";
 
 /** Where sandbox Pods are made and how. */
 export interface KubernetesCluster {
   core: CoreV1Api;
   /** The namespace's deny-all NetworkPolicy (network-policy.ts). */
   networking: NetworkingV1Api;
+  /** Leases (coordination.k8s.io): a serve replica's hold on its id (replica-lease.ts). */
+  leases: CoordinationV1Api;
   attach: Attach;
   exec: Exec;
   namespace: string;
@@ -20,6 +30,8 @@ export interface KubernetesCluster {
   imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
   /** How long a new Pod may take to run (ms). Default 120 s. */
   startTimeoutMs?: number;
+  /** The `warden serve` replica whose Pods these are (pod-labels.ts POD_REPLICA); none outside a server. */
+  replicaId?: string;
 }
 
 /** Options of connectCluster. */
@@ -30,6 +42,7 @@ export interface KubernetesClusterOptions {
   runtimeClassName?: string;
   imagePullPolicy?: KubernetesCluster["imagePullPolicy"];
   startTimeoutMs?: number;
+  replicaId?: string;
 }
 
 // A DNS-1123 label: what Kubernetes takes as a namespace name.
@@ -37,8 +50,8 @@ const DNS_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /**
  * The clients of the cluster `options` names. Reading the kubeconfig is the only I/O; nothing
- * is asked of the API server yet. Throws InvalidArgumentError for a bad namespace or RuntimeClass
- * name, or an unreadable kubeconfig.
+ * is asked of the API server yet. Throws InvalidArgumentError for a bad namespace, RuntimeClass
+ * name or replica id, or an unreadable kubeconfig.
  */
 export function connectCluster(options: KubernetesClusterOptions): KubernetesCluster {
   if (!DNS_LABEL.test(options.namespace)) {
@@ -66,12 +79,14 @@ export function connectCluster(options: KubernetesClusterOptions): KubernetesClu
   return {
     core: config.makeApiClient(CoreV1Api),
     networking: config.makeApiClient(NetworkingV1Api),
+    leases: config.makeApiClient(CoordinationV1Api),
     attach: new Attach(config),
     exec: new Exec(config),
     namespace: options.namespace,
     ...(options.runtimeClassName ? { runtimeClassName: options.runtimeClassName } : {}),
     ...(options.imagePullPolicy ? { imagePullPolicy: options.imagePullPolicy } : {}),
     ...(options.startTimeoutMs ? { startTimeoutMs: options.startTimeoutMs } : {}),
+    ...(options.replicaId ? { replicaId: requireLabelValue(options.replicaId, "replicaId") } : {}),
   };
 }
 

@@ -88,6 +88,7 @@ export async function preparePod(
       createdAt,
       expiresAt,
       ...(options.poolKey ? { poolKey: options.poolKey } : {}),
+      ...(cluster.replicaId ? { replica: cluster.replicaId } : {}),
     },
   });
   const channel = await startPod(cluster, pod, options);

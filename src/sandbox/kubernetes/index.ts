@@ -33,16 +33,25 @@ export {
   MANAGED_BY,
   POD_PIDS,
   POD_POOL_KEY,
+  POD_REPLICA,
   type PodState,
   podAnnotations,
   podLabels,
   podName,
   podStateOf,
   poolKeyLabel,
+  replicaSelector,
   requireLabelValue,
   WARDEN_POD_SELECTOR,
 } from "./pod-labels.js";
 export { buildPodSpec, cpuQuantity, type PodSpecOptions, SANDBOX_CONTAINER } from "./pod-spec.js";
+export {
+  acquireReplicaLease,
+  ReplicaIdInUseError,
+  type ReplicaLease,
+  type ReplicaLeaseOptions,
+  replicaLeaseName,
+} from "./replica-lease.js";
 export {
   connectHelper,
   DEFAULT_POD_START_TIMEOUT_MS,

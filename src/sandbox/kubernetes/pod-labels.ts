@@ -1,8 +1,9 @@
 /**
  * What a sandbox Pod carries about its session, so `warden gc` and the server's reconcile find and
  * judge Pods after a controller crash (as Docker's labels do, ../labels.ts). Labels are what the
- * API selects on: `app.kubernetes.io/managed-by=warden`, the session id, the tenant and (for a
- * warm pool spare) the pool key's digest. Kubernetes label values are at most 63 characters of
+ * API selects on: `app.kubernetes.io/managed-by=warden`, the session id, the tenant, the
+ * replica of `warden serve` that owns the Pod (each replica lists only its own) and (for a warm
+ * pool spare) the pool key's digest. Kubernetes label values are at most 63 characters of
  * [A-Za-z0-9_.-], so the full values (controller ids like `serve@host` or `host:pid`, ISO times,
  * the whole pool key) travel as annotations under the same io.warden.* keys Docker uses.
  */
@@ -20,6 +21,18 @@ export const WARDEN_POD_SELECTOR = `${MANAGED_BY.key}=${MANAGED_BY.value}`;
 /** Label and annotation naming a warm pool spare's key (its digest as label, the key as annotation). */
 export const POD_POOL_KEY = "io.warden.pool";
 
+/**
+ * Label naming the `warden serve` replica that owns a Pod (its `backend.replicaId`): a replica's
+ * reconcile, adoption and pool select on it, so they never see another replica's Pods. Pods made
+ * outside a server (the library, tests) have none.
+ */
+export const POD_REPLICA = "io.warden.replica";
+
+/** Label selector of the Pods of replica `replicaId`. */
+export function replicaSelector(replicaId: string): string {
+  return `${WARDEN_POD_SELECTOR},${POD_REPLICA}=${requireLabelValue(replicaId, "replicaId")}`;
+}
+
 /** Annotation keeping the requested pids limit (the Pod spec has no per-container pids field). */
 export const POD_PIDS = "io.warden.pids";
 
@@ -33,6 +46,8 @@ export interface PodState {
   expiresAt: Date;
   /** The warm pool key (`sha256:<hex>`) of a spare. */
   poolKey?: string;
+  /** The owning `warden serve` replica (POD_REPLICA), when a server made the Pod. */
+  replica?: string;
 }
 
 // Kubernetes' label value syntax (k8s.io/apimachinery validation.IsValidLabelValue).
@@ -60,6 +75,7 @@ export function podLabels(state: PodState): Record<string, string> {
     [LABEL.session]: requireLabelValue(state.sessionId, "sessionId"),
     [LABEL.tenant]: requireLabelValue(state.tenant, "tenant"),
     ...(state.poolKey ? { [POD_POOL_KEY]: poolKeyLabel(state.poolKey) } : {}),
+    ...(state.replica ? { [POD_REPLICA]: requireLabelValue(state.replica, "replicaId") } : {}),
   };
 }
 
@@ -96,6 +112,7 @@ export function podStateOf(metadata: {
   const tenant = notes[LABEL.tenant] ?? labels[LABEL.tenant];
   if (!sessionId || !tenant) return null;
   const poolKey = notes[POD_POOL_KEY];
+  const replica = labels[POD_REPLICA];
   return {
     sessionId,
     tenant,
@@ -103,6 +120,7 @@ export function podStateOf(metadata: {
     createdAt: new Date(notes[LABEL.created] ?? 0),
     expiresAt: new Date(notes[LABEL.expires] ?? 0),
     ...(poolKey ? { poolKey } : {}),
+    ...(replica ? { replica } : {}),
   };
 }
 
@@ -112,10 +130,19 @@ export function podStateOf(metadata: {
  * still terminating. A valid DNS-1123 label (at most 56 characters).
  */
 export function podName(sessionId: string): string {
-  const base = sessionId
+  return `warden-${dnsNamePart(sessionId)}${randomBytes(4).toString("hex")}`;
+}
+
+/**
+ * `text` lower-cased with runs of other characters than [a-z0-9-] as `-`, at most 40, without
+ * leading or trailing `-`, and followed by `-`; "" when nothing is left. The readable part of a
+ * generated object name (Pods, Leases).
+ */
+export function dnsNamePart(text: string): string {
+  const base = text
     .toLowerCase()
     .replace(/[^a-z0-9-]+/g, "-")
     .slice(0, 40)
     .replace(/^-+|-+$/g, "");
-  return `warden-${base ? `${base}-` : ""}${randomBytes(4).toString("hex")}`;
+  return base ? `${base}-` : "";
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { hashKey } from "../../../src/server/auth.js";
 import { resolveServerConfig } from "../../../src/server/config.js";
+import { defaultReplicaId, serverControllerId } from "../../../src/server/controller-id.js";
 
 const quotas = {
   maxSessions: 1,
@@ -41,6 +42,7 @@ describe("warden serve: backend config", () => {
       kubeconfig: "/etc/warden/kube/admin.conf",
       imagePullPolicy: "Never",
       startTimeoutMs: 30000,
+      replicaId: defaultReplicaId("/etc/warden/warden-state"),
     });
     expect(cfg.tenants[0]?.workspaceModes).toEqual(["copy"]);
   });
@@ -73,5 +75,46 @@ describe("warden serve: backend config", () => {
     expect(() => load(k8s, tenant({ id: "acme-" }))).toThrow(
       "serve.yaml: /tenants/0/id 'acme-' cannot label a Kubernetes Pod (it must end with a letter or digit); rename the tenant.",
     );
+  });
+
+  it("takes a replicaId that can label a Pod, and refuses one that cannot, naming the field and the fix", () => {
+    const k8s = { kind: "kubernetes", namespace: "warden" };
+    const named = load({ ...k8s, replicaId: "warden-0" }).backend;
+    expect(named).toMatchObject({ replicaId: "warden-0" });
+    // The server's sandboxes name it as their controller.
+    expect(serverControllerId("/srv/a", named)).toBe("serve@warden-0");
+    expect(() => load({ ...k8s, replicaId: "warden/0" })).toThrow(
+      "serve.yaml/backend/replicaId \"warden/0\" cannot label a Kubernetes Pod (at most 63 of A-Z a-z 0-9 _ . -, starting and ending with a letter or digit); use e.g. the StatefulSet Pod's name (warden-0), the same on every restart of this replica and different from every other replica's.",
+    );
+    expect(() => load({ ...k8s, replicaId: "r".repeat(64) })).toThrow("/backend/replicaId");
+    expect(() => load({ ...k8s, replicaId: "" })).toThrow("/backend/replicaId");
+    expect(() => load({ kind: "docker", replicaId: "warden-0" })).toThrow(
+      "serve.yaml/backend/replicaId applies to kind kubernetes only",
+    );
+  });
+
+  it("defaults the replica id to the host name and the state directory's digest: stable per directory, distinct across directories", () => {
+    const a = resolveServerConfig(
+      { stateDir: "a", backend: { kind: "kubernetes", namespace: "w" }, tenants: [tenant()] },
+      "/srv",
+    );
+    const b = resolveServerConfig(
+      { stateDir: "b", backend: { kind: "kubernetes", namespace: "w" }, tenants: [tenant()] },
+      "/srv",
+    );
+    const idOf = (c: typeof a) => (c.backend?.kind === "kubernetes" ? c.backend.replicaId : "");
+    expect(idOf(a)).toBe(defaultReplicaId("/srv/a"));
+    expect(idOf(a)).not.toBe(idOf(b));
+    // The server's controller id keeps its form: serve@ and the replica id.
+    expect(serverControllerId("/srv/a")).toBe(`serve@${idOf(a)}`);
+  });
+
+  it("makes a label value of any host name: other characters as '-', at most 63 in all", () => {
+    const digest = defaultReplicaId("/srv/a", "x").slice(2);
+    expect(digest).toMatch(/^[0-9a-f]{12}$/);
+    expect(defaultReplicaId("/srv/a", "node_1.example")).toBe(`node_1.example-${digest}`);
+    expect(defaultReplicaId("/srv/a", "-héllo wörld-")).toBe(`h-llo-w-rld-${digest}`);
+    expect(defaultReplicaId("/srv/a", "h".repeat(80))).toBe(`${"h".repeat(50)}-${digest}`);
+    expect(defaultReplicaId("/srv/a", "---")).toBe(`serve-${digest}`);
   });
 });

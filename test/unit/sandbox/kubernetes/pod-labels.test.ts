@@ -14,6 +14,7 @@ import {
   podName,
   podProgress,
   podStateOf,
+  replicaSelector,
 } from "../../../../src/sandbox/kubernetes/index.js";
 
 const state = {
@@ -29,6 +30,19 @@ describe("Pod labels and annotations", () => {
   it("round-trips the session state through the Pod's metadata", () => {
     const metadata = { labels: podLabels(state), annotations: podAnnotations(state, DEFAULT_LIMITS) };
     expect(podStateOf(metadata)).toEqual(state);
+  });
+
+  it("labels a server's Pod with its replica, which is read back and selected on", () => {
+    const owned = { ...state, replica: "warden-0" };
+    const labels = podLabels(owned);
+    expect(labels["io.warden.replica"]).toBe("warden-0");
+    expect(podStateOf({ labels, annotations: podAnnotations(owned, DEFAULT_LIMITS) })).toEqual(owned);
+    expect(podLabels(state)["io.warden.replica"]).toBeUndefined();
+    expect(replicaSelector("warden-0")).toBe(
+      "app.kubernetes.io/managed-by=warden,io.warden.replica=warden-0",
+    );
+    expect(() => replicaSelector("a,b")).toThrow('replicaId "a,b" cannot be a Kubernetes label value');
+    expect(() => podLabels({ ...state, replica: "x=y" })).toThrow('replicaId "x=y"');
   });
 
   it("reads no state from a Pod warden did not make", () => {
