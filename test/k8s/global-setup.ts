@@ -2,14 +2,16 @@
  * Before the k8s suites: the test namespace exists, and the sandbox image is imported into the
  * node's containerd (scripts/k8s-load-image.sh; $WARDEN_K8S_LOAD_IMAGE names another copy of it).
  * Does nothing when the cluster is unreachable: the suites then skip or fail (test/helpers/k8s.ts).
+ * After them: the replica Leases left by servers the suites killed with SIGKILL are deleted (a real
+ * replica keeps its Lease across kill -9 on purpose, to take it back at restart).
  */
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { CoordinationV1Api, CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { probeCluster, TEST_KUBECONFIG, TEST_NAMESPACE } from "../helpers/k8s.js";
 
-export default async function setup(): Promise<void> {
-  if (await probeCluster()) return;
+export default async function setup(): Promise<(() => Promise<void>) | undefined> {
+  if (await probeCluster()) return undefined;
   const config = new KubeConfig();
   config.loadFromFile(TEST_KUBECONFIG);
   const core = config.makeApiClient(CoreV1Api);
@@ -22,4 +24,13 @@ export default async function setup(): Promise<void> {
   if (!existsSync(script))
     throw new Error(`${script} is missing: it imports warden-sandbox:latest into the node`);
   execFileSync("bash", [script, "warden-sandbox:latest"], { stdio: "inherit" });
+  return async () => {
+    const leases = config.makeApiClient(CoordinationV1Api);
+    const { items } = await leases.listNamespacedLease({ namespace: TEST_NAMESPACE });
+    for (const lease of items) {
+      const name = lease.metadata?.name ?? "";
+      if (name.startsWith("warden-replica-"))
+        await leases.deleteNamespacedLease({ name, namespace: TEST_NAMESPACE });
+    }
+  };
 }
