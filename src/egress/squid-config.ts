@@ -84,7 +84,7 @@ export function squidConfig(input: SquidConfigInput): string {
     "forwarded_for delete",
     "httpd_suppress_version_string on",
     "on_unsupported_protocol respond all",
-    `logformat warden ${AUDIT_PREFIX} %ts.%03tu %rm %>rd %>rP %Ss/%>Hs %>st %<st %tr %ssl::>sni %<a %ssl::bump_mode %{${ASK_NOTE}}note`,
+    `logformat warden ${AUDIT_PREFIX} %ts.%03tu %rm %>rd %>rP %Ss/%>Hs %>st %<st %tr %#ssl::>sni %<a %ssl::bump_mode %{${ASK_NOTE}}note`,
     `access_log stdio:${ACCESS_LOG_PATH} logformat=warden`,
     "acl CONNECT method CONNECT",
     "acl http_scheme proto HTTP",
@@ -92,10 +92,10 @@ export function squidConfig(input: SquidConfigInput): string {
     "acl step1 at_step SslBump1",
     `acl session_net src ${input.clientCidrs.join(" ")}`,
     `acl refused_dst dst ${input.refusedCidrs.join(" ")}`,
-    "external_acl_type sni_match ttl=0 negative_ttl=0 children-max=4 %DST %ssl::>sni /usr/local/bin/warden-sni-match",
+    "external_acl_type sni_match ttl=0 negative_ttl=0 children-max=4 %DST %ssl::>sni /usr/local/bin/warden-sni-match tunnel",
     "acl sni_matches_host external sni_match",
     // A request inside an opened tunnel: its host (from its URL or Host header) and its Host header against the SNI.
-    "external_acl_type host_sni_match ttl=0 negative_ttl=0 children-max=4 %DST %ssl::>sni %>{Host} /usr/local/bin/warden-sni-match",
+    "external_acl_type host_sni_match ttl=0 negative_ttl=0 children-max=4 %DST %ssl::>sni %>{Host} /usr/local/bin/warden-sni-match request",
     "acl host_matches_sni external host_sni_match",
   ];
   if (input.askHelper)

@@ -154,6 +154,9 @@ describeEngine("network egress: allowlist through the gateway", () => {
     // CONNECT to the allowed name, ClientHello for another: the gateway terminates before any byte reaches the host.
     expect(await net("sni", proxy, "allowed.test", "other.test")).toMatch(/^ERR /);
     expect(await net("sni", proxy, "allowed.test", "allowed.test")).toBe("OK HTTP/1.1 200 OK");
+    // An SNI holding a space: Squid hands it to the check unescaped, where it once made one more
+    // field (passing the check) and the audit line one field too many (no record at all).
+    expect(await net("sni", proxy, "allowed.test", "allowed.test allowed.test")).toMatch(/^ERR /);
     // Inside the tunnel, a Host that is not the SNI's (domain fronting): unlisted, listed, or in
     // an absolute URL; each refused by the gateway, none reaches the host.
     expect(await net("sni", proxy, "allowed.test", "allowed.test", "other.test")).toBe(
@@ -174,10 +177,15 @@ describeEngine("network egress: allowlist through the gateway", () => {
     expect(requests).not.toMatch(/^other\.test /m);
     expect(requests).not.toMatch(/^pypi\.test /m);
     expect(requests).not.toMatch(/\/front$/m);
-    const sni = (await auditOf("allowed.test", 5)).filter((r) => r.sni === "other.test");
-    expect(sni.map((r) => [r.decision, r.rule])).toEqual([
+    const tunnels = await auditOf("allowed.test", 6);
+    expect(tunnels.filter((r) => r.sni === "other.test").map((r) => [r.decision, r.rule])).toEqual([
       ["deny", "sni-mismatch (allow allowed.test:80+443)"],
     ]);
+    expect(
+      tunnels
+        .filter((r) => r.sni?.includes(" ") || r.sni?.includes("%20"))
+        .map((r) => [r.sni, r.decision, r.rule]),
+    ).toEqual([["allowed.test%20allowed.test", "deny", "sni-mismatch (allow allowed.test:80+443)"]]);
     const fronted = audit.filter((r) => r.sni === "allowed.test" && r.domain !== "allowed.test");
     expect(fronted.map((r) => [r.method, r.domain, r.port, r.decision, r.rule])).toEqual([
       ["GET", "other.test", 443, "deny", "host-sni-mismatch (not-listed)"],

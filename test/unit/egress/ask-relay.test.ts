@@ -184,7 +184,7 @@ describe("squid.conf of ask rules", () => {
 
   it("logs the ask helper's outcome note as the audit line's last field", () => {
     expect(conf).toContain(
-      "logformat warden WARDEN-AUDIT %ts.%03tu %rm %>rd %>rP %Ss/%>Hs %>st %<st %tr %ssl::>sni %<a %ssl::bump_mode %{warden_ask}note",
+      "logformat warden WARDEN-AUDIT %ts.%03tu %rm %>rd %>rP %Ss/%>Hs %>st %<st %tr %#ssl::>sni %<a %ssl::bump_mode %{warden_ask}note",
     );
   });
 });

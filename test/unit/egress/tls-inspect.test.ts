@@ -43,7 +43,7 @@ describe("squid.conf of an opened tunnel", () => {
   it("refuses a request inside a tunnel whose host or Host header is not the SNI's, before any allow", () => {
     const c = conf(false);
     expect(c).toContain(
-      "external_acl_type host_sni_match ttl=0 negative_ttl=0 children-max=4 %DST %ssl::>sni %>{Host} /usr/local/bin/warden-sni-match",
+      "external_acl_type host_sni_match ttl=0 negative_ttl=0 children-max=4 %DST %ssl::>sni %>{Host} /usr/local/bin/warden-sni-match request",
     );
     const access = c.split("\n").filter((l) => l.startsWith("http_access"));
     expect(access.slice(0, 2)).toEqual([
