@@ -80,6 +80,35 @@ describeK8s("Kubernetes sandbox: a hardened Pod over the attach channel", () => 
     expect(r.stderr).toContain("Network is unreachable");
   });
 
+  it("reaches no other Pod: another tenant's listener on the Pod subnet is routed but never answers (macvlan private mode)", async () => {
+    const other = await createKubernetesSandbox(
+      { tenant: `${TENANT}-b`, limits: { memoryBytes: 256 << 20 } },
+      cluster,
+    );
+    try {
+      const ip = (await run(other, "hostname -i")).stdout.trim().split(/\s+/)[0] ?? "";
+      expect(ip).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+      const listener = run(
+        other,
+        'timeout 20 python3 -c \'import socket; s=socket.socket(); s.bind(("0.0.0.0", 8080)); s.listen(); c, a = s.accept(); print("accepted", a[0])\'',
+      );
+      await new Promise((r) => setTimeout(r, 1500));
+      const from = await run(
+        sandbox,
+        `timeout 5 bash -c 'echo > /dev/tcp/${ip}/8080' && echo connected || echo failed $?`,
+      );
+      expect(from.stdout.trim()).toMatch(/^failed /);
+      // The listener was there: the other Pod reaches it itself.
+      expect((await run(other, "echo > /dev/tcp/127.0.0.1/8080 && echo connected")).stdout).toBe(
+        "connected\n",
+      );
+      expect((await listener).stdout).toBe("accepted 127.0.0.1\n");
+    } finally {
+      await other.destroy();
+    }
+    expect(await podLeftovers(`${TENANT}-b`)).toEqual([]);
+  });
+
   it("stops a process flood at the node's per-Pod pids limit (kubelet podPidsLimit), and the Pod still serves", async () => {
     // bash gives up (exit 254) once fork keeps failing with EAGAIN; the helper says why and kills the group.
     const r = await run(sandbox, "for i in $(seq 300); do sleep 60 & done");
