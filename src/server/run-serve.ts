@@ -8,6 +8,7 @@ import {
   acquireReplicaLease,
   connectCluster,
   ensureDenyAllPolicy,
+  type KubernetesCluster,
   pingEngine,
   type ReplicaLease,
 } from "../sandbox/index.js";
@@ -43,11 +44,13 @@ function spillDirOf(config: ServerConfig): string {
  * kubernetes`, backend-config.ts): spill files under the state dir, capped per
  * session and per tenant (tenantSpillOptions); the warm pool of `config.warmPool` keyed with each
  * tenant's policy; and (with `metrics`) each new
- * session's sandbox counted in warden_sandbox_starts_total{source="pool"|"cold"}.
+ * session's sandbox counted in warden_sandbox_starts_total{source="pool"|"cold"}. On Kubernetes
+ * `options.cluster` is the connection runServe already made (its NetworkPolicy already ensured),
+ * else one is made from `config.backend`.
  */
 export function serveBackend(
   config: ServerConfig,
-  options: { log?: (line: string) => void; metrics?: ServerMetrics } = {},
+  options: { log?: (line: string) => void; metrics?: ServerMetrics; cluster?: KubernetesCluster } = {},
 ): SessionBackend {
   const { log, metrics } = options;
   const policyHashes = tenantPolicyHashes(config);
@@ -63,11 +66,9 @@ export function serveBackend(
   };
   const backend = config.backend ?? { kind: "docker" };
   if (backend.kind === "docker") return createDockerBackend(common);
-  const { kind: _, ...cluster } = backend;
-  return createKubernetesBackend({
-    ...common,
-    cluster: { ...connectCluster(cluster), replicaId: backend.replicaId },
-  });
+  const { kind: _, ...connection } = backend;
+  const cluster = options.cluster ?? connectCluster(connection);
+  return createKubernetesBackend({ ...common, cluster: { ...cluster, replicaId: backend.replicaId } });
 }
 
 /** Starts the server and installs the signal handlers. Resolves once listening. */
@@ -82,6 +83,7 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   let server: RunningServer;
   let swept: Awaited<ReturnType<typeof sweepSpillDirs>>;
   let lease: ReplicaLease | undefined;
+  let cluster: KubernetesCluster | undefined;
   try {
     // The backend answers before anything else; on Kubernetes the namespace's deny-all
     // NetworkPolicy is in place (or its missing RBAC rights named) before the first Pod, and
@@ -89,7 +91,7 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
     // server per id, or each would remove the other's Pods; held by its host and state directory).
     if (config.backend?.kind === "kubernetes") {
       const { kind: _, ...options } = config.backend;
-      const cluster = connectCluster(options);
+      cluster = connectCluster(options);
       await ensureDenyAllPolicy(cluster);
       lease = await acquireReplicaLease({
         leases: cluster.leases,
@@ -104,7 +106,7 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
     // serves files it wrote): remove those whose server process is gone.
     swept = await sweepSpillDirs({ dir: spillDirOf(config) });
     const metrics = createServerMetrics({ defaults: true });
-    const backend = serveBackend(config, { log, metrics });
+    const backend = serveBackend(config, { log, metrics, ...(cluster ? { cluster } : {}) });
     server = await startServer({
       config,
       backend,
