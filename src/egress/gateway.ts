@@ -247,7 +247,7 @@ export function sandboxEnv(proxyUrl: string): Record<string, string> {
 }
 
 /** The variables that point the sandbox's common TLS clients at CA_BUNDLE_PATH. */
-export const CA_BUNDLE_VARIABLES = [
+const CA_BUNDLE_VARIABLES = [
   "SSL_CERT_FILE",
   "PIP_CERT",
   "REQUESTS_CA_BUNDLE",
