@@ -16,6 +16,7 @@ import {
   type SandboxOptions,
   WARDEN_POD_SELECTOR,
 } from "../../src/sandbox/index.js";
+import { run } from "./sandbox-fixture.js";
 
 /** The kubeconfig the suites use: $WARDEN_TEST_KUBECONFIG, $KUBECONFIG (what .ci/run exports), or the local cluster's. */
 export const TEST_KUBECONFIG =
@@ -159,4 +160,13 @@ export async function removePods(tenant: string): Promise<void> {
     await core
       .deleteNamespacedPod({ name: pod.slice(4), namespace: TEST_NAMESPACE, gracePeriodSeconds: 0 })
       .catch(() => undefined);
+}
+
+/** The sizes in bytes of a Pod sandbox's /workspace and /tmp emptyDirs (df), in that order. */
+export async function emptyDirSizes(sandbox: Sandbox): Promise<number[]> {
+  const r = await run(sandbox, "df -B1 --output=size /workspace /tmp | tail -n 2");
+  return r.stdout
+    .trim()
+    .split("\n")
+    .map((l) => Number(l.trim()));
 }
