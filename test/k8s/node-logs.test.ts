@@ -56,7 +56,10 @@ describeK8s("Kubernetes channel: nothing of a session on the node's disk or in k
     const read = await sandbox.readFile("secret.txt", { kind: "bytes", offset: 0, length: 1000 });
     expect(read.data.toString()).toBe(`${FILE_MARKER}\n`);
 
-    const pod = await cluster.core.readNamespacedPod({ name: sandbox.info.containerId, namespace: cluster.namespace });
+    const pod = await cluster.core.readNamespacedPod({
+      name: sandbox.info.containerId,
+      namespace: cluster.namespace,
+    });
     const node = pod.spec?.nodeName ?? "";
     // The client parses the JSON answer already (typed as a string).
     const answer: unknown = await cluster.core.connectGetNodeProxyWithPath({ name: node, path: "configz" });

@@ -3,13 +3,7 @@
  * namespace, the RuntimeClass and the image pull policy, and the one table that maps the API's
  * failures to WardenError subclasses (as errors.ts's fromDockerError does for Docker).
  */
-import {
-  CoordinationV1Api,
-  CoreV1Api,
-  Exec,
-  KubeConfig,
-  NetworkingV1Api,
-} from "@kubernetes/client-node";
+import { CoordinationV1Api, CoreV1Api, Exec, KubeConfig, NetworkingV1Api } from "@kubernetes/client-node";
 import { InvalidArgumentError, NotFoundError, SandboxError, type WardenError } from "../../errors.js";
 import { requireLabelValue } from "./pod-labels.js";
 

@@ -30,7 +30,13 @@ describe("the Pod exec-stream transport", () => {
   it("execs warden-helper --channel in the sandbox container without a TTY and delivers output written before start, in order", async () => {
     const { exec, seen } = fakeExec();
     const transport = await execChannel(exec, "ns", "pod-1");
-    expect(seen.args).toEqual(["ns", "pod-1", "sandbox", ["/usr/local/bin/warden-helper", "--channel"], false]);
+    expect(seen.args).toEqual([
+      "ns",
+      "pod-1",
+      "sandbox",
+      ["/usr/local/bin/warden-helper", "--channel"],
+      false,
+    ]);
     seen.stdout!.write(Buffer.from("ab"));
     const got: string[] = [];
     transport.start({ onData: (c) => got.push(c.toString()), onClose: () => undefined });
