@@ -44,12 +44,7 @@ func runIdleInit() {
 // reapZombies collects every child that has exited (one SIGCHLD may stand for several).
 func reapZombies() {
 	for {
-		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil || pid <= 0 {
+		if _, _, ok := waitAny(); !ok {
 			return
 		}
 	}
