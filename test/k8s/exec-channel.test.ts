@@ -56,7 +56,7 @@ describeK8s("Kubernetes exec channel: protected, one at a time, nothing left whe
       .exec({ argv: ["bash", "-c", `${beating("first")} & sleep 600`] })
       .catch((err: Error) => err);
     // The command runs (its beat is seen) before the second channel opens.
-    expect((await podExec(cluster, pod, ["bash", "-c", "sleep 0.5; ls /tmp/beat-first"])).exitCode).toBe(0);
+    expect((await podExec(cluster, pod, ["bash", "-c", "sleep 0.5; test -e /tmp/beat-first"])).exitCode).toBe(0);
     const second = await connectHelper(cluster, pod);
     clients.push(second);
     expect(await first).toMatchObject({ code: "SANDBOX_NOT_RUNNING" });
@@ -68,7 +68,7 @@ describeK8s("Kubernetes exec channel: protected, one at a time, nothing left whe
     const channel = await connectHelper(cluster, pod);
     clients.push(channel);
     const running = bashOn(channel, `${beating("eof")} & sleep 600`).catch((err: Error) => err);
-    expect((await podExec(cluster, pod, ["bash", "-c", "sleep 0.5; ls /tmp/beat-eof"])).exitCode).toBe(0);
+    expect((await podExec(cluster, pod, ["bash", "-c", "sleep 0.5; test -e /tmp/beat-eof"])).exitCode).toBe(0);
     channel.close();
     expect(await running).toMatchObject({ code: "SANDBOX_NOT_RUNNING" });
     // The end of the stream reaches the helper through the API server and the kubelet: allow 10 s.
