@@ -77,3 +77,20 @@ export const ATTACK_REFUSED = [
   "real-output",
   "",
 ].join("\n");
+
+/**
+ * What attackNow's probes print under gVisor's runsc 20221219 (Debian 12), up to the attack: the
+ * Sentry does not make a non-dumpable process's /proc/<pid>/fd root-owned (Linux does, and so does
+ * gVisor from later releases), so a command of the same uid opens PID 1's and the channel helper's
+ * stdin and stdout; /proc/<pid>/mem stays refused.
+ */
+export const PROBES_OPENED_UNDER_RUNSC_20221219 = [
+  "helpers: 1",
+  "pid 1 fd 0: opened",
+  "pid 1 fd 1: opened",
+  "helper fd 0: opened",
+  "helper fd 1: opened",
+  "helper mem: EACCES",
+  "helper fd dir: listed",
+  "",
+].join("\n");
