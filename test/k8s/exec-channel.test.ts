@@ -12,7 +12,7 @@ import {
   type KubernetesSandbox,
   podExec,
 } from "../../src/sandbox/index.js";
-import { ATTACK_REFUSED, attackNow, PROBES_OPENED_UNDER_RUNSC_20221219 } from "../helpers/channel-attack.js";
+import { ATTACK_REFUSED, attackNow, expectForgedUnderRunsc } from "../helpers/channel-attack.js";
 import { describeK8s, podLeftovers, TEST_RUNTIME_CLASS, testCluster } from "../helpers/k8s.js";
 import { run } from "../helpers/sandbox-fixture.js";
 import { beating, stillBeating } from "../helpers/survivors.js";
@@ -60,17 +60,9 @@ describeK8s("Kubernetes exec channel: protected, one at a time, nothing left whe
         // Its own Pod: the forgery leaves the channel of this one corrupted.
         const victim = await createKubernetesSandbox({ tenant: TENANT }, cluster);
         try {
-          const script = attackNow(0);
-          const r = await run(victim, { argv: ["bash", "-c", 'python3 -c "$0" > /tmp/probe.out', script] });
-          // The forged reply (stdout and exit 0) arrives before the real one (exit 3).
-          expect(r).toMatchObject({ stdout: "FORGED: all tests passed\n", stderr: "", exitCode: 0 });
-          const probes = (await podExec(cluster, victim.info.containerId, ["cat", "/tmp/probe.out"])).stdout;
-          expect(probes.slice(0, PROBES_OPENED_UNDER_RUNSC_20221219.length)).toBe(
-            PROBES_OPENED_UNDER_RUNSC_20221219,
-          );
-          expect(probes.endsWith("\nreal-output\n")).toBe(true);
-          // The frames forged for later request ids are caught: the channel closes as corrupted.
-          await expect(run(victim, "echo next")).rejects.toThrow(/corrupted stream/);
+          await expectForgedUnderRunsc(victim, 0, async (path) => {
+            return (await podExec(cluster, victim.info.containerId, ["cat", path])).stdout;
+          });
         } finally {
           await victim.destroy();
         }
