@@ -19,6 +19,8 @@
  * completed, it tells the event loop's share of the load apart from the rest of the machine. WARDEN_BENCH_NOISY_PHASES
  * (comma-separated kinds, e.g. `edit,flood`) runs only those single-load phases, for profiling;
  * WARDEN_BENCH_NOISY_OUTPUT_RATE sets the server's contendedOutputBytesPerSecond (0: off), to compare.
+ * A's client process runs at nice 19 (noisy-tenant.ts says why); WARDEN_BENCH_NOISY_CLIENT_NICE=0
+ * keeps it at the default priority.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { randomBytes } from "node:crypto";

@@ -11,7 +11,15 @@
  * `edit` rewrites all LINES lines of e<n>.txt (old → new → old), `changes` is GET /changes of the
  * rewritten big.txt, `long` is the longest bash command the JSON body limit allows, `flood` prints
  * 64 MiB.
+ *
+ * The process runs at nice 19 (every thread: see lowerOwnPriority) unless
+ * WARDEN_BENCH_NOISY_CLIENT_NICE=0: a real tenant's client runs on its own machine, while here it
+ * shares the bench machine's cores with the server, the sandboxes and B. At the lowest priority it
+ * still gets every idle cycle, so it keeps sending as fast as the server answers, but its own JSON
+ * building and parsing no longer count against the server being measured.
  */
+import { readdirSync } from "node:fs";
+import { setPriority } from "node:os";
 import { pathToFileURL } from "node:url";
 
 /** Lines of the files A edits and rewrites. */
@@ -130,8 +138,25 @@ function tenant(init: Init) {
   };
 }
 
+/**
+ * Sets every thread of this process to nice 19 (Linux: setpriority(2) on a thread id changes that
+ * thread; threads made later inherit their creator's value). Returns how many threads it changed;
+ * 0 where /proc/self/task is missing.
+ */
+function lowerOwnPriority(): number {
+  let changed = 0;
+  try {
+    for (const tid of readdirSync("/proc/self/task")) {
+      setPriority(Number(tid), 19);
+      changed++;
+    }
+  } catch {}
+  return changed;
+}
+
 /** The child's main: answers the parent's messages until it disconnects. */
 function main(): void {
+  if (process.env.WARDEN_BENCH_NOISY_CLIENT_NICE !== "0") lowerOwnPriority();
   let t: ReturnType<typeof tenant> | undefined;
   const send = (message: FromTenant) => process.send?.(message);
   process.on("message", (message: ToTenant) => {

@@ -14,11 +14,9 @@ import { throwIfAborted } from "../util/index.js";
 import { type ChannelClient, channelIO } from "./channel/index.js";
 import { dockerExecIO } from "./docker-exec/index.js";
 import { IOSandbox } from "./io-sandbox.js";
-import type { SandboxInfo, WorkspaceChange } from "./types.js";
+import type { SandboxInfo } from "./types.js";
 import { WORKSPACE_DIR } from "./types.js";
-import { hashWorkspace } from "./workspace-changes.js";
 import type { WorkspaceHashes } from "./workspace-copy.js";
-import { diffHashes } from "./workspace-hashes.js";
 
 type Opts = { signal?: AbortSignal };
 
@@ -36,10 +34,10 @@ export class DockerSandbox extends IOSandbox {
     private readonly docker: Docker,
     private readonly container: Docker.Container,
     private readonly volumeName: string | undefined,
-    private readonly baseline: WorkspaceHashes,
+    baseline: WorkspaceHashes,
     channel?: ChannelClient,
   ) {
-    super(channel ? channelIO(channel) : dockerExecIO(container));
+    super(channel ? channelIO(channel) : dockerExecIO(container), baseline);
   }
 
   /** `GET /containers/{id}/archive?path=/workspace/.`: entries relative to /workspace ("./a.txt"). */
@@ -50,10 +48,6 @@ export class DockerSandbox extends IOSandbox {
     } catch (err) {
       throw fromDockerError(err, { what: "exporting the workspace", containerId: this.container.id });
     }
-  }
-
-  async changedPaths(options?: Opts): Promise<WorkspaceChange[]> {
-    return diffHashes(this.baseline, await hashWorkspace(this.container, options?.signal));
   }
 
   destroy(): Promise<void> {

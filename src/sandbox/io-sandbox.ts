@@ -1,8 +1,9 @@
 /**
  * The part of a Sandbox that is its SandboxIO: commands and file operations, relative paths
- * resolved against /workspace (io-contract.ts's containerPath). `DockerSandbox` and
- * `KubernetesSandbox` extend it with what their backend does itself (workspace export, changes,
- * removal). No Docker here: the Kubernetes sandbox builds on it.
+ * resolved against /workspace (io-contract.ts's containerPath), and the change list (the hash
+ * script run through the same IO). `DockerSandbox` and `KubernetesSandbox` extend it with what
+ * their backend does itself (workspace export, removal). No Docker here: the Kubernetes sandbox
+ * builds on it.
  */
 import type { Readable } from "node:stream";
 import type { SandboxIO } from "./io.js";
@@ -19,6 +20,9 @@ import type {
   SandboxInfo,
   WorkspaceChange,
 } from "./types.js";
+import { hashWorkspace } from "./workspace-changes.js";
+import type { WorkspaceHashes } from "./workspace-copy.js";
+import { diffHashes } from "./workspace-hashes.js";
 
 type Opts = { signal?: AbortSignal };
 
@@ -26,7 +30,14 @@ type Opts = { signal?: AbortSignal };
 export abstract class IOSandbox implements Sandbox {
   abstract readonly info: SandboxInfo;
 
-  constructor(protected readonly io: SandboxIO) {}
+  /**
+   * `io` carries every call; `baseline` is the workspace's hashes when it was set up (what
+   * changedPaths compares with).
+   */
+  constructor(
+    protected readonly io: SandboxIO,
+    private readonly baseline: WorkspaceHashes,
+  ) {}
 
   exec(command: ExecCommand, options?: ExecOptions): Promise<ExecResult> {
     return this.io.exec(command, options);
@@ -52,8 +63,12 @@ export abstract class IOSandbox implements Sandbox {
     return this.io.listDir(containerPath(path), options);
   }
 
+  /** The workspace's files added, modified or deleted since the baseline, sorted by path. */
+  async changedPaths(options?: Opts): Promise<WorkspaceChange[]> {
+    return diffHashes(this.baseline, await hashWorkspace((c, o) => this.exec(c, o), options?.signal));
+  }
+
   abstract exportWorkspace(options?: Opts): Promise<Readable>;
-  abstract changedPaths(options?: Opts): Promise<WorkspaceChange[]>;
   abstract destroy(): Promise<void>;
 
   [Symbol.asyncDispose](): Promise<void> {

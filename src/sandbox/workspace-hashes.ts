@@ -1,6 +1,6 @@
 /**
  * The workspace's content hashes, pure part: the script that prints them inside a sandbox (any
- * I/O path runs it: docker exec in workspace-changes.ts, the channel on Kubernetes) and the
+ * I/O path runs it: workspace-changes.ts, through the sandbox's own SandboxIO) and the
  * parser of its output. Output records: files as sha256sum -z prints them ("<64 hex>  <path>\0"),
  * symlinks as "L<path>\0<target>\0", so any name survives.
  */

@@ -2,9 +2,9 @@
  * `KubernetesSandbox`: the Sandbox interface on one hardened Pod (pod-spec.ts). Every command and
  * file operation goes over warden-helper's channel (../channel/protocol, the same SandboxIO as a
  * Docker sandbox's channel path), carried by the Pod's attach stream (transport.ts). The
- * workspace export and the change list are commands over the same channel (tar, the hash
- * script). `destroy` deletes the Pod with grace 0 and waits until the API no longer has it;
- * it is idempotent, and `await using` calls it.
+ * workspace export is a command over the same channel (tar); the change list is IOSandbox's.
+ * `destroy` deletes the Pod with grace 0 and waits until the API no longer has it; it is
+ * idempotent, and `await using` calls it.
  */
 import { PassThrough, type Readable } from "node:stream";
 import { SandboxError } from "../../errors.js";
@@ -13,10 +13,9 @@ import type { ChannelClient } from "../channel/protocol/client.js";
 import { channelExec } from "../channel/protocol/exec.js";
 import { channelIO } from "../channel/protocol/io.js";
 import { IOSandbox } from "../io-sandbox.js";
-import type { SandboxInfo, WorkspaceChange } from "../types.js";
+import type { SandboxInfo } from "../types.js";
 import { WORKSPACE_DIR } from "../types.js";
 import type { WorkspaceHashes } from "../workspace-copy.js";
-import { diffHashes, HASH_OUTPUT_MAX_BYTES, HASH_SCRIPT, parseWorkspaceHashes } from "../workspace-hashes.js";
 import { apiStatus, fromKubeError, type KubernetesCluster } from "./cluster.js";
 
 type Opts = { signal?: AbortSignal };
@@ -30,9 +29,9 @@ export class KubernetesSandbox extends IOSandbox {
     readonly info: SandboxInfo,
     private readonly cluster: KubernetesCluster,
     private readonly channel: ChannelClient,
-    private readonly baseline: WorkspaceHashes,
+    baseline: WorkspaceHashes,
   ) {
-    super(channelIO(channel));
+    super(channelIO(channel), baseline);
   }
 
   /**
@@ -65,30 +64,6 @@ export class KubernetesSandbox extends IOSandbox {
       (err: Error) => out.destroy(err),
     );
     return out;
-  }
-
-  async changedPaths(options?: Opts): Promise<WorkspaceChange[]> {
-    const chunks: Buffer[] = [];
-    const stderr: Buffer[] = [];
-    let bytes = 0;
-    const res = await channelExec(
-      this.channel,
-      { argv: ["sh", "-c", HASH_SCRIPT] },
-      {
-        ...(options?.signal ? { signal: options.signal } : {}),
-        onStdout: (chunk) => {
-          bytes += chunk.length;
-          if (bytes <= HASH_OUTPUT_MAX_BYTES) chunks.push(chunk);
-        },
-        onStderr: (chunk) => stderr.push(chunk),
-      },
-    );
-    if (res.exitCode !== 0 || bytes > HASH_OUTPUT_MAX_BYTES) {
-      throw new SandboxError(
-        `hashing ${WORKSPACE_DIR} failed (exit ${res.exitCode}): ${Buffer.concat(stderr).toString("utf8").trim()}`,
-      );
-    }
-    return diffHashes(this.baseline, parseWorkspaceHashes(Buffer.concat(chunks)));
   }
 
   destroy(): Promise<void> {

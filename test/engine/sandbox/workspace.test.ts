@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import tar from "tar-stream";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createSandbox } from "../../../src/sandbox/index.js";
+import { createSandbox, getDocker } from "../../../src/sandbox/index.js";
 import type { Sandbox } from "../../../src/sandbox/types.js";
 import { describeEngine } from "../../helpers/engine.js";
 import { EXEC_PATHS, leftovers, run, testTenant } from "../../helpers/sandbox-fixture.js";
@@ -180,3 +180,28 @@ for (const execPath of EXEC_PATHS) {
     });
   });
 }
+
+describeEngine("DockerSandbox changedPaths over the channel", () => {
+  it("hashes the workspace through the helper's channel: no docker exec (the engine's CPU is shared)", async () => {
+    const sandbox = await createSandbox({ execPath: "channel", tenant });
+    try {
+      await sandbox.writeFile("made.txt", Buffer.from("made\n"));
+      const since = Date.now() / 1000;
+      expect(await sandbox.changedPaths()).toEqual([{ path: "made.txt", kind: "added" }]);
+      // Docker's events API, read back for the window: every exec the engine made for this container.
+      const until = Date.now() / 1000 + 1;
+      await new Promise((r) => setTimeout(r, 1100));
+      const events = (await getDocker().getEvents({
+        since: since.toFixed(3),
+        until: until.toFixed(3),
+        filters: { container: [sandbox.info.containerId], event: ["exec_create"] },
+      })) as NodeJS.ReadableStream;
+      const lines: string[] = [];
+      for await (const chunk of events) lines.push(...String(chunk).split("\n").filter(Boolean));
+      expect(lines).toEqual([]);
+    } finally {
+      await sandbox.destroy();
+    }
+    expect(await leftovers(tenant)).toEqual([]);
+  });
+});
