@@ -192,8 +192,8 @@ describeEngine("DockerSandbox changedPaths over the channel", () => {
       const until = Date.now() / 1000 + 1;
       await new Promise((r) => setTimeout(r, 1100));
       const events = (await getDocker().getEvents({
-        since: since.toFixed(3),
-        until: until.toFixed(3),
+        since: Number(since.toFixed(3)),
+        until: Number(until.toFixed(3)),
         filters: { container: [sandbox.info.containerId], event: ["exec_create"] },
       })) as NodeJS.ReadableStream;
       const lines: string[] = [];
