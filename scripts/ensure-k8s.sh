@@ -4,19 +4,20 @@
 # - KUBECONFIG names another cluster that answers: change nothing, print KUBECONFIG=<it>, exit 0.
 # - Otherwise (root on Debian 12/13): a real single-node cluster on this machine, in the background:
 #   Debian's etcd-server, a second containerd (own config, root, state and socket; the Docker
-#   engine's containerd is untouched) with the CRI plugin, runc and a CNI config that gives Pods an
-#   address but no route; kube-apiserver (127.0.0.1 only), kube-controller-manager, kube-scheduler,
+#   engine's containerd is untouched) with the CRI plugin, runc, Debian's runsc (gVisor) as handler
+#   runsc of RuntimeClass gvisor, and a CNI config that gives Pods an address but no route; kube-apiserver (127.0.0.1 only), kube-controller-manager, kube-scheduler,
 #   kubelet and kubectl built from k8s.io/kubernetes (scripts/k8s/build; cached in
 #   /var/lib/warden-k8s); a locally built pause image. Certificates by openssl; RBAC and Node
-#   authorization. Components already running are left alone, so a second run changes nothing.
+#   authorization. Components already running are left alone, so a second run changes nothing
+#   (but a containerd whose config changed is restarted; running Pods carry on).
 #   warden-sandbox:latest is loaded into the cluster when the Docker engine has it.
 # - Ready means the node reports Ready. The last line on success is KUBECONFIG=<admin kubeconfig>.
 #
 # Options: --selftest  also run scripts/k8s/selftest.sh (a hardened Pod from warden-sandbox:latest:
 #                      attach, exec, no route) after the cluster is ready.
 # Environment: WARDEN_K8S_WAIT_S (default 120) bounds each wait; WARDEN_K8S_POD_PIDS_LIMIT (256);
-# WARDEN_K8S_GVISOR=0 skips gVisor (built, with RuntimeClass gvisor, only where root has
-# CAP_SYS_RESOURCE, which its shim needs).
+# WARDEN_K8S_GVISOR=0 skips gVisor; WARDEN_K8S_RUNSC names another runsc than Debian's. RuntimeClass
+# gvisor is made only when a container runs through the handler runsc (node_gvisor_works).
 # Stop with scripts/stop-k8s.sh. Times and details: README, "Kubernetes cluster for tests".
 set -euo pipefail
 
@@ -63,6 +64,7 @@ command -v containerd >/dev/null 2>&1 || missing+=(containerd)
 command -v runc >/dev/null 2>&1 || missing+=(runc)
 [ -x /usr/lib/cni/macvlan ] || missing+=(containernetworking-plugins)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+[ "${WARDEN_K8S_GVISOR:-1}" = 0 ] || command -v runsc >/dev/null 2>&1 || missing+=(runsc)
 if [ "${#missing[@]}" -gt 0 ]; then
   k8s_say "installing Debian's ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
@@ -76,7 +78,7 @@ started="$(date +%s)"
 mkdir -p "$K8S_STATE" "$K8S_LOG" "$K8S_RUN"
 chmod 700 "$K8S_STATE"
 node_build
-node_build_gvisor
+node_gvisor_wrapper
 pki_ensure
 node_network
 node_containerd_config
@@ -91,8 +93,14 @@ k8s_start etcd "$(command -v etcd)" --name warden --data-dir "$K8S_STATE/etcd" \
   --cert-file "$K8S_PKI/etcd-server.crt" --key-file "$K8S_PKI/etcd-server.key" \
   --client-cert-auth --trusted-ca-file "$K8S_PKI/ca.crt"
 
-# containerd finds runtime shims (containerd-shim-runsc-v1) on its PATH.
-PATH="$K8S_BIN:$PATH" k8s_start containerd "$(command -v containerd)" --config "$K8S_ETC/containerd.toml"
+# A containerd that runs with another config (an older checkout's) is restarted to load this one;
+# running Pods carry on meanwhile (their shims are processes of their own).
+if k8s_pid containerd >/dev/null && ! cmp -s "$K8S_ETC/containerd.toml" "$K8S_RUN/containerd.toml.loaded"; then
+  k8s_say "containerd's config changed; restarting it"
+  k8s_stop containerd
+fi
+k8s_start containerd "$(command -v containerd)" --config "$K8S_ETC/containerd.toml"
+cp "$K8S_ETC/containerd.toml" "$K8S_RUN/containerd.toml.loaded"
 k8s_wait "$wait_s" containerd k8s_ctr version
 
 # The pause image: a static binary in a one-layer image, imported once.
@@ -156,7 +164,7 @@ k8s_wait "$wait_s" "node $K8S_NODE" node_ready || {
   tail -n 20 "$K8S_LOG/kubelet.log" >&2
   exit 1
 }
-if node_gvisor_wanted && [ -x "$K8S_BIN/containerd-shim-runsc-v1" ]; then
+if node_gvisor_works; then
   k8s_kubectl apply -f - >/dev/null <<EOF
 apiVersion: node.k8s.io/v1
 kind: RuntimeClass

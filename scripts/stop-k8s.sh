@@ -43,11 +43,15 @@ if k8s_pid containerd >/dev/null; then
   done
 fi
 k8s_stop containerd
-# The shims of this containerd (an exited containerd leaves them to their tasks) by their -address.
+# The shims of this containerd (an exited containerd leaves them to their tasks) by their -address,
+# and what gVisor Pods ran: runsc's sandbox and gofer processes (by their runsc root) and the
+# runsc-cri holders.
 for dir in /proc/[0-9]*; do
   cmd="$(tr '\0' ' ' <"$dir/cmdline" 2>/dev/null)" || continue
   case "$cmd" in
-  *containerd-shim*"-address $K8S_CONTAINERD_SOCK "*) kill -KILL "${dir#/proc/}" 2>/dev/null || true ;;
+  *containerd-shim*"-address $K8S_CONTAINERD_SOCK "* | runsc-*"--root=$K8S_RUN/runsc/"* | *"$K8S_BIN/runsc-cri "*)
+    kill -KILL "${dir#/proc/}" 2>/dev/null || true
+    ;;
   esac
 done
 k8s_stop etcd

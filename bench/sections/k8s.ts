@@ -3,11 +3,11 @@
  * local one of scripts/ensure-k8s.sh), in namespace $WARDEN_BENCH_K8S_NAMESPACE (default
  * warden-bench, created when missing and then deleted at the end). Rows, each against a baseline of
  * the same run where there is one:
- * - cold session create (hardened Pod, helper attached and answering, a 10-file workspace copied
+ * - cold session create (hardened Pod, helper's exec channel open and answering, a 10-file workspace copied
  *   in) p50/p99 vs a plain Pod of the same image created and polled until it runs, as warden polls;
  * - warm pool claims (the same workspace copied into a spare Pod) p50/p99, each after the refill
  *   settled, vs the cold create p50;
- * - tool call `bash true` through the pipeline and warden's channel (the Pod's attach stream), and
+ * - tool call `bash true` through the pipeline and warden's channel (one long-lived pods/exec stream), and
  *   the bare channel exec, p50/p99 vs one exec through the Kubernetes exec API per call
  *   (client-node Exec, `bash -c true`) on the same Pod;
  * - idle sessions the node holds (k8s-idle.ts).
@@ -149,7 +149,7 @@ async function execRows(cluster: KubernetesCluster, session: Session): Promise<B
   }
   const baseline = { name: "exec API bash -c true", samples: api };
   return [
-    ...percentileRows("tool call bash true (attach channel)", tool, baseline),
+    ...percentileRows("tool call bash true (exec channel)", tool, baseline),
     ...percentileRows("channel exec bash -c true", channel, baseline),
   ];
 }
@@ -187,7 +187,7 @@ async function phases(cluster: KubernetesCluster, tenant: string, workspace: str
 export const k8sSection: BenchSection = {
   name: "k8s",
   description:
-    "Kubernetes backend: Pod create, pool claim, attach channel vs exec API, idle sessions per node",
+    "Kubernetes backend: Pod create, pool claim, exec channel vs one exec API call per command, idle sessions per node",
   async run(): Promise<BenchRow[]> {
     const cluster = benchCluster();
     const tenant = `bench-k8s-${randomBytes(3).toString("hex")}`;

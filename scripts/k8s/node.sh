@@ -51,43 +51,44 @@ node_build() {
   k8s_say "built in $(($(date +%s) - started))s"
 }
 
-# node_gvisor_wanted: whether this node offers gVisor (RuntimeClass gvisor). Not with
-# WARDEN_K8S_GVISOR=0, and not without CAP_SYS_RESOURCE: gVisor's shim sets its own OOM score to
-# -999 and fails every Pod when it may not (root in a VM sandbox that drops that capability, as on
-# the machine this was written on).
-node_gvisor_wanted() {
+# node_gvisor_runsc: the runsc binary of RuntimeClass gvisor (Debian's `runsc`; WARDEN_K8S_RUNSC
+# names another), printed when the node may offer gVisor: not with WARDEN_K8S_GVISOR=0, and not
+# without an executable runsc.
+node_gvisor_runsc() {
   [ "${WARDEN_K8S_GVISOR:-1}" != 0 ] || return 1
-  local caps
-  caps="$(awk '/^CapEff:/ { print $2 }' /proc/self/status)"
-  (((0x$caps >> 24) & 1))
+  local runsc="${WARDEN_K8S_RUNSC:-$(command -v runsc || true)}"
+  [ -n "$runsc" ] && [ -x "$runsc" ] || return 1
+  printf '%s\n' "$runsc"
 }
 
-# node_build_gvisor: gVisor's runsc and its containerd shim (containerd-shim-runsc-v1, which Debian
-# does not package) from gvisor.dev/gvisor (scripts/k8s/gvisor/go.mod pins it; Debian's runsc is
-# older than any shim the proxy serves), into $K8S_BIN, when node_gvisor_wanted; skipped when built
-# already. A failed build only leaves the node without the gvisor RuntimeClass.
-node_build_gvisor() {
-  if ! node_gvisor_wanted; then
-    k8s_say "no gVisor RuntimeClass (WARDEN_K8S_GVISOR=0, or no CAP_SYS_RESOURCE, which gVisor's shim needs)"
-    return 0
+# node_gvisor_wrapper: $K8S_BIN/runsc-cri (scripts/k8s/runsc-cri.sh, which says why it exists),
+# the "runc binary" that containerd's runc shim runs for the handler runsc, as dockerd does for its
+# runsc runtime: runsc with --network=none and its default platform. Through containerd's own shim,
+# not gVisor's containerd-shim-runsc-v1, which sets its OOM score to -999 and so fails every Pod
+# where root lacks CAP_SYS_RESOURCE.
+node_gvisor_wrapper() {
+  local runsc
+  runsc="$(node_gvisor_runsc)" || return 0
+  mkdir -p "$K8S_BIN"
+  sed -e "s|@RUNSC@|$runsc|" -e "s|@HOLD@|$K8S_RUN/runsc-stdio|" "$K8S_SRC/runsc-cri.sh" >"$K8S_BIN/runsc-cri.new"
+  chmod 755 "$K8S_BIN/runsc-cri.new"
+  mv "$K8S_BIN/runsc-cri.new" "$K8S_BIN/runsc-cri"
+}
+
+# node_gvisor_works: whether a container runs through the handler runsc on this node's containerd
+# (the pause image, through containerd's runc shim and runsc-cri, as a Pod would); removed after.
+node_gvisor_works() {
+  node_gvisor_runsc >/dev/null && [ -x "$K8S_BIN/runsc-cri" ] || return 1
+  local id="warden-gvisor-probe-$$" ok=1
+  if k8s_ctr run -d --runtime io.containerd.runc.v2 --runc-binary "$K8S_BIN/runsc-cri" \
+    --runc-root "$K8S_RUN/runsc" "$K8S_PAUSE_IMAGE" "$id" >/dev/null 2>>"$K8S_LOG/gvisor-probe.log"; then
+    sleep 0.5
+    k8s_ctr tasks ls | awk -v id="$id" '$1 == id && $3 == "RUNNING" { found = 1 } END { exit !found }' && ok=0
   fi
-  local stamp started
-  stamp="$(cat "$K8S_SRC/gvisor/go.mod" "$K8S_SRC/gvisor/go.sum" <(go version) | sha256sum | cut -d' ' -f1)"
-  if [ "$(cat "$K8S_BIN/.stamp-gvisor" 2>/dev/null)" = "$stamp" ]; then return 0; fi
-  started="$(date +%s)"
-  k8s_say "building gVisor's runsc and containerd-shim-runsc-v1 (log: $K8S_LOG/build.log)"
-  if (
-    cd "$K8S_SRC/gvisor"
-    export GOCACHE="$K8S_STATE/cache/go-build" GOFLAGS=-mod=readonly CGO_ENABLED=0
-    nice -n 10 go build -trimpath -ldflags="-s -w" -o "$K8S_BIN/runsc" gvisor.dev/gvisor/runsc &&
-      nice -n 10 go build -trimpath -ldflags="-s -w" -o "$K8S_BIN/containerd-shim-runsc-v1" gvisor.dev/gvisor/shim
-  ) >>"$K8S_LOG/build.log" 2>&1; then
-    echo "$stamp" >"$K8S_BIN/.stamp-gvisor"
-    k8s_say "built gVisor in $(($(date +%s) - started))s"
-  else
-    rm -f "$K8S_BIN/runsc" "$K8S_BIN/containerd-shim-runsc-v1"
-    k8s_say "gVisor's build failed (log: $K8S_LOG/build.log); the node has no gvisor RuntimeClass"
-  fi
+  k8s_ctr tasks kill -s SIGKILL "$id" >/dev/null 2>&1 || true
+  for _ in $(seq 1 20); do k8s_ctr tasks delete "$id" >/dev/null 2>&1 && break; sleep 0.25; done
+  k8s_ctr containers delete "$id" >/dev/null 2>&1 || true
+  return "$ok"
 }
 
 # node_network: the host-only bridge that carries the node's address and the Pods' interfaces.
@@ -162,20 +163,17 @@ $(node_containerd_runsc)
 EOF
 }
 
-# node_containerd_runsc: the runsc runtime's section of the containerd config (handler "runsc" of
-# the RuntimeClass gvisor), when node_build_gvisor built the shim; runsc's own config beside it.
+# node_containerd_runsc: the runsc handler's section of the containerd config (RuntimeClass
+# gvisor): containerd's runc shim with runsc-cri as its runc binary and runsc's own state dir.
 node_containerd_runsc() {
-  node_gvisor_wanted && [ -x "$K8S_BIN/containerd-shim-runsc-v1" ] && [ -x "$K8S_BIN/runsc" ] || return 0
-  cat >"$K8S_ETC/runsc.toml" <<EOF
-binary_name = "$K8S_BIN/runsc"
-root = "$K8S_RUN/runsc"
-EOF
+  node_gvisor_runsc >/dev/null || return 0
   cat <<EOF
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runsc]
-      runtime_type = "io.containerd.runsc.v1"
+      runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runsc.options]
-        TypeUrl = "io.containerd.runsc.v1.options"
-        ConfigPath = "$K8S_ETC/runsc.toml"
+        BinaryName = "$K8S_BIN/runsc-cri"
+        Root = "$K8S_RUN/runsc"
+        SystemdCgroup = false
 EOF
 }
 

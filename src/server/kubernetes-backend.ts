@@ -2,8 +2,8 @@
  * The SessionBackend on Kubernetes: each session's sandbox is a hardened Pod
  * (src/sandbox/kubernetes), claimed from a warm pool of spare Pods when one is configured
  * (src/pool's kubernetesPoolBackend). After a restart a session is re-opened on its still-running
- * Pod (`adopt`: the helper's reset kills what the dead server left running, then the channel is
- * re-attached). Pods are found by the `app.kubernetes.io/managed-by=warden` label and this
+ * Pod (`adopt`: a new exec channel, whose helper kills what the dead server left running before it
+ * serves). Pods are found by the `app.kubernetes.io/managed-by=warden` label and this
  * server's replica label (`io.warden.replica`, README "Scale-out"), and judged by their annotations
  * (tenant, session, controller), as the Docker backend judges containers: a replica lists, adopts
  * and removes only its own Pods, never another replica's, nor Pods made outside a server.

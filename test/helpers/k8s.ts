@@ -6,7 +6,7 @@
  * imports the sandbox image into the node first).
  */
 import { existsSync } from "node:fs";
-import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { CoreV1Api, KubeConfig, NodeV1Api } from "@kubernetes/client-node";
 import { beforeAll, describe } from "vitest";
 import {
   connectCluster,
@@ -16,6 +16,7 @@ import {
   type SandboxOptions,
   WARDEN_POD_SELECTOR,
 } from "../../src/sandbox/index.js";
+import { run } from "./sandbox-fixture.js";
 
 /** The kubeconfig the suites use: $WARDEN_TEST_KUBECONFIG, $KUBECONFIG (what .ci/run exports), or the local cluster's. */
 export const TEST_KUBECONFIG =
@@ -23,6 +24,15 @@ export const TEST_KUBECONFIG =
 
 /** The namespace of every test Pod. */
 export const TEST_NAMESPACE = "warden-test";
+
+/** The kubeconfig of this project's own cluster (scripts/ensure-k8s.sh), which offers RuntimeClass gvisor. */
+export const OWN_KUBECONFIG = "/var/lib/warden-k8s/admin.kubeconfig";
+
+/**
+ * The RuntimeClass of every test Pod: $WARDEN_TEST_RUNTIME_CLASS (`npm run test:k8s:gvisor` sets
+ * `gvisor`), else none (the node's default runtime).
+ */
+export const TEST_RUNTIME_CLASS = process.env.WARDEN_TEST_RUNTIME_CLASS || undefined;
 
 /** Why the cluster cannot be used, or null when its API server answers. */
 export async function probeCluster(): Promise<string | null> {
@@ -37,6 +47,20 @@ export async function probeCluster(): Promise<string | null> {
   }
 }
 
+/** Why RuntimeClass `name` cannot be used on the test cluster, or null when it exists. */
+export async function missingRuntimeClass(name: string): Promise<string | null> {
+  const config = new KubeConfig();
+  config.loadFromFile(TEST_KUBECONFIG);
+  try {
+    await config.makeApiClient(NodeV1Api).readRuntimeClass({ name });
+    return null;
+  } catch (err) {
+    if ((err as { code?: number }).code === 404)
+      return `the cluster has no RuntimeClass ${name} (scripts/ensure-k8s.sh makes gvisor where runsc runs)`;
+    return err instanceof Error ? err.message : String(err);
+  }
+}
+
 const unreachable = await probeCluster();
 const inCI = process.env.CI === "true" || process.env.CI === "1";
 
@@ -46,10 +70,26 @@ if (unreachable && !inCI) {
   );
 }
 
-/** `describe` for cluster tests: runs with a cluster, skips visibly without one, fails in CI without one. */
-export function describeK8s(name: string, body: () => void): void {
+// Why the cluster cannot run Pods on each RuntimeClass the suites name (null: it can).
+const runtimeClassGaps = new Map<string, string | null>();
+for (const name of new Set(["gvisor", TEST_RUNTIME_CLASS])) {
+  if (name && !unreachable) runtimeClassGaps.set(name, await missingRuntimeClass(name));
+}
+
+/**
+ * `describe` for cluster tests: runs with a cluster, skips visibly without one, fails in CI without
+ * one. With `runtimeClass` (gvisor, or the run's $WARDEN_TEST_RUNTIME_CLASS) the cluster must also
+ * offer it: without it the suite fails under CI on this project's own cluster (ensure-k8s.sh makes
+ * gvisor wherever runsc runs), and elsewhere is skipped with the reason in its title.
+ */
+export function describeK8sOn(runtimeClass: string | undefined, name: string, body: () => void): void {
   if (unreachable && !inCI) {
     describe.skip(name, body);
+    return;
+  }
+  const missing = runtimeClass ? (runtimeClassGaps.get(runtimeClass) ?? null) : null;
+  if (missing && !(inCI && TEST_KUBECONFIG === OWN_KUBECONFIG)) {
+    describe.skip(`${name} [skipped: ${missing}]`, body);
     return;
   }
   describe(name, () => {
@@ -58,18 +98,28 @@ export function describeK8s(name: string, body: () => void): void {
         throw new Error(
           `Kubernetes cluster unreachable under CI (${unreachable}); run scripts/ensure-k8s.sh`,
         );
+      if (missing) throw new Error(`${missing}; under CI this project's own cluster must offer it`);
     });
     body();
   });
 }
 
-/** The test cluster: namespace warden-test, images imported into the node (pull policy Never). */
-export function testCluster(): KubernetesCluster {
+/** describeK8sOn the run's RuntimeClass ($WARDEN_TEST_RUNTIME_CLASS; none: the node's default). */
+export function describeK8s(name: string, body: () => void): void {
+  describeK8sOn(TEST_RUNTIME_CLASS, name, body);
+}
+
+/**
+ * The test cluster: namespace warden-test, images imported into the node (pull policy Never),
+ * Pods on `runtimeClassName` (default: the run's, $WARDEN_TEST_RUNTIME_CLASS).
+ */
+export function testCluster(runtimeClassName = TEST_RUNTIME_CLASS): KubernetesCluster {
   return connectCluster({
     namespace: TEST_NAMESPACE,
     kubeconfig: TEST_KUBECONFIG,
     imagePullPolicy: "Never",
     startTimeoutMs: 90_000,
+    ...(runtimeClassName ? { runtimeClassName } : {}),
   });
 }
 
@@ -110,4 +160,13 @@ export async function removePods(tenant: string): Promise<void> {
     await core
       .deleteNamespacedPod({ name: pod.slice(4), namespace: TEST_NAMESPACE, gracePeriodSeconds: 0 })
       .catch(() => undefined);
+}
+
+/** The sizes in bytes of a Pod sandbox's /workspace and /tmp emptyDirs (df), in that order. */
+export async function emptyDirSizes(sandbox: Sandbox): Promise<number[]> {
+  const r = await run(sandbox, "df -B1 --output=size /workspace /tmp | tail -n 2");
+  return r.stdout
+    .trim()
+    .split("\n")
+    .map((l) => Number(l.trim()));
 }

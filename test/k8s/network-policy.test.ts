@@ -7,11 +7,8 @@
  * not the enforcement (README "Kubernetes backend"); the Pod's lack of a route is
  * test/k8s/sandbox.test.ts's.
  */
-import { randomBytes } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { KubeConfig, RbacAuthorizationV1Api } from "@kubernetes/client-node";
+import { rm } from "node:fs/promises";
+import { dirname } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
   connectCluster,
@@ -19,7 +16,8 @@ import {
   DENY_ALL_POLICY,
   ensureDenyAllPolicy,
 } from "../../src/sandbox/index.js";
-import { describeK8s, podLeftovers, TEST_KUBECONFIG, TEST_NAMESPACE, testCluster } from "../helpers/k8s.js";
+import { describeK8s, podLeftovers, TEST_NAMESPACE, testCluster } from "../helpers/k8s.js";
+import { type LimitedKubeconfig, limitedKubeconfig } from "../helpers/k8s-rbac.js";
 import { run } from "../helpers/sandbox-fixture.js";
 import { bundleCli, spawnServe, writeServeConfig } from "../helpers/server-fixture.js";
 
@@ -61,60 +59,20 @@ describeK8s("Kubernetes backend: the deny-all NetworkPolicy", () => {
   });
 
   describeK8s("with a kubeconfig whose user may manage Pods but not NetworkPolicies", () => {
-    const admin = new KubeConfig();
-    admin.loadFromFile(TEST_KUBECONFIG);
-    const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
-    const name = `warden-test-pods-only-${randomBytes(3).toString("hex")}`;
     const namespace = TEST_NAMESPACE;
+    let limitedUser: LimitedKubeconfig;
     let dir: string;
     let kubeconfig: string;
 
     beforeAll(async () => {
-      await cluster.core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
-      await rbac.createNamespacedRole({
-        namespace,
-        body: {
-          metadata: { name },
-          rules: [
-            {
-              apiGroups: [""],
-              resources: ["pods", "pods/attach", "pods/exec"],
-              verbs: ["get", "list", "create", "delete"],
-            },
-          ],
-        },
-      });
-      await rbac.createNamespacedRoleBinding({
-        namespace,
-        body: {
-          metadata: { name },
-          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
-          subjects: [{ kind: "ServiceAccount", name, namespace }],
-        },
-      });
-      const token = await cluster.core.createNamespacedServiceAccountToken({
-        name,
-        namespace,
-        body: { spec: { audiences: [], expirationSeconds: 600 } },
-      });
-      const server = admin.getCurrentCluster()!;
-      const config = new KubeConfig();
-      config.loadFromOptions({
-        clusters: [server],
-        users: [{ name, token: token.status!.token }],
-        contexts: [{ name, cluster: server.name, user: name }],
-        currentContext: name,
-      });
-      dir = await mkdtemp(join(tmpdir(), "warden-k8s-np-"));
-      kubeconfig = join(dir, "kubeconfig");
-      await writeFile(kubeconfig, config.exportConfig(), { mode: 0o600 });
+      limitedUser = await limitedKubeconfig("warden-test-pods-only", [
+        { apiGroups: [""], resources: ["pods", "pods/exec"], verbs: ["get", "list", "create", "delete"] },
+      ]);
+      ({ dir, kubeconfig } = limitedUser);
     });
 
     afterAll(async () => {
-      await rbac.deleteNamespacedRoleBinding({ name, namespace }).catch(() => undefined);
-      await rbac.deleteNamespacedRole({ name, namespace }).catch(() => undefined);
-      await cluster.core.deleteNamespacedServiceAccount({ name, namespace }).catch(() => undefined);
-      if (dir) await rm(dir, { recursive: true, force: true });
+      await limitedUser?.remove();
     });
 
     it("refuses to create a sandbox, naming the rights to grant, and makes no Pod", async () => {

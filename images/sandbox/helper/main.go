@@ -1,6 +1,10 @@
-// warden-helper: the in-container end of warden's exec channel. It runs as the container's main
-// process (PID 1 itself, see init.go), reads request frames from stdin and writes reply frames to
-// stdout; its own diagnostics go to stderr. No network, no port. Standard library only, built static.
+// warden-helper: the in-container end of warden's exec channel. It reads request frames from stdin
+// and writes reply frames to stdout; its own diagnostics go to stderr. No network, no port.
+// Standard library only, built static. Two ways to run it:
+//   - Docker: the container's main process (PID 1 itself, see init.go), the channel on its attach
+//     stream (the container's logging is off);
+//   - Kubernetes: PID 1 is `--init`, an idle init (idle.go), and the channel is a process the exec
+//     API starts, `--channel` (channel.go), because the node logs a container's own stdio.
 package main
 
 import (
@@ -16,7 +20,8 @@ import (
 )
 
 // version 2: `--reset` and PID 1's SIGUSR1 reset (reset.go) for re-attaching after a controller restart.
-const version = "2"
+// version 3: `--init` (idle.go) and `--channel` (channel.go), the exec-stream channel of Kubernetes.
+const version = "3"
 
 func logf(format string, args ...interface{}) {
 	fmt.Fprintf(os.Stderr, "warden-helper: "+format+"\n", args...)
@@ -29,6 +34,12 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == resetArg && os.Getpid() != 1 {
 		os.Exit(askReset())
+	}
+	if len(os.Args) > 1 && os.Args[1] == initArg {
+		runIdleInit()
+	}
+	if len(os.Args) > 1 && os.Args[1] == channelArg {
+		runChannel()
 	}
 	if os.Getpid() == 1 {
 		runAsInit()

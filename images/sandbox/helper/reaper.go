@@ -64,12 +64,8 @@ func (rp *reaper) watch(pid int) <-chan syscall.WaitStatus {
 // coalesce), so it loops until none is left.
 func (rp *reaper) reapAll() {
 	for {
-		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil || pid <= 0 {
+		pid, ws, ok := waitAny()
+		if !ok {
 			return
 		}
 		rp.mu.Lock()
@@ -80,5 +76,17 @@ func (rp *reaper) reapAll() {
 			rp.early[pid] = ws
 		}
 		rp.mu.Unlock()
+	}
+}
+
+// waitAny collects one child that has exited, without blocking: its pid and status, or ok false
+// when none has (or there is no child).
+func waitAny() (pid int, ws syscall.WaitStatus, ok bool) {
+	for {
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		return pid, ws, err == nil && pid > 0
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 )
@@ -22,9 +23,11 @@ func TestResetStateRespawnsOnlyAfterARequest(t *testing.T) {
 	}
 }
 
-func TestVersionAnnouncesReset(t *testing.T) {
-	if version != "2" {
-		t.Fatalf("version = %q; the controller re-attaches with --reset only to version 2", version)
+// The controller re-attaches with --reset to version 2 and later (src/sandbox/adopt.ts), and uses
+// the exec-stream channel of Kubernetes (--init, --channel) from version 3.
+func TestVersionAnnouncesResetAndExecChannel(t *testing.T) {
+	if v, err := strconv.Atoi(version); err != nil || v != 3 {
+		t.Fatalf("version = %q; want 3 (reset since 2, --init and --channel since 3)", version)
 	}
 }
 

@@ -21,6 +21,8 @@ type outFrame struct {
 type writer struct {
 	queue chan outFrame
 	out   *os.File
+	// fail runs when stdout breaks (the controller is gone); nil: exit with status 3.
+	fail func()
 }
 
 func newWriter() *writer {
@@ -55,6 +57,9 @@ func (w *writer) run() {
 		}
 		if err != nil {
 			logf("stdout write failed: %v", err)
+			if w.fail != nil {
+				w.fail()
+			}
 			os.Exit(3)
 		}
 	}

@@ -1,17 +1,16 @@
 /**
  * Taking over a running sandbox Pod after the controller restarted (the Kubernetes side of
- * ../adopt.ts): `warden-helper --reset`, run through the Kubernetes exec API (core/v1
- * `pods/exec`), makes the helper (PID 1) SIGKILL every other process, the dead controller's
- * commands included, and start a fresh child on the same stdio; the asking process dies by
- * SIGKILL (exit 137), which says it happened. Then the controller attaches and pings
- * (start-pod.ts's connectHelper). Also the one-shot exec used for it: argv in, status and output
- * out (also the bench's baseline for a call through the exec API instead of the channel).
+ * ../adopt.ts): a new exec channel (start-pod.ts's connectHelper). `warden-helper --channel`
+ * SIGKILLs every other process of the container but PID 1 before it serves: the dead controller's
+ * channel, if its helper still runs, and every command it started (images/sandbox/helper/channel.go),
+ * so two channels never serve one Pod and nothing the dead controller started keeps running. Also
+ * the one-shot exec through the Kubernetes exec API (core/v1 `pods/exec`): argv in, status and
+ * output out (the bench's baseline for a call through the exec API instead of the channel).
  */
 import { Writable } from "node:stream";
 import type { V1Status } from "@kubernetes/client-node";
 import { SandboxError } from "../../errors.js";
 import type { ChannelClient } from "../channel/protocol/client.js";
-import { HELPER_PATH } from "../channel/protocol/helper-path.js";
 import type { KubernetesCluster } from "./cluster.js";
 import { SANDBOX_CONTAINER } from "./pod-spec.js";
 import { connectHelper } from "./start-pod.js";
@@ -90,24 +89,15 @@ export function podExec(cluster: KubernetesCluster, name: string, argv: string[]
   });
 }
 
-/** Exit status of a process killed by SIGKILL. */
-const KILLED_STATUS = 137;
-
 /**
- * Stops what the dead controller left running in Pod `name` and re-attaches its channel. Rejects
- * SandboxError when the reset does not end the way it should (helper too old, Pod gone) or the
- * helper does not answer afterwards; the caller then drops the session.
+ * Stops what the dead controller left running in Pod `name` and opens a new channel to it (see
+ * the file comment). Rejects SandboxError when the helper does not answer or is too old
+ * (connectHelper); the caller then drops the session.
  */
-export async function adoptPod(
+export function adoptPod(
   cluster: KubernetesCluster,
   name: string,
   options: { log?: (line: string) => void } = {},
 ): Promise<ChannelClient> {
-  const reset = await podExec(cluster, name, [HELPER_PATH, "--reset"]);
-  if (reset.exitCode !== KILLED_STATUS) {
-    throw new SandboxError(
-      `warden-helper --reset in Pod ${cluster.namespace}/${name} ended with exit ${reset.exitCode} instead of being killed: ${reset.stderr.trim()}`,
-    );
-  }
   return connectHelper(cluster, name, options);
 }

@@ -3,14 +3,7 @@
  * namespace, the RuntimeClass and the image pull policy, and the one table that maps the API's
  * failures to WardenError subclasses (as errors.ts's fromDockerError does for Docker).
  */
-import {
-  Attach,
-  CoordinationV1Api,
-  CoreV1Api,
-  Exec,
-  KubeConfig,
-  NetworkingV1Api,
-} from "@kubernetes/client-node";
+import { CoordinationV1Api, CoreV1Api, Exec, KubeConfig, NetworkingV1Api } from "@kubernetes/client-node";
 import { InvalidArgumentError, NotFoundError, SandboxError, type WardenError } from "../../errors.js";
 import { requireLabelValue } from "./pod-labels.js";
 
@@ -21,7 +14,7 @@ export interface KubernetesCluster {
   networking: NetworkingV1Api;
   /** Leases (coordination.k8s.io): a serve replica's hold on its id (replica-lease.ts). */
   leases: CoordinationV1Api;
-  attach: Attach;
+  /** pods/exec: the channel (transport.ts) and one-shot commands (adopt-pod.ts podExec). */
   exec: Exec;
   namespace: string;
   /** RuntimeClass of every Pod (e.g. `gvisor`); none: the node's default runtime. */
@@ -80,7 +73,6 @@ export function connectCluster(options: KubernetesClusterOptions): KubernetesClu
     core: config.makeApiClient(CoreV1Api),
     networking: config.makeApiClient(NetworkingV1Api),
     leases: config.makeApiClient(CoordinationV1Api),
-    attach: new Attach(config),
     exec: new Exec(config),
     namespace: options.namespace,
     ...(options.runtimeClassName ? { runtimeClassName: options.runtimeClassName } : {}),
@@ -119,7 +111,7 @@ function apiMessage(err: unknown): string {
 export function fromKubeError(
   err: unknown,
   what: string,
-  fix = "give the kubeconfig's user rights on pods, pods/attach and pods/exec in the namespace",
+  fix = "give the kubeconfig's user rights on pods and pods/exec in the namespace",
 ): WardenError {
   const status = apiStatus(err);
   const message = apiMessage(err);

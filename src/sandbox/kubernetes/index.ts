@@ -1,7 +1,8 @@
 /**
  * The Kubernetes sandbox: a session is a hardened Pod (pod-spec.ts) whose warden-helper speaks the
- * same channel protocol as on Docker, over the Pod's attach stream (transport.ts). No Docker code
- * here (test/unit/sandbox/kubernetes/imports.test.ts).
+ * same channel protocol as on Docker, over a pods/exec stream (transport.ts; not the Pod's attach
+ * stream, whose output the node logs to disk). No Docker code here
+ * (test/unit/sandbox/kubernetes/imports.test.ts).
  */
 
 export { adoptPod, exitCodeOf, type PodExecResult, podExec } from "./adopt-pod.js";
@@ -44,7 +45,13 @@ export {
   requireLabelValue,
   WARDEN_POD_SELECTOR,
 } from "./pod-labels.js";
-export { buildPodSpec, cpuQuantity, type PodSpecOptions, SANDBOX_CONTAINER } from "./pod-spec.js";
+export {
+  buildPodSpec,
+  cpuQuantity,
+  INIT_COMMAND,
+  type PodSpecOptions,
+  SANDBOX_CONTAINER,
+} from "./pod-spec.js";
 export {
   acquireReplicaLease,
   ReplicaIdInUseError,
@@ -55,7 +62,9 @@ export {
 export {
   connectHelper,
   DEFAULT_POD_START_TIMEOUT_MS,
+  EXEC_CHANNEL_VERSION,
   type PodProgress,
   podProgress,
   startPod,
 } from "./start-pod.js";
+export { CHANNEL_COMMAND, execChannel } from "./transport.js";

@@ -1,7 +1,7 @@
 /**
  * `KubernetesSandbox`: the Sandbox interface on one hardened Pod (pod-spec.ts). Every command and
  * file operation goes over warden-helper's channel (../channel/protocol, the same SandboxIO as a
- * Docker sandbox's channel path), carried by the Pod's attach stream (transport.ts). The
+ * Docker sandbox's channel path), carried by a pods/exec stream (transport.ts). The
  * workspace export is a command over the same channel (tar); the change list is IOSandbox's.
  * `destroy` deletes the Pod with grace 0 and waits until the API no longer has it; it is
  * idempotent, and `await using` calls it.

@@ -3,9 +3,10 @@
  * field is unit-tested. It mirrors the Docker container's hardening (../hardening.ts): the
  * non-root user 1000:1000, a read-only root filesystem, all capabilities dropped, no privilege
  * escalation, seccomp RuntimeDefault, no service-account token and no service links, CPU and
- * memory limits, and size-limited memory-backed emptyDirs for /workspace and /tmp. warden-helper
- * is the container's process with stdin open (tty off), so the channel's frames travel over the
- * Pod's attach stream (transport.ts).
+ * memory limits, and size-limited memory-backed emptyDirs for /workspace and /tmp. The container's
+ * process is `warden-helper --init`, an idle init with no stdin that writes nothing (the CRI
+ * runtime logs a container's stdout and stderr to the node's disk); the channel is a separate
+ * `warden-helper --channel` that the exec API starts (transport.ts).
  *
  * What the Pod spec cannot say: a per-container pids limit. Kubernetes caps processes per Pod
  * only through the kubelet's `podPidsLimit` (node configuration); the requested value is kept
@@ -21,6 +22,13 @@ import { type PodState, podAnnotations, podLabels } from "./pod-labels.js";
 
 /** Name of the one container in every sandbox Pod. */
 export const SANDBOX_CONTAINER = "sandbox";
+
+/**
+ * The container's process: warden-helper's idle init (images/sandbox/helper/idle.go, version 3):
+ * PID 1, reaps orphans, holds no channel. (A helper of version 2 given this argument runs its
+ * Docker PID-1 mode on a closed stdin, serving nothing; connectHelper refuses it by version.)
+ */
+export const INIT_COMMAND = [HELPER_PATH, "--init"];
 
 /** Inputs of buildPodSpec. */
 export interface PodSpecOptions {
@@ -80,10 +88,9 @@ export function buildPodSpec(options: PodSpecOptions): V1Pod {
           name: SANDBOX_CONTAINER,
           image: options.image,
           imagePullPolicy: options.imagePullPolicy ?? "IfNotPresent",
-          command: [HELPER_PATH],
+          command: INIT_COMMAND,
           args: [],
-          stdin: true,
-          stdinOnce: false,
+          stdin: false,
           tty: false,
           workingDir: WORKSPACE_DIR,
           env: BASE_ENV.map((kv) => {

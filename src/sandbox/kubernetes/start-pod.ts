@@ -1,7 +1,8 @@
 /**
  * Starting a sandbox Pod: create it, wait until its container runs (with a clear error when it
- * cannot: image not pullable, unschedulable, failed, or too slow), attach to warden-helper and
- * ping it. Any failure or abort deletes the Pod before rejecting, so nothing is left behind.
+ * cannot: image not pullable, unschedulable, failed, or too slow), start warden-helper's channel
+ * through the exec API (transport.ts) and ping it. Any failure or abort deletes the Pod before
+ * rejecting, so nothing is left behind.
  */
 import type { V1Pod } from "@kubernetes/client-node";
 import { SandboxError } from "../../errors.js";
@@ -10,7 +11,14 @@ import { ChannelClient } from "../channel/protocol/client.js";
 import { awaitHelper } from "../channel/protocol/handshake.js";
 import { fromKubeError, type KubernetesCluster } from "./cluster.js";
 import { deletePod } from "./kubernetes-sandbox.js";
-import { attachPod, type HelperLog } from "./transport.js";
+import { execChannel, type HelperLog } from "./transport.js";
+
+/**
+ * The first warden-helper version with the exec-stream channel (`--init` as PID 1, `--channel`
+ * through pods/exec; images/sandbox/helper/channel.go). An older helper would serve the exec
+ * stream but neither replace a stale channel nor stop its commands when the stream ends.
+ */
+export const EXEC_CHANNEL_VERSION = 3;
 
 /** Default of KubernetesCluster.startTimeoutMs: 120 s (a cold image pull may take a while). */
 export const DEFAULT_POD_START_TIMEOUT_MS = 120_000;
@@ -107,27 +115,29 @@ async function waitRunning(cluster: KubernetesCluster, name: string, signal?: Ab
 }
 
 /**
- * Attaches to Pod `name`'s helper and pings it until it answers (every 250 ms, up to 10 s: the
- * API server may join a running container's output only after the first reply). Resolves with the
- * connected client; rejects SandboxError when the helper does not answer.
+ * Starts Pod `name`'s channel (`warden-helper --channel` through the exec API; it replaces any
+ * channel already running there, with the commands that one started) and pings it until it
+ * answers (every 250 ms, up to 10 s). Resolves with the connected client; rejects SandboxError
+ * when the helper does not answer or is older than EXEC_CHANNEL_VERSION.
  */
 export async function connectHelper(
   cluster: KubernetesCluster,
   name: string,
   options: { signal?: AbortSignal; log?: HelperLog } = {},
 ): Promise<ChannelClient> {
-  const transport = await attachPod(cluster.attach, cluster.namespace, name, options);
+  const transport = await execChannel(cluster.exec, cluster.namespace, name, options);
   const client = new ChannelClient(transport, {
     containerId: name,
     ...(options.log ? { log: options.log } : {}),
   });
+  let version: number;
   try {
-    await awaitHelper(client, {
+    const pong = await awaitHelper(client, {
       timeoutMs: 10_000,
       retryPingMs: 250,
       ...(options.signal ? { signal: options.signal } : {}),
     });
-    return client;
+    version = Number(pong.version);
   } catch (err) {
     client.close();
     if (options.signal?.aborted) throw err;
@@ -136,4 +146,11 @@ export async function connectHelper(
       { cause: err },
     );
   }
+  if (!(version >= EXEC_CHANNEL_VERSION)) {
+    client.close();
+    throw new SandboxError(
+      `warden-helper in Pod ${cluster.namespace}/${name} is version ${version || "?"}; the Kubernetes backend needs version ${EXEC_CHANNEL_VERSION} or later (its channel is an exec stream): rebuild the image (warden images build) and load it into the cluster.`,
+    );
+  }
+  return client;
 }

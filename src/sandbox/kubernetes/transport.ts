@@ -1,22 +1,33 @@
 /**
- * The channel's transport on Kubernetes: the sandbox Pod's attach stream (core/v1
- * `GET /api/v1/namespaces/{ns}/pods/{name}/attach?stdin=1&stdout=1&stderr=1`, a WebSocket in the
- * channel.k8s.io framing that @kubernetes/client-node's `Attach` speaks). warden-helper is the
- * container's process with stdin open, so its stdin carries the controller's frames and its
- * stdout the helper's; its stderr lines go to the log. The same protocol as over Docker's attach
- * (../channel/protocol), nothing Docker in it.
+ * The channel's transport on Kubernetes: a pods/exec stream (core/v1
+ * `GET /api/v1/namespaces/{ns}/pods/{name}/exec?command=warden-helper&command=--channel&stdin=1&stdout=1&stderr=1`,
+ * a WebSocket in the channel.k8s.io framing that @kubernetes/client-node's `Exec` speaks) running
+ * `warden-helper --channel` in the sandbox container: its stdin carries the controller's frames, its
+ * stdout the helper's, its stderr lines go to the log. Not the Pod's attach stream: the CRI runtime
+ * writes every byte a container's own stdout and stderr carry to the node's disk (the kubelet's
+ * pod log directory, /var/log/pods/<namespace>_<pod>_<uid>/<container>/N.log, which `kubectl logs`
+ * reads), and a Pod spec cannot turn that off; an exec stream's output is not logged. The same
+ * protocol as over Docker's attach (../channel/protocol), nothing Docker in it.
  */
 import { PassThrough, Writable } from "node:stream";
-import type { Attach } from "@kubernetes/client-node";
+import type { Exec, V1Status } from "@kubernetes/client-node";
 import { SandboxError } from "../../errors.js";
 import type { ChannelTransport } from "../channel/protocol/client.js";
+import { HELPER_PATH } from "../channel/protocol/helper-path.js";
 import { SANDBOX_CONTAINER } from "./pod-spec.js";
+
+/**
+ * The helper's exec-channel mode (images/sandbox/helper/channel.go, helper version 3): it serves
+ * the channel on the exec stream, replaces a channel already running in the container (it kills
+ * every other process but PID 1 first), and kills what it started when the stream ends.
+ */
+export const CHANNEL_COMMAND = [HELPER_PATH, "--channel"];
 
 /** Where the helper's own stderr lines go. */
 export type HelperLog = (message: string) => void;
 
-/** The parts of a WebSocket the transport uses (the `ws` socket Attach resolves with). */
-interface AttachSocket {
+/** The parts of a WebSocket the transport uses (the `ws` socket Exec resolves with). */
+interface ExecSocket {
   close(): void;
   /** Stop and restart reading the connection (ws 8): the output share's backpressure. */
   pause?(): void;
@@ -36,13 +47,13 @@ function sink(onChunk: (chunk: Buffer) => void): Writable {
 }
 
 /**
- * Attaches to the sandbox container of Pod `podName` and returns the stream as a
- * ChannelTransport. Delivery starts at once: bytes the helper writes before `start` are kept in
- * order and handed over when it is called. Rejects SandboxError naming the Pod when the attach
- * is refused (Pod gone, not running, RBAC).
+ * Starts `warden-helper --channel` in the sandbox container of Pod `podName` through the exec API
+ * and returns its stream as a ChannelTransport. Delivery starts at once: bytes the helper writes
+ * before `start` are kept in order and handed over when it is called. Rejects SandboxError naming
+ * the Pod when the exec is refused (Pod gone, not running, RBAC).
  */
-export async function attachPod(
-  attach: Attach,
+export async function execChannel(
+  exec: Exec,
   namespace: string,
   podName: string,
   options: { log?: HelperLog } = {},
@@ -66,26 +77,38 @@ export async function attachPod(
     stderrTail = (lines.pop() ?? "").slice(-4096);
     for (const line of lines) if (line) options.log?.(line);
   });
-  let socket: AttachSocket;
+  // The helper's exit: the API's final Status (its message says why, e.g. killed by a newer channel).
+  let exitStatus: V1Status | undefined;
+  let socket: ExecSocket;
   try {
-    socket = (await attach.attach(
+    socket = (await exec.exec(
       namespace,
       podName,
       SANDBOX_CONTAINER,
+      CHANNEL_COMMAND,
       stdout,
       stderr,
       stdin,
       false,
-    )) as unknown as AttachSocket;
+      (status) => {
+        exitStatus = status;
+      },
+    )) as unknown as ExecSocket;
   } catch (err) {
     stdin.destroy();
     throw new SandboxError(
-      `attaching to Pod ${namespace}/${podName} failed: ${(err as Error).message ?? String(err)}; check that the Pod runs and that the kubeconfig's user may create pods/attach.`,
+      `starting the channel in Pod ${namespace}/${podName} failed: ${(err as Error).message ?? String(err)}; check that the Pod runs and that the kubeconfig's user may create pods/exec.`,
       { cause: err },
     );
   }
-  socket.on("close", (code) => end(`the Pod's attach stream closed (code ${code}; Pod stopped?)`));
-  socket.on("error", (err) => end(`attach stream error: ${err.message}`));
+  socket.on("close", (code) =>
+    end(
+      exitStatus
+        ? `the channel's helper in Pod ${namespace}/${podName} ended (${exitStatus.message ?? exitStatus.status})`
+        : `the Pod's exec stream closed (code ${code}; Pod stopped?)`,
+    ),
+  );
+  socket.on("error", (err) => end(`exec stream error: ${err.message}`));
   return {
     write(chunk) {
       if (!closed) stdin.write(chunk);

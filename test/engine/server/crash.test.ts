@@ -177,7 +177,8 @@ describeBackend("warden serve: kill -9 and restart", () => {
     expect(await metric(second, "channel")).toBe(2);
     expect(await metric(second, "docker-exec")).toBe(0);
     expect(await readdir(join(dir, "state", "spill"))).toEqual([]);
-    // The command the dead server started is gone (the helper's reset killed it).
+    // The command the dead server started is gone (Docker: the helper's reset killed it; Kubernetes:
+    // the old exec channel stopped it when its stream ended, and the new one kills what is left).
     expect(await bashText(second, busy, stillBeating("crash"))).toBe("gone\n");
     // Only a docker exec asker resets the helper: a command signalling PID 1 changes nothing.
     const helperChild = "ps -o pid= --ppid 1 | tr -d ' '";

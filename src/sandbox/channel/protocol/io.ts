@@ -1,7 +1,7 @@
 /**
  * The channel implementation of SandboxIO (../../io.ts): commands and file operations as requests
  * over one ChannelClient. No Docker here: the client needs only a byte transport, so a backend
- * that carries the stream another way (a Kubernetes Pod attach) uses this as it is.
+ * that carries the stream another way (a Kubernetes pods/exec stream) uses this as it is.
  */
 import type { SandboxIO } from "../../io.js";
 import type { ChannelClient } from "./client.js";

@@ -9,64 +9,12 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createSandbox } from "../../../../src/sandbox/index.js";
 import type { Sandbox } from "../../../../src/sandbox/types.js";
+import { ATTACK_REFUSED, attackNow, FORGE } from "../../../helpers/channel-attack.js";
 import { describeEngine } from "../../../helpers/engine.js";
 import { leftovers, run } from "../../../helpers/sandbox-fixture.js";
 import { beating, stillBeating } from "../../../helpers/survivors.js";
 
 const tenant = "test-forgery";
-
-/** Python: forged stdout + exit-0 frames for request ids 1..499, as the red-team's forge.js. */
-const FORGE = `
-import os, struct, errno
-def fr(t, i, p): return struct.pack(">IBI", len(p), t, i) + p
-FORGED = b"".join(fr(0x42, i, b"FORGED: all tests passed\\n") + fr(0x44, i, b'{"code":0}') for i in range(1, 500))
-SID = os.getsid(0)
-def stat(pid):
-    try:
-        s = open("/proc/%s/stat" % pid).read()
-    except OSError:
-        return None
-    rest = s[s.rindex(")") + 2:].split()
-    return s[s.index("(") + 1:s.rindex(")")], int(rest[1])
-def outside(pid):
-    try:
-        return os.getsid(int(pid)) != SID
-    except OSError:
-        return False
-def try_open(path, flags):
-    try:
-        fd = os.open(path, flags)
-    except OSError as e:
-        return errno.errorcode[e.errno]
-    if flags != os.O_RDONLY:
-        os.write(fd, FORGED)
-    os.close(fd)
-    return "opened"
-def attack():
-    pids = [p for p in os.listdir("/proc") if p.isdigit()]
-    forged = [p for p in pids if outside(p) and try_open("/proc/%s/fd/1" % p, os.O_WRONLY) == "opened"]
-    forged += [p for p in pids if outside(p) and try_open("/proc/%s/fd/2" % p, os.O_WRONLY) == "opened"]
-    return forged
-`;
-
-const ATTACK_NOW = `${FORGE}
-helpers = [p for p in os.listdir("/proc") if p.isdigit() and stat(p) == ("warden-helper", 1)]
-print("helpers:", len(helpers))
-print("pid 1 fd 0:", try_open("/proc/1/fd/0", os.O_RDONLY))
-print("pid 1 fd 1:", try_open("/proc/1/fd/1", os.O_WRONLY))
-for h in helpers:
-    print("helper fd 0:", try_open("/proc/%s/fd/0" % h, os.O_RDONLY))
-    print("helper fd 1:", try_open("/proc/%s/fd/1" % h, os.O_WRONLY))
-    print("helper mem:", try_open("/proc/%s/mem" % h, os.O_RDONLY))
-    try:
-        os.listdir("/proc/%s/fd" % h)
-        print("helper fd dir: listed")
-    except OSError as e:
-        print("helper fd dir:", errno.errorcode[e.errno])
-print("forged into:", attack())
-print("real-output")
-raise SystemExit(3)
-`;
 
 /** A setsid'd, double-forked daemon that keeps attacking for 5 s (or until it is killed), touching /tmp/beat-daemon as it goes. */
 const PLANT_DAEMON = `${FORGE}
@@ -100,21 +48,8 @@ describeEngine("channel forgery (red-team regression)", () => {
   });
 
   it("a command cannot open PID 1's or the helper's fds; forged frames change nothing", async () => {
-    const r = await run(box, { argv: ["python3", "-c", ATTACK_NOW] });
-    expect(r.stdout).toBe(
-      [
-        "helpers: 1",
-        "pid 1 fd 0: EACCES",
-        "pid 1 fd 1: EACCES",
-        "helper fd 0: EACCES",
-        "helper fd 1: EACCES",
-        "helper mem: EACCES",
-        "helper fd dir: EACCES",
-        "forged into: []",
-        "real-output",
-        "",
-      ].join("\n"),
-    );
+    const r = await run(box, { argv: ["python3", "-c", attackNow(1)] });
+    expect(r.stdout).toBe(ATTACK_REFUSED);
     expect(r.stderr).toBe("");
     expect(r.exitCode).toBe(3);
   });

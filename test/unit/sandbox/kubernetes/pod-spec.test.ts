@@ -60,12 +60,12 @@ describe("buildPodSpec", () => {
     });
   });
 
-  it("runs warden-helper as the container's process with stdin open and no TTY", () => {
+  it("runs warden-helper's idle init as the container's process, with no stdin (nothing to attach) and no TTY", () => {
     expect(spec.containers).toHaveLength(1);
     expect(container.name).toBe("sandbox");
-    expect(container.command).toEqual(["/usr/local/bin/warden-helper"]);
+    expect(container.command).toEqual(["/usr/local/bin/warden-helper", "--init"]);
     expect(container.args).toEqual([]);
-    expect([container.stdin, container.stdinOnce, container.tty]).toEqual([true, false, false]);
+    expect([container.stdin, container.stdinOnce, container.tty]).toEqual([false, undefined, false]);
     expect(container.workingDir).toBe("/workspace");
   });
 

@@ -1,29 +1,42 @@
 import { EventEmitter } from "node:events";
 import type { Readable, Writable } from "node:stream";
-import type { Attach } from "@kubernetes/client-node";
+import type { Exec, V1Status } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { exitCodeOf } from "../../../../src/sandbox/kubernetes/index.js";
-import { attachPod } from "../../../../src/sandbox/kubernetes/transport.js";
+import { execChannel } from "../../../../src/sandbox/kubernetes/transport.js";
 
-/** An Attach double: records the streams it was given and returns a socket the test drives. */
-function fakeAttach() {
+/** An Exec double: records the streams it was given and returns a socket the test drives. */
+function fakeExec() {
   const socket = Object.assign(new EventEmitter(), { closed: false, close: () => (socket.closed = true) });
-  const seen: { args: unknown[]; stdout?: Writable; stderr?: Writable; stdin?: Readable } = { args: [] };
-  const attach = {
-    attach: async (...args: unknown[]) => {
-      seen.args = args.slice(0, 3).concat(args.slice(6));
-      [seen.stdout, seen.stderr, seen.stdin] = args.slice(3, 6) as [Writable, Writable, Readable];
+  const seen: {
+    args: unknown[];
+    stdout?: Writable;
+    stderr?: Writable;
+    stdin?: Readable;
+    status?: (s: V1Status) => void;
+  } = { args: [] };
+  const exec = {
+    exec: async (...args: unknown[]) => {
+      seen.args = args.slice(0, 4).concat(args.slice(7, 8));
+      [seen.stdout, seen.stderr, seen.stdin] = args.slice(4, 7) as [Writable, Writable, Readable];
+      seen.status = args[8] as (s: V1Status) => void;
       return socket;
     },
-  } as unknown as Attach;
-  return { attach, socket, seen };
+  } as unknown as Exec;
+  return { exec, socket, seen };
 }
 
-describe("the Pod attach transport", () => {
-  it("attaches to the sandbox container without a TTY and delivers output written before start, in order", async () => {
-    const { attach, seen } = fakeAttach();
-    const transport = await attachPod(attach, "ns", "pod-1");
-    expect(seen.args).toEqual(["ns", "pod-1", "sandbox", false]);
+describe("the Pod exec-stream transport", () => {
+  it("execs warden-helper --channel in the sandbox container without a TTY and delivers output written before start, in order", async () => {
+    const { exec, seen } = fakeExec();
+    const transport = await execChannel(exec, "ns", "pod-1");
+    expect(seen.args).toEqual([
+      "ns",
+      "pod-1",
+      "sandbox",
+      ["/usr/local/bin/warden-helper", "--channel"],
+      false,
+    ]);
     seen.stdout!.write(Buffer.from("ab"));
     const got: string[] = [];
     transport.start({ onData: (c) => got.push(c.toString()), onClose: () => undefined });
@@ -33,8 +46,8 @@ describe("the Pod attach transport", () => {
   });
 
   it("sends frames to the helper's stdin, and sends nothing once closed", async () => {
-    const { attach, seen, socket } = fakeAttach();
-    const transport = await attachPod(attach, "ns", "p");
+    const { exec, seen, socket } = fakeExec();
+    const transport = await execChannel(exec, "ns", "p");
     const sent: string[] = [];
     seen.stdin!.on("data", (c: Buffer) => sent.push(c.toString()));
     let closedWith = "";
@@ -49,9 +62,9 @@ describe("the Pod attach transport", () => {
   });
 
   it("reports the stream's end once, with the close code, and the helper's stderr lines to the log", async () => {
-    const { attach, seen, socket } = fakeAttach();
+    const { exec, seen, socket } = fakeExec();
     const lines: string[] = [];
-    const transport = await attachPod(attach, "ns", "p", { log: (l) => lines.push(l) });
+    const transport = await execChannel(exec, "ns", "p", { log: (l) => lines.push(l) });
     const reasons: string[] = [];
     transport.start({ onData: () => undefined, onClose: (r) => reasons.push(r) });
     seen.stderr!.write(Buffer.from("one\ntw"));
@@ -60,23 +73,35 @@ describe("the Pod attach transport", () => {
     socket.emit("error", new Error("late"));
     await new Promise((r) => setImmediate(r));
     expect(lines).toEqual(["one", "two"]);
-    expect(reasons).toEqual(["the Pod's attach stream closed (code 1006; Pod stopped?)"]);
+    expect(reasons).toEqual(["the Pod's exec stream closed (code 1006; Pod stopped?)"]);
+  });
+
+  it("names the helper's exit when the API sent its status before the close", async () => {
+    const { exec, seen, socket } = fakeExec();
+    const transport = await execChannel(exec, "ns", "p");
+    const reasons: string[] = [];
+    transport.start({ onData: () => undefined, onClose: (r) => reasons.push(r) });
+    seen.status!({ status: "Failure", message: "command terminated with non-zero exit code: 137" });
+    socket.emit("close", 1000);
+    expect(reasons).toEqual([
+      "the channel's helper in Pod ns/p ended (command terminated with non-zero exit code: 137)",
+    ]);
   });
 
   it("pauses and resumes the WebSocket for the output share", async () => {
-    const { attach, socket } = fakeAttach();
+    const { exec, socket } = fakeExec();
     const calls: string[] = [];
     Object.assign(socket, { pause: () => calls.push("pause"), resume: () => calls.push("resume") });
-    const transport = await attachPod(attach, "ns", "p");
+    const transport = await execChannel(exec, "ns", "p");
     transport.pause?.();
     transport.resume?.();
     expect(calls).toEqual(["pause", "resume"]);
   });
 
-  it("names the Pod and the RBAC rights when the attach is refused", async () => {
-    const attach = { attach: async () => Promise.reject(new Error("403 Forbidden")) } as unknown as Attach;
-    await expect(attachPod(attach, "ns", "p")).rejects.toThrow(
-      "attaching to Pod ns/p failed: 403 Forbidden; check that the Pod runs and that the kubeconfig's user may create pods/attach.",
+  it("names the Pod and the RBAC rights when the exec is refused", async () => {
+    const exec = { exec: async () => Promise.reject(new Error("403 Forbidden")) } as unknown as Exec;
+    await expect(execChannel(exec, "ns", "p")).rejects.toThrow(
+      "starting the channel in Pod ns/p failed: 403 Forbidden; check that the Pod runs and that the kubeconfig's user may create pods/exec.",
     );
   });
 });

@@ -1,0 +1,79 @@
+/**
+ * The red-team's channel attack, as Python run inside a sandbox (test/engine/sandbox/channel/
+ * forgery.test.ts on Docker, test/k8s/exec-channel.test.ts on Kubernetes): forged stdout and
+ * exit-0 reply frames for request ids 1..499, written into the fds of every process outside the
+ * attacking command's session, and helpers to open /proc/<pid>/fd/N and read a process's
+ * (name, parent pid). Prepend it to a script that calls them.
+ */
+export const FORGE = `
+import os, struct, errno
+def fr(t, i, p): return struct.pack(">IBI", len(p), t, i) + p
+FORGED = b"".join(fr(0x42, i, b"FORGED: all tests passed\\n") + fr(0x44, i, b'{"code":0}') for i in range(1, 500))
+SID = os.getsid(0)
+def stat(pid):
+    try:
+        s = open("/proc/%s/stat" % pid).read()
+    except OSError:
+        return None
+    rest = s[s.rindex(")") + 2:].split()
+    return s[s.index("(") + 1:s.rindex(")")], int(rest[1])
+def outside(pid):
+    try:
+        return os.getsid(int(pid)) != SID
+    except OSError:
+        return False
+def try_open(path, flags):
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        return errno.errorcode[e.errno]
+    if flags != os.O_RDONLY:
+        os.write(fd, FORGED)
+    os.close(fd)
+    return "opened"
+def attack():
+    pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    forged = [p for p in pids if outside(p) and try_open("/proc/%s/fd/1" % p, os.O_WRONLY) == "opened"]
+    forged += [p for p in pids if outside(p) and try_open("/proc/%s/fd/2" % p, os.O_WRONLY) == "opened"]
+    return forged
+`;
+
+/**
+ * Python: probes PID 1 and the helpers whose parent pid is `helperParent` (1 on Docker: the
+ * PID-1 helper's serving child; 0 on Kubernetes: the process the exec API started), prints one
+ * line per probe, attacks, prints `real-output` and exits 3.
+ */
+export function attackNow(helperParent: 0 | 1): string {
+  return `${FORGE}
+helpers = [p for p in os.listdir("/proc") if p.isdigit() and p != "1" and stat(p) == ("warden-helper", ${helperParent})]
+print("helpers:", len(helpers))
+print("pid 1 fd 0:", try_open("/proc/1/fd/0", os.O_RDONLY))
+print("pid 1 fd 1:", try_open("/proc/1/fd/1", os.O_WRONLY))
+for h in helpers:
+    print("helper fd 0:", try_open("/proc/%s/fd/0" % h, os.O_RDONLY))
+    print("helper fd 1:", try_open("/proc/%s/fd/1" % h, os.O_WRONLY))
+    print("helper mem:", try_open("/proc/%s/mem" % h, os.O_RDONLY))
+    try:
+        os.listdir("/proc/%s/fd" % h)
+        print("helper fd dir: listed")
+    except OSError as e:
+        print("helper fd dir:", errno.errorcode[e.errno])
+print("forged into:", attack())
+print("real-output")
+raise SystemExit(3)
+`;
+}
+
+/** What attackNow prints when every probe is refused (one helper) and nothing was forged. */
+export const ATTACK_REFUSED = [
+  "helpers: 1",
+  "pid 1 fd 0: EACCES",
+  "pid 1 fd 1: EACCES",
+  "helper fd 0: EACCES",
+  "helper fd 1: EACCES",
+  "helper mem: EACCES",
+  "helper fd dir: EACCES",
+  "forged into: []",
+  "real-output",
+  "",
+].join("\n");

@@ -1,0 +1,43 @@
+import { EventEmitter } from "node:events";
+import type { Readable, Writable } from "node:stream";
+import type { Exec } from "@kubernetes/client-node";
+import { describe, expect, it } from "vitest";
+import { encodeFrame, FrameDecoder, FrameType } from "../../../../src/sandbox/channel/protocol/frame.js";
+import { connectHelper, type KubernetesCluster } from "../../../../src/sandbox/kubernetes/index.js";
+
+/** A cluster whose exec API runs a fake helper that answers every ping with `version`. */
+function clusterWithHelper(version: string) {
+  const socket = Object.assign(new EventEmitter(), { closed: false, close: () => (socket.closed = true) });
+  const exec = {
+    exec: async (...args: unknown[]) => {
+      const [stdout, , stdin] = args.slice(4, 7) as [Writable, Writable, Readable];
+      const decoder = new FrameDecoder((frame) => {
+        if (frame.type === FrameType.ping)
+          stdout.write(
+            encodeFrame(FrameType.pong, frame.id, Buffer.from(JSON.stringify({ version, pid: 7 }))),
+          );
+      });
+      stdin.on("data", (chunk: Buffer) => decoder.push(chunk));
+      return socket;
+    },
+  } as unknown as Exec;
+  return { cluster: { namespace: "ns", exec } as unknown as KubernetesCluster, socket };
+}
+
+describe("connectHelper (the Kubernetes exec channel's handshake)", () => {
+  it("connects to a helper of version 3, which has the exec-channel mode", async () => {
+    const { cluster, socket } = clusterWithHelper("3");
+    const client = await connectHelper(cluster, "pod-1");
+    expect(client.closed).toBe(false);
+    client.close();
+    expect(socket.closed).toBe(true);
+  });
+
+  it("refuses a helper of version 2 (it would neither replace a stale channel nor stop its commands), closing its stream", async () => {
+    const { cluster, socket } = clusterWithHelper("2");
+    await expect(connectHelper(cluster, "pod-1")).rejects.toThrow(
+      "warden-helper in Pod ns/pod-1 is version 2; the Kubernetes backend needs version 3 or later (its channel is an exec stream): rebuild the image (warden images build) and load it into the cluster.",
+    );
+    expect(socket.closed).toBe(true);
+  });
+});
