@@ -14,6 +14,8 @@
 export { NonInteractiveApproval, ProgrammaticApproval, TerminalApproval } from "./approval/index.js";
 export type {
   AskOutcome,
+  AuditDropSummary,
+  AuditLimit,
   ConnectionAudit,
   NetworkApprovalAnswer,
   NetworkApprovalRequest,

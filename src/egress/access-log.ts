@@ -47,7 +47,8 @@ function askRefusal(outcome: AskOutcome | undefined, timeoutMs: number): string 
  * step of a tunnel logged again when it ends, or the error page of a refused tunnel). The decision is `allow` only when Squid forwarded
  * the request (a 2xx-5xx from the origin, not TCP_DENIED) or opened (or spliced) the tunnel. The rule is the
  * one decideConnection names; when the gateway refused a connection a rule let through, the
- * refusal's reason is given with it: `sni-mismatch (…)` (a tunnel's SNI is not its CONNECT host),
+ * refusal's reason is given with it: `sni-mismatch (…)` (a tunnel's SNI is not its CONNECT host, or
+ * it has none: a tunnel carrying plain HTTP, not TLS),
  * `host-sni-mismatch (…)` (a request inside an opened tunnel names another host than its SNI; the
  * rule is the request host's), `upstream-tls (…)` (the gateway's TLS connection to the origin
  * failed) or `refused-address (…)` (the name resolved to a refused address); an IP literal is
@@ -94,11 +95,7 @@ export function parseAccessLine(
     // A request inside an opened tunnel for another host than the tunnel's SNI (domain fronting).
     rule = `host-sni-mismatch (${verdict.rule})`;
   else if (!forwarded && verdict.decision !== "deny")
-    // Let through by its rule (or its approver), refused by the gateway: a TLS tunnel whose SNI
-    // names another host, inside an opened tunnel the gateway's own TLS connection to the origin
-    // (a certificate no trusted CA signed, or no connection), or a name resolving to a refused
-    // address (never asked about).
-    rule = `${bump === "terminate" ? "sni-mismatch" : inTunnel ? "upstream-tls" : "refused-address"} (${verdict.rule})`;
+    rule = `${gatewayRefusal(tunnel, squidStatus, bump, inTunnel)} (${verdict.rule})`;
   else if (forwarded && approved) decision = "ask→allow";
   const record: ConnectionAudit = {
     sessionId,
@@ -117,6 +114,19 @@ export function parseAccessLine(
   if (inTunnel) record.insideTunnel = true;
   if (forwarded && remote && remote !== "-") record.remoteAddress = remote;
   return record;
+}
+
+/**
+ * Why the gateway refused a connection its rule (or its approver) let through: a tunnel whose SNI
+ * is not its CONNECT host, either naming another host (`terminate`) or missing because the tunnel
+ * carries no TLS at all (peeked, `NONE_NONE`: plain HTTP inside a CONNECT, or nothing); inside an
+ * opened tunnel the gateway's own TLS connection to the origin (a certificate no trusted CA
+ * signed, or no connection); or a name resolving to a refused address (`TCP_DENIED`: never asked about).
+ */
+function gatewayRefusal(tunnel: boolean, squidStatus: string, bump: string | undefined, inTunnel: boolean) {
+  if (bump === "terminate") return "sni-mismatch";
+  if (tunnel && squidStatus === "NONE_NONE" && bump === "peek") return "sni-mismatch";
+  return inTunnel ? "upstream-tls" : "refused-address";
 }
 
 function isIpLiteral(domain: string): boolean {

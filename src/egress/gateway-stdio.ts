@@ -10,7 +10,8 @@ import { type Duplex, PassThrough } from "node:stream";
 import type Docker from "dockerode";
 import { parseAccessLine } from "./access-log.js";
 import { AskRelay, DEFAULT_NETWORK_APPROVAL_TIMEOUT_MS } from "./ask-relay.js";
-import type { NetworkOptions } from "./types.js";
+import { AuditLimiter, DEFAULT_AUDIT_LIMIT } from "./audit-limit.js";
+import type { ConnectionAudit, NetworkOptions } from "./types.js";
 
 /** An attached gateway: `detach` refuses pending questions and closes the stream (idempotent). */
 export interface GatewayStdio {
@@ -21,7 +22,8 @@ export interface GatewayStdio {
 /**
  * Attaches to `container` (running or not yet started) with stdin, and follows its output:
  * questions to the session's approver (`network.approve`, else refused), access-log lines to
- * `network.onConnection`, cache-log lines to `onCacheLine`. Rejects with the engine's attach error.
+ * `network.onConnection` within `network.auditLimit` (summaries of the others to
+ * `network.onAuditDropped`), cache-log lines to `onCacheLine`. Rejects with the engine's attach error.
  */
 export async function attachGatewayStdio(
   docker: Docker,
@@ -57,10 +59,11 @@ export async function attachGatewayStdio(
     stdout.end();
     stderr.end();
   });
+  const audit = boundedAudit(sessionId, network);
   createInterface({ input: stdout }).on("line", (line) => {
     if (relay.handle(line)) return;
     const record = parseAccessLine(line, sessionId, network.rules, relay.timeoutMs);
-    if (record) network.onConnection?.(record);
+    if (record) audit.write(record);
   });
   createInterface({ input: stderr }).on("line", (line) => input.onCacheLine?.(line));
   return {
@@ -68,6 +71,36 @@ export async function attachGatewayStdio(
     detach() {
       relay.close();
       logs.destroy();
+      audit.flush();
     },
+  };
+}
+
+/** How long a window of dropped records lasts before its summary goes out (ms). */
+const DROP_WINDOW_MS = 1000;
+
+/**
+ * The session's records through its AuditLimiter: those within `network.auditLimit` go to
+ * `onConnection`; the others are counted, and their summary goes to `onAuditDropped` one window
+ * after the first of them (and at `flush`, when the gateway is detached).
+ */
+function boundedAudit(
+  sessionId: string,
+  network: Extract<NetworkOptions, { mode: "allowlist" }>,
+): { write(record: ConnectionAudit): void; flush(): void } {
+  const limiter = new AuditLimiter(network.auditLimit ?? DEFAULT_AUDIT_LIMIT, sessionId, Date.now());
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    const summary = limiter.takeSummary();
+    if (summary) network.onAuditDropped?.(summary);
+  };
+  return {
+    write(record) {
+      if (limiter.admit(record, Date.now())) network.onConnection?.(record);
+      else timer ??= setTimeout(flush, DROP_WINDOW_MS);
+    },
+    flush,
   };
 }

@@ -13,6 +13,7 @@ export {
   formatAskAnswer,
   parseAskQuestion,
 } from "./ask-relay.js";
+export { AuditLimiter, DEFAULT_AUDIT_LIMIT } from "./audit-limit.js";
 export {
   type AllowlistOptions,
   CA_BUNDLE_PATH,
@@ -36,6 +37,8 @@ export { REFUSED_RANGES } from "./refused-addresses.js";
 export { squidConfig } from "./squid-config.js";
 export type {
   AskOutcome,
+  AuditDropSummary,
+  AuditLimit,
   ConnectionAudit,
   NetworkApprovalAnswer,
   NetworkApprovalRequest,

@@ -32,6 +32,19 @@ export async function resolveNetworkOptions(network: NetworkOptions | undefined)
       throw new InvalidArgumentError(
         `network.egressNetworks[${i}] must be an engine network name, got ${JSON.stringify(n)}.`,
       );
+  const limit = network.auditLimit;
+  if (
+    limit !== undefined &&
+    !(
+      Number.isFinite(limit.recordsPerSecond) &&
+      limit.recordsPerSecond > 0 &&
+      Number.isInteger(limit.burst) &&
+      limit.burst >= 1
+    )
+  )
+    throw new InvalidArgumentError(
+      `network.auditLimit must be { recordsPerSecond: a number > 0, burst: an integer >= 1 }, got ${JSON.stringify(limit)}.`,
+    );
   const out = { ...network };
   if (network.caBundlePath !== undefined) {
     const abs = isAbsolute(network.caBundlePath) ? network.caBundlePath : resolve(network.caBundlePath);

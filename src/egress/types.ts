@@ -3,7 +3,6 @@
  * `allowlist` (the sandbox's only route is a per-session egress gateway that lets through the
  * listed domain names and ports and nothing else). See README "Network".
  */
-
 /** What one rule does with a connection whose domain and port it matches. */
 export type NetworkDecision = "allow" | "ask" | "deny";
 
@@ -77,8 +76,22 @@ export type NetworkOptions =
        * GIT_SSL_CAINFO and NODE_EXTRA_CA_CERTS point at it) and whose key stays in the gateway.
        */
       caBundlePath?: string;
-      /** Receives one audit record per connection through the gateway. */
+      /**
+       * Receives one audit record per connection through the gateway, at most `auditLimit` of them;
+       * the records over it are counted and reported to `onAuditDropped` instead.
+       */
       onConnection?: (record: ConnectionAudit) => void;
+      /**
+       * The session's bound on audit records: `recordsPerSecond` on average, `burst` at once.
+       * Default DEFAULT_AUDIT_LIMIT (10 per second, bursts of 200), so a sandbox that opens and
+       * abandons connections in a loop cannot fill the host's disk with audit lines.
+       */
+      auditLimit?: AuditLimit;
+      /**
+       * Receives, once per window (one second after the first record over the bound, and when the
+       * gateway is detached), how many records were dropped, by decision, and why.
+       */
+      onAuditDropped?: (summary: AuditDropSummary) => void;
       /**
        * Asked for each connection to a domain under an `ask` rule while the connection waits (the
        * gateway holds it). `allow-session` also lets later connections to exactly that host and
@@ -127,3 +140,26 @@ export type AskOutcome =
   | "gateway-timeout"
   | "no-relay"
   | "bad-question";
+
+/** The bound: records per second kept on average, and how many may come at once. */
+export interface AuditLimit {
+  /** Records per second let through once the burst is spent. Default 10 (DEFAULT_AUDIT_LIMIT, audit-limit.ts). */
+  recordsPerSecond: number;
+  /** Records let through at once, before the rate applies. Default 200. */
+  burst: number;
+}
+
+/**
+ * Records of one session not written in one window because they were over the bound. `reason` is
+ * always `rate-limit`; `decisions` counts the dropped records by their decision; `from` / `to` are
+ * the times (ISO-8601) the first and last of them were seen.
+ */
+export interface AuditDropSummary {
+  sessionId: string;
+  reason: "rate-limit";
+  dropped: number;
+  decisions: Partial<Record<ConnectionAudit["decision"], number>>;
+  from: string;
+  to: string;
+  limit: AuditLimit;
+}

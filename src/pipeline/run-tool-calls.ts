@@ -10,7 +10,7 @@
  */
 import type { Sandbox } from "../sandbox/index.js";
 import type { AnyTool, SpillStore, ToolCall, ToolOutput, ToolResultMessage } from "../tools/index.js";
-import { throttle } from "../util/index.js";
+import { type AbortFanOut, abortFanOut, throttle } from "../util/index.js";
 import { duplicateToolCallIdResults, duplicateToolCallIds } from "./batch-ids.js";
 import { type FileMutationQueue, mutationKey } from "./mutation-queue.js";
 import { resultMessage, thrownResult } from "./result.js";
@@ -161,7 +161,8 @@ export async function executePreparedCall(
 
 /**
  * Runs one batch (one assistant message's tool calls). Returns one ToolResultMessage per call, in call
- * order. One AbortSignal reaches every running call; calls not yet started end "Operation aborted".
+ * order. The batch's AbortSignal reaches every running call (each through its own child signal, so the
+ * batch's carries one listener however large the batch); calls not yet started end "Operation aborted".
  * A batch whose tool-call ids repeat runs nothing: every call gets the same error result naming the
  * repeated ids (details `{stage: "batch", code: "INVALID_ARGUMENT", duplicateToolCallIds}`), with a
  * start and an end event each.
@@ -172,7 +173,6 @@ export async function runToolCalls(
   options: RunToolCallsOptions = {},
 ): Promise<ToolResultMessage[]> {
   const emit = safeEmitter(options.onEvent);
-  const { signal } = options;
   const results: ToolResultMessage[] = new Array(calls.length);
   const records: CallRecord[] = calls.map(() => ({}));
   const finish = (index: number, result: ToolResultMessage): void => {
@@ -197,9 +197,29 @@ export async function runToolCalls(
     return results;
   }
 
+  // Each call listens on its own signal; the batch's gets one listener however large the batch.
+  const fanOut = abortFanOut(options.signal);
+  try {
+    return await runBatch(calls, ctx, fanOut, emit, records, finish, results);
+  } finally {
+    fanOut.dispose();
+  }
+}
+
+/** The calls of a batch that passed the id check, each with its own signal from `fanOut`. */
+async function runBatch(
+  calls: readonly ToolCall[],
+  ctx: PipelineContext,
+  fanOut: AbortFanOut,
+  emit: (event: ToolExecutionEvent) => void,
+  records: CallRecord[],
+  finish: (index: number, result: ToolResultMessage) => void,
+  results: ToolResultMessage[],
+): Promise<ToolResultMessage[]> {
+  const signals = calls.map(() => fanOut.child());
   const runOne = async (index: number, call: ToolCall, prepared: PreparedCall): Promise<void> => {
     try {
-      finish(index, await executePreparedCall(prepared, ctx, signal, emit));
+      finish(index, await executePreparedCall(prepared, ctx, signals[index], emit));
     } catch (err) {
       finish(index, thrownResult(call, err, "execute"));
     }
@@ -207,7 +227,7 @@ export async function runToolCalls(
 
   const preflight = async (index: number, call: ToolCall): Promise<StageOutcome<PreparedCall>> => {
     try {
-      return await preflightCall(call, ctx, signal, emit, records[index]);
+      return await preflightCall(call, ctx, signals[index], emit, records[index]);
     } catch (err) {
       return { ok: false, result: thrownResult(call, err, "lookup") };
     }

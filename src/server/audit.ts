@@ -8,7 +8,7 @@
 import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync } from "node:fs";
 import { dirname } from "node:path";
 import pino, { type Logger } from "pino";
-import type { ConnectionAudit } from "../egress/index.js";
+import type { AuditDropSummary, ConnectionAudit } from "../egress/index.js";
 import type { CallVerdict, Decider } from "../pipeline/index.js";
 
 /** One audit line about a tool call. Sizes in bytes, durations in ms. */
@@ -80,12 +80,23 @@ export interface NetworkAuditEntry extends Omit<ConnectionAudit, "sessionId"> {
   session: string;
 }
 
+/**
+ * The egress records of one session not written in one window because they were over
+ * `networkAuditLimit` (src/egress audit-limit.ts): how many, by decision, when, and why.
+ */
+export interface NetworkDroppedAuditEntry extends Omit<AuditDropSummary, "sessionId"> {
+  kind: "network-dropped";
+  tenant: string;
+  session: string;
+}
+
 export type AuditEntry =
   | ToolAuditEntry
   | InterruptedCallAuditEntry
   | RequestAuditEntry
   | LifecycleAuditEntry
-  | NetworkAuditEntry;
+  | NetworkAuditEntry
+  | NetworkDroppedAuditEntry;
 
 /** Appends audit entries. */
 export interface AuditLog {

@@ -125,6 +125,22 @@ export const ServerConfigSchema = Type.Object(
           "Rate of one session's output (bytes/s) while another session has a call running; 0: no limit; default 16 MiB/s",
       }),
     ),
+    networkAuditLimit: Type.Optional(
+      Type.Object(
+        {
+          recordsPerSecond: Type.Number({
+            exclusiveMinimum: 0,
+            description: "Records per second once the burst is spent",
+          }),
+          burst: PositiveInt("Records written at once before the rate applies"),
+        },
+        {
+          additionalProperties: false,
+          description:
+            "Per-session bound on egress audit lines; the records over it are counted in one `network-dropped` line per second. Default 10/s, burst 200",
+        },
+      ),
+    ),
     tenants: Type.Array(TenantConfigSchema, { minItems: 1 }),
   },
   { additionalProperties: false },

@@ -9,6 +9,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { Compile } from "typebox/compile";
 import { parse as parseYaml } from "yaml";
+import { type AuditLimit, DEFAULT_AUDIT_LIMIT } from "../egress/index.js";
 import { InvalidArgumentError } from "../errors.js";
 import { DEFAULT_APPROVAL_TIMEOUT_MS } from "../policy/index.js";
 import {
@@ -83,6 +84,8 @@ export interface ServerConfig {
    * another session has a request in flight, bytes/s; 0: no limit (src/sandbox output-share.ts).
    */
   contendedOutputBytesPerSecond: number;
+  /** Per-session bound on egress audit records (src/egress audit-limit.ts); over it, one summary line per window. */
+  networkAuditLimit: AuditLimit;
   tenants: TenantConfig[];
 }
 
@@ -92,7 +95,8 @@ export interface ServerConfig {
  * 5 min for an approval,
  * a warm pool of 1 idle sandbox per key (filled after the key's first session) kept up to 10 min,
  * for at most 8 keys per tenant; spill files capped at 256 MiB per session and 1 GiB per tenant;
- * a session's output paced to 16 MiB/s while another session has a call running.
+ * a session's output paced to 16 MiB/s while another session has a call running; egress audit
+ * records of a session bounded to 10 per second with bursts of 200.
  */
 export const CONFIG_DEFAULTS = {
   host: "127.0.0.1",
@@ -111,6 +115,7 @@ export const CONFIG_DEFAULTS = {
   spillSessionBytes: DEFAULT_SPILL_SESSION_MAX_BYTES,
   spillBytes: 1024 * MiB,
   contendedOutputBytesPerSecond: DEFAULT_CONTENDED_OUTPUT_BYTES_PER_SECOND,
+  networkAuditLimit: DEFAULT_AUDIT_LIMIT,
 } as const;
 
 /**
@@ -175,6 +180,7 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
     backend,
     contendedOutputBytesPerSecond:
       cfg.contendedOutputBytesPerSecond ?? CONFIG_DEFAULTS.contendedOutputBytesPerSecond,
+    networkAuditLimit: { ...(cfg.networkAuditLimit ?? CONFIG_DEFAULTS.networkAuditLimit) },
     tenants: cfg.tenants.map((t, i) => {
       const where = `${source}: /tenants/${i}`;
       const tenant = resolveTenant(t, baseDir, defaultImage, where);

@@ -5,11 +5,15 @@
  * POST /v1/sessions), and the session's NetworkOptions: the request, bounded by the tenant and by
  * the `network:` sections of the tenant's policy files, strictest wins. Without a request a
  * session has no network; a request beyond the bound is a 400 naming the entry. Each connection
- * is one audit line (`kind: "network"`) and counts in `warden_egress_connections_total`.
+ * is one audit line (`kind: "network"`), within the server's `networkAuditLimit` per session (the
+ * others are summed up in `kind: "network-dropped"` lines), and counts in
+ * `warden_egress_connections_total`.
  */
 import { resolve } from "node:path";
 import { type Static, Type } from "typebox";
 import {
+  type AuditDropSummary,
+  type AuditLimit,
   type ConnectionAudit,
   type NetworkOptions,
   type NetworkRule,
@@ -23,6 +27,7 @@ import {
   networkApprover,
   networkSectionRules,
 } from "../policy/index.js";
+import type { AuditLog } from "./audit.js";
 
 const Entries = Type.Array(Type.String({ minLength: 1 }), { description: "host[:port[+port]] entries" });
 
@@ -77,6 +82,8 @@ export function sessionNetwork(input: {
   policyLayers: NetworkRule[][];
   requested: string[] | undefined;
   onConnection: (record: ConnectionAudit) => void;
+  onAuditDropped?: (summary: AuditDropSummary) => void;
+  auditLimit?: AuditLimit;
 }): NetworkOptions | undefined {
   if (!input.requested?.length) return undefined;
   if (!input.bound)
@@ -98,6 +105,40 @@ export function sessionNetwork(input: {
     ...(input.bound.egressNetworks ? { egressNetworks: input.bound.egressNetworks } : {}),
     ...(input.bound.caBundlePath ? { caBundlePath: input.bound.caBundlePath } : {}),
     onConnection: input.onConnection,
+    ...(input.onAuditDropped ? { onAuditDropped: input.onAuditDropped } : {}),
+    ...(input.auditLimit ? { auditLimit: input.auditLimit } : {}),
+  };
+}
+
+/** Where a session's egress audit records go, and their bound (NetworkOptions' fields of the same names). */
+export interface NetworkAuditHooks {
+  onConnection(record: ConnectionAudit): void;
+  onAuditDropped(summary: AuditDropSummary): void;
+  auditLimit: AuditLimit;
+}
+
+/**
+ * The audit hooks of session `session` of `tenant`: one `kind: "network"` line per record within
+ * `auditLimit`, one `kind: "network-dropped"` line per summary of the others; `count` gets every
+ * record's decision either way (the connections counter stays exact).
+ */
+export function networkAuditHooks(
+  log: AuditLog,
+  count: (decision: string, n: number) => void,
+  tenant: string,
+  session: string,
+  auditLimit: AuditLimit,
+): NetworkAuditHooks {
+  return {
+    onConnection: ({ sessionId: _id, ...record }) => {
+      count(record.decision, 1);
+      log.write({ kind: "network", tenant, session, ...record });
+    },
+    onAuditDropped: ({ sessionId: _id, ...summary }) => {
+      for (const [decision, n] of Object.entries(summary.decisions)) count(decision, n);
+      log.write({ kind: "network-dropped", tenant, session, ...summary });
+    },
+    auditLimit,
   };
 }
 
@@ -110,14 +151,14 @@ function withinBound(bound: readonly NetworkRule[], host: string, port: number):
 
 /**
  * The NetworkOptions of a new session of `tenant` (sessionNetwork), the `network:` sections of the
- * tenant's policy files included; undefined without a request. With an allowlist, `ask`
+ * tenant's policy files included, its audit records going to `audit`; undefined without a request. With an allowlist, `ask`
  * connections go to `ask.provider` as the tenant's (networkApprover) and wait at most
  * `ask.timeoutMs`. Errors as sessionNetwork.
  */
 export async function tenantSessionNetwork(
   tenant: { id: string; network?: TenantNetwork; policy: readonly string[] },
   requested: string[] | undefined,
-  onConnection: (record: ConnectionAudit) => void,
+  audit: NetworkAuditHooks,
   ask?: { provider: ApprovalProvider; timeoutMs: number },
 ): Promise<NetworkOptions | undefined> {
   const policyLayers = requested?.length ? await tenantPolicyNetwork(tenant.policy) : [];
@@ -126,7 +167,7 @@ export async function tenantSessionNetwork(
     bound: tenant.network,
     policyLayers,
     requested,
-    onConnection,
+    ...audit,
   });
   if (network?.mode !== "allowlist" || !ask) return network;
   const approve = networkApprover(ask.provider, { tenant: tenant.id, owner: tenant.id });

@@ -6,7 +6,6 @@
 
 import { randomUUID } from "node:crypto";
 import { rm } from "node:fs/promises";
-import type { ConnectionAudit } from "../egress/index.js";
 import type { ToolExecutionEvent } from "../pipeline/index.js";
 import type { SessionOptions } from "../session/index.js";
 import type { ToolCall, ToolResultMessage } from "../tools/index.js";
@@ -20,7 +19,7 @@ import { QuotaExceededError } from "./errors.js";
 import { HostWorkspaceGuard } from "./host-workspace-guard.js";
 import type { InflightCalls } from "./inflight-calls.js";
 import type { ServerMetrics } from "./metrics.js";
-import { tenantSessionNetwork } from "./network-config.js";
+import { networkAuditHooks, tenantSessionNetwork } from "./network-config.js";
 import type { HookFactory } from "./policy-hooks.js";
 import type { RecordStore, SessionRecord } from "./record-store.js";
 import { type LiveSession, SessionRegistry } from "./session-registry.js";
@@ -120,10 +119,10 @@ export class SessionManager {
    */
   private async networkOptions(tenant: TenantConfig, sessionId: string, requested: string[] | undefined) {
     const ask = { provider: this.deps.approvals.provider, timeoutMs: this.deps.config.approvalTimeoutMs };
-    const audit = ({ sessionId: _id, ...record }: ConnectionAudit) => {
-      this.deps.metrics.egressConnections.inc({ tenant: tenant.id, decision: record.decision });
-      this.deps.audit.write({ kind: "network", tenant: tenant.id, session: sessionId, ...record });
-    };
+    const { metrics, audit: log, config } = this.deps;
+    const count = (decision: string, n: number) =>
+      metrics.egressConnections.inc({ tenant: tenant.id, decision }, n);
+    const audit = networkAuditHooks(log, count, tenant.id, sessionId, config.networkAuditLimit);
     const network = await tenantSessionNetwork(tenant, requested, audit, ask);
     return network ? { network } : {};
   }

@@ -31,3 +31,37 @@ export function onAbort(signal: AbortSignal | undefined, onAbort: () => void): (
 export function isAbortError(err: unknown): boolean {
   return err instanceof Error && (err.name === "AbortError" || err instanceof AbortError);
 }
+
+/** One parent signal shared by many operations: see abortFanOut. */
+export interface AbortFanOut {
+  /** A new signal that fires when the parent does (already fired if it has). */
+  child(): AbortSignal;
+  /** Removes the one listener on the parent; call it when the operations have ended. Idempotent. */
+  dispose(): void;
+}
+
+/**
+ * Gives each of many concurrent operations its own signal that follows `parent`, with ONE
+ * listener on `parent` however many there are. A batch of N calls that each listened on the
+ * batch's signal put N listeners on it at once (Node warns past 10, MaxListenersExceededWarning);
+ * each call's listeners now sit on its own child signal, and the parent keeps one until dispose.
+ */
+export function abortFanOut(parent: AbortSignal | undefined): AbortFanOut {
+  const children = new Set<AbortController>();
+  const unlisten = onAbort(parent, () => {
+    for (const c of children) c.abort(parent?.reason);
+    children.clear();
+  });
+  return {
+    child() {
+      const controller = new AbortController();
+      if (parent?.aborted) controller.abort(parent.reason);
+      else if (parent) children.add(controller);
+      return controller.signal;
+    },
+    dispose() {
+      unlisten();
+      children.clear();
+    },
+  };
+}

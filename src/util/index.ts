@@ -1,5 +1,5 @@
 /** Helpers with no warden concept: abort signals, slots, the worker pool, line diffs, terminal-safe text, schema errors. */
-export { AbortError, isAbortError, onAbort, throwIfAborted } from "./abort.js";
+export { AbortError, type AbortFanOut, abortFanOut, isAbortError, onAbort, throwIfAborted } from "./abort.js";
 export {
   type DiffJob,
   diffJob,

@@ -206,6 +206,7 @@ export function testConfig(
     approvalTimeoutMs: 300_000,
     warmPool: { size: 0, maxIdleMs: 60_000, maxKeys: 8 },
     contendedOutputBytesPerSecond: CONFIG_DEFAULTS.contendedOutputBytesPerSecond,
+    networkAuditLimit: { ...CONFIG_DEFAULTS.networkAuditLimit },
     tenants,
   };
 }

@@ -6,6 +6,7 @@
  */
 import type { Command } from "commander";
 import {
+  type AuditDropSummary,
   type ConnectionAudit,
   type NetworkOptions,
   type NetworkRule,
@@ -53,6 +54,17 @@ export function connectionLine(r: ConnectionAudit): string {
   return `warden: net ${r.decision} ${r.method} ${r.domain}:${r.port}${sni}${ask} rule="${r.rule}" out=${r.bytesOut}B in=${r.bytesIn}B ${r.durationMs}ms\n`;
 }
 
+/**
+ * One stderr line for the records over the session's audit bound, e.g. `warden: net 1800 records
+ * not shown (rate-limit: 10/s, burst 200; deny=1800) 2026-12-01T10:00:00.000Z..2026-12-01T10:00:00.900Z`.
+ */
+export function droppedLine(s: AuditDropSummary): string {
+  const decisions = Object.entries(s.decisions)
+    .map(([d, n]) => `${d}=${n}`)
+    .join(" ");
+  return `warden: net ${s.dropped} records not shown (${s.reason}: ${s.limit.recordsPerSecond}/s, burst ${s.limit.burst}; ${decisions}) ${s.from}..${s.to}\n`;
+}
+
 /** The `network:` sections of policy files, one rule list per file that has one. */
 export async function policyNetworkLayers(files: string[] | undefined): Promise<NetworkRule[][]> {
   if (!files?.length) return [];
@@ -91,5 +103,6 @@ export function networkOptionsOf(
     ...(flags.egressNetwork?.length ? { egressNetworks: flags.egressNetwork } : {}),
     ...(flags.netCaBundle ? { caBundlePath: flags.netCaBundle } : {}),
     onConnection: (r) => process.stderr.write(connectionLine(r)),
+    onAuditDropped: (s) => process.stderr.write(droppedLine(s)),
   };
 }

@@ -5,16 +5,18 @@
  * pool's hand-over). Any failure or abort deletes the Pod, so nothing is left running.
  */
 import { randomUUID } from "node:crypto";
+import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { InvalidArgumentError } from "../../errors.js";
 import { isAbortError, throwIfAborted } from "../../util/index.js";
 import type { ChannelClient } from "../channel/protocol/client.js";
 import { channelUntar } from "../channel/protocol/files.js";
+import { LABEL } from "../labels.js";
 import { type ResolvedSandboxOptions, resolveSandboxOptions } from "../options.js";
 import type { SandboxInfo, SandboxOptions } from "../types.js";
 import { WORKSPACE_DIR } from "../types.js";
 import { packDirectory, type WorkspaceHashes } from "../workspace-copy.js";
 import { workspaceReadError } from "../workspace-size.js";
-import type { KubernetesCluster } from "./cluster.js";
+import { fromKubeError, type KubernetesCluster } from "./cluster.js";
 import { deletePod, KubernetesSandbox } from "./kubernetes-sandbox.js";
 import { ensureDenyAllPolicy } from "./network-policy.js";
 import { podName } from "./pod-labels.js";
@@ -97,7 +99,10 @@ export async function preparePod(
 
 /**
  * Copies the workspace into `prepared` (copy mode, at most POD_WORKSPACE_MAX_BYTES packed) and
- * wraps it as the KubernetesSandbox of the session `opts` names. Deletes the Pod when it fails.
+ * wraps it as the KubernetesSandbox of the session `opts` names. A warm pool spare handed over to
+ * another session (its `pool-<uuid>` id is not `opts.sessionId`) gets that session's expiry, now +
+ * `opts.ttlMs`, in its expiry annotation, so gc and reconcile judge the session, not the spare.
+ * Deletes the Pod when it fails.
  */
 export async function finishPodSandbox(
   cluster: KubernetesCluster,
@@ -108,6 +113,10 @@ export async function finishPodSandbox(
   try {
     throwIfAborted(signal);
     const baseline = await copyWorkspaceIn(prepared.channel, opts, signal);
+    const expiresAt =
+      opts.sessionId === prepared.opts.sessionId
+        ? prepared.expiresAt
+        : await setPodExpiry(cluster, prepared.name, new Date(Date.now() + opts.ttlMs));
     const info: SandboxInfo = {
       containerId: prepared.name,
       sessionId: opts.sessionId,
@@ -117,7 +126,7 @@ export async function finishPodSandbox(
       workspaceMode: "copy",
       roots: [WORKSPACE_DIR],
       createdAt: prepared.createdAt,
-      expiresAt: prepared.expiresAt,
+      expiresAt,
       execPath: "channel",
       network: { mode: "none" },
     };
@@ -128,6 +137,23 @@ export async function finishPodSandbox(
     if (isAbortError(err)) throw err;
     throw err;
   }
+}
+
+/**
+ * Sets Pod `name`'s expiry annotation (LABEL.expires) to `expiresAt` with a JSON merge patch
+ * (RFC 7386: only that key changes); resolves with it. Rejects SandboxError when the API refuses.
+ */
+async function setPodExpiry(cluster: KubernetesCluster, name: string, expiresAt: Date): Promise<Date> {
+  const body = { metadata: { annotations: { [LABEL.expires]: expiresAt.toISOString() } } };
+  try {
+    await cluster.core.patchNamespacedPod(
+      { name, namespace: cluster.namespace, body },
+      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+    );
+  } catch (err) {
+    throw fromKubeError(err, `setting the expiry of Pod ${cluster.namespace}/${name}`);
+  }
+  return expiresAt;
 }
 
 /** Packs the host workspace and has the helper extract it; returns the baseline hashes. */

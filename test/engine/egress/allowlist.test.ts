@@ -194,6 +194,30 @@ describeEngine("network egress: allowlist through the gateway", () => {
     ]);
   });
 
+  it("audits a CONNECT tunnel carrying plain HTTP as an SNI refusal on a listed port, and as not-listed on another port", async () => {
+    // allowed.test allows 80 and 443: the CONNECT to :80 passes its rule, and the gateway refuses
+    // the tunnel because no TLS (no SNI naming the CONNECT host) comes; it once said `refused-address`.
+    expect(await net("plain-tunnel", proxy, "allowed.test:80")).toMatch(/^ERR/);
+    // pypi.test allows 443 only: port 80 is on no rule.
+    expect(await net("plain-tunnel", proxy, "pypi.test:80")).toMatch(/^ERR/);
+    const tunnelsTo80 = async (domain: string) => {
+      const of = () => audit.filter((r) => r.domain === domain && r.method === "CONNECT" && r.port === 80);
+      for (let i = 0; i < 50 && of().length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+      return of().map(({ decision, rule, sni, remoteAddress }) => ({ decision, rule, sni, remoteAddress }));
+    };
+    expect(await tunnelsTo80("allowed.test")).toEqual([
+      {
+        decision: "deny",
+        rule: "sni-mismatch (allow allowed.test:80+443)",
+        sni: undefined,
+        remoteAddress: undefined,
+      },
+    ]);
+    expect(await tunnelsTo80("pypi.test")).toEqual([
+      { decision: "deny", rule: "not-listed", sni: undefined, remoteAddress: undefined },
+    ]);
+  });
+
   it("keeps the session CA's key in the gateway: the sandbox has its certificate only", async () => {
     if (sandbox.info.network?.mode !== "allowlist") throw new Error("not an allowlist sandbox");
     const gateway = sandbox.info.network.gatewayContainerId;

@@ -4,7 +4,8 @@
  * them), `udp HOST PORT`, `dns NAME`, `sni PROXY CONNECT_HOST SNI [HOST [TARGET]]` (a CONNECT
  * tunnel whose ClientHello may name another host, and a GET of TARGET, default /hello, inside it
  * with Host HOST, default the SNI; the gateway's certificate is verified as any client would) and
- * `host PROXY URL HOST` (plain HTTP with another Host header).
+ * `host PROXY URL HOST` (plain HTTP with another Host header), `plain-tunnel PROXY HOST:PORT` (a CONNECT
+ * tunnel with a plain HTTP GET /hello inside it, no TLS).
  * Each prints one line: `OK …` or `ERR …`.
  */
 import { readFile } from "node:fs/promises";
@@ -34,6 +35,13 @@ try:
         target = args[4] if len(args) > 4 else "/hello"
         t.sendall(f"GET {target} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
         head = t.recv(4096).decode(errors="replace").split("\r\n")[0]
+        print("OK" if " 200 " in head else "ERR", head)
+    elif cmd == "plain-tunnel":
+        s = proxy_sock(args[0]); s.sendall(f"CONNECT {args[1]} HTTP/1.1\r\nHost: {args[1]}\r\n\r\n".encode())
+        head = s.recv(4096).decode(errors="replace").split("\r\n")[0]
+        if " 200 " not in head + " ": print("ERR connect", head); sys.exit(1)
+        s.sendall(f"GET /hello HTTP/1.1\r\nHost: {args[1]}\r\nConnection: close\r\n\r\n".encode())
+        head = s.recv(4096).decode(errors="replace").split("\r\n")[0]
         print("OK" if " 200 " in head else "ERR", head)
     elif cmd == "host":
         s = proxy_sock(args[0]); s.sendall(f"GET {args[1]} HTTP/1.1\r\nHost: {args[2]}\r\nConnection: close\r\n\r\n".encode())

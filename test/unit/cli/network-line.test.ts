@@ -1,6 +1,6 @@
 /** The CLI's `warden: net …` stderr line of one connection (src/cli/output/network-flags.ts). */
 import { describe, expect, it } from "vitest";
-import { connectionLine } from "../../../src/cli/output/network-flags.js";
+import { connectionLine, droppedLine } from "../../../src/cli/output/network-flags.js";
 
 const base = {
   sessionId: "s1",
@@ -27,6 +27,24 @@ describe("connectionLine", () => {
     );
     expect(connectionLine({ ...base, decision: "allow", rule: "allow ask.test:443", sni: "ask.test" })).toBe(
       'warden: net allow CONNECT ask.test:443 rule="allow ask.test:443" out=0B in=3396B 11ms\n',
+    );
+  });
+});
+
+describe("droppedLine", () => {
+  it("says how many records were not shown, why, and by decision", () => {
+    expect(
+      droppedLine({
+        sessionId: "s1",
+        reason: "rate-limit",
+        dropped: 1800,
+        decisions: { deny: 1799, allow: 1 },
+        from: "2026-12-01T10:00:00.000Z",
+        to: "2026-12-01T10:00:00.900Z",
+        limit: { recordsPerSecond: 10, burst: 200 },
+      }),
+    ).toBe(
+      "warden: net 1800 records not shown (rate-limit: 10/s, burst 200; deny=1799 allow=1) 2026-12-01T10:00:00.000Z..2026-12-01T10:00:00.900Z\n",
     );
   });
 });

@@ -134,6 +134,10 @@ describe("access-log lines", () => {
     expect(rule("CONNECT pypi.org 443 NONE_NONE/200 61 0 20 other.test - terminate -")).toBe(
       "sni-mismatch (allow pypi.org:443)",
     );
+    // A tunnel carrying plain HTTP, no TLS: peeked, never opened; no SNI to match the CONNECT host.
+    expect(rule("CONNECT pypi.org 443 NONE_NONE/200 59 0 5 - - peek -")).toBe(
+      "sni-mismatch (allow pypi.org:443)",
+    );
     expect(rule("CONNECT pypi.org 443 TCP_DENIED/200 37 0 9 pypi.org - bump -")).toBe(
       "refused-address (allow pypi.org:443)",
     );

@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
 import { runToolCalls } from "../../../src/pipeline/index.js";
@@ -212,5 +213,46 @@ describe("runToolCalls", () => {
       events.indexOf("tool_execution_end ask-1"),
     );
     expect(texts(results)).toEqual(["ask-1", "allowed", "ask-2"]);
+  });
+
+  it("puts one abort listener on the batch's signal however many calls run, and none once it settles", async () => {
+    // Each call of a 16-call batch listens for aborts (as a channel exec does): before, all 16 sat on
+    // the batch's signal at once and Node printed MaxListenersExceededWarning (11 listeners).
+    const batch = new AbortController();
+    const baseline = getEventListeners(batch.signal, "abort").length;
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let started = 0;
+    const during: number[] = [];
+    const hold = echoTool({
+      name: "hold",
+      execute: async (_id: string, _args: unknown, ctx) => {
+        ctx.signal?.addEventListener("abort", () => {}, { once: true });
+        started += 1;
+        if (started === 16) {
+          during.push(getEventListeners(batch.signal, "abort").length);
+          release();
+        }
+        await gate;
+        return { content: [{ type: "text", text: "held" }] };
+      },
+    });
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on("warning", onWarning);
+    const calls = Array.from({ length: 16 }, (_, i) => ({
+      id: `h${i}`,
+      name: "hold",
+      arguments: { text: "x" },
+    }));
+    const results = await runToolCalls(calls, contextWith([hold]), { signal: batch.signal });
+    await new Promise((resolve) => setImmediate(resolve));
+    process.off("warning", onWarning);
+    expect(texts(results)).toEqual(Array(16).fill("held"));
+    expect(during).toEqual([baseline + 1]);
+    expect(getEventListeners(batch.signal, "abort").length).toBe(baseline);
+    expect(warnings).toEqual([]);
   });
 });

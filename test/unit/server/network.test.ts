@@ -1,7 +1,14 @@
 /** `warden serve` and egress: a tenant's network bound, and what a session's request gets within it. */
 import { describe, expect, it } from "vitest";
 import { decideConnection } from "../../../src/egress/index.js";
-import { resolveTenantNetwork, sessionNetwork } from "../../../src/server/network-config.js";
+import { createMemoryAuditLog } from "../../../src/server/audit.js";
+import { hashKey } from "../../../src/server/auth.js";
+import { resolveServerConfig } from "../../../src/server/config.js";
+import {
+  networkAuditHooks,
+  resolveTenantNetwork,
+  sessionNetwork,
+} from "../../../src/server/network-config.js";
 
 const bound = resolveTenantNetwork(
   {
@@ -49,5 +56,59 @@ describe("tenant network bound", () => {
     expect(() => resolveTenantNetwork({ allow: ["10.0.0.1"] }, "/", "config.json: /tenants/2")).toThrow(
       /^config\.json: \/tenants\/2\/network\.allow\[0\] "10\.0\.0\.1": the host must be a domain name/,
     );
+  });
+});
+
+describe("egress audit bound in warden serve", () => {
+  const config = (extra: Record<string, unknown>) =>
+    resolveServerConfig(
+      {
+        ...extra,
+        tenants: [
+          {
+            id: "acme",
+            keys: [{ id: "k", sha256: hashKey("t") }],
+            quotas: { maxSessions: 1, cpus: 1, memoryBytes: 67108864, workspaceBytes: 1000 },
+          },
+        ],
+      },
+      "/etc/warden",
+      "serve.yaml",
+    );
+
+  it("defaults networkAuditLimit to 10 records per second with bursts of 200, and takes another", () => {
+    expect(config({}).networkAuditLimit).toEqual({ recordsPerSecond: 10, burst: 200 });
+    expect(config({ networkAuditLimit: { recordsPerSecond: 2.5, burst: 40 } }).networkAuditLimit).toEqual({
+      recordsPerSecond: 2.5,
+      burst: 40,
+    });
+    expect(() => config({ networkAuditLimit: { recordsPerSecond: 0, burst: 40 } })).toThrow(
+      /networkAuditLimit\/recordsPerSecond/,
+    );
+  });
+
+  it("writes a summary as one network-dropped line, and counts its records under their decisions", () => {
+    const log = createMemoryAuditLog();
+    const counted: [string, number][] = [];
+    const hooks = networkAuditHooks(log, (d, n) => counted.push([d, n]), "acme", "s1", {
+      recordsPerSecond: 1,
+      burst: 1,
+    });
+    const summary = {
+      sessionId: "s1",
+      reason: "rate-limit" as const,
+      dropped: 7,
+      decisions: { deny: 6, allow: 1 },
+      from: "2026-12-01T10:00:00.000Z",
+      to: "2026-12-01T10:00:00.900Z",
+      limit: { recordsPerSecond: 1, burst: 1 },
+    };
+    hooks.onAuditDropped(summary);
+    const { sessionId: _id, ...rest } = summary;
+    expect(log.entries).toEqual([{ kind: "network-dropped", tenant: "acme", session: "s1", ...rest }]);
+    expect(counted).toEqual([
+      ["deny", 6],
+      ["allow", 1],
+    ]);
   });
 });
