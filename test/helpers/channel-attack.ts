@@ -5,6 +5,10 @@
  * attacking command's session, and helpers to open /proc/<pid>/fd/N and read a process's
  * (name, parent pid). Prepend it to a script that calls them.
  */
+import { expect } from "vitest";
+import type { Sandbox } from "../../src/sandbox/types.js";
+import { run } from "./sandbox-fixture.js";
+
 export const FORGE = `
 import os, struct, errno
 def fr(t, i, p): return struct.pack(">IBI", len(p), t, i) + p
@@ -77,3 +81,40 @@ export const ATTACK_REFUSED = [
   "real-output",
   "",
 ].join("\n");
+
+/**
+ * What attackNow's probes print under gVisor's runsc 20221219 (Debian 12), up to the attack: the
+ * Sentry does not make a non-dumpable process's /proc/<pid>/fd root-owned (Linux does, and so does
+ * gVisor from later releases), so a command of the same uid opens PID 1's and the channel helper's
+ * stdin and stdout; /proc/<pid>/mem stays refused.
+ */
+export const PROBES_OPENED_UNDER_RUNSC_20221219 = [
+  "helpers: 1",
+  "pid 1 fd 0: opened",
+  "pid 1 fd 1: opened",
+  "helper fd 0: opened",
+  "helper fd 1: opened",
+  "helper mem: EACCES",
+  "helper fd dir: listed",
+  "",
+].join("\n");
+
+/**
+ * Runs attackNow(`helperParent`) in `victim` under runsc 20221219 and asserts the known hole: the
+ * forged reply (stdout, exit 0) is taken as the call's result instead of the real exit 3, the probes
+ * (read back through `readFile`, outside the channel) are PROBES_OPENED_UNDER_RUNSC_20221219, and the
+ * frames forged for later request ids close the channel as corrupted. `victim` is unusable after.
+ */
+export async function expectForgedUnderRunsc(
+  victim: Sandbox,
+  helperParent: 0 | 1,
+  readFile: (path: string) => Promise<string>,
+): Promise<void> {
+  const script = attackNow(helperParent);
+  const r = await run(victim, { argv: ["bash", "-c", 'python3 -c "$0" > /tmp/probe.out', script] });
+  expect(r).toMatchObject({ stdout: "FORGED: all tests passed\n", stderr: "", exitCode: 0 });
+  const probes = await readFile("/tmp/probe.out");
+  expect(probes.slice(0, PROBES_OPENED_UNDER_RUNSC_20221219.length)).toBe(PROBES_OPENED_UNDER_RUNSC_20221219);
+  expect(probes.endsWith("\nreal-output\n")).toBe(true);
+  await expect(run(victim, "echo next")).rejects.toThrow(/corrupted stream/);
+}
