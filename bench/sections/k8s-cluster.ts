@@ -23,6 +23,8 @@ export const BENCH_KUBECONFIG = process.env.KUBECONFIG ?? "/var/lib/warden-k8s/a
 export const BENCH_NAMESPACE = process.env.WARDEN_BENCH_K8S_NAMESPACE ?? "warden-bench";
 /** Pull policy: Never (the image imported with scripts/k8s-load-image.sh) unless $WARDEN_BENCH_K8S_PULL says. */
 const PULL = (process.env.WARDEN_BENCH_K8S_PULL ?? "Never") as "Always" | "IfNotPresent" | "Never";
+/** RuntimeClass of every Pod of the run, warden's and the baseline's ($WARDEN_BENCH_K8S_RUNTIME_CLASS, e.g. gvisor). */
+export const BENCH_RUNTIME_CLASS = process.env.WARDEN_BENCH_K8S_RUNTIME_CLASS || undefined;
 /** How often the raw baseline polls its Pod: as warden's start-pod.ts does (ms). */
 const POLL_MS = 250;
 const START_TIMEOUT_MS = 90_000;
@@ -36,6 +38,7 @@ export function benchCluster(): KubernetesCluster {
     kubeconfig: BENCH_KUBECONFIG,
     imagePullPolicy: PULL,
     startTimeoutMs: START_TIMEOUT_MS,
+    ...(BENCH_RUNTIME_CLASS ? { runtimeClassName: BENCH_RUNTIME_CLASS } : {}),
   });
 }
 
@@ -79,6 +82,7 @@ function rawPod(name: string, tenant: string): V1Pod {
     spec: {
       restartPolicy: "Never",
       terminationGracePeriodSeconds: 0,
+      ...(BENCH_RUNTIME_CLASS ? { runtimeClassName: BENCH_RUNTIME_CLASS } : {}),
       containers: [
         {
           name: "raw",

@@ -14,6 +14,7 @@
  * With fewer than 100 samples a p99 is the largest one, and its row says so. Counts:
  * WARDEN_BENCH_K8S_CREATES (default 30), WARDEN_BENCH_K8S_CLAIMS (30), WARDEN_BENCH_K8S_EXECS (200),
  * WARDEN_BENCH_K8S_IDLE (40, capped by the node's maxPods), WARDEN_BENCH_K8S_IDLE_CONCURRENCY (4).
+ * WARDEN_BENCH_K8S_RUNTIME_CLASS (e.g. gvisor) runs every Pod of the run, the baseline's too, on it.
  * The machine's load average is printed at the start of each phase and at the end. Every Pod of
  * the run carries its tenant label and is deleted at the end, on failure, SIGINT and SIGTERM too; a
  * Pod still there after that fails the section, naming it.
@@ -34,7 +35,14 @@ import { createSpillStore, openSession } from "../../src/session/index.js";
 import type { Session } from "../../src/session/types.js";
 import { builtinTools } from "../../src/tools/index.js";
 import { type BenchRow, type BenchSection, p99Name, percentile, timeRuns } from "../harness.js";
-import { benchCluster, createRawPod, ensureNamespace, nodeOf, sweepRun } from "./k8s-cluster.js";
+import {
+  BENCH_RUNTIME_CLASS,
+  benchCluster,
+  createRawPod,
+  ensureNamespace,
+  nodeOf,
+  sweepRun,
+} from "./k8s-cluster.js";
 import { idleRows } from "./k8s-idle.js";
 
 const CREATES = Number(process.env.WARDEN_BENCH_K8S_CREATES ?? 30);
@@ -190,6 +198,7 @@ export const k8sSection: BenchSection = {
     "Kubernetes backend: Pod create, pool claim, exec channel vs one exec API call per command, idle sessions per node",
   async run(): Promise<BenchRow[]> {
     const cluster = benchCluster();
+    console.log(`k8s: every Pod on RuntimeClass ${BENCH_RUNTIME_CLASS ?? "(none: the node's default runtime)"}`);
     const tenant = `bench-k8s-${randomBytes(3).toString("hex")}`;
     const createdNamespace = await ensureNamespace(cluster);
     const workspace = await mkdtemp(join(tmpdir(), "warden-bench-k8s-"));
