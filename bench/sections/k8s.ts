@@ -198,7 +198,9 @@ export const k8sSection: BenchSection = {
     "Kubernetes backend: Pod create, pool claim, exec channel vs one exec API call per command, idle sessions per node",
   async run(): Promise<BenchRow[]> {
     const cluster = benchCluster();
-    console.log(`k8s: every Pod on RuntimeClass ${BENCH_RUNTIME_CLASS ?? "(none: the node's default runtime)"}`);
+    console.log(
+      `k8s: every Pod on RuntimeClass ${BENCH_RUNTIME_CLASS ?? "(none: the node's default runtime)"}`,
+    );
     const tenant = `bench-k8s-${randomBytes(3).toString("hex")}`;
     const createdNamespace = await ensureNamespace(cluster);
     const workspace = await mkdtemp(join(tmpdir(), "warden-bench-k8s-"));
