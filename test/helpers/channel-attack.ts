@@ -26,26 +26,28 @@ def outside(pid):
         return os.getsid(int(pid)) != SID
     except OSError:
         return False
-def try_open(path, flags):
+def try_open(path, flags, payload=None):
     try:
         fd = os.open(path, flags)
     except OSError as e:
         return errno.errorcode[e.errno]
-    if flags != os.O_RDONLY:
-        os.write(fd, FORGED)
+    if payload is not None:
+        os.write(fd, payload)
     os.close(fd)
     return "opened"
 def attack():
     pids = [p for p in os.listdir("/proc") if p.isdigit()]
-    forged = [p for p in pids if outside(p) and try_open("/proc/%s/fd/1" % p, os.O_WRONLY) == "opened"]
-    forged += [p for p in pids if outside(p) and try_open("/proc/%s/fd/2" % p, os.O_WRONLY) == "opened"]
+    forged = [p for p in pids if outside(p) and try_open("/proc/%s/fd/1" % p, os.O_WRONLY, FORGED) == "opened"]
+    forged += [p for p in pids if outside(p) and try_open("/proc/%s/fd/2" % p, os.O_WRONLY, FORGED) == "opened"]
     return forged
 `;
 
 /**
  * Python: probes PID 1 and the helpers whose parent pid is `helperParent` (1 on Docker: the
  * PID-1 helper's serving child; 0 on Kubernetes: the process the exec API started), prints one
- * line per probe, attacks, prints `real-output` and exits 3.
+ * line per probe (the probes only open, never write), then attacks (the only writes: forged frames
+ * into the stdout and stderr of every process outside its session it can open), prints
+ * `real-output` and exits 3.
  */
 export function attackNow(helperParent: 0 | 1): string {
   return `${FORGE}
@@ -111,10 +113,12 @@ export async function expectForgedUnderRunsc(
   readFile: (path: string) => Promise<string>,
 ): Promise<void> {
   const script = attackNow(helperParent);
-  const r = await run(victim, { argv: ["bash", "-c", 'python3 -c "$0" > /tmp/probe.out', script] });
+  // Unbuffered: the probes' lines are in the file before attack() forges. The forged exit ends the
+  // call at once, and the controller may then close the corrupted channel, whose helper kills the
+  // probe: what it printed after forging is not waited for.
+  const r = await run(victim, { argv: ["bash", "-c", 'python3 -u -c "$0" > /tmp/probe.out', script] });
   expect(r).toMatchObject({ stdout: "FORGED: all tests passed\n", stderr: "", exitCode: 0 });
   const probes = await readFile("/tmp/probe.out");
   expect(probes.slice(0, PROBES_OPENED_UNDER_RUNSC_20221219.length)).toBe(PROBES_OPENED_UNDER_RUNSC_20221219);
-  expect(probes.endsWith("\nreal-output\n")).toBe(true);
   await expect(run(victim, "echo next")).rejects.toThrow(/corrupted stream/);
 }
