@@ -22,8 +22,11 @@ import { run } from "./sandbox-fixture.js";
 export const TEST_KUBECONFIG =
   process.env.WARDEN_TEST_KUBECONFIG ?? process.env.KUBECONFIG ?? "/var/lib/warden-k8s/admin.kubeconfig";
 
-/** The namespace of every test Pod. */
-export const TEST_NAMESPACE = "warden-test";
+/**
+ * The namespace of every test Pod: $WARDEN_TEST_NAMESPACE (so that two checkouts can run the suites
+ * on one cluster at once), else warden-test.
+ */
+export const TEST_NAMESPACE = process.env.WARDEN_TEST_NAMESPACE ?? "warden-test";
 
 /** The kubeconfig of this project's own cluster (scripts/ensure-k8s.sh), which offers RuntimeClass gvisor. */
 export const OWN_KUBECONFIG = "/var/lib/warden-k8s/admin.kubeconfig";
