@@ -49,10 +49,29 @@ export const listingPool = lazySharedPool<ListingJob, SortedListing | { malforme
   16,
 );
 
+/** Bytes before a listing in its ArrayBuffer that still let it move (a channel frame's 9-byte header). */
+const MOVABLE_MAX_PREFIX_BYTES = 16;
+
 /**
- * The SortedListing of `raw` for `view`. Rejects SandboxError for a malformed listing, AbortError
- * when `signal` fires, ListingSortError when a large listing cannot be sorted now (pool full, worker
- * out of memory).
+ * The ArrayBuffer of `bytes` when they fill it but for a frame header's few bytes before them (a
+ * channel frame's payload, a captured output): moved to the worker, not copied (a 400,000-name
+ * listing is ~18 MB, whose copy was the largest part left on the event loop). A view into a larger
+ * buffer, which other data may share, is copied.
+ */
+function movable(bytes: Buffer): ArrayBuffer[] {
+  const { buffer } = bytes;
+  const owns =
+    buffer instanceof ArrayBuffer &&
+    bytes.byteOffset <= MOVABLE_MAX_PREFIX_BYTES &&
+    bytes.byteOffset + bytes.byteLength === buffer.byteLength;
+  return owns ? [buffer] : [];
+}
+
+/**
+ * The SortedListing of `raw` for `view`; a large `raw.bytes` may be moved to the worker (left
+ * empty here: the caller must not read them afterwards). Rejects SandboxError for a malformed
+ * listing, AbortError when `signal` fires, ListingSortError when a large listing cannot be sorted
+ * now (pool full, worker out of memory).
  */
 export async function sortListing(
   raw: RawListing,
@@ -65,11 +84,15 @@ export async function sortListing(
     const entries = parseListing(raw);
     sorted = Array.isArray(entries) ? sortedListingOf(entries, view) : entries;
   } else {
+    const bytes = raw.bytes.length;
     try {
-      sorted = await listingPool().run({ raw, view }, signal ? { signal } : {});
+      sorted = await listingPool().run(
+        { raw, view },
+        { ...(signal ? { signal } : {}), transfer: movable(raw.bytes) },
+      );
     } catch (err) {
       if (isAbortError(err)) throw err;
-      throw new ListingSortError(raw.bytes.length, err instanceof Error ? err.message : String(err));
+      throw new ListingSortError(bytes, err instanceof Error ? err.message : String(err));
     }
   }
   if ("malformed" in sorted) throw new SandboxError(sorted.malformed);
