@@ -26,3 +26,4 @@ export {
   patchFile,
 } from "./patch.js";
 export { baseStorePath, changesFromPatch, saveBaseStore, splitPatch } from "./patch-file-apply.js";
+export { formatPatchBytes, PATCH_WORKER_MIN_BYTES } from "./patch-worker.js";

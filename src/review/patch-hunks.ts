@@ -68,12 +68,24 @@ function range(start: number, lines: number): string {
   return `${lines === 0 ? Math.max(0, start - 1) : start},${lines}`;
 }
 
-// The worker: one section's hunks (line-diff's lineHunksOf) and their text (formatHunks) per message.
-const WORKER_SOURCE = `
-const { parentPort } = require("node:worker_threads");
+/**
+ * CommonJS text for a worker: defines `formatHunks` and `hunkTextOf(oldText, newText)`, the HunkText
+ * of one section as the pool path of hunkText builds it (line-diff's lineHunksOf with diffJob's bounds).
+ */
+export const HUNK_TEXT_WORKER_LIB = `
 ${LINE_HUNKS_WORKER_LIB}
 ${range.toString()}
 ${formatHunks.toString()}
+const HUNK_JOB = ${JSON.stringify(diffJob("", "", PATCH_CONTEXT_LINES))};
+function hunkTextOf(oldText, newText) {
+  return formatHunks(lineHunksOf({ ...HUNK_JOB, oldText, newText }));
+}
+`;
+
+// The worker: one section's hunks (line-diff's lineHunksOf) and their text (formatHunks) per message.
+const WORKER_SOURCE = `
+const { parentPort } = require("node:worker_threads");
+${HUNK_TEXT_WORKER_LIB}
 parentPort.on("message", (job) => {
   try {
     parentPort.postMessage({ ok: true, value: formatHunks(lineHunksOf(job)) });

@@ -12,8 +12,12 @@
  * "Binary files … differ" without content; `--apply` and `warden apply` skip it.
  */
 import type { FileChange } from "./changes.js";
-import { binaryPatchBody, gitBlobId } from "./git-binary.js";
-import { hunkText } from "./patch-hunks.js";
+import { binaryPatchBody, GIT_BINARY_WORKER_LIB, gitBlobId } from "./git-binary.js";
+import { HUNK_TEXT_WORKER_LIB, hunkText } from "./patch-hunks.js";
+
+// What the renderer uses from other modules, by one name: the worker of patch-worker.ts runs these
+// same functions by their source text (PATCH_WORKER_LIB) with its own RENDER.
+const RENDER = { gitBlobId, binaryPatchBody, hunkText };
 
 /** True when the bytes look binary: a NUL in the first 8000 bytes (git's heuristic). */
 export function isBinary(bytes: Buffer | null): boolean {
@@ -76,16 +80,16 @@ async function formatSection(
     out.text = `${[...head, `Binary files ${fromName} and ${toName} differ`].join("\n")}\n`;
     return out;
   }
-  head.push(`index ${gitBlobId(from?.bytes ?? null)}..${gitBlobId(to?.bytes ?? null)}`);
+  head.push(`index ${RENDER.gitBlobId(from?.bytes ?? null)}..${RENDER.gitBlobId(to?.bytes ?? null)}`);
   if (isBinary(from?.bytes ?? null) || isBinary(to?.bytes ?? null)) {
     out.binary = true;
     if (from !== null && to !== null && from.bytes.equals(to.bytes)) return out;
-    out.text = `${[...head, ...binaryPatchBody(from?.bytes ?? null, to?.bytes ?? null)].join("\n")}\n`;
+    out.text = `${[...head, ...RENDER.binaryPatchBody(from?.bytes ?? null, to?.bytes ?? null)].join("\n")}\n`;
     return out;
   }
   const oldText = from?.bytes.toString("utf8") ?? "";
   const newText = to?.bytes.toString("utf8") ?? "";
-  const body = await hunkText(oldText, newText, signal);
+  const body = await RENDER.hunkText(oldText, newText, signal);
   if (body.hunks === 0 && from !== null && to !== null) return out;
   out.added = body.added;
   out.removed = body.removed;
@@ -131,3 +135,19 @@ export async function formatPatch(
 ): Promise<string> {
   return (await patchChanges(changes, options)).map((p) => p.text).join("");
 }
+
+/**
+ * CommonJS text for a worker: defines `patchFile(change)` as above (by this module's own source text,
+ * with git-binary.ts's and patch-hunks.ts's worker libraries as its RENDER). A change's bytes must be
+ * Buffers there (a structured clone gives Uint8Arrays).
+ */
+export const PATCH_WORKER_LIB = `
+${GIT_BINARY_WORKER_LIB}
+${HUNK_TEXT_WORKER_LIB}
+const RENDER = { gitBlobId, binaryPatchBody, hunkText: async (oldText, newText) => hunkTextOf(oldText, newText) };
+${isBinary.toString()}
+${modeLine.toString()}
+${sections.toString()}
+${formatSection.toString()}
+${patchFile.toString()}
+`;

@@ -30,6 +30,8 @@ export {
   pidsBudgetText,
   resolveLimits,
 } from "./limits.js";
+export { compareListingNames, type RawListing } from "./listing.js";
+export { LISTING_INLINE_MAX_BYTES, ListingSortError, sortListing } from "./listing-sort.js";
 export { pickSandboxOptions } from "./option-keys.js";
 export {
   DEFAULT_IMAGE,

@@ -8,16 +8,19 @@
 import type { Readable } from "node:stream";
 import type { SandboxIO } from "./io.js";
 import { containerPath } from "./io-contract.js";
+import { listingEntries, sortListing } from "./listing-sort.js";
 import type {
   DirEntry,
   ExecCommand,
   ExecOptions,
   ExecResult,
   FileStat,
+  ListingView,
   ReadFileResult,
   ReadRange,
   Sandbox,
   SandboxInfo,
+  SortedListing,
   WorkspaceChange,
 } from "./types.js";
 import { hashWorkspace } from "./workspace-changes.js";
@@ -59,8 +62,12 @@ export abstract class IOSandbox implements Sandbox {
     return this.io.realpath(containerPath(path), options);
   }
 
-  listDir(path: string, options?: Opts): Promise<DirEntry[]> {
-    return this.io.listDir(containerPath(path), options);
+  async listDir(path: string, options?: Opts): Promise<DirEntry[]> {
+    return listingEntries(await this.io.listDirRaw(containerPath(path), options));
+  }
+
+  async listDirSorted(path: string, view: ListingView, options?: Opts): Promise<SortedListing> {
+    return sortListing(await this.io.listDirRaw(containerPath(path), options), view, options?.signal);
   }
 
   /** The workspace's files added, modified or deleted since the baseline, sorted by path. */

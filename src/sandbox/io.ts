@@ -6,15 +6,8 @@
  * (io-contract.ts: the same checks, messages, exit statuses and grace periods) and pass the same
  * engine suites.
  */
-import type {
-  DirEntry,
-  ExecCommand,
-  ExecOptions,
-  ExecResult,
-  FileStat,
-  ReadFileResult,
-  ReadRange,
-} from "./types.js";
+import type { RawListing } from "./listing.js";
+import type { ExecCommand, ExecOptions, ExecResult, FileStat, ReadFileResult, ReadRange } from "./types.js";
 
 /** Cancellation of one file operation: AbortError once `signal` fires. */
 export interface IOOptions {
@@ -51,8 +44,11 @@ export interface SandboxIO {
   /** Canonical path as GNU `realpath -m`: symlinks followed, a missing tail appended. */
   realpath(path: string, options?: IOOptions): Promise<string>;
 
-  /** Entries of a directory, dotfiles included, unsorted. InvalidArgumentError when not a directory. */
-  listDir(path: string, options?: IOOptions): Promise<DirEntry[]>;
+  /**
+   * A directory's entries (dotfiles included, unsorted) as the path's bytes, parsed by the caller
+   * (listing.ts: on this thread, or in a worker when large). InvalidArgumentError when not a directory.
+   */
+  listDirRaw(path: string, options?: IOOptions): Promise<RawListing>;
 
   /** Releases what the path holds open (the channel's stream). Idempotent. */
   close(): void;

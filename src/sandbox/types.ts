@@ -138,6 +138,44 @@ export interface DirEntry {
   type: FileStat["type"];
 }
 
+/** What of a listing to carry back: the first `first` entries in name order (see SortedListing; src/sandbox/listing.ts). */
+export interface ListingView {
+  /** Entries shown (>= 1). */
+  first: number;
+  /** `head` carries shown entries until their names, joined by one byte each, reach headBytes + 2 bytes. */
+  headBytes: number;
+  /** Symlinks of `rest` carried by name (the first ones). */
+  maxSymlinks: number;
+}
+
+/** The shown entries after `head`, summarised. */
+export interface ListingRest {
+  /** Entries. */
+  count: number;
+  /** UTF-8 bytes of their names. */
+  nameBytes: number;
+  /** Newline characters in their names. */
+  nameNewlines: number;
+  /** Entries of type "directory". */
+  directories: number;
+  /** The first ListingView.maxSymlinks of them that are symlinks, in order. */
+  symlinks: DirEntry[];
+  /** The last shown entry (null when `count` is 0). */
+  last: DirEntry | null;
+}
+
+/**
+ * The first min(first, total) entries of a listing in name order: `head` in full, up to the first
+ * entry whose names (UTF-8, joined by one byte each) reach headBytes + 2 bytes (all of them when
+ * they never do), and `rest` summarising the others shown.
+ */
+export interface SortedListing {
+  /** Entries in the directory. */
+  total: number;
+  head: DirEntry[];
+  rest: ListingRest;
+}
+
 /** What to read: a byte range, or a line range (1-based) with a byte cap. */
 export type ReadRange =
   | { kind: "bytes"; offset: number; length: number }
@@ -207,6 +245,15 @@ export interface Sandbox extends AsyncDisposable {
 
   /** Entries of a directory (dotfiles included), unsorted. Rejects NotFoundError. */
   listDir(path: string, options?: { signal?: AbortSignal }): Promise<DirEntry[]>;
+
+  /**
+   * The first `view.first` entries of a directory in the ls tool's name order, the others only
+   * counted or summarised (see SortedListing): a huge directory's names are never all carried
+   * here, and a large listing is parsed and sorted off the event loop (listing-sort.ts). Rejects
+   * NotFoundError, InvalidArgumentError for a non-directory, ListingSortError (RATE_LIMITED) when a
+   * large listing cannot be sorted now.
+   */
+  listDirSorted(path: string, view: ListingView, options?: { signal?: AbortSignal }): Promise<SortedListing>;
 
   /** The workspace as a tar stream (paths relative to /workspace). */
   exportWorkspace(options?: { signal?: AbortSignal }): Promise<Readable>;

@@ -1,11 +1,11 @@
 /**
  * GET /v1/sessions/:id/workspace (tar export) and GET /v1/sessions/:id/changes (unified patch, the
- * review's renderer: host side read without following links, diffs off the event loop). Each holds
+ * review's renderer: host side read without following links; a large patch rendered off the event loop). Each holds
  * one of its tenant's maxConcurrentWorkspaceReads slots until its response is over (sent or the
  * client gone), so one tenant's parallel requests cannot fill the server's memory or the engine.
  */
 import type { ServerResponse } from "node:http";
-import { collectChanges, formatPatch } from "../review/index.js";
+import { collectChanges, formatPatchBytes } from "../review/index.js";
 import { abortOnDisconnect } from "./abort-on-disconnect.js";
 import type { TenantConfig } from "./config.js";
 import { SessionParamsSchema } from "./http-schemas.js";
@@ -65,7 +65,8 @@ export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
       maxTotalBytes: CHANGES_MAX_TOTAL_BYTES,
       oversize: "mark",
     });
-    const patch = await formatPatch(changes, { signal });
+    // Rendered and encoded off the event loop for a large change (patch-worker.ts).
+    const patch = await formatPatchBytes(changes, { signal });
     return reply.type("text/x-diff; charset=utf-8").send(patch);
   });
 }

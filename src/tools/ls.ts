@@ -3,15 +3,17 @@
  * sorted case-insensitively, "/" after directories (symlinks to directories too, as Pi's stat
  * does, but only when the link's target is inside the sandbox's roots, and for the first 16 links
  * only: each costs sandbox calls), "(empty directory)",
- * 500 entries by default, 50 KiB cap, and Pi's notices. Unlike Pi, the path is confined.
+ * 500 entries by default, 50 KiB cap, and Pi's notices. Unlike Pi, the path is confined. The
+ * sandbox sorts and cuts the listing (Sandbox.listDirSorted: off the event loop when large) and
+ * carries only the shown head, so a directory of 400,000 names costs this thread 500 of them.
  */
 import { posix } from "node:path";
 import { type Static, Type } from "typebox";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
 import type { DirEntry, Sandbox } from "../sandbox/index.js";
-import { DEFAULT_MAX_BYTES, type TruncationResult, truncateHead } from "../truncate/index.js";
+import { DEFAULT_MAX_BYTES, type TruncationResult } from "../truncate/index.js";
 import { throwIfAborted } from "../util/index.js";
-import { sortListing } from "./ls-sort.js";
+import { listingTruncation } from "./ls-lines.js";
 import { bytesLimitNotice, countLimitNotice, ResultNotices } from "./output-notice.js";
 import { isWithinRoots, statToolPath } from "./paths.js";
 import type { Tool } from "./types.js";
@@ -74,23 +76,25 @@ export function createLsTool(): Tool<typeof lsSchema, LsToolDetails | undefined>
       const { requested, canonical, stat } = await statToolPath(sandbox, shownPath, signal);
       if (!stat) throw new NotFoundError(`Path not found: ${requested}`);
       if (stat.type !== "directory") throw new InvalidArgumentError(`Not a directory: ${requested}`);
-      const entries = await sortListing(await sandbox.listDir(canonical, { signal }), signal);
-      const shown = entries.slice(0, limit);
-      // Each symlink costs two sandbox calls; resolve the first few, in parallel, and no more.
-      let links = 0;
-      const isDir = await Promise.all(
-        shown.map((entry) =>
-          entry.type === "symlink" && links++ >= MAX_RESOLVED_SYMLINKS
-            ? false
-            : isDirectory(sandbox, canonical, entry, signal),
-        ),
+      const { total, head, rest } = await sandbox.listDirSorted(
+        canonical,
+        { first: limit, headBytes: DEFAULT_MAX_BYTES, maxSymlinks: MAX_RESOLVED_SYMLINKS },
+        { signal },
       );
-      const lines = shown.map((entry, i) => (isDir[i] ? `${entry.name}/` : entry.name));
+      // Each symlink costs two sandbox calls; resolve the first few (of all shown), in parallel, and no more.
+      let links = 0;
+      const resolve = (entry: DirEntry) =>
+        entry.type === "symlink" && links++ >= MAX_RESOLVED_SYMLINKS
+          ? false
+          : isDirectory(sandbox, canonical, entry, signal);
+      const isDir = await Promise.all([...head, ...rest.symlinks].map(resolve));
+      const restLinkDirs = isDir.slice(head.length);
+      const lines = head.map((entry, i) => (isDir[i] ? `${entry.name}/` : entry.name));
       if (lines.length === 0)
         return { content: [{ type: "text", text: "(empty directory)" }], details: undefined };
-      const truncation = truncateHead(lines.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
+      const truncation = listingTruncation(lines.join("\n"), rest, restLinkDirs);
       const notices = new ResultNotices<LsToolDetails>();
-      if (entries.length > limit) {
+      if (total > limit) {
         notices.note(countLimitNotice(limit, "entries", false), { entryLimitReached: limit });
       }
       if (truncation.truncated) notices.note(bytesLimitNotice(DEFAULT_MAX_BYTES), { truncation });

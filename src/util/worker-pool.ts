@@ -9,7 +9,7 @@
  * event loop's request handling always wins over one tenant's diff.
  */
 import { availableParallelism } from "node:os";
-import { Worker } from "node:worker_threads";
+import { type TransferListItem, Worker } from "node:worker_threads";
 import { AbortError, isAbortError, onAbort, throwIfAborted } from "./abort.js";
 
 /**
@@ -67,6 +67,7 @@ export class WorkerJobError extends Error {
 
 interface Job {
   input: unknown;
+  transfer: TransferListItem[];
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
   detach: () => void;
@@ -98,16 +99,23 @@ export class WorkerPool<In, Out> {
   /**
    * Runs one job. Rejects WorkerPoolFullError when the queue is full, AbortError when `signal` fires
    * (a running worker is terminated, so its CPU is freed at once), WorkerJobError when the worker
-   * threw or died.
+   * threw or died. `transfer` (postMessage's transfer list) moves those ArrayBuffers of `input` to
+   * the worker instead of copying them: they are detached here once the job is sent.
    */
-  run(input: In, options: { signal?: AbortSignal } = {}): Promise<Out> {
+  run(input: In, options: { signal?: AbortSignal; transfer?: TransferListItem[] } = {}): Promise<Out> {
     throwIfAborted(options.signal);
     const free = this.#idle.length > 0 || this.#slots.size < this.#options.size;
     if (!free && this.#queue.length >= this.#options.maxQueued) {
       return Promise.reject(new WorkerPoolFullError(this.#options.maxQueued));
     }
     return new Promise<Out>((resolve, reject) => {
-      const job: Job = { input, resolve: resolve as (v: unknown) => void, reject, detach: () => {} };
+      const job: Job = {
+        input,
+        transfer: options.transfer ?? [],
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        detach: () => {},
+      };
       job.detach = onAbort(options.signal, () => this.#abort(job));
       this.#queue.push(job);
       this.#pump();
@@ -129,7 +137,7 @@ export class WorkerPool<In, Out> {
       slot.job = job;
       slot.worker.ref();
       try {
-        slot.worker.postMessage(job.input);
+        slot.worker.postMessage(job.input, job.transfer);
       } catch (err) {
         // An input the structured clone refuses (a function, say): that job fails, the worker stays.
         slot.job = undefined;

@@ -8,16 +8,19 @@ import { posix } from "node:path";
 import { Readable } from "node:stream";
 import { pack } from "tar-stream";
 import { NotFoundError } from "../../src/errors.js";
+import { sortListing } from "../../src/sandbox/listing-sort.js";
 import type {
   DirEntry,
   ExecCommand,
   ExecOptions,
   ExecResult,
   FileStat,
+  ListingView,
   ReadFileResult,
   ReadRange,
   Sandbox,
   SandboxInfo,
+  SortedListing,
   WorkspaceChange,
 } from "../../src/sandbox/types.js";
 import { WORKSPACE_DIR } from "../../src/sandbox/types.js";
@@ -234,6 +237,16 @@ export class FakeSandbox implements Sandbox {
     return [...this.nodes.entries()]
       .filter(([p]) => p !== dir && posix.dirname(p) === dir)
       .map(([p, n]) => ({ name: posix.basename(p), type: n.type }));
+  }
+
+  /** The real SandboxIO path's: this listing as the helper's listDir frame, through sortListing. */
+  async listDirSorted(
+    path: string,
+    view: ListingView,
+    options?: { signal?: AbortSignal },
+  ): Promise<SortedListing> {
+    const bytes = Buffer.from(JSON.stringify(await this.listDir(path)));
+    return sortListing({ format: "json", bytes }, view, options?.signal);
   }
 
   /** A tar of the workspace's files (names relative to /workspace). */

@@ -16,7 +16,8 @@ import {
   notDirectoryError,
   notFoundError,
 } from "../io-contract.js";
-import type { DirEntry, FileStat, ReadFileResult, ReadRange } from "../types.js";
+import { type RawListing, typeOfFindLetter } from "../listing.js";
+import type { FileStat, ReadFileResult, ReadRange } from "../types.js";
 import { type CaptureResult, captureExec } from "./capture.js";
 
 type Opts = { signal?: AbortSignal };
@@ -85,7 +86,7 @@ export async function statPath(
   checkExit(res, p, "stat of");
   const [letter, size, mode, mtime] = res.stdout.toString("utf8").split(" ");
   return {
-    type: typeOfLetter(letter ?? ""),
+    type: typeOfFindLetter(letter),
     size: Number(size),
     mode: Number.parseInt(mode ?? "", 8) & 0o7777,
     mtimeMs: Math.round(Number(mtime) * 1000),
@@ -100,33 +101,22 @@ export async function realPath(container: Docker.Container, path: string, opts: 
   return res.stdout.subarray(0, res.stdout.length - 1).toString("utf8");
 }
 
-/** See Sandbox.listDir. Rejects NotFoundError, or InvalidArgumentError when the path is not a directory. */
-export async function listDirectory(
+/**
+ * A directory's `find -printf "%y%f\0"` listing (listing.ts's "find" format), unparsed. Rejects
+ * NotFoundError, or InvalidArgumentError when the path is not a directory.
+ */
+export async function listDirectoryRaw(
   container: Docker.Container,
   path: string,
   opts: Opts = {},
-): Promise<DirEntry[]> {
+): Promise<RawListing> {
   const p = containerPath(path);
   const res = await captureExec(container, ["sh", "-c", LIST, "ls", p], {
     signal: opts.signal,
     maxStdoutBytes: 64 * 1024 * 1024,
   });
   checkExit(res, p, "listing");
-  const entries: DirEntry[] = [];
-  for (const item of res.stdout.toString("utf8").split("\0")) {
-    if (item === "") continue;
-    const t = item[0];
-    entries.push({
-      name: item.slice(1),
-      type: t === "f" ? "file" : t === "d" ? "directory" : t === "l" ? "symlink" : "other",
-    });
-  }
-  return entries;
-}
-
-/** FileStat type from find's %y letter (f, d, l; anything else is "other"). */
-export function typeOfLetter(letter: string): FileStat["type"] {
-  return letter === "f" ? "file" : letter === "d" ? "directory" : letter === "l" ? "symlink" : "other";
+  return { format: "find", bytes: res.stdout };
 }
 
 /** Throws the warden error for a script's failure exit status. */

@@ -7,7 +7,7 @@
 import type Docker from "dockerode";
 import type { SandboxIO } from "../io.js";
 import { execInContainer } from "./exec.js";
-import { listDirectory, readFileRange, realPath, statPath } from "./file-ops.js";
+import { listDirectoryRaw, readFileRange, realPath, statPath } from "./file-ops.js";
 import { writeFileAtomic } from "./write-file.js";
 
 /** warden's own short commands (hashing, adoption): an argv with its output captured. */
@@ -22,7 +22,7 @@ export function dockerExecIO(container: Docker.Container): SandboxIO {
     writeFile: (path, data, options) => writeFileAtomic(container, path, data, options),
     stat: (path, options) => statPath(container, path, options),
     realpath: (path, options) => realPath(container, path, options),
-    listDir: (path, options) => listDirectory(container, path, options),
+    listDirRaw: (path, options) => listDirectoryRaw(container, path, options),
     close: () => {},
   };
 }

@@ -2,8 +2,9 @@
 import { chmod, mkdtemp, open, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { createSandbox } from "../../../src/sandbox/index.js";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { compareListingNames, createSandbox } from "../../../src/sandbox/index.js";
+import { listingPool } from "../../../src/sandbox/listing-sort.js";
 import type { Sandbox } from "../../../src/sandbox/types.js";
 import { describeEngine } from "../../helpers/engine.js";
 import { EXEC_PATHS, leftovers, run, testTenant } from "../../helpers/sandbox-fixture.js";
@@ -124,6 +125,30 @@ for (const execPath of EXEC_PATHS) {
       );
       await expect(sb.readFile("ls", { kind: "bytes", offset: 0, length: 1 })).rejects.toMatchObject({
         code: "INVALID_ARGUMENT",
+      });
+    });
+
+    it("gives listDirSorted's head in ls order from a listing too large to sort here (the worker pool)", async () => {
+      // 12,000 names, mixed case and non-ASCII: the listing is over LISTING_INLINE_MAX_BYTES on both paths.
+      await run(
+        sb,
+        'mkdir -p many && cd many && for i in $(seq 1 4000); do echo "f$i-a-long-enough-name" "F$i-a-long-enough-name.txt" "Ä$i-a-long-enough-name"; done | xargs touch && mkdir dir1 && ln -s dir1 Link',
+      );
+      const all = await sb.listDir("many");
+      expect(all).toHaveLength(12_002);
+      const sorted = [...all].sort((a, b) => compareListingNames(a.name, b.name));
+      const pool = vi.spyOn(listingPool(), "run");
+      const listing = await sb.listDirSorted("many", { first: 700, headBytes: 2_000, maxSymlinks: 16 });
+      expect(pool).toHaveBeenCalledTimes(1);
+      pool.mockRestore();
+      expect(listing.total).toBe(12_002);
+      expect(listing.head.length + listing.rest.count).toBe(700);
+      expect(listing.head).toEqual(sorted.slice(0, listing.head.length));
+      expect(listing.rest.last).toEqual(sorted[699]);
+      await expect(
+        sb.listDirSorted("missing", { first: 1, headBytes: 1, maxSymlinks: 1 }),
+      ).rejects.toMatchObject({
+        code: "NOT_FOUND",
       });
     });
   });

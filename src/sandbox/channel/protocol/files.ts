@@ -5,6 +5,8 @@
  */
 import { SandboxError } from "../../../errors.js";
 import { checkFileMode, checkReadRange } from "../../io-contract.js";
+import type { RawListing } from "../../listing.js";
+import { listingEntries } from "../../listing-sort.js";
 import type { DirEntry, FileStat, ReadFileResult, ReadRange } from "../../types.js";
 import type { ChannelClient } from "./client.js";
 import { decodeJsonData, encodeJsonData, FrameType } from "./frame.js";
@@ -101,16 +103,23 @@ export async function channelRealpath(
   return v;
 }
 
+/** A directory's listDir frame (listing.ts's "json" format: `[{name, type}]`), unparsed. */
+export async function channelListDirRaw(
+  client: ChannelClient,
+  path: string,
+  options: Signal = {},
+): Promise<RawListing> {
+  const frame = await client.call(FrameType.listDir, pathBody(path), "listing", path, options.signal);
+  return { format: "json", bytes: frame.payload };
+}
+
 /** Entries of a directory, dotfiles included, unsorted, each with its own (unfollowed) type. */
 export async function channelListDir(
   client: ChannelClient,
   path: string,
   options: Signal = {},
 ): Promise<DirEntry[]> {
-  const frame = await client.call(FrameType.listDir, pathBody(path), "listing", path, options.signal);
-  const v = parseJson(frame.payload, "listDir");
-  if (!Array.isArray(v)) throw new SandboxError("Malformed directory listing from warden-helper.");
-  return v as DirEntry[];
+  return listingEntries(await channelListDirRaw(client, path, options));
 }
 
 /**

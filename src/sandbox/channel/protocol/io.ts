@@ -6,7 +6,13 @@
 import type { SandboxIO } from "../../io.js";
 import type { ChannelClient } from "./client.js";
 import { channelExec } from "./exec.js";
-import { channelListDir, channelReadFile, channelRealpath, channelStat, channelWriteFile } from "./files.js";
+import {
+  channelListDirRaw,
+  channelReadFile,
+  channelRealpath,
+  channelStat,
+  channelWriteFile,
+} from "./files.js";
 
 /** SandboxIO over `client`; `close` closes the channel (pending requests reject SandboxNotRunningError). */
 export function channelIO(client: ChannelClient): SandboxIO {
@@ -17,7 +23,7 @@ export function channelIO(client: ChannelClient): SandboxIO {
     writeFile: (path, data, options) => channelWriteFile(client, path, data, options),
     stat: (path, options) => channelStat(client, path, options),
     realpath: (path, options) => channelRealpath(client, path, options),
-    listDir: (path, options) => channelListDir(client, path, options),
+    listDirRaw: (path, options) => channelListDirRaw(client, path, options),
     close: () => client.close(),
   };
 }
