@@ -28,6 +28,14 @@ export const TEST_KUBECONFIG =
  */
 export const TEST_NAMESPACE = process.env.WARDEN_TEST_NAMESPACE ?? "warden-test";
 
+/** The `backend:` of a `warden serve` config on the test cluster: its namespace and kubeconfig, images imported (Never). */
+export const TEST_SERVE_BACKEND = {
+  kind: "kubernetes",
+  namespace: TEST_NAMESPACE,
+  kubeconfig: TEST_KUBECONFIG,
+  imagePullPolicy: "Never",
+} as const;
+
 /** The kubeconfig of this project's own cluster (scripts/ensure-k8s.sh), which offers RuntimeClass gvisor. */
 export const OWN_KUBECONFIG = "/var/lib/warden-k8s/admin.kubeconfig";
 

@@ -19,8 +19,8 @@ import { checkNamespaces, tenantClusters } from "../../src/server/kubernetes-nam
 import {
   describeK8s,
   podLeftovers,
-  TEST_KUBECONFIG,
   TEST_NAMESPACE,
+  TEST_SERVE_BACKEND,
   tenantPods,
   testCluster,
 } from "../helpers/k8s.js";
@@ -98,13 +98,7 @@ describeK8s("warden serve on Kubernetes with a namespace per tenant", () => {
         port: 0,
         stateDir: `state-${name}`,
         warmPool: { size: 1 },
-        backend: {
-          kind: "kubernetes",
-          namespace: TEST_NAMESPACE,
-          kubeconfig: TEST_KUBECONFIG,
-          imagePullPolicy: "Never",
-          tenantNamespaces,
-        },
+        backend: { ...TEST_SERVE_BACKEND, tenantNamespaces },
         tenants: [tenant(A), tenant(B)],
       }),
     );
