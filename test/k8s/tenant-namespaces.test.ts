@@ -85,7 +85,7 @@ describeK8s("warden serve on Kubernetes with a namespace per tenant", () => {
     expect(r.status).toBe(201);
     return (await r.json()) as { id: string; containerId: string };
   };
-  const writeConfig = async (name: string, tenantNamespaces: Record<string, string>) => {
+  const writeConfig = async (name: string, tenantNamespaces: Record<string, string>, stateDir = name) => {
     const tenant = (id: string) => ({
       id,
       keys: [{ id: "k", sha256: hashKey(KEYS[id]!) }],
@@ -96,7 +96,7 @@ describeK8s("warden serve on Kubernetes with a namespace per tenant", () => {
       file,
       JSON.stringify({
         port: 0,
-        stateDir: `state-${name}`,
+        stateDir: `state-${stateDir}`,
         warmPool: { size: 1 },
         backend: { ...TEST_SERVE_BACKEND, tenantNamespaces },
         tenants: [tenant(A), tenant(B)],
@@ -184,17 +184,23 @@ describeK8s("warden serve on Kubernetes with a namespace per tenant", () => {
     expect(await waitForSpare(B, [])).toEqual([TEST_NAMESPACE]);
   });
 
-  it("after kill -9, the restarted server adopts the mapped tenant's session from its namespace; --on-exit close leaves no Pod", async () => {
+  it("after kill -9, a restart adopts the mapped tenant's session from its namespace, and drops one whose tenant moved (its Pod removed); --on-exit close leaves no Pod", async () => {
     const s = children[0]!;
     const a = await newSession(s, A);
+    const b = await newSession(s, B);
     expect((await bash(s, A, a.id, "echo kept > kept.txt")).status).toBe(200);
-    const spares = [...(await waitForSpare(A, [a.containerId])), ...(await waitForSpare(B, []))];
+    const spares = [...(await waitForSpare(A, [a.containerId])), ...(await waitForSpare(B, [b.containerId]))];
     s.child.kill("SIGKILL");
     await s.exited;
-    const s2 = await spawnServe(main, config, ["--on-exit", "close"]);
+    // The same state directory, with B now mapped to A's namespace too: B's Pod in the main
+    // namespace is not where B's sessions live any more.
+    const moved = await writeConfig("moved", { [A]: NS_A, [B]: NS_A }, "serve");
+    const s2 = await spawnServe(main, moved, ["--on-exit", "close"]);
     children.push(s2);
-    expect(s2.stderr()).toContain(`warden serve: adopted 1, dropped 0, removed ${spares.length} orphan(s)`);
+    expect(s2.stderr()).toContain(`warden serve: adopted 1, dropped 1, removed ${spares.length} orphan(s)`);
     expect((await tenantPods(A, NS_A)).map((p) => p.id)).toEqual([a.containerId]);
+    expect(await podLeftovers(B, TEST_NAMESPACE)).toEqual([]);
+    expect((await call(s2, B, `/v1/sessions/${b.id}`)).status).toBe(404);
     expect((await bash(s2, A, a.id, "cat kept.txt")).text).toContain("kept\\n");
     expect((await bash(s2, B, a.id, "cat kept.txt")).status).toBe(404);
     s2.child.kill("SIGTERM");
