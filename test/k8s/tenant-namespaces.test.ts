@@ -8,10 +8,12 @@
  * in the tenant namespace too (a ServiceAccount bound in the main namespace only is refused, one
  * bound in both runs a session there).
  */
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { connectCluster, createKubernetesSandbox, DENY_ALL_POLICY } from "../../src/sandbox/index.js";
 import { hashKey } from "../../src/server/auth.js";
@@ -19,6 +21,7 @@ import { checkNamespaces, tenantClusters } from "../../src/server/kubernetes-nam
 import {
   describeK8s,
   podLeftovers,
+  TEST_KUBECONFIG,
   TEST_NAMESPACE,
   TEST_SERVE_BACKEND,
   tenantPods,
@@ -257,5 +260,31 @@ describeK8s("warden serve on Kubernetes with a namespace per tenant", () => {
       await mainOnly.remove();
       await both.remove();
     }
+  });
+
+  it("warden gc sweeps each namespace given by a repeated --namespace", async () => {
+    const made = [];
+    for (const namespace of [TEST_NAMESPACE, NS_A])
+      made.push(await createKubernetesSandbox({ tenant: A, ttlMs: 1000 }, { ...testCluster(), namespace }));
+    await new Promise((r) => setTimeout(r, 1500));
+    const gc = await promisify(execFile)(process.execPath, [
+      main,
+      "gc",
+      "--tenant",
+      A,
+      "--namespace",
+      TEST_NAMESPACE,
+      "--namespace",
+      NS_A,
+      "--kubeconfig",
+      TEST_KUBECONFIG,
+    ]);
+    expect(gc.stdout.trim().split("\n")).toEqual([
+      ...made.map(
+        (m) => `removed pod ${m.info.containerId} session=${m.info.sessionId} tenant=${A} (expired)`,
+      ),
+      "2 resource(s) removed",
+    ]);
+    expect(await allPods()).toEqual([]);
   });
 });
