@@ -2,7 +2,7 @@
  * One WarmPool per tenant, made on first use, so a pool's `maxKeys` bound applies per tenant: one
  * tenant churning keys (say, every memory limit in turn) evicts only its own spares (red team).
  */
-import { WarmPool, type WarmPoolOptions } from "./warm-pool.js";
+import { type PoolBackend, WarmPool, type WarmPoolOptions } from "./warm-pool.js";
 
 /** The pools of every tenant. */
 export interface TenantPools<Req, P> {
@@ -14,8 +14,16 @@ export interface TenantPools<Req, P> {
   drain(): Promise<void>;
 }
 
-/** Pools made with `options` (one WarmPool each, same backend). */
-export function tenantPools<Req, P>(options: WarmPoolOptions<Req, P>): TenantPools<Req, P> {
+/**
+ * Pools made with `options`, one WarmPool each: on the same backend, or, when `backend` is a
+ * function, on the backend it returns for the tenant (called once per tenant; the Kubernetes
+ * server's tenants may each have their own namespace).
+ */
+export function tenantPools<Req, P>(
+  options: Omit<WarmPoolOptions<Req, P>, "backend"> & {
+    backend: PoolBackend<Req, P> | ((tenant: string) => PoolBackend<Req, P>);
+  },
+): TenantPools<Req, P> {
   const pools = new Map<string, WarmPool<Req, P>>();
   let drained = false;
   return {
@@ -23,7 +31,11 @@ export function tenantPools<Req, P>(options: WarmPoolOptions<Req, P>): TenantPoo
       if (drained) return undefined;
       let pool = pools.get(tenant);
       if (!pool) {
-        pool = new WarmPool(options);
+        const { backend } = options;
+        pool = new WarmPool({
+          ...options,
+          backend: typeof backend === "function" ? backend(tenant) : backend,
+        });
         pools.set(tenant, pool);
       }
       return pool;

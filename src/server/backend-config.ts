@@ -1,7 +1,8 @@
 /**
  * Where `warden serve` runs its sessions: `backend: { kind: docker }` (default: containers on the
  * local Docker engine) or `backend: { kind: kubernetes, namespace, runtimeClassName?, kubeconfig?,
- * imagePullPolicy?, startTimeoutMs?, replicaId? }` (one hardened Pod per session, src/sandbox/kubernetes).
+ * imagePullPolicy?, startTimeoutMs?, replicaId?, tenantNamespaces? }` (one hardened Pod per session,
+ * src/sandbox/kubernetes; `tenantNamespaces` gives a tenant its own namespace, tenant-namespaces.ts).
  * `replicaId` is the server's identity among several replicas sharing a namespace (README
  * "Scale-out"): a Kubernetes label value, default defaultReplicaId (host name and state directory).
  * On Kubernetes a tenant id becomes a label value (so it must end with a letter or digit), and a
@@ -13,6 +14,7 @@ import { type Static, Type } from "typebox";
 import { InvalidArgumentError } from "../errors.js";
 import { isLabelValue } from "../sandbox/index.js";
 import { defaultReplicaId } from "./controller-id.js";
+import { checkTenantNamespaces, type TenantNamespaces } from "./tenant-namespaces.js";
 
 /** The `backend:` key of the server config. */
 export const BackendConfigSchema = Type.Object(
@@ -42,6 +44,12 @@ export const BackendConfigSchema = Type.Object(
           "This replica's identity among servers sharing the namespace (a label value on its Pods); default: host name and state directory digest",
       }),
     ),
+    tenantNamespaces: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        description:
+          "Tenant id to the namespace of its Pods (created and RBAC'd by the cluster admin; warden never creates one); tenants not listed use namespace",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -59,6 +67,8 @@ export type BackendConfig =
       startTimeoutMs?: number;
       /** This server's `io.warden.replica` label value (always set once resolved). */
       replicaId: string;
+      /** Tenants with a namespace of their own (tenant-namespaces.ts); absent: all in `namespace`. */
+      tenantNamespaces?: TenantNamespaces;
     };
 
 const KUBERNETES_ONLY = [
@@ -68,18 +78,21 @@ const KUBERNETES_ONLY = [
   "imagePullPolicy",
   "startTimeoutMs",
   "replicaId",
+  "tenantNamespaces",
 ] as const;
 
 /**
- * Resolves `backend:` (absent: Docker); `stateDir` (absolute) gives the default replica id.
- * Throws InvalidArgumentError naming the field: a Kubernetes-only field with kind docker, kind
- * kubernetes without a namespace, or a replicaId that is no Kubernetes label value.
+ * Resolves `backend:` (absent: Docker); `stateDir` (absolute) gives the default replica id,
+ * `tenants` the configured tenant ids. Throws InvalidArgumentError naming the field: a
+ * Kubernetes-only field with kind docker, kind kubernetes without a namespace, a replicaId that is
+ * no Kubernetes label value, a tenantNamespaces entry of no tenant or with no namespace name.
  */
 export function resolveBackendConfig(
   input: BackendConfigInput | undefined,
   baseDir: string,
   where: string,
   stateDir: string,
+  tenants: readonly string[] = [],
 ): BackendConfig {
   if (!input || input.kind === "docker") {
     const stray = KUBERNETES_ONLY.find((k) => input?.[k] !== undefined);
@@ -102,6 +115,9 @@ export function resolveBackendConfig(
     ...(input.startTimeoutMs ? { startTimeoutMs: input.startTimeoutMs } : {}),
     replicaId:
       input.replicaId === undefined ? defaultReplicaId(stateDir) : checkReplicaId(input.replicaId, where),
+    ...(input.tenantNamespaces && Object.keys(input.tenantNamespaces).length > 0
+      ? { tenantNamespaces: checkTenantNamespaces(input.tenantNamespaces, tenants, where) }
+      : {}),
   };
 }
 

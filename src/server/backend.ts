@@ -14,6 +14,8 @@ export interface ManagedContainer {
   /** `io.warden.controller` label: `hostname:pid` of the process that created it. */
   controller: string;
   running: boolean;
+  /** Kubernetes: the Pod's namespace (a server may use several, one per tenant); absent on Docker. */
+  namespace?: string;
 }
 
 /** Creates, re-opens, lists and removes sessions. */
@@ -29,8 +31,8 @@ export interface SessionBackend {
   adopt(record: SessionRecord, options: SessionOptions): Promise<Session | null>;
   /** Containers labelled with one of `tenants`. */
   listContainers(tenants: readonly string[]): Promise<ManagedContainer[]>;
-  /** Removes a container and its volumes; no error when it is already gone. */
-  removeContainer(containerId: string): Promise<void>;
+  /** Removes a container (as listContainers reported it) and its volumes; no error when it is already gone. */
+  removeContainer(container: ManagedContainer): Promise<void>;
   /**
    * Removes the workspace volumes labelled with one of `tenants` and owned by `controllerId` that no
    * container uses (a crash between removing a container and its volume leaves one); returns their

@@ -159,7 +159,13 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
   }
   const defaultImage = cfg.defaultImage ?? CONFIG_DEFAULTS.image;
   const stateDir = resolve(baseDir, cfg.stateDir ?? "warden-state");
-  const backend = resolveBackendConfig(cfg.backend, baseDir, source, stateDir);
+  const backend = resolveBackendConfig(
+    cfg.backend,
+    baseDir,
+    source,
+    stateDir,
+    cfg.tenants.map((t) => t.id),
+  );
   return {
     host: cfg.host ?? CONFIG_DEFAULTS.host,
     port: cfg.port ?? CONFIG_DEFAULTS.port,

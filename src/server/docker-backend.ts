@@ -176,7 +176,7 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
       }
     },
 
-    async removeContainer(containerId: string): Promise<void> {
+    async removeContainer({ containerId }: ManagedContainer): Promise<void> {
       let volume: string | undefined;
       try {
         volume = (await docker.getContainer(containerId).inspect()).Config.Labels?.[LABEL.volume];

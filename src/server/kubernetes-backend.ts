@@ -7,6 +7,10 @@
  * server's replica label (`io.warden.replica`, README "Scale-out"), and judged by their annotations
  * (tenant, session, controller), as the Docker backend judges containers: a replica lists, adopts
  * and removes only its own Pods, never another replica's, nor Pods made outside a server.
+ * A tenant of `backend.tenantNamespaces` has its Pods, sessions and spares alike, in its own
+ * namespace (kubernetes-namespaces.ts): a session is created, adopted and pooled only in its
+ * tenant's namespace, and reconcile lists every namespace the server uses (a Pod of a tenant
+ * found elsewhere, say after the tenant's namespace changed, is not adopted: it is removed).
  */
 import { kubernetesPoolBackend, type PoolRequest, type TenantPools, tenantPools } from "../pool/index.js";
 import type { PreparedPod, SandboxInfo } from "../sandbox/index.js";
@@ -15,7 +19,6 @@ import {
   createKubernetesSandbox,
   deletePod,
   fromKubeError,
-  type KubernetesCluster,
   KubernetesSandbox,
   podStateOf,
   replicaSelector,
@@ -25,20 +28,26 @@ import type { Session, SessionOptions } from "../session/index.js";
 import { createSpillStore, openSession } from "../session/index.js";
 import { builtinTools } from "../tools/index.js";
 import type { ManagedContainer, SessionBackend } from "./backend.js";
+import type { ServerCluster, TenantClusters } from "./kubernetes-namespaces.js";
 import { baselineOf, pooledSessions, type SessionBackendOptions } from "./pooled-sessions.js";
 import type { SessionRecord } from "./record-store.js";
 
-/** Options of the Kubernetes SessionBackend: the cluster (with this server's replica id), and the sessions' options. */
+/**
+ * Options of the Kubernetes SessionBackend: the cluster views of its namespaces (each with this
+ * server's replica id), and the sessions' options.
+ */
 export interface KubernetesBackendOptions extends SessionBackendOptions {
-  cluster: KubernetesCluster & { replicaId: string };
+  clusters: TenantClusters;
 }
 
-/** Sessions on Pods of `options.cluster` (see the file comment). `close()` drains the warm pool. */
+/** Sessions on Pods of `options.clusters` (see the file comment). `close()` drains the warm pool. */
 export function createKubernetesBackend(options: KubernetesBackendOptions): SessionBackend {
-  const { cluster, log } = options;
-  const ownPods = replicaSelector(cluster.replicaId);
+  const { clusters, log } = options;
+  const ownPods = replicaSelector(clusters.main.replicaId);
   const pools = poolsOf(options);
-  const sessions = pooledSessions(options, pools, (opts) => createKubernetesSandbox(opts, cluster));
+  const sessions = pooledSessions(options, pools, (opts) =>
+    createKubernetesSandbox(opts, clusters.of(opts.tenant ?? "local")),
+  );
   const { withSpill } = sessions;
   return {
     create: sessions.create,
@@ -47,6 +56,8 @@ export function createKubernetesBackend(options: KubernetesBackendOptions): Sess
 
     async adopt(record: SessionRecord, sessionOptions: SessionOptions): Promise<Session | null> {
       const name = record.containerId;
+      // Only in the record's tenant's namespace: a session never reaches another tenant's Pods.
+      const cluster = clusters.of(record.tenant);
       let state: ReturnType<typeof podStateOf>;
       try {
         const pod = await cluster.core.readNamespacedPod({ name, namespace: cluster.namespace });
@@ -57,7 +68,7 @@ export function createKubernetesBackend(options: KubernetesBackendOptions): Sess
       // A Pod claimed from the warm pool keeps the `pool-<uuid>` session it was created with.
       const sessionOk = state && (state.sessionId === record.id || state.poolKey !== undefined);
       // Another replica's Pod is never taken over, even when a record names it (a copied stateDir).
-      const ownPod = state?.replica === cluster.replicaId;
+      const ownPod = state?.replica === clusters.main.replicaId;
       if (!state || !ownPod || !sessionOk || state.tenant !== record.tenant) return null;
       let channel: Awaited<ReturnType<typeof adoptPod>>;
       try {
@@ -89,13 +100,15 @@ export function createKubernetesBackend(options: KubernetesBackendOptions): Sess
     },
 
     async listContainers(tenants: readonly string[]): Promise<ManagedContainer[]> {
-      try {
-        const list = await cluster.core.listNamespacedPod({
-          namespace: cluster.namespace,
-          labelSelector: ownPods,
-        });
-        const found: ManagedContainer[] = [];
-        for (const pod of list.items) {
+      const found: ManagedContainer[] = [];
+      for (const { core, namespace } of clusters.all()) {
+        let items: Awaited<ReturnType<typeof core.listNamespacedPod>>["items"];
+        try {
+          items = (await core.listNamespacedPod({ namespace, labelSelector: ownPods })).items;
+        } catch (err) {
+          throw fromKubeError(err, `listing warden Pods in namespace ${namespace}`);
+        }
+        for (const pod of items) {
           const state = podStateOf(pod.metadata ?? {});
           if (!state || !tenants.includes(state.tenant) || !pod.metadata?.name) continue;
           found.push({
@@ -104,16 +117,21 @@ export function createKubernetesBackend(options: KubernetesBackendOptions): Sess
             tenant: state.tenant,
             controller: state.controller,
             running: pod.status?.phase === "Running" && !pod.metadata.deletionTimestamp,
+            namespace,
           });
         }
-        return found;
-      } catch (err) {
-        throw fromKubeError(err, `listing warden Pods in namespace ${cluster.namespace}`);
       }
+      return found;
     },
 
-    removeContainer: (name: string) => deletePod(cluster, name),
+    removeContainer: (pod: ManagedContainer) =>
+      deletePod(clusterIn(clusters, pod.namespace), pod.containerId),
   };
+}
+
+/** The view of `namespace` (a namespace listContainers reported), else the main one. */
+function clusterIn(clusters: TenantClusters, namespace: string | undefined): ServerCluster {
+  return clusters.all().find((c) => c.namespace === namespace) ?? clusters.main;
 }
 
 /** One warm pool of spare Pods per tenant; undefined when the pool is off. */
@@ -121,7 +139,8 @@ function poolsOf(options: KubernetesBackendOptions): TenantPools<PoolRequest, Pr
   const config = options.warmPool;
   if (!config || config.size === 0) return undefined;
   return tenantPools({
-    backend: kubernetesPoolBackend({ cluster: options.cluster, ttlMs: config.ttlMs }),
+    // Each tenant's spares in its own namespace.
+    backend: (tenant) => kubernetesPoolBackend({ cluster: options.clusters.of(tenant), ttlMs: config.ttlMs }),
     size: config.size,
     maxIdleMs: config.maxIdleMs,
     ...(config.maxKeys ? { maxKeys: config.maxKeys } : {}),

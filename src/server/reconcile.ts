@@ -91,7 +91,7 @@ export async function reconcile(
       audit.write({ kind: "session", event: "adopted", tenant: record.tenant, session: record.id });
       continue;
     }
-    if (container) await backend.removeContainer(container.containerId);
+    if (container) await backend.removeContainer(container);
     if (record.uploaded && record.workspaceHostPath) {
       await rm(record.workspaceHostPath, { recursive: true, force: true });
     }
@@ -119,7 +119,7 @@ export async function reconcile(
       report.skipped.push(c.sessionId);
       continue;
     }
-    await backend.removeContainer(c.containerId);
+    await backend.removeContainer(c);
     report.orphansRemoved.push(c.sessionId);
     audit.write({
       kind: "session",

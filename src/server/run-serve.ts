@@ -4,20 +4,14 @@
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import {
-  acquireReplicaLease,
-  connectCluster,
-  ensureDenyAllPolicy,
-  type KubernetesCluster,
-  pingEngine,
-  type ReplicaLease,
-} from "../sandbox/index.js";
+import { acquireReplicaLease, connectCluster, pingEngine, type ReplicaLease } from "../sandbox/index.js";
 import { sweepSpillDirs } from "../session/index.js";
 import type { SessionBackend } from "./backend.js";
 import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHashes } from "./config.js";
 import { defaultReplicaId } from "./controller-id.js";
 import { createDockerBackend } from "./docker-backend.js";
 import { createKubernetesBackend } from "./kubernetes-backend.js";
+import { checkNamespaces, type TenantClusters, tenantClusters } from "./kubernetes-namespaces.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
 import { createPolicyHookFactory } from "./policy-hooks.js";
 import { type RunningServer, startServer } from "./server.js";
@@ -45,12 +39,12 @@ function spillDirOf(config: ServerConfig): string {
  * session and per tenant (tenantSpillOptions); the warm pool of `config.warmPool` keyed with each
  * tenant's policy; and (with `metrics`) each new
  * session's sandbox counted in warden_sandbox_starts_total{source="pool"|"cold"}. On Kubernetes
- * `options.cluster` is the connection runServe already made (its NetworkPolicy already ensured),
- * else one is made from `config.backend`.
+ * `options.clusters` are the views of its namespaces runServe already made (their NetworkPolicy
+ * already ensured), else they are made from `config.backend` (kubernetesClusters).
  */
 export function serveBackend(
   config: ServerConfig,
-  options: { log?: (line: string) => void; metrics?: ServerMetrics; cluster?: KubernetesCluster } = {},
+  options: { log?: (line: string) => void; metrics?: ServerMetrics; clusters?: TenantClusters } = {},
 ): SessionBackend {
   const { log, metrics } = options;
   const policyHashes = tenantPolicyHashes(config);
@@ -66,9 +60,15 @@ export function serveBackend(
   };
   const backend = config.backend ?? { kind: "docker" };
   if (backend.kind === "docker") return createDockerBackend(common);
-  const { kind: _, ...connection } = backend;
-  const cluster = options.cluster ?? connectCluster(connection);
-  return createKubernetesBackend({ ...common, cluster: { ...cluster, replicaId: backend.replicaId } });
+  return createKubernetesBackend({ ...common, clusters: options.clusters ?? kubernetesClusters(backend) });
+}
+
+/** The cluster views of every namespace of a Kubernetes `backend` (connectCluster: reads the kubeconfig). */
+function kubernetesClusters(
+  backend: Extract<ServerConfig["backend"], { kind: "kubernetes" }>,
+): TenantClusters {
+  const { kind: _, tenantNamespaces, ...connection } = backend;
+  return tenantClusters({ ...connectCluster(connection), replicaId: backend.replicaId }, tenantNamespaces);
 }
 
 /** Starts the server and installs the signal handlers. Resolves once listening. */
@@ -83,20 +83,20 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   let server: RunningServer;
   let swept: Awaited<ReturnType<typeof sweepSpillDirs>>;
   let lease: ReplicaLease | undefined;
-  let cluster: KubernetesCluster | undefined;
+  let clusters: TenantClusters | undefined;
   try {
-    // The backend answers before anything else; on Kubernetes the namespace's deny-all
-    // NetworkPolicy is in place (or its missing RBAC rights named) before the first Pod, and
-    // this server holds its replica id's Lease before reconciling (replica-lease.ts: one live
-    // server per id, or each would remove the other's Pods; held by its host and state directory).
+    // The backend answers before anything else; on Kubernetes every namespace (the main one and
+    // each tenant's) exists, is usable and has its deny-all NetworkPolicy (or what is missing is
+    // named) before the first Pod, and this server holds its replica id's Lease, in the main
+    // namespace, before reconciling (replica-lease.ts: one live server per id, or each would
+    // remove the other's Pods; held by its host and state directory).
     if (config.backend?.kind === "kubernetes") {
-      const { kind: _, ...options } = config.backend;
-      cluster = connectCluster(options);
-      await ensureDenyAllPolicy(cluster);
+      clusters = kubernetesClusters(config.backend);
+      await checkNamespaces(clusters, config.backend.tenantNamespaces);
       lease = await acquireReplicaLease({
-        leases: cluster.leases,
-        namespace: cluster.namespace,
-        replicaId: options.replicaId,
+        leases: clusters.main.leases,
+        namespace: clusters.main.namespace,
+        replicaId: config.backend.replicaId,
         holder: defaultReplicaId(config.stateDir),
         log,
       });
@@ -106,7 +106,7 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
     // serves files it wrote): remove those whose server process is gone.
     swept = await sweepSpillDirs({ dir: spillDirOf(config) });
     const metrics = createServerMetrics({ defaults: true });
-    const backend = serveBackend(config, { log, metrics, ...(cluster ? { cluster } : {}) });
+    const backend = serveBackend(config, { log, metrics, ...(clusters ? { clusters } : {}) });
     server = await startServer({
       config,
       backend,

@@ -62,14 +62,7 @@ export function createTestSession(options: SessionOptions = {}): Promise<Session
  */
 export function testServeBackend(): { backend?: Record<string, unknown> } {
   if (!k8s) return {};
-  return {
-    backend: {
-      kind: "kubernetes",
-      namespace: k8s.TEST_NAMESPACE,
-      kubeconfig: k8s.TEST_KUBECONFIG,
-      imagePullPolicy: "Never",
-    },
-  };
+  return { backend: { ...k8s.TEST_SERVE_BACKEND } };
 }
 
 /** What the backend still holds for `tenant` (containers and volumes, or Pods). */

@@ -1,7 +1,8 @@
 /**
  * A kubeconfig whose user is a fresh ServiceAccount of the test namespace with only the rights a
- * test gives it (a Role and its RoleBinding), for proving which RBAC rules the backend needs and
- * what it says when one is missing. `remove` deletes the account, the Role, the binding and the file.
+ * test gives it (a Role and its RoleBinding, in the test namespace and in each namespace of
+ * `alsoIn`), for proving which RBAC rules the backend needs and what it says when one is missing.
+ * `remove` deletes the account, the Roles, the bindings and the file.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -18,8 +19,12 @@ export interface LimitedKubeconfig {
   remove(): Promise<void>;
 }
 
-/** Creates the ServiceAccount `<prefix>-<random>` with `rules` in the test namespace. */
-export async function limitedKubeconfig(prefix: string, rules: V1PolicyRule[]): Promise<LimitedKubeconfig> {
+/** Creates the ServiceAccount `<prefix>-<random>` with `rules` in the test namespace and in `alsoIn`. */
+export async function limitedKubeconfig(
+  prefix: string,
+  rules: V1PolicyRule[],
+  alsoIn: string[] = [],
+): Promise<LimitedKubeconfig> {
   const admin = new KubeConfig();
   admin.loadFromFile(TEST_KUBECONFIG);
   const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
@@ -28,22 +33,26 @@ export async function limitedKubeconfig(prefix: string, rules: V1PolicyRule[]): 
   const namespace = TEST_NAMESPACE;
   const dir = await mkdtemp(join(tmpdir(), "warden-k8s-rbac-"));
   const remove = async () => {
-    await rbac.deleteNamespacedRoleBinding({ name, namespace }).catch(() => undefined);
-    await rbac.deleteNamespacedRole({ name, namespace }).catch(() => undefined);
+    for (const ns of [namespace, ...alsoIn]) {
+      await rbac.deleteNamespacedRoleBinding({ name, namespace: ns }).catch(() => undefined);
+      await rbac.deleteNamespacedRole({ name, namespace: ns }).catch(() => undefined);
+    }
     await core.deleteNamespacedServiceAccount({ name, namespace }).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   };
   try {
     await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name } } });
-    await rbac.createNamespacedRole({ namespace, body: { metadata: { name }, rules } });
-    await rbac.createNamespacedRoleBinding({
-      namespace,
-      body: {
-        metadata: { name },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
-        subjects: [{ kind: "ServiceAccount", name, namespace }],
-      },
-    });
+    for (const ns of [namespace, ...alsoIn]) {
+      await rbac.createNamespacedRole({ namespace: ns, body: { metadata: { name }, rules } });
+      await rbac.createNamespacedRoleBinding({
+        namespace: ns,
+        body: {
+          metadata: { name },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+          subjects: [{ kind: "ServiceAccount", name, namespace }],
+        },
+      });
+    }
     const token = await core.createNamespacedServiceAccountToken({
       name,
       namespace,

@@ -28,6 +28,14 @@ export const TEST_KUBECONFIG =
  */
 export const TEST_NAMESPACE = process.env.WARDEN_TEST_NAMESPACE ?? "warden-test";
 
+/** The `backend:` of a `warden serve` config on the test cluster: its namespace and kubeconfig, images imported (Never). */
+export const TEST_SERVE_BACKEND = {
+  kind: "kubernetes",
+  namespace: TEST_NAMESPACE,
+  kubeconfig: TEST_KUBECONFIG,
+  imagePullPolicy: "Never",
+} as const;
+
 /** The kubeconfig of this project's own cluster (scripts/ensure-k8s.sh), which offers RuntimeClass gvisor. */
 export const OWN_KUBECONFIG = "/var/lib/warden-k8s/admin.kubeconfig";
 
@@ -126,13 +134,17 @@ export function testCluster(runtimeClassName = TEST_RUNTIME_CLASS): KubernetesCl
   });
 }
 
-/** The warden Pods of `tenant` in the test namespace (terminating ones included), with their state. */
+/**
+ * The warden Pods of `tenant` in `namespace` (default the test namespace; terminating ones
+ * included), with their state.
+ */
 export async function tenantPods(
   tenant: string,
+  namespace = TEST_NAMESPACE,
 ): Promise<{ id: string; session: string; controller: string; poolKey?: string }[]> {
   const { core } = testCluster();
   const list = await core.listNamespacedPod({
-    namespace: TEST_NAMESPACE,
+    namespace,
     labelSelector: `${WARDEN_POD_SELECTOR},io.warden.tenant=${tenant}`,
   });
   return list.items.map((p) => {
@@ -146,9 +158,9 @@ export async function tenantPods(
   });
 }
 
-/** Names of the warden Pods of `tenant` still in the test namespace (terminating ones included). */
-export async function podLeftovers(tenant: string): Promise<string[]> {
-  return (await tenantPods(tenant)).map((p) => `pod ${p.id}`);
+/** Names of the warden Pods of `tenant` still in `namespace` (default the test namespace; terminating ones included). */
+export async function podLeftovers(tenant: string, namespace = TEST_NAMESPACE): Promise<string[]> {
+  return (await tenantPods(tenant, namespace)).map((p) => `pod ${p.id}`);
 }
 
 /** A Kubernetes sandbox on the test cluster (the backend parameter's createSandbox). */
@@ -156,12 +168,12 @@ export function createTestPodSandbox(options: SandboxOptions): Promise<Sandbox> 
   return createKubernetesSandbox(options, testCluster());
 }
 
-/** Deletes (no grace) every warden Pod of `tenant` in the test namespace. */
-export async function removePods(tenant: string): Promise<void> {
+/** Deletes (no grace) every warden Pod of `tenant` in `namespace` (default the test namespace). */
+export async function removePods(tenant: string, namespace = TEST_NAMESPACE): Promise<void> {
   const { core } = testCluster();
-  for (const pod of await podLeftovers(tenant))
+  for (const pod of await podLeftovers(tenant, namespace))
     await core
-      .deleteNamespacedPod({ name: pod.slice(4), namespace: TEST_NAMESPACE, gracePeriodSeconds: 0 })
+      .deleteNamespacedPod({ name: pod.slice(4), namespace, gracePeriodSeconds: 0 })
       .catch(() => undefined);
 }
 

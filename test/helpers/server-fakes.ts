@@ -148,7 +148,7 @@ export class FakeBackend implements SessionBackend {
     return [...this.containers.values()].filter((c) => tenants.includes(c.tenant));
   }
 
-  async removeContainer(containerId: string): Promise<void> {
+  async removeContainer({ containerId }: ManagedContainer): Promise<void> {
     this.containers.delete(containerId);
   }
 

@@ -60,7 +60,9 @@ describeK8s("Kubernetes backend: the RBAC rights it needs", () => {
       imagePullPolicy: "Never",
     });
     await expect(createKubernetesSandbox({ tenant: TENANT }, cluster)).rejects.toThrow(
-      /^starting the channel in Pod warden-test\/warden-[0-9a-f-]+ failed: .*403.*; check that the Pod runs and that the kubeconfig's user may create pods\/exec\.$/,
+      new RegExp(
+        `^starting the channel in Pod ${TEST_NAMESPACE}/warden-[0-9a-f-]+ failed: .*403.*; check that the Pod runs and that the kubeconfig's user may create pods/exec\\.$`,
+      ),
     );
     expect(await podLeftovers(TENANT)).toEqual([]);
   });

@@ -12,7 +12,13 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { hashKey } from "../../src/server/auth.js";
-import { describeK8s, podLeftovers, TEST_KUBECONFIG, TEST_NAMESPACE, testCluster } from "../helpers/k8s.js";
+import {
+  describeK8s,
+  podLeftovers,
+  TEST_NAMESPACE,
+  TEST_SERVE_BACKEND,
+  testCluster,
+} from "../helpers/k8s.js";
 import { bundleCli, type ServeChild, spawnServe, testQuotas } from "../helpers/server-fixture.js";
 
 const A = `test-k8s-a-${randomBytes(3).toString("hex")}`;
@@ -92,12 +98,7 @@ describeK8s("warden serve on Kubernetes: tenants, tools, pool, kill -9", () => {
         port: 0,
         stateDir: "state",
         warmPool: { size: 1 },
-        backend: {
-          kind: "kubernetes",
-          namespace: TEST_NAMESPACE,
-          kubeconfig: TEST_KUBECONFIG,
-          imagePullPolicy: "Never",
-        },
+        backend: TEST_SERVE_BACKEND,
         tenants: [tenant(A, 3), tenant(B, 1)],
       }),
     );

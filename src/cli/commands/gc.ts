@@ -1,6 +1,7 @@
 /**
- * `warden gc [--dry-run] [--tenant <t>] [--namespace <ns> [--kubeconfig <file>]]`: removes warden
- * containers and volumes (with --namespace: the Kubernetes sandbox Pods of that namespace instead)
+ * `warden gc [--dry-run] [--tenant <t>] [--namespace <ns>]... [--kubeconfig <file>]`: removes warden
+ * containers and volumes (with --namespace: the Kubernetes sandbox Pods of those namespaces instead,
+ * e.g. a server's `backend.namespace` and each of its `backend.tenantNamespaces`, one after another)
  * that are expired or whose controller process is gone, printing one line per removal
  * (`container <id> session=… tenant=… expired`),
  * then (without --tenant: spill directories have none) the spill directories in the temp directory
@@ -21,29 +22,32 @@ export function registerGc(program: Command): void {
     .option("--tenant <tenant>", "only this tenant's sandboxes")
     .option(
       "--namespace <namespace>",
-      "sweep the sandbox Pods of this Kubernetes namespace instead of Docker",
+      "sweep the sandbox Pods of this Kubernetes namespace instead of Docker (repeat it for several)",
+      (value: string, previous: string[] = []) => [...previous, value],
     )
     .option("--kubeconfig <file>", "kubeconfig for --namespace (default $KUBECONFIG or ~/.kube/config)")
-    .action(async (flags: { dryRun?: boolean; tenant?: string; namespace?: string; kubeconfig?: string }) => {
-      const dryRun = flags.dryRun === true;
-      const options = { dryRun, tenant: flags.tenant };
-      const removed: GcRemoval[] = flags.namespace
-        ? await gcPods(
-            connectCluster({
-              namespace: flags.namespace,
-              ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
-            }),
-            options,
-          )
-        : await gc(options);
-      const verb = dryRun ? "would remove" : "removed";
-      for (const r of removed) {
-        const id = r.kind === "container" ? r.id.slice(0, 12) : r.id;
-        console.log(`${verb} ${r.kind} ${id} session=${r.sessionId} tenant=${r.tenant} (${r.reason})`);
-      }
-      const spills = flags.tenant === undefined ? await sweepSpillDirs({ dryRun }) : [];
-      for (const s of spills) console.log(`${verb} spill-dir ${s.path} owner=${s.owner} (orphaned)`);
-      const count = removed.length + spills.length;
-      console.log(`${count} resource(s) ${dryRun ? "would be removed" : "removed"}`);
-    });
+    .action(
+      async (flags: { dryRun?: boolean; tenant?: string; namespace?: string[]; kubeconfig?: string }) => {
+        const dryRun = flags.dryRun === true;
+        const options = { dryRun, tenant: flags.tenant };
+        const removed: GcRemoval[] = [];
+        for (const namespace of flags.namespace ?? []) {
+          const cluster = connectCluster({
+            namespace,
+            ...(flags.kubeconfig ? { kubeconfig: flags.kubeconfig } : {}),
+          });
+          removed.push(...(await gcPods(cluster, options)));
+        }
+        if (!flags.namespace) removed.push(...(await gc(options)));
+        const verb = dryRun ? "would remove" : "removed";
+        for (const r of removed) {
+          const id = r.kind === "container" ? r.id.slice(0, 12) : r.id;
+          console.log(`${verb} ${r.kind} ${id} session=${r.sessionId} tenant=${r.tenant} (${r.reason})`);
+        }
+        const spills = flags.tenant === undefined ? await sweepSpillDirs({ dryRun }) : [];
+        for (const s of spills) console.log(`${verb} spill-dir ${s.path} owner=${s.owner} (orphaned)`);
+        const count = removed.length + spills.length;
+        console.log(`${count} resource(s) ${dryRun ? "would be removed" : "removed"}`);
+      },
+    );
 }

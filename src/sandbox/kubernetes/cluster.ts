@@ -41,13 +41,18 @@ export interface KubernetesClusterOptions {
 // A DNS-1123 label: what Kubernetes takes as a namespace name.
 const DNS_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
+/** Whether `name` can name a Kubernetes namespace (a DNS-1123 label: at most 63 of a-z 0-9 -, alphanumeric at both ends). */
+export function isNamespaceName(name: string): boolean {
+  return DNS_LABEL.test(name);
+}
+
 /**
  * The clients of the cluster `options` names. Reading the kubeconfig is the only I/O; nothing
  * is asked of the API server yet. Throws InvalidArgumentError for a bad namespace, RuntimeClass
  * name or replica id, or an unreadable kubeconfig.
  */
 export function connectCluster(options: KubernetesClusterOptions): KubernetesCluster {
-  if (!DNS_LABEL.test(options.namespace)) {
+  if (!isNamespaceName(options.namespace)) {
     throw new InvalidArgumentError(
       `backend.namespace ${JSON.stringify(options.namespace)} is not a Kubernetes namespace name (lower-case letters, digits and '-', at most 63).`,
     );

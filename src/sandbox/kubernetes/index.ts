@@ -10,6 +10,7 @@ export {
   apiStatus,
   connectCluster,
   fromKubeError,
+  isNamespaceName,
   type KubernetesCluster,
   type KubernetesClusterOptions,
 } from "./cluster.js";

@@ -167,6 +167,27 @@ describe("tenantPools", () => {
     expect(live.size).toBe(0);
     expect(pools.of("acme")).toBeUndefined();
   });
+
+  it("puts each tenant's spares on the backend its function gives that tenant (asked once per tenant)", async () => {
+    const acme = fakeBackend();
+    const globex = fakeBackend();
+    const asked: string[] = [];
+    const pools = tenantPools({
+      backend: (tenant) => {
+        asked.push(tenant);
+        return (tenant === "globex" ? globex : acme).backend;
+      },
+      size: 1,
+    });
+    for (const tenant of ["acme", "globex", "globex"]) {
+      await pools.of(tenant)!.warm({ image: "a" });
+      await pools.of(tenant)!.settled();
+    }
+    expect(asked).toEqual(["acme", "globex"]);
+    expect([acme.live.size, globex.live.size]).toEqual([1, 1]);
+    await pools.drain();
+    expect([acme.live.size, globex.live.size]).toEqual([0, 0]);
+  });
 });
 
 describe("poolKey", () => {

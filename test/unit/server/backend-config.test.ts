@@ -118,3 +118,47 @@ describe("warden serve: backend config", () => {
     expect(defaultReplicaId("/srv/a", "---")).toBe(`serve-${digest}`);
   });
 });
+
+describe("warden serve: backend.tenantNamespaces", () => {
+  const k8s = { kind: "kubernetes", namespace: "warden" };
+  const two = (backend: unknown) =>
+    resolveServerConfig(
+      { backend, tenants: [tenant(), tenant({ id: "globex", keys: [{ id: "k", sha256: hashKey("g") }] })] },
+      "/etc/warden",
+      "serve.yaml",
+    );
+
+  it("resolves the map of tenants to their own namespaces; tenants not listed keep backend.namespace", () => {
+    const cfg = two({ ...k8s, tenantNamespaces: { globex: "warden-globex" } });
+    expect(cfg.backend).toMatchObject({ namespace: "warden", tenantNamespaces: { globex: "warden-globex" } });
+    // An empty map is no map.
+    expect(two({ ...k8s, tenantNamespaces: {} }).backend).not.toHaveProperty("tenantNamespaces");
+  });
+
+  it("refuses a namespace that is no DNS-1123 label, naming the field, the tenant and the fix", () => {
+    expect(() => two({ ...k8s, tenantNamespaces: { globex: "Warden_Globex" } })).toThrow(
+      "serve.yaml/backend/tenantNamespaces/globex \"Warden_Globex\" is not a Kubernetes namespace name (at most 63 of a-z 0-9 -, starting and ending with a letter or digit); name the namespace the cluster administrator created for tenant 'globex'.",
+    );
+    expect(() => two({ ...k8s, tenantNamespaces: { acme: "a".repeat(64) } })).toThrow(
+      "serve.yaml/backend/tenantNamespaces/acme ",
+    );
+    expect(() => two({ ...k8s, tenantNamespaces: { acme: "warden-" } })).toThrow(
+      'serve.yaml/backend/tenantNamespaces/acme "warden-" is not a Kubernetes namespace name',
+    );
+    expect(() => two({ ...k8s, tenantNamespaces: { acme: "" } })).toThrow(
+      'serve.yaml/backend/tenantNamespaces/acme "" is not a Kubernetes namespace name',
+    );
+  });
+
+  it("refuses an entry of a tenant the config does not have (a typo would put it in the main namespace)", () => {
+    expect(() => two({ ...k8s, tenantNamespaces: { globx: "warden-globex" } })).toThrow(
+      "serve.yaml/backend/tenantNamespaces/globx: no tenant 'globx' is configured; remove the entry or add the tenant under tenants.",
+    );
+  });
+
+  it("applies to kind kubernetes only", () => {
+    expect(() => two({ kind: "docker", tenantNamespaces: { acme: "warden-acme" } })).toThrow(
+      "serve.yaml/backend/tenantNamespaces applies to kind kubernetes only; remove it or set kind: kubernetes.",
+    );
+  });
+});
