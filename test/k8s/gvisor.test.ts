@@ -26,12 +26,14 @@ describeK8sOn("gvisor", "Kubernetes sandbox on RuntimeClass gvisor", () => {
     expect(await podLeftovers(TENANT)).toEqual([]);
   });
 
-  it("is a Pod of RuntimeClass gvisor whose kernel is gVisor's", async () => {
+  it("is a Pod of RuntimeClass gvisor whose kernel is gVisor's, and its info says so", async () => {
     const pod = await cluster.core.readNamespacedPod({
       name: sandbox.info.containerId,
       namespace: cluster.namespace,
     });
     expect(pod.spec?.runtimeClassName).toBe("gvisor");
+    // What runs the Pod as warden knows it: the RuntimeClass, not the options' OCI runtime (runc).
+    expect(sandbox.info.runtime).toBe("gvisor");
     const r = await run(sandbox, "dmesg | head -n 1; uname -r");
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain("Starting gVisor...");
