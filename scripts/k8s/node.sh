@@ -69,7 +69,7 @@ node_runsc_stamp() {
 # binary's path. The Go build cache is the Kubernetes build's ($K8S_STATE/cache/go-build).
 node_runsc_build() {
   command -v go >/dev/null 2>&1 || k8s_die "Go is needed to build gVisor's runsc (https://go.dev/dl/), or set WARDEN_K8S_GVISOR=0"
-  local dir="$K8S_SRC/gvisor" version need have stamp bin started
+  local dir="$K8S_SRC/gvisor" version need have stamp bin started said
   version="$(awk '$1 == "gvisor.dev/gvisor" { print $2 }' "$dir/go.mod")"
   need="$(awk '$1 == "go" { print $2 }' "$dir/go.mod")"
   have="$(go env GOVERSION)"
@@ -95,7 +95,8 @@ node_runsc_build() {
     mv "$bin.new" "$bin"
     k8s_say "built runsc in $(($(date +%s) - started))s"
   fi
-  "$bin" --version 2>/dev/null | grep -qxF "runsc version $version" ||
+  said="$("$bin" --version 2>/dev/null)" || true
+  [ "${said%%$'\n'*}" = "runsc version $version" ] ||
     k8s_die "$bin does not say it is runsc $version; remove it and run again"
   ln -sfn "${bin##*/}" "$K8S_BIN/runsc"
   printf '%s\n' "$bin"
