@@ -69,13 +69,16 @@ node_runsc_stamp() {
 # binary's path. The Go build cache is the Kubernetes build's ($K8S_STATE/cache/go-build).
 node_runsc_build() {
   command -v go >/dev/null 2>&1 || k8s_die "Go is needed to build gVisor's runsc (https://go.dev/dl/), or set WARDEN_K8S_GVISOR=0"
-  local dir="$K8S_SRC/gvisor" version need have stamp bin started said
+  local dir="$K8S_SRC/gvisor" version need have toolchain stamp bin started said
   version="$(awk '$1 == "gvisor.dev/gvisor" { print $2 }' "$dir/go.mod")"
   need="$(awk '$1 == "go" { print $2 }' "$dir/go.mod")"
   have="$(go env GOVERSION)"
   have="${have#go}"
-  if [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -n 1)" != "$need" ] && [ "$(go env GOTOOLCHAIN)" = local ]; then
-    k8s_die "gVisor's runsc $version needs go >= $need (found $have with GOTOOLCHAIN=local): install it, set GOTOOLCHAIN=auto, or set WARDEN_K8S_GVISOR=0"
+  # An older Go (Debian 13's 1.24) fetches go $need from the module proxy (GOTOOLCHAIN=auto, also
+  # where go.env says local), unless GOTOOLCHAIN=local is set in the environment.
+  toolchain="${GOTOOLCHAIN:-auto}"
+  if [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -n 1)" != "$need" ] && [ "$toolchain" = local ]; then
+    k8s_die "gVisor's runsc $version needs go >= $need (found $have, GOTOOLCHAIN=local): install it, unset GOTOOLCHAIN, or set WARDEN_K8S_GVISOR=0"
   fi
   stamp="$(node_runsc_stamp)"
   bin="$K8S_BIN/runsc-${stamp:0:12}"
@@ -85,7 +88,7 @@ node_runsc_build() {
     k8s_say "building gVisor's runsc $version (minutes on a cold cache; log: $K8S_LOG/build-runsc.log)"
     (
       cd "$dir"
-      export GOCACHE="$K8S_STATE/cache/go-build" GOFLAGS=-mod=readonly CGO_ENABLED=0
+      export GOCACHE="$K8S_STATE/cache/go-build" GOFLAGS=-mod=readonly CGO_ENABLED=0 GOTOOLCHAIN="$toolchain"
       nice -n 10 go build -trimpath -ldflags="-s -w -X gvisor.dev/gvisor/runsc/version.version=$version" \
         -o "$bin.new" gvisor.dev/gvisor/runsc
     ) >>"$K8S_LOG/build-runsc.log" 2>&1 || {
