@@ -4,20 +4,24 @@
 # - KUBECONFIG names another cluster that answers: change nothing, print KUBECONFIG=<it>, exit 0.
 # - Otherwise (root on Debian 12/13): a real single-node cluster on this machine, in the background:
 #   Debian's etcd-server, a second containerd (own config, root, state and socket; the Docker
-#   engine's containerd is untouched) with the CRI plugin, runc, Debian's runsc (gVisor) as handler
-#   runsc of RuntimeClass gvisor, and a CNI config that gives Pods an address but no route; kube-apiserver (127.0.0.1 only), kube-controller-manager, kube-scheduler,
-#   kubelet and kubectl built from k8s.io/kubernetes (scripts/k8s/build; cached in
-#   /var/lib/warden-k8s); a locally built pause image. Certificates by openssl; RBAC and Node
+#   engine's containerd is untouched) with the CRI plugin, runc, gVisor's runsc as handler runsc of
+#   RuntimeClass gvisor, and a CNI config that gives Pods an address but no route; kube-apiserver
+#   (127.0.0.1 only), kube-controller-manager, kube-scheduler, kubelet and kubectl built from
+#   k8s.io/kubernetes (scripts/k8s/build) and runsc built from gvisor.dev/gvisor (scripts/k8s/gvisor;
+#   not Debian's runsc 20221219, which lets a command open the channel helper's fds), both cached in
+#   /var/lib/warden-k8s; a locally built pause image. Certificates by openssl; RBAC and Node
 #   authorization. Components already running are left alone, so a second run changes nothing
-#   (but a containerd whose config changed is restarted; running Pods carry on).
+#   (but a containerd whose config changed is restarted, e.g. for a new runsc; running Pods carry on,
+#   gVisor ones with the runsc they started with).
 #   warden-sandbox:latest is loaded into the cluster when the Docker engine has it.
 # - Ready means the node reports Ready. The last line on success is KUBECONFIG=<admin kubeconfig>.
 #
 # Options: --selftest  also run scripts/k8s/selftest.sh (a hardened Pod from warden-sandbox:latest:
 #                      attach, exec, no route) after the cluster is ready.
 # Environment: WARDEN_K8S_WAIT_S (default 120) bounds each wait; WARDEN_K8S_POD_PIDS_LIMIT (256);
-# WARDEN_K8S_GVISOR=0 skips gVisor; WARDEN_K8S_RUNSC names another runsc than Debian's. RuntimeClass
-# gvisor is made only when a container runs through the handler runsc (node_gvisor_works).
+# WARDEN_K8S_GVISOR=0 skips gVisor (and the runsc build); WARDEN_K8S_RUNSC names another runsc than
+# the one built (no build then). RuntimeClass gvisor is made only when a container runs through the
+# handler runsc (node_gvisor_works).
 # Stop with scripts/stop-k8s.sh. Times and details: README, "Kubernetes cluster for tests".
 set -euo pipefail
 
@@ -64,7 +68,6 @@ command -v containerd >/dev/null 2>&1 || missing+=(containerd)
 command -v runc >/dev/null 2>&1 || missing+=(runc)
 [ -x /usr/lib/cni/macvlan ] || missing+=(containernetworking-plugins)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
-[ "${WARDEN_K8S_GVISOR:-1}" = 0 ] || command -v runsc >/dev/null 2>&1 || missing+=(runsc)
 if [ "${#missing[@]}" -gt 0 ]; then
   k8s_say "installing Debian's ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive

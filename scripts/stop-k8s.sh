@@ -49,7 +49,7 @@ k8s_stop containerd
 for dir in /proc/[0-9]*; do
   cmd="$(tr '\0' ' ' <"$dir/cmdline" 2>/dev/null)" || continue
   case "$cmd" in
-  *containerd-shim*"-address $K8S_CONTAINERD_SOCK "* | runsc-*"--root=$K8S_RUN/runsc/"* | *"$K8S_BIN/runsc-cri "*)
+  *containerd-shim*"-address $K8S_CONTAINERD_SOCK "* | runsc-*"--root=$K8S_RUN/runsc/"* | *"$K8S_BIN/runsc-cri"*)
     kill -KILL "${dir#/proc/}" 2>/dev/null || true
     ;;
   esac

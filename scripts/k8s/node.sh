@@ -51,36 +51,100 @@ node_build() {
   k8s_say "built in $(($(date +%s) - started))s"
 }
 
-# node_gvisor_runsc: the runsc binary of RuntimeClass gvisor (Debian's `runsc`; WARDEN_K8S_RUNSC
-# names another), printed when the node may offer gVisor: not with WARDEN_K8S_GVISOR=0, and not
-# without an executable runsc.
-node_gvisor_runsc() {
-  [ "${WARDEN_K8S_GVISOR:-1}" != 0 ] || return 1
-  local runsc="${WARDEN_K8S_RUNSC:-$(command -v runsc || true)}"
-  [ -n "$runsc" ] && [ -x "$runsc" ] || return 1
-  printf '%s\n' "$runsc"
+# node_runsc_stamp: what the built runsc depends on (scripts/k8s/gvisor's module, the Go toolchain,
+# the flags); a change builds a new one.
+node_runsc_stamp() {
+  {
+    cat "$K8S_SRC/gvisor/go.mod" "$K8S_SRC/gvisor/go.sum"
+    go version
+    echo "-trimpath -s -w CGO_ENABLED=0"
+  } | sha256sum | cut -d' ' -f1
 }
 
-# node_gvisor_wrapper: $K8S_BIN/runsc-cri (scripts/k8s/runsc-cri.sh, which says why it exists),
-# the "runc binary" that containerd's runc shim runs for the handler runsc, as dockerd does for its
-# runsc runtime: runsc with --network=none and its default platform. Through containerd's own shim,
-# not gVisor's containerd-shim-runsc-v1, which sets its OOM score to -999 and so fails every Pod
-# where root lacks CAP_SYS_RESOURCE.
+# node_runsc_build: gVisor's runsc from gvisor.dev/gvisor at the version scripts/k8s/gvisor/go.mod
+# pins (Debian 12's runsc 20221219 lets a command open a non-dumpable process's /proc/<pid>/fd:
+# README, Known limits), stamped with that version (`runsc --version`). Built once per stamp as
+# $K8S_BIN/runsc-<stamp>, never overwritten: gVisor Pods started before a new pin carry on with the
+# runsc they started with (their wrapper names it). $K8S_BIN/runsc links to the newest. Prints the
+# binary's path. The Go build cache is the Kubernetes build's ($K8S_STATE/cache/go-build).
+node_runsc_build() {
+  command -v go >/dev/null 2>&1 || k8s_die "Go is needed to build gVisor's runsc (https://go.dev/dl/), or set WARDEN_K8S_GVISOR=0"
+  local dir="$K8S_SRC/gvisor" version need have toolchain stamp bin started said
+  version="$(awk '$1 == "gvisor.dev/gvisor" { print $2 }' "$dir/go.mod")"
+  need="$(awk '$1 == "go" { print $2 }' "$dir/go.mod")"
+  have="$(go env GOVERSION)"
+  have="${have#go}"
+  # An older Go (Debian 13's 1.24) fetches go $need from the module proxy (GOTOOLCHAIN=auto, also
+  # where go.env says local), unless GOTOOLCHAIN=local is set in the environment.
+  toolchain="${GOTOOLCHAIN:-auto}"
+  if [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -n 1)" != "$need" ] && [ "$toolchain" = local ]; then
+    k8s_die "gVisor's runsc $version needs go >= $need (found $have, GOTOOLCHAIN=local): install it, unset GOTOOLCHAIN, or set WARDEN_K8S_GVISOR=0"
+  fi
+  stamp="$(node_runsc_stamp)"
+  bin="$K8S_BIN/runsc-${stamp:0:12}"
+  if [ ! -x "$bin" ]; then
+    mkdir -p "$K8S_BIN" "$K8S_STATE/cache/go-build" "$K8S_LOG"
+    started="$(date +%s)"
+    k8s_say "building gVisor's runsc $version (minutes on a cold cache; log: $K8S_LOG/build-runsc.log)"
+    (
+      cd "$dir"
+      export GOCACHE="$K8S_STATE/cache/go-build" GOFLAGS=-mod=readonly CGO_ENABLED=0 GOTOOLCHAIN="$toolchain"
+      nice -n 10 go build -trimpath -ldflags="-s -w -X gvisor.dev/gvisor/runsc/version.version=$version" \
+        -o "$bin.new" gvisor.dev/gvisor/runsc
+    ) >>"$K8S_LOG/build-runsc.log" 2>&1 || {
+      tail -n 30 "$K8S_LOG/build-runsc.log" >&2
+      k8s_die "building runsc failed (log: $K8S_LOG/build-runsc.log); WARDEN_K8S_GVISOR=0 leaves gVisor out"
+    }
+    mv "$bin.new" "$bin"
+    k8s_say "built runsc in $(($(date +%s) - started))s"
+  fi
+  said="$("$bin" --version 2>/dev/null)" || true
+  [ "${said%%$'\n'*}" = "runsc version $version" ] ||
+    k8s_die "$bin does not say it is runsc $version; remove it and run again"
+  ln -sfn "${bin##*/}" "$K8S_BIN/runsc"
+  printf '%s\n' "$bin"
+}
+
+# node_gvisor_runsc: the runsc binary of RuntimeClass gvisor (node_runsc_build's; WARDEN_K8S_RUNSC
+# names another), printed; exits naming the fault when there is none.
+node_gvisor_runsc() {
+  if [ -n "${WARDEN_K8S_RUNSC:-}" ]; then
+    [ -x "$WARDEN_K8S_RUNSC" ] || k8s_die "WARDEN_K8S_RUNSC=$WARDEN_K8S_RUNSC is not an executable runsc"
+    printf '%s\n' "$WARDEN_K8S_RUNSC"
+    return 0
+  fi
+  node_runsc_build
+}
+
+# node_gvisor_wrapper: the "runc binary" that containerd's runc shim runs for the handler runsc
+# (scripts/k8s/runsc-cri.sh, which says why it exists), as dockerd does for its runsc runtime: runsc
+# with --network=none and its default platform. Through containerd's own shim, not gVisor's
+# containerd-shim-runsc-v1, which sets its OOM score to -999 and so fails every Pod where root lacks
+# CAP_SYS_RESOURCE. Installed as $K8S_BIN/runsc-cri-<hash of its content>, a new file whenever the
+# content changes (another runsc, a changed runsc-cri.sh), never overwritten: a Pod's shim keeps the
+# wrapper it started with, so Pods started before a change carry on with their runsc while the
+# containerd config (node_containerd_runsc) names the new one for new Pods. Sets K8S_RUNSC_CRI to
+# its path; empty with WARDEN_K8S_GVISOR=0 (no gVisor). Exits when runsc cannot be had.
+K8S_RUNSC_CRI=""
 node_gvisor_wrapper() {
-  local runsc
-  runsc="$(node_gvisor_runsc)" || return 0
+  [ "${WARDEN_K8S_GVISOR:-1}" != 0 ] || return 0
+  local runsc text
+  runsc="$(node_gvisor_runsc)" || exit 1
+  text="$(sed -e "s|@RUNSC@|$runsc|" -e "s|@HOLD@|$K8S_RUN/runsc-stdio|" "$K8S_SRC/runsc-cri.sh")"
+  K8S_RUNSC_CRI="$K8S_BIN/runsc-cri-$(printf '%s\n' "$text" | sha256sum | cut -c1-12)"
+  [ -x "$K8S_RUNSC_CRI" ] && return 0
   mkdir -p "$K8S_BIN"
-  sed -e "s|@RUNSC@|$runsc|" -e "s|@HOLD@|$K8S_RUN/runsc-stdio|" "$K8S_SRC/runsc-cri.sh" >"$K8S_BIN/runsc-cri.new"
-  chmod 755 "$K8S_BIN/runsc-cri.new"
-  mv "$K8S_BIN/runsc-cri.new" "$K8S_BIN/runsc-cri"
+  printf '%s\n' "$text" >"$K8S_RUNSC_CRI.new"
+  chmod 755 "$K8S_RUNSC_CRI.new"
+  mv "$K8S_RUNSC_CRI.new" "$K8S_RUNSC_CRI"
 }
 
 # node_gvisor_works: whether a container runs through the handler runsc on this node's containerd
 # (the pause image, through containerd's runc shim and runsc-cri, as a Pod would); removed after.
 node_gvisor_works() {
-  node_gvisor_runsc >/dev/null && [ -x "$K8S_BIN/runsc-cri" ] || return 1
+  [ -n "$K8S_RUNSC_CRI" ] && [ -x "$K8S_RUNSC_CRI" ] || return 1
   local id="warden-gvisor-probe-$$" ok=1
-  if k8s_ctr run -d --runtime io.containerd.runc.v2 --runc-binary "$K8S_BIN/runsc-cri" \
+  if k8s_ctr run -d --runtime io.containerd.runc.v2 --runc-binary "$K8S_RUNSC_CRI" \
     --runc-root "$K8S_RUN/runsc" "$K8S_PAUSE_IMAGE" "$id" >/dev/null 2>>"$K8S_LOG/gvisor-probe.log"; then
     sleep 0.5
     k8s_ctr tasks ls | awk -v id="$id" '$1 == id && $3 == "RUNNING" { found = 1 } END { exit !found }' && ok=0
@@ -164,14 +228,15 @@ EOF
 }
 
 # node_containerd_runsc: the runsc handler's section of the containerd config (RuntimeClass
-# gvisor): containerd's runc shim with runsc-cri as its runc binary and runsc's own state dir.
+# gvisor): containerd's runc shim with node_gvisor_wrapper's runsc-cri as its runc binary and
+# runsc's own state dir.
 node_containerd_runsc() {
-  node_gvisor_runsc >/dev/null || return 0
+  [ -n "$K8S_RUNSC_CRI" ] || return 0
   cat <<EOF
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runsc]
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runsc.options]
-        BinaryName = "$K8S_BIN/runsc-cri"
+        BinaryName = "$K8S_RUNSC_CRI"
         Root = "$K8S_RUN/runsc"
         SystemdCgroup = false
 EOF

@@ -2,7 +2,8 @@
 # The "runc binary" of the local test cluster's runtime handler runsc (RuntimeClass gvisor):
 # containerd's runc shim (io.containerd.runc.v2) runs it as it would run runc, and it runs gVisor's
 # runsc with --network=none (Pods here get no route anyway). scripts/ensure-k8s.sh installs it as
-# /var/lib/warden-k8s/bin/runsc-cri with the two paths below filled in.
+# /var/lib/warden-k8s/bin/runsc-cri-<hash of its content> with the two paths below filled in (the
+# runsc it builds from gvisor.dev/gvisor, scripts/k8s/gvisor; see node_gvisor_wrapper in node.sh).
 #
 # Why not gVisor's own shim (containerd-shim-runsc-v1): it sets its OOM score to -999 and so fails
 # every Pod where root lacks CAP_SYS_RESOURCE. Why more than `exec runsc`: runsc puts a Pod's

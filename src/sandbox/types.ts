@@ -202,7 +202,13 @@ export interface SandboxInfo {
   sessionId: string;
   tenant: string;
   image: string;
-  runtime: "runc" | "runsc";
+  /**
+   * What runs the sandbox. Docker: the container's OCI runtime, `runc` or `runsc` (gVisor).
+   * Kubernetes: the Pod's RuntimeClass name (backend.runtimeClassName, e.g. `gvisor`; the node maps
+   * it to a handler such as runsc, which the API does not show), or `default` for a Pod without one
+   * (the node's default runtime). A Pod's runtime follows the cluster, never options.runtime.
+   */
+  runtime: string;
   workspaceMode: WorkspaceMode;
   /** Container paths the tools may touch: the workspace and the extra mounts. */
   roots: string[];

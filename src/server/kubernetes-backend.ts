@@ -13,16 +13,16 @@
  * found elsewhere, say after the tenant's namespace changed, is not adopted: it is removed).
  */
 import { kubernetesPoolBackend, type PoolRequest, type TenantPools, tenantPools } from "../pool/index.js";
-import type { PreparedPod, SandboxInfo } from "../sandbox/index.js";
+import type { PreparedPod } from "../sandbox/index.js";
 import {
   adoptPod,
   createKubernetesSandbox,
   deletePod,
   fromKubeError,
   KubernetesSandbox,
+  podSandboxInfo,
   podStateOf,
   replicaSelector,
-  WORKSPACE_DIR,
 } from "../sandbox/index.js";
 import type { Session, SessionOptions } from "../session/index.js";
 import { createSpillStore, openSession } from "../session/index.js";
@@ -77,19 +77,17 @@ export function createKubernetesBackend(options: KubernetesBackendOptions): Sess
         log?.(`session ${record.id}: Pod ${name} cannot be adopted (${(err as Error).message})`);
         return null;
       }
-      const info: SandboxInfo = {
-        containerId: name,
-        sessionId: record.id,
-        tenant: record.tenant,
-        image: record.image,
-        runtime: cluster.runtimeClassName ? "runsc" : "runc",
-        workspaceMode: "copy",
-        roots: [WORKSPACE_DIR],
-        createdAt: state.createdAt,
-        expiresAt: state.expiresAt,
-        execPath: "channel",
-        network: { mode: "none" },
-      };
+      const info = podSandboxInfo(
+        {
+          name,
+          sessionId: record.id,
+          tenant: record.tenant,
+          image: record.image,
+          createdAt: state.createdAt,
+          expiresAt: state.expiresAt,
+        },
+        cluster,
+      );
       const baseline = await baselineOf(record.workspaceHostPath);
       const sandbox = new KubernetesSandbox(info, cluster, channel, baseline);
       return openSession(withSpill({ ...sessionOptions, sessionId: record.id }), {

@@ -85,6 +85,17 @@ export const ATTACK_REFUSED = [
 ].join("\n");
 
 /**
+ * What attackNow prints under the runsc the test cluster builds from gvisor.dev/gvisor
+ * (scripts/k8s/gvisor): every open refused and nothing forged, as on Linux, but the helper's
+ * /proc/<pid>/fd lists (gVisor makes a non-dumpable process's fd directory 0500 of its own uid, not
+ * root's: its fd numbers show; opening or reading a link there is EACCES).
+ */
+export const ATTACK_REFUSED_UNDER_GVISOR = ATTACK_REFUSED.replace(
+  "helper fd dir: EACCES",
+  "helper fd dir: listed",
+);
+
+/**
  * What attackNow's probes print under gVisor's runsc 20221219 (Debian 12), up to the attack: the
  * Sentry does not make a non-dumpable process's /proc/<pid>/fd root-owned (Linux does, and so does
  * gVisor from later releases), so a command of the same uid opens PID 1's and the channel helper's

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createKubernetesSandbox, type KubernetesSandbox, podExec } from "../../src/sandbox/index.js";
-import { describeK8s, emptyDirSizes, podLeftovers, testCluster } from "../helpers/k8s.js";
+import { describeK8s, emptyDirSizes, podLeftovers, TEST_RUNTIME_CLASS, testCluster } from "../helpers/k8s.js";
 import { run } from "../helpers/sandbox-fixture.js";
 
 const TENANT = `test-k8s-sb-${process.pid}`;
@@ -35,6 +35,8 @@ describeK8s("Kubernetes sandbox: a hardened Pod over the attach channel", () => 
 
   it("runs commands over the channel as uid 1000 in /workspace", async () => {
     expect(sandbox.info.execPath).toBe("channel");
+    // The Pod's RuntimeClass (none: the node's default runtime), whatever options.runtime said.
+    expect(sandbox.info.runtime).toBe(TEST_RUNTIME_CLASS ?? "default");
     const r = await run(sandbox, "id -u; id -g; pwd");
     expect(r).toMatchObject({ exitCode: 0, stdout: "1000\n1000\n/workspace\n" });
   });

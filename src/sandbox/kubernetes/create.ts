@@ -12,13 +12,14 @@ import type { ChannelClient } from "../channel/protocol/client.js";
 import { channelUntar } from "../channel/protocol/files.js";
 import { LABEL } from "../labels.js";
 import { type ResolvedSandboxOptions, resolveSandboxOptions } from "../options.js";
-import type { SandboxInfo, SandboxOptions } from "../types.js";
+import type { SandboxOptions } from "../types.js";
 import { WORKSPACE_DIR } from "../types.js";
 import { packDirectory, type WorkspaceHashes } from "../workspace-copy.js";
 import { workspaceReadError } from "../workspace-size.js";
 import { fromKubeError, type KubernetesCluster } from "./cluster.js";
 import { deletePod, KubernetesSandbox } from "./kubernetes-sandbox.js";
 import { ensureDenyAllPolicy } from "./network-policy.js";
+import { podSandboxInfo } from "./pod-info.js";
 import { podName } from "./pod-labels.js";
 import { buildPodSpec } from "./pod-spec.js";
 import { startPod } from "./start-pod.js";
@@ -117,19 +118,17 @@ export async function finishPodSandbox(
       opts.sessionId === prepared.opts.sessionId
         ? prepared.expiresAt
         : await setPodExpiry(cluster, prepared.name, new Date(Date.now() + opts.ttlMs));
-    const info: SandboxInfo = {
-      containerId: prepared.name,
-      sessionId: opts.sessionId,
-      tenant: opts.tenant,
-      image: opts.image,
-      runtime: opts.runtime,
-      workspaceMode: "copy",
-      roots: [WORKSPACE_DIR],
-      createdAt: prepared.createdAt,
-      expiresAt,
-      execPath: "channel",
-      network: { mode: "none" },
-    };
+    const info = podSandboxInfo(
+      {
+        name: prepared.name,
+        sessionId: opts.sessionId,
+        tenant: opts.tenant,
+        image: opts.image,
+        createdAt: prepared.createdAt,
+        expiresAt,
+      },
+      cluster,
+    );
     return new KubernetesSandbox(info, cluster, prepared.channel, baseline);
   } catch (err) {
     prepared.channel.close();

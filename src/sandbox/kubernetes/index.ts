@@ -30,6 +30,7 @@ export {
   ensureDenyAllPolicy,
   isDenyAllPolicy,
 } from "./network-policy.js";
+export { POD_DEFAULT_RUNTIME, type PodInfoFields, podSandboxInfo } from "./pod-info.js";
 export {
   isLabelValue,
   MANAGED_BY,
