@@ -23,18 +23,14 @@ export function apiServerOf(kubeconfig: string): { host: string; port: number } 
   return { host: url.hostname, port: Number(url.port || 443) };
 }
 
+/** The `ss` filter of established connections to `api`. */
+function toApi(api: { host: string; port: number }): string[] {
+  return ["state", "established", "dst", api.host, "dport", "=", `:${api.port}`];
+}
+
 /** This process's established connections to `api` by local port, with the bytes each received. */
 async function connections(api: { host: string; port: number }): Promise<Map<number, number>> {
-  const { stdout } = await run("ss", [
-    "-tnipH",
-    "state",
-    "established",
-    "dst",
-    api.host,
-    "dport",
-    "=",
-    `:${api.port}`,
-  ]);
+  const { stdout } = await run("ss", ["-tnipH", ...toApi(api)]);
   const found = new Map<number, number>();
   // One socket per line, its TCP info on the following indented line.
   const records = stdout.split(/\n(?=\S)/);
@@ -67,19 +63,7 @@ export async function cutSocket(
       `expected one connection that received ${bytes} bytes, found ${JSON.stringify(grown)} of ${JSON.stringify([...after])}`,
     );
   const port = grown[0]?.[0] ?? 0;
-  const filter = [
-    "state",
-    "established",
-    "dst",
-    api.host,
-    "dport",
-    "=",
-    `:${api.port}`,
-    "sport",
-    "=",
-    `:${port}`,
-  ];
-  await run("ss", ["-K", "-tn", ...filter]);
+  await run("ss", ["-K", "-tn", ...toApi(api), "sport", "=", `:${port}`]);
   if ((await connections(api)).has(port))
     throw new Error(
       `ss -K did not destroy the connection from port ${port} (kernel without CONFIG_INET_DIAG_DESTROY, or not root?)`,

@@ -105,7 +105,7 @@ export async function execChannel(
     end(
       exitStatus
         ? `the channel's helper in Pod ${namespace}/${podName} ended (${exitStatus.message ?? exitStatus.status})`
-        : `the Pod's exec stream closed (code ${code}; Pod stopped?)`,
+        : `the Pod's exec stream closed without the helper's exit status (WebSocket code ${code}${code === 1006 ? ": the connection was lost" : ""})`,
     ),
   );
   socket.on("error", (err) => end(`exec stream error: ${err.message}`));

@@ -102,7 +102,9 @@ describe("PodChannel: the exec stream ends under a live session", () => {
       ["lost", 0],
       ["reopened", 1],
     ]);
-    expect(fake.state.events[0]?.reason).toBe("the Pod's exec stream closed (code 1006; Pod stopped?)");
+    expect(fake.state.events[0]?.reason).toBe(
+      "the Pod's exec stream closed without the helper's exit status (WebSocket code 1006: the connection was lost)",
+    );
     channel.close();
   });
 
@@ -117,7 +119,7 @@ describe("PodChannel: the exec stream ends under a live session", () => {
     const err = (await running) as Error & { code?: string };
     expect(err.code).toBe("SANDBOX_ERROR");
     expect(err.message).toBe(
-      "the exec stream to Pod ns/warden-s1 ended while this call ran (the Pod's exec stream closed (code 1006; Pod stopped?)); " +
+      "the exec stream to Pod ns/warden-s1 ended while this call ran (the Pod's exec stream closed without the helper's exit status (WebSocket code 1006: the connection was lost)); " +
         "what the call started was stopped, and the channel is re-opened for the next call: retry it.",
     );
     expect(await echo(channel, "next")).toBe("next\n");
@@ -130,7 +132,7 @@ describe("PodChannel: the exec stream ends under a live session", () => {
     fake.state.pod = null;
     fake.cut();
     const message =
-      "the sandbox Pod ns/warden-s1 cannot be reached: it no longer exists (its exec channel ended: the Pod's exec stream closed (code 1006; Pod stopped?)); start a new session.";
+      "the sandbox Pod ns/warden-s1 cannot be reached: it no longer exists (its exec channel ended: the Pod's exec stream closed without the helper's exit status (WebSocket code 1006: the connection was lost)); start a new session.";
     await expect(echo(channel, "x")).rejects.toThrow(message);
     await expect(echo(channel, "y")).rejects.toThrow(message);
     expect(fake.sockets).toHaveLength(1);

@@ -73,7 +73,9 @@ describe("the Pod exec-stream transport", () => {
     socket.emit("error", new Error("late"));
     await new Promise((r) => setImmediate(r));
     expect(lines).toEqual(["one", "two"]);
-    expect(reasons).toEqual(["the Pod's exec stream closed (code 1006; Pod stopped?)"]);
+    expect(reasons).toEqual([
+      "the Pod's exec stream closed without the helper's exit status (WebSocket code 1006: the connection was lost)",
+    ]);
   });
 
   it("names the helper's exit when the API sent its status before the close", async () => {
