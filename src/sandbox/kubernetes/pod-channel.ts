@@ -38,6 +38,8 @@ export class PodChannel {
   private gone: Error | undefined;
   private closing = false;
   private lostReason = "";
+  /** Channels whose connection was lost (or went silent): their calls' errors say so. */
+  private readonly lost = new WeakSet<ChannelClient>();
   /** Channels re-opened so far (each after the previous one's stream ended). */
   reconnects = 0;
 
@@ -87,7 +89,7 @@ export class PodChannel {
     try {
       return await use(client);
     } catch (err) {
-      if (!(err instanceof SandboxNotRunningError) || this.closing || client.corruptedBy !== null) throw err;
+      if (!(err instanceof SandboxNotRunningError) || this.closing || !this.lost.has(client)) throw err;
       throw new SandboxError(
         `the exec stream to Pod ${this.cluster.namespace}/${this.pod} ended while this call ran (${client.closeReason}); ` +
           "what the call started was stopped, and the channel is re-opened for the next call: retry it.",
@@ -114,20 +116,25 @@ export class PodChannel {
   /** Heartbeat on `client`, and a background re-open when its stream ends unexpectedly. */
   private watch(client: ChannelClient): void {
     const everyMs = this.cluster.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+    let silent = false;
     this.heartbeat = startHeartbeat(client, {
       everyMs,
-      onUnanswered: (reason) => client.close(`heartbeat: ${reason}`),
+      onUnanswered: (reason) => {
+        silent = true;
+        client.close(`heartbeat: ${reason}`);
+      },
     });
     client.onClosed((reason) => {
       if (this.closing || client !== this.current) return;
-      // A corrupted stream was written by someone else: never trusted again (errors say so).
-      if (client.corruptedBy !== null) {
-        this.gone = new SandboxError(
-          `the channel of Pod ${this.pod} was closed: ${reason}; start a new session.`,
-        );
+      // Only a lost connection is re-opened. A helper that ended (killed by a newer channel:
+      // another controller took the Pod over, or by a command) or a corrupted stream (written by
+      // someone else) is not fought over: every later call fails as the old channel's would.
+      if (!silent && !client.streamLost) {
+        this.gone = client.closedError();
         this.report({ outcome: "failed", reason, error: this.gone.message, final: true });
         return;
       }
+      this.lost.add(client);
       this.lostReason = reason;
       this.report({ outcome: "lost", reason });
       this.client().catch(() => {}); // reopen reports the outcome

@@ -14,8 +14,12 @@ import { type OutputMeter, type OutputShare, outputShare } from "./output-share.
 /** A byte pipe to the helper: frames out through `write`, raw bytes in through the sinks. */
 export interface ChannelTransport {
   write(chunk: Buffer): void;
-  /** Starts delivery; `onData` gets the helper's frame bytes (already demuxed), `onClose` once. */
-  start(sinks: { onData(chunk: Buffer): void; onClose(reason: string): void }): void;
+  /**
+   * Starts delivery; `onData` gets the helper's frame bytes (already demuxed), `onClose` once,
+   * with `lost` true when the connection was lost (the helper may still run: a new stream can
+   * reach it) rather than ended by the helper or closed here.
+   */
+  start(sinks: { onData(chunk: Buffer): void; onClose(reason: string, lost?: boolean): void }): void;
   /** Closes the transport; `onClose` follows. */
   close(): void;
   /** Stops reading until `resume` (backpressure reaches the helper); optional. */
@@ -56,6 +60,7 @@ export class ChannelClient {
   /** Ids of quiet requests (heartbeat pings): not "busy" for the output share. */
   private readonly quiet = new Set<number>();
   private readonly closeListeners: Array<(reason: string) => void> = [];
+  private lost = false;
   private nextId = 1;
   private wrapped = false;
   private corruption: string | null = null;
@@ -84,7 +89,10 @@ export class ChannelClient {
         this.lastTrafficAt = this.lastReceivedAt;
         this.pace(chunk.length);
       },
-      onClose: (reason) => this.fail(reason),
+      onClose: (reason, lost) => {
+        this.lost = lost === true && !this.closed;
+        this.fail(reason);
+      },
     });
   }
 
@@ -99,6 +107,14 @@ export class ChannelClient {
   /** Why the channel closed (the transport's reason, or the controller's), or null while open. */
   get closeReason(): string | null {
     return this.closedReason;
+  }
+
+  /**
+   * True when the channel closed because its transport lost the connection (ChannelTransport
+   * `onClose`'s `lost`), not because the helper ended or the controller closed it.
+   */
+  get streamLost(): boolean {
+    return this.lost;
   }
 
   /** What corrupted the stream (the channel was closed for it), or null. */
@@ -314,11 +330,15 @@ export class ChannelClient {
     const handlers = [...this.pending.values()];
     this.pending.clear();
     this.quiet.clear();
-    for (const h of handlers) h.onClose(this.notRunning());
+    for (const h of handlers) h.onClose(this.closedError());
     for (const listener of this.closeListeners.splice(0)) listener(reason);
   }
 
-  private notRunning(): Error {
+  /**
+   * What requests reject with once the channel closed: SandboxError naming the corruption, else
+   * SandboxNotRunningError (its cause names the close reason).
+   */
+  closedError(): Error {
     if (this.corruption !== null) {
       return new SandboxError(
         `The warden-helper channel of sandbox container ${this.options.containerId.slice(0, 12)} was closed: corrupted stream (${this.corruption}); destroy this sandbox and create a new one.`,
@@ -330,6 +350,6 @@ export class ChannelClient {
   }
 
   private assertOpen(): void {
-    if (this.closedReason !== null) throw this.notRunning();
+    if (this.closedReason !== null) throw this.closedError();
   }
 }

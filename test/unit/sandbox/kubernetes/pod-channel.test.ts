@@ -1,6 +1,6 @@
 import { EventEmitter } from "node:events";
 import type { Readable, Writable } from "node:stream";
-import type { Exec, V1Pod } from "@kubernetes/client-node";
+import type { Exec, V1Pod, V1Status } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { channelExec } from "../../../../src/sandbox/channel/protocol/exec.js";
 import { encodeFrame, FrameDecoder, FrameType } from "../../../../src/sandbox/channel/protocol/frame.js";
@@ -23,6 +23,7 @@ const RUNNING: V1Pod = {
  */
 function fakeCluster(heartbeatMs = 60_000) {
   const sockets: Array<EventEmitter & { close(): void }> = [];
+  const statuses: Array<(s: V1Status) => void> = [];
   const state = {
     pod: RUNNING as V1Pod | null,
     refuse: false,
@@ -35,6 +36,7 @@ function fakeCluster(heartbeatMs = 60_000) {
     exec: async (...args: unknown[]) => {
       if (state.refuse) throw new Error("connect ECONNREFUSED 127.0.0.1:6443");
       const [stdout, , stdin] = args.slice(4, 7) as [Writable, Writable, Readable];
+      statuses.push(args[8] as (s: V1Status) => void);
       const socket = Object.assign(new EventEmitter(), { close: () => socket.emit("close", 1000) });
       const n = state.pings.push(0) - 1;
       // Asynchronously, as over a real stream.
@@ -71,7 +73,12 @@ function fakeCluster(heartbeatMs = 60_000) {
   } as unknown as KubernetesCluster;
   /** Cuts the newest exec stream the way a dropped connection does (code 1006). */
   const cut = () => sockets.at(-1)?.emit("close", 1006);
-  return { cluster, state, sockets, cut };
+  /** The newest stream's helper is killed (by a newer channel): the API's exit status, then the close. */
+  const helperKilled = () => {
+    statuses.at(-1)?.({ status: "Failure", message: "command terminated with non-zero exit code: 137" });
+    sockets.at(-1)?.emit("close", 1000);
+  };
+  return { cluster, state, sockets, cut, helperKilled };
 }
 
 async function open(fake: ReturnType<typeof fakeCluster>) {
@@ -151,6 +158,30 @@ describe("PodChannel: the exec stream ends under a live session", () => {
     fake.state.refuse = false;
     expect(await echo(channel, "back")).toBe("back\n");
     expect(channel.reconnects).toBe(1);
+    channel.close();
+  });
+
+  it("a helper that ended (killed by a newer channel: another controller took over) is not fought over", async () => {
+    const fake = fakeCluster();
+    const channel = await open(fake);
+    const running = channel
+      .with(undefined, (c) => channelExec(c, { argv: ["sleep", "600"] }, {}))
+      .catch((e: Error) => e);
+    await sleep(10);
+    fake.helperKilled();
+    expect(await running).toMatchObject({ code: "SANDBOX_NOT_RUNNING" });
+    await expect(echo(channel, "x")).rejects.toMatchObject({ code: "SANDBOX_NOT_RUNNING" });
+    await sleep(50);
+    expect(fake.sockets).toHaveLength(1);
+    expect(channel.reconnects).toBe(0);
+    expect(fake.state.events).toEqual([
+      expect.objectContaining({
+        outcome: "failed",
+        final: true,
+        reason:
+          "the channel's helper in Pod ns/warden-s1 ended (command terminated with non-zero exit code: 137)",
+      }),
+    ]);
     channel.close();
   });
 
