@@ -4,10 +4,13 @@
  * (containerd default 4 h), an API server restart or a network blip cuts it. So:
  * - heartbeat: while the channel is quiet, the helper is pinged every `cluster.heartbeatMs`
  *   (../channel/protocol/heartbeat.ts), so the stream is never idle; an unanswered ping closes it;
- * - reconnect: when the stream ends and the session is not closing, a background attempt (and any
+ * - reconnect: when the connection is lost (the stream ended without the helper's exit status, or
+ *   the heartbeat went unanswered) and the session is not closing, a background attempt (and any
  *   call meanwhile) re-opens the channel as adoption does (start-pod.ts connectHelper: the new
  *   helper SIGKILLs the previous channel's processes), with bounded retries
  *   (reconnect-policy.ts); a Pod that is gone or not running fails every later call, naming it.
+ *   A helper that ended (killed by a newer channel: another controller took the Pod over) is
+ *   not re-opened, or two controllers would take the Pod from each other forever.
  * A call that was running when the stream ended gets a SandboxError saying so, never a hang.
  * Each end, re-open and failed round is reported to `cluster.onChannelEvent` (the server logs and counts them).
  */

@@ -244,6 +244,7 @@ export class ChannelClient {
           ),
         );
       }, timeoutMs);
+      if (quiet) timer.unref(); // a heartbeat never keeps the process alive
     });
   }
 
