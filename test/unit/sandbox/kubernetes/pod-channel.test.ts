@@ -96,6 +96,15 @@ async function echo(channel: PodChannel, text: string): Promise<string> {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Starts a call that runs until its channel ends; resolves once it runs, with its outcome to come. */
+async function sleeping(channel: PodChannel): Promise<{ outcome: Promise<unknown> }> {
+  const outcome = channel
+    .with(undefined, (c) => channelExec(c, { argv: ["sleep", "600"] }, {}))
+    .catch((e: Error) => e);
+  await sleep(10);
+  return { outcome };
+}
+
 describe("PodChannel: the exec stream ends under a live session", () => {
   it("re-opens the channel in the background; the next call succeeds; one reconnect", async () => {
     const fake = fakeCluster();
@@ -118,10 +127,7 @@ describe("PodChannel: the exec stream ends under a live session", () => {
   it("a call running when the stream ended rejects at once, naming the Pod and what happened", async () => {
     const fake = fakeCluster();
     const channel = await open(fake);
-    const running = channel
-      .with(undefined, (c) => channelExec(c, { argv: ["sleep", "600"] }, {}))
-      .catch((e: Error) => e);
-    await sleep(10);
+    const running = (await sleeping(channel)).outcome;
     fake.cut();
     const err = (await running) as Error & { code?: string };
     expect(err.code).toBe("SANDBOX_ERROR");
@@ -164,10 +170,7 @@ describe("PodChannel: the exec stream ends under a live session", () => {
   it("a helper that ended (killed by a newer channel: another controller took over) is not fought over", async () => {
     const fake = fakeCluster();
     const channel = await open(fake);
-    const running = channel
-      .with(undefined, (c) => channelExec(c, { argv: ["sleep", "600"] }, {}))
-      .catch((e: Error) => e);
-    await sleep(10);
+    const running = (await sleeping(channel)).outcome;
     fake.helperKilled();
     expect(await running).toMatchObject({ code: "SANDBOX_NOT_RUNNING" });
     await expect(echo(channel, "x")).rejects.toMatchObject({ code: "SANDBOX_NOT_RUNNING" });
