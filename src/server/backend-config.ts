@@ -1,8 +1,8 @@
 /**
  * Where `warden serve` runs its sessions: `backend: { kind: docker }` (default: containers on the
  * local Docker engine) or `backend: { kind: kubernetes, namespace, runtimeClassName?, kubeconfig?,
- * imagePullPolicy?, startTimeoutMs?, replicaId?, tenantNamespaces? }` (one hardened Pod per session,
- * src/sandbox/kubernetes; `tenantNamespaces` gives a tenant its own namespace, tenant-namespaces.ts).
+ * imagePullPolicy?, startTimeoutMs?, replicaId?, tenantNamespaces?, heartbeatMs? }` (one hardened Pod per
+ * session, src/sandbox/kubernetes; `tenantNamespaces` gives a tenant its own namespace, tenant-namespaces.ts).
  * `replicaId` is the server's identity among several replicas sharing a namespace (README
  * "Scale-out"): a Kubernetes label value, default defaultReplicaId (host name and state directory).
  * On Kubernetes a tenant id becomes a label value (so it must end with a letter or digit), and a
@@ -12,7 +12,7 @@
 import { resolve } from "node:path";
 import { type Static, Type } from "typebox";
 import { InvalidArgumentError } from "../errors.js";
-import { isLabelValue } from "../sandbox/index.js";
+import { HEARTBEAT_MS_RANGE, isLabelValue } from "../sandbox/index.js";
 import { defaultReplicaId } from "./controller-id.js";
 import { checkTenantNamespaces, type TenantNamespaces } from "./tenant-namespaces.js";
 
@@ -36,6 +36,14 @@ export const BackendConfigSchema = Type.Object(
     ),
     startTimeoutMs: Type.Optional(
       Type.Integer({ minimum: 1000, description: "How long a new Pod may take to run, ms; default 120000" }),
+    ),
+    heartbeatMs: Type.Optional(
+      Type.Integer({
+        minimum: HEARTBEAT_MS_RANGE.min,
+        maximum: HEARTBEAT_MS_RANGE.max,
+        description:
+          "Ping an idle session's helper after this long without traffic on its exec stream, ms, so the node's streaming idle timeout never closes it; default 60000",
+      }),
     ),
     replicaId: Type.Optional(
       Type.String({
@@ -65,6 +73,8 @@ export type BackendConfig =
       kubeconfig?: string;
       imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
       startTimeoutMs?: number;
+      /** Heartbeat of idle sessions' exec streams, ms (src/sandbox/kubernetes/pod-channel.ts). */
+      heartbeatMs?: number;
       /** This server's `io.warden.replica` label value (always set once resolved). */
       replicaId: string;
       /** Tenants with a namespace of their own (tenant-namespaces.ts); absent: all in `namespace`. */
@@ -79,6 +89,7 @@ const KUBERNETES_ONLY = [
   "startTimeoutMs",
   "replicaId",
   "tenantNamespaces",
+  "heartbeatMs",
 ] as const;
 
 /**
@@ -113,6 +124,7 @@ export function resolveBackendConfig(
     ...(input.kubeconfig ? { kubeconfig: resolve(baseDir, input.kubeconfig) } : {}),
     ...(input.imagePullPolicy ? { imagePullPolicy: input.imagePullPolicy } : {}),
     ...(input.startTimeoutMs ? { startTimeoutMs: input.startTimeoutMs } : {}),
+    ...(input.heartbeatMs !== undefined ? { heartbeatMs: input.heartbeatMs } : {}),
     replicaId:
       input.replicaId === undefined ? defaultReplicaId(stateDir) : checkReplicaId(input.replicaId, where),
     ...(input.tenantNamespaces && Object.keys(input.tenantNamespaces).length > 0

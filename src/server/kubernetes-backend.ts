@@ -89,7 +89,7 @@ export function createKubernetesBackend(options: KubernetesBackendOptions): Sess
         cluster,
       );
       const baseline = await baselineOf(record.workspaceHostPath);
-      const sandbox = new KubernetesSandbox(info, cluster, channel, baseline);
+      const sandbox = new KubernetesSandbox(info, cluster, channel, baseline, log);
       return openSession(withSpill({ ...sessionOptions, sessionId: record.id }), {
         createSandbox: async () => sandbox,
         createSpillStore,

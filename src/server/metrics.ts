@@ -27,6 +27,11 @@ export interface ServerMetrics {
   poolIdle: Gauge;
   /** Live sessions by exec path ("channel" | "docker-exec"), read from `execPathSource` when scraped. */
   sessionsByExecPath: Gauge<"exec_path">;
+  /**
+   * Kubernetes sessions' exec channels after their stream ended under the live session: re-opened
+   * ("reopened") or a round of attempts that gave up ("failed"). src/sandbox/kubernetes/pod-channel.ts.
+   */
+  channelReconnects: Counter<"outcome">;
   /** What sessionsByExecPath reads (the server sets `current`). */
   execPathSource: { current?: () => Record<string, number> };
 }
@@ -103,6 +108,12 @@ export function createServerMetrics(options: { defaults?: boolean } = {}): Serve
         for (const [path, n] of Object.entries(execPathSource.current?.() ?? {}))
           this.set({ exec_path: path }, n);
       },
+    }),
+    channelReconnects: new Counter({
+      name: "warden_channel_reconnects_total",
+      help: "Exec channels of Kubernetes sessions re-opened (reopened) or not (failed) after their stream ended",
+      labelNames: ["outcome"],
+      registers,
     }),
     execPathSource,
   };

@@ -4,7 +4,14 @@
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { acquireReplicaLease, connectCluster, pingEngine, type ReplicaLease } from "../sandbox/index.js";
+import {
+  acquireReplicaLease,
+  type ChannelEvent,
+  channelEventLine,
+  connectCluster,
+  pingEngine,
+  type ReplicaLease,
+} from "../sandbox/index.js";
 import { sweepSpillDirs } from "../session/index.js";
 import type { SessionBackend } from "./backend.js";
 import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHashes } from "./config.js";
@@ -39,6 +46,8 @@ function spillDirOf(config: ServerConfig): string {
  * session and per tenant (tenantSpillOptions); the warm pool of `config.warmPool` keyed with each
  * tenant's policy; and (with `metrics`) each new
  * session's sandbox counted in warden_sandbox_starts_total{source="pool"|"cold"}. On Kubernetes
+ * a session's exec channel that ended and was re-opened (or not) is logged and counted in
+ * warden_channel_reconnects_total{outcome="reopened"|"failed"} (channelEvents). On Kubernetes
  * `options.clusters` are the views of its namespaces runServe already made (their NetworkPolicy
  * already ensured), else they are made from `config.backend` (kubernetesClusters).
  */
@@ -60,15 +69,29 @@ export function serveBackend(
   };
   const backend = config.backend ?? { kind: "docker" };
   if (backend.kind === "docker") return createDockerBackend(common);
-  return createKubernetesBackend({ ...common, clusters: options.clusters ?? kubernetesClusters(backend) });
+  const clusters = options.clusters ?? kubernetesClusters(backend, channelEvents(log, metrics));
+  return createKubernetesBackend({ ...common, clusters });
 }
 
-/** The cluster views of every namespace of a Kubernetes `backend` (connectCluster: reads the kubeconfig). */
+/**
+ * The cluster views of every namespace of a Kubernetes `backend` (connectCluster: reads the
+ * kubeconfig); `onChannelEvent` hears of every session's exec channel ending and being re-opened.
+ */
 function kubernetesClusters(
   backend: Extract<ServerConfig["backend"], { kind: "kubernetes" }>,
+  onChannelEvent: (event: ChannelEvent) => void,
 ): TenantClusters {
   const { kind: _, tenantNamespaces, ...connection } = backend;
-  return tenantClusters({ ...connectCluster(connection), replicaId: backend.replicaId }, tenantNamespaces);
+  const main = { ...connectCluster(connection), replicaId: backend.replicaId, onChannelEvent };
+  return tenantClusters(main, tenantNamespaces);
+}
+
+/** Logs each ChannelEvent (channelEventLine) and counts re-opens and failed rounds in `metrics`. */
+function channelEvents(log?: (line: string) => void, metrics?: ServerMetrics): (event: ChannelEvent) => void {
+  return (event) => {
+    log?.(channelEventLine(event));
+    if (event.outcome !== "lost") metrics?.channelReconnects.inc({ outcome: event.outcome });
+  };
 }
 
 /** Starts the server and installs the signal handlers. Resolves once listening. */
@@ -84,6 +107,7 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   let swept: Awaited<ReturnType<typeof sweepSpillDirs>>;
   let lease: ReplicaLease | undefined;
   let clusters: TenantClusters | undefined;
+  const metrics = createServerMetrics({ defaults: true });
   try {
     // The backend answers before anything else; on Kubernetes every namespace (the main one and
     // each tenant's) exists, is usable and has its deny-all NetworkPolicy (or what is missing is
@@ -91,7 +115,7 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
     // namespace, before reconciling (replica-lease.ts: one live server per id, or each would
     // remove the other's Pods; held by its host and state directory).
     if (config.backend?.kind === "kubernetes") {
-      clusters = kubernetesClusters(config.backend);
+      clusters = kubernetesClusters(config.backend, channelEvents(log, metrics));
       await checkNamespaces(clusters, config.backend.tenantNamespaces);
       lease = await acquireReplicaLease({
         leases: clusters.main.leases,
@@ -105,7 +129,6 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
     // Spill files of a previous run's sessions cannot be read by anyone any more (a spill store only
     // serves files it wrote): remove those whose server process is gone.
     swept = await sweepSpillDirs({ dir: spillDirOf(config) });
-    const metrics = createServerMetrics({ defaults: true });
     const backend = serveBackend(config, { log, metrics, ...(clusters ? { clusters } : {}) });
     server = await startServer({
       config,

@@ -12,6 +12,7 @@ import {
   connectCluster,
   createKubernetesSandbox,
   type KubernetesCluster,
+  type KubernetesClusterOptions,
   type Sandbox,
   type SandboxOptions,
   WARDEN_POD_SELECTOR,
@@ -122,15 +123,20 @@ export function describeK8s(name: string, body: () => void): void {
 
 /**
  * The test cluster: namespace warden-test, images imported into the node (pull policy Never),
- * Pods on `runtimeClassName` (default: the run's, $WARDEN_TEST_RUNTIME_CLASS).
+ * Pods on `runtimeClassName` (default: the run's, $WARDEN_TEST_RUNTIME_CLASS); `overrides` change
+ * any other connection option (another kubeconfig, the heartbeat).
  */
-export function testCluster(runtimeClassName = TEST_RUNTIME_CLASS): KubernetesCluster {
+export function testCluster(
+  runtimeClassName = TEST_RUNTIME_CLASS,
+  overrides: Partial<KubernetesClusterOptions> = {},
+): KubernetesCluster {
   return connectCluster({
     namespace: TEST_NAMESPACE,
     kubeconfig: TEST_KUBECONFIG,
     imagePullPolicy: "Never",
     startTimeoutMs: 90_000,
     ...(runtimeClassName ? { runtimeClassName } : {}),
+    ...overrides,
   });
 }
 

@@ -53,6 +53,12 @@ export {
   FrameDecoder,
   FrameType,
 } from "./protocol/frame.js";
+export {
+  type Heartbeat,
+  type HeartbeatOptions,
+  heartbeatDelayMs,
+  startHeartbeat,
+} from "./protocol/heartbeat.js";
 export { channelIO } from "./protocol/io.js";
 export {
   CONTENDED_BURST_MS,

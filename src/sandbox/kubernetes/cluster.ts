@@ -6,6 +6,7 @@
 import { CoordinationV1Api, CoreV1Api, Exec, KubeConfig, NetworkingV1Api } from "@kubernetes/client-node";
 import { InvalidArgumentError, NotFoundError, SandboxError, type WardenError } from "../../errors.js";
 import { requireLabelValue } from "./pod-labels.js";
+import type { ChannelEvent } from "./reconnect-policy.js";
 
 /** Where sandbox Pods are made and how. */
 export interface KubernetesCluster {
@@ -25,6 +26,13 @@ export interface KubernetesCluster {
   startTimeoutMs?: number;
   /** The `warden serve` replica whose Pods these are (pod-labels.ts POD_REPLICA); none outside a server. */
   replicaId?: string;
+  /**
+   * Ping a session's helper after this long without traffic on its exec stream (ms), so the CRI
+   * streaming server never closes it as idle (pod-channel.ts). Default DEFAULT_HEARTBEAT_MS, 60 s.
+   */
+  heartbeatMs?: number;
+  /** Told when a session's exec channel was re-opened, or could not be (pod-channel.ts): logs and metrics. */
+  onChannelEvent?: (event: ChannelEvent) => void;
 }
 
 /** Options of connectCluster. */
@@ -36,7 +44,11 @@ export interface KubernetesClusterOptions {
   imagePullPolicy?: KubernetesCluster["imagePullPolicy"];
   startTimeoutMs?: number;
   replicaId?: string;
+  heartbeatMs?: number;
 }
+
+/** Bounds of KubernetesCluster.heartbeatMs: 1 s to 1 h. */
+export const HEARTBEAT_MS_RANGE = { min: 1000, max: 3_600_000 } as const;
 
 // A DNS-1123 label: what Kubernetes takes as a namespace name.
 const DNS_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -49,7 +61,7 @@ export function isNamespaceName(name: string): boolean {
 /**
  * The clients of the cluster `options` names. Reading the kubeconfig is the only I/O; nothing
  * is asked of the API server yet. Throws InvalidArgumentError for a bad namespace, RuntimeClass
- * name or replica id, or an unreadable kubeconfig.
+ * name, replica id or heartbeatMs (an integer in HEARTBEAT_MS_RANGE), or an unreadable kubeconfig.
  */
 export function connectCluster(options: KubernetesClusterOptions): KubernetesCluster {
   if (!isNamespaceName(options.namespace)) {
@@ -63,6 +75,19 @@ export function connectCluster(options: KubernetesClusterOptions): KubernetesClu
   ) {
     throw new InvalidArgumentError(
       `backend.runtimeClassName ${JSON.stringify(options.runtimeClassName)} is not a RuntimeClass name (e.g. gvisor).`,
+    );
+  }
+  const { heartbeatMs } = options;
+  if (
+    heartbeatMs !== undefined &&
+    !(
+      Number.isInteger(heartbeatMs) &&
+      heartbeatMs >= HEARTBEAT_MS_RANGE.min &&
+      heartbeatMs <= HEARTBEAT_MS_RANGE.max
+    )
+  ) {
+    throw new InvalidArgumentError(
+      `backend.heartbeatMs ${JSON.stringify(heartbeatMs)} is not an integer from ${HEARTBEAT_MS_RANGE.min} to ${HEARTBEAT_MS_RANGE.max} (ms between pings of an idle session's helper); keep it well below the node's streaming idle timeout (containerd stream_idle_timeout, default 4 h), e.g. 60000.`,
     );
   }
   const config = new KubeConfig();
@@ -84,6 +109,7 @@ export function connectCluster(options: KubernetesClusterOptions): KubernetesClu
     ...(options.imagePullPolicy ? { imagePullPolicy: options.imagePullPolicy } : {}),
     ...(options.startTimeoutMs ? { startTimeoutMs: options.startTimeoutMs } : {}),
     ...(options.replicaId ? { replicaId: requireLabelValue(options.replicaId, "replicaId") } : {}),
+    ...(heartbeatMs !== undefined ? { heartbeatMs } : {}),
   };
 }
 

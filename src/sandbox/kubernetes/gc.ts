@@ -7,7 +7,7 @@
 import type { GcOptions, GcRemoval } from "../gc-types.js";
 import { staleReason } from "../labels.js";
 import { fromKubeError, type KubernetesCluster } from "./cluster.js";
-import { deletePod } from "./kubernetes-sandbox.js";
+import { deletePod } from "./delete-pod.js";
 import { podStateOf, WARDEN_POD_SELECTOR } from "./pod-labels.js";
 
 /** Sweeps stale sandbox Pods of `cluster.namespace`. Rejects SandboxError when the API fails. */

@@ -10,6 +10,7 @@ export {
   apiStatus,
   connectCluster,
   fromKubeError,
+  HEARTBEAT_MS_RANGE,
   isNamespaceName,
   type KubernetesCluster,
   type KubernetesClusterOptions,
@@ -22,14 +23,16 @@ export {
   preparePod,
   requirePodOptions,
 } from "./create.js";
+export { deletePod } from "./delete-pod.js";
 export { gcPods } from "./gc.js";
-export { deletePod, KubernetesSandbox } from "./kubernetes-sandbox.js";
+export { KubernetesSandbox } from "./kubernetes-sandbox.js";
 export {
   buildDenyAllPolicy,
   DENY_ALL_POLICY,
   ensureDenyAllPolicy,
   isDenyAllPolicy,
 } from "./network-policy.js";
+export { DEFAULT_HEARTBEAT_MS, PodChannel } from "./pod-channel.js";
 export { POD_DEFAULT_RUNTIME, type PodInfoFields, podSandboxInfo } from "./pod-info.js";
 export {
   isLabelValue,
@@ -54,6 +57,14 @@ export {
   type PodSpecOptions,
   SANDBOX_CONTAINER,
 } from "./pod-spec.js";
+export {
+  type ChannelEvent,
+  channelEventLine,
+  DEFAULT_RECONNECT_POLICY,
+  podReachable,
+  type ReconnectPolicy,
+  reconnectDelayMs,
+} from "./reconnect-policy.js";
 export {
   acquireReplicaLease,
   ReplicaIdInUseError,

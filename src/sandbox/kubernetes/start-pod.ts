@@ -10,7 +10,7 @@ import { isAbortError, throwIfAborted } from "../../util/index.js";
 import { ChannelClient } from "../channel/protocol/client.js";
 import { awaitHelper } from "../channel/protocol/handshake.js";
 import { fromKubeError, type KubernetesCluster } from "./cluster.js";
-import { deletePod } from "./kubernetes-sandbox.js";
+import { deletePod } from "./delete-pod.js";
 import { execChannel, type HelperLog } from "./transport.js";
 
 /**

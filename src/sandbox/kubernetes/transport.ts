@@ -60,15 +60,20 @@ export async function execChannel(
 ): Promise<ChannelTransport> {
   const stdin = new PassThrough();
   const early: Buffer[] = [];
-  let sinks: { onData(chunk: Buffer): void; onClose(reason: string): void } | undefined;
+  let sinks: { onData(chunk: Buffer): void; onClose(reason: string, lost?: boolean): void } | undefined;
   let closedReason: string | undefined;
+  let closedLost = false;
   let closed = false;
-  const end = (reason: string) => {
+  // `lost`: the connection ended without the helper's exit status (cut, idle timeout, API server gone).
+  const end = (reason: string, lost = false) => {
     if (closed) return;
     closed = true;
     stdin.end();
-    if (sinks) sinks.onClose(reason);
-    else closedReason = reason;
+    if (sinks) sinks.onClose(reason, lost);
+    else {
+      closedReason = reason;
+      closedLost = lost;
+    }
   };
   let stderrTail = "";
   const stdout = sink((chunk) => (sinks ? sinks.onData(chunk) : early.push(chunk)));
@@ -101,14 +106,20 @@ export async function execChannel(
       { cause: err },
     );
   }
-  socket.on("close", (code) =>
-    end(
-      exitStatus
-        ? `the channel's helper in Pod ${namespace}/${podName} ended (${exitStatus.message ?? exitStatus.status})`
-        : `the Pod's exec stream closed (code ${code}; Pod stopped?)`,
-    ),
-  );
-  socket.on("error", (err) => end(`exec stream error: ${err.message}`));
+  socket.on("close", (code) => {
+    if (exitStatus)
+      end(
+        `the channel's helper in Pod ${namespace}/${podName} ended (${exitStatus.message ?? exitStatus.status})`,
+      );
+    else {
+      const why = code === 1006 ? ": the connection was lost" : "";
+      end(
+        `the Pod's exec stream closed without the helper's exit status (WebSocket code ${code}${why})`,
+        true,
+      );
+    }
+  });
+  socket.on("error", (err) => end(`exec stream error: ${err.message}`, true));
   return {
     write(chunk) {
       if (!closed) stdin.write(chunk);
@@ -116,7 +127,7 @@ export async function execChannel(
     start(s) {
       sinks = s;
       for (const chunk of early.splice(0)) s.onData(chunk);
-      if (closedReason !== undefined) s.onClose(closedReason);
+      if (closedReason !== undefined) s.onClose(closedReason, closedLost);
     },
     close() {
       if (closed) return;

@@ -47,6 +47,18 @@ describe("warden serve: backend config", () => {
     expect(cfg.tenants[0]?.workspaceModes).toEqual(["copy"]);
   });
 
+  it("takes heartbeatMs from 1 s to 1 h, and refuses other values naming the field", () => {
+    const k8s = (heartbeatMs: unknown) => load({ kind: "kubernetes", namespace: "warden", heartbeatMs });
+    expect(k8s(20000).backend).toMatchObject({ kind: "kubernetes", heartbeatMs: 20000 });
+    const bad = "serve.yaml: invalid server configuration: /backend/heartbeatMs must be";
+    expect(() => k8s(500)).toThrow(`${bad} >= 1000.`);
+    expect(() => k8s(3_600_001)).toThrow(`${bad} <= 3600000.`);
+    expect(() => k8s(1500.5)).toThrow(`${bad} integer.`);
+    expect(() => load({ kind: "docker", heartbeatMs: 20000 })).toThrow(
+      "serve.yaml/backend/heartbeatMs applies to kind kubernetes only; remove it or set kind: kubernetes.",
+    );
+  });
+
   it("refuses kind kubernetes without a namespace, saying what to add", () => {
     expect(() => load({ kind: "kubernetes" })).toThrow(
       "serve.yaml/backend: kind kubernetes needs a namespace (the one its session Pods go to), e.g. namespace: warden.",

@@ -14,8 +14,12 @@ import { type OutputMeter, type OutputShare, outputShare } from "./output-share.
 /** A byte pipe to the helper: frames out through `write`, raw bytes in through the sinks. */
 export interface ChannelTransport {
   write(chunk: Buffer): void;
-  /** Starts delivery; `onData` gets the helper's frame bytes (already demuxed), `onClose` once. */
-  start(sinks: { onData(chunk: Buffer): void; onClose(reason: string): void }): void;
+  /**
+   * Starts delivery; `onData` gets the helper's frame bytes (already demuxed), `onClose` once,
+   * with `lost` true when the connection was lost (the helper may still run: a new stream can
+   * reach it) rather than ended by the helper or closed here.
+   */
+  start(sinks: { onData(chunk: Buffer): void; onClose(reason: string, lost?: boolean): void }): void;
   /** Closes the transport; `onClose` follows. */
   close(): void;
   /** Stops reading until `resume` (backpressure reaches the helper); optional. */
@@ -53,6 +57,10 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** Multiplexes requests over one transport. Create with `new ChannelClient(transport, options)`. */
 export class ChannelClient {
   private readonly pending = new Map<number, RequestHandler>();
+  /** Ids of quiet requests (heartbeat pings): not "busy" for the output share. */
+  private readonly quiet = new Set<number>();
+  private readonly closeListeners: Array<(reason: string) => void> = [];
+  private lost = false;
   private nextId = 1;
   private wrapped = false;
   private corruption: string | null = null;
@@ -77,9 +85,14 @@ export class ChannelClient {
           this.corrupted((err as Error).message);
           return;
         }
+        this.lastReceivedAt = performance.now();
+        this.lastTrafficAt = this.lastReceivedAt;
         this.pace(chunk.length);
       },
-      onClose: (reason) => this.fail(reason),
+      onClose: (reason, lost) => {
+        this.lost = lost === true && !this.closed;
+        this.fail(reason);
+      },
     });
   }
 
@@ -91,9 +104,42 @@ export class ChannelClient {
     return this.closedReason !== null;
   }
 
-  /** Number of requests in flight. */
+  /** Why the channel closed (the transport's reason, or the controller's), or null while open. */
+  get closeReason(): string | null {
+    return this.closedReason;
+  }
+
+  /**
+   * True when the channel closed because its transport lost the connection (ChannelTransport
+   * `onClose`'s `lost`), not because the helper ended or the controller closed it.
+   */
+  get streamLost(): boolean {
+    return this.lost;
+  }
+
+  /** What corrupted the stream (the channel was closed for it), or null. */
+  get corruptedBy(): string | null {
+    return this.corruption;
+  }
+
+  /** Number of requests in flight, quiet ones (heartbeat pings) not counted. */
   get inFlight(): number {
-    return this.pending.size;
+    return this.pending.size - this.quiet.size;
+  }
+
+  /** When bytes last went out or came in (performance.now() ms); the heartbeat reads it. */
+  lastTrafficAt = performance.now();
+
+  /** When bytes last came in from the helper (performance.now() ms). */
+  lastReceivedAt = performance.now();
+
+  /**
+   * Calls `listener` once with the reason when the channel closes (at once when it already has):
+   * the transport ended, the stream was corrupted, or `close` was called.
+   */
+  onClosed(listener: (reason: string) => void): void {
+    if (this.closedReason !== null) listener(this.closedReason);
+    else this.closeListeners.push(listener);
   }
 
   /** When a request was last open (performance.now() ms), for the output share; undefined before any. */
@@ -102,29 +148,42 @@ export class ChannelClient {
   /**
    * Starts a request: registers `handler` under a fresh id and sends the frame. Returns a sender
    * for follow-up frames (e.g. `kill`) and `release` to stop listening (late frames are dropped).
+   * A `quiet` request (a heartbeat ping) does not make the channel busy for the output share.
    * Throws SandboxNotRunningError when the channel is closed.
    */
   open(
     type: FrameTypeCode,
     payload: Buffer,
     handler: RequestHandler,
+    options: { quiet?: boolean } = {},
   ): { id: number; send(type: FrameTypeCode, payload: Buffer): void; release(): void } {
     this.assertOpen();
     const id = this.nextId;
     if (this.nextId >= 0xffff_fff0) this.wrapped = true;
     this.nextId = this.nextId >= 0xffff_fff0 ? 1 : this.nextId + 1;
     this.pending.set(id, handler);
-    this.lastBusyAt = performance.now();
-    this.transport.write(encodeFrame(type, id, payload));
+    if (options.quiet) this.quiet.add(id);
+    else this.lastBusyAt = performance.now();
+    this.send(encodeFrame(type, id, payload));
     return {
       id,
       send: (t, p) => {
-        if (!this.closed && this.pending.has(id)) this.transport.write(encodeFrame(t, id, p));
+        if (!this.closed && this.pending.has(id)) this.send(encodeFrame(t, id, p));
       },
       release: () => {
-        if (this.pending.delete(id)) this.lastBusyAt = performance.now();
+        if (this.pending.delete(id)) this.settled(id);
       },
     };
+  }
+
+  private send(frame: Buffer): void {
+    this.lastTrafficAt = performance.now();
+    this.transport.write(frame);
+  }
+
+  /** A request ended: it no longer keeps the channel busy (a quiet one never did). */
+  private settled(id: number): void {
+    if (!this.quiet.delete(id)) this.lastBusyAt = performance.now();
   }
 
   /**
@@ -133,7 +192,7 @@ export class ChannelClient {
    * AbortError when `signal` fires, SandboxNotRunningError when the channel drops, and
    * SandboxError ("warden-helper did not answer <verb> <path> within N ms") when no reply came
    * within `timeoutMs` (default: the client's requestTimeoutMs, 30 s). A timed-out request is
-   * released (its late reply is dropped); the channel stays open for other requests.
+   * released (its late reply is dropped); the channel stays open for other requests. `quiet`: see open.
    */
   call(
     type: FrameTypeCode,
@@ -142,6 +201,7 @@ export class ChannelClient {
     path: string,
     signal?: AbortSignal,
     timeoutMs: number = this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    quiet = false,
   ): Promise<Frame> {
     throwIfAborted(signal);
     return new Promise<Frame>((resolve, reject) => {
@@ -151,19 +211,24 @@ export class ChannelClient {
         unlisten();
         clearTimeout(timer);
       };
-      const request = this.open(type, payload, {
-        onFrame: (frame) => {
-          done();
-          if (frame.type === FrameType.error) {
-            reject(errorFromHelper(toErrorBody(parseJson(frame.payload, "error")), verb, path));
-          } else resolve(frame);
-          return true;
+      const request = this.open(
+        type,
+        payload,
+        {
+          onFrame: (frame) => {
+            done();
+            if (frame.type === FrameType.error) {
+              reject(errorFromHelper(toErrorBody(parseJson(frame.payload, "error")), verb, path));
+            } else resolve(frame);
+            return true;
+          },
+          onClose: (err) => {
+            done();
+            reject(err);
+          },
         },
-        onClose: (err) => {
-          done();
-          reject(err);
-        },
-      });
+        { quiet },
+      );
       unlisten = onAbort(signal, () => {
         done();
         request.release();
@@ -179,20 +244,36 @@ export class ChannelClient {
           ),
         );
       }, timeoutMs);
+      if (quiet) timer.unref(); // a heartbeat never keeps the process alive
     });
   }
 
-  /** Round trip to the helper; resolves with its version and pid. */
-  async ping(signal?: AbortSignal): Promise<PongBody> {
-    const frame = await this.call(FrameType.ping, Buffer.alloc(0), "pinging", "warden-helper", signal);
+  /**
+   * Round trip to the helper; resolves with its version and pid. Rejects like `call`; `timeoutMs`
+   * (default the client's) bounds the wait, `quiet` (a heartbeat) leaves the output share alone.
+   */
+  async ping(signal?: AbortSignal, options: { timeoutMs?: number; quiet?: boolean } = {}): Promise<PongBody> {
+    const frame = await this.call(
+      FrameType.ping,
+      Buffer.alloc(0),
+      "pinging",
+      "warden-helper",
+      signal,
+      options.timeoutMs,
+      options.quiet,
+    );
     const body = parseJson(frame.payload, "pong") as Partial<PongBody>;
     return { version: String(body.version ?? "?"), pid: Number(body.pid ?? 0) };
   }
 
-  /** Closes the transport; pending requests reject SandboxNotRunningError. Idempotent. */
-  close(): void {
-    if (!this.closed) this.transport.close();
-    this.fail("closed by the controller");
+  /**
+   * Closes the transport; pending requests reject SandboxNotRunningError. `reason` is what
+   * closeReason and onClosed listeners get (default "closed by the controller"). Idempotent.
+   */
+  close(reason = "closed by the controller"): void {
+    if (this.closed) return;
+    this.fail(reason); // first: the transport may report its own close synchronously
+    this.transport.close();
   }
 
   /** Pauses the transport for as long as the share's rate asks after `bytes` arrived (output-share.ts). */
@@ -220,7 +301,7 @@ export class ChannelClient {
     }
     if (handler.onFrame(frame)) {
       this.pending.delete(frame.id);
-      this.lastBusyAt = performance.now();
+      this.settled(frame.id);
     }
   }
 
@@ -249,10 +330,16 @@ export class ChannelClient {
     this.resumeTimer = undefined;
     const handlers = [...this.pending.values()];
     this.pending.clear();
-    for (const h of handlers) h.onClose(this.notRunning());
+    this.quiet.clear();
+    for (const h of handlers) h.onClose(this.closedError());
+    for (const listener of this.closeListeners.splice(0)) listener(reason);
   }
 
-  private notRunning(): Error {
+  /**
+   * What requests reject with once the channel closed: SandboxError naming the corruption, else
+   * SandboxNotRunningError (its cause names the close reason).
+   */
+  closedError(): Error {
     if (this.corruption !== null) {
       return new SandboxError(
         `The warden-helper channel of sandbox container ${this.options.containerId.slice(0, 12)} was closed: corrupted stream (${this.corruption}); destroy this sandbox and create a new one.`,
@@ -264,6 +351,6 @@ export class ChannelClient {
   }
 
   private assertOpen(): void {
-    if (this.closedReason !== null) throw this.notRunning();
+    if (this.closedReason !== null) throw this.closedError();
   }
 }

@@ -14,16 +14,33 @@ import {
   channelWriteFile,
 } from "./files.js";
 
+/**
+ * Runs one request's `use` on a channel: the same client each time, or one that replaces a lost
+ * one (the Kubernetes PodChannel). `signal` is the request's.
+ */
+export type ChannelRunner = <T>(
+  signal: AbortSignal | undefined,
+  use: (client: ChannelClient) => Promise<T>,
+) => Promise<T>;
+
 /** SandboxIO over `client`; `close` closes the channel (pending requests reject SandboxNotRunningError). */
 export function channelIO(client: ChannelClient): SandboxIO {
+  return channelIOVia(
+    (_signal, use) => use(client),
+    () => client.close(),
+  );
+}
+
+/** SandboxIO whose every request goes through `run`; `close` is the IO's close. */
+export function channelIOVia(run: ChannelRunner, close: () => void): SandboxIO {
   return {
     kind: "channel",
-    exec: (command, options) => channelExec(client, command, options),
-    readFile: (path, range, options) => channelReadFile(client, path, range, options),
-    writeFile: (path, data, options) => channelWriteFile(client, path, data, options),
-    stat: (path, options) => channelStat(client, path, options),
-    realpath: (path, options) => channelRealpath(client, path, options),
-    listDirRaw: (path, options) => channelListDirRaw(client, path, options),
-    close: () => client.close(),
+    exec: (command, o) => run(o?.signal, (c) => channelExec(c, command, o)),
+    readFile: (path, range, o) => run(o?.signal, (c) => channelReadFile(c, path, range, o)),
+    writeFile: (path, data, o) => run(o?.signal, (c) => channelWriteFile(c, path, data, o)),
+    stat: (path, o) => run(o?.signal, (c) => channelStat(c, path, o)),
+    realpath: (path, o) => run(o?.signal, (c) => channelRealpath(c, path, o)),
+    listDirRaw: (path, o) => run(o?.signal, (c) => channelListDirRaw(c, path, o)),
+    close,
   };
 }

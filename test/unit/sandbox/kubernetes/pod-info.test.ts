@@ -14,9 +14,22 @@ const expiresAt = new Date("2026-12-01T11:00:00.000Z");
 /** A created Pod sandbox's info, with no workspace to copy in (no channel or API call). */
 async function infoOf(cluster: KubernetesCluster, runtime: "runc" | "runsc") {
   const opts = await resolveSandboxOptions({ runtime }, "s1");
-  const channel = { close: () => {} } as ChannelClient;
+  // Open and quiet: the sandbox's heartbeat would ping it in 60 s; the sandbox is closed before.
+  let closed = false;
+  const channel = {
+    get closed() {
+      return closed;
+    },
+    lastTrafficAt: performance.now(),
+    onClosed: () => {},
+    close: () => {
+      closed = true;
+    },
+  } as unknown as ChannelClient;
   const prepared: PreparedPod = { name: "warden-s1", channel, createdAt, expiresAt, opts };
-  return (await finishPodSandbox(cluster, prepared, opts)).info;
+  const sandbox = await finishPodSandbox(cluster, prepared, opts);
+  channel.close();
+  return sandbox.info;
 }
 
 describe("a sandbox Pod's info", () => {

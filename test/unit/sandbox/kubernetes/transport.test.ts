@@ -61,30 +61,32 @@ describe("the Pod exec-stream transport", () => {
     expect(closedWith).toBe("the channel was closed");
   });
 
-  it("reports the stream's end once, with the close code, and the helper's stderr lines to the log", async () => {
+  it("reports the stream's end once, with the close code, as a lost connection, and the helper's stderr lines to the log", async () => {
     const { exec, seen, socket } = fakeExec();
     const lines: string[] = [];
     const transport = await execChannel(exec, "ns", "p", { log: (l) => lines.push(l) });
     const reasons: string[] = [];
-    transport.start({ onData: () => undefined, onClose: (r) => reasons.push(r) });
+    transport.start({ onData: () => undefined, onClose: (r, lost) => reasons.push(`${r} lost=${lost}`) });
     seen.stderr!.write(Buffer.from("one\ntw"));
     seen.stderr!.write(Buffer.from("o\n"));
     socket.emit("close", 1006);
     socket.emit("error", new Error("late"));
     await new Promise((r) => setImmediate(r));
     expect(lines).toEqual(["one", "two"]);
-    expect(reasons).toEqual(["the Pod's exec stream closed (code 1006; Pod stopped?)"]);
+    expect(reasons).toEqual([
+      "the Pod's exec stream closed without the helper's exit status (WebSocket code 1006: the connection was lost) lost=true",
+    ]);
   });
 
-  it("names the helper's exit when the API sent its status before the close", async () => {
+  it("names the helper's exit when the API sent its status before the close: not a lost connection", async () => {
     const { exec, seen, socket } = fakeExec();
     const transport = await execChannel(exec, "ns", "p");
     const reasons: string[] = [];
-    transport.start({ onData: () => undefined, onClose: (r) => reasons.push(r) });
+    transport.start({ onData: () => undefined, onClose: (r, lost) => reasons.push(`${r} lost=${lost}`) });
     seen.status!({ status: "Failure", message: "command terminated with non-zero exit code: 137" });
     socket.emit("close", 1000);
     expect(reasons).toEqual([
-      "the channel's helper in Pod ns/p ended (command terminated with non-zero exit code: 137)",
+      "the channel's helper in Pod ns/p ended (command terminated with non-zero exit code: 137) lost=false",
     ]);
   });
 

@@ -1,0 +1,242 @@
+/**
+ * A Kubernetes session's channel that outlives its exec stream. The stream (transport.ts) can end
+ * under a live session: the CRI streaming server closes a stream idle for its `stream_idle_timeout`
+ * (containerd default 4 h), an API server restart or a network blip cuts it. So:
+ * - heartbeat: while the channel is quiet, the helper is pinged every `cluster.heartbeatMs`
+ *   (../channel/protocol/heartbeat.ts), so the stream is never idle; an unanswered ping closes it;
+ * - reconnect: when the connection is lost (the stream ended without the helper's exit status, or
+ *   the heartbeat went unanswered) and the session is not closing, a background attempt (and any
+ *   call meanwhile) re-opens the channel as adoption does (start-pod.ts connectHelper: the new
+ *   helper SIGKILLs the previous channel's processes), with bounded retries
+ *   (reconnect-policy.ts); a Pod that is gone or not running fails every later call, naming it.
+ *   A helper that ended (killed by a newer channel: another controller took the Pod over) is
+ *   not re-opened, or two controllers would take the Pod from each other forever.
+ * A call that was running when the stream ended gets a SandboxError saying so, never a hang.
+ * Each end, re-open and failed round is reported to `cluster.onChannelEvent` (the server logs and counts them).
+ */
+import { SandboxError, SandboxNotRunningError } from "../../errors.js";
+import { AbortError, onAbort, throwIfAborted } from "../../util/index.js";
+import type { ChannelClient } from "../channel/protocol/client.js";
+import { type Heartbeat, startHeartbeat } from "../channel/protocol/heartbeat.js";
+import { channelIOVia } from "../channel/protocol/io.js";
+import type { SandboxIO } from "../io.js";
+import { apiStatus, type KubernetesCluster } from "./cluster.js";
+import {
+  type ChannelEvent,
+  DEFAULT_RECONNECT_POLICY,
+  podReachable,
+  type ReconnectPolicy,
+  reconnectDelayMs,
+} from "./reconnect-policy.js";
+import { connectHelper } from "./start-pod.js";
+
+/** Default of KubernetesCluster.heartbeatMs: 60 s, far below any streaming idle timeout in use (minutes to hours). */
+export const DEFAULT_HEARTBEAT_MS = 60_000;
+
+/** The live channel of one Pod: see the file comment. Made by KubernetesSandbox. */
+export class PodChannel {
+  private current: ChannelClient;
+  private heartbeat: Heartbeat | undefined;
+  private reopening: Promise<ChannelClient> | undefined;
+  private gone: Error | undefined;
+  private closing = false;
+  private lostReason = "";
+  /** Channels whose connection was lost (or went silent): their calls' errors say so. */
+  private readonly lost = new WeakSet<ChannelClient>();
+  /** Channels re-opened so far (each after the previous one's stream ended). */
+  reconnects = 0;
+
+  private readonly sessionId: string;
+  private readonly log: ((line: string) => void) | undefined;
+  private readonly policy: ReconnectPolicy;
+
+  /**
+   * `client` is Pod `pod`'s connected channel; `sessionId` goes into the events; `log` gets the
+   * helper's stderr lines of re-opened channels; `policy` bounds each reconnect (default DEFAULT_RECONNECT_POLICY).
+   */
+  constructor(
+    private readonly cluster: KubernetesCluster,
+    readonly pod: string,
+    client: ChannelClient,
+    options: { sessionId: string; log?: (line: string) => void; policy?: ReconnectPolicy },
+  ) {
+    this.sessionId = options.sessionId;
+    this.log = options.log;
+    this.policy = options.policy ?? DEFAULT_RECONNECT_POLICY;
+    this.current = client;
+    this.watch(client);
+  }
+
+  /**
+   * The open channel: the current one, or a re-opened one after its stream ended. Rejects the Pod's
+   * SandboxError once it is gone, SandboxNotRunningError after close, SandboxError when a round of
+   * attempts failed (the next call tries again), AbortError when `signal` fires.
+   */
+  async client(signal?: AbortSignal): Promise<ChannelClient> {
+    throwIfAborted(signal);
+    if (this.closing) throw new SandboxNotRunningError(this.pod);
+    if (this.gone) throw this.gone;
+    if (!this.current.closed) return this.current;
+    this.reopening ??= this.reopen().finally(() => {
+      this.reopening = undefined;
+    });
+    return raceAbort(this.reopening, signal);
+  }
+
+  /**
+   * Runs `use` on the open channel. A call cut by the end of the stream rejects SandboxError naming
+   * the Pod and why (its command was stopped: the helper kills what a lost channel started).
+   */
+  async with<T>(signal: AbortSignal | undefined, use: (client: ChannelClient) => Promise<T>): Promise<T> {
+    const client = await this.client(signal);
+    try {
+      return await use(client);
+    } catch (err) {
+      if (!(err instanceof SandboxNotRunningError) || this.closing || !this.lost.has(client)) throw err;
+      throw new SandboxError(
+        `the exec stream to Pod ${this.cluster.namespace}/${this.pod} ended while this call ran (${client.closeReason}); ` +
+          "what the call started was stopped, and the channel is re-opened for the next call: retry it.",
+        { cause: err },
+      );
+    }
+  }
+
+  /** The SandboxIO over this channel (../channel/protocol/io.ts's, each request through `with`). */
+  io(): SandboxIO {
+    return channelIOVia(
+      (signal, use) => this.with(signal, use),
+      () => this.close(),
+    );
+  }
+
+  /** Stops the heartbeat and closes the channel for good (the session ends). Idempotent. */
+  close(): void {
+    this.closing = true;
+    this.heartbeat?.stop();
+    this.current.close();
+  }
+
+  /** Heartbeat on `client`, and a background re-open when its stream ends unexpectedly. */
+  private watch(client: ChannelClient): void {
+    const everyMs = this.cluster.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
+    let silent = false;
+    this.heartbeat = startHeartbeat(client, {
+      everyMs,
+      onUnanswered: (reason) => {
+        silent = true;
+        client.close(`heartbeat: ${reason}`);
+      },
+    });
+    client.onClosed((reason) => {
+      if (this.closing || client !== this.current) return;
+      // Only a lost connection is re-opened. A helper that ended (killed by a newer channel:
+      // another controller took the Pod over, or by a command) or a corrupted stream (written by
+      // someone else) is not fought over: every later call fails as the old channel's would.
+      if (!silent && !client.streamLost) {
+        this.gone = client.closedError();
+        this.report({ outcome: "failed", reason, error: this.gone.message, final: true });
+        return;
+      }
+      this.lost.add(client);
+      this.lostReason = reason;
+      this.report({ outcome: "lost", reason });
+      this.client().catch(() => {}); // reopen reports the outcome
+    });
+  }
+
+  /** One bounded round of attempts (see the file comment); resolves with the new channel. */
+  private async reopen(): Promise<ChannelClient> {
+    const { namespace } = this.cluster;
+    const reason = this.lostReason;
+    let last = "";
+    for (let attempt = 0; ; attempt++) {
+      const reachable = await this.readPod();
+      if (reachable !== true && reachable.final) return this.giveUp(reason, reachable.error, true);
+      if (reachable === true) {
+        try {
+          const client = await connectHelper(this.cluster, this.pod, this.log ? { log: this.log } : {});
+          if (this.closing) {
+            client.close();
+            throw new SandboxNotRunningError(this.pod);
+          }
+          this.current = client;
+          this.reconnects++;
+          this.watch(client);
+          this.report({ outcome: "reopened", reason, attempts: attempt + 1 });
+          return client;
+        } catch (err) {
+          if (this.closing) throw new SandboxNotRunningError(this.pod);
+          last = (err as Error).message;
+        }
+      } else last = reachable.error.message;
+      const delayMs = reconnectDelayMs(attempt, this.policy);
+      if (delayMs === undefined)
+        return this.giveUp(
+          reason,
+          new SandboxError(
+            `the exec channel to Pod ${namespace}/${this.pod} ended (${reason}) and could not be re-opened in ${attempt + 1} attempts (last: ${last}); the next call tries again.`,
+          ),
+          false,
+        );
+      await new Promise((r) => setTimeout(r, delayMs).unref());
+      if (this.closing) throw new SandboxNotRunningError(this.pod);
+    }
+  }
+
+  /**
+   * true when the Pod runs; else the error (`final` when the Pod is gone or will not run again; an
+   * API failure is not final: the API server may be restarting).
+   */
+  private async readPod(): Promise<true | { error: Error; final: boolean }> {
+    const { core, namespace } = this.cluster;
+    let pod = null;
+    try {
+      pod = await core.readNamespacedPod({ name: this.pod, namespace });
+    } catch (err) {
+      if (apiStatus(err) !== 404)
+        return {
+          error: new SandboxError(`reading Pod ${namespace}/${this.pod}: ${(err as Error).message}`),
+          final: false,
+        };
+    }
+    const reachable = podReachable(pod);
+    if (reachable.ok) return true;
+    const error = new SandboxError(
+      `the sandbox Pod ${namespace}/${this.pod} cannot be reached: ${reachable.why} (its exec channel ended: ${this.lostReason}); start a new session.`,
+    );
+    return { error, final: true };
+  }
+
+  private giveUp(reason: string, error: Error, final: boolean): never {
+    if (final) this.gone = error;
+    this.report({ outcome: "failed", reason, error: error.message, final });
+    throw error;
+  }
+
+  private report(event: Omit<ChannelEvent, "pod" | "sessionId" | "reconnects">): void {
+    this.cluster.onChannelEvent?.({
+      pod: this.pod,
+      sessionId: this.sessionId,
+      reconnects: this.reconnects,
+      ...event,
+    });
+  }
+}
+
+/** `promise`, or AbortError as soon as `signal` fires (the promise itself carries on). */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const unlisten = onAbort(signal, () => reject(new AbortError()));
+    promise.then(
+      (v) => {
+        unlisten();
+        resolve(v);
+      },
+      (e: unknown) => {
+        unlisten();
+        reject(e);
+      },
+    );
+  });
+}

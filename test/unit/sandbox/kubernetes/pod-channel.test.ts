@@ -1,0 +1,219 @@
+import { EventEmitter } from "node:events";
+import type { Readable, Writable } from "node:stream";
+import type { Exec, V1Pod, V1Status } from "@kubernetes/client-node";
+import { describe, expect, it } from "vitest";
+import { channelExec } from "../../../../src/sandbox/channel/protocol/exec.js";
+import { encodeFrame, FrameDecoder, FrameType } from "../../../../src/sandbox/channel/protocol/frame.js";
+import {
+  type ChannelEvent,
+  connectHelper,
+  type KubernetesCluster,
+  PodChannel,
+} from "../../../../src/sandbox/kubernetes/index.js";
+
+const FAST = { attempts: 3, firstDelayMs: 10, maxDelayMs: 20 };
+const RUNNING: V1Pod = {
+  status: { phase: "Running", containerStatuses: [{ state: { running: {} } } as never] },
+};
+
+/**
+ * A cluster whose pods/exec runs an in-memory helper per stream: it answers pings, runs `echo`
+ * (stdout + exit 0) and leaves `sleep` running. `pod` is what readNamespacedPod returns (null: 404);
+ * `refuse` makes new exec streams fail.
+ */
+function fakeCluster(heartbeatMs = 60_000) {
+  const sockets: Array<EventEmitter & { close(): void }> = [];
+  const statuses: Array<(s: V1Status) => void> = [];
+  const state = {
+    pod: RUNNING as V1Pod | null,
+    refuse: false,
+    events: [] as ChannelEvent[],
+    /** Pings each stream's helper got, and whether it answers them. */
+    pings: [] as number[],
+    mute: false,
+  };
+  const exec = {
+    exec: async (...args: unknown[]) => {
+      if (state.refuse) throw new Error("connect ECONNREFUSED 127.0.0.1:6443");
+      const [stdout, , stdin] = args.slice(4, 7) as [Writable, Writable, Readable];
+      statuses.push(args[8] as (s: V1Status) => void);
+      const socket = Object.assign(new EventEmitter(), { close: () => socket.emit("close", 1000) });
+      const n = state.pings.push(0) - 1;
+      // Asynchronously, as over a real stream.
+      const reply = (type: number, id: number, body: string) =>
+        setImmediate(() => stdout.write(encodeFrame(type as never, id, Buffer.from(body))));
+      const decoder = new FrameDecoder((frame) => {
+        if (frame.type === FrameType.ping) {
+          state.pings[n] = (state.pings[n] ?? 0) + 1;
+          if (!state.mute || n > 0) reply(FrameType.pong, frame.id, '{"version":"3","pid":7}');
+        }
+        if (frame.type !== FrameType.exec) return;
+        const argv = (JSON.parse(frame.payload.toString()) as { argv: string[] }).argv;
+        if (argv[0] !== "echo") return;
+        reply(FrameType.stdout, frame.id, `${argv.slice(1).join(" ")}\n`);
+        reply(FrameType.exit, frame.id, '{"code":0}');
+      });
+      stdin.on("data", (chunk: Buffer) => decoder.push(chunk));
+      sockets.push(socket);
+      return socket;
+    },
+  } as unknown as Exec;
+  const core = {
+    readNamespacedPod: async () => {
+      if (state.pod) return state.pod;
+      throw Object.assign(new Error("pods not found"), { code: 404 });
+    },
+  };
+  const cluster = {
+    namespace: "ns",
+    exec,
+    core,
+    heartbeatMs,
+    onChannelEvent: (e: ChannelEvent) => state.events.push(e),
+  } as unknown as KubernetesCluster;
+  /** Cuts the newest exec stream the way a dropped connection does (code 1006). */
+  const cut = () => sockets.at(-1)?.emit("close", 1006);
+  /** The newest stream's helper is killed (by a newer channel): the API's exit status, then the close. */
+  const helperKilled = () => {
+    statuses.at(-1)?.({ status: "Failure", message: "command terminated with non-zero exit code: 137" });
+    sockets.at(-1)?.emit("close", 1000);
+  };
+  return { cluster, state, sockets, cut, helperKilled };
+}
+
+async function open(fake: ReturnType<typeof fakeCluster>) {
+  const client = await connectHelper(fake.cluster, "warden-s1");
+  return new PodChannel(fake.cluster, "warden-s1", client, { sessionId: "s1", policy: FAST });
+}
+
+async function echo(channel: PodChannel, text: string): Promise<string> {
+  const out: Buffer[] = [];
+  await channel.with(undefined, (c) =>
+    channelExec(c, { argv: ["echo", text] }, { onStdout: (chunk) => out.push(chunk) }),
+  );
+  return Buffer.concat(out).toString();
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Starts a call that runs until its channel ends; resolves once it runs, with its outcome to come. */
+async function sleeping(channel: PodChannel): Promise<{ outcome: Promise<unknown> }> {
+  const outcome = channel
+    .with(undefined, (c) => channelExec(c, { argv: ["sleep", "600"] }, {}))
+    .catch((e: Error) => e);
+  await sleep(10);
+  return { outcome };
+}
+
+describe("PodChannel: the exec stream ends under a live session", () => {
+  it("re-opens the channel in the background; the next call succeeds; one reconnect", async () => {
+    const fake = fakeCluster();
+    const channel = await open(fake);
+    expect(await echo(channel, "before")).toBe("before\n");
+    fake.cut();
+    expect(await echo(channel, "after")).toBe("after\n");
+    expect(channel.reconnects).toBe(1);
+    expect(fake.sockets).toHaveLength(2);
+    expect(fake.state.events.map((e) => [e.outcome, e.reconnects])).toEqual([
+      ["lost", 0],
+      ["reopened", 1],
+    ]);
+    expect(fake.state.events[0]?.reason).toBe(
+      "the Pod's exec stream closed without the helper's exit status (WebSocket code 1006: the connection was lost)",
+    );
+    channel.close();
+  });
+
+  it("a call running when the stream ended rejects at once, naming the Pod and what happened", async () => {
+    const fake = fakeCluster();
+    const channel = await open(fake);
+    const running = (await sleeping(channel)).outcome;
+    fake.cut();
+    const err = (await running) as Error & { code?: string };
+    expect(err.code).toBe("SANDBOX_ERROR");
+    expect(err.message).toBe(
+      "the exec stream to Pod ns/warden-s1 ended while this call ran (the Pod's exec stream closed without the helper's exit status (WebSocket code 1006: the connection was lost)); " +
+        "what the call started was stopped, and the channel is re-opened for the next call: retry it.",
+    );
+    expect(await echo(channel, "next")).toBe("next\n");
+    channel.close();
+  });
+
+  it("a Pod that is gone fails every later call naming the Pod, without retrying", async () => {
+    const fake = fakeCluster();
+    const channel = await open(fake);
+    fake.state.pod = null;
+    fake.cut();
+    const message =
+      "the sandbox Pod ns/warden-s1 cannot be reached: it no longer exists (its exec channel ended: the Pod's exec stream closed without the helper's exit status (WebSocket code 1006: the connection was lost)); start a new session.";
+    await expect(echo(channel, "x")).rejects.toThrow(message);
+    await expect(echo(channel, "y")).rejects.toThrow(message);
+    expect(fake.sockets).toHaveLength(1);
+    expect(fake.state.events.at(-1)).toMatchObject({ outcome: "failed", final: true });
+    channel.close();
+  });
+
+  it("gives up after the policy's attempts while the API refuses, and the next call tries again", async () => {
+    const fake = fakeCluster();
+    const channel = await open(fake);
+    fake.state.refuse = true;
+    fake.cut();
+    await expect(echo(channel, "x")).rejects.toThrow(
+      /could not be re-opened in 3 attempts \(last: starting the channel in Pod ns\/warden-s1 failed: connect ECONNREFUSED/,
+    );
+    fake.state.refuse = false;
+    expect(await echo(channel, "back")).toBe("back\n");
+    expect(channel.reconnects).toBe(1);
+    channel.close();
+  });
+
+  it("a helper that ended (killed by a newer channel: another controller took over) is not fought over", async () => {
+    const fake = fakeCluster();
+    const channel = await open(fake);
+    const running = (await sleeping(channel)).outcome;
+    fake.helperKilled();
+    expect(await running).toMatchObject({ code: "SANDBOX_NOT_RUNNING" });
+    await expect(echo(channel, "x")).rejects.toMatchObject({ code: "SANDBOX_NOT_RUNNING" });
+    await sleep(50);
+    expect(fake.sockets).toHaveLength(1);
+    expect(channel.reconnects).toBe(0);
+    expect(fake.state.events).toEqual([
+      expect.objectContaining({
+        outcome: "failed",
+        final: true,
+        reason:
+          "the channel's helper in Pod ns/warden-s1 ended (command terminated with non-zero exit code: 137)",
+      }),
+    ]);
+    channel.close();
+  });
+
+  it("a close by the session is no loss: no re-open, calls reject SANDBOX_NOT_RUNNING", async () => {
+    const fake = fakeCluster();
+    const channel = await open(fake);
+    channel.close();
+    await sleep(20);
+    await expect(echo(channel, "x")).rejects.toMatchObject({ code: "SANDBOX_NOT_RUNNING" });
+    expect(fake.sockets).toHaveLength(1);
+    expect(fake.state.events).toEqual([]);
+  });
+
+  it("pings a quiet channel every heartbeatMs; a stream whose pings go unanswered is replaced", async () => {
+    const fake = fakeCluster(30);
+    const channel = await open(fake);
+    const handshake = fake.state.pings[0] ?? 0;
+    await sleep(200);
+    expect((fake.state.pings[0] ?? 0) - handshake).toBeGreaterThanOrEqual(3);
+    expect(channel.reconnects).toBe(0);
+    fake.state.mute = true; // the first stream's helper stops answering (a half-open connection)
+    for (let i = 0; i < 50 && channel.reconnects === 0; i++) await sleep(10);
+    expect(channel.reconnects).toBe(1);
+    expect(fake.state.events[0]).toMatchObject({
+      outcome: "lost",
+      reason:
+        "heartbeat: the helper did not answer a heartbeat ping within 30 ms and sent nothing else meanwhile",
+    });
+    expect(await echo(channel, "on")).toBe("on\n");
+    channel.close();
+  });
+});
