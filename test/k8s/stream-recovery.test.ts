@@ -4,7 +4,8 @@
  *   an error naming what happened, its process is stopped, the next bash call succeeds over a
  *   re-opened channel, one reconnect, reported to the cluster's onChannelEvent;
  * - a hop that closes connections idle for 4 s (as a streaming server's idle timeout does): an
- *   idle session with the heartbeat keeps its stream well past it, with no reconnect.
+ *   idle session with the heartbeat keeps its stream well past it, with no reconnect;
+ * - a sandbox that holds its helper (a `kill -STOP -1` loop): the session ends, its Pod deleted.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -122,5 +123,58 @@ describeK8s("Kubernetes session: an idle stream behind a hop with an idle timeou
     await new Promise((r) => setTimeout(r, 2 * IDLE_MS));
     expect(await echo(sandbox, "back")).toBe("0 back\n");
     expect(sandbox.reconnects).toBe(1);
+  });
+});
+
+describeK8s("Kubernetes session: a sandbox that holds its helper", () => {
+  const tenant = `${TENANT}-held`;
+  afterAll(async () => {
+    expect(await podLeftovers(tenant)).toEqual([]);
+  });
+
+  // Found by an attack: a `kill -STOP -1` loop stopped each re-opened helper before it could end
+  // the old channel's processes, every later call waited ~57 s for 5 attempts, and on gVisor each
+  // attempt left a root exec process on the node. Now one silent re-open ends the session.
+  it("a kill -STOP -1 loop ends the session: the re-opened helper never answers, its Pod is deleted, every call fails naming it", async () => {
+    const events: ChannelEvent[] = [];
+    const cluster = {
+      ...testCluster(undefined, { heartbeatMs: 1000 }),
+      onChannelEvent: (e: ChannelEvent) => events.push(e),
+    };
+    const sandbox = await createKubernetesSandbox({ tenant }, cluster);
+    try {
+      const pod = sandbox.info.containerId;
+      const where = `${cluster.namespace}/${pod}`;
+      const stop =
+        "setsid nohup bash -c 'while :; do kill -STOP -1 2>/dev/null; done' >/dev/null 2>&1 & sleep 30";
+      const first = await sandbox.exec({ argv: ["bash", "-c", stop] }, { onStdout: () => {} }).then(
+        () => "answered",
+        (err: Error) => err.message,
+      );
+      expect(first).toMatch(
+        new RegExp(
+          `^the exec stream to Pod ${where} ended while this call ran \\(heartbeat: .+\\); what the call started was stopped`,
+        ),
+      );
+      const ended = new RegExp(
+        `^the exec channel to Pod ${where} ended \\(heartbeat: .+\\) and the warden-helper started again there did not answer while the Pod ran: a process in the sandbox holds it \\(e\\.g\\. stopping every process with SIGSTOP\\); the Pod was deleted with everything in it; start a new session\\.$`,
+      );
+      for (const call of ["next", "again"]) {
+        const started = Date.now();
+        const message = await sandbox.exec({ argv: ["echo", call] }, { onStdout: () => {} }).then(
+          () => "answered",
+          (err: Error) => err.message,
+        );
+        expect(message).toMatch(ended);
+        if (call === "again") expect(Date.now() - started).toBeLessThan(1000);
+      }
+      expect(await podLeftovers(tenant)).toEqual([]);
+      expect(events.map((e) => [e.outcome, e.final ?? null])).toEqual([
+        ["lost", null],
+        ["failed", true],
+      ]);
+    } finally {
+      await sandbox.destroy();
+    }
   });
 });

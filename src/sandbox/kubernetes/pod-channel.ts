@@ -10,7 +10,8 @@
  *   helper SIGKILLs the previous channel's processes), with bounded retries
  *   (reconnect-policy.ts); a Pod that is gone or not running fails every later call, naming it.
  *   A helper that ended (killed by a newer channel: another controller took the Pod over) is
- *   not re-opened, or two controllers would take the Pod from each other forever.
+ *   not re-opened, or two controllers would take the Pod from each other forever. A re-opened
+ *   helper that never answers while the Pod runs is held by the sandbox: the Pod is deleted.
  * A call that was running when the stream ended gets a SandboxError saying so, never a hang.
  * Each end, re-open and failed round is reported to `cluster.onChannelEvent` (the server logs and counts them).
  */
@@ -21,6 +22,7 @@ import { type Heartbeat, startHeartbeat } from "../channel/protocol/heartbeat.js
 import { channelIOVia } from "../channel/protocol/io.js";
 import type { SandboxIO } from "../io.js";
 import { apiStatus, type KubernetesCluster } from "./cluster.js";
+import { deletePod } from "./delete-pod.js";
 import {
   type ChannelEvent,
   DEFAULT_RECONNECT_POLICY,
@@ -28,7 +30,7 @@ import {
   type ReconnectPolicy,
   reconnectDelayMs,
 } from "./reconnect-policy.js";
-import { connectHelper } from "./start-pod.js";
+import { connectHelper, HelperSilentError } from "./start-pod.js";
 
 /** Default of KubernetesCluster.heartbeatMs: 60 s, far below any streaming idle timeout in use (minutes to hours). */
 export const DEFAULT_HEARTBEAT_MS = 60_000;
@@ -166,6 +168,7 @@ export class PodChannel {
           return client;
         } catch (err) {
           if (this.closing) throw new SandboxNotRunningError(this.pod);
+          if (err instanceof HelperSilentError) return this.endHeld(reason, err);
           last = (err as Error).message;
         }
       } else last = reachable.error.message;
@@ -205,6 +208,29 @@ export class PodChannel {
       `the sandbox Pod ${namespace}/${this.pod} cannot be reached: ${reachable.why} (its exec channel ended: ${this.lostReason}); start a new session.`,
     );
     return { error, final: true };
+  }
+
+  /**
+   * The helper was started again in the running Pod and never answered: a process in the sandbox
+   * holds it (a `kill -STOP -1` loop stops each new helper before it can end the old channel's
+   * processes). Another attempt would fail alike and, on gVisor, leave one more root exec process
+   * on the node, so the session ends here: its Pod is deleted (with what runs in it) and every
+   * later call fails naming it. Found by an attack on the reconnect (issue 18).
+   */
+  private async endHeld(reason: string, err: HelperSilentError): Promise<never> {
+    const { namespace } = this.cluster;
+    const deleted = await deletePod(this.cluster, this.pod).then(
+      () => "the Pod was deleted with everything in it",
+      (e: unknown) => `deleting the Pod failed too: ${(e as Error).message}`,
+    );
+    return this.giveUp(
+      reason,
+      new SandboxError(
+        `the exec channel to Pod ${namespace}/${this.pod} ended (${reason}) and the warden-helper started again there did not answer while the Pod ran: a process in the sandbox holds it (e.g. stopping every process with SIGSTOP); ${deleted}; start a new session.`,
+        { cause: err },
+      ),
+      true,
+    );
   }
 
   private giveUp(reason: string, error: Error, final: boolean): never {

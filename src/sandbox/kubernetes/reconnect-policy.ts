@@ -13,8 +13,9 @@ export interface ChannelEvent {
   sessionId: string;
   /**
    * "lost": the stream ended under the live session, a re-open starts; "reopened": a new channel
-   * serves (after `attempts` tries); "failed": a round gave up (`final`: the Pod is gone, or its
-   * stream was corrupted; otherwise the next call tries again).
+   * serves (after `attempts` tries); "failed": a round gave up (`final`: the Pod is gone, its
+   * stream was corrupted, or the sandbox held its re-opened helper and the Pod was deleted;
+   * otherwise the next call tries again).
    */
   outcome: "lost" | "reopened" | "failed";
   /** Why the previous channel ended (its stream's close reason). */

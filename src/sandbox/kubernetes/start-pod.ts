@@ -115,6 +115,20 @@ async function waitRunning(cluster: KubernetesCluster, name: string, signal?: Ab
 }
 
 /**
+ * The exec stream to a Pod opened, but the warden-helper it started never answered: the image
+ * lacks the helper, or (on a re-open) a process in the sandbox holds it, e.g. by stopping every
+ * process it can with SIGSTOP. `why` is the handshake's failure.
+ */
+export class HelperSilentError extends SandboxError {
+  constructor(namespace: string, pod: string, why: string, cause: unknown) {
+    super(
+      `warden-helper in Pod ${namespace}/${pod} did not answer (${why}); the image must carry warden-helper at /usr/local/bin/warden-helper (warden images build).`,
+      { cause },
+    );
+  }
+}
+
+/**
  * Starts Pod `name`'s channel (`warden-helper --channel` through the exec API; it replaces any
  * channel already running there, with the commands that one started) and pings it until it
  * answers (every 250 ms, up to 10 s). Resolves with the connected client; rejects SandboxError
@@ -141,10 +155,7 @@ export async function connectHelper(
   } catch (err) {
     client.close();
     if (options.signal?.aborted) throw err;
-    throw new SandboxError(
-      `warden-helper in Pod ${cluster.namespace}/${name} did not answer (${(err as Error).message}); the image must carry warden-helper at /usr/local/bin/warden-helper (warden images build).`,
-      { cause: err },
-    );
+    throw new HelperSilentError(cluster.namespace, name, (err as Error).message, err);
   }
   if (!(version >= EXEC_CHANNEL_VERSION)) {
     client.close();
