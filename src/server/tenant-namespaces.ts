@@ -44,7 +44,10 @@ export function tenantNamespace(
   tenantNamespaces: TenantNamespaces | undefined,
   tenant: string,
 ): string {
-  return tenantNamespaces?.[tenant] ?? mainNamespace;
+  // Own entries only: a tenant named like an Object.prototype member ("constructor") is not listed.
+  return tenantNamespaces && Object.hasOwn(tenantNamespaces, tenant)
+    ? (tenantNamespaces[tenant] ?? mainNamespace)
+    : mainNamespace;
 }
 
 /**

@@ -57,6 +57,10 @@ describe("tenant namespaces (backend.tenantNamespaces)", () => {
     expect(tenantNamespace("warden", map, "globex")).toBe("warden-globex");
     expect(tenantNamespace("warden", map, "acme")).toBe("warden");
     expect(tenantNamespace("warden", undefined, "acme")).toBe("warden");
+    // A tenant named like an Object.prototype member is not listed (found by an attack: the lookup
+    // gave Object's own constructor function).
+    for (const tenant of ["constructor", "toString", "__proto__", "hasOwnProperty"])
+      expect(tenantNamespace("warden", map, tenant)).toBe("warden");
     expect(allNamespaces("warden", map)).toEqual(["warden", "warden-globex", "warden-umbrella"]);
     expect(allNamespaces("warden", { acme: "warden" })).toEqual(["warden"]);
     expect(tenantsIn("warden-globex", map)).toEqual(["globex", "initech"]);
