@@ -117,11 +117,6 @@ export class ChannelClient {
     return this.lost;
   }
 
-  /** What corrupted the stream (the channel was closed for it), or null. */
-  get corruptedBy(): string | null {
-    return this.corruption;
-  }
-
   /** Number of requests in flight, quiet ones (heartbeat pings) not counted. */
   get inFlight(): number {
     return this.pending.size - this.quiet.size;
