@@ -26,7 +26,8 @@ async function infoOf(cluster: KubernetesCluster, runtime: "runc" | "runsc") {
       closed = true;
     },
   } as unknown as ChannelClient;
-  const prepared: PreparedPod = { name: "warden-s1", channel, createdAt, expiresAt, opts };
+  const heartbeat = { stop: () => {} };
+  const prepared: PreparedPod = { name: "warden-s1", channel, heartbeat, createdAt, expiresAt, opts };
   const sandbox = await finishPodSandbox(cluster, prepared, opts);
   channel.close();
   return sandbox.info;
