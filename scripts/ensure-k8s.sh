@@ -19,6 +19,7 @@
 # Options: --selftest  also run scripts/k8s/selftest.sh (a hardened Pod from warden-sandbox:latest:
 #                      attach, exec, no route) after the cluster is ready.
 # Environment: WARDEN_K8S_WAIT_S (default 120) bounds each wait; WARDEN_K8S_POD_PIDS_LIMIT (256);
+# WARDEN_K8S_STREAM_IDLE_TIMEOUT (90s; a Go duration) is containerd's CRI stream_idle_timeout;
 # WARDEN_K8S_GVISOR=0 skips gVisor (and the runsc build); WARDEN_K8S_RUNSC names another runsc than
 # the one built (no build then). RuntimeClass gvisor is made only when a container runs through the
 # handler runsc (node_gvisor_works).

@@ -186,8 +186,14 @@ EOF
 
 # node_containerd_config: a containerd of its own (root, state, socket), so that the Docker engine's
 # containerd and its configuration stay untouched; the CRI plugin on, runc with cgroupfs, the
-# locally built pause image as the sandbox image.
+# locally built pause image as the sandbox image. The CRI streaming server closes an exec/attach
+# stream idle for WARDEN_K8S_STREAM_IDLE_TIMEOUT (a Go duration, default 90s: containerd's own
+# default is 4h), so that test/k8s/stream-idle.test.ts proves the channel heartbeat (60 s by default)
+# against containerd's real cut in about a minute and a half.
 node_containerd_config() {
+  local idle="${WARDEN_K8S_STREAM_IDLE_TIMEOUT:-90s}"
+  [[ "$idle" =~ ^([0-9]+(\.[0-9]+)?(ns|us|ms|s|m|h))+$ ]] ||
+    k8s_die "WARDEN_K8S_STREAM_IDLE_TIMEOUT=$idle is not a Go duration (e.g. 90s, 4h0m0s)"
   mkdir -p "$K8S_STATE/containerd" "$K8S_RUN"
   chmod 700 "$K8S_RUN"
   cat >"$K8S_ETC/containerd.toml" <<EOF
@@ -207,6 +213,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   sandbox_image = "$K8S_PAUSE_IMAGE"
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
+  stream_idle_timeout = "$idle"
   enable_selinux = false
   # No lower OOM score than containerd's own: without CAP_SYS_RESOURCE (a container or VM sandbox,
   # as on the machine this was written on) runc cannot lower it, and the pause container fails.

@@ -1,6 +1,7 @@
 /**
  * The warm pool's Kubernetes backend: entries are sandbox Pods prepared by preparePod (hardened,
- * running, warden-helper connected, empty workspace), labelled with the request's tenant, a
+ * running, warden-helper connected and pinged by the channel heartbeat while they wait, so no
+ * streaming idle timeout closes a spare's stream; empty workspace), labelled with the request's tenant, a
  * `pool-<uuid>` session id and `io.warden.pool=<key digest>` (the whole key as annotation), so
  * `warden gc` and the server's reconcile find them. A claim copies the claimer's workspace in
  * (finishPodSandbox); the returned sandbox reports the claimer's session id while the Pod keeps

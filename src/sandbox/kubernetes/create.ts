@@ -10,6 +10,7 @@ import { InvalidArgumentError } from "../../errors.js";
 import { isAbortError, throwIfAborted } from "../../util/index.js";
 import type { ChannelClient } from "../channel/protocol/client.js";
 import { channelUntar } from "../channel/protocol/files.js";
+import { type Heartbeat, startHeartbeat } from "../channel/protocol/heartbeat.js";
 import { LABEL } from "../labels.js";
 import { type ResolvedSandboxOptions, resolveSandboxOptions } from "../options.js";
 import type { SandboxOptions } from "../types.js";
@@ -20,6 +21,7 @@ import { fromKubeError, type KubernetesCluster } from "./cluster.js";
 import { deletePod } from "./delete-pod.js";
 import { KubernetesSandbox } from "./kubernetes-sandbox.js";
 import { ensureDenyAllPolicy } from "./network-policy.js";
+import { DEFAULT_HEARTBEAT_MS } from "./pod-channel.js";
 import { podSandboxInfo } from "./pod-info.js";
 import { podName } from "./pod-labels.js";
 import { buildPodSpec } from "./pod-spec.js";
@@ -32,6 +34,12 @@ export const POD_WORKSPACE_MAX_BYTES = 48 * 1024 * 1024;
 export interface PreparedPod {
   name: string;
   channel: ChannelClient;
+  /**
+   * Pings the helper after `cluster.heartbeatMs` of quiet while the Pod waits (a warm pool spare
+   * may wait longer than the node's streaming idle timeout); an unanswered ping closes `channel`
+   * (the pool then discards the spare). finishPodSandbox stops it: the session's PodChannel beats from then on.
+   */
+  heartbeat: Heartbeat;
   createdAt: Date;
   expiresAt: Date;
   opts: ResolvedSandboxOptions;
@@ -96,7 +104,11 @@ export async function preparePod(
     },
   });
   const channel = await startPod(cluster, pod, options);
-  return { name, channel, createdAt, expiresAt, opts };
+  const heartbeat = startHeartbeat(channel, {
+    everyMs: cluster.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
+    onUnanswered: (reason) => channel.close(`heartbeat: ${reason}`),
+  });
+  return { name, channel, heartbeat, createdAt, expiresAt, opts };
 }
 
 /**
@@ -130,6 +142,7 @@ export async function finishPodSandbox(
       },
       cluster,
     );
+    prepared.heartbeat.stop();
     return new KubernetesSandbox(info, cluster, prepared.channel, baseline);
   } catch (err) {
     prepared.channel.close();

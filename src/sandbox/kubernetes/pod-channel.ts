@@ -1,9 +1,13 @@
 /**
  * A Kubernetes session's channel that outlives its exec stream. The stream (transport.ts) can end
  * under a live session: the CRI streaming server closes a stream idle for its `stream_idle_timeout`
- * (containerd default 4 h), an API server restart or a network blip cuts it. So:
- * - heartbeat: while the channel is quiet, the helper is pinged every `cluster.heartbeatMs`
- *   (../channel/protocol/heartbeat.ts), so the stream is never idle; an unanswered ping closes it;
+ * (containerd default 4 h; it sees the stream when the API server proxies the WebSocket through:
+ * before Kubernetes 1.30 or without TranslateStreamCloseWebsocketRequests, whose SPDY pings every
+ * 5 s keep containerd's side busy), a proxy in front of the API server closes idle connections, an
+ * API server restart or a network blip cuts it. So:
+ * - heartbeat: while the channel is quiet, a running call's silence included, the helper is pinged
+ *   `cluster.heartbeatMs` after the last traffic (../channel/protocol/heartbeat.ts), so the stream
+ *   is never idle; an unanswered ping closes it (a warm pool spare beats alike: create.ts);
  * - reconnect: when the connection is lost (the stream ended without the helper's exit status, or
  *   the heartbeat went unanswered) and the session is not closing, a background attempt (and any
  *   call meanwhile) re-opens the channel as adoption does (start-pod.ts connectHelper: the new

@@ -11,6 +11,9 @@ import {
 const createdAt = new Date("2026-12-01T10:00:00.000Z");
 const expiresAt = new Date("2026-12-01T11:00:00.000Z");
 
+/** Whether the last infoOf's spare heartbeat was stopped by the hand-over. */
+let spareBeatStopped = false;
+
 /** A created Pod sandbox's info, with no workspace to copy in (no channel or API call). */
 async function infoOf(cluster: KubernetesCluster, runtime: "runc" | "runsc") {
   const opts = await resolveSandboxOptions({ runtime }, "s1");
@@ -26,7 +29,13 @@ async function infoOf(cluster: KubernetesCluster, runtime: "runc" | "runsc") {
       closed = true;
     },
   } as unknown as ChannelClient;
-  const prepared: PreparedPod = { name: "warden-s1", channel, createdAt, expiresAt, opts };
+  spareBeatStopped = false;
+  const heartbeat = {
+    stop: () => {
+      spareBeatStopped = true;
+    },
+  };
+  const prepared: PreparedPod = { name: "warden-s1", channel, heartbeat, createdAt, expiresAt, opts };
   const sandbox = await finishPodSandbox(cluster, prepared, opts);
   channel.close();
   return sandbox.info;
@@ -54,5 +63,10 @@ describe("a sandbox Pod's info", () => {
       execPath: "channel",
       network: { mode: "none" },
     });
+  });
+
+  it("is handed over with the spare's own heartbeat stopped (the session's channel pings from then on)", async () => {
+    await infoOf({ namespace: "n" } as KubernetesCluster, "runc");
+    expect(spareBeatStopped).toBe(true);
   });
 });
