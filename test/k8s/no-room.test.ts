@@ -9,12 +9,8 @@
  * it keeps one Pending with "Insufficient cpu" on a full node (`npm run bench k8s`, README).
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
 import { KubeConfig, NodeV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { hashKey } from "../../src/server/auth.js";
 import {
   describeK8s,
   podLeftovers,
@@ -23,19 +19,17 @@ import {
   TEST_SERVE_BACKEND,
   testCluster,
 } from "../helpers/k8s.js";
-import { bundleCli, type ServeChild, spawnServe, testQuotas } from "../helpers/server-fixture.js";
+import { type ServedTenants, serveTenants } from "../helpers/serve-tenants.js";
 
-const TENANT = `test-k8s-noroom-${randomBytes(3).toString("hex")}`;
-const KEY = `key-${TENANT}`;
+const PREFIX = `test-k8s-noroom-${randomBytes(3).toString("hex")}`;
+const TENANT = `${PREFIX}-main`;
 /** A RuntimeClass of this namespace's own (RuntimeClasses are cluster-wide): runc, on no node. */
 const NOWHERE = `${TEST_NAMESPACE}-on-no-node`.slice(0, 63);
 const QUOTA = "test-no-room";
 const START_TIMEOUT_MS = 6000;
 
 describeK8s("warden serve on Kubernetes when no Pod fits", () => {
-  let dir: string;
-  let main: string;
-  let serve: ServeChild | undefined;
+  let served: ServedTenants | undefined;
   const nodeApi = () => {
     const config = new KubeConfig();
     config.loadFromFile(TEST_KUBECONFIG);
@@ -43,9 +37,9 @@ describeK8s("warden serve on Kubernetes when no Pod fits", () => {
   };
   const newSession = async () => {
     const t0 = Date.now();
-    const r = await fetch(`${serve?.url}/v1/sessions`, {
+    const r = await fetch(`${served?.url}/v1/sessions`, {
       method: "POST",
-      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      headers: { authorization: `Bearer ${served?.keys.main}`, "content-type": "application/json" },
       body: "{}",
     });
     return {
@@ -66,38 +60,21 @@ describeK8s("warden serve on Kubernetes when no Pod fits", () => {
         scheduling: { nodeSelector: { "io.warden.test/no-such-node": "true" } },
       },
     });
-    dir = await mkdtemp(join(tmpdir(), "warden-k8s-no-room-"));
-    main = await bundleCli();
-    const config = join(dir, "serve.json");
-    await writeFile(
-      config,
-      JSON.stringify({
-        port: 0,
-        stateDir: "state",
-        warmPool: { size: 0 },
-        backend: { ...TEST_SERVE_BACKEND, runtimeClassName: NOWHERE, startTimeoutMs: START_TIMEOUT_MS },
-        tenants: [{ id: TENANT, keys: [{ id: "k", sha256: hashKey(KEY) }], quotas: testQuotas(2) }],
-      }),
-    );
-    serve = await spawnServe(main, config);
+    served = await serveTenants(PREFIX, {
+      backend: { ...TEST_SERVE_BACKEND, runtimeClassName: NOWHERE, startTimeoutMs: START_TIMEOUT_MS },
+    });
   }, 120_000);
 
   afterAll(async () => {
-    if (serve?.child.exitCode === null) serve.child.kill("SIGKILL");
     const { core } = testCluster();
     await core
       .deleteNamespacedResourceQuota({ name: QUOTA, namespace: TEST_NAMESPACE })
       .catch(() => undefined);
     const left = await podLeftovers(TENANT);
-    for (const p of left)
-      await core
-        .deleteNamespacedPod({ name: p.slice(4), namespace: TEST_NAMESPACE, gracePeriodSeconds: 0 })
-        .catch(() => undefined);
+    await served?.stop();
     await nodeApi()
       .deleteRuntimeClass({ name: NOWHERE })
       .catch(() => undefined);
-    await rm(dir, { recursive: true, force: true });
-    if (main) await rm(dirname(main), { recursive: true, force: true });
     expect(left).toEqual([]);
   });
 
