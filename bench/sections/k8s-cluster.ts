@@ -16,6 +16,7 @@ import {
   podProgress,
   WARDEN_POD_SELECTOR,
 } from "../../src/sandbox/index.js";
+import { type NodeRoom, nodeRoom, type PodRequests, podRequests } from "./k8s-room.js";
 
 /** The kubeconfig: $KUBECONFIG, else the local cluster's (scripts/ensure-k8s.sh). */
 export const BENCH_KUBECONFIG = process.env.KUBECONFIG ?? "/var/lib/warden-k8s/admin.kubeconfig";
@@ -151,7 +152,7 @@ export async function sweepRun(
 
 /** The parts of the kubelet's summary (`/stats/summary`) the bench reads. */
 export interface KubeletSummary {
-  node?: { memory?: { workingSetBytes?: number } };
+  node?: { nodeName?: string; memory?: { workingSetBytes?: number } };
   pods?: { podRef?: { name?: string; namespace?: string }; memory?: { workingSetBytes?: number } }[];
 }
 
@@ -190,11 +191,21 @@ export async function nodeOf(cluster: KubernetesCluster, pod: string): Promise<s
   return node;
 }
 
-/** How many more Pods the node takes by its `pods` allocatable (the kubelet's maxPods), all namespaces counted. */
-export async function podHeadroom(cluster: KubernetesCluster, node: string): Promise<number> {
+/**
+ * How many more Pods requesting `each` the scheduler would place on `node` now, by each of its
+ * bounds (k8s-room.ts's nodeRoom over the node and every Pod of the cluster).
+ */
+export async function nodeRoomNow(
+  cluster: KubernetesCluster,
+  node: string,
+  each: PodRequests,
+): Promise<NodeRoom> {
   const read = await cluster.core.readNode({ name: node });
-  const allocatable = Number(read.status?.allocatable?.pods ?? 110);
   const pods = await cluster.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}` });
-  const live = pods.items.filter((p) => p.status?.phase !== "Succeeded" && p.status?.phase !== "Failed");
-  return allocatable - live.length;
+  return nodeRoom(read, pods.items, each);
+}
+
+/** The requests of Pod `name` of the run (as the API stored them). */
+export async function runPodRequests(cluster: KubernetesCluster, name: string): Promise<PodRequests> {
+  return podRequests(await cluster.core.readNamespacedPod({ name, namespace: cluster.namespace }));
 }

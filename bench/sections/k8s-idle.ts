@@ -1,20 +1,37 @@
 /**
- * How many idle sessions the node holds (k8s bench section): creates up to `asked` sessions,
- * `concurrency` at a time, stopping at the first failure (its reason is printed), then counts the
- * Pods the API reports Ready and the sessions whose helper still answers a command, and reads the
- * memory they cost: the Pods' cgroups (the kubelet's summary API), the containerd shims outside
- * them (their PSS in /proc, only when the node is this machine), and the controller's RSS growth
- * per session (after gc()). Every session is destroyed before it returns, failed or not.
+ * How many idle sessions the node holds (the k8s bench section's density phase): creates sessions
+ * through warden's Kubernetes backend, `concurrency` at a time, until the first create fails or
+ * `max` are held, and says what stopped it (the failed create's error, which carries the
+ * scheduler's or the kubelet's reason, or the cap) beside the node's own bounds for Pods like these
+ * (k8s-room.ts: maxPods, CPU and memory requests) read before and after. Then it counts the Pods
+ * the API reports Ready and the sessions that still answer `bash -c true` over their channel, and
+ * weighs them: the controller's RSS per session (least-squares slope over checkpoints, after
+ * gc()), the node's working set per Pod and the Pods' cgroups (the kubelet's summary API), and the
+ * containerd shims outside them (their PSS in /proc, only when the node is this machine). Meant for
+ * a single-node cluster (on more nodes the scheduler spreads the Pods; the node figures are the
+ * first session's node's). Every session is destroyed before it returns, failed or not.
  */
 import { readdir, readFile } from "node:fs/promises";
+import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { createKubernetesSandbox, type KubernetesCluster, type Sandbox } from "../../src/sandbox/index.js";
+import { Slots } from "../../src/util/index.js";
 import { type BenchRow, percentile } from "../harness.js";
-import { kubeletSummary, podHeadroom, podWorkingSets, runSelector } from "./k8s-cluster.js";
+import {
+  kubeletSummary,
+  nodeOf,
+  nodeRoomNow,
+  podWorkingSets,
+  runPodRequests,
+  runSelector,
+} from "./k8s-cluster.js";
+import { type NodeRoom, slope } from "./k8s-room.js";
 
 const MiB = 1024 * 1024;
 /** How long to wait for the kubelet's stats to cover every new Pod (ms): its housekeeping runs every 10-15 s. */
-const STATS_WAIT_MS = 60_000;
+const STATS_WAIT_MS = 90_000;
+/** Sessions between two checkpoints (controller RSS, load average, elapsed time). */
+const CHECKPOINT_EVERY = 25;
 /** The local cluster's containerd socket (scripts/ensure-k8s.sh): its shims serve the Pods. */
 const SHIM_SOCKET = process.env.WARDEN_BENCH_K8S_SHIM_SOCKET ?? "/run/warden-k8s/containerd.sock";
 
@@ -40,69 +57,150 @@ async function shimPss(): Promise<{ count: number; bytes: number }> {
   return { count, bytes };
 }
 
-function rss(): number {
-  globalThis.gc?.();
-  globalThis.gc?.();
-  return process.memoryUsage().rss;
+/** One memory checkpoint of the controller after gc(): sessions held, RSS and V8's heap plus external memory (bytes). */
+interface Checkpoint {
+  held: number;
+  rss: number;
+  heap: number;
 }
 
-/** Creates up to `asked` sessions, `concurrency` at a time, until the first failure. */
-async function createUpTo(
+function checkpoint(held: number): Checkpoint {
+  globalThis.gc?.();
+  globalThis.gc?.();
+  const m = process.memoryUsage();
+  return { held, rss: m.rss, heap: m.heapUsed + m.external };
+}
+
+/** Runs `fn` on every item, at most `limit` at a time (the end's checks and deletes: 200 at once loaded the node past a load of 400 with gVisor). */
+function bounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const slots = new Slots(limit);
+  return Promise.all(
+    items.map(async (item) => {
+      const release = await slots.acquire();
+      try {
+        return await fn(item);
+      } finally {
+        release();
+      }
+    }),
+  );
+}
+
+/** Sessions checked or destroyed at once at the end. */
+const END_CONCURRENCY = 8;
+
+function describeRoom(room: NodeRoom): string {
+  return `${room.placed} Pods on the node (any namespace); ${room.room} more by ${room.bound} (maxPods ${room.maxPods}, CPU requests ${room.cpu}, memory requests ${room.memory})`;
+}
+
+/** Options of densityRows. */
+export interface DensityOptions {
+  /** The cap: sessions held at most (WARDEN_BENCH_K8S_DENSITY_MAX). */
+  max: number;
+  /** Creates in flight at once. */
+  concurrency: number;
+  /** Prints what a row cannot carry (the stop reason, the bounds, checkpoints). */
+  log: (line: string) => void;
+}
+
+/** fill's options: densityRows's plus a reading of the node's room (taken at the first failure). */
+interface FillOptions extends DensityOptions {
+  room: () => Promise<NodeRoom>;
+}
+
+/** What creating up to the cap gave: the sessions, create times, RSS checkpoints, the first failure. */
+interface Filled {
+  createMs: number[];
+  checkpoints: Checkpoint[];
+  failure?: { message: string; afterMs: number; room?: NodeRoom };
+  /** Creates that failed: the first, and those already in flight beside it that failed too. */
+  failed: number;
+}
+
+/** Creates sessions `concurrency` at a time into `into` until `max` are held or one fails. */
+async function fill(
   cluster: KubernetesCluster,
   tenant: string,
-  asked: number,
-  concurrency: number,
+  options: FillOptions,
   into: Sandbox[],
-): Promise<{ createMs: number[]; failure?: string }> {
-  const createMs: number[] = [];
-  let failure: string | undefined;
-  let next = 0;
+): Promise<Filled> {
+  const filled: Filled = { createMs: [], checkpoints: [checkpoint(into.length)], failed: 0 };
+  const t0 = performance.now();
+  let started = 0;
   const worker = async () => {
-    while (failure === undefined && next < asked) {
-      next++;
-      const t0 = performance.now();
+    while (filled.failure === undefined && started < options.max) {
+      started++;
+      const t = performance.now();
       try {
         into.push(await createKubernetesSandbox({ tenant, ttlMs: 3_600_000 }, cluster));
-        createMs.push(performance.now() - t0);
       } catch (err) {
-        failure ??= (err as Error).message;
+        filled.failed++;
+        if (filled.failure) continue;
+        const failure: Filled["failure"] = {
+          message: (err as Error).message,
+          afterMs: performance.now() - t,
+        };
+        filled.failure = failure;
+        // The node as the failed create left it (other tenants' Pods come and go on a shared cluster).
+        failure.room = await options.room().catch(() => undefined);
+        continue;
       }
+      filled.createMs.push(performance.now() - t);
+      if (into.length % CHECKPOINT_EVERY !== 0) continue;
+      const point = checkpoint(into.length);
+      filled.checkpoints.push(point);
+      options.log(
+        `idle: ${point.held} held after ${((performance.now() - t0) / 1000).toFixed(0)} s, load ${loadavg()[0]?.toFixed(1)}, controller RSS ${(point.rss / MiB).toFixed(0)} MiB, heap+external ${(point.heap / MiB).toFixed(0)} MiB`,
+      );
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
-  return failure === undefined ? { createMs } : { createMs, failure };
+  await Promise.all(Array.from({ length: Math.max(1, options.concurrency) }, worker));
+  if (into.length % CHECKPOINT_EVERY !== 0) filled.checkpoints.push(checkpoint(into.length));
+  return filled;
 }
 
-/** Polls the kubelet summary until it has every Pod of `names` (or STATS_WAIT_MS passed). */
-async function podMemory(cluster: KubernetesCluster, node: string, names: Set<string>): Promise<number[]> {
+/** Polls the kubelet summary until it has every Pod of `names` (or STATS_WAIT_MS passed); returns the last one. */
+async function coveredSummary(cluster: KubernetesCluster, node: string, names: Set<string>) {
   const deadline = Date.now() + STATS_WAIT_MS;
-  let sets: number[] = [];
   for (;;) {
-    sets = podWorkingSets(await kubeletSummary(cluster, node), cluster.namespace, names);
-    if (sets.length >= names.size || Date.now() > deadline) return sets;
+    const summary = await kubeletSummary(cluster, node);
+    const sets = podWorkingSets(summary, cluster.namespace, names);
+    if (sets.length >= names.size || Date.now() > deadline) return { summary, sets };
     await new Promise((r) => setTimeout(r, 2000));
   }
 }
 
-/** The idle-capacity rows (see the file comment). `log` prints what a row cannot carry (the failure). */
-export async function idleRows(
+/** The density rows (see the file comment). */
+export async function densityRows(
   cluster: KubernetesCluster,
   tenant: string,
-  options: { asked: number; concurrency: number; node: string; log: (line: string) => void },
+  options: DensityOptions,
 ): Promise<BenchRow[]> {
-  const headroom = await podHeadroom(cluster, options.node);
-  const asked = Math.min(options.asked, headroom);
-  if (asked < options.asked)
-    options.log(`idle: asked ${options.asked}, the node's maxPods leaves room for ${headroom}`);
   const sandboxes: Sandbox[] = [];
   try {
-    const rss0 = rss();
     const shims0 = await shimPss();
     const t0 = performance.now();
-    const { createMs, failure } = await createUpTo(cluster, tenant, asked, options.concurrency, sandboxes);
+    // The first one alone: its node and its requests give the node's bounds for Pods like it.
+    const first = await createKubernetesSandbox({ tenant, ttlMs: 3_600_000 }, cluster);
+    sandboxes.push(first);
+    const node = await nodeOf(cluster, first.info.containerId);
+    const each = await runPodRequests(cluster, first.info.containerId);
+    const before = await nodeRoomNow(cluster, node, each);
+    const nodeSet0 = (await kubeletSummary(cluster, node)).node?.memory?.workingSetBytes;
+    options.log(
+      `idle: node ${node}; each session Pod requests ${each.cpuMilli}m CPU and ${(each.memoryBytes / MiB).toFixed(0)} MiB; after the first: ${describeRoom(before)}; cap ${options.max}`,
+    );
+    const room = () => nodeRoomNow(cluster, node, each);
+    const filled = await fill(cluster, tenant, { ...options, max: options.max - 1, room }, sandboxes);
     const wallMs = performance.now() - t0;
-    if (failure) options.log(`idle: creation stopped at ${sandboxes.length} sessions: ${failure}`);
-    const rss1 = rss();
+    const held = sandboxes.length;
+    const stop = filled.failure
+      ? `the first failed create (after ${(filled.failure.afterMs / 1000).toFixed(1)} s): ${filled.failure.message}`
+      : `the cap (WARDEN_BENCH_K8S_DENSITY_MAX=${options.max})`;
+    options.log(`idle: held ${held} in ${(wallMs / 1000).toFixed(0)} s; stopped by ${stop}`);
+    if (filled.failure?.room)
+      options.log(`idle: the node at the first failure: ${describeRoom(filled.failure.room)}`);
+    options.log(`idle: the node's room at the end: ${describeRoom(await nodeRoomNow(cluster, node, each))}`);
     const shims1 = await shimPss();
     const names = new Set(sandboxes.map((s) => s.info.containerId));
     const pods = await cluster.core.listNamespacedPod({
@@ -114,67 +212,76 @@ export async function idleRows(
         names.has(p.metadata?.name ?? "") &&
         p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
     ).length;
-    const answers = await Promise.all(
-      sandboxes.map((s) =>
-        s.exec({ argv: ["true"] }).then(
-          (r) => r.exitCode === 0,
-          () => false,
-        ),
+    const answers = await bounded(sandboxes, END_CONCURRENCY, (s) =>
+      s.exec({ argv: ["bash", "-c", "true"] }).then(
+        (r) => r.exitCode === 0,
+        () => false,
       ),
     );
-    const sets = names.size > 0 ? await podMemory(cluster, options.node, names) : [];
-    const created = sandboxes.length;
+    const { summary, sets } = await coveredSummary(cluster, node, names);
+    const nodeSet1 = summary.node?.memory?.workingSetBytes;
     const rows: BenchRow[] = [
+      { name: "idle sessions held", unit: "count", value: held, baseline: options.max, baselineName: "cap" },
       {
-        name: "idle sessions created",
+        name: `node's room by its bounds after the first session (${before.bound})`,
         unit: "count",
-        value: created,
-        baseline: asked,
-        baselineName: "asked",
+        value: before.room + 1,
       },
       {
-        name: "idle session Pods Ready",
+        name: "failed creates (the first stops the filling; others were in flight)",
         unit: "count",
-        value: ready,
-        baseline: created,
-        baselineName: "created",
+        value: filled.failed,
       },
+      { name: "idle session Pods Ready", unit: "count", value: ready, baseline: held, baselineName: "held" },
       {
-        name: "idle sessions answering `true`",
+        name: "idle sessions answering `bash -c true` at the end",
         unit: "count",
         value: answers.filter(Boolean).length,
-        baseline: created,
-        baselineName: "created",
+        baseline: held,
+        baselineName: "held",
       },
       {
         name: `idle create p50, ${options.concurrency} at a time`,
         unit: "ms",
-        value: percentile(createMs, 50),
+        value: percentile(filled.createMs, 50),
       },
-      { name: "idle creates, wall time", unit: "ms", value: wallMs },
+      { name: "idle creates, wall time per session held", unit: "ms", value: wallMs / held },
     ];
-    if (sets.length > 0) {
+    if (filled.failure)
+      rows.push({ name: "the failed create's time to its error", unit: "ms", value: filled.failure.afterMs });
+    if (held > 1 && nodeSet0 !== undefined && nodeSet1 !== undefined)
+      rows.push({
+        name: `node working set growth per session after the first (kubelet, ${held - 1})`,
+        unit: "MiB",
+        value: (nodeSet1 - nodeSet0) / (held - 1) / MiB,
+      });
+    if (sets.length > 0)
       rows.push({
         name: `Pod cgroup working set, mean of ${sets.length} (kubelet)`,
         unit: "MiB",
         value: sets.reduce((a, b) => a + b, 0) / sets.length / MiB,
       });
-    }
-    if (created > 0 && shims1.count > shims0.count) {
+    if (shims1.count > shims0.count)
       rows.push({
         name: `containerd shim PSS per Pod (${shims1.count - shims0.count} new shims)`,
         unit: "MiB",
         value: (shims1.bytes - shims0.bytes) / (shims1.count - shims0.count) / MiB,
       });
+    const points = filled.checkpoints;
+    for (const [what, key] of [
+      ["RSS", "rss"],
+      ["V8 heap + external", "heap"],
+    ] as const) {
+      const perSession = slope(points.map((p) => ({ x: p.held, y: p[key] })));
+      if (Number.isFinite(perSession))
+        rows.push({
+          name: `controller ${what} per session (slope over ${points.length} checkpoints)`,
+          unit: "KiB",
+          value: perSession / 1024,
+        });
     }
-    if (created > 0)
-      rows.push({
-        name: "controller RSS growth per session",
-        unit: "KiB",
-        value: (rss1 - rss0) / created / 1024,
-      });
     return rows;
   } finally {
-    await Promise.allSettled(sandboxes.map((s) => s.destroy()));
+    await bounded(sandboxes, END_CONCURRENCY, (s) => s.destroy().catch(() => undefined));
   }
 }

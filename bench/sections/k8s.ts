@@ -10,10 +10,12 @@
  * - tool call `bash true` through the pipeline and warden's channel (one long-lived pods/exec stream), and
  *   the bare channel exec, p50/p99 vs one exec through the Kubernetes exec API per call
  *   (client-node Exec, `bash -c true`) on the same Pod;
- * - idle sessions the node holds (k8s-idle.ts).
+ * - idle sessions the node holds: created until the first create fails or WARDEN_BENCH_K8S_DENSITY_MAX
+ *   (default 300, above the test node's maxPods of 250) are held, with what stopped it (k8s-idle.ts).
  * With fewer than 100 samples a p99 is the largest one, and its row says so. Counts:
  * WARDEN_BENCH_K8S_CREATES (default 30), WARDEN_BENCH_K8S_CLAIMS (30), WARDEN_BENCH_K8S_EXECS (200),
- * WARDEN_BENCH_K8S_IDLE (40, capped by the node's maxPods), WARDEN_BENCH_K8S_IDLE_CONCURRENCY (4).
+ * WARDEN_BENCH_K8S_IDLE_CONCURRENCY (4). WARDEN_BENCH_K8S_PHASES (comma-separated, of cold, pool, exec,
+ * idle; default all) runs only those phases.
  * WARDEN_BENCH_K8S_RUNTIME_CLASS (e.g. gvisor) runs every Pod of the run, the baseline's too, on it.
  * The machine's load average is printed at the start of each phase and at the end. Every Pod of
  * the run carries its tenant label and is deleted at the end, on failure, SIGINT and SIGTERM too; a
@@ -35,22 +37,30 @@ import { createSpillStore, openSession } from "../../src/session/index.js";
 import type { Session } from "../../src/session/types.js";
 import { builtinTools } from "../../src/tools/index.js";
 import { type BenchRow, type BenchSection, p99Name, percentile, timeRuns } from "../harness.js";
-import {
-  BENCH_RUNTIME_CLASS,
-  benchCluster,
-  createRawPod,
-  ensureNamespace,
-  nodeOf,
-  sweepRun,
-} from "./k8s-cluster.js";
-import { idleRows } from "./k8s-idle.js";
+import { BENCH_RUNTIME_CLASS, benchCluster, createRawPod, ensureNamespace, sweepRun } from "./k8s-cluster.js";
+import { densityRows } from "./k8s-idle.js";
 
 const CREATES = Number(process.env.WARDEN_BENCH_K8S_CREATES ?? 30);
 const CLAIMS = Number(process.env.WARDEN_BENCH_K8S_CLAIMS ?? 30);
 const EXECS = Number(process.env.WARDEN_BENCH_K8S_EXECS ?? 200);
-const IDLE = Number(process.env.WARDEN_BENCH_K8S_IDLE ?? 40);
+const DENSITY_MAX = Number(process.env.WARDEN_BENCH_K8S_DENSITY_MAX ?? 300);
 const IDLE_CONCURRENCY = Number(process.env.WARDEN_BENCH_K8S_IDLE_CONCURRENCY ?? 4);
 const TTL_MS = 3_600_000;
+const PHASES = ["cold", "pool", "exec", "idle"] as const;
+
+/** The phases WARDEN_BENCH_K8S_PHASES names (all when unset); throws naming an unknown one. */
+function wantedPhases(): Set<string> {
+  const asked = (process.env.WARDEN_BENCH_K8S_PHASES ?? PHASES.join(","))
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean);
+  const unknown = asked.filter((p) => !(PHASES as readonly string[]).includes(p));
+  if (unknown.length > 0)
+    throw new Error(
+      `WARDEN_BENCH_K8S_PHASES: unknown phase(s) ${unknown.join(", ")}; phases: ${PHASES.join(", ")}`,
+    );
+  return new Set(asked);
+}
 
 function logLoad(phase: string): void {
   const [one, five, fifteen] = loadavg().map((l) => l.toFixed(2));
@@ -162,34 +172,49 @@ async function execRows(cluster: KubernetesCluster, session: Session): Promise<B
   ];
 }
 
-/** The four phases in order, on one run's tenant; what they create they delete, the sweep is the net. */
-async function phases(cluster: KubernetesCluster, tenant: string, workspace: string): Promise<BenchRow[]> {
-  logLoad("cold creates");
-  const cold = await coldRows(cluster, tenant, workspace);
-  logLoad("pool claims");
-  const pool = await poolRows(cluster, tenant, workspace, percentile(cold.cold, 50));
-  logLoad("tool calls");
-  const session = await openSession(
-    { tenant, ttlMs: TTL_MS },
-    { createSandbox: (o) => createKubernetesSandbox(o, cluster), createSpillStore, builtinTools },
-  );
-  let exec: BenchRow[];
-  let node: string;
-  try {
-    exec = await execRows(cluster, session);
-    node = await nodeOf(cluster, session.sandbox.info.containerId);
-  } finally {
-    await session.close();
+/** The phases in order (those `wanted`), on one run's tenant; what they create they delete, the sweep is the net. */
+async function phases(
+  cluster: KubernetesCluster,
+  tenant: string,
+  workspace: string,
+  wanted: Set<string>,
+): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  let coldP50 = Number.NaN;
+  if (wanted.has("cold")) {
+    logLoad("cold creates");
+    const cold = await coldRows(cluster, tenant, workspace);
+    coldP50 = percentile(cold.cold, 50);
+    rows.push(...cold.rows);
   }
-  logLoad("idle sessions");
-  const idle = await idleRows(cluster, tenant, {
-    asked: IDLE,
-    concurrency: IDLE_CONCURRENCY,
-    node,
-    log: (line) => console.log(`k8s: ${line}`),
-  });
+  if (wanted.has("pool")) {
+    logLoad("pool claims");
+    rows.push(...(await poolRows(cluster, tenant, workspace, coldP50)));
+  }
+  if (wanted.has("exec")) {
+    logLoad("tool calls");
+    const session = await openSession(
+      { tenant, ttlMs: TTL_MS },
+      { createSandbox: (o) => createKubernetesSandbox(o, cluster), createSpillStore, builtinTools },
+    );
+    try {
+      rows.push(...(await execRows(cluster, session)));
+    } finally {
+      await session.close();
+    }
+  }
+  if (wanted.has("idle")) {
+    logLoad("idle sessions");
+    rows.push(
+      ...(await densityRows(cluster, tenant, {
+        max: DENSITY_MAX,
+        concurrency: IDLE_CONCURRENCY,
+        log: (line) => console.log(`k8s: ${line}`),
+      })),
+    );
+  }
   logLoad("the end");
-  return [...cold.rows, ...pool, ...exec, ...idle];
+  return rows;
 }
 
 export const k8sSection: BenchSection = {
@@ -197,6 +222,7 @@ export const k8sSection: BenchSection = {
   description:
     "Kubernetes backend: Pod create, pool claim, exec channel vs one exec API call per command, idle sessions per node",
   async run(): Promise<BenchRow[]> {
+    const wanted = wantedPhases();
     const cluster = benchCluster();
     console.log(
       `k8s: every Pod on RuntimeClass ${BENCH_RUNTIME_CLASS ?? "(none: the node's default runtime)"}`,
@@ -211,7 +237,7 @@ export const k8sSection: BenchSection = {
       void sweepRun(cluster, tenant, createdNamespace).finally(() => process.exit(130));
     };
     process.once("SIGINT", onSignal).once("SIGTERM", onSignal);
-    const outcome = await phases(cluster, tenant, workspace).then(
+    const outcome = await phases(cluster, tenant, workspace, wanted).then(
       (rows) => ({ rows }),
       (error: unknown) => ({ error }),
     );

@@ -134,8 +134,9 @@ function apiMessage(err: unknown): string {
 }
 
 /**
- * Maps a Kubernetes API failure to a WardenError: 404 NotFoundError, 401/403 SandboxError naming
- * RBAC, anything else (conflicts, refused connections, invalid objects) SandboxError with the
+ * Maps a Kubernetes API failure to a WardenError: 404 NotFoundError, 403 from the ResourceQuota
+ * admission plugin (its message says "exceeded quota") SandboxError naming the quota, other 401/403
+ * SandboxError naming RBAC, anything else (conflicts, refused connections, invalid objects) SandboxError with the
  * API's message. `what` says what was being done ("creating Pod warden-…"); `fix` what a 401/403
  * asks the operator to do (default: grant the Pod rights every sandbox needs).
  */
@@ -147,6 +148,12 @@ export function fromKubeError(
   const status = apiStatus(err);
   const message = apiMessage(err);
   if (status === 404) return new NotFoundError(`${what}: not found (${message}).`);
+  if (status === 403 && message.includes("exceeded quota")) {
+    return new SandboxError(
+      `${what}: the namespace's ResourceQuota is used up (${message}); end sessions or warm pool spares there, or raise the quota (kubectl describe resourcequota).`,
+      { cause: err },
+    );
+  }
   if (status === 401 || status === 403) {
     return new SandboxError(`${what}: refused by the API server (${status}: ${message}); ${fix}.`, {
       cause: err,

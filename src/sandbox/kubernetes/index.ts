@@ -79,5 +79,6 @@ export {
   type PodProgress,
   podProgress,
   startPod,
+  startTimeoutError,
 } from "./start-pod.js";
 export { CHANNEL_COMMAND, execChannel } from "./transport.js";

@@ -45,14 +45,21 @@ export interface PodSpecOptions {
   state: PodState;
 }
 
+/**
+ * What every sandbox Pod requests of its node: 10m CPU and 32 MiB, small so that idle sessions
+ * pack onto a node. The scheduler places a Pod only where the node's allocatable CPU and memory
+ * still cover these beside the other Pods' requests (on a 2-CPU node, 200 Pods by CPU).
+ */
+export const POD_REQUESTS = { cpu: "10m", memory: String(32 * 1024 * 1024) } as const;
+
 /** The Pod's CPU limit as a Kubernetes quantity in millicores (1.5 CPUs → "1500m"); at least 1m. */
 export function cpuQuantity(cpus: number): string {
   return `${Math.max(1, Math.round(cpus * 1000))}m`;
 }
 
 /**
- * The Pod for `options`. Requests are small (10m CPU, 32 MiB) so idle sessions pack onto a
- * node; the limits cap what a session may use (memory includes its tmpfs areas, as with
+ * The Pod for `options`. Requests are POD_REQUESTS (10m CPU, 32 MiB) so idle sessions pack onto
+ * a node; the limits cap what a session may use (memory includes its tmpfs areas, as with
  * Docker: cgroupMemoryBytes in copy mode).
  */
 export function buildPodSpec(options: PodSpecOptions): V1Pod {
@@ -109,7 +116,7 @@ export function buildPodSpec(options: PodSpecOptions): V1Pod {
           },
           resources: {
             limits: { cpu: cpuQuantity(limits.cpus), memory },
-            requests: { cpu: "10m", memory: String(32 * 1024 * 1024) },
+            requests: { ...POD_REQUESTS },
           },
           volumeMounts: [
             { name: "workspace", mountPath: WORKSPACE_DIR },

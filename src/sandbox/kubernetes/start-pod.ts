@@ -11,6 +11,7 @@ import { ChannelClient } from "../channel/protocol/client.js";
 import { awaitHelper } from "../channel/protocol/handshake.js";
 import { fromKubeError, type KubernetesCluster } from "./cluster.js";
 import { deletePod } from "./delete-pod.js";
+import { POD_REQUESTS } from "./pod-spec.js";
 import { execChannel, type HelperLog } from "./transport.js";
 
 /**
@@ -35,10 +36,13 @@ const HOPELESS_REASONS = new Set([
   "CrashLoopBackOff",
 ]);
 
-/** What a Pod's status says: running, still starting (with the reason shown), or failed for good. */
+/**
+ * What a Pod's status says: running, still starting (with the reason shown; `unscheduled` when
+ * the reason is the scheduler's: no node takes the Pod yet), or failed for good.
+ */
 export type PodProgress =
   | { kind: "running" }
-  | { kind: "starting"; detail: string }
+  | { kind: "starting"; detail: string; unscheduled?: true }
   | { kind: "failed"; detail: string };
 
 /** Reads a Pod's status (pure): see PodProgress. */
@@ -58,9 +62,11 @@ export function podProgress(pod: V1Pod): PodProgress {
   if (waiting?.reason && HOPELESS_REASONS.has(waiting.reason)) {
     return { kind: "failed", detail: `${waiting.reason}${waiting.message ? `: ${waiting.message}` : ""}` };
   }
+  if (waiting?.reason) return { kind: "starting", detail: waiting.reason };
   const unscheduled = status?.conditions?.find((c) => c.type === "PodScheduled" && c.status === "False");
-  const detail = waiting?.reason ?? unscheduled?.message ?? phase;
-  return { kind: "starting", detail };
+  if (unscheduled)
+    return { kind: "starting", detail: unscheduled.message ?? "Unschedulable", unscheduled: true };
+  return { kind: "starting", detail: phase };
 }
 
 /**
@@ -92,11 +98,30 @@ export async function startPod(
   }
 }
 
+/**
+ * The error of a Pod still starting after `timeoutMs` (pure). Unscheduled: no node took it, with the
+ * scheduler's reason (a full node: its CPU or memory requests, or its maxPods; a node selector
+ * no node matches) and what frees room. Else the container's waiting reason (or the phase).
+ */
+export function startTimeoutError(
+  namespace: string,
+  name: string,
+  timeoutMs: number,
+  progress: { detail: string; unscheduled?: true },
+): SandboxError {
+  if (progress.unscheduled)
+    return new SandboxError(
+      `Pod ${namespace}/${name} was not scheduled within ${timeoutMs} ms: no node takes it (the scheduler: "${progress.detail}"). Free room on a node (end sessions or warm pool spares: each sandbox Pod requests ${POD_REQUESTS.cpu} CPU and ${Number(POD_REQUESTS.memory) / 1024 / 1024} MiB of memory, and a node runs at most its maxPods Pods) or add nodes; backend.startTimeoutMs is how long a create waits for room.`,
+    );
+  return new SandboxError(
+    `Pod ${namespace}/${name} did not run within ${timeoutMs} ms (still ${progress.detail}); check the node (kubectl describe pod) or raise backend.startTimeoutMs.`,
+  );
+}
+
 /** Polls the Pod every 250 ms until it runs; rejects as startPod describes. */
 async function waitRunning(cluster: KubernetesCluster, name: string, signal?: AbortSignal): Promise<void> {
   const timeoutMs = cluster.startTimeoutMs ?? DEFAULT_POD_START_TIMEOUT_MS;
   const deadline = Date.now() + timeoutMs;
-  let last = "Pending";
   for (;;) {
     throwIfAborted(signal);
     const pod = await cluster.core.readNamespacedPod({ name, namespace: cluster.namespace });
@@ -104,12 +129,7 @@ async function waitRunning(cluster: KubernetesCluster, name: string, signal?: Ab
     if (progress.kind === "running") return;
     if (progress.kind === "failed")
       throw new SandboxError(`Pod ${cluster.namespace}/${name} cannot start: ${progress.detail}.`);
-    last = progress.detail;
-    if (Date.now() > deadline) {
-      throw new SandboxError(
-        `Pod ${cluster.namespace}/${name} did not run within ${timeoutMs} ms (still ${last}); check the node (kubectl describe pod) or raise backend.startTimeoutMs.`,
-      );
-    }
+    if (Date.now() > deadline) throw startTimeoutError(cluster.namespace, name, timeoutMs, progress);
     await new Promise((r) => setTimeout(r, 250));
   }
 }

@@ -1,5 +1,6 @@
 import { tmpdir } from "node:os";
 import { describe, expect, it } from "vitest";
+import { SandboxError } from "../../../../src/errors.js";
 import {
   DEFAULT_LIMITS,
   type KubernetesCluster,
@@ -15,6 +16,7 @@ import {
   podProgress,
   podStateOf,
   replicaSelector,
+  startTimeoutError,
 } from "../../../../src/sandbox/kubernetes/index.js";
 
 const state = {
@@ -99,7 +101,35 @@ describe("podProgress", () => {
           conditions: [{ type: "PodScheduled", status: "False", message: "0/1 nodes are available" }],
         },
       }),
-    ).toEqual({ kind: "starting", detail: "0/1 nodes are available" });
+    ).toEqual({ kind: "starting", detail: "0/1 nodes are available", unscheduled: true });
+  });
+
+  it("is starting, not unscheduled, while the container waits on a scheduled Pod", () => {
+    const waiting = { reason: "ContainerCreating" };
+    expect(
+      podProgress({
+        status: { phase: "Pending", containerStatuses: [{ ...runningStatus(), state: { waiting } }] },
+      }),
+    ).toEqual({ kind: "starting", detail: "ContainerCreating" });
+  });
+});
+
+describe("startTimeoutError", () => {
+  it("names a full node by the scheduler's words and what frees room, not a longer timeout alone", () => {
+    // The scheduler's message as the bench's 201st Pod on the 2-CPU test node got it (2026-12-02).
+    const full =
+      "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.";
+    const err = startTimeoutError("ns", "warden-x", 90_000, { detail: full, unscheduled: true });
+    expect(err).toBeInstanceOf(SandboxError);
+    expect(err.message).toBe(
+      `Pod ns/warden-x was not scheduled within 90000 ms: no node takes it (the scheduler: "${full}"). Free room on a node (end sessions or warm pool spares: each sandbox Pod requests 10m CPU and 32 MiB of memory, and a node runs at most its maxPods Pods) or add nodes; backend.startTimeoutMs is how long a create waits for room.`,
+    );
+  });
+
+  it("names the container's waiting reason on a scheduled Pod", () => {
+    expect(startTimeoutError("ns", "warden-x", 5000, { detail: "ContainerCreating" }).message).toBe(
+      "Pod ns/warden-x did not run within 5000 ms (still ContainerCreating); check the node (kubectl describe pod) or raise backend.startTimeoutMs.",
+    );
   });
 });
 

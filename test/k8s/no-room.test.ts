@@ -1,0 +1,125 @@
+/**
+ * `warden serve` on Kubernetes when the cluster takes no more session Pods, as a client sees it:
+ * - no node takes the Pod: POST /v1/sessions answers 500 SANDBOX_ERROR within backend.startTimeoutMs
+ *   (plus the Pod's deletion), naming the scheduler's reason and what frees room, and no Pod is left;
+ * - the namespace's ResourceQuota is used up: the same status at once, naming the quota, not RBAC.
+ * A Pod no node takes is made without filling the shared node: a RuntimeClass whose
+ * scheduling.nodeSelector no node matches (the RuntimeClass admission plugin copies it into the
+ * Pod), so the scheduler keeps the Pod Pending with "didn't match Pod's node affinity/selector" as
+ * it keeps one Pending with "Insufficient cpu" on a full node (`npm run bench k8s`, README).
+ */
+import { randomBytes } from "node:crypto";
+import { KubeConfig, NodeV1Api } from "@kubernetes/client-node";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import {
+  describeK8s,
+  podLeftovers,
+  TEST_KUBECONFIG,
+  TEST_NAMESPACE,
+  TEST_SERVE_BACKEND,
+  testCluster,
+} from "../helpers/k8s.js";
+import { type ServedTenants, serveTenants } from "../helpers/serve-tenants.js";
+
+const PREFIX = `test-k8s-noroom-${randomBytes(3).toString("hex")}`;
+const TENANT = `${PREFIX}-main`;
+/** A RuntimeClass of this namespace's own (RuntimeClasses are cluster-wide): runc, on no node. */
+const NOWHERE = `${TEST_NAMESPACE}-on-no-node`.slice(0, 63);
+const QUOTA = "test-no-room";
+const START_TIMEOUT_MS = 6000;
+
+describeK8s("warden serve on Kubernetes when no Pod fits", () => {
+  let served: ServedTenants | undefined;
+  const nodeApi = () => {
+    const config = new KubeConfig();
+    config.loadFromFile(TEST_KUBECONFIG);
+    return config.makeApiClient(NodeV1Api);
+  };
+  const newSession = async () => {
+    const t0 = Date.now();
+    const r = await fetch(`${served?.url}/v1/sessions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${served?.keys.main}`, "content-type": "application/json" },
+      body: "{}",
+    });
+    return {
+      status: r.status,
+      body: (await r.json()) as { code?: string; message?: string },
+      ms: Date.now() - t0,
+    };
+  };
+
+  beforeAll(async () => {
+    await nodeApi()
+      .deleteRuntimeClass({ name: NOWHERE })
+      .catch(() => undefined);
+    await nodeApi().createRuntimeClass({
+      body: {
+        metadata: { name: NOWHERE },
+        handler: "runc",
+        scheduling: { nodeSelector: { "io.warden.test/no-such-node": "true" } },
+      },
+    });
+    served = await serveTenants(PREFIX, {
+      backend: { ...TEST_SERVE_BACKEND, runtimeClassName: NOWHERE, startTimeoutMs: START_TIMEOUT_MS },
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    const { core } = testCluster();
+    await core
+      .deleteNamespacedResourceQuota({ name: QUOTA, namespace: TEST_NAMESPACE })
+      .catch(() => undefined);
+    const left = await podLeftovers(TENANT);
+    await served?.stop();
+    await nodeApi()
+      .deleteRuntimeClass({ name: NOWHERE })
+      .catch(() => undefined);
+    expect(left).toEqual([]);
+  });
+
+  it("answers a session no node takes within startTimeoutMs, with the scheduler's reason, and leaves no Pod", async () => {
+    const r = await newSession();
+    expect(r.status).toBe(500);
+    expect(r.body.code).toBe("SANDBOX_ERROR");
+    expect(r.body.message).toMatch(
+      new RegExp(
+        `^Pod ${TEST_NAMESPACE}/warden-[0-9a-f-]+ was not scheduled within ${START_TIMEOUT_MS} ms: no node takes it \\(the scheduler: "0/1 nodes are available: 1 node\\(s\\) didn't match Pod's node affinity/selector\\.`,
+      ),
+    );
+    expect(r.body.message).toContain(
+      "Free room on a node (end sessions or warm pool spares: each sandbox Pod requests 10m CPU and 32 MiB of memory, and a node runs at most its maxPods Pods) or add nodes; backend.startTimeoutMs is how long a create waits for room.",
+    );
+    expect(r.ms).toBeGreaterThanOrEqual(START_TIMEOUT_MS);
+    expect(r.ms).toBeLessThan(START_TIMEOUT_MS + 10_000);
+    expect(await podLeftovers(TENANT)).toEqual([]);
+  }, 60_000);
+
+  it("answers at once, naming the quota, when the namespace's ResourceQuota has no Pod left", async () => {
+    const { core } = testCluster();
+    await core.createNamespacedResourceQuota({
+      namespace: TEST_NAMESPACE,
+      body: { metadata: { name: QUOTA }, spec: { hard: { pods: "0" } } },
+    });
+    // The quota controller fills in status.hard; until then admission refuses with "status unknown".
+    for (let i = 0; i < 60; i++) {
+      const q = await core.readNamespacedResourceQuota({ name: QUOTA, namespace: TEST_NAMESPACE });
+      if (q.status?.hard?.pods !== undefined) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    try {
+      const r = await newSession();
+      expect(r.status).toBe(500);
+      expect(r.body.code).toBe("SANDBOX_ERROR");
+      expect(r.body.message).toMatch(
+        new RegExp(
+          `^creating Pod ${TEST_NAMESPACE}/warden-[0-9a-f-]+: the namespace's ResourceQuota is used up \\(pods "warden-[0-9a-f-]+" is forbidden: exceeded quota: ${QUOTA}, requested: pods=1, used: pods=\\d+, limited: pods=0\\); end sessions or warm pool spares there, or raise the quota \\(kubectl describe resourcequota\\)\\.$`,
+        ),
+      );
+      expect(r.ms).toBeLessThan(5000);
+      expect(await podLeftovers(TENANT)).toEqual([]);
+    } finally {
+      await core.deleteNamespacedResourceQuota({ name: QUOTA, namespace: TEST_NAMESPACE });
+    }
+  }, 60_000);
+});
