@@ -26,7 +26,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
@@ -36,6 +36,7 @@ import { resolveServerConfig } from "../../src/server/config.js";
 import { createDockerBackend } from "../../src/server/docker-backend.js";
 import { startServer } from "../../src/server/server.js";
 import { type BenchRow, type BenchSection, percentile } from "../harness.js";
+import { type CpuShare, startCpuAttribution } from "./cpu-attribution.js";
 import { type FromTenant, LINES, LOAD_KINDS, type LoadKind, linesOf, type ToTenant } from "./noisy-tenant.js";
 
 /** CPU ms this (the server's main) thread has run, from Linux's /proc/thread-self/schedstat; NaN elsewhere. */
@@ -149,6 +150,9 @@ export const noisyNeighbourSection: BenchSection = {
         stdio: ["ignore", "inherit", "inherit", "ipc"],
       });
       child = tenantA;
+      // Who uses the CPU in each block (cpu-attribution.ts): the tenants' containers, A's client, the engine.
+      const targets = { tenants: { A: A.id, B: B.id }, processes: {} as Record<string, number> };
+      if (tenantA.pid !== undefined) targets.processes["tenant A client (nice 19)"] = tenantA.pid;
       await ask(
         tenantA,
         {
@@ -173,14 +177,25 @@ export const noisyNeighbourSection: BenchSection = {
       loopDelay.enable();
       for (let i = 0; i < 5; i++) await bashTrue();
 
+      /** Prints who used the CPU in a block (ms per s), with the load average at its end. */
+      const printCpu = (label: string, shares: CpuShare[], bCallsPerSecond: number) =>
+        console.error(
+          [
+            `noisy-neighbour: CPU ms per s, ${label} (B ${bCallsPerSecond.toFixed(0)} calls/s, load average ${loadavg()[0]?.toFixed(2)}):`,
+            ...shares.map((s) => `  ${s.msPerSecond.toFixed(0).padStart(5)}  ${s.name}`),
+          ].join("\n"),
+        );
+
       /** B's samples, the loop's largest delay and this thread's CPU (ms) over SAMPLES calls. */
-      const sampleB = async () => {
+      const sampleB = async (label: string) => {
+        const cpu = await startCpuAttribution(targets);
         loopDelay.reset();
         const cpu0 = mainThreadCpuMs();
         const t0 = performance.now();
         const samples: number[] = [];
         for (let i = 0; i < SAMPLES; i++) samples.push(await bashTrue());
         const wallMs = performance.now() - t0;
+        printCpu(label, cpu.stop(16), (SAMPLES / wallMs) * 1000);
         return {
           samples,
           loopMaxMs: loopDelay.max / 1e6,
@@ -188,10 +203,10 @@ export const noisyNeighbourSection: BenchSection = {
         };
       };
       /** B's samples while A runs `kinds` in LOOPS parallel loops (in its own process). */
-      const underLoad = async (kinds: LoadKind[]) => {
+      const underLoad = async (label: string, kinds: LoadKind[]) => {
         await ask(tenantA, { type: "start", kinds }, "started");
         await new Promise((r) => setTimeout(r, 300));
-        const measured = await sampleB();
+        const measured = await sampleB(`A sending ${label}`);
         const report = await ask(tenantA, { type: "stop" }, "stopped");
         return { ...measured, report };
       };
@@ -220,11 +235,11 @@ export const noisyNeighbourSection: BenchSection = {
       const callsSoFar = (r?: typeof last) => LOAD_KINDS.reduce((n, k) => n + (r?.timings[k].length ?? 0), 0);
       for (const [label, kinds] of run) {
         await new Promise((r) => setTimeout(r, 300));
-        const quiet = await sampleB();
+        const quiet = await sampleB(`idle before ${label}`);
         idle.push(...quiet.samples);
         idleLoopMaxMs = Math.max(idleLoopMaxMs, quiet.loopMaxMs);
         idleCpuPerSecondMs += quiet.cpuPerSecondMs / run.length;
-        const loaded = await underLoad(kinds);
+        const loaded = await underLoad(label, kinds);
         // How much load A got through in this phase (its calls are slower when its work waits for
         // the cores), so runs and versions can be compared at the load they really had.
         const aCalls = callsSoFar(loaded.report) - callsSoFar(last);
