@@ -26,10 +26,10 @@ const TICKS_PER_S = 100;
 /** A reading: consumer name → CPU ms used since some fixed origin (only differences mean anything). */
 export type CpuReading = Map<string, number>;
 
-/** One consumer's share of a phase: CPU ms per wall second (1000 = one whole core). */
+/** One consumer's share of a phase: CPU ms per unit (per wall second: 1000 = one whole core; or per call). */
 export interface CpuShare {
   name: string;
-  msPerSecond: number;
+  ms: number;
 }
 
 /**
@@ -43,14 +43,14 @@ export function cpuDeltas(before: CpuReading, after: CpuReading): CpuReading {
 }
 
 /**
- * The `count` largest consumers of `deltas` over `wallMs`, in CPU ms per second, largest first
- * (ties by name); consumers under 1 ms/s are left out.
+ * The `count` largest consumers of `deltas` in CPU ms per unit (`units` of them in the phase: its
+ * wall seconds, or the calls made), largest first (ties by name); those under 1 ms per unit are left out.
  */
-export function topConsumers(deltas: CpuReading, wallMs: number, count: number): CpuShare[] {
+export function topConsumers(deltas: CpuReading, units: number, count: number): CpuShare[] {
   return [...deltas]
-    .map(([name, ms]) => ({ name, msPerSecond: wallMs > 0 ? (ms / wallMs) * 1000 : 0 }))
-    .filter((s) => s.msPerSecond >= 1)
-    .sort((a, b) => b.msPerSecond - a.msPerSecond || (a.name < b.name ? -1 : 1))
+    .map(([name, ms]) => ({ name, ms: units > 0 ? ms / units : 0 }))
+    .filter((s) => s.ms >= 1)
+    .sort((a, b) => b.ms - a.ms || (a.name < b.name ? -1 : 1))
     .slice(0, count);
 }
 
@@ -134,10 +134,11 @@ export interface AttributionTargets {
 
 /**
  * Starts attributing: a reading now, processes inside the containers sampled every SAMPLE_MS until
- * `stop`, which returns each consumer's CPU ms per second of the phase, largest first.
+ * `stop`, which returns the `count` largest consumers' CPU ms per second of the phase, or per call
+ * when given the `calls` made in it, largest first.
  */
 export async function startCpuAttribution(targets: AttributionTargets): Promise<{
-  stop(count?: number): CpuShare[];
+  stop(count?: number, calls?: number): CpuShare[];
 }> {
   const containers: Array<{ tenant: string; id: string }> = [];
   for (const [tenant, label] of Object.entries(targets.tenants))
@@ -195,7 +196,7 @@ export async function startCpuAttribution(targets: AttributionTargets): Promise<
   const t0 = performance.now();
   const timer = setInterval(sampleInside, SAMPLE_MS);
   return {
-    stop(count = 12) {
+    stop(count = 12, calls?: number) {
       clearInterval(timer);
       sampleInside();
       const deltas = cpuDeltas(before, read());
@@ -217,7 +218,7 @@ export async function startCpuAttribution(targets: AttributionTargets): Promise<
       for (const [name, ms] of byName) deltas.set(`  ${name}`, ms);
       const busy = deltas.get(MACHINE);
       if (busy !== undefined) deltas.set("rest of the machine", Math.max(0, busy - attributed));
-      return topConsumers(deltas, wallMs, count);
+      return topConsumers(deltas, calls ?? wallMs / 1000, count);
     },
   };
 }

@@ -19,6 +19,11 @@
  * completed, it tells the event loop's share of the load apart from the rest of the machine. WARDEN_BENCH_NOISY_PHASES
  * (comma-separated kinds, e.g. `edit,flood`) runs only those single-load phases, for profiling;
  * WARDEN_BENCH_NOISY_OUTPUT_RATE sets the server's contendedOutputBytesPerSecond (0: off), to compare.
+ * Who uses the CPU is printed per block (cpu-attribution.ts: the server's threads, A's client, the
+ * engine's processes, each tenant's containers and the commands in them, the rest of the machine),
+ * and, before the blocks, what one call of each load costs by consumer (WARDEN_BENCH_NOISY_COST_CALLS
+ * calls one after another, default 10, floods 3 at most; 0: skipped): unlike the latencies, these
+ * CPU figures stay meaningful while other work shares the machine.
  * A's client process runs at nice 19 (noisy-tenant.ts says why); WARDEN_BENCH_NOISY_CLIENT_NICE=0
  * keeps it at the default priority.
  */
@@ -50,6 +55,8 @@ function mainThreadCpuMs(): number {
 
 const SAMPLES = Number(process.env.WARDEN_BENCH_NOISY_SAMPLES ?? 100);
 const LOOPS = Number(process.env.WARDEN_BENCH_NOISY_LOOPS ?? 2);
+/** A's calls per kind, one after another, whose CPU per call is printed by consumer (0: none). */
+const COST_CALLS = Number(process.env.WARDEN_BENCH_NOISY_COST_CALLS ?? 10);
 const ONLY = process.env.WARDEN_BENCH_NOISY_PHASES?.split(",").filter((k) => k !== "");
 const BODY_LIMIT = 1024 * 1024;
 /** The server's contendedOutputBytesPerSecond (0: off); unset: the server's default. */
@@ -178,11 +185,11 @@ export const noisyNeighbourSection: BenchSection = {
       for (let i = 0; i < 5; i++) await bashTrue();
 
       /** Prints who used the CPU in a block (ms per s), with the load average at its end. */
-      const printCpu = (label: string, shares: CpuShare[], bCallsPerSecond: number) =>
+      const printCpu = (label: string, shares: CpuShare[], bCallsPerSecond?: number) =>
         console.error(
           [
-            `noisy-neighbour: CPU ms per s, ${label} (B ${bCallsPerSecond.toFixed(0)} calls/s, load average ${loadavg()[0]?.toFixed(2)}):`,
-            ...shares.map((s) => `  ${s.msPerSecond.toFixed(0).padStart(5)}  ${s.name}`),
+            `noisy-neighbour: CPU ms ${bCallsPerSecond === undefined ? "" : "per s, "}${label} (${bCallsPerSecond === undefined ? "" : `B ${bCallsPerSecond.toFixed(0)} calls/s, `}load average ${loadavg()[0]?.toFixed(2)}):`,
+            ...shares.map((s) => `  ${s.ms.toFixed(0).padStart(5)}  ${s.name}`),
           ].join("\n"),
         );
 
@@ -220,6 +227,20 @@ export const noisyNeighbourSection: BenchSection = {
       const run = ONLY
         ? phases.filter(([, kinds]) => kinds.length === 1 && ONLY.includes(kinds[0]!))
         : phases;
+      // What one call of each load costs the machine, by consumer: A's calls one after another, B
+      // idle. CPU per call does not depend on how busy the machine is, unlike the latencies below.
+      if (COST_CALLS > 0)
+        for (const [label, kinds] of run) {
+          const kind = kinds.length === 1 ? kinds[0] : undefined;
+          if (kind === undefined) continue;
+          const calls = kind === "flood" ? Math.min(COST_CALLS, 3) : COST_CALLS;
+          const cpu = await startCpuAttribution(targets);
+          const done = await ask(tenantA, { type: "burst", kind, count: calls }, "burst-done");
+          printCpu(
+            `per A call: ${label}, ${calls} calls one after another (${done.statuses.join(", ")})`,
+            cpu.stop(16, calls),
+          );
+        }
       // Idle and loaded alternate: an idle block of B before each loaded phase (after A's calls of
       // the previous phase ended), so a change of the machine's load during the run reaches both.
       // The baseline is the p99 of all idle blocks together.
