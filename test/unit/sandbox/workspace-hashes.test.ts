@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { SandboxError } from "../../../src/errors.js";
 import type { ExecCommand, ExecOptions } from "../../../src/sandbox/types.js";
 import { hashWorkspace } from "../../../src/sandbox/workspace-changes.js";
-import { parseWorkspaceHashes } from "../../../src/sandbox/workspace-hashes.js";
+import { HASH_COMMAND, parseWorkspaceHashes } from "../../../src/sandbox/workspace-hashes.js";
 
 const HASH_A = "a".repeat(64);
 const HASH_B = "b".repeat(64);
@@ -66,29 +66,10 @@ describe("hashWorkspace", () => {
     expect(calls).toHaveLength(1);
     const [call] = calls;
     expect(call?.cwd).toBe("/workspace");
-    expect(call?.command).toEqual({
-      argv: [
-        "find",
-        ".",
-        "(",
-        "-type",
-        "l",
-        "-printf",
-        "L%P\\0%l\\0",
-        ")",
-        "-o",
-        "(",
-        "-type",
-        "f",
-        "-exec",
-        "sha256sum",
-        "-z",
-        "--",
-        "{}",
-        "+",
-        ")",
-      ],
-    });
+    // One process started by the helper, find itself (no sh, no xargs), which starts sha256sum.
+    expect(call?.command).toEqual({ argv: [...HASH_COMMAND] });
+    expect(HASH_COMMAND[0]).toBe("find");
+    expect(HASH_COMMAND.slice(-7)).toEqual(["-exec", "sha256sum", "-z", "--", "{}", "+", ")"]);
   });
 
   it("rejects SandboxError naming the exit and stderr when find (or a sha256sum batch) failed", async () => {
