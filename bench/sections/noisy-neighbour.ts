@@ -19,6 +19,11 @@
  * completed, it tells the event loop's share of the load apart from the rest of the machine. WARDEN_BENCH_NOISY_PHASES
  * (comma-separated kinds, e.g. `edit,flood`) runs only those single-load phases, for profiling;
  * WARDEN_BENCH_NOISY_OUTPUT_RATE sets the server's contendedOutputBytesPerSecond (0: off), to compare.
+ * Who uses the CPU is printed per block (cpu-attribution.ts: the server's threads, A's client, the
+ * engine's processes, each tenant's containers and the commands in them, the rest of the machine),
+ * and, before the blocks, what one call of each load costs by consumer (WARDEN_BENCH_NOISY_COST_CALLS
+ * calls one after another, default 10, floods 3 at most; 0: skipped): unlike the latencies, these
+ * CPU figures stay meaningful while other work shares the machine.
  * A's client process runs at nice 19 (noisy-tenant.ts says why); WARDEN_BENCH_NOISY_CLIENT_NICE=0
  * keeps it at the default priority.
  */
@@ -26,7 +31,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
@@ -36,6 +41,7 @@ import { resolveServerConfig } from "../../src/server/config.js";
 import { createDockerBackend } from "../../src/server/docker-backend.js";
 import { startServer } from "../../src/server/server.js";
 import { type BenchRow, type BenchSection, percentile } from "../harness.js";
+import { type CpuShare, startCpuAttribution } from "./cpu-attribution.js";
 import { type FromTenant, LINES, LOAD_KINDS, type LoadKind, linesOf, type ToTenant } from "./noisy-tenant.js";
 
 /** CPU ms this (the server's main) thread has run, from Linux's /proc/thread-self/schedstat; NaN elsewhere. */
@@ -49,6 +55,8 @@ function mainThreadCpuMs(): number {
 
 const SAMPLES = Number(process.env.WARDEN_BENCH_NOISY_SAMPLES ?? 100);
 const LOOPS = Number(process.env.WARDEN_BENCH_NOISY_LOOPS ?? 2);
+/** A's calls per kind, one after another, whose CPU per call is printed by consumer (0: none). */
+const COST_CALLS = Number(process.env.WARDEN_BENCH_NOISY_COST_CALLS ?? 10);
 const ONLY = process.env.WARDEN_BENCH_NOISY_PHASES?.split(",").filter((k) => k !== "");
 const BODY_LIMIT = 1024 * 1024;
 /** The server's contendedOutputBytesPerSecond (0: off); unset: the server's default. */
@@ -149,6 +157,9 @@ export const noisyNeighbourSection: BenchSection = {
         stdio: ["ignore", "inherit", "inherit", "ipc"],
       });
       child = tenantA;
+      // Who uses the CPU in each block (cpu-attribution.ts): the tenants' containers, A's client, the engine.
+      const targets = { tenants: { A: A.id, B: B.id }, processes: {} as Record<string, number> };
+      if (tenantA.pid !== undefined) targets.processes["tenant A client (nice 19)"] = tenantA.pid;
       await ask(
         tenantA,
         {
@@ -173,14 +184,25 @@ export const noisyNeighbourSection: BenchSection = {
       loopDelay.enable();
       for (let i = 0; i < 5; i++) await bashTrue();
 
+      /** Prints who used the CPU in a block (ms per s), with the load average at its end. */
+      const printCpu = (label: string, shares: CpuShare[], bCallsPerSecond?: number) =>
+        console.error(
+          [
+            `noisy-neighbour: CPU ms ${bCallsPerSecond === undefined ? "" : "per s, "}${label} (${bCallsPerSecond === undefined ? "" : `B ${bCallsPerSecond.toFixed(0)} calls/s, `}load average ${loadavg()[0]?.toFixed(2)}):`,
+            ...shares.map((s) => `  ${s.ms.toFixed(0).padStart(5)}  ${s.name}`),
+          ].join("\n"),
+        );
+
       /** B's samples, the loop's largest delay and this thread's CPU (ms) over SAMPLES calls. */
-      const sampleB = async () => {
+      const sampleB = async (label: string) => {
+        const cpu = await startCpuAttribution(targets);
         loopDelay.reset();
         const cpu0 = mainThreadCpuMs();
         const t0 = performance.now();
         const samples: number[] = [];
         for (let i = 0; i < SAMPLES; i++) samples.push(await bashTrue());
         const wallMs = performance.now() - t0;
+        printCpu(label, cpu.stop(16), (SAMPLES / wallMs) * 1000);
         return {
           samples,
           loopMaxMs: loopDelay.max / 1e6,
@@ -188,10 +210,10 @@ export const noisyNeighbourSection: BenchSection = {
         };
       };
       /** B's samples while A runs `kinds` in LOOPS parallel loops (in its own process). */
-      const underLoad = async (kinds: LoadKind[]) => {
+      const underLoad = async (label: string, kinds: LoadKind[]) => {
         await ask(tenantA, { type: "start", kinds }, "started");
         await new Promise((r) => setTimeout(r, 300));
-        const measured = await sampleB();
+        const measured = await sampleB(`A sending ${label}`);
         const report = await ask(tenantA, { type: "stop" }, "stopped");
         return { ...measured, report };
       };
@@ -205,6 +227,20 @@ export const noisyNeighbourSection: BenchSection = {
       const run = ONLY
         ? phases.filter(([, kinds]) => kinds.length === 1 && ONLY.includes(kinds[0]!))
         : phases;
+      // What one call of each load costs the machine, by consumer: A's calls one after another, B
+      // idle. CPU per call does not depend on how busy the machine is, unlike the latencies below.
+      if (COST_CALLS > 0)
+        for (const [label, kinds] of run) {
+          const kind = kinds.length === 1 ? kinds[0] : undefined;
+          if (kind === undefined) continue;
+          const calls = kind === "flood" ? Math.min(COST_CALLS, 3) : COST_CALLS;
+          const cpu = await startCpuAttribution(targets);
+          const done = await ask(tenantA, { type: "burst", kind, count: calls }, "burst-done");
+          printCpu(
+            `per A call: ${label}, ${calls} calls one after another (${done.statuses.join(", ")})`,
+            cpu.stop(16, calls),
+          );
+        }
       // Idle and loaded alternate: an idle block of B before each loaded phase (after A's calls of
       // the previous phase ended), so a change of the machine's load during the run reaches both.
       // The baseline is the p99 of all idle blocks together.
@@ -220,11 +256,11 @@ export const noisyNeighbourSection: BenchSection = {
       const callsSoFar = (r?: typeof last) => LOAD_KINDS.reduce((n, k) => n + (r?.timings[k].length ?? 0), 0);
       for (const [label, kinds] of run) {
         await new Promise((r) => setTimeout(r, 300));
-        const quiet = await sampleB();
+        const quiet = await sampleB(`idle before ${label}`);
         idle.push(...quiet.samples);
         idleLoopMaxMs = Math.max(idleLoopMaxMs, quiet.loopMaxMs);
         idleCpuPerSecondMs += quiet.cpuPerSecondMs / run.length;
-        const loaded = await underLoad(kinds);
+        const loaded = await underLoad(label, kinds);
         // How much load A got through in this phase (its calls are slower when its work waits for
         // the cores), so runs and versions can be compared at the load they really had.
         const aCalls = callsSoFar(loaded.report) - callsSoFar(last);

@@ -7,7 +7,8 @@
  * Protocol over the IPC channel: the parent sends `init` (server URL, A's key and session, loops,
  * body limit), then `start` with the kinds of load to send in `loops` parallel loops, then `stop`;
  * the child answers `ready`, `started`, and `stopped` with every call's duration (ms) and the set of
- * statuses seen per kind since `init`. The loads are the worst inputs the limits allow:
+ * statuses seen per kind since `init`. `burst` (one kind, a count) makes that many calls one after
+ * another, outside those timings, and answers `burst-done` with their statuses. The loads are the worst inputs the limits allow:
  * `edit` rewrites all LINES lines of e<n>.txt (old → new → old), `changes` is GET /changes of the
  * rewritten big.txt, `long` is the longest bash command the JSON body limit allows, `flood` prints
  * 64 MiB.
@@ -37,12 +38,14 @@ export type LoadKind = (typeof LOAD_KINDS)[number];
 export type ToTenant =
   | { type: "init"; url: string; key: string; session: string; loops: number; bodyLimit: number }
   | { type: "start"; kinds: LoadKind[] }
-  | { type: "stop" };
+  | { type: "stop" }
+  | { type: "burst"; kind: LoadKind; count: number };
 
 /** Child → parent messages. */
 export type FromTenant =
   | { type: "ready" }
   | { type: "started" }
+  | { type: "burst-done"; statuses: string[] }
   | {
       type: "stopped";
       timings: Record<LoadKind, number[]>;
@@ -116,6 +119,13 @@ function tenant(init: Init) {
   let loading = false;
   let loops: Promise<void>[] = [];
   return {
+    /** `count` calls of `kind` one after another (loop 0), outside the timings: what one call costs. */
+    async burst(kind: LoadKind, count: number): Promise<FromTenant> {
+      const seen = new Set<string>();
+      for (let i = 0; i < count; i++)
+        seen.add(await ops[kind](0).catch((err: unknown) => `threw ${String(err).slice(0, 80)}`));
+      return { type: "burst-done", statuses: [...seen] };
+    },
     start(kinds: LoadKind[]) {
       loading = true;
       loops = Array.from({ length: init.loops }, async (_, n) => {
@@ -168,6 +178,8 @@ function main(): void {
       send({ type: "started" });
     } else if (message.type === "stop") {
       void t?.stop().then(send);
+    } else if (message.type === "burst") {
+      void t?.burst(message.kind, message.count).then(send);
     }
   });
   process.on("disconnect", () => process.exit(0));

@@ -1,23 +1,52 @@
 /**
- * The workspace's content hashes, pure part: the script that prints them inside a sandbox (any
- * I/O path runs it: workspace-changes.ts, through the sandbox's own SandboxIO) and the
- * parser of its output. Output records: files as sha256sum -z prints them ("<64 hex>  <path>\0"),
- * symlinks as "L<path>\0<target>\0", so any name survives.
+ * The workspace's content hashes, pure part: the command that prints them inside a sandbox (any
+ * I/O path runs it: workspace-changes.ts, through the sandbox's own SandboxIO) and the parser of
+ * its output. Output records: symlinks as "L<path>\0<target>\0", files as sha256sum -z prints them
+ * ("<64 hex>  ./<path>\0", the name unescaped), so any name survives.
  */
-import type { WorkspaceChange } from "./types.js";
+import { SandboxError } from "../errors.js";
+import { WORKSPACE_DIR, type WorkspaceChange } from "./types.js";
 import type { WorkspaceHashes } from "./workspace-copy.js";
 
-/** The shell script (sh -c) that prints every file's sha256 and every symlink's target under /workspace. */
-export const HASH_SCRIPT = [
-  "cd /workspace || exit 1",
-  "find . -type l -printf 'L%P\\0%l\\0'",
-  "find . -type f -printf '%P\\0' | xargs -0 -r sha256sum -z --",
-].join("\n");
+/**
+ * The command (argv, run with /workspace as its working directory) that prints every symlink's
+ * target and every file's sha256 under it: one `find` that prints the links itself and hands the
+ * files to `sha256sum` in batches (`-exec … +`), so a review starts two processes, not the five of a
+ * `sh -c 'find …; find … | xargs sha256sum'` (issue 11: a GET /changes every ~100 ms kept A's
+ * sandbox busy starting them). The two write to one pipe without mixing records: GNU find flushes
+ * its output before it starts the command and waits for it (findutils, find/exec.c `launch`).
+ * find exits non-zero when sha256sum failed for any batch (a file vanished or unreadable).
+ */
+export const HASH_COMMAND: readonly string[] = [
+  "find",
+  ".",
+  "(",
+  "-type",
+  "l",
+  "-printf",
+  "L%P\\0%l\\0",
+  ")",
+  "-o",
+  "(",
+  "-type",
+  "f",
+  "-exec",
+  "sha256sum",
+  "-z",
+  "--",
+  "{}",
+  "+",
+  ")",
+];
 
-/** Most bytes of HASH_SCRIPT output read (256 MiB); more is an error, not a partial answer. */
+/** Most bytes of HASH_COMMAND output read (256 MiB); more is an error, not a partial answer. */
 export const HASH_OUTPUT_MAX_BYTES = 256 * 1024 * 1024;
 
-/** Parses HASH_SCRIPT's output: path → sha256 hex, or `link:<target>` for a symlink. */
+/**
+ * Parses HASH_COMMAND's output: path (relative, no "./") → sha256 hex, or `link:<target>` for a
+ * symlink. Throws SandboxError on a record of neither shape (never a partial map: a file missing
+ * from it would be reported deleted).
+ */
 export function parseWorkspaceHashes(output: Buffer): WorkspaceHashes {
   const hashes: WorkspaceHashes = new Map();
   const parts = output.toString("utf8").split("\0");
@@ -27,9 +56,13 @@ export function parseWorkspaceHashes(output: Buffer): WorkspaceHashes {
     if (part.startsWith("L")) {
       hashes.set(part.slice(1), `link:${parts[i + 1] ?? ""}`);
       i++;
+    } else if (part.startsWith("  ./", 64)) {
+      // sha256sum -z: "<64 hex>  ./<name>" (two spaces, find's "./" prefix, name unescaped).
+      hashes.set(part.slice(68), part.slice(0, 64));
     } else {
-      // sha256sum -z: "<64 hex>  <name>" (two spaces, name unescaped).
-      hashes.set(part.slice(66), part.slice(0, 64));
+      throw new SandboxError(
+        `hashing ${WORKSPACE_DIR} printed a record that is neither a file nor a link: ${JSON.stringify(part.slice(0, 100))}`,
+      );
     }
   }
   return hashes;

@@ -186,8 +186,16 @@ describeEngine("DockerSandbox changedPaths over the channel", () => {
     const sandbox = await createSandbox({ execPath: "channel", tenant });
     try {
       await sandbox.writeFile("made.txt", Buffer.from("made\n"));
+      // A name with a backslash and a newline, and a link: find and sha256sum -z print them unescaped.
+      const odd = "a\\b\nc";
+      await sandbox.writeFile(odd, Buffer.from("odd\n"));
+      expect((await sandbox.exec({ argv: ["ln", "-s", "made.txt", "l ink"] })).exitCode).toBe(0);
       const since = Date.now() / 1000;
-      expect(await sandbox.changedPaths()).toEqual([{ path: "made.txt", kind: "added" }]);
+      expect(await sandbox.changedPaths()).toEqual([
+        { path: odd, kind: "added" },
+        { path: "l ink", kind: "added" },
+        { path: "made.txt", kind: "added" },
+      ]);
       // Docker's events API, read back for the window: every exec the engine made for this container.
       const until = Date.now() / 1000 + 1;
       await new Promise((r) => setTimeout(r, 1100));
