@@ -13,25 +13,10 @@ import { type BashToolDetails, createBashTool } from "../../../src/tools/bash.js
 import type { ToolOutput } from "../../../src/tools/types.js";
 import { backendLeftovers, createTestSandbox, describeBackend, itDocker } from "../../helpers/backend.js";
 
-const disk = vi.hoisted(() => ({ writtenBytes: 0 }));
-vi.mock("node:fs", async (importOriginal) => {
-  const fs = await importOriginal<typeof import("node:fs")>();
-  return {
-    ...fs,
-    writeSync: vi.fn(fs.writeSync),
-    writev: vi.fn(
-      (fd: number, chunks: Buffer[], position: number, cb: (e: Error | null, n: number) => void) =>
-        setTimeout(
-          () =>
-            fs.writev(fd, chunks, position, (err, n) => {
-              disk.writtenBytes += n ?? 0;
-              cb(err, n);
-            }),
-          40,
-        ),
-    ),
-  };
-});
+const disk = vi.hoisted(() => ({ writtenBytes: 0, delayMs: 40 }));
+vi.mock("node:fs", async (importOriginal) =>
+  (await import("../../helpers/slow-disk.js")).slowDiskFs(await importOriginal(), disk),
+);
 const fs = await import("node:fs");
 
 const TENANT = "test-bash-flood";

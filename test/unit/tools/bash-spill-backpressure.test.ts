@@ -22,24 +22,9 @@ import {
 import { createBashTool } from "../../../src/tools/bash.js";
 
 const disk = vi.hoisted(() => ({ writtenBytes: 0, delayMs: 15 }));
-vi.mock("node:fs", async (importOriginal) => {
-  const fs = await importOriginal<typeof import("node:fs")>();
-  return {
-    ...fs,
-    writeSync: vi.fn(fs.writeSync),
-    writev: vi.fn(
-      (fd: number, chunks: Buffer[], position: number, cb: (e: Error | null, n: number) => void) =>
-        setTimeout(
-          () =>
-            fs.writev(fd, chunks, position, (err, n) => {
-              disk.writtenBytes += n ?? 0;
-              cb(err, n);
-            }),
-          disk.delayMs,
-        ),
-    ),
-  };
-});
+vi.mock("node:fs", async (importOriginal) =>
+  (await import("../../helpers/slow-disk.js")).slowDiskFs(await importOriginal(), disk),
+);
 const fs = await import("node:fs");
 
 const MiB = 1024 * 1024;
