@@ -106,11 +106,24 @@ export interface ExecOptions {
   timeoutMs?: number;
   /** Aborting kills the whole process group the same way and resolves with the partial output. */
   signal?: AbortSignal;
-  /** Called with each stdout chunk as it arrives (no stream frame headers, ever). */
-  onStdout?: (chunk: Buffer) => void;
-  /** Called with each stderr chunk as it arrives. */
-  onStderr?: (chunk: Buffer) => void;
+  /**
+   * Called with each stdout chunk as it arrives (no stream frame headers, ever). It may return a
+   * promise (backpressure, e.g. a full spill queue): the exec path then reads no more of the
+   * stream until it settles, so the command's pipe fills and the command waits. Bytes already read
+   * (at most one read of the transport, a few frames) are still delivered meanwhile; nothing is
+   * lost or reordered. On the channel path the pause holds the session's whole channel stream
+   * (its other requests wait too) and ends when the call ends, by exit, abort, timeout or close.
+   */
+  onStdout?: OutputCallback;
+  /** Called with each stderr chunk as it arrives; may return a promise, as onStdout. */
+  onStderr?: OutputCallback;
 }
+
+/**
+ * An exec output callback: a chunk in. A returned promise (any thenable) is waited for before more
+ * is read; any other return value is ignored.
+ */
+export type OutputCallback = (chunk: Buffer) => unknown;
 
 /** Outcome of a command. Output is delivered through the callbacks, never buffered here. */
 export interface ExecResult {

@@ -16,7 +16,6 @@ import {
   rmSync,
   unlinkSync,
   writeFileSync,
-  writeSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -146,20 +145,20 @@ export class HostSpillStore implements SpillStore {
 }
 
 /**
- * Bytes one spill file may have waiting for its background writes. Under it, `write` only queues
- * the chunk and returns (the disk write runs on libuv's thread pool, off the event loop: a 64 MiB
- * flood's writeSync calls took ~12 ms of the server's event loop per MiB, and a disk busy with
- * dirty pages blocks each of them further); past it, the chunk is written in place, synchronously,
- * so memory stays bounded however fast the command prints and however slow the disk is.
+ * Bytes one spill file may have waiting for its background writes (on libuv's thread pool, off the
+ * event loop: a 64 MiB flood's writeSync calls took ~12 ms of the server's event loop per MiB, and
+ * a disk busy with dirty pages blocks each of them further). At the bound, `write` returns a
+ * promise and the producer stops reading output until it resolves (the exec paths pause the
+ * stream they read, so the command's pipe fills and the command waits), so memory stays bounded
+ * however fast the command prints and however slow the disk is, and no write ever blocks the loop.
  */
 export const SPILL_QUEUE_MAX_BYTES = 8 * 1024 * 1024;
 
 /**
  * Writes in the background with a bounded queue (SPILL_QUEUE_MAX_BYTES); never throws from write.
- * Each chunk takes its bytes from every budget first and gets its file offset at once (positional
- * writes, so a synchronous write past the queue's bound needs no ordering with the queued ones);
- * what the budgets have no room for is dropped (the file keeps the output's first bytes) and only
- * counted. `close` waits for the queued writes; the file descriptor is closed only after them.
+ * Each chunk takes its bytes from every budget first and gets its file offset at once; what the
+ * budgets have no room for is dropped (the file keeps the output's first bytes) and only counted.
+ * `close` waits for the queued writes; the file descriptor is closed only after them.
  */
 class HostSpillWriter implements SpillWriter {
   #fd: number | undefined;
@@ -174,6 +173,8 @@ class HostSpillWriter implements SpillWriter {
   #queue: QueuedChunk[] = [];
   #queuedBytes = 0;
   #pump: Promise<void> | undefined;
+  /** What write returned at the bound: resolved once the queue is under it again (or the pump ends). */
+  #room: { promise: Promise<void>; resolve: () => void } | undefined;
   /** close() or release() asked to close while a background write ran: the pump closes the fd. */
   #closeAfterPump = false;
   /** The first write error (e.g. ENOSPC on the host); later writes are dropped. */
@@ -189,22 +190,25 @@ class HostSpillWriter implements SpillWriter {
     this.#fd = fd;
   }
 
-  write(chunk: Buffer): void {
+  write(chunk: Buffer): Promise<void> | undefined {
     this.#total += chunk.length;
-    if (this.#fd === undefined || this.#closeAfterPump || this.error || this.#cappedBy) return;
+    if (this.#fd === undefined || this.#closeAfterPump || this.error || this.#cappedBy) return undefined;
     const { grantedBytes, limitedBy } = takeSpillBytes(this.budgets, chunk.length);
     this.#cappedBy = limitedBy;
-    if (grantedBytes === 0) return;
-    const data = chunk.subarray(0, grantedBytes);
-    const offset = this.#offset;
+    if (grantedBytes === 0) return undefined;
+    this.#queue.push({ data: chunk.subarray(0, grantedBytes), offset: this.#offset });
     this.#offset += grantedBytes;
-    if (this.#queuedBytes + grantedBytes > SPILL_QUEUE_MAX_BYTES) {
-      this.#writeNow(data, offset);
-      return;
-    }
-    this.#queue.push({ data, offset });
     this.#queuedBytes += grantedBytes;
     this.#pump ??= this.#drain();
+    if (this.#queuedBytes < SPILL_QUEUE_MAX_BYTES) return undefined;
+    if (!this.#room) {
+      let resolve = () => {};
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.#room = { promise, resolve };
+    }
+    return this.#room.promise;
   }
 
   /** Bytes the file keeps: those granted, less any from the first failed write on. */
@@ -267,38 +271,35 @@ class HostSpillWriter implements SpillWriter {
     closeSync(fd);
   }
 
-  /** Writes `data` at `offset` synchronously (the queue is full). */
-  #writeNow(data: Buffer, offset: number): void {
-    let done = 0;
-    try {
-      while (done < data.length)
-        done += writeSync(this.#fd as number, data, done, data.length - done, offset + done);
-    } catch (err) {
-      this.#failed(err, offset + done);
-    }
-  }
-
   /** Background writes of the queue, in order, until it is empty. */
   async #drain(): Promise<void> {
     while (this.#queue.length > 0 && this.#fd !== undefined) {
       const batch = this.#queue;
       this.#queue = [];
-      for (const run of contiguousRuns(batch)) {
-        const bytes = run.data.reduce((n, c) => n + c.length, 0);
-        let done = 0;
-        try {
-          while (done < bytes && this.#fd !== undefined)
-            done += await writev(this.#fd, remainder(run.data, done), run.offset + done);
-        } catch (err) {
-          this.#failed(err, run.offset + done);
-        }
-        this.#queuedBytes -= bytes;
+      const start = batch[0]?.offset ?? 0; // queued chunks are adjacent: one positional writev run
+      const data = batch.map((c) => c.data);
+      const bytes = data.reduce((n, c) => n + c.length, 0);
+      let done = 0;
+      try {
+        while (done < bytes && this.#fd !== undefined)
+          done += await writev(this.#fd, remainder(data, done), start + done);
+      } catch (err) {
+        this.#failed(err, start + done);
       }
+      this.#queuedBytes -= bytes;
+      if (this.#queuedBytes < SPILL_QUEUE_MAX_BYTES) this.#roomAgain();
     }
     this.#queue = [];
     this.#queuedBytes = 0;
     this.#pump = undefined;
+    this.#roomAgain();
     if (this.#closeAfterPump) this.#closeFd();
+  }
+
+  /** Resolves the promise write returned at the bound: the producer may read on. */
+  #roomAgain(): void {
+    this.#room?.resolve();
+    this.#room = undefined;
   }
 
   /** Records the first failure: the file keeps the bytes before `at`; the rest go back to the budgets. */
@@ -309,19 +310,6 @@ class HostSpillWriter implements SpillWriter {
     this.#errorAt = at;
     if (!this.#released) for (const budget of this.budgets) budget.give(lost);
   }
-}
-
-/** Queued chunks grouped into runs of adjacent file offsets (a synchronous write may sit between). */
-function contiguousRuns(queue: QueuedChunk[]): { offset: number; data: Buffer[] }[] {
-  const runs: { offset: number; data: Buffer[]; end: number }[] = [];
-  for (const { data, offset } of queue) {
-    const last = runs.at(-1);
-    if (last && last.end === offset) {
-      last.data.push(data);
-      last.end += data.length;
-    } else runs.push({ offset, data: [data], end: offset + data.length });
-  }
-  return runs;
 }
 
 /** `chunks` without their first `skip` bytes (after a short write). */

@@ -194,9 +194,10 @@ export function createBashTool(): Tool<typeof bashSchema, BashToolDetails> {
       const tail = new TailAccumulator();
       const updates = tailUpdates(ctx, () => tail.snapshot());
       const onData = (chunk: Buffer) => {
-        spill.write(chunk);
+        const full = spill.write(chunk); // a promise while the spill queue is full: exec pauses its stream
         tail.push(sanitizer.push(chunk));
         updates?.push();
+        return full;
       };
       let result: ExecResult;
       try {

@@ -93,9 +93,12 @@ export interface SpillWriter {
   /**
    * Appends what the caps leave room for; the rest is counted in summary().totalBytes only. Never
    * throws. The write may finish later (in the background): the writer keeps `chunk` until then, so
-   * the caller must not reuse its memory.
+   * the caller must not reuse its memory. Returns a promise when the writer's queue of pending
+   * writes is full (backpressure): the caller stops producing until it resolves (an exec output
+   * callback returns it, so the exec path pauses its stream), which keeps memory bounded without
+   * writing on the event loop. It never rejects (a write error is in summary()).
    */
-  write(chunk: Buffer): void;
+  write(chunk: Buffer): Promise<void> | undefined;
   /** What the file holds so far; final (a background write's error included) once close has resolved. */
   summary(): SpillSummary;
   /** Waits for the file's pending writes, then closes it. Idempotent. */

@@ -5,13 +5,16 @@
  *
  * Backstop: Docker 20.10 can hold the stream open for a while after the process exited (while
  * something else keeps the pipes); when exec inspect says "not running" for `backstopMs` and the
- * stream is still open, the stream is ended here.
+ * stream is still open, the stream is ended here (not while the output's consumer holds the
+ * stream paused: ReadHold; the unread output would be lost).
  */
 import type { Duplex } from "node:stream";
 import type Docker from "dockerode";
 import { fromDockerError, SandboxNotRunningError } from "../../errors.js";
-import { type DemuxSinks, StreamDemuxer } from "../demux.js";
+import { StreamDemuxer } from "../demux.js";
 import { SANDBOX_USER } from "../hardening.js";
+import { ReadHold } from "../read-hold.js";
+import type { OutputCallback } from "../types.js";
 
 /** What to run. `env` entries are `NAME=value`, added to the container's base environment. */
 export interface DockerExecSpec {
@@ -37,7 +40,7 @@ const BACKSTOP_MS = 2000;
 export async function startDockerExec(
   container: Docker.Container,
   spec: DockerExecSpec,
-  sinks: DemuxSinks,
+  sinks: { onStdout?: OutputCallback; onStderr?: OutputCallback },
 ): Promise<RunningExec> {
   const what = `running ${spec.cmd[0] ?? "a command"} in the sandbox`;
   let exec: Docker.Exec;
@@ -57,7 +60,15 @@ export async function startDockerExec(
   } catch (err) {
     throw await mapExecError(container, err, what);
   }
-  const demux = new StreamDemuxer(sinks);
+  // A promise from a callback (a full spill queue) pauses the stream until it settles.
+  const hold = new ReadHold(
+    () => stream.pause(),
+    () => stream.resume(),
+  );
+  const demux = new StreamDemuxer({
+    onStdout: (chunk) => hold.honour(sinks.onStdout?.(chunk)),
+    onStderr: (chunk) => hold.honour(sinks.onStderr?.(chunk)),
+  });
   const ended = new Promise<void>((resolve, reject) => {
     stream.on("data", (chunk: Buffer) => demux.push(chunk));
     stream.once("end", () => resolve());
@@ -68,7 +79,10 @@ export async function startDockerExec(
   const poll = setInterval(() => {
     exec.inspect().then(
       (info) => {
-        if (info.Running) return;
+        if (info.Running || hold.held) {
+          notRunningSince = undefined;
+          return;
+        }
         notRunningSince ??= Date.now();
         if (Date.now() - notRunningSince >= BACKSTOP_MS) stream.destroy();
       },
@@ -82,6 +96,7 @@ export async function startDockerExec(
       throw await mapExecError(container, err, what);
     } finally {
       clearInterval(poll);
+      hold.end();
     }
     try {
       const info = await exec.inspect();

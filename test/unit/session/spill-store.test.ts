@@ -123,6 +123,7 @@ describe("spill caps", () => {
       totalBytes: 256 * 1024 * 1024 + 1,
       cappedBy: { scope: "session", limitBytes: 268_435_456, raiseHint: "the session option spillMaxBytes" },
     });
+    await w.close();
     expect(statSync(hostPath(store, w.handle)).size).toBe(268_435_456);
   });
 
@@ -220,24 +221,32 @@ describe("spill caps", () => {
 });
 
 describe("background spill writes", () => {
-  it("queue at most 8 MiB per file; a chunk past that is written at once, in place", async () => {
+  it("queue up to 8 MiB per file; at the bound write returns a promise (backpressure), never writing in place", async () => {
     expect(SPILL_QUEUE_MAX_BYTES).toBe(8 * 1024 * 1024);
     const w = await store.create("bash");
-    const big = Buffer.alloc(SPILL_QUEUE_MAX_BYTES + 1, 0x62);
-    w.write(big);
-    // Over the bound: written synchronously, so the file has it before write returns.
-    expect(statSync(hostPath(store, w.handle)).size).toBe(SPILL_QUEUE_MAX_BYTES + 1);
+    const MiB = 1024 * 1024;
+    for (let i = 0; i < 7; i++) expect(w.write(Buffer.alloc(MiB, 0x61))).toBeUndefined();
+    const full = w.write(Buffer.alloc(MiB + 1, 0x62));
+    expect(full).toBeInstanceOf(Promise);
+    // Past the bound too: queued (the caller was told to wait), the same promise, nothing written in place.
+    expect(w.write(Buffer.from("c"))).toBe(full);
+    await full;
+    expect(w.write(Buffer.from("d"))).toBeUndefined(); // room again
     await w.close();
+    const data = await readFile(hostPath(store, w.handle));
+    expect(data.length).toBe(8 * MiB + 3);
+    expect(data.subarray(7 * MiB - 1, 7 * MiB + 1).toString()).toBe("ab");
+    expect(data.subarray(-3).toString()).toBe("bcd");
   });
 
-  it("keeps the output's bytes in order across queued and in-place writes, and read waits for them", async () => {
+  it("keeps the output's bytes in order whether or not the producer waits, and read waits for them", async () => {
     const w = await store.create("bash");
     const pieces: Buffer[] = [];
     for (let i = 0; i < 40; i++) {
-      // 1 MiB pieces fill the 8 MiB queue, so some go in place between queued ones.
       const piece = Buffer.alloc(i % 7 === 3 ? 3 * 1024 * 1024 : 1024 * 1024, 0x61 + (i % 26));
       pieces.push(piece);
-      w.write(piece);
+      const full = w.write(piece);
+      if (full && i % 2 === 0) await full; // some waits honoured, some not: order and bytes are the same
     }
     const expected = Buffer.concat(pieces);
     const tail = await store.read(w.handle, { kind: "bytes", offset: expected.length - 5, length: 5 });
@@ -249,6 +258,18 @@ describe("background spill writes", () => {
       keptBytes: expected.length,
       totalBytes: expected.length,
     });
+  });
+
+  it("a full queue's promise resolves when the session closes the file, and a capped write returns none", async () => {
+    const s = createSpillStore({ dir: parent, sessionId: "r", maxBytes: 9 * 1024 * 1024 });
+    const w = await s.create("bash");
+    const full = w.write(Buffer.alloc(SPILL_QUEUE_MAX_BYTES));
+    expect(full).toBeInstanceOf(Promise);
+    await s.dispose();
+    await full;
+    expect(w.write(Buffer.alloc(2 * 1024 * 1024))).toBeUndefined(); // released: nothing kept, nothing to wait for
+    const c = await store.create("bash");
+    await c.close();
   });
 
   it("a session closed while writes are queued gives every byte back and closes the file after them", async () => {

@@ -3,10 +3,13 @@
  * operations) multiplexed over one byte transport to warden-helper, each with its own request id.
  * Output is handed to the request's handler as each frame arrives; nothing is accumulated beyond
  * one incomplete frame, so a command printing 1 GiB costs the controller one frame (<= 64 KiB
- * for output) of memory while the transport's own backpressure slows the helper down.
+ * for output) of memory while the transport's own backpressure slows the helper down. Reading
+ * pauses while the output share paces the channel and while a request holds it (its output's
+ * consumer is full: a spill queue, ReadHold), and resumes when neither does.
  */
 import { SandboxError, SandboxNotRunningError } from "../../../errors.js";
 import { AbortError, onAbort, throwIfAborted } from "../../../util/index.js";
+import { ReadHold } from "../../read-hold.js";
 import { encodeFrame, type Frame, FrameDecoder, FrameType, type FrameTypeCode } from "./frame.js";
 import { errorFromHelper, type PongBody, parseJson, toErrorBody } from "./messages.js";
 import { type OutputMeter, type OutputShare, outputShare } from "./output-share.js";
@@ -68,6 +71,13 @@ export class ChannelClient {
   private readonly share: OutputShare;
   private readonly meter: OutputMeter;
   private resumeTimer: NodeJS.Timeout | undefined;
+  /** Each open request's hold on reading (its output callbacks' promises). */
+  private readonly holds = new Map<number, ReadHold>();
+  /** Ids of requests whose hold is on: reading is paused for them. */
+  private readonly holding = new Set<number>();
+  /** When a request's hold last began or ended (performance.now() ms); undefined before any. */
+  private lastHoldChangeAt: number | undefined;
+  private readingPaused = false;
 
   constructor(
     private readonly transport: ChannelTransport,
@@ -151,12 +161,17 @@ export class ChannelClient {
     payload: Buffer,
     handler: RequestHandler,
     options: { quiet?: boolean } = {},
-  ): { id: number; send(type: FrameTypeCode, payload: Buffer): void; release(): void } {
+  ): { id: number; send(type: FrameTypeCode, payload: Buffer): void; release(): void; hold: ReadHold } {
     this.assertOpen();
     const id = this.nextId;
     if (this.nextId >= 0xffff_fff0) this.wrapped = true;
     this.nextId = this.nextId >= 0xffff_fff0 ? 1 : this.nextId + 1;
     this.pending.set(id, handler);
+    const hold = new ReadHold(
+      () => this.setHolding(id, true),
+      () => this.setHolding(id, false),
+    );
+    this.holds.set(id, hold);
     if (options.quiet) this.quiet.add(id);
     else this.lastBusyAt = performance.now();
     this.send(encodeFrame(type, id, payload));
@@ -168,7 +183,17 @@ export class ChannelClient {
       release: () => {
         if (this.pending.delete(id)) this.settled(id);
       },
+      hold,
     };
+  }
+
+  /**
+   * True when reading was held for a request's output at any time since `sinceMs`
+   * (performance.now() ms), or is now: a reply not received meanwhile may be waiting behind our
+   * own pause, which says nothing about the stream (the heartbeat asks).
+   */
+  heldSince(sinceMs: number): boolean {
+    return this.holding.size > 0 || (this.lastHoldChangeAt ?? Number.NEGATIVE_INFINITY) >= sinceMs;
   }
 
   private send(frame: Buffer): void {
@@ -176,9 +201,29 @@ export class ChannelClient {
     this.transport.write(frame);
   }
 
-  /** A request ended: it no longer keeps the channel busy (a quiet one never did). */
+  /** A request ended: it no longer keeps the channel busy (a quiet one never did) nor holds reading. */
   private settled(id: number): void {
     if (!this.quiet.delete(id)) this.lastBusyAt = performance.now();
+    this.holds.get(id)?.end();
+    this.holds.delete(id);
+  }
+
+  /** Request `id`'s hold went on or off (ReadHold): pauses or resumes reading as needed. */
+  private setHolding(id: number, on: boolean): void {
+    if (on) this.holding.add(id);
+    else this.holding.delete(id);
+    this.lastHoldChangeAt = performance.now();
+    this.updateReading();
+  }
+
+  /** Pauses the transport while a hold or the pacing timer asks, resumes once neither does. */
+  private updateReading(): void {
+    if (this.closed || !this.transport.pause) return;
+    const pause = this.holding.size > 0 || this.resumeTimer !== undefined;
+    if (pause === this.readingPaused) return;
+    this.readingPaused = pause;
+    if (pause) this.transport.pause();
+    else this.transport.resume?.();
   }
 
   /**
@@ -277,11 +322,11 @@ export class ChannelClient {
     // Bytes the transport had buffered before a pause took hold still count.
     const waitMs = this.meter.take(bytes);
     if (waitMs <= 0 || this.resumeTimer !== undefined) return;
-    this.transport.pause();
     this.resumeTimer = setTimeout(() => {
       this.resumeTimer = undefined;
-      if (!this.closed) this.transport.resume?.();
+      this.updateReading();
     }, waitMs);
+    this.updateReading();
   }
 
   private dispatch(frame: Frame): void {
@@ -326,6 +371,9 @@ export class ChannelClient {
     const handlers = [...this.pending.values()];
     this.pending.clear();
     this.quiet.clear();
+    for (const hold of this.holds.values()) hold.end();
+    this.holds.clear();
+    this.holding.clear();
     for (const h of handlers) h.onClose(this.closedError());
     for (const listener of this.closeListeners.splice(0)) listener(reason);
   }

@@ -76,8 +76,9 @@ export async function channelExec(
     };
     const request = client.open(FrameType.exec, Buffer.from(JSON.stringify(body)), {
       onFrame: (frame) => {
-        if (frame.type === FrameType.stdout) options.onStdout?.(frame.payload);
-        else if (frame.type === FrameType.stderr) options.onStderr?.(frame.payload);
+        // A promise from a callback (a full spill queue) pauses the channel's reading until it settles.
+        if (frame.type === FrameType.stdout) request.hold.honour(options.onStdout?.(frame.payload));
+        else if (frame.type === FrameType.stderr) request.hold.honour(options.onStderr?.(frame.payload));
         else if (frame.type === FrameType.exit) {
           finish(toExitBody(parseJson(frame.payload, "exit")).code);
           return true;

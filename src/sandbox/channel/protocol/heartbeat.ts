@@ -62,8 +62,8 @@ export function startHeartbeat(client: ChannelClient, options: HeartbeatOptions)
     const sentAt = performance.now();
     client.ping(undefined, { timeoutMs, quiet: true }).then(arm, () => {
       if (stopped || client.closed) return;
-      // A slow pong behind other bytes is not a dead stream.
-      if (client.lastReceivedAt > sentAt) return arm();
+      // A slow pong behind other bytes, or behind our own pause (a full spill queue), is not a dead stream.
+      if (client.lastReceivedAt > sentAt || client.heldSince(sentAt)) return arm();
       stop();
       options.onUnanswered(
         `the helper did not answer a heartbeat ping within ${timeoutMs} ms and sent nothing else meanwhile`,
