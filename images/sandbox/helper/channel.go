@@ -1,4 +1,4 @@
-// Exec-channel mode (protocol version 3): `warden-helper --channel`, a process that the Kubernetes
+// Exec-channel mode (protocol version 3; the file-size cap from version 4): `warden-helper --channel`, a process that the Kubernetes
 // exec API (pods/exec) starts in a running sandbox container, serving the channel on the exec
 // stream's stdin and stdout. On Kubernetes the container's own stdout and stderr cannot be kept
 // off the node: the CRI runtime writes every byte of them to the kubelet's pod log directory
@@ -16,6 +16,9 @@
 //     replaced, with every command it started, before the new one serves (a restarted controller's
 //     adoption is only this); a command of the sandbox that runs `--channel` itself gains nothing:
 //     it ends the session's channel, which any process of the sandbox user could already kill;
+//   - (version 4) it caps the size of every file it and its commands write at the larger of the
+//     /workspace and /tmp tmpfs sizes (RLIMIT_FSIZE, fsize.go), and refuses to serve when either
+//     is not a size-limited tmpfs;
 //   - when its stream ends (stdin EOF, the controller closed it or died, or stdout broke), it
 //     kills every command it started, their process groups and the strays under PID 1, and exits:
 //     nothing a dead controller started keeps running.
@@ -52,6 +55,11 @@ func runChannel() {
 	// A broken stdout is a write error (EPIPE), not a silent death by SIGPIPE that would leave the
 	// commands running. A caught signal is reset to its default in the commands (execve).
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	// Before it serves or replaces anything: no command may write past the tmpfs sizes (fsize.go).
+	if _, err := capChannelFileSize(); err != nil {
+		logf("file-size cap: %v; not serving", err)
+		os.Exit(2)
+	}
 	if left := takeOver(); left > 0 {
 		logf("%d other processes were still alive %s after SIGKILL; serving anyway", left, takeOverWait)
 	}

@@ -115,25 +115,9 @@ func fileOp(w *writer, f frame) {
 	}
 }
 
+// openRegular opens a regular file for reading without blocking on a FIFO or a device (open.go).
 func openRegular(path string) (*os.File, int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, err
-	}
-	if st.IsDir() {
-		f.Close()
-		return nil, 0, &os.PathError{Op: "read", Path: path, Err: syscall.EISDIR}
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, 0, &taggedError{"EINVAL", path + " is not a regular file"}
-	}
-	return f, st.Size(), nil
+	return openChecked(path, syscall.O_RDONLY, 0, syscall.S_IFREG)
 }
 
 func readFile(req readRequest) (readResult, []byte, error) {
@@ -317,7 +301,8 @@ func listDir(path string) ([]dirEntry, error) {
 	if st, err := os.Stat(path); err == nil && !st.IsDir() {
 		return nil, &taggedError{"NOTDIR", path + " is not a directory"}
 	}
-	f, err := os.Open(path)
+	// O_DIRECTORY: what replaced the directory since the stat is refused, never opened (open.go).
+	f, _, err := openChecked(path, syscall.O_RDONLY|syscall.O_DIRECTORY, 0, syscall.S_IFDIR)
 	if err != nil {
 		return nil, err
 	}

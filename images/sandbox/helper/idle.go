@@ -30,6 +30,9 @@ func runIdleInit() {
 	children := make(chan os.Signal, 1)
 	signal.Notify(children, syscall.SIGCHLD)
 	setNotDumpable()
+	// The channel's file-size cap (fsize.go) on PID 1 too, though it starts no process; when the
+	// mounts are wrong the channel refuses to serve and says why.
+	_, _ = capChannelFileSize()
 	dropStdio()
 	for {
 		reapZombies()

@@ -21,7 +21,9 @@ import (
 
 // version 2: `--reset` and PID 1's SIGUSR1 reset (reset.go) for re-attaching after a controller restart.
 // version 3: `--init` (idle.go) and `--channel` (channel.go), the exec-stream channel of Kubernetes.
-const version = "3"
+// version 4: `--channel` caps every file it and its commands write (RLIMIT_FSIZE) at the larger of
+// the /workspace and /tmp tmpfs sizes, and refuses to serve without them (fsize.go).
+const version = "4"
 
 func logf(format string, args ...interface{}) {
 	fmt.Fprintf(os.Stderr, "warden-helper: "+format+"\n", args...)

@@ -24,10 +24,11 @@ func TestResetStateRespawnsOnlyAfterARequest(t *testing.T) {
 }
 
 // The controller re-attaches with --reset to version 2 and later (src/sandbox/adopt.ts), and uses
-// the exec-stream channel of Kubernetes (--init, --channel) from version 3.
+// the exec-stream channel of Kubernetes (--init, --channel) from version 3, which caps file
+// sizes (fsize.go) from version 4 (src/sandbox/kubernetes/start-pod.ts EXEC_CHANNEL_VERSION).
 func TestVersionAnnouncesResetAndExecChannel(t *testing.T) {
-	if v, err := strconv.Atoi(version); err != nil || v != 3 {
-		t.Fatalf("version = %q; want 3 (reset since 2, --init and --channel since 3)", version)
+	if v, err := strconv.Atoi(version); err != nil || v != 4 {
+		t.Fatalf("version = %q; want 4 (reset since 2, --init and --channel since 3, their file-size cap since 4)", version)
 	}
 }
 

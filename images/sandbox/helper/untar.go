@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 type untarRequest struct {
@@ -49,7 +50,8 @@ func untar(dir string, data []byte) error {
 				return err
 			}
 		case tar.TypeReg:
-			f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+			// Not blocking on a FIFO (or a device) already at target: refused (open.go).
+			f, _, err := openChecked(target, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC, 0o600, syscall.S_IFREG)
 			if err != nil {
 				return err
 			}

@@ -15,11 +15,14 @@ import { POD_REQUESTS } from "./pod-spec.js";
 import { execChannel, type HelperLog } from "./transport.js";
 
 /**
- * The first warden-helper version with the exec-stream channel (`--init` as PID 1, `--channel`
- * through pods/exec; images/sandbox/helper/channel.go). An older helper would serve the exec
- * stream but neither replace a stale channel nor stop its commands when the stream ends.
+ * The warden-helper version the Kubernetes backend needs: the exec-stream channel (`--init` as
+ * PID 1, `--channel` through pods/exec; images/sandbox/helper/channel.go) from version 3, which
+ * from version 4 caps every file its commands write at the larger tmpfs size (RLIMIT_FSIZE,
+ * images/sandbox/helper/fsize.go). A version 2 helper would neither replace a stale channel nor
+ * stop its commands when the stream ends; a version 3 one would let a command write without
+ * bound to the node's disk through /dev/termination-log.
  */
-export const EXEC_CHANNEL_VERSION = 3;
+export const EXEC_CHANNEL_VERSION = 4;
 
 /** Default of KubernetesCluster.startTimeoutMs: 120 s (a cold image pull may take a while). */
 export const DEFAULT_POD_START_TIMEOUT_MS = 120_000;
@@ -180,7 +183,7 @@ export async function connectHelper(
   if (!(version >= EXEC_CHANNEL_VERSION)) {
     client.close();
     throw new SandboxError(
-      `warden-helper in Pod ${cluster.namespace}/${name} is version ${version || "?"}; the Kubernetes backend needs version ${EXEC_CHANNEL_VERSION} or later (its channel is an exec stream): rebuild the image (warden images build) and load it into the cluster.`,
+      `warden-helper in Pod ${cluster.namespace}/${name} is version ${version || "?"}; the Kubernetes backend needs version ${EXEC_CHANNEL_VERSION} or later (an exec-stream channel that caps file sizes, so no command can fill the node's disk through /dev/termination-log): rebuild the image (warden images build) and load it into the cluster.`,
     );
   }
   return client;

@@ -19,7 +19,9 @@ import { SANDBOX_CONTAINER } from "./pod-spec.js";
 /**
  * The helper's exec-channel mode (images/sandbox/helper/channel.go, helper version 3): it serves
  * the channel on the exec stream, replaces a channel already running in the container (it kills
- * every other process but PID 1 first), and kills what it started when the stream ends.
+ * every other process but PID 1 first), and kills what it started when the stream ends; from
+ * version 4 it caps the size of every file its commands write (fsize.go) and refuses to serve
+ * when /workspace or /tmp is not a size-limited tmpfs.
  */
 export const CHANNEL_COMMAND = [HELPER_PATH, "--channel"];
 

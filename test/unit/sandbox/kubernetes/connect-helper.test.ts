@@ -25,18 +25,21 @@ function clusterWithHelper(version: string) {
 }
 
 describe("connectHelper (the Kubernetes exec channel's handshake)", () => {
-  it("connects to a helper of version 3, which has the exec-channel mode", async () => {
-    const { cluster, socket } = clusterWithHelper("3");
+  it("connects to a helper of version 4, whose exec channel caps file sizes", async () => {
+    const { cluster, socket } = clusterWithHelper("4");
     const client = await connectHelper(cluster, "pod-1");
     expect(client.closed).toBe(false);
     client.close();
     expect(socket.closed).toBe(true);
   });
 
-  it("refuses a helper of version 2 (it would neither replace a stale channel nor stop its commands), closing its stream", async () => {
-    const { cluster, socket } = clusterWithHelper("2");
+  it.each([
+    ["2", "it would neither replace a stale channel nor stop its commands"],
+    ["3", "its commands could write without bound to the node's disk through /dev/termination-log"],
+  ])("refuses a helper of version %s (%s), closing its stream", async (version) => {
+    const { cluster, socket } = clusterWithHelper(version);
     await expect(connectHelper(cluster, "pod-1")).rejects.toThrow(
-      "warden-helper in Pod ns/pod-1 is version 2; the Kubernetes backend needs version 3 or later (its channel is an exec stream): rebuild the image (warden images build) and load it into the cluster.",
+      `warden-helper in Pod ns/pod-1 is version ${version}; the Kubernetes backend needs version 4 or later (an exec-stream channel that caps file sizes, so no command can fill the node's disk through /dev/termination-log): rebuild the image (warden images build) and load it into the cluster.`,
     );
     expect(socket.closed).toBe(true);
   });

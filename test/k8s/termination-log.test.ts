@@ -1,0 +1,76 @@
+/**
+ * No session writes without bound to the node's disk. The kubelet bind-mounts a file of its own
+ * disk (<kubelet root>/pods/<pod uid>/containers/sandbox/<id>, mode 0666) at the container's
+ * terminationMessagePath, /dev/termination-log, which a process without capabilities can neither
+ * unmount nor chmod: before helper version 4 `dd if=/dev/zero of=/dev/termination-log bs=1M
+ * count=1024` wrote 1 GiB there, past every limit of the Pod (runc and gVisor alike). The channel
+ * now caps every file its commands write (RLIMIT_FSIZE, soft and hard) at the larger of the
+ * /workspace and /tmp tmpfs sizes (images/sandbox/helper/fsize.go). This test reads the node's
+ * disk: it runs on the node of scripts/ensure-k8s.sh ($WARDEN_TEST_KUBELET_ROOT names another
+ * kubelet root directory).
+ */
+import { readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { createKubernetesSandbox, type KubernetesSandbox } from "../../src/sandbox/index.js";
+import { describeK8s, podLeftovers, testCluster } from "../helpers/k8s.js";
+import { run } from "../helpers/sandbox-fixture.js";
+
+const TENANT = `test-k8s-termlog-${process.pid}`;
+const MiB = 1024 * 1024;
+/** The Pod's tmpfs sizes: the cap is the larger, the workspace's. */
+const WORKSPACE_BYTES = 32 * MiB;
+const TMP_BYTES = 16 * MiB;
+const KUBELET_ROOT = process.env.WARDEN_TEST_KUBELET_ROOT ?? "/var/lib/warden-k8s/kubelet";
+
+describeK8s("Kubernetes sandbox: no file past the tmpfs size, /dev/termination-log included", () => {
+  const cluster = testCluster();
+  let sandbox: KubernetesSandbox;
+
+  beforeAll(async () => {
+    sandbox = await createKubernetesSandbox(
+      { tenant: TENANT, limits: { workspaceBytes: WORKSPACE_BYTES, tmpBytes: TMP_BYTES } },
+      cluster,
+    );
+  });
+
+  afterAll(async () => {
+    await sandbox?.destroy();
+    expect(await podLeftovers(TENANT)).toEqual([]);
+  });
+
+  /** The host file behind the container's /dev/termination-log (one per container start). */
+  async function terminationLogOnNode(): Promise<string> {
+    const pod = await cluster.core.readNamespacedPod({
+      name: sandbox.info.containerId,
+      namespace: cluster.namespace,
+    });
+    const dir = join(KUBELET_ROOT, "pods", pod.metadata?.uid ?? "", "containers", "sandbox");
+    const files = await readdir(dir).catch((err: Error) => {
+      throw new Error(`${dir} is not readable (${err.message}): run this test on the cluster's node`);
+    });
+    expect(files).toHaveLength(1);
+    return join(dir, files[0] ?? "");
+  }
+
+  it("dd to /dev/termination-log is stopped by SIGXFSZ at exactly the cap; the node's file holds the cap", async () => {
+    const r = await run(
+      sandbox,
+      `dd if=/dev/zero of=/dev/termination-log bs=1M count=${WORKSPACE_BYTES / MiB + 16} 2>/dev/null; echo "status $?"`,
+    );
+    // bash's status of a command killed by signal 25 (SIGXFSZ): 128 + 25.
+    expect(r).toMatchObject({ exitCode: 0, stdout: "status 153\n" });
+    expect((await stat(await terminationLogOnNode())).size).toBe(WORKSPACE_BYTES);
+  });
+
+  it("a file of exactly the workspace's size is still written", async () => {
+    const r = await run(sandbox, `head -c ${WORKSPACE_BYTES} /dev/zero > big && stat -c %s big && rm big`);
+    expect(r).toMatchObject({ exitCode: 0, stdout: `${WORKSPACE_BYTES}\n`, stderr: "" });
+  });
+
+  it("a command cannot raise the cap", async () => {
+    const r = await run(sandbox, "ulimit -Hf; ulimit -f unlimited; echo status $?");
+    expect(r.stdout).toBe(`${WORKSPACE_BYTES / 1024}\nstatus 1\n`);
+    expect(r.stderr).toBe("bash: line 1: ulimit: file size: cannot modify limit: Operation not permitted\n");
+  });
+});
