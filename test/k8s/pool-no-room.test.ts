@@ -3,17 +3,19 @@
  * matches, test/helpers/k8s-no-node.ts, so the shared node is not filled): each spare Pod is
  * deleted as soon as the scheduler reports it Unschedulable, not after backend.startTimeoutMs, and
  * the key's refills back off (2 s, 4 s, 8 s, 16 s, … one spare at a time), so no spare waits for
- * room that session creates need, and the API calls stay few.
+ * room that session creates need, and the API calls stay few. Through `warden serve`: a session
+ * create still waits backend.startTimeoutMs for room, and /metrics counts the key backing off.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { kubernetesPoolBackend, type PoolRequest, WarmPool } from "../../src/pool/index.js";
 import type { PreparedPod } from "../../src/sandbox/index.js";
-import { describeK8s, podLeftovers, removePods, TEST_NAMESPACE, testCluster } from "../helpers/k8s.js";
+import { describeK8s, podLeftovers, removePods, TEST_SERVE_BACKEND, testCluster } from "../helpers/k8s.js";
 import {
   createNoNodeRuntimeClass,
   NO_NODE_SCHEDULER_MESSAGE,
   type NoNodeRuntimeClass,
 } from "../helpers/k8s-no-node.js";
+import { serveTenants } from "../helpers/serve-tenants.js";
 
 const TENANT = `test-k8s-pool-noroom-${process.pid}`;
 /** Longer than the window: before the fix a spare stayed Pending this long. */
@@ -111,5 +113,30 @@ describeK8s("Kubernetes warm pool when no node takes a spare", () => {
     });
     expect(backoff).toBe(16_000);
     expect(await podLeftovers(TENANT)).toEqual([]);
+  }, 90_000);
+
+  it("warden serve: a session create still waits startTimeoutMs while its pool key backs off, shown in /metrics", async () => {
+    const prefix = `test-k8s-poolnr-${process.pid}`;
+    const served = await serveTenants(prefix, {
+      warmPool: { size: 1 },
+      backend: { ...TEST_SERVE_BACKEND, runtimeClassName: nowhere?.name, startTimeoutMs: 6000 },
+    });
+    try {
+      const t0 = Date.now();
+      const r = await fetch(`${served.url}/v1/sessions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${served.keys.main}`, "content-type": "application/json" },
+        body: "{}",
+      });
+      expect(r.status).toBe(500);
+      expect(((await r.json()) as { message: string }).message).toContain("was not scheduled within 6000 ms");
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(6000);
+      const metrics = await (await fetch(`${served.url}/metrics`)).text();
+      expect(metrics).toMatch(/^warden_pool_backoff_keys 1$/m);
+      expect(metrics).toMatch(/^warden_pool_idle_sandboxes 0$/m);
+    } finally {
+      await served.stop();
+    }
+    expect(await podLeftovers(`${prefix}-main`)).toEqual([]);
   }, 90_000);
 });
