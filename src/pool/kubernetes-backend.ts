@@ -5,13 +5,15 @@
  * `pool-<uuid>` session id and `io.warden.pool=<key digest>` (the whole key as annotation), so
  * `warden gc` and the server's reconcile find them. A claim copies the claimer's workspace in
  * (finishPodSandbox); the returned sandbox reports the claimer's session id while the Pod keeps
- * its `pool-<uuid>` label, as a pooled Docker container does.
+ * its `pool-<uuid>` label, as a pooled Docker container does. A spare no node takes is deleted as
+ * soon as the scheduler says so (PodUnschedulableError, `noRoom`), and the pool backs off.
  */
 import {
   createKubernetesSandbox,
   deletePod,
   finishPodSandbox,
   type KubernetesCluster,
+  PodUnschedulableError,
   type PreparedPod,
   preparePod,
 } from "../sandbox/index.js";
@@ -36,7 +38,8 @@ export function kubernetesPoolBackend(options: KubernetesPoolOptions): PoolBacke
     keyOf,
     async prepare(request, signal) {
       const { key, opts } = await spareOf(request, ttlMs);
-      return preparePod(cluster, opts, { signal, poolKey: key });
+      // A spare never waits for room: session Pods need it first (the pool backs off instead).
+      return preparePod(cluster, opts, { signal, poolKey: key, failUnscheduled: true });
     },
     async handOver(prepared, request) {
       const opts = await claimOf(request, prepared.expiresAt);
@@ -48,5 +51,6 @@ export function kubernetesPoolBackend(options: KubernetesPoolOptions): PoolBacke
       prepared.channel.close();
       await deletePod(cluster, prepared.name);
     },
+    noRoom: (err) => (err instanceof PodUnschedulableError ? err.scheduler : undefined),
   };
 }

@@ -10,6 +10,8 @@ export interface TenantPools<Req, P> {
   of(tenant: string): WarmPool<Req, P> | undefined;
   /** Idle entries across all tenants. */
   idle(): number;
+  /** Keys across all tenants whose spares found no room and which now back off (WarmPool stats' backoffMs). */
+  backingOff(): number;
   /** Drains every pool; later `of` calls return undefined. */
   drain(): Promise<void>;
 }
@@ -41,6 +43,8 @@ export function tenantPools<Req, P>(
       return pool;
     },
     idle: () => [...pools.values()].flatMap((p) => p.stats()).reduce((sum, key) => sum + key.idle, 0),
+    backingOff: () =>
+      [...pools.values()].flatMap((p) => p.stats()).filter((key) => key.backoffMs !== undefined).length,
     async drain() {
       drained = true;
       await Promise.all([...pools.values()].map((p) => p.drain()));

@@ -4,8 +4,11 @@
  * it over (the backend copies the workspace in) and refills the key in the background; with no
  * idle entry it creates one cold. `drain` stops refills and removes every idle entry; nothing is
  * left running. The Docker specifics live in a PoolBackend; this file is only the bookkeeping.
+ * A spare the backend reports as finding no room (`noRoom`: no node takes its Pod) makes its key
+ * back off (refill-backoff.ts): one spare at a time, after a doubling wait, until one starts.
  */
 import type { Sandbox } from "../sandbox/index.js";
+import { nextRefillBackoffMs, type RefillBackoff } from "./refill-backoff.js";
 
 /** How a pool creates, hands over and discards its entries (`P` is one prepared container). */
 export interface PoolBackend<Req, P> {
@@ -21,6 +24,11 @@ export interface PoolBackend<Req, P> {
   alive(prepared: P): boolean;
   /** Removes `prepared`. Must not throw for an already removed one. */
   discard(prepared: P): Promise<void>;
+  /**
+   * When `err` (a rejection of `prepare`) says the cluster has no room for an entry now, the reason
+   * (the scheduler's message); the key then backs off. Absent or undefined: an ordinary failure.
+   */
+  noRoom?(err: unknown): string | undefined;
 }
 
 /** Options of a WarmPool. */
@@ -41,6 +49,10 @@ export interface WarmPoolOptions<Req, P> {
   maxIdleMs?: number;
   /** Wait after a failed refill before trying again (ms). Default 1000. */
   retryMs?: number;
+  /** Waits of a key whose spares find no room (ms). Default REFILL_BACKOFF: 2 s doubling up to 60 s. */
+  backoff?: RefillBackoff;
+  /** Called once per back-off wait, with the key, the wait (ms) and the scheduler's reason. */
+  onBackoff?: (key: string, waitMs: number, reason: string) => void;
   /** Diagnostics (refill failures, discarded entries). */
   log?: (message: string) => void;
 }
@@ -64,6 +76,11 @@ interface KeyState<Req, P> {
   filling: number;
   /** Set when the key was evicted: its fills in flight discard what they prepare. */
   evicted: boolean;
+  /**
+   * Set while the key backs off after a spare found no room: the wait (ms) and when it was set
+   * (Date.now() ms). Meanwhile at most one fill runs; the first spare that starts clears it.
+   */
+  backoff?: { waitMs: number; setAt: number };
 }
 
 /** The pool. Create one per controller process; call `drain()` on shutdown. */
@@ -123,9 +140,15 @@ export class WarmPool<Req, P> {
     return { sandbox, pooled: false, claimMs: performance.now() - t0 };
   }
 
-  /** Idle and filling counts per key. */
-  stats(): { key: string; idle: number; filling: number; size: number }[] {
-    return [...this.keys].map(([key, s]) => ({ key, idle: s.idle.length, filling: s.filling, size: s.size }));
+  /** Idle and filling counts per key; `backoffMs`, the current wait, while the key backs off. */
+  stats(): { key: string; idle: number; filling: number; size: number; backoffMs?: number }[] {
+    return [...this.keys].map(([key, s]) => ({
+      key,
+      idle: s.idle.length,
+      filling: s.filling,
+      size: s.size,
+      ...(s.backoff ? { backoffMs: s.backoff.waitMs } : {}),
+    }));
   }
 
   /** Stops refills, waits for those in flight, and removes every idle entry. Idempotent. */
@@ -208,30 +231,66 @@ export class WarmPool<Req, P> {
   private refill(key: string): void {
     const state = this.keys.get(key);
     if (!state || state.evicted || this.draining) return;
-    while (state.idle.length + state.filling < state.size) {
+    // Backing off: one fill at a time (a spare that may again find no room); the fill that set the
+    // back-off counts as filling while it waits, so the next one starts when the wait is over.
+    const limit = state.backoff ? 1 : state.size;
+    while (state.idle.length + state.filling < state.size && state.filling < limit) {
       state.filling++;
-      const job = this.fillOne(state).then((ok) => {
-        state.filling--;
-        this.inFlight.delete(job);
-        if (!ok) this.refill(key);
-      });
+      // A throwing log or onBackoff must not leave the job in flight for ever (settled() would spin).
+      const job = this.fillOne(key, state)
+        .catch(() => {})
+        .then(() => {
+          state.filling--;
+          this.inFlight.delete(job);
+          this.refill(key);
+        });
       this.inFlight.add(job);
     }
   }
 
-  /** Prepares one entry; on failure waits `retryMs` and resolves false (the caller refills again). */
-  private async fillOne(state: KeyState<Req, P>): Promise<boolean> {
+  /**
+   * Prepares one entry. On failure waits `retryMs`, or, when the backend says there was no room,
+   * starts or doubles the key's back-off and waits it out (unless a fill started before the
+   * back-off already does); the caller refills again after.
+   */
+  private async fillOne(key: string, state: KeyState<Req, P>): Promise<void> {
     const { backend } = this.options;
+    const startedAt = Date.now();
     try {
       const prepared = await backend.prepare(state.request, this.abort.signal);
       if (this.draining || state.evicted) await backend.discard(prepared).catch(() => {});
       else state.idle.push({ prepared, createdAt: Date.now() });
-      return true;
+      state.backoff = undefined;
     } catch (err) {
-      if (this.draining || state.evicted) return true;
-      this.options.log?.(`pool: refill failed, retrying: ${(err as Error).message}`);
-      await new Promise((resolve) => setTimeout(resolve, this.options.retryMs ?? 1000));
-      return false;
+      if (this.draining || state.evicted) return;
+      const reason = backend.noRoom?.(err);
+      if (reason === undefined) {
+        this.options.log?.(`pool: refill failed, retrying: ${(err as Error).message}`);
+        return this.sleep(this.options.retryMs ?? 1000);
+      }
+      // A fill started before the current back-off found no room for the same reason: not news.
+      if (state.backoff && startedAt < state.backoff.setAt) return;
+      const waitMs = nextRefillBackoffMs(state.backoff?.waitMs, this.options.backoff);
+      state.backoff = { waitMs, setAt: Date.now() };
+      this.options.log?.(
+        `pool: no room for a spare of key ${key.slice(0, 19)}… (the scheduler: "${reason}"); spare withdrawn, next try in ${waitMs / 1000} s`,
+      );
+      this.options.onBackoff?.(key, waitMs, reason);
+      return this.sleep(waitMs);
     }
+  }
+
+  /** Waits `ms`, or less when the pool drains. */
+  private sleep(ms: number): Promise<void> {
+    const { signal } = this.abort;
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      }
+      signal.addEventListener("abort", done, { once: true });
+    });
   }
 }

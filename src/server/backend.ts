@@ -51,4 +51,6 @@ export interface SessionBackend {
   close?(): Promise<void>;
   /** Idle sandboxes the warm pool holds ready now (0 without a pool). */
   idleSpares?(): number;
+  /** Warm pool keys backing off because their spares found no room on the cluster (0 without). */
+  poolBackoffKeys?(): number;
 }

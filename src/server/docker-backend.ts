@@ -66,6 +66,7 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
     create: sessions.create,
     close: sessions.close,
     idleSpares: sessions.idleSpares,
+    poolBackoffKeys: sessions.poolBackoffKeys,
 
     async adopt(record: SessionRecord, options: SessionOptions): Promise<Session | null> {
       const container = docker.getContainer(record.containerId);

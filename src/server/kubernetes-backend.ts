@@ -53,6 +53,7 @@ export function createKubernetesBackend(options: KubernetesBackendOptions): Sess
     create: sessions.create,
     close: sessions.close,
     idleSpares: sessions.idleSpares,
+    poolBackoffKeys: sessions.poolBackoffKeys,
 
     async adopt(record: SessionRecord, sessionOptions: SessionOptions): Promise<Session | null> {
       const name = record.containerId;

@@ -25,6 +25,8 @@ export interface ServerMetrics {
   sandboxStarts: Counter<"source">;
   /** Idle warm-pool sandboxes, read from the backend when /metrics is scraped. */
   poolIdle: Gauge;
+  /** Warm pool keys whose spares found no room (no node takes their Pods) and which back off, read at scrape. */
+  poolBackoffKeys: Gauge;
   /** Live sessions by exec path ("channel" | "docker-exec"), read from `execPathSource` when scraped. */
   sessionsByExecPath: Gauge<"exec_path">;
   /**
@@ -97,6 +99,11 @@ export function createServerMetrics(options: { defaults?: boolean } = {}): Serve
     poolIdle: new Gauge({
       name: "warden_pool_idle_sandboxes",
       help: "Idle pre-started sandboxes in the warm pool",
+      registers,
+    }),
+    poolBackoffKeys: new Gauge({
+      name: "warden_pool_backoff_keys",
+      help: "Warm pool keys backing off because their spares found no room on a node",
       registers,
     }),
     sessionsByExecPath: new Gauge({

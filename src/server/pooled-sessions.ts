@@ -57,6 +57,8 @@ export interface PooledSessions {
   create(options: SessionOptions): Promise<Session>;
   close(): Promise<void>;
   idleSpares(): number;
+  /** Pool keys backing off because their spares found no room (TenantPools.backingOff). */
+  poolBackoffKeys(): number;
   /** `opts` with the server's spill directory and the tenant's spill caps. */
   withSpill(opts: SessionOptions): SessionOptions;
 }
@@ -96,6 +98,7 @@ export function pooledSessions<P>(
       openSession(withSpill(opts), { createSandbox: sandboxFor, createSpillStore, builtinTools }),
     close: async () => pools?.drain(),
     idleSpares: () => pools?.idle() ?? 0,
+    poolBackoffKeys: () => pools?.backingOff() ?? 0,
     withSpill,
   };
 }

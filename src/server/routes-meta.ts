@@ -17,7 +17,9 @@ export function registerMetaRoutes(app: App, ctx: ServerContext): void {
   );
 
   app.get("/metrics", async (_request, reply) => {
-    ctx.metrics.poolIdle.set(ctx.manager.idleSpares());
+    const pool = ctx.manager.poolState();
+    ctx.metrics.poolIdle.set(pool.idle);
+    ctx.metrics.poolBackoffKeys.set(pool.backoffKeys);
     reply.type(ctx.metrics.registry.contentType);
     return ctx.metrics.registry.metrics();
   });

@@ -160,7 +160,7 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   const stop = (signal: string) => {
     log(`warden serve: ${signal}, draining (grace ${config.shutdownGraceMs} ms)`);
     const sessions = server.manager.all().length;
-    const spares = server.manager.idleSpares();
+    const spares = server.manager.poolState().idle;
     server.shutdown().then(
       async () => {
         await lease?.release();

@@ -85,9 +85,10 @@ export class SessionManager {
     return this.registry.all();
   }
 
-  /** Spare sandboxes waiting in the warm pool (0 without a pool). */
-  idleSpares(): number {
-    return this.deps.backend.idleSpares?.() ?? 0;
+  /** The warm pool: spare sandboxes waiting, keys backing off as no node takes their spares (0s without). */
+  poolState(): { idle: number; backoffKeys: number } {
+    const { backend } = this.deps;
+    return { idle: backend.idleSpares?.() ?? 0, backoffKeys: backend.poolBackoffKeys?.() ?? 0 };
   }
 
   /**

@@ -3,38 +3,30 @@
  * - no node takes the Pod: POST /v1/sessions answers 500 SANDBOX_ERROR within backend.startTimeoutMs
  *   (plus the Pod's deletion), naming the scheduler's reason and what frees room, and no Pod is left;
  * - the namespace's ResourceQuota is used up: the same status at once, naming the quota, not RBAC.
- * A Pod no node takes is made without filling the shared node: a RuntimeClass whose
- * scheduling.nodeSelector no node matches (the RuntimeClass admission plugin copies it into the
- * Pod), so the scheduler keeps the Pod Pending with "didn't match Pod's node affinity/selector" as
- * it keeps one Pending with "Insufficient cpu" on a full node (`npm run bench k8s`, README).
+ * A Pod no node takes is made without filling the shared node: a RuntimeClass no node matches
+ * (test/helpers/k8s-no-node.ts), as a full node keeps one Pending with "Insufficient cpu"
+ * (`npm run bench k8s`, README).
  */
 import { randomBytes } from "node:crypto";
-import { KubeConfig, NodeV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import {
   describeK8s,
   podLeftovers,
-  TEST_KUBECONFIG,
   TEST_NAMESPACE,
   TEST_SERVE_BACKEND,
   testCluster,
 } from "../helpers/k8s.js";
+import { createNoNodeRuntimeClass, type NoNodeRuntimeClass } from "../helpers/k8s-no-node.js";
 import { type ServedTenants, serveTenants } from "../helpers/serve-tenants.js";
 
 const PREFIX = `test-k8s-noroom-${randomBytes(3).toString("hex")}`;
 const TENANT = `${PREFIX}-main`;
-/** A RuntimeClass of this namespace's own (RuntimeClasses are cluster-wide): runc, on no node. */
-const NOWHERE = `${TEST_NAMESPACE}-on-no-node`.slice(0, 63);
 const QUOTA = "test-no-room";
 const START_TIMEOUT_MS = 6000;
 
 describeK8s("warden serve on Kubernetes when no Pod fits", () => {
   let served: ServedTenants | undefined;
-  const nodeApi = () => {
-    const config = new KubeConfig();
-    config.loadFromFile(TEST_KUBECONFIG);
-    return config.makeApiClient(NodeV1Api);
-  };
+  let nowhere: NoNodeRuntimeClass | undefined;
   const newSession = async () => {
     const t0 = Date.now();
     const r = await fetch(`${served?.url}/v1/sessions`, {
@@ -50,18 +42,9 @@ describeK8s("warden serve on Kubernetes when no Pod fits", () => {
   };
 
   beforeAll(async () => {
-    await nodeApi()
-      .deleteRuntimeClass({ name: NOWHERE })
-      .catch(() => undefined);
-    await nodeApi().createRuntimeClass({
-      body: {
-        metadata: { name: NOWHERE },
-        handler: "runc",
-        scheduling: { nodeSelector: { "io.warden.test/no-such-node": "true" } },
-      },
-    });
+    nowhere = await createNoNodeRuntimeClass();
     served = await serveTenants(PREFIX, {
-      backend: { ...TEST_SERVE_BACKEND, runtimeClassName: NOWHERE, startTimeoutMs: START_TIMEOUT_MS },
+      backend: { ...TEST_SERVE_BACKEND, runtimeClassName: nowhere.name, startTimeoutMs: START_TIMEOUT_MS },
     });
   }, 120_000);
 
@@ -72,9 +55,7 @@ describeK8s("warden serve on Kubernetes when no Pod fits", () => {
       .catch(() => undefined);
     const left = await podLeftovers(TENANT);
     await served?.stop();
-    await nodeApi()
-      .deleteRuntimeClass({ name: NOWHERE })
-      .catch(() => undefined);
+    await nowhere?.remove();
     expect(left).toEqual([]);
   });
 

@@ -25,7 +25,7 @@ import { DEFAULT_HEARTBEAT_MS } from "./pod-channel.js";
 import { podSandboxInfo } from "./pod-info.js";
 import { podName } from "./pod-labels.js";
 import { buildPodSpec } from "./pod-spec.js";
-import { startPod } from "./start-pod.js";
+import { type StartPodOptions, startPod } from "./start-pod.js";
 
 /** Largest packed workspace copied into a Pod (one channel frame): 48 MiB. */
 export const POD_WORKSPACE_MAX_BYTES = 48 * 1024 * 1024;
@@ -78,7 +78,7 @@ export function requirePodOptions(opts: ResolvedSandboxOptions, cluster: Kuberne
 export async function preparePod(
   cluster: KubernetesCluster,
   opts: ResolvedSandboxOptions,
-  options: { signal?: AbortSignal; poolKey?: string; log?: (line: string) => void } = {},
+  options: StartPodOptions & { poolKey?: string } = {},
 ): Promise<PreparedPod> {
   requirePodOptions(opts, cluster);
   await ensureDenyAllPolicy(cluster);

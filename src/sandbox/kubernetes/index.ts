@@ -77,7 +77,9 @@ export {
   DEFAULT_POD_START_TIMEOUT_MS,
   EXEC_CHANNEL_VERSION,
   type PodProgress,
+  PodUnschedulableError,
   podProgress,
+  type StartPodOptions,
   startPod,
   startTimeoutError,
 } from "./start-pod.js";

@@ -73,14 +73,44 @@ export function podProgress(pod: V1Pod): PodProgress {
 }
 
 /**
+ * A Pod given up as soon as the scheduler reported that no node takes it (startPod's
+ * `failUnscheduled`, used for warm pool spares, which must not wait for room that sessions need).
+ * `scheduler` is the scheduler's message (PodScheduled=False), e.g. "0/1 nodes are available:
+ * 1 Insufficient cpu.".
+ */
+export class PodUnschedulableError extends SandboxError {
+  constructor(
+    namespace: string,
+    name: string,
+    readonly scheduler: string,
+  ) {
+    super(
+      `Pod ${namespace}/${name} was withdrawn: no node takes it (the scheduler: "${scheduler}"). Free room on a node (end sessions: each sandbox Pod requests ${POD_REQUESTS.cpu} CPU and ${Number(POD_REQUESTS.memory) / 1024 / 1024} MiB of memory, and a node runs at most its maxPods Pods) or add nodes.`,
+    );
+  }
+}
+
+/** Options of startPod. */
+export interface StartPodOptions {
+  signal?: AbortSignal;
+  log?: HelperLog;
+  /**
+   * Give the Pod up (delete it, reject PodUnschedulableError) as soon as the scheduler reports
+   * that no node takes it, instead of waiting up to startTimeoutMs for room. Default false.
+   */
+  failUnscheduled?: boolean;
+}
+
+/**
  * Creates `pod` and returns its helper's channel once the container runs and the helper answered.
  * Rejects SandboxError naming the Pod and why (failed state, or still `detail` after
- * startTimeoutMs), AbortError when `signal` fires; the Pod is deleted first in every case.
+ * startTimeoutMs; PodUnschedulableError at once with `failUnscheduled`), AbortError when `signal`
+ * fires; the Pod is deleted first in every case.
  */
 export async function startPod(
   cluster: KubernetesCluster,
   pod: V1Pod,
-  options: { signal?: AbortSignal; log?: HelperLog } = {},
+  options: StartPodOptions = {},
 ): Promise<ChannelClient> {
   const { core, namespace } = cluster;
   const name = pod.metadata?.name ?? "";
@@ -92,7 +122,7 @@ export async function startPod(
     throw fromKubeError(err, `creating Pod ${namespace}/${name}`);
   }
   try {
-    await waitRunning(cluster, name, signal);
+    await waitRunning(cluster, name, signal, options.failUnscheduled === true);
     return await connectHelper(cluster, name, options);
   } catch (err) {
     await deletePod(cluster, name).catch(() => {});
@@ -122,7 +152,12 @@ export function startTimeoutError(
 }
 
 /** Polls the Pod every 250 ms until it runs; rejects as startPod describes. */
-async function waitRunning(cluster: KubernetesCluster, name: string, signal?: AbortSignal): Promise<void> {
+async function waitRunning(
+  cluster: KubernetesCluster,
+  name: string,
+  signal: AbortSignal | undefined,
+  failUnscheduled: boolean,
+): Promise<void> {
   const timeoutMs = cluster.startTimeoutMs ?? DEFAULT_POD_START_TIMEOUT_MS;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -132,6 +167,8 @@ async function waitRunning(cluster: KubernetesCluster, name: string, signal?: Ab
     if (progress.kind === "running") return;
     if (progress.kind === "failed")
       throw new SandboxError(`Pod ${cluster.namespace}/${name} cannot start: ${progress.detail}.`);
+    if (failUnscheduled && progress.unscheduled)
+      throw new PodUnschedulableError(cluster.namespace, name, progress.detail);
     if (Date.now() > deadline) throw startTimeoutError(cluster.namespace, name, timeoutMs, progress);
     await new Promise((r) => setTimeout(r, 250));
   }
