@@ -16,6 +16,7 @@ import {
   PodUnschedulableError,
   type PreparedPod,
   preparePod,
+  ResourceQuotaExceededError,
 } from "../sandbox/index.js";
 import { type PoolRequest, poolRequestKeys, SPARE_TTL_MS } from "./pool-request.js";
 import type { PoolBackend } from "./warm-pool.js";
@@ -51,6 +52,11 @@ export function kubernetesPoolBackend(options: KubernetesPoolOptions): PoolBacke
       prepared.channel.close();
       await deletePod(cluster, prepared.name);
     },
-    noRoom: (err) => (err instanceof PodUnschedulableError ? err.scheduler : undefined),
+    noRoom: (err) =>
+      err instanceof PodUnschedulableError
+        ? err.scheduler
+        : err instanceof ResourceQuotaExceededError
+          ? err.quota
+          : undefined,
   };
 }

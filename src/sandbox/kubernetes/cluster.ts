@@ -134,6 +134,24 @@ function apiMessage(err: unknown): string {
 }
 
 /**
+ * The namespace's ResourceQuota refused an object (the API's 403 "exceeded quota"): no room until
+ * sessions or spares there end or the quota is raised. `quota` is the API's message. The warm pool
+ * backs off on it as on an unschedulable spare (pool/kubernetes-backend.ts `noRoom`).
+ */
+export class ResourceQuotaExceededError extends SandboxError {
+  constructor(
+    what: string,
+    readonly quota: string,
+    cause?: unknown,
+  ) {
+    super(
+      `${what}: the namespace's ResourceQuota is used up (${quota}); end sessions or warm pool spares there, or raise the quota (kubectl describe resourcequota).`,
+      { cause },
+    );
+  }
+}
+
+/**
  * Maps a Kubernetes API failure to a WardenError: 404 NotFoundError, 403 from the ResourceQuota
  * admission plugin (its message says "exceeded quota") SandboxError naming the quota, other 401/403
  * SandboxError naming RBAC, anything else (conflicts, refused connections, invalid objects) SandboxError with the
@@ -148,12 +166,8 @@ export function fromKubeError(
   const status = apiStatus(err);
   const message = apiMessage(err);
   if (status === 404) return new NotFoundError(`${what}: not found (${message}).`);
-  if (status === 403 && message.includes("exceeded quota")) {
-    return new SandboxError(
-      `${what}: the namespace's ResourceQuota is used up (${message}); end sessions or warm pool spares there, or raise the quota (kubectl describe resourcequota).`,
-      { cause: err },
-    );
-  }
+  if (status === 403 && message.includes("exceeded quota"))
+    return new ResourceQuotaExceededError(what, message, err);
   if (status === 401 || status === 403) {
     return new SandboxError(`${what}: refused by the API server (${status}: ${message}); ${fix}.`, {
       cause: err,

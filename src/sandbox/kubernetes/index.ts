@@ -14,6 +14,7 @@ export {
   isNamespaceName,
   type KubernetesCluster,
   type KubernetesClusterOptions,
+  ResourceQuotaExceededError,
 } from "./cluster.js";
 export {
   createKubernetesSandbox,
