@@ -60,7 +60,7 @@ describeK8s("Kubernetes session: its channel's helper ended", () => {
       const pod = sandbox.info.containerId;
       const where = literal(`${TEST_NAMESPACE}/${pod}`);
       const message = new RegExp(
-        `^SANDBOX_NOT_RUNNING: the exec channel to Pod ${where} ended \\(the channel's helper in Pod ${where} ended \\(.+\\)\\) while the Pod still runs: ` +
+        `^SANDBOX_NOT_RUNNING: the exec channel to Pod ${where} ended \\(the channel's helper in Pod ${where} ended \\(.+; killed by signal 9, SIGKILL\\)\\) while the Pod still runs: ` +
           "a command in the sandbox may have killed the channel's helper \\(e\\.g\\. kill -9 -1\\), or another warden controller took the Pod over; " +
           "the channel is not re-opened, so two controllers never take a Pod from each other, and the Pod is left running for whoever holds it; " +
           "start a new session, and DELETE this one \\(deleting it deletes the Pod\\)\\.$",
