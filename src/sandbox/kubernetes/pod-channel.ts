@@ -148,7 +148,8 @@ export class PodChannel {
       if (this.closing || client !== this.current) return;
       // Only a lost connection is re-opened. A helper that ended (killed by a newer channel:
       // another controller took the Pod over, or by a command) or a corrupted stream (written by
-      // someone else) is not fought over: every later call fails as the old channel's would.
+      // someone else) is not fought over: every later call fails naming the Pod, why and what
+      // to do (endedError), or with the corruption.
       if (!silent && !client.streamLost) {
         const closed = client.closedError();
         if (!(closed instanceof SandboxNotRunningError)) {
