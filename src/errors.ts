@@ -83,10 +83,18 @@ export class NotFoundError extends WardenError {
   }
 }
 
-/** The sandbox's container is stopped or gone; the call did not run. */
+/**
+ * The sandbox's container is stopped or gone; the call did not run. The message names the
+ * container by its short (12-character) Docker id, unless `options.message` says more (a Kubernetes
+ * Pod is named in full with its namespace, why and what to do: sandbox/kubernetes/channel-end.ts).
+ */
 export class SandboxNotRunningError extends WardenError {
-  constructor(containerId: string, options?: { cause?: unknown }) {
-    super("SANDBOX_NOT_RUNNING", `Sandbox container ${containerId.slice(0, 12)} is not running.`, options);
+  constructor(containerId: string, options?: { cause?: unknown; message?: string }) {
+    super(
+      "SANDBOX_NOT_RUNNING",
+      options?.message ?? `Sandbox container ${containerId.slice(0, 12)} is not running.`,
+      options?.cause === undefined ? undefined : { cause: options.cause },
+    );
   }
 }
 

@@ -21,6 +21,7 @@ import { createKubernetesBackend } from "./kubernetes-backend.js";
 import { checkNamespaces, type TenantClusters, tenantClusters } from "./kubernetes-namespaces.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
 import { createPolicyHookFactory } from "./policy-hooks.js";
+import { reconcileLine } from "./reconcile-line.js";
 import { type RunningServer, startServer } from "./server.js";
 import { tenantSpillOptions } from "./spill-quota.js";
 import { lockStateDir } from "./state-lock.js";
@@ -145,7 +146,11 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   }
   const r = server.reconciled;
   log(
-    `warden serve: adopted ${r.adopted.length}, dropped ${r.dropped.length}, removed ${r.orphansRemoved.length} orphan(s), ${r.volumesRemoved.length} volume(s), ${swept.length} spill dir(s), ${r.uploadsRemoved.length} upload(s); ${r.interrupted.length} interrupted call(s)`,
+    reconcileLine(
+      r,
+      swept.length,
+      clusters?.all().map((c) => c.namespace),
+    ),
   );
   if (r.egressRemoved.length > 0)
     log(`warden serve: removed the egress gateways of ${r.egressRemoved.length} session(s) not adopted`);

@@ -1,11 +1,12 @@
 /**
  * The Kubernetes warm pool on a real cluster: a claimed spare Pod carries the claiming session's
  * expiry (claim time + the session's ttlMs) in its `io.warden.expires` annotation, not the spare's
- * 25 h, so `warden gc` and reconcile judge the session by its own lifetime.
+ * 25 h, so `warden gc` and reconcile judge the session by its own lifetime; a spare whose helper
+ * does not answer the claim's ping (every process stopped) is deleted and the claim creates a cold Pod.
  */
 import { afterAll, expect, it } from "vitest";
 import { kubernetesPoolBackend, type PoolRequest, WarmPool } from "../../src/pool/index.js";
-import { gcPods, type PreparedPod, type Sandbox } from "../../src/sandbox/index.js";
+import { apiStatus, gcPods, type PreparedPod, podExec, type Sandbox } from "../../src/sandbox/index.js";
 import { describeK8s, podLeftovers, removePods, TEST_NAMESPACE, testCluster } from "../helpers/k8s.js";
 
 const TENANT = `test-k8s-pool-${process.pid}`;
@@ -23,7 +24,9 @@ describeK8s("Kubernetes warm pool: a claim", () => {
     for (const s of sandboxes) await s.destroy();
     await pool.drain();
     await removePods(TENANT);
+    await removePods(`${TENANT}-stopped`);
     expect(await podLeftovers(TENANT)).toEqual([]);
+    expect(await podLeftovers(`${TENANT}-stopped`)).toEqual([]);
   });
 
   const expiresOf = async (name: string): Promise<string | undefined> =>
@@ -71,5 +74,40 @@ describeK8s("Kubernetes warm pool: a claim", () => {
       ]);
     expect(await gcAt(expiresMs - 1000)).toEqual([]);
     expect(await gcAt(expiresMs)).toEqual([[spare?.name, "expired"]]);
+  });
+
+  // Found by an attack: a stopped spare was claimed in 0.1 s and the session's first call failed
+  // after ~10 s (up to ~90 s with the default heartbeat). Now the claim pings it first (2 s).
+  it("a spare whose processes are all stopped (kill -STOP -1) is not handed over: deleted, and the claim creates a cold Pod that answers", async () => {
+    const request = (claim?: PoolRequest["claim"]): PoolRequest => ({
+      template: { tenant: `${TENANT}-stopped` },
+      ...(claim ? { claim } : {}),
+    });
+    await pool.warm(request());
+    await pool.settled();
+    const [spare] = (
+      await cluster.core.listNamespacedPod({
+        namespace: TEST_NAMESPACE,
+        labelSelector: `io.warden.tenant=${TENANT}-stopped`,
+      })
+    ).items.map((p) => p.metadata?.name ?? "");
+    expect(spare).toBeTruthy();
+    // As `kubectl exec <spare> -- sh -c 'kill -STOP -1'`: every process but PID 1 and the sh stops.
+    expect((await podExec(cluster, spare ?? "", ["sh", "-c", "kill -STOP -1"])).exitCode).toBe(0);
+
+    const claim = await pool.claim(request({ sessionId: "claimer-stopped" }));
+    sandboxes.push(claim.sandbox);
+    expect(claim.pooled).toBe(false);
+    expect(claim.sandbox.info.containerId).not.toBe(spare);
+    const started = Date.now();
+    const out: Buffer[] = [];
+    const r = await claim.sandbox.exec({ argv: ["echo", "prompt"] }, { onStdout: (c) => out.push(c) });
+    expect([r.exitCode, Buffer.concat(out).toString()]).toEqual([0, "prompt\n"]);
+    expect(Date.now() - started).toBeLessThan(5000);
+    const read = await cluster.core.readNamespacedPod({ name: spare ?? "", namespace: TEST_NAMESPACE }).then(
+      () => 200,
+      (err: unknown) => apiStatus(err),
+    );
+    expect(read).toBe(404);
   });
 });

@@ -14,23 +14,13 @@ import type { ChannelClient } from "../channel/protocol/client.js";
 import type { KubernetesCluster } from "./cluster.js";
 import { SANDBOX_CONTAINER } from "./pod-spec.js";
 import { connectHelper } from "./start-pod.js";
+import { exitCodeOf } from "./transport.js";
 
 /** Outcome of podExec: the exit status (from the API's final Status) and the whole output. */
 export interface PodExecResult {
   exitCode: number;
   stdout: string;
   stderr: string;
-}
-
-/**
- * The exit status a pods/exec Status reports: 0 for Success, the `ExitCode` cause for a non-zero
- * exit, -1 when it names none (the exec itself failed).
- */
-export function exitCodeOf(status: V1Status): number {
-  if (status.status === "Success") return 0;
-  const cause = status.details?.causes?.find((c) => c.reason === "ExitCode");
-  const code = Number(cause?.message);
-  return Number.isInteger(code) ? code : -1;
 }
 
 /**

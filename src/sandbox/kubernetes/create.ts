@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
-import { InvalidArgumentError } from "../../errors.js";
+import { InvalidArgumentError, SandboxError } from "../../errors.js";
 import { isAbortError, throwIfAborted } from "../../util/index.js";
 import type { ChannelClient } from "../channel/protocol/client.js";
 import { channelUntar } from "../channel/protocol/files.js";
@@ -29,6 +29,13 @@ import { type StartPodOptions, startPod } from "./start-pod.js";
 
 /** Largest packed workspace copied into a Pod (one channel frame): 48 MiB. */
 export const POD_WORKSPACE_MAX_BYTES = 48 * 1024 * 1024;
+
+/**
+ * How long a warm-pool spare's helper has to answer the claim's ping, ms: 2 s. A spare whose
+ * processes a command stopped (`kill -STOP -1` through `kubectl exec`) still has its channel open,
+ * and its heartbeat notices only after heartbeatMs (default 60 s) plus its ping timeout.
+ */
+export const SPARE_PING_TIMEOUT_MS = 2000;
 
 /** A running sandbox Pod with an empty workspace and its helper connected (a warm pool entry). */
 export interface PreparedPod {
@@ -115,8 +122,10 @@ export async function preparePod(
  * Copies the workspace into `prepared` (copy mode, at most POD_WORKSPACE_MAX_BYTES packed) and
  * wraps it as the KubernetesSandbox of the session `opts` names. A warm pool spare handed over to
  * another session (its `pool-<uuid>` id is not `opts.sessionId`) gets that session's expiry, now +
- * `opts.ttlMs`, in its expiry annotation, so gc and reconcile judge the session, not the spare.
- * Deletes the Pod when it fails.
+ * `opts.ttlMs`, in its expiry annotation, so gc and reconcile judge the session, not the spare;
+ * before anything, its helper must answer a ping within SPARE_PING_TIMEOUT_MS, else SandboxError
+ * (the pool then discards it and creates a cold Pod: src/pool/warm-pool.ts claim). Deletes the Pod
+ * when it fails.
  */
 export async function finishPodSandbox(
   cluster: KubernetesCluster,
@@ -126,6 +135,7 @@ export async function finishPodSandbox(
 ): Promise<KubernetesSandbox> {
   try {
     throwIfAborted(signal);
+    if (opts.sessionId !== prepared.opts.sessionId) await pingSpare(cluster, prepared, signal);
     const baseline = await copyWorkspaceIn(prepared.channel, opts, signal);
     const expiresAt =
       opts.sessionId === prepared.opts.sessionId
@@ -149,6 +159,23 @@ export async function finishPodSandbox(
     await deletePod(cluster, prepared.name).catch(() => {});
     if (isAbortError(err)) throw err;
     throw err;
+  }
+}
+
+/** Rejects SandboxError naming the spare when its helper does not answer within SPARE_PING_TIMEOUT_MS. */
+async function pingSpare(
+  cluster: KubernetesCluster,
+  prepared: PreparedPod,
+  signal?: AbortSignal,
+): Promise<void> {
+  try {
+    await prepared.channel.ping(signal, { timeoutMs: SPARE_PING_TIMEOUT_MS });
+  } catch (err) {
+    if (isAbortError(err)) throw err;
+    throw new SandboxError(
+      `warm-pool spare Pod ${cluster.namespace}/${prepared.name} did not answer a ping within ${SPARE_PING_TIMEOUT_MS} ms (${(err as Error).message}); it is deleted and not handed over.`,
+      { cause: err },
+    );
   }
 }
 

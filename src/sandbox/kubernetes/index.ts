@@ -5,7 +5,7 @@
  * (test/unit/sandbox/kubernetes/imports.test.ts).
  */
 
-export { adoptPod, exitCodeOf, type PodExecResult, podExec } from "./adopt-pod.js";
+export { adoptPod, type PodExecResult, podExec } from "./adopt-pod.js";
 export {
   apiStatus,
   connectCluster,
@@ -84,4 +84,4 @@ export {
   startPod,
   startTimeoutError,
 } from "./start-pod.js";
-export { CHANNEL_COMMAND, execChannel } from "./transport.js";
+export { CHANNEL_COMMAND, execChannel, exitCodeOf } from "./transport.js";

@@ -14,8 +14,13 @@
  *   helper SIGKILLs the previous channel's processes), with bounded retries
  *   (reconnect-policy.ts); a Pod that is gone or not running fails every later call, naming it.
  *   A helper that ended (killed by a newer channel: another controller took the Pod over) is
- *   not re-opened, or two controllers would take the Pod from each other forever. A re-opened
- *   helper that never answers while the Pod runs is held by the sandbox: the Pod is deleted.
+ *   not re-opened, or two controllers would take the Pod from each other forever; every later
+ *   call reads the Pod and fails naming it, why and what to do (channel-end.ts). Its Pod is not
+ *   deleted: a helper killed from inside (`kill -9 -1`) cannot be told from one ended by another
+ *   controller's newer channel (a takeover under the same replica id, README "Scale-out"), and
+ *   deleting would end that controller's live session; the session's DELETE, its expiry or
+ *   `warden gc` removes it. A re-opened helper that never answers while the Pod runs is held by
+ *   the sandbox: the Pod is deleted (no other controller answers through a stopped helper).
  * A call that was running when the stream ended gets a SandboxError saying so, never a hang.
  * Each end, re-open and failed round is reported to `cluster.onChannelEvent` (the server logs and counts them).
  */
@@ -25,6 +30,7 @@ import type { ChannelClient } from "../channel/protocol/client.js";
 import { type Heartbeat, startHeartbeat } from "../channel/protocol/heartbeat.js";
 import { channelIOVia } from "../channel/protocol/io.js";
 import type { SandboxIO } from "../io.js";
+import { channelEndedMessage, type EndedPodState } from "./channel-end.js";
 import { apiStatus, type KubernetesCluster } from "./cluster.js";
 import { deletePod } from "./delete-pod.js";
 import {
@@ -45,6 +51,8 @@ export class PodChannel {
   private heartbeat: Heartbeat | undefined;
   private reopening: Promise<ChannelClient> | undefined;
   private gone: Error | undefined;
+  /** Set when the helper ended (see the file comment): its reason and, once settled, the error. */
+  private ended: { reason: string; error?: Error; explaining?: Promise<Error> } | undefined;
   private closing = false;
   private lostReason = "";
   /** Channels whose connection was lost (or went silent): their calls' errors say so. */
@@ -82,6 +90,7 @@ export class PodChannel {
     throwIfAborted(signal);
     if (this.closing) throw new SandboxNotRunningError(this.pod);
     if (this.gone) throw this.gone;
+    if (this.ended) throw await raceAbort(this.endedError(), signal);
     if (!this.current.closed) return this.current;
     this.reopening ??= this.reopen().finally(() => {
       this.reopening = undefined;
@@ -98,7 +107,9 @@ export class PodChannel {
     try {
       return await use(client);
     } catch (err) {
-      if (!(err instanceof SandboxNotRunningError) || this.closing || !this.lost.has(client)) throw err;
+      if (!(err instanceof SandboxNotRunningError) || this.closing) throw err;
+      if (this.ended && client === this.current) throw await this.endedError();
+      if (!this.lost.has(client)) throw err;
       throw new SandboxError(
         `the exec stream to Pod ${this.cluster.namespace}/${this.pod} ended while this call ran (${client.closeReason}); ` +
           "what the call started was stopped, and the channel is re-opened for the next call: retry it.",
@@ -137,10 +148,19 @@ export class PodChannel {
       if (this.closing || client !== this.current) return;
       // Only a lost connection is re-opened. A helper that ended (killed by a newer channel:
       // another controller took the Pod over, or by a command) or a corrupted stream (written by
-      // someone else) is not fought over: every later call fails as the old channel's would.
+      // someone else) is not fought over: every later call fails naming the Pod, why and what
+      // to do (endedError), or with the corruption.
       if (!silent && !client.streamLost) {
-        this.gone = client.closedError();
-        this.report({ outcome: "failed", reason, error: this.gone.message, final: true });
+        const closed = client.closedError();
+        if (!(closed instanceof SandboxNotRunningError)) {
+          this.gone = closed; // a corrupted stream: its own message
+          this.report({ outcome: "failed", reason, error: closed.message, final: true });
+          return;
+        }
+        this.ended = { reason };
+        this.endedError().then((error) =>
+          this.report({ outcome: "failed", reason, error: error.message, final: true }),
+        );
         return;
       }
       this.lost.add(client);
@@ -187,6 +207,36 @@ export class PodChannel {
         );
       await new Promise((r) => setTimeout(r, delayMs).unref());
       if (this.closing) throw new SandboxNotRunningError(this.pod);
+    }
+  }
+
+  /**
+   * The error of every call after the helper ended (channel-end.ts), from a GET of the Pod. Kept
+   * once the Pod was read (a read that failed is tried again by the next call); concurrent
+   * callers share one read.
+   */
+  private endedError(): Promise<Error> {
+    const ended = this.ended;
+    if (!ended) throw new Error("endedError before the helper ended");
+    if (ended.error) return Promise.resolve(ended.error);
+    ended.explaining ??= this.readEndedPod().then((state) => {
+      const message = channelEndedMessage(`${this.cluster.namespace}/${this.pod}`, ended.reason, state);
+      const error = new SandboxNotRunningError(this.pod, { message });
+      if (!("readError" in state)) ended.error = error;
+      ended.explaining = undefined;
+      return error;
+    });
+    return ended.explaining;
+  }
+
+  /** The Pod's state for channelEndedMessage: a 404 or a Pod that will not run is gone. */
+  private async readEndedPod(): Promise<EndedPodState> {
+    const { core, namespace } = this.cluster;
+    try {
+      return podReachable(await core.readNamespacedPod({ name: this.pod, namespace }));
+    } catch (err) {
+      if (apiStatus(err) === 404) return { ok: false, why: "the API answers 404 (it no longer exists)" };
+      return { readError: (err as Error).message };
     }
   }
 

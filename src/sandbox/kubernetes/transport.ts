@@ -9,6 +9,7 @@
  * reads), and a Pod spec cannot turn that off; an exec stream's output is not logged. The same
  * protocol as over Docker's attach (../channel/protocol), nothing Docker in it.
  */
+import { constants } from "node:os";
 import { PassThrough, Writable } from "node:stream";
 import type { Exec, V1Status } from "@kubernetes/client-node";
 import { SandboxError } from "../../errors.js";
@@ -36,6 +37,30 @@ interface ExecSocket {
   resume?(): void;
   on(event: "close", listener: (code: number, reason: Buffer) => void): unknown;
   on(event: "error", listener: (err: Error) => void): unknown;
+}
+
+/**
+ * The exit status a pods/exec Status reports: 0 for Success, the `ExitCode` cause for a non-zero
+ * exit, -1 when it names none (the exec itself failed).
+ */
+export function exitCodeOf(status: V1Status): number {
+  if (status.status === "Success") return 0;
+  const cause = status.details?.causes?.find((c) => c.reason === "ExitCode");
+  const code = Number(cause?.message);
+  return Number.isInteger(code) ? code : -1;
+}
+
+/**
+ * Why the channel's helper in Pod `namespace/podName` ended, from the API's final `status` (pure):
+ * its message, and for an exit code above 128 the signal that killed it (Linux numbering, e.g.
+ * 137: signal 9, SIGKILL: `kill -9 -1` in the sandbox, or a newer channel's helper).
+ */
+export function helperEndedReason(namespace: string, podName: string, status: V1Status): string {
+  const code = exitCodeOf(status);
+  const signal = code - 128;
+  const name = Object.entries(constants.signals).find(([, n]) => n === signal)?.[0];
+  const killed = code > 128 && name ? `; killed by signal ${signal}, ${name}` : "";
+  return `the channel's helper in Pod ${namespace}/${podName} ended (${status.message ?? status.status}${killed})`;
 }
 
 /** A Writable that hands each chunk to `onChunk` at once (no buffering of its own). */
@@ -109,10 +134,7 @@ export async function execChannel(
     );
   }
   socket.on("close", (code) => {
-    if (exitStatus)
-      end(
-        `the channel's helper in Pod ${namespace}/${podName} ended (${exitStatus.message ?? exitStatus.status})`,
-      );
+    if (exitStatus) end(helperEndedReason(namespace, podName, exitStatus));
     else {
       const why = code === 1006 ? ": the connection was lost" : "";
       end(

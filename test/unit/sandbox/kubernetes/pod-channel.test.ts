@@ -172,8 +172,13 @@ describe("PodChannel: the exec stream ends under a live session", () => {
     const channel = await open(fake);
     const running = (await sleeping(channel)).outcome;
     fake.helperKilled();
-    expect(await running).toMatchObject({ code: "SANDBOX_NOT_RUNNING" });
-    await expect(echo(channel, "x")).rejects.toMatchObject({ code: "SANDBOX_NOT_RUNNING" });
+    const message =
+      "the exec channel to Pod ns/warden-s1 ended (the channel's helper in Pod ns/warden-s1 ended (command terminated with non-zero exit code: 137)) while the Pod still runs: " +
+      "a command in the sandbox may have killed the channel's helper (e.g. kill -9 -1), or another warden controller took the Pod over; " +
+      "the channel is not re-opened, so two controllers never take a Pod from each other, and the Pod is left running for whoever holds it; " +
+      "start a new session, and DELETE this one (deleting it deletes the Pod).";
+    expect(await running).toMatchObject({ code: "SANDBOX_NOT_RUNNING", message });
+    await expect(echo(channel, "x")).rejects.toMatchObject({ code: "SANDBOX_NOT_RUNNING", message });
     await sleep(50);
     expect(fake.sockets).toHaveLength(1);
     expect(channel.reconnects).toBe(0);
@@ -184,6 +189,24 @@ describe("PodChannel: the exec stream ends under a live session", () => {
         reason:
           "the channel's helper in Pod ns/warden-s1 ended (command terminated with non-zero exit code: 137)",
       }),
+    ]);
+    channel.close();
+  });
+
+  it("a helper that ended in a Pod that is gone: every later call names the Pod, that it is gone and what to do", async () => {
+    const fake = fakeCluster();
+    const channel = await open(fake);
+    fake.state.pod = null;
+    fake.helperKilled();
+    const message =
+      "the sandbox Pod ns/warden-s1 is gone: the API answers 404 (it no longer exists), as a GET of it said after its exec channel ended " +
+      "(the channel's helper in Pod ns/warden-s1 ended (command terminated with non-zero exit code: 137)); what ran in it and its files are lost; " +
+      "start a new session, and DELETE this one.";
+    for (const text of ["x", "y"])
+      await expect(echo(channel, text)).rejects.toMatchObject({ code: "SANDBOX_NOT_RUNNING", message });
+    expect(fake.sockets).toHaveLength(1);
+    expect(fake.state.events).toEqual([
+      expect.objectContaining({ outcome: "failed", final: true, error: message }),
     ]);
     channel.close();
   });

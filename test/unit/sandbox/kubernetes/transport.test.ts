@@ -3,7 +3,7 @@ import type { Readable, Writable } from "node:stream";
 import type { Exec, V1Status } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { exitCodeOf } from "../../../../src/sandbox/kubernetes/index.js";
-import { execChannel } from "../../../../src/sandbox/kubernetes/transport.js";
+import { execChannel, helperEndedReason } from "../../../../src/sandbox/kubernetes/transport.js";
 
 /** An Exec double: records the streams it was given and returns a socket the test drives. */
 function fakeExec() {
@@ -115,5 +115,24 @@ describe("exitCodeOf (pods/exec Status)", () => {
       exitCodeOf({ status: "Failure", details: { causes: [{ reason: "ExitCode", message: "137" }] } }),
     ).toBe(137);
     expect(exitCodeOf({ status: "Failure", message: "container not found" })).toBe(-1);
+  });
+});
+
+describe("helperEndedReason (the channel's helper ended with a status)", () => {
+  it("names the Pod, the API's message and, above 128, the signal", () => {
+    const killed = (code: string) => ({
+      status: "Failure",
+      message: `command terminated with non-zero exit code: command terminated with exit code ${code}`,
+      details: { causes: [{ reason: "ExitCode", message: code }] },
+    });
+    expect(helperEndedReason("ns", "p", killed("137"))).toBe(
+      "the channel's helper in Pod ns/p ended (command terminated with non-zero exit code: command terminated with exit code 137; killed by signal 9, SIGKILL)",
+    );
+    expect(helperEndedReason("ns", "p", killed("2"))).toBe(
+      "the channel's helper in Pod ns/p ended (command terminated with non-zero exit code: command terminated with exit code 2)",
+    );
+    expect(helperEndedReason("ns", "p", { status: "Failure" })).toBe(
+      "the channel's helper in Pod ns/p ended (Failure)",
+    );
   });
 });
