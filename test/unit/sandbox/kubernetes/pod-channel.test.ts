@@ -45,7 +45,7 @@ function fakeCluster(heartbeatMs = 60_000) {
       const decoder = new FrameDecoder((frame) => {
         if (frame.type === FrameType.ping) {
           state.pings[n] = (state.pings[n] ?? 0) + 1;
-          if (!state.mute || n > 0) reply(FrameType.pong, frame.id, '{"version":"3","pid":7}');
+          if (!state.mute || n > 0) reply(FrameType.pong, frame.id, '{"version":"4","pid":7}');
         }
         if (frame.type !== FrameType.exec) return;
         const argv = (JSON.parse(frame.payload.toString()) as { argv: string[] }).argv;
