@@ -21,16 +21,10 @@ const (
 // io_uring_setup(2) with ENOSYS; ordinary writes work. Run in a child process: a filter cannot be
 // removed.
 func TestFallocateFilter(t *testing.T) {
-	if dir := os.Getenv(filterChildEnv); dir != "" {
+	dir, child := inChild(t, "TestFallocateFilter", filterChildEnv, "filterChild: done")
+	if child {
 		filterChild(dir)
 		return
-	}
-	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestFallocateFilter$")
-	cmd.Env = append(os.Environ(), filterChildEnv+"="+dir)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "filterChild: done") {
-		t.Fatalf("child: %v\n%s", err, out)
 	}
 	st, err := os.Stat(filepath.Join(dir, "f"))
 	if err != nil || st.Size() != 4096 || st.Sys().(*syscall.Stat_t).Blocks > 8 {
