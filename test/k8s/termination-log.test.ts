@@ -5,7 +5,9 @@
  * unmount nor chmod: before helper version 4 `dd if=/dev/zero of=/dev/termination-log bs=1M
  * count=1024` wrote 1 GiB there, past every limit of the Pod (runc and gVisor alike). The channel
  * now caps every file its commands write (RLIMIT_FSIZE, soft and hard) at the larger of the
- * /workspace and /tmp tmpfs sizes (images/sandbox/helper/fsize.go). This test reads the node's
+ * /workspace and /tmp tmpfs sizes (images/sandbox/helper/fsize.go), and, since RLIMIT_FSIZE bounds a
+ * file's size but not its blocks (`fallocate -n` took 256 MiB there with a 16 MiB cap), refuses
+ * fallocate(2) to every command (a seccomp filter, seccomp.go). This test reads the node's
  * disk: it runs on the node of scripts/ensure-k8s.sh ($WARDEN_TEST_KUBELET_ROOT names another
  * kubelet root directory).
  */
@@ -52,6 +54,33 @@ describeK8s("Kubernetes sandbox: no file past the tmpfs size, /dev/termination-l
     expect(files).toHaveLength(1);
     return join(dir, files[0] ?? "");
   }
+
+  it("fallocate -n on /dev/termination-log fails and takes no block of the node's disk", async () => {
+    const r = await run(sandbox, `fallocate -n -l ${WORKSPACE_BYTES / MiB + 16}M /dev/termination-log`);
+    expect(r).toMatchObject({
+      exitCode: 1,
+      stdout: "",
+      stderr: "fallocate: fallocate failed: keep size mode is unsupported\n",
+    });
+    const onNode = await stat(await terminationLogOnNode());
+    expect({ size: onNode.size, blocks: onNode.blocks }).toEqual({ size: 0, blocks: 0 });
+  });
+
+  it("fallocate(2) fails in /workspace too; posix_fallocate falls back to writing", async () => {
+    const r = await run(
+      sandbox,
+      "fallocate -l 1M /workspace/x; echo status $?; stat -c %s /workspace/x; rm -f /workspace/x",
+    );
+    expect(r).toMatchObject({
+      stdout: "status 1\n0\n",
+      stderr: "fallocate: fallocate failed: Operation not supported\n",
+    });
+    const py = await run(
+      sandbox,
+      "python3 -c 'import os; fd = os.open(\"/workspace/p\", os.O_CREAT | os.O_WRONLY); os.posix_fallocate(fd, 0, 1 << 20); print(os.fstat(fd).st_size)'; rm -f /workspace/p",
+    );
+    expect(py).toMatchObject({ exitCode: 0, stdout: `${MiB}\n`, stderr: "" });
+  });
 
   it("dd to /dev/termination-log is stopped by SIGXFSZ at exactly the cap; the node's file holds the cap", async () => {
     const r = await run(

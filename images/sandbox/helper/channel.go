@@ -18,7 +18,8 @@
 //     it ends the session's channel, which any process of the sandbox user could already kill;
 //   - (version 4) it caps the size of every file it and its commands write at the larger of the
 //     /workspace and /tmp tmpfs sizes (RLIMIT_FSIZE, fsize.go), and refuses to serve when either
-//     is not a size-limited tmpfs;
+//     is not a size-limited tmpfs; and it makes fallocate(2) fail for itself and every command
+//     (a seccomp filter, seccomp.go), which takes blocks without growing a file past that cap;
 //   - when its stream ends (stdin EOF, the controller closed it or died, or stdout broke), it
 //     kills every command it started, their process groups and the strays under PID 1, and exits:
 //     nothing a dead controller started keeps running.
@@ -58,6 +59,11 @@ func runChannel() {
 	// Before it serves or replaces anything: no command may write past the tmpfs sizes (fsize.go).
 	if _, err := capChannelFileSize(); err != nil {
 		logf("file-size cap: %v; not serving", err)
+		os.Exit(2)
+	}
+	// fallocate(2) takes blocks past that cap (FALLOC_FL_KEEP_SIZE): refuse it (seccomp.go).
+	if err := installFallocateFilter(); err != nil {
+		logf("fallocate filter: %v; not serving", err)
 		os.Exit(2)
 	}
 	if left := takeOver(); left > 0 {

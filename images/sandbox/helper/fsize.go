@@ -10,6 +10,8 @@
 // short, since no file there can be larger than its tmpfs, and the termination log is capped at
 // that size. A write past it fails with EFBIG, and the writing command gets SIGXFSZ (default
 // action: terminate); the helper's own Go runtime catches SIGXFSZ, so it sees only EFBIG.
+// RLIMIT_FSIZE bounds a file's size, not its blocks: fallocate(2) with FALLOC_FL_KEEP_SIZE takes
+// node disk at size 0, so the channel also refuses fallocate(2) with a seccomp filter (seccomp.go).
 //
 // The channel refuses to start (fails closed) when either directory is not a size-limited tmpfs.
 // Under gVisor (RuntimeClass gvisor) an emptyDir is a gofer mount whose statfs reports the host's

@@ -59,16 +59,10 @@ const capChildEnv = "WARDEN_HELPER_TEST_FSIZE_DIR"
 // is killed by SIGXFSZ, leaving exactly the cap on disk. Run in a child process: a lowered hard
 // limit cannot be raised again.
 func TestCapFileSize(t *testing.T) {
-	if dir := os.Getenv(capChildEnv); dir != "" {
+	dir, child := inChild(t, "TestCapFileSize", capChildEnv, "capChild: done")
+	if child {
 		capChild(dir)
 		return
-	}
-	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestCapFileSize$")
-	cmd.Env = append(os.Environ(), capChildEnv+"="+dir)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "capChild: done") {
-		t.Fatalf("child: %v\n%s", err, out)
 	}
 	for _, name := range []string{"own", "dd"} {
 		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Size() != 1<<20 {
@@ -109,4 +103,22 @@ func capChild(dir string) {
 		fail("dd past the cap: %v, want killed by SIGXFSZ", err)
 	}
 	os.Stdout.WriteString("capChild: done\n")
+}
+
+// inChild runs test in a child process (this test binary again) with env set to a new temporary
+// directory, and fails t unless the child exits 0 having printed done. In the child it returns
+// that directory and true (the caller runs the child's part); in the parent, after the child,
+// the directory and false.
+func inChild(t *testing.T, test, env, done string) (string, bool) {
+	if dir := os.Getenv(env); dir != "" {
+		return dir, true
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run", "^"+test+"$")
+	cmd.Env = append(os.Environ(), env+"="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), done) {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	return dir, false
 }
