@@ -95,8 +95,23 @@ export function removeBackendTenant(tenant: string): Promise<void> {
   return k8s ? k8s.removePods(tenant) : removeTenant(tenant);
 }
 
-/** Stops the sandbox's container (Docker) or deletes its Pod (Kubernetes) behind the sandbox's back. */
+/**
+ * Stops the sandbox's container (Docker) or deletes its Pod (Kubernetes) behind the sandbox's back.
+ * On Kubernetes a delete with grace 0 removes the API object at once while the kubelet kills the
+ * container afterwards, so this waits (at most 30 s) until the sandbox no longer runs a command:
+ * only then is the container stopped as on Docker.
+ */
 export async function killSandboxBehindItsBack(sandbox: Sandbox): Promise<void> {
-  if (k8s) await deletePod(k8s.testCluster(), sandbox.info.containerId);
-  else await getDocker().getContainer(sandbox.info.containerId).stop({ t: 0 });
+  if (!k8s) return void (await getDocker().getContainer(sandbox.info.containerId).stop({ t: 0 }));
+  await deletePod(k8s.testCluster(), sandbox.info.containerId);
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const runs = await sandbox.exec({ argv: ["true"] }).then(
+      () => true,
+      () => false,
+    );
+    if (!runs) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`Pod ${sandbox.info.containerId} still runs commands 30 s after its deletion`);
 }

@@ -70,10 +70,17 @@ func capFileSize(maxBytes uint64) error {
 	return syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim)
 }
 
-// capChannelFileSize applies the cap of cappedDirs to this process (so to every command it
-// starts); an error says what is wrong with the Pod, or that setrlimit failed.
+// capSlackBytes is added to the largest tmpfs size: a command that fills a tmpfs with one file
+// (an empty workspace, `dd if=/dev/zero of=/workspace/fill`) must get ENOSPC ("No space left on
+// device") as without the cap, not SIGXFSZ because the file's end reached the cap exactly when
+// the tmpfs was full (test/engine/tools/read-bash-ls.test.ts case 26 on Kubernetes).
+const capSlackBytes = 1 << 20
+
+// capChannelFileSize applies the cap of cappedDirs, plus capSlackBytes, to this process (so to
+// every command it starts); an error says what is wrong with the Pod, or that setrlimit failed.
 func capChannelFileSize() (uint64, error) {
-	maxBytes, err := fileSizeCap(cappedDirs, syscall.Statfs)
+	largest, err := fileSizeCap(cappedDirs, syscall.Statfs)
+	maxBytes := largest + capSlackBytes
 	if err != nil {
 		return 0, fmt.Errorf("%w; a Kubernetes sandbox needs /workspace and /tmp on size-limited memory-backed emptyDirs (emptyDir.medium Memory with a sizeLimit)", err)
 	}
