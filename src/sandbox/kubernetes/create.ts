@@ -31,11 +31,14 @@ import { type StartPodOptions, startPod } from "./start-pod.js";
 export const POD_WORKSPACE_MAX_BYTES = 48 * 1024 * 1024;
 
 /**
- * How long a warm-pool spare's helper has to answer the claim's ping, ms: 2 s. A spare whose
+ * How long a warm-pool spare's helper has to answer the claim's ping, ms: 10 s. A spare whose
  * processes a command stopped (`kill -STOP -1` through `kubectl exec`) still has its channel open,
- * and its heartbeat notices only after heartbeatMs (default 60 s) plus its ping timeout.
+ * and its heartbeat notices only after heartbeatMs (default 60 s) plus its ping timeout. Not
+ * shorter: a sandbox Pod requests 10m CPU, so on a busy node its helper may wait seconds for the
+ * CPU (with 2 s, one CI run's claim in test/k8s/serve.test.ts made a cold Pod instead of taking
+ * the live spare, under test:k8s's parallel files; not reproduced with the file alone).
  */
-export const SPARE_PING_TIMEOUT_MS = 2000;
+export const SPARE_PING_TIMEOUT_MS = 10_000;
 
 /** A running sandbox Pod with an empty workspace and its helper connected (a warm pool entry). */
 export interface PreparedPod {
