@@ -55,6 +55,10 @@ describeK8s("warden serve on Kubernetes: tenants, tools, pool, kill -9", () => {
     const r = await call(s, tenant, "/v1/sessions", { method: "POST", body: "{}" });
     return { status: r.status, body: (await r.json()) as { id: string; containerId?: string } };
   };
+  const idleSpares = async (s: ServeChild) => {
+    const m = /^warden_pool_idle_sandboxes (\d+)$/m.exec(await (await fetch(`${s.url}/metrics`)).text());
+    return Number(m?.[1] ?? 0);
+  };
   const starts = async (s: ServeChild, source: string) => {
     const m = new RegExp(`^warden_sandbox_starts_total\\{source="${source}"\\} (\\d+)$`, "m").exec(
       await (await fetch(`${s.url}/metrics`)).text(),
@@ -154,8 +158,13 @@ describeK8s("warden serve on Kubernetes: tenants, tools, pool, kill -9", () => {
   it("claims the next session of a key from the warm pool's spare Pod", async () => {
     const s = children[0]!;
     const before = await starts(s, "pool");
-    // The key was seen above: its spare Pod is made in the background.
-    await waitForSpare();
+    // The key was seen above: its spare Pod is made in the background. A Running Pod is not yet a
+    // spare the pool can hand over (its helper's channel opens after): wait until the server counts
+    // every running spare Pod as idle (under CI's load the claim otherwise raced the channel).
+    const running = await waitForSpare();
+    const deadline = Date.now() + 60_000;
+    while ((await idleSpares(s)) < running.length && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 250));
     const { body } = await newSession(s, A);
     expect(await starts(s, "pool")).toBe(before + 1);
     expect(text(await tool(s, A, body.id, "bash", { command: "echo pooled" }))).toBe("pooled\n");
