@@ -80,10 +80,10 @@ const capSlackBytes = 1 << 20
 // every command it starts); an error says what is wrong with the Pod, or that setrlimit failed.
 func capChannelFileSize() (uint64, error) {
 	largest, err := fileSizeCap(cappedDirs, syscall.Statfs)
-	maxBytes := largest + capSlackBytes
 	if err != nil {
 		return 0, fmt.Errorf("%w; a Kubernetes sandbox needs /workspace and /tmp on size-limited memory-backed emptyDirs (emptyDir.medium Memory with a sizeLimit)", err)
 	}
+	maxBytes := largest + capSlackBytes
 	if err := capFileSize(maxBytes); err != nil {
 		return 0, fmt.Errorf("setrlimit(RLIMIT_FSIZE, %d): %w", maxBytes, err)
 	}
