@@ -11,6 +11,7 @@ export type WardenErrorCode =
   | "NOT_FOUND"
   | "SANDBOX_NOT_RUNNING"
   | "SANDBOX_ERROR"
+  | "NO_ROOM"
   | "PATH_OUTSIDE_WORKSPACE"
   | "TIMEOUT"
   | "ABORTED"
@@ -29,6 +30,7 @@ export const HTTP_STATUS: Record<WardenErrorCode, number> = {
   NOT_FOUND: 404,
   SANDBOX_NOT_RUNNING: 409,
   SANDBOX_ERROR: 500,
+  NO_ROOM: 503,
   PATH_OUTSIDE_WORKSPACE: 403,
   TIMEOUT: 504,
   ABORTED: 499,
@@ -104,6 +106,24 @@ export class SandboxError extends WardenError {
     super("SANDBOX_ERROR", message, options);
   }
 }
+
+/**
+ * The backend has no room for another sandbox now, and may have later: on Kubernetes, no node takes
+ * the Pod (the scheduler's reason), or the namespace's ResourceQuota is used up. The message names
+ * the cause and what frees room. `warden serve` answers it with HTTP 503 and Retry-After:
+ * `retryAfterSeconds` when set (the warm pool sets it from its key's refill back-off,
+ * src/pool/warm-pool.ts), else NO_ROOM_RETRY_AFTER_SECONDS.
+ */
+export class NoRoomError extends WardenError {
+  /** Seconds until room is worth asking for again, when the thrower knows (whole seconds, >= 1). */
+  retryAfterSeconds?: number;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("NO_ROOM", message, options);
+  }
+}
+
+/** Retry-After of a NoRoomError that carries no retryAfterSeconds, in seconds. */
+export const NO_ROOM_RETRY_AFTER_SECONDS = 10;
 
 /**
  * A path whose canonical target (symlinks and `..` resolved inside the sandbox) lies outside the

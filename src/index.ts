@@ -30,6 +30,7 @@ export {
   EngineUnreachableError,
   ImageMissingError,
   InvalidArgumentError,
+  NoRoomError,
   NotFoundError,
   PathOutsideWorkspaceError,
   PolicyInvalidError,

@@ -9,6 +9,11 @@ export {
   type PoolTemplate,
   poolRequestKeys,
 } from "./pool-request.js";
-export { nextRefillBackoffMs, REFILL_BACKOFF, type RefillBackoff } from "./refill-backoff.js";
+export {
+  nextRefillBackoffMs,
+  REFILL_BACKOFF,
+  type RefillBackoff,
+  retryAfterSecondsOf,
+} from "./refill-backoff.js";
 export { type TenantPools, tenantPools } from "./tenant-pools.js";
 export { type ClaimResult, type PoolBackend, WarmPool, type WarmPoolOptions } from "./warm-pool.js";

@@ -27,3 +27,11 @@ export function nextRefillBackoffMs(
   if (previousMs === undefined) return Math.min(schedule.firstMs, schedule.maxMs);
   return Math.min(schedule.maxMs, previousMs * 2);
 }
+
+/**
+ * The Retry-After of a create that found no room while its key backs off `waitMs`: the wait in
+ * whole seconds, rounded up, at least 1 (the pool's own guess of when room is worth asking for).
+ */
+export function retryAfterSecondsOf(waitMs: number): number {
+  return Math.max(1, Math.ceil(waitMs / 1000));
+}

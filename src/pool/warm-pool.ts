@@ -5,10 +5,12 @@
  * idle entry it creates one cold. `drain` stops refills and removes every idle entry; nothing is
  * left running. The Docker specifics live in a PoolBackend; this file is only the bookkeeping.
  * A spare the backend reports as finding no room (`noRoom`: no node takes its Pod) makes its key
- * back off (refill-backoff.ts): one spare at a time, after a doubling wait, until one starts.
+ * back off (refill-backoff.ts): one spare at a time, after a doubling wait, until one starts; a
+ * cold create that finds no room meanwhile is told to retry after that wait.
  */
+import { NoRoomError } from "../errors.js";
 import type { Sandbox } from "../sandbox/index.js";
-import { nextRefillBackoffMs, type RefillBackoff } from "./refill-backoff.js";
+import { nextRefillBackoffMs, type RefillBackoff, retryAfterSecondsOf } from "./refill-backoff.js";
 
 /** How a pool creates, hands over and discards its entries (`P` is one prepared container). */
 export interface PoolBackend<Req, P> {
@@ -116,7 +118,8 @@ export class WarmPool<Req, P> {
 
   /**
    * A sandbox for `request`: an idle pooled one of the same key when there is one (the key is then
-   * refilled in the background), else a cold one. Rejects with the backend's errors.
+   * refilled in the background), else a cold one. Rejects with the backend's errors; a NoRoomError
+   * of the cold create, while the key backs off, gets the back-off's wait as its retryAfterSeconds.
    */
   async claim(request: Req): Promise<ClaimResult> {
     const t0 = performance.now();
@@ -136,8 +139,15 @@ export class WarmPool<Req, P> {
       }
     }
     if (state) this.refill(key);
-    const sandbox = await backend.createCold(request);
-    return { sandbox, pooled: false, claimMs: performance.now() - t0 };
+    try {
+      const sandbox = await backend.createCold(request);
+      return { sandbox, pooled: false, claimMs: performance.now() - t0 };
+    } catch (err) {
+      // No room for a cold sandbox either: ask again when the key's spares will (HTTP Retry-After).
+      if (err instanceof NoRoomError && state?.backoff)
+        err.retryAfterSeconds ??= retryAfterSecondsOf(state.backoff.waitMs);
+      throw err;
+    }
   }
 
   /** Idle and filling counts per key; `backoffMs`, the current wait, while the key backs off. */

@@ -1,12 +1,12 @@
 /**
  * Builds the fastify application: bearer auth on /v1, TypeBox schemas, JSON errors `{code, message}`
- * with the statuses of src/errors.ts (Retry-After on 429), body limits, one audit line per request,
- * and the route groups. No listening here (see serve.ts); tests drive it with `inject`.
+ * with the statuses of src/errors.ts (Retry-After on 429 and on 503 NO_ROOM), body limits, one
+ * audit line per request, and the route groups. No listening here (see serve.ts); tests drive it with `inject`.
  */
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyRequest } from "fastify";
 import { KeyRing } from "./auth.js";
-import { QuotaExceededError, toErrorResponse } from "./errors.js";
+import { toErrorResponse } from "./errors.js";
 import { type InlineJsonParser, parseJsonBody } from "./json-body.js";
 import { registerOpenApi } from "./openapi.js";
 import { type App, auditRequest, type ServerContext } from "./route-context.js";
@@ -66,8 +66,8 @@ export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {})
   });
 
   app.setErrorHandler(async (err, _request, reply) => {
-    const { status, body } = toErrorResponse(err);
-    if (err instanceof QuotaExceededError) reply.header("retry-after", String(err.retryAfterSeconds));
+    const { status, body, retryAfterSeconds } = toErrorResponse(err);
+    if (retryAfterSeconds !== undefined) reply.header("retry-after", String(retryAfterSeconds));
     return reply.code(status).type("application/json").send(body);
   });
   app.setNotFoundHandler(async (request, reply) =>

@@ -3,7 +3,13 @@
  * body `{code, message}` with the status from HTTP_STATUS (src/errors.ts). Fastify's own errors
  * (body too large, bad JSON, schema validation) map to the closest warden code.
  */
-import { HTTP_STATUS, WardenError, type WardenErrorCode } from "../errors.js";
+import {
+  HTTP_STATUS,
+  NO_ROOM_RETRY_AFTER_SECONDS,
+  NoRoomError,
+  WardenError,
+  type WardenErrorCode,
+} from "../errors.js";
 
 /** A missing or unknown key (HTTP 401). */
 export class UnauthorizedError extends WardenError {
@@ -38,8 +44,29 @@ interface FastifyLikeError {
   validationContext?: string;
 }
 
-/** Status and body for a thrown value. Unknown errors become 500 INTERNAL without internals. */
-export function toErrorResponse(err: unknown): { status: number; body: ErrorBody } {
+/** An error response: status, JSON body, and Retry-After in seconds when the client should retry. */
+export interface ErrorResponse {
+  status: number;
+  body: ErrorBody;
+  retryAfterSeconds?: number;
+}
+
+/**
+ * Status and body for a thrown value. A tenant quota (QuotaExceededError) is 429 and no room in the
+ * backend (NoRoomError: no node takes the Pod, a used-up ResourceQuota) 503 NO_ROOM, both with
+ * retryAfterSeconds (a NoRoomError's own, else NO_ROOM_RETRY_AFTER_SECONDS), which the message
+ * repeats for no room. Unknown errors become 500 INTERNAL without internals.
+ */
+export function toErrorResponse(err: unknown): ErrorResponse {
+  if (err instanceof QuotaExceededError) {
+    const { retryAfterSeconds } = err;
+    return { status: 429, body: { code: err.code, message: err.message }, retryAfterSeconds };
+  }
+  if (err instanceof NoRoomError) {
+    const retryAfterSeconds = err.retryAfterSeconds ?? NO_ROOM_RETRY_AFTER_SECONDS;
+    const message = `${err.message} Retry in ${retryAfterSeconds} s (Retry-After).`;
+    return { status: 503, body: { code: err.code, message }, retryAfterSeconds };
+  }
   if (err instanceof WardenError) {
     return { status: HTTP_STATUS[err.code] ?? 500, body: { code: err.code, message: err.message } };
   }

@@ -70,7 +70,7 @@ export function registerSessionRoutes(app: App, ctx: ServerContext): void {
     {
       schema: {
         querystring: CreateSessionQuerySchema,
-        response: { 201: SessionSchema, 400: ErrorSchema, 429: ErrorSchema },
+        response: { 201: SessionSchema, 400: ErrorSchema, 429: ErrorSchema, 503: ErrorSchema },
       },
     },
     async (request, reply) => {

@@ -45,15 +45,29 @@ export function itDocker(reason: string, name: string, body: () => Promise<void>
   else it(name, body, timeoutMs);
 }
 
+/**
+ * The sandbox image of createTestSandbox and createTestSession when a test names none:
+ * $WARDEN_TEST_IMAGE (a privately tagged build of images/sandbox, e.g. to try a helper change
+ * without rebuilding the shared warden-sandbox:latest; test/k8s/global-setup.ts imports it into
+ * the node), else the default image.
+ */
+export const TEST_IMAGE: string | undefined = process.env.WARDEN_TEST_IMAGE || undefined;
+
+function withTestImage<T extends { image?: string }>(options: T): T {
+  return TEST_IMAGE && options.image === undefined ? { ...options, image: TEST_IMAGE } : options;
+}
+
 /** A sandbox on the backend under test. */
 export function createTestSandbox(options: SandboxOptions): Promise<Sandbox> {
-  return k8s ? k8s.createTestPodSandbox(options) : createSandbox(options);
+  const withImage = withTestImage(options);
+  return k8s ? k8s.createTestPodSandbox(withImage) : createSandbox(withImage);
 }
 
 /** A session (sandbox, spill store, the built-in tools) on the backend under test. */
 export function createTestSession(options: SessionOptions = {}): Promise<Session> {
-  if (!k8s) return createSession(options);
-  return openSession(options, { createSandbox: k8s.createTestPodSandbox, createSpillStore, builtinTools });
+  const withImage = withTestImage(options);
+  if (!k8s) return createSession(withImage);
+  return openSession(withImage, { createSandbox: k8s.createTestPodSandbox, createSpillStore, builtinTools });
 }
 
 /**

@@ -1,8 +1,10 @@
 /**
  * `warden serve` on Kubernetes when the cluster takes no more session Pods, as a client sees it:
- * - no node takes the Pod: POST /v1/sessions answers 500 SANDBOX_ERROR within backend.startTimeoutMs
- *   (plus the Pod's deletion), naming the scheduler's reason and what frees room, and no Pod is left;
- * - the namespace's ResourceQuota is used up: the same status at once, naming the quota, not RBAC.
+ * - no node takes the Pod: POST /v1/sessions answers 503 NO_ROOM with Retry-After 10 (no warm pool:
+ *   no back-off to take it from) within backend.startTimeoutMs (plus the Pod's deletion), naming the
+ *   scheduler's reason and what frees room, and no Pod is left;
+ * - the namespace's ResourceQuota is used up: the same status and header at once, naming the quota,
+ *   not RBAC.
  * A Pod no node takes is made without filling the shared node: a RuntimeClass no node matches
  * (test/helpers/k8s-no-node.ts), as a full node keeps one Pending with "Insufficient cpu"
  * (`npm run bench k8s`, README).
@@ -36,6 +38,7 @@ describeK8s("warden serve on Kubernetes when no Pod fits", () => {
     });
     return {
       status: r.status,
+      retryAfter: r.headers.get("retry-after"),
       body: (await r.json()) as { code?: string; message?: string },
       ms: Date.now() - t0,
     };
@@ -59,24 +62,23 @@ describeK8s("warden serve on Kubernetes when no Pod fits", () => {
     expect(left).toEqual([]);
   });
 
-  it("answers a session no node takes within startTimeoutMs, with the scheduler's reason, and leaves no Pod", async () => {
+  it("answers a session no node takes with 503 and Retry-After within startTimeoutMs, with the scheduler's reason, and leaves no Pod", async () => {
     const r = await newSession();
-    expect(r.status).toBe(500);
-    expect(r.body.code).toBe("SANDBOX_ERROR");
+    expect([r.status, r.retryAfter, r.body.code]).toEqual([503, "10", "NO_ROOM"]);
     expect(r.body.message).toMatch(
       new RegExp(
         `^Pod ${TEST_NAMESPACE}/warden-[0-9a-f-]+ was not scheduled within ${START_TIMEOUT_MS} ms: no node takes it \\(the scheduler: "0/1 nodes are available: 1 node\\(s\\) didn't match Pod's node affinity/selector\\.`,
       ),
     );
     expect(r.body.message).toContain(
-      "Free room on a node (end sessions or warm pool spares: each sandbox Pod requests 10m CPU and 32 MiB of memory, and a node runs at most its maxPods Pods) or add nodes; backend.startTimeoutMs is how long a create waits for room.",
+      "Free room on a node (end sessions or warm pool spares: each sandbox Pod requests 10m CPU and 32 MiB of memory, and a node runs at most its maxPods Pods) or add nodes; backend.startTimeoutMs is how long a create waits for room. Retry in 10 s (Retry-After).",
     );
     expect(r.ms).toBeGreaterThanOrEqual(START_TIMEOUT_MS);
     expect(r.ms).toBeLessThan(START_TIMEOUT_MS + 10_000);
     expect(await podLeftovers(TENANT)).toEqual([]);
   }, 60_000);
 
-  it("answers at once, naming the quota, when the namespace's ResourceQuota has no Pod left", async () => {
+  it("answers 503 with Retry-After at once, naming the quota, when the namespace's ResourceQuota has no Pod left", async () => {
     const { core } = testCluster();
     await core.createNamespacedResourceQuota({
       namespace: TEST_NAMESPACE,
@@ -90,11 +92,10 @@ describeK8s("warden serve on Kubernetes when no Pod fits", () => {
     }
     try {
       const r = await newSession();
-      expect(r.status).toBe(500);
-      expect(r.body.code).toBe("SANDBOX_ERROR");
+      expect([r.status, r.retryAfter, r.body.code]).toEqual([503, "10", "NO_ROOM"]);
       expect(r.body.message).toMatch(
         new RegExp(
-          `^creating Pod ${TEST_NAMESPACE}/warden-[0-9a-f-]+: the namespace's ResourceQuota is used up \\(pods "warden-[0-9a-f-]+" is forbidden: exceeded quota: ${QUOTA}, requested: pods=1, used: pods=\\d+, limited: pods=0\\); end sessions or warm pool spares there, or raise the quota \\(kubectl describe resourcequota\\)\\.$`,
+          `^creating Pod ${TEST_NAMESPACE}/warden-[0-9a-f-]+: the namespace's ResourceQuota is used up \\(pods "warden-[0-9a-f-]+" is forbidden: exceeded quota: ${QUOTA}, requested: pods=1, used: pods=\\d+, limited: pods=0\\); end sessions or warm pool spares there, or raise the quota \\(kubectl describe resourcequota\\)\\. Retry in 10 s \\(Retry-After\\)\\.$`,
         ),
       );
       expect(r.ms).toBeLessThan(5000);

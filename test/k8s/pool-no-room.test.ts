@@ -4,7 +4,8 @@
  * deleted as soon as the scheduler reports it Unschedulable, not after backend.startTimeoutMs, and
  * the key's refills back off (2 s, 4 s, 8 s, 16 s, … one spare at a time), so no spare waits for
  * room that session creates need, and the API calls stay few. Through `warden serve`: a session
- * create still waits backend.startTimeoutMs for room, and /metrics counts the key backing off.
+ * create still waits backend.startTimeoutMs for room, then answers 503 NO_ROOM with the key's
+ * back-off wait as Retry-After, and /metrics counts the key backing off.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { kubernetesPoolBackend, type PoolRequest, WarmPool } from "../../src/pool/index.js";
@@ -115,7 +116,7 @@ describeK8s("Kubernetes warm pool when no node takes a spare", () => {
     expect(await podLeftovers(TENANT)).toEqual([]);
   }, 90_000);
 
-  it("warden serve: a session create still waits startTimeoutMs while its pool key backs off, shown in /metrics", async () => {
+  it("warden serve: a session create still waits startTimeoutMs while its pool key backs off, then answers 503 with the back-off as Retry-After, shown in /metrics", async () => {
     const prefix = `test-k8s-poolnr-${process.pid}`;
     const served = await serveTenants(prefix, {
       warmPool: { size: 1 },
@@ -128,8 +129,14 @@ describeK8s("Kubernetes warm pool when no node takes a spare", () => {
         headers: { authorization: `Bearer ${served.keys.main}`, "content-type": "application/json" },
         body: "{}",
       });
-      expect(r.status).toBe(500);
-      expect(((await r.json()) as { message: string }).message).toContain("was not scheduled within 6000 ms");
+      // 503 NO_ROOM, Retry-After the key's back-off wait at that moment: a step of its schedule
+      // (its spares find no room every 2 s, 4 s, … on their own clock), not the default 10.
+      const retryAfter = r.headers.get("retry-after");
+      const body = (await r.json()) as { code: string; message: string };
+      expect([r.status, body.code]).toEqual([503, "NO_ROOM"]);
+      expect(["2", "4", "8"]).toContain(retryAfter);
+      expect(body.message).toContain("was not scheduled within 6000 ms");
+      expect(body.message).toMatch(new RegExp(`Retry in ${retryAfter} s \\(Retry-After\\)\\.$`));
       expect(Date.now() - t0).toBeGreaterThanOrEqual(6000);
       const metrics = await (await fetch(`${served.url}/metrics`)).text();
       expect(metrics).toMatch(/^warden_pool_backoff_keys 1$/m);

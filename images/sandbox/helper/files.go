@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -147,8 +146,12 @@ func readFile(req readRequest) (readResult, []byte, error) {
 	if req.StartLine < 1 || req.MaxLines < 0 || req.MaxBytes < 0 || req.MaxBytes > maxData {
 		return res, nil, &taggedError{"EINVAL", "line range needs startLine >= 1, maxLines >= 0, 0 <= maxBytes <= 64 MiB"}
 	}
-	data, newlines, eof, err := scanLines(f, req)
+	data, newlines, eof, err := scanLines(f, req, scanLimit(f, size))
 	if err != nil {
+		var over *scanLimitError
+		if errors.As(err, &over) {
+			err = over.explain(abs(req.Path))
+		}
 		return res, nil, err
 	}
 	if eof {
@@ -161,66 +164,6 @@ func readFile(req readRequest) (readResult, []byte, error) {
 		}
 	}
 	return res, data, nil
-}
-
-// scanLines streams the file in 1 MiB chunks: skips to StartLine, collects up to MaxLines lines
-// and MaxBytes bytes, then (with CountLines) keeps counting newlines to the end. Memory: one
-// chunk plus the collected bytes. Returns the newline count and whether it reached EOF.
-func scanLines(f *os.File, req readRequest) ([]byte, int64, bool, error) {
-	buf := make([]byte, 1<<20)
-	var out []byte
-	var line int64 = 1
-	var newlines, taken int64
-	collecting := req.MaxLines > 0 && req.MaxBytes > 0
-	for {
-		n, err := f.Read(buf)
-		chunk := buf[:n]
-		pos := 0
-		for pos < n && collecting {
-			idx := bytes.IndexByte(chunk[pos:], '\n')
-			end := n
-			if idx >= 0 {
-				end = pos + idx + 1
-			}
-			if line < req.StartLine {
-				if idx < 0 {
-					pos = n
-					break
-				}
-				pos, line, newlines = end, line+1, newlines+1
-				continue
-			}
-			room := int(req.MaxBytes) - len(out)
-			if end-pos > room {
-				out = append(out, chunk[pos:pos+room]...)
-				collecting = false // stop; the rest of this line is counted below
-				break
-			}
-			out = append(out, chunk[pos:end]...)
-			pos = end
-			if idx >= 0 {
-				line, newlines, taken = line+1, newlines+1, taken+1
-				if taken == req.MaxLines {
-					collecting = false
-				}
-			}
-			if len(out) == int(req.MaxBytes) {
-				collecting = false
-			}
-		}
-		if !collecting {
-			if !req.CountLines {
-				return out, newlines, false, nil
-			}
-			newlines += int64(bytes.Count(chunk[pos:], []byte{'\n'}))
-		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, newlines, true, nil
-			}
-			return nil, 0, false, err
-		}
-	}
 }
 
 func writeFile(path string, data []byte, mode *int) error {

@@ -4,7 +4,13 @@
  * failures to WardenError subclasses (as errors.ts's fromDockerError does for Docker).
  */
 import { CoordinationV1Api, CoreV1Api, Exec, KubeConfig, NetworkingV1Api } from "@kubernetes/client-node";
-import { InvalidArgumentError, NotFoundError, SandboxError, type WardenError } from "../../errors.js";
+import {
+  InvalidArgumentError,
+  NoRoomError,
+  NotFoundError,
+  SandboxError,
+  type WardenError,
+} from "../../errors.js";
 import { requireLabelValue } from "./pod-labels.js";
 import type { ChannelEvent } from "./reconnect-policy.js";
 
@@ -135,10 +141,11 @@ function apiMessage(err: unknown): string {
 
 /**
  * The namespace's ResourceQuota refused an object (the API's 403 "exceeded quota"): no room until
- * sessions or spares there end or the quota is raised. `quota` is the API's message. The warm pool
- * backs off on it as on an unschedulable spare (pool/kubernetes-backend.ts `noRoom`).
+ * sessions or spares there end or the quota is raised (a NoRoomError: HTTP 503 in `warden serve`).
+ * `quota` is the API's message. The warm pool backs off on it as on an unschedulable spare
+ * (pool/kubernetes-backend.ts `noRoom`).
  */
-export class ResourceQuotaExceededError extends SandboxError {
+export class ResourceQuotaExceededError extends NoRoomError {
   constructor(
     what: string,
     readonly quota: string,
@@ -153,7 +160,7 @@ export class ResourceQuotaExceededError extends SandboxError {
 
 /**
  * Maps a Kubernetes API failure to a WardenError: 404 NotFoundError, 403 from the ResourceQuota
- * admission plugin (its message says "exceeded quota") SandboxError naming the quota, other 401/403
+ * admission plugin (its message says "exceeded quota") ResourceQuotaExceededError (a NoRoomError) naming the quota, other 401/403
  * SandboxError naming RBAC, anything else (conflicts, refused connections, invalid objects) SandboxError with the
  * API's message. `what` says what was being done ("creating Pod warden-…"); `fix` what a 401/403
  * asks the operator to do (default: grant the Pod rights every sandbox needs).

@@ -5,7 +5,7 @@
  * rejecting, so nothing is left behind.
  */
 import type { V1Pod } from "@kubernetes/client-node";
-import { SandboxError } from "../../errors.js";
+import { NoRoomError, SandboxError, WardenError } from "../../errors.js";
 import { isAbortError, throwIfAborted } from "../../util/index.js";
 import { ChannelClient } from "../channel/protocol/client.js";
 import { awaitHelper } from "../channel/protocol/handshake.js";
@@ -78,7 +78,7 @@ export function podProgress(pod: V1Pod): PodProgress {
  * `scheduler` is the scheduler's message (PodScheduled=False), e.g. "0/1 nodes are available:
  * 1 Insufficient cpu.".
  */
-export class PodUnschedulableError extends SandboxError {
+export class PodUnschedulableError extends NoRoomError {
   constructor(
     namespace: string,
     name: string,
@@ -104,7 +104,8 @@ export interface StartPodOptions {
 /**
  * Creates `pod` and returns its helper's channel once the container runs and the helper answered.
  * Rejects SandboxError naming the Pod and why (failed state, or still `detail` after
- * startTimeoutMs; PodUnschedulableError at once with `failUnscheduled`), AbortError when `signal`
+ * startTimeoutMs: NoRoomError when still unscheduled; PodUnschedulableError at once with
+ * `failUnscheduled`; ResourceQuotaExceededError from the create), AbortError when `signal`
  * fires; the Pod is deleted first in every case.
  */
 export async function startPod(
@@ -127,13 +128,13 @@ export async function startPod(
   } catch (err) {
     await deletePod(cluster, name).catch(() => {});
     if (isAbortError(err)) throw err;
-    throw err instanceof SandboxError ? err : fromKubeError(err, `starting Pod ${namespace}/${name}`);
+    throw err instanceof WardenError ? err : fromKubeError(err, `starting Pod ${namespace}/${name}`);
   }
 }
 
 /**
- * The error of a Pod still starting after `timeoutMs` (pure). Unscheduled: no node took it, with the
- * scheduler's reason (a full node: its CPU or memory requests, or its maxPods; a node selector
+ * The error of a Pod still starting after `timeoutMs` (pure). Unscheduled: NoRoomError, no node
+ * took it, with the scheduler's reason (a full node: its CPU or memory requests, or its maxPods; a node selector
  * no node matches) and what frees room. Else the container's waiting reason (or the phase).
  */
 export function startTimeoutError(
@@ -141,9 +142,9 @@ export function startTimeoutError(
   name: string,
   timeoutMs: number,
   progress: { detail: string; unscheduled?: true },
-): SandboxError {
+): SandboxError | NoRoomError {
   if (progress.unscheduled)
-    return new SandboxError(
+    return new NoRoomError(
       `Pod ${namespace}/${name} was not scheduled within ${timeoutMs} ms: no node takes it (the scheduler: "${progress.detail}"). Free room on a node (end sessions or warm pool spares: each sandbox Pod requests ${POD_REQUESTS.cpu} CPU and ${Number(POD_REQUESTS.memory) / 1024 / 1024} MiB of memory, and a node runs at most its maxPods Pods) or add nodes; backend.startTimeoutMs is how long a create waits for room.`,
     );
   return new SandboxError(

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { nextRefillBackoffMs, type PoolBackend, REFILL_BACKOFF, WarmPool } from "../../../src/pool/index.js";
+import { NoRoomError } from "../../../src/errors.js";
+import {
+  nextRefillBackoffMs,
+  type PoolBackend,
+  REFILL_BACKOFF,
+  retryAfterSecondsOf,
+  WarmPool,
+} from "../../../src/pool/index.js";
 import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 
 describe("nextRefillBackoffMs", () => {
@@ -21,11 +28,24 @@ describe("nextRefillBackoffMs", () => {
   });
 });
 
+describe("retryAfterSecondsOf", () => {
+  it("is the back-off wait in whole seconds, rounded up, at least 1", () => {
+    expect([2000, 4000, 60_000, 2001, 20, 0].map(retryAfterSecondsOf)).toEqual([2, 4, 60, 3, 1, 1]);
+  });
+});
+
 class NoRoom extends Error {}
 
 /** A backend whose first `failures` prepares find no room; counts prepares and those in flight. */
 function noRoomBackend(failures: number) {
-  const seen = { prepares: 0, inFlight: 0, maxInFlightBackingOff: 0, backingOff: false, failures };
+  const seen = {
+    prepares: 0,
+    inFlight: 0,
+    maxInFlightBackingOff: 0,
+    backingOff: false,
+    failures,
+    coldNoRoom: false,
+  };
   const backend: PoolBackend<object, number> = {
     keyOf: async () => "k",
     prepare: async () => {
@@ -38,7 +58,10 @@ function noRoomBackend(failures: number) {
       return n;
     },
     handOver: async (p) => new FakeSandbox({ info: { containerId: `c${p}` } }),
-    createCold: async () => new FakeSandbox(),
+    createCold: async () => {
+      if (seen.coldNoRoom) throw new NoRoomError("no node takes the Pod");
+      return new FakeSandbox();
+    },
     alive: () => true,
     discard: async () => {},
     noRoom: (err) => (err instanceof NoRoom ? err.message : undefined),
@@ -95,5 +118,22 @@ describe("WarmPool back-off when spares find no room", () => {
     const t0 = Date.now();
     await pool.drain();
     expect(Date.now() - t0).toBeLessThan(1000);
+  });
+
+  it("a cold create that finds no room while the key backs off retries after the key's wait (HTTP Retry-After)", async () => {
+    const { backend, seen } = noRoomBackend(Number.POSITIVE_INFINITY);
+    seen.coldNoRoom = true;
+    const pool = new WarmPool({ backend, size: 1, backoff: { firstMs: 7500, maxMs: 7500 } });
+    // The key is not backing off yet at the first claim: the error carries no wait of its own.
+    const first = await pool.claim({}).catch((err: NoRoomError) => err);
+    expect([first instanceof NoRoomError, (first as NoRoomError).retryAfterSeconds]).toEqual([
+      true,
+      undefined,
+    ]);
+    for (let i = 0; i < 100 && pool.stats()[0]?.backoffMs === undefined; i++)
+      await new Promise((r) => setTimeout(r, 10));
+    const second = await pool.claim({}).catch((err: NoRoomError) => err);
+    expect([second instanceof NoRoomError, (second as NoRoomError).retryAfterSeconds]).toEqual([true, 8]);
+    await pool.drain();
   });
 });

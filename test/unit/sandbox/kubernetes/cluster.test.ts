@@ -1,6 +1,6 @@
 import { ApiException } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { SandboxError } from "../../../../src/errors.js";
+import { NoRoomError } from "../../../../src/errors.js";
 import { connectCluster, fromKubeError } from "../../../../src/sandbox/kubernetes/index.js";
 
 describe("connectCluster", () => {
@@ -21,7 +21,7 @@ describe("fromKubeError", () => {
     const quota =
       'pods "warden-x" is forbidden: exceeded quota: sessions, requested: pods=1, used: pods=0, limited: pods=0';
     const err = fromKubeError(status(403, quota), "creating Pod ns/warden-x");
-    expect(err).toBeInstanceOf(SandboxError);
+    expect([err instanceof NoRoomError, err.code]).toEqual([true, "NO_ROOM"]);
     expect(err.message).toBe(
       `creating Pod ns/warden-x: the namespace's ResourceQuota is used up (${quota}); end sessions or warm pool spares there, or raise the quota (kubectl describe resourcequota).`,
     );

@@ -1,6 +1,6 @@
 import { tmpdir } from "node:os";
 import { describe, expect, it } from "vitest";
-import { SandboxError } from "../../../../src/errors.js";
+import { NoRoomError } from "../../../../src/errors.js";
 import {
   DEFAULT_LIMITS,
   type KubernetesCluster,
@@ -120,7 +120,7 @@ describe("startTimeoutError", () => {
     const full =
       "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.";
     const err = startTimeoutError("ns", "warden-x", 90_000, { detail: full, unscheduled: true });
-    expect(err).toBeInstanceOf(SandboxError);
+    expect([err instanceof NoRoomError, err.code]).toEqual([true, "NO_ROOM"]);
     expect(err.message).toBe(
       `Pod ns/warden-x was not scheduled within 90000 ms: no node takes it (the scheduler: "${full}"). Free room on a node (end sessions or warm pool spares: each sandbox Pod requests 10m CPU and 32 MiB of memory, and a node runs at most its maxPods Pods) or add nodes; backend.startTimeoutMs is how long a create waits for room.`,
     );
