@@ -11,4 +11,10 @@ export {
 } from "./pool-request.js";
 export { nextRefillBackoffMs, REFILL_BACKOFF, type RefillBackoff } from "./refill-backoff.js";
 export { type TenantPools, tenantPools } from "./tenant-pools.js";
-export { type ClaimResult, type PoolBackend, WarmPool, type WarmPoolOptions } from "./warm-pool.js";
+export {
+  type ClaimResult,
+  type PoolBackend,
+  RETRY_SPARE_WITHIN_MS,
+  WarmPool,
+  type WarmPoolOptions,
+} from "./warm-pool.js";
