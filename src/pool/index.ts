@@ -16,4 +16,10 @@ export {
   retryAfterSecondsOf,
 } from "./refill-backoff.js";
 export { type TenantPools, tenantPools } from "./tenant-pools.js";
-export { type ClaimResult, type PoolBackend, WarmPool, type WarmPoolOptions } from "./warm-pool.js";
+export {
+  type ClaimResult,
+  type PoolBackend,
+  RETRY_SPARE_WITHIN_MS,
+  WarmPool,
+  type WarmPoolOptions,
+} from "./warm-pool.js";

@@ -10,7 +10,19 @@
  */
 import { NoRoomError } from "../errors.js";
 import type { Sandbox } from "../sandbox/index.js";
-import { nextRefillBackoffMs, type RefillBackoff, retryAfterSecondsOf } from "./refill-backoff.js";
+import {
+  nextRefillBackoffMs,
+  REFILL_BACKOFF,
+  type RefillBackoff,
+  retryAfterSecondsOf,
+} from "./refill-backoff.js";
+
+/**
+ * A claim whose hand-over failed within this many ms tries the next idle spare; a slower failure
+ * sends it to a cold create, so a claim waits for at most one failing hand-over (the Kubernetes
+ * backend's spare ping: 10 s), never one per spare.
+ */
+export const RETRY_SPARE_WITHIN_MS = 1000;
 
 /** How a pool creates, hands over and discards its entries (`P` is one prepared container). */
 export interface PoolBackend<Req, P> {
@@ -49,7 +61,10 @@ export interface WarmPoolOptions<Req, P> {
    * Default 30 min (keep it below the backend's spare lifetime).
    */
   maxIdleMs?: number;
-  /** Wait after a failed refill before trying again (ms). Default 1000. */
+  /**
+   * First wait after a failed refill before trying again (ms), doubling per failure of the key up to
+   * `backoff.maxMs` (default 60 s) until a refill succeeds. Default 1000.
+   */
   retryMs?: number;
   /** Waits of a key whose spares find no room (ms). Default REFILL_BACKOFF: 2 s doubling up to 60 s. */
   backoff?: RefillBackoff;
@@ -83,6 +98,11 @@ interface KeyState<Req, P> {
    * (Date.now() ms). Meanwhile at most one fill runs; the first spare that starts clears it.
    */
   backoff?: { waitMs: number; setAt: number };
+  /**
+   * Set while refills fail for another reason: the wait (ms) and when it was set; it doubles per
+   * failure (a fill started before `setAt` does not double it) and ends with the first success.
+   */
+  retry?: { waitMs: number; setAt: number };
 }
 
 /** The pool. Create one per controller process; call `drain()` on shutdown. */
@@ -109,7 +129,7 @@ export class WarmPool<Req, P> {
 
   /**
    * Resolves when no refill or discard is in flight, i.e. every key has its idle entries. A key
-   * whose refills keep failing retries every `retryMs`, so this does not resolve until drain().
+   * whose refills keep failing retries after a doubling wait, so this does not resolve until drain().
    * For tests and benchmarks.
    */
   async settled(): Promise<void> {
@@ -128,14 +148,17 @@ export class WarmPool<Req, P> {
     const state = this.draining ? undefined : this.stateOf(key, request);
     let entry = state ? this.takeIdle(state) : undefined;
     while (state && entry) {
+      const tried = performance.now();
       try {
         const sandbox = await backend.handOver(entry.prepared, request);
         this.refill(key);
         return { sandbox, pooled: true, claimMs: performance.now() - t0 };
       } catch (err) {
         this.options.log?.(`pool: hand-over failed, discarding the entry: ${(err as Error).message}`);
-        await backend.discard(entry.prepared).catch(() => {});
-        entry = this.takeIdle(state);
+        this.discardInBackground(entry.prepared);
+        // A slow failure (a spare that never answered its ping: a busy node, or spares all stopped
+        // alike) says the next spare may fail as slowly: go cold instead of waiting once per spare.
+        entry = performance.now() - tried < RETRY_SPARE_WITHIN_MS ? this.takeIdle(state) : undefined;
       }
     }
     if (state) this.refill(key);
@@ -259,7 +282,7 @@ export class WarmPool<Req, P> {
   }
 
   /**
-   * Prepares one entry. On failure waits `retryMs`, or, when the backend says there was no room,
+   * Prepares one entry. On failure waits `retryMs`, doubling per failure of the key, or, when the backend says there was no room,
    * starts or doubles the key's back-off and waits it out (unless a fill started before the
    * back-off already does); the caller refills again after.
    */
@@ -271,12 +294,23 @@ export class WarmPool<Req, P> {
       if (this.draining || state.evicted) await backend.discard(prepared).catch(() => {});
       else state.idle.push({ prepared, createdAt: Date.now() });
       state.backoff = undefined;
+      state.retry = undefined;
     } catch (err) {
       if (this.draining || state.evicted) return;
       const reason = backend.noRoom?.(err);
       if (reason === undefined) {
-        this.options.log?.(`pool: refill failed, retrying: ${(err as Error).message}`);
-        return this.sleep(this.options.retryMs ?? 1000);
+        // Doubling too: a spare that cannot start (a bad image, a refused spec) would otherwise be
+        // created and deleted every retryMs, for ever.
+        // Fills that started before the last failure was counted fail alike: they wait, not double.
+        if (!state.retry || startedAt >= state.retry.setAt) {
+          const retryMs = this.options.retryMs ?? 1000;
+          const maxMs = Math.max(retryMs, this.options.backoff?.maxMs ?? REFILL_BACKOFF.maxMs);
+          const waitMs = nextRefillBackoffMs(state.retry?.waitMs, { firstMs: retryMs, maxMs });
+          state.retry = { waitMs, setAt: Date.now() };
+        }
+        const { waitMs } = state.retry;
+        this.options.log?.(`pool: refill failed, retrying in ${waitMs / 1000} s: ${(err as Error).message}`);
+        return this.sleep(waitMs);
       }
       // A fill started before the current back-off found no room for the same reason: not news.
       if (state.backoff && startedAt < state.backoff.setAt) return;

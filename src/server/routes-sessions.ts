@@ -4,6 +4,7 @@
  * for it: another tenant's id is a 404 exactly like an unknown one.
  */
 import { mkdir, rm } from "node:fs/promises";
+import type { ServerResponse } from "node:http";
 import type { Readable } from "node:stream";
 import { Type } from "typebox";
 import { Compile } from "typebox/compile";
@@ -63,6 +64,19 @@ function checkBody(body: unknown): CreateSessionInput {
   );
 }
 
+/**
+ * Whether the client closed its connection before `res` was answered: ServerResponse emits
+ * "close" when the connection ends, and before the answer is written that can only be the client
+ * going away (a create it aborted). The returned function reads the flag.
+ */
+function watchClientGone(res: ServerResponse): () => boolean {
+  let gone = false;
+  res.once("close", () => {
+    if (!res.writableFinished) gone = true;
+  });
+  return () => gone;
+}
+
 /** Registers the session routes. */
 export function registerSessionRoutes(app: App, ctx: ServerContext): void {
   app.post(
@@ -79,6 +93,7 @@ export function registerSessionRoutes(app: App, ctx: ServerContext): void {
       // The slot is taken before an upload is unpacked, so a tenant at maxSessions writes nothing
       // and at most maxSessions uploads of a tenant are on disk at once.
       const release = ctx.manager.reserveSession(tenant);
+      const clientGone = watchClientGone(reply.raw);
       let uploaded: string | undefined;
       try {
         let input: CreateSessionInput;
@@ -98,6 +113,13 @@ export function registerSessionRoutes(app: App, ctx: ServerContext): void {
         }
         const resolved = await resolveSessionRequest(tenant, input, uploaded);
         const live = await ctx.manager.create(tenant, resolved, release);
+        if (clientGone()) {
+          // Nobody will learn its id: it would only hold a maxSessions slot until its idle TTL.
+          await ctx.manager.close(live.record.id, "client went away before the create answered");
+          reply.hijack(); // nothing to answer: the connection is gone
+          reply.raw.destroy();
+          return;
+        }
         reply.code(201);
         return sessionView(live);
       } catch (err) {

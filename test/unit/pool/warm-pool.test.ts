@@ -1,5 +1,11 @@
 import { describe, expect, it, vi } from "vitest";
-import { type PoolBackend, poolKey, tenantPools, WarmPool } from "../../../src/pool/index.js";
+import {
+  type PoolBackend,
+  poolKey,
+  RETRY_SPARE_WITHIN_MS,
+  tenantPools,
+  WarmPool,
+} from "../../../src/pool/index.js";
 import { DEFAULT_LIMITS } from "../../../src/sandbox/limits.js";
 import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 
@@ -88,9 +94,10 @@ describe("WarmPool", () => {
     await pool.warm({ image: "a" });
     await pool.settled();
     expect(pool.stats()[0]).toMatchObject({ idle: 2, filling: 0 });
+    // Both fills started together and failed alike: one failure counted, the same wait for both.
     expect(logs).toEqual([
-      "pool: refill failed, retrying: engine busy",
-      "pool: refill failed, retrying: engine busy",
+      "pool: refill failed, retrying in 0.005 s: engine busy",
+      "pool: refill failed, retrying in 0.005 s: engine busy",
     ]);
     void pool.claim({ image: "a" });
     await pool.drain();
@@ -98,6 +105,56 @@ describe("WarmPool", () => {
     const after = await pool.claim({ image: "a" });
     expect(after.pooled).toBe(false);
     expect(pool.stats()[0]).toMatchObject({ idle: 0, filling: 0 });
+  });
+
+  it("doubles the wait of a key whose refills keep failing, up to backoff.maxMs, until one succeeds", async () => {
+    const logs: string[] = [];
+    const { backend } = fakeBackend({ failPrepares: 5 });
+    const backoff = { firstMs: 2000, maxMs: 30 };
+    const pool = new WarmPool({ backend, size: 1, retryMs: 5, backoff, log: (m) => logs.push(m) });
+    await pool.warm({ image: "a" });
+    await pool.settled();
+    expect(logs.map((m) => m.replace(/: engine busy$/, ""))).toEqual(
+      ["0.005", "0.01", "0.02", "0.03", "0.03"].map((s) => `pool: refill failed, retrying in ${s} s`),
+    );
+    expect(pool.stats()[0]).toMatchObject({ idle: 1 });
+    await pool.drain();
+  });
+
+  it("waits for one slow failing hand-over at most, then creates cold (not one wait per spare)", async () => {
+    const { backend, handed } = fakeBackend();
+    let attempts = 0;
+    backend.handOver = async (p) => {
+      attempts++;
+      await new Promise((res) => setTimeout(res, RETRY_SPARE_WITHIN_MS + 50));
+      throw new Error(`spare ${p.id} did not answer a ping`);
+    };
+    const pool = new WarmPool({ backend, size: 3 });
+    await pool.warm({ image: "a" });
+    await pool.settled();
+    const r = await pool.claim({ image: "a" });
+    expect({ attempts, pooled: r.pooled, handed: handed.length }).toEqual({
+      attempts: 1,
+      pooled: false,
+      handed: 0,
+    });
+    await pool.drain();
+  });
+
+  it("tries the next spare after a hand-over that failed fast", async () => {
+    const { backend } = fakeBackend();
+    const handOver = backend.handOver;
+    let attempts = 0;
+    backend.handOver = async (p, r) => {
+      if (attempts++ === 0) throw new Error("Pod gone");
+      return handOver(p, r);
+    };
+    const pool = new WarmPool({ backend, size: 2 });
+    await pool.warm({ image: "a" });
+    await pool.settled();
+    const r = await pool.claim({ image: "a" });
+    expect({ attempts, pooled: r.pooled }).toEqual({ attempts: 2, pooled: true });
+    await pool.drain();
   });
 
   it("keeps at most maxKeys keys: a new key evicts the least recently used one and its spares", async () => {
