@@ -48,7 +48,8 @@ describe("warden serve: a create the client aborted", () => {
     await new Promise((res) => setTimeout(res, 100));
     req.destroy();
     // The create finishes after the client left; its session is then closed.
-    for (let i = 0; i < 50 && !backend.sessions.some((s) => s.closed); i++) {
+    const closedAudited = () => audit.entries.some((e) => e.kind === "session" && e.event === "closed");
+    for (let i = 0; i < 100 && !closedAudited(); i++) {
       await new Promise((res) => setTimeout(res, 20));
     }
     const list = await fetch(`${server.url}/v1/sessions`, { headers: auth("alpha") });
