@@ -20,22 +20,6 @@ import {
   type WorkerProcess,
 } from "./worker-process.js";
 
-/**
- * CommonJS prologue that lowers the calling worker thread's CPU priority to nice 19 (the lowest),
- * for a worker thread outside the pool (the image decode of tools/image-resize.ts).
- * On Linux, `/proc/thread-self` links to `<pid>/task/<tid>` and setpriority(2) on a thread id
- * changes that thread only, so the main thread (the event loop) keeps its priority. Raising a nice
- * value needs no privilege; where /proc or setpriority is missing (not Linux), the prologue does
- * nothing. V8's platform threads, which collect that worker's garbage, stay at the event loop's
- * priority: the pool's workers are processes for that reason (worker-process.ts).
- */
-export const LOW_PRIORITY_PROLOGUE = `
-try {
-  const tid = Number(require("node:fs").readlinkSync("/proc/thread-self").split("/").pop());
-  if (Number.isInteger(tid) && tid > 0) require("node:os").setPriority(tid, 19);
-} catch {}
-`;
-
 /** Shape and limits of a pool. */
 export interface WorkerPoolOptions {
   /** CommonJS source each worker evaluates (see the module docstring for its message protocol). */
