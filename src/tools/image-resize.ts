@@ -9,12 +9,12 @@
  * size is checked first (at most MAX_DECODE_PIXELS), and so is a GIF's first frame (which omggif
  * allocates for, and which may be far larger than the logical screen: a 1x1 GIF with a 65535x65535
  * frame took 2.2 GB); decoding runs in a worker process (util/worker-process.ts, every thread at
- * nice 19) that is killed after IMAGE_DECODE_TIMEOUT_MS; and at most IMAGE_DECODE_SLOTS decodes run at once in the process (the
- * pixels live outside the worker's heap limit, so a batch of many image reads must not decode them
- * all together). So a hostile image can neither exhaust the controller's memory nor stall its event
- * loop. Each decode gets a fresh worker process, killed when it ends, rather than a slot of the reusable
- * util/worker-pool: a hostile image's pixel buffers are then freed at once, not when a pool worker
- * next collects or idles out.
+ * nice 19) that is killed after IMAGE_DECODE_TIMEOUT_MS; and at most IMAGE_DECODE_SLOTS decodes run
+ * at once (the pixels live outside the worker's heap limit, so a batch of many image reads must not
+ * decode them all together). So a hostile image can neither exhaust the controller's memory nor
+ * stall its event loop. Each decode gets a fresh worker process, killed when it ends, rather than a
+ * slot of the reusable util/worker-pool: a hostile image's pixel buffers are then freed at once, not
+ * when a pool worker next collects or idles out.
  */
 import { createRequire } from "node:module";
 import { refWorkerProcess, Slots, startWorkerProcess } from "../util/index.js";
