@@ -1,6 +1,7 @@
 /**
  * Who used the CPU over a bench phase (Linux only; elsewhere every reading is empty): the bench
- * process's threads grouped by name (the main thread apart), other host processes by pid (tenant A's
+ * process's threads grouped by nice value (the main thread apart), its worker pools' processes,
+ * other host processes by pid (tenant A's
  * client, dockerd, Docker's containerd, the containerd shims of the tenants' containers, counting
  * the children they reaped, e.g. runc), each tenant's containers as a whole (cgroup v1 or v2
  * cpu usage, which counts processes that already exited) and, inside them, processes by command
@@ -124,6 +125,31 @@ function pidsOf(comm: string, arg: string): string[] {
   return pids;
 }
 
+/**
+ * CPU ms of the worker pools' processes (util/worker-process.ts: this process's children named
+ * "warden-worker"), by the nice value of their threads; those that exited (reaped by this process,
+ * its cutime+cstime) are added to nice 19, as every thread of one runs there.
+ */
+function workerProcessMs(): Map<number, number> {
+  const byNice = new Map<number, number>();
+  const add = (nice: number, ms: number) => byNice.set(nice, (byNice.get(nice) ?? 0) + ms);
+  const self = readText("/proc/self/stat");
+  if (self === null) return byNice;
+  const f = self.slice(self.lastIndexOf(")") + 2).split(" ");
+  add(19, ((Number(f[13]) + Number(f[14])) * 1000) / TICKS_PER_S);
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    const stat = readText(`/proc/${pid}/stat`);
+    if (!stat?.includes("(warden-worker)")) continue;
+    if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) !== process.pid) continue;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const t = procTimes(`${pid}/task/${tid}`, false);
+      if (t) add(t.nice, t.ms);
+    }
+  }
+  return byNice;
+}
+
 /** What to attribute: tenant name → label value of its containers, and other processes by name. */
 export interface AttributionTargets {
   /** Display name → io.warden.tenant label value. */
@@ -173,15 +199,16 @@ export async function startCpuAttribution(targets: AttributionTargets): Promise<
     const add = (name: string, ms: number) => r.set(name, (r.get(name) ?? 0) + ms);
     for (const tid of readdirSync("/proc/self/task")) {
       const t = procTimes(`self/task/${tid}`, false);
-      // Node names every thread "node": the worker pool's are told apart by their nice value.
       if (t)
         add(
           Number(tid) === process.pid
             ? "server: main thread"
-            : `server: other threads at nice ${t.nice}${t.nice === 19 ? " (worker pool)" : " (V8, libuv)"}`,
+            : `server: other threads at nice ${t.nice}${t.nice === 0 ? " (V8, libuv)" : ""}`,
           t.ms,
         );
     }
+    for (const [nice, ms] of workerProcessMs())
+      add(`server: worker processes, threads at nice ${nice}${nice === 19 ? " (worker pools)" : ""}`, ms);
     for (const [name, pid] of Object.entries(targets.processes))
       add(name, procTimes(String(pid), true)?.ms ?? 0);
     for (const { name, pid } of docker) add(name, procTimes(pid, true)?.ms ?? 0);

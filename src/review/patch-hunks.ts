@@ -84,7 +84,6 @@ function hunkTextOf(oldText, newText) {
 
 // The worker: one section's hunks (line-diff's lineHunksOf) and their text (formatHunks) per message.
 const WORKER_SOURCE = `
-const { parentPort } = require("node:worker_threads");
 ${HUNK_TEXT_WORKER_LIB}
 parentPort.on("message", (job) => {
   try {

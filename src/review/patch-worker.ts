@@ -18,7 +18,6 @@ export const PATCH_WORKER_MIN_BYTES = 64 * 1024;
 
 // The worker: FileChange[] in (bytes as Uint8Array), the patch's UTF-8 bytes out.
 const WORKER_SOURCE = `
-const { parentPort } = require("node:worker_threads");
 ${PATCH_WORKER_LIB}
 const asBuffer = (bytes) => (bytes === null ? null : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 parentPort.on("message", async (changes) => {

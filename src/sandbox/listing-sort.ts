@@ -3,7 +3,7 @@
  * cutting a listing of hundreds of thousands of names took the event loop about 0.8 s (400,000
  * names: JSON.parse alone ~250 ms, then ICU collation; issue 11), during which a server answered
  * no other tenant. Listings of up to LISTING_INLINE_MAX_BYTES are handled here; larger ones go whole,
- * as their bytes, to a small bounded worker pool (util/worker-pool.ts, lowest CPU priority), which
+ * as their bytes, to a small bounded worker pool (util/worker-pool.ts: processes at the lowest CPU priority), which
  * answers only the shown head and the summary of the rest, never the other names.
  */
 import { SandboxError, WardenError } from "../errors.js";
@@ -31,7 +31,6 @@ interface ListingJob {
 
 // The worker: a listing's bytes and view in, its SortedListing (or why it is malformed) out.
 const WORKER_SOURCE = `
-const { parentPort } = require("node:worker_threads");
 ${LISTING_WORKER_LIB}
 parentPort.on("message", ({ raw, view }) => {
   try {
@@ -49,27 +48,9 @@ export const listingPool = lazySharedPool<ListingJob, SortedListing | { malforme
   16,
 );
 
-/** Bytes before a listing in its ArrayBuffer that still let it move (a channel frame's 9-byte header). */
-const MOVABLE_MAX_PREFIX_BYTES = 16;
-
 /**
- * The ArrayBuffer of `bytes` when they fill it but for a frame header's few bytes before them (a
- * channel frame's payload, a captured output): moved to the worker, not copied (a 400,000-name
- * listing is ~18 MB, whose copy was the largest part left on the event loop). A view into a larger
- * buffer, which other data may share, is copied.
- */
-function movable(bytes: Buffer): ArrayBuffer[] {
-  const { buffer } = bytes;
-  const owns =
-    buffer instanceof ArrayBuffer &&
-    bytes.byteOffset <= MOVABLE_MAX_PREFIX_BYTES &&
-    bytes.byteOffset + bytes.byteLength === buffer.byteLength;
-  return owns ? [buffer] : [];
-}
-
-/**
- * The SortedListing of `raw` for `view`; a large `raw.bytes` may be moved to the worker (left
- * empty here: the caller must not read them afterwards). Rejects SandboxError for a malformed
+ * The SortedListing of `raw` for `view` (a large `raw.bytes` is copied to the worker process).
+ * Rejects SandboxError for a malformed
  * listing, AbortError when `signal` fires, ListingSortError when a large listing cannot be sorted
  * now (pool full, worker out of memory).
  */
@@ -86,10 +67,7 @@ export async function sortListing(
   } else {
     const bytes = raw.bytes.length;
     try {
-      sorted = await listingPool().run(
-        { raw, view },
-        { ...(signal ? { signal } : {}), transfer: movable(raw.bytes) },
-      );
+      sorted = await listingPool().run({ raw, view }, signal ? { signal } : {});
     } catch (err) {
       if (isAbortError(err)) throw err;
       throw new ListingSortError(bytes, err instanceof Error ? err.message : String(err));

@@ -11,8 +11,7 @@
 import type { DirEntry, ListingRest, ListingView, SortedListing } from "./types.js";
 
 /**
- * A listing's bytes as an I/O path answered them (see the module docstring). sortListing may move
- * a large one's ArrayBuffer to its worker: the bytes are read once, by whoever sorts them.
+ * A listing's bytes as an I/O path answered them (see the module docstring).
  */
 export interface RawListing {
   format: "json" | "find";

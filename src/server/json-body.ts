@@ -29,7 +29,6 @@ const secureJsonParsePath = createRequire(createRequire(import.meta.url).resolve
 
 // The worker: bytes in; `{ value }` (undefined for a blank body) or `{ invalid: true }` out.
 const WORKER_SOURCE = `
-const { parentPort } = require("node:worker_threads");
 const sjson = require(${JSON.stringify(secureJsonParsePath)});
 parentPort.on("message", (bytes) => {
   let reply;

@@ -25,7 +25,6 @@ const fastJsonStringifyPath = requireFrom(compilerPath).resolve("fast-json-strin
 
 // The worker: `{results}` in; its JSON's UTF-8 bytes out.
 const WORKER_SOURCE = `
-const { parentPort } = require("node:worker_threads");
 const serialize = require(${JSON.stringify(fastJsonStringifyPath)})(${JSON.stringify(ToolCallsResponseSchema)}, { schema: {} });
 parentPort.on("message", (answer) => {
   try {

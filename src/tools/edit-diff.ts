@@ -124,7 +124,6 @@ function countLines(text: string): number {
 
 // The worker: one edit's hunks (line-diff's lineHunksOf) and texts (formatEditDiff) per message.
 const WORKER_SOURCE = `
-const { parentPort } = require("node:worker_threads");
 ${LINE_HUNKS_WORKER_LIB}
 const { formatPatch } = require(${JSON.stringify(createRequire(import.meta.url).resolve("diff"))});
 ${pad.toString()}

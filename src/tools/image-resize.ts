@@ -8,17 +8,16 @@
  * The bytes come from the sandbox, so they are untrusted. Unlike Pi, decoding is bounded: the header's
  * size is checked first (at most MAX_DECODE_PIXELS), and so is a GIF's first frame (which omggif
  * allocates for, and which may be far larger than the logical screen: a 1x1 GIF with a 65535x65535
- * frame took 2.2 GB); decoding runs in a worker thread that is terminated after
- * IMAGE_DECODE_TIMEOUT_MS; and at most IMAGE_DECODE_SLOTS decodes run at once in the process (the
- * pixels live outside the worker's heap limit, so a batch of many image reads must not decode them
- * all together). So a hostile image can neither exhaust the controller's memory nor stall its event
- * loop. Each decode gets a fresh worker, terminated when it ends, rather than a slot of the reusable
- * util/worker-pool: a hostile image's pixel buffers are then freed at once, not when a pool worker
- * next collects or idles out.
+ * frame took 2.2 GB); decoding runs in a worker process (util/worker-process.ts, every thread at
+ * nice 19) that is killed after IMAGE_DECODE_TIMEOUT_MS; and at most IMAGE_DECODE_SLOTS decodes run
+ * at once (the pixels live outside the worker's heap limit, so a batch of many image reads must not
+ * decode them all together). So a hostile image can neither exhaust the controller's memory nor
+ * stall its event loop. Each decode gets a fresh worker process, killed when it ends, rather than a
+ * slot of the reusable util/worker-pool: a hostile image's pixel buffers are then freed at once, not
+ * when a pool worker next collects or idles out.
  */
 import { createRequire } from "node:module";
-import { Worker } from "node:worker_threads";
-import { LOW_PRIORITY_PROLOGUE, Slots } from "../util/index.js";
+import { refWorkerProcess, Slots, startWorkerProcess } from "../util/index.js";
 import { imageDimensions } from "./image-size.js";
 
 /** Largest side sent to the model, in pixels (Pi's). */
@@ -29,6 +28,8 @@ export const MAX_IMAGE_BASE64 = 4.5 * 1024 * 1024;
 export const MAX_DECODE_PIXELS = 25_000_000;
 /** Longest a decode and re-encode may take before it is abandoned, in ms (from the start of decoding). */
 export const IMAGE_DECODE_TIMEOUT_MS = 15_000;
+/** Old-generation heap cap of a decode's process, MiB (the pixels are outside it). */
+const IMAGE_DECODE_HEAP_MB = 512;
 /** Most images decoded at once in the process (each may hold a few copies of MAX_DECODE_PIXELS × 4 bytes). */
 export const IMAGE_DECODE_SLOTS = 2;
 
@@ -56,11 +57,10 @@ const omggifPath = createRequire(createRequire(jimpPath).resolve("@jimp/js-gif")
 
 // Runs in the worker (CommonJS): decode, check, and if needed fit; posts one message.
 const WORKER_SOURCE = `
-const { parentPort, workerData } = require("node:worker_threads");
-const { Jimp } = require(workerData.jimpPath);
-const { maxSide, maxBase64, maxPixels, mimeType } = workerData;
 const b64 = (n) => Math.ceil(n / 3) * 4;
-(async () => {
+parentPort.on("message", async (workerData) => {
+  const { Jimp } = require(workerData.jimpPath);
+  const { maxSide, maxBase64, maxPixels, mimeType } = workerData;
   try {
     const buffer = Buffer.from(workerData.data);
     if (mimeType === "image/gif") {
@@ -98,7 +98,7 @@ const b64 = (n) => Math.ceil(n / 3) * 4;
   } catch {
     parentPort.postMessage({ kind: "omitted", reason: "unreadable" });
   }
-})();
+});
 `;
 
 function decodeInWorker(
@@ -108,40 +108,41 @@ function decodeInWorker(
   signal?: AbortSignal,
 ): Promise<FittedImage> {
   return new Promise((resolve, reject) => {
-    const copy = new Uint8Array(data);
-    // Lowest CPU priority, as the worker pool's threads: a decode never takes a core from the event loop.
-    const worker = new Worker(LOW_PRIORITY_PROLOGUE + WORKER_SOURCE, {
-      eval: true,
-      workerData: {
-        data: copy,
-        jimpPath,
-        omggifPath,
-        mimeType,
-        maxPixels: MAX_DECODE_PIXELS,
-        maxSide: MAX_IMAGE_SIDE,
-        maxBase64: MAX_IMAGE_BASE64,
-      },
-      transferList: [copy.buffer],
-      resourceLimits: { maxOldGenerationSizeMb: 512, maxYoungGenerationSizeMb: 64 },
-    });
+    // A process of its own, every thread at nice 19 (util/worker-process.ts): a decode, its garbage
+    // collection included, never takes a core from the event loop; killed when it ends.
+    const { child } = startWorkerProcess(WORKER_SOURCE, IMAGE_DECODE_HEAP_MB);
+    refWorkerProcess(child);
     let settled = false;
     const finish = (outcome: () => void) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
-      void worker.terminate();
+      child.kill("SIGKILL");
       outcome();
     };
     const onAbort = () => finish(() => reject(signal?.reason ?? new Error("Operation aborted")));
     const timer = setTimeout(() => finish(() => resolve({ kind: "omitted", reason: "timeout" })), timeoutMs);
     signal?.addEventListener("abort", onAbort, { once: true });
-    worker.once("message", (message: FittedImage) => {
+    child.once("message", (message: FittedImage) => {
       const fitted = message.kind === "resized" ? { ...message, data: Buffer.from(message.data) } : message;
       finish(() => resolve(fitted));
     });
-    worker.once("error", () => finish(() => resolve({ kind: "omitted", reason: "unreadable" })));
-    worker.once("exit", () => finish(() => resolve({ kind: "omitted", reason: "unreadable" })));
+    child.once("error", () => finish(() => resolve({ kind: "omitted", reason: "unreadable" })));
+    child.once("exit", () => finish(() => resolve({ kind: "omitted", reason: "unreadable" })));
+    try {
+      child.send({
+        data,
+        jimpPath,
+        omggifPath,
+        mimeType,
+        maxPixels: MAX_DECODE_PIXELS,
+        maxSide: MAX_IMAGE_SIDE,
+        maxBase64: MAX_IMAGE_BASE64,
+      });
+    } catch {
+      finish(() => resolve({ kind: "omitted", reason: "unreadable" }));
+    }
   });
 }
 

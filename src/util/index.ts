@@ -12,4 +12,5 @@ export { dottedPath, piSchemaErrorLines, schemaErrorLines } from "./schema-error
 export { Slots } from "./slots.js";
 export { terminalSafe } from "./terminal-text.js";
 export { type Throttled, throttle } from "./throttle.js";
-export { LOW_PRIORITY_PROLOGUE, lazySharedPool, runOrFallBack } from "./worker-pool.js";
+export { lazySharedPool, runOrFallBack } from "./worker-pool.js";
+export { refWorkerProcess, startWorkerProcess } from "./worker-process.js";

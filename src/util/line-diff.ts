@@ -69,7 +69,6 @@ function lineHunksOf(job) {
 
 // The worker: one lineHunksOf per message.
 const WORKER_SOURCE = `
-const { parentPort } = require("node:worker_threads");
 ${LINE_HUNKS_WORKER_LIB}
 parentPort.on("message", (job) => {
   try {

@@ -1,39 +1,28 @@
 /**
- * A small bounded pool of worker threads (node:worker_threads) for CPU-heavy pure functions, so one
- * request's work never holds the event loop. Workers run `source` (CommonJS, `eval: true`) which must
- * answer each message `input` with `{ ok: true, value }` or `{ ok: false, message }`, one job at a
- * time. At most `size` workers run; jobs beyond them wait in a queue of at most `maxQueued`.
- * Idle workers are unref'd (they never keep the process alive) and exit after `idleMs`, so their
- * memory returns; each has a heap cap (`maxHeapMb`) so one job cannot grow the process without bound.
- * Each worker thread runs at the lowest CPU priority (LOW_PRIORITY_PROLOGUE), so on a busy machine the
- * event loop's request handling always wins over one tenant's diff.
+ * A small bounded pool of worker processes (worker-process.ts: child `node` processes, every thread
+ * at nice 19) for CPU-heavy pure functions, so one request's work never holds the event loop, and
+ * none of its CPU, garbage collection included, is taken at the event loop's priority. A worker
+ * evaluates `source` (CommonJS, with `require` and `parentPort` in scope, as in a worker thread)
+ * which must answer each message `input` with `{ ok: true, value }` or `{ ok: false, message }`, one
+ * job at a time; messages cross as structured clones ("advanced" IPC serialization). At most
+ * `size` workers run; jobs beyond them wait in a queue of at most `maxQueued`. Idle workers are
+ * unref'd (they never keep the process alive) and exit after `idleMs`, so their memory returns;
+ * each has a heap cap (`maxHeapMb`) so one job cannot grow without bound. A worker that dies fails
+ * its job (WorkerJobError) and the next job starts a new one.
  */
+import type { Serializable } from "node:child_process";
 import { availableParallelism } from "node:os";
-import { type TransferListItem, Worker } from "node:worker_threads";
 import { AbortError, isAbortError, onAbort, throwIfAborted } from "./abort.js";
-
-/**
- * CommonJS prologue that lowers the calling worker thread's CPU priority to nice 19 (the lowest).
- * On Linux, `/proc/thread-self` links to `<pid>/task/<tid>` and setpriority(2) on a thread id
- * changes that thread only, so the main thread (the event loop) keeps its priority. Raising a nice
- * value needs no privilege; where /proc or setpriority is missing (not Linux), the prologue does
- * nothing. On a machine whose cores are all busy (one tenant's large diffs, sandboxes, other
- * tenants), the kernel then runs the event loop first whenever it is ready: another tenant's request
- * waits for the loop, never for a diff (issue 11, the noisy-neighbour bench).
- */
-export const LOW_PRIORITY_PROLOGUE = `
-try {
-  const tid = Number(require("node:fs").readlinkSync("/proc/thread-self").split("/").pop());
-  if (Number.isInteger(tid) && tid > 0) require("node:os").setPriority(tid, 19);
-} catch {}
-`;
+import {
+  refWorkerProcess,
+  startWorkerProcess,
+  unrefWorkerProcess,
+  type WorkerProcess,
+} from "./worker-process.js";
 
 /** Shape and limits of a pool. */
 export interface WorkerPoolOptions {
-  /**
-   * CommonJS source each worker evaluates (see the module docstring for its message protocol),
-   * after LOW_PRIORITY_PROLOGUE.
-   */
+  /** CommonJS source each worker evaluates (see the module docstring for its message protocol). */
   source: string;
   /** Most workers at once (>= 1). */
   size: number;
@@ -41,7 +30,7 @@ export interface WorkerPoolOptions {
   maxQueued: number;
   /** An idle worker exits after this many ms. */
   idleMs: number;
-  /** Old-generation heap cap of each worker, MiB (worker resourceLimits). */
+  /** Old-generation heap cap of each worker, MiB (`--max-old-space-size`). */
   maxHeapMb: number;
 }
 
@@ -67,18 +56,21 @@ export class WorkerJobError extends Error {
 
 interface Job {
   input: unknown;
-  transfer: TransferListItem[];
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
   detach: () => void;
 }
 
 interface Slot {
-  worker: Worker;
+  worker: WorkerProcess;
   job?: Job;
   idleTimer?: NodeJS.Timeout;
   dead: boolean;
+  /** Resolves when the worker process has exited. */
+  exited: Promise<void>;
 }
+
+type Reply = { ok: boolean; value?: unknown; message?: string };
 
 /** See the module docstring. `run` resolves the worker's value; `close` ends every worker. */
 export class WorkerPool<In, Out> {
@@ -98,31 +90,24 @@ export class WorkerPool<In, Out> {
 
   /**
    * Runs one job. Rejects WorkerPoolFullError when the queue is full, AbortError when `signal` fires
-   * (a running worker is terminated, so its CPU is freed at once), WorkerJobError when the worker
-   * threw or died. `transfer` (postMessage's transfer list) moves those ArrayBuffers of `input` to
-   * the worker instead of copying them: they are detached here once the job is sent.
+   * (a running worker is killed, so its CPU is freed at once), WorkerJobError when the worker threw
+   * or died.
    */
-  run(input: In, options: { signal?: AbortSignal; transfer?: TransferListItem[] } = {}): Promise<Out> {
+  run(input: In, options: { signal?: AbortSignal } = {}): Promise<Out> {
     throwIfAborted(options.signal);
     const free = this.#idle.length > 0 || this.#slots.size < this.#options.size;
     if (!free && this.#queue.length >= this.#options.maxQueued) {
       return Promise.reject(new WorkerPoolFullError(this.#options.maxQueued));
     }
     return new Promise<Out>((resolve, reject) => {
-      const job: Job = {
-        input,
-        transfer: options.transfer ?? [],
-        resolve: resolve as (v: unknown) => void,
-        reject,
-        detach: () => {},
-      };
+      const job: Job = { input, resolve: resolve as (v: unknown) => void, reject, detach: () => {} };
       job.detach = onAbort(options.signal, () => this.#abort(job));
       this.#queue.push(job);
       this.#pump();
     });
   }
 
-  /** Terminates every worker; queued and running jobs reject AbortError. */
+  /** Kills every worker and waits for their exit; queued and running jobs reject AbortError. */
   async close(): Promise<void> {
     for (const job of this.#queue.splice(0)) this.#settle(job, new AbortError("worker pool closed"));
     await Promise.all([...this.#slots].map((slot) => this.#kill(slot, new AbortError("worker pool closed"))));
@@ -135,44 +120,49 @@ export class WorkerPool<In, Out> {
       const job = this.#queue.shift()!;
       clearTimeout(slot.idleTimer);
       slot.job = job;
-      slot.worker.ref();
+      refWorkerProcess(slot.worker.child);
       try {
-        slot.worker.postMessage(job.input, job.transfer);
+        slot.worker.child.send(job.input as Serializable);
       } catch (err) {
         // An input the structured clone refuses (a function, say): that job fails, the worker stays.
-        slot.job = undefined;
-        slot.worker.unref();
-        this.#idle.push(slot);
+        this.#release(slot);
         this.#settle(job, new WorkerJobError(`worker job input not sent: ${(err as Error).message}`));
       }
     }
   }
 
   #spawn(): Slot {
-    const worker = new Worker(LOW_PRIORITY_PROLOGUE + this.#options.source, {
-      eval: true,
-      resourceLimits: { maxOldGenerationSizeMb: this.#options.maxHeapMb },
-    });
-    const slot: Slot = { worker, dead: false };
+    const worker = startWorkerProcess(this.#options.source, this.#options.maxHeapMb);
+    const { child } = worker;
+    let exited: () => void = () => {};
+    const slot: Slot = { worker, dead: false, exited: new Promise((resolve) => (exited = resolve)) };
     this.#slots.add(slot);
-    worker.on("message", (reply: { ok: boolean; value?: unknown; message?: string }) => {
+    child.on("message", (reply: Reply) => {
       const job = slot.job;
-      if (!job) return;
-      slot.job = undefined;
-      worker.unref();
-      slot.idleTimer = setTimeout(() => void this.#kill(slot), this.#options.idleMs).unref();
-      this.#idle.push(slot);
+      if (!job || slot.dead) return;
+      this.#release(slot);
       if (reply.ok) this.#settle(job, undefined, reply.value);
       else this.#settle(job, new WorkerJobError(reply.message ?? "worker job failed"));
       this.#pump();
     });
-    worker.on("error", (err: Error & { code?: string }) => {
-      void this.#kill(slot, new WorkerJobError(err.message, err.code));
+    // "close" (after "exit") comes once stderr is read to its end, so its tail says why it died.
+    child.on("close", (code, signal) => {
+      exited();
+      void this.#kill(slot, deathError(worker, code, signal));
     });
-    worker.on("exit", () => {
-      void this.#kill(slot, new WorkerJobError("worker exited during a job"));
+    child.on("error", (err: Error) => {
+      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) exited();
+      void this.#kill(slot, new WorkerJobError(`worker process failed: ${err.message}`));
     });
     return slot;
+  }
+
+  /** Makes a worker idle again (unref'd, with its idle timer). */
+  #release(slot: Slot): void {
+    slot.job = undefined;
+    unrefWorkerProcess(slot.worker.child);
+    slot.idleTimer = setTimeout(() => void this.#kill(slot), this.#options.idleMs).unref();
+    this.#idle.push(slot);
   }
 
   #settle(job: Job, err: Error | undefined, value?: unknown): void {
@@ -182,17 +172,19 @@ export class WorkerPool<In, Out> {
   }
 
   async #kill(slot: Slot, reason?: Error): Promise<void> {
-    if (slot.dead) return;
-    slot.dead = true;
-    clearTimeout(slot.idleTimer);
-    this.#slots.delete(slot);
-    const at = this.#idle.indexOf(slot);
-    if (at !== -1) this.#idle.splice(at, 1);
-    const job = slot.job;
-    slot.job = undefined;
-    if (job) this.#settle(job, reason ?? new WorkerJobError("worker ended"));
-    this.#pump();
-    await slot.worker.terminate();
+    if (!slot.dead) {
+      slot.dead = true;
+      clearTimeout(slot.idleTimer);
+      this.#slots.delete(slot);
+      const at = this.#idle.indexOf(slot);
+      if (at !== -1) this.#idle.splice(at, 1);
+      const job = slot.job;
+      slot.job = undefined;
+      if (job) this.#settle(job, reason ?? new WorkerJobError("worker ended"));
+      slot.worker.child.kill("SIGKILL");
+      this.#pump();
+    }
+    await slot.exited;
   }
 
   #abort(job: Job): void {
@@ -204,6 +196,23 @@ export class WorkerPool<In, Out> {
     }
     for (const slot of this.#slots) if (slot.job === job) void this.#kill(slot, new AbortError());
   }
+}
+
+/**
+ * The WorkerJobError of a worker process that ended by itself (`code`, `signal` of its exit):
+ * ERR_WORKER_OUT_OF_MEMORY when its stderr reports the heap cap reached.
+ */
+function deathError(
+  worker: WorkerProcess,
+  code: number | null,
+  signal: NodeJS.Signals | null,
+): WorkerJobError {
+  const how = signal ? `signal ${signal}` : `code ${code}`;
+  const tail = worker.stderrTail();
+  if (/heap out of memory|Reached heap limit/i.test(tail)) {
+    return new WorkerJobError(`worker process ran out of memory (${how})`, "ERR_WORKER_OUT_OF_MEMORY");
+  }
+  return new WorkerJobError(`worker process exited during a job (${how})`);
 }
 
 /**

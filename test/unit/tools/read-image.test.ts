@@ -3,6 +3,7 @@
  * mapping coordinates, undecodable ones are omitted with Pi's note, and (unlike Pi) an image whose
  * header claims more pixels than MAX_DECODE_PIXELS is never decoded.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { Jimp } from "jimp";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -29,6 +30,31 @@ const shapes = (content: ToolContent[]) =>
       : `${b.mimeType} ${JSON.stringify(imageDimensions(Buffer.from(b.data, "base64"), b.mimeType))}`,
   );
 
+/** This process's worker processes (util/worker-process.ts) → the nice value of each of their threads. */
+function workerProcesses(): Map<number, number[]> {
+  const found = new Map<number, number[]>();
+  const fieldsOf = (path: string) => {
+    const stat = readFileSync(path, "utf8");
+    return {
+      comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")),
+      f: stat.slice(stat.lastIndexOf(")") + 2).split(" "),
+    };
+  };
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const { comm, f } = fieldsOf(`/proc/${pid}/stat`);
+      if (comm !== "warden-worker" || Number(f[1]) !== process.pid) continue; // field 4: ppid
+      const nices = readdirSync(`/proc/${pid}/task`).map((tid) =>
+        Number(fieldsOf(`/proc/${pid}/task/${tid}/stat`).f[16]),
+      );
+      found.set(Number(pid), nices); // field 19: nice
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
 beforeEach(async () => {
   sandbox = await FakeSandbox.create();
 });
@@ -54,6 +80,26 @@ describe("read: images", { timeout: 60_000 }, () => {
       'image/png {"width":154,"height":2000}',
     ]);
   });
+
+  it.runIf(process.platform === "linux")(
+    "decodes in a worker process whose every thread is at nice 19, gone once the image is fitted",
+    async () => {
+      // Before, a worker thread of this process lowered itself only (its garbage was collected at nice 0).
+      const image = await solid(2400, 600, "image/png");
+      const fitting = fitImage(image, "image/png");
+      let seen = new Map<number, number[]>();
+      const deadline = Date.now() + 10_000;
+      while (seen.size === 0 && Date.now() < deadline) {
+        seen = workerProcesses();
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      expect(seen.size).toBe(1);
+      for (const nices of seen.values()) expect(nices).toEqual(nices.map(() => 19));
+      expect((await fitting).kind).toBe("resized");
+      await new Promise((r) => setTimeout(r, 100));
+      expect([...workerProcesses().keys()].filter((pid) => seen.has(pid))).toEqual([]);
+    },
+  );
 
   it("sends a small image as it is", async () => {
     const gif = await solid(20, 10, "image/gif");

@@ -1,0 +1,95 @@
+/**
+ * The process a WorkerPool worker runs in: a child `node` process (the running binary,
+ * `process.execPath`) whose every thread runs at nice 19, the lowest CPU priority. A worker thread
+ * could lower only its own thread: V8's platform threads, which collect every isolate's garbage
+ * (the workers' too), and libuv's are shared with the server's event loop and stay at its priority.
+ * In a process of its own, all of a worker's CPU, its garbage collection included, is at nice 19,
+ * so on a busy machine the kernel runs the server's event loop first whenever it is ready (issue
+ * 11, the noisy-neighbour bench).
+ *
+ * The child is started with `-e BOOT` (no file to find: the same from dist/ and from vitest), an
+ * empty environment (no server secret reaches it), the heap cap `--max-old-space-size`, IPC with
+ * "advanced" serialization (the structured clone worker threads used: typed arrays, Maps) and its
+ * stderr piped (the tail names why it died). The parent lowers the child's first thread as soon as
+ * it has its pid, and BOOT lowers every thread the child has by then (the ones node started before
+ * any script ran); every later thread inherits nice 19 from the thread that starts it. BOOT then
+ * evaluates the first message as the worker's source, with `require` and a `parentPort` shim
+ * (`on("message", fn)`, `postMessage(value)`) in scope, as worker_threads' parentPort would be.
+ * The child exits when its IPC channel closes (the parent exited or let it go).
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { setPriority } from "node:os";
+
+/** The nice value every thread of a worker process runs at (the lowest CPU priority). */
+export const WORKER_NICE = 19;
+
+/** Bytes of a worker process's stderr kept to explain its death. */
+const STDERR_TAIL_BYTES = 4096;
+
+/** The child's script (CommonJS, `node -e`); see the module docstring. */
+const BOOT = `
+"use strict";
+process.title = "warden-worker";
+const { setPriority } = require("node:os");
+try {
+  for (const tid of require("node:fs").readdirSync("/proc/self/task")) setPriority(Number(tid), ${WORKER_NICE});
+} catch {
+  try { setPriority(0, ${WORKER_NICE}); } catch {}
+}
+process.on("disconnect", () => process.exit(0));
+process.once("message", (source) => {
+  const parentPort = {
+    on(event, listener) { if (event === "message") process.on("message", listener); },
+    postMessage(value) { process.send(value); },
+  };
+  new Function("require", "parentPort", source)(require, parentPort);
+});
+`;
+
+/** A started worker process and the tail of its stderr so far. */
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** The last STDERR_TAIL_BYTES of the child's stderr (a fatal error's report), as text. */
+  stderrTail(): string;
+}
+
+/**
+ * Starts a worker process evaluating `source` (see the module docstring) with an old-generation
+ * heap cap of `maxHeapMb` MiB. The child and its channels are unref'd: callers ref them while a
+ * job runs. Emits the ChildProcess's usual events ("message", "exit", "error").
+ */
+export function startWorkerProcess(source: string, maxHeapMb: number): WorkerProcess {
+  const child = spawn(process.execPath, [`--max-old-space-size=${maxHeapMb}`, "-e", BOOT], {
+    env: {},
+    stdio: ["ignore", "ignore", "pipe", "ipc"],
+    serialization: "advanced",
+  });
+  if (child.pid !== undefined) {
+    try {
+      setPriority(child.pid, WORKER_NICE);
+    } catch {
+      // Gone already (its "exit" follows) or no such call here: BOOT lowers its threads itself.
+    }
+  }
+  let tail = Buffer.alloc(0);
+  child.stderr?.on("data", (chunk: Buffer) => {
+    tail = Buffer.concat([tail, chunk]);
+    if (tail.length > STDERR_TAIL_BYTES) tail = tail.subarray(tail.length - STDERR_TAIL_BYTES);
+  });
+  child.send(source);
+  unrefWorkerProcess(child);
+  return { child, stderrTail: () => tail.toString() };
+}
+
+/** Lets a worker process keep the parent alive (while a job runs). */
+export function refWorkerProcess(child: ChildProcess): void {
+  child.ref();
+  child.channel?.ref();
+}
+
+/** Lets the parent exit while a worker process is idle. */
+export function unrefWorkerProcess(child: ChildProcess): void {
+  child.unref();
+  child.channel?.unref();
+  (child.stderr as { unref?: () => void } | null)?.unref?.();
+}
