@@ -39,7 +39,7 @@ export function packDirectory(
 ): PackedDirectory {
   const pack = tar.pack();
   const hashes: WorkspaceHashes = new Map();
-  const owner = { uid: options.uid ?? NOBODY, gid: options.gid ?? NOBODY };
+  const owner = tarOwner(options.uid ?? NOBODY, options.gid ?? NOBODY);
   const done = (async () => {
     try {
       await walk(hostDir, "", pack, hashes, owner, options.exclude);
@@ -56,6 +56,27 @@ export function packDirectory(
 /** The owner of entries packed without one: nobody (65534), never root. */
 const NOBODY = 65534;
 
+/** Largest id a USTAR header's uid/gid field holds as tar-stream writes it (6 octal digits). */
+const USTAR_MAX_ID = 0o777777;
+
+/** The owner fields of a tar header (tar-stream's), and of the PAX records it writes. */
+export interface TarOwner {
+  uid: number;
+  gid: number;
+  pax?: Record<string, string>;
+}
+
+/**
+ * The tar header fields giving an entry owner `uid`:`gid`. USTAR's field holds at most 262143
+ * (tar-stream writes 777777 for anything larger: a sandbox uid of 2^20 or more would land as
+ * 262143), so larger ids also go as POSIX PAX `uid`/`gid` records, which Go's archive/tar (Docker's
+ * archive API) reads in place of the header's.
+ */
+export function tarOwner(uid: number, gid: number): TarOwner {
+  if (uid <= USTAR_MAX_ID && gid <= USTAR_MAX_ID) return { uid, gid };
+  return { uid, gid, pax: { uid: String(uid), gid: String(gid) } };
+}
+
 /** Files up to this size are read whole; larger ones are streamed. */
 const SMALL_FILE_BYTES = 1024 * 1024;
 
@@ -64,7 +85,7 @@ async function walk(
   rel: string,
   pack: tar.Pack,
   hashes: WorkspaceHashes,
-  owner: { uid: number; gid: number },
+  owner: TarOwner,
   exclude?: ExcludePredicate,
 ): Promise<void> {
   const names = (await readdir(join(root, rel))).sort();

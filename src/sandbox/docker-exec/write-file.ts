@@ -13,7 +13,7 @@ import tar from "tar-stream";
 import { fromDockerError } from "../../errors.js";
 import { throwIfAborted } from "../../util/index.js";
 import { checkFileMode, containerPath } from "../io-contract.js";
-import { toNodeStream } from "../workspace-copy.js";
+import { tarOwner, toNodeStream } from "../workspace-copy.js";
 import { captureExec } from "./capture.js";
 import { checkExit } from "./file-ops.js";
 
@@ -44,7 +44,7 @@ export async function writeFileAtomic(
   const tmpName = `.warden-tmp-${randomBytes(8).toString("hex")}`;
   const pack = tar.pack();
   pack.entry(
-    { name: tmpName, size: data.length, mode: mode ?? 0o644, uid, gid: uid, mtime: new Date() },
+    { name: tmpName, size: data.length, mode: mode ?? 0o644, ...tarOwner(uid, uid), mtime: new Date() },
     data,
   );
   pack.finalize();
