@@ -8,6 +8,7 @@ import {
   sandboxUser,
   UidRegistry,
 } from "../../../src/sandbox/sandbox-uid.js";
+import { tarOwner } from "../../../src/sandbox/workspace-copy.js";
 
 describe("a sandbox's uid", () => {
   it("is drawn from [2^20, 2^31), skipping uids already taken", () => {
@@ -60,5 +61,17 @@ describe("a sandbox's uid", () => {
     expect(() => parseSandboxUid("", "container c")).toThrow("no non-root sandbox uid");
     expect(() => parseSandboxUid("sandbox", "container c")).toThrow("no non-root sandbox uid");
     expect(() => parseSandboxUid(undefined, "container c")).toThrow("(got null)");
+  });
+});
+
+describe("a tar entry's owner", () => {
+  it("goes as PAX uid/gid records above USTAR's 262143, which tar-stream would write as 262143", () => {
+    expect(tarOwner(1000, 1000)).toEqual({ uid: 1000, gid: 1000 });
+    expect(tarOwner(262143, 262143)).toEqual({ uid: 262143, gid: 262143 });
+    expect(tarOwner(2_000_001, 2_000_001)).toEqual({
+      uid: 2_000_001,
+      gid: 2_000_001,
+      pax: { uid: "2000001", gid: "2000001" },
+    });
   });
 });
