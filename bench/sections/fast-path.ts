@@ -200,6 +200,7 @@ export const fastPathSection: BenchSection = {
               labels: sandboxLabels({ sessionId: "bench-helper", tenant, createdAt: now, expiresAt }),
               workspaceMode: "ro",
               mounts: [],
+              uid: 1000,
             }),
           ),
         );

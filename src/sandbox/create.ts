@@ -62,6 +62,7 @@ export async function finishSandbox(
       container,
       opts.workspaceMode,
       opts.workspaceHostPath,
+      prepared.uid,
       prepared.channel,
       opts.workspaceExclude,
     );
@@ -77,6 +78,7 @@ export async function finishSandbox(
       createdAt: prepared.createdAt,
       expiresAt: prepared.expiresAt,
       execPath: prepared.execPath,
+      uid: prepared.uid,
       network: prepared.egress
         ? {
             mode: "allowlist",
@@ -115,11 +117,12 @@ async function setUpWorkspace(
   container: Docker.Container,
   mode: SandboxInfo["workspaceMode"],
   hostPath: string | undefined,
+  uid: number,
   channel?: ChannelClient,
   exclude?: ExcludePredicate,
 ): Promise<WorkspaceHashes> {
   if (!hostPath) return new Map();
-  const packed = packDirectory(hostPath, exclude ? { exclude } : {});
+  const packed = packDirectory(hostPath, { uid, gid: uid, ...(exclude ? { exclude } : {}) });
   // A host read error is about the directory, not the engine (ENOENT must not read as "engine
   // unreachable"); it may surface first as the archive stream's error, so it is looked for there too.
   const done = packed.done.catch((err: Error) => {

@@ -14,6 +14,7 @@ import { throwIfAborted } from "../util/index.js";
 import { type ChannelClient, channelIO } from "./channel/index.js";
 import { dockerExecIO } from "./docker-exec/index.js";
 import { IOSandbox } from "./io-sandbox.js";
+import { requireNonRootUid, uidRegistry } from "./sandbox-uid.js";
 import type { SandboxInfo } from "./types.js";
 import { WORKSPACE_DIR } from "./types.js";
 import type { WorkspaceHashes } from "./workspace-copy.js";
@@ -28,6 +29,8 @@ export class DockerSandbox extends IOSandbox {
    * Use `createSandbox`; this wraps an already started container. With `channel` (warden-helper's
    * exec channel) every command and file operation goes over it, for the sandbox's whole life (a
    * channel that drops makes calls reject SandboxNotRunningError); without, through docker exec.
+   * `info.uid` (the container's user, never 0) stays held in this process's uid registry until the
+   * container is removed. Throws InvalidArgumentError when it is missing or 0.
    */
   constructor(
     readonly info: SandboxInfo,
@@ -37,7 +40,9 @@ export class DockerSandbox extends IOSandbox {
     baseline: WorkspaceHashes,
     channel?: ChannelClient,
   ) {
-    super(channel ? channelIO(channel) : dockerExecIO(container), baseline);
+    const uid = requireNonRootUid(info.uid ?? 0);
+    super(channel ? channelIO(channel) : dockerExecIO(container, uid), baseline);
+    uidRegistry.bind(container.id, uid);
   }
 
   /** `GET /containers/{id}/archive?path=/workspace/.`: entries relative to /workspace ("./a.txt"). */
@@ -75,6 +80,7 @@ export async function removeSandboxResources(
       if (status !== 404 && status !== 409)
         throw fromDockerError(err, { what: "removing the sandbox container", containerId });
     }
+    uidRegistry.releaseOwner(containerId);
   }
   if (!volumeName) return;
   for (let attempt = 0; ; attempt++) {

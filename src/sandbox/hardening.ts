@@ -2,17 +2,16 @@
  * The hardened container configuration (Docker Engine API 1.41 `POST /containers/create`).
  * Every sandbox gets: no network, read-only root filesystem, all capabilities dropped,
  * no-new-privileges, pids/memory(=swap, see cgroupMemoryBytes)/CPU limits, docker-init as PID 1 (reaps zombies;
- * the channel path replaces it with warden-helper as PID 1, see channel/docker/container.ts), the non-root user 1000:1000, size-limited tmpfs for /tmp and /run/warden, and an environment of
+ * the channel path replaces it with warden-helper as PID 1, see channel/docker/container.ts), the sandbox's own non-root
+ * uid:gid (sandbox-uid.ts; never 0), size-limited tmpfs for /tmp and /run/warden, and an environment of
  * LANG/PATH/HOME only (nothing from the host). No Docker socket is ever mounted.
  */
 import type Docker from "dockerode";
-import { BASE_ENV, SANDBOX_UID } from "./io-contract.js";
+import { BASE_ENV } from "./io-contract.js";
 import { cgroupMemoryBytes } from "./limits.js";
+import { requireNonRootUid, sandboxUser } from "./sandbox-uid.js";
 import type { ReadOnlyMount, SandboxLimits, WorkspaceMode } from "./types.js";
 import { WORKSPACE_DIR } from "./types.js";
-
-/** The user every command runs as (the image's `sandbox` user). */
-export const SANDBOX_USER = `${SANDBOX_UID}:${SANDBOX_UID}`;
 
 /** Private per-sandbox scratch for warden itself (exec pgid files); not in the tools' roots. */
 export const WARDEN_RUN_DIR = "/run/warden";
@@ -29,11 +28,14 @@ export interface HardenedConfigInput {
   /** Named tmpfs volume for `copy`. */
   workspaceVolume?: string;
   mounts: ReadOnlyMount[];
+  /** The host uid (= gid) every process of the sandbox runs as (sandbox-uid.ts); never 0. */
+  uid: number;
 }
 
 /** Builds the `createContainer` body. The command is `sleep infinity`; work happens through exec. */
 export function hardenedContainerConfig(input: HardenedConfigInput): Docker.ContainerCreateOptions {
   const { limits } = input;
+  const uid = requireNonRootUid(input.uid);
   const cgroupMemory = cgroupMemoryBytes(limits, input.workspaceMode);
   const mounts: Docker.MountConfig = [];
   if (input.workspaceMode === "copy") {
@@ -53,7 +55,7 @@ export function hardenedContainerConfig(input: HardenedConfigInput): Docker.Cont
   return {
     Image: input.image,
     Cmd: ["sleep", "infinity"],
-    User: SANDBOX_USER,
+    User: sandboxUser(uid),
     WorkingDir: WORKSPACE_DIR,
     Env: [...BASE_ENV],
     Labels: input.labels,
@@ -77,7 +79,7 @@ export function hardenedContainerConfig(input: HardenedConfigInput): Docker.Cont
       Privileged: false,
       Tmpfs: {
         "/tmp": `size=${limits.tmpBytes},mode=1777`,
-        [WARDEN_RUN_DIR]: "size=1m,uid=1000,gid=1000,mode=0700",
+        [WARDEN_RUN_DIR]: `size=1m,uid=${uid},gid=${uid},mode=0700`,
       },
       Mounts: mounts,
       RestartPolicy: { Name: "no" },
@@ -86,16 +88,21 @@ export function hardenedContainerConfig(input: HardenedConfigInput): Docker.Cont
   };
 }
 
-/** The `createVolume` body of a copy-mode workspace: a tmpfs capped at `sizeBytes`, owned by 1000. */
+/** The `createVolume` body of a copy-mode workspace: a tmpfs capped at `sizeBytes`, owned by `uid`:`uid`. */
 export function workspaceVolumeConfig(
   name: string,
   sizeBytes: number,
   labels: Record<string, string>,
+  uid: number,
 ): { Name: string; Driver: string; DriverOpts: Record<string, string>; Labels: Record<string, string> } {
   return {
     Name: name,
     Driver: "local",
-    DriverOpts: { type: "tmpfs", device: "tmpfs", o: `size=${sizeBytes},uid=1000,gid=1000,mode=0755` },
+    DriverOpts: {
+      type: "tmpfs",
+      device: "tmpfs",
+      o: `size=${sizeBytes},uid=${requireNonRootUid(uid)},gid=${uid},mode=0755`,
+    },
     Labels: labels,
   };
 }

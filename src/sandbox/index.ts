@@ -40,6 +40,13 @@ export {
   resolveSandboxOptions,
 } from "./options.js";
 export { type PreparedSandbox, prepareSandbox, resolveExecPath } from "./prepare.js";
+export {
+  parseSandboxUid,
+  RW_SANDBOX_UID,
+  SANDBOX_UID_END,
+  SANDBOX_UID_MIN,
+  UID_LABEL,
+} from "./sandbox-uid.js";
 export * from "./types.js";
 export { packDirectory, type WorkspaceHashes } from "./workspace-copy.js";
 export { excludeMatcher } from "./workspace-exclude.js";

@@ -9,9 +9,6 @@ import { InvalidArgumentError, NotFoundError } from "../errors.js";
 import type { ExecCommand, ExecOptions, ExecResult, ReadRange } from "./types.js";
 import { WORKSPACE_DIR } from "./types.js";
 
-/** uid (and gid) of the sandbox user every command runs as: the image's `sandbox` user. */
-export const SANDBOX_UID = 1000;
-
 /** Exit status reported when the timeout fired (GNU timeout's convention). */
 export const EXIT_TIMEOUT = 124;
 /** Exit status reported when the signal aborted the command (128 + SIGINT). */

@@ -23,6 +23,7 @@ import { removeSandboxResources } from "./docker-sandbox.js";
 import { hardenedContainerConfig, workspaceVolumeConfig } from "./hardening.js";
 import { LABEL, sandboxLabels } from "./labels.js";
 import type { ResolvedSandboxOptions } from "./options.js";
+import { UID_LABEL, uidRegistry } from "./sandbox-uid.js";
 
 /** A started, hardened container with an empty workspace. */
 export interface PreparedSandbox {
@@ -32,6 +33,8 @@ export interface PreparedSandbox {
   /** The open channel, when the helper runs. */
   channel?: ChannelClient;
   execPath: ExecPath;
+  /** The host uid (= gid) its processes run as (sandbox-uid.ts), also its UID_LABEL. */
+  uid: number;
   createdAt: Date;
   expiresAt: Date;
   /** The options it was prepared with (labels use its sessionId and tenant). */
@@ -68,6 +71,7 @@ export async function prepareSandbox(
   const { signal } = options;
   const createdAt = new Date(Math.floor(Date.now() / 1000) * 1000);
   const expiresAt = new Date(createdAt.getTime() + opts.ttlMs);
+  const uid = uidRegistry.claim(opts.workspaceMode);
   const labels = {
     ...sandboxLabels({
       sessionId: opts.sessionId,
@@ -77,6 +81,7 @@ export async function prepareSandbox(
       controller: opts.controllerId,
     }),
     ...options.extraLabels,
+    [UID_LABEL]: String(uid),
   };
   const volumeName =
     opts.workspaceMode === "copy"
@@ -96,7 +101,7 @@ export async function prepareSandbox(
         signal,
       });
     if (volumeName) {
-      await docker.createVolume(workspaceVolumeConfig(volumeName, opts.limits.workspaceBytes, labels));
+      await docker.createVolume(workspaceVolumeConfig(volumeName, opts.limits.workspaceBytes, labels, uid));
       volumeCreated = true;
     }
     throwIfAborted(signal);
@@ -109,14 +114,16 @@ export async function prepareSandbox(
       workspaceHostPath: opts.workspaceHostPath,
       workspaceVolume: volumeName,
       mounts: opts.mounts,
+      uid,
     });
     const config = egress && network.mode === "allowlist" ? sandboxNetworkConfig(hardened, egress) : hardened;
     const plan = await planHelper(docker, opts.image, execPath);
     let container = await docker.createContainer(applyHelperPlan(config, plan));
     containerId = container.id;
+    uidRegistry.bind(containerId, uid);
     throwIfAborted(signal);
     const started = await startWithHelper(container, plan, { signal });
-    const base = { volumeName, createdAt, expiresAt, opts, ...(egress ? { egress } : {}) };
+    const base = { volumeName, uid, createdAt, expiresAt, opts, ...(egress ? { egress } : {}) };
     if ("client" in started) return { ...base, container, channel: started.client, execPath: "channel" };
     if (plan.kind !== "none") warnHelperFallback(container.id, started.reason);
     if (!started.running) {
@@ -124,6 +131,7 @@ export async function prepareSandbox(
       containerId = undefined;
       container = await docker.createContainer(config);
       containerId = container.id;
+      uidRegistry.bind(containerId, uid);
       throwIfAborted(signal);
       await container.start();
     }
@@ -131,6 +139,7 @@ export async function prepareSandbox(
   } catch (err) {
     await removeSandboxResources(docker, containerId, volumeCreated ? volumeName : undefined).catch(() => {});
     await egress?.close().catch(() => {});
+    uidRegistry.release(uid);
     if (isAbortError(err)) throw err;
     throw fromDockerError(err, { what: "creating the sandbox", containerId });
   }

@@ -229,6 +229,11 @@ export interface SandboxInfo {
   expiresAt: Date;
   /** The path calls take: `channel` (warden-helper) or `docker-exec` (asked for, or the fallback). */
   execPath?: "channel" | "docker-exec";
+  /**
+   * The host uid (= gid) every process of the sandbox runs as: its own, drawn per sandbox (see
+   * README "Security"), or 1000 for a `rw` workspace. Never 0.
+   */
+  uid?: number;
   /** `none`, or `allowlist` with the gateway's proxy URL (the commands' HTTP(S)_PROXY). */
   network?: { mode: "none" } | { mode: "allowlist"; proxyUrl: string; gatewayContainerId: string };
 }

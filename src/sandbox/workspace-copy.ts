@@ -1,7 +1,8 @@
 /**
  * Copy-mode workspace: packs a host directory into a tar stream (tar-stream) for
  * `PUT /containers/{id}/archive` and records a sha256 of every file and symlink on the way, the
- * baseline for `changedPaths`. Entries are owned 1000:1000 and keep their permission bits; names
+ * baseline for `changedPaths`. Entries are owned by the given uid:gid (the sandbox's; 65534, nobody,
+ * when none is given: the archive API extracts as root and keeps it) and keep their permission bits; names
  * of any length and unicode names go through PAX headers; symlinks stay links (their target is
  * not followed); empty directories are kept; sockets, fifos and devices are skipped; entries the
  * `exclude` predicate names (workspace-exclude.ts) are left out. The host directory is only read.
@@ -27,14 +28,18 @@ export interface PackedDirectory {
   done: Promise<void>;
 }
 
-/** Starts packing `hostDir` (entries relative to it). Read errors reject `done` and destroy the stream. */
+/**
+ * Starts packing `hostDir` (entries relative to it), entries owned by `uid`:`gid` (default
+ * 65534:65534; what the archive API gives them, while warden-helper's untar makes them its own).
+ * Read errors reject `done` and destroy the stream.
+ */
 export function packDirectory(
   hostDir: string,
   options: { uid?: number; gid?: number; exclude?: ExcludePredicate } = {},
 ): PackedDirectory {
   const pack = tar.pack();
   const hashes: WorkspaceHashes = new Map();
-  const owner = { uid: options.uid ?? 1000, gid: options.gid ?? 1000 };
+  const owner = tarOwner(options.uid ?? NOBODY, options.gid ?? NOBODY);
   const done = (async () => {
     try {
       await walk(hostDir, "", pack, hashes, owner, options.exclude);
@@ -48,6 +53,30 @@ export function packDirectory(
   return { stream: toNodeStream(pack), hashes, done };
 }
 
+/** The owner of entries packed without one: nobody (65534), never root. */
+const NOBODY = 65534;
+
+/** Largest id a USTAR header's uid/gid field holds as tar-stream writes it (6 octal digits). */
+const USTAR_MAX_ID = 0o777777;
+
+/** The owner fields of a tar header (tar-stream's), and of the PAX records it writes. */
+export interface TarOwner {
+  uid: number;
+  gid: number;
+  pax?: Record<string, string>;
+}
+
+/**
+ * The tar header fields giving an entry owner `uid`:`gid`. USTAR's field holds at most 262143
+ * (tar-stream writes 777777 for anything larger: a sandbox uid of 2^20 or more would land as
+ * 262143), so larger ids also go as POSIX PAX `uid`/`gid` records, which Go's archive/tar (Docker's
+ * archive API) reads in place of the header's.
+ */
+export function tarOwner(uid: number, gid: number): TarOwner {
+  if (uid <= USTAR_MAX_ID && gid <= USTAR_MAX_ID) return { uid, gid };
+  return { uid, gid, pax: { uid: String(uid), gid: String(gid) } };
+}
+
 /** Files up to this size are read whole; larger ones are streamed. */
 const SMALL_FILE_BYTES = 1024 * 1024;
 
@@ -56,7 +85,7 @@ async function walk(
   rel: string,
   pack: tar.Pack,
   hashes: WorkspaceHashes,
-  owner: { uid: number; gid: number },
+  owner: TarOwner,
   exclude?: ExcludePredicate,
 ): Promise<void> {
   const names = (await readdir(join(root, rel))).sort();

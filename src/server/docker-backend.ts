@@ -23,6 +23,7 @@ import {
   DockerSandbox,
   getDocker,
   LABEL,
+  parseSandboxUid,
   removeSandboxResources,
   removeVolumeIfUnused,
   WORKSPACE_DIR,
@@ -82,6 +83,13 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
       if (!inspect.State.Running || !sessionLabelOk || labels[LABEL.tenant] !== record.tenant) {
         return null;
       }
+      // Its own uid (never root), as created: a container without one is not adopted.
+      let uid: number;
+      try {
+        uid = parseSandboxUid(inspect.Config.User, `container ${inspect.Id}`);
+      } catch {
+        return null;
+      }
       // Before the reset kills what ran: the connections it ends are audited too.
       const egress = await adoptEgress(record.id, inspect, options);
       let exec: Awaited<ReturnType<typeof adoptExec>>;
@@ -107,6 +115,7 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
         createdAt: new Date(labels[LABEL.created] ?? record.createdAt),
         expiresAt: new Date(labels[LABEL.expires] ?? record.expiresAt),
         execPath: exec.execPath,
+        uid,
         network: egress?.alive
           ? { mode: "allowlist", proxyUrl: egress.proxyUrl, gatewayContainerId: egress.containerId }
           : { mode: "none" },

@@ -22,6 +22,7 @@ import {
   KubernetesSandbox,
   podSandboxInfo,
   podStateOf,
+  podUidOf,
   replicaSelector,
 } from "../sandbox/index.js";
 import type { Session, SessionOptions } from "../session/index.js";
@@ -60,9 +61,11 @@ export function createKubernetesBackend(options: KubernetesBackendOptions): Sess
       // Only in the record's tenant's namespace: a session never reaches another tenant's Pods.
       const cluster = clusters.of(record.tenant);
       let state: ReturnType<typeof podStateOf>;
+      let uid: number;
       try {
         const pod = await cluster.core.readNamespacedPod({ name, namespace: cluster.namespace });
         state = pod.status?.phase === "Running" ? podStateOf(pod.metadata ?? {}) : null;
+        uid = podUidOf(pod);
       } catch {
         return null;
       }
@@ -86,6 +89,7 @@ export function createKubernetesBackend(options: KubernetesBackendOptions): Sess
           image: record.image,
           createdAt: state.createdAt,
           expiresAt: state.expiresAt,
+          uid,
         },
         cluster,
       );

@@ -24,7 +24,8 @@ export function channelTenant(name: string): string {
 
 /**
  * The hardened container config createSandbox would use for `image` (read-only workspace, no
- * mounts), labelled with `tenant` and a one-hour expiry; the helper is not wired in.
+ * mounts), labelled with `tenant` and a one-hour expiry, as uid 1000 (createSandbox draws one per
+ * sandbox; these fixtures need a known one); the helper is not wired in.
  */
 export function testContainerConfig(
   image: string,
@@ -44,6 +45,7 @@ export function testContainerConfig(
     }),
     workspaceMode: "ro",
     mounts: [],
+    uid: 1000,
   });
 }
 

@@ -41,19 +41,19 @@ describeK8sOn("gvisor", "Kubernetes sandbox on RuntimeClass gvisor", () => {
     expect(r.stdout).toBe("[    0.000000] Starting gVisor...\n4.19.0-gvisor\n");
   });
 
-  it("runs as uid 1000 in /workspace with no capabilities and no service-account token", async () => {
+  it("runs as its own uid in /workspace with no capabilities and no service-account token", async () => {
     const r = await run(
       sandbox,
       "id -u; id -g; pwd; grep -E '^Cap(Eff|Bnd):' /proc/self/status; test -e /var/run/secrets/kubernetes.io && echo token=mounted || echo token=none",
     );
-    expect(r.stdout).toContain("1000\n1000\n/workspace\n");
+    expect(r.stdout).toContain(`${sandbox.info.uid}\n${sandbox.info.uid}\n/workspace\n`);
     expect(r.stdout).toContain("CapEff:\t0000000000000000");
     expect(r.stdout).toContain("CapBnd:\t0000000000000000");
     expect(r.stdout).toContain("token=none");
   });
 
   it("has a read-only root and size-limited /workspace (1 GiB) and /tmp (64 MiB)", async () => {
-    // gVisor refuses a write to the root as uid 1000 with EACCES before EROFS: the mount says ro.
+    // gVisor refuses a write to the root as a non-root uid with EACCES before EROFS: the mount says ro.
     const r = await run(sandbox, 'awk \'$2 == "/" { split($4, o, ","); print o[1] }\' /proc/mounts');
     expect(r.stdout).toBe("ro\n");
     expect(await emptyDirSizes(sandbox)).toEqual([1024 ** 3, 64 * 1024 ** 2]);

@@ -33,12 +33,14 @@ describeK8s("Kubernetes sandbox: a hardened Pod over the attach channel", () => 
     expect(await podLeftovers(TENANT)).toEqual([]);
   });
 
-  it("runs commands over the channel as uid 1000 in /workspace", async () => {
+  it("runs commands over the channel as its own uid (its label's) in /workspace", async () => {
     expect(sandbox.info.execPath).toBe("channel");
     // The Pod's RuntimeClass (none: the node's default runtime), whatever options.runtime said.
     expect(sandbox.info.runtime).toBe(TEST_RUNTIME_CLASS ?? "default");
     const r = await run(sandbox, "id -u; id -g; pwd");
-    expect(r).toMatchObject({ exitCode: 0, stdout: "1000\n1000\n/workspace\n" });
+    const uid = sandbox.info.uid;
+    expect(uid).toBeGreaterThanOrEqual(2 ** 20);
+    expect(r).toMatchObject({ exitCode: 0, stdout: `${uid}\n${uid}\n/workspace\n` });
   });
 
   it("has no capabilities, no new privileges, seccomp filtering, and no service-account token", async () => {

@@ -134,9 +134,10 @@ describeK8s("warden serve on Kubernetes: tenants, tools, pool, kill -9", () => {
     expect(
       await tool(s, A, id, "edit", { path: "src/a.txt", edits: [{ oldText: "two", newText: "three" }] }),
     ).toMatchObject({ isError: false });
-    expect(text(await tool(s, A, id, "bash", { command: "cat src/a.txt; id -u" }))).toBe(
-      "one\nthree\n1000\n",
-    );
+    // The Pod's own uid (src/sandbox/sandbox-uid.ts), never 1000 or root.
+    const ran = text(await tool(s, A, id, "bash", { command: "cat src/a.txt; id -u" }));
+    expect(ran).toMatch(/^one\nthree\n\d+\n$/);
+    expect(Number(ran.split("\n")[2])).toBeGreaterThanOrEqual(2 ** 20);
     expect(text(await tool(s, A, id, "grep", { pattern: "thr" }))).toContain("src/a.txt:2: three");
     expect(text(await tool(s, A, id, "find", { pattern: "*.txt" }))).toContain("src/a.txt");
     expect(text(await tool(s, A, id, "ls", { path: "src" }))).toBe("a.txt");

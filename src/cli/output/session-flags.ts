@@ -10,7 +10,7 @@ import { resolve } from "node:path";
 import { type Command, Option } from "commander";
 import { InvalidArgumentError } from "../../errors.js";
 import type { BeforeToolCallHook, ToolSelection } from "../../pipeline/index.js";
-import type { WorkspaceMode } from "../../sandbox/index.js";
+import { RW_SANDBOX_UID, type WorkspaceMode } from "../../sandbox/index.js";
 import type { SessionOptions } from "../../session/index.js";
 import {
   addNetworkFlags,
@@ -144,11 +144,12 @@ export function toolSelectionOf(flags: SessionFlags): ToolSelection {
   return selection;
 }
 
-/** The sandbox user's uid and gid (images/sandbox). */
-const SANDBOX_UID = 1000;
+/** The uid and gid every `rw` sandbox runs as (images/sandbox's `sandbox` user; other modes draw their own). */
+const SANDBOX_UID = RW_SANDBOX_UID;
 
 /**
- * `--mode rw` needs the directory writable by the sandbox user (uid 1000); otherwise every write in
+ * `--mode rw` needs the directory writable by the sandbox user (uid 1000: an rw sandbox always runs as
+ * it, src/sandbox/sandbox-uid.ts); otherwise every write in
  * the sandbox fails with EACCES. Returns the warning naming the owner, mode and the fix, or undefined
  * when it is writable (by the permission bits; ACLs are not read). A warning, not an error: a
  * session that only reads, or writes only to writable subdirectories, still works.

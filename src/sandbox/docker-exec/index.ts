@@ -13,13 +13,16 @@ import { writeFileAtomic } from "./write-file.js";
 /** warden's own short commands (hashing, adoption): an argv with its output captured. */
 export { type CaptureResult, captureExec } from "./capture.js";
 
-/** SandboxIO over docker exec in `container` (the sandbox user, no TTY, stdin /dev/null). */
-export function dockerExecIO(container: Docker.Container): SandboxIO {
+/**
+ * SandboxIO over docker exec in `container` (as the container's own user, its `User` field: no
+ * exec names another; no TTY, stdin /dev/null). `uid` owns what writeFile puts in through the archive API.
+ */
+export function dockerExecIO(container: Docker.Container, uid: number): SandboxIO {
   return {
     kind: "docker-exec",
     exec: (command, options) => execInContainer(container, command, options),
     readFile: (path, range, options) => readFileRange(container, path, range, options),
-    writeFile: (path, data, options) => writeFileAtomic(container, path, data, options),
+    writeFile: (path, data, options) => writeFileAtomic(container, path, data, uid, options),
     stat: (path, options) => statPath(container, path, options),
     realpath: (path, options) => realPath(container, path, options),
     listDirRaw: (path, options) => listDirectoryRaw(container, path, options),

@@ -12,7 +12,6 @@ import type { Duplex } from "node:stream";
 import type Docker from "dockerode";
 import { fromDockerError, SandboxNotRunningError } from "../../errors.js";
 import { StreamDemuxer } from "../demux.js";
-import { SANDBOX_USER } from "../hardening.js";
 import { ReadHold } from "../read-hold.js";
 import type { OutputCallback } from "../types.js";
 
@@ -34,7 +33,7 @@ const POLL_MS = 1000;
 const BACKSTOP_MS = 2000;
 
 /**
- * Starts `spec` in `container` as the sandbox user, without stdin or TTY.
+ * Starts `spec` in `container` as the sandbox user (the container's `User`: the exec names none), without stdin or TTY.
  * Rejects SandboxNotRunningError when the container is stopped or gone, SandboxError otherwise.
  */
 export async function startDockerExec(
@@ -50,7 +49,6 @@ export async function startDockerExec(
       Cmd: spec.cmd,
       Env: spec.env ?? [],
       WorkingDir: spec.cwd,
-      User: SANDBOX_USER,
       AttachStdin: false,
       AttachStdout: true,
       AttachStderr: true,

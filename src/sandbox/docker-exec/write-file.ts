@@ -1,6 +1,6 @@
 /**
  * Atomic whole-file write inside the sandbox: `mkdir -p` the parent, put a temp file
- * (`.warden-tmp-<random>`, owned 1000:1000, the requested mode) into the same directory through
+ * (`.warden-tmp-<random>`, owned by the sandbox's uid:gid, the requested mode) into the same directory through
  * the archive API (`PUT /containers/{id}/archive`), then `mv -f` it over the target, so a reader
  * sees the old or the new content, never a mix. Without `mode`, an existing target keeps its mode.
  * The archive API writes into volumes and bind mounts (the workspace, rw mounts), not into the
@@ -13,7 +13,7 @@ import tar from "tar-stream";
 import { fromDockerError } from "../../errors.js";
 import { throwIfAborted } from "../../util/index.js";
 import { checkFileMode, containerPath } from "../io-contract.js";
-import { toNodeStream } from "../workspace-copy.js";
+import { tarOwner, toNodeStream } from "../workspace-copy.js";
 import { captureExec } from "./capture.js";
 import { checkExit } from "./file-ops.js";
 
@@ -29,6 +29,7 @@ export async function writeFileAtomic(
   container: Docker.Container,
   path: string,
   data: Buffer,
+  uid: number,
   options: { mode?: number; signal?: AbortSignal } = {},
 ): Promise<void> {
   const target = containerPath(path);
@@ -43,7 +44,7 @@ export async function writeFileAtomic(
   const tmpName = `.warden-tmp-${randomBytes(8).toString("hex")}`;
   const pack = tar.pack();
   pack.entry(
-    { name: tmpName, size: data.length, mode: mode ?? 0o644, uid: 1000, gid: 1000, mtime: new Date() },
+    { name: tmpName, size: data.length, mode: mode ?? 0o644, ...tarOwner(uid, uid), mtime: new Date() },
     data,
   );
   pack.finalize();

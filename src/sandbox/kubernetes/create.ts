@@ -13,12 +13,13 @@ import { channelUntar } from "../channel/protocol/files.js";
 import { type Heartbeat, startHeartbeat } from "../channel/protocol/heartbeat.js";
 import { LABEL } from "../labels.js";
 import { type ResolvedSandboxOptions, resolveSandboxOptions } from "../options.js";
+import { uidRegistry } from "../sandbox-uid.js";
 import type { SandboxOptions } from "../types.js";
 import { WORKSPACE_DIR } from "../types.js";
 import { packDirectory, type WorkspaceHashes } from "../workspace-copy.js";
 import { workspaceReadError } from "../workspace-size.js";
 import { fromKubeError, type KubernetesCluster } from "./cluster.js";
-import { deletePod } from "./delete-pod.js";
+import { deletePod, podUidOwner } from "./delete-pod.js";
 import { KubernetesSandbox } from "./kubernetes-sandbox.js";
 import { ensureDenyAllPolicy } from "./network-policy.js";
 import { DEFAULT_HEARTBEAT_MS } from "./pod-channel.js";
@@ -50,6 +51,8 @@ export interface PreparedPod {
    * (the pool then discards the spare). finishPodSandbox stops it: the session's PodChannel beats from then on.
    */
   heartbeat: Heartbeat;
+  /** The host uid (= gid) its processes run as (../sandbox-uid.ts), also its UID_LABEL. */
+  uid: number;
   createdAt: Date;
   expiresAt: Date;
   opts: ResolvedSandboxOptions;
@@ -96,7 +99,10 @@ export async function preparePod(
   const createdAt = new Date(Math.floor(Date.now() / 1000) * 1000);
   const expiresAt = new Date(createdAt.getTime() + opts.ttlMs);
   const name = podName(opts.sessionId);
+  const uid = uidRegistry.claim(opts.workspaceMode);
+  uidRegistry.bind(podUidOwner(cluster.namespace, name), uid);
   const pod = buildPodSpec({
+    uid,
     name,
     namespace: cluster.namespace,
     image: opts.image,
@@ -113,12 +119,15 @@ export async function preparePod(
       ...(cluster.replicaId ? { replica: cluster.replicaId } : {}),
     },
   });
-  const channel = await startPod(cluster, pod, options);
+  const channel = await startPod(cluster, pod, options).catch((err: unknown) => {
+    uidRegistry.releaseOwner(podUidOwner(cluster.namespace, name));
+    throw err;
+  });
   const heartbeat = startHeartbeat(channel, {
     everyMs: cluster.heartbeatMs ?? DEFAULT_HEARTBEAT_MS,
     onUnanswered: (reason) => channel.close(`heartbeat: ${reason}`),
   });
-  return { name, channel, heartbeat, createdAt, expiresAt, opts };
+  return { name, channel, heartbeat, uid, createdAt, expiresAt, opts };
 }
 
 /**
@@ -152,6 +161,7 @@ export async function finishPodSandbox(
         image: opts.image,
         createdAt: prepared.createdAt,
         expiresAt,
+        uid: prepared.uid,
       },
       cluster,
     );

@@ -3,6 +3,7 @@
  * removals share.
  */
 import { SandboxError } from "../../errors.js";
+import { uidRegistry } from "../sandbox-uid.js";
 import { apiStatus, fromKubeError, type KubernetesCluster } from "./cluster.js";
 
 /** How long deletePod waits for a deleted Pod to be gone (ms). */
@@ -11,9 +12,19 @@ const DELETE_WAIT_MS = 60_000;
 /**
  * Deletes Pod `name` with grace 0 and waits until the API no longer returns it (at most 60 s,
  * polling every 200 ms). A Pod already gone is success. Rejects SandboxError when the delete is
- * refused or the Pod is still there after the wait.
+ * refused or the Pod is still there after the wait. Once it is gone, its uid is free again (sandbox-uid.ts).
  */
 export async function deletePod(cluster: KubernetesCluster, name: string): Promise<void> {
+  await deleteAndWait(cluster, name);
+  uidRegistry.releaseOwner(podUidOwner(cluster.namespace, name));
+}
+
+/** The uid registry's key of Pod `namespace`/`name` (Docker's are container ids). */
+export function podUidOwner(namespace: string, name: string): string {
+  return `pod:${namespace}/${name}`;
+}
+
+async function deleteAndWait(cluster: KubernetesCluster, name: string): Promise<void> {
   const { core, namespace } = cluster;
   try {
     await core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 });

@@ -56,6 +56,7 @@ export {
   cpuQuantity,
   INIT_COMMAND,
   type PodSpecOptions,
+  podUidOf,
   SANDBOX_CONTAINER,
 } from "./pod-spec.js";
 export {

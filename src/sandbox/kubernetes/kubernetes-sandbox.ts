@@ -13,11 +13,12 @@ import { throwIfAborted } from "../../util/index.js";
 import type { ChannelClient } from "../channel/protocol/client.js";
 import { channelExec } from "../channel/protocol/exec.js";
 import { IOSandbox } from "../io-sandbox.js";
+import { uidRegistry } from "../sandbox-uid.js";
 import type { SandboxInfo } from "../types.js";
 import { WORKSPACE_DIR } from "../types.js";
 import type { WorkspaceHashes } from "../workspace-copy.js";
 import type { KubernetesCluster } from "./cluster.js";
-import { deletePod } from "./delete-pod.js";
+import { deletePod, podUidOwner } from "./delete-pod.js";
 import { PodChannel } from "./pod-channel.js";
 
 type Opts = { signal?: AbortSignal };
@@ -29,7 +30,8 @@ export class KubernetesSandbox extends IOSandbox {
 
   /**
    * Wraps a running Pod (`info.containerId` is its name) whose helper answers on `channel`; later
-   * channels replace it when its stream ends (pod-channel.ts; `log` gets those lines).
+   * channels replace it when its stream ends (pod-channel.ts; `log` gets those lines). The Pod's
+   * uid (`info.uid`) stays held in this process's uid registry until destroy deletes the Pod.
    */
   constructor(
     readonly info: SandboxInfo,
@@ -44,6 +46,7 @@ export class KubernetesSandbox extends IOSandbox {
     });
     super(podChannel.io(), baseline);
     this.channel = podChannel;
+    if (info.uid !== undefined) uidRegistry.bind(podUidOwner(cluster.namespace, info.containerId), info.uid);
   }
 
   /** How many times the Pod's exec channel was re-opened after its stream ended. */

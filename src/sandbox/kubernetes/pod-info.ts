@@ -13,7 +13,7 @@ import type { KubernetesCluster } from "./cluster.js";
  */
 export const POD_DEFAULT_RUNTIME = "default";
 
-/** What identifies one sandbox Pod: its name, session, tenant, image and lifetime. */
+/** What identifies one sandbox Pod: its name, session, tenant, image, lifetime and uid. */
 export interface PodInfoFields {
   name: string;
   sessionId: string;
@@ -21,6 +21,8 @@ export interface PodInfoFields {
   image: string;
   createdAt: Date;
   expiresAt: Date;
+  /** The host uid (= gid) the Pod runs as (its runAsUser, ../sandbox-uid.ts). */
+  uid: number;
 }
 
 /**
@@ -44,6 +46,7 @@ export function podSandboxInfo(
     createdAt: fields.createdAt,
     expiresAt: fields.expiresAt,
     execPath: "channel",
+    uid: fields.uid,
     network: { mode: "none" },
   };
 }

@@ -1,7 +1,7 @@
 /**
  * The hardened Pod of one Kubernetes sandbox (core/v1 Pod), built by a pure function so every
  * field is unit-tested. It mirrors the Docker container's hardening (../hardening.ts): the
- * non-root user 1000:1000, a read-only root filesystem, all capabilities dropped, no privilege
+ * sandbox's own non-root uid:gid (../sandbox-uid.ts: also the fsGroup, so the emptyDirs are its), a read-only root filesystem, all capabilities dropped, no privilege
  * escalation, seccomp RuntimeDefault, no service-account token and no service links, CPU and
  * memory limits, and size-limited memory-backed emptyDirs for /workspace and /tmp. The container's
  * process is `warden-helper --init`, an idle init with no stdin that writes nothing (the CRI
@@ -14,8 +14,9 @@
  */
 import type { V1Pod } from "@kubernetes/client-node";
 import { HELPER_PATH } from "../channel/protocol/helper-path.js";
-import { BASE_ENV, SANDBOX_UID } from "../io-contract.js";
+import { BASE_ENV } from "../io-contract.js";
 import { cgroupMemoryBytes } from "../limits.js";
+import { parseSandboxUid, requireNonRootUid, UID_LABEL } from "../sandbox-uid.js";
 import type { SandboxLimits } from "../types.js";
 import { WORKSPACE_DIR } from "../types.js";
 import { type PodState, podAnnotations, podLabels } from "./pod-labels.js";
@@ -43,6 +44,8 @@ export interface PodSpecOptions {
   runtimeClassName?: string;
   /** What the labels and annotations carry (tenant, session, controller, pool key, times). */
   state: PodState;
+  /** The host uid (= gid, fsGroup) the Pod's processes run as (../sandbox-uid.ts); never 0. Also its UID_LABEL. */
+  uid: number;
 }
 
 /**
@@ -64,6 +67,7 @@ export function cpuQuantity(cpus: number): string {
  */
 export function buildPodSpec(options: PodSpecOptions): V1Pod {
   const { limits } = options;
+  const uid = requireNonRootUid(options.uid);
   const memory = String(cgroupMemoryBytes(limits, "copy"));
   return {
     apiVersion: "v1",
@@ -71,8 +75,8 @@ export function buildPodSpec(options: PodSpecOptions): V1Pod {
     metadata: {
       name: options.name,
       namespace: options.namespace,
-      labels: podLabels(options.state),
-      annotations: podAnnotations(options.state, limits),
+      labels: { ...podLabels(options.state), [UID_LABEL]: String(uid) },
+      annotations: { ...podAnnotations(options.state, limits), [UID_LABEL]: String(uid) },
     },
     spec: {
       restartPolicy: "Never",
@@ -85,9 +89,9 @@ export function buildPodSpec(options: PodSpecOptions): V1Pod {
       ...(options.runtimeClassName ? { runtimeClassName: options.runtimeClassName } : {}),
       securityContext: {
         runAsNonRoot: true,
-        runAsUser: SANDBOX_UID,
-        runAsGroup: SANDBOX_UID,
-        fsGroup: SANDBOX_UID,
+        runAsUser: uid,
+        runAsGroup: uid,
+        fsGroup: uid,
         seccompProfile: { type: "RuntimeDefault" },
       },
       containers: [
@@ -106,8 +110,8 @@ export function buildPodSpec(options: PodSpecOptions): V1Pod {
           }),
           securityContext: {
             runAsNonRoot: true,
-            runAsUser: SANDBOX_UID,
-            runAsGroup: SANDBOX_UID,
+            runAsUser: uid,
+            runAsGroup: uid,
             privileged: false,
             allowPrivilegeEscalation: false,
             readOnlyRootFilesystem: true,
@@ -130,4 +134,14 @@ export function buildPodSpec(options: PodSpecOptions): V1Pod {
       ],
     },
   };
+}
+
+/**
+ * The uid the sandbox container of `pod` runs as (its securityContext's runAsUser, else the Pod's):
+ * what adoption records. Throws InvalidArgumentError when there is none or it is 0.
+ */
+export function podUidOf(pod: V1Pod): number {
+  const container = pod.spec?.containers.find((c) => c.name === SANDBOX_CONTAINER);
+  const uid = container?.securityContext?.runAsUser ?? pod.spec?.securityContext?.runAsUser;
+  return parseSandboxUid(uid === undefined ? undefined : String(uid), `Pod ${pod.metadata?.name ?? "?"}`);
 }

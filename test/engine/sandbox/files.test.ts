@@ -85,11 +85,11 @@ for (const execPath of EXEC_PATHS) {
       expect(await sb.stat("plain.txt")).toMatchObject({ type: "file", size: 0, mode: 0o644 });
       const owner = await run(
         sb,
-        "find deep plain.txt -printf '%u %p\\n'; ls -a deep/er | grep -c warden-tmp; true",
+        "find deep plain.txt -printf '%U %p\\n'; ls -a deep/er | grep -c warden-tmp; true",
       );
-      expect(owner.stdout).toBe(
-        "sandbox deep\nsandbox deep/er\nsandbox deep/er/x.sh\nsandbox plain.txt\n0\n",
-      );
+      // Owned by the sandbox's own uid (above 262143: the archive API's tar carries it as PAX records).
+      const u = sb.info.uid;
+      expect(owner.stdout).toBe(`${u} deep\n${u} deep/er\n${u} deep/er/x.sh\n${u} plain.txt\n0\n`);
       await expect(sb.writeFile("deep", Buffer.from("x"))).rejects.toMatchObject({
         code: "INVALID_ARGUMENT",
       });

@@ -36,6 +36,7 @@ for (const execPath of EXEC_PATHS) {
     it("applies every hardening setting with the default limits", async () => {
       const c = await getDocker().getContainer(defaults.info.containerId).inspect();
       const h = c.HostConfig;
+      const uid = defaults.info.uid;
       expect(h.NetworkMode).toBe("none");
       expect(h.ReadonlyRootfs).toBe(true);
       expect(h.CapDrop).toEqual(["ALL"]);
@@ -52,9 +53,12 @@ for (const execPath of EXEC_PATHS) {
       expect(h.Runtime).toBe("runc");
       expect(h.Tmpfs).toEqual({
         "/tmp": `size=${64 * MiB},mode=1777`,
-        "/run/warden": "size=1m,uid=1000,gid=1000,mode=0700",
+        "/run/warden": `size=1m,uid=${uid},gid=${uid},mode=0700`,
       });
-      expect(c.Config.User).toBe("1000:1000");
+      // Its own uid (src/sandbox/sandbox-uid.ts), recorded in its label, never root.
+      expect(uid).toBeGreaterThanOrEqual(2 ** 20);
+      expect(c.Config.User).toBe(`${uid}:${uid}`);
+      expect(c.Config.Labels?.["io.warden.uid"]).toBe(String(uid));
       expect(c.Config.Image).toBe(DEFAULT_IMAGE);
       expect([...(c.Config.Env ?? [])].sort()).toEqual([
         "HOME=/home/sandbox",
@@ -79,7 +83,7 @@ for (const execPath of EXEC_PATHS) {
           "touch /etc/x 2>&1 | sed 's/.*: //'; ls /sys/class/net; ls /var/run/docker.sock 2>&1 | sed 's/.*: //'",
       );
       expect(r.stdout).toBe(
-        "1000\n1000\nCapEff:\t0000000000000000\nNoNewPrivs:\t1\nRead-only file system\nlo\nNo such file or directory\n",
+        `${defaults.info.uid}\n${defaults.info.uid}\nCapEff:\t0000000000000000\nNoNewPrivs:\t1\nRead-only file system\nlo\nNo such file or directory\n`,
       );
     });
 

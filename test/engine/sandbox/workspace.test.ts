@@ -83,7 +83,8 @@ for (const execPath of EXEC_PATHS) {
       expect(await leftovers(tenant)).toEqual([]);
     });
 
-    it("copy keeps long and unicode names, modes, symlinks, empty dirs; owner is uid 1000", async () => {
+    it("copy keeps long and unicode names, modes, symlinks, empty dirs; owner is its own uid", async () => {
+      const owner = `${copy.info.uid}:${copy.info.uid}`;
       expect(copy.info.workspaceMode).toBe("copy");
       expect(copy.info.roots).toEqual(["/workspace"]);
       const r = await run(
@@ -92,14 +93,14 @@ for (const execPath of EXEC_PATHS) {
       );
       expect(r.stdout).toBe(
         [
-          "empty d 755 sandbox:sandbox ",
-          "link l 777 sandbox:sandbox run.sh",
-          `${LONG} f 644 sandbox:sandbox `,
-          "run.sh f 755 sandbox:sandbox ",
-          `${UNICODE} f 644 sandbox:sandbox `,
-          "secret.txt f 600 sandbox:sandbox ",
-          "sub d 755 sandbox:sandbox ",
-          "sub/keep.txt f 644 sandbox:sandbox ",
+          `empty d 755 ${owner} `,
+          `link l 777 ${owner} run.sh`,
+          `${LONG} f 644 ${owner} `,
+          `run.sh f 755 ${owner} `,
+          `${UNICODE} f 644 ${owner} `,
+          `secret.txt f 600 ${owner} `,
+          `sub d 755 ${owner} `,
+          `sub/keep.txt f 644 ${owner} `,
           "long",
           "unicode",
           "ran",

@@ -85,7 +85,11 @@ describeEngine("warden serve: warm pool", () => {
     expect(containers.some((c) => c.Id === spare.Id && c.State === "running")).toBe(true);
     const view = (await (await api(first, `/v1/sessions/${pooled}`)).json()) as { containerId: string };
     expect(view.containerId).toBe(spare.Id);
-    expect(await bash(first, pooled, "cat seed.txt; id -u; echo kept > mark.txt")).toBe("seeded\n1000\n");
+    // The spare got its own uid when it was made (its label); the session runs as that uid.
+    expect(Number(spare.Labels["io.warden.uid"])).toBeGreaterThanOrEqual(2 ** 20);
+    expect(await bash(first, pooled, "cat seed.txt; id -u; echo kept > mark.txt")).toBe(
+      `seeded\n${spare.Labels["io.warden.uid"]}\n`,
+    );
     await waitForSpares(first, 1);
     await waitForContainers(3);
     // A bind-mounted (ro/rw) workspace never comes from the pool: a spare would mount the host path

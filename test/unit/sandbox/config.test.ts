@@ -31,6 +31,7 @@ describe("hardenedContainerConfig", () => {
       workspaceMode: "ro",
       workspaceHostPath: "/src",
       mounts: [{ hostPath: "/r", containerPath: "/ref" }],
+      uid: 1234567,
     });
     expect(c.HostConfig).toMatchObject({
       NetworkMode: "none",
@@ -49,16 +50,34 @@ describe("hardenedContainerConfig", () => {
       { Type: "bind", Source: "/src", Target: "/workspace", ReadOnly: true },
       { Type: "bind", Source: "/r", Target: "/ref", ReadOnly: true },
     ]);
-    expect(c.User).toBe("1000:1000");
+    expect(c.User).toBe("1234567:1234567");
+    expect(c.HostConfig?.Tmpfs).toEqual({
+      "/tmp": `size=${limits.tmpBytes},mode=1777`,
+      "/run/warden": "size=1m,uid=1234567,gid=1234567,mode=0700",
+    });
     expect(c.Env).toHaveLength(3);
   });
 
-  it("sizes the copy-mode volume as a tmpfs owned by the sandbox user", () => {
-    expect(workspaceVolumeConfig("v", 1000, {}).DriverOpts).toEqual({
+  it("sizes the copy-mode volume as a tmpfs owned by the sandbox's uid", () => {
+    expect(workspaceVolumeConfig("v", 1000, {}, 2097152).DriverOpts).toEqual({
       type: "tmpfs",
       device: "tmpfs",
-      o: "size=1000,uid=1000,gid=1000,mode=0755",
+      o: "size=1000,uid=2097152,gid=2097152,mode=0755",
     });
+  });
+
+  it("refuses root or no uid: a sandbox never runs as uid 0", () => {
+    const base = {
+      image: "img",
+      limits: resolveLimits({}),
+      runtime: "runc" as const,
+      labels: {},
+      mounts: [],
+    };
+    expect(() =>
+      hardenedContainerConfig({ ...base, workspaceMode: "copy", workspaceVolume: "v", uid: 0 }),
+    ).toThrow("a sandbox's uid must be a positive integer (never root), got 0.");
+    expect(() => workspaceVolumeConfig("v", 1000, {}, Number.NaN)).toThrow("never root");
   });
 });
 

@@ -35,7 +35,7 @@ describeEngine("createSandbox exec path", () => {
     expect(sb.info.execPath).toBe("channel");
     const r = await run(sb, "id -u; cat /proc/1/cmdline | tr '\\0' ' '");
     // PID 1 is the helper itself (no docker-init), serving through its `--serve` child.
-    expect(r.stdout).toBe("1000\n/opt/warden-helper/warden-helper ");
+    expect(r.stdout).toBe(`${sb.info.uid}\n/opt/warden-helper/warden-helper `);
   });
 
   it("falls back to docker exec with a logged reason when the helper cannot start", async () => {

@@ -35,7 +35,15 @@ async function infoOf(cluster: KubernetesCluster, runtime: "runc" | "runsc") {
       spareBeatStopped = true;
     },
   };
-  const prepared: PreparedPod = { name: "warden-s1", channel, heartbeat, createdAt, expiresAt, opts };
+  const prepared: PreparedPod = {
+    name: "warden-s1",
+    channel,
+    heartbeat,
+    uid: 3000001,
+    createdAt,
+    expiresAt,
+    opts,
+  };
   const sandbox = await finishPodSandbox(cluster, prepared, opts);
   channel.close();
   return sandbox.info;
@@ -52,7 +60,14 @@ describe("a sandbox Pod's info", () => {
   it("is the same for a created and an adopted Pod: copy mode, the channel, no network", async () => {
     const cluster = { namespace: "n", runtimeClassName: "kata" } as KubernetesCluster;
     const created = await infoOf(cluster, "runc");
-    const fields = { sessionId: "s1", tenant: "local", image: created.image, createdAt, expiresAt };
+    const fields = {
+      sessionId: "s1",
+      tenant: "local",
+      image: created.image,
+      createdAt,
+      expiresAt,
+      uid: 3000001,
+    };
     expect(podSandboxInfo({ name: "warden-s1", ...fields }, cluster)).toEqual(created);
     expect(created).toEqual({
       ...fields,

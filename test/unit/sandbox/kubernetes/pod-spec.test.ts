@@ -5,6 +5,7 @@ import {
   cpuQuantity,
   MANAGED_BY,
   type PodSpecOptions,
+  podUidOf,
 } from "../../../../src/sandbox/kubernetes/index.js";
 
 const createdAt = new Date("2026-12-01T10:00:00.000Z");
@@ -18,6 +19,7 @@ function options(over: Partial<PodSpecOptions> = {}): PodSpecOptions {
     image: "warden-sandbox:latest",
     limits: { memoryBytes: 512 * MiB, cpus: 1.5, pids: 128, tmpBytes: 64 * MiB, workspaceBytes: 256 * MiB },
     state: { sessionId: "s1", tenant: "acme", controller: "serve@host-1", createdAt, expiresAt },
+    uid: 2000003,
     ...over,
   };
 }
@@ -40,24 +42,36 @@ describe("buildPodSpec", () => {
     expect([spec.hostNetwork, spec.hostPID, spec.hostIPC]).toEqual([false, false, false]);
   });
 
-  it("runs as uid/gid 1000, non-root, under seccomp RuntimeDefault at Pod and container level", () => {
+  it("runs as the sandbox's own uid = gid = fsGroup, non-root, under seccomp RuntimeDefault at Pod and container level", () => {
     expect(spec.securityContext).toEqual({
       runAsNonRoot: true,
-      runAsUser: 1000,
-      runAsGroup: 1000,
-      fsGroup: 1000,
+      runAsUser: 2000003,
+      runAsGroup: 2000003,
+      fsGroup: 2000003,
       seccompProfile: { type: "RuntimeDefault" },
     });
     expect(container.securityContext).toEqual({
       runAsNonRoot: true,
-      runAsUser: 1000,
-      runAsGroup: 1000,
+      runAsUser: 2000003,
+      runAsGroup: 2000003,
       privileged: false,
       allowPrivilegeEscalation: false,
       readOnlyRootFilesystem: true,
       capabilities: { drop: ["ALL"] },
       seccompProfile: { type: "RuntimeDefault" },
     });
+  });
+
+  it("records its uid in a label and an annotation, reads it back for adoption, and refuses uid 0", () => {
+    expect(pod.metadata?.labels?.["io.warden.uid"]).toBe("2000003");
+    expect(pod.metadata?.annotations?.["io.warden.uid"]).toBe("2000003");
+    expect(podUidOf(pod)).toBe(2000003);
+    expect(() => buildPodSpec(options({ uid: 0 }))).toThrow(
+      "a sandbox's uid must be a positive integer (never root), got 0.",
+    );
+    expect(() => podUidOf({ metadata: { name: "p" }, spec: { containers: [] } })).toThrow(
+      "Pod p has no non-root sandbox uid (got null)",
+    );
   });
 
   it("runs warden-helper's idle init as the container's process, with no stdin (nothing to attach) and no TTY", () => {
@@ -101,6 +115,7 @@ describe("buildPodSpec", () => {
       [MANAGED_BY.key]: "warden",
       "io.warden.session": "s1",
       "io.warden.tenant": "acme",
+      "io.warden.uid": "2000003",
     });
     expect(pod.metadata?.annotations).toEqual({
       "io.warden.session": "s1",
@@ -109,6 +124,7 @@ describe("buildPodSpec", () => {
       "io.warden.expires": "2026-12-02T10:00:00.000Z",
       "io.warden.controller": "serve@host-1",
       "io.warden.pids": "128",
+      "io.warden.uid": "2000003",
     });
   });
 
