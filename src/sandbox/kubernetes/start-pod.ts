@@ -9,10 +9,12 @@ import { SandboxError } from "../../errors.js";
 import { isAbortError, throwIfAborted } from "../../util/index.js";
 import { ChannelClient } from "../channel/protocol/client.js";
 import { awaitHelper } from "../channel/protocol/handshake.js";
+import { HELPER_PATH, SEALED_HELPER_PATH } from "../channel/protocol/helper-path.js";
 import { fromKubeError, type KubernetesCluster } from "./cluster.js";
 import { deletePod } from "./delete-pod.js";
+import { podExec } from "./pod-exec.js";
 import { POD_REQUESTS } from "./pod-spec.js";
-import { execChannel, type HelperLog } from "./transport.js";
+import { CHANNEL_COMMAND, execChannel, type HelperLog, SEALED_CHANNEL_COMMAND } from "./transport.js";
 
 /**
  * The warden-helper version the Kubernetes backend needs: the exec-stream channel (`--init` as
@@ -191,7 +193,7 @@ export class HelperSilentError extends SandboxError {
 /**
  * Starts Pod `name`'s channel (`warden-helper --channel` through the exec API; it replaces any
  * channel already running there, with the commands that one started) and pings it until it
- * answers (every 250 ms, up to 10 s). Resolves with the connected client; rejects SandboxError
+ * answers (every 250 ms, up to 10 s); from the execute-only copy when it runs (channelCommand). Resolves with the connected client; rejects SandboxError
  * when the helper does not answer or is older than EXEC_CHANNEL_VERSION.
  */
 export async function connectHelper(
@@ -199,7 +201,8 @@ export async function connectHelper(
   name: string,
   options: { signal?: AbortSignal; log?: HelperLog } = {},
 ): Promise<ChannelClient> {
-  const transport = await execChannel(cluster.exec, cluster.namespace, name, options);
+  const command = await channelCommand(cluster, name, options.log);
+  const transport = await execChannel(cluster.exec, cluster.namespace, name, { ...options, command });
   const client = new ChannelClient(transport, {
     containerId: name,
     ...(options.log ? { log: options.log } : {}),
@@ -224,4 +227,23 @@ export async function connectHelper(
     );
   }
   return client;
+}
+
+/**
+ * The channel's command in Pod `name`: SEALED_CHANNEL_COMMAND when `--version` of the execute-only
+ * copy exits 0 there (one exec API call), else CHANNEL_COMMAND, with a line to `log` saying why:
+ * gVisor runs no file its caller cannot read (there its ptrace scope 1 still refuses a command
+ * the attach to a helper that is not its descendant), and images built before the copy lack it.
+ */
+async function channelCommand(cluster: KubernetesCluster, name: string, log?: HelperLog): Promise<string[]> {
+  const probe = await podExec(cluster, name, [SEALED_HELPER_PATH, "--version"]).catch((err: Error) => ({
+    exitCode: -1,
+    stdout: "",
+    stderr: err.message,
+  }));
+  if (probe.exitCode === 0) return SEALED_CHANNEL_COMMAND;
+  log?.(
+    `the execute-only helper ${SEALED_HELPER_PATH} does not run in Pod ${cluster.namespace}/${name} (exit ${probe.exitCode}: ${probe.stderr.trim().slice(0, 300)}); the channel runs ${HELPER_PATH}, dumpable until its first prctl (rebuild the image with warden images build; under gVisor this is expected)`,
+  );
+  return CHANNEL_COMMAND;
 }
