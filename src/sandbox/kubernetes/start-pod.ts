@@ -242,8 +242,9 @@ async function channelCommand(cluster: KubernetesCluster, name: string, log?: He
     stderr: err.message,
   }));
   if (probe.exitCode === 0) return SEALED_CHANNEL_COMMAND;
+  const why = probe.stderr.trim().slice(0, 300);
   log?.(
-    `the execute-only helper ${SEALED_HELPER_PATH} does not run in Pod ${cluster.namespace}/${name} (exit ${probe.exitCode}: ${probe.stderr.trim().slice(0, 300)}); the channel runs ${HELPER_PATH}, dumpable until its first prctl (rebuild the image with warden images build; under gVisor this is expected)`,
+    `the execute-only helper ${SEALED_HELPER_PATH} does not run in Pod ${cluster.namespace}/${name} (exit ${probe.exitCode}${why ? `: ${why}` : ""}); the channel runs ${HELPER_PATH}, dumpable until its first prctl (rebuild the image with warden images build; under gVisor this is expected)`,
   );
   return CHANNEL_COMMAND;
 }
