@@ -17,12 +17,21 @@ export interface PodExecResult {
   stderr: string;
 }
 
+/** podExec's command did not end within its `timeoutMs` (its stream was closed). */
+export class PodExecTimeoutError extends SandboxError {}
+
 /**
  * Runs `argv` in Pod `name`'s sandbox container through the exec API (no stdin, no TTY) and
  * resolves once it ends. Output is collected whole: for short commands only. Rejects SandboxError
- * when the API refuses the exec or the stream fails before a status arrived.
+ * when the API refuses the exec or the stream fails before a status arrived, and
+ * PodExecTimeoutError (closing the stream) when `timeoutMs` passes first.
  */
-export function podExec(cluster: KubernetesCluster, name: string, argv: string[]): Promise<PodExecResult> {
+export function podExec(
+  cluster: KubernetesCluster,
+  name: string,
+  argv: string[],
+  options: { timeoutMs?: number } = {},
+): Promise<PodExecResult> {
   const out: Buffer[] = [];
   const err: Buffer[] = [];
   const collect = (into: Buffer[]) =>
@@ -34,6 +43,20 @@ export function podExec(cluster: KubernetesCluster, name: string, argv: string[]
     });
   return new Promise((resolve, reject) => {
     let status: V1Status | undefined;
+    let timedOut = false;
+    let close: (() => void) | undefined;
+    const timer =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            close?.();
+            reject(
+              new PodExecTimeoutError(
+                `exec of ${argv.join(" ")} in Pod ${cluster.namespace}/${name} did not end within ${options.timeoutMs} ms.`,
+              ),
+            );
+          }, options.timeoutMs);
     cluster.exec
       .exec(
         cluster.namespace,
@@ -50,7 +73,10 @@ export function podExec(cluster: KubernetesCluster, name: string, argv: string[]
       )
       .then(
         (socket) => {
+          close = () => socket.close();
+          if (timedOut) socket.close();
           socket.on("close", () => {
+            clearTimeout(timer);
             if (!status) {
               reject(new SandboxError(`exec in Pod ${cluster.namespace}/${name} ended without a status.`));
               return;
@@ -62,13 +88,15 @@ export function podExec(cluster: KubernetesCluster, name: string, argv: string[]
             });
           });
         },
-        (e: unknown) =>
+        (e: unknown) => {
+          clearTimeout(timer);
           reject(
             new SandboxError(
               `exec in Pod ${cluster.namespace}/${name} failed: ${(e as Error).message ?? String(e)}`,
               { cause: e },
             ),
-          ),
+          );
+        },
       );
   });
 }

@@ -12,7 +12,7 @@ import { awaitHelper } from "../channel/protocol/handshake.js";
 import { HELPER_PATH, SEALED_HELPER_PATH } from "../channel/protocol/helper-path.js";
 import { fromKubeError, type KubernetesCluster } from "./cluster.js";
 import { deletePod } from "./delete-pod.js";
-import { podExec } from "./pod-exec.js";
+import { PodExecTimeoutError, podExec } from "./pod-exec.js";
 import { POD_REQUESTS } from "./pod-spec.js";
 import { CHANNEL_COMMAND, execChannel, type HelperLog, SEALED_CHANNEL_COMMAND } from "./transport.js";
 
@@ -229,18 +229,25 @@ export async function connectHelper(
   return client;
 }
 
+/** How long the execute-only copy's `--version` may take before the helper counts as silent, ms. */
+const PROBE_TIMEOUT_MS = 10_000;
+
 /**
  * The channel's command in Pod `name`: SEALED_CHANNEL_COMMAND when `--version` of the execute-only
  * copy exits 0 there (one exec API call), else CHANNEL_COMMAND, with a line to `log` saying why:
  * gVisor runs no file its caller cannot read (there its ptrace scope 1 still refuses a command
  * the attach to a helper that is not its descendant), and images built before the copy lack it.
+ * Rejects HelperSilentError when that exec does not end within PROBE_TIMEOUT_MS.
  */
 async function channelCommand(cluster: KubernetesCluster, name: string, log?: HelperLog): Promise<string[]> {
-  const probe = await podExec(cluster, name, [SEALED_HELPER_PATH, "--version"]).catch((err: Error) => ({
-    exitCode: -1,
-    stdout: "",
-    stderr: err.message,
-  }));
+  const probe = await podExec(cluster, name, [SEALED_HELPER_PATH, "--version"], {
+    timeoutMs: PROBE_TIMEOUT_MS,
+  }).catch((err: Error) => {
+    // A sandbox that stops every process (kill -STOP -1) holds it: as a helper that never answers.
+    if (err instanceof PodExecTimeoutError)
+      throw new HelperSilentError(cluster.namespace, name, err.message, err);
+    return { exitCode: -1, stdout: "", stderr: err.message };
+  });
   if (probe.exitCode === 0) return SEALED_CHANNEL_COMMAND;
   const why = probe.stderr.trim().slice(0, 300);
   log?.(
