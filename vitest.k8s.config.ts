@@ -12,6 +12,7 @@ export default defineConfig({
       "test/k8s/**/*.test.ts",
       "test/engine/tools/*.test.ts",
       "test/engine/sandbox/own-uid.test.ts",
+      "test/engine/sandbox/sealed-helper.test.ts",
       "test/engine/pipeline/session.test.ts",
       "test/engine/session/*.test.ts",
       "test/engine/server/api.test.ts",

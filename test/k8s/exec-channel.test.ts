@@ -12,6 +12,7 @@ import {
   type KubernetesSandbox,
   podExec,
 } from "../../src/sandbox/index.js";
+import { TEST_IMAGE } from "../helpers/backend.js";
 import { ATTACK_REFUSED, ATTACK_REFUSED_UNDER_GVISOR, attackNow } from "../helpers/channel-attack.js";
 import { describeK8s, podLeftovers, TEST_RUNTIME_CLASS, testCluster } from "../helpers/k8s.js";
 import { run } from "../helpers/sandbox-fixture.js";
@@ -33,7 +34,7 @@ describeK8s("Kubernetes exec channel: protected, one at a time, nothing left whe
   const clients: ChannelClient[] = [];
 
   beforeAll(async () => {
-    sandbox = await createKubernetesSandbox({ tenant: TENANT }, cluster);
+    sandbox = await createKubernetesSandbox({ tenant: TENANT, image: TEST_IMAGE }, cluster);
     pod = sandbox.info.containerId;
   });
 

@@ -20,6 +20,7 @@ import {
 import { createSpillStore, openSession, type Session } from "../../src/session/index.js";
 import { builtinTools } from "../../src/tools/index.js";
 import type { ToolCall, ToolResultMessage } from "../../src/tools/types.js";
+import { TEST_IMAGE } from "../helpers/backend.js";
 import { describeK8s, podLeftovers, TEST_KUBECONFIG, testCluster } from "../helpers/k8s.js";
 import { apiServerOf, cutSocket, type IdleProxy, idleProxy } from "../helpers/stream-cut.js";
 import { beating, stillBeating } from "../helpers/survivors.js";
@@ -35,7 +36,7 @@ describeK8s("Kubernetes session: its exec stream cut or idle", () => {
   let session: Session;
 
   beforeAll(async () => {
-    sandbox = await createKubernetesSandbox({ tenant: TENANT }, cluster);
+    sandbox = await createKubernetesSandbox({ tenant: TENANT, image: TEST_IMAGE }, cluster);
     session = await openSession(
       { tenant: TENANT },
       {
@@ -88,7 +89,7 @@ describeK8s("Kubernetes session: an idle stream behind a hop with an idle timeou
   /** A sandbox whose API traffic, exec stream included, goes through the idle-closing proxy. */
   async function behindProxy(heartbeatMs: number): Promise<KubernetesSandbox> {
     const cluster = testCluster(undefined, { kubeconfig: proxy.kubeconfig, heartbeatMs });
-    const sandbox = await createKubernetesSandbox({ tenant: `${TENANT}-idle` }, cluster);
+    const sandbox = await createKubernetesSandbox({ tenant: `${TENANT}-idle`, image: TEST_IMAGE }, cluster);
     sandboxes.push(sandbox);
     return sandbox;
   }
@@ -141,7 +142,7 @@ describeK8s("Kubernetes session: a sandbox that holds its helper", () => {
       ...testCluster(undefined, { heartbeatMs: 1000 }),
       onChannelEvent: (e: ChannelEvent) => events.push(e),
     };
-    const sandbox = await createKubernetesSandbox({ tenant }, cluster);
+    const sandbox = await createKubernetesSandbox({ tenant, image: TEST_IMAGE }, cluster);
     try {
       const pod = sandbox.info.containerId;
       const where = `${cluster.namespace}/${pod}`;

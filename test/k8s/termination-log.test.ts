@@ -7,7 +7,9 @@
  * now caps every file its commands write (RLIMIT_FSIZE, soft and hard) at the larger of the
  * /workspace and /tmp tmpfs sizes (images/sandbox/helper/fsize.go), and, since RLIMIT_FSIZE bounds a
  * file's size but not its blocks (`fallocate -n` took 256 MiB there with a 16 MiB cap), refuses
- * fallocate(2) to every command (a seccomp filter, seccomp.go). This test reads the node's
+ * fallocate(2) to every command (a seccomp filter, seccomp.go), and the ioctls that reach the same
+ * kernel call (FS_IOC_RESVSP64 took 256 MiB there through the filter of helper version 4, and the
+ * i386 compat number 128 MiB). This test reads the node's
  * disk: it runs on the node of scripts/ensure-k8s.sh ($WARDEN_TEST_KUBELET_ROOT names another
  * kubelet root directory).
  */
@@ -15,7 +17,8 @@ import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createKubernetesSandbox, type KubernetesSandbox } from "../../src/sandbox/index.js";
-import { describeK8s, podLeftovers, testCluster } from "../helpers/k8s.js";
+import { TEST_IMAGE } from "../helpers/backend.js";
+import { describeK8s, podLeftovers, TEST_RUNTIME_CLASS, testCluster } from "../helpers/k8s.js";
 import { run } from "../helpers/sandbox-fixture.js";
 
 const TENANT = `test-k8s-termlog-${process.pid}`;
@@ -31,7 +34,7 @@ describeK8s("Kubernetes sandbox: no file past the tmpfs size, /dev/termination-l
 
   beforeAll(async () => {
     sandbox = await createKubernetesSandbox(
-      { tenant: TENANT, limits: { workspaceBytes: WORKSPACE_BYTES, tmpBytes: TMP_BYTES } },
+      { tenant: TENANT, image: TEST_IMAGE, limits: { workspaceBytes: WORKSPACE_BYTES, tmpBytes: TMP_BYTES } },
       cluster,
     );
   });
@@ -62,6 +65,32 @@ describeK8s("Kubernetes sandbox: no file past the tmpfs size, /dev/termination-l
       stdout: "",
       stderr: "fallocate: fallocate failed: keep size mode is unsupported\n",
     });
+    const onNode = await stat(await terminationLogOnNode());
+    expect({ size: onNode.size, blocks: onNode.blocks }).toEqual({ size: 0, blocks: 0 });
+  });
+
+  it("the preallocation ioctls fail with EOPNOTSUPP (upper bits of cmd, i386 compat numbers too) and take no block", async () => {
+    // The attack's exact command: FS_IOC_RESVSP64 of 256 MiB.
+    const repro = await run(
+      sandbox,
+      `python3 -c 'import fcntl,os,struct;fd=os.open("/dev/termination-log",os.O_RDWR);fcntl.ioctl(fd,0x4030582a,struct.pack("<hh4xqqiI4i",0,0,0,256<<20,0,0,0,0,0,0))'`,
+    );
+    expect(repro.exitCode).toBe(1);
+    expect(repro.stderr.split("\n").at(-2)).toBe("OSError: [Errno 95] Operation not supported");
+    // RESVSP, RESVSP64, ZERO_RANGE; as is and with bits above the low 32 set (the kernel reads
+    // cmd as an unsigned int). Python passes the request as an unsigned long.
+    const native = await run(sandbox, `python3 - <<'EOF'\n${IOCTL_SCRIPT}EOF`);
+    expect(native).toMatchObject({ exitCode: 0, stderr: "" });
+    expect(native.stdout).toBe(
+      [0x40305828, 0x4030582a, 0x40305839]
+        .flatMap((cmd) => [cmd, cmd + 0xdead * 2 ** 32])
+        .map((cmd) => `${cmd.toString(16)} [Errno 95] Operation not supported\n`)
+        .join(""),
+    );
+    // The i386 compat number (int 0x80, struct space_resv_32): gVisor has no 32-bit syscalls (ENOSYS).
+    const compat = await run(sandbox, `python3 - <<'EOF'\n${COMPAT_SCRIPT}EOF`);
+    const errno = TEST_RUNTIME_CLASS === "gvisor" ? 38 : 95;
+    expect(compat).toMatchObject({ exitCode: 0, stdout: `i386 ioctl RESVSP64_32 -> -${errno}\n` });
     const onNode = await stat(await terminationLogOnNode());
     expect({ size: onNode.size, blocks: onNode.blocks }).toEqual({ size: 0, blocks: 0 });
   });
@@ -104,3 +133,31 @@ describeK8s("Kubernetes sandbox: no file past the tmpfs size, /dev/termination-l
     expect(r.stderr).toBe("bash: line 1: ulimit: file size: cannot modify limit: Operation not permitted\n");
   });
 });
+
+/** Each preallocation ioctl of 256 MiB on /dev/termination-log; prints "<cmd hex> <error or ok>". */
+const IOCTL_SCRIPT = `import fcntl, os, struct
+fd = os.open("/dev/termination-log", os.O_RDWR)
+arg = struct.pack("<hh4xqqiI4i", 0, 0, 0, 256 << 20, 0, 0, 0, 0, 0, 0)
+for cmd in (0x40305828, 0x4030582a, 0x40305839):
+    for c in (cmd, cmd | 0xdead << 32):
+        try:
+            fcntl.ioctl(fd, c, arg)
+            print("%x ok" % c)
+        except OSError as e:
+            print("%x %s" % (c, e))
+`;
+
+/**
+ * The attack's resv32.py: ioctl FS_IOC_RESVSP64_32 (0x402c582a) of 128 MiB through the i386 entry
+ * (int 0x80, syscall 54), its 44-byte struct in a buffer below 4 GiB; prints the call's result.
+ */
+const COMPAT_SCRIPT = `import ctypes, mmap, os, struct
+fd = os.open("/dev/termination-log", os.O_RDWR)
+buf = mmap.mmap(-1, 4096, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x40, prot=7)
+addr = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+buf[512:556] = struct.pack("<hhqqiI4i", 0, 0, 0, 128 << 20, 0, 0, 0, 0, 0, 0)
+code = (b"\\x53\\xb8" + struct.pack("<I", 54) + b"\\xbb" + struct.pack("<I", fd) + b"\\xb9" + struct.pack("<I", 0x402c582a)
+        + b"\\xba" + struct.pack("<I", addr + 512) + b"\\xcd\\x80\\x48\\x63\\xc0\\x5b\\xc3")
+buf[0:len(code)] = code
+print("i386 ioctl RESVSP64_32 ->", ctypes.CFUNCTYPE(ctypes.c_long)(addr)(), flush=True)
+`;

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -108,17 +109,33 @@ func capChild(dir string) {
 // inChild runs test in a child process (this test binary again) with env set to a new temporary
 // directory, and fails t unless the child exits 0 having printed done. In the child it returns
 // that directory and true (the caller runs the child's part); in the parent, after the child,
-// the directory and false.
+// the directory and false. The child's status comes from the process's reaper (reaper.go): once
+// an earlier test started it, it collects every child, so exec.Cmd's own wait would race it
+// ("wait: no child processes").
 func inChild(t *testing.T, test, env, done string) (string, bool) {
 	if dir := os.Getenv(env); dir != "" {
 		return dir, true
 	}
 	dir := t.TempDir()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
 	cmd := exec.Command(os.Args[0], "-test.run", "^"+test+"$")
 	cmd.Env = append(os.Environ(), env+"="+dir)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), done) {
-		t.Fatalf("child: %v\n%s", err, out)
+	cmd.Stdout, cmd.Stderr = w, w // *os.File: no copying goroutine that Wait would have to end
+	exited := childReaper()
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := exited.watch(cmd.Process.Pid)
+	_ = cmd.Process.Release()
+	out, _ := io.ReadAll(r)
+	if ws := <-status; ws.ExitStatus() != 0 || !strings.Contains(string(out), done) {
+		t.Fatalf("child: exit status %d\n%s", ws.ExitStatus(), out)
 	}
 	return dir, false
 }

@@ -8,10 +8,16 @@
 // So, right after the cap and before it serves, the channel installs a seccomp filter on itself
 // that makes fallocate(2) fail with EOPNOTSUPP and allows every other call. glibc's
 // posix_fallocate then falls back to writing (bounded by the cap); util-linux `fallocate` calls
-// fallocate(2) directly and fails with "Operation not supported". io_uring_setup(2) fails with
-// ENOSYS (callers fall back to plain calls): an io_uring could issue IORING_OP_FALLOCATE, which
-// never passes through the filter. SECCOMP_FILTER_FLAG_TSYNC puts the filter on every thread of
-// the Go runtime, and fork and execve keep it, so every command gets it and none can remove it.
+// fallocate(2) directly and fails with "Operation not supported". The other ways into
+// vfs_fallocate are refused too: io_uring_setup(2) fails with ENOSYS (callers fall back to plain
+// calls): an io_uring could issue IORING_OP_FALLOCATE, which never passes through the filter; and
+// ioctl(2) with a preallocation command (allocIoctls: FS_IOC_RESVSP, a second attack took 256 MiB
+// through it) fails with EOPNOTSUPP. What else reaches the node file's blocks is bounded by the
+// cap: write, pwrite, truncate, copy_file_range, sendfile and splice check RLIMIT_FSIZE, and
+// shared mappings fault pages only below the file's size; madvise(MADV_REMOVE) only frees
+// (FALLOC_FL_PUNCH_HOLE); posix_fadvise allocates nothing. SECCOMP_FILTER_FLAG_TSYNC puts the
+// filter on every thread of the Go runtime, and fork and execve keep it, so every command gets it
+// and none can remove it.
 //
 // The filter checks seccomp_data.arch: x86_64 (with the x32 alias of each number), i386, aarch64
 // and arm (the compat modes of the two architectures the helper is built for); a call of any
@@ -43,18 +49,49 @@ const (
 
 	// io_uring_setup has one number on every architecture.
 	nrIoUringSetup = 425
+
+	// struct seccomp_data: nr at 0, arch at 4, args[6] (u64 each) from 16. The low 32 bits of
+	// args[1] (ioctl's cmd) are at 24 on a little-endian kernel: amd64 and arm64, the only
+	// architectures seccompSyscall accepts.
+	seccompDataNr      = 0
+	seccompDataArch    = 4
+	seccompDataArg1Low = 24
 )
 
-// archCalls are the numbers of fallocate(2) and io_uring_setup(2) per seccomp_data.arch.
+// archCalls are the numbers of fallocate(2), io_uring_setup(2) and ioctl(2) per
+// seccomp_data.arch. x86_64 lists each number with its x32 alias, and x32's own ioctl (514,
+// compat_sys_ioctl).
 var archCalls = []struct {
 	arch      uint32
 	fallocate []uint32
 	ioUring   []uint32
+	ioctl     []uint32
 }{
-	{auditArchX86_64, []uint32{285, 285 | x32SyscallBit}, []uint32{nrIoUringSetup, nrIoUringSetup | x32SyscallBit}},
-	{auditArchI386, []uint32{324}, []uint32{nrIoUringSetup}},
-	{auditArchAarch64, []uint32{47}, []uint32{nrIoUringSetup}},
-	{auditArchArm, []uint32{352}, []uint32{nrIoUringSetup}},
+	{auditArchX86_64, []uint32{285, 285 | x32SyscallBit}, []uint32{nrIoUringSetup, nrIoUringSetup | x32SyscallBit},
+		[]uint32{16, 16 | x32SyscallBit, 514 | x32SyscallBit}},
+	{auditArchI386, []uint32{324}, []uint32{nrIoUringSetup}, []uint32{54}},
+	{auditArchAarch64, []uint32{47}, []uint32{nrIoUringSetup}, []uint32{29}},
+	{auditArchArm, []uint32{352}, []uint32{nrIoUringSetup}, []uint32{54}},
+}
+
+// allocIoctls are the ioctl(2) commands that allocate (or free) a file's blocks through
+// vfs_fallocate, or did so in older kernels, without a write: fs/ioctl.c's ioctl_preallocate and,
+// for 32-bit callers on x86_64 (i386, x32), compat_ioctl_preallocate, whose struct space_resv_32
+// is 44 bytes, not 48, so each command has a second number. The compat path also takes the
+// native numbers (do_vfs_ioctl), so every architecture refuses both sets. XFS's ALLOCSP/FREESP
+// (removed in Linux 5.17) set blocks of an XFS file the same way. The kernel reads cmd as an
+// unsigned int: the filter compares only the low 32 bits of the argument, so upper bits set by a
+// 64-bit caller change nothing.
+var allocIoctls = []uint32{
+	0x40305828, 0x402c5828, // FS_IOC_RESVSP, FS_IOC_RESVSP_32 (_IOW('X', 40, struct space_resv))
+	0x40305829, 0x402c5829, // FS_IOC_UNRESVSP, _32 (FALLOC_FL_PUNCH_HOLE)
+	0x4030582a, 0x402c582a, // FS_IOC_RESVSP64, _32
+	0x4030582b, 0x402c582b, // FS_IOC_UNRESVSP64, _32
+	0x40305839, 0x402c5839, // FS_IOC_ZERO_RANGE, _32 (FALLOC_FL_ZERO_RANGE)
+	0x4030580a, 0x402c580a, // XFS_IOC_ALLOCSP, _32
+	0x4030580b, 0x402c580b, // XFS_IOC_FREESP, _32
+	0x40305824, 0x402c5824, // XFS_IOC_ALLOCSP64, _32
+	0x40305825, 0x402c5825, // XFS_IOC_FREESP64, _32
 }
 
 // seccompSyscall returns the number of seccomp(2) on the architecture the helper was built for,
@@ -70,41 +107,40 @@ func seccompSyscall() (uintptr, error) {
 }
 
 // fallocateFilter returns the classic BPF program: per known arch, fallocate → EOPNOTSUPP,
-// io_uring_setup → ENOSYS, anything else allowed; an unknown arch → kill the process.
+// io_uring_setup → ENOSYS, ioctl with a command of allocIoctls → EOPNOTSUPP, anything else
+// allowed; an unknown arch → kill the process.
 func fallocateFilter() []syscall.SockFilter {
-	stmt := func(code uint16, k uint32) syscall.SockFilter { return syscall.SockFilter{Code: code, K: k} }
-	size := 2 // load arch, kill
-	for _, a := range archCalls {
-		size += 2 + len(a.fallocate) + len(a.ioUring)
-	}
-	allow, denyFallocate, denyIoUring := size, size+1, size+2
-	prog := []syscall.SockFilter{stmt(syscall.BPF_LD|syscall.BPF_W|syscall.BPF_ABS, 4)} // arch
-	jeq := func(k uint32, jt, jf int) syscall.SockFilter {
-		here := len(prog)
-		return syscall.SockFilter{Code: syscall.BPF_JMP | syscall.BPF_JEQ | syscall.BPF_K, K: k,
-			Jt: uint8(jt - here - 1), Jf: uint8(jf - here - 1)}
-	}
-	for _, a := range archCalls {
-		next := len(prog) + 2 + len(a.fallocate) + len(a.ioUring)
-		prog = append(prog, jeq(a.arch, len(prog)+1, next))
-		prog = append(prog, stmt(syscall.BPF_LD|syscall.BPF_W|syscall.BPF_ABS, 0)) // nr
+	prog := []bpfIns{bpfLoad(seccompDataArch)}
+	for i, a := range archCalls {
+		next := "kill"
+		if i+1 < len(archCalls) {
+			next = fmt.Sprintf("arch%d", i+1)
+		}
+		prog = append(prog, labeled(fmt.Sprintf("arch%d", i), bpfJeq(a.arch, "", next)), bpfLoad(seccompDataNr))
 		for _, nr := range a.fallocate {
-			prog = append(prog, jeq(nr, denyFallocate, len(prog)+1))
+			prog = append(prog, bpfJeq(nr, "eopnotsupp", ""))
 		}
-		for i, nr := range a.ioUring {
-			last := i == len(a.ioUring)-1
-			miss := len(prog) + 1
-			if last {
-				miss = allow
-			}
-			prog = append(prog, jeq(nr, denyIoUring, miss))
+		for _, nr := range a.ioUring {
+			prog = append(prog, bpfJeq(nr, "enosys", ""))
 		}
+		for _, nr := range a.ioctl {
+			prog = append(prog, bpfJeq(nr, "ioctl", ""))
+		}
+		prog = append(prog, bpfRet(seccompRetAllow))
 	}
-	return append(prog,
-		stmt(syscall.BPF_RET|syscall.BPF_K, seccompRetKillProcess),
-		stmt(syscall.BPF_RET|syscall.BPF_K, seccompRetAllow),
-		stmt(syscall.BPF_RET|syscall.BPF_K, seccompRetErrno|uint32(syscall.EOPNOTSUPP)),
-		stmt(syscall.BPF_RET|syscall.BPF_K, seccompRetErrno|uint32(syscall.ENOSYS)))
+	prog = append(prog, labeled("kill", bpfRet(seccompRetKillProcess)), labeled("ioctl", bpfLoad(seccompDataArg1Low)))
+	for _, cmd := range allocIoctls {
+		prog = append(prog, bpfJeq(cmd, "eopnotsupp", ""))
+	}
+	prog = append(prog,
+		bpfRet(seccompRetAllow),
+		labeled("eopnotsupp", bpfRet(seccompRetErrno|uint32(syscall.EOPNOTSUPP))),
+		labeled("enosys", bpfRet(seccompRetErrno|uint32(syscall.ENOSYS))))
+	out, err := assemble(prog)
+	if err != nil {
+		panic(err) // the program above is fixed: a test assembles it
+	}
+	return out
 }
 
 // installFallocateFilter sets no_new_privs and installs fallocateFilter on every thread of this

@@ -16,9 +16,11 @@ const (
 	fallocKeepSize = 1 // FALLOC_FL_KEEP_SIZE
 )
 
-// The filter refuses fallocate(2) with EOPNOTSUPP, with and without FALLOC_FL_KEEP_SIZE, in the
-// process (every thread) and in a command it starts (util-linux fallocate's exact message), and
-// io_uring_setup(2) with ENOSYS; ordinary writes work. Run in a child process: a filter cannot be
+// The filter refuses fallocate(2) with EOPNOTSUPP, with and without FALLOC_FL_KEEP_SIZE, and
+// the preallocation ioctls (FS_IOC_RESVSP, RESVSP64, ZERO_RANGE, with and without upper bits in
+// the command) with EOPNOTSUPP, leaving the file 0 blocks, in the process (every thread) and in a
+// command it starts (util-linux fallocate's exact message), and io_uring_setup(2) with ENOSYS;
+// ordinary writes work. Run in a child process: a filter cannot be
 // removed.
 func TestFallocateFilter(t *testing.T) {
 	dir, child := inChild(t, "TestFallocateFilter", filterChildEnv, "filterChild: done")
@@ -49,6 +51,12 @@ func filterChild(dir string) {
 		if err := syscall.Fallocate(int(f.Fd()), mode, 0, 1<<20); !errors.Is(err, syscall.EOPNOTSUPP) {
 			fail("fallocate mode %d: %v, want EOPNOTSUPP", mode, err)
 		}
+	}
+	if err := preallocIoctls(f); err != nil {
+		fail("%v", err)
+	}
+	if st, err := f.Stat(); err != nil || st.Sys().(*syscall.Stat_t).Blocks != 0 {
+		fail("after the refused ioctls: %v %v, want 0 blocks", st, err)
 	}
 	if n, err := f.Write(make([]byte, 4096)); n != 4096 || err != nil {
 		fail("write: %d %v", n, err)

@@ -3,81 +3,11 @@
  * ../adopt.ts): a new exec channel (start-pod.ts's connectHelper). `warden-helper --channel`
  * SIGKILLs every other process of the container but PID 1 before it serves: the dead controller's
  * channel, if its helper still runs, and every command it started (images/sandbox/helper/channel.go),
- * so two channels never serve one Pod and nothing the dead controller started keeps running. Also
- * the one-shot exec through the Kubernetes exec API (core/v1 `pods/exec`): argv in, status and
- * output out (the bench's baseline for a call through the exec API instead of the channel).
+ * so two channels never serve one Pod and nothing the dead controller started keeps running.
  */
-import { Writable } from "node:stream";
-import type { V1Status } from "@kubernetes/client-node";
-import { SandboxError } from "../../errors.js";
 import type { ChannelClient } from "../channel/protocol/client.js";
 import type { KubernetesCluster } from "./cluster.js";
-import { SANDBOX_CONTAINER } from "./pod-spec.js";
 import { connectHelper } from "./start-pod.js";
-import { exitCodeOf } from "./transport.js";
-
-/** Outcome of podExec: the exit status (from the API's final Status) and the whole output. */
-export interface PodExecResult {
-  exitCode: number;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Runs `argv` in Pod `name`'s sandbox container through the exec API (no stdin, no TTY) and
- * resolves once it ends. Output is collected whole: for short commands only. Rejects SandboxError
- * when the API refuses the exec or the stream fails before a status arrived.
- */
-export function podExec(cluster: KubernetesCluster, name: string, argv: string[]): Promise<PodExecResult> {
-  const out: Buffer[] = [];
-  const err: Buffer[] = [];
-  const collect = (into: Buffer[]) =>
-    new Writable({
-      write(chunk: Buffer, _enc, done) {
-        into.push(chunk);
-        done();
-      },
-    });
-  return new Promise((resolve, reject) => {
-    let status: V1Status | undefined;
-    cluster.exec
-      .exec(
-        cluster.namespace,
-        name,
-        SANDBOX_CONTAINER,
-        argv,
-        collect(out),
-        collect(err),
-        null,
-        false,
-        (s) => {
-          status = s;
-        },
-      )
-      .then(
-        (socket) => {
-          socket.on("close", () => {
-            if (!status) {
-              reject(new SandboxError(`exec in Pod ${cluster.namespace}/${name} ended without a status.`));
-              return;
-            }
-            resolve({
-              exitCode: exitCodeOf(status),
-              stdout: Buffer.concat(out).toString("utf8"),
-              stderr: Buffer.concat(err).toString("utf8"),
-            });
-          });
-        },
-        (e: unknown) =>
-          reject(
-            new SandboxError(
-              `exec in Pod ${cluster.namespace}/${name} failed: ${(e as Error).message ?? String(e)}`,
-              { cause: e },
-            ),
-          ),
-      );
-  });
-}
 
 /**
  * Stops what the dead controller left running in Pod `name` and opens a new channel to it (see

@@ -21,7 +21,7 @@ export interface KubernetesCluster {
   networking: NetworkingV1Api;
   /** Leases (coordination.k8s.io): a serve replica's hold on its id (replica-lease.ts). */
   leases: CoordinationV1Api;
-  /** pods/exec: the channel (transport.ts) and one-shot commands (adopt-pod.ts podExec). */
+  /** pods/exec: the channel (transport.ts) and one-shot commands (pod-exec.ts podExec). */
   exec: Exec;
   namespace: string;
   /** RuntimeClass of every Pod (e.g. `gvisor`); none: the node's default runtime. */

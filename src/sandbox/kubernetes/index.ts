@@ -5,7 +5,7 @@
  * (test/unit/sandbox/kubernetes/imports.test.ts).
  */
 
-export { adoptPod, type PodExecResult, podExec } from "./adopt-pod.js";
+export { adoptPod } from "./adopt-pod.js";
 export {
   apiStatus,
   connectCluster,
@@ -34,6 +34,7 @@ export {
   isDenyAllPolicy,
 } from "./network-policy.js";
 export { DEFAULT_HEARTBEAT_MS, PodChannel } from "./pod-channel.js";
+export { type PodExecResult, podExec } from "./pod-exec.js";
 export { POD_DEFAULT_RUNTIME, type PodInfoFields, podSandboxInfo } from "./pod-info.js";
 export {
   isLabelValue,

@@ -14,7 +14,7 @@ import { PassThrough, Writable } from "node:stream";
 import type { Exec, V1Status } from "@kubernetes/client-node";
 import { SandboxError } from "../../errors.js";
 import type { ChannelTransport } from "../channel/protocol/client.js";
-import { HELPER_PATH } from "../channel/protocol/helper-path.js";
+import { HELPER_PATH, SEALED_HELPER_PATH } from "../channel/protocol/helper-path.js";
 import { SANDBOX_CONTAINER } from "./pod-spec.js";
 
 /**
@@ -25,6 +25,14 @@ import { SANDBOX_CONTAINER } from "./pod-spec.js";
  * when /workspace or /tmp is not a size-limited tmpfs.
  */
 export const CHANNEL_COMMAND = [HELPER_PATH, "--channel"];
+
+/**
+ * The same from the execute-only copy (SEALED_HELPER_PATH): non-dumpable from its execve, so no
+ * command of the sandbox can ptrace the new channel (or write its memory) before the helper's own
+ * prctl(PR_SET_DUMPABLE, 0) runs. A re-opened channel was seized so, and then ran calls outside the
+ * file-size cap and the fallocate filter.
+ */
+export const SEALED_CHANNEL_COMMAND = [SEALED_HELPER_PATH, "--channel"];
 
 /** Where the helper's own stderr lines go. */
 export type HelperLog = (message: string) => void;
@@ -83,7 +91,7 @@ export async function execChannel(
   exec: Exec,
   namespace: string,
   podName: string,
-  options: { log?: HelperLog } = {},
+  options: { log?: HelperLog; command?: string[] } = {},
 ): Promise<ChannelTransport> {
   const stdin = new PassThrough();
   const early: Buffer[] = [];
@@ -117,7 +125,7 @@ export async function execChannel(
       namespace,
       podName,
       SANDBOX_CONTAINER,
-      CHANNEL_COMMAND,
+      options.command ?? CHANNEL_COMMAND,
       stdout,
       stderr,
       stdin,

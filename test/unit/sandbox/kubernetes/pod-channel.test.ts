@@ -31,11 +31,16 @@ function fakeCluster(heartbeatMs = 60_000) {
     /** Pings each stream's helper got, and whether it answers them. */
     pings: [] as number[],
     mute: false,
+    /** argv of every exec; whether the execute-only copy's `--version` fails (gVisor). */
+    commands: [] as string[][],
+    sealedFails: false,
   };
   const exec = {
     exec: async (...args: unknown[]) => {
       if (state.refuse) throw new Error("connect ECONNREFUSED 127.0.0.1:6443");
       const [stdout, , stdin] = args.slice(4, 7) as [Writable, Writable, Readable];
+      state.commands.push(args[3] as string[]);
+      if ((args[3] as string[])[1] === "--version") return versionProbe(stdout, args[8], state.sealedFails);
       statuses.push(args[8] as (s: V1Status) => void);
       const socket = Object.assign(new EventEmitter(), { close: () => socket.emit("close", 1000) });
       const n = state.pings.push(0) - 1;
@@ -79,6 +84,22 @@ function fakeCluster(heartbeatMs = 60_000) {
     sockets.at(-1)?.emit("close", 1000);
   };
   return { cluster, state, sockets, cut, helperKilled };
+}
+
+/**
+ * The exec of `<sealed helper> --version` before each channel (start-pod.ts): prints 4, exits 0;
+ * with `fails`, the runtime refuses to load it (gVisor's message, no exit code).
+ */
+function versionProbe(stdout: Writable, onStatus: unknown, fails: boolean) {
+  const socket = Object.assign(new EventEmitter(), { close: () => {} });
+  setImmediate(() => {
+    if (!fails) stdout.write("4\n");
+    (onStatus as (s: V1Status) => void)(
+      fails ? { status: "Failure", message: "failed to load: permission denied" } : { status: "Success" },
+    );
+    socket.emit("close", 1000);
+  });
+  return socket;
 }
 
 async function open(fake: ReturnType<typeof fakeCluster>) {
@@ -238,5 +259,31 @@ describe("PodChannel: the exec stream ends under a live session", () => {
     });
     expect(await echo(channel, "on")).toBe("on\n");
     channel.close();
+  });
+});
+
+describe("connectHelper: the channel's helper binary", () => {
+  it("runs the execute-only copy when its --version answers", async () => {
+    const fake = fakeCluster();
+    const lines: string[] = [];
+    const client = await connectHelper(fake.cluster, "warden-s1", { log: (l) => lines.push(l) });
+    client.close();
+    expect(fake.state.commands).toEqual([
+      ["/usr/local/libexec/warden/warden-helper", "--version"],
+      ["/usr/local/libexec/warden/warden-helper", "--channel"],
+    ]);
+    expect(lines).toEqual([]);
+  });
+
+  it("runs the readable copy when the runtime refuses the execute-only one, and logs why", async () => {
+    const fake = fakeCluster();
+    fake.state.sealedFails = true;
+    const lines: string[] = [];
+    const client = await connectHelper(fake.cluster, "warden-s1", { log: (l) => lines.push(l) });
+    client.close();
+    expect(fake.state.commands.at(-1)).toEqual(["/usr/local/bin/warden-helper", "--channel"]);
+    expect(lines).toEqual([
+      "the execute-only helper /usr/local/libexec/warden/warden-helper does not run in Pod ns/warden-s1 (exit -1); the channel runs /usr/local/bin/warden-helper, dumpable until its first prctl (rebuild the image with warden images build; under gVisor this is expected)",
+    ]);
   });
 });
