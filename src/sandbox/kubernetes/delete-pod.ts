@@ -5,6 +5,7 @@
 import { SandboxError } from "../../errors.js";
 import { uidRegistry } from "../sandbox-uid.js";
 import { apiStatus, fromKubeError, type KubernetesCluster } from "./cluster.js";
+import { forgetHelperCopy } from "./helper-copy.js";
 
 /** How long deletePod waits for a deleted Pod to be gone (ms). */
 const DELETE_WAIT_MS = 60_000;
@@ -12,11 +13,12 @@ const DELETE_WAIT_MS = 60_000;
 /**
  * Deletes Pod `name` with grace 0 and waits until the API no longer returns it (at most 60 s,
  * polling every 200 ms). A Pod already gone is success. Rejects SandboxError when the delete is
- * refused or the Pod is still there after the wait. Once it is gone, its uid is free again (sandbox-uid.ts).
+ * refused or the Pod is still there after the wait. Once it is gone, its uid is free again (sandbox-uid.ts) and its helper copy forgotten.
  */
 export async function deletePod(cluster: KubernetesCluster, name: string): Promise<void> {
   await deleteAndWait(cluster, name);
   uidRegistry.releaseOwner(podUidOwner(cluster.namespace, name));
+  forgetHelperCopy(cluster, name);
 }
 
 /** The uid registry's key of Pod `namespace`/`name` (Docker's are container ids). */

@@ -9,12 +9,13 @@ import { NoRoomError, SandboxError, WardenError } from "../../errors.js";
 import { isAbortError, throwIfAborted } from "../../util/index.js";
 import { ChannelClient } from "../channel/protocol/client.js";
 import { awaitHelper } from "../channel/protocol/handshake.js";
-import { HELPER_PATH, SEALED_HELPER_PATH } from "../channel/protocol/helper-path.js";
 import { fromKubeError, type KubernetesCluster } from "./cluster.js";
 import { deletePod } from "./delete-pod.js";
-import { PodExecTimeoutError, podExec } from "./pod-exec.js";
+import { channelCommand, HelperSilentError } from "./helper-copy.js";
 import { POD_REQUESTS } from "./pod-spec.js";
-import { CHANNEL_COMMAND, execChannel, type HelperLog, SEALED_CHANNEL_COMMAND } from "./transport.js";
+import { execChannel, type HelperLog } from "./transport.js";
+
+export { HelperSilentError };
 
 /**
  * The warden-helper version the Kubernetes backend needs: the exec-stream channel (`--init` as
@@ -126,7 +127,7 @@ export async function startPod(
   }
   try {
     await waitRunning(cluster, name, signal, options.failUnscheduled === true);
-    return await connectHelper(cluster, name, options);
+    return await connectHelper(cluster, name, { ...options, fresh: true });
   } catch (err) {
     await deletePod(cluster, name).catch(() => {});
     if (isAbortError(err)) throw err;
@@ -178,31 +179,18 @@ async function waitRunning(
 }
 
 /**
- * The exec stream to a Pod opened, but the warden-helper it started never answered: the image
- * lacks the helper, or (on a re-open) a process in the sandbox holds it, e.g. by stopping every
- * process it can with SIGSTOP. `why` is the handshake's failure.
- */
-export class HelperSilentError extends SandboxError {
-  constructor(namespace: string, pod: string, why: string, cause: unknown) {
-    super(
-      `warden-helper in Pod ${namespace}/${pod} did not answer (${why}); the image must carry warden-helper at /usr/local/bin/warden-helper (warden images build).`,
-      { cause },
-    );
-  }
-}
-
-/**
  * Starts Pod `name`'s channel (`warden-helper --channel` through the exec API; it replaces any
  * channel already running there, with the commands that one started) and pings it until it
- * answers (every 250 ms, up to 10 s); from the execute-only copy when it runs (channelCommand). Resolves with the connected client; rejects SandboxError
- * when the helper does not answer or is older than EXEC_CHANNEL_VERSION.
+ * answers (every 250 ms, up to 10 s), running the helper copy helper-copy.ts chose for the Pod
+ * (`fresh`: a Pod just created, whose first channel this is). Resolves with the connected client;
+ * rejects SandboxError when the helper does not answer or is older than EXEC_CHANNEL_VERSION.
  */
 export async function connectHelper(
   cluster: KubernetesCluster,
   name: string,
-  options: { signal?: AbortSignal; log?: HelperLog } = {},
+  options: { signal?: AbortSignal; log?: HelperLog; fresh?: boolean } = {},
 ): Promise<ChannelClient> {
-  const command = await channelCommand(cluster, name, options.log);
+  const command = await channelCommand(cluster, name, options);
   const transport = await execChannel(cluster.exec, cluster.namespace, name, { ...options, command });
   const client = new ChannelClient(transport, {
     containerId: name,
@@ -228,31 +216,4 @@ export async function connectHelper(
     );
   }
   return client;
-}
-
-/** How long the execute-only copy's `--version` may take before the helper counts as silent, ms. */
-const PROBE_TIMEOUT_MS = 10_000;
-
-/**
- * The channel's command in Pod `name`: SEALED_CHANNEL_COMMAND when `--version` of the execute-only
- * copy exits 0 there (one exec API call), else CHANNEL_COMMAND, with a line to `log` saying why:
- * gVisor runs no file its caller cannot read (there its ptrace scope 1 still refuses a command
- * the attach to a helper that is not its descendant), and images built before the copy lack it.
- * Rejects HelperSilentError when that exec does not end within PROBE_TIMEOUT_MS.
- */
-async function channelCommand(cluster: KubernetesCluster, name: string, log?: HelperLog): Promise<string[]> {
-  const probe = await podExec(cluster, name, [SEALED_HELPER_PATH, "--version"], {
-    timeoutMs: PROBE_TIMEOUT_MS,
-  }).catch((err: Error) => {
-    // A sandbox that stops every process (kill -STOP -1) holds it: as a helper that never answers.
-    if (err instanceof PodExecTimeoutError)
-      throw new HelperSilentError(cluster.namespace, name, err.message, err);
-    return { exitCode: -1, stdout: "", stderr: err.message };
-  });
-  if (probe.exitCode === 0) return SEALED_CHANNEL_COMMAND;
-  const why = probe.stderr.trim().slice(0, 300);
-  log?.(
-    `the execute-only helper ${SEALED_HELPER_PATH} does not run in Pod ${cluster.namespace}/${name} (exit ${probe.exitCode}${why ? `: ${why}` : ""}); the channel runs ${HELPER_PATH}, dumpable until its first prctl (rebuild the image with warden images build; under gVisor this is expected)`,
-  );
-  return CHANNEL_COMMAND;
 }

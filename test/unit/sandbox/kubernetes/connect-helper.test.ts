@@ -21,7 +21,11 @@ function clusterWithHelper(version: string) {
       return socket;
     },
   } as unknown as Exec;
-  return { cluster: { namespace: "ns", exec } as unknown as KubernetesCluster, socket };
+  // The Pod's helper copy was chosen before (helper-copy.ts): no probe, only the handshake.
+  const core = {
+    readNamespacedPod: async () => ({ metadata: { annotations: { "io.warden.helper": "readable" } } }),
+  };
+  return { cluster: { namespace: "ns", exec, core } as unknown as KubernetesCluster, socket };
 }
 
 describe("connectHelper (the Kubernetes exec channel's handshake)", () => {

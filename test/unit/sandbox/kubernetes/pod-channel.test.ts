@@ -34,6 +34,8 @@ function fakeCluster(heartbeatMs = 60_000) {
     /** argv of every exec; whether the execute-only copy's `--version` fails (gVisor). */
     commands: [] as string[][],
     sealedFails: false,
+    /** Bodies of every Pod patch (the helper copy's annotation). */
+    patches: [] as unknown[],
   };
   const exec = {
     exec: async (...args: unknown[]) => {
@@ -67,6 +69,10 @@ function fakeCluster(heartbeatMs = 60_000) {
     readNamespacedPod: async () => {
       if (state.pod) return state.pod;
       throw Object.assign(new Error("pods not found"), { code: 404 });
+    },
+    patchNamespacedPod: async (req: { body: unknown }) => {
+      state.patches.push(req.body);
+      return state.pod;
     },
   };
   const cluster = {
@@ -273,6 +279,28 @@ describe("connectHelper: the channel's helper binary", () => {
       ["/usr/local/libexec/warden/warden-helper", "--channel"],
     ]);
     expect(lines).toEqual([]);
+  });
+
+  it("decides once per Pod: a re-open neither probes again nor falls back when the sandbox would make the probe fail", async () => {
+    const fake = fakeCluster();
+    (await connectHelper(fake.cluster, "warden-s1")).close();
+    fake.state.sealedFails = true; // say, the sandbox used up its pids while the probe would run
+    (await connectHelper(fake.cluster, "warden-s1")).close();
+    expect(fake.state.commands).toEqual([
+      ["/usr/local/libexec/warden/warden-helper", "--version"],
+      ["/usr/local/libexec/warden/warden-helper", "--channel"],
+      ["/usr/local/libexec/warden/warden-helper", "--channel"],
+    ]);
+    expect(fake.state.patches).toEqual([{ metadata: { annotations: { "io.warden.helper": "sealed" } } }]);
+  });
+
+  it("takes the choice from the Pod's annotation (another replica's, before a restart) without a probe", async () => {
+    const fake = fakeCluster();
+    fake.state.pod = { ...RUNNING, metadata: { annotations: { "io.warden.helper": "sealed" } } };
+    fake.state.sealedFails = true;
+    (await connectHelper(fake.cluster, "warden-s1")).close();
+    expect(fake.state.commands).toEqual([["/usr/local/libexec/warden/warden-helper", "--channel"]]);
+    expect(fake.state.patches).toEqual([]);
   });
 
   it("runs the readable copy when the runtime refuses the execute-only one, and logs why", async () => {
