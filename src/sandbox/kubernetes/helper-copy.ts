@@ -54,8 +54,8 @@ export async function channelCommand(
   name: string,
   options: { fresh?: boolean; log?: HelperLog } = {},
 ): Promise<string[]> {
-  let byPod = decided.get(cluster);
-  if (!byPod) decided.set(cluster, (byPod = new Map()));
+  const byPod = decided.get(cluster) ?? new Map<string, HelperCopy>();
+  decided.set(cluster, byPod);
   let copy = byPod.get(name) ?? (options.fresh ? undefined : await annotatedCopy(cluster, name));
   if (!copy) {
     copy = await probeCopy(cluster, name, options.log);
