@@ -57,7 +57,11 @@ describeEngine("warm pool on Docker", () => {
     await using sb = claimed.sandbox;
     expect(claimed.pooled).toBe(true);
     expect(sb.info).toMatchObject({ sessionId: "test-claimed-1", tenant: poolTenant, execPath: "channel" });
-    expect((await run(sb, "cat hello.txt; stat -c %u hello.txt")).stdout).toBe("from the host\n1000\n");
+    // Owned by the spare's own uid (each sandbox has one: src/sandbox/sandbox-uid.ts), never root.
+    expect(sb.info.uid).toBeGreaterThanOrEqual(2 ** 20);
+    expect((await run(sb, "cat hello.txt; stat -c %u hello.txt")).stdout).toBe(
+      `from the host\n${sb.info.uid}\n`,
+    );
     await pool.settled();
     expect(pool.stats()[0]).toMatchObject({ idle: 2 });
   });
