@@ -2,7 +2,8 @@
  * The warm pool's Docker backend: entries are containers prepared by prepareSandbox (hardened,
  * started, warden-helper connected, empty workspace), labelled with the requests' tenant (part of
  * the key), a `pool-<uuid>` session id and `io.warden.pool=<key>` so tests, `warden gc` and the
- * server's reconcile find them. A claim runs finishSandbox with the claimer's options: the
+ * server's reconcile find them. A claim pings the spare's helper (pingSpare: a spare whose processes
+ * were stopped is not handed over), then runs finishSandbox with the claimer's options: the
  * workspace is copied in (copy mode) and the returned sandbox reports the claimer's session id
  * (Docker labels cannot change after create, so the container keeps its `pool-<uuid>` label).
  */
@@ -13,6 +14,7 @@ import {
   finishSandbox,
   getDocker,
   type PreparedSandbox,
+  pingSpare,
   prepareSandbox,
   removeSandboxResources,
   resolveExecPath,
@@ -54,7 +56,10 @@ export function dockerPoolBackend(
     },
     async handOver(prepared, request): Promise<Sandbox> {
       const opts = await claimOf(request, prepared.expiresAt);
-      return finishSandbox(docker, prepared, opts, request.claim?.signal);
+      const signal = request.claim?.signal;
+      const what = `warm-pool spare container ${prepared.container.id.slice(0, 12)}`;
+      if (prepared.channel) await pingSpare(prepared.channel, what, signal);
+      return finishSandbox(docker, prepared, opts, signal);
     },
     createCold: (request) => createSandbox(claimerOptions(request), docker),
     alive: (prepared) => !prepared.channel?.closed,

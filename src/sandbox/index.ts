@@ -47,6 +47,7 @@ export {
   SANDBOX_UID_MIN,
   UID_LABEL,
 } from "./sandbox-uid.js";
+export { pingSpare, SPARE_PING_TIMEOUT_MS } from "./spare-ping.js";
 export * from "./types.js";
 export { packDirectory, type WorkspaceHashes } from "./workspace-copy.js";
 export { excludeMatcher } from "./workspace-exclude.js";

@@ -8,7 +8,8 @@
  *
  * The one shared case is a `rw` workspace: a bind-mounted host directory the sandbox must be able
  * to write, which its owner prepared for RW_SANDBOX_UID (the image's `sandbox` user), so `rw`
- * sandboxes all run as 1000 (README "Known limits").
+ * sandboxes all run as 1000, sharing the budgets with each other and the host's uid 1000 (README
+ * "Known limits").
  *
  * Collisions: within one process, `uidRegistry` never hands out a uid a live sandbox it knows of
  * (created, pooled or adopted) holds. Processes that do not know each other (several `warden serve`
@@ -19,7 +20,10 @@ import { randomInt } from "node:crypto";
 import { InvalidArgumentError } from "../errors.js";
 import type { WorkspaceMode } from "./types.js";
 
-/** Lowest uid drawn for a sandbox: 2^20, above the uids and subuid ranges of normal host users. */
+/**
+ * Lowest uid drawn for a sandbox: 2^20, above host accounts' uids (not every subordinate range:
+ * Debian's SUB_UID_MAX is 600,100,000, so later accounts' subuid ranges overlap the draw).
+ */
 export const SANDBOX_UID_MIN = 2 ** 20;
 /** One past the highest uid drawn: 2^31 (uids stay positive as signed 32-bit numbers). */
 export const SANDBOX_UID_END = 2 ** 31;

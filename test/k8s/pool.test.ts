@@ -77,7 +77,7 @@ describeK8s("Kubernetes warm pool: a claim", () => {
   });
 
   // Found by an attack: a stopped spare was claimed in 0.1 s and the session's first call failed
-  // after ~10 s (up to ~90 s with the default heartbeat). Now the claim pings it first (SPARE_PING_TIMEOUT_MS, 10 s).
+  // after ~10 s (up to ~90 s with the default heartbeat). Now the claim pings it first (SPARE_PING_TIMEOUT_MS in src/sandbox/spare-ping.ts, 10 s).
   it("a spare whose processes are all stopped (kill -STOP -1) is not handed over: deleted, and the claim creates a cold Pod that answers", async () => {
     const request = (claim?: PoolRequest["claim"]): PoolRequest => ({
       template: { tenant: `${TENANT}-stopped` },

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
-import { InvalidArgumentError, SandboxError } from "../../errors.js";
+import { InvalidArgumentError } from "../../errors.js";
 import { isAbortError, throwIfAborted } from "../../util/index.js";
 import type { ChannelClient } from "../channel/protocol/client.js";
 import { channelUntar } from "../channel/protocol/files.js";
@@ -14,6 +14,7 @@ import { type Heartbeat, startHeartbeat } from "../channel/protocol/heartbeat.js
 import { LABEL } from "../labels.js";
 import { type ResolvedSandboxOptions, resolveSandboxOptions } from "../options.js";
 import { uidRegistry } from "../sandbox-uid.js";
+import { pingSpare } from "../spare-ping.js";
 import type { SandboxOptions } from "../types.js";
 import { WORKSPACE_DIR } from "../types.js";
 import { packDirectory, type WorkspaceHashes } from "../workspace-copy.js";
@@ -30,16 +31,6 @@ import { type StartPodOptions, startPod } from "./start-pod.js";
 
 /** Largest packed workspace copied into a Pod (one channel frame): 48 MiB. */
 export const POD_WORKSPACE_MAX_BYTES = 48 * 1024 * 1024;
-
-/**
- * How long a warm-pool spare's helper has to answer the claim's ping, ms: 10 s. A spare whose
- * processes a command stopped (`kill -STOP -1` through `kubectl exec`) still has its channel open,
- * and its heartbeat notices only after heartbeatMs (default 60 s) plus its ping timeout. Not
- * shorter: a sandbox Pod requests 10m CPU, so on a busy node its helper may wait seconds for the
- * CPU (with 2 s, one CI run's claim in test/k8s/serve.test.ts made a cold Pod instead of taking
- * the live spare, under test:k8s's parallel files; not reproduced with the file alone).
- */
-export const SPARE_PING_TIMEOUT_MS = 10_000;
 
 /** A running sandbox Pod with an empty workspace and its helper connected (a warm pool entry). */
 export interface PreparedPod {
@@ -147,7 +138,8 @@ export async function finishPodSandbox(
 ): Promise<KubernetesSandbox> {
   try {
     throwIfAborted(signal);
-    if (opts.sessionId !== prepared.opts.sessionId) await pingSpare(cluster, prepared, signal);
+    if (opts.sessionId !== prepared.opts.sessionId)
+      await pingSpare(prepared.channel, `warm-pool spare Pod ${cluster.namespace}/${prepared.name}`, signal);
     const baseline = await copyWorkspaceIn(prepared.channel, opts, signal);
     const expiresAt =
       opts.sessionId === prepared.opts.sessionId
@@ -172,23 +164,6 @@ export async function finishPodSandbox(
     await deletePod(cluster, prepared.name).catch(() => {});
     if (isAbortError(err)) throw err;
     throw err;
-  }
-}
-
-/** Rejects SandboxError naming the spare when its helper does not answer within SPARE_PING_TIMEOUT_MS. */
-async function pingSpare(
-  cluster: KubernetesCluster,
-  prepared: PreparedPod,
-  signal?: AbortSignal,
-): Promise<void> {
-  try {
-    await prepared.channel.ping(signal, { timeoutMs: SPARE_PING_TIMEOUT_MS });
-  } catch (err) {
-    if (isAbortError(err)) throw err;
-    throw new SandboxError(
-      `warm-pool spare Pod ${cluster.namespace}/${prepared.name} did not answer a ping within ${SPARE_PING_TIMEOUT_MS} ms (${(err as Error).message}); it is deleted and not handed over.`,
-      { cause: err },
-    );
   }
 }
 

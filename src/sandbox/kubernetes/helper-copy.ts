@@ -45,9 +45,11 @@ const decided = new WeakMap<KubernetesCluster, Map<string, HelperCopy>>();
  * The channel command of Pod `name`: SEALED_CHANNEL_COMMAND or CHANNEL_COMMAND, from this process's
  * earlier choice, else the Pod's LABEL_HELPER annotation (skipped when `fresh`: a Pod just created
  * has none), else a probe whose outcome is written to that annotation (a JSON merge patch) before
- * the channel starts. Logs why when the readable copy is chosen. Rejects HelperSilentError when the
- * probe does not end within PROBE_TIMEOUT_MS, and the API's error when the Pod cannot be read or
- * annotated.
+ * the channel starts. Only an exit status other than 0 (gVisor's refusal to load the file, or an
+ * image without the copy) chooses the readable copy, with a line to `log` saying why. Rejects
+ * HelperSilentError when the probe does not end within PROBE_TIMEOUT_MS, SandboxError when it ends
+ * without a status (the API or its stream failed), and the API's error when the Pod cannot be read
+ * or annotated.
  */
 export async function channelCommand(
   cluster: KubernetesCluster,
@@ -100,7 +102,12 @@ async function probeCopy(cluster: KubernetesCluster, name: string, log?: HelperL
     // A sandbox that stops every process (kill -STOP -1) holds it: as a helper that never answers.
     if (err instanceof PodExecTimeoutError)
       throw new HelperSilentError(cluster.namespace, name, err.message, err);
-    return { exitCode: -1, stdout: "", stderr: err.message };
+    // The API or the stream failed (no exit status): nothing says the copy cannot run here, and the
+    // choice is kept for the Pod's life, so it is not made on a hiccup.
+    throw new SandboxError(
+      `could not learn whether the execute-only warden-helper runs in Pod ${cluster.namespace}/${name} (${err.message}); retry the create.`,
+      { cause: err },
+    );
   });
   if (probe.exitCode === 0) return "sealed";
   const why = probe.stderr.trim().slice(0, 300);

@@ -115,6 +115,31 @@ describeEngine("warm pool on Docker", () => {
     expect((await run(sb, "cat hello.txt")).stdout).toBe("from the host\n");
   });
 
+  it("does not hand over a spare whose processes were stopped: its ping fails, the claim goes cold", async () => {
+    const request = { template: {}, claim: { workspace: { hostPath: dir } }, policyHash: "stopped" };
+    await pool.warm(request);
+    await pool.settled();
+    const key = await dockerPoolBackend({ tenant: poolTenant }).keyOf(request);
+    const docker = getDocker();
+    const spares = await docker.listContainers({ filters: { label: [`${POOL_LABEL}=${key.slice(0, 71)}`] } });
+    expect(spares).toHaveLength(2);
+    for (const c of spares) {
+      // As an operator's `docker exec <spare> kill -STOP -1` (or a host event) would.
+      const container = docker.getContainer(c.Id);
+      const user = (await container.inspect()).Config.User;
+      const exec = await container.exec({ Cmd: ["sh", "-c", "kill -STOP -1"], User: user });
+      await exec.start({ hijack: false, stdin: false });
+      for (let i = 0; i < 50 && (await exec.inspect()).Running; i++)
+        await new Promise((r) => setTimeout(r, 100));
+    }
+    const claimed = await pool.claim(request);
+    await using sb = claimed.sandbox;
+    // One 10 s ping at most (RETRY_SPARE_WITHIN_MS), then a cold container: not a hanging session.
+    expect(claimed.pooled).toBe(false);
+    expect(claimed.claimMs).toBeLessThan(30_000);
+    expect((await run(sb, "cat hello.txt")).stdout).toBe("from the host\n");
+  });
+
   it("drains: every idle container and volume is removed", async () => {
     await pool.settled();
     await pool.drain();

@@ -34,6 +34,8 @@ function fakeCluster(heartbeatMs = 60_000) {
     /** argv of every exec; whether the execute-only copy's `--version` fails (gVisor). */
     commands: [] as string[][],
     sealedFails: false,
+    /** Whether the API refuses the `--version` probe's exec (no exit status at all). */
+    probeBreaks: false,
     /** Bodies of every Pod patch (the helper copy's annotation). */
     patches: [] as unknown[],
   };
@@ -42,7 +44,10 @@ function fakeCluster(heartbeatMs = 60_000) {
       if (state.refuse) throw new Error("connect ECONNREFUSED 127.0.0.1:6443");
       const [stdout, , stdin] = args.slice(4, 7) as [Writable, Writable, Readable];
       state.commands.push(args[3] as string[]);
-      if ((args[3] as string[])[1] === "--version") return versionProbe(stdout, args[8], state.sealedFails);
+      if ((args[3] as string[])[1] === "--version") {
+        if (state.probeBreaks) throw new Error("websocket: bad handshake");
+        return versionProbe(stdout, args[8], state.sealedFails);
+      }
       statuses.push(args[8] as (s: V1Status) => void);
       const socket = Object.assign(new EventEmitter(), { close: () => socket.emit("close", 1000) });
       const n = state.pings.push(0) - 1;
@@ -292,6 +297,18 @@ describe("connectHelper: the channel's helper binary", () => {
       ["/usr/local/libexec/warden/warden-helper", "--channel"],
     ]);
     expect(fake.state.patches).toEqual([{ metadata: { annotations: { "io.warden.helper": "sealed" } } }]);
+  });
+
+  it("chooses nothing when the probe gets no exit status (an API hiccup): the channel is not started", async () => {
+    const fake = fakeCluster();
+    fake.state.probeBreaks = true;
+    await expect(connectHelper(fake.cluster, "warden-s1")).rejects.toThrow(
+      "could not learn whether the execute-only warden-helper runs in Pod ns/warden-s1 (exec in Pod ns/warden-s1 failed: websocket: bad handshake); retry the create.",
+    );
+    expect({ commands: fake.state.commands, patches: fake.state.patches }).toEqual({
+      commands: [["/usr/local/libexec/warden/warden-helper", "--version"]],
+      patches: [],
+    });
   });
 
   it("takes the choice from the Pod's annotation (another replica's, before a restart) without a probe", async () => {
