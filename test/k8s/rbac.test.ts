@@ -11,7 +11,8 @@ import { type LimitedKubeconfig, limitedKubeconfig } from "../helpers/k8s-rbac.j
 import { run } from "../helpers/sandbox-fixture.js";
 
 const TENANT = `test-k8s-rbac-${process.pid}`;
-const PODS = { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "create", "delete"] };
+// The README's rights on pods: `patch` sets a claimed spare's expiry and a Pod's helper-copy annotation.
+const PODS = { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "create", "delete", "patch"] };
 const POLICIES = {
   apiGroups: ["networking.k8s.io"],
   resources: ["networkpolicies"],

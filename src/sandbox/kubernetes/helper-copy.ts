@@ -14,7 +14,7 @@ import { SandboxError } from "../../errors.js";
 import { HELPER_PATH, SEALED_HELPER_PATH } from "../channel/protocol/helper-path.js";
 import { fromKubeError, type KubernetesCluster } from "./cluster.js";
 import { PodExecTimeoutError, podExec } from "./pod-exec.js";
-import { CHANNEL_COMMAND, type HelperLog, SEALED_CHANNEL_COMMAND } from "./transport.js";
+import { CHANNEL_COMMAND, channelStartError, type HelperLog, SEALED_CHANNEL_COMMAND } from "./transport.js";
 
 /**
  * The exec stream to a Pod opened, but the warden-helper it started never answered: the image
@@ -47,9 +47,9 @@ const decided = new WeakMap<KubernetesCluster, Map<string, HelperCopy>>();
  * has none), else a probe whose outcome is written to that annotation (a JSON merge patch) before
  * the channel starts. Only an exit status other than 0 (gVisor's refusal to load the file, or an
  * image without the copy) chooses the readable copy, with a line to `log` saying why. Rejects
- * HelperSilentError when the probe does not end within PROBE_TIMEOUT_MS, SandboxError when it ends
- * without a status (the API or its stream failed), and the API's error when the Pod cannot be read
- * or annotated.
+ * HelperSilentError when the probe does not end within PROBE_TIMEOUT_MS, channelStartError's
+ * SandboxError when it ends without a status (the API refused the exec: pods/exec rights; or its
+ * stream failed), and the API's error when the Pod cannot be read or annotated (`patch` on pods).
  */
 export async function channelCommand(
   cluster: KubernetesCluster,
@@ -102,12 +102,9 @@ async function probeCopy(cluster: KubernetesCluster, name: string, log?: HelperL
     // A sandbox that stops every process (kill -STOP -1) holds it: as a helper that never answers.
     if (err instanceof PodExecTimeoutError)
       throw new HelperSilentError(cluster.namespace, name, err.message, err);
-    // The API or the stream failed (no exit status): nothing says the copy cannot run here, and the
-    // choice is kept for the Pod's life, so it is not made on a hiccup.
-    throw new SandboxError(
-      `could not learn whether the execute-only warden-helper runs in Pod ${cluster.namespace}/${name} (${err.message}); retry the create.`,
-      { cause: err },
-    );
+    // The API refused or failed the exec (no exit status): nothing says the copy cannot run here,
+    // and the choice is kept for the Pod's life, so it is not made on a refusal or a hiccup.
+    throw channelStartError(cluster.namespace, name, err);
   });
   if (probe.exitCode === 0) return "sealed";
   const why = probe.stderr.trim().slice(0, 300);

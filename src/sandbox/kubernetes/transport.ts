@@ -136,10 +136,7 @@ export async function execChannel(
     )) as unknown as ExecSocket;
   } catch (err) {
     stdin.destroy();
-    throw new SandboxError(
-      `starting the channel in Pod ${namespace}/${podName} failed: ${(err as Error).message ?? String(err)}; check that the Pod runs and that the kubeconfig's user may create pods/exec.`,
-      { cause: err },
-    );
+    throw channelStartError(namespace, podName, err);
   }
   socket.on("close", (code) => {
     if (exitStatus) end(helperEndedReason(namespace, podName, exitStatus));
@@ -170,4 +167,15 @@ export async function execChannel(
       ? { pause: () => socket.pause?.(), resume: () => socket.resume?.() }
       : {}),
   };
+}
+
+/**
+ * The error of a channel that could not start because the API refused or failed the exec (its
+ * `err`): names Pod `namespace`/`podName` and the rights to check.
+ */
+export function channelStartError(namespace: string, podName: string, err: unknown): SandboxError {
+  return new SandboxError(
+    `starting the channel in Pod ${namespace}/${podName} failed: ${(err as Error).message ?? String(err)}; check that the Pod runs and that the kubeconfig's user may create pods/exec.`,
+    { cause: err },
+  );
 }

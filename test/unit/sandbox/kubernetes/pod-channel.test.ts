@@ -303,7 +303,7 @@ describe("connectHelper: the channel's helper binary", () => {
     const fake = fakeCluster();
     fake.state.probeBreaks = true;
     await expect(connectHelper(fake.cluster, "warden-s1")).rejects.toThrow(
-      "could not learn whether the execute-only warden-helper runs in Pod ns/warden-s1 (exec in Pod ns/warden-s1 failed: websocket: bad handshake); retry the create.",
+      "starting the channel in Pod ns/warden-s1 failed: exec in Pod ns/warden-s1 failed: websocket: bad handshake; check that the Pod runs and that the kubeconfig's user may create pods/exec.",
     );
     expect({ commands: fake.state.commands, patches: fake.state.patches }).toEqual({
       commands: [["/usr/local/libexec/warden/warden-helper", "--version"]],
