@@ -33,6 +33,7 @@ import type { SandboxIO } from "../io.js";
 import { channelEndedMessage, type EndedPodState } from "./channel-end.js";
 import { apiStatus, type KubernetesCluster } from "./cluster.js";
 import { deletePod } from "./delete-pod.js";
+import { HelperSilentError } from "./helper-copy.js";
 import {
   type ChannelEvent,
   DEFAULT_RECONNECT_POLICY,
@@ -40,7 +41,7 @@ import {
   type ReconnectPolicy,
   reconnectDelayMs,
 } from "./reconnect-policy.js";
-import { connectHelper, HelperSilentError } from "./start-pod.js";
+import { connectHelper } from "./start-pod.js";
 
 /** Default of KubernetesCluster.heartbeatMs: 60 s, far below any streaming idle timeout in use (minutes to hours). */
 export const DEFAULT_HEARTBEAT_MS = 60_000;

@@ -15,8 +15,6 @@ import { channelCommand, HelperSilentError } from "./helper-copy.js";
 import { POD_REQUESTS } from "./pod-spec.js";
 import { execChannel, type HelperLog } from "./transport.js";
 
-export { HelperSilentError };
-
 /**
  * The warden-helper version the Kubernetes backend needs: the exec-stream channel (`--init` as
  * PID 1, `--channel` through pods/exec; images/sandbox/helper/channel.go) from version 3, which
