@@ -274,6 +274,10 @@ describeBackend("warden serve: kill -9 and restart", () => {
     const before = await containerIds(state);
     expect(before).toHaveLength(2);
     const audit = () => readFile(join(state, "audit.jsonl"), "utf8");
+    // The request line is written once the response has gone out, so wait for it:
+    // created, create request, tool, tool-calls request.
+    const auditLines = async () => (await audit()).split("\n").filter(Boolean).length;
+    await waitFor(async () => (await auditLines()) === 4);
     const auditBefore = await audit();
 
     const refused = await spawnServe(main, config).then(
@@ -284,11 +288,12 @@ describeBackend("warden serve: kill -9 and restart", () => {
     expect(await containerIds(state)).toEqual(before);
     expect(await audit()).toBe(auditBefore);
     expect(await bashText(first, id, "cat f.txt")).toBe("one\n");
-    const auditAtCrash = await audit();
+    await waitFor(async () => (await auditLines()) === 6);
 
     // kill -9: the lock stays behind, stale. A port in use still fails first, reconciling nothing.
     first.child.kill("SIGKILL");
     await first.exited;
+    const auditAtCrash = await audit();
     const blocker = createServer();
     await new Promise<void>((r) => blocker.listen(0, "127.0.0.1", r));
     const port = (blocker.address() as { port: number }).port;
