@@ -12,9 +12,15 @@
  * cache stays), not a crash of the host, which stops the sandboxes too. A file is created new
  * (O_EXCL) with one write, so a crash leaves it either whole or empty; an empty one is a batch
  * that had not started yet, and is dropped.
+ *
+ * Every batch pays for its file, so `begin` and its deletion use synchronous calls, as the audit
+ * log's writes do: a stat, a small create and an unlink on the state directory take microseconds,
+ * while their promise forms cost the event loop about 0.3 ms per batch in thread-pool round trips
+ * (issue 11: every tenant's calls wait behind that).
  */
 import { randomBytes } from "node:crypto";
-import { mkdir, open, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { statSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdir, open, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { AuditLog } from "./audit.js";
 
@@ -71,11 +77,17 @@ export class InflightCalls {
     const entry: InflightBatch = {
       version: 1,
       ...batch,
-      auditOffset: await this.auditSize(),
+      auditOffset: this.auditSize(),
       startedAt: new Date().toISOString(),
     };
-    await writeFile(file, JSON.stringify(entry), { flag: "wx", mode: 0o600 });
-    return () => rm(file, { force: true });
+    writeFileSync(file, JSON.stringify(entry), { flag: "wx", mode: 0o600 });
+    return async () => {
+      try {
+        unlinkSync(file);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      }
+    };
   }
 
   /** Writes the `interrupted` lines of the batches a crash left (see above) and deletes their files. */
@@ -105,12 +117,13 @@ export class InflightCalls {
     return interrupted;
   }
 
-  private async auditSize(): Promise<number> {
+  private auditSize(): number {
     if (!this.auditPath) return -1;
-    return stat(this.auditPath).then(
-      (s) => s.size,
-      () => -1,
-    );
+    try {
+      return statSync(this.auditPath).size;
+    } catch {
+      return -1;
+    }
   }
 
   /**
