@@ -1,5 +1,5 @@
 /**
- * Who used the CPU over a bench phase (Linux only; elsewhere every reading is empty): the bench
+ * Who used the CPU over a bench phase (Linux only; elsewhere every reading is empty): the server
  * process's threads grouped by nice value (the main thread apart), its worker pools' processes,
  * other host processes by pid (tenant A's
  * client, dockerd, Docker's containerd, the containerd shims of the tenants' containers, counting
@@ -20,6 +20,9 @@ const SAMPLE_MS = 100;
 
 /** The name of the machine's busy time in a reading. */
 const MACHINE = "machine busy (all)";
+
+/** The scheduling policy number of SCHED_IDLE (sched(7); field 41 of /proc/<pid>/stat). */
+const SCHED_IDLE = 5;
 
 /** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ; 100 on every Linux build in use). */
 const TICKS_PER_S = 100;
@@ -56,21 +59,34 @@ export function topConsumers(deltas: CpuReading, units: number, count: number): 
 }
 
 /**
- * utime+stime (and cutime+cstime with `children`) of /proc/<path>/stat in ms, the comm and the nice
- * value; null if gone.
+ * utime+stime (and cutime+cstime with `children`) of /proc/<path>/stat in ms, the comm, the nice
+ * value and the scheduling policy; null if gone.
  */
-function procTimes(path: string, children: boolean): { comm: string; ms: number; nice: number } | null {
+function procTimes(
+  path: string,
+  children: boolean,
+): { comm: string; ms: number; nice: number; policy: number } | null {
   try {
     const stat = readFileSync(`/proc/${path}/stat`, "utf8");
     const close = stat.lastIndexOf(")");
     const comm = stat.slice(stat.indexOf("(") + 1, close);
-    // Fields after the comm start at field 3 (state); utime is field 14, stime 15, cutime 16, cstime 17.
+    // Fields after the comm start at field 3 (state); utime is field 14, stime 15, cutime 16, cstime
+    // 17, nice 19, policy 41.
     const f = stat.slice(close + 2).split(" ");
     const own = Number(f[11]) + Number(f[12]);
     const reaped = children ? Number(f[13]) + Number(f[14]) : 0;
-    return { comm, ms: ((own + reaped) * 1000) / TICKS_PER_S, nice: Number(f[16]) };
+    return { comm, ms: ((own + reaped) * 1000) / TICKS_PER_S, nice: Number(f[16]), policy: Number(f[38]) };
   } catch {
     return null;
+  }
+}
+
+/** The thread ids of process `pid` ([] once it is gone). */
+function threadsOf(pid: number): string[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
   }
 }
 
@@ -126,28 +142,29 @@ function pidsOf(comm: string, arg: string): string[] {
 }
 
 /**
- * CPU ms of the worker pools' processes (util/worker-process.ts: this process's children named
- * "warden-worker"), by the nice value of their threads; those that exited (reaped by this process,
- * its cutime+cstime) are added to nice 19, as every thread of one runs there.
+ * CPU ms of the worker pools' processes (util/worker-process.ts: the children of process
+ * `serverPid` named "warden-worker"), by how their threads are scheduled ("SCHED_IDLE", or
+ * "nice <n>" for normal threads); those that exited (reaped by the server process, its
+ * cutime+cstime) are "exited".
  */
-function workerProcessMs(): Map<number, number> {
-  const byNice = new Map<number, number>();
-  const add = (nice: number, ms: number) => byNice.set(nice, (byNice.get(nice) ?? 0) + ms);
-  const self = readText("/proc/self/stat");
-  if (self === null) return byNice;
+function workerProcessMs(serverPid: number): Map<string, number> {
+  const byClass = new Map<string, number>();
+  const add = (key: string, ms: number) => byClass.set(key, (byClass.get(key) ?? 0) + ms);
+  const self = readText(`/proc/${serverPid}/stat`);
+  if (self === null) return byClass;
   const f = self.slice(self.lastIndexOf(")") + 2).split(" ");
-  add(19, ((Number(f[13]) + Number(f[14])) * 1000) / TICKS_PER_S);
+  add("exited", ((Number(f[13]) + Number(f[14])) * 1000) / TICKS_PER_S);
   for (const pid of readdirSync("/proc")) {
     if (!/^\d+$/.test(pid)) continue;
     const stat = readText(`/proc/${pid}/stat`);
     if (!stat?.includes("(warden-worker)")) continue;
-    if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) !== process.pid) continue;
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) !== serverPid) continue;
+    for (const tid of threadsOf(Number(pid))) {
       const t = procTimes(`${pid}/task/${tid}`, false);
-      if (t) add(t.nice, t.ms);
+      if (t) add(t.policy === SCHED_IDLE ? "SCHED_IDLE" : `nice ${t.nice}`, t.ms);
     }
   }
-  return byNice;
+  return byClass;
 }
 
 /** What to attribute: tenant name → label value of its containers, and other processes by name. */
@@ -156,6 +173,8 @@ export interface AttributionTargets {
   tenants: Record<string, string>;
   /** Display name → pid of another host process (e.g. the noisy tenant's client). */
   processes: Record<string, number>;
+  /** The server's process, whose threads and worker processes are named "server: …" (default: this one). */
+  serverPid?: number;
 }
 
 /**
@@ -194,21 +213,22 @@ export async function startCpuAttribution(targets: AttributionTargets): Promise<
       pidsOf("containerd-shim", id).map((pid) => ({ name: `containerd-shim of ${tenant}`, pid })),
     ),
   ];
+  const serverPid = targets.serverPid ?? process.pid;
   const read = (): CpuReading => {
     const r: CpuReading = new Map();
     const add = (name: string, ms: number) => r.set(name, (r.get(name) ?? 0) + ms);
-    for (const tid of readdirSync("/proc/self/task")) {
-      const t = procTimes(`self/task/${tid}`, false);
+    for (const tid of threadsOf(serverPid)) {
+      const t = procTimes(`${serverPid}/task/${tid}`, false);
       if (t)
         add(
-          Number(tid) === process.pid
+          Number(tid) === serverPid
             ? "server: main thread"
             : `server: other threads at nice ${t.nice}${t.nice === 0 ? " (V8, libuv)" : ""}`,
           t.ms,
         );
     }
-    for (const [nice, ms] of workerProcessMs())
-      add(`server: worker processes, threads at nice ${nice}${nice === 19 ? " (worker pools)" : ""}`, ms);
+    for (const [scheduling, ms] of workerProcessMs(serverPid))
+      add(`server: worker processes (worker pools), threads ${scheduling}`, ms);
     for (const [name, pid] of Object.entries(targets.processes))
       add(name, procTimes(String(pid), true)?.ms ?? 0);
     for (const { name, pid } of docker) add(name, procTimes(pid, true)?.ms ?? 0);

@@ -1,21 +1,21 @@
 /**
- * Noisy neighbour section (issue 11): `warden serve` in-process on the real engine with two tenants.
+ * Noisy neighbour section (issue 11): `warden serve` on the real engine with two tenants, in a
+ * process of its own (noisy-server.ts), as in production.
  * Tenant B's `bash true` latency is measured idle (the baseline), then again while tenant A sends the
  * worst inputs the body limits allow, in WARDEN_BENCH_NOISY_LOOPS parallel loops (default 2): an
  * `edit` replacing 12,000 lines with 12,000 different ones, GET /changes of a rewritten 12,000-line
  * file, the longest bash command the JSON body limit allows, and a 64 MiB output flood. The ratio
  * of B's p99 under load to its idle p99 is the figure (target <= 2x). A's own calls are reported too,
  * with their HTTP statuses (a clear 4xx for the long command is fine).
- * Tenant A's client runs in a child process (noisy-tenant.ts), as a real noisy tenant would: in this
- * process its 1 MiB JSON bodies and response reads would compete with the server's event loop and
- * be counted against the server. B's client stays in this process (one small request at a time).
- * Each load is also run alone, to tell which one costs; the server runs in this process, so the
- * event loop's largest delay in each phase (monitorEventLoopDelay) is reported too: it does not
+ * Tenant A's client runs in another child process (noisy-tenant.ts), as a real noisy tenant would,
+ * and B's client in this one (one small request at a time): neither runs on the server's event
+ * loop. Each load is also run alone, to tell which one costs; the server's event loop's largest
+ * delay in each phase (monitorEventLoopDelay, read from its process) is reported too: it does not
  * depend on the engine's own latency, which varies a lot on a shared machine.
  * Idle and loaded alternate: before each loaded phase B takes an idle block of the same size; the
  * baseline is the p99 of all idle blocks. Samples of B per block: WARDEN_BENCH_NOISY_SAMPLES
- * (default 100; the row names print n). How busy the server's main thread was is reported per
- * block, as its CPU ms per second (from /proc/thread-self/schedstat, Linux): with A's calls
+ * (default 300, so each p99 is the third largest of its block rather than the second of 100; the row names print n). How busy the server's main thread was is reported per
+ * block, as its CPU ms per second (from /proc/<pid>/task/<pid>/schedstat, Linux): with A's calls
  * completed, it tells the event loop's share of the load apart from the rest of the machine. WARDEN_BENCH_NOISY_PHASES
  * (comma-separated kinds, e.g. `edit,flood`) runs only those single-load phases, for profiling;
  * WARDEN_BENCH_NOISY_OUTPUT_RATE sets the server's contendedOutputBytesPerSecond (0: off), to compare.
@@ -24,7 +24,7 @@
  * and, before the blocks, what one call of each load costs by consumer (WARDEN_BENCH_NOISY_COST_CALLS
  * calls one after another, default 10, floods 3 at most; 0: skipped): unlike the latencies, these
  * CPU figures stay meaningful while other work shares the machine.
- * A's client process runs at nice 19 (noisy-tenant.ts says why); WARDEN_BENCH_NOISY_CLIENT_NICE=0
+ * A's client process runs at nice 19 and SCHED_IDLE (noisy-tenant.ts says why); WARDEN_BENCH_NOISY_CLIENT_NICE=0
  * keeps it at the default priority.
  */
 import { type ChildProcess, fork } from "node:child_process";
@@ -33,27 +33,25 @@ import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { monitorEventLoopDelay, performance } from "node:perf_hooks";
+import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import tar from "tar-stream";
 import { hashKey } from "../../src/server/auth.js";
-import { resolveServerConfig } from "../../src/server/config.js";
-import { createDockerBackend } from "../../src/server/docker-backend.js";
-import { startServer } from "../../src/server/server.js";
 import { type BenchRow, type BenchSection, percentile } from "../harness.js";
 import { type CpuShare, startCpuAttribution } from "./cpu-attribution.js";
+import type { FromServer, ToServer } from "./noisy-server.js";
 import { type FromTenant, LINES, LOAD_KINDS, type LoadKind, linesOf, type ToTenant } from "./noisy-tenant.js";
 
-/** CPU ms this (the server's main) thread has run, from Linux's /proc/thread-self/schedstat; NaN elsewhere. */
-function mainThreadCpuMs(): number {
+/** CPU ms the main thread of process `pid` has run, from Linux's /proc/<pid>/task/<pid>/schedstat; NaN elsewhere. */
+function mainThreadCpuMs(pid: number | undefined): number {
   try {
-    return Number(readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[0]) / 1e6;
+    return Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, "utf8").split(" ")[0]) / 1e6;
   } catch {
     return Number.NaN;
   }
 }
 
-const SAMPLES = Number(process.env.WARDEN_BENCH_NOISY_SAMPLES ?? 100);
+const SAMPLES = Number(process.env.WARDEN_BENCH_NOISY_SAMPLES ?? 300);
 const LOOPS = Number(process.env.WARDEN_BENCH_NOISY_LOOPS ?? 2);
 /** A's calls per kind, one after another, whose CPU per call is printed by consumer (0: none). */
 const COST_CALLS = Number(process.env.WARDEN_BENCH_NOISY_COST_CALLS ?? 10);
@@ -71,20 +69,24 @@ async function tarOf(name: string, content: string): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** Sends `message` to tenant A's process and waits for its answer of type `type`. */
-async function ask<T extends FromTenant["type"]>(
+/**
+ * Sends `message` to a child process (tenant A's or the server's) and waits for its answer of type
+ * `type`; rejects when the child exits first, or answers `failed` (its message).
+ */
+async function ask<From extends { type: string }, T extends From["type"]>(
   child: ChildProcess,
-  message: ToTenant,
+  message: ToTenant | ToServer,
   type: T,
-): Promise<Extract<FromTenant, { type: T }>> {
-  const answer = new Promise<Extract<FromTenant, { type: T }>>((resolve, reject) => {
-    const onMessage = (m: FromTenant) => {
-      if (m.type !== type) return;
+): Promise<Extract<From, { type: T }>> {
+  const answer = new Promise<Extract<From, { type: T }>>((resolve, reject) => {
+    const onMessage = (m: From) => {
+      if (m.type !== type && m.type !== "failed") return;
       child.off("message", onMessage);
       child.off("exit", onExit);
-      resolve(m as Extract<FromTenant, { type: T }>);
+      if (m.type === "failed") reject(new Error((m as unknown as { message: string }).message));
+      else resolve(m as Extract<From, { type: T }>);
     };
-    const onExit = (code: number | null) => reject(new Error(`tenant A's process exited (${code})`));
+    const onExit = (code: number | null) => reject(new Error(`a child process exited (${code})`));
     child.on("message", onMessage);
     child.once("exit", onExit);
   });
@@ -108,19 +110,27 @@ export const noisyNeighbourSection: BenchSection = {
       memoryBytes: 536870912,
       workspaceBytes: 268435456,
     };
-    const config = resolveServerConfig(
-      {
-        port: 0,
-        stateDir: "state",
-        jsonBodyLimitBytes: BODY_LIMIT,
-        ...(OUTPUT_RATE === undefined ? {} : { contendedOutputBytesPerSecond: Number(OUTPUT_RATE) }),
-        tenants: [A, B].map((t) => ({ id: t.id, keys: [{ id: "k", sha256: hashKey(t.key) }], quotas })),
-      },
-      dir,
-    );
-    const server = await startServer({ config, backend: createDockerBackend(), onExit: "close" });
+    const config = {
+      port: 0,
+      stateDir: "state",
+      jsonBodyLimitBytes: BODY_LIMIT,
+      ...(OUTPUT_RATE === undefined ? {} : { contendedOutputBytesPerSecond: Number(OUTPUT_RATE) }),
+      tenants: [A, B].map((t) => ({ id: t.id, keys: [{ id: "k", sha256: hashKey(t.key) }], quotas })),
+    };
+    const server = fork(fileURLToPath(new URL("./noisy-server.js", import.meta.url)), {
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    const serverPid = server.pid;
+    const askServer = <T extends FromServer["type"]>(message: ToServer, type: T) =>
+      ask<FromServer, T>(server, message, type);
+    let child: ChildProcess | undefined;
+    const { url } = await askServer({ type: "start", config, dir }, "started").catch(async (err) => {
+      server.disconnect();
+      await rm(dir, { recursive: true, force: true });
+      throw err;
+    });
     const api = (key: string, path: string, init: RequestInit = {}) =>
-      fetch(`${server.url}${path}`, {
+      fetch(`${url}${path}`, {
         ...init,
         headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...init.headers },
       });
@@ -132,7 +142,6 @@ export const noisyNeighbourSection: BenchSection = {
       const body = (await res.json()) as { results?: { isError: boolean; content: { text?: string }[] }[] };
       return { status: res.status, body };
     };
-    let child: ChildProcess | undefined;
     try {
       const oldText = linesOf("old");
       const newText = linesOf("new");
@@ -158,13 +167,17 @@ export const noisyNeighbourSection: BenchSection = {
       });
       child = tenantA;
       // Who uses the CPU in each block (cpu-attribution.ts): the tenants' containers, A's client, the engine.
-      const targets = { tenants: { A: A.id, B: B.id }, processes: {} as Record<string, number> };
-      if (tenantA.pid !== undefined) targets.processes["tenant A client (nice 19)"] = tenantA.pid;
-      await ask(
+      const targets = {
+        tenants: { A: A.id, B: B.id },
+        processes: { "tenant B client (the bench's process)": process.pid } as Record<string, number>,
+        ...(serverPid === undefined ? {} : { serverPid }),
+      };
+      if (tenantA.pid !== undefined) targets.processes["tenant A client (nice 19, SCHED_IDLE)"] = tenantA.pid;
+      await ask<FromTenant, "ready">(
         tenantA,
         {
           type: "init",
-          url: String(server.url),
+          url,
           key: A.key,
           session: a,
           loops: LOOPS,
@@ -179,9 +192,7 @@ export const noisyNeighbourSection: BenchSection = {
         if (r.status !== 200 || r.body.results?.[0]?.isError) throw new Error(`B's bash failed: ${r.status}`);
         return performance.now() - t0;
       };
-      // The server runs in this process: the event loop's delay is the direct measure of a blocked loop.
-      const loopDelay = monitorEventLoopDelay({ resolution: 10 });
-      loopDelay.enable();
+      // The server's event loop delay (read from its process) is the direct measure of a blocked loop.
       for (let i = 0; i < 5; i++) await bashTrue();
 
       /** Prints who used the CPU in a block (ms per s), with the load average at its end. */
@@ -193,28 +204,29 @@ export const noisyNeighbourSection: BenchSection = {
           ].join("\n"),
         );
 
-      /** B's samples, the loop's largest delay and this thread's CPU (ms) over SAMPLES calls. */
+      /** B's samples, the server's loop's largest delay and its main thread's CPU (ms/s) over SAMPLES calls. */
       const sampleB = async (label: string) => {
         const cpu = await startCpuAttribution(targets);
-        loopDelay.reset();
-        const cpu0 = mainThreadCpuMs();
+        await askServer({ type: "loop-delay" }, "loop-delay");
+        const cpu0 = mainThreadCpuMs(serverPid);
         const t0 = performance.now();
         const samples: number[] = [];
         for (let i = 0; i < SAMPLES; i++) samples.push(await bashTrue());
         const wallMs = performance.now() - t0;
+        const cpuMs = mainThreadCpuMs(serverPid) - cpu0;
         printCpu(label, cpu.stop(16), (SAMPLES / wallMs) * 1000);
         return {
           samples,
-          loopMaxMs: loopDelay.max / 1e6,
-          cpuPerSecondMs: ((mainThreadCpuMs() - cpu0) / wallMs) * 1000,
+          loopMaxMs: (await askServer({ type: "loop-delay" }, "loop-delay")).maxMs,
+          cpuPerSecondMs: (cpuMs / wallMs) * 1000,
         };
       };
       /** B's samples while A runs `kinds` in LOOPS parallel loops (in its own process). */
       const underLoad = async (label: string, kinds: LoadKind[]) => {
-        await ask(tenantA, { type: "start", kinds }, "started");
+        await ask<FromTenant, "started">(tenantA, { type: "start", kinds }, "started");
         await new Promise((r) => setTimeout(r, 300));
         const measured = await sampleB(`A sending ${label}`);
-        const report = await ask(tenantA, { type: "stop" }, "stopped");
+        const report = await ask<FromTenant, "stopped">(tenantA, { type: "stop" }, "stopped");
         return { ...measured, report };
       };
       const phases: Array<[string, LoadKind[]]> = [
@@ -235,7 +247,11 @@ export const noisyNeighbourSection: BenchSection = {
           if (kind === undefined) continue;
           const calls = kind === "flood" ? Math.min(COST_CALLS, 3) : COST_CALLS;
           const cpu = await startCpuAttribution(targets);
-          const done = await ask(tenantA, { type: "burst", kind, count: calls }, "burst-done");
+          const done = await ask<FromTenant, "burst-done">(
+            tenantA,
+            { type: "burst", kind, count: calls },
+            "burst-done",
+          );
           printCpu(
             `per A call: ${label}, ${calls} calls one after another (${done.statuses.join(", ")})`,
             cpu.stop(16, calls),
@@ -325,7 +341,7 @@ export const noisyNeighbourSection: BenchSection = {
       ];
     } finally {
       child?.disconnect();
-      await server.shutdown(0);
+      await askServer({ type: "stop" }, "stopped").finally(() => server.disconnect());
       await rm(dir, { recursive: true, force: true });
     }
   },

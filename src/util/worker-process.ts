@@ -16,21 +16,12 @@
  * evaluates the first message as the worker's source, with `require` and a `parentPort` shim
  * (`on("message", fn)`, `postMessage(value)`) in scope, as worker_threads' parentPort would be.
  * The child exits when its IPC channel closes (the parent exited or let it go).
- *
- * On Linux the child also moves every thread to SCHED_IDLE with util-linux's `chrt` (sched(7))
- * before it runs a job: at nice 19 a thread still keeps its core for the rest of its time slice
- * when a server thread wakes, while a SCHED_IDLE thread is preempted at once by any normal one, so
- * another tenant's call never waits behind a worker's job for a core. Threads started later inherit
- * the policy. Where `chrt` is missing or the kernel refuses, the threads stay at nice 19.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { setPriority } from "node:os";
 
 /** The nice value every thread of a worker process runs at (the lowest CPU priority). */
 export const WORKER_NICE = 19;
-
-/** Where util-linux's `chrt` may be (the child has no PATH: its environment is empty). */
-const CHRT_PATHS = ["/usr/bin/chrt", "/bin/chrt"];
 
 /** Bytes of a worker process's stderr kept to explain its death. */
 const STDERR_TAIL_BYTES = 4096;
@@ -44,12 +35,6 @@ try {
   for (const tid of require("node:fs").readdirSync("/proc/self/task")) setPriority(Number(tid), ${WORKER_NICE});
 } catch {
   try { setPriority(0, ${WORKER_NICE}); } catch {}
-}
-for (const chrt of ${JSON.stringify(CHRT_PATHS)}) {
-  try {
-    require("node:child_process").execFileSync(chrt, ["--idle", "--all-tasks", "--pid", "0", String(process.pid)], { stdio: "ignore" });
-    break;
-  } catch {}
 }
 process.on("disconnect", () => process.exit(0));
 process.once("message", (source) => {

@@ -61,12 +61,6 @@ describe("WorkerPool", () => {
   };
   const nicesOf = (pid: number) =>
     readdirSync(`/proc/${pid}/task`).map((tid) => niceOf(`${pid}/task/${tid}`));
-  // The scheduling policy of each thread, field 41 of the same file (sched(7): 0 SCHED_OTHER, 5 SCHED_IDLE).
-  const policiesOf = (pid: number) =>
-    readdirSync(`/proc/${pid}/task`).map((tid) => {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[41 - 3]);
-    });
   const alive = (pid: number) => {
     try {
       process.kill(pid, 0);
@@ -96,22 +90,6 @@ describe("WorkerPool", () => {
       expect(nices.length).toBeGreaterThan(4); // the main thread, V8's platform threads, libuv's pool
       expect(nices).toEqual(nices.map(() => 19));
       expect(nicesOf(process.pid)).toEqual(ownNices);
-    },
-  );
-
-  it.runIf(process.platform === "linux")(
-    "runs every thread of a worker process under SCHED_IDLE (util-linux chrt), and none of this process's",
-    async () => {
-      // Before, its threads were SCHED_OTHER at nice 19, which keeps a core for the rest of its
-      // time slice when a server thread wakes. Debian and CI have chrt (util-linux is essential).
-      const ownPolicies = policiesOf(process.pid);
-      const p = pool();
-      const pid = (await p.run("busy")) as number;
-      const policies = policiesOf(pid);
-      expect(policies.length).toBeGreaterThan(4);
-      expect(policies).toEqual(policies.map(() => 5));
-      expect(policiesOf(process.pid)).toEqual(ownPolicies);
-      expect(ownPolicies).toContain(0);
     },
   );
 

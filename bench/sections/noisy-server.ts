@@ -1,0 +1,59 @@
+/**
+ * The server of the noisy-neighbour section, run as a child process (node:child_process `fork`):
+ * `warden serve` in a process of its own, as it runs in production. In the bench's process its
+ * event loop also ran tenant B's client (fetch, JSON) and the section's CPU sampling (every 100 ms,
+ * /proc reads for each process in the tenants' containers, more of them under load): work a real
+ * server does not do, which waited behind A's requests and was counted against the server.
+ *
+ * Protocol over the IPC channel: the parent sends `start` (the raw server config and the directory
+ * it resolves against); the child answers `started` with the server's URL and starts measuring its
+ * event loop's delay (monitorEventLoopDelay, 10 ms resolution). `loop-delay` answers the largest
+ * delay since the last one (ms) and starts a new window. `stop` shuts the server down (its
+ * sessions' containers removed) and answers `stopped`. The child exits when the channel closes.
+ */
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { pathToFileURL } from "node:url";
+import { resolveServerConfig } from "../../src/server/config.js";
+import { createDockerBackend } from "../../src/server/docker-backend.js";
+import { type RunningServer, startServer } from "../../src/server/server.js";
+
+/** Parent → server process messages. */
+export type ToServer =
+  | { type: "start"; config: Record<string, unknown>; dir: string }
+  | { type: "loop-delay" }
+  | { type: "stop" };
+
+/** Server process → parent messages. */
+export type FromServer =
+  | { type: "started"; url: string }
+  | { type: "loop-delay"; maxMs: number }
+  | { type: "stopped" }
+  | { type: "failed"; message: string };
+
+/** The child's main: answers the parent's messages until it disconnects. */
+function main(): void {
+  let server: RunningServer | undefined;
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  const send = (message: FromServer) => process.send?.(message);
+  process.on("message", (message: ToServer) => {
+    if (message.type === "start") {
+      const config = resolveServerConfig(message.config, message.dir);
+      startServer({ config, backend: createDockerBackend(), onExit: "close" }).then(
+        (started) => {
+          server = started;
+          loopDelay.enable();
+          send({ type: "started", url: String(started.url) });
+        },
+        (err: unknown) => send({ type: "failed", message: String(err) }),
+      );
+    } else if (message.type === "loop-delay") {
+      send({ type: "loop-delay", maxMs: loopDelay.max / 1e6 });
+      loopDelay.reset();
+    } else if (message.type === "stop") {
+      void (server?.shutdown(0) ?? Promise.resolve()).then(() => send({ type: "stopped" }));
+    }
+  });
+  process.on("disconnect", () => process.exit(0));
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) main();
