@@ -23,7 +23,9 @@ import (
 // version 3: `--init` (idle.go) and `--channel` (channel.go), the exec-stream channel of Kubernetes.
 // version 4: `--channel` caps every file it and its commands write (RLIMIT_FSIZE) at the larger of
 // the /workspace and /tmp tmpfs sizes, and refuses to serve without them (fsize.go).
-const version = "4"
+// version 5: the channel's seccomp filter also refuses the preallocation ioctls (FS_IOC_RESVSP64,
+// ZERO_RANGE, XFS ALLOCSP …; seccomp.go), and the image has the execute-only copy the channel runs.
+const version = "5"
 
 func logf(format string, args ...interface{}) {
 	fmt.Fprintf(os.Stderr, "warden-helper: "+format+"\n", args...)

@@ -21,9 +21,12 @@ import { execChannel, type HelperLog } from "./transport.js";
  * from version 4 caps every file its commands write at the larger tmpfs size (RLIMIT_FSIZE,
  * images/sandbox/helper/fsize.go). A version 2 helper would neither replace a stale channel nor
  * stop its commands when the stream ends; a version 3 one would let a command write without
- * bound to the node's disk through /dev/termination-log.
+ * bound to the node's disk through /dev/termination-log; a version 4 one would let the
+ * preallocation ioctls (FS_IOC_RESVSP64 and kin) past its fallocate filter, and its image has no
+ * execute-only copy, so a command could trace a re-opened channel helper (version 5: seccomp.go,
+ * images/sandbox/Dockerfile's /usr/local/libexec/warden/warden-helper).
  */
-export const EXEC_CHANNEL_VERSION = 4;
+export const EXEC_CHANNEL_VERSION = 5;
 
 /** Default of KubernetesCluster.startTimeoutMs: 120 s (a cold image pull may take a while). */
 export const DEFAULT_POD_START_TIMEOUT_MS = 120_000;
@@ -210,7 +213,7 @@ export async function connectHelper(
   if (!(version >= EXEC_CHANNEL_VERSION)) {
     client.close();
     throw new SandboxError(
-      `warden-helper in Pod ${cluster.namespace}/${name} is version ${version || "?"}; the Kubernetes backend needs version ${EXEC_CHANNEL_VERSION} or later (an exec-stream channel that caps file sizes, so no command can fill the node's disk through /dev/termination-log): rebuild the image (warden images build) and load it into the cluster.`,
+      `warden-helper in Pod ${cluster.namespace}/${name} is version ${version || "?"}; the Kubernetes backend needs version ${EXEC_CHANNEL_VERSION} or later (an exec-stream channel that caps file sizes and refuses the preallocation calls, so no command can fill the node's disk through /dev/termination-log, and an execute-only copy that commands cannot trace): rebuild the image (warden images build) and load it into the cluster.`,
     );
   }
   return client;
