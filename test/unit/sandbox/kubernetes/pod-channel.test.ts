@@ -57,7 +57,7 @@ function fakeCluster(heartbeatMs = 60_000) {
       const decoder = new FrameDecoder((frame) => {
         if (frame.type === FrameType.ping) {
           state.pings[n] = (state.pings[n] ?? 0) + 1;
-          if (!state.mute || n > 0) reply(FrameType.pong, frame.id, '{"version":"4","pid":7}');
+          if (!state.mute || n > 0) reply(FrameType.pong, frame.id, '{"version":"5","pid":7}');
         }
         if (frame.type !== FrameType.exec) return;
         const argv = (JSON.parse(frame.payload.toString()) as { argv: string[] }).argv;
@@ -98,13 +98,13 @@ function fakeCluster(heartbeatMs = 60_000) {
 }
 
 /**
- * The exec of `<sealed helper> --version` before each channel (start-pod.ts): prints 4, exits 0;
+ * The exec of `<sealed helper> --version` before each channel (start-pod.ts): prints 5, exits 0;
  * with `fails`, the runtime refuses to load it (gVisor's message, no exit code).
  */
 function versionProbe(stdout: Writable, onStatus: unknown, fails: boolean) {
   const socket = Object.assign(new EventEmitter(), { close: () => {} });
   setImmediate(() => {
-    if (!fails) stdout.write("4\n");
+    if (!fails) stdout.write("5\n");
     (onStatus as (s: V1Status) => void)(
       fails ? { status: "Failure", message: "failed to load: permission denied" } : { status: "Success" },
     );
