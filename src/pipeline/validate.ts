@@ -8,7 +8,7 @@ import type { TSchema } from "typebox";
 import { Compile, type Validator } from "typebox/compile";
 import { Value } from "typebox/value";
 import type { AnyTool } from "../tools/index.js";
-import { piSchemaErrorLines } from "../util/index.js";
+import { cloneSharingStrings, piSchemaErrorLines } from "../util/index.js";
 
 /** Outcome of validation: the coerced arguments, or Pi's error text. */
 export type ValidationOutcome = { ok: true; args: unknown } | { ok: false; message: string };
@@ -55,9 +55,7 @@ export function validateToolArguments(tool: AnyTool, args: unknown): ValidationO
   }
   let converted: unknown;
   try {
-    // Value.Clone shares strings (immutable) where structuredClone copies them: 0.86 ms of the
-    // event loop for the longest command the body limit allows (issue 11).
-    converted = Value.Convert(tool.parameters, Value.Clone(candidate));
+    converted = Value.Convert(tool.parameters, cloneSharingStrings(candidate));
   } catch {
     converted = candidate;
   }

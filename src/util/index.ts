@@ -8,6 +8,7 @@ export {
   LINE_HUNKS_WORKER_LIB,
   type LineHunk,
 } from "./line-diff.js";
+export { cloneSharingStrings } from "./clone.js";
 export { dottedPath, piSchemaErrorLines, schemaErrorLines } from "./schema-errors.js";
 export { Slots } from "./slots.js";
 export { terminalSafe } from "./terminal-text.js";
