@@ -1,5 +1,6 @@
 /** Helpers with no warden concept: abort signals, slots, the worker pool, line diffs, terminal-safe text, schema errors. */
 export { AbortError, type AbortFanOut, abortFanOut, isAbortError, onAbort, throwIfAborted } from "./abort.js";
+export { cloneSharingStrings } from "./clone.js";
 export {
   type DiffJob,
   diffJob,
@@ -8,7 +9,6 @@ export {
   LINE_HUNKS_WORKER_LIB,
   type LineHunk,
 } from "./line-diff.js";
-export { cloneSharingStrings } from "./clone.js";
 export { dottedPath, piSchemaErrorLines, schemaErrorLines } from "./schema-errors.js";
 export { Slots } from "./slots.js";
 export { terminalSafe } from "./terminal-text.js";

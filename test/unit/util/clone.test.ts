@@ -30,14 +30,15 @@ describe("cloneSharingStrings", () => {
   it("gives what structuredClone gives for Dates, Maps, typed arrays, holes, cycles and deep nesting", () => {
     const cyclic: Record<string, unknown> = { a: "x" };
     cyclic.self = cyclic;
+    const sparse = [1, 2, 3];
+    delete sparse[1]; // a hole
     let deep: unknown = "leaf";
     for (let i = 0; i < 600; i++) deep = [deep];
-    // biome-ignore lint/suspicious/noSparseArray: a hole is the case under test
     const values: unknown[] = [
       new Date(0),
       new Map([["k", "v"]]),
       new Uint8Array([1, 2]),
-      [1, , 3],
+      sparse,
       cyclic,
       deep,
       10n,
