@@ -24,8 +24,8 @@
  * and, before the blocks, what one call of each load costs by consumer (WARDEN_BENCH_NOISY_COST_CALLS
  * calls one after another, default 10, floods 3 at most; 0: skipped): unlike the latencies, these
  * CPU figures stay meaningful while other work shares the machine.
- * A's client process runs at nice 19 and SCHED_IDLE (noisy-tenant.ts says why); WARDEN_BENCH_NOISY_CLIENT_NICE=0
- * keeps it at the default priority.
+ * A's client process runs at nice 19 and SCHED_IDLE (noisy-tenant.ts says why; its CPU row names
+ * what it got); WARDEN_BENCH_NOISY_CLIENT_NICE=0 keeps it at the default priority, =19 at nice 19 only.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -36,6 +36,7 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import tar from "tar-stream";
+import { getDocker } from "../../src/sandbox/engine.js";
 import { hashKey } from "../../src/server/auth.js";
 import { type BenchRow, type BenchSection, percentile } from "../harness.js";
 import { type CpuShare, startCpuAttribution } from "./cpu-attribution.js";
@@ -69,6 +70,20 @@ async function tarOf(name: string, content: string): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/** Forks `script` (beside this file) with its output on ours and an IPC channel; a channel error is left to `ask`. */
+function forkChild(script: string): ChildProcess {
+  const child = fork(fileURLToPath(new URL(script, import.meta.url)), {
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  child.on("error", () => {}); // a send on a closed channel: the pending ask rejects on "exit"
+  return child;
+}
+
+/** Closes the IPC channel of `child` if it is still open (the child exits when it closes). */
+function letGo(child: ChildProcess | undefined): void {
+  if (child?.connected) child.disconnect();
+}
+
 /**
  * Sends `message` to a child process (tenant A's or the server's) and waits for its answer of type
  * `type`; rejects when the child exits first, or answers `failed` (its message).
@@ -87,11 +102,23 @@ async function ask<From extends { type: string }, T extends From["type"]>(
       else resolve(m as Extract<From, { type: T }>);
     };
     const onExit = (code: number | null) => reject(new Error(`a child process exited (${code})`));
+    if (!child.connected) return reject(new Error(`a child process exited (${child.exitCode})`));
     child.on("message", onMessage);
     child.once("exit", onExit);
   });
-  child.send(message);
+  if (child.connected) child.send(message);
   return answer;
+}
+
+/** Removes the containers of these tenants (io.warden.tenant label): when the server process died. */
+async function removeTenantContainers(tenants: string[]): Promise<void> {
+  const docker = getDocker();
+  for (const tenant of tenants)
+    for (const c of await docker.listContainers({
+      all: true,
+      filters: { label: [`io.warden.tenant=${tenant}`] },
+    }))
+      await docker.getContainer(c.Id).remove({ force: true, v: true });
 }
 
 export const noisyNeighbourSection: BenchSection = {
@@ -117,15 +144,13 @@ export const noisyNeighbourSection: BenchSection = {
       ...(OUTPUT_RATE === undefined ? {} : { contendedOutputBytesPerSecond: Number(OUTPUT_RATE) }),
       tenants: [A, B].map((t) => ({ id: t.id, keys: [{ id: "k", sha256: hashKey(t.key) }], quotas })),
     };
-    const server = fork(fileURLToPath(new URL("./noisy-server.js", import.meta.url)), {
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
-    });
+    const server = forkChild("./noisy-server.js");
     const serverPid = server.pid;
     const askServer = <T extends FromServer["type"]>(message: ToServer, type: T) =>
       ask<FromServer, T>(server, message, type);
     let child: ChildProcess | undefined;
     const { url } = await askServer({ type: "start", config, dir }, "started").catch(async (err) => {
-      server.disconnect();
+      letGo(server);
       await rm(dir, { recursive: true, force: true });
       throw err;
     });
@@ -162,18 +187,17 @@ export const noisyNeighbourSection: BenchSection = {
         await call(A.key, a, [
           { id: "w", name: "write", arguments: { path: `e${n}.txt`, content: oldText } },
         ]);
-      const tenantA = fork(fileURLToPath(new URL("./noisy-tenant.js", import.meta.url)), {
-        stdio: ["ignore", "inherit", "inherit", "ipc"],
-      });
+      const tenantA = forkChild("./noisy-tenant.js");
       child = tenantA;
       // Who uses the CPU in each block (cpu-attribution.ts): the tenants' containers, A's client, the engine.
       const targets = {
         tenants: { A: A.id, B: B.id },
-        processes: { "tenant B client (the bench's process)": process.pid } as Record<string, number>,
+        processes: {
+          "tenant B client and the CPU sampling (the bench's process)": process.pid,
+        } as Record<string, number>,
         ...(serverPid === undefined ? {} : { serverPid }),
       };
-      if (tenantA.pid !== undefined) targets.processes["tenant A client (nice 19, SCHED_IDLE)"] = tenantA.pid;
-      await ask<FromTenant, "ready">(
+      const { priority } = await ask<FromTenant, "ready">(
         tenantA,
         {
           type: "init",
@@ -185,6 +209,7 @@ export const noisyNeighbourSection: BenchSection = {
         },
         "ready",
       );
+      if (tenantA.pid !== undefined) targets.processes[`tenant A client (${priority})`] = tenantA.pid;
 
       const bashTrue = async () => {
         const t0 = performance.now();
@@ -340,8 +365,14 @@ export const noisyNeighbourSection: BenchSection = {
         ...aRows,
       ];
     } finally {
-      child?.disconnect();
-      await askServer({ type: "stop" }, "stopped").finally(() => server.disconnect());
+      letGo(child);
+      // The server removes both tenants' containers as it stops; if its process died, they are removed here.
+      const stopped = await askServer({ type: "stop" }, "stopped").then(
+        () => true,
+        () => false,
+      );
+      letGo(server);
+      if (!stopped) await removeTenantContainers([A.id, B.id]);
       await rm(dir, { recursive: true, force: true });
     }
   },

@@ -9,7 +9,8 @@
  * it resolves against); the child answers `started` with the server's URL and starts measuring its
  * event loop's delay (monitorEventLoopDelay, 10 ms resolution). `loop-delay` answers the largest
  * delay since the last one (ms) and starts a new window. `stop` shuts the server down (its
- * sessions' containers removed) and answers `stopped`. The child exits when the channel closes.
+ * sessions' containers removed) and answers `stopped`. When the channel closes the child stops
+ * the server if it still runs, then exits.
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
@@ -37,7 +38,13 @@ function main(): void {
   const send = (message: FromServer) => process.send?.(message);
   process.on("message", (message: ToServer) => {
     if (message.type === "start") {
-      const config = resolveServerConfig(message.config, message.dir);
+      let config: ReturnType<typeof resolveServerConfig>;
+      try {
+        config = resolveServerConfig(message.config, message.dir);
+      } catch (err) {
+        send({ type: "failed", message: String(err) });
+        return;
+      }
       startServer({ config, backend: createDockerBackend(), onExit: "close" }).then(
         (started) => {
           server = started;
@@ -50,10 +57,19 @@ function main(): void {
       send({ type: "loop-delay", maxMs: loopDelay.max / 1e6 });
       loopDelay.reset();
     } else if (message.type === "stop") {
-      void (server?.shutdown(0) ?? Promise.resolve()).then(() => send({ type: "stopped" }));
+      void stop().then(
+        () => send({ type: "stopped" }),
+        (err: unknown) => send({ type: "failed", message: `shutdown: ${String(err)}` }),
+      );
     }
   });
-  process.on("disconnect", () => process.exit(0));
+  const stop = async () => {
+    const running = server;
+    server = undefined;
+    await running?.shutdown(0);
+  };
+  // A parent that went away without `stop` (it crashed, or was killed): the sessions' containers still go.
+  process.on("disconnect", () => void stop().finally(() => process.exit(0)));
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) main();

@@ -14,7 +14,8 @@
  * 64 MiB.
  *
  * The process runs at the lowest CPU priority (every thread at nice 19, then SCHED_IDLE where
- * util-linux's `chrt` is: see lowerOwnPriority) unless WARDEN_BENCH_NOISY_CLIENT_NICE=0: a real
+ * util-linux's `chrt` is: see lowerOwnPriority; `ready` says which it got) unless
+ * WARDEN_BENCH_NOISY_CLIENT_NICE is 0 (normal priority) or 19 (nice 19 only, for comparison): a real
  * tenant's client runs on its own machine, while here it shares the bench machine's cores with the
  * server, the sandboxes and B. At the lowest priority it still gets every idle cycle, so it keeps
  * sending as fast as the server answers (the section prints how many calls it completed), but its
@@ -49,7 +50,7 @@ export type ToTenant =
 
 /** Child → parent messages. */
 export type FromTenant =
-  | { type: "ready" }
+  | { type: "ready"; priority: string }
   | { type: "started" }
   | { type: "burst-done"; statuses: string[] }
   | {
@@ -156,30 +157,34 @@ function tenant(init: Init) {
 
 /**
  * Sets every thread of this process to nice 19 (Linux: setpriority(2) on a thread id changes that
- * thread; threads made later inherit their creator's value), then to SCHED_IDLE with `chrt` where
- * it is. Returns how many threads it lowered; 0 where /proc/self/task is missing.
+ * thread; threads made later inherit their creator's value), then, with `idle`, to SCHED_IDLE with
+ * `chrt`. Returns what it got: "nice 19, SCHED_IDLE", "nice 19" or "normal priority".
  */
-function lowerOwnPriority(): number {
-  let changed = 0;
+function lowerOwnPriority(idle: boolean): string {
   try {
-    for (const tid of readdirSync("/proc/self/task")) {
-      setPriority(Number(tid), 19);
-      changed++;
-    }
+    for (const tid of readdirSync("/proc/self/task")) setPriority(Number(tid), 19);
+  } catch {
+    return "normal priority";
+  }
+  if (!idle) return "nice 19";
+  try {
     execFileSync("chrt", ["--idle", "--all-tasks", "--pid", "0", String(process.pid)], { stdio: "ignore" });
-  } catch {}
-  return changed;
+    return "nice 19, SCHED_IDLE";
+  } catch {
+    return "nice 19";
+  }
 }
 
 /** The child's main: answers the parent's messages until it disconnects. */
 function main(): void {
-  if (process.env.WARDEN_BENCH_NOISY_CLIENT_NICE !== "0") lowerOwnPriority();
+  const nice = process.env.WARDEN_BENCH_NOISY_CLIENT_NICE;
+  const priority = nice === "0" ? "normal priority" : lowerOwnPriority(nice !== "19");
   let t: ReturnType<typeof tenant> | undefined;
   const send = (message: FromTenant) => process.send?.(message);
   process.on("message", (message: ToTenant) => {
     if (message.type === "init") {
       t = tenant(message);
-      send({ type: "ready" });
+      send({ type: "ready", priority });
     } else if (message.type === "start") {
       t?.start(message.kinds);
       send({ type: "started" });

@@ -1,4 +1,4 @@
-// fallocate filter of the Kubernetes channel (protocol version 4), the second half of its
+// fallocate filter of the Kubernetes channel (protocol version 4; its ioctl part from version 5), the second half of its
 // file-size cap (fsize.go). RLIMIT_FSIZE bounds a file's size, not its allocated blocks:
 // `fallocate -n -l 256M /dev/termination-log` (FALLOC_FL_KEEP_SIZE) allocates 256 MiB of the
 // node's disk while the file's size stays 0, so the cap never applies (an attack found this with

@@ -22,7 +22,8 @@ import { SANDBOX_CONTAINER } from "./pod-spec.js";
  * the channel on the exec stream, replaces a channel already running in the container (it kills
  * every other process but PID 1 first), and kills what it started when the stream ends; from
  * version 4 it caps the size of every file its commands write (fsize.go) and refuses to serve
- * when /workspace or /tmp is not a size-limited tmpfs.
+ * when /workspace or /tmp is not a size-limited tmpfs; from version 5 its seccomp filter also
+ * refuses the preallocation ioctls (seccomp.go), and the image has the execute-only copy.
  */
 export const CHANNEL_COMMAND = [HELPER_PATH, "--channel"];
 
