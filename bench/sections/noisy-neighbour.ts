@@ -14,9 +14,10 @@
  * depend on the engine's own latency, which varies a lot on a shared machine.
  * Idle and loaded alternate: before each loaded phase B takes an idle block of the same size; the
  * baseline is the p99 of all idle blocks. Samples of B per block: WARDEN_BENCH_NOISY_SAMPLES
- * (default 300, so each p99 is the third largest of its block rather than the second of 100; the row names print n). How busy the server's main thread was is reported per
- * block, as its CPU ms per second (from /proc/<pid>/task/<pid>/schedstat, Linux): with A's calls
- * completed, it tells the event loop's share of the load apart from the rest of the machine. WARDEN_BENCH_NOISY_PHASES
+ * (default 300, so each p99 is the third largest of its block rather than the second of 100; the
+ * row names print n). How busy the server's main thread was is reported per block, as its CPU ms
+ * per second (from /proc/<pid>/task/<pid>/schedstat, Linux): with A's calls completed, it tells
+ * the event loop's share of the load apart from the rest of the machine. WARDEN_BENCH_NOISY_PHASES
  * (comma-separated kinds, e.g. `edit,flood`) runs only those single-load phases, for profiling;
  * WARDEN_BENCH_NOISY_OUTPUT_RATE sets the server's contendedOutputBytesPerSecond (0: off), to compare.
  * Who uses the CPU is printed per block (cpu-attribution.ts: the server's threads, A's client, the
@@ -189,6 +190,8 @@ export const noisyNeighbourSection: BenchSection = {
         ]);
       const tenantA = forkChild("./noisy-tenant.js");
       child = tenantA;
+      const askTenant = <T extends FromTenant["type"]>(message: ToTenant, type: T) =>
+        ask<FromTenant, T>(tenantA, message, type);
       // Who uses the CPU in each block (cpu-attribution.ts): the tenants' containers, A's client, the engine.
       const targets = {
         tenants: { A: A.id, B: B.id },
@@ -197,8 +200,7 @@ export const noisyNeighbourSection: BenchSection = {
         } as Record<string, number>,
         ...(serverPid === undefined ? {} : { serverPid }),
       };
-      const { priority } = await ask<FromTenant, "ready">(
-        tenantA,
+      const { priority } = await askTenant(
         {
           type: "init",
           url,
@@ -217,7 +219,6 @@ export const noisyNeighbourSection: BenchSection = {
         if (r.status !== 200 || r.body.results?.[0]?.isError) throw new Error(`B's bash failed: ${r.status}`);
         return performance.now() - t0;
       };
-      // The server's event loop delay (read from its process) is the direct measure of a blocked loop.
       for (let i = 0; i < 5; i++) await bashTrue();
 
       /** Prints who used the CPU in a block (ms per s), with the load average at its end. */
@@ -229,7 +230,10 @@ export const noisyNeighbourSection: BenchSection = {
           ].join("\n"),
         );
 
-      /** B's samples, the server's loop's largest delay and its main thread's CPU (ms/s) over SAMPLES calls. */
+      /**
+       * B's samples, the server's event loop's largest delay (the direct measure of a blocked loop)
+       * and its main thread's CPU (ms/s) over SAMPLES calls.
+       */
       const sampleB = async (label: string) => {
         const cpu = await startCpuAttribution(targets);
         await askServer({ type: "loop-delay" }, "loop-delay");
@@ -248,10 +252,10 @@ export const noisyNeighbourSection: BenchSection = {
       };
       /** B's samples while A runs `kinds` in LOOPS parallel loops (in its own process). */
       const underLoad = async (label: string, kinds: LoadKind[]) => {
-        await ask<FromTenant, "started">(tenantA, { type: "start", kinds }, "started");
+        await askTenant({ type: "start", kinds }, "started");
         await new Promise((r) => setTimeout(r, 300));
         const measured = await sampleB(`A sending ${label}`);
-        const report = await ask<FromTenant, "stopped">(tenantA, { type: "stop" }, "stopped");
+        const report = await askTenant({ type: "stop" }, "stopped");
         return { ...measured, report };
       };
       const phases: Array<[string, LoadKind[]]> = [
@@ -272,11 +276,7 @@ export const noisyNeighbourSection: BenchSection = {
           if (kind === undefined) continue;
           const calls = kind === "flood" ? Math.min(COST_CALLS, 3) : COST_CALLS;
           const cpu = await startCpuAttribution(targets);
-          const done = await ask<FromTenant, "burst-done">(
-            tenantA,
-            { type: "burst", kind, count: calls },
-            "burst-done",
-          );
+          const done = await askTenant({ type: "burst", kind, count: calls }, "burst-done");
           printCpu(
             `per A call: ${label}, ${calls} calls one after another (${done.statuses.join(", ")})`,
             cpu.stop(16, calls),

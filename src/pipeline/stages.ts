@@ -6,7 +6,7 @@
  */
 import type { Sandbox } from "../sandbox/index.js";
 import type { AnyTool, ToolCall, ToolContext, ToolOutput, ToolResultMessage } from "../tools/index.js";
-import { isAbortError } from "../util/index.js";
+import { cloneSharingStrings, isAbortError } from "../util/index.js";
 import { errorResult, errorText, normaliseOutput, type PipelineStage, thrownResult } from "./result.js";
 import type { AfterToolCallHook, BeforeToolCallHook, CallDecision } from "./types.js";
 import { validateToolArguments } from "./validate.js";
@@ -52,9 +52,12 @@ export function validateArguments(
   return { ok: false, result: errorResult(call, outcome.message, { stage, code: "INVALID_ARGUMENT" }) };
 }
 
-/** A deep clone whose objects and arrays are all frozen: what hooks see, so they cannot mutate args. */
+/**
+ * A deep clone whose objects and arrays are all frozen: what hooks see, so they cannot mutate args.
+ * Strings are shared, as validation's copy shares them (cloneSharingStrings).
+ */
 export function frozenClone<T>(value: T): T {
-  const copy = structuredClone(value);
+  const copy = cloneSharingStrings(value);
   const freeze = (v: unknown): void => {
     if (typeof v !== "object" || v === null || Object.isFrozen(v)) return;
     Object.freeze(v);

@@ -11,10 +11,10 @@ import type { ChannelClient } from "./channel/protocol/client.js";
  * How long a warm-pool spare's helper has to answer the claim's ping, ms: 10 s. A spare whose
  * processes were stopped (`kill -STOP -1` through `kubectl exec` or `docker exec`) still has its
  * channel open; a Pod's heartbeat notices only after heartbeatMs (default 60 s) plus its ping
- * timeout, and a Docker spare has none. Not
- * shorter: a sandbox Pod requests 10m CPU, so on a busy node its helper may wait seconds for the
- * CPU (with 2 s, one CI run's claim in test/k8s/serve.test.ts made a cold Pod instead of taking
- * the live spare, under test:k8s's parallel files; not reproduced with the file alone).
+ * timeout, and a Docker spare has none. Not shorter: a sandbox Pod requests 10m CPU, so on a busy
+ * node its helper may wait seconds for the CPU (with 2 s, one CI run's claim in
+ * test/k8s/serve.test.ts made a cold Pod instead of taking the live spare, under test:k8s's
+ * parallel files; not reproduced with the file alone).
  */
 export const SPARE_PING_TIMEOUT_MS = 10_000;
 

@@ -1,4 +1,4 @@
-/** Helpers with no warden concept: abort signals, slots, the worker pool, line diffs, terminal-safe text, schema errors. */
+/** Helpers with no warden concept: abort signals, slots, the worker pool, line diffs, terminal-safe text, schema errors, a string-sharing deep copy. */
 export { AbortError, type AbortFanOut, abortFanOut, isAbortError, onAbort, throwIfAborted } from "./abort.js";
 export { cloneSharingStrings } from "./clone.js";
 export {

@@ -7,6 +7,7 @@ import { encodeFrame, FrameDecoder, FrameType } from "../../../../src/sandbox/ch
 import {
   type ChannelEvent,
   connectHelper,
+  EXEC_CHANNEL_VERSION,
   type KubernetesCluster,
   PodChannel,
 } from "../../../../src/sandbox/kubernetes/index.js";
@@ -57,7 +58,12 @@ function fakeCluster(heartbeatMs = 60_000) {
       const decoder = new FrameDecoder((frame) => {
         if (frame.type === FrameType.ping) {
           state.pings[n] = (state.pings[n] ?? 0) + 1;
-          if (!state.mute || n > 0) reply(FrameType.pong, frame.id, '{"version":"5","pid":7}');
+          if (!state.mute || n > 0)
+            reply(
+              FrameType.pong,
+              frame.id,
+              JSON.stringify({ version: String(EXEC_CHANNEL_VERSION), pid: 7 }),
+            );
         }
         if (frame.type !== FrameType.exec) return;
         const argv = (JSON.parse(frame.payload.toString()) as { argv: string[] }).argv;
@@ -98,13 +104,14 @@ function fakeCluster(heartbeatMs = 60_000) {
 }
 
 /**
- * The exec of `<sealed helper> --version` before each channel (start-pod.ts): prints 5, exits 0;
+ * The exec of `<sealed helper> --version` before each channel (start-pod.ts): prints the version the
+ * backend needs (EXEC_CHANNEL_VERSION), exits 0;
  * with `fails`, the runtime refuses to load it (gVisor's message, no exit code).
  */
 function versionProbe(stdout: Writable, onStatus: unknown, fails: boolean) {
   const socket = Object.assign(new EventEmitter(), { close: () => {} });
   setImmediate(() => {
-    if (!fails) stdout.write("5\n");
+    if (!fails) stdout.write(`${EXEC_CHANNEL_VERSION}\n`);
     (onStatus as (s: V1Status) => void)(
       fails ? { status: "Failure", message: "failed to load: permission denied" } : { status: "Success" },
     );
