@@ -12,10 +12,11 @@
  * loop. Each load is also run alone, to tell which one costs; the server's event loop's largest
  * delay in each phase (monitorEventLoopDelay, read from its process) is reported too: it does not
  * depend on the engine's own latency, which varies a lot on a shared machine.
- * Idle and loaded alternate: before each loaded phase B takes an idle block of the same size; the
- * baseline is the p99 of all idle blocks. Samples of B per block: WARDEN_BENCH_NOISY_SAMPLES
- * (default 300, so each p99 is the third largest of its block rather than the second of 100; the
- * row names print n). How busy the server's main thread was is reported per block, as its CPU ms
+ * Idle and loaded blocks alternate within each phase, WARDEN_BENCH_NOISY_ROUNDS times (default 3),
+ * and each phase's loaded p99 is compared with the p99 of its own idle blocks, which ran on the same
+ * machine seconds before each loaded block (the whole run's idle p99 is printed too). Samples of B per block:
+ * WARDEN_BENCH_NOISY_SAMPLES (default 200, so each side of a phase has 600 and its p99 is the sixth
+ * largest; the row names print n). How busy the server's main thread was is reported per block, as its CPU ms
  * per second (from /proc/<pid>/task/<pid>/schedstat, Linux): with A's calls completed, it tells
  * the event loop's share of the load apart from the rest of the machine. WARDEN_BENCH_NOISY_PHASES
  * (comma-separated kinds, e.g. `edit,flood`) runs only those single-load phases, for profiling;
@@ -28,19 +29,18 @@
  * A's client process runs at nice 19 and SCHED_IDLE (noisy-tenant.ts says why; its CPU row names
  * what it got); WARDEN_BENCH_NOISY_CLIENT_NICE=0 keeps it at the default priority, =19 at nice 19 only.
  */
-import { type ChildProcess, fork } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
 import tar from "tar-stream";
-import { getDocker } from "../../src/sandbox/engine.js";
 import { hashKey } from "../../src/server/auth.js";
 import { type BenchRow, type BenchSection, percentile } from "../harness.js";
 import { type CpuShare, startCpuAttribution } from "./cpu-attribution.js";
+import { ask, forkChild, letGo, removeTenantContainers } from "./noisy-children.js";
 import type { FromServer, ToServer } from "./noisy-server.js";
 import { type FromTenant, LINES, LOAD_KINDS, type LoadKind, linesOf, type ToTenant } from "./noisy-tenant.js";
 
@@ -53,7 +53,9 @@ function mainThreadCpuMs(pid: number | undefined): number {
   }
 }
 
-const SAMPLES = Number(process.env.WARDEN_BENCH_NOISY_SAMPLES ?? 300);
+const SAMPLES = Number(process.env.WARDEN_BENCH_NOISY_SAMPLES ?? 200);
+/** Idle and loaded blocks per phase, alternating. */
+const ROUNDS = Number(process.env.WARDEN_BENCH_NOISY_ROUNDS ?? 3);
 const LOOPS = Number(process.env.WARDEN_BENCH_NOISY_LOOPS ?? 2);
 /** A's calls per kind, one after another, whose CPU per call is printed by consumer (0: none). */
 const COST_CALLS = Number(process.env.WARDEN_BENCH_NOISY_COST_CALLS ?? 10);
@@ -69,57 +71,6 @@ async function tarOf(name: string, content: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of pack) chunks.push(c as Buffer);
   return Buffer.concat(chunks);
-}
-
-/** Forks `script` (beside this file) with its output on ours and an IPC channel; a channel error is left to `ask`. */
-function forkChild(script: string): ChildProcess {
-  const child = fork(fileURLToPath(new URL(script, import.meta.url)), {
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-  });
-  child.on("error", () => {}); // a send on a closed channel: the pending ask rejects on "exit"
-  return child;
-}
-
-/** Closes the IPC channel of `child` if it is still open (the child exits when it closes). */
-function letGo(child: ChildProcess | undefined): void {
-  if (child?.connected) child.disconnect();
-}
-
-/**
- * Sends `message` to a child process (tenant A's or the server's) and waits for its answer of type
- * `type`; rejects when the child exits first, or answers `failed` (its message).
- */
-async function ask<From extends { type: string }, T extends From["type"]>(
-  child: ChildProcess,
-  message: ToTenant | ToServer,
-  type: T,
-): Promise<Extract<From, { type: T }>> {
-  const answer = new Promise<Extract<From, { type: T }>>((resolve, reject) => {
-    const onMessage = (m: From) => {
-      if (m.type !== type && m.type !== "failed") return;
-      child.off("message", onMessage);
-      child.off("exit", onExit);
-      if (m.type === "failed") reject(new Error((m as unknown as { message: string }).message));
-      else resolve(m as Extract<From, { type: T }>);
-    };
-    const onExit = (code: number | null) => reject(new Error(`a child process exited (${code})`));
-    if (!child.connected) return reject(new Error(`a child process exited (${child.exitCode})`));
-    child.on("message", onMessage);
-    child.once("exit", onExit);
-  });
-  if (child.connected) child.send(message);
-  return answer;
-}
-
-/** Removes the containers of these tenants (io.warden.tenant label): when the server process died. */
-async function removeTenantContainers(tenants: string[]): Promise<void> {
-  const docker = getDocker();
-  for (const tenant of tenants)
-    for (const c of await docker.listContainers({
-      all: true,
-      filters: { label: [`io.warden.tenant=${tenant}`] },
-    }))
-      await docker.getContainer(c.Id).remove({ force: true, v: true });
 }
 
 export const noisyNeighbourSection: BenchSection = {
@@ -282,60 +233,65 @@ export const noisyNeighbourSection: BenchSection = {
             cpu.stop(16, calls),
           );
         }
-      // Idle and loaded alternate: an idle block of B before each loaded phase (after A's calls of
-      // the previous phase ended), so a change of the machine's load during the run reaches both.
-      // The baseline is the p99 of all idle blocks together.
-      const idle: number[] = [];
-      let idleLoopMaxMs = 0;
-      let idleCpuPerSecondMs = 0;
-      const measured: Array<{
-        label: string;
-        loaded: Awaited<ReturnType<typeof underLoad>>;
-        aCalls: number;
-      }> = [];
+      // Idle and loaded blocks alternate within each phase, ROUNDS times (idle, loaded, idle, …),
+      // and a phase's loaded p99 is compared with the p99 of its own idle blocks: the machine's
+      // speed drifts during a run (B's idle blocks ran at 105 to 278 calls/s in earlier runs), and
+      // blocks next to each other see the same machine. The whole run's idle p99 is printed too.
+      type Block = Awaited<ReturnType<typeof sampleB>>;
+      const merged = (blocks: Block[]): Block => ({
+        samples: blocks.flatMap((b) => b.samples),
+        loopMaxMs: Math.max(...blocks.map((b) => b.loopMaxMs)),
+        cpuPerSecondMs: blocks.reduce((sum, b) => sum + b.cpuPerSecondMs, 0) / blocks.length,
+      });
+      const measured: Array<{ label: string; idle: Block; loaded: Block; aCalls: number }> = [];
       let last: Extract<FromTenant, { type: "stopped" }> | undefined;
       const callsSoFar = (r?: typeof last) => LOAD_KINDS.reduce((n, k) => n + (r?.timings[k].length ?? 0), 0);
       for (const [label, kinds] of run) {
-        await new Promise((r) => setTimeout(r, 300));
-        const quiet = await sampleB(`idle before ${label}`);
-        idle.push(...quiet.samples);
-        idleLoopMaxMs = Math.max(idleLoopMaxMs, quiet.loopMaxMs);
-        idleCpuPerSecondMs += quiet.cpuPerSecondMs / run.length;
-        const loaded = await underLoad(label, kinds);
+        const before = callsSoFar(last);
+        const idleBlocks: Block[] = [];
+        const loadedBlocks: Block[] = [];
+        for (let round = 1; round <= ROUNDS; round++) {
+          const of = `${label}, round ${round}/${ROUNDS}`;
+          await new Promise((r) => setTimeout(r, 300));
+          idleBlocks.push(await sampleB(`idle, ${of}`));
+          const loaded = await underLoad(of, kinds);
+          loadedBlocks.push(loaded);
+          last = loaded.report;
+        }
         // How much load A got through in this phase (its calls are slower when its work waits for
         // the cores), so runs and versions can be compared at the load they really had.
-        const aCalls = callsSoFar(loaded.report) - callsSoFar(last);
-        last = loaded.report;
-        measured.push({ label, loaded, aCalls });
+        const aCalls = callsSoFar(last) - before;
+        measured.push({ label, idle: merged(idleBlocks), loaded: merged(loadedBlocks), aCalls });
       }
-      const idleP99 = percentile(idle, 99);
+      const idle = merged(measured.map((m) => m.idle));
+      const perPhase = SAMPLES * ROUNDS;
       const loadRows: BenchRow[] = [];
-      for (const { label, loaded, aCalls } of measured) {
+      for (const { label, idle: quiet, loaded, aCalls } of measured) {
         loadRows.push(
           { name: `A calls completed, A sending ${label}`, value: aCalls, unit: "count" },
           {
-            name: `B bash true p99 (n=${SAMPLES}), A sending ${label}${label === "all four" ? " (target <= 2x)" : ""}`,
+            name: `B bash true p99 (n=${perPhase}), A sending ${label}${label === "all four" ? " (target <= 2x)" : ""}`,
             value: percentile(loaded.samples, 99),
             unit: "ms",
-            baseline: idleP99,
-            baselineName: "idle p99",
+            baseline: percentile(quiet.samples, 99),
+            baselineName: `idle p99 of the same rounds (n=${perPhase})`,
           },
           {
             name: `event loop delay max, A sending ${label}`,
             value: loaded.loopMaxMs,
             unit: "ms",
-            baseline: idleLoopMaxMs,
-            baselineName: "idle max",
+            baseline: quiet.loopMaxMs,
+            baselineName: "idle max of the same rounds",
           },
         );
-        // How busy the server's main thread (the event loop) was: CPU ms per second of the block.
+        // How busy the server's main thread (the event loop) was: CPU ms per second of the blocks.
         if (Number.isFinite(loaded.cpuPerSecondMs))
           loadRows.push({
             name: `server main-thread CPU per s, A sending ${label}`,
             value: loaded.cpuPerSecondMs,
             unit: "ms",
-            baseline: idleCpuPerSecondMs,
-            baselineName: "idle",
+            baseline: quiet.cpuPerSecondMs,
+            baselineName: "idle, same rounds",
           });
       }
 
@@ -357,10 +313,18 @@ export const noisyNeighbourSection: BenchSection = {
         });
       }
       return [
-        { name: `B bash true p50 idle (n=${idle.length})`, value: percentile(idle, 50), unit: "ms" },
-        { name: `B bash true p99 idle (n=${idle.length})`, value: idleP99, unit: "ms" },
-        { name: "server main-thread CPU per s, idle", value: idleCpuPerSecondMs, unit: "ms" },
-        { name: "event loop delay max idle", value: idleLoopMaxMs, unit: "ms" },
+        {
+          name: `B bash true p50 idle, whole run (n=${idle.samples.length})`,
+          value: percentile(idle.samples, 50),
+          unit: "ms",
+        },
+        {
+          name: `B bash true p99 idle, whole run (n=${idle.samples.length})`,
+          value: percentile(idle.samples, 99),
+          unit: "ms",
+        },
+        { name: "server main-thread CPU per s, idle", value: idle.cpuPerSecondMs, unit: "ms" },
+        { name: "event loop delay max idle", value: idle.loopMaxMs, unit: "ms" },
         ...loadRows,
         ...aRows,
       ];
