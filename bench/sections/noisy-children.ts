@@ -9,10 +9,16 @@ import { getDocker } from "../../src/sandbox/engine.js";
 import type { ToServer } from "./noisy-server.js";
 import type { ToTenant } from "./noisy-tenant.js";
 
-/** Forks `script` (beside this file) with its output on ours and an IPC channel; a channel error is left to `ask`. */
+/**
+ * Forks `script` (beside this file) with its output on ours and an IPC channel; a channel error is
+ * left to `ask`. The child has a session of its own (`detached`: setsid), so where the kernel groups
+ * processes by session for the CPU (autogroup, sched(7)) it is a group of its own, as a server and
+ * a client on their own machines are, not one share with B's client in this process.
+ */
 export function forkChild(script: string): ChildProcess {
   const child = fork(fileURLToPath(new URL(script, import.meta.url)), {
     stdio: ["ignore", "inherit", "inherit", "ipc"],
+    detached: true,
   });
   child.on("error", () => {}); // a send on a closed channel: the pending ask rejects on "exit"
   return child;

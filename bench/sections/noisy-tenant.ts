@@ -14,7 +14,8 @@
  * 64 MiB.
  *
  * The process runs at the lowest CPU priority (every thread at nice 19, then SCHED_IDLE where
- * util-linux's `chrt` is: see lowerOwnPriority; `ready` says which it got) unless
+ * util-linux's `chrt` is, and its session's autogroup at nice 19 where the kernel has autogroups:
+ * see lowerOwnPriority; `ready` says which it got) unless
  * WARDEN_BENCH_NOISY_CLIENT_NICE is 0 (normal priority) or 19 (nice 19 only, for comparison): a real
  * tenant's client runs on its own machine, while here it shares the bench machine's cores with the
  * server, the sandboxes and B. At the lowest priority it still gets every idle cycle, so it keeps
@@ -26,7 +27,7 @@
  * machine kept busy by sandboxes would starve every tenant's jobs about five times harder.
  */
 import { execFileSync } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
 import { setPriority } from "node:os";
 import { pathToFileURL } from "node:url";
 
@@ -157,8 +158,9 @@ function tenant(init: Init) {
 
 /**
  * Sets every thread of this process to nice 19 (Linux: setpriority(2) on a thread id changes that
- * thread; threads made later inherit their creator's value), then, with `idle`, to SCHED_IDLE with
- * `chrt`. Returns what it got: "nice 19, SCHED_IDLE", "nice 19" or "normal priority".
+ * thread; threads made later inherit their creator's value) and its session's autogroup too (see
+ * lowerOwnAutogroup), then, with `idle`, to SCHED_IDLE with `chrt`. Returns what it got, e.g.
+ * "nice 19, SCHED_IDLE, autogroup nice 19", "nice 19" or "normal priority".
  */
 function lowerOwnPriority(idle: boolean): string {
   try {
@@ -166,13 +168,36 @@ function lowerOwnPriority(idle: boolean): string {
   } catch {
     return "normal priority";
   }
-  if (!idle) return "nice 19";
-  try {
-    execFileSync("chrt", ["--idle", "--all-tasks", "--pid", "0", String(process.pid)], { stdio: "ignore" });
-    return "nice 19, SCHED_IDLE";
-  } catch {
-    return "nice 19";
+  const got = ["nice 19"];
+  if (idle) {
+    try {
+      execFileSync("chrt", ["--idle", "--all-tasks", "--pid", "0", String(process.pid)], { stdio: "ignore" });
+      got.push("SCHED_IDLE");
+    } catch {
+      // no chrt: nice 19 only
+    }
   }
+  if (lowerOwnAutogroup()) got.push("autogroup nice 19");
+  return got.join(", ");
+}
+
+/**
+ * Sets the nice of this process's session group to 19 where the kernel groups sessions for the CPU
+ * (autogroup, sched(7)): there a thread's nice and SCHED_IDLE rank it only within its group, and the
+ * group takes its full share from the others. An unprivileged write is refused with EAGAIN for 100
+ * ms after any other, so it is retried. True when set.
+ */
+function lowerOwnAutogroup(): boolean {
+  for (let tries = 0; tries < 20; tries++) {
+    try {
+      writeFileSync("/proc/self/autogroup", "19");
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EAGAIN") return false;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 150);
+    }
+  }
+  return false;
 }
 
 /** The child's main: answers the parent's messages until it disconnects. */

@@ -16,6 +16,16 @@
  * evaluates the first message as the worker's source, with `require` and a `parentPort` shim
  * (`on("message", fn)`, `postMessage(value)`) in scope, as worker_threads' parentPort would be.
  * The child exits when its IPC channel closes (the parent exited or let it go).
+ *
+ * Where the kernel groups processes by session (CONFIG_SCHED_AUTOGROUP, on in Debian's kernels and
+ * enabled by default: /proc/sys/kernel/sched_autogroup_enabled; see sched(7)), a nice value ranks
+ * threads only within their session's group, and the groups share the CPUs equally: a worker in
+ * the server's session took the session's whole share from the engine and the sandboxes (dockerd,
+ * each container) while the event loop slept. So the child is started in a session of its own
+ * (`detached`: setsid) and BOOT sets that group's nice to 19 too (/proc/self/autogroup; an
+ * unprivileged write may be refused with EAGAIN for 100 ms after any other, so it is retried). A
+ * server in a cgroup of its own (a systemd unit) is not grouped by session: there the cgroup's CPU
+ * weight ranks it against the containers, and nice ranks the worker within it.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { setPriority } from "node:os";
@@ -36,6 +46,14 @@ try {
 } catch {
   try { setPriority(0, ${WORKER_NICE}); } catch {}
 }
+const lowerAutogroup = (tries) => {
+  try {
+    require("node:fs").writeFileSync("/proc/self/autogroup", "${WORKER_NICE}");
+  } catch (err) {
+    if (err.code === "EAGAIN" && tries > 1) setTimeout(lowerAutogroup, 150, tries - 1).unref();
+  }
+};
+lowerAutogroup(20);
 process.on("disconnect", () => process.exit(0));
 process.once("message", (source) => {
   const parentPort = {
@@ -63,6 +81,7 @@ export function startWorkerProcess(source: string, maxHeapMb: number): WorkerPro
     env: {},
     stdio: ["ignore", "ignore", "pipe", "ipc"],
     serialization: "advanced",
+    detached: true, // a session, and so a scheduler autogroup, of its own (see the module docstring)
   });
   if (child.pid !== undefined) {
     try {

@@ -1,5 +1,6 @@
 /** The worker process itself: no server environment reaches it, and it exits when its channel closes. */
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { refWorkerProcess, startWorkerProcess } from "../../../src/util/worker-process.js";
 
@@ -32,5 +33,31 @@ describe("startWorkerProcess", () => {
     child.disconnect();
     const [code, signal] = await once(child, "exit");
     expect({ code, signal }).toEqual({ code: 0, signal: null });
+  });
+
+  it("runs in a session of its own, whose scheduler autogroup is at nice 19 where the kernel groups by session", async () => {
+    const { child } = startWorkerProcess(SOURCE, 64);
+    refWorkerProcess(child);
+    try {
+      child.send("go");
+      await once(child, "message");
+      // /proc/<pid>/stat after the name's ")": state, ppid, pgrp, session, …
+      const [, , pgrp, session] = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+      expect({ pgrp: Number(pgrp), session: Number(session) }).toEqual({ pgrp: child.pid, session: child.pid });
+      const grouped = readFileSync("/proc/sys/kernel/sched_autogroup_enabled", "utf8").trim() === "1";
+      if (grouped) {
+        // BOOT writes it at once, or after EAGAIN's 100 ms: wait up to 3 s.
+        let autogroup = "";
+        for (let i = 0; i < 30 && !autogroup.endsWith(" nice 19"); i++) {
+          autogroup = readFileSync(`/proc/${child.pid}/autogroup`, "utf8").trim();
+          if (!autogroup.endsWith(" nice 19")) await new Promise((r) => setTimeout(r, 100));
+        }
+        expect(autogroup).toMatch(/^\/autogroup-\d+ nice 19$/);
+        expect(autogroup).not.toBe(readFileSync("/proc/self/autogroup", "utf8").trim());
+      }
+    } finally {
+      child.kill("SIGKILL");
+      await once(child, "close");
+    }
   });
 });
