@@ -30,6 +30,7 @@ import {
   createKubernetesSandbox,
   deletePod,
   type KubernetesCluster,
+  loadKubernetesClient,
   podExec,
   type Sandbox,
 } from "../../src/sandbox/index.js";
@@ -223,6 +224,7 @@ export const k8sSection: BenchSection = {
     "Kubernetes backend: Pod create, pool claim, exec channel vs one exec API call per command, idle sessions per node",
   async run(): Promise<BenchRow[]> {
     const wanted = wantedPhases();
+    await loadKubernetesClient();
     const cluster = benchCluster();
     console.log(
       `k8s: every Pod on RuntimeClass ${BENCH_RUNTIME_CLASS ?? "(none: the node's default runtime)"}`,

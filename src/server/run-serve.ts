@@ -9,6 +9,7 @@ import {
   type ChannelEvent,
   channelEventLine,
   connectCluster,
+  loadKubernetesClient,
   pingEngine,
   type ReplicaLease,
 } from "../sandbox/index.js";
@@ -116,6 +117,7 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
     // namespace, before reconciling (replica-lease.ts: one live server per id, or each would
     // remove the other's Pods; held by its host and state directory).
     if (config.backend?.kind === "kubernetes") {
+      await loadKubernetesClient();
       clusters = kubernetesClusters(config.backend, channelEvents(log, metrics));
       await checkNamespaces(clusters, config.backend.tenantNamespaces);
       lease = await acquireReplicaLease({

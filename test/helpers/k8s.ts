@@ -13,6 +13,7 @@ import {
   createKubernetesSandbox,
   type KubernetesCluster,
   type KubernetesClusterOptions,
+  loadKubernetesClient,
   type Sandbox,
   type SandboxOptions,
   WARDEN_POD_SELECTOR,
@@ -20,6 +21,9 @@ import {
 import { run } from "./sandbox-fixture.js";
 
 /** The kubeconfig the suites use: $WARDEN_TEST_KUBECONFIG, $KUBECONFIG (what .ci/run exports), or the local cluster's. */
+// The API client is loaded on demand (src/sandbox/kubernetes/client.ts); every suite here uses it.
+await loadKubernetesClient();
+
 export const TEST_KUBECONFIG =
   process.env.WARDEN_TEST_KUBECONFIG ?? process.env.KUBECONFIG ?? "/var/lib/warden-k8s/admin.kubeconfig";
 

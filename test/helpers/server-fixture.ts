@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import Docker from "dockerode";
 import { build } from "rolldown";
+import { loadKubernetesClient } from "../../src/sandbox/index.js";
 import { hashKey } from "../../src/server/auth.js";
 import type { ServerConfig } from "../../src/server/config.js";
 import { createPolicyHookFactory } from "../../src/server/policy-hooks.js";
@@ -171,6 +172,7 @@ export async function writeServeConfig(
  * policy hooks; `shutdown` closes its sessions (onExit "close").
  */
 export async function startTestServer(config: ServerConfig): Promise<RunningServer> {
+  if (config.backend?.kind === "kubernetes") await loadKubernetesClient();
   return startServer({
     config,
     backend: serveBackend(config),

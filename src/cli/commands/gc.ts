@@ -8,7 +8,7 @@
  * whose controller process is gone (`spill-dir <path> owner=host:pid (orphaned)`).
  */
 import type { Command } from "commander";
-import { connectCluster, type GcRemoval, gc, gcPods } from "../../sandbox/index.js";
+import { connectCluster, type GcRemoval, gc, gcPods, loadKubernetesClient } from "../../sandbox/index.js";
 import { sweepSpillDirs } from "../../session/index.js";
 
 /** Registers `warden gc`. */
@@ -31,6 +31,7 @@ export function registerGc(program: Command): void {
         const dryRun = flags.dryRun === true;
         const options = { dryRun, tenant: flags.tenant };
         const removed: GcRemoval[] = [];
+        if (flags.namespace) await loadKubernetesClient();
         for (const namespace of flags.namespace ?? []) {
           const cluster = connectCluster({
             namespace,

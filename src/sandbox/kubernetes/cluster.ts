@@ -3,7 +3,13 @@
  * namespace, the RuntimeClass and the image pull policy, and the one table that maps the API's
  * failures to WardenError subclasses (as errors.ts's fromDockerError does for Docker).
  */
-import { CoordinationV1Api, CoreV1Api, Exec, KubeConfig, NetworkingV1Api } from "@kubernetes/client-node";
+import type {
+  CoordinationV1Api,
+  CoreV1Api,
+  Exec,
+  NetworkingV1Api,
+  setHeaderOptions,
+} from "@kubernetes/client-node";
 import {
   InvalidArgumentError,
   NoRoomError,
@@ -11,6 +17,7 @@ import {
   SandboxError,
   type WardenError,
 } from "../../errors.js";
+import { kubernetesClient } from "./client.js";
 import { requireLabelValue } from "./pod-labels.js";
 import type { ChannelEvent } from "./reconnect-policy.js";
 
@@ -23,6 +30,8 @@ export interface KubernetesCluster {
   leases: CoordinationV1Api;
   /** pods/exec: the channel (transport.ts) and one-shot commands (pod-exec.ts podExec). */
   exec: Exec;
+  /** Request options of a JSON merge patch (RFC 7386), for the `patchNamespaced…` calls. */
+  mergePatch: ReturnType<typeof setHeaderOptions>;
   namespace: string;
   /** RuntimeClass of every Pod (e.g. `gvisor`); none: the node's default runtime. */
   runtimeClassName?: string;
@@ -67,7 +76,8 @@ export function isNamespaceName(name: string): boolean {
 /**
  * The clients of the cluster `options` names. Reading the kubeconfig is the only I/O; nothing
  * is asked of the API server yet. Throws InvalidArgumentError for a bad namespace, RuntimeClass
- * name, replica id or heartbeatMs (an integer in HEARTBEAT_MS_RANGE), or an unreadable kubeconfig.
+ * name, replica id or heartbeatMs (an integer in HEARTBEAT_MS_RANGE), or an unreadable kubeconfig;
+ * Error when loadKubernetesClient (client.ts: the API client is loaded on demand) was not awaited.
  */
 export function connectCluster(options: KubernetesClusterOptions): KubernetesCluster {
   if (!isNamespaceName(options.namespace)) {
@@ -96,7 +106,8 @@ export function connectCluster(options: KubernetesClusterOptions): KubernetesClu
       `backend.heartbeatMs ${JSON.stringify(heartbeatMs)} is not an integer from ${HEARTBEAT_MS_RANGE.min} to ${HEARTBEAT_MS_RANGE.max} (ms between pings of an idle session's helper); keep it well below the node's streaming idle timeout (containerd stream_idle_timeout, default 4 h), e.g. 60000.`,
     );
   }
-  const config = new KubeConfig();
+  const k8s = kubernetesClient();
+  const config = new k8s.KubeConfig();
   try {
     if (options.kubeconfig) config.loadFromFile(options.kubeconfig);
     else config.loadFromDefault();
@@ -106,10 +117,11 @@ export function connectCluster(options: KubernetesClusterOptions): KubernetesClu
     );
   }
   return {
-    core: config.makeApiClient(CoreV1Api),
-    networking: config.makeApiClient(NetworkingV1Api),
-    leases: config.makeApiClient(CoordinationV1Api),
-    exec: new Exec(config),
+    core: config.makeApiClient(k8s.CoreV1Api),
+    networking: config.makeApiClient(k8s.NetworkingV1Api),
+    leases: config.makeApiClient(k8s.CoordinationV1Api),
+    exec: new k8s.Exec(config),
+    mergePatch: k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
     namespace: options.namespace,
     ...(options.runtimeClassName ? { runtimeClassName: options.runtimeClassName } : {}),
     ...(options.imagePullPolicy ? { imagePullPolicy: options.imagePullPolicy } : {}),

@@ -5,7 +5,6 @@
  * pool's hand-over). Any failure or abort deletes the Pod, so nothing is left running.
  */
 import { randomUUID } from "node:crypto";
-import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { InvalidArgumentError } from "../../errors.js";
 import { isAbortError, throwIfAborted } from "../../util/index.js";
 import type { ChannelClient } from "../channel/protocol/client.js";
@@ -174,10 +173,7 @@ export async function finishPodSandbox(
 async function setPodExpiry(cluster: KubernetesCluster, name: string, expiresAt: Date): Promise<Date> {
   const body = { metadata: { annotations: { [LABEL.expires]: expiresAt.toISOString() } } };
   try {
-    await cluster.core.patchNamespacedPod(
-      { name, namespace: cluster.namespace, body },
-      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-    );
+    await cluster.core.patchNamespacedPod({ name, namespace: cluster.namespace, body }, cluster.mergePatch);
   } catch (err) {
     throw fromKubeError(err, `setting the expiry of Pod ${cluster.namespace}/${name}`);
   }

@@ -9,7 +9,6 @@
  * could be made to fail by the sandbox itself (its pids or memory used up, its processes stopped),
  * and must not downgrade its channel to the dumpable copy (attack on helper v4, 2026-12-02).
  */
-import { PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
 import { SandboxError } from "../../errors.js";
 import { HELPER_PATH, SEALED_HELPER_PATH } from "../channel/protocol/helper-path.js";
 import { fromKubeError, type KubernetesCluster } from "./cluster.js";
@@ -86,10 +85,7 @@ async function annotateCopy(cluster: KubernetesCluster, name: string, copy: Help
   const { core, namespace } = cluster;
   const body = { metadata: { annotations: { [LABEL_HELPER]: copy } } };
   try {
-    await core.patchNamespacedPod(
-      { name, namespace, body },
-      setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
-    );
+    await core.patchNamespacedPod({ name, namespace, body }, cluster.mergePatch);
   } catch (err) {
     throw fromKubeError(err, `annotating Pod ${namespace}/${name} with its helper copy`);
   }

@@ -4,9 +4,13 @@ import { kubernetesPoolBackend } from "../../../src/pool/index.js";
 import {
   connectCluster,
   fromKubeError,
+  loadKubernetesClient,
   PodUnschedulableError,
   ResourceQuotaExceededError,
 } from "../../../src/sandbox/index.js";
+
+// The API client is loaded on demand (src/sandbox/kubernetes/client.ts).
+await loadKubernetesClient();
 
 describe("kubernetesPoolBackend noRoom", () => {
   const backend = kubernetesPoolBackend({ cluster: connectCluster({ namespace: "warden" }) });

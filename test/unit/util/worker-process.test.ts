@@ -43,7 +43,10 @@ describe("startWorkerProcess", () => {
       await once(child, "message");
       // /proc/<pid>/stat after the name's ")": state, ppid, pgrp, session, …
       const [, , pgrp, session] = readFileSync(`/proc/${child.pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-      expect({ pgrp: Number(pgrp), session: Number(session) }).toEqual({ pgrp: child.pid, session: child.pid });
+      expect({ pgrp: Number(pgrp), session: Number(session) }).toEqual({
+        pgrp: child.pid,
+        session: child.pid,
+      });
       const grouped = readFileSync("/proc/sys/kernel/sched_autogroup_enabled", "utf8").trim() === "1";
       if (grouped) {
         // BOOT writes it at once, or after EAGAIN's 100 ms: wait up to 3 s.

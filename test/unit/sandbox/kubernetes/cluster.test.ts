@@ -1,7 +1,14 @@
 import { ApiException } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
 import { NoRoomError } from "../../../../src/errors.js";
-import { connectCluster, fromKubeError } from "../../../../src/sandbox/kubernetes/index.js";
+import {
+  connectCluster,
+  fromKubeError,
+  loadKubernetesClient,
+} from "../../../../src/sandbox/kubernetes/index.js";
+
+// The API client is loaded on demand (src/sandbox/kubernetes/client.ts).
+await loadKubernetesClient();
 
 describe("connectCluster", () => {
   it("refuses a heartbeatMs outside 1 s to 1 h, naming the field and a sound value", () => {

@@ -1,0 +1,33 @@
+/**
+ * @kubernetes/client-node, loaded on demand. Its modules hold about 27 MB of V8 heap, which a
+ * process that never talks to a cluster (a Docker-backed `warden serve`, the CLI's other commands)
+ * would otherwise carry, and which every major garbage collection marks again: the noisy-neighbour
+ * bench found those collections' threads taking 0.4 of a core under a tenant's /changes load. So no
+ * module imports it statically (test/unit/sandbox/kubernetes/lazy-client.test.ts): the entry points
+ * that use a cluster await loadKubernetesClient() first, and connectCluster takes it from there.
+ */
+
+import type * as ClientNode from "@kubernetes/client-node";
+
+/** The module's exports. */
+export type KubernetesClient = typeof ClientNode;
+
+let loaded: KubernetesClient | undefined;
+
+/** Loads @kubernetes/client-node (once; later calls resolve the same module). */
+export async function loadKubernetesClient(): Promise<KubernetesClient> {
+  loaded ??= await import("@kubernetes/client-node");
+  return loaded;
+}
+
+/**
+ * The module loadKubernetesClient loaded. Throws Error (a programming error, not a user's) when it
+ * has not been awaited yet in this process.
+ */
+export function kubernetesClient(): KubernetesClient {
+  if (!loaded)
+    throw new Error(
+      "@kubernetes/client-node is loaded on demand: await loadKubernetesClient() (src/sandbox/kubernetes/client.ts) before connecting to a cluster.",
+    );
+  return loaded;
+}
