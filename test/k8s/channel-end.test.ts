@@ -4,9 +4,12 @@
  * what to do, not Docker's "Sandbox container <12 chars> is not running.":
  * - the Pod deleted (as `kubectl delete pod` does: default grace, waits until it is gone): "is gone";
  * - the helper killed from inside (`kill -KILL $PPID`, `kill -9 -1`): the Pod still runs, is not
- *   re-opened and not deleted (another controller may hold it), until the session's own destroy.
- * Found by an attack on the Kubernetes backend (issue 18): before, both gave "Sandbox container
- * warden-45210 is not running.".
+ *   re-opened and not deleted (another controller may hold it), until the session's own destroy;
+ * - the Pod's PID 1 (the idle init) ended from inside (`kill -TERM 1`): the Pod is Succeeded, "has
+ *   ended", the session is over; its destroy removes the Pod.
+ * Found by an attack on the Kubernetes backend (issue 18): before, the first two gave "Sandbox
+ * container warden-45210 is not running."; the third said "… while the Pod still runs: …" (a GET
+ * made before the kubelet saw the container end, kept for every later call).
  */
 import { afterAll, expect, it } from "vitest";
 import { apiStatus, createKubernetesSandbox, type KubernetesSandbox } from "../../src/sandbox/index.js";
@@ -72,4 +75,33 @@ describeK8s("Kubernetes session: its channel's helper ended", () => {
       await sandbox.destroy();
       expect(await podLeftovers(TENANT)).toEqual([]);
     });
+
+  it("`kill -TERM 1` from inside: the Pod ended (Succeeded); every later call says so, not that it still runs; the destroy removes it", async () => {
+    const sandbox = await createKubernetesSandbox({ tenant: TENANT }, cluster);
+    const pod = sandbox.info.containerId;
+    const where = literal(`${TEST_NAMESPACE}/${pod}`);
+    const message = (phase: string) =>
+      new RegExp(
+        `^SANDBOX_NOT_RUNNING: the sandbox Pod ${where} has ended: its phase is ${phase}, its container terminated \\(reason Completed, exit code 0\\), ` +
+          `as a GET of it said after its exec channel ended \\(the channel's helper in Pod ${where} ended \\(.+\\)\\); ` +
+          "a container ends when its PID 1 \\(warden-helper --init\\) exits \\(a command in the sandbox can make it: e\\.g\\. kill -TERM 1\\) or is killed \\(e\\.g\\. out of memory\\); " +
+          "this session is over, what ran in it and its files are lost; start a new session, and DELETE this one\\.$",
+      );
+    const first = await failure(sandbox, [
+      "bash",
+      "-c",
+      "printf X > /dev/termination-log; kill -TERM 1; sleep 5",
+    ]);
+    // The kubelet shows the container's end ~0.7 s after the stream's, the phase ~1.8 s after (test node).
+    expect(first).toMatch(message("(Running|Succeeded)"));
+    for (const call of ["next", "again"]) {
+      const later = await failure(sandbox, ["echo", call]);
+      expect(later).toMatch(message("Succeeded"));
+      expect(later).not.toContain("while the Pod still runs");
+    }
+    const read = await cluster.core.readNamespacedPod({ name: pod, namespace: TEST_NAMESPACE });
+    expect(read.status?.phase).toBe("Succeeded");
+    await sandbox.destroy();
+    expect(await podLeftovers(TENANT)).toEqual([]);
+  });
 });

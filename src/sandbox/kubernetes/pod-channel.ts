@@ -15,12 +15,17 @@
  *   (reconnect-policy.ts); a Pod that is gone or not running fails every later call, naming it.
  *   A helper that ended (killed by a newer channel: another controller took the Pod over) is
  *   not re-opened, or two controllers would take the Pod from each other forever; every later
- *   call reads the Pod and fails naming it, why and what to do (channel-end.ts). Its Pod is not
- *   deleted: a helper killed from inside (`kill -9 -1`) cannot be told from one ended by another
- *   controller's newer channel (a takeover under the same replica id, README "Scale-out"), and
- *   deleting would end that controller's live session; the session's DELETE, its expiry or
- *   `warden gc` removes it. A re-opened helper that never answers while the Pod runs is held by
- *   the sandbox: the Pod is deleted (no other controller answers through a stopped helper).
+ *   call reads the Pod and fails naming it, why and what to do (channel-end.ts: a Pod that still
+ *   reads as running right after the end is read again for up to 3 s, since the kubelet reports a
+ *   container's end, e.g. after `kill -TERM 1` ended its PID 1, only a moment later; a verdict
+ *   short of final is read again by the next call). Its Pod is not deleted: a helper killed from
+ *   inside (`kill -9 -1`) cannot be told from one ended by another controller's newer channel (a
+ *   takeover under the same replica id, README "Scale-out"), and deleting would end that
+ *   controller's live session; a Pod whose container ended (Succeeded, Failed) holds nothing but
+ *   its API object, which shows why it ended; the session's DELETE, its expiry or `warden gc`
+ *   removes it, as a restarted server does a Pod that is not running. A re-opened helper that
+ *   never answers while the Pod runs is held by the sandbox: the Pod is deleted (no other
+ *   controller answers through a stopped helper).
  * A call that was running when the stream ended gets a SandboxError saying so, never a hang.
  * Each end, re-open and failed round is reported to `cluster.onChannelEvent` (the server logs and counts them).
  */
@@ -30,7 +35,15 @@ import type { ChannelClient } from "../channel/protocol/client.js";
 import { type Heartbeat, startHeartbeat } from "../channel/protocol/heartbeat.js";
 import { channelIOVia } from "../channel/protocol/io.js";
 import type { SandboxIO } from "../io.js";
-import { channelEndedMessage, type EndedPodState } from "./channel-end.js";
+import {
+  channelEndedMessage,
+  DEFAULT_END_SETTLE,
+  type EndedPodState,
+  type EndSettle,
+  endedPodFinal,
+  endedPodState,
+  settleDelayMs,
+} from "./channel-end.js";
 import { apiStatus, type KubernetesCluster } from "./cluster.js";
 import { deletePod } from "./delete-pod.js";
 import { HelperSilentError } from "./helper-copy.js";
@@ -52,8 +65,8 @@ export class PodChannel {
   private heartbeat: Heartbeat | undefined;
   private reopening: Promise<ChannelClient> | undefined;
   private gone: Error | undefined;
-  /** Set when the helper ended (see the file comment): its reason and, once settled, the error. */
-  private ended: { reason: string; error?: Error; explaining?: Promise<Error> } | undefined;
+  /** Set when the helper ended (see the file comment): its reason, when, and, once final, the error. */
+  private ended: { reason: string; at: number; error?: Error; explaining?: Promise<Error> } | undefined;
   private closing = false;
   private lostReason = "";
   /** Channels whose connection was lost (or went silent): their calls' errors say so. */
@@ -64,20 +77,29 @@ export class PodChannel {
   private readonly sessionId: string;
   private readonly log: ((line: string) => void) | undefined;
   private readonly policy: ReconnectPolicy;
+  private readonly settle: EndSettle;
 
   /**
    * `client` is Pod `pod`'s connected channel; `sessionId` goes into the events; `log` gets the
-   * helper's stderr lines of re-opened channels; `policy` bounds each reconnect (default DEFAULT_RECONNECT_POLICY).
+   * helper's stderr lines of re-opened channels; `policy` bounds each reconnect (default
+   * DEFAULT_RECONNECT_POLICY); `settle` how long a Pod that still runs is read again after its
+   * helper ended (default DEFAULT_END_SETTLE, channel-end.ts).
    */
   constructor(
     private readonly cluster: KubernetesCluster,
     readonly pod: string,
     client: ChannelClient,
-    options: { sessionId: string; log?: (line: string) => void; policy?: ReconnectPolicy },
+    options: {
+      sessionId: string;
+      log?: (line: string) => void;
+      policy?: ReconnectPolicy;
+      settle?: EndSettle;
+    },
   ) {
     this.sessionId = options.sessionId;
     this.log = options.log;
     this.policy = options.policy ?? DEFAULT_RECONNECT_POLICY;
+    this.settle = options.settle ?? DEFAULT_END_SETTLE;
     this.current = client;
     this.watch(client);
   }
@@ -158,7 +180,7 @@ export class PodChannel {
           this.report({ outcome: "failed", reason, error: closed.message, final: true });
           return;
         }
-        this.ended = { reason };
+        this.ended = { reason, at: Date.now() };
         this.endedError().then((error) =>
           this.report({ outcome: "failed", reason, error: error.message, final: true }),
         );
@@ -212,31 +234,43 @@ export class PodChannel {
   }
 
   /**
-   * The error of every call after the helper ended (channel-end.ts), from a GET of the Pod. Kept
-   * once the Pod was read (a read that failed is tried again by the next call); concurrent
-   * callers share one read.
+   * The error of every call after the helper ended (channel-end.ts), from GETs of the Pod: while
+   * it still reads as running, again until `settle.windowMs` after the end (the kubelet reports a
+   * container's end a moment later). Kept once final (the Pod gone, or Succeeded or Failed);
+   * any other verdict (it runs, it is being deleted, the read failed) is read again by the next
+   * call. Concurrent callers share one reading.
    */
   private endedError(): Promise<Error> {
     const ended = this.ended;
     if (!ended) throw new Error("endedError before the helper ended");
     if (ended.error) return Promise.resolve(ended.error);
-    ended.explaining ??= this.readEndedPod().then((state) => {
+    ended.explaining ??= this.settleEndedPod(ended.at).then((state) => {
       const message = channelEndedMessage(`${this.cluster.namespace}/${this.pod}`, ended.reason, state);
       const error = new SandboxNotRunningError(this.pod, { message });
-      if (!("readError" in state)) ended.error = error;
+      if (endedPodFinal(state)) ended.error = error;
       ended.explaining = undefined;
       return error;
     });
     return ended.explaining;
   }
 
-  /** The Pod's state for channelEndedMessage: a 404 or a Pod that will not run is gone. */
+  /** Reads the Pod until settleDelayMs says the reading is the answer (bounded by `settle`). */
+  private async settleEndedPod(endedAt: number): Promise<EndedPodState> {
+    for (;;) {
+      const state = await this.readEndedPod();
+      const delayMs = settleDelayMs(state, Date.now() - endedAt, this.settle);
+      if (delayMs === undefined || this.closing) return state;
+      await new Promise((r) => setTimeout(r, delayMs).unref());
+    }
+  }
+
+  /** One GET of the Pod as channelEndedMessage takes it (a 404 is the Pod gone). */
   private async readEndedPod(): Promise<EndedPodState> {
     const { core, namespace } = this.cluster;
     try {
-      return podReachable(await core.readNamespacedPod({ name: this.pod, namespace }));
+      return endedPodState(await core.readNamespacedPod({ name: this.pod, namespace }));
     } catch (err) {
-      if (apiStatus(err) === 404) return { ok: false, why: "the API answers 404 (it no longer exists)" };
+      if (apiStatus(err) === 404) return endedPodState(null);
       return { readError: (err as Error).message };
     }
   }

@@ -13,20 +13,25 @@ import {
 } from "../../../../src/sandbox/kubernetes/index.js";
 
 const FAST = { attempts: 3, firstDelayMs: 10, maxDelayMs: 20 };
+/** A helper's end settles within 200 ms here (channel-end.ts; 3 s by default). */
+const SETTLE = { windowMs: 200, everyMs: 10 };
 const RUNNING: V1Pod = {
   status: { phase: "Running", containerStatuses: [{ state: { running: {} } } as never] },
 };
 
 /**
  * A cluster whose pods/exec runs an in-memory helper per stream: it answers pings, runs `echo`
- * (stdout + exit 0) and leaves `sleep` running. `pod` is what readNamespacedPod returns (null: 404);
- * `refuse` makes new exec streams fail.
+ * (stdout + exit 0) and leaves `sleep` running. `pod` is what readNamespacedPod returns (null: 404),
+ * after the Pods queued in `nextPods` (one a read); `refuse` makes new exec streams fail.
  */
 function fakeCluster(heartbeatMs = 60_000) {
   const sockets: Array<EventEmitter & { close(): void }> = [];
   const statuses: Array<(s: V1Status) => void> = [];
   const state = {
     pod: RUNNING as V1Pod | null,
+    nextPods: [] as Array<V1Pod | null>,
+    /** GETs of the Pod so far. */
+    reads: 0,
     refuse: false,
     events: [] as ChannelEvent[],
     /** Pings each stream's helper got, and whether it answers them. */
@@ -78,7 +83,9 @@ function fakeCluster(heartbeatMs = 60_000) {
   } as unknown as Exec;
   const core = {
     readNamespacedPod: async () => {
-      if (state.pod) return state.pod;
+      state.reads++;
+      const pod = state.nextPods.length > 0 ? state.nextPods.shift() : state.pod;
+      if (pod) return pod;
       throw Object.assign(new Error("pods not found"), { code: 404 });
     },
     patchNamespacedPod: async (req: { body: unknown }) => {
@@ -122,7 +129,7 @@ function versionProbe(stdout: Writable, onStatus: unknown, fails: boolean) {
 
 async function open(fake: ReturnType<typeof fakeCluster>) {
   const client = await connectHelper(fake.cluster, "warden-s1");
-  return new PodChannel(fake.cluster, "warden-s1", client, { sessionId: "s1", policy: FAST });
+  return new PodChannel(fake.cluster, "warden-s1", client, { sessionId: "s1", policy: FAST, settle: SETTLE });
 }
 
 async function echo(channel: PodChannel, text: string): Promise<string> {
@@ -247,6 +254,71 @@ describe("PodChannel: the exec stream ends under a live session", () => {
     expect(fake.state.events).toEqual([
       expect.objectContaining({ outcome: "failed", final: true, error: message }),
     ]);
+    channel.close();
+  });
+
+  it("a helper that ended as its container ended (kill -TERM 1): the Pod is read again until its status says so, and every call names that", async () => {
+    const fake = fakeCluster();
+    const channel = await open(fake);
+    const running = (await sleeping(channel)).outcome;
+    const terminated = { reason: "Completed", exitCode: 0, message: "X" };
+    const containerEnded: V1Pod = {
+      status: { phase: "Running", containerStatuses: [{ state: { terminated } } as never] },
+    };
+    const succeeded: V1Pod = {
+      status: { phase: "Succeeded", containerStatuses: [{ state: { terminated } } as never] },
+    };
+    // The kubelet reports the container's end a moment after the helper's stream ended, the phase later.
+    fake.state.nextPods = [RUNNING, RUNNING, containerEnded, containerEnded];
+    fake.state.pod = succeeded;
+    const readsBefore = fake.state.reads;
+    fake.helperKilled();
+    const message =
+      "the sandbox Pod ns/warden-s1 has ended: its phase is Succeeded, its container terminated (reason Completed, exit code 0), as a GET of it said after its exec channel ended " +
+      "(the channel's helper in Pod ns/warden-s1 ended (command terminated with non-zero exit code: 137)); " +
+      "a container ends when its PID 1 (warden-helper --init) exits (a command in the sandbox can make it: e.g. kill -TERM 1) or is killed (e.g. out of memory); " +
+      "this session is over, what ran in it and its files are lost; start a new session, and DELETE this one.";
+    expect(await running).toMatchObject({ code: "SANDBOX_NOT_RUNNING", message });
+    for (const text of ["x", "y"])
+      await expect(echo(channel, text)).rejects.toMatchObject({ code: "SANDBOX_NOT_RUNNING", message });
+    // Five reads up to Succeeded, final: later calls reuse the verdict.
+    expect(fake.state.reads - readsBefore).toBe(5);
+    expect(fake.sockets).toHaveLength(1);
+    expect(fake.state.events).toEqual([
+      expect.objectContaining({ outcome: "failed", final: true, error: message }),
+    ]);
+    channel.close();
+  });
+
+  it("a Pod still running when the window is over is said to run, and read again by each later call until it ended", async () => {
+    const fake = fakeCluster();
+    const channel = await open(fake);
+    const readsBefore = fake.state.reads;
+    const started = Date.now();
+    fake.helperKilled();
+    await expect(echo(channel, "x")).rejects.toMatchObject({
+      message: expect.stringContaining(") while the Pod still runs: "),
+    });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(SETTLE.windowMs - 20);
+    const reads = fake.state.reads - readsBefore;
+    expect(reads).toBeGreaterThan(2);
+    expect(reads).toBeLessThanOrEqual(SETTLE.windowMs / SETTLE.everyMs + 1);
+    await expect(echo(channel, "y")).rejects.toMatchObject({
+      message: expect.stringContaining(") while the Pod still runs: "),
+    });
+    expect(fake.state.reads - readsBefore).toBe(reads + 1); // past the window: one GET a call
+    fake.state.pod = {
+      status: {
+        phase: "Failed",
+        containerStatuses: [{ state: { terminated: { reason: "OOMKilled", exitCode: 137 } } } as never],
+      },
+    };
+    await expect(echo(channel, "z")).rejects.toMatchObject({
+      message: expect.stringMatching(
+        /^the sandbox Pod ns\/warden-s1 has ended: its phase is Failed, its container terminated \(reason OOMKilled, exit code 137\), as a GET/,
+      ),
+    });
+    expect(fake.sockets).toHaveLength(1);
     channel.close();
   });
 
