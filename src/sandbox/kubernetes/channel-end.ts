@@ -22,8 +22,9 @@
 import type { V1Pod } from "@kubernetes/client-node";
 
 /**
- * The Pod as read after the helper ended: it still runs; it is not reachable (`gone`: deleted or
- * being deleted; `ended`: its container terminated), why, and whether that can no longer change
+ * The Pod as read after the helper ended: it still runs; it is not reachable (`gone`: deleted, being
+ * deleted, or not running (phase Pending or Unknown, a waiting container); `ended`: its container
+ * terminated or its phase is Succeeded or Failed), why, and whether that can no longer change
  * (`final`); or the read failed.
  */
 export type EndedPodState =
@@ -31,17 +32,21 @@ export type EndedPodState =
   | { ok: false; kind: "gone" | "ended"; why: string; final: boolean }
   | { readError: string };
 
-/** How long a Pod that still reads as running is read again after its channel ended (ms). */
+/**
+ * How long a Pod that still reads as running is read again after its channel ended (ms), and how
+ * long a verdict that is not final is reused before a later call reads the Pod again (`reuseMs`).
+ */
 export interface EndSettle {
   windowMs: number;
   everyMs: number;
+  reuseMs: number;
 }
 
 /**
- * Default: read again every 250 ms until 3 s after the end (at most 12 GETs), well past the
+ * Default: read again every 250 ms until 3 s after the end (at most 13 GETs), well past the
  * kubelet's ~1 s status relist and the test node's 1.8 s until phase Succeeded.
  */
-export const DEFAULT_END_SETTLE: EndSettle = { windowMs: 3000, everyMs: 250 };
+export const DEFAULT_END_SETTLE: EndSettle = { windowMs: 3000, everyMs: 250, reuseMs: 1000 };
 
 /**
  * The state of `pod` as the API returned it (null: it answered 404) for channelEndedMessage. The
@@ -94,7 +99,7 @@ export function endedPodFinal(state: EndedPodState): boolean {
 export function settleDelayMs(
   state: EndedPodState,
   elapsedMs: number,
-  settle: EndSettle = DEFAULT_END_SETTLE,
+  settle: Pick<EndSettle, "windowMs" | "everyMs"> = DEFAULT_END_SETTLE,
 ): number | undefined {
   if ("readError" in state || endedPodFinal(state) || elapsedMs >= settle.windowMs) return undefined;
   return Math.max(1, Math.min(settle.everyMs, settle.windowMs - elapsedMs));

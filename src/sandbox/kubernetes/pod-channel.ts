@@ -66,7 +66,19 @@ export class PodChannel {
   private reopening: Promise<ChannelClient> | undefined;
   private gone: Error | undefined;
   /** Set when the helper ended (see the file comment): its reason, when, and, once final, the error. */
-  private ended: { reason: string; at: number; error?: Error; explaining?: Promise<Error> } | undefined;
+  /**
+   * Set when the helper ended: why, when (performance.now() ms), the verdict once final (`error`),
+   * the last one that was not and when it was read (`recent`), and the reading under way.
+   */
+  private ended:
+    | {
+        reason: string;
+        at: number;
+        error?: Error;
+        recent?: { error: Error; at: number };
+        explaining?: Promise<Error>;
+      }
+    | undefined;
   private closing = false;
   private lostReason = "";
   /** Channels whose connection was lost (or went silent): their calls' errors say so. */
@@ -78,12 +90,14 @@ export class PodChannel {
   private readonly log: ((line: string) => void) | undefined;
   private readonly policy: ReconnectPolicy;
   private readonly settle: EndSettle;
+  private readonly podReadTimeoutMs: number;
 
   /**
    * `client` is Pod `pod`'s connected channel; `sessionId` goes into the events; `log` gets the
    * helper's stderr lines of re-opened channels; `policy` bounds each reconnect (default
    * DEFAULT_RECONNECT_POLICY); `settle` how long a Pod that still runs is read again after its
-   * helper ended (default DEFAULT_END_SETTLE, channel-end.ts).
+   * helper ended (default DEFAULT_END_SETTLE, channel-end.ts); `podReadTimeoutMs` how long one GET
+   * of the Pod may take (default POD_READ_TIMEOUT_MS: the API client sets no timeout of its own).
    */
   constructor(
     private readonly cluster: KubernetesCluster,
@@ -94,12 +108,14 @@ export class PodChannel {
       log?: (line: string) => void;
       policy?: ReconnectPolicy;
       settle?: EndSettle;
+      podReadTimeoutMs?: number;
     },
   ) {
     this.sessionId = options.sessionId;
     this.log = options.log;
     this.policy = options.policy ?? DEFAULT_RECONNECT_POLICY;
     this.settle = options.settle ?? DEFAULT_END_SETTLE;
+    this.podReadTimeoutMs = options.podReadTimeoutMs ?? POD_READ_TIMEOUT_MS;
     this.current = client;
     this.watch(client);
   }
@@ -131,7 +147,7 @@ export class PodChannel {
       return await use(client);
     } catch (err) {
       if (!(err instanceof SandboxNotRunningError) || this.closing) throw err;
-      if (this.ended && client === this.current) throw await this.endedError();
+      if (this.ended && client === this.current) throw await raceAbort(this.endedError(), signal);
       if (!this.lost.has(client)) throw err;
       throw new SandboxError(
         `the exec stream to Pod ${this.cluster.namespace}/${this.pod} ended while this call ran (${client.closeReason}); ` +
@@ -180,7 +196,7 @@ export class PodChannel {
           this.report({ outcome: "failed", reason, error: closed.message, final: true });
           return;
         }
-        this.ended = { reason, at: Date.now() };
+        this.ended = { reason, at: performance.now() };
         this.endedError().then((error) =>
           this.report({ outcome: "failed", reason, error: error.message, final: true }),
         );
@@ -237,29 +253,38 @@ export class PodChannel {
    * The error of every call after the helper ended (channel-end.ts), from GETs of the Pod: while
    * it still reads as running, again until `settle.windowMs` after the end (the kubelet reports a
    * container's end a moment later). Kept once final (the Pod gone, or Succeeded or Failed);
-   * any other verdict (it runs, it is being deleted, the read failed) is read again by the next
-   * call. Concurrent callers share one reading.
+   * any other verdict (it runs, it is being deleted, the read failed) is reused for
+   * `settle.reuseMs`, then read again by the next call (so a client retrying in a loop does not
+   * make as many GETs). Concurrent callers share one reading.
    */
   private endedError(): Promise<Error> {
     const ended = this.ended;
     if (!ended) throw new Error("endedError before the helper ended");
     if (ended.error) return Promise.resolve(ended.error);
+    if (ended.recent && performance.now() - ended.recent.at < this.settle.reuseMs)
+      return Promise.resolve(ended.recent.error);
     ended.explaining ??= this.settleEndedPod(ended.at).then((state) => {
       const message = channelEndedMessage(`${this.cluster.namespace}/${this.pod}`, ended.reason, state);
       const error = new SandboxNotRunningError(this.pod, { message });
       if (endedPodFinal(state)) ended.error = error;
+      else ended.recent = { error, at: performance.now() };
       ended.explaining = undefined;
       return error;
     });
     return ended.explaining;
   }
 
-  /** Reads the Pod until settleDelayMs says the reading is the answer (bounded by `settle`). */
+  /**
+   * Reads the Pod until settleDelayMs says the reading is the answer: within `settle.windowMs`
+   * plus one read, each bounded by `podReadTimeoutMs`.
+   */
   private async settleEndedPod(endedAt: number): Promise<EndedPodState> {
-    for (;;) {
+    // Timers fire a little late or early against performance.now(): the count bounds it too.
+    const maxReads = Math.ceil(this.settle.windowMs / this.settle.everyMs) + 1;
+    for (let reads = 1; ; reads++) {
       const state = await this.readEndedPod();
-      const delayMs = settleDelayMs(state, Date.now() - endedAt, this.settle);
-      if (delayMs === undefined || this.closing) return state;
+      const delayMs = settleDelayMs(state, performance.now() - endedAt, this.settle);
+      if (delayMs === undefined || reads >= maxReads || this.closing) return state;
       await new Promise((r) => setTimeout(r, delayMs).unref());
     }
   }
@@ -268,7 +293,9 @@ export class PodChannel {
   private async readEndedPod(): Promise<EndedPodState> {
     const { core, namespace } = this.cluster;
     try {
-      return endedPodState(await core.readNamespacedPod({ name: this.pod, namespace }));
+      return endedPodState(
+        await readWithin(core.readNamespacedPod({ name: this.pod, namespace }), this.podReadTimeoutMs),
+      );
     } catch (err) {
       if (apiStatus(err) === 404) return endedPodState(null);
       return { readError: (err as Error).message };
@@ -283,7 +310,7 @@ export class PodChannel {
     const { core, namespace } = this.cluster;
     let pod = null;
     try {
-      pod = await core.readNamespacedPod({ name: this.pod, namespace });
+      pod = await readWithin(core.readNamespacedPod({ name: this.pod, namespace }), this.podReadTimeoutMs);
     } catch (err) {
       if (apiStatus(err) !== 404)
         return {
@@ -354,4 +381,20 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Pro
       },
     );
   });
+}
+
+/** How long one GET of the Pod may take by default (ms). */
+export const POD_READ_TIMEOUT_MS = 5000;
+
+/** `read`, or a rejection naming `timeoutMs` once it has taken that long. */
+function readWithin<T>(read: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`the API server did not answer within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    timer.unref();
+  });
+  return Promise.race([read, late]).finally(() => clearTimeout(timer));
 }

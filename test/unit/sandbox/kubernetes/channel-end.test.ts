@@ -73,7 +73,7 @@ describe("after a channel's helper ended: what the Pod's status says", () => {
     expect(settleDelayMs(endedPodState(pod("Succeeded", completed)), 0, settle)).toBeUndefined();
     expect(settleDelayMs(endedPodState(null), 0, settle)).toBeUndefined();
     expect(settleDelayMs({ readError: "connect ECONNREFUSED" }, 0, settle)).toBeUndefined();
-    expect(DEFAULT_END_SETTLE).toEqual({ windowMs: 3000, everyMs: 250 });
+    expect(DEFAULT_END_SETTLE).toEqual({ windowMs: 3000, everyMs: 250, reuseMs: 1000 });
     expect(endedPodFinal({ readError: "x" })).toBe(false);
   });
 

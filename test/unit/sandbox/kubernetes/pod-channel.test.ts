@@ -11,10 +11,11 @@ import {
   type KubernetesCluster,
   PodChannel,
 } from "../../../../src/sandbox/kubernetes/index.js";
+import { AbortError } from "../../../../src/util/index.js";
 
 const FAST = { attempts: 3, firstDelayMs: 10, maxDelayMs: 20 };
 /** A helper's end settles within 200 ms here (channel-end.ts; 3 s by default). */
-const SETTLE = { windowMs: 200, everyMs: 10 };
+const SETTLE = { windowMs: 200, everyMs: 10, reuseMs: 100 };
 const RUNNING: V1Pod = {
   status: { phase: "Running", containerStatuses: [{ state: { running: {} } } as never] },
 };
@@ -44,6 +45,8 @@ function fakeCluster(heartbeatMs = 60_000) {
     probeBreaks: false,
     /** Bodies of every Pod patch (the helper copy's annotation). */
     patches: [] as unknown[],
+    /** Whether GETs of the Pod never answer (a hung API connection). */
+    hang: false,
   };
   const exec = {
     exec: async (...args: unknown[]) => {
@@ -84,6 +87,7 @@ function fakeCluster(heartbeatMs = 60_000) {
   const core = {
     readNamespacedPod: async () => {
       state.reads++;
+      if (state.hang) return new Promise(() => {});
       const pod = state.nextPods.length > 0 ? state.nextPods.shift() : state.pod;
       if (pod) return pod;
       throw Object.assign(new Error("pods not found"), { code: 404 });
@@ -127,9 +131,14 @@ function versionProbe(stdout: Writable, onStatus: unknown, fails: boolean) {
   return socket;
 }
 
-async function open(fake: ReturnType<typeof fakeCluster>) {
+async function open(fake: ReturnType<typeof fakeCluster>, podReadTimeoutMs?: number) {
   const client = await connectHelper(fake.cluster, "warden-s1");
-  return new PodChannel(fake.cluster, "warden-s1", client, { sessionId: "s1", policy: FAST, settle: SETTLE });
+  return new PodChannel(fake.cluster, "warden-s1", client, {
+    sessionId: "s1",
+    policy: FAST,
+    settle: SETTLE,
+    ...(podReadTimeoutMs === undefined ? {} : { podReadTimeoutMs }),
+  });
 }
 
 async function echo(channel: PodChannel, text: string): Promise<string> {
@@ -306,6 +315,11 @@ describe("PodChannel: the exec stream ends under a live session", () => {
     await expect(echo(channel, "y")).rejects.toMatchObject({
       message: expect.stringContaining(") while the Pod still runs: "),
     });
+    expect(fake.state.reads - readsBefore).toBe(reads); // within reuseMs of the verdict: no GET
+    await sleep(SETTLE.reuseMs);
+    await expect(echo(channel, "y")).rejects.toMatchObject({
+      message: expect.stringContaining(") while the Pod still runs: "),
+    });
     expect(fake.state.reads - readsBefore).toBe(reads + 1); // past the window: one GET a call
     fake.state.pod = {
       status: {
@@ -313,12 +327,44 @@ describe("PodChannel: the exec stream ends under a live session", () => {
         containerStatuses: [{ state: { terminated: { reason: "OOMKilled", exitCode: 137 } } } as never],
       },
     };
+    await sleep(SETTLE.reuseMs);
     await expect(echo(channel, "z")).rejects.toMatchObject({
       message: expect.stringMatching(
         /^the sandbox Pod ns\/warden-s1 has ended: its phase is Failed, its container terminated \(reason OOMKilled, exit code 137\), as a GET/,
       ),
     });
     expect(fake.sockets).toHaveLength(1);
+    channel.close();
+  });
+
+  it("a call cut by the helper's end rejects AbortError as soon as its signal fires, not after the Pod's re-reads", async () => {
+    const fake = fakeCluster(); // the Pod keeps reading as running: re-read for the whole window
+    const channel = await open(fake);
+    const abort = new AbortController();
+    const outcome = channel
+      .with(abort.signal, (c) => channelExec(c, { argv: ["sleep", "600"] }, {}))
+      .catch((e: Error) => e);
+    await sleep(10);
+    fake.helperKilled();
+    await sleep(20);
+    const aborted = Date.now();
+    abort.abort();
+    const err = await outcome;
+    expect(Date.now() - aborted).toBeLessThan(SETTLE.windowMs / 2);
+    expect(err).toBeInstanceOf(AbortError);
+    channel.close();
+  });
+
+  it("a GET of the Pod that never answers is given up after podReadTimeoutMs, naming it: no call waits forever", async () => {
+    const fake = fakeCluster();
+    const channel = await open(fake, 50);
+    fake.state.hang = true;
+    fake.helperKilled();
+    await expect(echo(channel, "x")).rejects.toMatchObject({
+      message: expect.stringContaining(
+        "and is not re-opened; reading the Pod failed (the API server did not answer within 50 ms); start a new session",
+      ),
+    });
     channel.close();
   });
 
