@@ -78,6 +78,13 @@ export const noisyNeighbourSection: BenchSection = {
   description:
     "warden serve: tenant B's bash p99 idle vs while tenant A sends the worst inputs the limits allow",
   async run(): Promise<BenchRow[]> {
+    for (const [name, value] of [
+      ["WARDEN_BENCH_NOISY_SAMPLES", SAMPLES],
+      ["WARDEN_BENCH_NOISY_ROUNDS", ROUNDS],
+      ["WARDEN_BENCH_NOISY_LOOPS", LOOPS],
+    ] as const)
+      if (!Number.isInteger(value) || value < 1)
+        throw new Error(`${name} is ${JSON.stringify(process.env[name])}; set a whole number of 1 or more.`);
     const dir = await mkdtemp(join(tmpdir(), "warden-bench-noisy-"));
     const suffix = randomBytes(3).toString("hex");
     const A = { id: `bench-noisy-a-${suffix}`, key: `ka-${suffix}` };

@@ -25,7 +25,11 @@
  * (`detached`: setsid) and BOOT sets that group's nice to 19 too (/proc/self/autogroup; an
  * unprivileged write may be refused with EAGAIN for 100 ms after any other, so it is retried). A
  * server in a cgroup of its own (a systemd unit) is not grouped by session: there the cgroup's CPU
- * weight ranks it against the containers, and nice ranks the worker within it.
+ * weight ranks it against the containers, and nice ranks the worker within it. In a session of its
+ * own a worker is also out of the server's process group: a signal to the group (Ctrl-C in a
+ * terminal, `kill -- -<pgid>`) no longer reaches it, and it exits when its IPC channel closes (the
+ * server exited or was killed), after the job it is running, if any (bounded by the pools' input
+ * limits and heap cap); WorkerPool kills its workers by pid when it stops.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { setPriority } from "node:os";

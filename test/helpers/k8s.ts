@@ -20,10 +20,10 @@ import {
 } from "../../src/sandbox/index.js";
 import { run } from "./sandbox-fixture.js";
 
-/** The kubeconfig the suites use: $WARDEN_TEST_KUBECONFIG, $KUBECONFIG (what .ci/run exports), or the local cluster's. */
 // The API client is loaded on demand (src/sandbox/kubernetes/client.ts); every suite here uses it.
 await loadKubernetesClient();
 
+/** The kubeconfig the suites use: $WARDEN_TEST_KUBECONFIG, $KUBECONFIG (what .ci/run exports), or the local cluster's. */
 export const TEST_KUBECONFIG =
   process.env.WARDEN_TEST_KUBECONFIG ?? process.env.KUBECONFIG ?? "/var/lib/warden-k8s/admin.kubeconfig";
 

@@ -1,5 +1,5 @@
 /**
- * @kubernetes/client-node, loaded on demand. Its modules hold about 27 MB of V8 heap, which a
+ * @kubernetes/client-node, loaded on demand. Its modules hold about 25 MB of V8 heap, which a
  * process that never talks to a cluster (a Docker-backed `warden serve`, the CLI's other commands)
  * would otherwise carry, and which every major garbage collection marks again: the noisy-neighbour
  * bench found those collections' threads taking 0.4 of a core under a tenant's /changes load. So no

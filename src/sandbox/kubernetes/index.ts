@@ -6,7 +6,7 @@
  */
 
 export { adoptPod } from "./adopt-pod.js";
-export { type KubernetesClient, kubernetesClient, loadKubernetesClient } from "./client.js";
+export { loadKubernetesClient } from "./client.js";
 export {
   apiStatus,
   connectCluster,
