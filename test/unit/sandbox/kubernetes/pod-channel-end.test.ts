@@ -1,0 +1,157 @@
+/**
+ * PodChannel when the channel's helper ended with an exit status (channel-end.ts): never re-opened;
+ * every later call names the Pod, why and what to do, from GETs of the Pod that settle.
+ */
+import type { V1Pod } from "@kubernetes/client-node";
+import { describe, expect, it } from "vitest";
+import { channelExec } from "../../../../src/sandbox/channel/protocol/exec.js";
+import { AbortError } from "../../../../src/util/index.js";
+import { echo, fakeCluster, open, RUNNING, SETTLE, sleep, sleeping } from "./fake-pod-cluster.js";
+
+describe("PodChannel: the channel's helper ended", () => {
+  it("a helper that ended (killed by a newer channel: another controller took over) is not fought over", async () => {
+    const fake = fakeCluster();
+    const channel = await open(fake);
+    const running = (await sleeping(channel)).outcome;
+    fake.helperKilled();
+    const message =
+      "the exec channel to Pod ns/warden-s1 ended (the channel's helper in Pod ns/warden-s1 ended (command terminated with non-zero exit code: 137)) while the Pod still runs: " +
+      "a command in the sandbox may have killed the channel's helper (e.g. kill -9 -1), or another warden controller took the Pod over; " +
+      "the channel is not re-opened, so two controllers never take a Pod from each other, and the Pod is left running for whoever holds it; " +
+      "start a new session, and DELETE this one (deleting it deletes the Pod).";
+    expect(await running).toMatchObject({ code: "SANDBOX_NOT_RUNNING", message });
+    await expect(echo(channel, "x")).rejects.toMatchObject({ code: "SANDBOX_NOT_RUNNING", message });
+    await sleep(50);
+    expect(fake.sockets).toHaveLength(1);
+    expect(channel.reconnects).toBe(0);
+    expect(fake.state.events).toEqual([
+      expect.objectContaining({
+        outcome: "failed",
+        final: true,
+        reason:
+          "the channel's helper in Pod ns/warden-s1 ended (command terminated with non-zero exit code: 137)",
+      }),
+    ]);
+    channel.close();
+  });
+
+  it("a helper that ended in a Pod that is gone: every later call names the Pod, that it is gone and what to do", async () => {
+    const fake = fakeCluster();
+    const channel = await open(fake);
+    fake.state.pod = null;
+    fake.helperKilled();
+    const message =
+      "the sandbox Pod ns/warden-s1 is gone: the API answers 404 (it no longer exists), as a GET of it said after its exec channel ended " +
+      "(the channel's helper in Pod ns/warden-s1 ended (command terminated with non-zero exit code: 137)); what ran in it and its files are lost; " +
+      "start a new session, and DELETE this one.";
+    for (const text of ["x", "y"])
+      await expect(echo(channel, text)).rejects.toMatchObject({ code: "SANDBOX_NOT_RUNNING", message });
+    expect(fake.sockets).toHaveLength(1);
+    expect(fake.state.events).toEqual([
+      expect.objectContaining({ outcome: "failed", final: true, error: message }),
+    ]);
+    channel.close();
+  });
+
+  it("a helper that ended as its container ended (kill -TERM 1): the Pod is read again until its status says so, and every call names that", async () => {
+    const fake = fakeCluster();
+    const channel = await open(fake);
+    const running = (await sleeping(channel)).outcome;
+    const terminated = { reason: "Completed", exitCode: 0, message: "X" };
+    const containerEnded: V1Pod = {
+      status: { phase: "Running", containerStatuses: [{ state: { terminated } } as never] },
+    };
+    const succeeded: V1Pod = {
+      status: { phase: "Succeeded", containerStatuses: [{ state: { terminated } } as never] },
+    };
+    // The kubelet reports the container's end a moment after the helper's stream ended, the phase later.
+    fake.state.nextPods = [RUNNING, RUNNING, containerEnded, containerEnded];
+    fake.state.pod = succeeded;
+    const readsBefore = fake.state.reads;
+    fake.helperKilled();
+    const message =
+      "the sandbox Pod ns/warden-s1 has ended: its phase is Succeeded, its container terminated (reason Completed, exit code 0), as a GET of it said after its exec channel ended " +
+      "(the channel's helper in Pod ns/warden-s1 ended (command terminated with non-zero exit code: 137)); " +
+      "a container ends when its PID 1 (warden-helper --init) exits (a command in the sandbox can make it: e.g. kill -TERM 1) or is killed (e.g. out of memory); " +
+      "this session is over, what ran in it and its files are lost; start a new session, and DELETE this one.";
+    expect(await running).toMatchObject({ code: "SANDBOX_NOT_RUNNING", message });
+    for (const text of ["x", "y"])
+      await expect(echo(channel, text)).rejects.toMatchObject({ code: "SANDBOX_NOT_RUNNING", message });
+    // Five reads up to Succeeded, final: later calls reuse the verdict.
+    expect(fake.state.reads - readsBefore).toBe(5);
+    expect(fake.sockets).toHaveLength(1);
+    expect(fake.state.events).toEqual([
+      expect.objectContaining({ outcome: "failed", final: true, error: message }),
+    ]);
+    channel.close();
+  });
+
+  it("a Pod still running when the window is over is said to run, and read again by each later call until it ended", async () => {
+    const fake = fakeCluster();
+    const channel = await open(fake);
+    const readsBefore = fake.state.reads;
+    const started = Date.now();
+    fake.helperKilled();
+    await expect(echo(channel, "x")).rejects.toMatchObject({
+      message: expect.stringContaining(") while the Pod still runs: "),
+    });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(SETTLE.windowMs - 20);
+    const reads = fake.state.reads - readsBefore;
+    expect(reads).toBeGreaterThan(2);
+    expect(reads).toBeLessThanOrEqual(SETTLE.windowMs / SETTLE.everyMs + 1);
+    await expect(echo(channel, "y")).rejects.toMatchObject({
+      message: expect.stringContaining(") while the Pod still runs: "),
+    });
+    expect(fake.state.reads - readsBefore).toBe(reads); // within reuseMs of the verdict: no GET
+    await sleep(SETTLE.reuseMs);
+    await expect(echo(channel, "y")).rejects.toMatchObject({
+      message: expect.stringContaining(") while the Pod still runs: "),
+    });
+    expect(fake.state.reads - readsBefore).toBe(reads + 1); // past the window: one GET a call
+    fake.state.pod = {
+      status: {
+        phase: "Failed",
+        containerStatuses: [{ state: { terminated: { reason: "OOMKilled", exitCode: 137 } } } as never],
+      },
+    };
+    await sleep(SETTLE.reuseMs);
+    await expect(echo(channel, "z")).rejects.toMatchObject({
+      message: expect.stringMatching(
+        /^the sandbox Pod ns\/warden-s1 has ended: its phase is Failed, its container terminated \(reason OOMKilled, exit code 137\), as a GET/,
+      ),
+    });
+    expect(fake.sockets).toHaveLength(1);
+    channel.close();
+  });
+
+  it("a call cut by the helper's end rejects AbortError as soon as its signal fires, not after the Pod's re-reads", async () => {
+    const fake = fakeCluster(); // the Pod keeps reading as running: re-read for the whole window
+    const channel = await open(fake);
+    const abort = new AbortController();
+    const outcome = channel
+      .with(abort.signal, (c) => channelExec(c, { argv: ["sleep", "600"] }, {}))
+      .catch((e: Error) => e);
+    await sleep(10);
+    fake.helperKilled();
+    await sleep(20);
+    const aborted = Date.now();
+    abort.abort();
+    const err = await outcome;
+    expect(Date.now() - aborted).toBeLessThan(SETTLE.windowMs / 2);
+    expect(err).toBeInstanceOf(AbortError);
+    channel.close();
+  });
+
+  it("a GET of the Pod that never answers is given up after podReadTimeoutMs, naming it: no call waits forever", async () => {
+    const fake = fakeCluster();
+    const channel = await open(fake, 50);
+    fake.state.hang = true;
+    fake.helperKilled();
+    await expect(echo(channel, "x")).rejects.toMatchObject({
+      message: expect.stringContaining(
+        "and is not re-opened; reading the Pod failed (the API server did not answer within 50 ms); start a new session",
+      ),
+    });
+    channel.close();
+  });
+});
