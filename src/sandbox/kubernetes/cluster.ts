@@ -9,6 +9,7 @@ import type {
   Exec,
   NetworkingV1Api,
   setHeaderOptions,
+  V1Pod,
 } from "@kubernetes/client-node";
 import {
   InvalidArgumentError,
@@ -193,4 +194,35 @@ export function fromKubeError(
     });
   }
   return new SandboxError(`${what} failed: ${message}`, { cause: err });
+}
+
+/** How long one GET of a Pod may take by default (ms): the client sets no timeout of its own. */
+export const POD_READ_TIMEOUT_MS = 5000;
+
+/**
+ * One GET of Pod `name` in the cluster's namespace, bounded by `timeoutMs`: null when the API
+ * answers 404; rejects with any other failure (the client's ApiException, or an Error naming the
+ * timeout).
+ */
+export async function readPodWithin(
+  cluster: KubernetesCluster,
+  name: string,
+  timeoutMs = POD_READ_TIMEOUT_MS,
+): Promise<V1Pod | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`the API server did not answer within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    timer.unref();
+  });
+  try {
+    return await Promise.race([cluster.core.readNamespacedPod({ name, namespace: cluster.namespace }), late]);
+  } catch (err) {
+    if (apiStatus(err) === 404) return null;
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -29,6 +29,7 @@
  * A call that was running when the stream ended gets a SandboxError saying so, never a hang.
  * Each end, re-open and failed round is reported to `cluster.onChannelEvent` (the server logs and counts them).
  */
+import type { V1Pod } from "@kubernetes/client-node";
 import { SandboxError, SandboxNotRunningError } from "../../errors.js";
 import { AbortError, onAbort, throwIfAborted } from "../../util/index.js";
 import type { ChannelClient } from "../channel/protocol/client.js";
@@ -44,7 +45,7 @@ import {
   endedPodState,
   settleDelayMs,
 } from "./channel-end.js";
-import { apiStatus, type KubernetesCluster } from "./cluster.js";
+import { type KubernetesCluster, POD_READ_TIMEOUT_MS, readPodWithin } from "./cluster.js";
 import { deletePod } from "./delete-pod.js";
 import { HelperSilentError } from "./helper-copy.js";
 import {
@@ -289,17 +290,11 @@ export class PodChannel {
     }
   }
 
-  /** One GET of the Pod as channelEndedMessage takes it (a 404 is the Pod gone). */
+  /** One GET of the Pod as channelEndedMessage takes it. */
   private async readEndedPod(): Promise<EndedPodState> {
-    const { core, namespace } = this.cluster;
-    try {
-      return endedPodState(
-        await readWithin(core.readNamespacedPod({ name: this.pod, namespace }), this.podReadTimeoutMs),
-      );
-    } catch (err) {
-      if (apiStatus(err) === 404) return endedPodState(null);
-      return { readError: (err as Error).message };
-    }
+    return readPodWithin(this.cluster, this.pod, this.podReadTimeoutMs).then(endedPodState, (err: Error) => ({
+      readError: err.message,
+    }));
   }
 
   /**
@@ -307,16 +302,15 @@ export class PodChannel {
    * API failure is not final: the API server may be restarting).
    */
   private async readPod(): Promise<true | { error: Error; final: boolean }> {
-    const { core, namespace } = this.cluster;
-    let pod = null;
+    const { namespace } = this.cluster;
+    let pod: V1Pod | null;
     try {
-      pod = await readWithin(core.readNamespacedPod({ name: this.pod, namespace }), this.podReadTimeoutMs);
+      pod = await readPodWithin(this.cluster, this.pod, this.podReadTimeoutMs);
     } catch (err) {
-      if (apiStatus(err) !== 404)
-        return {
-          error: new SandboxError(`reading Pod ${namespace}/${this.pod}: ${(err as Error).message}`),
-          final: false,
-        };
+      return {
+        error: new SandboxError(`reading Pod ${namespace}/${this.pod}: ${(err as Error).message}`),
+        final: false,
+      };
     }
     const reachable = podReachable(pod);
     if (reachable.ok) return true;
@@ -381,20 +375,4 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Pro
       },
     );
   });
-}
-
-/** How long one GET of the Pod may take by default (ms). */
-export const POD_READ_TIMEOUT_MS = 5000;
-
-/** `read`, or a rejection naming `timeoutMs` once it has taken that long. */
-function readWithin<T>(read: Promise<T>, timeoutMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`the API server did not answer within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    timer.unref();
-  });
-  return Promise.race([read, late]).finally(() => clearTimeout(timer));
 }
