@@ -63,13 +63,17 @@ export class KubernetesRequestTimeoutError extends Error {
   }
 }
 
-/** Aborts `request` after `timeoutMs` unless an earlier deadline of its own does first. */
-function addDeadline(request: RequestContext, timeoutMs: number, limit: string): void {
+/**
+ * Aborts `request` after `timeoutMs` unless an earlier deadline of its own does first; returns the
+ * function that stops the timer (once the answer's body is read, or the request failed).
+ */
+function addDeadline(request: RequestContext, timeoutMs: number, limit: string): () => void {
   const controller = new AbortController();
-  // Not cleared: it ends with the body's last byte, which the API's response handler reads later.
-  setTimeout(() => controller.abort(new DeadlinePassed(timeoutMs, limit)), timeoutMs).unref();
+  const timer = setTimeout(() => controller.abort(new DeadlinePassed(timeoutMs, limit)), timeoutMs);
+  timer.unref();
   const earlier = request.getSignal();
   request.setSignal(earlier ? AbortSignal.any([earlier, controller.signal]) : controller.signal);
+  return () => clearTimeout(timer);
 }
 
 /** The KubernetesRequestTimeoutError of `request` when its deadline passed, else undefined. */
@@ -117,15 +121,18 @@ function boundedHttp(k8s: KubernetesClient, timeoutMs: number): PromiseHttpLibra
   const fetchLibrary = new k8s.IsomorphicFetchHttpLibrary();
   return {
     async send(request: RequestContext): Promise<ResponseContext> {
-      addDeadline(request, timeoutMs, "backend.requestTimeoutMs");
+      const stopTimer = addDeadline(request, timeoutMs, "backend.requestTimeoutMs");
       const late = (err: unknown): never => {
+        stopTimer();
         throw requestTimeoutError(request, err) ?? err;
       };
       const response = await fetchLibrary.send(request).toPromise().catch(late);
       const { body } = response;
+      // The deadline covers the body too: the timer stops once it is read (the API's handler reads it).
+      const read = <T>(reading: Promise<T>) => reading.catch(late).finally(stopTimer);
       return new k8s.ResponseContext(response.httpStatusCode, response.headers, {
-        text: () => body.text().catch(late),
-        binary: () => body.binary().catch(late),
+        text: () => read(body.text()),
+        binary: () => read(body.binary()),
       });
     },
   };
