@@ -1,7 +1,7 @@
 /**
  * Where `warden serve` runs its sessions: `backend: { kind: docker }` (default: containers on the
  * local Docker engine) or `backend: { kind: kubernetes, namespace, runtimeClassName?, kubeconfig?,
- * imagePullPolicy?, startTimeoutMs?, replicaId?, tenantNamespaces?, heartbeatMs? }` (one hardened Pod per
+ * imagePullPolicy?, startTimeoutMs?, replicaId?, tenantNamespaces?, heartbeatMs?, requestTimeoutMs? }` (one hardened Pod per
  * session, src/sandbox/kubernetes; `tenantNamespaces` gives a tenant its own namespace, tenant-namespaces.ts).
  * `replicaId` is the server's identity among several replicas sharing a namespace (README
  * "Scale-out"): a Kubernetes label value, default defaultReplicaId (host name and state directory).
@@ -12,7 +12,7 @@
 import { resolve } from "node:path";
 import { type Static, Type } from "typebox";
 import { InvalidArgumentError } from "../errors.js";
-import { HEARTBEAT_MS_RANGE, isLabelValue } from "../sandbox/index.js";
+import { HEARTBEAT_MS_RANGE, isLabelValue, REQUEST_TIMEOUT_MS_RANGE } from "../sandbox/index.js";
 import { defaultReplicaId } from "./controller-id.js";
 import { checkTenantNamespaces, type TenantNamespaces } from "./tenant-namespaces.js";
 
@@ -45,6 +45,14 @@ export const BackendConfigSchema = Type.Object(
           "Ping an idle session's helper after this long without traffic on its exec stream, ms, so the node's streaming idle timeout never closes it; default 60000",
       }),
     ),
+    requestTimeoutMs: Type.Optional(
+      Type.Integer({
+        minimum: REQUEST_TIMEOUT_MS_RANGE.min,
+        maximum: REQUEST_TIMEOUT_MS_RANGE.max,
+        description:
+          "How long each Kubernetes API request may take before it fails, ms (pods/exec streams excepted); default 30000",
+      }),
+    ),
     replicaId: Type.Optional(
       Type.String({
         minLength: 1,
@@ -75,6 +83,8 @@ export type BackendConfig =
       startTimeoutMs?: number;
       /** Heartbeat of idle sessions' exec streams, ms (src/sandbox/kubernetes/pod-channel.ts). */
       heartbeatMs?: number;
+      /** Deadline of each API request, ms (src/sandbox/kubernetes/request-deadline.ts); absent: 30 s. */
+      requestTimeoutMs?: number;
       /** This server's `io.warden.replica` label value (always set once resolved). */
       replicaId: string;
       /** Tenants with a namespace of their own (tenant-namespaces.ts); absent: all in `namespace`. */
@@ -90,6 +100,7 @@ const KUBERNETES_ONLY = [
   "replicaId",
   "tenantNamespaces",
   "heartbeatMs",
+  "requestTimeoutMs",
 ] as const;
 
 /**
@@ -125,6 +136,7 @@ export function resolveBackendConfig(
     ...(input.imagePullPolicy ? { imagePullPolicy: input.imagePullPolicy } : {}),
     ...(input.startTimeoutMs ? { startTimeoutMs: input.startTimeoutMs } : {}),
     ...(input.heartbeatMs !== undefined ? { heartbeatMs: input.heartbeatMs } : {}),
+    ...(input.requestTimeoutMs !== undefined ? { requestTimeoutMs: input.requestTimeoutMs } : {}),
     replicaId:
       input.replicaId === undefined ? defaultReplicaId(stateDir) : checkReplicaId(input.replicaId, where),
     ...(input.tenantNamespaces && Object.keys(input.tenantNamespaces).length > 0

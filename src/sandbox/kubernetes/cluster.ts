@@ -21,9 +21,16 @@ import {
 import { kubernetesClient } from "./client.js";
 import { requireLabelValue } from "./pod-labels.js";
 import type { ChannelEvent } from "./reconnect-policy.js";
+import {
+  boundedConfiguration,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  REQUEST_TIMEOUT_MS_RANGE,
+  requestDeadline,
+} from "./request-deadline.js";
 
 /** Where sandbox Pods are made and how. */
 export interface KubernetesCluster {
+  /** The generated API clients: each request has a deadline (request-deadline.ts, backend.requestTimeoutMs). */
   core: CoreV1Api;
   /** The namespace's deny-all NetworkPolicy (network-policy.ts). */
   networking: NetworkingV1Api;
@@ -61,6 +68,12 @@ export interface KubernetesClusterOptions {
   startTimeoutMs?: number;
   replicaId?: string;
   heartbeatMs?: number;
+  /**
+   * How long each request of `core`, `networking` and `leases` may take, body included (ms), an
+   * integer in REQUEST_TIMEOUT_MS_RANGE; default DEFAULT_REQUEST_TIMEOUT_MS, 30 s. A request past it
+   * rejects KubernetesRequestTimeoutError (request-deadline.ts). pods/exec streams have none.
+   */
+  requestTimeoutMs?: number;
 }
 
 /** Bounds of KubernetesCluster.heartbeatMs: 1 s to 1 h. */
@@ -77,8 +90,9 @@ export function isNamespaceName(name: string): boolean {
 /**
  * The clients of the cluster `options` names. Reading the kubeconfig is the only I/O; nothing
  * is asked of the API server yet. Throws InvalidArgumentError for a bad namespace, RuntimeClass
- * name, replica id or heartbeatMs (an integer in HEARTBEAT_MS_RANGE), or an unreadable kubeconfig;
- * Error when loadKubernetesClient (client.ts: the API client is loaded on demand) was not awaited.
+ * name, replica id, heartbeatMs (an integer in HEARTBEAT_MS_RANGE) or requestTimeoutMs (an integer
+ * in REQUEST_TIMEOUT_MS_RANGE), or an unreadable kubeconfig; Error when the kubeconfig has no
+ * current cluster, or when loadKubernetesClient (client.ts: the API client is loaded on demand) was not awaited.
  */
 export function connectCluster(options: KubernetesClusterOptions): KubernetesCluster {
   if (!isNamespaceName(options.namespace)) {
@@ -94,19 +108,22 @@ export function connectCluster(options: KubernetesClusterOptions): KubernetesClu
       `backend.runtimeClassName ${JSON.stringify(options.runtimeClassName)} is not a RuntimeClass name (e.g. gvisor).`,
     );
   }
-  const { heartbeatMs } = options;
-  if (
-    heartbeatMs !== undefined &&
-    !(
-      Number.isInteger(heartbeatMs) &&
-      heartbeatMs >= HEARTBEAT_MS_RANGE.min &&
-      heartbeatMs <= HEARTBEAT_MS_RANGE.max
-    )
-  ) {
-    throw new InvalidArgumentError(
-      `backend.heartbeatMs ${JSON.stringify(heartbeatMs)} is not an integer from ${HEARTBEAT_MS_RANGE.min} to ${HEARTBEAT_MS_RANGE.max} (ms between pings of an idle session's helper); keep it well below the node's streaming idle timeout (containerd stream_idle_timeout, default 4 h), e.g. 60000.`,
+  const { heartbeatMs, requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS } = options;
+  if (heartbeatMs !== undefined)
+    requireMsIn(
+      "heartbeatMs",
+      heartbeatMs,
+      HEARTBEAT_MS_RANGE,
+      "ms between pings of an idle session's helper",
+      "keep it well below the node's streaming idle timeout (containerd stream_idle_timeout, default 4 h), e.g. 60000",
     );
-  }
+  requireMsIn(
+    "requestTimeoutMs",
+    requestTimeoutMs,
+    REQUEST_TIMEOUT_MS_RANGE,
+    "ms a Kubernetes API request may take",
+    "e.g. 30000 (kube-apiserver's own --request-timeout is 60 s)",
+  );
   const k8s = kubernetesClient();
   const config = new k8s.KubeConfig();
   try {
@@ -117,10 +134,11 @@ export function connectCluster(options: KubernetesClusterOptions): KubernetesClu
       `Cannot load the kubeconfig ${options.kubeconfig ?? "(default)"}: ${(err as Error).message}. Pass backend.kubeconfig with a readable file.`,
     );
   }
+  const bounded = boundedConfiguration(k8s, config, requestTimeoutMs);
   return {
-    core: config.makeApiClient(k8s.CoreV1Api),
-    networking: config.makeApiClient(k8s.NetworkingV1Api),
-    leases: config.makeApiClient(k8s.CoordinationV1Api),
+    core: new k8s.CoreV1Api(bounded),
+    networking: new k8s.NetworkingV1Api(bounded),
+    leases: new k8s.CoordinationV1Api(bounded),
     exec: new k8s.Exec(config),
     mergePatch: k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
     namespace: options.namespace,
@@ -130,6 +148,20 @@ export function connectCluster(options: KubernetesClusterOptions): KubernetesClu
     ...(options.replicaId ? { replicaId: requireLabelValue(options.replicaId, "replicaId") } : {}),
     ...(heartbeatMs !== undefined ? { heartbeatMs } : {}),
   };
+}
+
+/** Throws InvalidArgumentError unless `value` is an integer in `range`: what it means, and a sound value. */
+function requireMsIn(
+  field: string,
+  value: number,
+  range: { min: number; max: number },
+  meaning: string,
+  advice: string,
+): void {
+  if (Number.isInteger(value) && value >= range.min && value <= range.max) return;
+  throw new InvalidArgumentError(
+    `backend.${field} ${JSON.stringify(value)} is not an integer from ${range.min} to ${range.max} (${meaning}); ${advice}.`,
+  );
 }
 
 /** The HTTP status of an API failure (client-node's ApiException `code`), or undefined. */
@@ -196,33 +228,27 @@ export function fromKubeError(
   return new SandboxError(`${what} failed: ${message}`, { cause: err });
 }
 
-/** How long one GET of a Pod may take by default (ms): the client sets no timeout of its own. */
+/** How long one GET of a Pod may take by default (ms), when the clients' own deadline is later. */
 export const POD_READ_TIMEOUT_MS = 5000;
 
 /**
- * One GET of Pod `name` in the cluster's namespace, bounded by `timeoutMs`: null when the API
- * answers 404; rejects with any other failure (the client's ApiException, or an Error naming the
- * timeout).
+ * One GET of Pod `name` in the cluster's namespace, bounded by `timeoutMs` as well as by the
+ * clients' deadline (request-deadline.ts requestDeadline; the earlier fires): null when the API
+ * answers 404; rejects with any other failure (the client's ApiException, or a
+ * KubernetesRequestTimeoutError naming podReadTimeoutMs or backend.requestTimeoutMs).
  */
 export async function readPodWithin(
   cluster: KubernetesCluster,
   name: string,
   timeoutMs = POD_READ_TIMEOUT_MS,
 ): Promise<V1Pod | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`the API server did not answer within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-    timer.unref();
-  });
   try {
-    return await Promise.race([cluster.core.readNamespacedPod({ name, namespace: cluster.namespace }), late]);
+    return await cluster.core.readNamespacedPod(
+      { name, namespace: cluster.namespace },
+      requestDeadline(timeoutMs, "podReadTimeoutMs"),
+    );
   } catch (err) {
     if (apiStatus(err) === 404) return null;
     throw err;
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -77,6 +77,13 @@ export {
   replicaLeaseName,
 } from "./replica-lease.js";
 export {
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  KubernetesRequestTimeoutError,
+  REQUEST_TIMEOUT_MS_RANGE,
+  requestDeadline,
+  requestTimeoutError,
+} from "./request-deadline.js";
+export {
   connectHelper,
   DEFAULT_POD_START_TIMEOUT_MS,
   EXEC_CHANNEL_VERSION,

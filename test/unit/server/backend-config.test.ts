@@ -47,6 +47,24 @@ describe("warden serve: backend config", () => {
     expect(cfg.tenants[0]?.workspaceModes).toEqual(["copy"]);
   });
 
+  it("takes requestTimeoutMs from 1 s to 10 min, refuses other values naming the field, and leaves it out when absent", () => {
+    const k8s = (requestTimeoutMs: unknown) =>
+      load({ kind: "kubernetes", namespace: "warden", requestTimeoutMs });
+    expect(k8s(45000).backend).toMatchObject({ kind: "kubernetes", requestTimeoutMs: 45000 });
+    // Absent: connectCluster applies DEFAULT_REQUEST_TIMEOUT_MS (30 s).
+    expect(load({ kind: "kubernetes", namespace: "warden" }).backend).not.toHaveProperty("requestTimeoutMs");
+    const bad = "serve.yaml: invalid server configuration: /backend/requestTimeoutMs must be";
+    expect(() => k8s(0)).toThrow(`${bad} >= 1000.`);
+    expect(() => k8s(999)).toThrow(`${bad} >= 1000.`);
+    expect(() => k8s(600_001)).toThrow(`${bad} <= 600000.`);
+    expect(() => k8s(1.5)).toThrow(`${bad} integer; /backend/requestTimeoutMs must be >= 1000.`);
+    expect(() => k8s(1500.5)).toThrow(`${bad} integer.`);
+    expect(() => k8s("x")).toThrow(`${bad} integer.`);
+    expect(() => load({ kind: "docker", requestTimeoutMs: 30000 })).toThrow(
+      "serve.yaml/backend/requestTimeoutMs applies to kind kubernetes only; remove it or set kind: kubernetes.",
+    );
+  });
+
   it("takes heartbeatMs from 1 s to 1 h, and refuses other values naming the field", () => {
     const k8s = (heartbeatMs: unknown) => load({ kind: "kubernetes", namespace: "warden", heartbeatMs });
     expect(k8s(20000).backend).toMatchObject({ kind: "kubernetes", heartbeatMs: 20000 });

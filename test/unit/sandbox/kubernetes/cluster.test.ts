@@ -19,6 +19,20 @@ describe("connectCluster", () => {
   });
 });
 
+describe("connectCluster: requestTimeoutMs", () => {
+  it("refuses a requestTimeoutMs outside 1 s to 10 min, naming the field and a sound value", () => {
+    for (const requestTimeoutMs of [0, 999, 600_001, 1.5, "x" as unknown as number])
+      expect(() => connectCluster({ namespace: "warden", requestTimeoutMs })).toThrow(
+        `backend.requestTimeoutMs ${JSON.stringify(requestTimeoutMs)} is not an integer from 1000 to 600000 (ms a Kubernetes API request may take); e.g. 30000 (kube-apiserver's own --request-timeout is 60 s).`,
+      );
+  });
+
+  it("takes one from 1 s to 10 min (its default, 30 s, is request-deadline.test.ts's)", () => {
+    for (const requestTimeoutMs of [1000, 600_000])
+      expect(connectCluster({ namespace: "warden", requestTimeoutMs }).namespace).toBe("warden");
+  });
+});
+
 describe("fromKubeError", () => {
   const status = (code: number, message: string) =>
     new ApiException(code, "refused", JSON.stringify({ kind: "Status", reason: "Forbidden", message }), {});

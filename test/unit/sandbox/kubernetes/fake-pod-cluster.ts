@@ -4,7 +4,14 @@
  */
 import { EventEmitter } from "node:events";
 import type { Readable, Writable } from "node:stream";
-import type { Exec, V1Pod, V1Status } from "@kubernetes/client-node";
+import {
+  type ConfigurationOptions,
+  type Exec,
+  HttpMethod,
+  RequestContext,
+  type V1Pod,
+  type V1Status,
+} from "@kubernetes/client-node";
 import { channelExec } from "../../../../src/sandbox/channel/protocol/exec.js";
 import { encodeFrame, FrameDecoder, FrameType } from "../../../../src/sandbox/channel/protocol/frame.js";
 import {
@@ -12,8 +19,13 @@ import {
   connectHelper,
   EXEC_CHANNEL_VERSION,
   type KubernetesCluster,
+  loadKubernetesClient,
   PodChannel,
+  requestTimeoutError,
 } from "../../../../src/sandbox/kubernetes/index.js";
+
+// readPodWithin's deadline is client-node middleware (request-deadline.ts): the client is loaded on demand.
+await loadKubernetesClient();
 
 export const FAST = { attempts: 3, firstDelayMs: 10, maxDelayMs: 20 };
 /** A helper's end settles within 200 ms here (channel-end.ts; 3 s by default). */
@@ -87,9 +99,9 @@ export function fakeCluster(heartbeatMs = 60_000) {
     },
   } as unknown as Exec;
   const core = {
-    readNamespacedPod: async () => {
+    readNamespacedPod: async (req: { name: string; namespace: string }, options?: ConfigurationOptions) => {
       state.reads++;
-      if (state.hang) return new Promise(() => {});
+      if (state.hang) return unanswered(`/api/v1/namespaces/${req.namespace}/pods/${req.name}`, options);
       const pod = state.nextPods.length > 0 ? state.nextPods.shift() : state.pod;
       if (pod) return pod;
       throw Object.assign(new Error("pods not found"), { code: 404 });
@@ -114,6 +126,19 @@ export function fakeCluster(heartbeatMs = 60_000) {
     sockets.at(-1)?.emit("close", 1000);
   };
   return { cluster, state, sockets, cut, helperKilled };
+}
+
+/**
+ * A GET the API server never answers: the call's own deadline middleware (readPodWithin's
+ * requestDeadline) runs on it, and it rejects as the clients do once the deadline passes.
+ */
+async function unanswered(path: string, options?: ConfigurationOptions): Promise<never> {
+  let request = new RequestContext(`https://api.invalid${path}`, HttpMethod.GET);
+  for (const middleware of options?.middleware ?? []) request = await middleware.pre(request).toPromise();
+  const signal = request.getSignal();
+  return new Promise((_, reject) =>
+    signal?.addEventListener("abort", () => reject(requestTimeoutError(request) ?? signal.reason)),
+  );
 }
 
 /**

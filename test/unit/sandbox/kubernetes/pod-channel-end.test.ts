@@ -149,7 +149,7 @@ describe("PodChannel: the channel's helper ended", () => {
     fake.helperKilled();
     await expect(echo(channel, "x")).rejects.toMatchObject({
       message: expect.stringContaining(
-        "and is not re-opened; reading the Pod failed (the API server did not answer within 50 ms); start a new session",
+        "and is not re-opened; reading the Pod failed (Kubernetes API request GET /api/v1/namespaces/ns/pods/warden-s1 got no answer within 50 ms (podReadTimeoutMs)); start a new session",
       ),
     });
     channel.close();

@@ -1,0 +1,158 @@
+/**
+ * A deadline on every request of the generated API clients (CoreV1Api, NetworkingV1Api,
+ * CoordinationV1Api). @kubernetes/client-node sets none, and neither does node-fetch under it: an API
+ * server that takes the connection and never answers would hold a session create, a delete, a
+ * Lease renewal forever. (kube-apiserver's own `--request-timeout`, default 60 s, bounds only the
+ * requests it is handling, not a server or proxy that went silent.)
+ *
+ * The clients' HTTP library (client-node's Configuration `httpApi`, kept by every per-call option
+ * that does not replace it, merge patches' `setHeaderOptions` included) gives each request an
+ * AbortSignal that fires after the limit (node-fetch then cuts the connection, body included) and
+ * turns the abort into a KubernetesRequestTimeoutError. A call may ask for a shorter limit with
+ * requestDeadline (a client-node middleware); the earlier deadline wins. pods/exec (the Exec class,
+ * a long-lived WebSocket) does not use these clients and has no deadline; no warden call watches
+ * or follows a log through them.
+ */
+import type {
+  Configuration,
+  ConfigurationOptions,
+  KubeConfig,
+  ObservableMiddleware,
+  PromiseHttpLibrary,
+  RequestContext,
+  ResponseContext,
+} from "@kubernetes/client-node";
+import { type KubernetesClient, kubernetesClient } from "./client.js";
+
+/** Default of backend.requestTimeoutMs (ms): half kube-apiserver's own 60 s request timeout. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/** Bounds of backend.requestTimeoutMs: 1 s to 10 min. */
+export const REQUEST_TIMEOUT_MS_RANGE = { min: 1000, max: 600_000 } as const;
+
+/** The abort reason of a request whose deadline passed: the limit and the setting that gave it. */
+class DeadlinePassed extends Error {
+  constructor(
+    readonly timeoutMs: number,
+    readonly limit: string,
+  ) {
+    super(`no answer within ${timeoutMs} ms`);
+  }
+}
+
+/**
+ * A request of the API clients that got no (complete) answer within its deadline. `method` (GET,
+ * POST, ...) and `path` (the URL's path, no query) name the API operation, `timeoutMs` is the limit
+ * and `limit` the setting it came from (backend.requestTimeoutMs, or a call's own, e.g.
+ * podReadTimeoutMs). It has no numeric `code`, so apiStatus() is undefined: no caller takes it for a
+ * 404 or a conflict; fromKubeError makes it a SandboxError with this message.
+ */
+export class KubernetesRequestTimeoutError extends Error {
+  override readonly name = "KubernetesRequestTimeoutError";
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    readonly timeoutMs: number,
+    readonly limit: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `Kubernetes API request ${method} ${path} got no answer within ${timeoutMs} ms (${limit})`,
+      options,
+    );
+  }
+}
+
+/**
+ * Aborts `request` after `timeoutMs` unless an earlier deadline of its own does first; returns the
+ * function that stops the timer (once the answer's body is read, or the request failed).
+ */
+function addDeadline(request: RequestContext, timeoutMs: number, limit: string): () => void {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DeadlinePassed(timeoutMs, limit)), timeoutMs);
+  timer.unref();
+  const earlier = request.getSignal();
+  request.setSignal(earlier ? AbortSignal.any([earlier, controller.signal]) : controller.signal);
+  return () => clearTimeout(timer);
+}
+
+/** The KubernetesRequestTimeoutError of `request` when its deadline passed, else undefined. */
+export function requestTimeoutError(
+  request: RequestContext,
+  cause?: unknown,
+): KubernetesRequestTimeoutError | undefined {
+  const reason: unknown = request.getSignal()?.reason;
+  if (!(reason instanceof DeadlinePassed)) return undefined;
+  const { pathname } = new URL(request.getUrl());
+  return new KubernetesRequestTimeoutError(
+    request.getHttpMethod(),
+    pathname,
+    reason.timeoutMs,
+    reason.limit,
+    {
+      cause,
+    },
+  );
+}
+
+/**
+ * Per-call options of a generated API call (its last argument) that bound it by `timeoutMs`, named
+ * `limit` in the error, as well as by the clients' own deadline: the earlier fires. The middleware
+ * is appended to the clients' (none today), as setHeaderOptions does. Needs loadKubernetesClient.
+ */
+export function requestDeadline(timeoutMs: number, limit: string): ConfigurationOptions {
+  // The object-parameter APIs run per-call middleware as client-node's Observable kind.
+  const { Observable } = kubernetesClient();
+  const middleware: ObservableMiddleware = {
+    pre(request) {
+      addDeadline(request, timeoutMs, limit);
+      return new Observable(Promise.resolve(request));
+    },
+    post: (response) => new Observable(Promise.resolve(response)),
+  };
+  return { middleware: [middleware], middlewareMergeStrategy: "append" };
+}
+
+/**
+ * client-node's fetch library with a deadline of `timeoutMs` (backend.requestTimeoutMs) on each
+ * request, its body included: a late answer rejects KubernetesRequestTimeoutError.
+ */
+function boundedHttp(k8s: KubernetesClient, timeoutMs: number): PromiseHttpLibrary {
+  const fetchLibrary = new k8s.IsomorphicFetchHttpLibrary();
+  return {
+    async send(request: RequestContext): Promise<ResponseContext> {
+      const stopTimer = addDeadline(request, timeoutMs, "backend.requestTimeoutMs");
+      const late = (err: unknown): never => {
+        stopTimer();
+        throw requestTimeoutError(request, err) ?? err;
+      };
+      const response = await fetchLibrary.send(request).toPromise().catch(late);
+      const { body } = response;
+      // The deadline covers the body too: the timer stops once it is read (the API's handler reads it).
+      const read = <T>(reading: Promise<T>) => reading.catch(late).finally(stopTimer);
+      return new k8s.ResponseContext(response.httpStatusCode, response.headers, {
+        text: () => read(body.text()),
+        binary: () => read(body.binary()),
+      });
+    },
+  };
+}
+
+/**
+ * What config.makeApiClient would configure (the current context's server, the kubeconfig's
+ * credentials), with each request bounded by `timeoutMs`: pass it to `new k8s.CoreV1Api(…)` and the
+ * other generated APIs. Throws Error when the kubeconfig has no current cluster.
+ */
+export function boundedConfiguration(
+  k8s: KubernetesClient,
+  kubeConfig: KubeConfig,
+  timeoutMs: number,
+): Configuration {
+  const cluster = kubeConfig.getCurrentCluster();
+  if (!cluster) throw new Error("No active cluster!");
+  return k8s.createConfiguration({
+    baseServer: new k8s.ServerConfiguration(cluster.server, {}),
+    authMethods: { default: kubeConfig },
+    httpApi: k8s.wrapHttpLibrary(boundedHttp(k8s, timeoutMs)),
+  });
+}
