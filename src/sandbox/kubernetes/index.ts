@@ -78,6 +78,7 @@ export {
 } from "./replica-lease.js";
 export {
   DEFAULT_REQUEST_TIMEOUT_MS,
+  KubernetesRequestCredentialsTimeoutError,
   KubernetesRequestTimeoutError,
   REQUEST_TIMEOUT_MS_RANGE,
   requestDeadline,

@@ -8,7 +8,8 @@
  * The clients' HTTP library (client-node's Configuration `httpApi`, kept by every per-call option
  * that does not replace it, merge patches' `setHeaderOptions` included) gives each request an
  * AbortSignal that fires after the limit (node-fetch then cuts the connection, body included) and
- * turns the abort into a KubernetesRequestTimeoutError. A call may ask for a shorter limit with
+ * turns the abort into a KubernetesRequestTimeoutError; the kubeconfig's credential step before it
+ * (an exec plugin, a token refresh) is bounded by the same limit. A call may ask for a shorter limit with
  * requestDeadline (a client-node middleware); the earlier deadline wins. pods/exec (the Exec class,
  * a long-lived WebSocket) does not use these clients and has no deadline; no warden call watches
  * or follows a log through them.
@@ -21,6 +22,7 @@ import type {
   PromiseHttpLibrary,
   RequestContext,
   ResponseContext,
+  SecurityAuthentication,
 } from "@kubernetes/client-node";
 import { type KubernetesClient, kubernetesClient } from "./client.js";
 
@@ -64,16 +66,44 @@ export class KubernetesRequestTimeoutError extends Error {
 }
 
 /**
+ * The kubeconfig's credentials for a request (an exec plugin, a token refresh) were not ready within
+ * backend.requestTimeoutMs; the request was not sent. Like KubernetesRequestTimeoutError it has no
+ * numeric `code`.
+ */
+export class KubernetesRequestCredentialsTimeoutError extends Error {
+  override readonly name = "KubernetesRequestCredentialsTimeoutError";
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    readonly timeoutMs: number,
+  ) {
+    super(
+      `Kubernetes API request ${method} ${path} was not sent: the kubeconfig's credentials (an exec plugin or a token refresh) were not ready within ${timeoutMs} ms (backend.requestTimeoutMs)`,
+    );
+  }
+}
+
+/** The timers of each request's deadlines, stopped together once its answer is read. */
+const deadlineTimers = new WeakMap<RequestContext, NodeJS.Timeout[]>();
+
+/**
  * Aborts `request` after `timeoutMs` unless an earlier deadline of its own does first; returns the
- * function that stops the timer (once the answer's body is read, or the request failed).
+ * function that stops this and every other deadline timer of `request` (once the answer's body is
+ * read, or the request failed), so no timer outlives its request.
  */
 function addDeadline(request: RequestContext, timeoutMs: number, limit: string): () => void {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new DeadlinePassed(timeoutMs, limit)), timeoutMs);
   timer.unref();
+  const timers = deadlineTimers.get(request) ?? [];
+  timers.push(timer);
+  deadlineTimers.set(request, timers);
   const earlier = request.getSignal();
   request.setSignal(earlier ? AbortSignal.any([earlier, controller.signal]) : controller.signal);
-  return () => clearTimeout(timer);
+  return () => {
+    for (const each of deadlineTimers.get(request) ?? []) clearTimeout(each);
+    deadlineTimers.delete(request);
+  };
 }
 
 /** The KubernetesRequestTimeoutError of `request` when its deadline passed, else undefined. */
@@ -152,7 +182,34 @@ export function boundedConfiguration(
   if (!cluster) throw new Error("No active cluster!");
   return k8s.createConfiguration({
     baseServer: new k8s.ServerConfiguration(cluster.server, {}),
-    authMethods: { default: kubeConfig },
+    authMethods: { default: boundedCredentials(kubeConfig, timeoutMs) },
     httpApi: k8s.wrapHttpLibrary(boundedHttp(k8s, timeoutMs)),
   });
+}
+
+/**
+ * The kubeconfig's credential step (client-node applies it to each request before sending it: a
+ * token, a client certificate, or an exec plugin or token refresh, which may run a program and wait
+ * for it without a limit of its own) bounded by `timeoutMs` too: past it the request fails with
+ * KubernetesRequestCredentialsTimeoutError and is not sent.
+ */
+function boundedCredentials(kubeConfig: KubeConfig, timeoutMs: number): SecurityAuthentication {
+  return {
+    getName: () => "default",
+    async applySecurityAuthentication(request) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          const { pathname } = new URL(request.getUrl());
+          reject(new KubernetesRequestCredentialsTimeoutError(request.getHttpMethod(), pathname, timeoutMs));
+        }, timeoutMs);
+        timer.unref();
+      });
+      try {
+        await Promise.race([kubeConfig.applySecurityAuthentication(request), late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
 }

@@ -4,13 +4,14 @@
  * an API server on 127.0.0.1 that takes the connection and never answers in namespace `hung`,
  * answers after 300 ms in namespace `slow`, and in `stall` sends the headers but not the body.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { V1Pod } from "@kubernetes/client-node";
+import type { ObservableMiddleware, RequestContext, V1Pod } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { SandboxError } from "../../../../src/errors.js";
+import { kubernetesClient } from "../../../../src/sandbox/kubernetes/client.js";
 import { readPodWithin } from "../../../../src/sandbox/kubernetes/cluster.js";
 import {
   apiStatus,
@@ -18,12 +19,14 @@ import {
   fromKubeError,
   loadKubernetesClient,
 } from "../../../../src/sandbox/kubernetes/index.js";
+import { requestDeadline } from "../../../../src/sandbox/kubernetes/request-deadline.js";
 
 await loadKubernetesClient();
 
 const POD: V1Pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "p", namespace: "slow" } };
-/** Every request the server got: method, path and Content-Type. */
+/** Every request the server got: method, path and Content-Type; and the Authorization headers. */
 const seen: Array<[string, string, string | undefined]> = [];
+const authorizations = new Set<string | undefined>();
 let server: Server;
 let dir: string;
 let kubeconfig: string;
@@ -32,6 +35,7 @@ function answer(req: IncomingMessage, res: import("node:http").ServerResponse): 
   req.resume();
   req.on("end", () => {
     seen.push([req.method ?? "", req.url ?? "", req.headers["content-type"]]);
+    authorizations.add(req.headers.authorization);
     const namespace = /\/namespaces\/([^/]+)/.exec(req.url ?? "")?.[1];
     if (namespace === "hung") return; // the connection stays open, unanswered
     res.writeHead(200, { "content-type": "application/json" });
@@ -123,7 +127,7 @@ describe("backend.requestTimeoutMs: every API request has a deadline", () => {
     for (const [i, { err, ms }] of outcomes.entries()) {
       const [, method, path] = calls[i]!;
       expect(err.message).toBe(late(method, path));
-      expect(ms).toBeGreaterThanOrEqual(990);
+      expect(ms).toBeGreaterThanOrEqual(950); // timers start from the loop's cached time
       expect(ms).toBeLessThan(5000);
     }
     // The merge patch kept its Content-Type: the per-call options add to the clients' deadline.
@@ -159,6 +163,8 @@ describe("backend.requestTimeoutMs: every API request has a deadline", () => {
     );
     expect([read.metadata?.name, patched.metadata?.name]).toEqual(["p", "p"]);
     expect(seen).toContainEqual(["PATCH", "/api/v1/namespaces/slow/pods/p", "application/merge-patch+json"]);
+    // The kubeconfig's credentials still go with every request.
+    expect([...authorizations]).toEqual(["Bearer t"]);
   });
 
   it("readPodWithin's own shorter bound, or the clients' when earlier, gives up a GET of the Pod", async () => {
@@ -167,10 +173,51 @@ describe("backend.requestTimeoutMs: every API request has a deadline", () => {
     expect(own.err.message).toBe(
       "Kubernetes API request GET /api/v1/namespaces/hung/pods/p got no answer within 300 ms (podReadTimeoutMs)",
     );
-    expect(own.ms).toBeLessThan(900);
+    expect(own.ms).toBeLessThan(2000);
     const clients = await failure(() => readPodWithin(cluster, "p", 4000));
     expect(clients.err.message).toBe(late("GET", "/api/v1/namespaces/hung/pods/p"));
     expect(clients.ms).toBeLessThan(3000);
+  });
+
+  it("stops a request's deadline timers once it is answered: nothing aborts it later", async () => {
+    const cluster = connectCluster({ namespace: "slow", kubeconfig, requestTimeoutMs: 1000 });
+    const { Observable } = kubernetesClient();
+    let request: RequestContext | undefined;
+    const capture: ObservableMiddleware = {
+      pre: (context) => {
+        request = context;
+        return new Observable(Promise.resolve(context));
+      },
+      post: (response) => new Observable(Promise.resolve(response)),
+    };
+    const own = requestDeadline(500, "podReadTimeoutMs");
+    const pod = await cluster.core.readNamespacedPod(
+      { name: "p", namespace: "slow" },
+      { middleware: [...(own.middleware ?? []), capture], middlewareMergeStrategy: "append" },
+    );
+    expect(pod.metadata?.name).toBe("p");
+    await new Promise((r) => setTimeout(r, 1200)); // past both the call's 500 ms and the clients' 1000 ms
+    expect(request?.getSignal()?.aborted).toBe(false);
+  });
+
+  it("bounds the kubeconfig's credential step (an exec plugin that never answers) by it too", async () => {
+    const hungPlugin = join(dir, "kubeconfig-exec");
+    writeFileSync(
+      hungPlugin,
+      readFileSync(kubeconfig, "utf8").replace(
+        "user: {token: t}",
+        'user: {exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: sleep, args: ["3"]}}',
+      ),
+    );
+    const cluster = connectCluster({ namespace: "slow", kubeconfig: hungPlugin, requestTimeoutMs: 1000 });
+    const before = seen.length;
+    const { err, ms } = await failure(() => cluster.core.readNamespacedPod({ name: "p", namespace: "slow" }));
+    expect(err.message).toBe(
+      "Kubernetes API request GET /api/v1/namespaces/slow/pods/p was not sent: the kubeconfig's credentials (an exec plugin or a token refresh) were not ready within 1000 ms (backend.requestTimeoutMs)",
+    );
+    expect([err.name, apiStatus(err)]).toEqual(["KubernetesRequestCredentialsTimeoutError", undefined]);
+    expect(ms).toBeLessThan(2900); // before the plugin's own 3 s
+    expect(seen.length).toBe(before);
   });
 
   it("is 30000 ms when absent", async () => {
