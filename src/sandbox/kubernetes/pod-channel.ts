@@ -98,7 +98,7 @@ export class PodChannel {
    * helper's stderr lines of re-opened channels; `policy` bounds each reconnect (default
    * DEFAULT_RECONNECT_POLICY); `settle` how long a Pod that still runs is read again after its
    * helper ended (default DEFAULT_END_SETTLE, channel-end.ts); `podReadTimeoutMs` how long one GET
-   * of the Pod may take (default POD_READ_TIMEOUT_MS: the API client sets no timeout of its own).
+   * of the Pod may take (default POD_READ_TIMEOUT_MS, shorter than the clients' backend.requestTimeoutMs).
    */
   constructor(
     private readonly cluster: KubernetesCluster,
