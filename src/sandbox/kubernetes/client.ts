@@ -8,15 +8,22 @@
  */
 
 import type * as ClientNode from "@kubernetes/client-node";
+import type { WebSocketHandler } from "@kubernetes/client-node/dist/web-socket-handler.js";
 
-/** The module's exports. */
-export type KubernetesClient = typeof ClientNode;
+/**
+ * The module's exports, and its WebSocketHandler, which the package's index does not export
+ * (request-deadline.ts boundedExec gives pods/exec a WebSocket factory with a handshake deadline).
+ */
+export type KubernetesClient = typeof ClientNode & { WebSocketHandler: typeof WebSocketHandler };
 
 let loaded: KubernetesClient | undefined;
 
 /** Loads @kubernetes/client-node (once; later calls resolve the same module). */
 export async function loadKubernetesClient(): Promise<KubernetesClient> {
-  loaded ??= await import("@kubernetes/client-node");
+  loaded ??= {
+    ...(await import("@kubernetes/client-node")),
+    WebSocketHandler: (await import("@kubernetes/client-node/dist/web-socket-handler.js")).WebSocketHandler,
+  };
   return loaded;
 }
 

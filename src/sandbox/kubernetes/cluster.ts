@@ -23,6 +23,7 @@ import { requireLabelValue } from "./pod-labels.js";
 import type { ChannelEvent } from "./reconnect-policy.js";
 import {
   boundedConfiguration,
+  boundedExec,
   DEFAULT_REQUEST_TIMEOUT_MS,
   REQUEST_TIMEOUT_MS_RANGE,
   requestDeadline,
@@ -139,7 +140,7 @@ export function connectCluster(options: KubernetesClusterOptions): KubernetesClu
     core: new k8s.CoreV1Api(bounded),
     networking: new k8s.NetworkingV1Api(bounded),
     leases: new k8s.CoordinationV1Api(bounded),
-    exec: new k8s.Exec(config),
+    exec: boundedExec(k8s, config, requestTimeoutMs),
     mergePatch: k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
     namespace: options.namespace,
     ...(options.runtimeClassName ? { runtimeClassName: options.runtimeClassName } : {}),

@@ -11,9 +11,11 @@
  * turns the abort into a KubernetesRequestTimeoutError; the kubeconfig's credential step before it
  * (an exec plugin, a token refresh) is bounded by the same limit. A call may ask for a shorter limit with
  * requestDeadline (a client-node middleware); the earlier deadline wins. pods/exec (the Exec class,
- * a long-lived WebSocket) does not use these clients and has no deadline; no warden call watches
- * or follows a log through them.
+ * a long-lived WebSocket) does not use these clients: boundedExec bounds its opening handshake by
+ * the same limit, and the open stream has none. No warden call watches or follows a log.
  */
+
+import { createRequire } from "node:module";
 import type {
   Configuration,
   ConfigurationOptions,
@@ -24,6 +26,7 @@ import type {
   ResponseContext,
   SecurityAuthentication,
 } from "@kubernetes/client-node";
+import type { ClientOptions, WebSocket } from "ws";
 import { type KubernetesClient, kubernetesClient } from "./client.js";
 
 /** Default of backend.requestTimeoutMs (ms): half kube-apiserver's own 60 s request timeout. */
@@ -212,4 +215,33 @@ function boundedCredentials(kubeConfig: KubeConfig, timeoutMs: number): Security
       }
     },
   };
+}
+
+/** ws's error when the opening handshake's timeout (`handshakeTimeout`) passed. */
+const WS_HANDSHAKE_TIMED_OUT = "Opening handshake has timed out";
+
+/**
+ * client-node's Exec (pods/exec over a WebSocket) whose opening handshake, the connection and the
+ * API server's upgrade answer, is bounded by `timeoutMs` (ws's `handshakeTimeout`, which aborts the
+ * request: no stream opens late); the failure's message names the limit. The stream itself, once
+ * open, is long-lived and has no deadline.
+ */
+export function boundedExec(
+  k8s: KubernetesClient,
+  kubeConfig: KubeConfig,
+  timeoutMs: number,
+): InstanceType<KubernetesClient["Exec"]> {
+  // The WebSocket class client-node itself uses (isomorphic-ws is ws on Node).
+  const fromClient = createRequire(createRequire(import.meta.url).resolve("@kubernetes/client-node"));
+  const WebSocketClass = fromClient("isomorphic-ws") as typeof WebSocket;
+  const socketFactory = (uri: string, protocols: string[], opts: ClientOptions): WebSocket => {
+    const socket = new WebSocketClass(uri, protocols, { ...opts, handshakeTimeout: timeoutMs });
+    // Registered before client-node's own handler, which rejects the exec with this error.
+    socket.once("error", (err: Error) => {
+      if (err.message === WS_HANDSHAKE_TIMED_OUT)
+        err.message = `the API server did not open the exec stream (pods/exec) within ${timeoutMs} ms (backend.requestTimeoutMs)`;
+    });
+    return socket;
+  };
+  return new k8s.Exec(kubeConfig, new k8s.WebSocketHandler(kubeConfig, socketFactory));
 }

@@ -51,7 +51,12 @@ describe("@kubernetes/client-node is loaded on demand", () => {
       const found = loadingImports(readFileSync(file, "utf8"));
       if (found.length > 0) loads[relative(SRC, file)] = found;
     }
-    expect(loads).toEqual({ "sandbox/kubernetes/client.ts": [`import("${PACKAGE}")`] });
+    expect(loads).toEqual({
+      "sandbox/kubernetes/client.ts": [
+        `import("${PACKAGE}")`,
+        `import("${PACKAGE}/dist/web-socket-handler.js")`,
+      ],
+    });
   });
 
   it("is not loaded by importing the library, the server or any CLI command", async () => {

@@ -6,6 +6,7 @@
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ObservableMiddleware, RequestContext, V1Pod } from "@kubernetes/client-node";
@@ -16,6 +17,7 @@ import { readPodWithin } from "../../../../src/sandbox/kubernetes/cluster.js";
 import {
   apiStatus,
   connectCluster,
+  execChannel,
   fromKubeError,
   loadKubernetesClient,
 } from "../../../../src/sandbox/kubernetes/index.js";
@@ -44,8 +46,12 @@ function answer(req: IncomingMessage, res: import("node:http").ServerResponse): 
   });
 }
 
+/** pods/exec upgrades the server took and never answered (closed at the end). */
+const upgrades: Socket[] = [];
+
 beforeAll(async () => {
   server = createServer(answer);
+  server.on("upgrade", (_req, socket: Socket) => void upgrades.push(socket));
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const { port } = server.address() as { port: number };
   dir = mkdtempSync(join(tmpdir(), "warden-deadline-"));
@@ -65,6 +71,7 @@ beforeAll(async () => {
 });
 
 afterAll(() => {
+  for (const socket of upgrades) socket.destroy();
   server.closeAllConnections();
   server.close();
   rmSync(dir, { recursive: true, force: true });
@@ -218,6 +225,19 @@ describe("backend.requestTimeoutMs: every API request has a deadline", () => {
     expect([err.name, apiStatus(err)]).toEqual(["KubernetesRequestCredentialsTimeoutError", undefined]);
     expect(ms).toBeLessThan(2900); // before the plugin's own 3 s
     expect(seen.length).toBe(before);
+  });
+
+  it("bounds the opening of a pods/exec stream (a session's channel) that the API server never answers", async () => {
+    const cluster = connect(1000);
+    const { err, ms } = await failure(() =>
+      execChannel(cluster.exec, "hung", "p", { command: ["warden-helper", "--channel"] }),
+    );
+    expect(err.message).toBe(
+      "starting the channel in Pod hung/p failed: the API server did not open the exec stream (pods/exec) within 1000 ms (backend.requestTimeoutMs); check that the Pod runs and that the kubeconfig's user may create pods/exec.",
+    );
+    expect(ms).toBeGreaterThanOrEqual(950);
+    expect(ms).toBeLessThan(5000);
+    expect(upgrades.length).toBe(1);
   });
 
   it("is 30000 ms when absent", async () => {
