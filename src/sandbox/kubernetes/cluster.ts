@@ -72,7 +72,8 @@ export interface KubernetesClusterOptions {
   /**
    * How long each request of `core`, `networking` and `leases` may take, body included (ms), an
    * integer in REQUEST_TIMEOUT_MS_RANGE; default DEFAULT_REQUEST_TIMEOUT_MS, 30 s. A request past it
-   * rejects KubernetesRequestTimeoutError (request-deadline.ts). pods/exec streams have none.
+   * rejects KubernetesRequestTimeoutError (request-deadline.ts). Opening a pods/exec stream has the
+   * same limit (boundedExec); an open stream has none.
    */
   requestTimeoutMs?: number;
 }

@@ -199,32 +199,36 @@ export function boundedConfiguration(
 function boundedCredentials(kubeConfig: KubeConfig, timeoutMs: number): SecurityAuthentication {
   return {
     getName: () => "default",
-    async applySecurityAuthentication(request) {
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          const { pathname } = new URL(request.getUrl());
-          reject(new KubernetesRequestCredentialsTimeoutError(request.getHttpMethod(), pathname, timeoutMs));
-        }, timeoutMs);
-        timer.unref();
-      });
-      try {
-        await Promise.race([kubeConfig.applySecurityAuthentication(request), late]);
-      } finally {
-        clearTimeout(timer);
-      }
-    },
+    applySecurityAuthentication: (request) =>
+      within(kubeConfig.applySecurityAuthentication(request), timeoutMs, () => {
+        const { pathname } = new URL(request.getUrl());
+        return new KubernetesRequestCredentialsTimeoutError(request.getHttpMethod(), pathname, timeoutMs);
+      }),
   };
 }
 
-/** ws's error when the opening handshake's timeout (`handshakeTimeout`) passed. */
-const WS_HANDSHAKE_TIMED_OUT = "Opening handshake has timed out";
+/** `work`'s outcome, or a rejection with `late()` when it has not settled within `timeoutMs`. */
+async function within<T>(work: Promise<T> | T, timeoutMs: number, late: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(late()), timeoutMs);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
- * client-node's Exec (pods/exec over a WebSocket) whose opening handshake, the connection and the
- * API server's upgrade answer, is bounded by `timeoutMs` (ws's `handshakeTimeout`, which aborts the
- * request: no stream opens late); the failure's message names the limit. The stream itself, once
- * open, is long-lived and has no deadline.
+ * client-node's Exec (pods/exec over a WebSocket) whose opening is bounded by `timeoutMs`, in two
+ * steps: the kubeconfig's credentials for it (client-node's applyToHTTPSOptions: an exec plugin or a
+ * token refresh may run there), then the connection, through a proxy if the kubeconfig names one,
+ * and the API server's answer to the upgrade, cut by a wall-clock timer (ws's own handshakeTimeout
+ * is an idle timeout of the socket, which a proxy's agent overrides). A cut socket never opens, so
+ * no stream opens late beside a newer one. The failure's message names the limit; the stream
+ * itself, once open, is long-lived and has no deadline.
  */
 export function boundedExec(
   k8s: KubernetesClient,
@@ -234,14 +238,34 @@ export function boundedExec(
   // The WebSocket class client-node itself uses (isomorphic-ws is ws on Node).
   const fromClient = createRequire(createRequire(import.meta.url).resolve("@kubernetes/client-node"));
   const WebSocketClass = fromClient("isomorphic-ws") as typeof WebSocket;
+  const limit = `${timeoutMs} ms (backend.requestTimeoutMs)`;
+  // The kubeconfig as WebSocketHandler reads it, with its credential step bounded.
+  const credentialsBounded = Object.create(kubeConfig) as KubeConfig;
+  credentialsBounded.applyToHTTPSOptions = (opts) =>
+    within(
+      kubeConfig.applyToHTTPSOptions(opts),
+      timeoutMs,
+      () =>
+        new Error(
+          `the kubeconfig's credentials (an exec plugin or a token refresh) were not ready within ${limit}, so the exec stream (pods/exec) was not opened`,
+        ),
+    );
   const socketFactory = (uri: string, protocols: string[], opts: ClientOptions): WebSocket => {
-    const socket = new WebSocketClass(uri, protocols, { ...opts, handshakeTimeout: timeoutMs });
+    const socket = new WebSocketClass(uri, protocols, opts);
+    let cut = false;
+    const timer = setTimeout(() => {
+      if (socket.readyState !== socket.CONNECTING) return;
+      cut = true;
+      socket.terminate();
+    }, timeoutMs);
+    timer.unref();
+    socket.once("open", () => clearTimeout(timer));
+    socket.once("close", () => clearTimeout(timer));
     // Registered before client-node's own handler, which rejects the exec with this error.
     socket.once("error", (err: Error) => {
-      if (err.message === WS_HANDSHAKE_TIMED_OUT)
-        err.message = `the API server did not open the exec stream (pods/exec) within ${timeoutMs} ms (backend.requestTimeoutMs)`;
+      if (cut) err.message = `the API server did not open the exec stream (pods/exec) within ${limit}`;
     });
     return socket;
   };
-  return new k8s.Exec(kubeConfig, new k8s.WebSocketHandler(kubeConfig, socketFactory));
+  return new k8s.Exec(kubeConfig, new k8s.WebSocketHandler(credentialsBounded, socketFactory));
 }

@@ -46,12 +46,13 @@ function answer(req: IncomingMessage, res: import("node:http").ServerResponse): 
   });
 }
 
-/** pods/exec upgrades the server took and never answered (closed at the end). */
+/** pods/exec upgrades and proxy CONNECTs the server took and never answered (closed at the end). */
 const upgrades: Socket[] = [];
 
 beforeAll(async () => {
   server = createServer(answer);
   server.on("upgrade", (_req, socket: Socket) => void upgrades.push(socket));
+  server.on("connect", (_req, socket: Socket) => void upgrades.push(socket)); // a proxy that never answers
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const { port } = server.address() as { port: number };
   dir = mkdtempSync(join(tmpdir(), "warden-deadline-"));
@@ -237,7 +238,41 @@ describe("backend.requestTimeoutMs: every API request has a deadline", () => {
     );
     expect(ms).toBeGreaterThanOrEqual(950);
     expect(ms).toBeLessThan(5000);
-    expect(upgrades.length).toBe(1);
+    expect(upgrades.length).toBeGreaterThanOrEqual(1);
+  });
+
+  it("bounds it through a proxy (the kubeconfig's proxy-url) and the credential step before it too", async () => {
+    const base = readFileSync(kubeconfig, "utf8");
+    const variants: Array<[string, string, string]> = [
+      [
+        "proxy",
+        base.replace(
+          "insecure-skip-tls-verify: true",
+          `insecure-skip-tls-verify: true, proxy-url: "${base.match(/http:\/\/127\.0\.0\.1:\d+/)?.[0]}"`,
+        ),
+        "the API server did not open the exec stream (pods/exec) within 1000 ms (backend.requestTimeoutMs)",
+      ],
+      [
+        "exec",
+        base.replace(
+          "user: {token: t}",
+          'user: {exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: sleep, args: ["3"]}}',
+        ),
+        "the kubeconfig's credentials (an exec plugin or a token refresh) were not ready within 1000 ms (backend.requestTimeoutMs), so the exec stream (pods/exec) was not opened",
+      ],
+    ];
+    for (const [name, text, why] of variants) {
+      const file = join(dir, `kubeconfig-${name}`);
+      writeFileSync(file, text);
+      const cluster = connectCluster({ namespace: "hung", kubeconfig: file, requestTimeoutMs: 1000 });
+      const { err, ms } = await failure(() =>
+        execChannel(cluster.exec, "hung", "p", { command: ["warden-helper", "--channel"] }),
+      );
+      expect(err.message).toBe(
+        `starting the channel in Pod hung/p failed: ${why}; check that the Pod runs and that the kubeconfig's user may create pods/exec.`,
+      );
+      expect(ms).toBeLessThan(2900);
+    }
   });
 
   it("is 30000 ms when absent", async () => {
