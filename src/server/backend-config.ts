@@ -50,7 +50,7 @@ export const BackendConfigSchema = Type.Object(
         minimum: REQUEST_TIMEOUT_MS_RANGE.min,
         maximum: REQUEST_TIMEOUT_MS_RANGE.max,
         description:
-          "How long each Kubernetes API request may take before it fails, ms (pods/exec streams excepted); default 30000",
+          "How long each Kubernetes API request, and the opening of a pods/exec stream, may take before it fails, ms (an open stream has no limit); default 30000",
       }),
     ),
     replicaId: Type.Optional(

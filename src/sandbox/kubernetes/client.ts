@@ -12,7 +12,7 @@ import type { WebSocketHandler } from "@kubernetes/client-node/dist/web-socket-h
 
 /**
  * The module's exports, and its WebSocketHandler, which the package's index does not export
- * (request-deadline.ts boundedExec gives pods/exec a WebSocket factory with a handshake deadline).
+ * (request-deadline.ts boundedExec gives pods/exec a WebSocket factory whose opening has a deadline).
  */
 export type KubernetesClient = typeof ClientNode & { WebSocketHandler: typeof WebSocketHandler };
 

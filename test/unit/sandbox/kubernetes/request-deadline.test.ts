@@ -46,6 +46,10 @@ function answer(req: IncomingMessage, res: import("node:http").ServerResponse): 
   });
 }
 
+/** A kubeconfig user whose exec plugin answers only after 3 s (a credential step that hangs). */
+const HUNG_PLUGIN_USER =
+  'user: {exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: sleep, args: ["3"]}}';
+
 /** pods/exec upgrades and proxy CONNECTs the server took and never answered (closed at the end). */
 const upgrades: Socket[] = [];
 
@@ -210,13 +214,7 @@ describe("backend.requestTimeoutMs: every API request has a deadline", () => {
 
   it("bounds the kubeconfig's credential step (an exec plugin that never answers) by it too", async () => {
     const hungPlugin = join(dir, "kubeconfig-exec");
-    writeFileSync(
-      hungPlugin,
-      readFileSync(kubeconfig, "utf8").replace(
-        "user: {token: t}",
-        'user: {exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: sleep, args: ["3"]}}',
-      ),
-    );
+    writeFileSync(hungPlugin, readFileSync(kubeconfig, "utf8").replace("user: {token: t}", HUNG_PLUGIN_USER));
     const cluster = connectCluster({ namespace: "slow", kubeconfig: hungPlugin, requestTimeoutMs: 1000 });
     const before = seen.length;
     const { err, ms } = await failure(() => cluster.core.readNamespacedPod({ name: "p", namespace: "slow" }));
@@ -254,10 +252,7 @@ describe("backend.requestTimeoutMs: every API request has a deadline", () => {
       ],
       [
         "exec",
-        base.replace(
-          "user: {token: t}",
-          'user: {exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: sleep, args: ["3"]}}',
-        ),
+        base.replace("user: {token: t}", HUNG_PLUGIN_USER),
         "the kubeconfig's credentials (an exec plugin or a token refresh) were not ready within 1000 ms (backend.requestTimeoutMs), so the exec stream (pods/exec) was not opened",
       ],
     ];
