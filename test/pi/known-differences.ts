@@ -39,6 +39,18 @@ function piLimitFilledInGit(d: DiffInput): boolean {
   return withoutNotices(d.warden).every((l) => piLines.has(l));
 }
 
+/**
+ * Pi's limit filled up partly in .git/ while warden, which skips it, found all its results within the
+ * limit: the results Pi shows outside .git/ are then an arbitrary subset (its ripgrep / fd walk in
+ * parallel, unsorted), and each of them must be one of warden's. `kept` is Pi's text without .git/.
+ */
+function piSampleOfWarden(d: DiffInput, kept: string[]): boolean {
+  if (d.wardenError || notices(d.warden).length > 0) return false;
+  if (!/(matches|results) limit reached/.test(d.pi)) return false;
+  const shown = new Set(lines(d.warden));
+  return withoutNotices(kept.join("\n")).every((l) => shown.has(l));
+}
+
 /** Pi's line counts include the empty "line" after a final newline: one less, as warden counts. */
 function piLineCountsMinusOne(text: string): string {
   return (
@@ -185,6 +197,7 @@ export const knownDifferences: KnownDifference[] = [
       if (d.tool !== "find" && d.tool !== "grep") return d;
       const kept = lines(d.pi).filter((l) => !/(^|\/)\.git\//.test(l));
       if (kept.length === lines(d.pi).length && !piLimitFilledInGit(d)) return d;
+      if (piSampleOfWarden(d, kept)) return { pi: d.warden, warden: d.warden };
       // Results Pi found only inside .git/ also filled its limit: drop that notice with them.
       const pi = notices(d.warden).length === 0 ? kept.filter((l) => !NOTICE.test(l)) : kept;
       const rest = pi.join("\n").trim();
