@@ -18,6 +18,8 @@ const sorted = (s: string) => lines(s).sort().join("\n");
 const NOTICE = /^\[.*\]$/;
 const withoutNotices = (s: string) => lines(s).filter((l) => l !== "" && !NOTICE.test(l));
 const notices = (s: string) => lines(s).filter((l) => NOTICE.test(l));
+/** Pi's grep / find notice that its result limit was reached. */
+const PI_LIMIT_REACHED = /(matches|results) limit reached/;
 const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*[A-Za-z]`, "g");
 const INVALID_NOTE = /\n\n\[\d+ invalid UTF-8 or NUL bytes? replaced with U\+FFFD\]/g;
 // Names in the generated workspace: links that resolve outside it, entries Pi's ls cannot stat,
@@ -32,7 +34,7 @@ const IGNORED_OUTSIDE_GIT =
  * searched .git/, so more matches existed) but warden found fewer: every warden result is Pi's too.
  */
 function piLimitFilledInGit(d: DiffInput): boolean {
-  if (d.tool !== "grep" || notices(d.warden).length > 0 || !/matches limit reached/.test(d.pi)) return false;
+  if (d.tool !== "grep" || notices(d.warden).length > 0 || !PI_LIMIT_REACHED.test(d.pi)) return false;
   const path = arg(d, "path");
   if (path !== undefined && path !== "." && path !== "repo") return false;
   const piLines = new Set(withoutNotices(d.pi));
@@ -46,9 +48,9 @@ function piLimitFilledInGit(d: DiffInput): boolean {
  */
 function piSampleOfWarden(d: DiffInput, kept: string[]): boolean {
   if (d.wardenError || notices(d.warden).length > 0) return false;
-  if (!/(matches|results) limit reached/.test(d.pi)) return false;
+  if (!PI_LIMIT_REACHED.test(d.pi)) return false;
   const shown = new Set(lines(d.warden));
-  return withoutNotices(kept.join("\n")).every((l) => shown.has(l));
+  return kept.every((l) => l === "" || NOTICE.test(l) || shown.has(l));
 }
 
 /** Pi's line counts include the empty "line" after a final newline: one less, as warden counts. */
