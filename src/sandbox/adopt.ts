@@ -17,7 +17,7 @@
  * process group id to /run/warden/<exec>.pgid; each of those groups is SIGKILLed.
  */
 import type Docker from "dockerode";
-import { type ChannelClient, connectChannel, type ExecPath } from "./channel/index.js";
+import { type ChannelClient, connectChannel, type ExecPath, socketDirOf } from "./channel/index.js";
 import { captureExec } from "./docker-exec/index.js";
 import { WARDEN_RUN_DIR } from "./hardening.js";
 
@@ -71,7 +71,11 @@ export async function adoptExec(
     };
   }
   try {
-    const channel = await connectChannel(container, { ...options, retryPingMs: 250 });
+    const channel = await connectChannel(container, {
+      ...options,
+      retryPingMs: 250,
+      socketDir: socketDirOf(inspect),
+    });
     return { channel, execPath: "channel" };
   } catch (err) {
     return { execPath: "docker-exec", fallbackReason: err instanceof Error ? err.message : String(err) };

@@ -78,6 +78,7 @@ export async function finishSandbox(
       createdAt: prepared.createdAt,
       expiresAt: prepared.expiresAt,
       execPath: prepared.execPath,
+      ...(prepared.channel ? { channelTransport: prepared.channel.transportName } : {}),
       uid: prepared.uid,
       network: prepared.egress
         ? {

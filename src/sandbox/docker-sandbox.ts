@@ -11,7 +11,7 @@ import type { Readable } from "node:stream";
 import type Docker from "dockerode";
 import { fromDockerError } from "../errors.js";
 import { throwIfAborted } from "../util/index.js";
-import { type ChannelClient, channelIO } from "./channel/index.js";
+import { type ChannelClient, channelIO, removeSocketDir, socketDirOf } from "./channel/index.js";
 import { dockerExecIO } from "./docker-exec/index.js";
 import { IOSandbox } from "./io-sandbox.js";
 import { requireNonRootUid, uidRegistry } from "./sandbox-uid.js";
@@ -73,6 +73,13 @@ export async function removeSandboxResources(
   volumeName?: string,
 ): Promise<void> {
   if (containerId) {
+    const socketDir = await docker
+      .getContainer(containerId)
+      .inspect()
+      .then(
+        (info) => socketDirOf(info),
+        () => undefined,
+      );
     try {
       await docker.getContainer(containerId).remove({ force: true, v: true });
     } catch (err) {
@@ -81,6 +88,7 @@ export async function removeSandboxResources(
         throw fromDockerError(err, { what: "removing the sandbox container", containerId });
     }
     uidRegistry.releaseOwner(containerId);
+    if (socketDir) await removeSocketDir(socketDir);
   }
   if (!volumeName) return;
   for (let attempt = 0; ; attempt++) {

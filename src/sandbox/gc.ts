@@ -7,6 +7,7 @@
 import type Docker from "dockerode";
 import { sweepEgress } from "../egress/index.js";
 import { fromDockerError } from "../errors.js";
+import { isLocalEngine, sweepSocketDirs } from "./channel/index.js";
 import { removeSandboxResources, removeVolumeIfUnused } from "./docker-sandbox.js";
 import { getDocker } from "./engine.js";
 import type { GcOptions, GcRemoval } from "./gc-types.js";
@@ -53,6 +54,17 @@ export async function gc(options: GcOptions = {}, docker: Docker = getDocker()):
         now,
       })),
     );
+    if (options.tenant === undefined && isLocalEngine(docker)) {
+      // Socket directories carry no tenant: only a sweep of every tenant removes them, and only
+      // when the engine's host is this one (its containers' mount sources are our paths).
+      const inUse = new Set(
+        containers
+          .filter((c) => !removed.some((r) => r.id === c.Id))
+          .flatMap((c) => (c.Mounts ?? []).map((m) => m.Source)),
+      );
+      const dirs = await sweepSocketDirs(inUse, { now, ...(options.dryRun ? { dryRun: true } : {}) });
+      for (const dir of dirs) removed.push(removal("socket-dir", dir, {}, "orphaned"));
+    }
   } catch (err) {
     throw fromDockerError(err, { what: "collecting stale sandboxes" });
   }

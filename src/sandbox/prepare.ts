@@ -13,10 +13,14 @@ import { isAbortError, throwIfAborted } from "../util/index.js";
 import {
   applyHelperPlan,
   type ChannelClient,
+  createHelperContainer,
   type ExecPath,
   execPathFromEnv,
   planHelper,
+  removeSocketDir,
+  socketDirFor,
   startWithHelper,
+  warnChannelOnAttach,
   warnHelperFallback,
 } from "./channel/index.js";
 import { removeSandboxResources } from "./docker-sandbox.js";
@@ -90,6 +94,7 @@ export async function prepareSandbox(
   let containerId: string | undefined;
   let volumeCreated = false;
   let egress: EgressGateway | undefined;
+  let socketDir: string | undefined;
   try {
     const { network } = opts;
     if (network.mode === "allowlist")
@@ -117,12 +122,21 @@ export async function prepareSandbox(
       uid,
     });
     const config = egress && network.mode === "allowlist" ? sandboxNetworkConfig(hardened, egress) : hardened;
-    const plan = await planHelper(docker, opts.image, execPath);
-    let container = await docker.createContainer(applyHelperPlan(config, plan));
+    const plan = await planHelper(docker, opts.image, execPath, opts.runtime);
+    if (plan.kind !== "none") {
+      const sandbox = { gid: uid, runtime: opts.runtime, hostGroup: opts.workspaceMode === "rw" };
+      socketDir = await socketDirFor(docker, sandbox, warnChannelOnAttach);
+    }
+    let container: Docker.Container;
+    ({ container, socketDir } = await createHelperContainer(
+      docker,
+      applyHelperPlan(config, plan),
+      socketDir,
+    ));
     containerId = container.id;
     uidRegistry.bind(containerId, uid);
     throwIfAborted(signal);
-    const started = await startWithHelper(container, plan, { signal });
+    const started = await startWithHelper(container, plan, { signal, socketDir });
     const base = { volumeName, uid, createdAt, expiresAt, opts, ...(egress ? { egress } : {}) };
     if ("client" in started) return { ...base, container, channel: started.client, execPath: "channel" };
     if (plan.kind !== "none") warnHelperFallback(container.id, started.reason);
@@ -139,6 +153,7 @@ export async function prepareSandbox(
   } catch (err) {
     await removeSandboxResources(docker, containerId, volumeCreated ? volumeName : undefined).catch(() => {});
     await egress?.close().catch(() => {});
+    if (socketDir) await removeSocketDir(socketDir);
     uidRegistry.release(uid);
     if (isAbortError(err)) throw err;
     throw fromDockerError(err, { what: "creating the sandbox", containerId });

@@ -230,6 +230,13 @@ export interface SandboxInfo {
   /** The path calls take: `channel` (warden-helper) or `docker-exec` (asked for, or the fallback). */
   execPath?: "channel" | "docker-exec";
   /**
+   * What carries the channel (execPath `channel` only): `socket` (Docker: a unix socket from the
+   * controller to the helper, src/sandbox/channel/docker/socket.ts), `attach` (Docker: the
+   * container's attach stream, when the socket could not be used; the reason is logged) or
+   * `exec-stream` (Kubernetes: a pods/exec stream).
+   */
+  channelTransport?: string;
+  /**
    * The host uid (= gid) every process of the sandbox runs as: its own, drawn per sandbox (see
    * README "Security"), or 1000 for a `rw` workspace. Never 0.
    */

@@ -115,6 +115,7 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
         createdAt: new Date(labels[LABEL.created] ?? record.createdAt),
         expiresAt: new Date(labels[LABEL.expires] ?? record.expiresAt),
         execPath: exec.execPath,
+        ...(exec.channel ? { channelTransport: exec.channel.transportName } : {}),
         uid,
         network: egress?.alive
           ? { mode: "allowlist", proxyUrl: egress.proxyUrl, gatewayContainerId: egress.containerId }

@@ -157,9 +157,9 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   if (r.egressRemoved.length > 0)
     log(`warden serve: removed the egress gateways of ${r.egressRemoved.length} session(s) not adopted`);
   for (const live of server.manager.all()) {
-    log(
-      `warden serve: session ${live.record.id} calls go through ${live.session.sandbox.info.execPath ?? "docker-exec"}`,
-    );
+    const { execPath, channelTransport } = live.session.sandbox.info;
+    const carrier = channelTransport ? ` (${channelTransport})` : "";
+    log(`warden serve: session ${live.record.id} calls go through ${execPath ?? "docker-exec"}${carrier}`);
   }
   log(
     `warden serve: listening on ${server.url} (${config.tenants.length} tenant(s), state in ${config.stateDir})`,

@@ -126,7 +126,7 @@ func TestFrameVectorTypesMatchConstants(t *testing.T) {
 	v := loadVectors(t)
 	want := map[string]byte{
 		"ping": tPing, "exec": tExec, "kill": tKill, "read": tRead, "write": tWrite, "stat": tStat,
-		"realpath": tRealpath, "listDir": tListDir, "untar": tUntar, "pong": tPong, "stdout": tStdout,
+		"realpath": tRealpath, "listDir": tListDir, "untar": tUntar, "switch": tSwitch, "pong": tPong, "stdout": tStdout,
 		"stderr": tStderr, "exit": tExit, "result": tResult, "error": tError,
 	}
 	if !reflect.DeepEqual(v.Types, want) {

@@ -25,7 +25,8 @@ import (
 // the /workspace and /tmp tmpfs sizes, and refuses to serve without them (fsize.go).
 // version 5: the channel's seccomp filter also refuses the preallocation ioctls (FS_IOC_RESVSP64,
 // ZERO_RANGE, XFS ALLOCSP …; seccomp.go), and the image has the execute-only copy the channel runs.
-const version = "5"
+// version 6: the `switch` request moves the Docker channel onto a unix socket (socket.go).
+const version = "6"
 
 func logf(format string, args ...interface{}) {
 	fmt.Fprintf(os.Stderr, "warden-helper: "+format+"\n", args...)
@@ -49,7 +50,8 @@ func main() {
 		runAsInit()
 	}
 	// The real helper: not dumpable, so no command can open its fds (the attach pipes).
-	if errno := setNotDumpable(); errno != 0 {
+	errno := setNotDumpable()
+	if errno != 0 {
 		logf("prctl(PR_SET_DUMPABLE, 0) failed: %v", errno)
 	}
 	// The container keeps stdin open between attaches (StdinOnce false), so the controller can
@@ -59,13 +61,19 @@ func main() {
 	w := newWriter()
 	cmds := newRegistry(w)
 	in := bufio.NewReaderSize(os.Stdin, 256<<10)
+	source := "stdin"
 	for {
 		f, err := readFrame(in)
 		if err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				// No channel (stdin is not open): stay up like `sleep infinity`, so the
-				// container still serves warden's docker-exec fallback.
-				logf("stdin closed; serving no channel, idling")
+			// A lost channel socket is a lost attach stream: what the dead controller started
+			// runs on (its output discarded, writer.go) until a new controller adopts the sandbox
+			// and resets it (reset.go), or the container is removed; so a tunnel a command holds
+			// ends, and is audited, after the restart, as on the attach stream.
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || source != "stdin" {
+				// No channel (stdin is not open, or the controller closed its socket): stay up
+				// like `sleep infinity`, so the container still serves warden's docker-exec
+				// fallback, and a controller that restarts can reset this process (reset.go).
+				logf("%s closed (%v); serving no channel, idling", source, err)
 				for {
 					time.Sleep(time.Hour)
 				}
@@ -75,6 +83,12 @@ func main() {
 			for {
 				time.Sleep(time.Hour)
 			}
+		}
+		if f.typ == tSwitch {
+			if socket := switchToSocket(w, f, errno == 0, source != "stdin"); socket != nil {
+				in, source = socket, "the channel socket"
+			}
+			continue
 		}
 		dispatch(w, cmds, f)
 	}

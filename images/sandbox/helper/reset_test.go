@@ -26,10 +26,11 @@ func TestResetStateRespawnsOnlyAfterARequest(t *testing.T) {
 // The controller re-attaches with --reset to version 2 and later (src/sandbox/adopt.ts), and uses
 // the exec-stream channel of Kubernetes (--init, --channel) from version 3, which caps file
 // sizes (fsize.go) from version 4 and refuses the preallocation ioctls (seccomp.go) from version 5
-// (src/sandbox/kubernetes/start-pod.ts EXEC_CHANNEL_VERSION).
+// (src/sandbox/kubernetes/start-pod.ts EXEC_CHANNEL_VERSION); the Docker channel's switch onto a
+// unix socket (socket.go) is version 6.
 func TestVersionAnnouncesResetAndExecChannel(t *testing.T) {
-	if v, err := strconv.Atoi(version); err != nil || v != 5 {
-		t.Fatalf("version = %q; want 5 (reset since 2, --init and --channel since 3, their file-size cap since 4, the ioctl filter since 5)", version)
+	if v, err := strconv.Atoi(version); err != nil || v != 6 {
+		t.Fatalf("version = %q; want 6 (reset since 2, --init and --channel since 3, their file-size cap since 4, the ioctl filter since 5, the socket switch since 6)", version)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"os"
 )
 
@@ -13,6 +14,8 @@ type outFrame struct {
 	id      uint32
 	payload []byte
 	done    chan struct{}
+	// then (optional): after this frame, every later one goes to `then` (socket.go).
+	then io.Writer
 }
 
 // writer owns stdout. The queue is small and bounded: when the controller reads slowly, the
@@ -42,6 +45,7 @@ func (w *writer) run() {
 	growPipe(w.out)
 	out := bufio.NewWriterSize(w.out, 256<<10)
 	var h [headerBytes]byte
+	onSocket := false
 	for f := range w.queue {
 		encodeHeader(h[:], f.typ, f.id, len(f.payload))
 		_, err := out.Write(h[:])
@@ -52,8 +56,21 @@ func (w *writer) run() {
 		if err == nil && len(w.queue) == 0 {
 			err = out.Flush()
 		}
+		if err == nil && f.then != nil {
+			err = out.Flush()
+			out = bufio.NewWriterSize(f.then, 256<<10)
+			onSocket = true
+		}
 		if f.done != nil {
 			close(f.done)
+		}
+		if err != nil && onSocket {
+			// The controller is gone: discard every later frame instead of exiting, so the
+			// container lives on for a controller to adopt (main.go).
+			logf("channel socket write failed: %v; discarding output", err)
+			out = bufio.NewWriterSize(io.Discard, 4096)
+			onSocket = false
+			continue
 		}
 		if err != nil {
 			logf("stdout write failed: %v", err)
@@ -73,6 +90,13 @@ func (w *writer) send(typ byte, id uint32, payload []byte) {
 func (w *writer) sendSync(typ byte, id uint32, payload []byte) {
 	done := make(chan struct{})
 	w.queue <- outFrame{typ: typ, id: id, payload: payload, done: done}
+	<-done
+}
+
+// switchTo queues a frame for the current stream, after which the writer writes to `next`.
+func (w *writer) switchTo(typ byte, id uint32, payload []byte, next io.Writer) {
+	done := make(chan struct{})
+	w.queue <- outFrame{typ: typ, id: id, payload: payload, done: done, then: next}
 	<-done
 }
 

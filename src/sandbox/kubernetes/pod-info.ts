@@ -46,6 +46,7 @@ export function podSandboxInfo(
     createdAt: fields.createdAt,
     expiresAt: fields.expiresAt,
     execPath: "channel",
+    channelTransport: "exec-stream",
     uid: fields.uid,
     network: { mode: "none" },
   };

@@ -151,6 +151,7 @@ export async function execChannel(
   });
   socket.on("error", (err) => end(`exec stream error: ${err.message}`, true));
   return {
+    name: "exec-stream",
     write(chunk) {
       if (!closed) stdin.write(chunk);
     },

@@ -45,7 +45,8 @@ describeEngine("warm pool on Docker", () => {
         // The helper is PID 1 itself: docker-init would hold the attach pipes (channel-forgery.test.ts).
         Init: false,
       });
-      expect(info.Path).toBe("/usr/local/bin/warden-helper");
+      // The execute-only copy: non-dumpable from its execve (README, Security).
+      expect(info.Path).toBe("/usr/local/libexec/warden/warden-helper");
     }
   });
 

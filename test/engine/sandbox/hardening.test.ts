@@ -66,7 +66,9 @@ for (const execPath of EXEC_PATHS) {
         "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
       ]);
       const mounts = c.Mounts.map((m) => `${m.Type}:${m.Destination}:${m.RW ? "rw" : "ro"}`);
-      expect(mounts).toEqual(["volume:/workspace:rw"]);
+      // With the helper, the channel's socket directory (src/sandbox/channel/docker/socket-dir.ts), read-only.
+      const socketDir = execPath === "channel" ? ["bind:/run/warden-channel:ro"] : [];
+      expect(mounts).toEqual(["volume:/workspace:rw", ...socketDir]);
       expect(JSON.stringify(c.Mounts)).not.toContain("docker.sock");
       expect(c.Config.Labels?.[LABEL.session]).toBe("test-hardening-defaults");
       expect(c.Config.Labels?.[LABEL.tenant]).toBe(tenant);
@@ -113,9 +115,9 @@ for (const execPath of EXEC_PATHS) {
     });
 
     if (execPath === "channel") {
-      it("runs warden-helper as PID 1 with one channel-serving child", async () => {
+      it("runs warden-helper's execute-only copy as PID 1 with one channel-serving child", async () => {
         const r = await run(defaults, "ps -o comm=,args= -p 1; ps -o args= --ppid 1 | grep -c -- '--serve'");
-        expect(r.stdout).toBe("warden-helper   /usr/local/bin/warden-helper\n1\n");
+        expect(r.stdout).toBe("warden-helper   /usr/local/libexec/warden/warden-helper\n1\n");
       });
     }
   });

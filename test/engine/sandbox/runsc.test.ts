@@ -24,6 +24,10 @@ describeEngine("DockerSandbox on runsc", () => {
     const h = (await getDocker().getContainer(sandbox.info.containerId).inspect()).HostConfig;
     expect(h.Runtime).toBe("runsc");
     expect(h.NetworkMode).toBe("none");
+    // gVisor refuses connect(2) to a host socket without --host-uds: the channel stays on the
+    // attach stream, with no socket directory mounted and nothing said.
+    expect(sandbox.info.channelTransport).toBe("attach");
+    expect(h.Mounts?.map((m) => m.Target)).toEqual(["/workspace"]);
     const r = await run(sandbox, "echo hello; exit 4");
     expect(r).toMatchObject({ stdout: "hello\n", exitCode: 4 });
     const kernel = await run(sandbox, { argv: ["dmesg"] });

@@ -66,7 +66,7 @@ describeBackend("the execute-only helper: non-dumpable from its execve", () => {
             stdout: "111 root\n",
             stderr: `bash: line 1: ${SEALED_HELPER_PATH}: Permission denied\n`,
           }
-        : { exitCode: 0, stdout: "111 root\n5\n", stderr: "" },
+        : { exitCode: 0, stdout: "111 root\n6\n", stderr: "" },
     );
   });
 
@@ -97,4 +97,12 @@ describeBackend("the execute-only helper: non-dumpable from its execve", () => {
     const channel = GVISOR ? `${HELPER_PATH} --channel\n` : `${SEALED_HELPER_PATH} --channel\n`;
     expect(r.stdout).toBe(TEST_BACKEND === "kubernetes" ? channel : "");
   });
+
+  it.runIf(TEST_BACKEND !== "kubernetes")(
+    "on Docker under runc, PID 1 and the helper serving the channel run the sealed copy",
+    async () => {
+      const r = await run(sandbox, "ps -eo args= | grep '^/.*warden-helper' | grep -v grep");
+      expect(r.stdout).toBe(`${SEALED_HELPER_PATH}\n${SEALED_HELPER_PATH} --serve\n`);
+    },
+  );
 });

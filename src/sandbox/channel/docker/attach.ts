@@ -17,6 +17,7 @@ export type HelperLog = (message: string) => void;
 export function attachedSocketTransport(socket: Duplex, log?: HelperLog): ChannelTransport {
   let closed = false;
   return {
+    name: "attach",
     write(chunk) {
       if (!closed) socket.write(chunk);
     },

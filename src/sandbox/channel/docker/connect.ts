@@ -7,7 +7,9 @@ import type Docker from "dockerode";
 import { SandboxError } from "../../../errors.js";
 import { ChannelClient } from "../protocol/client.js";
 import { awaitHelper, type HandshakeOptions } from "../protocol/handshake.js";
+import { switchableTransport } from "../protocol/switchable.js";
 import { attachHelper, type HelperLog } from "./attach.js";
+import { moveToSocket, SWITCH_HELPER_VERSION, warnChannelOnAttach } from "./socket.js";
 
 /** The helper did not come up; `reason` is for the fallback log line. */
 export class HelperUnavailableError extends SandboxError {
@@ -28,6 +30,13 @@ export interface ConnectChannelOptions extends HandshakeOptions {
   /** Start the container after attaching (a created, not yet started container). Default false. */
   start?: boolean;
   log?: HelperLog;
+  /**
+   * The host directory mounted at CHANNEL_SOCKET_DIR (socket.ts): after the handshake the channel
+   * moves onto a unix socket there, or stays on the attach stream when it cannot (logged).
+   */
+  socketDir?: string;
+  /** Where the reason goes when the channel stays on the attach stream; default warnChannelOnAttach. */
+  switchLog?: (message: string) => void;
 }
 
 /**
@@ -42,11 +51,21 @@ export async function connectChannel(
 ): Promise<ChannelClient> {
   // No abort signal on the attach itself: the socket outlives this call (it is the channel), and a
   // creation signal that fires later must not cut it. Aborts are honoured around the ping below.
-  const transport = await attachHelper(container, { log: options.log });
+  const transport = switchableTransport(await attachHelper(container, { log: options.log }));
   const client = new ChannelClient(transport, { containerId: container.id, log: options.log });
   try {
     if (options.start) await container.start();
-    await awaitHelper(client, options);
+    const pong = await awaitHelper(client, options);
+    if (options.socketDir) {
+      const log = options.switchLog ?? warnChannelOnAttach;
+      const say = (m: string) => log(`sandbox ${container.id.slice(0, 12)}: ${m}`);
+      if (Number(pong.version) >= SWITCH_HELPER_VERSION)
+        await moveToSocket(client, transport, options.socketDir, say);
+      else
+        say(
+          `channel stays on the attach stream: warden-helper ${pong.version} predates the socket (${SWITCH_HELPER_VERSION}); rebuild the image (npm run images)`,
+        );
+    }
     return client;
   } catch (err) {
     client.close();

@@ -15,6 +15,9 @@ import { HELPER_PATH, withHelperMain } from "./container.js";
 /** Image label naming the helper's path inside images that carry it (images/sandbox/Dockerfile). */
 export const HELPER_LABEL = "io.warden.helper";
 
+/** Image label naming the helper's execute-only copy (root, mode 0111), in images that carry one. */
+export const SEALED_HELPER_LABEL = "io.warden.helper-sealed";
+
 /** Directory (an anonymous volume) the helper is copied into for other images. */
 export const FOREIGN_HELPER_DIR = "/opt/warden-helper";
 
@@ -25,12 +28,26 @@ const archives = new Map<string, Promise<Buffer>>();
 
 /**
  * Where the helper lives in `image`: its `io.warden.helper` label, or null when the image does
- * not carry one (it must then be installed with installHelper). Rejects with the engine's error.
+ * not carry one (it must then be installed with installHelper). With `sealed` (runc), the
+ * execute-only copy of `io.warden.helper-sealed` when the image has one and its helper is still
+ * warden's own (HELPER_PATH; a derived image's helper label wins): Linux makes a process
+ * that execs a file it cannot read non-dumpable at execve, so no process of the sandbox's uid
+ * (for a `rw` workspace, uid 1000, perhaps a host user's) can ptrace the helper before its own
+ * prctl (gVisor runs no file it cannot read: keep the readable copy there). Rejects with the
+ * engine's error.
  */
-export async function helperPathInImage(docker: Docker, image: string): Promise<string | null> {
+export async function helperPathInImage(
+  docker: Docker,
+  image: string,
+  options: { sealed?: boolean } = {},
+): Promise<string | null> {
   try {
-    const info = await docker.getImage(image).inspect();
-    const path = info.Config?.Labels?.[HELPER_LABEL];
+    const labels = (await docker.getImage(image).inspect()).Config?.Labels ?? {};
+    const path = labels[HELPER_LABEL];
+    const sealed = labels[SEALED_HELPER_LABEL];
+    // Labels are inherited (FROM): an image that names a helper of its own keeps it.
+    if (options.sealed && path === HELPER_PATH && typeof sealed === "string" && sealed.startsWith("/"))
+      return sealed;
     return typeof path === "string" && path.startsWith("/") ? path : null;
   } catch (err) {
     throw fromDockerError(err, { what: `inspecting image ${image}` });

@@ -11,6 +11,8 @@ import type { ChannelClient } from "../protocol/client.js";
 import { connectChannel, HelperUnavailableError } from "./connect.js";
 import { withHelperMain } from "./container.js";
 import { helperArchive, helperPathInImage, installHelper, withForeignHelper } from "./helper-binary.js";
+import { warnChannelOnAttach } from "./socket.js";
+import { disableChannelSocket, isMissingBindSource, removeSocketDir, withSocketDir } from "./socket-dir.js";
 
 /** Which exec path a sandbox uses: the channel when possible (default), or always docker exec. */
 export type ExecPath = "channel" | "docker-exec";
@@ -27,15 +29,20 @@ export type HelperPlan =
   | { kind: "copy"; archive: Buffer }
   | { kind: "none"; reason: string };
 
-/** Decides the helper plan for `image`. Never rejects: problems become `{ kind: "none", reason }`. */
+/**
+ * Decides the helper plan for `image` under OCI runtime `runtime` (runc: the image's
+ * execute-only copy when it has one, helperPathInImage). Never rejects: problems become
+ * `{ kind: "none", reason }`.
+ */
 export async function planHelper(
   docker: Docker,
   image: string,
   path: ExecPath = "channel",
+  runtime: "runc" | "runsc" = "runc",
 ): Promise<HelperPlan> {
   if (path === "docker-exec") return { kind: "none", reason: "docker exec was asked for" };
   try {
-    const inImage = await helperPathInImage(docker, image);
+    const inImage = await helperPathInImage(docker, image, { sealed: runtime === "runc" });
     if (inImage) return { kind: "in-image", path: inImage };
     return { kind: "copy", archive: await helperArchive(docker) };
   } catch (err) {
@@ -57,6 +64,34 @@ export function applyHelperPlan(
 export type HelperStart = { client: ChannelClient } | { reason: string; running: boolean };
 
 /**
+ * Creates the container of `config` (a body made with applyHelperPlan), with `socketDir` mounted
+ * at CHANNEL_SOCKET_DIR when given. An engine that cannot see the directory (a controller in a
+ * container whose WARDEN_CHANNEL_DIR is not bind-mounted at the same path on the engine's host)
+ * turns the socket off for the process (logged once): the directory is removed and the container
+ * made without it. Resolves with the container and the directory it mounts, if any; rejects with
+ * the engine's error otherwise.
+ */
+export async function createHelperContainer(
+  docker: Docker,
+  config: Docker.ContainerCreateOptions,
+  socketDir: string | undefined,
+  log: (message: string) => void = warnChannelOnAttach,
+): Promise<{ container: Docker.Container; socketDir?: string }> {
+  if (!socketDir) return { container: await docker.createContainer(config) };
+  try {
+    return { container: await docker.createContainer(withSocketDir(config, socketDir)), socketDir };
+  } catch (err) {
+    if (!isMissingBindSource(err, socketDir)) throw err;
+    disableChannelSocket(
+      `the engine does not see ${socketDir}; bind-mount WARDEN_CHANNEL_DIR at the same path on the engine's host, or set it to none`,
+      log,
+    );
+    await removeSocketDir(socketDir);
+    return { container: await docker.createContainer(config) };
+  }
+}
+
+/**
  * Starts a created container made with applyHelperPlan(plan) and connects to its helper. For
  * "none" it only starts the container. Rejects only for engine errors of the start itself (or an
  * abort); a helper that does not answer is `{ reason, running }`.
@@ -64,7 +99,13 @@ export type HelperStart = { client: ChannelClient } | { reason: string; running:
 export async function startWithHelper(
   container: Docker.Container,
   plan: HelperPlan,
-  options: { signal?: AbortSignal; timeoutMs?: number; log?: (message: string) => void } = {},
+  options: {
+    signal?: AbortSignal;
+    timeoutMs?: number;
+    log?: (message: string) => void;
+    socketDir?: string;
+    switchLog?: (message: string) => void;
+  } = {},
 ): Promise<HelperStart> {
   if (plan.kind === "none") {
     await container.start();

@@ -13,22 +13,9 @@ import { ReadHold } from "../../read-hold.js";
 import { encodeFrame, type Frame, FrameDecoder, FrameType, type FrameTypeCode } from "./frame.js";
 import { errorFromHelper, type PongBody, parseJson, toErrorBody } from "./messages.js";
 import { type OutputMeter, type OutputShare, outputShare } from "./output-share.js";
+import type { ChannelTransport } from "./transport.js";
 
-/** A byte pipe to the helper: frames out through `write`, raw bytes in through the sinks. */
-export interface ChannelTransport {
-  write(chunk: Buffer): void;
-  /**
-   * Starts delivery; `onData` gets the helper's frame bytes (already demuxed), `onClose` once,
-   * with `lost` true when the connection was lost (the helper may still run: a new stream can
-   * reach it) rather than ended by the helper or closed here.
-   */
-  start(sinks: { onData(chunk: Buffer): void; onClose(reason: string, lost?: boolean): void }): void;
-  /** Closes the transport; `onClose` follows. */
-  close(): void;
-  /** Stops reading until `resume` (backpressure reaches the helper); optional. */
-  pause?(): void;
-  resume?(): void;
-}
+export type { ChannelTransport };
 
 /** Receives the frames of one request. Return true from `onFrame` when the request is finished. */
 export interface RequestHandler {
@@ -125,6 +112,11 @@ export class ChannelClient {
    */
   get streamLost(): boolean {
     return this.lost;
+  }
+
+  /** The transport's name (ChannelTransport `name`; "stream" when it has none). */
+  get transportName(): string {
+    return this.transport.name ?? "stream";
   }
 
   /** Number of requests in flight, quiet ones (heartbeat pings) not counted. */

@@ -27,6 +27,7 @@ export const FrameType = {
   realpath: 0x07,
   listDir: 0x08,
   untar: 0x09,
+  switch: 0x0a,
   pong: 0x41,
   stdout: 0x42,
   stderr: 0x43,

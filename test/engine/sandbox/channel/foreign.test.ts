@@ -25,6 +25,10 @@ describeEngine("warden-helper in a foreign image", () => {
   it("finds the helper label on the warden image and none on debian", async () => {
     const docker = getDocker();
     expect(await helperPathInImage(docker, "warden-sandbox:latest")).toBe("/usr/local/bin/warden-helper");
+    // Under runc, the execute-only copy (non-dumpable from its execve).
+    expect(await helperPathInImage(docker, "warden-sandbox:latest", { sealed: true })).toBe(
+      "/usr/local/libexec/warden/warden-helper",
+    );
     expect(await helperPathInImage(docker, "debian:bookworm-slim")).toBeNull();
   });
 
@@ -49,9 +53,13 @@ describeEngine("warden-helper in a foreign image", () => {
     }
   });
 
-  it("plans the in-image helper, a copy for other images, none when docker exec is asked for", async () => {
+  it("plans the in-image helper (sealed under runc), a copy for other images, none when docker exec is asked for", async () => {
     const docker = getDocker();
     expect(await planHelper(docker, "warden-sandbox:latest")).toEqual({
+      kind: "in-image",
+      path: "/usr/local/libexec/warden/warden-helper",
+    });
+    expect(await planHelper(docker, "warden-sandbox:latest", "channel", "runsc")).toEqual({
       kind: "in-image",
       path: "/usr/local/bin/warden-helper",
     });

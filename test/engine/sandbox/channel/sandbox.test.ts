@@ -18,7 +18,7 @@ describeEngine("createSandbox exec path", () => {
     expect(fast.info.execPath).toBe("channel");
     expect(slow.info.execPath).toBe("docker-exec");
     const main = async (id: string) => (await getDocker().getContainer(id).inspect()).Path;
-    expect(await main(fast.info.containerId)).toBe("/usr/local/bin/warden-helper");
+    expect(await main(fast.info.containerId)).toBe("/usr/local/libexec/warden/warden-helper");
     expect(await main(slow.info.containerId)).toBe("sleep");
     expect((await run(fast, "echo hi")).stdout).toBe("hi\n");
   });
@@ -54,6 +54,7 @@ describeEngine("createSandbox exec path", () => {
       await base.commit({
         repo: image.split(":")[0],
         tag: tenant,
+        // The image's own helper label wins over the sealed one it inherits.
         changes: ["LABEL io.warden.helper=/usr/bin/false"],
       });
       await using sb = await createSandbox({ tenant, image });

@@ -76,6 +76,7 @@ describe("a sandbox Pod's info", () => {
       workspaceMode: "copy",
       roots: ["/workspace"],
       execPath: "channel",
+      channelTransport: "exec-stream",
       network: { mode: "none" },
     });
   });
