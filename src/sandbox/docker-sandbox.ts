@@ -63,7 +63,8 @@ export class DockerSandbox extends IOSandbox {
 }
 
 /**
- * Force-removes a container (with its anonymous volumes) and then the named workspace volume.
+ * Force-removes a container (with its anonymous volumes and its channel socket directory,
+ * socket-dir.ts) and then the named workspace volume.
  * 404 (already gone) and 409 (removal in progress) count as success; a volume still in use is
  * retried for up to ~5 s while the container's removal finishes.
  */

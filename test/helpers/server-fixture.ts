@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import Docker from "dockerode";
 import { build } from "rolldown";
-import { loadKubernetesClient } from "../../src/sandbox/index.js";
+import { loadKubernetesClient, removeSandboxResources } from "../../src/sandbox/index.js";
 import { hashKey } from "../../src/server/auth.js";
 import type { ServerConfig } from "../../src/server/config.js";
 import { createPolicyHookFactory } from "../../src/server/policy-hooks.js";
@@ -79,21 +79,11 @@ export async function tenantContainers(tenant: string): Promise<Docker.Container
   return new Docker().listContainers({ all: true, filters: { label: [`io.warden.tenant=${tenant}`] } });
 }
 
-/** Force-removes every container (and volume) of a test tenant. */
+/** Force-removes every container of a test tenant, with its volume and channel socket directory. */
 export async function removeTenant(tenant: string): Promise<void> {
   const docker = new Docker();
-  for (const c of await tenantContainers(tenant)) {
-    await docker
-      .getContainer(c.Id)
-      .remove({ force: true, v: true })
-      .catch(() => undefined);
-    const volume = c.Labels["io.warden.volume"];
-    if (volume)
-      await docker
-        .getVolume(volume)
-        .remove()
-        .catch(() => undefined);
-  }
+  for (const c of await tenantContainers(tenant))
+    await removeSandboxResources(docker, c.Id, c.Labels["io.warden.volume"]).catch(() => undefined);
 }
 
 /** Quotas for a test tenant: 256 MiB of memory and 64 MiB of workspace per session. */
