@@ -17,7 +17,13 @@
  * process group id to /run/warden/<exec>.pgid; each of those groups is SIGKILLed.
  */
 import type Docker from "dockerode";
-import { type ChannelClient, connectChannel, type ExecPath, socketDirOf } from "./channel/index.js";
+import {
+  type ChannelClient,
+  connectChannel,
+  type ExecPath,
+  rememberSocketDir,
+  socketDirOf,
+} from "./channel/index.js";
 import { captureExec } from "./docker-exec/index.js";
 import { WARDEN_RUN_DIR } from "./hardening.js";
 
@@ -70,12 +76,10 @@ export async function adoptExec(
       fallbackReason: `helper reset failed (exit ${reset.exitCode}): ${reset.stderr.trim()}`,
     };
   }
+  const socketDir = socketDirOf(inspect);
+  if (socketDir) rememberSocketDir(container.id, socketDir);
   try {
-    const channel = await connectChannel(container, {
-      ...options,
-      retryPingMs: 250,
-      socketDir: socketDirOf(inspect),
-    });
+    const channel = await connectChannel(container, { ...options, retryPingMs: 250, socketDir });
     return { channel, execPath: "channel" };
   } catch (err) {
     return { execPath: "docker-exec", fallbackReason: err instanceof Error ? err.message : String(err) };

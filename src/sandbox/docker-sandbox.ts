@@ -11,7 +11,13 @@ import type { Readable } from "node:stream";
 import type Docker from "dockerode";
 import { fromDockerError } from "../errors.js";
 import { throwIfAborted } from "../util/index.js";
-import { type ChannelClient, channelIO, removeSocketDir, socketDirOf } from "./channel/index.js";
+import {
+  type ChannelClient,
+  channelIO,
+  removeSocketDir,
+  socketDirOf,
+  takeRememberedSocketDir,
+} from "./channel/index.js";
 import { dockerExecIO } from "./docker-exec/index.js";
 import { IOSandbox } from "./io-sandbox.js";
 import { requireNonRootUid, uidRegistry } from "./sandbox-uid.js";
@@ -74,12 +80,13 @@ export async function removeSandboxResources(
   volumeName?: string,
 ): Promise<void> {
   if (containerId) {
+    const remembered = takeRememberedSocketDir(containerId);
     const socketDir = await docker
       .getContainer(containerId)
       .inspect()
       .then(
-        (info) => socketDirOf(info),
-        () => undefined,
+        (info) => socketDirOf(info) ?? remembered,
+        () => remembered,
       );
     try {
       await docker.getContainer(containerId).remove({ force: true, v: true });

@@ -17,6 +17,7 @@ import {
   type ExecPath,
   execPathFromEnv,
   planHelper,
+  rememberSocketDir,
   removeSocketDir,
   socketDirFor,
   startWithHelper,
@@ -134,6 +135,7 @@ export async function prepareSandbox(
       socketDir,
     ));
     containerId = container.id;
+    if (socketDir) rememberSocketDir(containerId, socketDir);
     uidRegistry.bind(containerId, uid);
     throwIfAborted(signal);
     const started = await startWithHelper(container, plan, { signal, socketDir });

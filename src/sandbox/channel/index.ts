@@ -35,12 +35,14 @@ export {
   ensureBase,
   isLocalEngine,
   isMissingBindSource,
+  rememberSocketDir,
   removeSocketDir,
   resetChannelSocketState,
   SOCKET_DIR_SWEEP_AGE_MS,
   socketDirFor,
   socketDirOf,
   sweepSocketDirs,
+  takeRememberedSocketDir,
   withSocketDir,
 } from "./docker/socket-dir.js";
 export {

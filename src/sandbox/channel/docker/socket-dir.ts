@@ -196,6 +196,24 @@ export function isMissingBindSource(err: unknown, source: string): boolean {
   return err instanceof Error && err.message.includes(`bind source path does not exist: ${source}`);
 }
 
+/** The socket directory of each container this process made or adopted, by container id. */
+const socketDirs = new Map<string, string>();
+
+/**
+ * Remembers `dir` as container `containerId`'s socket directory, so that its removal finds it even
+ * when the container is gone already (removed outside warden: nothing left to inspect).
+ */
+export function rememberSocketDir(containerId: string, dir: string): void {
+  socketDirs.set(containerId, dir);
+}
+
+/** The directory rememberSocketDir recorded for `containerId`, forgotten as it is returned. */
+export function takeRememberedSocketDir(containerId: string): string | undefined {
+  const dir = socketDirs.get(containerId);
+  socketDirs.delete(containerId);
+  return dir;
+}
+
 /**
  * The socket directory a container was made with (its bind mount at CHANNEL_SOCKET_DIR), or
  * undefined when it has none or the source is not one createSocketDir made under `base` (only

@@ -58,6 +58,14 @@ describeEngine("the channel's unix socket", () => {
     await expect(stat(dir!)).rejects.toMatchObject({ code: "ENOENT" });
   });
 
+  it("takes its directory on destroy also when the container was removed outside warden", async () => {
+    const sb = await createSandbox({ tenant });
+    const dir = await hostDirOf(sb.info.containerId);
+    await getDocker().getContainer(sb.info.containerId).remove({ force: true, v: true });
+    await sb.destroy();
+    await expect(stat(dir!)).rejects.toMatchObject({ code: "ENOENT" });
+  });
+
   it("stays on the attach stream with WARDEN_CHANNEL_DIR=none, which still carries commands and files", async () => {
     process.env.WARDEN_CHANNEL_DIR = "none";
     try {
