@@ -80,14 +80,13 @@ export async function removeSandboxResources(
   volumeName?: string,
 ): Promise<void> {
   if (containerId) {
-    const remembered = takeRememberedSocketDir(containerId);
-    const socketDir = await docker
-      .getContainer(containerId)
-      .inspect()
-      .then(
-        (info) => socketDirOf(info) ?? remembered,
-        () => remembered,
-      );
+    // This process's own sandboxes need no inspect; gc's and others' are read from their mounts.
+    const socketDir =
+      takeRememberedSocketDir(containerId) ??
+      (await docker
+        .getContainer(containerId)
+        .inspect()
+        .then(socketDirOf, () => undefined));
     try {
       await docker.getContainer(containerId).remove({ force: true, v: true });
     } catch (err) {

@@ -19,26 +19,14 @@ export {
   installHelper,
   withForeignHelper,
 } from "./docker/helper-binary.js";
-export {
-  moveToSocket,
-  SWITCH_HELPER_VERSION,
-  SWITCH_TIMEOUT_MS,
-  unixSocketTransport,
-  warnChannelOnAttach,
-} from "./docker/socket.js";
+export { warnChannelOnAttach } from "./docker/socket.js";
 export {
   CHANNEL_SOCKET_DIR,
-  channelSocketBase,
-  createSocketDir,
   DEFAULT_CHANNEL_BASE,
-  disableChannelSocket,
-  ensureBase,
   isLocalEngine,
   isMissingBindSource,
   rememberSocketDir,
   removeSocketDir,
-  resetChannelSocketState,
-  SOCKET_DIR_SWEEP_AGE_MS,
   socketDirFor,
   socketDirOf,
   sweepSocketDirs,

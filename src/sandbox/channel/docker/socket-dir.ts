@@ -109,16 +109,18 @@ export async function socketDirFor(
  */
 export async function ensureBase(base: string): Promise<void> {
   let existing = resolve(base);
-  while (
-    !(await lstat(existing).then(
-      () => true,
-      () => false,
-    ))
-  )
-    existing = dirname(existing);
+  while (!(await exists(existing))) existing = dirname(existing);
   await assertOnlyOursPath(existing);
   await mkdir(base, { recursive: true, mode: 0o711 });
   await assertOnlyOursPath(base);
+}
+
+/** True when `path` exists (a dangling link counts: lstat). */
+function exists(path: string): Promise<boolean> {
+  return lstat(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 /**
@@ -224,9 +226,12 @@ export function socketDirOf(
   base: string | undefined = safeBase(),
 ): string | undefined {
   const source = inspect.Mounts?.find((m) => m.Destination === CHANNEL_SOCKET_DIR)?.Source;
-  if (!base || !source || dirname(source) !== base || !/^[0-9a-f]{16}$/.test(basename(source)))
-    return undefined;
-  return source;
+  return base && source && isSocketDirPath(source, base) ? source : undefined;
+}
+
+/** True for `<base>/<16 hex>`, the shape of a directory createSocketDir made: only those are ever removed. */
+function isSocketDirPath(path: string, base: string): boolean {
+  return dirname(path) === base && /^[0-9a-f]{16}$/.test(basename(path));
 }
 
 /** channelSocketBase, or undefined when $WARDEN_CHANNEL_DIR is bad (nothing of ours can be there). */
@@ -262,7 +267,7 @@ export async function sweepSocketDirs(
   const swept: string[] = [];
   for (const name of names) {
     const dir = join(base, name);
-    if (!socketDirOf({ Mounts: [{ Source: dir, Destination: CHANNEL_SOCKET_DIR }] }, base)) continue;
+    if (!isSocketDirPath(dir, base)) continue;
     if (inUse.has(dir)) continue;
     const info = await lstat(dir).catch(() => undefined);
     if (!info?.isDirectory() || info.uid !== process.getuid?.()) continue;
