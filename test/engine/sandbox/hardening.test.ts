@@ -65,10 +65,11 @@ for (const execPath of EXEC_PATHS) {
         "LANG=C.UTF-8",
         "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
       ]);
-      const mounts = c.Mounts.map((m) => `${m.Type}:${m.Destination}:${m.RW ? "rw" : "ro"}`);
+      // Sorted: the engine lists mounts in no fixed order.
+      const mounts = c.Mounts.map((m) => `${m.Type}:${m.Destination}:${m.RW ? "rw" : "ro"}`).sort();
       // With the helper, the channel's socket directory (src/sandbox/channel/docker/socket-dir.ts), read-only.
       const socketDir = execPath === "channel" ? ["bind:/run/warden-channel:ro"] : [];
-      expect(mounts).toEqual(["volume:/workspace:rw", ...socketDir]);
+      expect(mounts).toEqual([...socketDir, "volume:/workspace:rw"]);
       expect(JSON.stringify(c.Mounts)).not.toContain("docker.sock");
       expect(c.Config.Labels?.[LABEL.session]).toBe("test-hardening-defaults");
       expect(c.Config.Labels?.[LABEL.tenant]).toBe(tenant);
