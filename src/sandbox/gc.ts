@@ -54,21 +54,49 @@ export async function gc(options: GcOptions = {}, docker: Docker = getDocker()):
         now,
       })),
     );
-    if (options.tenant === undefined && isLocalEngine(docker)) {
-      // Socket directories carry no tenant: only a sweep of every tenant removes them, and only
-      // when the engine's host is this one (its containers' mount sources are our paths).
-      const inUse = new Set(
-        containers
-          .filter((c) => !removed.some((r) => r.id === c.Id))
-          .flatMap((c) => (c.Mounts ?? []).map((m) => m.Source)),
-      );
-      const dirs = await sweepSocketDirs(inUse, { now, ...(options.dryRun ? { dryRun: true } : {}) });
+    if (options.tenant === undefined) {
+      // Socket directories carry no tenant: only a sweep of every tenant removes them.
+      const kept = containers.filter((c) => !removed.some((r) => r.id === c.Id));
+      const dirs = await sweepSocketDirsOf(docker, kept, {
+        now,
+        ...(options.dryRun ? { dryRun: true } : {}),
+      });
       for (const dir of dirs) removed.push(removal("socket-dir", dir, {}, "orphaned"));
     }
   } catch (err) {
     throw fromDockerError(err, { what: "collecting stale sandboxes" });
   }
   return removed;
+}
+
+/**
+ * Removes the channel socket directories (sandbox/channel/docker/socket-dir.ts) that none of
+ * `containers` mounts and that are old enough (sweepSocketDirs); returns their paths. Only when the
+ * engine's host is this one: a remote engine's mount sources are not our paths. `containers` must be
+ * every warden container the engine has, of every tenant and controller.
+ */
+export async function sweepSocketDirsOf(
+  docker: Docker,
+  containers: readonly Docker.ContainerInfo[],
+  options: { now: Date; dryRun?: boolean },
+): Promise<string[]> {
+  if (!isLocalEngine(docker)) return [];
+  const inUse = new Set(containers.flatMap((c) => (c.Mounts ?? []).map((m) => m.Source)));
+  return sweepSocketDirs(inUse, options);
+}
+
+/**
+ * What `warden serve` sweeps at start: the socket directories no warden container mounts (a
+ * controller killed between making one and removing its container leaves it). Returns their paths;
+ * rejects SandboxError / EngineUnreachableError when the engine cannot list its containers.
+ */
+export async function removeUnusedSocketDirs(docker: Docker, now = new Date()): Promise<string[]> {
+  try {
+    const containers = await docker.listContainers({ all: true, filters: { label: [LABEL.session] } });
+    return await sweepSocketDirsOf(docker, containers, { now });
+  } catch (err) {
+    throw fromDockerError(err, { what: "sweeping unused channel socket directories" });
+  }
 }
 
 function removal(

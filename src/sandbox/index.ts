@@ -12,7 +12,7 @@ export { createSandbox, finishSandbox } from "./create.js";
 export { DockerSandbox, removeSandboxResources, removeVolumeIfUnused } from "./docker-sandbox.js";
 export { withEgress } from "./egress-hook.js";
 export { getDocker, imageExists, pingEngine, requireImage } from "./engine.js";
-export { type GcOptions, type GcRemoval, gc } from "./gc.js";
+export { type GcOptions, type GcRemoval, gc, removeUnusedSocketDirs } from "./gc.js";
 export {
   type BuildImageOptions,
   buildGatewayImage,

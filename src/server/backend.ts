@@ -47,6 +47,12 @@ export interface SessionBackend {
     tenants: readonly string[],
     keep: (sessionId: string, controller: string) => boolean,
   ): Promise<string[]>;
+  /**
+   * Removes the channel socket directories on this host that no container of any tenant or
+   * controller mounts and that are older than ten minutes (Docker only: a crash between making
+   * one and removing its container leaves it); returns their paths.
+   */
+  removeUnusedSocketDirs?(): Promise<string[]>;
   /** Releases what the backend holds besides sessions (the warm pool's idle sandboxes). Idempotent. */
   close?(): Promise<void>;
   /** Idle sandboxes the warm pool holds ready now (0 without a pool). */

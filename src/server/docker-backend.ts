@@ -25,6 +25,7 @@ import {
   LABEL,
   parseSandboxUid,
   removeSandboxResources,
+  removeUnusedSocketDirs,
   removeVolumeIfUnused,
   WORKSPACE_DIR,
   withEgress,
@@ -169,6 +170,8 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
       }
       return removed;
     },
+
+    removeUnusedSocketDirs: () => removeUnusedSocketDirs(docker),
 
     async removeEgressExcept(tenants, keep): Promise<string[]> {
       try {

@@ -4,7 +4,8 @@
  * container is gone, stopped or past its lifetime is dropped (container removed); a labelled container
  * of a configured tenant with no record is an orphan (e.g. created just before a `kill -9`) and is
  * removed, unless another live controller process on this host owns it; so is a workspace volume of
- * this server that no container uses (its container was removed just before a crash), and so are
+ * this server that no container uses (its container was removed just before a crash), a channel
+ * socket directory no container mounts (made just before a crash), and so are
  * the egress gateways and session networks of sessions not adopted (an adopted session's are kept
  * and its gateway re-attached: src/egress/adopt.ts). Then the
  * crash's other leftovers: uploaded workspaces under `<stateDir>/uploads` that no adopted session
@@ -30,6 +31,8 @@ export interface ReconcileReport {
   /** Workspace volumes of this server that no container used any more. */
   volumesRemoved: string[];
   skipped: string[];
+  /** Channel socket directories (paths) no container mounted any more (Docker). */
+  socketDirsRemoved: string[];
   /** Upload directories (names under <stateDir>/uploads) no adopted session used. */
   uploadsRemoved: string[];
   /** Calls running when the server died ("<session>/<toolCallId>"), each audited `interrupted`. */
@@ -62,6 +65,7 @@ export async function reconcile(
     orphansRemoved: [],
     egressRemoved: [],
     volumesRemoved: [],
+    socketDirsRemoved: [],
     skipped: [],
     uploadsRemoved: [],
     interrupted: [],
@@ -138,6 +142,7 @@ export async function reconcile(
         adopted.has(session) || ownedByAnotherController(controller, manager.controllerId),
     )) ?? [];
   report.volumesRemoved = (await backend.removeUnusedVolumes?.(tenants, manager.controllerId)) ?? [];
+  report.socketDirsRemoved = (await backend.removeUnusedSocketDirs?.()) ?? [];
   report.uploadsRemoved = await removeUnusedUploads(deps.config.stateDir, manager);
   const interrupted = (await deps.inflight?.recover(audit)) ?? [];
   report.interrupted = interrupted.map((c) => `${c.session}/${c.toolCallId}`);

@@ -168,7 +168,7 @@ describeBackend("warden serve: kill -9 and restart", () => {
     // The dead server's spill directories go too (the cut output's, and the one of the call that was
     // running): no session can read them any more.
     expect(second.stderr()).toContain(
-      `warden serve: adopted 2, dropped 0, removed 1 orphan(s)${DOCKER ? ", 1 volume(s)" : ` in namespace(s) ${testServeBackend().backend?.namespace}`}, 2 spill dir(s), 1 upload(s); 1 interrupted call(s)`,
+      `warden serve: adopted 2, dropped 0, removed 1 orphan(s)${DOCKER ? ", 1 volume(s), 0 socket dir(s)" : ` in namespace(s) ${testServeBackend().backend?.namespace}`}, 2 spill dir(s), 1 upload(s); 1 interrupted call(s)`,
     );
     expect(await readdir(join(dir, "state", "uploads"))).toEqual([]);
     expect(await readdir(join(dir, "state", "inflight"))).toEqual([]);

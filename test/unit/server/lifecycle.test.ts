@@ -106,6 +106,7 @@ describe("warden serve: lifecycle", () => {
       orphansRemoved: ["orphan-session"],
       egressRemoved: [],
       volumesRemoved: [],
+      socketDirsRemoved: [],
       skipped: ["other-server-session"],
       uploadsRemoved: [],
       interrupted: [],

@@ -1,8 +1,8 @@
 /**
  * The channel's unix socket on Docker (src/sandbox/channel/docker/socket.ts): a new sandbox's
  * channel moves onto it; its host directory is root's with the sandbox's gid as group (mode 0710:
- * the sandbox may only pass through it, read-only) and goes with the container; gc sweeps one a
- * killed controller left; the engine's answer for a directory it cannot see is the one
+ * the sandbox may only pass through it, read-only) and goes with the container; gc and serve's
+ * start-up sweep remove one a killed controller left; the engine's answer for a directory it cannot see is the one
  * createHelperContainer knows; and with WARDEN_CHANNEL_DIR=none the channel stays on the attach
  * stream and still carries every call.
  */
@@ -17,7 +17,7 @@ import {
   socketDirOf,
   withSocketDir,
 } from "../../../../src/sandbox/channel/index.js";
-import { createSandbox, gc, getDocker } from "../../../../src/sandbox/index.js";
+import { createSandbox, gc, getDocker, removeUnusedSocketDirs } from "../../../../src/sandbox/index.js";
 import { channelTenant } from "../../../helpers/channel-fixture.js";
 import { describeEngine } from "../../../helpers/engine.js";
 import { leftovers, run } from "../../../helpers/sandbox-fixture.js";
@@ -117,6 +117,23 @@ describeEngine("the channel's unix socket", () => {
     ]);
     expect(planned.filter((r) => r.id === live)).toEqual([]);
     await rm(orphan, { recursive: true });
+    expect((await run(sb, "echo still")).stdout).toBe("still\n");
+  });
+
+  it("warden serve's start-up sweep removes an old socket directory no container uses, and keeps live ones", async () => {
+    await using sb = await createSandbox({ tenant });
+    const live = await hostDirOf(sb.info.containerId);
+    const orphan = join(DEFAULT_CHANNEL_BASE, "00000000feedface");
+    await mkdir(orphan, { recursive: true });
+    const old = new Date(Date.now() - 11 * 60_000);
+    await utimes(orphan, old, old);
+    await utimes(live!, old, old);
+    // A real removal (unlike gc's dry run above): it never takes a directory a container mounts,
+    // whoever made the container, so other test files' sandboxes keep theirs.
+    const removed = await removeUnusedSocketDirs(getDocker());
+    expect(removed.filter((dir) => dir === orphan || dir === live)).toEqual([orphan]);
+    expect(await readdir(DEFAULT_CHANNEL_BASE)).not.toContain("00000000feedface");
+    expect((await stat(live!)).isDirectory()).toBe(true);
     expect((await run(sb, "echo still")).stdout).toBe("still\n");
   });
 
