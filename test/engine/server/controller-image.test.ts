@@ -39,19 +39,18 @@ describeEngine("controller image end to end (testcontainers)", () => {
     });
 
   beforeAll(async () => {
-    const docker = new Docker();
-    const present = await docker
+    // Built from this checkout when missing or built from other sources (its io.warden.source
+    // label, images/controller/build.sh): a stale image would test old code.
+    const build = resolve(import.meta.dirname, "../../../images/controller/build.sh");
+    const wanted = execFileSync("bash", [build, "--source-hash"], { encoding: "utf8" }).trim();
+    const built = await new Docker()
       .getImage(IMAGE)
       .inspect()
       .then(
-        () => true,
-        () => false,
+        (info) => info.Config.Labels?.["io.warden.source"],
+        () => undefined,
       );
-    if (!present) {
-      execFileSync("bash", [resolve(import.meta.dirname, "../../../images/controller/build.sh")], {
-        stdio: "inherit",
-      });
-    }
+    if (built !== wanted) execFileSync("bash", [build], { stdio: "inherit" });
     const config = {
       host: "0.0.0.0",
       port: 8080,
