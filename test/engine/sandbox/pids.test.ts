@@ -121,9 +121,14 @@ describeEngine("pids budget: the pids limit used up", () => {
     const [ok] = await session.runToolCalls([bash("ok", "echo ok")]);
     expect([ok?.isError, text(ok)]).toEqual([false, "ok\n"]);
     // The only live bash left is the one running this check (an exited bomb process may still be a
-    // zombie for a moment, until PID 1 reaps it: it runs nothing, so it is not counted).
+    // zombie for a moment, until PID 1 reaps it: it runs nothing, so it is not counted). `ps` runs
+    // alone, before the pipeline: a pipeline's own children are named bash between their fork and
+    // exec, and a `ps` beside them counted one of those (a red CI run).
     const [left] = await session.runToolCalls([
-      bash("left", "ps -e -o stat=,comm= | awk '$1 !~ /^Z/ && $2 == \"bash\"' | wc -l"),
+      bash(
+        "left",
+        "seen=$(ps -e -o stat=,comm=); printf '%s\\n' \"$seen\" | awk '$1 !~ /^Z/ && $2 == \"bash\"' | wc -l",
+      ),
     ]);
     expect(text(left)).toBe("1\n");
   }, 120_000);
