@@ -75,7 +75,7 @@ export async function gc(options: GcOptions = {}, docker: Docker = getDocker()):
  * engine's host is this one: a remote engine's mount sources are not our paths. `containers` must be
  * every warden container the engine has, of every tenant and controller.
  */
-export async function sweepSocketDirsOf(
+async function sweepSocketDirsOf(
   docker: Docker,
   containers: readonly Docker.ContainerInfo[],
   options: { now: Date; dryRun?: boolean },
