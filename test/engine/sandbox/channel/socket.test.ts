@@ -28,6 +28,23 @@ async function hostDirOf(containerId: string): Promise<string | undefined> {
   return socketDirOf(await getDocker().getContainer(containerId).inspect());
 }
 
+/**
+ * Makes an unused socket directory `name` and dates it and the directory of `containerId` eleven
+ * minutes back, past the sweeps' ten-minute guard.
+ */
+async function elevenMinutesOld(
+  containerId: string,
+  name: string,
+): Promise<{ live: string; orphan: string }> {
+  const live = await hostDirOf(containerId);
+  const orphan = join(DEFAULT_CHANNEL_BASE, name);
+  await mkdir(orphan, { recursive: true });
+  const old = new Date(Date.now() - 11 * 60_000);
+  await utimes(orphan, old, old);
+  await utimes(live!, old, old);
+  return { live: live!, orphan };
+}
+
 describeEngine("the channel's unix socket", () => {
   afterAll(async () => {
     expect(await leftovers(tenant)).toEqual([]);
@@ -101,12 +118,7 @@ describeEngine("the channel's unix socket", () => {
 
   it("gc finds a socket directory no container uses once it is ten minutes old, and keeps live ones", async () => {
     await using sb = await createSandbox({ tenant });
-    const live = await hostDirOf(sb.info.containerId);
-    const orphan = join(DEFAULT_CHANNEL_BASE, "00000000deadbeef");
-    await mkdir(orphan, { recursive: true });
-    const old = new Date(Date.now() - 11 * 60_000);
-    await utimes(orphan, old, old);
-    await utimes(live!, old, old);
+    const { live, orphan } = await elevenMinutesOld(sb.info.containerId, "00000000deadbeef");
     // A dry run: a real gc of every tenant would also take other test files' sandboxes whose
     // controller (a server they killed) is gone. The sweep itself removes what it lists
     // (test/unit/sandbox/channel/docker/socket-dir.test.ts).
@@ -122,18 +134,13 @@ describeEngine("the channel's unix socket", () => {
 
   it("warden serve's start-up sweep removes an old socket directory no container uses, and keeps live ones", async () => {
     await using sb = await createSandbox({ tenant });
-    const live = await hostDirOf(sb.info.containerId);
-    const orphan = join(DEFAULT_CHANNEL_BASE, "00000000feedface");
-    await mkdir(orphan, { recursive: true });
-    const old = new Date(Date.now() - 11 * 60_000);
-    await utimes(orphan, old, old);
-    await utimes(live!, old, old);
+    const { live, orphan } = await elevenMinutesOld(sb.info.containerId, "00000000feedface");
     // A real removal (unlike gc's dry run above): it never takes a directory a container mounts,
     // whoever made the container, so other test files' sandboxes keep theirs.
     const removed = await removeUnusedSocketDirs(getDocker());
     expect(removed.filter((dir) => dir === orphan || dir === live)).toEqual([orphan]);
     expect(await readdir(DEFAULT_CHANNEL_BASE)).not.toContain("00000000feedface");
-    expect((await stat(live!)).isDirectory()).toBe(true);
+    expect((await stat(live)).isDirectory()).toBe(true);
     expect((await run(sb, "echo still")).stdout).toBe("still\n");
   });
 
