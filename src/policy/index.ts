@@ -10,6 +10,7 @@ export type {
   NetworkApprovalSubject,
 } from "./approver.js";
 export { analyzeBash, type BashPart, MAX_SYNTAX_DEPTH, renderArgv } from "./bash-analyze.js";
+export { DANGEROUS_VARIABLES } from "./bash-expansions.js";
 export { loadBashParser } from "./bash-parser.js";
 export {
   CommandTooLongError,

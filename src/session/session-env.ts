@@ -4,6 +4,7 @@
  * PATH, HOME and LANG. Never taken from the host's environment: only what the caller names.
  */
 import { InvalidArgumentError } from "../errors.js";
+import { DANGEROUS_VARIABLES } from "../policy/index.js";
 import type { ExecCommand, ExecOptions, Sandbox } from "../sandbox/index.js";
 
 /** Most variables one session may set. */
@@ -32,8 +33,12 @@ export const RESERVED_ENV_NAMES: ReadonlySet<string> = new Set([
 
 /**
  * Checks `env` (InvalidArgumentError naming the variable and the rule): at most
- * MAX_SESSION_ENV_VARS names, each `[A-Za-z_][A-Za-z0-9_]*`, not reserved nor `LD_*`, values strings
- * without NUL of at most MAX_SESSION_ENV_VALUE_BYTES.
+ * MAX_SESSION_ENV_VARS names, each `[A-Za-z_][A-Za-z0-9_]*`, not reserved nor `LD_*`, nor one the
+ * policy's command model treats as changing what commands run (DANGEROUS_VARIABLES: GIT_*,
+ * CDPATH, PAGER, RIPGREP_CONFIG_PATH, …), values strings without NUL of at most
+ * MAX_SESSION_ENV_VALUE_BYTES. The policy judges a command by its text alone: a variable set for
+ * the whole session would change what an allowed command does unseen (`GIT_CONFIG_COUNT=1 …
+ * core.fsmonitor=<cmd>` made `git status`, allowed as read-only, run <cmd>).
  */
 export function validateSessionEnv(env: Record<string, string>): void {
   const names = Object.keys(env);
@@ -50,6 +55,11 @@ export function validateSessionEnv(env: Record<string, string>): void {
     if (RESERVED_ENV_NAMES.has(name) || name.startsWith("LD_")) {
       throw new InvalidArgumentError(
         `env.${name} is reserved (${[...RESERVED_ENV_NAMES].join(", ")} and LD_*): the sandbox sets or guards it.`,
+      );
+    }
+    if (DANGEROUS_VARIABLES.test(name)) {
+      throw new InvalidArgumentError(
+        `env.${name} changes which program a command runs or what it loads (as GIT_*, CDPATH, PAGER and RIPGREP_CONFIG_PATH do), and the policy judges commands without the session's variables: a session may not set it. Set it in the command itself, where the policy sees it.`,
       );
     }
     if (typeof value !== "string" || value.includes("\0")) {

@@ -51,6 +51,14 @@ describeBackend("session environment variables", () => {
     expect((err as Error).message).toContain("env.PATH is reserved");
     const bad = await client.createSession({ env: { "A-B": "x" } }).catch((e: unknown) => e);
     expect((bad as Error).message).toBe("env.A-B: a variable name is [A-Za-z_][A-Za-z0-9_]*.");
+    // Set for the whole session, this made `git status` (allowed as read-only) run a command.
+    const hook = await client
+      .createSession({ env: { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "core.fsmonitor" } })
+      .catch((e: unknown) => e);
+    expect(hook).toBeInstanceOf(InvalidArgumentError);
+    expect((hook as Error).message).toBe(
+      "env.GIT_CONFIG_COUNT changes which program a command runs or what it loads (as GIT_*, CDPATH, PAGER and RIPGREP_CONFIG_PATH do), and the policy judges commands without the session's variables: a session may not set it. Set it in the command itself, where the policy sees it.",
+    );
     expect(await client.listSessions()).toEqual([]);
   });
 });

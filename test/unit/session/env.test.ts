@@ -10,7 +10,25 @@ import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 
 describe("validateSessionEnv", () => {
   it("accepts ordinary names and values", () => {
-    expect(() => validateSessionEnv({ GREETING: "hi", _x1: "" })).not.toThrow();
+    expect(() => validateSessionEnv({ GREETING: "hi", _x1: "", CI: "1", TZ: "UTC" })).not.toThrow();
+  });
+
+  it("refuses every name that changes what a command runs or loads: the policy judges commands without them", () => {
+    // An attack's four: GIT_CONFIG_* made `git status` run core.fsmonitor, RIPGREP_CONFIG_PATH
+    // gave `rg` --pre=sh, CDPATH took `cd refs` into .git, GIT_CONFIG_GLOBAL read a written file.
+    for (const name of [
+      "GIT_CONFIG_COUNT",
+      "GIT_CONFIG_GLOBAL",
+      "RIPGREP_CONFIG_PATH",
+      "CDPATH",
+      "PAGER",
+      "NODE_OPTIONS",
+      "GCONV_PATH",
+      "JAVA_TOOL_OPTIONS",
+    ])
+      expect(() => validateSessionEnv({ [name]: "x" })).toThrow(
+        `env.${name} changes which program a command runs or what it loads (as GIT_*, CDPATH, PAGER and RIPGREP_CONFIG_PATH do), and the policy judges commands without the session's variables: a session may not set it. Set it in the command itself, where the policy sees it.`,
+      );
   });
 
   it("refuses bad names, reserved names, LD_*, NUL and long values, naming the variable", () => {
