@@ -53,6 +53,35 @@ describeEngine("MCP over HTTP in warden serve", () => {
     expect(await rest.listSessions()).toEqual([]);
   });
 
+  it("an initialize the transport refuses (406: no text/event-stream in Accept) leaves no warden session", async () => {
+    const rest = new WardenClient({ baseUrl: served.url, apiKey: served.keys.main });
+    for (let i = 0; i < 3; i++) {
+      const refused = await fetch(`${served.url}/mcp`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${served.keys.main}`,
+          "content-type": "application/json",
+          accept: "application/json",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-06-18",
+            capabilities: {},
+            clientInfo: { name: "raw", version: "1" },
+          },
+        }),
+      });
+      expect(refused.status).toBe(406);
+    }
+    // The warden session goes with the refused transport (closed asynchronously by the manager).
+    for (let i = 0; i < 50 && (await rest.listSessions()).length > 0; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(await rest.listSessions()).toEqual([]);
+  });
+
   it("applies the tenant's policy: a denied call is isError naming the rule", async () => {
     const client = new Client({ name: "warden-test", version: "1" });
     const t = transport(served.keys.policy);
