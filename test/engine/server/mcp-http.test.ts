@@ -29,6 +29,24 @@ describeEngine("MCP over HTTP in warden serve", () => {
     });
   }
 
+  /** An `initialize` POSTed by hand with `key` and the `accept` header given. */
+  function rawInitialize(key: string, accept: string): Promise<Response> {
+    return fetch(`${served.url}/mcp`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "raw", version: "1" },
+        },
+      }),
+    });
+  }
+
   it("lists tools, streams progress, and ends the warden session with the MCP session", async () => {
     const rest = new WardenClient({ baseUrl: served.url, apiKey: served.keys.main });
     const client = new Client({ name: "warden-test", version: "1" });
@@ -56,24 +74,7 @@ describeEngine("MCP over HTTP in warden serve", () => {
   it("an initialize the transport refuses (406: no text/event-stream in Accept) leaves no warden session", async () => {
     const rest = new WardenClient({ baseUrl: served.url, apiKey: served.keys.main });
     for (let i = 0; i < 3; i++) {
-      const refused = await fetch(`${served.url}/mcp`, {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${served.keys.main}`,
-          "content-type": "application/json",
-          accept: "application/json",
-        },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "initialize",
-          params: {
-            protocolVersion: "2025-06-18",
-            capabilities: {},
-            clientInfo: { name: "raw", version: "1" },
-          },
-        }),
-      });
+      const refused = await rawInitialize(served.keys.main, "application/json");
       expect(refused.status).toBe(406);
     }
     // The warden session goes with the refused transport (closed asynchronously by the manager).
@@ -115,24 +116,7 @@ describeEngine("MCP over HTTP in warden serve", () => {
     const second = new Client({ name: "warden-test", version: "1" });
     const error = await second.connect(transport(served.keys.limited)).catch((e: unknown) => e);
     expect(String(error)).toContain("maxSessions");
-    const initialize = await fetch(`${served.url}/mcp`, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${served.keys.limited}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-06-18",
-          capabilities: {},
-          clientInfo: { name: "raw", version: "1" },
-        },
-      }),
-    });
+    const initialize = await rawInitialize(served.keys.limited, "application/json, text/event-stream");
     expect(initialize.status).toBe(429);
     expect(initialize.headers.get("retry-after")).toBe("1");
 
