@@ -10,13 +10,15 @@
  * and its gateway re-attached: src/egress/adopt.ts). Then the
  * crash's other leftovers: uploaded workspaces under `<stateDir>/uploads` that no adopted session
  * uses (a tar half unpacked when the server died), and an `interrupted` audit line for each call
- * that was running (inflight-calls.ts). Adopting a sandbox kills what still ran in it (the backend's
+ * that was running (inflight-calls.ts). A record whose `env` a session may no longer set (a
+ * variable refused since it was written) is dropped (`env-refused`), never adopted with it. Adopting a sandbox kills what still ran in it (the backend's
  * `adopt`), so no call of the dead server keeps running unaccounted for.
  */
 
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { controllerProcessAlive } from "../sandbox/index.js";
+import { validateSessionEnv } from "../session/index.js";
 import { SERVE_PREFIX } from "./controller-id.js";
 import type { SessionManager, SessionManagerDeps } from "./session-manager.js";
 import { uploadsDirOf } from "./tar-upload.js";
@@ -81,8 +83,10 @@ export async function reconcile(
     const container = byContainer.get(record.containerId);
     if (container) claimed.add(container.containerId);
     const expired = now >= Date.parse(record.expiresAt);
+    // A record written before a variable was refused (session/session-env.ts) is not adopted with it.
+    const envRefused = record.env !== undefined && !envAccepted(record.env);
     let session = null;
-    if (tenant && container?.running && !expired) {
+    if (tenant && container?.running && !expired && !envRefused) {
       // A network request no longer within the tenant's bound (the config changed) drops it too.
       session = await manager
         .sessionOptions(tenant, record.id, record.networkAllow)
@@ -105,9 +109,11 @@ export async function reconcile(
       ? "tenant-removed"
       : expired
         ? "max-lifetime"
-        : container
-          ? "unusable"
-          : "container-gone";
+        : envRefused
+          ? "env-refused"
+          : container
+            ? "unusable"
+            : "container-gone";
     audit.write({
       kind: "session",
       event: "record-dropped",
@@ -147,6 +153,16 @@ export async function reconcile(
   const interrupted = (await deps.inflight?.recover(audit)) ?? [];
   report.interrupted = interrupted.map((c) => `${c.session}/${c.toolCallId}`);
   return report;
+}
+
+/** True when a session may set `env` (validateSessionEnv accepts it). */
+function envAccepted(env: Record<string, string>): boolean {
+  try {
+    validateSessionEnv(env);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Removes the entries of <stateDir>/uploads that are not the workspace of a live (adopted) session. */

@@ -131,6 +131,34 @@ describe("warden serve: lifecycle", () => {
     await first.shutdown(0);
   });
 
+  it("restart: a record whose env a session may no longer set is dropped (env-refused), never adopted with it", async () => {
+    const backend = new FakeBackend();
+    const config = testConfig(dir);
+    const first = await startServer({ config, backend, audit: createMemoryAuditLog(), listen: false });
+    const id = (
+      await first.app.inject({
+        method: "POST",
+        url: "/v1/sessions",
+        headers: auth("alpha"),
+        payload: { env: { CI: "1" } },
+      })
+    ).json().id;
+    // As an older server wrote it, before GIT_* was refused (session/session-env.ts).
+    const file = join(dir, "sessions", `${id}.json`);
+    const record = JSON.parse(await readFile(file, "utf8")) as SessionRecord;
+    await writeFile(file, JSON.stringify({ ...record, env: { CI: "1", GIT_CONFIG_COUNT: "1" } }));
+    await rm(join(dir, "serve.lock"));
+    const audit = createMemoryAuditLog();
+    const second = await startServer({ config, backend, audit, listen: false });
+    expect([second.reconciled.adopted, second.reconciled.dropped]).toEqual([[], [id]]);
+    expect(audit.entries.filter((e) => e.kind === "session")).toEqual([
+      expect.objectContaining({ event: "record-dropped", session: id, reason: "env-refused" }),
+    ]);
+    expect(backend.containers.size).toBe(0);
+    await second.shutdown(0);
+    await first.shutdown(0);
+  });
+
   it("record store writes atomically and ignores temp files a crash left", async () => {
     const store = new RecordStore(dir);
     await store.init();
