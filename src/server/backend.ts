@@ -48,9 +48,10 @@ export interface SessionBackend {
     keep: (sessionId: string, controller: string) => boolean,
   ): Promise<string[]>;
   /**
-   * Removes the channel socket directories on this host that no container of any tenant or
-   * controller mounts and that are older than ten minutes (Docker only: a crash between making
-   * one and removing its container leaves it); returns their paths.
+   * Removes the channel socket directories that no container of any tenant or controller mounts
+   * and that are older than ten minutes (Docker only: a crash between making one and removing its
+   * container leaves it); returns their paths. Only under the current $WARDEN_CHANNEL_DIR base,
+   * only this uid's, and only when the engine is reached through a unix socket (sweepSocketDirs).
    */
   removeUnusedSocketDirs?(): Promise<string[]>;
   /** Releases what the backend holds besides sessions (the warm pool's idle sandboxes). Idempotent. */

@@ -5,14 +5,16 @@
  * of a configured tenant with no record is an orphan (e.g. created just before a `kill -9`) and is
  * removed, unless another live controller process on this host owns it; so is a workspace volume of
  * this server that no container uses (its container was removed just before a crash), a channel
- * socket directory no container mounts (made just before a crash), and so are
+ * socket directory no container mounts once it is ten minutes old (a younger one waits for the
+ * next start or `warden gc`), and so are
  * the egress gateways and session networks of sessions not adopted (an adopted session's are kept
  * and its gateway re-attached: src/egress/adopt.ts). Then the
  * crash's other leftovers: uploaded workspaces under `<stateDir>/uploads` that no adopted session
  * uses (a tar half unpacked when the server died), and an `interrupted` audit line for each call
  * that was running (inflight-calls.ts). A record whose `env` a session may no longer set (a
- * variable refused since it was written) is dropped (`env-refused`), never adopted with it. Adopting a sandbox kills what still ran in it (the backend's
- * `adopt`), so no call of the dead server keeps running unaccounted for.
+ * variable refused since it was written) is dropped (`env-refused`), never adopted with it.
+ * Adopting a sandbox kills what still ran in it (the backend's `adopt`), so no call of the dead
+ * server keeps running unaccounted for.
  */
 
 import { readdir, rm } from "node:fs/promises";

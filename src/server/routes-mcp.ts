@@ -99,8 +99,8 @@ export function registerMcpRoutes(app: App, ctx: ServerContext): void {
       }
       reply.hijack();
       await transport.handleRequest(request.raw, reply.raw, request.body);
-      // An initialize the transport refused (406 without `Accept: text/event-stream`, a bad
-      // protocol version) started no MCP session: nobody can reach the warden session made for
+      // An initialize the transport refused (406 without `Accept: text/event-stream`, 415 for
+      // another content type) started no MCP session: nobody can reach the warden session made for
       // it, so it goes now (its onclose closes the warden session) instead of holding a
       // container and a maxSessions slot until its idle time runs out.
       if (!mcpSessionId && transport.sessionId === undefined) await transport.close();

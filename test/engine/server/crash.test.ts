@@ -167,8 +167,10 @@ describeBackend("warden serve: kill -9 and restart", () => {
     children.push(second);
     // The dead server's spill directories go too (the cut output's, and the one of the call that was
     // running): no session can read them any more.
-    expect(second.stderr()).toContain(
-      `warden serve: adopted 2, dropped 0, removed 1 orphan(s)${DOCKER ? ", 1 volume(s), 0 socket dir(s)" : ` in namespace(s) ${testServeBackend().backend?.namespace}`}, 2 spill dir(s), 1 upload(s); 1 interrupted call(s)`,
+    // The socket directory count is what other runs on this machine left (swept once ten minutes
+    // old; test/engine/sandbox/channel/socket.test.ts proves the sweep), so it is not asserted here.
+    expect(second.stderr().replace(/, \d+ socket dir\(s\)/, ", N socket dir(s)")).toContain(
+      `warden serve: adopted 2, dropped 0, removed 1 orphan(s)${DOCKER ? ", 1 volume(s), N socket dir(s)" : ` in namespace(s) ${testServeBackend().backend?.namespace}`}, 2 spill dir(s), 1 upload(s); 1 interrupted call(s)`,
     );
     expect(await readdir(join(dir, "state", "uploads"))).toEqual([]);
     expect(await readdir(join(dir, "state", "inflight"))).toEqual([]);

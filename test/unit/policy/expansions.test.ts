@@ -72,6 +72,9 @@ describe("the environment set without an assignment word is opaque", () => {
     "declare -x GIT_CONFIG_PARAMETERS; git status",
     "echo ${PATH:=.}; ls",
     "echo ${X=1}",
+    // A name with a digit (GIT_TRACE2 appends to the file it names; a review found it allowed).
+    "GIT_TRACE2=/workspace/.git/config git status",
+    "export GIT_TRACE2_EVENT=/workspace/.env; git status",
   ])("%s is not auto-allowed", async (command) => {
     const d = await decide("default", command);
     expect(d.decision, JSON.stringify(d.trail)).not.toBe("allow");

@@ -159,6 +159,27 @@ describe("warden serve: lifecycle", () => {
     await first.shutdown(0);
   });
 
+  it("start: the backend's unused socket directories are swept and reported", async () => {
+    const backend = Object.assign(new FakeBackend(), {
+      sweeps: 0,
+      async removeUnusedSocketDirs() {
+        this.sweeps++;
+        return ["/run/warden-channels/0123456789abcdef"];
+      },
+    });
+    const server = await startServer({
+      config: testConfig(dir),
+      backend,
+      audit: createMemoryAuditLog(),
+      listen: false,
+    });
+    expect([backend.sweeps, server.reconciled.socketDirsRemoved]).toEqual([
+      1,
+      ["/run/warden-channels/0123456789abcdef"],
+    ]);
+    await server.shutdown(0);
+  });
+
   it("record store writes atomically and ignores temp files a crash left", async () => {
     const store = new RecordStore(dir);
     await store.init();

@@ -25,6 +25,12 @@ describe("validateSessionEnv", () => {
       "NODE_OPTIONS",
       "GCONV_PATH",
       "JAVA_TOOL_OPTIONS",
+      // Digits and npm's case-insensitive prefix (a review found these got through).
+      "GIT_TRACE2",
+      "GIT_CONFIG_KEY_0",
+      "nPm_CoNfIg_script_shell",
+      "OPENSSL_CONF",
+      "POSIXLY_CORRECT",
     ])
       expect(() => validateSessionEnv({ [name]: "x" })).toThrow(
         `env.${name} changes which program a command runs or what it loads (as GIT_*, CDPATH, PAGER and RIPGREP_CONFIG_PATH do), and the policy judges commands without the session's variables: a session may not set it. Set it in the command itself, where the policy sees it.`,

@@ -8,11 +8,10 @@
  */
 import { chown, mkdir, mkdtemp, readdir, rm, stat, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import {
   CHANNEL_SOCKET_DIR,
-  DEFAULT_CHANNEL_BASE,
   isMissingBindSource,
   socketDirOf,
   withSocketDir,
@@ -29,15 +28,35 @@ async function hostDirOf(containerId: string): Promise<string | undefined> {
 }
 
 /**
- * Makes an unused socket directory `name` and dates it and the directory of `containerId` eleven
- * minutes back, past the sweeps' ten-minute guard.
+ * Runs `test` with $WARDEN_CHANNEL_DIR on a base of this file's own, then removes that base: every
+ * `warden serve` other test files start sweeps the default base for real, and would take this
+ * file's eleven-minute-old orphans first.
+ */
+async function onPrivateBase(test: (base: string) => Promise<void>): Promise<void> {
+  const base = `/run/warden-channels-test-${process.pid}`;
+  const before = process.env.WARDEN_CHANNEL_DIR;
+  process.env.WARDEN_CHANNEL_DIR = base;
+  try {
+    await test(base);
+  } finally {
+    if (before === undefined) delete process.env.WARDEN_CHANNEL_DIR;
+    else process.env.WARDEN_CHANNEL_DIR = before;
+    await rm(base, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Makes an unused socket directory `name` under `base` and dates it and the directory of
+ * `containerId` eleven minutes back, past the sweeps' ten-minute guard.
  */
 async function elevenMinutesOld(
+  base: string,
   containerId: string,
   name: string,
 ): Promise<{ live: string; orphan: string }> {
   const live = await hostDirOf(containerId);
-  const orphan = join(DEFAULT_CHANNEL_BASE, name);
+  expect(live?.startsWith(`${base}/`)).toBe(true);
+  const orphan = join(base, name);
   await mkdir(orphan, { recursive: true });
   const old = new Date(Date.now() - 11 * 60_000);
   await utimes(orphan, old, old);
@@ -116,33 +135,31 @@ describeEngine("the channel's unix socket", () => {
     }
   });
 
-  it("gc finds a socket directory no container uses once it is ten minutes old, and keeps live ones", async () => {
-    await using sb = await createSandbox({ tenant });
-    const { live, orphan } = await elevenMinutesOld(sb.info.containerId, "00000000deadbeef");
-    // A dry run: a real gc of every tenant would also take other test files' sandboxes whose
-    // controller (a server they killed) is gone. The sweep itself removes what it lists
-    // (test/unit/sandbox/channel/docker/socket-dir.test.ts).
-    const planned = await gc({ dryRun: true });
-    // Only ours is asserted: a run killed earlier on this machine may have left others.
-    expect(planned.filter((r) => r.kind === "socket-dir" && r.id === orphan)).toEqual([
-      { kind: "socket-dir", id: orphan, sessionId: "", tenant: "", reason: "orphaned" },
-    ]);
-    expect(planned.filter((r) => r.id === live)).toEqual([]);
-    await rm(orphan, { recursive: true });
-    expect((await run(sb, "echo still")).stdout).toBe("still\n");
-  });
+  it("gc finds a socket directory no container uses once it is ten minutes old, and keeps live ones", () =>
+    onPrivateBase(async (base) => {
+      await using sb = await createSandbox({ tenant });
+      const { live, orphan } = await elevenMinutesOld(base, sb.info.containerId, "00000000deadbeef");
+      // A dry run: a real gc of every tenant would also take other test files' sandboxes whose
+      // controller (a server they killed) is gone. The sweep itself removes what it lists
+      // (test/unit/sandbox/channel/docker/socket-dir.test.ts).
+      const planned = await gc({ dryRun: true });
+      expect(planned.filter((r) => r.kind === "socket-dir")).toEqual([
+        { kind: "socket-dir", id: orphan, sessionId: "", tenant: "", reason: "orphaned" },
+      ]);
+      expect(planned.filter((r) => r.id === live)).toEqual([]);
+      await rm(orphan, { recursive: true });
+      expect((await run(sb, "echo still")).stdout).toBe("still\n");
+    }));
 
-  it("warden serve's start-up sweep removes an old socket directory no container uses, and keeps live ones", async () => {
-    await using sb = await createSandbox({ tenant });
-    const { live, orphan } = await elevenMinutesOld(sb.info.containerId, "00000000feedface");
-    // A real removal (unlike gc's dry run above): it never takes a directory a container mounts,
-    // whoever made the container, so other test files' sandboxes keep theirs.
-    const removed = await removeUnusedSocketDirs(getDocker());
-    expect(removed.filter((dir) => dir === orphan || dir === live)).toEqual([orphan]);
-    expect(await readdir(DEFAULT_CHANNEL_BASE)).not.toContain("00000000feedface");
-    expect((await stat(live)).isDirectory()).toBe(true);
-    expect((await run(sb, "echo still")).stdout).toBe("still\n");
-  });
+  it("warden serve's start-up sweep removes an old socket directory no container uses, and keeps live ones", () =>
+    onPrivateBase(async (base) => {
+      await using sb = await createSandbox({ tenant });
+      const { live, orphan } = await elevenMinutesOld(base, sb.info.containerId, "00000000feedface");
+      // A real removal (unlike gc's dry run above) of what no container mounts.
+      expect(await removeUnusedSocketDirs(getDocker())).toEqual([orphan]);
+      expect(await readdir(base)).toEqual([basename(live)]);
+      expect((await run(sb, "echo still")).stdout).toBe("still\n");
+    }));
 
   it("the engine's answer to a socket directory it cannot see is the one createHelperContainer retries on", async () => {
     const dir = "/nonexistent/warden-channels/0123456789abcdef";
