@@ -40,9 +40,8 @@ export async function gc(options: GcOptions = {}, docker: Docker = getDocker()):
       if (!options.dryRun && !(await removeVolumeIfUnused(docker, v.Name))) continue;
       removed.push(removal("volume", v.Name, v.Labels ?? {}, reason));
     }
-    const live = new Set(
-      containers.filter((c) => !removed.some((r) => r.id === c.Id)).map((c) => c.Labels[LABEL.session] ?? ""),
-    );
+    const kept = containers.filter((c) => !removed.some((r) => r.id === c.Id));
+    const live = new Set(kept.map((c) => c.Labels[LABEL.session] ?? ""));
     removed.push(
       ...(await sweepEgress(docker, {
         staleReason: (labels) => staleReason(labels, now),
@@ -56,7 +55,6 @@ export async function gc(options: GcOptions = {}, docker: Docker = getDocker()):
     );
     if (options.tenant === undefined) {
       // Socket directories carry no tenant: only a sweep of every tenant removes them.
-      const kept = containers.filter((c) => !removed.some((r) => r.id === c.Id));
       const dirs = await sweepSocketDirsOf(docker, kept, {
         now,
         ...(options.dryRun ? { dryRun: true } : {}),
@@ -92,6 +90,7 @@ async function sweepSocketDirsOf(
  * rejects SandboxError / EngineUnreachableError when the engine cannot list its containers.
  */
 export async function removeUnusedSocketDirs(docker: Docker, now = new Date()): Promise<string[]> {
+  if (!isLocalEngine(docker)) return []; // nothing to sweep: no need to list the containers
   try {
     const containers = await docker.listContainers({ all: true, filters: { label: [LABEL.session] } });
     return await sweepSocketDirsOf(docker, containers, { now });

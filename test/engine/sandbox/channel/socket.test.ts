@@ -2,8 +2,8 @@
  * The channel's unix socket on Docker (src/sandbox/channel/docker/socket.ts): a new sandbox's
  * channel moves onto it; its host directory is root's with the sandbox's gid as group (mode 0710:
  * the sandbox may only pass through it, read-only) and goes with the container; gc and serve's
- * start-up sweep remove one a killed controller left; the engine's answer for a directory it cannot see is the one
- * createHelperContainer knows; and with WARDEN_CHANNEL_DIR=none the channel stays on the attach
+ * start-up sweep remove one a killed controller left; the engine's answer for a directory it
+ * cannot see is the one createHelperContainer knows; and with WARDEN_CHANNEL_DIR=none the channel stays on the attach
  * stream and still carries every call.
  */
 import { chown, mkdir, mkdtemp, readdir, rm, stat, utimes } from "node:fs/promises";
@@ -34,14 +34,22 @@ async function hostDirOf(containerId: string): Promise<string | undefined> {
  */
 async function onPrivateBase(test: (base: string) => Promise<void>): Promise<void> {
   const base = `/run/warden-channels-test-${process.pid}`;
-  const before = process.env.WARDEN_CHANNEL_DIR;
-  process.env.WARDEN_CHANNEL_DIR = base;
   try {
-    await test(base);
+    await withChannelDir(base, () => test(base));
+  } finally {
+    await rm(base, { recursive: true, force: true });
+  }
+}
+
+/** Runs `test` with $WARDEN_CHANNEL_DIR set to `value`, then restores it. */
+async function withChannelDir(value: string, test: () => Promise<void>): Promise<void> {
+  const before = process.env.WARDEN_CHANNEL_DIR;
+  process.env.WARDEN_CHANNEL_DIR = value;
+  try {
+    await test();
   } finally {
     if (before === undefined) delete process.env.WARDEN_CHANNEL_DIR;
     else process.env.WARDEN_CHANNEL_DIR = before;
-    await rm(base, { recursive: true, force: true });
   }
 }
 
@@ -102,9 +110,8 @@ describeEngine("the channel's unix socket", () => {
     await expect(stat(dir!)).rejects.toMatchObject({ code: "ENOENT" });
   });
 
-  it("stays on the attach stream with WARDEN_CHANNEL_DIR=none, which still carries commands and files", async () => {
-    process.env.WARDEN_CHANNEL_DIR = "none";
-    try {
+  it("stays on the attach stream with WARDEN_CHANNEL_DIR=none, which still carries commands and files", () =>
+    withChannelDir("none", async () => {
       await using sb = await createSandbox({ tenant });
       expect(sb.info.channelTransport).toBe("attach");
       expect(await hostDirOf(sb.info.containerId)).toBeUndefined();
@@ -112,10 +119,7 @@ describeEngine("the channel's unix socket", () => {
       expect({ out: flood.stdout.length, err: flood.stderr }).toEqual({ out: 3_000_001, err: "err\n" });
       await sb.writeFile("/workspace/a.txt", Buffer.from("one\n"));
       expect((await run(sb, "cat /workspace/a.txt")).stdout).toBe("one\n");
-    } finally {
-      delete process.env.WARDEN_CHANNEL_DIR;
-    }
-  });
+    }));
 
   it("stays on the attach stream for a rw workspace (its gid, 1000, is a host group), mounting nothing", async () => {
     const dir = await mkdtemp(join(tmpdir(), "warden-socket-rw-"));
