@@ -1,11 +1,13 @@
 /**
  * Builds the fastify application: bearer auth on /v1, TypeBox schemas, JSON errors `{code, message}`
- * with the statuses of src/errors.ts (Retry-After on 429 and on 503 NO_ROOM), body limits, one
+ * with the statuses of src/errors.ts (Retry-After on 429 and on 503 NO_ROOM), body limits, a bound
+ * on the bytes held in memory at once (buffered-bytes.ts) and on the time to send a request, one
  * audit line per request, and the route groups. No listening here (see serve.ts); tests drive it with `inject`.
  */
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyRequest } from "fastify";
 import { KeyRing } from "./auth.js";
+import { BufferedBytes, holdRequestBody } from "./buffered-bytes.js";
 import { toErrorResponse } from "./errors.js";
 import { type InlineJsonParser, parseJsonBody } from "./json-body.js";
 import { registerOpenApi } from "./openapi.js";
@@ -20,13 +22,22 @@ import { registerWorkspaceRoutes } from "./routes-workspace.js";
 
 /** Builds the app with every route registered. */
 export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {}): App {
+  const { requestTimeoutMs } = ctx.config;
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: ctx.config.jsonBodyLimitBytes,
     forceCloseConnections: "idle",
     return503OnClosing: true,
+    requestTimeout: requestTimeoutMs,
+    // Node checks the request timeout every connectionsCheckingInterval (default 30 s), and its
+    // headersTimeout (default 60 s) must not exceed it.
+    http: {
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestTimeoutMs / 4))),
+      headersTimeout: Math.min(60_000, requestTimeoutMs),
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
   const keys = new KeyRing(ctx.config.tenants);
+  const buffered = new BufferedBytes(ctx.config.maxBufferedBytes, ctx.metrics);
 
   app.decorateRequest("principal", null);
   app.addContentTypeParser("application/x-tar", (_req, payload, done) => done(null, payload));
@@ -54,6 +65,10 @@ export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {})
     if (!request.url.startsWith("/v1/") && request.url.split("?")[0] !== "/mcp") return;
     request.principal = keys.authenticate(request.headers.authorization);
   });
+
+  app.addHook("preParsing", async (request, reply, payload) =>
+    holdRequestBody(buffered, ctx.config, request, reply, payload),
+  );
 
   app.addHook("onResponse", async (request, reply) => {
     const route = request.routeOptions.url ?? "unknown";
@@ -85,7 +100,7 @@ export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {})
     registerWorkspaceRoutes(routes, ctx);
     registerApprovalRoutes(routes, ctx);
     registerMcpRoutes(routes, ctx);
-    registerFileRoutes(routes, ctx);
+    registerFileRoutes(routes, ctx, buffered);
   });
   return app;
 }

@@ -48,6 +48,11 @@ export const QuotaConfigSchema = Type.Object(
         0,
       ),
     ),
+    maxBufferedBytes: Type.Optional(
+      PositiveInt(
+        "Request bodies and file reads of the tenant held in the server's memory at once, bytes; default 64 MiB",
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -108,6 +113,14 @@ export const ServerConfigSchema = Type.Object(
     jsonBodyLimitBytes: Type.Optional(PositiveInt("Largest JSON body, bytes")),
     tarBodyLimitBytes: Type.Optional(PositiveInt("Largest uploaded workspace tar, bytes")),
     filesMaxBytes: Type.Optional(PositiveInt("Largest file PUT or GET on /v1/sessions/:id/files, bytes")),
+    maxBufferedBytes: Type.Optional(
+      PositiveInt(
+        "Request bodies and file reads of all tenants held in memory at once, bytes; default 256 MiB",
+      ),
+    ),
+    requestTimeoutMs: Type.Optional(
+      PositiveInt("Time a client has to send a whole request (headers and body), ms; default 120000"),
+    ),
     tarMaxEntries: Type.Optional(
       PositiveInt("Most entries (files, directories, links) of an uploaded workspace tar; default 100000"),
     ),

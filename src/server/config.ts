@@ -42,8 +42,8 @@ export interface TenantConfig {
   /**
    * The quotas; `tmpBytes` and `pids` default to the sandbox defaults (64 MiB, 256),
    * `maxConcurrentToolCalls` to DEFAULT_MAX_CONCURRENT_TOOL_CALLS (64), `maxConcurrentWorkspaceReads`
-   * to DEFAULT_MAX_CONCURRENT_WORKSPACE_READS (2), `spillSessionBytes` to 256 MiB
-   * and `spillBytes` (all live sessions together) to 1 GiB.
+   * to DEFAULT_MAX_CONCURRENT_WORKSPACE_READS (2), `spillSessionBytes` to 256 MiB,
+   * `spillBytes` (all live sessions together) to 1 GiB and `maxBufferedBytes` to 64 MiB.
    */
   quotas: Required<QuotaConfig>;
   idleTtlMs: number;
@@ -71,6 +71,13 @@ export interface ServerConfig {
   filesMaxBytes: number;
   /** Most entries of an uploaded workspace tar (files, directories, links). */
   tarMaxEntries: number;
+  /** Request bodies and file reads of all tenants held in memory at once, bytes (buffered-bytes.ts). */
+  maxBufferedBytes: number;
+  /**
+   * Time a client has to send a whole request, headers and body, ms: Node's server.requestTimeout;
+   * past it Node answers 408 and closes the connection.
+   */
+  requestTimeoutMs: number;
   shutdownGraceMs: number;
   reapIntervalMs: number;
   /** How long a call whose policy decision is `ask` waits for an answer over HTTP, ms. */
@@ -91,7 +98,8 @@ export interface ServerConfig {
 
 /**
  * Defaults: 127.0.0.1:8080, 30 min idle TTL, 8 h lifetime, 1 MiB JSON, 256 MiB tar of at most
- * 100,000 entries, 10 s grace,
+ * 100,000 entries, 8 MiB files, 256 MiB of bodies and file reads held at once (64 MiB per tenant),
+ * 120 s to send a request, 10 s grace,
  * 5 min for an approval,
  * a warm pool of 1 idle sandbox per key (filled after the key's first session) kept up to 10 min,
  * for at most 8 keys per tenant; spill files capped at 256 MiB per session and 1 GiB per tenant;
@@ -107,6 +115,9 @@ export const CONFIG_DEFAULTS = {
   jsonBodyLimitBytes: MiB,
   tarBodyLimitBytes: 256 * MiB,
   filesMaxBytes: 8 * MiB,
+  maxBufferedBytes: 256 * MiB,
+  tenantMaxBufferedBytes: 64 * MiB,
+  requestTimeoutMs: 120_000,
   tarMaxEntries: DEFAULT_TAR_MAX_ENTRIES,
   shutdownGraceMs: 10_000,
   reapIntervalMs: 5_000,
@@ -166,7 +177,7 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
     stateDir,
     cfg.tenants.map((t) => t.id),
   );
-  return {
+  const config: ServerConfig = {
     host: cfg.host ?? CONFIG_DEFAULTS.host,
     port: cfg.port ?? CONFIG_DEFAULTS.port,
     stateDir,
@@ -175,6 +186,8 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
     tarBodyLimitBytes: cfg.tarBodyLimitBytes ?? CONFIG_DEFAULTS.tarBodyLimitBytes,
     filesMaxBytes: cfg.filesMaxBytes ?? CONFIG_DEFAULTS.filesMaxBytes,
     tarMaxEntries: cfg.tarMaxEntries ?? CONFIG_DEFAULTS.tarMaxEntries,
+    maxBufferedBytes: cfg.maxBufferedBytes ?? CONFIG_DEFAULTS.maxBufferedBytes,
+    requestTimeoutMs: cfg.requestTimeoutMs ?? CONFIG_DEFAULTS.requestTimeoutMs,
     shutdownGraceMs: cfg.shutdownGraceMs ?? CONFIG_DEFAULTS.shutdownGraceMs,
     reapIntervalMs: cfg.reapIntervalMs ?? CONFIG_DEFAULTS.reapIntervalMs,
     approvalTimeoutMs: cfg.approvalTimeoutMs ?? CONFIG_DEFAULTS.approvalTimeoutMs,
@@ -193,6 +206,32 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
       return { ...tenant, workspaceModes: backendWorkspaceModes(backend, t, tenant.workspaceModes, where) };
     }),
   };
+  checkBufferBounds(config, source);
+  return config;
+}
+
+/**
+ * The largest body the server buffers (jsonBodyLimitBytes, filesMaxBytes) must fit the server's
+ * and every tenant's maxBufferedBytes, or such a request could never be served: throws
+ * InvalidArgumentError naming both fields.
+ */
+function checkBufferBounds(config: ServerConfig, source: string): void {
+  const [largest, name] =
+    config.filesMaxBytes >= config.jsonBodyLimitBytes
+      ? [config.filesMaxBytes, "filesMaxBytes"]
+      : [config.jsonBodyLimitBytes, "jsonBodyLimitBytes"];
+  const bounds = [
+    { where: "", max: config.maxBufferedBytes },
+    ...config.tenants.map((t, i) => ({ where: `/tenants/${i}/quotas/`, max: t.quotas.maxBufferedBytes })),
+  ];
+  for (const { where, max } of bounds) {
+    if (max < largest) {
+      throw new InvalidArgumentError(
+        `${source}: ${where}maxBufferedBytes ${max} is below ${name} ${largest}, so the largest such body could never be held; ` +
+          `raise ${where}maxBufferedBytes to at least ${largest} or lower ${name}.`,
+      );
+    }
+  }
 }
 
 function resolveTenant(
@@ -210,6 +249,7 @@ function resolveTenant(
     pids: t.quotas.pids ?? DEFAULT_LIMITS.pids,
     spillSessionBytes: t.quotas.spillSessionBytes ?? CONFIG_DEFAULTS.spillSessionBytes,
     spillBytes: t.quotas.spillBytes ?? CONFIG_DEFAULTS.spillBytes,
+    maxBufferedBytes: t.quotas.maxBufferedBytes ?? CONFIG_DEFAULTS.tenantMaxBufferedBytes,
   };
   checkPidsBudget(quotas, where);
   return {

@@ -1,12 +1,13 @@
 /** The OpenAPI document without a running server, for `npm run openapi` and the staleness test. */
 import { buildApp } from "./app.js";
+import { CONFIG_DEFAULTS } from "./config.js";
 import type { App, ServerContext } from "./route-context.js";
 
 /** The document of every route of `buildApp`, from an app that is built, made ready and closed again. */
 export async function openApiDocument(): Promise<Record<string, unknown>> {
   // Routes read the context only while answering requests; the document needs none of it.
   const app: App = buildApp({
-    config: { jsonBodyLimitBytes: 1024, tenants: [] },
+    config: { ...CONFIG_DEFAULTS, tenants: [] },
   } as unknown as ServerContext);
   await app.ready();
   const doc = app.swagger() as unknown as Record<string, unknown>;

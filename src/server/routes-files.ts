@@ -3,7 +3,8 @@
  * tool calls. Paths are confined to /workspace as the tools' are (lexically, then by their canonical
  * target resolved inside the sandbox). A PUT is never written through a symlink: a path whose
  * canonical target differs from the path itself is refused. Both directions are limited to the
- * config's `filesMaxBytes` (413 naming it). Like the workspace download, these routes are the
+ * config's `filesMaxBytes` (413 naming it), and a file read is held against the tenant's and the
+ * server's maxBufferedBytes until its response is over (buffered-bytes.ts). Like the workspace download, these routes are the
  * tenant's own API: the tool-call policy does not judge them.
  */
 import type { Readable } from "node:stream";
@@ -12,6 +13,7 @@ import type { Sandbox } from "../sandbox/index.js";
 import { WORKSPACE_DIR } from "../sandbox/index.js";
 import { isWithinRoot, normalizeToolPath } from "../tools/index.js";
 import { abortOnDisconnect } from "./abort-on-disconnect.js";
+import { type BufferedBytes, holdUntilResponseOver } from "./buffered-bytes.js";
 import { ErrorSchema, FilesQuerySchema, FileWrittenSchema, SessionParamsSchema } from "./http-schemas.js";
 import { type App, principalOf, type ServerContext } from "./route-context.js";
 
@@ -54,8 +56,11 @@ function readBody(body: Readable, maxBytes: number): Promise<Buffer> {
   });
 }
 
-/** Registers the files routes (bodies: `application/octet-stream`). */
-export function registerFileRoutes(app: App, ctx: ServerContext): void {
+/**
+ * Registers the files routes (bodies: `application/octet-stream`, held against `buffered` by the
+ * app's preParsing hook; file reads held here).
+ */
+export function registerFileRoutes(app: App, ctx: ServerContext, buffered: BufferedBytes): void {
   app.addContentTypeParser("application/octet-stream", (_req, payload, done) => done(null, payload));
 
   app.put(
@@ -70,6 +75,8 @@ export function registerFileRoutes(app: App, ctx: ServerContext): void {
           403: ErrorSchema,
           404: ErrorSchema,
           413: ErrorSchema,
+          429: ErrorSchema,
+          503: ErrorSchema,
         },
       },
     },
@@ -107,7 +114,14 @@ export function registerFileRoutes(app: App, ctx: ServerContext): void {
       schema: {
         params: SessionParamsSchema,
         querystring: FilesQuerySchema,
-        response: { 400: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 413: ErrorSchema },
+        response: {
+          400: ErrorSchema,
+          403: ErrorSchema,
+          404: ErrorSchema,
+          413: ErrorSchema,
+          429: ErrorSchema,
+          503: ErrorSchema,
+        },
       },
     },
     async (request, reply) => {
@@ -125,6 +139,7 @@ export function registerFileRoutes(app: App, ctx: ServerContext): void {
       }
       const max = ctx.config.filesMaxBytes;
       if (stat.size > max) throw tooLarge(`File '${request.query.path}' (${stat.size} bytes)`, max);
+      holdUntilResponseOver(buffered, tenant, reply).growTo(stat.size);
       const { data } = await sandbox.readFile(
         canonical,
         { kind: "bytes", offset: 0, length: stat.size },

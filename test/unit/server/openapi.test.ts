@@ -7,6 +7,7 @@ import { readFile } from "node:fs/promises";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import { buildApp } from "../../../src/server/app.js";
+import { CONFIG_DEFAULTS } from "../../../src/server/config.js";
 import { openApiDocument, openApiText } from "../../../src/server/openapi-document.js";
 import type { ServerContext } from "../../../src/server/route-context.js";
 
@@ -54,7 +55,7 @@ describe("OpenAPI document", () => {
   });
 
   it("is served unauthenticated at GET /openapi.json", async () => {
-    const app = buildApp({ config: { jsonBodyLimitBytes: 1024, tenants: [] } } as unknown as ServerContext);
+    const app = buildApp({ config: { ...CONFIG_DEFAULTS, tenants: [] } } as unknown as ServerContext);
     const response = await app.inject({ method: "GET", url: "/openapi.json" });
     await app.close();
     expect(response.statusCode).toBe(200);
