@@ -39,7 +39,7 @@ export class BufferedBytes {
   /** `serverMax`: the config's maxBufferedBytes (bytes). */
   constructor(
     private readonly serverMax: number,
-    private readonly metrics?: Pick<ServerMetrics, "rateLimited">,
+    private readonly metrics?: Pick<ServerMetrics, "rateLimited" | "bufferedBytes">,
   ) {}
 
   /** An empty hold for `tenant`. */
@@ -92,6 +92,7 @@ export class BufferedBytes {
     }
     this.total += n;
     this.byTenant.set(tenant.id, mine + n);
+    this.metrics?.bufferedBytes.set({ tenant: tenant.id }, mine + n);
   }
 
   private give(tenant: string, n: number): void {
@@ -99,6 +100,7 @@ export class BufferedBytes {
     const left = this.held(tenant) - n;
     if (left > 0) this.byTenant.set(tenant, left);
     else this.byTenant.delete(tenant);
+    this.metrics?.bufferedBytes.set({ tenant }, Math.max(left, 0));
   }
 }
 

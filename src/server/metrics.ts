@@ -21,6 +21,8 @@ export interface ServerMetrics {
   httpLatency: Histogram<"method" | "route" | "status">;
   /** Requests refused for a full quota. */
   rateLimited: Counter<"tenant" | "quota">;
+  /** Bytes of request bodies and file reads held in memory per tenant (buffered-bytes.ts). */
+  bufferedBytes: Gauge<"tenant">;
   /** Sandboxes of new sessions by source: "pool" (a warm spare) or "cold" (created for the session). */
   sandboxStarts: Counter<"source">;
   /** Idle warm-pool sandboxes, read from the backend when /metrics is scraped. */
@@ -88,6 +90,12 @@ export function createServerMetrics(options: { defaults?: boolean } = {}): Serve
       name: "warden_rate_limited_total",
       help: "Requests refused for a full tenant quota",
       labelNames: ["tenant", "quota"],
+      registers,
+    }),
+    bufferedBytes: new Gauge({
+      name: "warden_buffered_bytes",
+      help: "Bytes of request bodies and file reads held in memory (quotas.maxBufferedBytes)",
+      labelNames: ["tenant"],
       registers,
     }),
     sandboxStarts: new Counter({

@@ -143,6 +143,8 @@ describe("warden serve: bytes held at once", () => {
       "content-type: application/octet-stream",
       `content-length: ${length}`,
     ].join("\r\n");
+  const bufferedGauge = async (url: string) =>
+    ((await (await fetch(`${url}/metrics`)).text()).match(/^warden_buffered_bytes\{.*$/gm) ?? []).join("\n");
   const put = (url: string, id: string, who: keyof typeof TOKENS, bytes: number) =>
     fetch(`${url}/v1/sessions/${id}/files?path=f.bin`, {
       method: "PUT",
@@ -156,8 +158,9 @@ describe("warden serve: bytes held at once", () => {
     const b = await create(url, "beta");
     const held = [0, 1].map(() => rawRequest(url, putHead(a, "alpha", MiB), "partial"));
     sockets.push(...held.map((h) => h.socket));
-    await expect.poll(async () => (await put(url, a, "alpha", 1000)).status, { timeout: 5000 }).toBe(429);
+    await expect.poll(() => bufferedGauge(url), { timeout: 5000 }).toContain('{tenant="alpha"} 2097152');
     const refused = await put(url, a, "alpha", 1000);
+    expect(refused.status).toBe(429);
     expect(refused.headers.get("retry-after")).toBe("1");
     expect(refused.headers.get("connection")).toBe("close");
     expect(await refused.json()).toEqual({
@@ -171,16 +174,15 @@ describe("warden serve: bytes held at once", () => {
     await expect.poll(async () => (await put(url, a, "alpha", 1000)).status, { timeout: 5000 }).toBe(200);
   });
 
-  it("a chunked body is counted as it arrives (no declared length to take first)", async () => {
+  it("a chunked body is counted as it arrives (no declared length to take first), in warden_buffered_bytes", async () => {
     const url = await serve((c) => quota(c, MiB + 256 * 1024));
     const a = await create(url, "alpha");
     const head = putHead(a, "alpha", 0).replace("content-length: 0", "transfer-encoding: chunked");
     const chunk = Buffer.alloc(768 * 1024, 120);
     const chunked = rawRequest(url, head, `${chunk.length.toString(16)}\r\n${chunk.toString("latin1")}\r\n`);
     sockets.push(chunked.socket);
-    await expect
-      .poll(async () => (await put(url, a, "alpha", 768 * 1024)).status, { timeout: 5000 })
-      .toBe(429);
+    await expect.poll(() => bufferedGauge(url), { timeout: 5000 }).toContain('{tenant="alpha"} 786432');
+    expect((await put(url, a, "alpha", 768 * 1024)).status).toBe(429);
     chunked.socket.write("0\r\n\r\n");
     await expect.poll(() => chunked.received(), { timeout: 5000 }).toContain("HTTP/1.1 200 OK");
     expect((await put(url, a, "alpha", 768 * 1024)).status).toBe(200);
@@ -195,8 +197,9 @@ describe("warden serve: bytes held at once", () => {
     const b = await create(url, "beta");
     const held = rawRequest(url, putHead(a, "alpha", MiB), "partial");
     sockets.push(held.socket);
-    await expect.poll(async () => (await put(url, b, "beta", 10)).status, { timeout: 5000 }).toBe(503);
+    await expect.poll(() => bufferedGauge(url), { timeout: 5000 }).toContain('{tenant="alpha"} 1048576');
     const refused = await put(url, b, "beta", 10);
+    expect(refused.status).toBe(503);
     expect(refused.headers.get("retry-after")).toBe("1");
     expect(await refused.json()).toEqual({
       code: "NO_ROOM",
