@@ -188,6 +188,41 @@ describe("warden serve: bytes held at once", () => {
     expect((await put(url, a, "alpha", 768 * 1024)).status).toBe(200);
   });
 
+  it("a chunked body that passes the quota midway is refused then (files and JSON), and the connection closed", async () => {
+    const url = await serve((c) => quota(c, MiB + 32 * 1024));
+    const a = await create(url, "alpha");
+    const held = rawRequest(url, putHead(a, "alpha", MiB), "partial");
+    sockets.push(held.socket);
+    await expect.poll(() => bufferedGauge(url), { timeout: 5000 }).toContain('{tenant="alpha"} 1048576');
+    const chunkedHead = (line: string, type: string) =>
+      [
+        line,
+        "host: x",
+        `authorization: ${auth("alpha").authorization}`,
+        `content-type: ${type}`,
+        "transfer-encoding: chunked",
+      ].join("\r\n");
+    const chunkOf = (text: string) => `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
+    const file = rawRequest(
+      url,
+      chunkedHead(`PUT /v1/sessions/${a}/files?path=g.bin HTTP/1.1`, "application/octet-stream"),
+      chunkOf("x".repeat(48 * 1024)),
+    );
+    const json = rawRequest(
+      url,
+      chunkedHead(`POST /v1/sessions/${a}/tool-calls HTTP/1.1`, "application/json"),
+      chunkOf(`{"calls":[{"id":"1","name":"echo","arguments":{"text":"${"y".repeat(48 * 1024)}`),
+    );
+    sockets.push(file.socket, json.socket);
+    await Promise.all([file.closed, json.closed]);
+    for (const refused of [file.received(), json.received()]) {
+      expect(refused).toMatch(/^HTTP\/1\.1 429 Too Many Requests\r\n/);
+      expect(refused).toMatch(/\r\nconnection: close\r\n/i);
+      expect(refused).toContain("would pass its quotas.maxBufferedBytes (1081344)");
+    }
+    await expect.poll(() => bufferedGauge(url)).toContain('{tenant="alpha"} 1048576');
+  });
+
   it("the server's bound covers all tenants: NO_ROOM (503) once it is reached", async () => {
     const url = await serve((c) => {
       quota(c, 2 * MiB);
