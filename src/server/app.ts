@@ -8,6 +8,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyRequest } from "fastify";
 import { KeyRing } from "./auth.js";
 import { BufferedBytes, holdRequestBody } from "./buffered-bytes.js";
+import { clientErrorHandler } from "./client-errors.js";
 import { toErrorResponse } from "./errors.js";
 import { type InlineJsonParser, parseJsonBody } from "./json-body.js";
 import { registerOpenApi } from "./openapi.js";
@@ -22,18 +23,19 @@ import { registerWorkspaceRoutes } from "./routes-workspace.js";
 
 /** Builds the app with every route registered. */
 export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {}): App {
-  const { requestTimeoutMs } = ctx.config;
+  const { httpRequestTimeoutMs } = ctx.config;
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: ctx.config.jsonBodyLimitBytes,
     forceCloseConnections: "idle",
     return503OnClosing: true,
-    requestTimeout: requestTimeoutMs,
+    requestTimeout: httpRequestTimeoutMs,
+    clientErrorHandler: clientErrorHandler(httpRequestTimeoutMs),
     // Node checks the request timeout every connectionsCheckingInterval (default 30 s), and its
     // headersTimeout (default 60 s) must not exceed it.
     http: {
-      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(requestTimeoutMs / 4))),
-      headersTimeout: Math.min(60_000, requestTimeoutMs),
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(httpRequestTimeoutMs / 4))),
+      headersTimeout: Math.min(60_000, httpRequestTimeoutMs),
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
   const keys = new KeyRing(ctx.config.tenants);
@@ -62,7 +64,9 @@ export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {})
   );
 
   app.addHook("onRequest", async (request) => {
-    if (!request.url.startsWith("/v1/") && request.url.split("?")[0] !== "/mcp") return;
+    // The matched route, when there is one: the router decodes the path (/%761/sessions is /v1/sessions).
+    const path = request.routeOptions.url ?? request.url.split("?")[0] ?? "";
+    if (!path.startsWith("/v1/") && path !== "/mcp") return;
     request.principal = keys.authenticate(request.headers.authorization);
   });
 

@@ -7,8 +7,10 @@
  * released when the response is over (its socket closed or its last byte handed on), so a client
  * that never reads its answer keeps its own tenant's bytes, never another's.
  *
- * A workspace tar is not counted: it is streamed to disk with backpressure (tar-upload.ts). Bodies
- * of requests without an API key are refused unread, since no route outside /v1 and /mcp takes one.
+ * What is counted is bytes received and read, not what they become: a parsed JSON body can take
+ * several times its bytes of heap. A workspace tar is not counted: it is streamed to disk with
+ * backpressure (tar-upload.ts). Bodies of requests without an API key are refused unread, since no
+ * route outside /v1 and /mcp takes one.
  */
 import { finished, Transform } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
@@ -16,19 +18,41 @@ import { InvalidArgumentError, NoRoomError, NotFoundError } from "../errors.js";
 import type { ServerConfig, TenantConfig } from "./config.js";
 import { QuotaExceededError } from "./errors.js";
 import type { ServerMetrics } from "./metrics.js";
+import { onResponseOver } from "./response-over.js";
 import { RETRY_AFTER_SECONDS } from "./tenant-quotas.js";
 
 /** Bytes one tenant holds, growing as its body arrives; `release` (idempotent) gives them back. */
-export interface BufferHold {
+export class BufferHold {
+  private held = 0;
+  private released = false;
+
+  constructor(
+    readonly tenant: TenantConfig,
+    private readonly take: (n: number) => void,
+    private readonly give: (n: number) => void,
+  ) {}
+
   /** Bytes held now. */
-  readonly bytes: number;
+  get bytes(): number {
+    return this.held;
+  }
+
   /**
-   * Raises the hold to `total` bytes (no-op when it holds that many). Throws QuotaExceededError
-   * (429) past the tenant's quotas.maxBufferedBytes, NoRoomError (503) past the server's
-   * maxBufferedBytes; the hold is unchanged then.
+   * Raises the hold to `total` bytes (no-op when it holds that many, or was released). Throws
+   * QuotaExceededError (429) past the tenant's quotas.maxBufferedBytes, NoRoomError (503) past the
+   * server's maxBufferedBytes; the hold is unchanged then.
    */
-  growTo(total: number): void;
-  release(): void;
+  growTo(total: number): void {
+    if (this.released || total <= this.held) return;
+    this.take(total - this.held);
+    this.held = total;
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.give(this.held);
+  }
 }
 
 /** The server's and each tenant's held bytes. */
@@ -44,24 +68,11 @@ export class BufferedBytes {
 
   /** An empty hold for `tenant`. */
   hold(tenant: TenantConfig): BufferHold {
-    let bytes = 0;
-    let released = false;
-    const self = this;
-    return {
-      get bytes() {
-        return bytes;
-      },
-      growTo(total: number) {
-        if (released || total <= bytes) return;
-        self.take(tenant, total - bytes);
-        bytes = total;
-      },
-      release() {
-        if (released) return;
-        released = true;
-        self.give(tenant.id, bytes);
-      },
-    };
+    return new BufferHold(
+      tenant,
+      (n) => this.take(tenant, n),
+      (n) => this.give(tenant.id, n),
+    );
   }
 
   /** Bytes held for `tenant`, or by the whole server when absent. */
@@ -85,7 +96,7 @@ export class BufferedBytes {
       this.metrics?.rateLimited.inc({ tenant: tenant.id, quota: "server.maxBufferedBytes" });
       const err = new NoRoomError(
         `The server holds ${this.total} bytes of request bodies and file reads in memory; ${n} more would ` +
-          `pass its maxBufferedBytes (${this.serverMax}).`,
+          `pass its maxBufferedBytes (${this.serverMax}); room frees as those requests finish.`,
       );
       err.retryAfterSeconds = RETRY_AFTER_SECONDS;
       throw err;
@@ -105,8 +116,8 @@ export class BufferedBytes {
 }
 
 /**
- * An empty hold for `tenant`, released when `reply`'s response is over: its last byte handed to the
- * socket, or the socket closed (at once when that has already happened).
+ * An empty hold for `tenant`, released when `reply`'s response is over (response-over.ts: its last
+ * byte handed to the socket, or the socket closed; at once when that has already happened).
  */
 export function holdUntilResponseOver(
   buffered: BufferedBytes,
@@ -114,9 +125,23 @@ export function holdUntilResponseOver(
   reply: FastifyReply,
 ): BufferHold {
   const hold = buffered.hold(tenant);
-  if (reply.raw.closed) hold.release();
-  else reply.raw.once("close", () => hold.release());
+  onResponseOver(reply.raw, () => hold.release());
   return hold;
+}
+
+/** How a route's body is buffered (its `config.bufferedBody`): see bufferedCap. */
+export type BufferedBody = "files" | "json-or-tar";
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** How the route's body is buffered; absent: a JSON body (buffered-bytes.ts). */
+    bufferedBody?: BufferedBody;
+  }
+}
+
+/** The request's media type in lower case, without parameters ("" when absent). */
+export function mediaTypeOf(request: Pick<FastifyRequest, "headers">): string {
+  return (request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
 }
 
 /** Whether the request says it has a body (a non-zero Content-Length, or any Transfer-Encoding). */
@@ -126,13 +151,15 @@ function hasBody(request: FastifyRequest): boolean {
 }
 
 /**
- * The most bytes of `request`'s body the server may buffer: none for a workspace tar (streamed to
- * disk), filesMaxBytes for a file PUT, else the JSON body limit. Past it the route's own 413 applies.
+ * The most bytes of `request`'s body the server may buffer, by its route (never by the client's
+ * content type alone, which chooses the parser: an x-tar body sent to the files route is buffered
+ * there like any other): filesMaxBytes for the files route, none for a workspace tar on the route
+ * that streams it to disk, else the JSON body limit. Past it the route's own 413 applies.
  */
 function bufferedCap(request: FastifyRequest, config: ServerConfig): number {
-  const type = request.headers["content-type"] ?? "";
-  if (type.startsWith("application/x-tar")) return 0;
-  if (type.startsWith("application/octet-stream")) return config.filesMaxBytes;
+  const route = request.routeOptions.config?.bufferedBody;
+  if (route === "files") return config.filesMaxBytes;
+  if (route === "json-or-tar" && mediaTypeOf(request) === "application/x-tar") return 0;
   return config.jsonBodyLimitBytes;
 }
 
@@ -150,20 +177,19 @@ export function holdRequestBody(
   reply: FastifyReply,
   payload: NodeJS.ReadableStream,
 ): NodeJS.ReadableStream {
-  if (!request.principal) {
-    if (!hasBody(request)) return payload;
-    reply.header("connection", "close");
-    const route = `${request.method} ${request.url.split("?")[0]}`;
-    if (request.is404) throw new NotFoundError(`No route ${route}.`);
-    throw new InvalidArgumentError(`${route} takes no request body; send it without one.`);
-  }
-  const cap = bufferedCap(request, config);
-  if (cap === 0) return payload;
-  const hold = holdUntilResponseOver(buffered, request.principal.tenant, reply);
+  if (!hasBody(request)) return payload;
   const refuse = (err: unknown) => {
     reply.header("connection", "close");
     return err;
   };
+  if (!request.principal) {
+    const route = `${request.method} ${request.url.split("?")[0]}`;
+    if (request.is404) throw refuse(new NotFoundError(`No route ${route}.`));
+    throw refuse(new InvalidArgumentError(`${route} takes no request body; send it without one.`));
+  }
+  const cap = bufferedCap(request, config);
+  if (cap === 0) return payload;
+  const hold = holdUntilResponseOver(buffered, request.principal.tenant, reply);
   const declared = Number(request.headers["content-length"] ?? 0);
   try {
     hold.growTo(Math.min(Number.isFinite(declared) ? declared : 0, cap));
@@ -183,7 +209,10 @@ export function holdRequestBody(
       }
     },
   });
-  // A client gone midway (or cut by requestTimeoutMs) ends the counter too, so no reader waits.
+  // Whoever reads the body reports its errors; a route that answered without reading it (a 404,
+  // a 413 on the declared length) has no reader, and an unheard 'error' would end the process.
+  counter.on("error", () => {});
+  // A client gone midway (or cut by httpRequestTimeoutMs) ends the counter too, so no reader waits.
   finished(payload, (err) => {
     if (err) counter.destroy(err);
   });

@@ -118,7 +118,7 @@ export const ServerConfigSchema = Type.Object(
         "Request bodies and file reads of all tenants held in memory at once, bytes; default 256 MiB",
       ),
     ),
-    requestTimeoutMs: Type.Optional(
+    httpRequestTimeoutMs: Type.Optional(
       PositiveInt("Time a client has to send a whole request (headers and body), ms; default 120000"),
     ),
     tarMaxEntries: Type.Optional(

@@ -77,7 +77,7 @@ export interface ServerConfig {
    * Time a client has to send a whole request, headers and body, ms: Node's server.requestTimeout;
    * past it Node answers 408 and closes the connection.
    */
-  requestTimeoutMs: number;
+  httpRequestTimeoutMs: number;
   shutdownGraceMs: number;
   reapIntervalMs: number;
   /** How long a call whose policy decision is `ask` waits for an answer over HTTP, ms. */
@@ -117,7 +117,7 @@ export const CONFIG_DEFAULTS = {
   filesMaxBytes: 8 * MiB,
   maxBufferedBytes: 256 * MiB,
   tenantMaxBufferedBytes: 64 * MiB,
-  requestTimeoutMs: 120_000,
+  httpRequestTimeoutMs: 120_000,
   tarMaxEntries: DEFAULT_TAR_MAX_ENTRIES,
   shutdownGraceMs: 10_000,
   reapIntervalMs: 5_000,
@@ -187,7 +187,7 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
     filesMaxBytes: cfg.filesMaxBytes ?? CONFIG_DEFAULTS.filesMaxBytes,
     tarMaxEntries: cfg.tarMaxEntries ?? CONFIG_DEFAULTS.tarMaxEntries,
     maxBufferedBytes: cfg.maxBufferedBytes ?? CONFIG_DEFAULTS.maxBufferedBytes,
-    requestTimeoutMs: cfg.requestTimeoutMs ?? CONFIG_DEFAULTS.requestTimeoutMs,
+    httpRequestTimeoutMs: cfg.httpRequestTimeoutMs ?? CONFIG_DEFAULTS.httpRequestTimeoutMs,
     shutdownGraceMs: cfg.shutdownGraceMs ?? CONFIG_DEFAULTS.shutdownGraceMs,
     reapIntervalMs: cfg.reapIntervalMs ?? CONFIG_DEFAULTS.reapIntervalMs,
     approvalTimeoutMs: cfg.approvalTimeoutMs ?? CONFIG_DEFAULTS.approvalTimeoutMs,

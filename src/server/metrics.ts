@@ -88,7 +88,7 @@ export function createServerMetrics(options: { defaults?: boolean } = {}): Serve
     }),
     rateLimited: new Counter({
       name: "warden_rate_limited_total",
-      help: "Requests refused for a full tenant quota",
+      help: "Requests refused for a full tenant quota (quota=server.maxBufferedBytes: the server's bound)",
       labelNames: ["tenant", "quota"],
       registers,
     }),

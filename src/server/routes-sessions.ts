@@ -10,6 +10,7 @@ import { Type } from "typebox";
 import { Compile } from "typebox/compile";
 import { InvalidArgumentError } from "../errors.js";
 import { dottedPath, schemaErrorLines } from "../util/index.js";
+import { mediaTypeOf } from "./buffered-bytes.js";
 import {
   CreateSessionBodySchema,
   CreateSessionQuerySchema,
@@ -82,6 +83,7 @@ export function registerSessionRoutes(app: App, ctx: ServerContext): void {
   app.post(
     "/v1/sessions",
     {
+      config: { bufferedBody: "json-or-tar" },
       schema: {
         querystring: CreateSessionQuerySchema,
         response: { 201: SessionSchema, 400: ErrorSchema, 429: ErrorSchema, 503: ErrorSchema },
@@ -89,7 +91,7 @@ export function registerSessionRoutes(app: App, ctx: ServerContext): void {
     },
     async (request, reply) => {
       const { tenant } = principalOf(request);
-      const isTar = request.headers["content-type"]?.startsWith("application/x-tar") ?? false;
+      const isTar = mediaTypeOf(request) === "application/x-tar";
       // The slot is taken before an upload is unpacked, so a tenant at maxSessions writes nothing
       // and at most maxSessions uploads of a tenant are on disk at once.
       const release = ctx.manager.reserveSession(tenant);

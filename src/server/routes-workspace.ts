@@ -4,11 +4,11 @@
  * one of its tenant's maxConcurrentWorkspaceReads slots until its response is over (sent or the
  * client gone), so one tenant's parallel requests cannot fill the server's memory or the engine.
  */
-import type { ServerResponse } from "node:http";
 import { collectChanges, formatPatchBytes } from "../review/index.js";
 import { abortOnDisconnect } from "./abort-on-disconnect.js";
 import type { TenantConfig } from "./config.js";
 import { SessionParamsSchema } from "./http-schemas.js";
+import { onResponseOver, type ResponseLike } from "./response-over.js";
 import { type App, principalOf, type ServerContext } from "./route-context.js";
 import type { SessionManager } from "./session-manager.js";
 
@@ -23,17 +23,15 @@ export const CHANGES_MAX_TOTAL_BYTES = 32 * 1024 * 1024;
 
 /**
  * Takes a workspace-read slot of `tenant` (429 when none is free), held until the response `raw`
- * closes. A response already destroyed (the client left during the hooks before the handler; its
- * `close` was emitted then and never comes again) gives the slot back at once instead of keeping it.
+ * is over (response-over.ts): a response already destroyed (the client left during the hooks before
+ * the handler) or queued behind a pipelined one whose socket closed gives the slot back.
  */
 export function holdReadSlot(
   manager: Pick<SessionManager, "reserveWorkspaceRead">,
   tenant: TenantConfig,
-  raw: Pick<ServerResponse, "destroyed" | "once">,
+  raw: ResponseLike,
 ): void {
-  const release = manager.reserveWorkspaceRead(tenant);
-  if (raw.destroyed) release();
-  else raw.once("close", release);
+  onResponseOver(raw, manager.reserveWorkspaceRead(tenant));
 }
 
 /** Registers the workspace routes; both abort their engine reads when the client disconnects. */

@@ -203,7 +203,7 @@ export function testConfig(
     filesMaxBytes: 1024 * 1024,
     tarMaxEntries: 100,
     maxBufferedBytes: 256 * 1024 * 1024,
-    requestTimeoutMs: 120_000,
+    httpRequestTimeoutMs: 120_000,
     shutdownGraceMs: 1000,
     reapIntervalMs: 60_000,
     approvalTimeoutMs: 300_000,

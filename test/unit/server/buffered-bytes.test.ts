@@ -2,20 +2,14 @@
  * Issue 11, an attack: the server's memory was bounded per request only (400 held-open 8 MiB
  * `PUT /files` bodies: 3.43 GB; 150 unread 8 MiB GETs: 1.36 GB; unauthenticated 1 MiB bodies to
  * unknown routes). Now the bytes held at once are bounded per tenant (quotas.maxBufferedBytes) and
- * for the server (maxBufferedBytes), a request must arrive within requestTimeoutMs, and bodies
+ * for the server (maxBufferedBytes), a request must arrive within httpRequestTimeoutMs, and bodies
  * without an API key are refused unread. Real HTTP on a real listener over the fake backend.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { connect, type Socket } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BufferedBytes } from "../../../src/server/buffered-bytes.js";
-import { resolveServerConfig, type ServerConfig } from "../../../src/server/config.js";
-import { type RunningServer, startServer } from "../../../src/server/server.js";
-import { auth, FakeBackend, type TOKENS, tenant, testConfig } from "../../helpers/server-fakes.js";
-
-const MiB = 1024 * 1024;
+import { resolveServerConfig } from "../../../src/server/config.js";
+import { bufferedServer, MiB } from "../../helpers/buffered-server.js";
+import { auth, tenant } from "../../helpers/server-fakes.js";
 
 describe("BufferedBytes", () => {
   const alpha = tenant("alpha", { quotas: { ...tenant("alpha").quotas, maxBufferedBytes: 100 } });
@@ -54,13 +48,13 @@ describe("BufferedBytes", () => {
       code: "NO_ROOM",
       retryAfterSeconds: 1,
       message:
-        "The server holds 100 bytes of request bodies and file reads in memory; 51 more would pass its maxBufferedBytes (150).",
+        "The server holds 100 bytes of request bodies and file reads in memory; 51 more would pass its maxBufferedBytes (150); room frees as those requests finish.",
     });
     expect(buffered.held("beta")).toBe(0);
   });
 });
 
-describe("config: maxBufferedBytes and requestTimeoutMs", () => {
+describe("config: maxBufferedBytes and httpRequestTimeoutMs", () => {
   const quotas = { maxSessions: 1, cpus: 1, memoryBytes: 64 * MiB, workspaceBytes: 1000 };
   const tenants = (extra: Record<string, unknown> = {}) => [
     { id: "acme", keys: [{ id: "k", sha256: "a".repeat(64) }], quotas: { ...quotas, ...extra } },
@@ -83,83 +77,24 @@ describe("config: maxBufferedBytes and requestTimeoutMs", () => {
     );
   });
 
-  it("a request timeout of 0 is refused naming the field", () => {
-    expect(() => resolveServerConfig({ requestTimeoutMs: 0, tenants: tenants() }, "/", "c.yaml")).toThrow(
-      "c.yaml: invalid server configuration: /requestTimeoutMs must be >= 1.",
+  it("an HTTP request timeout of 0 is refused naming the field", () => {
+    expect(() => resolveServerConfig({ httpRequestTimeoutMs: 0, tenants: tenants() }, "/", "c.yaml")).toThrow(
+      "c.yaml: invalid server configuration: /httpRequestTimeoutMs must be >= 1.",
     );
   });
 });
 
-/** A raw HTTP/1.1 client: writes `head` (and `body`), collects whatever comes back until closed. */
-function rawRequest(url: string, head: string, body = "") {
-  const { hostname, port } = new URL(url);
-  const socket: Socket = connect(Number(port), hostname);
-  let received = "";
-  socket.on("data", (d) => (received += d.toString("latin1")));
-  socket.on("error", () => {});
-  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
-  socket.write(`${head}\r\n\r\n${body}`);
-  return { socket, closed, received: () => received };
-}
-
-describe("warden serve: bytes held at once", () => {
-  let dir: string;
-  let server: RunningServer | undefined;
-  let backend: FakeBackend;
-  const sockets: Socket[] = [];
-
-  async function serve(edit: (config: ServerConfig) => void): Promise<string> {
-    dir = await mkdtemp(join(tmpdir(), "warden-buffered-"));
-    backend = new FakeBackend();
-    const config = testConfig(dir);
-    edit(config);
-    server = await startServer({ config, backend, listen: true });
-    return server.url as string;
-  }
-  const quota = (config: ServerConfig, maxBufferedBytes: number) => {
-    for (const t of config.tenants) t.quotas = { ...t.quotas, maxBufferedBytes };
-  };
-
-  afterEach(async () => {
-    for (const s of sockets.splice(0)) s.destroy();
-    await server?.shutdown(0);
-    server = undefined;
-    await rm(dir, { recursive: true, force: true });
-  });
-
-  const create = async (url: string, who: keyof typeof TOKENS): Promise<string> => {
-    const res = await fetch(`${url}/v1/sessions`, {
-      method: "POST",
-      headers: { ...auth(who), "content-type": "application/json" },
-      body: "{}",
-    });
-    return ((await res.json()) as { id: string }).id;
-  };
-  const putHead = (id: string, who: keyof typeof TOKENS, length: number) =>
-    [
-      `PUT /v1/sessions/${id}/files?path=f.bin HTTP/1.1`,
-      "host: x",
-      `authorization: ${auth(who).authorization}`,
-      "content-type: application/octet-stream",
-      `content-length: ${length}`,
-    ].join("\r\n");
-  const bufferedGauge = async (url: string) =>
-    ((await (await fetch(`${url}/metrics`)).text()).match(/^warden_buffered_bytes\{.*$/gm) ?? []).join("\n");
-  const put = (url: string, id: string, who: keyof typeof TOKENS, bytes: number) =>
-    fetch(`${url}/v1/sessions/${id}/files?path=f.bin`, {
-      method: "PUT",
-      headers: { ...auth(who), "content-type": "application/octet-stream" },
-      body: Buffer.alloc(bytes, 120),
-    });
+describe("warden serve: bodies held at once", () => {
+  const s = bufferedServer();
+  afterEach(() => s.stop());
 
   it("held-open file bodies count against their tenant until their connection ends; other tenants are not counted", async () => {
-    const url = await serve((c) => quota(c, 2 * MiB));
-    const a = await create(url, "alpha");
-    const b = await create(url, "beta");
-    const held = [0, 1].map(() => rawRequest(url, putHead(a, "alpha", MiB), "partial"));
-    sockets.push(...held.map((h) => h.socket));
-    await expect.poll(() => bufferedGauge(url), { timeout: 5000 }).toContain('{tenant="alpha"} 2097152');
-    const refused = await put(url, a, "alpha", 1000);
+    await s.serve(2 * MiB);
+    const a = await s.create("alpha");
+    const b = await s.create("beta");
+    const held = [0, 1].map(() => s.raw(s.putHead(a, "alpha", MiB), "partial"));
+    await expect.poll(() => s.gauge(), { timeout: 5000 }).toContain('{tenant="alpha"} 2097152');
+    const refused = await s.put(a, "alpha", 1000);
     expect(refused.status).toBe(429);
     expect(refused.headers.get("retry-after")).toBe("1");
     expect(refused.headers.get("connection")).toBe("close");
@@ -168,32 +103,41 @@ describe("warden serve: bytes held at once", () => {
       message:
         "Tenant 'alpha' holds 2097152 bytes of request bodies and file reads in the server's memory; 1000 more would pass its quotas.maxBufferedBytes (2097152); retry once its other requests finish, or raise quotas.maxBufferedBytes in the server config.",
     });
-    expect((await put(url, b, "beta", MiB)).status).toBe(200);
+    expect((await s.put(b, "beta", MiB)).status).toBe(200);
 
     held[0]?.socket.destroy();
-    await expect.poll(async () => (await put(url, a, "alpha", 1000)).status, { timeout: 5000 }).toBe(200);
+    await expect.poll(async () => (await s.put(a, "alpha", 1000)).status, { timeout: 5000 }).toBe(200);
+  });
+
+  it("the count follows the route, not the client's content type: an upper-case type is counted at filesMaxBytes, an x-tar body refused unread", async () => {
+    await s.serve(4 * MiB);
+    const a = await s.create("alpha");
+    s.raw(s.putHead(a, "alpha", MiB, "Application/Octet-Stream"), "partial");
+    await expect.poll(() => s.gauge(), { timeout: 5000 }).toContain('{tenant="alpha"} 1048576');
+    const tar = s.raw(s.putHead(a, "alpha", MiB, "application/x-tar"), "partial");
+    await expect.poll(() => tar.received(), { timeout: 5000 }).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(tar.received()).toContain("Send the file's bytes with content-type application/octet-stream.");
+    expect(await s.gauge()).toContain('{tenant="alpha"} 1048576');
   });
 
   it("a chunked body is counted as it arrives (no declared length to take first), in warden_buffered_bytes", async () => {
-    const url = await serve((c) => quota(c, MiB + 256 * 1024));
-    const a = await create(url, "alpha");
-    const head = putHead(a, "alpha", 0).replace("content-length: 0", "transfer-encoding: chunked");
+    await s.serve(MiB + 256 * 1024);
+    const a = await s.create("alpha");
+    const head = s.putHead(a, "alpha", 0).replace("content-length: 0", "transfer-encoding: chunked");
     const chunk = Buffer.alloc(768 * 1024, 120);
-    const chunked = rawRequest(url, head, `${chunk.length.toString(16)}\r\n${chunk.toString("latin1")}\r\n`);
-    sockets.push(chunked.socket);
-    await expect.poll(() => bufferedGauge(url), { timeout: 5000 }).toContain('{tenant="alpha"} 786432');
-    expect((await put(url, a, "alpha", 768 * 1024)).status).toBe(429);
+    const chunked = s.raw(head, `${chunk.length.toString(16)}\r\n${chunk.toString("latin1")}\r\n`);
+    await expect.poll(() => s.gauge(), { timeout: 5000 }).toContain('{tenant="alpha"} 786432');
+    expect((await s.put(a, "alpha", 768 * 1024)).status).toBe(429);
     chunked.socket.write("0\r\n\r\n");
     await expect.poll(() => chunked.received(), { timeout: 5000 }).toContain("HTTP/1.1 200 OK");
-    expect((await put(url, a, "alpha", 768 * 1024)).status).toBe(200);
+    expect((await s.put(a, "alpha", 768 * 1024)).status).toBe(200);
   });
 
   it("a chunked body that passes the quota midway is refused then (files and JSON), and the connection closed", async () => {
-    const url = await serve((c) => quota(c, MiB + 32 * 1024));
-    const a = await create(url, "alpha");
-    const held = rawRequest(url, putHead(a, "alpha", MiB), "partial");
-    sockets.push(held.socket);
-    await expect.poll(() => bufferedGauge(url), { timeout: 5000 }).toContain('{tenant="alpha"} 1048576');
+    await s.serve(MiB + 32 * 1024);
+    const a = await s.create("alpha");
+    s.raw(s.putHead(a, "alpha", MiB), "partial");
+    await expect.poll(() => s.gauge(), { timeout: 5000 }).toContain('{tenant="alpha"} 1048576');
     const chunkedHead = (line: string, type: string) =>
       [
         line,
@@ -203,102 +147,65 @@ describe("warden serve: bytes held at once", () => {
         "transfer-encoding: chunked",
       ].join("\r\n");
     const chunkOf = (text: string) => `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
-    const file = rawRequest(
-      url,
+    const file = s.raw(
       chunkedHead(`PUT /v1/sessions/${a}/files?path=g.bin HTTP/1.1`, "application/octet-stream"),
       chunkOf("x".repeat(48 * 1024)),
     );
-    const json = rawRequest(
-      url,
+    const json = s.raw(
       chunkedHead(`POST /v1/sessions/${a}/tool-calls HTTP/1.1`, "application/json"),
       chunkOf(`{"calls":[{"id":"1","name":"echo","arguments":{"text":"${"y".repeat(48 * 1024)}`),
     );
-    sockets.push(file.socket, json.socket);
     await Promise.all([file.closed, json.closed]);
     for (const refused of [file.received(), json.received()]) {
       expect(refused).toMatch(/^HTTP\/1\.1 429 Too Many Requests\r\n/);
       expect(refused).toMatch(/\r\nconnection: close\r\n/i);
       expect(refused).toContain("would pass its quotas.maxBufferedBytes (1081344)");
     }
-    await expect.poll(() => bufferedGauge(url)).toContain('{tenant="alpha"} 1048576');
+    await expect.poll(() => s.gauge()).toContain('{tenant="alpha"} 1048576');
   });
 
   it("the server's bound covers all tenants: NO_ROOM (503) once it is reached", async () => {
-    const url = await serve((c) => {
-      quota(c, 2 * MiB);
+    await s.serve(2 * MiB, (c) => {
       c.maxBufferedBytes = MiB;
     });
-    const a = await create(url, "alpha");
-    const b = await create(url, "beta");
-    const held = rawRequest(url, putHead(a, "alpha", MiB), "partial");
-    sockets.push(held.socket);
-    await expect.poll(() => bufferedGauge(url), { timeout: 5000 }).toContain('{tenant="alpha"} 1048576');
-    const refused = await put(url, b, "beta", 10);
+    const a = await s.create("alpha");
+    const b = await s.create("beta");
+    s.raw(s.putHead(a, "alpha", MiB), "partial");
+    await expect.poll(() => s.gauge(), { timeout: 5000 }).toContain('{tenant="alpha"} 1048576');
+    const refused = await s.put(b, "beta", 10);
     expect(refused.status).toBe(503);
     expect(refused.headers.get("retry-after")).toBe("1");
+    expect(refused.headers.get("connection")).toBe("close");
     expect(await refused.json()).toEqual({
       code: "NO_ROOM",
       message:
-        "The server holds 1048576 bytes of request bodies and file reads in memory; 10 more would pass its maxBufferedBytes (1048576). Retry in 1 s (Retry-After).",
+        "The server holds 1048576 bytes of request bodies and file reads in memory; 10 more would pass its maxBufferedBytes (1048576); room frees as those requests finish. Retry in 1 s (Retry-After).",
     });
   });
 
-  it("an unread file GET holds its bytes until its connection ends", async () => {
-    const url = await serve((c) => {
-      c.filesMaxBytes = 32 * MiB;
-      quota(c, 40 * MiB);
-    });
-    const a = await create(url, "alpha");
-    expect((await put(url, a, "alpha", 32 * MiB)).status).toBe(200);
-    const get = [
-      `GET /v1/sessions/${a}/files?path=f.bin HTTP/1.1`,
-      "host: x",
-      `authorization: ${auth("alpha").authorization}`,
-    ].join("\r\n");
-    // Read only the first bytes (the server has taken its hold by then), then never again: the
-    // kernel's socket buffers take a few MiB, the server keeps the rest.
-    const unread = rawRequest(url, get);
-    unread.socket.once("data", () => unread.socket.pause());
-    sockets.push(unread.socket);
-    await expect.poll(() => unread.received()).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
-    const second = () =>
-      fetch(`${url}/v1/sessions/${a}/files?path=f.bin`, { headers: auth("alpha") }).then(async (r) => ({
-        status: r.status,
-        text: await r.text(),
-      }));
-    await expect.poll(async () => (await second()).status, { timeout: 5000 }).toBe(429);
-    expect((await second()).text).toContain("holds 33554432 bytes");
-    unread.socket.destroy();
-    await expect.poll(async () => (await second()).status, { timeout: 5000 }).toBe(200);
-  });
-
-  it("a request not sent within requestTimeoutMs gets 408, and its bytes are released", async () => {
-    const url = await serve((c) => {
-      quota(c, MiB);
-      c.requestTimeoutMs = 400;
-    });
-    const a = await create(url, "alpha");
-    const slow = rawRequest(url, putHead(a, "alpha", MiB), "partial");
-    sockets.push(slow.socket);
-    await slow.closed;
-    expect(slow.received()).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
-    expect((await put(url, a, "alpha", MiB)).status).toBe(200);
-  });
-
-  it("a body without an API key is refused unread: 404 on an unknown route, 400 on a route that takes none", async () => {
-    const url = await serve(() => {});
-    const post = (path: string) => fetch(`${url}${path}`, { method: "POST", body: "x".repeat(MiB) });
-    const unknown = await post("/nope");
-    expect([unknown.status, await unknown.json()]).toEqual([
-      404,
-      { code: "NOT_FOUND", message: "No route POST /nope." },
-    ]);
-    // fetch sends no GET body; a raw request does.
-    const raw = rawRequest(url, "GET /healthz HTTP/1.1\r\nhost: x\r\ncontent-length: 5", "hello");
-    await raw.closed;
-    expect(raw.received()).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
-    expect(raw.received()).toContain(
+  it("a body without an API key is refused before it is read: 404 on an unknown route, 400 on a route that takes none", async () => {
+    await s.serve(MiB);
+    // Only part of each declared body is sent: the answer comes without waiting for the rest.
+    const unknown = s.raw("POST /nope HTTP/1.1\r\nhost: x\r\ncontent-length: 1048576", "partial");
+    const healthz = s.raw("GET /healthz HTTP/1.1\r\nhost: x\r\ncontent-length: 1048576", "partial");
+    await Promise.all([unknown.closed, healthz.closed]);
+    expect(unknown.received()).toMatch(/^HTTP\/1\.1 404 Not Found\r\n/);
+    expect(unknown.received()).toMatch(/\r\nconnection: close\r\n/i);
+    expect(unknown.received()).toContain('{"code":"NOT_FOUND","message":"No route POST /nope."}');
+    expect(healthz.received()).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(healthz.received()).toContain(
       '{"code":"INVALID_ARGUMENT","message":"GET /healthz takes no request body; send it without one."}',
     );
+  });
+
+  it("a route path the router decodes is authenticated like the plain one (/%761/sessions is /v1/sessions)", async () => {
+    await s.serve(MiB);
+    const res = await fetch(`${s.url()}/%761/sessions`, {
+      method: "POST",
+      headers: { ...auth("alpha"), "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(res.status).toBe(201);
+    expect((await fetch(`${s.url()}/%761/sessions`, { method: "POST", body: "{}" })).status).toBe(401);
   });
 });

@@ -35,7 +35,7 @@ describe("warden serve: config and keys", () => {
       tarMaxEntries: 100000,
       filesMaxBytes: 8388608,
       maxBufferedBytes: 268435456,
-      requestTimeoutMs: 120000,
+      httpRequestTimeoutMs: 120000,
       shutdownGraceMs: 10000,
       approvalTimeoutMs: 300000,
       warmPool: { size: 1, maxIdleMs: 600000, maxKeys: 8 },

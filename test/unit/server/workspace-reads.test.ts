@@ -77,10 +77,18 @@ describe("warden serve: workspace reads within maxConcurrentWorkspaceReads", () 
     // Its `close` was emitted before the handler could listen: waiting for it held the slot forever.
     const alpha = server.manager.tenant("alpha")!;
     const listeners: string[] = [];
-    const gone = { destroyed: true, once: (event: string) => listeners.push(event) };
+    const gone = {
+      destroyed: true,
+      once: (event: string) => listeners.push(event),
+      removeListener: () => {},
+    };
     holdReadSlot(server.manager, alpha, gone as never);
     expect(server.manager.workspaceReadsInFlight("alpha")).toBe(0);
-    const open = { destroyed: false, once: (event: string) => listeners.push(event) };
+    const open = {
+      destroyed: false,
+      once: (event: string) => listeners.push(event),
+      removeListener: () => {},
+    };
     holdReadSlot(server.manager, alpha, open as never);
     expect(server.manager.workspaceReadsInFlight("alpha")).toBe(1);
     expect(listeners).toEqual(["close"]);

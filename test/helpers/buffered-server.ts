@@ -1,0 +1,106 @@
+/**
+ * A `warden serve` over the fake backend on a real listener, for the tests of the bytes it holds
+ * (src/server/buffered-bytes.ts): raw HTTP/1.1 requests that can be held open, left unread or
+ * pipelined, and the warden_buffered_bytes gauge to wait on instead of racing the server.
+ */
+import { mkdtemp, rm } from "node:fs/promises";
+import { connect, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ServerConfig } from "../../src/server/config.js";
+import { type RunningServer, startServer } from "../../src/server/server.js";
+import { auth, FakeBackend, type TOKENS, testConfig } from "./server-fakes.js";
+
+export const MiB = 1024 * 1024;
+
+/** A raw request: its socket, when it closed, and everything received so far (latin1). */
+export interface RawRequest {
+  socket: Socket;
+  closed: Promise<void>;
+  received: () => string;
+}
+
+/** A served fake backend and the requests the tests make of it. */
+export function bufferedServer() {
+  let dir = "";
+  let server: RunningServer | undefined;
+  let url = "";
+  const sockets: Socket[] = [];
+
+  /** Writes `head` (lines without the blank line) and `body`; collects what comes back. */
+  const raw = (head: string, body = ""): RawRequest => {
+    const { hostname, port } = new URL(url);
+    const socket = connect(Number(port), hostname);
+    sockets.push(socket);
+    let received = "";
+    socket.on("data", (d) => (received += d.toString("latin1")));
+    socket.on("error", () => {});
+    const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    socket.write(`${head}\r\n\r\n${body}`);
+    return { socket, closed, received: () => received };
+  };
+
+  return {
+    raw,
+    url: () => url,
+    /** Starts the server with testConfig edited by `edit`; every tenant's maxBufferedBytes is `quota`. */
+    async serve(quota: number, edit: (config: ServerConfig) => void = () => {}): Promise<void> {
+      dir = await mkdtemp(join(tmpdir(), "warden-buffered-"));
+      const config = testConfig(dir);
+      for (const t of config.tenants) t.quotas = { ...t.quotas, maxBufferedBytes: quota };
+      edit(config);
+      server = await startServer({ config, backend: new FakeBackend(), listen: true });
+      url = server.url as string;
+    },
+    async stop(): Promise<void> {
+      for (const s of sockets.splice(0)) s.destroy();
+      await server?.shutdown(0);
+      server = undefined;
+      await rm(dir, { recursive: true, force: true });
+    },
+    async create(who: keyof typeof TOKENS): Promise<string> {
+      const res = await fetch(`${url}/v1/sessions`, {
+        method: "POST",
+        headers: { ...auth(who), "content-type": "application/json" },
+        body: "{}",
+      });
+      return ((await res.json()) as { id: string }).id;
+    },
+    /** The head of a file PUT of `length` declared bytes. */
+    putHead(id: string, who: keyof typeof TOKENS, length: number, type = "application/octet-stream"): string {
+      return [
+        `PUT /v1/sessions/${id}/files?path=f.bin HTTP/1.1`,
+        "host: x",
+        `authorization: ${auth(who).authorization}`,
+        `content-type: ${type}`,
+        `content-length: ${length}`,
+      ].join("\r\n");
+    },
+    /** The head of a file GET. */
+    getHead(id: string, who: keyof typeof TOKENS): string {
+      return [
+        `GET /v1/sessions/${id}/files?path=f.bin HTTP/1.1`,
+        "host: x",
+        `authorization: ${auth(who).authorization}`,
+      ].join("\r\n");
+    },
+    put(id: string, who: keyof typeof TOKENS, bytes: number): Promise<Response> {
+      return fetch(`${url}/v1/sessions/${id}/files?path=f.bin`, {
+        method: "PUT",
+        headers: { ...auth(who), "content-type": "application/octet-stream" },
+        body: Buffer.alloc(bytes, 120),
+      });
+    },
+    get(id: string, who: keyof typeof TOKENS): Promise<{ status: number; text: string }> {
+      return fetch(`${url}/v1/sessions/${id}/files?path=f.bin`, { headers: auth(who) }).then(async (r) => ({
+        status: r.status,
+        text: await r.text(),
+      }));
+    },
+    /** The warden_buffered_bytes lines of /metrics, e.g. `warden_buffered_bytes{tenant="alpha"} 1048576`. */
+    async gauge(): Promise<string> {
+      const text = await (await fetch(`${url}/metrics`)).text();
+      return (text.match(/^warden_buffered_bytes\{.*$/gm) ?? []).join("\n");
+    },
+  };
+}
