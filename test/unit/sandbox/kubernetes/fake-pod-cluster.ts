@@ -158,12 +158,16 @@ export function versionProbe(stdout: Writable, onStatus: unknown, fails: boolean
   return socket;
 }
 
-export async function open(fake: ReturnType<typeof fakeCluster>, podReadTimeoutMs?: number) {
+export async function open(
+  fake: ReturnType<typeof fakeCluster>,
+  podReadTimeoutMs?: number,
+  settle: typeof SETTLE = SETTLE,
+) {
   const client = await connectHelper(fake.cluster, "warden-s1");
   return new PodChannel(fake.cluster, "warden-s1", client, {
     sessionId: "s1",
     policy: FAST,
-    settle: SETTLE,
+    settle,
     ...(podReadTimeoutMs === undefined ? {} : { podReadTimeoutMs }),
   });
 }
