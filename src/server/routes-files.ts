@@ -68,6 +68,16 @@ function readBody(body: Readable, maxBytes: number): Promise<Buffer> {
   });
 }
 
+/** The error answers of both files routes (429/503: maxBufferedBytes, buffered-bytes.ts). */
+const FILE_ERRORS = {
+  400: ErrorSchema,
+  403: ErrorSchema,
+  404: ErrorSchema,
+  413: ErrorSchema,
+  429: ErrorSchema,
+  503: ErrorSchema,
+};
+
 /**
  * Registers the files routes (bodies: `application/octet-stream`, held against `buffered` by the
  * app's preParsing hook; file reads held here).
@@ -82,15 +92,7 @@ export function registerFileRoutes(app: App, ctx: ServerContext, buffered: Buffe
       schema: {
         params: SessionParamsSchema,
         querystring: FilesQuerySchema,
-        response: {
-          200: FileWrittenSchema,
-          400: ErrorSchema,
-          403: ErrorSchema,
-          404: ErrorSchema,
-          413: ErrorSchema,
-          429: ErrorSchema,
-          503: ErrorSchema,
-        },
+        response: { 200: FileWrittenSchema, ...FILE_ERRORS },
       },
     },
     async (request, reply) => {
@@ -130,14 +132,7 @@ export function registerFileRoutes(app: App, ctx: ServerContext, buffered: Buffe
       schema: {
         params: SessionParamsSchema,
         querystring: FilesQuerySchema,
-        response: {
-          400: ErrorSchema,
-          403: ErrorSchema,
-          404: ErrorSchema,
-          413: ErrorSchema,
-          429: ErrorSchema,
-          503: ErrorSchema,
-        },
+        response: FILE_ERRORS,
       },
     },
     async (request, reply) => {

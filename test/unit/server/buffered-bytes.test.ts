@@ -84,6 +84,16 @@ describe("config: maxBufferedBytes and httpRequestTimeoutMs", () => {
   });
 });
 
+/** A refusal for held bytes: its status, Retry-After 1, Connection: close and its exact body. */
+async function expectRefusal(res: Response, status: number, body: { code: string; message: string }) {
+  expect([res.status, res.headers.get("retry-after"), res.headers.get("connection")]).toEqual([
+    status,
+    "1",
+    "close",
+  ]);
+  expect(await res.json()).toEqual(body);
+}
+
 describe("warden serve: bodies held at once", () => {
   const s = bufferedServer();
   afterEach(() => s.stop());
@@ -94,11 +104,7 @@ describe("warden serve: bodies held at once", () => {
     const b = await s.create("beta");
     const held = [0, 1].map(() => s.raw(s.putHead(a, "alpha", MiB), "partial"));
     await expect.poll(() => s.gauge(), { timeout: 5000 }).toContain('{tenant="alpha"} 2097152');
-    const refused = await s.put(a, "alpha", 1000);
-    expect(refused.status).toBe(429);
-    expect(refused.headers.get("retry-after")).toBe("1");
-    expect(refused.headers.get("connection")).toBe("close");
-    expect(await refused.json()).toEqual({
+    await expectRefusal(await s.put(a, "alpha", 1000), 429, {
       code: "RATE_LIMITED",
       message:
         "Tenant 'alpha' holds 2097152 bytes of request bodies and file reads in the server's memory; 1000 more would pass its quotas.maxBufferedBytes (2097152); retry once its other requests finish, or raise quotas.maxBufferedBytes in the server config.",
@@ -172,11 +178,7 @@ describe("warden serve: bodies held at once", () => {
     const b = await s.create("beta");
     s.raw(s.putHead(a, "alpha", MiB), "partial");
     await expect.poll(() => s.gauge(), { timeout: 5000 }).toContain('{tenant="alpha"} 1048576');
-    const refused = await s.put(b, "beta", 10);
-    expect(refused.status).toBe(503);
-    expect(refused.headers.get("retry-after")).toBe("1");
-    expect(refused.headers.get("connection")).toBe("close");
-    expect(await refused.json()).toEqual({
+    await expectRefusal(await s.put(b, "beta", 10), 503, {
       code: "NO_ROOM",
       message:
         "The server holds 1048576 bytes of request bodies and file reads in memory; 10 more would pass its maxBufferedBytes (1048576); room frees as those requests finish. Retry in 1 s (Retry-After).",
