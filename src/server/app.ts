@@ -12,7 +12,7 @@ import { clientErrorHandler } from "./client-errors.js";
 import { toErrorResponse } from "./errors.js";
 import { type InlineJsonParser, parseJsonBody } from "./json-body.js";
 import { registerOpenApi } from "./openapi.js";
-import { type App, auditRequest, type ServerContext } from "./route-context.js";
+import { type App, auditedByRoute, auditRequest, type ServerContext } from "./route-context.js";
 import { registerApprovalRoutes } from "./routes-approvals.js";
 import { registerFileRoutes } from "./routes-files.js";
 import { registerMcpRoutes } from "./routes-mcp.js";
@@ -63,11 +63,17 @@ export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {})
     async (request: FastifyRequest, body: Buffer) => parseJsonBody(request, body, inline),
   );
 
-  app.addHook("onRequest", async (request) => {
+  app.addHook("onRequest", async (request, reply) => {
     // The matched route, when there is one: the router decodes the path (/%761/sessions is /v1/sessions).
     const path = request.routeOptions.url ?? request.url.split("?")[0] ?? "";
     if (!path.startsWith("/v1/") && path !== "/mcp") return;
-    request.principal = keys.authenticate(request.headers.authorization);
+    try {
+      request.principal = keys.authenticate(request.headers.authorization);
+    } catch (err) {
+      // The 401 closes the connection, so a body sent without a valid key is never read.
+      reply.header("connection", "close");
+      throw err;
+    }
   });
 
   app.addHook("preParsing", async (request, reply, payload) =>
@@ -81,6 +87,7 @@ export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {})
       { method: request.method, route, status: String(status) },
       reply.elapsedTime / 1000,
     );
+    if (auditedByRoute.has(request)) return;
     auditRequest(ctx, request, status, Number(reply.getHeader("content-length") ?? 0), reply.elapsedTime);
   });
 

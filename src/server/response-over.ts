@@ -33,5 +33,21 @@ export function onResponseOver(res: ResponseLike, fn: () => void): void {
     return;
   }
   res.once("close", end);
+  // Pipelined answers queue a listener each on one socket; each is removed when its answer is over.
+  (socket as NodeJS.EventEmitter | undefined)?.setMaxListeners?.(0);
   socket?.once("close", end);
+}
+
+/**
+ * Ends `res`'s connection when the client takes none of the answer's bytes for `ms` (the socket's
+ * inactivity timeout, from now until this answer is finished): an answer never read would keep
+ * what it holds (bytes, call slots) for as long as the client keeps the connection open. Start it
+ * when the answer is about to be written, not while a call runs (a long call is silent).
+ */
+export function endIfStalled(res: ServerResponse, ms: number): void {
+  res.setTimeout(ms, () => res.destroy());
+  // Once the answer is out, the connection goes back to no timeout (the server's own, 0). This runs
+  // before Node's finish handler, which then sets a kept-alive connection's idle timeout, and while
+  // the response still has its socket (that handler detaches it).
+  res.prependOnceListener("finish", () => res.socket?.setTimeout?.(0));
 }

@@ -52,6 +52,12 @@ export function principalOf(request: FastifyRequest): Principal {
   return request.principal;
 }
 
+/**
+ * Requests whose route writes their audit line itself (the hijacked SSE stream, which knows its
+ * bytes): the app's onResponse hook writes none for them, so each request has one line.
+ */
+export const auditedByRoute = new WeakSet<FastifyRequest>();
+
 /** Writes the audit line of one request (also used by the hijacked SSE route). */
 export function auditRequest(
   ctx: ServerContext,

@@ -8,7 +8,6 @@
  * tenant's own API: the tool-call policy does not judge them.
  */
 import type { Readable } from "node:stream";
-import type { FastifyReply } from "fastify";
 import { InvalidArgumentError, NotFoundError, PathOutsideWorkspaceError } from "../errors.js";
 import type { Sandbox } from "../sandbox/index.js";
 import { WORKSPACE_DIR } from "../sandbox/index.js";
@@ -16,6 +15,7 @@ import { isWithinRoot, normalizeToolPath } from "../tools/index.js";
 import { abortOnDisconnect } from "./abort-on-disconnect.js";
 import { type BufferedBytes, holdUntilResponseOver, mediaTypeOf } from "./buffered-bytes.js";
 import { ErrorSchema, FilesQuerySchema, FileWrittenSchema, SessionParamsSchema } from "./http-schemas.js";
+import { endIfStalled } from "./response-over.js";
 import { type App, principalOf, type ServerContext } from "./route-context.js";
 
 /** A 413 whose message names the limit (fastify's error shape; toErrorResponse maps it to PAYLOAD_TOO_LARGE). */
@@ -24,17 +24,6 @@ function tooLarge(what: string, maxBytes: number): Error {
     new Error(`${what} is over filesMaxBytes (${maxBytes} bytes); raise filesMaxBytes in the server config`),
     { statusCode: 413 },
   );
-}
-
-/**
- * Ends the connection when the client takes none of the answer's bytes for `ms` (the socket's
- * inactivity timeout, as long as this answer is being sent): an answer never read would keep its
- * bytes held (buffered-bytes.ts) for as long as the client keeps the connection open.
- */
-function closeIfStalled(reply: FastifyReply, ms: number): void {
-  const res = reply.raw;
-  res.setTimeout(ms, () => res.destroy());
-  res.once("finish", () => res.socket?.setTimeout(0));
 }
 
 /** The path's canonical target, which must be a file path inside /workspace (not /workspace itself). */
@@ -151,7 +140,7 @@ export function registerFileRoutes(app: App, ctx: ServerContext, buffered: Buffe
       const max = ctx.config.filesMaxBytes;
       if (stat.size > max) throw tooLarge(`File '${request.query.path}' (${stat.size} bytes)`, max);
       holdUntilResponseOver(buffered, tenant, reply).growTo(stat.size);
-      closeIfStalled(reply, ctx.config.httpRequestTimeoutMs);
+      endIfStalled(reply.raw, ctx.config.httpRequestTimeoutMs);
       const { data } = await sandbox.readFile(
         canonical,
         { kind: "bytes", offset: 0, length: stat.size },

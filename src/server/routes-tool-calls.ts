@@ -5,7 +5,8 @@
  * before the answer is complete aborts its calls (the pipeline kills their processes). A batch whose
  * tool-call ids repeat, or whose arguments nest deeper than MAX_ARGUMENT_DEPTH, is refused with HTTP
  * 400 naming them before anything runs or streams. A large answer's JSON is written in a worker
- * (result-json.ts).
+ * (result-json.ts). A batch's maxConcurrentToolCalls slots are held until its answer is delivered
+ * (or its connection closed, or stalled for httpRequestTimeoutMs once the answer is being written).
  */
 import type { FastifyRequest } from "fastify";
 import { DuplicateToolCallIdError, duplicateToolCallIds } from "../pipeline/index.js";
@@ -18,8 +19,9 @@ import {
   ToolCallsBodySchema,
   ToolCallsResponseSchema,
 } from "./http-schemas.js";
+import { endIfStalled, onResponseOver } from "./response-over.js";
 import { largeAnswerJson, sendJsonBytes } from "./result-json.js";
-import { type App, auditRequest, principalOf, type ServerContext } from "./route-context.js";
+import { type App, auditedByRoute, auditRequest, principalOf, type ServerContext } from "./route-context.js";
 import { SseWriter } from "./sse-writer.js";
 
 function wantsStream(request: FastifyRequest): boolean {
@@ -48,12 +50,18 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
       // Ownership first: another tenant's session is a plain 404 before anything streams.
       ctx.manager.get(tenant.id, sessionId);
       const controller = abortOnDisconnect(reply);
+      // The calls' slots are kept until the answer is delivered: answers a client never reads are
+      // bounded by maxConcurrentToolCalls, and one it stops taking ends after httpRequestTimeoutMs.
+      const releaseSlots = (release: () => void) => onResponseOver(reply.raw, release);
+      const stallMs = ctx.config.httpRequestTimeoutMs;
       if (!wantsStream(request)) {
         const results = await ctx.manager.runToolCalls(tenant, sessionId, calls, {
           signal: controller.signal,
+          releaseSlots,
         });
         // A large answer (a 12,000-line edit's diff and patch) is serialised in a worker.
         const json = await largeAnswerJson(results);
+        endIfStalled(reply.raw, stallMs);
         if (json) return sendJsonBytes(reply, json);
         return { results };
       }
@@ -62,6 +70,7 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
       const release = ctx.manager.reserveCalls(tenant, calls.length);
       release();
       reply.hijack();
+      auditedByRoute.add(request);
       const started = Date.now();
       const raw = reply.raw;
       raw.writeHead(200, {
@@ -80,6 +89,7 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
       try {
         const results = await ctx.manager.runToolCalls(tenant, sessionId, calls, {
           signal: controller.signal,
+          releaseSlots,
           onEvent: (event) => {
             if (event.type === "tool_execution_update") sse.send(event.type, event, event.toolCallId);
             else if (event.type === "tool_execution_start") sse.send(event.type, event);
@@ -91,6 +101,7 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
             }
           },
         });
+        endIfStalled(raw, stallMs);
         sse.send("results", { results });
       } catch (err) {
         const { status: s, body } = toErrorResponse(err);

@@ -264,12 +264,19 @@ export class SessionManager {
    * Runs one batch in the tenant's session. QuotaExceededError (429) when the tenant's running calls
    * plus this batch exceed maxConcurrentToolCalls; NotFoundError (404) for a session not its own.
    * `signal` (client gone, shutdown) aborts the batch; the results then carry the aborted calls.
+   * The batch's maxConcurrentToolCalls slots are given back when it ends, or, with `releaseSlots`,
+   * when that calls the release it is handed (a route: once its answer is delivered, so that answers
+   * no one reads stay bounded by the quota).
    */
   async runToolCalls(
     tenant: TenantConfig,
     sessionId: string,
     calls: ToolCall[],
-    options: { signal?: AbortSignal; onEvent?: (event: ToolExecutionEvent) => void } = {},
+    options: {
+      signal?: AbortSignal;
+      onEvent?: (event: ToolExecutionEvent) => void;
+      releaseSlots?: (release: () => void) => void;
+    } = {},
   ): Promise<ToolResultMessage[]> {
     const live = this.registry.get(tenant.id, sessionId);
     const release = this.quotas.reserveCalls(tenant, calls.length);
@@ -301,7 +308,8 @@ export class SessionManager {
       unlink();
       live.running.delete(controller);
       live.lastActiveMs = this.now();
-      release();
+      if (options.releaseSlots) options.releaseSlots(release);
+      else release();
       await journalled?.();
     }
   }

@@ -6,7 +6,9 @@
  * sent without reading the body (which once ended the server with an unheard stream error).
  */
 import { afterEach, describe, expect, it } from "vitest";
+import type { ServerConfig } from "../../../src/server/config.js";
 import { bufferedServer, MiB } from "../../helpers/buffered-server.js";
+import { auth } from "../../helpers/server-fakes.js";
 
 describe("warden serve: bytes held until the response is over", () => {
   const s = bufferedServer();
@@ -87,5 +89,97 @@ describe("warden serve: bytes held until the response is over", () => {
     conn.socket.resetAndDestroy();
     await expect.poll(() => s.gauge(), { timeout: 5000 }).toContain('{tenant="alpha"} 0');
     expect((await fetch(`${s.url()}/healthz`)).status).toBe(200);
+  });
+});
+
+describe("warden serve: a tool-call answer holds its calls' slots until it is delivered", () => {
+  const s = bufferedServer();
+  afterEach(() => s.stop());
+
+  /** A batch of one echo call whose answer (12 MiB) is read up to its first bytes only. */
+  async function unreadAnswer(a: string) {
+    const body = JSON.stringify({
+      toolCalls: [{ id: "big", name: "echo", arguments: { text: "x".repeat(12 * MiB) } }],
+    });
+    const head = [
+      `POST /v1/sessions/${a}/tool-calls HTTP/1.1`,
+      "host: x",
+      `authorization: ${auth("alpha").authorization}`,
+      "content-type: application/json",
+      `content-length: ${body.length}`,
+    ].join("\r\n");
+    const unread = s.raw(head, body);
+    unread.socket.once("data", () => unread.socket.pause());
+    await expect.poll(() => unread.received(), { timeout: 5000 }).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    return unread;
+  }
+  const batchOf = (a: string, n: number) =>
+    fetch(`${s.url()}/v1/sessions/${a}/tool-calls`, {
+      method: "POST",
+      headers: { ...auth("alpha"), "content-type": "application/json" },
+      body: JSON.stringify({
+        toolCalls: Array.from({ length: n }, (_, i) => ({
+          id: `c${i}`,
+          name: "echo",
+          arguments: { text: "hi" },
+        })),
+      }),
+    });
+  const big =
+    (timeoutMs = 120_000) =>
+    (c: ServerConfig) => {
+      c.jsonBodyLimitBytes = 16 * MiB;
+      c.httpRequestTimeoutMs = timeoutMs;
+    };
+
+  it("an unread answer keeps its slot (maxConcurrentToolCalls 4: a batch of 4 is refused) until the client leaves", async () => {
+    await s.serve(64 * MiB, big());
+    const a = await s.create("alpha");
+    const unread = await unreadAnswer(a);
+    const refused = await batchOf(a, 4);
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as { message: string }).message).toBe(
+      "Tenant 'alpha' would have 5 tool calls running, over its maxConcurrentToolCalls 4; retry after the running calls finish.",
+    );
+    expect((await batchOf(a, 3)).status).toBe(200);
+    unread.socket.destroy();
+    await expect.poll(async () => (await batchOf(a, 4)).status, { timeout: 5000 }).toBe(200);
+  });
+
+  it("an answer the client stops taking for httpRequestTimeoutMs ends, and gives its slot back", async () => {
+    await s.serve(64 * MiB, big(500));
+    const a = await s.create("alpha");
+    await unreadAnswer(a);
+    await expect.poll(async () => (await batchOf(a, 4)).status, { timeout: 5000 }).toBe(200);
+  });
+
+  it("after an answer is out, its connection has no stall timeout left: a silent call pipelined behind it is not cut", async () => {
+    await s.serve(MiB, (c) => {
+      c.httpRequestTimeoutMs = 300;
+    });
+    const a = await s.create("alpha");
+    expect((await s.put(a, "alpha", 10)).status).toBe(200);
+    const body = JSON.stringify({ toolCalls: [{ id: "s", name: "sleep", arguments: { ms: 1000 } }] });
+    const post = [
+      `POST /v1/sessions/${a}/tool-calls HTTP/1.1`,
+      "host: x",
+      `authorization: ${auth("alpha").authorization}`,
+      "content-type: application/json",
+      `content-length: ${body.length}`,
+    ].join("\r\n");
+    // Pipelined: the call waits behind the file answer, so Node sets no idle timeout between them.
+    const conn = s.raw(`${s.getHead(a, "alpha")}\r\n\r\n${post}`, body);
+    await expect.poll(() => conn.received(), { timeout: 5000 }).toContain('"text":"slept"');
+  });
+
+  it("a body sent to /v1 without a valid key gets 401 and the connection closed, unread", async () => {
+    await s.serve(MiB);
+    const refused = s.raw(
+      "POST /v1/sessions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1048576",
+      "{",
+    );
+    await refused.closed;
+    expect(refused.received()).toMatch(/^HTTP\/1\.1 401 Unauthorized\r\n/);
+    expect(refused.received()).toMatch(/\r\nconnection: close\r\n/i);
   });
 });
