@@ -76,6 +76,16 @@ export function bufferedServer() {
         `content-length: ${length}`,
       ].join("\r\n");
     },
+    /** The head of a tool-call batch whose JSON body has `length` bytes. */
+    callsHead(id: string, who: keyof typeof TOKENS, length: number): string {
+      return [
+        `POST /v1/sessions/${id}/tool-calls HTTP/1.1`,
+        "host: x",
+        `authorization: ${auth(who).authorization}`,
+        "content-type: application/json",
+        `content-length: ${length}`,
+      ].join("\r\n");
+    },
     /** The head of a file GET. */
     getHead(id: string, who: keyof typeof TOKENS): string {
       return [

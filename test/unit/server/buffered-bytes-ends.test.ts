@@ -101,13 +101,7 @@ describe("warden serve: a tool-call answer holds its calls' slots until it is de
     const body = JSON.stringify({
       toolCalls: [{ id: "big", name: "echo", arguments: { text: "x".repeat(12 * MiB) } }],
     });
-    const head = [
-      `POST /v1/sessions/${a}/tool-calls HTTP/1.1`,
-      "host: x",
-      `authorization: ${auth("alpha").authorization}`,
-      "content-type: application/json",
-      `content-length: ${body.length}`,
-    ].join("\r\n");
+    const head = s.callsHead(a, "alpha", body.length);
     const unread = s.raw(head, body);
     unread.socket.once("data", () => unread.socket.pause());
     await expect.poll(() => unread.received(), { timeout: 5000 }).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
@@ -160,13 +154,7 @@ describe("warden serve: a tool-call answer holds its calls' slots until it is de
     const a = await s.create("alpha");
     expect((await s.put(a, "alpha", 10)).status).toBe(200);
     const body = JSON.stringify({ toolCalls: [{ id: "s", name: "sleep", arguments: { ms: 1000 } }] });
-    const post = [
-      `POST /v1/sessions/${a}/tool-calls HTTP/1.1`,
-      "host: x",
-      `authorization: ${auth("alpha").authorization}`,
-      "content-type: application/json",
-      `content-length: ${body.length}`,
-    ].join("\r\n");
+    const post = s.callsHead(a, "alpha", body.length);
     // Pipelined: the call waits behind the file answer, so Node sets no idle timeout between them.
     const conn = s.raw(`${s.getHead(a, "alpha")}\r\n\r\n${post}`, body);
     await expect.poll(() => conn.received(), { timeout: 5000 }).toContain('"text":"slept"');
