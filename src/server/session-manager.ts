@@ -24,7 +24,7 @@ import type { HookFactory } from "./policy-hooks.js";
 import type { RecordStore, SessionRecord } from "./record-store.js";
 import { type LiveSession, SessionRegistry } from "./session-registry.js";
 import type { ResolvedSessionRequest } from "./session-request.js";
-import { RETRY_AFTER_SECONDS, TenantQuotas } from "./tenant-quotas.js";
+import { type BatchRunOptions, RETRY_AFTER_SECONDS, TenantQuotas } from "./tenant-quotas.js";
 import { toolAuditEntry } from "./tool-audit.js";
 
 /** The event that ends one call (its result and the decision reported for it). */
@@ -263,20 +263,13 @@ export class SessionManager {
   /**
    * Runs one batch in the tenant's session. QuotaExceededError (429) when the tenant's running calls
    * plus this batch exceed maxConcurrentToolCalls; NotFoundError (404) for a session not its own.
-   * `signal` (client gone, shutdown) aborts the batch; the results then carry the aborted calls.
-   * The batch's maxConcurrentToolCalls slots are given back when it ends, or, with `releaseSlots`,
-   * when that calls the release it is handed (a route: once its answer is delivered, so that answers
-   * no one reads stay bounded by the quota).
+   * `options` (BatchRunOptions): its abort signal, its events, and when its slots are given back.
    */
   async runToolCalls(
     tenant: TenantConfig,
     sessionId: string,
     calls: ToolCall[],
-    options: {
-      signal?: AbortSignal;
-      onEvent?: (event: ToolExecutionEvent) => void;
-      releaseSlots?: (release: () => void) => void;
-    } = {},
+    options: BatchRunOptions = {},
   ): Promise<ToolResultMessage[]> {
     const live = this.registry.get(tenant.id, sessionId);
     const release = this.quotas.reserveCalls(tenant, calls.length);

@@ -4,10 +4,25 @@
  * synchronously and its release is idempotent; a refusal is a QuotaExceededError (429, Retry-After)
  * naming the quota, counted in warden_rate_limited_total.
  */
+import type { ToolExecutionEvent } from "../pipeline/index.js";
 import type { TenantConfig } from "./config.js";
 import { QuotaExceededError } from "./errors.js";
 import type { ServerMetrics } from "./metrics.js";
 import { CallLimiter } from "./session-registry.js";
+
+/** Options of SessionManager.runToolCalls. */
+export interface BatchRunOptions {
+  /** Aborts the batch (client gone, shutdown); its results then carry the aborted calls. */
+  signal?: AbortSignal;
+  /** Every start, update and end event of the batch's calls. */
+  onEvent?: (event: ToolExecutionEvent) => void;
+  /**
+   * Called with the release of the batch's maxConcurrentToolCalls slots when it ends, to give
+   * them back later (a route: once its answer is delivered, so that answers no one reads stay
+   * bounded by the quota); absent: released when the batch ends.
+   */
+  releaseSlots?: (release: () => void) => void;
+}
 
 /** Seconds a client should wait before retrying a refused batch, read or session. */
 export const RETRY_AFTER_SECONDS = 1;
