@@ -7,7 +7,7 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyRequest } from "fastify";
 import { KeyRing } from "./auth.js";
-import { BufferedBytes, holdRequestBody } from "./buffered-bytes.js";
+import { BufferedBytes, hasBody, holdRequestBody } from "./buffered-bytes.js";
 import { clientErrorHandler } from "./client-errors.js";
 import { toErrorResponse } from "./errors.js";
 import { type InlineJsonParser, parseJsonBody } from "./json-body.js";
@@ -71,7 +71,7 @@ export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {})
       request.principal = keys.authenticate(request.headers.authorization);
     } catch (err) {
       // The 401 closes the connection, so a body sent without a valid key is never read.
-      reply.header("connection", "close");
+      if (hasBody(request)) reply.header("connection", "close");
       throw err;
     }
   });

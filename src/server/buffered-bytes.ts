@@ -145,7 +145,7 @@ export function mediaTypeOf(request: Pick<FastifyRequest, "headers">): string {
 }
 
 /** Whether the request says it has a body (a non-zero Content-Length, or any Transfer-Encoding). */
-function hasBody(request: FastifyRequest): boolean {
+export function hasBody(request: Pick<FastifyRequest, "headers">): boolean {
   const length = request.headers["content-length"];
   return (length !== undefined && length !== "0") || request.headers["transfer-encoding"] !== undefined;
 }

@@ -101,7 +101,6 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
             }
           },
         });
-        endIfStalled(raw, stallMs);
         sse.send("results", { results });
       } catch (err) {
         const { status: s, body } = toErrorResponse(err);
@@ -110,7 +109,11 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
       } finally {
         unwatch();
       }
-      await sse.settle();
+      // The last events, results or error, are on their way: a client that takes none of them ends
+      // the stream. A response queued behind a pipelined one never drains nor closes: its socket's
+      // close ends the wait.
+      endIfStalled(raw, stallMs);
+      await Promise.race([sse.settle(), new Promise<void>((resolve) => onResponseOver(raw, resolve))]);
       raw.end();
       // The stream's own bytes: the socket's count is gone once the response ends, and on a kept-alive
       // connection it counts earlier responses too.

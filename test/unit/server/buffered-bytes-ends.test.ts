@@ -96,12 +96,12 @@ describe("warden serve: a tool-call answer holds its calls' slots until it is de
   const s = bufferedServer();
   afterEach(() => s.stop());
 
-  /** A batch of one echo call whose answer (12 MiB) is read up to its first bytes only. */
-  async function unreadAnswer(a: string) {
+  /** A batch of one echo call whose answer (12 MiB, JSON or SSE) is read up to its first bytes only. */
+  async function unreadAnswer(a: string, stream = false) {
     const body = JSON.stringify({
       toolCalls: [{ id: "big", name: "echo", arguments: { text: "x".repeat(12 * MiB) } }],
     });
-    const head = s.callsHead(a, "alpha", body.length);
+    const head = s.callsHead(a, "alpha", body.length) + (stream ? "\r\naccept: text/event-stream" : "");
     const unread = s.raw(head, body);
     unread.socket.once("data", () => unread.socket.pause());
     await expect.poll(() => unread.received(), { timeout: 5000 }).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
@@ -140,6 +140,14 @@ describe("warden serve: a tool-call answer holds its calls' slots until it is de
     await expect.poll(async () => (await batchOf(a, 4)).status, { timeout: 5000 }).toBe(200);
   });
 
+  it("an unread SSE stream keeps its slot too, until it stalls for httpRequestTimeoutMs", async () => {
+    await s.serve(64 * MiB, big(1500));
+    const a = await s.create("alpha");
+    await unreadAnswer(a, true);
+    expect((await batchOf(a, 4)).status).toBe(429);
+    await expect.poll(async () => (await batchOf(a, 4)).status, { timeout: 5000 }).toBe(200);
+  });
+
   it("an answer the client stops taking for httpRequestTimeoutMs ends, and gives its slot back", async () => {
     await s.serve(64 * MiB, big(500));
     const a = await s.create("alpha");
@@ -160,14 +168,18 @@ describe("warden serve: a tool-call answer holds its calls' slots until it is de
     await expect.poll(() => conn.received(), { timeout: 5000 }).toContain('"text":"slept"');
   });
 
-  it("a body sent to /v1 without a valid key gets 401 and the connection closed, unread", async () => {
+  it("a body sent to /v1 or /mcp without a valid key gets 401 and the connection closed, unread", async () => {
     await s.serve(MiB);
-    const refused = s.raw(
-      "POST /v1/sessions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1048576",
-      "{",
-    );
-    await refused.closed;
-    expect(refused.received()).toMatch(/^HTTP\/1\.1 401 Unauthorized\r\n/);
-    expect(refused.received()).toMatch(/\r\nconnection: close\r\n/i);
+    const heads = [
+      "POST /v1/sessions HTTP/1.1\r\nhost: x",
+      "POST /v1/sessions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer wrong",
+      "POST /mcp HTTP/1.1\r\nhost: x\r\naccept: application/json, text/event-stream",
+    ];
+    for (const head of heads) {
+      const refused = s.raw(`${head}\r\ncontent-type: application/json\r\ncontent-length: 1048576`, "{");
+      await refused.closed;
+      expect(refused.received()).toMatch(/^HTTP\/1\.1 401 Unauthorized\r\n/);
+      expect(refused.received()).toMatch(/\r\nconnection: close\r\n/i);
+    }
   });
 });
