@@ -7,7 +7,7 @@
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyRequest } from "fastify";
 import { KeyRing } from "./auth.js";
-import { BufferedBytes, hasBody, holdRequestBody } from "./buffered-bytes.js";
+import { BufferedBytes, hasBody, holdRequestBody, noRouteMessage } from "./buffered-bytes.js";
 import { clientErrorHandler } from "./client-errors.js";
 import { toErrorResponse } from "./errors.js";
 import { type InlineJsonParser, parseJsonBody } from "./json-body.js";
@@ -97,9 +97,7 @@ export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {})
     return reply.code(status).type("application/json").send(body);
   });
   app.setNotFoundHandler(async (request, reply) =>
-    reply
-      .code(404)
-      .send({ code: "NOT_FOUND", message: `No route ${request.method} ${request.url.split("?")[0]}.` }),
+    reply.code(404).send({ code: "NOT_FOUND", message: noRouteMessage(request) }),
   );
 
   registerOpenApi(app);

@@ -144,6 +144,16 @@ export function mediaTypeOf(request: Pick<FastifyRequest, "headers">): string {
   return (request.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
 }
 
+/** "METHOD /path" of a request, without its query string. */
+function routeOf(request: Pick<FastifyRequest, "method" | "url">): string {
+  return `${request.method} ${request.url.split("?")[0]}`;
+}
+
+/** The message of the 404 for a request no route matches (the app's not-found handler's too). */
+export function noRouteMessage(request: Pick<FastifyRequest, "method" | "url">): string {
+  return `No route ${routeOf(request)}.`;
+}
+
 /** Whether the request says it has a body (a non-zero Content-Length, or any Transfer-Encoding). */
 export function hasBody(request: Pick<FastifyRequest, "headers">): boolean {
   const length = request.headers["content-length"];
@@ -183,9 +193,8 @@ export function holdRequestBody(
     return err;
   };
   if (!request.principal) {
-    const route = `${request.method} ${request.url.split("?")[0]}`;
-    if (request.is404) throw refuse(new NotFoundError(`No route ${route}.`));
-    throw refuse(new InvalidArgumentError(`${route} takes no request body; send it without one.`));
+    if (request.is404) throw refuse(new NotFoundError(noRouteMessage(request)));
+    throw refuse(new InvalidArgumentError(`${routeOf(request)} takes no request body; send it without one.`));
   }
   const cap = bufferedCap(request, config);
   if (cap === 0) return payload;

@@ -4,8 +4,8 @@
  * target resolved inside the sandbox). A PUT is never written through a symlink: a path whose
  * canonical target differs from the path itself is refused. Both directions are limited to the
  * config's `filesMaxBytes` (413 naming it), and a file read is held against the tenant's and the
- * server's maxBufferedBytes until its response is over (buffered-bytes.ts). Like the workspace download, these routes are the
- * tenant's own API: the tool-call policy does not judge them.
+ * server's maxBufferedBytes until its response is over (buffered-bytes.ts). Like the workspace
+ * download, these routes are the tenant's own API: the tool-call policy does not judge them.
  */
 import type { Readable } from "node:stream";
 import { InvalidArgumentError, NotFoundError, PathOutsideWorkspaceError } from "../errors.js";
