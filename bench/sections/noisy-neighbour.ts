@@ -42,6 +42,7 @@ import { type BenchRow, type BenchSection, percentile } from "../harness.js";
 import { type CpuShare, startCpuAttribution } from "./cpu-attribution.js";
 import { ask, forkChild, letGo, removeTenantContainers } from "./noisy-children.js";
 import type { FromServer, ToServer } from "./noisy-server.js";
+import { readCallTimings, tailSplit } from "./noisy-tail.js";
 import { type FromTenant, LINES, LOAD_KINDS, type LoadKind, linesOf, type ToTenant } from "./noisy-tenant.js";
 
 /** CPU ms the main thread of process `pid` has run, from Linux's /proc/<pid>/task/<pid>/schedstat; NaN elsewhere. */
@@ -54,6 +55,12 @@ function mainThreadCpuMs(pid: number | undefined): number {
 }
 
 const SAMPLES = Number(process.env.WARDEN_BENCH_NOISY_SAMPLES ?? 200);
+/**
+ * B's calls start at most one per this many ms (one in flight at a time; 0: back to back). Back to
+ * back, B alone kept 1.3 of the machine's 2 cores busy (about 150 calls a second: its container,
+ * the server's main thread and its client), so its "idle" blocks were already a loaded machine.
+ */
+const B_INTERVAL_MS = Number(process.env.WARDEN_BENCH_NOISY_B_INTERVAL_MS ?? 20);
 /** Idle and loaded blocks per phase, alternating. */
 const ROUNDS = Number(process.env.WARDEN_BENCH_NOISY_ROUNDS ?? 3);
 const LOOPS = Number(process.env.WARDEN_BENCH_NOISY_LOOPS ?? 2);
@@ -73,6 +80,25 @@ async function tarOf(name: string, content: string): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/**
+ * Prints (stderr) where B's slowest 1% of calls spent their time in each phase (noisy-tail.ts),
+ * from the server's audit log at `auditPath`.
+ */
+function printTails(
+  auditPath: string,
+  tenant: string,
+  phases: Array<[string, { samples: number[]; ids: string[] }]>,
+) {
+  const timings = readCallTimings(auditPath, tenant);
+  for (const [label, { samples, ids }] of phases) {
+    const t = tailSplit(samples, ids, timings, 0.01);
+    console.error(
+      `noisy-neighbour: B's slowest 1% (${t.calls} calls), ${label}: ${t.clientMs.toFixed(1)} ms at the client, ` +
+        `${t.requestMs.toFixed(1)} in the server's request hooks, ${t.toolMs.toFixed(1)} in the tool call (pipeline and sandbox exec)`,
+    );
+  }
+}
+
 export const noisyNeighbourSection: BenchSection = {
   name: "noisy-neighbour",
   description:
@@ -85,6 +111,10 @@ export const noisyNeighbourSection: BenchSection = {
     ] as const)
       if (!Number.isInteger(value) || value < 1)
         throw new Error(`${name} is ${JSON.stringify(process.env[name])}; set a whole number of 1 or more.`);
+    if (!Number.isInteger(B_INTERVAL_MS) || B_INTERVAL_MS < 0)
+      throw new Error(
+        `WARDEN_BENCH_NOISY_B_INTERVAL_MS is ${JSON.stringify(process.env.WARDEN_BENCH_NOISY_B_INTERVAL_MS)}; set a whole number of ms, 0 or more.`,
+      );
     const dir = await mkdtemp(join(tmpdir(), "warden-bench-noisy-"));
     const suffix = randomBytes(3).toString("hex");
     const A = { id: `bench-noisy-a-${suffix}`, key: `ka-${suffix}` };
@@ -171,11 +201,14 @@ export const noisyNeighbourSection: BenchSection = {
       );
       if (tenantA.pid !== undefined) targets.processes[`tenant A client (${priority})`] = tenantA.pid;
 
+      let callsOfB = 0;
+      /** One `bash true` of B: its tool call id (for the audit log's timings) and its latency, ms. */
       const bashTrue = async () => {
+        const id = `b${callsOfB++}`;
         const t0 = performance.now();
-        const r = await call(B.key, b, [{ id: "t", name: "bash", arguments: { command: "true" } }]);
+        const r = await call(B.key, b, [{ id, name: "bash", arguments: { command: "true" } }]);
         if (r.status !== 200 || r.body.results?.[0]?.isError) throw new Error(`B's bash failed: ${r.status}`);
-        return performance.now() - t0;
+        return { id, ms: performance.now() - t0 };
       };
       for (let i = 0; i < 5; i++) await bashTrue();
 
@@ -198,12 +231,20 @@ export const noisyNeighbourSection: BenchSection = {
         const cpu0 = mainThreadCpuMs(serverPid);
         const t0 = performance.now();
         const samples: number[] = [];
-        for (let i = 0; i < SAMPLES; i++) samples.push(await bashTrue());
+        const ids: string[] = [];
+        for (let i = 0; i < SAMPLES; i++) {
+          const wait = t0 + i * B_INTERVAL_MS - performance.now();
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          const { id, ms } = await bashTrue();
+          samples.push(ms);
+          ids.push(id);
+        }
         const wallMs = performance.now() - t0;
         const cpuMs = mainThreadCpuMs(serverPid) - cpu0;
         printCpu(label, cpu.stop(16), (SAMPLES / wallMs) * 1000);
         return {
           samples,
+          ids,
           loopMaxMs: (await askServer({ type: "loop-delay" }, "loop-delay")).maxMs,
           cpuPerSecondMs: (cpuMs / wallMs) * 1000,
         };
@@ -247,6 +288,7 @@ export const noisyNeighbourSection: BenchSection = {
       type Block = Awaited<ReturnType<typeof sampleB>>;
       const merged = (blocks: Block[]): Block => ({
         samples: blocks.flatMap((b) => b.samples),
+        ids: blocks.flatMap((b) => b.ids),
         loopMaxMs: Math.max(...blocks.map((b) => b.loopMaxMs)),
         cpuPerSecondMs: blocks.reduce((sum, b) => sum + b.cpuPerSecondMs, 0) / blocks.length,
       });
@@ -272,6 +314,10 @@ export const noisyNeighbourSection: BenchSection = {
       }
       const idle = merged(measured.map((m) => m.idle));
       const perPhase = SAMPLES * ROUNDS;
+      printTails(join(dir, "state", "audit.jsonl"), B.id, [
+        ["idle, whole run", idle],
+        ...measured.map((m): [string, Block] => [`A sending ${m.label}`, m.loaded]),
+      ]);
       const loadRows: BenchRow[] = [];
       for (const { label, idle: quiet, loaded, aCalls } of measured) {
         loadRows.push(
