@@ -8,15 +8,15 @@
 import { randomUUID } from "node:crypto";
 import {
   closeSync,
+  open as fsOpen,
   writev as fsWritev,
   ftruncateSync,
   mkdirSync,
   mkdtempSync,
-  openSync,
   rmSync,
-  unlinkSync,
   writeFileSync,
 } from "node:fs";
+import { unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
@@ -91,7 +91,11 @@ export class HostSpillStore implements SpillStore {
     return this.#budgets[0]?.usedBytes ?? 0;
   }
 
-  /** Creates an empty 0600 file `<prefix>-<random>.log` in the private 0700 directory. */
+  /**
+   * A writer for a new 0600 file `<prefix>-<random>.log` in the private 0700 directory. The file is
+   * made only when it is needed (HostSpillWriter: past SPILL_HOLD_BYTES, or when kept), off the
+   * event loop; the directory is made here, once per session.
+   */
   async create(prefix: string): Promise<SpillWriter> {
     if (this.#disposed) throw new InvalidArgumentError("Spill store is disposed; create a new session.");
     if (!SAFE_NAME.test(prefix)) {
@@ -105,9 +109,8 @@ export class HostSpillStore implements SpillStore {
     }
     const name = `${prefix}-${randomUUID().slice(0, 8)}.log`;
     const hostPath = join(this.#dir, name);
-    const fd = openSync(hostPath, "wx", 0o600);
     const handle = spillHandle(name);
-    const writer = new HostSpillWriter(handle, hostPath, fd, this.#budgets, () => this.#files.delete(handle));
+    const writer = new HostSpillWriter(handle, hostPath, this.#budgets, () => this.#files.delete(handle));
     this.#files.set(handle, writer);
     return writer;
   }
@@ -155,13 +158,28 @@ export class HostSpillStore implements SpillStore {
 export const SPILL_QUEUE_MAX_BYTES = 8 * 1024 * 1024;
 
 /**
+ * Output a spill file holds in memory before the file is made. Most commands print less than this
+ * and are not cut, so their file is never made: no create and unlink per call, which, run on the
+ * event loop while another tenant's flood kept the disk busy, held it up to 12 ms (noisy-neighbour
+ * bench, 2026-12-03). A cut output is kept, so its file is made then (`close`).
+ */
+export const SPILL_HOLD_BYTES = 64 * 1024;
+
+/**
  * Writes in the background with a bounded queue (SPILL_QUEUE_MAX_BYTES); never throws from write.
  * Each chunk takes its bytes from every budget first and gets its file offset at once; what the
  * budgets have no room for is dropped (the file keeps the output's first bytes) and only counted.
- * `close` waits for the queued writes; the file descriptor is closed only after them.
+ * The file is made by the first background write, once SPILL_HOLD_BYTES are queued or when `flush`
+ * or `close` needs it; `discard` before that touches no disk. A failure to make it is a write error
+ * (summary().error). `close` waits for the queued writes; the file descriptor is closed only after them.
  */
 class HostSpillWriter implements SpillWriter {
+  /** The open file; undefined before it is made, and after close. */
   #fd: number | undefined;
+  /** Closed (or released with nothing in flight): writes are dropped and the file is never made. */
+  #closed = false;
+  /** The file was made (and so must be unlinked by discard). */
+  #made = false;
   /** Bytes granted so far = the file offset of the next chunk. */
   #offset = 0;
   #total = 0;
@@ -183,23 +201,20 @@ class HostSpillWriter implements SpillWriter {
   constructor(
     readonly handle: string,
     readonly hostPath: string,
-    fd: number,
     private readonly budgets: readonly SpillBudget[],
     private readonly forget: () => void,
-  ) {
-    this.#fd = fd;
-  }
+  ) {}
 
   write(chunk: Buffer): Promise<void> | undefined {
     this.#total += chunk.length;
-    if (this.#fd === undefined || this.#closeAfterPump || this.error || this.#cappedBy) return undefined;
+    if (this.#closed || this.#closeAfterPump || this.error || this.#cappedBy) return undefined;
     const { grantedBytes, limitedBy } = takeSpillBytes(this.budgets, chunk.length);
     this.#cappedBy = limitedBy;
     if (grantedBytes === 0) return undefined;
     this.#queue.push({ data: chunk.subarray(0, grantedBytes), offset: this.#offset });
     this.#offset += grantedBytes;
     this.#queuedBytes += grantedBytes;
-    this.#pump ??= this.#drain();
+    if (this.#fd !== undefined || this.#queuedBytes >= SPILL_HOLD_BYTES) this.#pump ??= this.#drain();
     if (this.#queuedBytes < SPILL_QUEUE_MAX_BYTES) return undefined;
     if (!this.#room) {
       let resolve = () => {};
@@ -226,8 +241,9 @@ class HostSpillWriter implements SpillWriter {
     return summary;
   }
 
-  /** Resolves once every queued write has reached the file (or failed: see summary().error). */
+  /** Resolves once the file is made and every queued write has reached it (or failed: see summary().error). */
   async flush(): Promise<void> {
+    if (this.#fd === undefined && !this.#closed && !this.error) this.#pump ??= this.#drain();
     while (this.#pump) await this.#pump;
   }
 
@@ -249,17 +265,27 @@ class HostSpillWriter implements SpillWriter {
   }
 
   async discard(): Promise<void> {
-    await this.close();
+    const made = this.#made || this.#pump !== undefined;
+    if (made) await this.close();
+    else this.#drop();
     this.forget();
     this.release();
-    try {
-      unlinkSync(this.hostPath);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-    }
+    if (made)
+      await unlink(this.hostPath).catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== "ENOENT") throw err;
+      });
+  }
+
+  /** Closes a writer whose file was never made: its held output is let go. */
+  #drop(): void {
+    this.#queue = [];
+    this.#queuedBytes = 0;
+    this.#closeFd();
+    this.#roomAgain();
   }
 
   #closeFd(): void {
+    this.#closed = true;
     if (this.#fd === undefined) return;
     const fd = this.#fd;
     this.#fd = undefined;
@@ -271,8 +297,15 @@ class HostSpillWriter implements SpillWriter {
     closeSync(fd);
   }
 
-  /** Background writes of the queue, in order, until it is empty. */
+  /** Makes the file if it is not made yet, then writes the queue in the background, in order, until it is empty. */
   async #drain(): Promise<void> {
+    if (this.#fd === undefined && !this.#closed)
+      try {
+        this.#fd = await openNew(this.hostPath);
+        this.#made = true;
+      } catch (err) {
+        this.#failed(err, 0);
+      }
     while (this.#queue.length > 0 && this.#fd !== undefined) {
       const batch = this.#queue;
       this.#queue = [];
@@ -324,6 +357,13 @@ function remainder(chunks: Buffer[], skip: number): Buffer[] {
     }
   }
   return out;
+}
+
+/** Creates `path` (0600; never an existing file or link) on libuv's thread pool, off the event loop. */
+function openNew(path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    fsOpen(path, "wx", 0o600, (err, fd) => (err ? reject(err) : resolve(fd)));
+  });
 }
 
 /** fs.writev at a position, as a promise. */

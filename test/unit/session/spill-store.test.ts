@@ -2,12 +2,13 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } f
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { NotFoundError } from "../../../src/errors.js";
 import { SpillBudget } from "../../../src/session/spill-budget.js";
 import {
   createSpillStore,
   type HostSpillStore,
+  SPILL_HOLD_BYTES,
   SPILL_QUEUE_MAX_BYTES,
 } from "../../../src/session/spill-store.js";
 
@@ -217,6 +218,44 @@ describe("spill caps", () => {
     ).toThrow(
       "The session spill cap must be a non-negative integer of bytes, got -1; set --spill-max-bytes.",
     );
+  });
+});
+
+describe("spill files made only when needed", () => {
+  it("output under 64 KiB that is discarded never makes a file; a kept one is made by close", async () => {
+    expect(SPILL_HOLD_BYTES).toBe(64 * 1024);
+    const small = await store.create("bash");
+    small.write(Buffer.alloc(SPILL_HOLD_BYTES - 1, 0x61));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(readdirSync(store.dir!)).toEqual([".owner"]);
+    await small.discard();
+    expect(readdirSync(store.dir!)).toEqual([".owner"]);
+    const kept = await store.create("bash");
+    kept.write(Buffer.from("cut\n"));
+    expect(existsSync(hostPath(store, kept.handle))).toBe(false);
+    await kept.close();
+    expect(await readFile(hostPath(store, kept.handle), "utf8")).toBe("cut\n");
+    expect(statSync(hostPath(store, kept.handle)).mode & 0o777).toBe(0o600);
+  });
+
+  it("64 KiB of output makes the file in the background; discard then removes it", async () => {
+    const w = await store.create("bash");
+    w.write(Buffer.alloc(SPILL_HOLD_BYTES, 0x62));
+    await vi.waitFor(() => expect(existsSync(hostPath(store, w.handle))).toBe(true));
+    await w.discard();
+    expect(readdirSync(store.dir!)).toEqual([".owner"]);
+  });
+
+  it("a file that cannot be made is a write error in the summary, not a throw", async () => {
+    const w = await store.create("bash");
+    rmSync(store.dir!, { recursive: true });
+    w.write(Buffer.from("lost\n"));
+    await w.close();
+    expect(w.summary()).toMatchObject({
+      keptBytes: 0,
+      totalBytes: 5,
+      error: expect.stringMatching(/^ENOENT/),
+    });
   });
 });
 
