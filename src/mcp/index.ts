@@ -3,6 +3,8 @@ export { ElicitationApproval } from "./elicitation-approval.js";
 export {
   createMcpServer,
   DETAILS_META_KEY,
+  type McpCallRequest,
+  type McpToolSession,
   mcpToolsOf,
   PROGRESS_MESSAGE_MAX_CHARS,
   progressMessage,

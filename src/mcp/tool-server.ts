@@ -10,11 +10,12 @@ import {
   CallToolRequestSchema,
   type CallToolResult,
   ListToolsRequestSchema,
+  type RequestId,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { ToolExecutionEvent } from "../pipeline/index.js";
+import type { RunToolCallsOptions, ToolExecutionEvent } from "../pipeline/index.js";
 import type { Session } from "../session/index.js";
-import type { ToolOutput, ToolResultMessage } from "../tools/index.js";
+import type { ToolCall, ToolOutput, ToolResultMessage } from "../tools/index.js";
 import { WARDEN_VERSION } from "../version.js";
 
 /** The key under which a result's `details` (Pi's structured details) travel in `_meta`. */
@@ -59,16 +60,31 @@ export function progressMessage(partial: ToolOutput): string {
   return text.length > PROGRESS_MESSAGE_MAX_CHARS ? text.slice(-PROGRESS_MESSAGE_MAX_CHARS) : text;
 }
 
+/** The JSON-RPC request a tools/call came in: its id and the signal fired when it is cancelled. */
+export interface McpCallRequest {
+  id: RequestId;
+  /** Fires when the client cancels the request or the transport closes: no answer is sent then. */
+  signal: AbortSignal;
+}
+
+/**
+ * What serveSessionTools runs calls with: a Session, or a runner that also reads the tools/call's
+ * JSON-RPC request (`warden serve` keeps the call's slot until the answer to that id is delivered).
+ */
+export interface McpToolSession extends Pick<Session, "providerTools"> {
+  runToolCalls(
+    calls: ToolCall[],
+    options: RunToolCallsOptions,
+    request: McpCallRequest,
+  ): Promise<ToolResultMessage[]>;
+}
+
 /**
  * Registers the tools/list and tools/call handlers of `session` on `server` (a Session, or anything
  * that runs calls like one: `warden serve` passes its manager's quota-checked runner). Each call also
  * stops when `signal` fires (the server is shutting down) or the client cancels the request.
  */
-export function serveSessionTools(
-  server: Server,
-  session: Pick<Session, "providerTools" | "runToolCalls">,
-  signal: AbortSignal,
-): void {
+export function serveSessionTools(server: Server, session: McpToolSession, signal: AbortSignal): void {
   const tools = mcpToolsOf(session);
   let callCount = 0;
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
@@ -90,6 +106,7 @@ export function serveSessionTools(
     const [result] = await session.runToolCalls(
       [{ id, name: request.params.name, arguments: request.params.arguments ?? {} }],
       { signal: AbortSignal.any([signal, extra.signal]), onEvent },
+      { id: extra.requestId, signal: extra.signal },
     );
     if (!result) throw new Error("The pipeline returned no result.");
     return toCallToolResult(result);

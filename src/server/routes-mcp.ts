@@ -5,20 +5,24 @@
  * maxSessions is a 429 + Retry-After); later requests name the MCP session, which only its own
  * tenant can reach (another tenant's id is a 404 like an unknown one). Tool calls go through the
  * session manager, so maxConcurrentToolCalls, idle time and the audit log apply as for
- * /v1/.../tool-calls; an `ask` waits for an answer on /v1/approvals. DELETE /mcp (or the warden
- * session being closed) ends both.
+ * /v1/.../tool-calls: a call keeps its slot until its answer is delivered (mcp-answer-slots.ts), and
+ * one over the quota is an `isError` result naming it. An `ask` waits for an answer on
+ * /v1/approvals. DELETE /mcp (or the warden session being closed) ends both.
  */
 import { randomUUID } from "node:crypto";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
 import { createMcpServer, serveSessionTools } from "../mcp/index.js";
+import { QuotaExceededError } from "./errors.js";
+import { McpAnswerResponses, quotaRefusedResults } from "./mcp-answer-slots.js";
 import { type App, principalOf, type ServerContext } from "./route-context.js";
 import { resolveSessionRequest } from "./session-request.js";
 
 /** One MCP session over HTTP and the warden session behind it. */
 interface McpHttpSession {
   transport: StreamableHTTPServerTransport;
+  answers: McpAnswerResponses;
   tenantId: string;
   wardenSessionId: string;
   abort: AbortController;
@@ -50,19 +54,31 @@ export function registerMcpRoutes(app: App, ctx: ServerContext): void {
     const live = await ctx.manager.create(tenant, await resolveSessionRequest(tenant, {}), release);
     const abort = new AbortController();
     const server = createMcpServer();
+    const answers = new McpAnswerResponses(ctx.config.httpRequestTimeoutMs);
     serveSessionTools(
       server,
       {
         providerTools: () => live.session.providerTools(),
-        runToolCalls: (calls, options) =>
-          ctx.manager.runToolCalls(tenant, live.record.id, calls, options ?? {}),
+        runToolCalls: async (calls, options, request) => {
+          const releaseSlots = answers.releaseSlots(request);
+          try {
+            return await ctx.manager.runToolCalls(tenant, live.record.id, calls, {
+              ...options,
+              releaseSlots,
+            });
+          } catch (err) {
+            if (err instanceof QuotaExceededError) return quotaRefusedResults(calls, err);
+            throw err;
+          }
+        },
       },
       abort.signal,
     );
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, tenantId: tenant.id, wardenSessionId: live.record.id, abort });
+        const wardenSessionId = live.record.id;
+        sessions.set(id, { transport, answers, tenantId: tenant.id, wardenSessionId, abort });
       },
       onsessionclosed: (id) => end(id),
     });
@@ -90,6 +106,8 @@ export function registerMcpRoutes(app: App, ctx: ServerContext): void {
           );
         }
         transport = entry.transport;
+        // Before the transport dispatches the calls: where each answer will be written.
+        entry.answers.track(request.body, reply.raw);
       } else if (request.method === "POST" && isInitializeRequest(request.body)) {
         transport = await open(tenant);
       } else {
