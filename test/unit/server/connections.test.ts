@@ -168,6 +168,19 @@ describe("warden serve: shutdown and open connections", () => {
     expect(rest.join("\r\n\r\n").length).toBe(32 * MiB);
   }, 20_000);
 
+  it("a call still running past the grace is aborted and its answer delivered before the connection is closed", async () => {
+    await s.serve(MiB, (c) => {
+      c.shutdownGraceMs = 200;
+    });
+    const a = await s.create("alpha");
+    const body = JSON.stringify({ toolCalls: [{ id: "s", name: "sleep", arguments: { ms: 30_000 } }] });
+    const call = s.raw(s.callsHead(a, "alpha", body.length), body);
+    await expect.poll(() => s.running().manager.runningBatches(), { timeout: 5000 }).toBe(1);
+    expect(await shutdownWithin5s()).toBe("shut down");
+    await call.closed;
+    expect(call.received()).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*"text":"Operation aborted"/);
+  }, 20_000);
+
   it("idle kept-alive connections are closed when draining starts, and one whose answer ends during the grace then", async () => {
     await s.serve(MiB, (c) => {
       c.shutdownGraceMs = 10_000;
