@@ -144,9 +144,9 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
     stopping ??= (async () => {
       ctx.state.draining = true;
       clearInterval(reaper);
-      let unbound = false;
+      let listenerClosed = false;
       const closed = app.close().finally(() => {
-        unbound = true;
+        listenerClosed = true;
       });
       const deadline = Date.now() + graceMs;
       await drainUntil(app.server, () => manager.runningBatches() === 0, deadline);
@@ -154,7 +154,7 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
       const answering = manager.abortAll() > 0 ? Date.now() + ABORTED_ANSWERS_MS : 0;
       // The listener's close ends with its last connection; one still sending an answer (read
       // slowly or not at all) would hold it until httpRequestTimeoutMs, so it is cut past the grace.
-      await drainUntil(app.server, () => unbound, Math.max(deadline, answering));
+      await drainUntil(app.server, () => listenerClosed, Math.max(deadline, answering));
       app.server.closeAllConnections();
       await closed;
       if (options.onExit === "close") {
