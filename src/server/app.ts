@@ -1,14 +1,15 @@
 /**
  * Builds the fastify application: bearer auth on /v1, TypeBox schemas, JSON errors `{code, message}`
  * with the statuses of src/errors.ts (Retry-After on 429 and on 503 NO_ROOM), body limits, a bound
- * on the bytes held in memory at once (buffered-bytes.ts) and on the time to send a request, one
- * audit line per request, and the route groups. No listening here (see serve.ts); tests drive it with `inject`.
+ * on the bytes held in memory at once (buffered-bytes.ts), on the time to send a request and on
+ * the connections open (connections.ts), one audit line per request, and the route groups. No listening here (see serve.ts); tests drive it with `inject`.
  */
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyRequest } from "fastify";
 import { KeyRing } from "./auth.js";
 import { BufferedBytes, hasBody, holdRequestBody, noRouteMessage } from "./buffered-bytes.js";
 import { clientErrorHandler } from "./client-errors.js";
+import { trackConnections } from "./connections.js";
 import { toErrorResponse } from "./errors.js";
 import { type InlineJsonParser, parseJsonBody } from "./json-body.js";
 import { registerOpenApi } from "./openapi.js";
@@ -38,6 +39,7 @@ export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {})
       headersTimeout: Math.min(60_000, httpRequestTimeoutMs),
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  trackConnections(app.server, ctx.config, ctx.metrics);
   const keys = new KeyRing(ctx.config.tenants);
   const buffered = new BufferedBytes(ctx.config.maxBufferedBytes, ctx.metrics);
 

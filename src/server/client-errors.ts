@@ -12,13 +12,31 @@ export function clientErrorHandler(httpRequestTimeoutMs: number) {
     const inProgress = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
     if (err.code !== "ECONNRESET" && socket.writable && !inProgress?.headersSent) {
       const [status, body] = answerTo(err.code, httpRequestTimeoutMs);
-      const json = JSON.stringify(body);
-      socket.write(
-        `HTTP/1.1 ${status}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`,
-      );
+      socket.write(rawJsonResponse(status, body));
     }
     socket.destroy(err);
   };
+}
+
+/**
+ * A whole HTTP/1.1 response with a JSON body and `Connection: close`, for a socket no request
+ * object was made for: `status` is the status line's tail (e.g. "503 Service Unavailable"),
+ * `headers` extra header lines (e.g. "Retry-After: 1").
+ */
+export function rawJsonResponse(
+  status: string,
+  body: { code: string; message: string },
+  headers: string[] = [],
+): string {
+  const json = JSON.stringify(body);
+  const head = [
+    `HTTP/1.1 ${status}`,
+    "Content-Type: application/json",
+    `Content-Length: ${Buffer.byteLength(json)}`,
+    ...headers,
+    "Connection: close",
+  ];
+  return `${head.join("\r\n")}\r\n\r\n${json}`;
 }
 
 function answerTo(code: string | undefined, timeoutMs: number): [string, { code: string; message: string }] {

@@ -121,6 +121,14 @@ export const ServerConfigSchema = Type.Object(
     httpRequestTimeoutMs: Type.Optional(
       PositiveInt("Time a client has to send a whole request (headers and body), ms; default 120000"),
     ),
+    maxConnections: Type.Optional(
+      PositiveInt("HTTP connections open at once, all clients together; default 4096"),
+    ),
+    maxConnectionsPerClient: Type.Optional(
+      PositiveInt(
+        "HTTP connections open at once from one remote address (at most maxConnections); default 256",
+      ),
+    ),
     tarMaxEntries: Type.Optional(
       PositiveInt("Most entries (files, directories, links) of an uploaded workspace tar; default 100000"),
     ),

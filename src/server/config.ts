@@ -78,6 +78,14 @@ export interface ServerConfig {
    * past it Node answers 408 and closes the connection.
    */
   httpRequestTimeoutMs: number;
+  /** Connections open at once, all clients together (connections.ts); over it → 503 and closed. */
+  maxConnections: number;
+  /** Connections open at once from one remote address (at most maxConnections); over it → 503 and closed. */
+  maxConnectionsPerClient: number;
+  /**
+   * How long shutdown waits for running batches and then for open connections, ms: past it the
+   * batches are aborted and the connections closed (an answer still being sent too).
+   */
   shutdownGraceMs: number;
   reapIntervalMs: number;
   /** How long a call whose policy decision is `ask` waits for an answer over HTTP, ms. */
@@ -97,9 +105,25 @@ export interface ServerConfig {
 }
 
 /**
+ * Default of `maxConnections`: 4,096. A connection costs the server about 24 KiB before its
+ * headers are parsed (3,000 unfinished ones grew a server by 72 MiB), so the cap bounds that at
+ * about 100 MiB, and it stays below the open-file limits servers usually get (Node raises its soft
+ * limit to the hard one, often 4,096 or more), leaving descriptors for the engine, files and logs.
+ */
+export const DEFAULT_MAX_CONNECTIONS = 4096;
+
+/**
+ * Default of `maxConnectionsPerClient`: 256, four times a tenant's default maxConcurrentToolCalls
+ * (64), room for one client's batches, their event streams and file transfers at once, while one
+ * address can take at most a sixteenth of maxConnections. Clients behind one NAT or proxy share
+ * an address: raise it (up to maxConnections) for a server that sits behind a proxy.
+ */
+export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 256;
+
+/**
  * Defaults: 127.0.0.1:8080, 30 min idle TTL, 8 h lifetime, 1 MiB JSON, 256 MiB tar of at most
  * 100,000 entries, 8 MiB files, 256 MiB of bodies and file reads held at once (64 MiB per tenant),
- * 120 s to send a request, 10 s grace,
+ * 120 s to send a request, 4,096 connections open at once of which 256 from one address, 10 s grace,
  * 5 min for an approval,
  * a warm pool of 1 idle sandbox per key (filled after the key's first session) kept up to 10 min,
  * for at most 8 keys per tenant; spill files capped at 256 MiB per session and 1 GiB per tenant;
@@ -118,6 +142,8 @@ export const CONFIG_DEFAULTS = {
   maxBufferedBytes: 256 * MiB,
   tenantMaxBufferedBytes: 64 * MiB,
   httpRequestTimeoutMs: 120_000,
+  maxConnections: DEFAULT_MAX_CONNECTIONS,
+  maxConnectionsPerClient: DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
   tarMaxEntries: DEFAULT_TAR_MAX_ENTRIES,
   shutdownGraceMs: 10_000,
   reapIntervalMs: 5_000,
@@ -188,6 +214,8 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
     tarMaxEntries: cfg.tarMaxEntries ?? CONFIG_DEFAULTS.tarMaxEntries,
     maxBufferedBytes: cfg.maxBufferedBytes ?? CONFIG_DEFAULTS.maxBufferedBytes,
     httpRequestTimeoutMs: cfg.httpRequestTimeoutMs ?? CONFIG_DEFAULTS.httpRequestTimeoutMs,
+    maxConnections: cfg.maxConnections ?? CONFIG_DEFAULTS.maxConnections,
+    maxConnectionsPerClient: cfg.maxConnectionsPerClient ?? CONFIG_DEFAULTS.maxConnectionsPerClient,
     shutdownGraceMs: cfg.shutdownGraceMs ?? CONFIG_DEFAULTS.shutdownGraceMs,
     reapIntervalMs: cfg.reapIntervalMs ?? CONFIG_DEFAULTS.reapIntervalMs,
     approvalTimeoutMs: cfg.approvalTimeoutMs ?? CONFIG_DEFAULTS.approvalTimeoutMs,
@@ -207,7 +235,21 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
     }),
   };
   checkBufferBounds(config, source);
+  checkConnectionCaps(config, source);
   return config;
+}
+
+/** A client's cap above the server's could never be reached: throws InvalidArgumentError naming both. */
+function checkConnectionCaps(
+  { maxConnections, maxConnectionsPerClient }: ServerConfig,
+  source: string,
+): void {
+  if (maxConnectionsPerClient > maxConnections) {
+    throw new InvalidArgumentError(
+      `${source}: maxConnectionsPerClient ${maxConnectionsPerClient} is above maxConnections ${maxConnections}, so it could never be reached; ` +
+        `lower maxConnectionsPerClient to at most ${maxConnections} or raise maxConnections.`,
+    );
+  }
 }
 
 /**

@@ -36,6 +36,10 @@ export interface ServerMetrics {
    * ("reopened") or a round of attempts that gave up ("failed"). src/sandbox/kubernetes/pod-channel.ts.
    */
   channelReconnects: Counter<"outcome">;
+  /** Open HTTP connections the caps admitted (connections.ts). */
+  connections: Gauge;
+  /** Connections refused for a full cap, by the config field (maxConnections | maxConnectionsPerClient). */
+  connectionsRefused: Counter<"cap">;
   /** What sessionsByExecPath reads (the server sets `current`). */
   execPathSource: { current?: () => Record<string, number> };
 }
@@ -128,6 +132,17 @@ export function createServerMetrics(options: { defaults?: boolean } = {}): Serve
       name: "warden_channel_reconnects_total",
       help: "Exec channels of Kubernetes sessions re-opened (reopened) or not (failed) after their stream ended",
       labelNames: ["outcome"],
+      registers,
+    }),
+    connections: new Gauge({
+      name: "warden_connections",
+      help: "Open HTTP connections to the server (maxConnections, maxConnectionsPerClient)",
+      registers,
+    }),
+    connectionsRefused: new Counter({
+      name: "warden_connections_refused_total",
+      help: "HTTP connections answered 503 and closed for a full cap, by the config field",
+      labelNames: ["cap"],
       registers,
     }),
     execPathSource,

@@ -3,8 +3,8 @@
  * records, the in-flight journal, audit log, metrics, approvals, sessions, the HTTP listener (bound
  * before anything is reconciled, answering 503 STARTING until reconciliation is done), start-up
  * reconciliation with the engine, the reaper, and a graceful shutdown (stop accepting; let running
- * calls finish within the grace period, then abort them; close; then the backend's close, which
- * drains the warm pool; then the lock is released).
+ * calls finish within the grace period, then abort them; close the connections still open past
+ * it; then the backend's close, which drains the warm pool; then the lock is released).
  */
 import { mkdir } from "node:fs/promises";
 import { WardenError } from "../errors.js";
@@ -14,6 +14,7 @@ import { ApprovalBroker } from "./approval-broker.js";
 import { type AuditLog, createFileAuditLog } from "./audit.js";
 import type { SessionBackend } from "./backend.js";
 import type { ServerConfig } from "./config.js";
+import { drainUntil } from "./connections.js";
 import { InflightCalls } from "./inflight-calls.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
 import type { HookFactory } from "./policy-hooks.js";
@@ -22,6 +23,9 @@ import { RecordStore } from "./record-store.js";
 import type { App, ServerContext } from "./route-context.js";
 import { SessionManager, type SessionManagerDeps } from "./session-manager.js";
 import { lockStateDir, type StateLock } from "./state-lock.js";
+
+/** How long past the grace shutdown waits for the answers of the calls it aborted, ms. */
+const ABORTED_ANSWERS_MS = 1000;
 
 /** Options of startServer. `listen: false` builds everything but does not bind (tests use inject). */
 export interface StartServerOptions {
@@ -59,8 +63,10 @@ export interface RunningServer {
   /** `http://host:port` once listening. */
   url?: string;
   /**
-   * Stops accepting, waits up to `graceMs` (default config.shutdownGraceMs) for running batches,
-   * aborts the rest, closes the listener, then keeps or closes the sessions per `onExit`. Idempotent.
+   * Stops accepting and closes idle connections, waits up to `graceMs` (ms, default
+   * config.shutdownGraceMs) for running batches and then for the connections still open, aborts
+   * the batches left (their answers get up to 1 s more), closes the connections left, then keeps
+   * or closes the sessions per `onExit`. Idempotent.
    */
   shutdown(graceMs?: number): Promise<void>;
 }
@@ -138,12 +144,18 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
     stopping ??= (async () => {
       ctx.state.draining = true;
       clearInterval(reaper);
-      const closed = app.close();
+      let listenerClosed = false;
+      const closed = app.close().finally(() => {
+        listenerClosed = true;
+      });
       const deadline = Date.now() + graceMs;
-      while (manager.runningBatches() > 0 && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      manager.abortAll();
+      await drainUntil(app.server, () => manager.runningBatches() === 0, deadline);
+      // Aborted calls still send their answers: they get a moment past the deadline.
+      const answering = manager.abortAll() > 0 ? Date.now() + ABORTED_ANSWERS_MS : 0;
+      // The listener's close ends with its last connection; one still sending an answer (read
+      // slowly or not at all) would hold it until httpRequestTimeoutMs, so it is cut past the grace.
+      await drainUntil(app.server, () => listenerClosed, Math.max(deadline, answering));
+      app.server.closeAllConnections();
       await closed;
       if (options.onExit === "close") {
         await manager.closeAll("shutdown");

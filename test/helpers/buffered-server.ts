@@ -27,22 +27,34 @@ export function bufferedServer() {
   let url = "";
   const sockets: Socket[] = [];
 
-  /** Writes `head` (lines without the blank line) and `body`; collects what comes back. */
-  const raw = (head: string, body = ""): RawRequest => {
+  /** A connection from `localAddress` (any of 127/8 on Linux) that sends nothing yet; collects what comes back. */
+  const open = (localAddress = "127.0.0.1"): RawRequest => {
     const { hostname, port } = new URL(url);
-    const socket = connect(Number(port), hostname);
+    const socket = connect({ port: Number(port), host: hostname, localAddress });
     sockets.push(socket);
     let received = "";
     socket.on("data", (d) => (received += d.toString("latin1")));
     socket.on("error", () => {});
     const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
-    socket.write(`${head}\r\n\r\n${body}`);
     return { socket, closed, received: () => received };
+  };
+
+  /** Writes `head` (lines without the blank line) and `body`; collects what comes back. */
+  const raw = (head: string, body = ""): RawRequest => {
+    const request = open();
+    request.socket.write(`${head}\r\n\r\n${body}`);
+    return request;
   };
 
   return {
     raw,
+    open,
     url: () => url,
+    /** The running server (after serve). */
+    running: (): RunningServer => {
+      if (!server) throw new Error("serve() first");
+      return server;
+    },
     /** Starts the server with testConfig edited by `edit`; every tenant's maxBufferedBytes is `quota`. */
     async serve(quota: number, edit: (config: ServerConfig) => void = () => {}): Promise<void> {
       dir = await mkdtemp(join(tmpdir(), "warden-buffered-"));

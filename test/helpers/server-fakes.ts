@@ -204,6 +204,8 @@ export function testConfig(
     tarMaxEntries: 100,
     maxBufferedBytes: 256 * 1024 * 1024,
     httpRequestTimeoutMs: 120_000,
+    maxConnections: CONFIG_DEFAULTS.maxConnections,
+    maxConnectionsPerClient: CONFIG_DEFAULTS.maxConnectionsPerClient,
     shutdownGraceMs: 1000,
     reapIntervalMs: 60_000,
     approvalTimeoutMs: 300_000,

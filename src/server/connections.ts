@@ -1,0 +1,101 @@
+/**
+ * The listener's connections: caps on how many are open, and closing the rest at shutdown.
+ *
+ * A request's tenant is known only once its headers are parsed, and a connection costs memory
+ * before that (3,000 sockets left with unfinished headers grew a server by 72 MiB), so the caps
+ * count sockets: `maxConnections` in all and `maxConnectionsPerClient` per remote address. A
+ * connection over either is answered at once with a fixed 503 naming the field and
+ * `Connection: close`, then closed: Node's HTTP server never sees it, so nothing it sent is parsed.
+ *
+ * At shutdown a connection is idle, and closed at once, when no request is in progress on it: Node's
+ * own closeIdleConnections (which its server.close calls) also cut an answer that was ended but not
+ * yet sent (a 32 MiB file read slowly got 3.9 MiB), so the server's is replaced by that one.
+ */
+import type { Server } from "node:http";
+import type { Socket } from "node:net";
+import { rawJsonResponse } from "./client-errors.js";
+import type { ServerMetrics } from "./metrics.js";
+
+/** The two caps (config.ts), connections. */
+export interface ConnectionCaps {
+  maxConnections: number;
+  maxConnectionsPerClient: number;
+}
+
+type CapField = keyof ConnectionCaps;
+
+/**
+ * Puts the caps in front of `server`'s own `connection` listeners (Node's HTTP parser) and makes
+ * its closeIdleConnections spare connections with a request in progress; call it before the server
+ * listens. An admitted socket is counted (warden_connections) until its `close`, which Node emits
+ * once however it ends (end, error, reset, destroy); a refused one is counted in
+ * warden_connections_refused_total under the field.
+ */
+export function trackConnections(
+  server: Server,
+  caps: ConnectionCaps,
+  metrics: Pick<ServerMetrics, "connections" | "connectionsRefused">,
+): void {
+  const perClient = new Map<string, number>();
+  const open = new Set<Socket>();
+  server.closeIdleConnections = () => {
+    // Node sets a socket's _httpMessage from a request's headers until its answer is handed to the kernel.
+    for (const socket of open)
+      if (!(socket as Socket & { _httpMessage?: unknown })._httpMessage) socket.destroy();
+  };
+  const parsers = server.listeners("connection") as ((socket: Socket) => void)[];
+  server.removeAllListeners("connection");
+  server.on("connection", (socket: Socket) => {
+    const client = socket.remoteAddress ?? "";
+    const ofClient = perClient.get(client) ?? 0;
+    const over: CapField | undefined =
+      open.size >= caps.maxConnections
+        ? "maxConnections"
+        : ofClient >= caps.maxConnectionsPerClient
+          ? "maxConnectionsPerClient"
+          : undefined;
+    if (over) {
+      metrics.connectionsRefused.inc({ cap: over });
+      refuse(socket, over, caps[over]);
+      return;
+    }
+    open.add(socket);
+    perClient.set(client, ofClient + 1);
+    metrics.connections.inc();
+    socket.once("close", () => {
+      open.delete(socket);
+      const left = (perClient.get(client) ?? 1) - 1;
+      if (left > 0) perClient.set(client, left);
+      else perClient.delete(client); // no entry kept for an address that left
+      metrics.connections.dec();
+    });
+    for (const parse of parsers) parse.call(server, socket);
+  });
+}
+
+/** Writes the 503 and closes the socket once it is handed to the kernel (never waiting on the peer). */
+function refuse(socket: Socket, field: CapField, cap: number): void {
+  // Nothing else listens on this socket: a reset by the peer must not become an uncaught error.
+  socket.on("error", () => {});
+  const message =
+    field === "maxConnections"
+      ? `The server has maxConnections (${cap}) connections open; retry later, or raise maxConnections in the server config.`
+      : `This address has maxConnectionsPerClient (${cap}) connections open to the server; close one or retry later, or raise maxConnectionsPerClient in the server config.`;
+  socket.end(
+    rawJsonResponse("503 Service Unavailable", { code: "NO_ROOM", message }, ["Retry-After: 1"]),
+    () => socket.destroy(),
+  );
+}
+
+/**
+ * Waits until `done()` or `deadline` (ms since the epoch), checking every 50 ms and closing the
+ * idle connections each time, so a kept-alive one is closed as soon as its answer is sent.
+ */
+export async function drainUntil(server: Server, done: () => boolean, deadline: number): Promise<void> {
+  for (;;) {
+    server.closeIdleConnections();
+    const left = deadline - Date.now();
+    if (done() || left <= 0) return;
+    await new Promise((r) => setTimeout(r, Math.min(50, left)));
+  }
+}
