@@ -42,7 +42,7 @@ import { type BenchRow, type BenchSection, percentile } from "../harness.js";
 import { type CpuShare, startCpuAttribution } from "./cpu-attribution.js";
 import { ask, forkChild, letGo, removeTenantContainers } from "./noisy-children.js";
 import type { FromServer, ToServer } from "./noisy-server.js";
-import { readCallTimings, tailSplit } from "./noisy-tail.js";
+import { printTails } from "./noisy-tail.js";
 import { type FromTenant, LINES, LOAD_KINDS, type LoadKind, linesOf, type ToTenant } from "./noisy-tenant.js";
 
 /** CPU ms the main thread of process `pid` has run, from Linux's /proc/<pid>/task/<pid>/schedstat; NaN elsewhere. */
@@ -56,11 +56,12 @@ function mainThreadCpuMs(pid: number | undefined): number {
 
 const SAMPLES = Number(process.env.WARDEN_BENCH_NOISY_SAMPLES ?? 200);
 /**
- * B's calls start at most one per this many ms (one in flight at a time; 0: back to back). Back to
- * back, B alone kept 1.3 of the machine's 2 cores busy (about 150 calls a second: its container,
- * the server's main thread and its client), so its "idle" blocks were already a loaded machine.
+ * B's call i of a block starts no earlier than i times this many ms after the block's start, one in
+ * flight at a time (a call slower than that is followed at once by the next); 0, the default: back
+ * to back, as in the README's figures. Back to back, B alone keeps about 1.3 of the machine's 2
+ * cores busy (about 150 calls a second: its container, the server's main thread and its client).
  */
-const B_INTERVAL_MS = Number(process.env.WARDEN_BENCH_NOISY_B_INTERVAL_MS ?? 20);
+const B_INTERVAL_MS = Number(process.env.WARDEN_BENCH_NOISY_B_INTERVAL_MS ?? 0);
 /** Idle and loaded blocks per phase, alternating. */
 const ROUNDS = Number(process.env.WARDEN_BENCH_NOISY_ROUNDS ?? 3);
 const LOOPS = Number(process.env.WARDEN_BENCH_NOISY_LOOPS ?? 2);
@@ -78,25 +79,6 @@ async function tarOf(name: string, content: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const c of pack) chunks.push(c as Buffer);
   return Buffer.concat(chunks);
-}
-
-/**
- * Prints (stderr) where B's slowest 1% of calls spent their time in each phase (noisy-tail.ts),
- * from the server's audit log at `auditPath`.
- */
-function printTails(
-  auditPath: string,
-  tenant: string,
-  phases: Array<[string, { samples: number[]; ids: string[] }]>,
-) {
-  const timings = readCallTimings(auditPath, tenant);
-  for (const [label, { samples, ids }] of phases) {
-    const t = tailSplit(samples, ids, timings, 0.01);
-    console.error(
-      `noisy-neighbour: B's slowest 1% (${t.calls} calls), ${label}: ${t.clientMs.toFixed(1)} ms at the client, ` +
-        `${t.requestMs.toFixed(1)} in the server's request hooks, ${t.toolMs.toFixed(1)} in the tool call (pipeline and sandbox exec)`,
-    );
-  }
 }
 
 export const noisyNeighbourSection: BenchSection = {

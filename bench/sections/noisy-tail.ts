@@ -6,7 +6,7 @@
  * in the server between its request and response hooks, and the tool line's time, inside that, in
  * the call's pipeline (policy, the sandbox's exec over its channel, the result). What is left is
  * outside the server's hooks: the client, the loopback connection and the server's event loop
- * before it parsed the request. Pure but for `readCallTimings`.
+ * before it parsed the request. Pure but for `readCallTimings` and `printTails`.
  */
 import { readFileSync } from "node:fs";
 
@@ -82,4 +82,29 @@ export function tailSplit(
     requestMs: mean((c) => c.t.requestMs),
     toolMs: mean((c) => c.t.toolMs),
   };
+}
+
+/**
+ * Prints (stderr) where B's slowest 1% of calls spent their time in each phase (tailSplit),
+ * from the server's audit log at `auditPath`.
+ */
+export function printTails(
+  auditPath: string,
+  tenant: string,
+  phases: Array<[string, { samples: number[]; ids: string[] }]>,
+) {
+  let timings: Map<string, CallTimings>;
+  try {
+    timings = readCallTimings(auditPath, tenant);
+  } catch (err) {
+    console.error(`noisy-neighbour: B's slowest calls not split (${String(err)})`);
+    return;
+  }
+  for (const [label, { samples, ids }] of phases) {
+    const t = tailSplit(samples, ids, timings, 0.01);
+    console.error(
+      `noisy-neighbour: B's slowest 1% (${t.calls} calls), ${label}: ${t.clientMs.toFixed(1)} ms at the client, ` +
+        `${t.requestMs.toFixed(1)} in the server's request hooks, ${t.toolMs.toFixed(1)} in the tool call (pipeline and sandbox exec)`,
+    );
+  }
 }

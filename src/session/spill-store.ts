@@ -107,7 +107,9 @@ export class HostSpillStore implements SpillStore {
       writeFileSync(join(dir, SPILL_OWNER_FILE), `${this.#owner}\n`, { mode: 0o600 });
       this.#dir = dir;
     }
-    const name = `${prefix}-${randomUUID().slice(0, 8)}.log`;
+    let name: string;
+    do name = `${prefix}-${randomUUID().slice(0, 8)}.log`;
+    while (this.#files.has(spillHandle(name)));
     const hostPath = join(this.#dir, name);
     const handle = spillHandle(name);
     const writer = new HostSpillWriter(handle, hostPath, this.#budgets, () => this.#files.delete(handle));
@@ -140,8 +142,12 @@ export class HostSpillStore implements SpillStore {
   /** Removes the private directory and every file in it, giving their bytes back. Idempotent. */
   async dispose(): Promise<void> {
     this.#disposed = true;
-    for (const file of [...this.#files.values()]) file.release();
+    const files = [...this.#files.values()];
+    for (const file of files) file.release();
     this.#files.clear();
+    // A file still being made (or written) finishes that one operation first: made during the
+    // directory's removal, it would be left behind, and its directory with it.
+    await Promise.all(files.map((file) => file.flush()));
     if (this.#dir) rmSync(this.#dir, { recursive: true, force: true });
     this.#dir = undefined;
   }
@@ -265,12 +271,12 @@ class HostSpillWriter implements SpillWriter {
   }
 
   async discard(): Promise<void> {
-    const made = this.#made || this.#pump !== undefined;
-    if (made) await this.close();
+    if (this.#made || this.#pump !== undefined) await this.close();
     else this.#drop();
     this.forget();
     this.release();
-    if (made)
+    // Only a file this writer made (an open that failed, e.g. EEXIST, made none to remove).
+    if (this.#made)
       await unlink(this.hostPath).catch((err: NodeJS.ErrnoException) => {
         if (err.code !== "ENOENT") throw err;
       });
@@ -306,7 +312,8 @@ class HostSpillWriter implements SpillWriter {
       } catch (err) {
         this.#failed(err, 0);
       }
-    while (this.#queue.length > 0 && this.#fd !== undefined) {
+    // Released (its session closed, its directory being removed): what is queued is let go.
+    while (this.#queue.length > 0 && this.#fd !== undefined && !this.#released) {
       const batch = this.#queue;
       this.#queue = [];
       const start = batch[0]?.offset ?? 0; // queued chunks are adjacent: one positional writev run

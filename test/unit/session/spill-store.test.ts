@@ -1,4 +1,13 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -244,6 +253,16 @@ describe("spill files made only when needed", () => {
     await vi.waitFor(() => expect(existsSync(hostPath(store, w.handle))).toBe(true));
     await w.discard();
     expect(readdirSync(store.dir!)).toEqual([".owner"]);
+  });
+
+  it("discard removes only a file its writer made: one already at its path (EEXIST) stays", async () => {
+    const w = await store.create("bash");
+    const path = hostPath(store, w.handle);
+    writeFileSync(path, "not ours\n");
+    w.write(Buffer.alloc(SPILL_HOLD_BYTES, 0x62));
+    await w.discard();
+    expect(readFileSync(path, "utf8")).toBe("not ours\n");
+    expect(w.summary()).toMatchObject({ keptBytes: 0, error: expect.stringMatching(/^EEXIST/) });
   });
 
   it("a file that cannot be made is a write error in the summary, not a throw", async () => {
