@@ -80,11 +80,15 @@ export interface ServerConfig {
   httpRequestTimeoutMs: number;
   /** Connections open at once, all clients together (connections.ts); over it → 503 and closed. */
   maxConnections: number;
-  /** Connections open at once from one remote address (at most maxConnections); over it → 503 and closed. */
+  /**
+   * Connections open at once from one remote address; over it → 503 and closed. Default 256, or
+   * maxConnections when that is lower; set explicitly above maxConnections it is refused.
+   */
   maxConnectionsPerClient: number;
   /**
    * How long shutdown waits for running batches and then for open connections, ms: past it the
-   * batches are aborted and the connections closed (an answer still being sent too).
+   * batches are aborted, their answers get up to 1 s more (server.ts ABORTED_ANSWERS_MS), and the
+   * connections still open are closed (an answer still being sent too).
    */
   shutdownGraceMs: number;
   reapIntervalMs: number;
@@ -113,10 +117,11 @@ export interface ServerConfig {
 export const DEFAULT_MAX_CONNECTIONS = 4096;
 
 /**
- * Default of `maxConnectionsPerClient`: 256, four times a tenant's default maxConcurrentToolCalls
- * (64), room for one client's batches, their event streams and file transfers at once, while one
- * address can take at most a sixteenth of maxConnections. Clients behind one NAT or proxy share
- * an address: raise it (up to maxConnections) for a server that sits behind a proxy.
+ * Default of `maxConnectionsPerClient`: 256 (or maxConnections when that is lower), four times a
+ * tenant's default maxConcurrentToolCalls (64), room for one client's batches, their event streams
+ * and file transfers at once, while one address can take at most a sixteenth of the default
+ * maxConnections. Clients behind one NAT or proxy share an address: raise it (up to
+ * maxConnections) for a server that sits behind a proxy.
  */
 export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 256;
 
@@ -203,6 +208,7 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
     stateDir,
     cfg.tenants.map((t) => t.id),
   );
+  const maxConnections = cfg.maxConnections ?? CONFIG_DEFAULTS.maxConnections;
   const config: ServerConfig = {
     host: cfg.host ?? CONFIG_DEFAULTS.host,
     port: cfg.port ?? CONFIG_DEFAULTS.port,
@@ -214,8 +220,10 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
     tarMaxEntries: cfg.tarMaxEntries ?? CONFIG_DEFAULTS.tarMaxEntries,
     maxBufferedBytes: cfg.maxBufferedBytes ?? CONFIG_DEFAULTS.maxBufferedBytes,
     httpRequestTimeoutMs: cfg.httpRequestTimeoutMs ?? CONFIG_DEFAULTS.httpRequestTimeoutMs,
-    maxConnections: cfg.maxConnections ?? CONFIG_DEFAULTS.maxConnections,
-    maxConnectionsPerClient: cfg.maxConnectionsPerClient ?? CONFIG_DEFAULTS.maxConnectionsPerClient,
+    maxConnections,
+    // Unset, it follows a lower maxConnections: the check below is for a value the user chose.
+    maxConnectionsPerClient:
+      cfg.maxConnectionsPerClient ?? Math.min(CONFIG_DEFAULTS.maxConnectionsPerClient, maxConnections),
     shutdownGraceMs: cfg.shutdownGraceMs ?? CONFIG_DEFAULTS.shutdownGraceMs,
     reapIntervalMs: cfg.reapIntervalMs ?? CONFIG_DEFAULTS.reapIntervalMs,
     approvalTimeoutMs: cfg.approvalTimeoutMs ?? CONFIG_DEFAULTS.approvalTimeoutMs,
@@ -239,7 +247,10 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
   return config;
 }
 
-/** A client's cap above the server's could never be reached: throws InvalidArgumentError naming both. */
+/**
+ * A client's cap set above the server's could never be reached: throws InvalidArgumentError naming
+ * both (the default never is: it is at most maxConnections).
+ */
 function checkConnectionCaps(
   { maxConnections, maxConnectionsPerClient }: ServerConfig,
   source: string,

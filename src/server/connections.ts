@@ -7,11 +7,12 @@
  * connection over either is answered at once with a fixed 503 naming the field and
  * `Connection: close`, then closed: Node's HTTP server never sees it, so nothing it sent is parsed.
  *
- * At shutdown a connection is idle, and closed at once, when no request is in progress on it: Node's
- * own closeIdleConnections (which its server.close calls) also cut an answer that was ended but not
- * yet sent (a 32 MiB file read slowly got 3.9 MiB), so the server's is replaced by that one.
+ * At shutdown a connection is idle, and closed at once, when Node's closeIdleConnections (which its
+ * server.close calls) finds it so (no request being received, no answer being written) and no answer
+ * on it is still unsent: Node's own check also cut an answer that was ended but not yet handed to
+ * the kernel (a 32 MiB file read slowly got 3.9 MiB), so the server's is wrapped to spare those.
  */
-import type { Server } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { rawJsonResponse } from "./client-errors.js";
 import type { ServerMetrics } from "./metrics.js";
@@ -26,10 +27,10 @@ type CapField = keyof ConnectionCaps;
 
 /**
  * Puts the caps in front of `server`'s own `connection` listeners (Node's HTTP parser) and makes
- * its closeIdleConnections spare connections with a request in progress; call it before the server
- * listens. An admitted socket is counted (warden_connections) until its `close`, which Node emits
- * once however it ends (end, error, reset, destroy); a refused one is counted in
- * warden_connections_refused_total under the field.
+ * its closeIdleConnections also spare connections with an answer not yet handed to the kernel;
+ * call it before the server listens. An admitted socket is counted (warden_connections) until its
+ * `close`, which Node emits once however it ends (end, error, reset, destroy); a refused one is
+ * counted in warden_connections_refused_total under the field.
  */
 export function trackConnections(
   server: Server,
@@ -38,10 +39,34 @@ export function trackConnections(
 ): void {
   const perClient = new Map<string, number>();
   const open = new Set<Socket>();
+  // Requests per socket whose answer has not closed, from documented events rather than Node's
+  // socket._httpMessage: a response's 'close' comes after its 'finish', the hand-over to the kernel.
+  const unsent = new Map<Socket, number>();
+  server.prependListener("request", (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket;
+    unsent.set(socket, (unsent.get(socket) ?? 0) + 1);
+    response.once("close", () => {
+      const left = (unsent.get(socket) ?? 1) - 1;
+      if (left > 0) unsent.set(socket, left);
+      else unsent.delete(socket);
+    });
+  });
+  const closeIdle = server.closeIdleConnections.bind(server);
   server.closeIdleConnections = () => {
-    // Node sets a socket's _httpMessage from a request's headers until its answer is handed to the kernel.
-    for (const socket of open)
-      if (!(socket as Socket & { _httpMessage?: unknown })._httpMessage) socket.destroy();
+    // Node's check keeps its idea of idle (a connection whose next request has begun to arrive is
+    // spared, to get its answer: "a connection whose request headers are still arriving …" in
+    // connections.test.ts) and ends each idle socket with socket.destroy(), shadowed here for the
+    // call on the sockets with an unsent answer. That is how Node 20 does it, not a documented API:
+    // if an upgrade ends them otherwise, this fails safe to Node's own check, which cuts only ended
+    // unsent answers, and "an answer being sent when shutdown starts is not cut" (the 32 MiB file
+    // read during the grace; 3.9 MiB arrive without the shadowing) fails.
+    const spared = [...unsent.keys()];
+    for (const socket of spared) socket.destroy = keep;
+    try {
+      closeIdle();
+    } finally {
+      for (const socket of spared) delete (socket as Partial<Socket>).destroy;
+    }
   };
   const parsers = server.listeners("connection") as ((socket: Socket) => void)[];
   server.removeAllListeners("connection");
@@ -64,6 +89,7 @@ export function trackConnections(
     metrics.connections.inc();
     socket.once("close", () => {
       open.delete(socket);
+      unsent.delete(socket); // an answer queued behind a pipelined one may never get its 'close'
       const left = (perClient.get(client) ?? 1) - 1;
       if (left > 0) perClient.set(client, left);
       else perClient.delete(client); // no entry kept for an address that left
@@ -71,6 +97,11 @@ export function trackConnections(
     });
     for (const parse of parsers) parse.call(server, socket);
   });
+}
+
+/** What a spared socket's destroy does while Node's closeIdleConnections runs: nothing. */
+function keep(this: Socket): Socket {
+  return this;
 }
 
 /** Writes the 503 and closes the socket once it is handed to the kernel (never waiting on the peer). */

@@ -199,6 +199,32 @@ describe("warden serve: shutdown and open connections", () => {
     await call.closed;
     expect(call.received()).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*"text":"slept"/);
   }, 20_000);
+
+  it("a connection whose request headers are still arriving when shutdown starts is answered 503 with Connection: close, not cut", async () => {
+    await s.serve(MiB, (c) => {
+      c.shutdownGraceMs = 10_000;
+    });
+    const a = await s.create("alpha");
+    const body = JSON.stringify({ toolCalls: [{ id: "s", name: "sleep", arguments: { ms: 1000 } }] });
+    s.raw(s.callsHead(a, "alpha", body.length), body);
+    await expect.poll(() => s.running().manager.runningBatches(), { timeout: 5000 }).toBe(1);
+    const half = s.open();
+    await new Promise((r) => half.socket.write("GET /healthz HTTP/1.1\r\nhost: x\r\n", r));
+    await new Promise((r) => setTimeout(r, 100)); // the server has read the half-sent head
+
+    const stopped = s.running().shutdown();
+    await new Promise((r) => setTimeout(r, 300)); // shutdown's start and six drain polls
+    half.socket.write("\r\n");
+    await half.closed;
+    // Fastify's answer to a request that arrives while it closes, as before the idle check was replaced.
+    const json = '{"error":"Service Unavailable","message":"Service Unavailable","statusCode":503}';
+    expect(half.received().replace(/\r\nDate: [^\r]*/, "")).toBe(
+      "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: application/json\r\n" +
+        `Content-Length: ${json.length}\r\n\r\n${json}`,
+    );
+    expect(s.running().manager.runningBatches()).toBe(1);
+    await stopped;
+  }, 20_000);
 });
 
 describe("config: maxConnections and maxConnectionsPerClient", () => {
@@ -213,6 +239,17 @@ describe("config: maxConnections and maxConnectionsPerClient", () => {
   it("defaults to 4096 and 256", () => {
     expect(resolveServerConfig({ tenants }, "/")).toMatchObject({
       maxConnections: 4096,
+      maxConnectionsPerClient: 256,
+    });
+  });
+
+  it("without maxConnectionsPerClient, a maxConnections below 256 is the client's cap too", () => {
+    expect(resolveServerConfig({ maxConnections: 100, tenants }, "/")).toMatchObject({
+      maxConnections: 100,
+      maxConnectionsPerClient: 100,
+    });
+    expect(resolveServerConfig({ maxConnections: 300, tenants }, "/")).toMatchObject({
+      maxConnections: 300,
       maxConnectionsPerClient: 256,
     });
   });
