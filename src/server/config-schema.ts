@@ -126,7 +126,7 @@ export const ServerConfigSchema = Type.Object(
     ),
     maxConnectionsPerClient: Type.Optional(
       PositiveInt(
-        "HTTP connections open at once from one remote address (at most maxConnections); default 256, or maxConnections when lower",
+        "HTTP connections open at once from one remote address, an IPv6 one by its /64 (at most maxConnections); default 256, or maxConnections when lower",
       ),
     ),
     tarMaxEntries: Type.Optional(

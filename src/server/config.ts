@@ -109,9 +109,10 @@ export interface ServerConfig {
 }
 
 /**
- * Default of `maxConnections`: 4,096. A connection costs the server about 24 KiB before its
- * headers are parsed (3,000 unfinished ones grew a server by 72 MiB), so the cap bounds that at
- * about 100 MiB, and it stays below the open-file limits servers usually get (Node raises its soft
+ * Default of `maxConnections`: 4,096. A connection costs the server memory before its headers are
+ * parsed: 4,096 admitted with unfinished headers grew a server by 18.8 MiB in an attack on
+ * 2026-12-03 (an earlier one measured 72 MiB for 3,000 without caps), so the cap bounds that at
+ * tens of MiB, and it stays below the open-file limits servers usually get (Node raises its soft
  * limit to the hard one, often 4,096 or more), leaving descriptors for the engine, files and logs.
  */
 export const DEFAULT_MAX_CONNECTIONS = 4096;
@@ -119,7 +120,7 @@ export const DEFAULT_MAX_CONNECTIONS = 4096;
 /**
  * Default of `maxConnectionsPerClient`: 256 (or maxConnections when that is lower), four times a
  * tenant's default maxConcurrentToolCalls (64), room for one client's batches, their event streams
- * and file transfers at once, while one address can take at most a sixteenth of the default
+ * and file transfers at once, while one address (an IPv6 /64: connections.ts clientOf) can take at most a sixteenth of the default
  * maxConnections. Clients behind one NAT or proxy share an address: raise it (up to
  * maxConnections) for a server that sits behind a proxy.
  */

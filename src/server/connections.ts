@@ -3,7 +3,7 @@
  *
  * A request's tenant is known only once its headers are parsed, and a connection costs memory
  * before that (3,000 sockets left with unfinished headers grew a server by 72 MiB), so the caps
- * count sockets: `maxConnections` in all and `maxConnectionsPerClient` per remote address. A
+ * count sockets: `maxConnections` in all and `maxConnectionsPerClient` per client (clientOf). A
  * connection over either is answered at once with a fixed 503 naming the field and
  * `Connection: close`, then closed: Node's HTTP server never sees it, so nothing it sent is parsed.
  *
@@ -71,7 +71,7 @@ export function trackConnections(
   const parsers = server.listeners("connection") as ((socket: Socket) => void)[];
   server.removeAllListeners("connection");
   server.on("connection", (socket: Socket) => {
-    const client = socket.remoteAddress ?? "";
+    const client = clientOf(socket.remoteAddress);
     const ofClient = perClient.get(client) ?? 0;
     const over: CapField | undefined =
       open.size >= caps.maxConnections
@@ -97,6 +97,31 @@ export function trackConnections(
     });
     for (const parse of parsers) parse.call(server, socket);
   });
+}
+
+/**
+ * The client a connection counts against: its IPv4 address (an IPv4-mapped IPv6 one, ::ffff:a.b.c.d,
+ * as IPv4), or its IPv6 address's /64 network, which one host or site is routinely given whole
+ * (RFC 6177): counted by address, 300 connections from one /64 all got in under a cap of 4. "" when
+ * the socket has no address (it is already closed).
+ */
+export function clientOf(address: string | undefined): string {
+  if (address === undefined) return "";
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1] ?? address;
+  if (!address.includes(":")) return address;
+  return `${ipv6Groups(address).slice(0, 4).join(":")}::/64`;
+}
+
+/** The eight 16-bit groups of an IPv6 address (its zone id dropped), lower-case hex without leading zeros. */
+function ipv6Groups(address: string): string[] {
+  const bare = address.split("%")[0] ?? "";
+  const [head = "", tail] = bare.split("::");
+  const part = (s: string) => (s === "" ? [] : s.split(":"));
+  const left = part(head);
+  const right = tail === undefined ? [] : part(tail);
+  const groups = [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
+  return groups.map((g) => (g.includes(".") ? g : Number.parseInt(g, 16).toString(16)));
 }
 
 /** What a spared socket's destroy does while Node's closeIdleConnections runs: nothing. */

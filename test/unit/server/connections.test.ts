@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { resolveServerConfig } from "../../../src/server/config.js";
+import { clientOf } from "../../../src/server/connections.js";
 import { bufferedServer, MiB, type RawRequest } from "../../helpers/buffered-server.js";
 
 /** The exact 503 a connection over `field` gets. */
@@ -266,5 +267,21 @@ describe("config: maxConnections and maxConnectionsPerClient", () => {
     ).toThrow(
       "c.yaml: maxConnectionsPerClient 101 is above maxConnections 100, so it could never be reached; lower maxConnectionsPerClient to at most 100 or raise maxConnections.",
     );
+  });
+});
+
+describe("clientOf: what maxConnectionsPerClient counts", () => {
+  it("an IPv4 address, an IPv4-mapped IPv6 one as IPv4, and an IPv6 address by its /64", () => {
+    expect(clientOf("127.0.0.2")).toBe("127.0.0.2");
+    expect(clientOf("::ffff:10.1.2.3")).toBe("10.1.2.3");
+    expect(clientOf("::FFFF:10.1.2.3")).toBe("10.1.2.3");
+    expect(clientOf("fd00:1::1")).toBe("fd00:1:0:0::/64");
+    expect(clientOf("fd00:1:0:0:ffff:ffff:ffff:fffe")).toBe("fd00:1:0:0::/64");
+    expect(clientOf("FD00:0001:0000:0000::2")).toBe("fd00:1:0:0::/64");
+    expect(clientOf("fd00:1:0:1::1")).toBe("fd00:1:0:1::/64");
+    expect(clientOf("fe80::1%eth0")).toBe("fe80:0:0:0::/64");
+    expect(clientOf("::1")).toBe("0:0:0:0::/64");
+    expect(clientOf("64:ff9b::1.2.3.4")).toBe("64:ff9b:0:0::/64");
+    expect(clientOf(undefined)).toBe("");
   });
 });
