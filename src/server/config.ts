@@ -120,8 +120,8 @@ export const DEFAULT_MAX_CONNECTIONS = 4096;
 /**
  * Default of `maxConnectionsPerClient`: 256 (or maxConnections when that is lower), four times a
  * tenant's default maxConcurrentToolCalls (64), room for one client's batches, their event streams
- * and file transfers at once, while one address (an IPv6 /64: connections.ts clientOf) can take at most a sixteenth of the default
- * maxConnections. Clients behind one NAT or proxy share an address: raise it (up to
+ * and file transfers at once, while one address (an IPv6 /64: connections.ts clientOf) can take at
+ * most a sixteenth of the default maxConnections. Clients behind one NAT or proxy share an address: raise it (up to
  * maxConnections) for a server that sits behind a proxy.
  */
 export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 256;
