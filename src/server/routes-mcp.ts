@@ -7,7 +7,8 @@
  * session manager, so maxConcurrentToolCalls, idle time and the audit log apply as for
  * /v1/.../tool-calls: a call keeps its slot until its answer is delivered (mcp-answer-slots.ts), and
  * one over the quota is an `isError` result naming it. An `ask` waits for an answer on
- * /v1/approvals. DELETE /mcp (or the warden session being closed) ends both.
+ * /v1/approvals. DELETE /mcp (or the warden session being closed) ends both. A client's standalone
+ * GET event stream is ended when shutdown starts (it would otherwise hold shutdown for its grace).
  */
 import { randomUUID } from "node:crypto";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -39,6 +40,14 @@ export function registerMcpRoutes(app: App, ctx: ServerContext): void {
     entry.abort.abort();
     await ctx.manager.close(entry.wardenSessionId, "deleted").catch(() => undefined);
   };
+
+  // Fastify closes the listener, which waits for every connection, before its onClose hooks run: a
+  // client's standalone GET stream never ends by itself and would hold shutdown for the whole
+  // grace. Ended when draining starts (the client's reconnect is refused); POST streams, with
+  // answers still to come, are left to end with them.
+  app.addHook("preClose", async () => {
+    for (const entry of sessions.values()) entry.transport.closeStandaloneSSEStream();
+  });
 
   app.addHook("onClose", async () => {
     for (const entry of sessions.values()) entry.abort.abort();
@@ -87,6 +96,7 @@ export function registerMcpRoutes(app: App, ctx: ServerContext): void {
       else void ctx.manager.close(live.record.id, "deleted").catch(() => undefined);
     };
     await server.connect(transport);
+    answers.watch(transport);
     return transport;
   };
 

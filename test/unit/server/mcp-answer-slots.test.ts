@@ -3,13 +3,14 @@
  * delivered (src/server/mcp-answer-slots.ts), as a REST batch does: a real listener over the fake
  * backend, the SDK's client for the calls that are read, and a raw POST whose answer (15 MiB, more
  * than the kernel's socket buffers take) is left unread. A call over the quota is an `isError`
- * result naming it.
+ * result naming it. Also: a POST the SDK refuses takes no answer over, a batch's refused or
+ * cancelled call does not hold its stall clock back, and shutdown does not wait on a GET stream.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ServerConfig } from "../../../src/server/config.js";
-import { bufferedServer, MiB } from "../../helpers/buffered-server.js";
+import { bufferedServer, MiB, type RawRequest } from "../../helpers/buffered-server.js";
 import { auth } from "../../helpers/server-fakes.js";
 
 /** The result an MCP client gets for a call over alpha's maxConcurrentToolCalls `max`. */
@@ -32,6 +33,9 @@ const echoed = {
   isError: false,
   _meta: { "io.warden/details": { exitCode: 0 } },
 };
+
+/** A sleep's result. */
+const slept = { content: [{ type: "text", text: "slept" }], isError: false };
 
 describe("warden serve: an MCP tools/call answer holds its slot until it is delivered", () => {
   const s = bufferedServer();
@@ -61,14 +65,14 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
     return { client, sessionId: transport.sessionId as string };
   }
 
-  /** A raw POST of `messages` (one tools/call, or a JSON-RPC batch) on MCP session `sessionId`. */
-  function rawPost(sessionId: string, messages: unknown) {
+  /** A raw POST of `messages` (one JSON-RPC message, or a batch) on MCP session `sessionId`. */
+  function rawPost(sessionId: string, messages: unknown, accept = "application/json, text/event-stream") {
     const body = JSON.stringify(messages);
     const head = [
       "POST /mcp HTTP/1.1",
       "host: x",
       `authorization: ${auth("alpha").authorization}`,
-      "accept: application/json, text/event-stream",
+      `accept: ${accept}`,
       "content-type: application/json",
       `mcp-session-id: ${sessionId}`,
       `content-length: ${Buffer.byteLength(body)}`,
@@ -84,9 +88,12 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
     params: { name, arguments: args },
   });
 
-  /** A tools/call of a 15 MiB echo on MCP session `sessionId`, read until its answer begins, then no more. */
-  async function unreadAnswer(sessionId: string) {
-    const unread = rawPost(sessionId, call("big", "echo", { text: "x".repeat(15 * MiB) }));
+  /** A 15 MiB echo's tools/call. */
+  const big = () => call("big", "echo", { text: "x".repeat(15 * MiB) });
+
+  /** A POST of `messages` (default: a 15 MiB echo) on MCP session `sessionId`, read until an answer begins, then no more. */
+  async function unreadAnswer(sessionId: string, messages: unknown = big()) {
+    const unread = rawPost(sessionId, messages);
     // Paused once the answer has begun: the call has ended, its answer is being written.
     const onData = () => {
       if (!unread.received().includes("event: message")) return;
@@ -100,6 +107,15 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
   }
 
   const echo = (client: Client) => client.callTool({ name: "echo", arguments: { text: "hi" } });
+
+  /** Waits until `unread`'s answer, stalled for httpRequestTimeoutMs, gives its slot back; then reads on. */
+  async function cutOnceStalled(unread: RawRequest, client: Client) {
+    await expect.poll(() => echo(client), { timeout: 5000 }).toEqual(echoed);
+    // The server ended the stalled connection: read on, it ends before the whole answer.
+    unread.socket.resume();
+    await unread.closed;
+    expect(unread.received().length).toBeLessThan(15 * MiB);
+  }
 
   it("an unread answer keeps the slot (maxConcurrentToolCalls 1: the next call is refused) until the client leaves", async () => {
     await serve(1);
@@ -115,11 +131,7 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
     const { client, sessionId } = await connect();
     const unread = await unreadAnswer(sessionId);
     expect(await echo(client)).toEqual(refused(1));
-    await expect.poll(() => echo(client), { timeout: 5000 }).toEqual(echoed);
-    // The server ended the stalled connection: read on, it ends before the whole answer.
-    unread.socket.resume();
-    await unread.closed;
-    expect(unread.received().length).toBeLessThan(15 * MiB);
+    await cutOnceStalled(unread, client);
   });
 
   it("a cancelled call gives its slot back though its stream stays open; the unread answer keeps its own", async () => {
@@ -150,5 +162,68 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
     // Silent for longer than httpRequestTimeoutMs, the stream is not cut before the sleep's answer.
     await expect.poll(() => batch.received(), { timeout: 5000 }).toContain('"text":"slept"');
     await expect.poll(() => echo(client), { timeout: 5000 }).toEqual(echoed);
+  });
+
+  it("a POST the SDK refuses (406) takes no call over: the batch's answer keeps the slot until its stream ends", async () => {
+    await serve(2);
+    const { client, sessionId } = await connect();
+    const batch = rawPost(sessionId, [call("s", "sleep", { ms: 600 }), call("t", "sleep", { ms: 3000 })]);
+    await new Promise((r) => setTimeout(r, 150));
+    // The same id again, without `text/event-stream` in Accept: the SDK refuses it, "s" stays the batch's.
+    const refusedPost = rawPost(sessionId, call("s", "sleep", { ms: 600 }), "application/json");
+    await expect.poll(() => refusedPost.received().split("\r\n")[0]).toBe("HTTP/1.1 406 Not Acceptable");
+    await expect.poll(() => batch.received(), { timeout: 5000 }).toContain('"text":"slept"');
+    // "s" is answered on the batch's stream, which is not over while "t" runs: both slots are held.
+    expect(await echo(client)).toEqual(refused(2));
+    await expect.poll(() => echo(client), { timeout: 5000 }).toEqual(echoed);
+  });
+
+  it("a batch's call refused by the quota does not keep the stall clock from starting", async () => {
+    await serve(1, 1500);
+    const { client, sessionId } = await connect();
+    const batch = await unreadAnswer(sessionId, [big(), call("r", "echo", { text: "r" })]);
+    const refusal = `"text":"${refused(1).content[0]?.text}"`;
+    await expect.poll(() => batch.received().includes(refusal), { timeout: 5000 }).toBe(true);
+    expect(await echo(client)).toEqual(refused(1));
+    await cutOnceStalled(batch, client);
+  });
+
+  it("a batch's cancelled call does not keep the stall clock from starting", async () => {
+    await serve(2, 1500);
+    const { client, sessionId } = await connect();
+    const batch = await unreadAnswer(sessionId, [big(), call("t", "sleep", { ms: 60_000 })]);
+    expect(await echo(client)).toEqual(refused(2));
+    const cancel = rawPost(sessionId, {
+      jsonrpc: "2.0",
+      method: "notifications/cancelled",
+      params: { requestId: "t" },
+    });
+    await expect
+      .poll(() => cancel.received().split("\r\n")[0], { timeout: 5000 })
+      .toBe("HTTP/1.1 202 Accepted");
+    // The cancelled call's slot goes to a sleep; the other comes back once the unread answer stalls.
+    const stop = new AbortController();
+    const holding = client
+      .callTool({ name: "sleep", arguments: { ms: 60_000 } }, undefined, { signal: stop.signal })
+      .catch((err: Error) => err.message);
+    await new Promise((r) => setTimeout(r, 100));
+    await expect.poll(() => echo(client), { timeout: 5000 }).toEqual(echoed);
+    stop.abort();
+    expect(await holding).toBe("MCP error -32001: AbortError: This operation was aborted");
+    // The server cut the stream (the SDK never ends it: "t" has no answer), before its last chunk.
+    batch.socket.resume();
+    await batch.closed;
+    expect(batch.received().endsWith("\r\n0\r\n\r\n")).toBe(false);
+  });
+
+  it("shutdown ends an idle client's GET stream at once; a call running then still gets its answer", async () => {
+    await serve(2);
+    const { client } = await connect();
+    const sleeping = client.callTool({ name: "sleep", arguments: { ms: 1000 } });
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    await s.running().shutdown(4000);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(await sleeping).toEqual(slept);
   });
 });
