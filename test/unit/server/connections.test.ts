@@ -105,6 +105,14 @@ describe("warden serve: shutdown and open connections", () => {
       new Promise((r) => setTimeout(() => r("still waiting"), 5000)),
     ]);
   const gaugeOfConnections = async () => (await s.running().ctx.metrics.connections.get()).values[0]?.value;
+  /** A batch of alpha's sleeping `ms`, sent raw and running once this resolves. */
+  const sleepingBatch = async (ms: number) => {
+    const a = await s.create("alpha");
+    const body = JSON.stringify({ toolCalls: [{ id: "s", name: "sleep", arguments: { ms } }] });
+    const call = s.raw(s.callsHead(a, "alpha", body.length), body);
+    await expect.poll(() => s.running().manager.runningBatches(), { timeout: 5000 }).toBe(1);
+    return call;
+  };
   const bufferedOf = async (tenant: string) =>
     (await s.running().ctx.metrics.bufferedBytes.get()).values.find((v) => v.labels.tenant === tenant)?.value;
 
@@ -173,10 +181,7 @@ describe("warden serve: shutdown and open connections", () => {
     await s.serve(MiB, (c) => {
       c.shutdownGraceMs = 200;
     });
-    const a = await s.create("alpha");
-    const body = JSON.stringify({ toolCalls: [{ id: "s", name: "sleep", arguments: { ms: 30_000 } }] });
-    const call = s.raw(s.callsHead(a, "alpha", body.length), body);
-    await expect.poll(() => s.running().manager.runningBatches(), { timeout: 5000 }).toBe(1);
+    const call = await sleepingBatch(30_000);
     expect(await shutdownWithin5s()).toBe("shut down");
     await call.closed;
     expect(call.received()).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*"text":"Operation aborted"/);
@@ -186,12 +191,9 @@ describe("warden serve: shutdown and open connections", () => {
     await s.serve(MiB, (c) => {
       c.shutdownGraceMs = 10_000;
     });
-    const a = await s.create("alpha");
     const idle = s.raw("GET /healthz HTTP/1.1\r\nhost: x");
     await expect.poll(idle.received, { timeout: 5000 }).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
-    const body = JSON.stringify({ toolCalls: [{ id: "s", name: "sleep", arguments: { ms: 1000 } }] });
-    const call = s.raw(s.callsHead(a, "alpha", body.length), body);
-    await expect.poll(() => s.running().manager.runningBatches(), { timeout: 5000 }).toBe(1);
+    const call = await sleepingBatch(1000);
 
     const outcome = shutdownWithin5s();
     await idle.closed;
@@ -205,10 +207,7 @@ describe("warden serve: shutdown and open connections", () => {
     await s.serve(MiB, (c) => {
       c.shutdownGraceMs = 10_000;
     });
-    const a = await s.create("alpha");
-    const body = JSON.stringify({ toolCalls: [{ id: "s", name: "sleep", arguments: { ms: 1000 } }] });
-    s.raw(s.callsHead(a, "alpha", body.length), body);
-    await expect.poll(() => s.running().manager.runningBatches(), { timeout: 5000 }).toBe(1);
+    await sleepingBatch(1000);
     const half = s.open();
     await new Promise((r) => half.socket.write("GET /healthz HTTP/1.1\r\nhost: x\r\n", r));
     await new Promise((r) => setTimeout(r, 100)); // the server has read the half-sent head
