@@ -130,8 +130,11 @@ describeEngine("warm pool on Docker", () => {
       const user = (await container.inspect()).Config.User;
       const exec = await container.exec({ Cmd: ["sh", "-c", "kill -STOP -1"], User: user });
       await exec.start({ hijack: false, stdin: false });
-      for (let i = 0; i < 50 && (await exec.inspect()).Running; i++)
+      // Until the kill has run: before the exec starts, inspect says not Running too (ExitCode null),
+      // and a claim made then got a spare that was not stopped yet (CI, 2026-12-03).
+      for (let i = 0; i < 50 && (await exec.inspect()).ExitCode === null; i++)
         await new Promise((r) => setTimeout(r, 100));
+      expect((await exec.inspect()).ExitCode).toBe(0);
     }
     const claimed = await pool.claim(request);
     await using sb = claimed.sandbox;
