@@ -221,9 +221,7 @@ export async function startCpuAttribution(targets: AttributionTargets): Promise<
       const t = procTimes(`${serverPid}/task/${tid}`, false);
       if (t)
         add(
-          Number(tid) === serverPid
-            ? "server: main thread"
-            : `server: other threads at nice ${t.nice}${t.nice === 0 ? " (V8, libuv)" : ""}`,
+          Number(tid) === serverPid ? "server: main thread" : `server: ${t.comm} threads at nice ${t.nice}`,
           t.ms,
         );
     }

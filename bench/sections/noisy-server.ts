@@ -10,13 +10,15 @@
  * event loop's delay (monitorEventLoopDelay, 10 ms resolution). `loop-delay` answers the largest
  * delay since the last one (ms) and starts a new window. `stop` shuts the server down (its
  * sessions' containers removed) and answers `stopped`. When the channel closes the child stops
- * the server if it still runs, then exits.
+ * the server if it still runs, then exits. Its helper threads (V8's garbage collection, libuv's
+ * pool) run at nice 19, as `warden serve`'s do (util/thread-priority.ts).
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { resolveServerConfig } from "../../src/server/config.js";
 import { createDockerBackend } from "../../src/server/docker-backend.js";
 import { type RunningServer, startServer } from "../../src/server/server.js";
+import { lowerHelperThreads } from "../../src/util/thread-priority.js";
 
 /** Parent → server process messages. */
 export type ToServer =
@@ -33,6 +35,8 @@ export type FromServer =
 
 /** The child's main: answers the parent's messages until it disconnects. */
 function main(): void {
+  // As `warden serve` does (src/cli/commands/serve.ts): the helper threads yield to the event loop.
+  lowerHelperThreads();
   let server: RunningServer | undefined;
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   const send = (message: FromServer) => process.send?.(message);

@@ -1,4 +1,4 @@
-/** Helpers with no warden concept: abort signals, slots, the worker pool, line diffs, terminal-safe text, schema errors, a string-sharing deep copy. */
+/** Helpers with no warden concept: abort signals, slots, the worker pool, line diffs, terminal-safe text, schema errors, a string-sharing deep copy, helper threads' priority. */
 export { AbortError, type AbortFanOut, abortFanOut, isAbortError, onAbort, throwIfAborted } from "./abort.js";
 export { cloneSharingStrings } from "./clone.js";
 export {
@@ -12,6 +12,7 @@ export {
 export { dottedPath, piSchemaErrorLines, schemaErrorLines } from "./schema-errors.js";
 export { Slots } from "./slots.js";
 export { terminalSafe } from "./terminal-text.js";
+export { HELPER_THREAD_NICE, lowerHelperThreads } from "./thread-priority.js";
 export { type Throttled, throttle } from "./throttle.js";
 export { lazySharedPool, runOrFallBack } from "./worker-pool.js";
 export { refWorkerProcess, startWorkerProcess } from "./worker-process.js";

@@ -5,6 +5,7 @@
 import type { Command } from "commander";
 import { InvalidArgumentError } from "../../errors.js";
 import { hashKey, runServe } from "../../server/index.js";
+import { lowerHelperThreads } from "../../util/index.js";
 
 interface ServeFlags {
   config?: string;
@@ -41,6 +42,10 @@ export function registerServe(program: Command): void {
       if (flags.onExit !== "keep" && flags.onExit !== "close") {
         throw new InvalidArgumentError(`--on-exit must be keep or close, got ${flags.onExit}.`);
       }
+      // This process is the server's own: V8's garbage-collection threads and libuv's pool yield to
+      // the event loop that answers every tenant (util/thread-priority.ts; a library embedding
+      // startServer keeps its threads as they are).
+      lowerHelperThreads();
       await runServe({
         config: flags.config,
         ...(flags.host ? { host: flags.host } : {}),
