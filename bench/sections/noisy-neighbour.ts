@@ -12,11 +12,12 @@
  * loop. Each load is also run alone, to tell which one costs; the server's event loop's largest
  * delay in each phase (monitorEventLoopDelay, read from its process) is reported too: it does not
  * depend on the engine's own latency, which varies a lot on a shared machine.
- * Idle and loaded blocks alternate within each phase, WARDEN_BENCH_NOISY_ROUNDS times (default 3),
+ * Idle and loaded blocks alternate within each phase, WARDEN_BENCH_NOISY_ROUNDS times (default 10),
  * and each phase's loaded p99 is compared with the p99 of its own idle blocks, which ran on the same
  * machine seconds before each loaded block (the whole run's idle p99 is printed too). Samples of B per block:
- * WARDEN_BENCH_NOISY_SAMPLES (default 200, so each side of a phase has 600 and its p99 is the sixth
- * largest; the row names print n). How busy the server's main thread was is reported per block, as its CPU ms
+ * WARDEN_BENCH_NOISY_SAMPLES (default 300, so each side of a phase has 3,000 and its p99 is the
+ * 30th largest; the row names print n: with 3 rounds of 200, the sixth of 600, one stall of the
+ * machine decided a cell, and the same cell's ratio ran from 0.9 to 2.7 between runs minutes apart). How busy the server's main thread was is reported per block, as its CPU ms
  * per second (from /proc/<pid>/task/<pid>/schedstat, Linux): with A's calls completed, it tells
  * the event loop's share of the load apart from the rest of the machine. WARDEN_BENCH_NOISY_PHASES
  * (comma-separated kinds, e.g. `edit,flood`) runs only those single-load phases, for profiling;
@@ -54,7 +55,7 @@ function mainThreadCpuMs(pid: number | undefined): number {
   }
 }
 
-const SAMPLES = Number(process.env.WARDEN_BENCH_NOISY_SAMPLES ?? 200);
+const SAMPLES = Number(process.env.WARDEN_BENCH_NOISY_SAMPLES ?? 300);
 /**
  * B's call i of a block starts no earlier than i times this many ms after the block's start, one in
  * flight at a time (a call slower than that is followed at once by the next); 0, the default: back
@@ -63,7 +64,7 @@ const SAMPLES = Number(process.env.WARDEN_BENCH_NOISY_SAMPLES ?? 200);
  */
 const B_INTERVAL_MS = Number(process.env.WARDEN_BENCH_NOISY_B_INTERVAL_MS ?? 0);
 /** Idle and loaded blocks per phase, alternating. */
-const ROUNDS = Number(process.env.WARDEN_BENCH_NOISY_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.WARDEN_BENCH_NOISY_ROUNDS ?? 10);
 const LOOPS = Number(process.env.WARDEN_BENCH_NOISY_LOOPS ?? 2);
 /** A's calls per kind, one after another, whose CPU per call is printed by consumer (0: none). */
 const COST_CALLS = Number(process.env.WARDEN_BENCH_NOISY_COST_CALLS ?? 10);

@@ -11,7 +11,8 @@
  * delay since the last one (ms) and starts a new window. `stop` shuts the server down (its
  * sessions' containers removed) and answers `stopped`. When the channel closes the child stops
  * the server if it still runs, then exits. Its helper threads (V8's garbage collection, libuv's
- * pool) run at nice 19, as `warden serve`'s do (util/thread-priority.ts).
+ * pool) run at nice 19, as `warden serve`'s do (util/thread-priority.ts), unless
+ * WARDEN_BENCH_NOISY_HELPER_NICE is 0.
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
@@ -35,8 +36,9 @@ export type FromServer =
 
 /** The child's main: answers the parent's messages until it disconnects. */
 function main(): void {
-  // As `warden serve` does (src/cli/commands/serve.ts): the helper threads yield to the event loop.
-  lowerHelperThreads();
+  // As `warden serve` does (src/cli/commands/serve.ts): the helper threads yield to the event loop
+  // (WARDEN_BENCH_NOISY_HELPER_NICE=0 keeps them at the event loop's priority, to compare).
+  if (process.env.WARDEN_BENCH_NOISY_HELPER_NICE !== "0") lowerHelperThreads();
   let server: RunningServer | undefined;
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   const send = (message: FromServer) => process.send?.(message);
