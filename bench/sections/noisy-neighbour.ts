@@ -17,8 +17,8 @@
  * machine seconds before each loaded block (the whole run's idle p99 is printed too). Samples of B per block:
  * WARDEN_BENCH_NOISY_SAMPLES (default 300, so each side of a phase has 3,000 and its p99 is the
  * 30th largest; the row names print n: with 3 rounds of 200, the sixth of 600, one stall of the
- * machine decided a cell, and the same cell's ratio ran from 0.9 to 2.7 between runs minutes apart). How busy the server's main thread was is reported per block, as its CPU ms
- * per second (from /proc/<pid>/task/<pid>/schedstat, Linux): with A's calls completed, it tells
+ * machine decided a cell, and the same cell's ratio ran from 0.9 to 2.7 between runs minutes apart).
+ * How busy the server's main thread was is reported per block, as its CPU ms per second (from /proc/<pid>/task/<pid>/schedstat, Linux): with A's calls completed, it tells
  * the event loop's share of the load apart from the rest of the machine. WARDEN_BENCH_NOISY_PHASES
  * (comma-separated kinds, e.g. `edit,flood`) runs only those single-load phases, for profiling;
  * WARDEN_BENCH_NOISY_OUTPUT_RATE sets the server's contendedOutputBytesPerSecond (0: off), to compare.

@@ -8,8 +8,8 @@
  * sweeping took 0.2–0.4 of a core at the event loop's priority on the 2-core bench machine, and
  * another tenant's requests waited for them (issue 11, `npm run bench noisy-neighbour`).
  *
- * On Linux, setpriority(2) with a thread id changes that one thread's nice value (the glibc
- * wrapper documents this: "the nice value is a per-thread attribute"; Node's os.setPriority calls
+ * On Linux, setpriority(2) with a thread id changes that one thread's nice value (its man page:
+ * under NPTL "the nice value is a per-thread attribute"; Node's os.setPriority calls
  * uv_os_setpriority, which calls setpriority(PRIO_PROCESS, id)). A nice value ranks a thread only
  * among the threads of its scheduling group (its autogroup or cgroup, sched(7)): lowered threads
  * yield to the event loop, not to other processes, so the server's share of the machine against
