@@ -18,9 +18,10 @@
  */
 import { readdirSync } from "node:fs";
 import { setPriority } from "node:os";
+import { WORKER_NICE } from "./worker-process.js";
 
-/** The nice value `lowerHelperThreads` gives (the lowest priority, as the worker processes'). */
-export const HELPER_THREAD_NICE = 19;
+/** The nice value `lowerHelperThreads` gives: the worker processes' (19, the lowest priority). */
+export const HELPER_THREAD_NICE = WORKER_NICE;
 
 /**
  * The thread ids of `tids` (names under /proc/<pid>/task) other than the main thread `mainTid`
