@@ -54,6 +54,30 @@ describe("HostWorkspaceGuard", () => {
     expect(order).toEqual(["a start", "a end", "b"]);
   });
 
+  it("a creation waits for one inside or around its path, never for one on a disjoint path", async () => {
+    const guard = new HostWorkspaceGuard();
+    const order: string[] = [];
+    const slowCreate = (name: string) => async () => {
+      order.push(`${name} start`);
+      await new Promise((r) => setTimeout(r, 30));
+      order.push(`${name} end`);
+    };
+    const outside = join(dir, "outside");
+    await Promise.all([
+      guard.run(rw, "copy", () => [], slowCreate("around")),
+      guard.run(p1, "ro", () => [], slowCreate("inside")),
+      guard.run(outside, "rw", () => [], slowCreate("disjoint")),
+    ]);
+    // Red team: with one server-wide queue, a tenant's 60,000-file copy held another's create 126 s.
+    // (realpath runs in libuv's pool, so the two first starts may come in either order.)
+    const at = (step: string) => order.indexOf(step);
+    expect({
+      disjointRanDuringAround: at("disjoint start") < at("around end"),
+      insideWaitedForAround: at("inside start") > at("around end"),
+      insideRanAlone: at("inside end") === at("inside start") + 1,
+    }).toEqual({ disjointRanDuringAround: true, insideWaitedForAround: true, insideRanAlone: true });
+  });
+
   it("bind mounts: refuses a path inside a live rw workspace; the workspace itself or around it is fine", async () => {
     const guard = new HostWorkspaceGuard();
     await expect(guard.run(p1, "ro", () => [rw], created)).rejects.toThrow(overlap(p1, rw));
