@@ -13,6 +13,7 @@ import {
   applyChanges,
   formatDiffstat,
   MergeConflictError,
+  quotePath,
   saveBaseStore,
 } from "../review/index.js";
 import type { RunReview } from "./run-session.js";
@@ -53,7 +54,7 @@ export async function reviewStep(options: ReviewStepOptions): Promise<ReviewStep
   const outcome: ReviewStepOutcome = { files: review.changes.length };
   if (review.ignored.length > 0) {
     say("Left out of the patch, never applied (--include-ignored keeps git-ignored ones):");
-    for (const i of review.ignored) say(`  ${i.path} (${i.reason})`);
+    for (const i of review.ignored) say(`  ${quotePath(i.path)} (${i.reason})`);
   }
   if (review.changes.length === 0) {
     say("No files changed in the sandbox; the host workspace is untouched.");
@@ -107,7 +108,8 @@ export async function reviewStep(options: ReviewStepOptions): Promise<ReviewStep
   }
   const { written, deleted, merged, skipped } = outcome.applied;
   say(`Applied to ${review.hostRoot}: ${written.length} written, ${deleted.length} deleted.`);
-  if (merged.length > 0) say(`  merged with your edits made meanwhile: ${merged.join(", ")}`);
-  for (const s of skipped) say(`  skipped ${s.path}: ${s.reason}`);
+  // Names come from the sandbox: quoted as git quotes them, so no escape sequence reaches the terminal.
+  if (merged.length > 0) say(`  merged with your edits made meanwhile: ${merged.map(quotePath).join(", ")}`);
+  for (const s of skipped) say(`  skipped ${quotePath(s.path)}: ${s.reason}`);
   return outcome;
 }

@@ -3,7 +3,8 @@
  * (merge.ts) of the host as it is now with the session's change against the state the session
  * started from. Files the host did not touch meanwhile take the session's version; host edits that
  * do not overlap the session's are kept in the merged file; when any file conflicts, nothing is
- * written and every conflicting file is named with its reason. Each file is written atomically (temp
+ * written and every conflicting file is named with its reason. A path with a `.git` component at any
+ * depth is never written (ignored.ts). Each file is written atomically (temp
  * file in the same directory, then rename). Symlinks and other special entries are never applied;
  * no write follows a host symlink: every parent directory is opened with O_NOFOLLOW beneath the
  * root (host-read.ts), and a parent that is a link is refused.
@@ -14,8 +15,10 @@ import { PathOutsideWorkspaceError, WardenError } from "../errors.js";
 import { throwIfAborted } from "../util/index.js";
 import type { FileChange } from "./changes.js";
 import { childPath, type HostDir, openChildDir, openHostRoot, relativeNames } from "./host-read.js";
+import { GIT_DIR_REASON, isGitControlPath } from "./ignored.js";
 import { type MergeOutcome, mergeFile } from "./merge.js";
 import { patchableChanges } from "./patch.js";
+import { quotePath } from "./quote-path.js";
 
 /** Some files conflict with host edits made since the session started. Nothing was written. */
 export class MergeConflictError extends WardenError {
@@ -24,7 +27,7 @@ export class MergeConflictError extends WardenError {
     super(
       "CONFLICT",
       `Not applied: ${n} file${n === 1 ? "" : "s"} conflict${n === 1 ? "s" : ""} with host edits made since the session started:\n` +
-        conflicts.map((c) => `  ${c.path}: ${c.reason}`).join("\n") +
+        conflicts.map((c) => `  ${quotePath(c.path)}: ${c.reason}`).join("\n") +
         "\nNothing was written; your edits are untouched. Resolve them (or undo the host edits) and apply the saved patch again with `warden apply`.",
     );
   }
@@ -116,13 +119,19 @@ export async function applyChanges(
   options: { signal?: AbortSignal } = {},
 ): Promise<ApplyResult> {
   const result: ApplyResult = { written: [], deleted: [], merged: [], skipped: [] };
+  // Checked here, where files are written, so no caller (--include-ignored, a saved patch) skips it.
+  const kept: FileChange[] = [];
   for (const change of changes) {
+    if (isGitControlPath(change.path)) result.skipped.push({ path: change.path, reason: GIT_DIR_REASON });
+    else kept.push(change);
+  }
+  for (const change of kept) {
     if (change.special !== undefined)
       result.skipped.push({ path: change.path, reason: `${change.special} not applied` });
     else if (change.oversize)
       result.skipped.push({ path: change.path, reason: "over the review's file size limit, not applied" });
   }
-  const todo = patchableChanges(changes);
+  const todo = patchableChanges(kept);
   const outcomes: MergeOutcome[] = [];
   for (const change of todo) {
     throwIfAborted(options.signal);

@@ -1,6 +1,7 @@
 /** A diffstat of a run's changes, like `git diff --stat`: lines added and removed per file. */
 import type { FileChange } from "./changes.js";
 import type { FilePatch } from "./patch.js";
+import { quotePath } from "./quote-path.js";
 
 /** Per-file counts; `binary` and `special` files have no line counts. */
 export interface DiffstatFile {
@@ -44,13 +45,15 @@ const plain: StatColours = { green: (s) => s, red: (s) => s };
 
 /**
  * Text like git's: ` path | 3 ++-` per file, then ` N files changed, A insertions(+), D deletions(-)`.
- * Special entries show `(symlink, not applied)`.
+ * Special entries show `(symlink, not applied)`. Names are quoted as git quotes them (quote-path.ts),
+ * so an escape sequence or newline in a name is shown escaped, never sent to the terminal raw.
  */
 export function formatDiffstat(stat: Diffstat, colours: StatColours = plain): string {
   if (stat.files.length === 0) return " no files changed\n";
-  const width = Math.max(...stat.files.map((f) => f.path.length));
-  const lines = stat.files.map((f) => {
-    const name = f.path.padEnd(width);
+  const names = stat.files.map((f) => quotePath(f.path));
+  const width = Math.max(...names.map((n) => n.length));
+  const lines = stat.files.map((f, i) => {
+    const name = names[i]!.padEnd(width);
     if (f.special) return ` ${name} | (${f.special}, not applied)`;
     if (f.binary) return ` ${name} | Bin`;
     const bar =

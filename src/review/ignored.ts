@@ -1,7 +1,8 @@
 /**
  * Changes a review lists apart and never applies unless asked: paths the workspace's `.gitignore`
  * files ignore (as git reads them: each file's patterns relative to its directory, the `ignore`
- * package's gitignore rules; read from the session-start state), and anything inside `.git/`.
+ * package's gitignore rules; read from the session-start state), and any path with a `.git` component
+ * at any depth (isGitControlPath).
  */
 import ignore, { type Ignore } from "ignore";
 import type { FileChange } from "./changes.js";
@@ -9,7 +10,17 @@ import type { HostBase } from "./host-snapshot.js";
 
 /** Why a change is left out of the patch. */
 export const IGNORED_REASON = "ignored by .gitignore";
-export const GIT_DIR_REASON = "inside .git";
+/** Why a path with a `.git` component is never applied (see isGitControlPath). */
+export const GIT_DIR_REASON = "a .git file or directory, never applied";
+
+/**
+ * True when a component of `path` is `.git`, compared case-insensitively (a host filesystem may be
+ * case-insensitive): a nested repository's `.git` directory or a `.git` file (`gitdir: …`) carries
+ * config and hooks that git on the host would run, at any depth, not only at the top.
+ */
+export function isGitControlPath(path: string): boolean {
+  return path.split("/").some((part) => part.toLowerCase() === ".git");
+}
 
 /** The reason `path` is ignored by the `.gitignore` files in `base`, or undefined. */
 export function gitIgnoreMatcher(base: HostBase): (path: string) => string | undefined {
@@ -19,7 +30,7 @@ export function gitIgnoreMatcher(base: HostBase): (path: string) => string | und
     rules.push([path.slice(0, -".gitignore".length), ignore().add(bytes.toString("utf8"))]);
   }
   return (path) => {
-    if (path === ".git" || path.startsWith(".git/")) return GIT_DIR_REASON;
+    if (isGitControlPath(path)) return GIT_DIR_REASON;
     for (const [dir, rule] of rules)
       if (path.startsWith(dir) && path !== dir && rule.ignores(path.slice(dir.length))) return IGNORED_REASON;
     return undefined;

@@ -15,7 +15,13 @@ export {
   MAX_BASE_BYTES,
   snapshotHost,
 } from "./host-snapshot.js";
-export { GIT_DIR_REASON, gitIgnoreMatcher, IGNORED_REASON, splitIgnored } from "./ignored.js";
+export {
+  GIT_DIR_REASON,
+  gitIgnoreMatcher,
+  IGNORED_REASON,
+  isGitControlPath,
+  splitIgnored,
+} from "./ignored.js";
 export { GitMissingError, type MergeInput, type MergeOutcome, mergeFile } from "./merge.js";
 export {
   type FilePatch,
@@ -27,3 +33,4 @@ export {
 } from "./patch.js";
 export { baseStorePath, changesFromPatch, saveBaseStore, splitPatch } from "./patch-file-apply.js";
 export { formatPatchBytes, PATCH_WORKER_MIN_BYTES } from "./patch-worker.js";
+export { quotePath, unquotePath } from "./quote-path.js";

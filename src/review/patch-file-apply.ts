@@ -18,6 +18,8 @@ import type { FileChange } from "./changes.js";
 import { gitBlobId, NULL_OID } from "./git-binary.js";
 import { hostPathFor } from "./host-paths.js";
 import { withHostEntry } from "./host-read.js";
+import { GIT_DIR_REASON, isGitControlPath } from "./ignored.js";
+import { quotePath, unquotePath } from "./quote-path.js";
 
 const run = promisify(execFile);
 
@@ -46,19 +48,46 @@ export async function saveBaseStore(patchPath: string, changes: FileChange[]): P
   }
 }
 
-/** Splits patch text into file sections. Throws InvalidArgumentError when there is none. */
+/**
+ * The path of a `diff --git` line's names (what follows `diff --git `): the `b/` name, quoted as git
+ * quotes it or plain (then both names are the same path, which may hold spaces). Undefined when
+ * the line is malformed.
+ */
+export function diffGitPath(names: string): string | undefined {
+  if (names.startsWith('"')) {
+    const a = unquotePath(names);
+    if (!a || names[a.end] !== " ") return undefined;
+    const rest = names.slice(a.end + 1);
+    const b = rest.startsWith('"') ? unquotePath(rest) : { name: rest, end: rest.length };
+    if (!b || b.end !== rest.length || !b.name.startsWith("b/")) return undefined;
+    return b.name.slice(2);
+  }
+  const length = (names.length - 5) / 2;
+  const path = names.slice(2, 2 + length);
+  return names === `a/${path} b/${path}` ? path : undefined;
+}
+
+/**
+ * Splits patch text into file sections. Names are read back as the renderer quotes them (patch.ts),
+ * so a name holding a newline stays one section. A path with a `.git` component is marked skipped.
+ * Throws InvalidArgumentError when there is no section or a `diff --git` line is malformed.
+ */
 export function splitPatch(text: string): Section[] {
   const sections: Section[] = [];
-  const starts = [...text.matchAll(/^diff --git a\/(.+) b\/(.+)$/gm)];
+  const starts = [...text.matchAll(/^diff --git (.*)$/gm)];
   starts.forEach((m, i) => {
     const end = i + 1 < starts.length ? starts[i + 1]!.index : text.length;
     const body = text.slice(m.index, end);
-    const section: Section = { path: m[2]!, text: body };
+    const path = diffGitPath(m[1]!);
+    if (path === undefined)
+      throw new InvalidArgumentError(`The patch has a malformed \`diff --git\` line: ${quotePath(m[0])}`);
+    const section: Section = { path, text: body };
     const index = /^index ([0-9a-f]{40})\.\.([0-9a-f]{40})/m.exec(body);
     if (index) [section.from, section.to] = [index[1]!, index[2]!];
     const mode = /^new file mode (\d+)$/m.exec(body);
     if (mode) section.newMode = Number.parseInt(mode[1]!, 8) & 0o777;
-    if (/^(new|deleted) file mode 120000$/m.test(body)) section.skip = "symlink not applied";
+    if (isGitControlPath(path)) section.skip = GIT_DIR_REASON;
+    else if (/^(new|deleted) file mode 120000$/m.test(body)) section.skip = "symlink not applied";
     else if (/^Binary files .* differ$/m.test(body))
       section.skip = "over the review's file size limit when saved (no content in the patch), not applied";
     sections.push(section);

@@ -1,6 +1,7 @@
 /**
  * Unified patches of a run's changes in git's format (`diff --git a/p b/p`, `--- a/p`, `+++ b/p`,
- * `/dev/null` for added and deleted files), so `git apply` and `patch -p1` take them. This is the one
+ * `/dev/null` for added and deleted files), so `git apply` and `patch -p1` take them. Names are
+ * quoted as git quotes them (quote-path.ts), so no name can start a line of the patch. This is the one
  * patch renderer: the CLI's review and the server's GET /v1/sessions/:id/changes both use it.
  * A symlink is shown as git shows it: mode 120000, its content the target text (no newline); a
  * change between a file and a link is a deletion plus an addition. Hunks come from util/line-diff.ts
@@ -14,10 +15,11 @@
 import type { FileChange } from "./changes.js";
 import { binaryPatchBody, GIT_BINARY_WORKER_LIB, gitBlobId } from "./git-binary.js";
 import { HUNK_TEXT_WORKER_LIB, hunkText } from "./patch-hunks.js";
+import { QUOTE_PATH_WORKER_LIB, quotePath } from "./quote-path.js";
 
 // What the renderer uses from other modules, by one name: the worker of patch-worker.ts runs these
 // same functions by their source text (PATCH_WORKER_LIB) with its own RENDER.
-const RENDER = { gitBlobId, binaryPatchBody, hunkText };
+const RENDER = { gitBlobId, binaryPatchBody, hunkText, quotePath };
 
 /** True when the bytes look binary: a NUL in the first 8000 bytes (git's heuristic). */
 export function isBinary(bytes: Buffer | null): boolean {
@@ -70,11 +72,13 @@ async function formatSection(
   const { path } = change;
   const out: FilePatch = { change, text: "", added: 0, removed: 0, binary: false };
   if (from === null && to === null) return out;
-  const head = [`diff --git a/${path} b/${path}`];
+  // Quoted as git quotes names: a raw newline in a name would start a forged line of the patch.
+  const [a, b] = [RENDER.quotePath(`a/${path}`), RENDER.quotePath(`b/${path}`)];
+  const head = [`diff --git ${a} ${b}`];
   if (from === null && to !== null) head.push(`new file mode ${modeLine(to, change.mode)}`);
   if (to === null && from !== null) head.push(`deleted file mode ${modeLine(from, undefined)}`);
-  const fromName = from === null ? "/dev/null" : `a/${path}`;
-  const toName = to === null ? "/dev/null" : `b/${path}`;
+  const fromName = from === null ? "/dev/null" : a;
+  const toName = to === null ? "/dev/null" : b;
   if (change.oversize) {
     out.binary = true;
     out.text = `${[...head, `Binary files ${fromName} and ${toName} differ`].join("\n")}\n`;
@@ -144,7 +148,8 @@ export async function formatPatch(
 export const PATCH_WORKER_LIB = `
 ${GIT_BINARY_WORKER_LIB}
 ${HUNK_TEXT_WORKER_LIB}
-const RENDER = { gitBlobId, binaryPatchBody, hunkText: async (oldText, newText) => hunkTextOf(oldText, newText) };
+${QUOTE_PATH_WORKER_LIB}
+const RENDER = { gitBlobId, binaryPatchBody, hunkText: async (oldText, newText) => hunkTextOf(oldText, newText), quotePath };
 ${isBinary.toString()}
 ${modeLine.toString()}
 ${sections.toString()}

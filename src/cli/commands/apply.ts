@@ -10,7 +10,13 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
 import { WardenError } from "../../errors.js";
-import { applyChanges, changesFromPatch, MergeConflictError, mergeFile } from "../../review/index.js";
+import {
+  applyChanges,
+  changesFromPatch,
+  MergeConflictError,
+  mergeFile,
+  quotePath,
+} from "../../review/index.js";
 import { savedPatchPath } from "./diff.js";
 
 interface ApplyFlags {
@@ -54,7 +60,7 @@ export async function runApply(file: string, flags: ApplyFlags): Promise<void> {
         `Applied ${patchPath} to ${root}: ${result.written.length} written, ${result.deleted.length} deleted.`,
       );
       if (result.merged.length > 0)
-        say(`  merged with your edits made meanwhile: ${result.merged.join(", ")}`);
+        say(`  merged with your edits made meanwhile: ${result.merged.map(quotePath).join(", ")}`);
     }
   } catch (err) {
     if (!(err instanceof MergeConflictError)) throw err;
@@ -62,7 +68,8 @@ export async function runApply(file: string, flags: ApplyFlags): Promise<void> {
     process.exitCode = 1;
     return;
   }
-  for (const s of parsed.skipped) say(`  skipped ${s.path}: ${s.reason}`);
+  // Names come from the patch: quoted as git quotes them, so no escape sequence reaches the terminal.
+  for (const s of parsed.skipped) say(`  skipped ${quotePath(s.path)}: ${s.reason}`);
 }
 
 /** Registers `warden apply`. */

@@ -9,7 +9,8 @@ import { parsePatch } from "diff";
 import pc from "picocolors";
 import { patchPathFor } from "../../agent/index.js";
 import { NotFoundError } from "../../errors.js";
-import { colourPatch } from "../../review/index.js";
+import { colourPatch, quotePath } from "../../review/index.js";
+import { terminalSafe } from "../../util/index.js";
 
 /** The saved patch for a transcript (or the file itself when it is a patch). Throws NotFoundError. */
 export function savedPatchPath(file: string): string {
@@ -25,8 +26,10 @@ export function savedPatchPath(file: string): string {
 /** `git diff --stat`-like lines from patch text (counts from the diff package's parsePatch). */
 export function statOfPatch(text: string): string {
   const files = parsePatch(text).map((p) => {
-    const name =
-      (p.newFileName === "/dev/null" ? p.oldFileName : p.newFileName)?.replace(/^[ab]\//, "") ?? "?";
+    // Quoted as git quotes names: an escape sequence in a name must not reach the terminal raw.
+    const name = quotePath(
+      (p.newFileName === "/dev/null" ? p.oldFileName : p.newFileName)?.replace(/^[ab]\//, "") ?? "?",
+    );
     let added = 0;
     let removed = 0;
     for (const h of p.hunks) {
@@ -63,7 +66,11 @@ export function registerDiff(program: Command): void {
       if (flags.stat) process.stdout.write(statOfPatch(text));
       else
         process.stdout.write(
-          colourPatch(text, flags.color !== false && process.stdout.isTTY === true && pc.isColorSupported),
+          // The names are quoted by the renderer; file contents may still hold escape sequences.
+          colourPatch(
+            terminalSafe(text),
+            flags.color !== false && process.stdout.isTTY === true && pc.isColorSupported,
+          ),
         );
     });
 }

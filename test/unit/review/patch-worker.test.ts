@@ -78,6 +78,8 @@ function everyKind(): FileChange[] {
       mode: 0o644,
     },
     { path: "dir", kind: "added", oldBytes: null, newBytes: null, special: "directory" },
+    // A name git quotes (quote-path.ts): the worker runs quotePath by its source text.
+    { path: 'q\n\x1b"é\\.txt', kind: "added", oldBytes: null, newBytes: Buffer.from(small), mode: 0o644 },
   ];
 }
 
@@ -97,6 +99,9 @@ describe("formatPatchBytes", () => {
       const fromWorker = Buffer.from(await patchPool().run([change]));
       expect(fromWorker.toString(), change.path).toBe(await formatPatch([change]));
     }
+    expect((await formatPatch(everyKind().slice(-1))).split("\n")[0]).toBe(
+      'diff --git "a/q\\n\\033\\"\\303\\251\\\\.txt" "b/q\\n\\033\\"\\303\\251\\\\.txt"',
+    );
   });
 
   it("hands a large change whole to the pool and returns its bytes as they are (no rendering here)", async () => {
