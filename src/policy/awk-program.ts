@@ -53,15 +53,22 @@ const BEFORE_OPERAND = new Set(["print", "printf", "return", "case", "do", "else
 const AMBIGUOUS_BEFORE_SLASH = new Set(["getline", "length"]);
 /** Tokens that end a statement. */
 const TERMINATORS = new Set([";", "{", "}"]);
-/** Tokens after which a newline does not end the statement. */
-const CONTINUES = new Set([",", "&&", "||"]);
+/** Operators after which a newline still ends the statement: those that end an operand. */
+const OPERAND_END = new Set([")", "]", "++", "--"]);
 
-/** Whether `tokens[k]` ends the statement it is in (a newline after `,`, `&&`, `||` does not). */
+/**
+ * Whether `tokens[k]` ends the statement it is in. awks let it go on after a newline that follows
+ * `,`, `&&`, `||` (gawk: `?`, `:`), blank and comment lines included; any newline after an
+ * operator is taken as such, which can only see more of a print statement than awk does.
+ */
 function endsStatement(tokens: Token[], k: number): boolean {
   const t = tokens[k];
   if (t === undefined) return true;
-  if (t.kind === "newline") return !CONTINUES.has(tokens[k - 1]?.text ?? "");
-  return t.kind === "op" && TERMINATORS.has(t.text);
+  if (t.kind !== "newline") return t.kind === "op" && TERMINATORS.has(t.text);
+  let j = k - 1;
+  while (tokens[j]?.kind === "newline") j--;
+  const before = tokens[j];
+  return before === undefined || before.kind !== "op" || OPERAND_END.has(before.text);
 }
 
 /**
