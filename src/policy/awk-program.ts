@@ -73,10 +73,11 @@ function endsStatement(tokens: Token[], k: number): boolean {
 
 /**
  * Whether a `/` after `prev` starts a regex (true), divides (false), or cannot be told (a reason).
- * It follows mawk's rule (divide after an operand: a name, number, string, regex, `)`, `]`, `++`,
- * `--`) except after the `)` of `if`/`while`/`for`, where gawk reads a regex (mawk then fails).
+ * It follows mawk's rule (divide after an operand: a name, number, string, regex, `)`, `]`)
+ * except after the `)` of `if`/`while`/`for`, where gawk reads a regex (mawk then fails), and
+ * after `++` / `--`, where mawk reads a regex and gawk a division.
  */
-function slashStartsRegex(prev: Token | undefined, next: string | undefined): boolean | string {
+function slashStartsRegex(prev: Token | undefined): boolean | string {
   if (!prev || prev.kind === "newline") return true;
   if (prev.kind === "number" || prev.kind === "string" || prev.kind === "regex") return false;
   if (prev.kind === "id") {
@@ -86,8 +87,8 @@ function slashStartsRegex(prev: Token | undefined, next: string | undefined): bo
   }
   if (prev.text === ")") return prev.control === true;
   if (prev.text === "]") return false;
-  if (prev.text === "++" || prev.text === "--")
-    return next === "=" ? `a /= after ${prev.text} (a regex or a division)` : false;
+  // mawk reads a regex after `i++` (`i++ /2/ 1` is "411"), gawk a division.
+  if (prev.text === "++" || prev.text === "--") return `a / after ${prev.text} (a regex or a division)`;
   return true;
 }
 
@@ -160,7 +161,7 @@ function awkTokens(program: string): { tokens: Token[]; failed?: string } {
       tokens.push({ kind: "string", text: `"${body}"`, value: body.includes("\\") ? null : body });
       i = end + 1;
     } else if (ch === "/") {
-      const regex = slashStartsRegex(tokens.at(-1), program[i + 1]);
+      const regex = slashStartsRegex(tokens.at(-1));
       if (typeof regex === "string") return fail(regex);
       if (regex) {
         const end = regexEnd(program, i);

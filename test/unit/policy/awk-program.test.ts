@@ -48,6 +48,9 @@ describe("F1: the exec effect survives whatever separates system from its parent
     ["BEGIN { x = 1 } # comment \\\n{ print }", "unknown: awk program: a comment that ends in a backslash"],
     ["BEGIN { getline / 2 }", "unknown: awk program: a / after getline (a regex or a division)"],
     ["{ n = length / 2 }", "unknown: awk program: a / after length (a regex or a division)"],
+    ['{ x = i++ /"/; system("id"); y = "#" }', "unknown: awk program: a / after ++ (a regex or a division)"],
+    ['{ x = i++ /"/; print "id"; y = "#" }', "unknown: awk program: a / after ++ (a regex or a division)"],
+    ["{ x = i-- / 2 }", "unknown: awk program: a / after -- (a regex or a division)"],
   ])("%j cannot be read with confidence: %s", (program, effect) => {
     expect(readAwkProgram(program).effect).toBe(effect);
   });
@@ -58,7 +61,7 @@ describe("F1: the exec effect survives whatever separates system from its parent
     ['{ print "system(\\"id\\")" }', null],
     ["/system|getline/ { n++ } END { print n }", null],
     ["{ if (x) /a|b/ }", null],
-    ["{ print $1 / 2, (a) / 2, b[1] / 2, i++ / 2 }", null],
+    ['{ print $1 / 2, (a) / 2, b[1] / 2, x / 2, 4 / 2, "4" / 2 }', null],
     ["$1 > 5 || $2 ~ /a|b/ { print ($1 > 2) }", null],
     ["{ x = /[[:alpha:]]x/ ; y = /[]a]/ }", null],
   ])("%j is effect-free: %s", (program, effect) => {
