@@ -39,6 +39,15 @@ export interface Grammar {
     options: string[],
     values: [string, string | null][],
   ) => Effect | `unknown: ${string}` | null;
+  /**
+   * Files the operands name as written (awk's `print > F`), with the same arguments as `operands`:
+   * a literal name, or null for one that is computed (the part is then opaque).
+   */
+  operandWrites?: (
+    operands: string[],
+    options: string[],
+    values: [string, string | null][],
+  ) => (string | null)[];
   /** Options are written with one dash (`-exec`, Go's flag package). */
   singleDash?: boolean;
   /** Every word is an operand for `operands` to judge (find's expression). */
@@ -136,10 +145,11 @@ export function readForm(argv: readonly ArgWord[], grammar: Grammar): FormVerdic
   const options: string[] = [];
   const operands: ArgWord[] = [];
   const values: [string, ArgWord | null][] = [];
+  const operandWrites: ArgWord[] = [];
   const verdict = (unknown?: string): FormVerdict => ({
     effects: [...effects],
     options,
-    writes: unknown ? [] : writtenWords(grammar, values, operands),
+    writes: unknown ? [] : [...writtenWords(grammar, values, operands), ...operandWrites],
     ...(unknown ? { unknown } : {}),
   });
   const effectOf = (option: string) => {
@@ -236,13 +246,16 @@ export function readForm(argv: readonly ArgWord[], grammar: Grammar): FormVerdic
     !grammar.operandEffect.unless.some((o) => options.includes(o))
   )
     effects.add(grammar.operandEffect.effect);
-  const judged = grammar.operands?.(
+  const args: Parameters<NonNullable<Grammar["operands"]>> = [
     operands.map((w) => w.value ?? ""),
     options,
     values.map(([o, w]) => [o, w?.value ?? null]),
-  );
+  ];
+  const judged = grammar.operands?.(...args);
   if (judged?.startsWith("unknown: ")) return verdict(judged.slice(9));
   if (judged) effects.add(judged as Effect);
+  for (const file of grammar.operandWrites?.(...args) ?? [])
+    operandWrites.push(file === null ? { value: null, expands: false, raw: "…" } : attached(file));
   return verdict();
 }
 
