@@ -63,6 +63,9 @@ export function shownValue(text: string): string {
 /** Global config files of the sandbox user (images/sandbox: HOME=/home/sandbox). */
 const GLOBAL_CONFIGS = ["/etc/gitconfig", "/home/sandbox/.gitconfig", "/home/sandbox/.config/git/config"];
 
+/** git's own limit on nested includes (MAX_INCLUDE_DEPTH in git's config.c). */
+const MAX_INCLUDE_DEPTH = 10;
+
 /**
  * The program-valued settings of a git config text, each `section.key = value` as written (a
  * value continued with a trailing backslash includes its next lines; a key without `=` is shown
@@ -104,6 +107,25 @@ export function programSettings(config: string): string[] {
   return found;
 }
 
+/**
+ * The files the `include.path` and `includeIf.*.path` entries of `config` (the text of `file`) name,
+ * resolved as git does: `~/` from the sandbox user's home, a relative path from the config's folder.
+ * Every condition counts as met (reading one file too many only asks more). Pure.
+ */
+export function includedFiles(config: string, file: string): string[] {
+  const files: string[] = [];
+  for (const setting of programSettings(config)) {
+    const value = /^include(?:if)?\.path = ([\s\S]*)$/.exec(setting)?.[1]?.replace(/^"|"$/g, "");
+    if (!value) continue;
+    files.push(
+      value.startsWith("~/")
+        ? posix.join("/home/sandbox", value.slice(2))
+        : posix.resolve(posix.dirname(file), value),
+    );
+  }
+  return files;
+}
+
 /** The git directory for a work tree `dir`: `dir/.git`, or where a `.git` file points. */
 async function gitDir(read: ReadText, dir: string): Promise<string | null> {
   const file = await read(posix.join(dir, ".git"));
@@ -137,10 +159,21 @@ export async function gitConfigHazard(read: ReadText, dirs: string[]): Promise<s
     }
   }
   // Read all at once: each read is a round trip into the sandbox.
-  const [texts, hookTexts] = await Promise.all([
+  const [texts, hookTexts]: [(string | null)[], (string | null)[]] = await Promise.all([
     Promise.all(configs.map(read)),
     Promise.all(hooks.map(read)),
   ]);
+  // Included files are read too, so a program set there is named with its value like any other
+  // (an approval of `include.path = x` alone would otherwise cover whatever x says later).
+  for (let depth = 0, from = 0; depth < MAX_INCLUDE_DEPTH && from < configs.length; depth++) {
+    const next = configs
+      .slice(from)
+      .flatMap((file, k) => includedFiles(texts[from + k] ?? "", file))
+      .filter((file, k, all) => !configs.includes(file) && all.indexOf(file) === k);
+    from = configs.length;
+    configs.push(...next);
+    texts.push(...(await Promise.all(next.map(read))));
+  }
   const settings: string[] = [];
   for (const [k, text] of texts.entries()) {
     const found = text === null ? [] : programSettings(text);

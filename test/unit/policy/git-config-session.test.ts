@@ -95,4 +95,20 @@ describe("a session approval of git's configuration covers the values the approv
       `git may run the hook ${hook}: #!/bin/sh\ntouch pwn\n`,
     ]);
   });
+
+  it("a program set later in an included file asks again", async () => {
+    const s = session({
+      "/workspace/.git/config": '[include]\n\tpath = "../inc"\n',
+      "/workspace/inc": "[user]\n\tname = me\n",
+    });
+    await s.run("git status");
+    await s.run("git status");
+    s.sandbox.file("/workspace/inc", "[include]\n\tpath = ~/more\n");
+    s.sandbox.file("/home/sandbox/more", "[core]\n\tfsmonitor = touch pwn\n");
+    await s.run("git status");
+    expect(s.approval.requests.map((r) => r.decision.reason)).toEqual([
+      'git would run a program its configuration names (include.path = "../inc" in /workspace/.git/config)',
+      'git would run a program its configuration names (include.path = "../inc" in /workspace/.git/config; include.path = ~/more in /workspace/inc; core.fsmonitor = touch pwn in /home/sandbox/more)',
+    ]);
+  });
 });

@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { gitConfigHazard, programSettings } from "../../../src/policy/git-config.js";
+import { gitConfigHazard, includedFiles, programSettings } from "../../../src/policy/git-config.js";
 import { evaluate, lexicalContext, loadPolicy, type Policy } from "../../../src/policy/index.js";
 
 describe("programSettings", () => {
@@ -52,6 +52,18 @@ describe("programSettings", () => {
     const long = `sh -c '${"x".repeat(500)}'`;
     expect(programSettings(`[core]\n\tpager = ${long}\n`)).toEqual([
       `core.pager = ${long.slice(0, 400)}… (508 characters, sha256 ${createHash("sha256").update(long).digest("hex")})`,
+    ]);
+  });
+});
+
+describe("includedFiles", () => {
+  it("resolves include and includeIf paths as git does: ~/ from the home, relative from the config's folder", () => {
+    const config =
+      '[include]\n\tpath = "../shared"\n[includeIf "gitdir:/w/"]\n\tpath = ~/x.inc\n\tpath = /abs\n';
+    expect(includedFiles(config, "/workspace/.git/config")).toEqual([
+      "/workspace/shared",
+      "/home/sandbox/x.inc",
+      "/abs",
     ]);
   });
 });
