@@ -7,6 +7,7 @@
  */
 import { createInterface } from "node:readline/promises";
 import type { ApprovalAnswer, ApprovalProvider, ApprovalRequest } from "../policy/index.js";
+import { terminalSafeLine as shown } from "../util/index.js";
 
 /** Where the prompt reads and writes. Defaults: process.stdin / process.stderr. */
 export interface TerminalApprovalOptions {
@@ -17,20 +18,24 @@ export interface TerminalApprovalOptions {
 /**
  * Words the request for a person (also used by MCP elicitation). A network request names the
  * session, host, port and rule: `Network connection needs approval: session s1 connects to
- * pypi.org:443` / `  asked by rule 'ask pypi.org:443'`.
+ * pypi.org:443` / `  asked by rule 'ask pypi.org:443'`. Every value is shown with its control and
+ * bidi characters escaped (terminalSafeLine): the part, reason and host come from the model, and a
+ * raw ESC sequence in them could erase the real command and draw a harmless one (finding F5).
  */
 export function describeRequest(
   req: Pick<ApprovalRequest, "tool" | "args" | "decision" | "network" | "sessionId">,
 ): string {
   if (req.network) {
     const { host, port, rule } = req.network;
-    const session = req.sessionId ? `session ${req.sessionId} ` : "";
-    return `Network connection needs approval: ${session}connects to ${host}:${port}\n  asked by rule '${rule}'`;
+    const session = req.sessionId ? `session ${shown(req.sessionId)} ` : "";
+    return `Network connection needs approval: ${session}connects to ${shown(host)}:${port}\n  asked by rule '${shown(rule)}'`;
   }
   const d = req.decision;
-  const lines = [`Tool call needs approval: ${req.tool} ${JSON.stringify(req.args)}`];
-  const rule = d.ruleId ? `rule '${d.ruleId}'${d.layer ? ` (${d.layer})` : ""}` : "no rule";
-  lines.push(`  asked by ${rule}${d.part ? ` for '${d.part}'` : ""}${d.reason ? `: ${d.reason}` : ""}`);
+  // JSON escapes C0 only: DEL, C1 and bidi controls would still reach the terminal raw.
+  const lines = [`Tool call needs approval: ${shown(req.tool)} ${shown(JSON.stringify(req.args) ?? "")}`];
+  const rule = d.ruleId ? `rule '${shown(d.ruleId)}'${d.layer ? ` (${shown(d.layer)})` : ""}` : "no rule";
+  const part = d.part ? ` for '${shown(d.part)}'` : "";
+  lines.push(`  asked by ${rule}${part}${d.reason ? `: ${shown(d.reason)}` : ""}`);
   return lines.join("\n");
 }
 

@@ -11,7 +11,7 @@ export {
 } from "./line-diff.js";
 export { dottedPath, piSchemaErrorLines, schemaErrorLines } from "./schema-errors.js";
 export { Slots } from "./slots.js";
-export { terminalSafe } from "./terminal-text.js";
+export { terminalSafe, terminalSafeLine } from "./terminal-text.js";
 export { HELPER_THREAD_NICE, lowerHelperThreads } from "./thread-priority.js";
 export { type Throttled, throttle } from "./throttle.js";
 export { lazySharedPool, runOrFallBack } from "./worker-pool.js";

@@ -9,6 +9,7 @@ import type { Command } from "commander";
 import { InvalidArgumentError, PolicyInvalidError } from "../../errors.js";
 import type { Decision } from "../../policy/index.js";
 import { evaluate, lexicalContext, loadPolicy, runPolicyTests } from "../../policy/index.js";
+import { terminalSafeLine as shown } from "../../util/index.js";
 
 function parseArgsJson(text: string): Record<string, unknown> {
   let value: unknown;
@@ -25,21 +26,25 @@ function parseArgsJson(text: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** The explain output: the decision line, then one line per trail entry. */
+/**
+ * The explain output: the decision line, then one line per trail entry. Parts, reasons and rule
+ * names are shown with control and bidi characters escaped (terminalSafeLine): they hold the
+ * command's text, which may come from a model.
+ */
 export function formatDecision(decision: Decision): string {
   const head = [
     `decision: ${decision.decision}`,
     decision.ruleId
-      ? `rule: ${decision.ruleId}${decision.layer ? ` (${decision.layer})` : ""}`
+      ? `rule: ${shown(decision.ruleId)}${decision.layer ? ` (${shown(decision.layer)})` : ""}`
       : "rule: (none)",
-    decision.part ? `part: ${decision.part}` : "",
-    decision.reason ? `reason: ${decision.reason}` : "",
+    decision.part ? `part: ${shown(decision.part)}` : "",
+    decision.reason ? `reason: ${shown(decision.reason)}` : "",
   ].filter((l) => l !== "");
   const trail = decision.trail.map((e) => {
-    const rule = e.ruleId ? ` [${e.ruleId}${e.layer ? ` @${e.layer}` : ""}]` : "";
-    const via = e.via?.length ? ` (via ${e.via.join(" > ")})` : "";
-    const reason = e.reason ? ` — ${e.reason}` : "";
-    return `  ${e.decision.padEnd(5)} ${e.kind.padEnd(7)} ${e.part}${via}${rule}${reason}`;
+    const rule = e.ruleId ? ` [${shown(e.ruleId)}${e.layer ? ` @${shown(e.layer)}` : ""}]` : "";
+    const via = e.via?.length ? ` (via ${shown(e.via.join(" > "))})` : "";
+    const reason = e.reason ? ` — ${shown(e.reason)}` : "";
+    return `  ${e.decision.padEnd(5)} ${e.kind.padEnd(7)} ${shown(e.part)}${via}${rule}${reason}`;
   });
   return [
     ...head,

@@ -3,8 +3,9 @@
  * named in configuration: the repository's config (also through a `.git` file pointing elsewhere),
  * the global config, includes, or a hook git runs on a read.
  */
+import { createHash } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { gitConfigHazard, programSettings } from "../../../src/policy/git-config.js";
+import { gitConfigHazard, includedFiles, programSettings } from "../../../src/policy/git-config.js";
 import { evaluate, lexicalContext, loadPolicy, type Policy } from "../../../src/policy/index.js";
 
 describe("programSettings", () => {
@@ -31,15 +32,39 @@ describe("programSettings", () => {
       "  name = me",
     ].join("\n");
     expect(programSettings(config)).toEqual([
-      "core.fsmonitor",
-      "core.pager",
-      "diff.textconv",
-      "filter.smudge",
-      "alias.x",
-      "pager.diff",
-      "includeif.path",
+      "core.fsmonitor = touch pwn",
+      "core.pager = less",
+      "diff.textconv = pdftotext",
+      "filter.smudge = git-lfs smudge %f",
+      "alias.x = !sh -c 'touch pwn'",
+      "pager.diff = sh -c 'touch pwn'",
+      "includeif.path = /tmp/evil",
     ]);
     expect(programSettings("[core]\n\trepositoryformatversion = 0\n\tbare = false\n")).toEqual([]);
+  });
+
+  it("shows a value continued over lines whole, and a long one cut with the digest of all of it", () => {
+    // git reads `touch \` + `/tmp/pwn` as one value: a changed second line must change the reason.
+    expect(programSettings("[core]\n\tfsmonitor = touch \\\n/tmp/pwn\n\tbare = false\n")).toEqual([
+      "core.fsmonitor = touch \\\n/tmp/pwn",
+    ]);
+    expect(programSettings("[core]\n\tfsmonitor = true \\\n\n")).toEqual([]);
+    const long = `sh -c '${"x".repeat(500)}'`;
+    expect(programSettings(`[core]\n\tpager = ${long}\n`)).toEqual([
+      `core.pager = ${long.slice(0, 400)}… (508 characters, sha256 ${createHash("sha256").update(long).digest("hex")})`,
+    ]);
+  });
+});
+
+describe("includedFiles", () => {
+  it("resolves include and includeIf paths as git does: ~/ from the home, relative from the config's folder", () => {
+    const config =
+      '[include]\n\tpath = "../shared"\n[includeIf "gitdir:/w/"]\n\tpath = ~/x.inc\n\tpath = /abs\n';
+    expect(includedFiles(config, "/workspace/.git/config")).toEqual([
+      "/workspace/shared",
+      "/home/sandbox/x.inc",
+      "/abs",
+    ]);
   });
 });
 
@@ -54,7 +79,7 @@ describe("gitConfigHazard", () => {
       "/elsewhere/repo.git/config": "[diff]\n\texternal = touch pwn\n",
     });
     expect(await gitConfigHazard(read, ["/workspace/sub"])).toBe(
-      "git would run a program its configuration names (diff.external in /elsewhere/repo.git/config)",
+      "git would run a program its configuration names (diff.external = touch pwn in /elsewhere/repo.git/config)",
     );
   });
 
@@ -66,13 +91,13 @@ describe("gitConfigHazard", () => {
     ).toBeNull();
     expect(
       await gitConfigHazard(files({ "/home/sandbox/.gitconfig": "[core]\n\tpager = sh\n" }), ["/workspace"]),
-    ).toBe("git would run a program its configuration names (core.pager in /home/sandbox/.gitconfig)");
+    ).toBe("git would run a program its configuration names (core.pager = sh in /home/sandbox/.gitconfig)");
     const hooked = files({
       "/workspace/.git/config": "[core]\n",
       "/workspace/.git/hooks/post-index-change": "#!/bin/sh\ntouch pwn\n",
     });
     expect(await gitConfigHazard(hooked, ["/workspace"])).toBe(
-      "git may run the hook /workspace/.git/hooks/post-index-change",
+      "git may run the hook /workspace/.git/hooks/post-index-change: #!/bin/sh\ntouch pwn\n",
     );
   });
 });
@@ -92,7 +117,8 @@ describe("evaluate with a sandbox reader", () => {
     expect(d).toMatchObject({
       decision: "ask",
       part: "git status",
-      reason: "git would run a program its configuration names (core.fsmonitor in /workspace/.git/config)",
+      reason:
+        "git would run a program its configuration names (core.fsmonitor = touch /workspace/pwned in /workspace/.git/config)",
     });
   });
 
