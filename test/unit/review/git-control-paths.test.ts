@@ -5,19 +5,11 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   applyChanges,
-  type FileChange,
   GIT_DIR_REASON,
   gitIgnoreMatcher,
   isGitControlPath,
 } from "../../../src/review/index.js";
-
-const added = (path: string, text: string): FileChange => ({
-  path,
-  kind: "added",
-  oldBytes: null,
-  newBytes: Buffer.from(text),
-  mode: 0o644,
-});
+import { addedFile } from "../../helpers/file-change.js";
 
 describe("git control paths", () => {
   it("finds a .git component at any depth, any case", () => {
@@ -40,11 +32,11 @@ describe("git control paths", () => {
   it("apply skips every .git path with its reason and writes the rest", async () => {
     const root = mkdtempSync(join(tmpdir(), "warden-gitctl-"));
     const result = await applyChanges(root, [
-      added("sub/.git", "gitdir: ../cfgdir\n"),
-      added("nested/.git/hooks/post-checkout", "touch /tmp/x\n"),
-      added("up/.GIT/config", "[core]\n"),
-      added(".git/config", "[core]\n"),
-      added("ok.txt", "fine\n"),
+      addedFile("sub/.git", "gitdir: ../cfgdir\n"),
+      addedFile("nested/.git/hooks/post-checkout", "touch /tmp/x\n"),
+      addedFile("up/.GIT/config", "[core]\n"),
+      addedFile(".git/config", "[core]\n"),
+      addedFile("ok.txt", "fine\n"),
     ]);
     expect(GIT_DIR_REASON).toBe("a .git file or directory, never applied");
     expect(result).toEqual({

@@ -10,7 +10,6 @@ import { runApply } from "../../../src/cli/commands/apply.js";
 import { statOfPatch } from "../../../src/cli/commands/diff.js";
 import {
   computeDiffstat,
-  type FileChange,
   formatDiffstat,
   formatPatch,
   patchChanges,
@@ -19,20 +18,13 @@ import {
   splitPatch,
   unquotePath,
 } from "../../../src/review/index.js";
+import { addedFile } from "../../helpers/file-change.js";
 
 // The tester's name: a complete fake section for README.md, then a fake link mode line.
 const INJECTED =
   "zz\ndiff --git a/README.md b/README.md\nindex ce013625030ba8dba906f756967f9e9ca394464a..aa93b250f50a207187045e1842fdc674d84b76c7 100644\n" +
   "--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-hello\n+pwned\n\nnew file mode 120000";
 const SPOOF = "zz\x1b[2K\x1b[2A\x1b[1G\x1b[J notes.md |    1 +";
-
-const added = (path: string, text: string): FileChange => ({
-  path,
-  kind: "added",
-  oldBytes: null,
-  newBytes: Buffer.from(text),
-  mode: 0o644,
-});
 
 describe("patch file names", () => {
   afterEach(() => {
@@ -50,7 +42,7 @@ describe("patch file names", () => {
   });
 
   it("renders a newline-injected name quoted; splitting gives one section with the exact name", async () => {
-    const text = await formatPatch([added(INJECTED, "x\n")]);
+    const text = await formatPatch([addedFile(INJECTED, "x\n")]);
     const q = quotePath(`b/${INJECTED}`);
     expect(text.split("\n").slice(0, 5)).toEqual([
       `diff --git ${quotePath(`a/${INJECTED}`)} ${q}`,
@@ -67,7 +59,7 @@ describe("patch file names", () => {
     const out = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
     const root = mkdtempSync(join(tmpdir(), "warden-names-"));
     writeFileSync(join(root, "README.md"), "hello\n");
-    const changes = [added(INJECTED, "x\n")];
+    const changes = [addedFile(INJECTED, "x\n")];
     const patch = join(mkdtempSync(join(tmpdir(), "warden-runs-")), "r.jsonl.patch");
     writeFileSync(patch, await formatPatch(changes));
     await saveBaseStore(patch, changes);
@@ -82,7 +74,7 @@ describe("patch file names", () => {
   });
 
   it("shows escape sequences in names escaped in the diffstat, `warden diff --stat` and skipped lines", async () => {
-    const changes = [added(SPOOF, "x\n"), added("Makefile", "all:\n")];
+    const changes = [addedFile(SPOOF, "x\n"), addedFile("Makefile", "all:\n")];
     const patches = await patchChanges(changes);
     expect(formatDiffstat(computeDiffstat(patches))).toBe(
       ' "zz\\033[2K\\033[2A\\033[1G\\033[J notes.md |    1 +" |    1 +\n' +
@@ -96,7 +88,7 @@ describe("patch file names", () => {
     );
     const out = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
     const root = mkdtempSync(join(tmpdir(), "warden-names-"));
-    const gitFile = [added(`sub\x1b[2K/.git`, "gitdir: ../cfgdir\n")];
+    const gitFile = [addedFile(`sub\x1b[2K/.git`, "gitdir: ../cfgdir\n")];
     const patch = join(mkdtempSync(join(tmpdir(), "warden-runs-")), "r.jsonl.patch");
     writeFileSync(patch, await formatPatch(gitFile));
     await runApply(patch, { workspace: root });
