@@ -48,13 +48,16 @@ const AWK_OUTPUT_OPTIONS: Record<string, string> = {
   profile: "awkprof.out",
 };
 
-/** Options of awk and its variants: gawk's superset; mawk's `-W` takes a value. */
+/**
+ * Options of awk and its variants: gawk's superset (as `gawk --help` 5.2 lists them: `-I` is
+ * `--trace`, a flag; `-L` is `--lint` with an optional attached value); mawk's `-W` takes a value.
+ */
 const AWK: Grammar = {
-  short: "bcCgMNnOPrsStTVhL",
-  shortValue: "FvfeEiIlW",
-  shortOptional: "dDop",
+  short: "bcCgMNnOPrsStVhI",
+  shortValue: "FvfeEilW",
+  shortOptional: "dDopL",
   long: [
-    ..."characters-as-bytes traditional copyright gen-pot bignum use-lc-numeric non-decimal-data optimize no-optimize posix re-interval sandbox lint-old version help".split(
+    ..."characters-as-bytes traditional copyright gen-pot bignum use-lc-numeric non-decimal-data optimize no-optimize posix re-interval sandbox lint-old version help trace".split(
       " ",
     ),
     ..."field-separator= assign= file= include= load= exec= source= dump-variables? debug? lint? profile? pretty-print?".split(

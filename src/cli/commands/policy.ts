@@ -9,7 +9,7 @@ import type { Command } from "commander";
 import { InvalidArgumentError, PolicyInvalidError } from "../../errors.js";
 import type { Decision } from "../../policy/index.js";
 import { evaluate, lexicalContext, loadPolicy, runPolicyTests } from "../../policy/index.js";
-import { terminalSafeLine as shown } from "../../util/index.js";
+import { terminalSafeLine as shown, terminalSafe } from "../../util/index.js";
 
 function parseArgsJson(text: string): Record<string, unknown> {
   let value: unknown;
@@ -54,6 +54,11 @@ export function formatDecision(decision: Decision): string {
   ].join("\n");
 }
 
+/**
+ * `warden policy check`: loads and tests each file. Messages quote the file's own text (a test's
+ * command, a key), which may come from a workspace's policy layer, so control characters are shown
+ * escaped (terminalSafe; multi-line messages keep their newlines).
+ */
 async function check(files: string[]): Promise<void> {
   let failed = 0;
   let invalid = 0;
@@ -63,15 +68,15 @@ async function check(files: string[]): Promise<void> {
       policy = await loadPolicy([file]);
     } catch (err) {
       if (!(err instanceof PolicyInvalidError)) throw err;
-      console.error(`INVALID ${err.message}`);
+      console.error(`INVALID ${terminalSafe(err.message)}`);
       invalid++;
       continue;
     }
     const layer = policy.layers[0];
     if (!layer) continue;
-    for (const finding of layer.findings ?? []) console.error(`WARN ${finding}`);
+    for (const finding of layer.findings ?? []) console.error(`WARN ${terminalSafe(finding)}`);
     const report = await runPolicyTests(layer);
-    for (const f of report.failures) console.error(`FAIL ${file}: ${f.message}`);
+    for (const f of report.failures) console.error(`FAIL ${file}: ${terminalSafe(f.message)}`);
     const tests = report.passed + report.failures.length;
     const note = tests === 0 ? " (no tests: add a tests: section)" : "";
     console.log(

@@ -111,7 +111,9 @@ describeEngine("issue 13: bypass classes refused live under the shipped policies
     execFileSync("chown", ["-R", "1000:1000", ws]);
     const refused = await run(shipped("readonly"), "git status");
     expect(refused.exitCode).toBe(1);
-    expect(refused.stderr).toContain("core.fsmonitor in /workspace/.git/config");
+    expect(refused.stderr).toContain(
+      '(core.fsmonitor = "touch /workspace/pwned; false" in /workspace/.git/config)',
+    );
     expect(await exists(join(ws, "pwned"))).toBe(false);
     await run(null, "git status");
     expect(await exists(join(ws, "pwned"))).toBe(true);

@@ -84,6 +84,27 @@ describe("F1: the exec effect survives whatever separates system from its parent
   });
 });
 
+describe("gawk's options are read as gawk reads them, so the program is the word gawk runs", () => {
+  // A re-test: -I (--trace) was read as taking a value and -L (--lint) as a flag, so the word
+  // after them was taken for an option's value and a harmless next word for the program.
+  const HIDDEN = 'BEGIN{system("touch /tmp/proof")}';
+  it.each([
+    [["awk", "-I", HIDDEN, "BEGIN{}"]],
+    [["awk", "-Lv", HIDDEN, "BEGIN{}"]],
+    [["awk", "-LF", HIDDEN, "BEGIN{}"]],
+    [["awk", "-LI", HIDDEN, "BEGIN{}"]],
+    [["awk", "--trace", HIDDEN, "BEGIN{}"]],
+  ])("%j runs the program that calls system", async (words) => {
+    const policy = await loadPolicy([new URL("../../../policies/default.yaml", import.meta.url).pathname]);
+    const command = words.map((w) => `'${w}'`).join(" ");
+    const decision = await evaluate(policy, { tool: "bash", args: { command } }, lexicalContext);
+    expect([decision.decision, decision.reason]).toEqual([
+      "ask",
+      "this form runs other programs; no allow rule accepts that effect",
+    ]);
+  });
+});
+
 describe("F2: awk's output files meet path rules", () => {
   it.each([
     ['{print "PWNED" > "secrets/keep"; print "NEW" >> "secrets/new"}', ["secrets/keep", "secrets/new"]],
