@@ -30,7 +30,7 @@ export interface SandboxLimits {
    * PID 1 keep up to HELPER_PIDS_RESERVE (40) of them; minPidsFor(n) fits n calls at once.
    */
   pids: number;
-  /** Size of the tmpfs at /tmp in bytes. Default 64 MiB. */
+  /** Size of the tmpfs at /tmp, and of the one at HOME (/home/sandbox), each in bytes. Default 64 MiB. */
   tmpBytes: number;
   /** Size of the writable workspace in `copy` mode, in bytes. Default 1 GiB. */
   workspaceBytes: number;
