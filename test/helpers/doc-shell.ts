@@ -14,7 +14,8 @@ import { REPO_ROOT } from "./doc-snippets.js";
 /** A temp directory with copies of the checkout's examples/ and policies/; `dispose` removes it. */
 export function checkoutLikeDir(): { dir: string; dispose(): void } {
   const dir = mkdtempSync(join(tmpdir(), "warden-docs-"));
-  for (const part of ["examples", "policies"]) cpSync(join(REPO_ROOT, part), join(dir, part), { recursive: true });
+  for (const part of ["examples", "policies"])
+    cpSync(join(REPO_ROOT, part), join(dir, part), { recursive: true });
   return { dir, dispose: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
@@ -39,7 +40,7 @@ export async function runDocShell(
       join(bin, "warden"),
       [
         "#!/usr/bin/env bash",
-        'case "${1:-}" in',
+        'case "$1" in',
         `  exec|replay|run|mcp) exec node ${JSON.stringify(join(REPO_ROOT, "bin/warden.js"))} "$@" --tenant "$WARDEN_DOCS_TENANT" ;;`,
         `  *) exec node ${JSON.stringify(join(REPO_ROOT, "bin/warden.js"))} "$@" ;;`,
         "esac",

@@ -4,12 +4,12 @@
  * (`node_modules/warden` links to it, so its package.json `exports` and dist/ are what resolves:
  * run `npm run build` first), type-checked by TypeScript's default strict settings, then run with node.
  */
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
-import { REPO_ROOT } from "./doc-snippets.js";
 import type { DocShellResult } from "./doc-shell.js";
+import { REPO_ROOT } from "./doc-snippets.js";
 
 /**
  * Writes `code` as snippet.ts in a new project, compiles it with the checkout's tsc (a compile
@@ -23,17 +23,36 @@ export async function runDocTypeScript(
   try {
     mkdirSync(join(project, "node_modules/@types"), { recursive: true });
     symlinkSync(REPO_ROOT, join(project, "node_modules/warden"));
-    symlinkSync(join(REPO_ROOT, "node_modules/@types/node"), join(project, "node_modules/@types/node"));
-    writeFileSync(join(project, "package.json"), JSON.stringify({ name: "docs-consumer", private: true, type: "module" }));
+    // What an install of the package brings: its @types dependencies (a consumer's TypeScript loads
+    // every node_modules/@types package), plus @types/node, which TypeScript users add themselves.
+    const { dependencies } = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as {
+      dependencies: Record<string, string>;
+    };
+    for (const name of ["@types/node", ...Object.keys(dependencies).filter((d) => d.startsWith("@types/"))]) {
+      symlinkSync(join(REPO_ROOT, "node_modules", name), join(project, "node_modules", name));
+    }
+    writeFileSync(
+      join(project, "package.json"),
+      JSON.stringify({ name: "docs-consumer", private: true, type: "module" }),
+    );
     writeFileSync(
       join(project, "tsconfig.json"),
       JSON.stringify({
-        compilerOptions: { module: "nodenext", moduleResolution: "nodenext", target: "es2022", strict: true, outDir: "out" },
+        compilerOptions: {
+          module: "nodenext",
+          moduleResolution: "nodenext",
+          target: "es2022",
+          strict: true,
+          outDir: "out",
+        },
         files: ["snippet.ts"],
       }),
     );
     writeFileSync(join(project, "snippet.ts"), `${code}export {};\n`);
-    const tsc = await execa(join(REPO_ROOT, "node_modules/.bin/tsc"), ["-p", "."], { cwd: project, reject: false });
+    const tsc = await execa(join(REPO_ROOT, "node_modules/.bin/tsc"), ["-p", "."], {
+      cwd: project,
+      reject: false,
+    });
     if (tsc.exitCode !== 0) throw new Error(`the snippet does not compile:\n${tsc.stdout}${tsc.stderr}`);
     const run = await execa("node", [join(project, "out/snippet.js")], {
       cwd: options.cwd ?? project,

@@ -69,7 +69,10 @@ it("npm pack installs into an empty project, type-checks with default settings a
     ].join("\n"),
   );
   // The README's library and client examples compile as they are shown, against the installed tarball.
-  writeFileSync(join(project, "readme-library.ts"), `${docSnippet("README.md", "library-session")}export {};\n`);
+  writeFileSync(
+    join(project, "readme-library.ts"),
+    `${docSnippet("README.md", "library-session")}export {};\n`,
+  );
   writeFileSync(join(project, "readme-client.ts"), `${docSnippet("README.md", "client-ts")}export {};\n`);
   run(join(repo, "node_modules/.bin/tsc"), ["-p", "."], project);
   const printed = run(

@@ -64,9 +64,10 @@ function describe(c: CallComparison) {
 
 function expectAllExplained(comparisons: CallComparison[]) {
   const unexplained = comparisons.filter((c) => c.known === undefined).map(describe);
-  expect(unexplained, "differences that are in none of docs/pi-fidelity.md's lists (warden faults to fix)").toEqual(
-    [],
-  );
+  expect(
+    unexplained,
+    "differences that are in none of docs/pi-fidelity.md's lists (warden faults to fix)",
+  ).toEqual([]);
 }
 
 it("docs/pi-fidelity.md lists every known difference, in its list, with its wording", async () => {

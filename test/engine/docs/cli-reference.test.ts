@@ -20,14 +20,20 @@ describeEngine("docs/cli.md (engine)", () => {
   });
 
   it("exec-cut-output: the tail 1001..3000 and the footer the doc shows", async () => {
-    const result = await runDocShell(docSnippet("docs/cli.md", "exec-cut-output"), { cwd: checkout.dir, tenant });
+    const result = await runDocShell(docSnippet("docs/cli.md", "exec-cut-output"), {
+      cwd: checkout.dir,
+      tenant,
+    });
     expect(result.exitCode, result.stderr).toBe(0);
     const lines = result.stdout.split("\n");
     expect(lines[0]).toBe("1001");
     expect(lines).toContain("3000");
     expect(lines).not.toContain("1000");
     const footer = docSnippet("docs/cli.md", "exec-cut-output-footer").trim();
-    const parts = footer.split("…").map((p) => p.trim()).filter((p) => p.length > 0);
+    const parts = footer
+      .split("…")
+      .map((p) => p.trim())
+      .filter((p) => p.length > 0);
     expect(parts.length).toBeGreaterThan(1);
     for (const part of parts) expect(result.stdout).toContain(part);
   });

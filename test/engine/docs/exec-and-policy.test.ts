@@ -7,10 +7,10 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
+import { containersWith } from "../../helpers/agent-fixture.js";
 import { checkoutLikeDir, runDocShell } from "../../helpers/doc-shell.js";
 import { docSnippet, REPO_ROOT } from "../../helpers/doc-snippets.js";
 import { describeEngine } from "../../helpers/engine.js";
-import { containersWith } from "../../helpers/agent-fixture.js";
 
 const tenant = `test-docs-exec-${process.pid}`;
 
@@ -29,7 +29,7 @@ describeEngine("README: warden exec, policies, network (engine)", () => {
     expect(result.exitCode, result.stderr).toBe(0);
     expect(result.stdout).toContain("src/");
     expect(result.stdout).toContain(docSnippet("README.md", "exec-read-output").trimEnd());
-    expect(result.stdout).toContain("+\treturn 2");
+    expect(result.stdout).toMatch(/^\+ +7 \treturn 2$/m);
     expect(readFileSync(main, "utf8")).toBe(before);
   });
 

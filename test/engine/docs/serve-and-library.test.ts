@@ -15,6 +15,9 @@ import { runDocTypeScript } from "../../helpers/doc-typescript.js";
 import { describeEngine } from "../../helpers/engine.js";
 import { type ServedTenants, serveTenants } from "../../helpers/serve-tenants.js";
 
+/** tsc type-checks the package's and its dependencies' declarations: minutes on a loaded 2-core machine. */
+const COMPILE_AND_RUN_MS = 400_000;
+
 /** `text` with each `from` replaced by its `to`; each must occur, so a changed snippet fails here. */
 function pointed(text: string, pairs: Array<[string, string]>): string {
   let out = text;
@@ -48,40 +51,52 @@ describeEngine("README: warden serve with curl and warden/client; the library (e
     expect(result.stdout).toContain("+hello");
   });
 
-  it("client-ts: compiles against the package and prints the call's result and the patch", async () => {
-    const code = pointed(docSnippet("README.md", "client-ts"), [
-      ["http://127.0.0.1:8080", served.url],
-      ["demo-key-acme", served.keys.main],
-    ]);
-    const result = await runDocTypeScript(code);
-    expect(result.exitCode, result.stderr).toBe(0);
-    expect(result.stdout).toContain("hello.txt");
-    expect(result.stdout).toContain("+++ b/hello.txt");
-  });
-
-  it("library-session: runs ls in a copy of ./repo and closes the session", async () => {
-    const cwd = mkdtempSync(join(tmpdir(), "warden-docs-lib-"));
-    try {
-      mkdirSync(join(cwd, "repo"));
-      writeFileSync(join(cwd, "repo/hello.txt"), "hello\n");
-      const result = await runDocTypeScript(docSnippet("README.md", "library-session"), { cwd });
+  it(
+    "client-ts: compiles against the package and prints the call's result and the patch",
+    async () => {
+      const code = pointed(docSnippet("README.md", "client-ts"), [
+        ["http://127.0.0.1:8080", served.url],
+        ["demo-key-acme", served.keys.main],
+      ]);
+      const result = await runDocTypeScript(code);
       expect(result.exitCode, result.stderr).toBe(0);
       expect(result.stdout).toContain("hello.txt");
-    } finally {
-      rmSync(cwd, { recursive: true, force: true });
-    }
-  });
+      expect(result.stdout).toContain("+++ b/hello.txt");
+    },
+    COMPILE_AND_RUN_MS,
+  );
 
-  it("docs/library.md library-options: the example runs; ls lists the copy", async () => {
-    const cwd = mkdtempSync(join(tmpdir(), "warden-docs-lib-"));
-    try {
-      mkdirSync(join(cwd, "repo"));
-      writeFileSync(join(cwd, "repo/hello.txt"), "hello\n");
-      const result = await runDocTypeScript(docSnippet("docs/library.md", "library-options"), { cwd });
-      expect(result.exitCode, result.stderr).toBe(0);
-      expect(result.stdout).toContain("hello.txt");
-    } finally {
-      rmSync(cwd, { recursive: true, force: true });
-    }
-  });
+  it(
+    "library-session: runs ls in a copy of ./repo and closes the session",
+    async () => {
+      const cwd = mkdtempSync(join(tmpdir(), "warden-docs-lib-"));
+      try {
+        mkdirSync(join(cwd, "repo"));
+        writeFileSync(join(cwd, "repo/hello.txt"), "hello\n");
+        const result = await runDocTypeScript(docSnippet("README.md", "library-session"), { cwd });
+        expect(result.exitCode, result.stderr).toBe(0);
+        expect(result.stdout).toContain("hello.txt");
+      } finally {
+        rmSync(cwd, { recursive: true, force: true });
+      }
+    },
+    COMPILE_AND_RUN_MS,
+  );
+
+  it(
+    "docs/library.md library-options: the example runs; ls lists the copy",
+    async () => {
+      const cwd = mkdtempSync(join(tmpdir(), "warden-docs-lib-"));
+      try {
+        mkdirSync(join(cwd, "repo"));
+        writeFileSync(join(cwd, "repo/hello.txt"), "hello\n");
+        const result = await runDocTypeScript(docSnippet("docs/library.md", "library-options"), { cwd });
+        expect(result.exitCode, result.stderr).toBe(0);
+        expect(result.stdout).toContain("hello.txt");
+      } finally {
+        rmSync(cwd, { recursive: true, force: true });
+      }
+    },
+    COMPILE_AND_RUN_MS,
+  );
 });

@@ -21,7 +21,11 @@ const load = (yaml: string, tenants: string[]) =>
 describe("the docs' server config blocks load", () => {
   it("README k8s-backend: a Kubernetes backend in namespace warden under gVisor", () => {
     const cfg = load(docSnippet("README.md", "k8s-backend"), ["acme"]);
-    expect(cfg.backend).toMatchObject({ kind: "kubernetes", namespace: "warden", runtimeClassName: "gvisor" });
+    expect(cfg.backend).toMatchObject({
+      kind: "kubernetes",
+      namespace: "warden",
+      runtimeClassName: "gvisor",
+    });
   });
 
   it("docs/kubernetes.md k8s-backend-full: every field, tenant globex in a namespace of its own", () => {

@@ -60,14 +60,19 @@ describe("the documentation's code blocks", () => {
 
   it("every named block is loaded by a test (docSnippet / doc_snippet with its file and name)", () => {
     const unloaded = blocks
-      .filter((b) => (b.mark.kind === "snippet" || b.mark.kind === "output") && !loaded.has(`${b.file}#${b.mark.name}`))
+      .filter(
+        (b) =>
+          (b.mark.kind === "snippet" || b.mark.kind === "output") && !loaded.has(`${b.file}#${b.mark.name}`),
+      )
       .map((b) => `${where(b)} ${b.mark.kind === "snippet" || b.mark.kind === "output" ? b.mark.name : ""}`);
     expect(unloaded).toEqual([]);
   });
 
   it("every name a test loads exists", () => {
     const named = new Set(
-      blocks.flatMap((b) => (b.mark.kind === "snippet" || b.mark.kind === "output" ? [`${b.file}#${b.mark.name}`] : [])),
+      blocks.flatMap((b) =>
+        b.mark.kind === "snippet" || b.mark.kind === "output" ? [`${b.file}#${b.mark.name}`] : [],
+      ),
     );
     expect([...loaded].filter((k) => !named.has(k))).toEqual([]);
   });
