@@ -23,7 +23,7 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** Build context of the default sandbox image. */
 export const SANDBOX_IMAGE_DIR = join(ROOT, "images", "sandbox");
 
-/** Build context of the egress gateway image (src/egress/, README "Network"). */
+/** Build context of the egress gateway image (src/egress/, docs/network.md). */
 export const GATEWAY_IMAGE_DIR = join(ROOT, "images", "gateway");
 
 /** Options of buildSandboxImage. */

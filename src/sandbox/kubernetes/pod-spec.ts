@@ -11,7 +11,7 @@
  *
  * What the Pod spec cannot say: a per-container pids limit. Kubernetes caps processes per Pod
  * only through the kubelet's `podPidsLimit` (node configuration); the requested value is kept
- * in the `io.warden.pids` annotation, and the README says which limit applies.
+ * in the `io.warden.pids` annotation, and docs/kubernetes.md says which limit applies.
  */
 import type { V1Pod } from "@kubernetes/client-node";
 import { HELPER_PATH } from "../channel/protocol/helper-path.js";
