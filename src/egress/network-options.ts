@@ -6,6 +6,7 @@ import { readFile, stat } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
 import { InvalidArgumentError } from "../errors.js";
 import { hostProblem } from "./host-pattern.js";
+import { publicSuffixProblem } from "./public-suffix.js";
 import type { NetworkOptions, NetworkRule } from "./types.js";
 
 const DECISIONS = new Set(["allow", "ask", "deny"]);
@@ -83,4 +84,6 @@ function checkRule(rule: NetworkRule, i: number): void {
     throw new InvalidArgumentError(`${field}.ports must be a non-empty list of TCP ports (1..65535).`);
   if (!DECISIONS.has(rule.decision))
     throw new InvalidArgumentError(`${field}.decision must be "allow", "ask" or "deny".`);
+  const suffix = publicSuffixProblem(rule.host, rule.decision);
+  if (suffix) throw new InvalidArgumentError(`${field}.host: ${suffix}.`);
 }
