@@ -17,6 +17,7 @@ export type {
   AuditDropSummary,
   AuditLimit,
   ConnectionAudit,
+  GatewayRefusal,
   NetworkApprovalAnswer,
   NetworkApprovalRequest,
   NetworkDecision,
