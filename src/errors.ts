@@ -71,17 +71,50 @@ export class ImageMissingError extends WardenError {
   }
 }
 
-/** A caller passed a bad value (limit, path, option). The message names the field. */
+/**
+ * A bad value of one named option: `field` is its path in the options object
+ * (`limits.memoryBytes`, `network.egressNetworks[0]`), `problem` the rest of the sentence
+ * (`must be at least 6 MiB …`). The message is `${field} ${problem}`; a front end that names the
+ * option otherwise (the CLI's `--memory`) words it again from the two (src/cli/output/flag-errors.ts).
+ */
+export interface FieldProblem {
+  field: string;
+  problem: string;
+}
+
+function fieldMessage(what: string | FieldProblem): string {
+  return typeof what === "string" ? what : `${what.field} ${what.problem}`;
+}
+
+/**
+ * A caller passed a bad value (limit, path, option). The message names the field; when built from
+ * a FieldProblem, `field` and `problem` carry it apart.
+ */
 export class InvalidArgumentError extends WardenError {
-  constructor(message: string) {
-    super("INVALID_ARGUMENT", message);
+  readonly field?: string;
+  readonly problem?: string;
+  constructor(message: string | FieldProblem) {
+    super("INVALID_ARGUMENT", fieldMessage(message));
+    if (typeof message !== "string") {
+      this.field = message.field;
+      this.problem = message.problem;
+    }
   }
 }
 
-/** A session, container or file that does not exist. */
+/**
+ * A session, container or file that does not exist. Built from a FieldProblem (a host path option
+ * that names nothing), it carries `field` and `problem` as InvalidArgumentError does.
+ */
 export class NotFoundError extends WardenError {
-  constructor(message: string) {
-    super("NOT_FOUND", message);
+  readonly field?: string;
+  readonly problem?: string;
+  constructor(message: string | FieldProblem) {
+    super("NOT_FOUND", fieldMessage(message));
+    if (typeof message !== "string") {
+      this.field = message.field;
+      this.problem = message.problem;
+    }
   }
 }
 

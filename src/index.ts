@@ -29,6 +29,7 @@ export { parseAllowNet } from "./egress/index.js";
 // Errors
 export {
   EngineUnreachableError,
+  type FieldProblem,
   ImageMissingError,
   InvalidArgumentError,
   NoRoomError,

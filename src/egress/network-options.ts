@@ -30,9 +30,10 @@ export async function resolveNetworkOptions(network: NetworkOptions | undefined)
   network.rules.forEach(checkRule);
   for (const [i, n] of (network.egressNetworks ?? []).entries())
     if (typeof n !== "string" || !NETWORK_NAME.test(n))
-      throw new InvalidArgumentError(
-        `network.egressNetworks[${i}] must be an engine network name, got ${JSON.stringify(n)}.`,
-      );
+      throw new InvalidArgumentError({
+        field: `network.egressNetworks[${i}]`,
+        problem: `must be an engine network name, got ${JSON.stringify(n)}.`,
+      });
   const limit = network.auditLimit;
   if (
     limit !== undefined &&
@@ -51,18 +52,21 @@ export async function resolveNetworkOptions(network: NetworkOptions | undefined)
     const abs = isAbsolute(network.caBundlePath) ? network.caBundlePath : resolve(network.caBundlePath);
     const st = await stat(abs).catch(() => null);
     if (!st?.isFile())
-      throw new InvalidArgumentError(
-        `network.caBundlePath ${abs} is not a file; pass a PEM file of CA certificates.`,
-      );
+      throw new InvalidArgumentError({
+        field: "network.caBundlePath",
+        problem: `${abs} is not a file; pass a PEM file of CA certificates.`,
+      });
     if (st.size > MAX_CA_BUNDLE_BYTES)
-      throw new InvalidArgumentError(
-        `network.caBundlePath ${abs} has ${st.size} bytes, more than ${MAX_CA_BUNDLE_BYTES}; pass only the CAs the system's do not include (the gateway trusts the system's CAs already).`,
-      );
+      throw new InvalidArgumentError({
+        field: "network.caBundlePath",
+        problem: `${abs} has ${st.size} bytes, more than ${MAX_CA_BUNDLE_BYTES}; pass only the CAs the system's do not include (the gateway trusts the system's CAs already).`,
+      });
     const text = await readFile(abs, "utf8");
     if (!text.includes("-----BEGIN CERTIFICATE-----") || text.includes("PRIVATE KEY"))
-      throw new InvalidArgumentError(
-        `network.caBundlePath ${abs} must hold PEM CA certificates ("-----BEGIN CERTIFICATE-----") and no private key.`,
-      );
+      throw new InvalidArgumentError({
+        field: "network.caBundlePath",
+        problem: `${abs} must hold PEM CA certificates ("-----BEGIN CERTIFICATE-----") and no private key.`,
+      });
     out.caBundlePath = abs;
   }
   return out;
