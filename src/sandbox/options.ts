@@ -39,6 +39,18 @@ export interface ResolvedSandboxOptions {
 
 const LABEL_VALUE = /^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$/;
 
+/**
+ * An image reference as Docker reads one: `[registry[:port]/]path[:tag][@digest]` with lower-case
+ * path components, or an image id (64 hex digits, optionally `sha256:`). Grammar from
+ * github.com/distribution/reference (regexp.go), without IPv6 registries.
+ */
+const IMAGE_REFERENCE = new RegExp(
+  "^(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?/)?" +
+    "[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*" +
+    "(?::[\\w][\\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9A-Fa-f]{32,})?" +
+    "|(?:sha256:)?[0-9a-f]{64})$",
+);
+
 /** Validates and fills defaults. Rejects InvalidArgumentError / NotFoundError naming the field. */
 export async function resolveSandboxOptions(
   options: SandboxOptions,
@@ -80,6 +92,12 @@ export async function resolveSandboxOptions(
     throw new InvalidArgumentError({
       field: "image",
       problem: "must be a non-empty image reference such as warden-sandbox:latest.",
+    });
+  }
+  if (image.length > 512 || !IMAGE_REFERENCE.test(image)) {
+    throw new InvalidArgumentError({
+      field: "image",
+      problem: `must be an image reference such as ${DEFAULT_IMAGE} or registry.example:5000/team/tool:1.2 (lower-case name, then :tag or @sha256:digest), got ${JSON.stringify(image)}.`,
     });
   }
   const resolved: ResolvedSandboxOptions = {
