@@ -48,9 +48,9 @@ export function parseHostEntry(entry: string, decision: NetworkDecision, what: s
 /**
  * For an entry written as a URL (`https://pypi.org/simple`), what to write instead: the host, or
  * the host and the URL's port (its scheme's default port when it names none: https 443, http 80).
- * Null for anything without `://` or `/` (a host pattern).
+ * Null for anything without `/` (a host pattern). Used for `--allow-net`, policy and library rules alike.
  */
-function urlProblem(text: string): string | null {
+export function urlProblem(text: string): string | null {
   if (!text.includes("/")) return null;
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//.exec(text)?.[1];
   const rest = scheme ? text.slice(scheme.length + 3) : text;

@@ -5,7 +5,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
 import { InvalidArgumentError } from "../errors.js";
-import { hostProblem } from "./host-pattern.js";
+import { hostProblem, urlProblem } from "./host-pattern.js";
 import { publicSuffixProblem } from "./public-suffix.js";
 import type { NetworkOptions, NetworkRule } from "./types.js";
 
@@ -75,6 +75,8 @@ export async function resolveNetworkOptions(network: NetworkOptions | undefined)
 function checkRule(rule: NetworkRule, i: number): void {
   const field = `network.rules[${i}]`;
   if (typeof rule?.host !== "string") throw new InvalidArgumentError(`${field}.host must be a domain name.`);
+  const url = urlProblem(rule.host.toLowerCase());
+  if (url) throw new InvalidArgumentError(`${field}.host ${JSON.stringify(rule.host)}: ${url}.`);
   const problem = hostProblem(rule.host);
   if (problem || rule.host !== rule.host.toLowerCase())
     throw new InvalidArgumentError(

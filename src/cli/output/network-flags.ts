@@ -30,7 +30,7 @@ export function addNetworkFlags(command: Command): Command {
   return command
     .option(
       "--allow-net <hosts>",
-      "let the sandbox reach these domains through warden's egress gateway: host[:port[+port]],… (wildcards *.example.org; default ports 80 and 443; repeatable). Without it: no network",
+      "let the sandbox reach these domains through warden's egress gateway: host[:port[+port]],… (host names, not URLs: pypi.org, not https://pypi.org; wildcards *.example.org; default ports 80 and 443; repeatable). Without it: no network",
       collect,
     )
     .option(

@@ -74,6 +74,17 @@ describe("entries that name their fix", () => {
     ]);
   });
 
+  it("says a URL in the library's network.rules is not a host, with the host to write", async () => {
+    await expect(
+      resolveNetworkOptions({
+        mode: "allowlist",
+        rules: [{ host: "https://pypi.org/simple", ports: [443], decision: "allow" }],
+      }),
+    ).rejects.toThrow(
+      'network.rules[0].host "https://pypi.org/simple": a host pattern is wanted, not a URL: write pypi.org (ports 80 and 443) or pypi.org:443; the gateway allows hosts and ports, not paths.',
+    );
+  });
+
   it("refuses the same wildcard in the library's network.rules", async () => {
     await expect(
       resolveNetworkOptions({
