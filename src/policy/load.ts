@@ -11,13 +11,14 @@ import { PolicyInvalidError } from "../errors.js";
 import { NetworkSectionSchema, networkSectionRules } from "./network-section.js";
 import { policyErrors, shadowedRules } from "./policy-lint.js";
 import { type PolicyFile, PolicyFileSchema, RuleSchema } from "./schema.js";
-import { describeSchemaErrors, type SchemaError, schemaErrorGroups } from "./schema-errors.js";
+import { describeSchemaErrors, type SchemaError, schemaErrorGroups, withMeantKeys } from "./schema-errors.js";
 import { LAYER_NAMES, type Policy, type PolicyLayer } from "./types.js";
 
 const checker = Compile(PolicyFileSchema);
 
 const ruleChecker = Compile(RuleSchema);
 const networkChecker = Compile(NetworkSectionSchema);
+const RULE_KEYS = Object.keys(RuleSchema.properties);
 
 /** Source offset of the node at `path`, or of its key `key` when given. */
 function offsetOf(doc: Document, path: (string | number)[], key?: string): number {
@@ -46,8 +47,10 @@ function fileErrors(
     ? []
     : schemaErrorGroups([...checker.Errors(value)] as SchemaError[]).flatMap(describeSchemaErrors);
   const file = (typeof value === "object" && value !== null ? value : {}) as Partial<PolicyFile>;
+  // A rule whose only fault is a misspelt key is checked as meant, so its other errors come now too.
+  const asMeant = (r: unknown) => (ruleChecker.Check(r) ? r : withMeantKeys(r, RULE_KEYS));
   const rules = Array.isArray(file.rules)
-    ? file.rules.map((r) => (ruleChecker.Check(r) ? r : undefined))
+    ? file.rules.map(asMeant).map((r) => (ruleChecker.Check(r) ? r : undefined))
     : [];
   const network = networkChecker.Check(file.network) ? networkSectionRules(file.network).errors : [];
   return [...schema, ...policyErrors({ rules }), ...network];

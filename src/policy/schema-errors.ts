@@ -50,6 +50,28 @@ function knownKeys(path: (string | number)[]): string[] {
   return Object.keys(node?.properties ?? {});
 }
 
+/** The known key `key` is one edit (or only letter case) away from, if any. */
+export function nearMissKey(known: readonly string[], key: string): string | undefined {
+  return known.find((k) => nearlyEqual(k, key) || k.toLowerCase() === key.toLowerCase());
+}
+
+/**
+ * `value` (an object of a policy file) as its author meant it, for the semantic checks that run
+ * beside the schema's errors: each unknown key renamed to its near miss (when that key is not
+ * there already), other unknown keys dropped. Anything else is returned as it is.
+ */
+export function withMeantKeys(value: unknown, known: readonly string[]): unknown {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+  const out: Record<string, unknown> = {};
+  const entries = Object.entries(value);
+  for (const [key, v] of entries) if (known.includes(key)) out[key] = v;
+  for (const [key, v] of entries) {
+    const meant = known.includes(key) ? undefined : nearMissKey(known, key);
+    if (meant && !(meant in out)) out[meant] = v;
+  }
+  return out;
+}
+
 /**
  * Schema errors grouped by the node they are about, in document order: each group is described
  * once, so every wrong node of a file is reported at once.
@@ -86,7 +108,7 @@ function describeKeys(errors: SchemaError[], path: (string | number)[], at: stri
   ];
   const meant = new Set<string>();
   const out: DescribedError[] = keys.map((key) => {
-    const near = known.find((k) => nearlyEqual(k, key) || k.toLowerCase() === key.toLowerCase());
+    const near = nearMissKey(known, key);
     if (near) meant.add(near);
     const hint = near ? ` (did you mean '${near}'?)` : ` (known keys: ${known.join(", ")})`;
     return { path, key, text: `unknown key '${key}' in ${at}${hint}` };

@@ -100,6 +100,16 @@ describe("errors that name the fix", () => {
     );
   });
 
+  it("checks a rule with a misspelt key as meant, so its other errors come in the same round", () => {
+    const text = "rules:\n  - {id: a, decison: deny, tools: [Bash]}\n";
+    expect(message(() => parsePolicyText(text, "p.yaml"))).toBe(
+      [
+        "p.yaml:2:13: unknown key 'decison' in rules[0] (did you mean 'decision'?)",
+        "p.yaml:2:36: rule 'a': unknown tool 'Bash' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'bash'?",
+      ].join("\n"),
+    );
+  });
+
   it("refuses a malformed path glob, naming what is wrong with it", () => {
     const text = [
       "rules:",
@@ -215,7 +225,7 @@ describe("tool names of tools an embedder adds", () => {
       message(() => parsePolicyText("rules:\n  - {id: a, decision: deny, tools: [bsh, READ]}\n", "p.yaml")),
     ).toBe(
       [
-        "p.yaml:2:37: rule 'a': unknown tool 'bsh' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'bash'?",
+        "p.yaml:2:36: rule 'a': unknown tool 'bsh' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'bash'?",
         "p.yaml:2:42: rule 'a': unknown tool 'READ' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'read'?",
       ].join("\n"),
     );
