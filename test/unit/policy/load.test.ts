@@ -225,7 +225,7 @@ describe("tool names of tools an embedder adds", () => {
       message(() => parsePolicyText("rules:\n  - {id: a, decision: deny, tools: [bsh, READ]}\n", "p.yaml")),
     ).toBe(
       [
-        "p.yaml:2:36: rule 'a': unknown tool 'bsh' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'bash'?",
+        "p.yaml:2:37: rule 'a': unknown tool 'bsh' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'bash'?",
         "p.yaml:2:42: rule 'a': unknown tool 'READ' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'read'?",
       ].join("\n"),
     );
