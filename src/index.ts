@@ -17,6 +17,7 @@ export type {
   AuditDropSummary,
   AuditLimit,
   ConnectionAudit,
+  GatewayRefusal,
   NetworkApprovalAnswer,
   NetworkApprovalRequest,
   NetworkDecision,
@@ -28,6 +29,7 @@ export { parseAllowNet } from "./egress/index.js";
 // Errors
 export {
   EngineUnreachableError,
+  type FieldProblem,
   ImageMissingError,
   InvalidArgumentError,
   NoRoomError,

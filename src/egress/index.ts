@@ -40,6 +40,7 @@ export type {
   AuditDropSummary,
   AuditLimit,
   ConnectionAudit,
+  GatewayRefusal,
   NetworkApprovalAnswer,
   NetworkApprovalRequest,
   NetworkDecision,

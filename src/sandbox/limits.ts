@@ -58,24 +58,30 @@ export function resolveLimits(partial: Partial<SandboxLimits> | undefined): Sand
   for (const key of Object.keys(DEFAULT_LIMITS) as (keyof SandboxLimits)[]) {
     const value: unknown = merged[key];
     if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
-      throw new InvalidArgumentError(
-        `limits.${key} must be a positive number, got ${String(value)}; omit it for the default ${DEFAULT_LIMITS[key]}.`,
-      );
+      throw new InvalidArgumentError({
+        field: `limits.${key}`,
+        problem: `must be a positive number, got ${String(value)}; omit it for the default ${DEFAULT_LIMITS[key]}.`,
+      });
     }
   }
   if (!Number.isInteger(merged.pids)) {
-    throw new InvalidArgumentError(`limits.pids must be a whole number, got ${merged.pids}.`);
+    throw new InvalidArgumentError({
+      field: "limits.pids",
+      problem: `must be a whole number, got ${merged.pids}.`,
+    });
   }
   // NanoCpus rounds a tiny value to 0, which Docker reads as "no limit" (red team): 0.01 is its minimum.
   if (merged.cpus < MIN_CPUS) {
-    throw new InvalidArgumentError(
-      `limits.cpus must be at least ${MIN_CPUS} (Docker's minimum), got ${merged.cpus}.`,
-    );
+    throw new InvalidArgumentError({
+      field: "limits.cpus",
+      problem: `must be at least ${MIN_CPUS} (Docker's minimum), got ${merged.cpus}.`,
+    });
   }
   if (merged.memoryBytes < 6 * MiB) {
-    throw new InvalidArgumentError(
-      `limits.memoryBytes must be at least 6 MiB (Docker's minimum), got ${merged.memoryBytes}.`,
-    );
+    throw new InvalidArgumentError({
+      field: "limits.memoryBytes",
+      problem: `must be at least 6 MiB (Docker's minimum), got ${merged.memoryBytes}.`,
+    });
   }
   return {
     ...merged,
