@@ -37,7 +37,7 @@ export function choosePolicy(values: readonly string[] | undefined): PolicyChoic
     return {
       files: [DEFAULT_POLICY_FILE],
       allowAll: false,
-      notice: `warden: policy: the default, ${DEFAULT_POLICY_FILE} (workspace reads and copy-mode edits run, common read-only and build/test commands run, secrets and rm are denied, anything else asks); ${CHOOSE}`,
+      notice: `warden: policy: the default, ${DEFAULT_POLICY_FILE} (secrets and rm denied; workspace reads, copy-mode edits and common read-only and build/test commands allowed; anything else asks); ${CHOOSE}`,
     };
   if (values.includes(ALLOW_ALL_POLICY)) {
     if (values.length > 1)

@@ -191,6 +191,8 @@ export async function sessionOptionsOf(
   if (flags.mode && !flags.workspace) {
     throw new InvalidArgumentError("--mode needs --workspace <dir>: name the host directory to expose.");
   }
+  // Said first, so it is on stderr whatever fails next (a policy file that does not load, a flag).
+  if (policy.notice) process.stderr.write(`${policy.notice}\n`);
   const files = policy.files;
   const sessionId = randomUUID();
   const options: SessionOptions = { sessionId, toolSelection: toolSelectionOf(flags), signal };
@@ -228,6 +230,5 @@ export async function sessionOptionsOf(
     options.beforeToolCall = policyHook
       ? [await policyHook(files, sessionId)]
       : await loadPolicyHooks(files, sessionId);
-  if (policy.notice) process.stderr.write(`${policy.notice}\n`);
   return options;
 }
