@@ -8,8 +8,8 @@ import { resolveModelConfig } from "../../../src/agent/model.js";
 import { savedPatchPath, statOfPatch } from "../../../src/cli/commands/diff.js";
 import { type RunFlags, runRun } from "../../../src/cli/commands/run.js";
 import type { Session, SessionOptions } from "../../../src/session/types.js";
-import { DEFAULT_POLICY_NOTICE } from "../../helpers/cli-policy.js";
 import { createFakeSession } from "../../helpers/agent-fake-session.js";
+import { DEFAULT_POLICY_NOTICE } from "../../helpers/cli-policy.js";
 import { startOpenAITestServer } from "../../helpers/openai-test-server.js";
 
 afterEach(() => {
