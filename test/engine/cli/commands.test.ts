@@ -2,52 +2,14 @@
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { previewText } from "../../../src/agent/render/format-result.js";
-import { parseExecArguments, registerExec } from "../../../src/cli/commands/exec.js";
-import { registerReplay } from "../../../src/cli/commands/replay.js";
+import { parseExecArguments } from "../../../src/cli/commands/exec.js";
 import { sessionOptionsOf, toolSelectionOf } from "../../../src/cli/output/session-flags.js";
 import type { ToolResultMessage } from "../../../src/tools/types.js";
 import { DEFAULT_POLICY_NOTICE } from "../../helpers/cli-policy.js";
+import { warden } from "../../helpers/cli-run.js";
 import { describeEngine } from "../../helpers/engine.js";
-
-interface CliRun {
-  stdout: string;
-  stderr: string;
-  exitCode: number;
-}
-
-/** Runs `warden <argv>` in-process (as src/cli/main.ts would) and captures its output and exit status. */
-async function warden(argv: string[]): Promise<CliRun> {
-  const program = new Command("warden").exitOverride();
-  registerExec(program);
-  registerReplay(program);
-  const out: string[] = [];
-  const err: string[] = [];
-  const outSpy = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
-    out.push(String(chunk));
-    return true;
-  });
-  const errSpy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
-    err.push(String(chunk));
-    return true;
-  });
-  process.exitCode = undefined;
-  let exitCode: number;
-  try {
-    await program.parseAsync(argv, { from: "user" });
-    exitCode = Number(process.exitCode ?? 0);
-  } catch (e) {
-    err.push(String(e));
-    exitCode = 2;
-  } finally {
-    outSpy.mockRestore();
-    errSpy.mockRestore();
-    process.exitCode = undefined;
-  }
-  return { stdout: out.join(""), stderr: err.join(""), exitCode };
-}
 
 const TENANT = ["--tenant", "test-cli"];
 
