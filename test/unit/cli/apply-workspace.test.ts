@@ -2,7 +2,7 @@
  * `warden apply <saved patch>` applies to the workspace the patch records (not the current
  * directory), refuses when that directory is gone or moved, and `--workspace` overrides.
  */
-import { readFileSync, renameSync } from "node:fs";
+import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { runApply } from "../../../src/cli/commands/apply.js";
@@ -54,5 +54,44 @@ describe("warden apply <saved patch>", () => {
     const forced = await apply(patch, { workspace: `${ws}-moved` });
     expect(forced.exitCode).toBe(0);
     expect(readFileSync(join(`${ws}-moved`, "a.txt"), "utf8")).toBe("two\n");
+  });
+});
+
+describe("warden apply <transcript>", () => {
+  it("applies the run's saved patch to the workspace it records", async () => {
+    const { ws, patch, out } = await sessionPatch();
+    const transcript = join(out, "run.jsonl");
+    writeFileSync(transcript, `${JSON.stringify({ warden: "run_start", workspace: ws })}\n`);
+    renameSync(patch, `${transcript}.patch`);
+    renameSync(`${patch}.base`, `${transcript}.patch.base`);
+    const run = await apply(transcript);
+    expect(run).toEqual({
+      stdout: `Applied ${transcript}.patch to ${ws}: 1 written, 0 deleted.\n`,
+      stderr: "",
+      exitCode: 0,
+    });
+    expect(readFileSync(join(ws, "a.txt"), "utf8")).toBe("two\n");
+  });
+
+  it("takes the workspace from run_start when the patch has no record line, and checks it", async () => {
+    const { ws, patch, out } = await sessionPatch();
+    const recorded = readWorkspaceHeader(readFileSync(patch, "utf8"));
+    const transcript = join(out, "run.jsonl");
+    writeFileSync(
+      transcript,
+      `${JSON.stringify({ warden: "run_start", workspace: ws, workspaceId: { dev: recorded?.dev, ino: recorded?.ino } })}\n`,
+    );
+    const text = readFileSync(patch, "utf8");
+    writeFileSync(`${transcript}.patch`, text.slice(text.indexOf("diff --git")));
+    renameSync(`${patch}.base`, `${transcript}.patch.base`);
+    renameSync(ws, `${ws}-moved`);
+    const refused = await apply(transcript);
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toBe(
+      `warden: ${transcript} records the workspace ${ws} (device ${recorded?.dev}, inode ${recorded?.ino}), but ${ws} is gone. Nothing was applied. To apply it to another directory, name it: warden apply ${transcript} --workspace DIR.\n`,
+    );
+    renameSync(`${ws}-moved`, ws);
+    expect((await apply(transcript)).exitCode).toBe(0);
+    expect(readFileSync(join(ws, "a.txt"), "utf8")).toBe("two\n");
   });
 });
