@@ -2,11 +2,11 @@
  * Closing the terminal sends SIGHUP, whose default action ends a Node process at once. Every
  * command that owns a session handles it like SIGTERM (src/cli/output/interrupt.ts): a real
  * `warden exec` and `warden run` process, sent SIGHUP while a command runs, exit 130 and leave no
- * container and no spill directory behind.
+ * container and no spill directory behind; a copy-mode exec saves the change it made so far.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
@@ -64,12 +64,22 @@ describeEngine("SIGHUP cleans up like SIGTERM (real processes)", () => {
     return child;
   };
 
-  /** Waits for the session's container and spill directory, sends SIGHUP, and reports what is left. */
-  const hangUp = async (child: ChildProcess) => {
+  /**
+   * Waits for the session's container and spill directory (and, with `file`, for that file in the
+   * sandbox's /workspace), sends SIGHUP, and reports what is left.
+   */
+  const hangUp = async (child: ChildProcess, file?: string) => {
     await until(
       "the container and the spill directory",
       async () => (await containersOfTenant(tenant)) === 1 && (await spillDirs(spillParent)).length === 1,
     );
+    if (file) {
+      const [id] = await tenantContainers(tenant);
+      await until(`/workspace/${file} in the sandbox`, async () => {
+        const probe = spawnSync("docker", ["exec", id ?? "", "test", "-e", `/workspace/${file}`]);
+        return probe.status === 0;
+      });
+    }
     const exited = once(child, "exit");
     child.kill("SIGHUP");
     const [code, signal] = await exited;
@@ -81,9 +91,29 @@ describeEngine("SIGHUP cleans up like SIGTERM (real processes)", () => {
     };
   };
 
-  it("warden exec: exit 130, no container, no spill directory", async () => {
-    const child = start(["exec", "bash", '{"command":"echo started; sleep 60"}', "--policy", "allow-all"]);
-    expect(await hangUp(child)).toEqual({ code: 130, signal: null, containers: 0, spill: [] });
+  it("warden exec: exit 130, no container, no spill directory; the change made so far is saved", async () => {
+    const ws = workspace();
+    const child = start([
+      "exec",
+      "bash",
+      '{"command":"echo kept > kept.txt; echo started; sleep 60"}',
+      "-w",
+      ws,
+      "--policy",
+      "allow-all",
+    ]);
+    let stderr = "";
+    child.stderr?.on("data", (c: Buffer) => {
+      stderr += c.toString();
+    });
+    expect(await hangUp(child, "kept.txt")).toEqual({ code: 130, signal: null, containers: 0, spill: [] });
+    const saved = /patch saved to (\S+) \(show it/.exec(stderr)?.[1] ?? "";
+    expect(stderr).toContain(
+      `warden: the session changed 1 file in its copy of ${ws} (the host is untouched); patch saved to ${saved} `,
+    );
+    expect(await readFile(saved, "utf8")).toContain(
+      "--- /dev/null\n+++ b/kept.txt\n@@ -0,0 +1,1 @@\n+kept\n",
+    );
   });
 
   it("warden run: exit 130, no container, no spill directory, the transcript ends aborted", async () => {
