@@ -1,5 +1,5 @@
 /**
- * Controlled network egress (README "Network"): rule parsing and matching, the per-session
+ * Controlled network egress (docs/network.md): rule parsing and matching, the per-session
  * Squid gateway, and its audit records.
  */
 export { parseAccessLine } from "./access-log.js";

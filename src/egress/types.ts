@@ -1,7 +1,7 @@
 /**
  * The network side of a session: `none` (the default: no network interface at all) or
  * `allowlist` (the sandbox's only route is a per-session egress gateway that lets through the
- * listed domain names and ports and nothing else). See README "Network".
+ * listed domain names and ports and nothing else). See docs/network.md.
  */
 /** What one rule does with a connection whose domain and port it matches. */
 export type NetworkDecision = "allow" | "ask" | "deny";

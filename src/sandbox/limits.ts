@@ -90,12 +90,15 @@ function stripUndefined(p: Partial<SandboxLimits>): Partial<SandboxLimits> {
 }
 
 /**
- * The container's memory cgroup cap: tmpfs pages (/tmp, /run/warden and the copy-mode workspace)
- * are charged to the cgroup of the process that writes them, so without headroom a full workspace
- * would OOM-kill the sandbox instead of failing with ENOSPC (public fault 26). The cap is therefore
- * memoryBytes + tmpBytes + 1 MiB (+ workspaceBytes in copy mode); processes can never use more than
- * memoryBytes beyond what the tmpfs areas hold. Swap is set equal, so nothing swaps.
+ * The container's memory cgroup cap: tmpfs pages (/tmp, HOME, /run/warden and the copy-mode
+ * workspace) are charged to the cgroup of the process that writes them, so without headroom a full
+ * workspace would OOM-kill the sandbox instead of failing with ENOSPC (public fault 26). The cap is
+ * therefore memoryBytes + 2 × tmpBytes (/tmp and HOME) + 1 MiB (+ workspaceBytes in copy mode);
+ * processes can never use more than memoryBytes beyond what the tmpfs areas hold. Swap is set
+ * equal, so nothing swaps.
  */
 export function cgroupMemoryBytes(limits: SandboxLimits, mode: WorkspaceMode): number {
-  return limits.memoryBytes + limits.tmpBytes + 1024 * 1024 + (mode === "copy" ? limits.workspaceBytes : 0);
+  return (
+    limits.memoryBytes + 2 * limits.tmpBytes + 1024 * 1024 + (mode === "copy" ? limits.workspaceBytes : 0)
+  );
 }

@@ -113,7 +113,7 @@ export function addSessionFlags(command: Command): Command {
         (v: string) => parseByteCount(v, "--workspace-size"),
       )
       .option("--pids <n>", "process and thread limit (default 256)", positiveNumber("--pids", true))
-      .option("--tmp-size <bytes>", "size of /tmp, e.g. 256m (default 64m)", (v: string) =>
+      .option("--tmp-size <bytes>", "size of /tmp and of HOME, each, e.g. 256m (default 64m)", (v: string) =>
         parseByteCount(v, "--tmp-size"),
       )
       .option("--tools <names>", "strict allowlist of tools, comma-separated (e.g. read,ls)")
