@@ -38,7 +38,11 @@ interface ConnectOptions {
 async function connect(tenant: string, options: ConnectOptions = {}): Promise<{ client: Client }> {
   const example = readmeServerExample();
   const args = options.noPolicy
-    ? [...example.args.slice(0, example.args.indexOf("--policy")), "--policy", "allow-all"]
+    ? [
+        ...example.args.filter((a, i, all) => a !== "--policy" && all[i - 1] !== "--policy"),
+        "--policy",
+        "allow-all",
+      ]
     : example.args;
   const transport = new StdioClientTransport({
     command: example.command,
