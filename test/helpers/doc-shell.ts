@@ -28,7 +28,9 @@ export interface DocShellResult {
 
 /**
  * Runs `script` with `bash -e` in `cwd`. `tenant` labels the sessions it starts; `env` adds
- * variables (e.g. OPENAI_BASE_URL). Never throws for a failing command: the caller checks exitCode.
+ * variables (e.g. OPENAI_BASE_URL). WARDEN_HOME (default transcripts, copy-mode sessions' saved
+ * patches) is a temporary directory removed afterwards, unless `env` names one. Never throws for a
+ * failing command: the caller checks exitCode.
  */
 export async function runDocShell(
   script: string,
@@ -50,7 +52,12 @@ export async function runDocShell(
     );
     const run = await execa("bash", ["-e", "-c", script], {
       cwd: options.cwd,
-      env: { ...options.env, WARDEN_DOCS_TENANT: options.tenant, PATH: `${bin}:${process.env.PATH ?? ""}` },
+      env: {
+        WARDEN_HOME: join(bin, "warden-home"),
+        ...options.env,
+        WARDEN_DOCS_TENANT: options.tenant,
+        PATH: `${bin}:${process.env.PATH ?? ""}`,
+      },
       reject: false,
       stdin: "ignore",
       timeout: options.timeoutMs ?? 300_000,

@@ -2,10 +2,11 @@
  * The package as a user gets it: `npm pack` holds dist/, bin/, the sandbox image's context and the
  * policies; installed from the tarball into an empty project, its types compile under TypeScript's
  * default checks (no skipLibCheck) with the documented public names and the README's library and
- * client examples (`library-session`, `client-ts`), and it runs (import and CLI).
+ * client examples (`library-session`, `client-ts`), and it runs (import and CLI; without --policy
+ * the CLI finds the package's own policies/default.yaml).
  */
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { expect, it } from "vitest";
@@ -87,5 +88,16 @@ it("npm pack installs into an empty project, type-checks with default settings a
   expect(printed).toBe("true function\n");
   expect(run("node", ["node_modules/warden/bin/warden.js", "--version"], project).trim()).toMatch(
     /^\d+\.\d+\.\d+/,
+  );
+  // Without --policy the installed CLI applies its own shipped default policy and names it (the
+  // flag error after the notice stops it before any sandbox is made).
+  const cli = spawnSync(
+    "node",
+    ["node_modules/warden/bin/warden.js", "exec", "ls", "{}", "--net-ca-bundle", "/x"],
+    { cwd: project, encoding: "utf8" },
+  );
+  expect(cli.status).toBe(2);
+  expect(cli.stderr.split("\n")[0]).toBe(
+    `warden: policy: the default, ${join(realpathSync(project), "node_modules/warden/policies/default.yaml")} (secrets and rm denied; workspace reads, copy-mode edits and common read-only and build/test commands allowed; anything else asks); choose another with --policy FILE, or allow every call with --policy allow-all`,
   );
 });

@@ -26,13 +26,26 @@ describeEngine("README: warden run, diff, apply (engine)", () => {
     cpSync(workspace(), join(dir, "myproject"), { recursive: true });
     const server = await startOpenAITestServer();
     try {
-      server.push(...editTask());
+      // The journey runs under the default policy (no --policy): without a terminal its `ask` is a
+      // refusal, so the scripted bash call is one it allows (editTask's `python3 …` asks).
+      const task = editTask();
+      task[2] = {
+        toolCalls: [
+          {
+            id: "call_bash",
+            name: "bash",
+            arguments: '{"command":"grep -c Hello src/greet.py && echo ok > out.txt"}',
+          },
+        ],
+      };
+      server.push(...task);
       const lines = docSnippet("README.md", "run-review-apply").trimEnd().split("\n");
       expect(lines).toHaveLength(3);
       const env = { OPENAI_BASE_URL: server.baseURL };
       // The three commands one at a time, to look at the workspace between them.
       const ran = await runDocShell(lines[0]!, { cwd: dir, tenant, env });
       expect(ran.exitCode, ran.stderr).toBe(0);
+      expect(ran.stderr).toContain("warden: policy: the default, ");
       expect(readFileSync(join(dir, "myproject/src/greet.py"), "utf8")).toContain("'Hello ' + name");
       const diff = await runDocShell(lines[1]!, { cwd: dir, tenant, env });
       expect(diff.exitCode, diff.stderr).toBe(0);
