@@ -17,6 +17,7 @@ import {
   WORKSPACE,
 } from "./bash-arguments.js";
 import { backtickScript, commandHazard, DANGEROUS_VARIABLES, syntaxHazard } from "./bash-expansions.js";
+import { expansionNode, expansionText, hiddenSubstitution, readHeredoc, scanBody } from "./bash-heredoc.js";
 import { withBashTree } from "./bash-parser.js";
 import { globOf, wordOf } from "./bash-words.js";
 import { unwrap } from "./bash-wrappers.js";
@@ -134,6 +135,8 @@ class Analyzer {
   constructor(
     private readonly depth: number,
     private readonly via: string[],
+    /** The script and its tree's root (here-docs are checked against the text, bash-heredoc.ts). */
+    private readonly source: { script: string; root: Node },
   ) {}
 
   /**
@@ -183,16 +186,63 @@ class Analyzer {
       case "redirected_statement":
         feeds ||= cursor.currentNode.children.some((c) => c !== null && readsInput(c));
         break;
+      case "heredoc_redirect":
+        this.heredoc(cursor.currentNode, level);
+        break;
     }
     if (!cursor.gotoFirstChild()) return;
-    // In a pipeline every element but the first reads the pipe.
-    let namedSeen = false;
+    // In a pipeline every element but the first reads the pipe (all of `cat <<E | a | b`'s part
+    // after the here-doc's operator, which the parser puts inside the redirect).
+    const piped = type === "pipeline" && cursor.currentNode.parent?.parent?.type === "heredoc_redirect";
+    let namedSeen = piped;
     do {
       const named = cursor.nodeIsNamed;
-      this.walk(cursor, type === "pipeline" ? fed || (namedSeen && named) : feeds, level + 1);
+      // A here-doc's body is read by heredoc(), never from the parser's tree.
+      if (cursor.nodeType !== "heredoc_body")
+        this.walk(cursor, type === "pipeline" ? fed || (namedSeen && named) : feeds, level + 1);
       namedSeen ||= named;
     } while (cursor.gotoNextSibling());
     cursor.gotoParent();
+  }
+
+  /** Judges what bash runs while expanding the here-doc `node`'s body (bash-heredoc.ts). */
+  private heredoc(node: Node, level: number): void {
+    const reading = readHeredoc(node, this.source.root, this.source.script);
+    if (reading.kind === "opaque") this.opaque(node.text, reading.why);
+    if (reading.kind !== "expands") return;
+    scanBody(reading.body, {
+      backtick: (script) => this.script(script, [...this.via, "`…`"]),
+      opaque: (why) => this.opaque(node.text, why),
+      dollar: (body, at) => {
+        const length = this.expansion(body, at, level);
+        if (typeof length === "string") this.opaque(node.text, length);
+        return typeof length === "string" ? null : length;
+      },
+    });
+  }
+
+  /**
+   * Walks the expansion starting at `at` of a here-doc body (`$(…)`, `$((…))`, `${…}`), parsed on
+   * its own as a word: its length, or why it cannot be read (bash-heredoc.ts).
+   */
+  private expansion(body: string, at: number, level: number): number | string {
+    const found = expansionText(body, at);
+    if (found === null) return "an expansion in a here-document does not parse";
+    return withBashTree(`: ${found}`, (root) => {
+      const node = expansionNode(root);
+      if (root.hasError || node?.text !== found) return "an expansion in a here-document does not parse";
+      const hidden = hiddenSubstitution(node);
+      if (hidden) return hidden;
+      const inner = new Analyzer(this.depth, this.via, { script: `: ${found}`, root });
+      const cursor = node.walk();
+      try {
+        inner.walk(cursor, false, level + 1);
+      } finally {
+        cursor.delete();
+      }
+      this.parts.push(...inner.parts);
+      return found.length;
+    });
   }
 
   private opaque(text: string, why: string, via = this.via): void {
@@ -301,16 +351,16 @@ class Analyzer {
  * against /workspace, unless the script changes directory, when it becomes opaque.
  */
 export function analyzeBash(script: string, depth = 0, via: string[] = []): BashPart[] {
-  const analyzer = new Analyzer(depth, via);
-  withBashTree(script, (root) => {
+  const parts = withBashTree(script, (root) => {
+    const analyzer = new Analyzer(depth, via, { script, root });
     const cursor = root.walk();
     try {
       analyzer.walk(cursor);
     } finally {
       cursor.delete();
     }
+    return analyzer.parts;
   });
-  const parts = analyzer.parts;
   const names = new Set<string>();
   for (const p of parts) {
     const name = p.kind === "command" ? p.argv[0]?.value : undefined;
