@@ -17,7 +17,7 @@ import {
   WORKSPACE,
 } from "./bash-arguments.js";
 import { backtickScript, commandHazard, DANGEROUS_VARIABLES, syntaxHazard } from "./bash-expansions.js";
-import { expansionNode, expansionText, hiddenSubstitution, readHeredoc, scanBody } from "./bash-heredoc.js";
+import { bodyExpansions, expansionNodes, expansionScript, readHeredoc } from "./bash-heredoc.js";
 import { withBashTree } from "./bash-parser.js";
 import { globOf, wordOf } from "./bash-words.js";
 import { unwrap } from "./bash-wrappers.js";
@@ -205,43 +205,31 @@ class Analyzer {
     cursor.gotoParent();
   }
 
-  /** Judges what bash runs while expanding the here-doc `node`'s body (bash-heredoc.ts). */
+  /**
+   * Judges what bash runs while expanding the here-doc `node`'s body (bash-heredoc.ts): its
+   * expansions are parsed together, once, as the arguments of `:` lines, and walked.
+   */
   private heredoc(node: Node, level: number): void {
     const reading = readHeredoc(node, this.source.root, this.source.script);
     if (reading.kind === "opaque") this.opaque(node.text, reading.why);
     if (reading.kind !== "expands") return;
-    scanBody(reading.body, {
-      backtick: (script) => this.script(script, [...this.via, "`…`"]),
-      opaque: (why) => this.opaque(node.text, why),
-      dollar: (body, at) => {
-        const length = this.expansion(body, at, level);
-        if (typeof length === "string") this.opaque(node.text, length);
-        return typeof length === "string" ? null : length;
-      },
-    });
-  }
-
-  /**
-   * Walks the expansion starting at `at` of a here-doc body (`$(…)`, `$((…))`, `${…}`), parsed on
-   * its own as a word: its length, or why it cannot be read (bash-heredoc.ts).
-   */
-  private expansion(body: string, at: number, level: number): number | string {
-    const found = expansionText(body, at);
-    if (found === null) return "an expansion in a here-document does not parse";
-    return withBashTree(`: ${found}`, (root) => {
-      const node = expansionNode(root);
-      if (root.hasError || node?.text !== found) return "an expansion in a here-document does not parse";
-      const hidden = hiddenSubstitution(node);
-      if (hidden) return hidden;
-      const inner = new Analyzer(this.depth, this.via, { script: `: ${found}`, root });
-      const cursor = node.walk();
-      try {
-        inner.walk(cursor, false, level + 1);
-      } finally {
-        cursor.delete();
+    const scan = bodyExpansions(reading.body);
+    if ("opaque" in scan) return this.opaque(node.text, scan.opaque);
+    if (scan.words.length === 0) return;
+    const script = expansionScript(scan.words);
+    withBashTree(script, (root) => {
+      const nodes = expansionNodes(root, scan.words);
+      if (typeof nodes === "string") return this.opaque(node.text, nodes);
+      const inner = new Analyzer(this.depth, this.via, { script, root });
+      for (const expansion of nodes) {
+        const cursor = expansion.walk();
+        try {
+          inner.walk(cursor, false, level + 1);
+        } finally {
+          cursor.delete();
+        }
       }
       this.parts.push(...inner.parts);
-      return found.length;
     });
   }
 

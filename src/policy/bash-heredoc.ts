@@ -11,7 +11,6 @@
  * only `$`, `` ` `` and `\`). Where bash and the parser could disagree, the here-doc is opaque.
  */
 import type { Node } from "web-tree-sitter";
-import { withBashTree } from "./bash-parser.js";
 
 /** How bash reads one here-document. */
 export type HeredocReading =
@@ -140,54 +139,102 @@ export function readHeredoc(redirect: Node, root: Node, script: string): Heredoc
   return { kind: "opaque", why: `bash reads the here-document ${start.text} to the end of the script` };
 }
 
-/** What scanBody finds: a backtick substitution's script, or a `$` expansion to parse at `at`. */
-export interface BodyVisitor {
-  /** The script a backtick substitution runs (its `\$`, `` \` ``, `\\` resolved). */
-  backtick(script: string): void;
-  /**
-   * An expansion starting at `at` of `body` (`$(`, `$((`, `${`): returns its length in UTF-16
-   * code units, or null when it cannot be read (scanning stops; the caller made it opaque).
-   */
-  dollar(body: string, at: number): number | null;
-  opaque(why: string): void;
-}
-
 /** Arithmetic of digits and operators only: `$[1+2]` runs nothing. */
 const PLAIN_OLD_ARITHMETIC = /^\$\[[\d\s+\-*/%()<>=!&|^~?:,]*\]/;
 
+/** Index after the backtick substitution whose body starts at `j`, or -1. */
+function skipBacktick(text: string, j: number): number {
+  for (let k = j; k < text.length; k++) {
+    if (text[k] === "\\") k++;
+    else if (text[k] === "`") return k + 1;
+  }
+  return -1;
+}
+
+/** Index after the double-quoted string whose body starts at `j`, or -1. */
+function skipDouble(text: string, j: number): number {
+  for (let k = j; k < text.length && k >= 0; k++) {
+    const ch = text[k];
+    if (ch === "\\") k++;
+    else if (ch === '"') return k + 1;
+    else if (ch === "`") k = skipBacktick(text, k + 1) - 1;
+    else if (ch === "$" && (text[k + 1] === "(" || text[k + 1] === "{")) k = skipDollar(text, k) - 1;
+  }
+  return -1;
+}
+
 /**
- * Visits what bash expands in an unquoted-delimiter here-doc body (see module doc). `$name`,
- * `$1` and the like only insert a value, which bash does not expand again.
+ * Index after the `$(…)`, `$((…))` or `${…}` at `i` of `text`, or -1 when its end cannot be told
+ * by this lexer (a here-doc or `case` inside `$(…)`, a single quote inside `${…}`). A bound only:
+ * the parser must read the same extent (expansionNodes), else the body is opaque.
  */
-export function scanBody(body: string, visit: BodyVisitor): void {
+function skipDollar(text: string, i: number): number {
+  const braces = text[i + 1] === "{";
+  // `<<` in `$((…))` is a shift; were it a subshell's here-doc, the parser's extent would differ.
+  const arithmetic = text[i + 2] === "(";
+  let depth = 1;
+  for (let k = i + 2; k < text.length && k >= 0; k++) {
+    const ch = text[k] as string;
+    if (ch === "\\") k++;
+    else if (ch === '"') k = skipDouble(text, k + 1) - 1;
+    else if (ch === "`") k = skipBacktick(text, k + 1) - 1;
+    else if (ch === "$" && (text[k + 1] === "(" || text[k + 1] === "{")) k = skipDollar(text, k) - 1;
+    else if (braces) {
+      if (ch === "'") return -1;
+      if (ch === "{") depth++;
+      else if (ch === "}" && --depth === 0) return k + 1;
+    } else if (ch === "'") {
+      k = text.indexOf("'", k + 1);
+      if (k < 0) return -1;
+    } else if (ch === "#" && /[\s;&|()]/.test(text[k - 1] ?? " ")) {
+      k = text.indexOf("\n", k);
+      if (k < 0) return -1;
+    } else if (text.startsWith("<<<", k)) k += 2;
+    else if (text.startsWith("<<", k) && !arithmetic) return -1;
+    else if (/^case\s/.test(text.slice(k, k + 5))) return -1;
+    else if (ch === "(") depth++;
+    else if (ch === ")" && --depth === 0) return k + 1;
+  }
+  return -1;
+}
+
+/**
+ * What bash expands in an unquoted-delimiter here-doc body (see module doc), as words to parse:
+ * each `$(…)`, `$((…))` and `${…}` as written, each backtick substitution as `$(script\n)` (its
+ * `\$`, `` \` ``, `\\` resolved); or why it cannot be told. `$name`, `$1` and the like only insert
+ * a value, which bash does not expand again.
+ */
+export function bodyExpansions(body: string): { words: string[] } | { opaque: string } {
+  const words: string[] = [];
   for (let i = 0; i < body.length; i++) {
     const ch = body[i];
     if (ch === "\\") i++;
     else if (ch === "`") {
-      let close = i + 1;
-      while (close < body.length && body[close] !== "`") close += body[close] === "\\" ? 2 : 1;
-      if (close >= body.length) {
-        visit.opaque("a backtick substitution in a here-document does not end");
-        return;
-      }
-      visit.backtick(body.slice(i + 1, close).replace(/\\([`$\\])/g, "$1"));
-      i = close;
-    } else if (ch === "$") {
-      const next = body[i + 1];
-      if (next === "(" || next === "{") {
-        const length = visit.dollar(body, i);
-        if (length === null) return;
-        i += length - 1;
-      } else if (next === "[") {
-        const plain = PLAIN_OLD_ARITHMETIC.exec(body.slice(i));
-        if (!plain) {
-          visit.opaque("$[…] arithmetic in a here-document is not analysed");
-          return;
-        }
-        i += plain[0].length - 1;
-      }
+      const end = skipBacktick(body, i + 1);
+      if (end < 0) return { opaque: "a backtick substitution in a here-document does not end" };
+      words.push(`$(${body.slice(i + 1, end - 1).replace(/\\([`$\\])/g, "$1")}\n)`);
+      i = end - 1;
+    } else if (ch === "$" && (body[i + 1] === "(" || body[i + 1] === "{")) {
+      const end = skipDollar(body, i);
+      if (end < 0)
+        return {
+          opaque:
+            "an expansion in a here-document is not read whole (a here-doc, case or single quote in it)",
+        };
+      words.push(body.slice(i, end));
+      i = end - 1;
+    } else if (ch === "$" && body[i + 1] === "[") {
+      const plain = PLAIN_OLD_ARITHMETIC.exec(body.slice(i));
+      if (!plain) return { opaque: "$[…] arithmetic in a here-document is not analysed" };
+      i += plain[0].length - 1;
     }
   }
+  return { words };
+}
+
+/** One script holding `words` (bodyExpansions), each as the argument of `:` on its own line. */
+export function expansionScript(words: readonly string[]): string {
+  return words.map((w) => `: ${w}`).join("\n");
 }
 
 /** Start offsets of every unescaped `$(`, `${`, `$[` and backtick in `text`, quotes ignored. */
@@ -203,42 +250,30 @@ function expansionStarts(text: string): number[] {
 
 const EXPANSIONS = ["command_substitution", "arithmetic_expansion", "expansion"];
 
-/** The expansion node at offset 2 of the tree of `: ${text}` (see expansionText), or null. */
-export function expansionNode(root: Node): Node | null {
-  let node = root.descendantForIndex(2, 3);
-  while (node && !(node.startIndex === 2 && EXPANSIONS.includes(node.type))) node = node.parent;
-  return node;
-}
-
 /**
- * The text of the expansion starting at `at` of `body` (`$(…)`, `$((…))`, `${…}`) as the parser
- * reads it on its own (after `: `), or null when it does not parse. Its extent is found in a
- * window that grows 4× until the expansion ends inside it, so a body of many expansions costs
- * about its length, never its length squared. Requires loadBashParser() to have resolved.
+ * The expansion node of each of `words` in the tree (root `root`) of expansionScript(words), or
+ * why they cannot be walked: the parser must read each word whole as one expansion, and inside a
+ * `${…}` or `$((…))` every `$(`, `${`, `$[` and backtick must be a node of its own (quotes there
+ * do not quote in a here-doc: bash runs `${x:-'$(cmd)'}` as in double quotes).
  */
-export function expansionText(body: string, at: number): string | null {
-  for (let window = 64; ; window *= 4) {
-    const text = body.slice(at, at + window);
-    const all = at + window >= body.length;
-    const found = withBashTree(`: ${text}`, (root) => {
-      const node = expansionNode(root);
-      return node && !node.hasError && (all || node.endIndex < text.length) ? node.text : null;
-    });
-    if (found !== null || all) return found;
+export function expansionNodes(root: Node, words: readonly string[]): Node[] | string {
+  if (root.hasError) return "an expansion in a here-document does not parse";
+  const nodes: Node[] = [];
+  let offset = 2;
+  for (const word of words) {
+    let node = root.descendantForIndex(offset, offset + 1);
+    while (node && !(node.startIndex === offset && EXPANSIONS.includes(node.type))) node = node.parent;
+    if (node?.text !== word) return "an expansion in a here-document does not parse";
+    // Only its own `${` or `$((`: nothing inside to check.
+    if (node.type !== "command_substitution" && expansionStarts(word).length > 1) {
+      const parsed = new Set(
+        node.descendantsOfType([...EXPANSIONS, "process_substitution"]).map((n) => n?.startIndex),
+      );
+      if (!expansionStarts(word).every((k) => parsed.has(offset + k)))
+        return `quotes inside \${…} or $((…)) do not quote in a here-document: a substitution there is not analysed`;
+    }
+    nodes.push(node);
+    offset += word.length + 3;
   }
-}
-
-/**
- * Why the `${…}` or `$((…))` `node` (of the tree of `: ` + its text) hides a substitution, or
- * null: inside them in a here-doc quotes do not quote (bash runs `${x:-'$(cmd)'}` there as in
- * double quotes), so every `$(`, `${`, `$[` and backtick must be a node the analysis walks.
- */
-export function hiddenSubstitution(node: Node): string | null {
-  if (node.type === "command_substitution") return null;
-  const parsed = new Set(
-    node.descendantsOfType([...EXPANSIONS, "process_substitution"]).map((n) => n?.startIndex),
-  );
-  return expansionStarts(node.text).every((k) => parsed.has(k + 2))
-    ? null
-    : `quotes inside \${…} or $((…)) do not quote in a here-document: a substitution there is not analysed`;
+  return nodes;
 }
