@@ -214,12 +214,18 @@ class Analyzer {
     if (reading.kind === "opaque") this.opaque(node.text, reading.why);
     if (reading.kind !== "expands") return;
     const scan = bodyExpansions(reading.body);
-    if ("opaque" in scan) return this.opaque(node.text, scan.opaque);
+    if ("opaque" in scan) {
+      this.opaque(node.text, scan.opaque);
+      return;
+    }
     if (scan.words.length === 0) return;
     const script = expansionScript(scan.words);
     withBashTree(script, (root) => {
       const nodes = expansionNodes(root, scan.words);
-      if (typeof nodes === "string") return this.opaque(node.text, nodes);
+      if (typeof nodes === "string") {
+        this.opaque(node.text, nodes);
+        return;
+      }
       const inner = new Analyzer(this.depth, this.via, { script, root });
       for (const expansion of nodes) {
         const cursor = expansion.walk();

@@ -7,7 +7,7 @@ const wide = { maxChars: 1_000_000, maxDepth: 1_000 };
 describe("boundedJson", () => {
   it("is JSON.stringify(value, null, 2) exactly within its bounds", () => {
     const values: unknown[] = [
-      { a: 1, b: [1, "two", null, true, { c: {} }], d: [], e: "é\u2028\"\\", f: -0, g: Number.NaN },
+      { a: 1, b: [1, "two", null, true, { c: {} }], d: [], e: 'é\u2028"\\', f: -0, g: Number.NaN },
       [undefined, () => 1, Symbol("s")],
       { skipped: undefined, fn: () => 1, kept: 1 },
       { onlyUndefined: undefined },
@@ -16,7 +16,8 @@ describe("boundedJson", () => {
       null,
       { when: new Date(0) },
     ];
-    for (const v of values) expect(boundedJson(v, wide)).toEqual({ text: JSON.stringify(v, null, 2), cut: false });
+    for (const v of values)
+      expect(boundedJson(v, wide)).toEqual({ text: JSON.stringify(v, null, 2), cut: false });
     expect(boundedJson(undefined, wide)).toEqual({ text: "undefined", cut: false });
   });
 
