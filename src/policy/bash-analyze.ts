@@ -191,10 +191,8 @@ class Analyzer {
         break;
     }
     if (!cursor.gotoFirstChild()) return;
-    // In a pipeline every element but the first reads the pipe (all of `cat <<E | a | b`'s part
-    // after the here-doc's operator, which the parser puts inside the redirect).
-    const piped = type === "pipeline" && cursor.currentNode.parent?.parent?.type === "heredoc_redirect";
-    let namedSeen = piped;
+    // In a pipeline every element but the first reads the pipe.
+    let namedSeen = false;
     do {
       const named = cursor.nodeIsNamed;
       // A here-doc's body is read by heredoc(), never from the parser's tree.
