@@ -99,7 +99,7 @@ export async function mergeFile(root: string, input: MergeInput): Promise<MergeO
     return {
       path,
       kind: "conflict",
-      reason: `${merged} conflicting hunk${merged === 1 ? "" : "s"}: the host and the session changed the same lines`,
+      reason: `${merged} conflicting hunk${merged === 1 ? "" : "s"}: the host and the session changed the same or adjacent lines (a three-way merge, as git's, keeps only changes with an unchanged line between them)`,
     };
   return { path, kind: "write", bytes: merged, merged: true };
 }

@@ -66,7 +66,7 @@ describe("warden apply", () => {
     await runApply(patch, { workspace: root });
     expect(process.exitCode).toBe(1);
     expect(String(err.mock.calls[0]?.[0])).toContain(
-      "  m.txt: 1 conflicting hunk: the host and the session changed the same lines\n",
+      "  m.txt: 1 conflicting hunk: the host and the session changed the same or adjacent lines (a three-way merge, as git's, keeps only changes with an unchanged line between them)\n",
     );
     expect(readFileSync(join(root, "m.txt"), "utf8")).toBe(BASE.replace("9\n", "NINE (user)\n"));
     expect(readFileSync(join(root, "c.pyc"))).toEqual(PYC);

@@ -67,7 +67,11 @@ describe("review apply", () => {
     expect(err).toBeInstanceOf(MergeConflictError);
     expect((err as MergeConflictError).code).toBe("CONFLICT");
     expect((err as MergeConflictError).conflicts).toEqual([
-      { path: "a.txt", reason: "1 conflicting hunk: the host and the session changed the same lines" },
+      {
+        path: "a.txt",
+        reason:
+          "1 conflicting hunk: the host and the session changed the same or adjacent lines (a three-way merge, as git's, keeps only changes with an unchanged line between them)",
+      },
     ]);
     expect(readFileSync(join(root, "a.txt"), "utf8")).toBe("edited by the user\n");
     expect(existsSync(join(root, "del.txt"))).toBe(true);
