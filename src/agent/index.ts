@@ -38,6 +38,7 @@ export {
   resolveModelConfig,
   type StreamedToolCall,
 } from "./model.js";
+export { loadOpenAI, type OpenAIModule } from "./openai-sdk.js";
 export {
   callHeader,
   indent,

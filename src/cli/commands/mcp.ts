@@ -5,18 +5,23 @@
  * to the client's user by MCP elicitation, or refused (non-interactive) when the client lacks it.
  * Stdout carries only MCP messages; diagnostics go to stderr.
  * The session (container and spill files) is closed when the client disconnects (stdin ends) or on
- * SIGINT/SIGTERM; the process then exits 0. Exit 2 when the session cannot be created.
+ * SIGINT/SIGTERM; the process then exits 0. Exit 2 when the session cannot be created, or when the
+ * MCP SDK (@modelcontextprotocol/sdk, an optional package) is not installed: it and src/mcp, which
+ * imports it, load when the command runs.
  */
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Command } from "commander";
-import { createMcpServer, ElicitationApproval, serveSessionTools } from "../../mcp/index.js";
 import { createPolicyHookFromFiles, networkApprover } from "../../policy/index.js";
 import { createSession } from "../../session/index.js";
+import { importOptional, OPTIONAL_FEATURES } from "../../util/index.js";
 import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
 
 const SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM"];
 
 async function runMcp(flags: SessionFlags): Promise<void> {
+  const [{ StdioServerTransport }, { createMcpServer, ElicitationApproval, serveSessionTools }] =
+    await importOptional(OPTIONAL_FEATURES.mcp, () =>
+      Promise.all([import("@modelcontextprotocol/sdk/server/stdio.js"), import("../../mcp/index.js")]),
+    );
   const controller = new AbortController();
   let stopRequested = false;
   // A signal during sandbox creation cancels it (createSession then rejects and removes what it made).
