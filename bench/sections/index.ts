@@ -1,6 +1,7 @@
 /** Every benchmark section, in run order (one line per section). */
 import type { BenchSection } from "../harness.js";
 import { egressSection } from "./egress.js";
+import { errorFloodSection } from "./error-flood.js";
 import { fastPathSection } from "./fast-path.js";
 import { k8sSection } from "./k8s.js";
 import { noisyNeighbourSection } from "./noisy-neighbour.js";
@@ -14,6 +15,7 @@ export const sections: BenchSection[] = [
   serverLoadSection,
   fastPathSection,
   noisyNeighbourSection,
+  errorFloodSection,
   egressSection,
   k8sSection,
 ];

@@ -2,7 +2,8 @@
  * An MCP server (the SDK's low-level `Server`) whose tools are one warden session's enabled tools:
  * `tools/list` gives the names, descriptions and JSON schemas of `session.providerTools()` unchanged;
  * `tools/call` runs one call through `session.runToolCalls` (validation, policy, approval, truncation),
- * so a refused or failing call is a result with `isError: true` and the pipeline's text. Streaming
+ * so a refused or failing call is a result with `isError: true` and the pipeline's text; arguments
+ * nested deeper than MAX_ARGUMENT_DEPTH are refused so before the pipeline, and run nothing. Streaming
  * updates become `notifications/progress` when the request carries a progress token.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -13,7 +14,13 @@ import {
   type RequestId,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { RunToolCallsOptions, ToolExecutionEvent } from "../pipeline/index.js";
+import {
+  argumentDepthMessage,
+  MAX_ARGUMENT_DEPTH,
+  nestsDeeperThan,
+  type RunToolCallsOptions,
+  type ToolExecutionEvent,
+} from "../pipeline/index.js";
 import type { Session } from "../session/index.js";
 import type { ToolCall, ToolOutput, ToolResultMessage } from "../tools/index.js";
 import { WARDEN_VERSION } from "../version.js";
@@ -103,8 +110,15 @@ export function serveSessionTools(server: Server, session: McpToolSession, signa
         })
         .catch(() => undefined);
     };
+    const args = request.params.arguments ?? {};
+    // The bound REST applies (src/server/call-arguments.ts): refused, nothing run.
+    if (nestsDeeperThan(args, MAX_ARGUMENT_DEPTH))
+      return {
+        content: [{ type: "text", text: argumentDepthMessage(id, "the call was not run") }],
+        isError: true,
+      };
     const [result] = await session.runToolCalls(
-      [{ id, name: request.params.name, arguments: request.params.arguments ?? {} }],
+      [{ id, name: request.params.name, arguments: args }],
       { signal: AbortSignal.any([signal, extra.signal]), onEvent },
       { id: extra.requestId, signal: extra.signal },
     );

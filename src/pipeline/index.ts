@@ -1,6 +1,7 @@
 /** The tool-call pipeline: stages in call order, batching, the file-mutation queue, the tool sets. */
 
 export { type Throttled, throttle } from "../util/index.js";
+export { argumentDepthMessage, MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./argument-depth.js";
 export {
   type DuplicateIdDetails,
   DuplicateToolCallIdError,
@@ -50,6 +51,10 @@ export type * from "./types.js";
 export {
   compiledValidator,
   formatValidationError,
+  MAX_ECHO_CHARS,
+  MAX_ECHO_DEPTH,
+  MAX_ERROR_LINE_CHARS,
+  MAX_ERROR_LINES,
   type ValidationOutcome,
   validateToolArguments,
 } from "./validate.js";

@@ -2,13 +2,13 @@
  * Argument validation with the typebox package, worded as Pi words it (pi-mono `validateToolArguments`,
  * see shared/reference/pi-tool-semantics.md): a header naming the tool, one `  - path: message` line per
  * error (util/schema-errors.ts piSchemaErrorLines), a blank line, "Received arguments:" and the
- * arguments as 2-space-indented JSON.
+ * arguments as 2-space-indented JSON, bounded in size and depth (formatValidationError).
  */
 import type { TSchema } from "typebox";
 import { Compile, type Validator } from "typebox/compile";
 import { Value } from "typebox/value";
 import type { AnyTool } from "../tools/index.js";
-import { cloneSharingStrings, piSchemaErrorLines } from "../util/index.js";
+import { boundedJson, cloneSharingStrings, piSchemaErrorLines } from "../util/index.js";
 
 /** Outcome of validation: the coerced arguments, or Pi's error text. */
 export type ValidationOutcome = { ok: true; args: unknown } | { ok: false; message: string };
@@ -25,10 +25,32 @@ export function compiledValidator(schema: TSchema): Validator {
   return validator;
 }
 
-/** Pi's validation error text for `toolName` with the given error lines and the arguments as received. */
+/** Characters of the received arguments an error echoes at most (Pi echoes them all). */
+export const MAX_ECHO_CHARS = 2_048;
+/** Levels of nesting an error echoes (tool arguments nest 3: edit's edits[n].oldText); deeper is `[…]`. */
+export const MAX_ECHO_DEPTH = 8;
+/** Error lines an error lists at most, each cut at MAX_ERROR_LINE_CHARS characters. */
+export const MAX_ERROR_LINES = 20;
+export const MAX_ERROR_LINE_CHARS = 256;
+
+/**
+ * Pi's validation error text for `toolName` with the given error lines and the arguments as received,
+ * bounded (issue 37, item 2: Pi's unbounded echo of a 600 KB call was 37 MB): at most MAX_ERROR_LINES
+ * lines of MAX_ERROR_LINE_CHARS, and the arguments as 2-space JSON of at most MAX_ECHO_CHARS
+ * characters and MAX_ECHO_DEPTH levels (util/bounded-json.ts), each cut named in a last line. Within
+ * the bounds the text is Pi's exactly. At most about 8 KiB plus the tool's name.
+ */
 export function formatValidationError(toolName: string, lines: string[], received: unknown): string {
-  const json = JSON.stringify(received, null, 2) ?? String(received);
-  return `Validation failed for tool "${toolName}":\n${lines.join("\n")}\n\nReceived arguments:\n${json}`;
+  const shown = lines
+    .slice(0, MAX_ERROR_LINES)
+    .map((l) => (l.length > MAX_ERROR_LINE_CHARS ? `${l.slice(0, MAX_ERROR_LINE_CHARS - 1)}…` : l));
+  if (lines.length > MAX_ERROR_LINES)
+    shown.push(`  - (${lines.length - MAX_ERROR_LINES} more errors: at most ${MAX_ERROR_LINES} are listed)`);
+  const echo = boundedJson(received, { maxChars: MAX_ECHO_CHARS, maxDepth: MAX_ECHO_DEPTH });
+  const notice = echo.cut
+    ? `\n[Received arguments cut: at most ${MAX_ECHO_CHARS} characters and ${MAX_ECHO_DEPTH} levels of nesting are echoed]`
+    : "";
+  return `Validation failed for tool "${toolName}":\n${shown.join("\n")}\n\nReceived arguments:\n${echo.text}${notice}`;
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   WORKSPACE,
 } from "./bash-arguments.js";
 import { backtickScript, commandHazard, DANGEROUS_VARIABLES, syntaxHazard } from "./bash-expansions.js";
+import { bodyExpansions, expansionNodes, expansionScript, readHeredoc } from "./bash-heredoc.js";
 import { withBashTree } from "./bash-parser.js";
 import { globOf, wordOf } from "./bash-words.js";
 import { unwrap } from "./bash-wrappers.js";
@@ -134,6 +135,8 @@ class Analyzer {
   constructor(
     private readonly depth: number,
     private readonly via: string[],
+    /** The script and its tree's root (here-docs are checked against the text, bash-heredoc.ts). */
+    private readonly source: { script: string; root: Node },
   ) {}
 
   /**
@@ -183,16 +186,55 @@ class Analyzer {
       case "redirected_statement":
         feeds ||= cursor.currentNode.children.some((c) => c !== null && readsInput(c));
         break;
+      case "heredoc_redirect":
+        this.heredoc(cursor.currentNode, level);
+        break;
     }
     if (!cursor.gotoFirstChild()) return;
     // In a pipeline every element but the first reads the pipe.
     let namedSeen = false;
     do {
       const named = cursor.nodeIsNamed;
-      this.walk(cursor, type === "pipeline" ? fed || (namedSeen && named) : feeds, level + 1);
+      // A here-doc's body is read by heredoc(), never from the parser's tree.
+      if (cursor.nodeType !== "heredoc_body")
+        this.walk(cursor, type === "pipeline" ? fed || (namedSeen && named) : feeds, level + 1);
       namedSeen ||= named;
     } while (cursor.gotoNextSibling());
     cursor.gotoParent();
+  }
+
+  /**
+   * Judges what bash runs while expanding the here-doc `node`'s body (bash-heredoc.ts): its
+   * expansions are parsed together, once, as the arguments of `:` lines, and walked.
+   */
+  private heredoc(node: Node, level: number): void {
+    const reading = readHeredoc(node, this.source.root, this.source.script);
+    if (reading.kind === "opaque") this.opaque(node.text, reading.why);
+    if (reading.kind !== "expands") return;
+    const scan = bodyExpansions(reading.body);
+    if ("opaque" in scan) {
+      this.opaque(node.text, scan.opaque);
+      return;
+    }
+    if (scan.words.length === 0) return;
+    const script = expansionScript(scan.words);
+    withBashTree(script, (root) => {
+      const nodes = expansionNodes(root, scan.words);
+      if (typeof nodes === "string") {
+        this.opaque(node.text, nodes);
+        return;
+      }
+      const inner = new Analyzer(this.depth, this.via, { script, root });
+      for (const expansion of nodes) {
+        const cursor = expansion.walk();
+        try {
+          inner.walk(cursor, false, level + 1);
+        } finally {
+          cursor.delete();
+        }
+      }
+      this.parts.push(...inner.parts);
+    });
   }
 
   private opaque(text: string, why: string, via = this.via): void {
@@ -301,16 +343,16 @@ class Analyzer {
  * against /workspace, unless the script changes directory, when it becomes opaque.
  */
 export function analyzeBash(script: string, depth = 0, via: string[] = []): BashPart[] {
-  const analyzer = new Analyzer(depth, via);
-  withBashTree(script, (root) => {
+  const parts = withBashTree(script, (root) => {
+    const analyzer = new Analyzer(depth, via, { script, root });
     const cursor = root.walk();
     try {
       analyzer.walk(cursor);
     } finally {
       cursor.delete();
     }
+    return analyzer.parts;
   });
-  const parts = analyzer.parts;
   const names = new Set<string>();
   for (const p of parts) {
     const name = p.kind === "command" ? p.argv[0]?.value : undefined;

@@ -2,17 +2,19 @@
  * The package as a user gets it: `npm pack` holds dist/, bin/, the sandbox image's context and the
  * policies; installed from the tarball into an empty project it brings none of the optional peer
  * dependencies (OPTIONAL_FEATURES), and without them its types compile under TypeScript's default
- * checks (no skipLibCheck) with the documented public names and the README's library example, the
- * library and the CLI run (a policy decision, `warden exec` against the engine), and `warden serve`,
+ * checks (no skipLibCheck) with the documented public names and the README's library and client
+ * examples (`library-session`, `client-ts`), the library and the CLI run (a policy decision; without
+ * --policy the CLI finds the package's own policies/default.yaml; `warden exec` against the engine), and `warden serve`,
  * `mcp`, `run` and `gc --namespace` stop with PACKAGE_MISSING and the install command. Installing
  * what that command names makes `warden serve` work.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { installCommand, OPTIONAL_FEATURES } from "../../src/util/index.js";
+import { docSnippet } from "../helpers/doc-snippets.js";
 import { describeEngine } from "../helpers/engine.js";
 
 const repo = resolve(import.meta.dirname, "../..");
@@ -74,7 +76,7 @@ describe("the packed package, installed without its optional packages", () => {
     expect(optionalNames.filter((name) => existsSync(join(project, "node_modules", name)))).toEqual([]);
   });
 
-  it("type-checks with default settings: the core API and the README's library example", () => {
+  it("type-checks with default settings: the core API and the README's library and client examples", () => {
     writeFileSync(
       join(project, "tsconfig.json"),
       JSON.stringify({
@@ -98,11 +100,12 @@ describe("the packed package, installed without its optional packages", () => {
         "",
       ].join("\n"),
     );
-    // The README's library example compiles as it is shown.
-    const readme = readFileSync(join(repo, "README.md"), "utf8");
-    const example = /### Library[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
-    expect(example).toContain('from "warden"');
-    writeFileSync(join(project, "readme-example.ts"), `${example}export {};\n`);
+    // The README's library and client examples compile as they are shown, against the installed tarball.
+    writeFileSync(
+      join(project, "readme-library.ts"),
+      `${docSnippet("README.md", "library-session")}export {};\n`,
+    );
+    writeFileSync(join(project, "readme-client.ts"), `${docSnippet("README.md", "client-ts")}export {};\n`);
     run(join(repo, "node_modules/.bin/tsc"), ["-p", "."], project);
   });
 
@@ -118,6 +121,13 @@ describe("the packed package, installed without its optional packages", () => {
     expect(warden(project, "--version").stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
     const check = warden(project, "policy", "check", "node_modules/warden/policies/default.yaml");
     expect({ status: check.status, stderr: check.stderr }).toEqual({ status: 0, stderr: "" });
+    // Without --policy the installed CLI applies its own shipped default policy and names it (the
+    // flag error after the notice stops it before any sandbox is made).
+    const cli = warden(project, "exec", "ls", "{}", "--net-ca-bundle", "/x");
+    expect(cli.status).toBe(2);
+    expect(cli.stderr.split("\n")[0]).toBe(
+      `warden: policy: the default, ${join(realpathSync(project), "node_modules/warden/policies/default.yaml")} (secrets and rm denied; workspace reads, copy-mode edits and common read-only and build/test commands allowed; anything else asks); choose another with --policy FILE, or allow every call with --policy allow-all`,
+    );
   });
 
   it("warden serve, mcp, run and gc --namespace stop with PACKAGE_MISSING and the install command", () => {
@@ -148,7 +158,15 @@ describe("the packed package, installed without its optional packages", () => {
 describeEngine("the packed package's CLI without its optional packages, against the engine", () => {
   it("warden exec runs a tool call in a sandbox", () => {
     const image = process.env.WARDEN_TEST_IMAGE ? ["--image", process.env.WARDEN_TEST_IMAGE] : [];
-    const exec = warden(project, "exec", ...image, "bash", '{"command":"echo from-the-sandbox"}');
+    const exec = warden(
+      project,
+      "exec",
+      ...image,
+      "--policy",
+      "allow-all",
+      "bash",
+      '{"command":"echo from-the-sandbox"}',
+    );
     expect({ status: exec.status, stdout: exec.stdout }).toEqual({ status: 0, stdout: "from-the-sandbox\n" });
   });
 });
