@@ -20,7 +20,8 @@ export type WardenErrorCode =
   | "RATE_LIMITED"
   | "UNAUTHORIZED"
   | "COMMAND_FAILED"
-  | "PROVIDER_ERROR";
+  | "PROVIDER_ERROR"
+  | "PACKAGE_MISSING";
 
 /** HTTP status for each code, for the server's JSON errors. */
 export const HTTP_STATUS: Record<WardenErrorCode, number> = {
@@ -40,6 +41,7 @@ export const HTTP_STATUS: Record<WardenErrorCode, number> = {
   UNAUTHORIZED: 401,
   COMMAND_FAILED: 422,
   PROVIDER_ERROR: 502,
+  PACKAGE_MISSING: 500,
 };
 
 /** Base class: `code` is stable, `message` is for people. */
@@ -196,6 +198,28 @@ export class PathOutsideWorkspaceError extends WardenError {
 export class PolicyInvalidError extends WardenError {
   constructor(message: string) {
     super("POLICY_INVALID", message);
+  }
+}
+
+/**
+ * A feature that needs an optional package was used, and the package is not installed (the
+ * optional peer dependencies of package.json: the server, the Kubernetes backend, `warden run`,
+ * `warden mcp`; src/util/optional-package.ts). The message names the feature, the missing package
+ * and the npm command that installs the feature's packages at the versions warden is tested with.
+ */
+export class PackageMissingError extends WardenError {
+  constructor(
+    readonly feature: string,
+    readonly packageName: string,
+    readonly installCommand: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      "PACKAGE_MISSING",
+      `${feature} needs the package '${packageName}', which is not installed (an optional peer dependency of warden). ` +
+        `Install it with: ${installCommand}`,
+      options,
+    );
   }
 }
 

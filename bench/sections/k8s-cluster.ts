@@ -7,15 +7,14 @@
  */
 import { existsSync } from "node:fs";
 import type { V1Pod } from "@kubernetes/client-node";
+import { DEFAULT_IMAGE, LABEL } from "../../src/sandbox/index.js";
 import {
   apiStatus,
   connectCluster,
-  DEFAULT_IMAGE,
   type KubernetesCluster,
-  LABEL,
   podProgress,
   WARDEN_POD_SELECTOR,
-} from "../../src/sandbox/index.js";
+} from "../../src/sandbox/kubernetes/index.js";
 import { type NodeRoom, nodeRoom, type PodRequests, podRequests } from "./k8s-room.js";
 
 /** The kubeconfig: $KUBECONFIG, else the local cluster's (scripts/ensure-k8s.sh). */

@@ -14,7 +14,8 @@
 import { readdir, readFile } from "node:fs/promises";
 import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
-import { createKubernetesSandbox, type KubernetesCluster, type Sandbox } from "../../src/sandbox/index.js";
+import type { Sandbox } from "../../src/sandbox/index.js";
+import { createKubernetesSandbox, type KubernetesCluster } from "../../src/sandbox/kubernetes/index.js";
 import { Slots } from "../../src/util/index.js";
 import { type BenchRow, percentile } from "../harness.js";
 import {

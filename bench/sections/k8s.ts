@@ -26,14 +26,14 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { kubernetesPoolBackend, type PoolRequest, WarmPool } from "../../src/pool/index.js";
+import type { Sandbox } from "../../src/sandbox/index.js";
 import {
   createKubernetesSandbox,
   deletePod,
   type KubernetesCluster,
   loadKubernetesClient,
   podExec,
-  type Sandbox,
-} from "../../src/sandbox/index.js";
+} from "../../src/sandbox/kubernetes/index.js";
 import { createSpillStore, openSession } from "../../src/session/index.js";
 import type { Session } from "../../src/session/types.js";
 import { builtinTools } from "../../src/tools/index.js";

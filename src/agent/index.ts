@@ -40,6 +40,7 @@ export {
   resolveModelConfig,
   type StreamedToolCall,
 } from "./model.js";
+export { loadOpenAI, type OpenAIModule } from "./openai-sdk.js";
 export {
   callHeader,
   indent,

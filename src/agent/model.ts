@@ -2,7 +2,7 @@
  * The model side of `warden run`: one streamed chat completion on any OpenAI-compatible server,
  * through the openai SDK (v6) with the SDK's retries off and warden's policy (retry.ts) on top.
  */
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type {
   ChatCompletionChunk,
   ChatCompletionMessageParam,
@@ -10,6 +10,7 @@ import type {
 } from "openai/resources/chat/completions";
 import type { ProviderTool } from "../pipeline/index.js";
 import { ModelNotConfiguredError, unsetKeyMessage } from "./errors.js";
+import { loadOpenAI } from "./openai-sdk.js";
 import { type RetryNotice, type RetryPolicy, withRetries } from "./retry.js";
 
 /** One tool call as streamed: `arguments` is the raw JSON text the model produced (maybe invalid). */
@@ -98,19 +99,27 @@ export function applyChunk(
   if (choice.finish_reason) turn.finishReason = choice.finish_reason;
 }
 
-/** ChatModel on the openai SDK's streaming chat completions. */
+/**
+ * ChatModel on the openai SDK's streaming chat completions. The SDK (an optional package) is loaded
+ * at the first request (loadOpenAI): a completion rejects PackageMissingError without it.
+ */
 export class OpenAIChatModel implements ChatModel {
   readonly model: string;
-  private readonly client: OpenAI;
+  private client: OpenAI | undefined;
 
   constructor(private readonly config: ModelConfig) {
     this.model = config.model;
-    this.client = new OpenAI({
-      apiKey: config.apiKey ?? "no-key",
-      baseURL: config.baseURL,
+  }
+
+  private async openClient(): Promise<OpenAI> {
+    const sdk = await loadOpenAI();
+    this.client ??= new sdk.OpenAI({
+      apiKey: this.config.apiKey ?? "no-key",
+      baseURL: this.config.baseURL,
       maxRetries: 0,
-      timeout: config.timeoutMs ?? 600_000,
+      timeout: this.config.timeoutMs ?? 600_000,
     });
+    return this.client;
   }
 
   /** Streams one turn; rejects ProviderAuthError, ProviderRateLimitError, ProviderError or AbortError. */
@@ -132,7 +141,8 @@ export class OpenAIChatModel implements ChatModel {
     tools: ProviderTool[],
     options: CompleteOptions,
   ): Promise<AssistantTurn> {
-    const stream = await this.client.chat.completions.create(
+    const client = await this.openClient();
+    const stream = await client.chat.completions.create(
       {
         model: this.model,
         messages,

@@ -3,9 +3,10 @@
  * so this is the only policy, and it is testable: 401/403 fail at once, 429 waits per Retry-After,
  * 5xx and network errors back off exponentially; all bounded, then a clear ProviderError.
  */
-import { APIConnectionError, APIError, APIUserAbortError } from "openai";
+import type { APIError } from "openai";
 import { AbortError, isAbortError, onAbort, throwIfAborted } from "../util/index.js";
 import { ProviderAuthError, ProviderError, ProviderRateLimitError } from "./errors.js";
+import { loadOpenAI, type OpenAIModule } from "./openai-sdk.js";
 
 /** Bounds of the retry policy. All times in ms. */
 export interface RetryPolicy {
@@ -66,8 +67,8 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
   });
 }
 
-function detailOf(err: unknown): string {
-  if (err instanceof APIError) {
+function detailOf(err: unknown, sdk: OpenAIModule): string {
+  if (err instanceof sdk.APIError) {
     const body = err.error as { message?: unknown } | undefined;
     return typeof body?.message === "string" ? body.message : err.message;
   }
@@ -75,8 +76,8 @@ function detailOf(err: unknown): string {
 }
 
 /** Node socket errors (ECONNRESET, ECONNREFUSED, ...) and undici's "terminated" mid-stream. */
-function isNetworkError(err: unknown): boolean {
-  if (!(err instanceof Error) || err instanceof APIError) return false;
+function isNetworkError(err: unknown, sdk: OpenAIModule): boolean {
+  if (!(err instanceof Error) || err instanceof sdk.APIError) return false;
   const code = (err as { code?: unknown }).code;
   return (typeof code === "string" && /^E[A-Z]+$/.test(code)) || err.message === "terminated";
 }
@@ -94,13 +95,15 @@ export async function withRetries<T>(attempt: () => Promise<T>, options: WithRet
     try {
       return await attempt();
     } catch (err) {
-      if (err instanceof APIUserAbortError || isAbortError(err) || options.signal?.aborted) {
+      // The SDK whose errors are classified (loaded already by the request that failed).
+      const sdk = await loadOpenAI();
+      if (err instanceof sdk.APIUserAbortError || isAbortError(err) || options.signal?.aborted) {
         throw new AbortError();
       }
-      const status = err instanceof APIError ? err.status : undefined;
-      const detail = detailOf(err);
+      const status = err instanceof sdk.APIError ? err.status : undefined;
+      const detail = detailOf(err, sdk);
       if (status === 401 || status === 403) throw new ProviderAuthError(status, options.keyEnv, detail);
-      const network = err instanceof APIConnectionError || isNetworkError(err);
+      const network = err instanceof sdk.APIConnectionError || isNetworkError(err, sdk);
       const retryable =
         status === 429 || status === 408 || (status !== undefined && status >= 500) || network;
       if (!retryable) throw new ProviderError(status, n, detail, { cause: err });
@@ -109,7 +112,8 @@ export async function withRetries<T>(attempt: () => Promise<T>, options: WithRet
         throw new ProviderError(status, n, detail, { cause: err });
       }
       const backoff = policy.baseDelayMs * 2 ** (n - 1);
-      const hinted = status === 429 && err instanceof APIError ? retryAfterMs(err.headers) : undefined;
+      const hinted =
+        status === 429 && err instanceof sdk.APIError ? retryAfterMs((err as APIError).headers) : undefined;
       const delayMs = Math.min(policy.maxDelayMs, hinted ?? backoff);
       options.onRetry?.({ attempt: n, delayMs, status, reason: detail });
       await sleep(delayMs, options.signal);

@@ -17,7 +17,7 @@ import {
   type PreparedPod,
   preparePod,
   ResourceQuotaExceededError,
-} from "../sandbox/index.js";
+} from "../sandbox/kubernetes/index.js";
 import { type PoolRequest, poolRequestKeys, SPARE_TTL_MS } from "./pool-request.js";
 import type { PoolBackend } from "./warm-pool.js";
 

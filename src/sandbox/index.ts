@@ -1,6 +1,8 @@
 /**
  * The sandbox's public surface: create a sandbox, its defaults, the engine helpers, image build,
- * gc, and the interface types. Everything else in this folder is internal.
+ * gc, and the interface types. Everything else in this folder is internal, but for the Kubernetes
+ * backend, whose surface is kubernetes/index.ts: it is kept out of this index so that the types of
+ * warden's public API (src/index.ts) never name @kubernetes/client-node, an optional package.
  */
 export { adoptExec } from "./adopt.js";
 export {
@@ -20,7 +22,6 @@ export {
   listSandboxImages,
 } from "./images.js";
 export { EXIT_ABORTED, EXIT_TIMEOUT, KILL_GRACE_SECONDS } from "./io-contract.js";
-export * from "./kubernetes/index.js";
 export { controllerId, controllerProcessAlive, LABEL } from "./labels.js";
 export {
   DEFAULT_LIMITS,

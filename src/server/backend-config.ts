@@ -12,7 +12,7 @@
 import { resolve } from "node:path";
 import { type Static, Type } from "typebox";
 import { InvalidArgumentError } from "../errors.js";
-import { HEARTBEAT_MS_RANGE, isLabelValue, REQUEST_TIMEOUT_MS_RANGE } from "../sandbox/index.js";
+import { HEARTBEAT_MS_RANGE, isLabelValue, REQUEST_TIMEOUT_MS_RANGE } from "../sandbox/kubernetes/index.js";
 import { defaultReplicaId } from "./controller-id.js";
 import { checkTenantNamespaces, type TenantNamespaces } from "./tenant-namespaces.js";
 

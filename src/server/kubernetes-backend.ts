@@ -13,7 +13,7 @@
  * found elsewhere, say after the tenant's namespace changed, is not adopted: it is removed).
  */
 import { kubernetesPoolBackend, type PoolRequest, type TenantPools, tenantPools } from "../pool/index.js";
-import type { PreparedPod } from "../sandbox/index.js";
+import type { PreparedPod } from "../sandbox/kubernetes/index.js";
 import {
   adoptPod,
   createKubernetesSandbox,
@@ -24,7 +24,7 @@ import {
   podStateOf,
   podUidOf,
   replicaSelector,
-} from "../sandbox/index.js";
+} from "../sandbox/kubernetes/index.js";
 import type { Session, SessionOptions } from "../session/index.js";
 import { createSpillStore, openSession } from "../session/index.js";
 import { builtinTools } from "../tools/index.js";

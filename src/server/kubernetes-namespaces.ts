@@ -12,7 +12,7 @@ import {
   fromKubeError,
   type KubernetesCluster,
   WARDEN_POD_SELECTOR,
-} from "../sandbox/index.js";
+} from "../sandbox/kubernetes/index.js";
 import { allNamespaces, type TenantNamespaces, tenantNamespace, tenantsIn } from "./tenant-namespaces.js";
 
 /** A cluster view of a server: its Pods carry `replicaId`. */

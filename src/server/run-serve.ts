@@ -4,15 +4,15 @@
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
+import { pingEngine } from "../sandbox/index.js";
 import {
   acquireReplicaLease,
   type ChannelEvent,
   channelEventLine,
   connectCluster,
   loadKubernetesClient,
-  pingEngine,
   type ReplicaLease,
-} from "../sandbox/index.js";
+} from "../sandbox/kubernetes/index.js";
 import { sweepSpillDirs } from "../session/index.js";
 import type { SessionBackend } from "./backend.js";
 import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHashes } from "./config.js";

@@ -7,7 +7,7 @@
  * namespaces themselves are kubernetes-namespaces.ts's).
  */
 import { InvalidArgumentError } from "../errors.js";
-import { isNamespaceName } from "../sandbox/index.js";
+import { isNamespaceName } from "../sandbox/kubernetes/index.js";
 
 /** Tenant id to namespace, as resolved from the config (only tenants with their own namespace). */
 export type TenantNamespaces = Readonly<Record<string, string>>;

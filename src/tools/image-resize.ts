@@ -15,6 +15,11 @@
  * stall its event loop. Each decode gets a fresh worker process, killed when it ends, rather than a
  * slot of the reusable util/worker-pool: a hostile image's pixel buffers are then freed at once, not
  * when a pool worker next collects or idles out.
+ *
+ * jimp here is jimp's own parts, put together as the `jimp` package puts them (its createJimp with
+ * the same format codecs), less what read never uses: @jimp/core with the PNG, JPEG, GIF and BMP
+ * codecs (bmp and msBmp, as jimp lists them) and the resize plugin; not TIFF (image-detect.ts never
+ * sends one here) nor jimp's other 17 plugins. The decode, resize and encode code is the same.
  */
 import { createRequire } from "node:module";
 import { refWorkerProcess, Slots, startWorkerProcess } from "../util/index.js";
@@ -51,15 +56,29 @@ export type FittedImage =
   | { kind: "omitted"; reason: "unreadable" | "too-large" | "too-many-pixels" | "timeout"; pixels?: number };
 
 const base64Length = (bytes: number) => Math.ceil(bytes / 3) * 4;
-const jimpPath = createRequire(import.meta.url).resolve("jimp");
+const requireHere = createRequire(import.meta.url);
+/** The worker's modules, by the paths this module resolves them to (the worker has no node_modules of its own). */
+const jimpPaths = {
+  core: requireHere.resolve("@jimp/core"),
+  png: requireHere.resolve("@jimp/js-png"),
+  jpeg: requireHere.resolve("@jimp/js-jpeg"),
+  gif: requireHere.resolve("@jimp/js-gif"),
+  bmp: requireHere.resolve("@jimp/js-bmp"),
+  resize: requireHere.resolve("@jimp/plugin-resize"),
+};
 // omggif as jimp's GIF decoder loads it, so the frame checked is the frame that decoder allocates for.
-const omggifPath = createRequire(createRequire(jimpPath).resolve("@jimp/js-gif")).resolve("omggif");
+const omggifPath = createRequire(jimpPaths.gif).resolve("omggif");
 
 // Runs in the worker (CommonJS): decode, check, and if needed fit; posts one message.
 const WORKER_SOURCE = `
 const b64 = (n) => Math.ceil(n / 3) * 4;
 parentPort.on("message", async (workerData) => {
-  const { Jimp } = require(workerData.jimpPath);
+  const paths = workerData.jimpPaths;
+  const bmp = require(paths.bmp);
+  const Jimp = require(paths.core).createJimp({
+    formats: [bmp.default, bmp.msBmp, require(paths.gif).default, require(paths.jpeg).default, require(paths.png).default],
+    plugins: [require(paths.resize).methods],
+  });
   const { maxSide, maxBase64, maxPixels, mimeType } = workerData;
   try {
     const buffer = Buffer.from(workerData.data);
@@ -133,7 +152,7 @@ function decodeInWorker(
     try {
       child.send({
         data,
-        jimpPath,
+        jimpPaths,
         omggifPath,
         mimeType,
         maxPixels: MAX_DECODE_PIXELS,

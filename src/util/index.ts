@@ -1,4 +1,4 @@
-/** Helpers with no warden concept: abort signals, bounded JSON echoes, slots, the worker pool, line diffs, terminal-safe text, schema errors, a string-sharing deep copy, helper threads' priority. */
+/** Helpers with no warden concept: abort signals, bounded JSON echoes, slots, the worker pool, line diffs, terminal-safe text, schema errors, a string-sharing deep copy, helper threads' priority, optional packages. */
 export { AbortError, type AbortFanOut, abortFanOut, isAbortError, onAbort, throwIfAborted } from "./abort.js";
 export { type BoundedJsonOptions, type BoundedJsonResult, boundedJson } from "./bounded-json.js";
 export { cloneSharingStrings } from "./clone.js";
@@ -10,6 +10,13 @@ export {
   LINE_HUNKS_WORKER_LIB,
   type LineHunk,
 } from "./line-diff.js";
+export {
+  importOptional,
+  installCommand,
+  OPTIONAL_FEATURES,
+  type OptionalFeature,
+  packageInstalled,
+} from "./optional-package.js";
 export { dottedPath, piSchemaErrorLines, schemaErrorLines } from "./schema-errors.js";
 export { Slots } from "./slots.js";
 export { terminalSafe, terminalSafeLine } from "./terminal-text.js";

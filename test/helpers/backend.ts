@@ -5,13 +5,8 @@
  * helpers; a test that is Docker's by nature is declared with itDocker and its reason.
  */
 import { it } from "vitest";
-import {
-  createSandbox,
-  deletePod,
-  getDocker,
-  type Sandbox,
-  type SandboxOptions,
-} from "../../src/sandbox/index.js";
+import { createSandbox, getDocker, type Sandbox, type SandboxOptions } from "../../src/sandbox/index.js";
+import { deletePod } from "../../src/sandbox/kubernetes/index.js";
 import {
   createSession,
   createSpillStore,

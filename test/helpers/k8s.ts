@@ -8,16 +8,15 @@
 import { existsSync } from "node:fs";
 import { CoreV1Api, KubeConfig, NodeV1Api } from "@kubernetes/client-node";
 import { beforeAll, describe } from "vitest";
+import type { Sandbox, SandboxOptions } from "../../src/sandbox/index.js";
 import {
   connectCluster,
   createKubernetesSandbox,
   type KubernetesCluster,
   type KubernetesClusterOptions,
   loadKubernetesClient,
-  type Sandbox,
-  type SandboxOptions,
   WARDEN_POD_SELECTOR,
-} from "../../src/sandbox/index.js";
+} from "../../src/sandbox/kubernetes/index.js";
 import { run } from "./sandbox-fixture.js";
 
 // The API client is loaded on demand (src/sandbox/kubernetes/client.ts); every suite here uses it.

@@ -12,7 +12,11 @@
  * made before the kubelet saw the container end, kept for every later call).
  */
 import { afterAll, expect, it } from "vitest";
-import { apiStatus, createKubernetesSandbox, type KubernetesSandbox } from "../../src/sandbox/index.js";
+import {
+  apiStatus,
+  createKubernetesSandbox,
+  type KubernetesSandbox,
+} from "../../src/sandbox/kubernetes/index.js";
 import { describeK8s, podLeftovers, removePods, TEST_NAMESPACE, testCluster } from "../helpers/k8s.js";
 
 const TENANT = `test-k8s-end-${process.pid}`;

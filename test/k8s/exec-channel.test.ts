@@ -11,7 +11,7 @@ import {
   createKubernetesSandbox,
   type KubernetesSandbox,
   podExec,
-} from "../../src/sandbox/index.js";
+} from "../../src/sandbox/kubernetes/index.js";
 import { TEST_IMAGE } from "../helpers/backend.js";
 import { ATTACK_REFUSED, ATTACK_REFUSED_UNDER_GVISOR, attackNow } from "../helpers/channel-attack.js";
 import { describeK8s, podLeftovers, TEST_RUNTIME_CLASS, testCluster } from "../helpers/k8s.js";

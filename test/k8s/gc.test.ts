@@ -3,7 +3,11 @@
  * names it), a live one of the same tenant is left alone, and another tenant's is never looked at.
  */
 import { afterAll, expect, it } from "vitest";
-import { createKubernetesSandbox, gcPods, type KubernetesSandbox } from "../../src/sandbox/index.js";
+import {
+  createKubernetesSandbox,
+  gcPods,
+  type KubernetesSandbox,
+} from "../../src/sandbox/kubernetes/index.js";
 import { describeK8s, podLeftovers, testCluster } from "../helpers/k8s.js";
 
 const TENANT = `test-k8s-gc-${process.pid}`;

@@ -5,7 +5,7 @@
  * The tool suites run on gvisor Pods too: `npm run test:k8s:gvisor`.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createKubernetesSandbox, type KubernetesSandbox } from "../../src/sandbox/index.js";
+import { createKubernetesSandbox, type KubernetesSandbox } from "../../src/sandbox/kubernetes/index.js";
 import { createSpillStore, openSession, type Session } from "../../src/session/index.js";
 import { builtinTools } from "../../src/tools/index.js";
 import { describeK8sOn, emptyDirSizes, podLeftovers, testCluster } from "../helpers/k8s.js";

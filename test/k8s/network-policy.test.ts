@@ -15,7 +15,7 @@ import {
   createKubernetesSandbox,
   DENY_ALL_POLICY,
   ensureDenyAllPolicy,
-} from "../../src/sandbox/index.js";
+} from "../../src/sandbox/kubernetes/index.js";
 import { describeK8s, podLeftovers, TEST_NAMESPACE, testCluster } from "../helpers/k8s.js";
 import { type LimitedKubeconfig, limitedKubeconfig } from "../helpers/k8s-rbac.js";
 import { run } from "../helpers/sandbox-fixture.js";

@@ -12,7 +12,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createKubernetesSandbox, type KubernetesSandbox } from "../../src/sandbox/index.js";
+import { createKubernetesSandbox, type KubernetesSandbox } from "../../src/sandbox/kubernetes/index.js";
 import { describeK8s, podLeftovers, testCluster } from "../helpers/k8s.js";
 import { run } from "../helpers/sandbox-fixture.js";
 

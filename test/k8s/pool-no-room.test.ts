@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { kubernetesPoolBackend, type PoolRequest, WarmPool } from "../../src/pool/index.js";
-import type { PreparedPod } from "../../src/sandbox/index.js";
+import type { PreparedPod } from "../../src/sandbox/kubernetes/index.js";
 import { describeK8s, podLeftovers, removePods, TEST_SERVE_BACKEND, testCluster } from "../helpers/k8s.js";
 import {
   createNoNodeRuntimeClass,

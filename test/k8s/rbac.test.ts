@@ -5,7 +5,7 @@
  * a session; without `pods/exec` the create fails naming it, and leaves no Pod.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { connectCluster, createKubernetesSandbox } from "../../src/sandbox/index.js";
+import { connectCluster, createKubernetesSandbox } from "../../src/sandbox/kubernetes/index.js";
 import { describeK8s, podLeftovers, TEST_NAMESPACE } from "../helpers/k8s.js";
 import { type LimitedKubeconfig, limitedKubeconfig } from "../helpers/k8s-rbac.js";
 import { run } from "../helpers/sandbox-fixture.js";

@@ -6,7 +6,11 @@
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, expect, it } from "vitest";
-import { acquireReplicaLease, type ReplicaLease, replicaLeaseName } from "../../src/sandbox/index.js";
+import {
+  acquireReplicaLease,
+  type ReplicaLease,
+  replicaLeaseName,
+} from "../../src/sandbox/kubernetes/index.js";
 import { describeK8s, TEST_NAMESPACE, testCluster } from "../helpers/k8s.js";
 
 const ID = `test-lease-${randomBytes(3).toString("hex")}`;

@@ -7,7 +7,11 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createKubernetesSandbox, type KubernetesSandbox, podExec } from "../../src/sandbox/index.js";
+import {
+  createKubernetesSandbox,
+  type KubernetesSandbox,
+  podExec,
+} from "../../src/sandbox/kubernetes/index.js";
 import { describeK8s, emptyDirSizes, podLeftovers, TEST_RUNTIME_CLASS, testCluster } from "../helpers/k8s.js";
 import { run } from "../helpers/sandbox-fixture.js";
 

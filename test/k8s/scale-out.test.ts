@@ -20,7 +20,7 @@ import {
   gcPods,
   replicaLeaseName,
   WARDEN_POD_SELECTOR,
-} from "../../src/sandbox/index.js";
+} from "../../src/sandbox/kubernetes/index.js";
 import { hashKey } from "../../src/server/auth.js";
 import { defaultReplicaId } from "../../src/server/controller-id.js";
 import { describeK8s, podLeftovers, TEST_KUBECONFIG, TEST_NAMESPACE, testCluster } from "../helpers/k8s.js";

@@ -14,14 +14,14 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type ClaimResult, kubernetesPoolBackend, type PoolRequest, WarmPool } from "../../src/pool/index.js";
+import type { Sandbox } from "../../src/sandbox/index.js";
 import {
   type ChannelEvent,
   createKubernetesSandbox,
   type KubernetesCluster,
   type KubernetesSandbox,
   type PreparedPod,
-  type Sandbox,
-} from "../../src/sandbox/index.js";
+} from "../../src/sandbox/kubernetes/index.js";
 import { describeK8s, podLeftovers, removePods, tenantPods, testCluster } from "../helpers/k8s.js";
 import { legacyExec, nodeStreamIdleTimeoutMs } from "../helpers/stream-idle.js";
 

@@ -16,7 +16,7 @@ import {
   createKubernetesSandbox,
   type KubernetesSandbox,
   podExec,
-} from "../../src/sandbox/index.js";
+} from "../../src/sandbox/kubernetes/index.js";
 import { createSpillStore, openSession, type Session } from "../../src/session/index.js";
 import { builtinTools } from "../../src/tools/index.js";
 import type { ToolCall, ToolResultMessage } from "../../src/tools/types.js";

@@ -15,7 +15,11 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { connectCluster, createKubernetesSandbox, DENY_ALL_POLICY } from "../../src/sandbox/index.js";
+import {
+  connectCluster,
+  createKubernetesSandbox,
+  DENY_ALL_POLICY,
+} from "../../src/sandbox/kubernetes/index.js";
 import { hashKey } from "../../src/server/auth.js";
 import { checkNamespaces, tenantClusters } from "../../src/server/kubernetes-namespaces.js";
 import {

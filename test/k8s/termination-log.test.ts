@@ -16,7 +16,7 @@
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createKubernetesSandbox, type KubernetesSandbox } from "../../src/sandbox/index.js";
+import { createKubernetesSandbox, type KubernetesSandbox } from "../../src/sandbox/kubernetes/index.js";
 import { TEST_IMAGE } from "../helpers/backend.js";
 import { describeK8s, podLeftovers, TEST_RUNTIME_CLASS, testCluster } from "../helpers/k8s.js";
 import { run } from "../helpers/sandbox-fixture.js";

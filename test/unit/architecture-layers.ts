@@ -74,6 +74,13 @@ export const INDEX_EXCEPTIONS: readonly { from: string; to: string; typeOnly: bo
     reason:
       "the Sandbox types name NetworkOptions only; egress/index.ts would pull the gateway's Docker code into the channel protocol's import graph",
   },
+  {
+    from: "^src/",
+    to: "^src/sandbox/kubernetes/index\\.ts$",
+    typeOnly: false,
+    reason:
+      "the Kubernetes backend's surface, kept out of sandbox/index.ts so that the public API's types never name @kubernetes/client-node (an optional package)",
+  },
 ];
 
 /** What the shipped client may import besides itself (everything else of src/ is refused). */

@@ -8,7 +8,8 @@
  * whose controller process is gone (`spill-dir <path> owner=host:pid (orphaned)`).
  */
 import type { Command } from "commander";
-import { connectCluster, type GcRemoval, gc, gcPods, loadKubernetesClient } from "../../sandbox/index.js";
+import { type GcRemoval, gc } from "../../sandbox/index.js";
+import { connectCluster, gcPods, loadKubernetesClient } from "../../sandbox/kubernetes/index.js";
 import { sweepSpillDirs } from "../../session/index.js";
 
 /** Registers `warden gc`. */

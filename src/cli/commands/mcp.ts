@@ -8,13 +8,14 @@
  * The session (container and spill files) is closed when the client disconnects (stdin ends) or on
  * SIGINT/SIGTERM/SIGHUP; the process then exits 0. Before that, a copy-mode session that changed
  * files saves its patch and names it on stderr (../output/session-patch.ts): the host is never
- * written, and the work is kept for `warden apply`. Exit 2 when the session cannot be created.
+ * written, and the work is kept for `warden apply`. Exit 2 when the session cannot be created, or
+ * when the MCP SDK (@modelcontextprotocol/sdk, an optional package) is not installed: it and
+ * src/mcp, which imports it, load when the command runs.
  */
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Command } from "commander";
-import { createMcpServer, ElicitationApproval, serveSessionTools } from "../../mcp/index.js";
 import { createPolicyHookFromFiles, networkApprover } from "../../policy/index.js";
 import { createSession } from "../../session/index.js";
+import { importOptional, OPTIONAL_FEATURES } from "../../util/index.js";
 import { SESSION_SIGNALS } from "../output/interrupt.js";
 import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
 import { saveSessionChanges, startSessionPatch } from "../output/session-patch.js";
@@ -22,6 +23,10 @@ import { saveSessionChanges, startSessionPatch } from "../output/session-patch.j
 const SIGNALS = SESSION_SIGNALS;
 
 async function runMcp(flags: SessionFlags): Promise<void> {
+  const [{ StdioServerTransport }, { createMcpServer, ElicitationApproval, serveSessionTools }] =
+    await importOptional(OPTIONAL_FEATURES.mcp, () =>
+      Promise.all([import("@modelcontextprotocol/sdk/server/stdio.js"), import("../../mcp/index.js")]),
+    );
   const controller = new AbortController();
   let stopRequested = false;
   // A signal during sandbox creation cancels it (createSession then rejects and removes what it made).

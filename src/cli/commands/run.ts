@@ -17,6 +17,7 @@ import {
   decisionLogger,
   executeRun,
   JsonView,
+  loadOpenAI,
   logEvent,
   ModelNotConfiguredError,
   newSessionId,
@@ -74,6 +75,9 @@ export async function runRun(flags: RunFlags, deps: RunDependencies = { createSe
     process.exitCode = 2;
     return;
   }
+  // The openai SDK is an optional package: without it, stop here (PackageMissingError names the
+  // install command), before a sandbox is created.
+  await loadOpenAI();
   const sessionId = newSessionId();
   const transcriptPath = transcriptPathFor(flags.transcript, sessionId);
   const transcript = new TranscriptWriter(transcriptPath);

@@ -1,11 +1,16 @@
 /**
  * `warden serve --config FILE [--host H] [--port N] [--on-exit keep|close]`: the multi-tenant HTTP
  * API (src/server). `warden serve --hash-key TOKEN` prints the SHA-256 to put in the config file.
+ * src/server and the packages only it needs (OPTIONAL_FEATURES.server: fastify and the rest,
+ * optional peer dependencies) load when the command runs; without them it exits 2 with
+ * PACKAGE_MISSING and the install command.
  */
 import type { Command } from "commander";
 import { InvalidArgumentError } from "../../errors.js";
-import { hashKey, runServe } from "../../server/index.js";
-import { lowerHelperThreads } from "../../util/index.js";
+import { importOptional, lowerHelperThreads, OPTIONAL_FEATURES } from "../../util/index.js";
+
+/** src/server, loaded on demand (rejects PackageMissingError without its optional packages). */
+const loadServer = () => importOptional(OPTIONAL_FEATURES.server, () => import("../../server/index.js"));
 
 interface ServeFlags {
   config?: string;
@@ -30,6 +35,7 @@ export function registerServe(program: Command): void {
     )
     .option("--hash-key <token>", "print the sha256 of an API key for the config file, then exit")
     .action(async (flags: ServeFlags) => {
+      const { hashKey, runServe } = await loadServer();
       if (flags.hashKey !== undefined) {
         console.log(hashKey(flags.hashKey));
         return;

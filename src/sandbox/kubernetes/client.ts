@@ -9,6 +9,7 @@
 
 import type * as ClientNode from "@kubernetes/client-node";
 import type { WebSocketHandler } from "@kubernetes/client-node/dist/web-socket-handler.js";
+import { importOptional, OPTIONAL_FEATURES } from "../../util/index.js";
 
 /**
  * The module's exports, and its WebSocketHandler, which the package's index does not export
@@ -18,12 +19,16 @@ export type KubernetesClient = typeof ClientNode & { WebSocketHandler: typeof We
 
 let loaded: KubernetesClient | undefined;
 
-/** Loads @kubernetes/client-node (once; later calls resolve the same module). */
+/**
+ * Loads @kubernetes/client-node (once; later calls resolve the same module). It is an optional
+ * peer dependency: rejects PackageMissingError (code PACKAGE_MISSING, with the install command)
+ * when it is not installed.
+ */
 export async function loadKubernetesClient(): Promise<KubernetesClient> {
-  loaded ??= {
+  loaded ??= await importOptional(OPTIONAL_FEATURES.kubernetes, async () => ({
     ...(await import("@kubernetes/client-node")),
     WebSocketHandler: (await import("@kubernetes/client-node/dist/web-socket-handler.js")).WebSocketHandler,
-  };
+  }));
   return loaded;
 }
 

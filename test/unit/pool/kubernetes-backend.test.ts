@@ -7,7 +7,7 @@ import {
   loadKubernetesClient,
   PodUnschedulableError,
   ResourceQuotaExceededError,
-} from "../../../src/sandbox/index.js";
+} from "../../../src/sandbox/kubernetes/index.js";
 
 // The API client is loaded on demand (src/sandbox/kubernetes/client.ts).
 await loadKubernetesClient();

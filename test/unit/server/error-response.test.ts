@@ -8,7 +8,7 @@ import {
   PodUnschedulableError,
   ResourceQuotaExceededError,
   startTimeoutError,
-} from "../../../src/sandbox/index.js";
+} from "../../../src/sandbox/kubernetes/index.js";
 import { QuotaExceededError, toErrorResponse } from "../../../src/server/errors.js";
 
 describe("toErrorResponse", () => {

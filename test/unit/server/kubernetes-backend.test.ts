@@ -1,6 +1,6 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { type KubernetesCluster, podLabels } from "../../../src/sandbox/index.js";
+import { type KubernetesCluster, podLabels } from "../../../src/sandbox/kubernetes/index.js";
 import { createKubernetesBackend } from "../../../src/server/kubernetes-backend.js";
 import { type ServerCluster, tenantClusters } from "../../../src/server/kubernetes-namespaces.js";
 import type { SessionRecord } from "../../../src/server/record-store.js";

@@ -1,6 +1,6 @@
 import type { V1NetworkPolicy } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import type { KubernetesCluster } from "../../../src/sandbox/index.js";
+import type { KubernetesCluster } from "../../../src/sandbox/kubernetes/index.js";
 import {
   checkNamespaces,
   type ServerCluster,

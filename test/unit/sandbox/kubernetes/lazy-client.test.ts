@@ -63,7 +63,7 @@ describe("@kubernetes/client-node is loaded on demand", () => {
     await expect(import("../../../../src/index.js")).resolves.toBeDefined();
     await expect(import("../../../../src/server/index.js")).resolves.toBeDefined();
     await expect(import("../../../../src/cli/commands/index.js")).resolves.toBeDefined();
-    const { loadKubernetesClient } = await import("../../../../src/sandbox/index.js");
+    const { loadKubernetesClient } = await import("../../../../src/sandbox/kubernetes/index.js");
     // The mock works: loading it on purpose fails (vitest wraps the factory's error as its cause).
     const err = await loadKubernetesClient().then(
       () => undefined,

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 import type { ChannelClient } from "../../../../src/sandbox/channel/index.js";
+import { resolveSandboxOptions } from "../../../../src/sandbox/index.js";
 import {
   finishPodSandbox,
   type KubernetesCluster,
   type PreparedPod,
   podSandboxInfo,
-  resolveSandboxOptions,
-} from "../../../../src/sandbox/index.js";
+} from "../../../../src/sandbox/kubernetes/index.js";
 
 const createdAt = new Date("2026-12-01T10:00:00.000Z");
 const expiresAt = new Date("2026-12-01T11:00:00.000Z");

@@ -3,19 +3,19 @@ import { describe, expect, it } from "vitest";
 import { NoRoomError } from "../../../../src/errors.js";
 import {
   DEFAULT_LIMITS,
-  type KubernetesCluster,
   type ResolvedSandboxOptions,
-  requirePodOptions,
   resolveSandboxOptions,
 } from "../../../../src/sandbox/index.js";
 import {
   isLabelValue,
+  type KubernetesCluster,
   podAnnotations,
   podLabels,
   podName,
   podProgress,
   podStateOf,
   replicaSelector,
+  requirePodOptions,
   startTimeoutError,
 } from "../../../../src/sandbox/kubernetes/index.js";
 
