@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Node first: an old one stops here at once, naming the fix (scripts/ensure-node.sh).
+bash scripts/check-node.sh
 bash scripts/ensure-docker.sh
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund

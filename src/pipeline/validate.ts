@@ -8,7 +8,7 @@ import type { TSchema } from "typebox";
 import { Compile, type Validator } from "typebox/compile";
 import { Value } from "typebox/value";
 import type { AnyTool } from "../tools/index.js";
-import { boundedJson, cloneSharingStrings, piSchemaErrorLines } from "../util/index.js";
+import { boundedJson, cloneSharingStrings, jsonParseReason, piSchemaErrorLines } from "../util/index.js";
 
 /** Outcome of validation: the coerced arguments, or Pi's error text. */
 export type ValidationOutcome = { ok: true; args: unknown } | { ok: false; message: string };
@@ -64,7 +64,7 @@ export function validateToolArguments(tool: AnyTool, args: unknown): ValidationO
     try {
       candidate = JSON.parse(args);
     } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
+      const reason = jsonParseReason(err);
       return {
         ok: false,
         message: formatValidationError(

@@ -9,6 +9,7 @@
  */
 import { InvalidArgumentError } from "../errors.js";
 import type { ToolCall, ToolResultMessage } from "../tools/index.js";
+import { jsonParseReason } from "../util/index.js";
 
 /** One tool call as recorded: the arguments are still the raw JSON string. */
 export interface RecordedToolCall {
@@ -55,7 +56,7 @@ export function parseJsonLines(text: string, source?: string): JsonLine[] {
     try {
       lines.push({ line: i + 1, value: JSON.parse(raw) });
     } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
+      const reason = jsonParseReason(err);
       const where = source === undefined ? "" : ` of ${source}`;
       throw new InvalidArgumentError(
         `Transcript line ${i + 1}${where} is not valid JSON (${reason}); fix or remove it.`,

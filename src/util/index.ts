@@ -1,7 +1,8 @@
-/** Helpers with no warden concept: abort signals, bounded JSON echoes, slots, the worker pool, line diffs, terminal-safe text, schema errors, a string-sharing deep copy, helper threads' priority, optional packages. */
+/** Helpers with no warden concept: abort signals, bounded JSON echoes, slots, the worker pool, line diffs, terminal-safe text, schema errors, JSON.parse reasons, a string-sharing deep copy, helper threads' priority, optional packages. */
 export { AbortError, type AbortFanOut, abortFanOut, isAbortError, onAbort, throwIfAborted } from "./abort.js";
 export { type BoundedJsonOptions, type BoundedJsonResult, boundedJson } from "./bounded-json.js";
 export { cloneSharingStrings } from "./clone.js";
+export { jsonParseReason } from "./json-reason.js";
 export {
   type DiffJob,
   diffJob,

@@ -42,7 +42,7 @@ export const OPTIONAL_FEATURES = {
     packages: { "@kubernetes/client-node": "1.4.0" },
   },
   /** `warden run` (src/agent): the agent loop on an OpenAI-compatible model. */
-  run: { name: "warden run", packages: { openai: "6.49.0" } },
+  run: { name: "warden run", packages: { openai: "7.60.0" } },
   /** `warden mcp` (src/mcp): one session's tools as an MCP server over stdio. */
   mcp: { name: "warden mcp", packages: { "@modelcontextprotocol/sdk": "1.32.2" } },
 } as const satisfies Record<string, OptionalFeature>;

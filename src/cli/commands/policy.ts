@@ -9,7 +9,7 @@ import type { Command } from "commander";
 import { InvalidArgumentError, PolicyInvalidError } from "../../errors.js";
 import type { Decision } from "../../policy/index.js";
 import { evaluate, lexicalContext, loadPolicy, runPolicyTests } from "../../policy/index.js";
-import { terminalSafeLine as shown, terminalSafe } from "../../util/index.js";
+import { jsonParseReason, terminalSafeLine as shown, terminalSafe } from "../../util/index.js";
 
 function parseArgsJson(text: string): Record<string, unknown> {
   let value: unknown;
@@ -17,7 +17,7 @@ function parseArgsJson(text: string): Record<string, unknown> {
     value = JSON.parse(text);
   } catch (err) {
     throw new InvalidArgumentError(
-      `Tool arguments are not valid JSON (${(err as Error).message}). Example: warden policy explain policies/default.yaml bash '{"command":"git status"}'.`,
+      `Tool arguments are not valid JSON (${jsonParseReason(err)}). Example: warden policy explain policies/default.yaml bash '{"command":"git status"}'.`,
     );
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
