@@ -292,9 +292,9 @@ describe("warden serve: tool calls", () => {
       });
       req.on("error", () => {});
       req.end(body);
-      await expect.poll(() => server.manager.runningBatches(), { timeout: 5000 }).toBe(1);
+      await expect.poll(() => server.manager.runningBatches()).toBe(1);
       req.destroy();
-      await expect.poll(() => backend.log, { timeout: 5000 }).toEqual(["slow:aborted"]);
+      await expect.poll(() => backend.log).toEqual(["slow:aborted"]);
       await expect.poll(() => server.manager.runningBatches()).toBe(0);
       expect(server.manager.callsInFlight("alpha")).toBe(0);
     });
