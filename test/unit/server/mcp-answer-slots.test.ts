@@ -221,9 +221,8 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
     const { client } = await connect();
     const sleeping = client.callTool({ name: "sleep", arguments: { ms: 1000 } });
     await new Promise((r) => setTimeout(r, 100));
-    const started = Date.now();
-    await s.running().shutdown(4000);
-    expect(Date.now() - started).toBeLessThan(2000);
+    // A grace past the test's timeout: had the idle GET stream held shutdown, the test would time out.
+    await s.running().shutdown(600_000);
     expect(await sleeping).toEqual(slept);
   });
 });
