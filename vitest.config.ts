@@ -13,6 +13,7 @@ export default defineConfig({
           name: "unit",
           include: ["test/unit/**/*.test.ts"],
           testTimeout: 60_000,
+          hookTimeout: 60_000,
           expect: { poll: { timeout: 50_000, interval: 20 } },
         },
       },
