@@ -43,7 +43,8 @@ function workerProcesses(): Map<number, number[]> {
   for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
     try {
       const { comm, f } = fieldsOf(`/proc/${pid}/stat`);
-      if (comm !== "warden-worker" || Number(f[1]) !== process.pid) continue; // field 4: ppid
+      // Field 3: state (a killed worker not yet reaped is a zombie, Z); field 4: ppid.
+      if (comm !== "warden-worker" || f[0] === "Z" || Number(f[1]) !== process.pid) continue;
       const nices = readdirSync(`/proc/${pid}/task`).map((tid) =>
         Number(fieldsOf(`/proc/${pid}/task/${tid}/stat`).f[16]),
       );
