@@ -193,7 +193,8 @@ export async function startEgressTestbed(): Promise<EgressTestbed> {
       });
       containers.push(c);
       await c.start();
-      for (let i = 0; i < 100; i++) {
+      // Until the server is up (the hook's timeout, not a count of polls, bounds the wait).
+      for (;;) {
         const out = await execIn(c, ["cat", "/tmp/ready"]).catch(() => "");
         if (out === "ok") break;
         await new Promise((r) => setTimeout(r, 100));

@@ -158,9 +158,7 @@ describe("backend.requestTimeoutMs: every API request has a deadline", () => {
 
   it("bounds a body that never ends too", async () => {
     const cluster = connect(1000);
-    const { err } = await failure(() =>
-      cluster.core.readNamespacedPod({ name: "p", namespace: "stall" }),
-    );
+    const { err } = await failure(() => cluster.core.readNamespacedPod({ name: "p", namespace: "stall" }));
     expect(err.message).toBe(late("GET", "/api/v1/namespaces/stall/pods/p"));
   });
 
