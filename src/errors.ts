@@ -52,36 +52,86 @@ export class WardenError extends Error {
   }
 }
 
-/** No Docker engine answered. The message says how to start one. */
+/**
+ * No Docker engine answered. `detail` says what failed where (`ENOENT at unix:///var/run/docker.sock
+ * while pinging the Docker engine`); the message says how to start one, or, for EACCES (the socket
+ * is there but this user may not use it), how to get access.
+ */
 export class EngineUnreachableError extends WardenError {
-  constructor(detail: string, options?: { cause?: unknown }) {
+  constructor(detail: string, options?: { cause?: unknown; denied?: boolean }) {
+    const fix = options?.denied
+      ? "This user may not use the engine's socket: add it to the 'docker' group (then log in again), or set DOCKER_HOST to an engine it may use."
+      : "Start Docker (e.g. 'sudo systemctl start docker', or Docker Desktop), or set DOCKER_HOST to a reachable engine; " +
+        "in a warden checkout, 'npm run engine' (scripts/ensure-docker.sh) starts one.";
     super(
       "ENGINE_UNREACHABLE",
-      `Docker engine unreachable (${detail}). Start one with 'npm run engine' (scripts/ensure-docker.sh) ` +
-        "or set DOCKER_HOST to a reachable engine.",
-      options,
+      `Docker engine unreachable (${detail}). ${fix}`,
+      options?.cause === undefined ? undefined : { cause: options.cause },
     );
   }
 }
 
-/** The sandbox image is not present locally. */
+/**
+ * The sandbox image is not present locally. The message names the fix: `warden images build` for
+ * the default image (`isDefault`), else pulling or building that image, or leaving the image out.
+ */
 export class ImageMissingError extends WardenError {
-  constructor(readonly image: string) {
-    super("IMAGE_MISSING", `Sandbox image '${image}' is not present. Build it with 'warden images build'.`);
+  constructor(
+    readonly image: string,
+    options?: { isDefault?: boolean; defaultImage?: string },
+  ) {
+    const fix =
+      options?.isDefault !== false
+        ? "Build it with 'warden images build'."
+        : `Pull it ('docker pull ${image}') or build it; or leave out --image (the image option) to use ${options.defaultImage ?? "warden's default image"}, which 'warden images build' builds.`;
+    super("IMAGE_MISSING", `Sandbox image '${image}' is not present. ${fix}`);
   }
 }
 
-/** A caller passed a bad value (limit, path, option). The message names the field. */
+/**
+ * A bad value of one named option: `field` is its path in the options object
+ * (`limits.memoryBytes`, `network.egressNetworks[0]`), `problem` the rest of the sentence
+ * (`must be at least 6 MiB …`). The message is `${field} ${problem}`; a front end that names the
+ * option otherwise (the CLI's `--memory`) words it again from the two (src/cli/output/flag-errors.ts).
+ */
+export interface FieldProblem {
+  field: string;
+  problem: string;
+}
+
+function fieldMessage(what: string | FieldProblem): string {
+  return typeof what === "string" ? what : `${what.field} ${what.problem}`;
+}
+
+/**
+ * A caller passed a bad value (limit, path, option). The message names the field; when built from
+ * a FieldProblem, `field` and `problem` carry it apart.
+ */
 export class InvalidArgumentError extends WardenError {
-  constructor(message: string) {
-    super("INVALID_ARGUMENT", message);
+  readonly field?: string;
+  readonly problem?: string;
+  constructor(message: string | FieldProblem) {
+    super("INVALID_ARGUMENT", fieldMessage(message));
+    if (typeof message !== "string") {
+      this.field = message.field;
+      this.problem = message.problem;
+    }
   }
 }
 
-/** A session, container or file that does not exist. */
+/**
+ * A session, container or file that does not exist. Built from a FieldProblem (a host path option
+ * that names nothing), it carries `field` and `problem` as InvalidArgumentError does.
+ */
 export class NotFoundError extends WardenError {
-  constructor(message: string) {
-    super("NOT_FOUND", message);
+  readonly field?: string;
+  readonly problem?: string;
+  constructor(message: string | FieldProblem) {
+    super("NOT_FOUND", fieldMessage(message));
+    if (typeof message !== "string") {
+      this.field = message.field;
+      this.problem = message.problem;
+    }
   }
 }
 
@@ -163,12 +213,19 @@ interface DockerModemError {
  * Source: Docker Engine API 1.41 status codes (404 no such object, 409 conflict / not running,
  * 304 already in that state) and Node's socket errors (ENOENT, ECONNREFUSED) for an absent engine.
  */
-export function fromDockerError(err: unknown, context: { what: string; containerId?: string }): WardenError {
+export function fromDockerError(
+  err: unknown,
+  context: { what: string; containerId?: string; engine?: string },
+): WardenError {
   if (err instanceof WardenError) return err;
   const e = (err ?? {}) as DockerModemError;
   const detail = e.json?.message ?? e.reason ?? e.message ?? String(err);
   if (e.code === "ENOENT" || e.code === "ECONNREFUSED" || e.code === "EACCES") {
-    return new EngineUnreachableError(`${e.code} while ${context.what}`, { cause: err });
+    const at = context.engine ? ` at ${context.engine}` : "";
+    return new EngineUnreachableError(`${e.code}${at} while ${context.what}`, {
+      cause: err,
+      denied: e.code === "EACCES",
+    });
   }
   if (e.statusCode === 409 && /is not running|is paused|restarting/i.test(detail) && context.containerId) {
     return new SandboxNotRunningError(context.containerId, { cause: err });

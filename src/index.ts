@@ -7,7 +7,7 @@
  * - review: a copy-mode session's changes, the patch, and applying it as a three-way merge;
  * - sandbox: the Sandbox interface, createSandbox, image build, gc;
  * - errors: WardenError and its subclasses (stable `code`), AbortError.
- * README "Library" shows the use; test/package packs, installs and compiles it as a consumer would.
+ * README.md and docs/library.md show the use; test/package packs, installs and compiles it as a consumer would.
  */
 
 // Policy and approval
@@ -17,6 +17,7 @@ export type {
   AuditDropSummary,
   AuditLimit,
   ConnectionAudit,
+  GatewayRefusal,
   NetworkApprovalAnswer,
   NetworkApprovalRequest,
   NetworkDecision,
@@ -28,6 +29,7 @@ export { parseAllowNet } from "./egress/index.js";
 // Errors
 export {
   EngineUnreachableError,
+  type FieldProblem,
   ImageMissingError,
   InvalidArgumentError,
   NoRoomError,

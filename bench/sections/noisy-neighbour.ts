@@ -59,7 +59,7 @@ const SAMPLES = Number(process.env.WARDEN_BENCH_NOISY_SAMPLES ?? 300);
 /**
  * B's call i of a block starts no earlier than i times this many ms after the block's start, one in
  * flight at a time (a call slower than that is followed at once by the next); 0, the default: back
- * to back, as in the README's figures. Back to back, B alone keeps about 1.3 of the machine's 2
+ * to back, as in docs/benchmarks.md's figures. Back to back, B alone keeps about 1.3 of the machine's 2
  * cores busy (about 150 calls a second: its container, the server's main thread and its client).
  */
 const B_INTERVAL_MS = Number(process.env.WARDEN_BENCH_NOISY_B_INTERVAL_MS ?? 0);

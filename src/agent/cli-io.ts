@@ -32,6 +32,16 @@ export function transcriptPathFor(flag: string | undefined, sessionId: string, n
   return path;
 }
 
+/**
+ * Where a copy-mode `exec`, `replay` or `mcp` session saves its change: `<runsDir>/<UTC time>-<session
+ * id prefix>.patch` (`<transcript>.patch` is a run's); parents created.
+ */
+export function sessionPatchPathFor(sessionId: string, now = new Date()): string {
+  const path = join(runsDir(), `${now.toISOString().replace(/[:.]/g, "-")}-${sessionId.slice(0, 8)}.patch`);
+  mkdirSync(dirname(path), { recursive: true });
+  return path;
+}
+
 /** A fresh session id. */
 export const newSessionId = (): string => randomUUID();
 

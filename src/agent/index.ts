@@ -11,6 +11,8 @@ export {
   logEvent,
   newSessionId,
   type RunView,
+  runsDir,
+  sessionPatchPathFor,
   transcriptPathFor,
 } from "./cli-io.js";
 export {

@@ -3,7 +3,9 @@
  * the transcript (`<transcript>.patch`, what `warden diff` shows), `--export-patch FILE`, and
  * `--apply` (after confirmation or `--yes`; refused without a terminal to ask on). Beside the saved
  * patch, `<patch>.base/` keeps the session-start version of each changed file, so `warden apply` can
- * merge the patch later with host edits made meanwhile.
+ * merge the patch later with host edits made meanwhile; the saved patch's first line records the
+ * workspace (path, device, inode: review/workspace-record.ts), which `warden apply` applies it to.
+ * The exported patch is the plain patch, without that line.
  */
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -14,7 +16,7 @@ import {
   formatDiffstat,
   MergeConflictError,
   quotePath,
-  saveBaseStore,
+  saveSessionPatch,
 } from "../review/index.js";
 import type { RunReview } from "./run-session.js";
 
@@ -67,8 +69,7 @@ export async function reviewStep(options: ReviewStepOptions): Promise<ReviewStep
   );
   say(formatDiffstat(review.stat, c).trimEnd());
   const saved = patchPathFor(options.transcriptPath);
-  writeFileSync(saved, review.patch, { mode: 0o600 });
-  await saveBaseStore(saved, review.changes);
+  await saveSessionPatch(saved, review);
   outcome.savedPatch = saved;
   say(`Patch saved to ${saved} (show it again: warden diff ${options.transcriptPath})`);
   if (options.exportPatch) {

@@ -3,19 +3,8 @@
  * the agent loop with a transcript, collect the change for review, and always close the session
  * (Ctrl-C and provider errors included), so no container is left behind.
  */
-import type { FileChange } from "../review/index.js";
-import {
-  collectChanges,
-  computeDiffstat,
-  type Diffstat,
-  gitIgnoreMatcher,
-  type HostBase,
-  type HostSnapshot,
-  patchChanges,
-  snapshotHost,
-  splitIgnored,
-} from "../review/index.js";
-import { excludeMatcher } from "../sandbox/index.js";
+import type { PolicyRecord } from "../policy/index.js";
+import { finishReview, type SessionReview, startReview } from "../review/index.js";
 import type { Session, SessionOptions } from "../session/index.js";
 import { runAgent } from "./loop.js";
 import type { ChatModel } from "./model.js";
@@ -40,20 +29,12 @@ export interface ExecuteRunOptions {
   onEvent?: (event: AgentEvent) => void;
   /** Keep changes to paths the workspace's .gitignore ignores in the patch (default: listed apart). */
   includeIgnored?: boolean;
+  /** The policy the session runs under, recorded in the transcript's run_start (what replay uses). */
+  policy?: PolicyRecord;
 }
 
-/** The change of a copy-mode run, read before the session closed. */
-export interface RunReview {
-  changes: FileChange[];
-  stat: Diffstat;
-  /** The unified patch (git format) against the session-start state, "" when nothing changed. */
-  patch: string;
-  /** Host hashes from before the copy. */
-  snapshot: HostSnapshot;
-  /** Changes left out of the patch and never applied: excluded from the copy, or git-ignored. */
-  ignored: Array<{ path: string; reason: string }>;
-  hostRoot: string;
-}
+/** The change of a copy-mode run, read before the session closed (review/'s SessionReview). */
+export type RunReview = SessionReview;
 
 /** What executeRun returns. `review` is absent outside copy mode (after an abort it holds the changes so far). */
 export interface ExecuteRunOutcome {
@@ -70,13 +51,7 @@ export interface ExecuteRunOutcome {
 export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRunOutcome> {
   const { sessionOptions, signal } = options;
   const workspace = sessionOptions.workspace;
-  const copyMode = workspace !== undefined && (workspace.mode ?? "copy") === "copy";
-  // Snapshot before the copy: a host edit racing the copy then shows up as a conflict, never as lost work.
-  const base: HostBase = new Map();
-  const excluded = copyMode ? excludeMatcher(workspace.exclude, workspace.excludeIf) : undefined;
-  const snapshot = copyMode
-    ? await snapshotHost(workspace.hostPath, { signal, base, ...(excluded ? { skip: excluded } : {}) })
-    : undefined;
+  const start = await startReview(workspace, signal);
   const { transcript } = options;
   transcript.write({
     warden: "run_start",
@@ -85,6 +60,8 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
     model: options.model.model,
     task: options.task,
     ...(workspace ? { workspace: workspace.hostPath } : {}),
+    ...(start ? { workspaceId: { dev: start.workspace.dev, ino: start.workspace.ino } } : {}),
+    ...(options.policy ? { policy: options.policy } : {}),
   });
   let result: AgentResult = { stopReason: "error", turns: 0, finalText: "" };
   let review: RunReview | undefined;
@@ -101,28 +78,13 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
       transcript,
       onEvent: options.onEvent,
     });
-    if (copyMode && snapshot) {
+    if (start) {
       // After Ctrl-C the work so far is still collected (with its own time bound), so it is not lost.
       const collectSignal = signal?.aborted ? AbortSignal.timeout(COLLECT_AFTER_ABORT_MS) : signal;
-      const gitIgnored = gitIgnoreMatcher(base);
-      const { kept: changes, ignored } = splitIgnored(
-        await collectChanges(session.sandbox, workspace.hostPath, {
-          signal: collectSignal,
-          base: { snapshot, bytes: base },
-          oversize: "mark",
-        }),
-        (path) =>
-          excluded?.(path) ? "excluded from the copy" : options.includeIgnored ? undefined : gitIgnored(path),
-      );
-      const patches = await patchChanges(changes, { signal: collectSignal });
-      review = {
-        changes,
-        stat: computeDiffstat(patches),
-        patch: patches.map((p) => p.text).join(""),
-        snapshot,
-        ignored,
-        hostRoot: workspace.hostPath,
-      };
+      review = await finishReview(session.sandbox, start, {
+        ...(collectSignal ? { signal: collectSignal } : {}),
+        includeIgnored: options.includeIgnored === true,
+      });
     }
   } catch (err) {
     // Session creation or review failed: recorded in run_end below, then rethrown.

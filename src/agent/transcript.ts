@@ -7,10 +7,15 @@
  */
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import type { PolicyRecord } from "../policy/index.js";
 import { parseJsonLines } from "../session/index.js";
 import type { ToolResultMessage } from "../tools/index.js";
 
-/** warden's extra records. `time` is an ISO 8601 timestamp. */
+/**
+ * warden's extra records. `time` is an ISO 8601 timestamp. run_start's `workspace` is the host
+ * directory (absolute), `workspaceId` its device and inode at start (copy mode; decimal strings,
+ * review/workspace-record.ts), and `policy` the policy the run ran under (what `warden replay` uses).
+ */
 export type TranscriptRecord =
   | {
       warden: "run_start";
@@ -19,6 +24,8 @@ export type TranscriptRecord =
       model: string;
       task: string;
       workspace?: string;
+      workspaceId?: { dev: string; ino: string };
+      policy?: PolicyRecord;
     }
   | { warden: "tool_result"; time: string; result: ToolResultMessage }
   /** A policy decision: the audit record (session, tool, argsDigest, decision, ruleId, decider, latencyMs). */

@@ -47,10 +47,23 @@ export function parseAnswer(text: string): ApprovalAnswer {
   return "deny";
 }
 
-const SESSION_PROMPT =
-  "Allow? [o]nce / [s]ession (this exact call, for the session) / [d]eny (default deny): ";
-const NETWORK_PROMPT =
-  "Allow? [o]nce / [s]ession (this host and port, for the session) / [d]eny (default deny): ";
+/**
+ * The prompt line: it reads a whole line, so it says to press Enter, and that Enter alone denies.
+ * `scope` is what an [s]ession answer allows again.
+ */
+export function approvalPrompt(network: boolean): string {
+  const scope = network ? "this host and port" : "this exact call";
+  return `Allow? Type o (once), s (${scope}, for the rest of the session) or d (deny), then press Enter; Enter alone denies: `;
+}
+
+/** The line written after the answer, so a typo that denied is seen as a deny. */
+export function answerLine(text: string, answer: ApprovalAnswer): string {
+  if (answer === "allow-once") return "-> allowed once\n";
+  if (answer === "allow-session") return "-> allowed for the rest of the session\n";
+  const a = text.trim();
+  const ignored = a === "" || /^(d|deny|n|no)$/i.test(a) ? "" : ` ('${shown(a)}' is not o or s)`;
+  return `-> denied${ignored}\n`;
+}
 
 /** Prompts on a TTY (see module doc). */
 export class TerminalApproval implements ApprovalProvider {
@@ -70,10 +83,10 @@ export class TerminalApproval implements ApprovalProvider {
     const rl = createInterface({ input: this.options.input ?? process.stdin, output, terminal: false });
     try {
       output.write(`${describeRequest(req)}\n`);
-      const answer = await rl.question(req.network ? NETWORK_PROMPT : SESSION_PROMPT, {
-        signal: req.signal,
-      });
-      return parseAnswer(answer);
+      const text = await rl.question(approvalPrompt(req.network !== undefined), { signal: req.signal });
+      const answer = parseAnswer(text);
+      output.write(answerLine(text, answer));
+      return answer;
     } catch {
       return "deny";
     } finally {

@@ -5,6 +5,7 @@
 import { Command, CommanderError } from "commander";
 import { WardenError } from "../errors.js";
 import { commands } from "./commands/index.js";
+import { inFlagTerms } from "./output/flag-errors.js";
 import { WARDEN_VERSION } from "./version.js";
 
 const program = new Command("warden")
@@ -17,8 +18,10 @@ for (const register of commands) register(program);
 
 try {
   await program.parseAsync(process.argv);
-} catch (err) {
-  if (err instanceof CommanderError) process.exit(err.exitCode === 0 ? 0 : 2);
+} catch (thrown) {
+  if (thrown instanceof CommanderError) process.exit(thrown.exitCode === 0 ? 0 : 2);
+  // A library error about an option field is shown with the flag that set it (--memory, not limits.memoryBytes).
+  const err = inFlagTerms(thrown);
   const message = err instanceof WardenError ? `${err.code}: ${err.message}` : String(err);
   console.error(`warden: ${message}`);
   process.exit(2);

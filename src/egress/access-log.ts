@@ -16,7 +16,7 @@
 import { askAllowed } from "./ask-relay.js";
 import { decideConnection } from "./host-pattern.js";
 import { AUDIT_PREFIX } from "./squid-config.js";
-import type { AskOutcome, ConnectionAudit, NetworkRule } from "./types.js";
+import type { AskOutcome, ConnectionAudit, GatewayRefusal, NetworkRule } from "./types.js";
 
 const FIELDS = 13;
 
@@ -87,16 +87,18 @@ export function parseAccessLine(
   const approved = ask !== undefined && askAllowed(ask);
   let rule = verdict.rule;
   let decision: ConnectionAudit["decision"] = forwarded ? "allow" : "deny";
+  let refusal: GatewayRefusal | undefined;
   if (isIpLiteral(domain)) rule = "ip-literal";
   else if (ask && !approved) {
     decision = "ask→deny";
     rule = `${verdict.rule} (${askRefusal(ask, askTimeoutMs)})`;
   } else if (!forwarded && inTunnel && sniName !== domain)
     // A request inside an opened tunnel for another host than the tunnel's SNI (domain fronting).
-    rule = `host-sni-mismatch (${verdict.rule})`;
+    refusal = "host-sni-mismatch";
   else if (!forwarded && verdict.decision !== "deny")
-    rule = `${gatewayRefusal(tunnel, squidStatus, bump, inTunnel)} (${verdict.rule})`;
+    refusal = gatewayRefusal(tunnel, squidStatus, bump, inTunnel);
   else if (forwarded && approved) decision = "ask→allow";
+  if (refusal) rule = `${refusal} (${verdict.rule})`;
   const record: ConnectionAudit = {
     sessionId,
     time: new Date(Math.round(Number(ts) * 1000)).toISOString(),
@@ -106,6 +108,7 @@ export function parseAccessLine(
     decision,
     ...(ask ? { ask } : {}),
     rule,
+    ...(refusal ? { refusal } : {}),
     bytesOut: Number(inBytes) || 0,
     bytesIn: Number(outBytes) || 0,
     durationMs: Number(tr) || 0,
@@ -123,7 +126,12 @@ export function parseAccessLine(
  * opened tunnel the gateway's own TLS connection to the origin (a certificate no trusted CA
  * signed, or no connection); or a name resolving to a refused address (`TCP_DENIED`: never asked about).
  */
-function gatewayRefusal(tunnel: boolean, squidStatus: string, bump: string | undefined, inTunnel: boolean) {
+function gatewayRefusal(
+  tunnel: boolean,
+  squidStatus: string,
+  bump: string | undefined,
+  inTunnel: boolean,
+): GatewayRefusal {
   if (bump === "terminate") return "sni-mismatch";
   if (tunnel && squidStatus === "NONE_NONE" && bump === "peek") return "sni-mismatch";
   return inTunnel ? "upstream-tls" : "refused-address";

@@ -5,6 +5,7 @@
  * the gateway refuses IP literals anyway).
  */
 import { InvalidArgumentError } from "../errors.js";
+import { publicSuffixProblem } from "./public-suffix.js";
 import type { NetworkDecision, NetworkRule } from "./types.js";
 
 /** Ports a rule covers when it names none: HTTP and HTTPS. */
@@ -31,13 +32,40 @@ export function hostProblem(host: string): string | null {
  */
 export function parseHostEntry(entry: string, decision: NetworkDecision, what: string): NetworkRule {
   const text = entry.trim().toLowerCase();
+  const url = urlProblem(text);
+  if (url) throw new InvalidArgumentError(`${what} ${JSON.stringify(entry)}: ${url}.`);
   const colon = text.indexOf(":");
   const host = colon < 0 ? text : text.slice(0, colon);
   const problem = hostProblem(host);
   if (problem)
     throw new InvalidArgumentError(`${what} ${JSON.stringify(entry)}: the host must be ${problem}.`);
+  const suffix = publicSuffixProblem(host, decision);
+  if (suffix) throw new InvalidArgumentError(`${what} ${JSON.stringify(entry)}: ${suffix}.`);
   const ports = colon < 0 ? [...DEFAULT_PORTS] : parsePorts(text.slice(colon + 1), entry, what);
   return { host, ports, decision, source: what };
+}
+
+/**
+ * For an entry written as a URL (`https://pypi.org/simple`), what to write instead: the host, or
+ * the host and the URL's port (its scheme's default port when it names none: https 443, http 80).
+ * Null for anything without `/` (a host pattern). Used for `--allow-net`, policy and library rules alike.
+ */
+export function urlProblem(text: string): string | null {
+  if (!text.includes("/")) return null;
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//.exec(text)?.[1];
+  const rest = scheme ? text.slice(scheme.length + 3) : text;
+  const authority = rest.split(/[/?#]/)[0] ?? "";
+  const path = rest.slice(authority.length);
+  const [host = "", port] = authority.replace(/^[^@]*@/, "").split(":");
+  if (host === "") return "a host pattern is wanted, not a URL or a path: write the domain, e.g. pypi.org";
+  const paths = path !== "" && path !== "/" ? "; the gateway allows hosts and ports, not paths" : "";
+  const defaultPort = scheme === "https" ? "443" : scheme === "http" ? "80" : undefined;
+  const write = port
+    ? `${host}:${port}`
+    : defaultPort
+      ? `${host} (ports 80 and 443) or ${host}:${defaultPort}`
+      : `${host} (ports 80 and 443)`;
+  return `a host pattern is wanted, not a URL: write ${write}${paths}`;
 }
 
 function parsePorts(text: string, entry: string, what: string): number[] {

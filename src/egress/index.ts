@@ -1,5 +1,5 @@
 /**
- * Controlled network egress (README "Network"): rule parsing and matching, the per-session
+ * Controlled network egress (docs/network.md): rule parsing and matching, the per-session
  * Squid gateway, and its audit records.
  */
 export { parseAccessLine } from "./access-log.js";
@@ -40,6 +40,7 @@ export type {
   AuditDropSummary,
   AuditLimit,
   ConnectionAudit,
+  GatewayRefusal,
   NetworkApprovalAnswer,
   NetworkApprovalRequest,
   NetworkDecision,

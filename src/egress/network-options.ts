@@ -5,7 +5,8 @@
 import { readFile, stat } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
 import { InvalidArgumentError } from "../errors.js";
-import { hostProblem } from "./host-pattern.js";
+import { hostProblem, urlProblem } from "./host-pattern.js";
+import { publicSuffixProblem } from "./public-suffix.js";
 import type { NetworkOptions, NetworkRule } from "./types.js";
 
 const DECISIONS = new Set(["allow", "ask", "deny"]);
@@ -29,9 +30,10 @@ export async function resolveNetworkOptions(network: NetworkOptions | undefined)
   network.rules.forEach(checkRule);
   for (const [i, n] of (network.egressNetworks ?? []).entries())
     if (typeof n !== "string" || !NETWORK_NAME.test(n))
-      throw new InvalidArgumentError(
-        `network.egressNetworks[${i}] must be an engine network name, got ${JSON.stringify(n)}.`,
-      );
+      throw new InvalidArgumentError({
+        field: `network.egressNetworks[${i}]`,
+        problem: `must be an engine network name, got ${JSON.stringify(n)}.`,
+      });
   const limit = network.auditLimit;
   if (
     limit !== undefined &&
@@ -50,18 +52,21 @@ export async function resolveNetworkOptions(network: NetworkOptions | undefined)
     const abs = isAbsolute(network.caBundlePath) ? network.caBundlePath : resolve(network.caBundlePath);
     const st = await stat(abs).catch(() => null);
     if (!st?.isFile())
-      throw new InvalidArgumentError(
-        `network.caBundlePath ${abs} is not a file; pass a PEM file of CA certificates.`,
-      );
+      throw new InvalidArgumentError({
+        field: "network.caBundlePath",
+        problem: `${abs} is not a file; pass a PEM file of CA certificates.`,
+      });
     if (st.size > MAX_CA_BUNDLE_BYTES)
-      throw new InvalidArgumentError(
-        `network.caBundlePath ${abs} has ${st.size} bytes, more than ${MAX_CA_BUNDLE_BYTES}; pass only the CAs the system's do not include (the gateway trusts the system's CAs already).`,
-      );
+      throw new InvalidArgumentError({
+        field: "network.caBundlePath",
+        problem: `${abs} has ${st.size} bytes, more than ${MAX_CA_BUNDLE_BYTES}; pass only the CAs the system's do not include (the gateway trusts the system's CAs already).`,
+      });
     const text = await readFile(abs, "utf8");
     if (!text.includes("-----BEGIN CERTIFICATE-----") || text.includes("PRIVATE KEY"))
-      throw new InvalidArgumentError(
-        `network.caBundlePath ${abs} must hold PEM CA certificates ("-----BEGIN CERTIFICATE-----") and no private key.`,
-      );
+      throw new InvalidArgumentError({
+        field: "network.caBundlePath",
+        problem: `${abs} must hold PEM CA certificates ("-----BEGIN CERTIFICATE-----") and no private key.`,
+      });
     out.caBundlePath = abs;
   }
   return out;
@@ -70,6 +75,8 @@ export async function resolveNetworkOptions(network: NetworkOptions | undefined)
 function checkRule(rule: NetworkRule, i: number): void {
   const field = `network.rules[${i}]`;
   if (typeof rule?.host !== "string") throw new InvalidArgumentError(`${field}.host must be a domain name.`);
+  const url = urlProblem(rule.host.toLowerCase());
+  if (url) throw new InvalidArgumentError(`${field}.host ${JSON.stringify(rule.host)}: ${url}.`);
   const problem = hostProblem(rule.host);
   if (problem || rule.host !== rule.host.toLowerCase())
     throw new InvalidArgumentError(
@@ -83,4 +90,6 @@ function checkRule(rule: NetworkRule, i: number): void {
     throw new InvalidArgumentError(`${field}.ports must be a non-empty list of TCP ports (1..65535).`);
   if (!DECISIONS.has(rule.decision))
     throw new InvalidArgumentError(`${field}.decision must be "allow", "ask" or "deny".`);
+  const suffix = publicSuffixProblem(rule.host, rule.decision);
+  if (suffix) throw new InvalidArgumentError(`${field}.host: ${suffix}.`);
 }

@@ -1,7 +1,7 @@
 /**
  * The network side of a session: `none` (the default: no network interface at all) or
  * `allowlist` (the sandbox's only route is a per-session egress gateway that lets through the
- * listed domain names and ports and nothing else). See README "Network".
+ * listed domain names and ports and nothing else). See docs/network.md.
  */
 /** What one rule does with a connection whose domain and port it matches. */
 export type NetworkDecision = "allow" | "ask" | "deny";
@@ -47,6 +47,11 @@ export interface ConnectionAudit {
   ask?: AskOutcome;
   /** The rule that decided (`host:ports` as written) or the refusal's reason. */
   rule: string;
+  /**
+   * Set when the gateway refused a connection its rule (or its approver) let through: which of its
+   * own checks refused it (the same word starts `rule`). See GatewayRefusal.
+   */
+  refusal?: GatewayRefusal;
   /** Bytes the sandbox sent and received. */
   bytesOut: number;
   bytesIn: number;
@@ -54,6 +59,16 @@ export interface ConnectionAudit {
   /** The address the gateway connected to, when it connected. */
   remoteAddress?: string;
 }
+
+/**
+ * Why the gateway refused a connection a rule let through: `sni-mismatch` (a tunnel's TLS SNI is not
+ * its CONNECT host, or it carries no TLS), `host-sni-mismatch` (a request inside an opened tunnel
+ * names another host than its SNI), `upstream-tls` (the gateway's own TLS connection to the origin
+ * failed: a certificate no CA it trusts signed, as behind a TLS-intercepting proxy, whose CA
+ * `caBundlePath` adds, or no connection at all), `refused-address` (the name resolved to a refused
+ * address).
+ */
+export type GatewayRefusal = "sni-mismatch" | "host-sni-mismatch" | "upstream-tls" | "refused-address";
 
 /** A session's network, as SandboxOptions.network takes it. */
 export type NetworkOptions =

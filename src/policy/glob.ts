@@ -43,6 +43,40 @@ function componentSource(segment: string): string {
   return out + ")".repeat(braceDepth);
 }
 
+/**
+ * Why `pattern` is not a well-formed glob (see module doc), or null: a `[` or `{` never closed in
+ * its path component (`{a/b,c}` included: alternatives cannot hold a `/`), a `}` that closes
+ * nothing, `**` inside a component (it means any depth only as a whole one: `/src/**\/*.ts`), or a
+ * class the regex engine refuses (`[z-a]`). compileGlob itself reads such text leniently (a lone
+ * `[` as a character), so policy files are checked with this first.
+ */
+export function globProblem(pattern: string): string | null {
+  for (const segment of pattern.split("/")) {
+    if (segment !== "**" && segment.includes("**"))
+      return `has '**' inside the path component '${segment}': '**' matches any depth only as a whole component, e.g. /src/**/*.ts`;
+    let depth = 0;
+    for (let i = 0; i < segment.length; i++) {
+      const ch = segment[i];
+      if (ch === "[") {
+        const end = segment.indexOf("]", i + 2);
+        if (end === -1)
+          return `has a '[' that no ']' closes in '${segment}' (a class is [abc] within one path component)`;
+        i = end;
+      } else if (ch === "{") depth++;
+      else if (ch === "}" && --depth < 0) return `has a '}' that closes no '{' in '${segment}'`;
+    }
+    if (depth > 0)
+      return `has a '{' that no '}' closes in '${segment}' (alternatives are {a,b} within one path component)`;
+  }
+  try {
+    compileGlob(pattern);
+  } catch (err) {
+    // V8's message is `Invalid regular expression: /<source>/: <why>`: the why is what the author wrote.
+    return `is not a valid pattern: ${(err as Error).message.split(": ").at(-1)}`;
+  }
+  return null;
+}
+
 /** Compiles a glob (see module doc) to an anchored RegExp over absolute paths; cached. */
 export function compileGlob(pattern: string): RegExp {
   const cached = cache.get(pattern);

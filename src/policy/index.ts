@@ -42,5 +42,17 @@ export {
   NetworkSectionSchema,
   networkSectionRules,
 } from "./network-section.js";
+export {
+  ALLOW_ALL_POLICY,
+  DEFAULT_POLICY_FILE,
+  isPolicyRecord,
+  type PolicyFileRecord,
+  type PolicyRecord,
+  policyDigest,
+  RecordedPolicyChangedError,
+  type RecordedPolicyCheck,
+  recheckPolicyFiles,
+  recordPolicyFiles,
+} from "./policy-record.js";
 export { type PolicyTestFailure, type PolicyTestReport, runPolicyTests } from "./policy-tests.js";
 export * from "./types.js";

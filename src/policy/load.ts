@@ -8,35 +8,17 @@ import { readFile } from "node:fs/promises";
 import { Compile } from "typebox/compile";
 import { type Document, isMap, isScalar, LineCounter, parseDocument } from "yaml";
 import { PolicyInvalidError } from "../errors.js";
-import { networkSectionRules } from "./network-section.js";
+import { NetworkSectionSchema, networkSectionRules } from "./network-section.js";
 import { policyErrors, shadowedRules } from "./policy-lint.js";
-import { type PolicyFile, PolicyFileSchema } from "./schema.js";
+import { type PolicyFile, PolicyFileSchema, RuleSchema } from "./schema.js";
+import { describeSchemaErrors, type SchemaError, schemaErrorGroups, withMeantKeys } from "./schema-errors.js";
 import { LAYER_NAMES, type Policy, type PolicyLayer } from "./types.js";
 
 const checker = Compile(PolicyFileSchema);
 
-interface SchemaError {
-  keyword: string;
-  instancePath: string;
-  message: string;
-  params: Record<string, unknown>;
-}
-
-function pointerToPath(pointer: string): (string | number)[] {
-  if (pointer === "") return [];
-  return pointer
-    .slice(1)
-    .split("/")
-    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
-    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
-}
-
-function displayPath(path: (string | number)[]): string {
-  return path.reduce<string>(
-    (acc, seg) => (typeof seg === "number" ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg),
-    "",
-  );
-}
+const ruleChecker = Compile(RuleSchema);
+const networkChecker = Compile(NetworkSectionSchema);
+const RULE_KEYS = Object.keys(RuleSchema.properties);
 
 /** Source offset of the node at `path`, or of its key `key` when given. */
 function offsetOf(doc: Document, path: (string | number)[], key?: string): number {
@@ -53,50 +35,25 @@ function offsetOf(doc: Document, path: (string | number)[], key?: string): numbe
 }
 
 /**
- * Schema errors grouped by the node they are about, in document order: each group is described
- * once, so every wrong node of a file is reported at once.
+ * Every error of a parsed file in one list, in document order: the schema's, and the semantic ones
+ * (policy-lint.ts, the network section) of each rule and section that passed the schema, so one
+ * wrong rule does not hide another's error until the next run.
  */
-function schemaErrorGroups(errors: SchemaError[]): SchemaError[][] {
-  const groups = new Map<string, SchemaError[]>();
-  for (const e of errors) groups.set(e.instancePath, [...(groups.get(e.instancePath) ?? []), e]);
-  for (const [path, group] of groups) if (group.every((e) => e.keyword === "boolean")) groups.delete(path);
-  const paths = [...groups.keys()];
-  // A union's own error (anyOf) is implied by its member's deeper errors: keep the deepest.
-  return paths
-    .filter(
-      (p) =>
-        !paths.some(
-          (q) =>
-            q !== p &&
-            q.startsWith(`${p}/`) &&
-            groups.get(p)?.every((e) => e.keyword === "anyOf" || e.keyword === "boolean"),
-        ),
-    )
-    .map((p) => groups.get(p) as SchemaError[]);
-}
-
-/** Words what was expected for the first meaningful schema error of one node. */
-function describe(errors: SchemaError[]): { path: (string | number)[]; key?: string; text: string } {
-  const meaningful = errors.filter((e) => e.keyword !== "boolean");
-  const first = meaningful.find((e) => e.keyword !== "anyOf" && e.keyword !== "const") ?? meaningful[0];
-  if (!first) return { path: [], text: "invalid policy" };
-  const path = pointerToPath(first.instancePath);
-  const at = displayPath(path) || "the top level";
-  if (first.keyword === "additionalProperties") {
-    const key = String((first.params.additionalProperties as unknown[] | undefined)?.[0] ?? "?");
-    return { path, key, text: `unknown key '${key}' in ${at}` };
-  }
-  if (first.keyword === "required") {
-    const missing = (first.params.requiredProperties as unknown[] | undefined)?.join(", ") ?? "?";
-    return { path, text: `${at} is missing required key(s): ${missing}` };
-  }
-  if (first.keyword === "const" || first.keyword === "anyOf") {
-    const allowed = errors
-      .filter((e) => e.keyword === "const" && e.instancePath === first.instancePath)
-      .map((e) => JSON.stringify(e.params.allowedValue));
-    return { path, text: `${at}: expected one of ${allowed.join(" | ")}` };
-  }
-  return { path, text: `${at}: ${first.message}` };
+function fileErrors(
+  value: unknown,
+  valid: boolean,
+): { path: (string | number)[]; key?: string; text: string }[] {
+  const schema = valid
+    ? []
+    : schemaErrorGroups([...checker.Errors(value)] as SchemaError[]).flatMap(describeSchemaErrors);
+  const file = (typeof value === "object" && value !== null ? value : {}) as Partial<PolicyFile>;
+  // A rule whose only fault is a misspelt key is checked as meant, so its other errors come now too.
+  const asMeant = (r: unknown) => (ruleChecker.Check(r) ? r : withMeantKeys(r, RULE_KEYS));
+  const rules = Array.isArray(file.rules)
+    ? file.rules.map(asMeant).map((r) => (ruleChecker.Check(r) ? r : undefined))
+    : [];
+  const network = networkChecker.Check(file.network) ? networkSectionRules(file.network).errors : [];
+  return [...schema, ...policyErrors({ rules }), ...network];
 }
 
 /**
@@ -117,17 +74,16 @@ export function parsePolicyText(text: string, file: string, position = 0): Polic
     );
   }
   const value: unknown = doc.toJS();
-  if (!checker.Check(value)) {
-    const described = schemaErrorGroups([...checker.Errors(value)] as SchemaError[]).map(describe);
-    const lines = described.map(({ path, key, text }) => `${where(offsetOf(doc, path, key))}: ${text}`);
+  const valid = checker.Check(value);
+  const errors = fileErrors(value, valid)
+    .map((e) => ({ offset: offsetOf(doc, e.path, e.key), text: e.text }))
+    .sort((a, b) => a.offset - b.offset);
+  if (errors.length > 0 || !valid) {
+    const lines = errors.map((e) => `${where(e.offset)}: ${e.text}`);
     throw new PolicyInvalidError([...new Set(lines)].join("\n"));
   }
   const parsed = value as PolicyFile;
   const network = networkSectionRules(parsed.network);
-  const errors = [...policyErrors(parsed), ...network.errors];
-  if (errors.length > 0) {
-    throw new PolicyInvalidError(errors.map((e) => `${where(offsetOf(doc, e.path))}: ${e.text}`).join("\n"));
-  }
   const findings = shadowedRules(parsed).map((f) => `${where(offsetOf(doc, f.path))}: ${f.text}`);
   return {
     layer: parsed.layer ?? LAYER_NAMES[position] ?? `layer-${position}`,
@@ -148,22 +104,32 @@ export function parsePolicyText(text: string, file: string, position = 0): Polic
  * Loads policy files as layers, highest authority first (operator > tenant > project > session).
  * A file's `layer:` must not claim more authority than a file before it; a file without one is
  * named by its position (operator, tenant, project, session), never above the file before it.
- * Throws PolicyInvalidError for unreadable, malformed or misordered files.
+ * Throws PolicyInvalidError for unreadable, malformed or misordered files: every unreadable or
+ * malformed file's errors at once, one per line.
  */
 export async function loadPolicy(files: string[]): Promise<Policy> {
   const layers: PolicyLayer[] = [];
+  const errors: string[] = [];
   const rank = (l: PolicyLayer) => LAYER_NAMES.indexOf(l.layer as (typeof LAYER_NAMES)[number]);
   for (const [i, file] of files.entries()) {
     let text: string;
     try {
       text = await readFile(file, "utf8");
     } catch (err) {
-      throw new PolicyInvalidError(`${file}: cannot read the policy file (${(err as Error).message})`);
+      errors.push(`${file}: cannot read the policy file (${(err as Error).message})`);
+      continue;
     }
     // A file without `layer:` is named by its position, never above the file before it.
     const previous = layers.at(-1);
-    layers.push(parsePolicyText(text, file, Math.max(i, previous ? rank(previous) : 0)));
+    try {
+      layers.push(parsePolicyText(text, file, Math.max(i, previous ? rank(previous) : 0)));
+    } catch (err) {
+      if (!(err instanceof PolicyInvalidError)) throw err;
+      errors.push(err.message);
+    }
   }
+  // Every file's errors in one round, not one file per run.
+  if (errors.length > 0) throw new PolicyInvalidError(errors.join("\n"));
   for (let i = 1; i < layers.length; i++) {
     const prev = layers[i - 1] as PolicyLayer;
     const cur = layers[i] as PolicyLayer;

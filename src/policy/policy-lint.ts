@@ -5,13 +5,14 @@
  * Errors (the file does not load): duplicate rule ids, misspelt tool names, commands on a rule that
  * does not cover bash, paths on a rule whose tools take none, command patterns whose command word
  * is not a command name, a command the model does not know (see unknownCommand), `effects` on a
- * rule that is not an allow rule with commands. Findings (`warden policy check` prints them, the file loads): rules that
+ * rule that is not an allow rule with commands, malformed path globs (glob.ts globProblem). Findings (`warden policy check` prints them, the file loads): rules that
  * can never decide because an earlier rule of the same file with the same or a stricter decision
  * covers everything they match.
  */
 import { EFFECTS } from "./command-grammar.js";
 import { COMMAND_MODEL } from "./command-model.js";
 import { patternWords } from "./command-pattern.js";
+import { globProblem } from "./glob.js";
 import type { PolicyFile } from "./schema.js";
 import { DECISION_RANK } from "./types.js";
 
@@ -32,7 +33,7 @@ type Rule = PolicyFile["rules"][number];
 const COMMAND_WORD = /^[A-Za-z0-9_.\-+/*?[\]@:%,]+$/;
 
 /** True when `a` and `b` differ by at most one edit (insert, delete, substitute). */
-function nearlyEqual(a: string, b: string): boolean {
+export function nearlyEqual(a: string, b: string): boolean {
   if (Math.abs(a.length - b.length) > 1) return false;
   let i = 0;
   while (i < a.length && a[i] === b[i]) i++;
@@ -99,13 +100,25 @@ function commandErrors(rule: Rule, i: number): LintFinding[] {
   return out;
 }
 
+function pathErrors(rule: Rule, i: number): LintFinding[] {
+  return (rule.paths ?? []).flatMap((glob, p) => {
+    const problem = globProblem(glob);
+    return problem
+      ? [{ path: ["rules", i, "paths", p], text: `rule '${rule.id}': path glob '${glob}' ${problem}` }]
+      : [];
+  });
+}
+
 /**
- * Errors of `file` (see module doc), in file order. Empty when the file is sound.
+ * Errors of `file` (see module doc), in file order. Empty when the file is sound. A rule given as
+ * undefined (one that failed the schema, whose errors the caller has) is skipped, so the other
+ * rules' errors come in the same round.
  */
-export function policyErrors(file: PolicyFile): LintFinding[] {
+export function policyErrors(file: { rules: readonly (Rule | undefined)[] }): LintFinding[] {
   const out: LintFinding[] = [];
   const seen = new Set<string>();
   file.rules.forEach((rule, i) => {
+    if (!rule) return;
     if (seen.has(rule.id)) out.push({ path: ["rules", i, "id"], text: `duplicate rule id '${rule.id}'` });
     seen.add(rule.id);
     out.push(...toolErrors(rule, i));
@@ -122,6 +135,7 @@ export function policyErrors(file: PolicyFile): LintFinding[] {
       });
     }
     out.push(...commandErrors(rule, i));
+    out.push(...pathErrors(rule, i));
   });
   return out;
 }

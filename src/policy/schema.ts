@@ -10,7 +10,8 @@ const DecisionSchema = Type.Union([Type.Literal("allow"), Type.Literal("ask"), T
   description: "allow | ask | deny",
 });
 
-const RuleSchema = Type.Object(
+/** One rule of a policy file's `rules:`. */
+export const RuleSchema = Type.Object(
   {
     id: Type.String({ pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]*$", description: "unique rule id" }),
     decision: DecisionSchema,

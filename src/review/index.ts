@@ -34,3 +34,19 @@ export {
 export { baseStorePath, changesFromPatch, saveBaseStore, splitPatch } from "./patch-file-apply.js";
 export { formatPatchBytes, PATCH_WORKER_MIN_BYTES } from "./patch-worker.js";
 export { quotePath, unquotePath } from "./quote-path.js";
+export {
+  finishReview,
+  type ReviewStart,
+  type SessionReview,
+  saveSessionPatch,
+  startReview,
+} from "./session-review.js";
+export {
+  checkWorkspaceRecord,
+  readWorkspaceHeader,
+  WORKSPACE_HEADER,
+  WorkspaceMovedError,
+  type WorkspaceRecord,
+  workspaceHeader,
+  workspaceRecordOf,
+} from "./workspace-record.js";

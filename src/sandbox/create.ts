@@ -15,7 +15,7 @@ import { type ChannelClient, channelUntar } from "./channel/index.js";
 import { DockerSandbox, removeSandboxResources } from "./docker-sandbox.js";
 import { withEgress } from "./egress-hook.js";
 import { getDocker, pingEngine, requireImage } from "./engine.js";
-import { type ResolvedSandboxOptions, resolveSandboxOptions } from "./options.js";
+import { DEFAULT_IMAGE, type ResolvedSandboxOptions, resolveSandboxOptions } from "./options.js";
 import { type PreparedSandbox, prepareSandbox, resolveExecPath } from "./prepare.js";
 import type { Sandbox, SandboxInfo, SandboxOptions } from "./types.js";
 import { WORKSPACE_DIR } from "./types.js";
@@ -37,7 +37,7 @@ export async function createSandbox(
   const execPath = resolveExecPath(options.execPath);
   throwIfAborted(signal);
   await pingEngine(docker, signal);
-  await requireImage(docker, opts.image);
+  await requireImage(docker, opts.image, DEFAULT_IMAGE);
   throwIfAborted(signal);
   const prepared = await prepareSandbox(docker, opts, execPath, { signal });
   return finishSandbox(docker, prepared, opts, signal);

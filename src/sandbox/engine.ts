@@ -24,7 +24,7 @@ export async function pingEngine(docker: Docker = getDocker(), signal?: AbortSig
     throwIfAborted(signal);
     await docker.ping();
   } catch (err) {
-    const mapped = fromDockerError(err, { what: "pinging the Docker engine" });
+    const mapped = fromDockerError(err, { what: "pinging the Docker engine", engine: engineAddress(docker) });
     if (mapped instanceof EngineUnreachableError) throw mapped;
     const detail = err instanceof Error ? err.message : String(err);
     throw new EngineUnreachableError(detail, { cause: err });
@@ -42,7 +42,26 @@ export async function imageExists(docker: Docker, image: string): Promise<boolea
   }
 }
 
-/** Rejects ImageMissingError (naming `warden images build`) when `image` is not present locally. */
-export async function requireImage(docker: Docker, image: string): Promise<void> {
-  if (!(await imageExists(docker, image))) throw new ImageMissingError(image);
+/**
+ * Rejects ImageMissingError when `image` is not present locally: naming `warden images build` for
+ * `defaultImage`, else how to get that image or go back to the default.
+ */
+export async function requireImage(docker: Docker, image: string, defaultImage?: string): Promise<void> {
+  if (!(await imageExists(docker, image)))
+    throw new ImageMissingError(image, {
+      isDefault: defaultImage === undefined || image === defaultImage,
+      ...(defaultImage ? { defaultImage } : {}),
+    });
+}
+
+/**
+ * Where `docker` connects, for messages: `unix://<socket>` or `<protocol>://<host>:<port>`
+ * (docker-modem's fields, which it fills from DOCKER_HOST or the default socket).
+ */
+export function engineAddress(docker: Docker): string {
+  const modem = docker.modem as { socketPath?: unknown; host?: unknown; port?: unknown; protocol?: unknown };
+  if (typeof modem.socketPath === "string") return `unix://${modem.socketPath}`;
+  if (typeof modem.host === "string")
+    return `${String(modem.protocol ?? "http")}://${modem.host}:${String(modem.port ?? "")}`;
+  return "the default socket";
 }

@@ -3,11 +3,12 @@
  * Every sandbox gets: no network, read-only root filesystem, all capabilities dropped,
  * no-new-privileges, pids/memory(=swap, see cgroupMemoryBytes)/CPU limits, docker-init as PID 1 (reaps zombies;
  * the channel path replaces it with warden-helper as PID 1, see channel/docker/container.ts), the sandbox's own non-root
- * uid:gid (sandbox-uid.ts; never 0), size-limited tmpfs for /tmp and /run/warden, and an environment of
+ * uid:gid (sandbox-uid.ts; never 0), size-limited tmpfs for /tmp, HOME (/home/sandbox, the user's
+ * own: pip's user installs and npm's cache land there) and /run/warden, and an environment of
  * LANG/PATH/HOME only (nothing from the host). No Docker socket is ever mounted.
  */
 import type Docker from "dockerode";
-import { BASE_ENV } from "./io-contract.js";
+import { BASE_ENV, SANDBOX_HOME } from "./io-contract.js";
 import { cgroupMemoryBytes } from "./limits.js";
 import { requireNonRootUid, sandboxUser } from "./sandbox-uid.js";
 import type { ReadOnlyMount, SandboxLimits, WorkspaceMode } from "./types.js";
@@ -79,6 +80,8 @@ export function hardenedContainerConfig(input: HardenedConfigInput): Docker.Cont
       Privileged: false,
       Tmpfs: {
         "/tmp": `size=${limits.tmpBytes},mode=1777`,
+        // The image's /home/sandbox is on the read-only root; this one is the session's, as large as /tmp.
+        [SANDBOX_HOME]: `size=${limits.tmpBytes},uid=${uid},gid=${uid},mode=0700`,
         [WARDEN_RUN_DIR]: `size=1m,uid=${uid},gid=${uid},mode=0700`,
       },
       Mounts: mounts,

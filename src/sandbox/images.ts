@@ -1,6 +1,7 @@
 /**
  * `warden images build`: makes the Dockerfile's base image available (scripts/bootstrap-base-image.sh
- * builds it with debootstrap when no registry answers), then builds images/sandbox (and
+ * builds it with debootstrap when no registry answers), fetches the npm registry packages the
+ * context pins (image-packages.ts: Node and npm for images/sandbox) on the host, then builds images/sandbox (and
  * images/gateway, the egress gateway) with
  * `POST /build` (dockerode buildImage), streaming the build's progress lines.
  */
@@ -13,6 +14,7 @@ import { execa } from "execa";
 import { GATEWAY_IMAGE } from "../egress/index.js";
 import { fromDockerError, SandboxError } from "../errors.js";
 import { getDocker, imageExists, pingEngine } from "./engine.js";
+import { fetchImagePackages } from "./image-packages.js";
 import { DEFAULT_IMAGE } from "./options.js";
 import { packDirectory } from "./workspace-copy.js";
 
@@ -21,7 +23,7 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** Build context of the default sandbox image. */
 export const SANDBOX_IMAGE_DIR = join(ROOT, "images", "sandbox");
 
-/** Build context of the egress gateway image (src/egress/, README "Network"). */
+/** Build context of the egress gateway image (src/egress/, docs/network.md). */
 export const GATEWAY_IMAGE_DIR = join(ROOT, "images", "gateway");
 
 /** Options of buildSandboxImage. */
@@ -45,8 +47,8 @@ export async function baseImageOf(dockerfile: string): Promise<string> {
 }
 
 /**
- * Builds the sandbox image. Rejects EngineUnreachableError, SandboxError (bootstrap or build
- * failure, with the engine's message).
+ * Builds the sandbox image. Rejects EngineUnreachableError, SandboxError (bootstrap, package fetch
+ * (fetchImagePackages) or build failure, with the engine's message).
  */
 export async function buildSandboxImage(
   options: BuildImageOptions = {},
@@ -65,6 +67,7 @@ export async function buildSandboxImage(
     if (result.exitCode !== 0)
       throw new SandboxError(`bootstrapping base image ${base} failed (exit ${result.exitCode}).`);
   }
+  await fetchImagePackages(contextDir, { onProgress: say });
   const context = packDirectory(contextDir, { uid: 0, gid: 0 });
   try {
     const stream = await docker.buildImage(context.stream, {

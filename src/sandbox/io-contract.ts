@@ -33,11 +33,17 @@ export const KILL_GRACE_SECONDS = KILL_GRACE_MS / 1000;
  */
 export const PIPE_GRACE_MS = 100;
 
+/**
+ * The sandbox user's home (HOME): its own size-limited tmpfs in every sandbox (hardening.ts, the
+ * Pod's `home` emptyDir), where `pip install` (~/.local) and `npm install`'s cache (~/.npm) write.
+ */
+export const SANDBOX_HOME = "/home/sandbox";
+
 /** The whole environment of the container; a command adds only what the caller passes. */
 export const BASE_ENV: readonly string[] = [
   "LANG=C.UTF-8",
   "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-  "HOME=/home/sandbox",
+  `HOME=${SANDBOX_HOME}`,
 ];
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

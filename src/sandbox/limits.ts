@@ -58,24 +58,30 @@ export function resolveLimits(partial: Partial<SandboxLimits> | undefined): Sand
   for (const key of Object.keys(DEFAULT_LIMITS) as (keyof SandboxLimits)[]) {
     const value: unknown = merged[key];
     if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
-      throw new InvalidArgumentError(
-        `limits.${key} must be a positive number, got ${String(value)}; omit it for the default ${DEFAULT_LIMITS[key]}.`,
-      );
+      throw new InvalidArgumentError({
+        field: `limits.${key}`,
+        problem: `must be a positive number, got ${String(value)}; omit it for the default ${DEFAULT_LIMITS[key]}.`,
+      });
     }
   }
   if (!Number.isInteger(merged.pids)) {
-    throw new InvalidArgumentError(`limits.pids must be a whole number, got ${merged.pids}.`);
+    throw new InvalidArgumentError({
+      field: "limits.pids",
+      problem: `must be a whole number, got ${merged.pids}.`,
+    });
   }
   // NanoCpus rounds a tiny value to 0, which Docker reads as "no limit" (red team): 0.01 is its minimum.
   if (merged.cpus < MIN_CPUS) {
-    throw new InvalidArgumentError(
-      `limits.cpus must be at least ${MIN_CPUS} (Docker's minimum), got ${merged.cpus}.`,
-    );
+    throw new InvalidArgumentError({
+      field: "limits.cpus",
+      problem: `must be at least ${MIN_CPUS} (Docker's minimum), got ${merged.cpus}.`,
+    });
   }
   if (merged.memoryBytes < 6 * MiB) {
-    throw new InvalidArgumentError(
-      `limits.memoryBytes must be at least 6 MiB (Docker's minimum), got ${merged.memoryBytes}.`,
-    );
+    throw new InvalidArgumentError({
+      field: "limits.memoryBytes",
+      problem: `must be at least 6 MiB (Docker's minimum), got ${merged.memoryBytes}.`,
+    });
   }
   return {
     ...merged,
@@ -90,12 +96,15 @@ function stripUndefined(p: Partial<SandboxLimits>): Partial<SandboxLimits> {
 }
 
 /**
- * The container's memory cgroup cap: tmpfs pages (/tmp, /run/warden and the copy-mode workspace)
- * are charged to the cgroup of the process that writes them, so without headroom a full workspace
- * would OOM-kill the sandbox instead of failing with ENOSPC (public fault 26). The cap is therefore
- * memoryBytes + tmpBytes + 1 MiB (+ workspaceBytes in copy mode); processes can never use more than
- * memoryBytes beyond what the tmpfs areas hold. Swap is set equal, so nothing swaps.
+ * The container's memory cgroup cap: tmpfs pages (/tmp, HOME, /run/warden and the copy-mode
+ * workspace) are charged to the cgroup of the process that writes them, so without headroom a full
+ * workspace would OOM-kill the sandbox instead of failing with ENOSPC (public fault 26). The cap is
+ * therefore memoryBytes + 2 × tmpBytes (/tmp and HOME) + 1 MiB (+ workspaceBytes in copy mode);
+ * processes can never use more than memoryBytes beyond what the tmpfs areas hold. Swap is set
+ * equal, so nothing swaps.
  */
 export function cgroupMemoryBytes(limits: SandboxLimits, mode: WorkspaceMode): number {
-  return limits.memoryBytes + limits.tmpBytes + 1024 * 1024 + (mode === "copy" ? limits.workspaceBytes : 0);
+  return (
+    limits.memoryBytes + 2 * limits.tmpBytes + 1024 * 1024 + (mode === "copy" ? limits.workspaceBytes : 0)
+  );
 }

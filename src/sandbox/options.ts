@@ -39,6 +39,18 @@ export interface ResolvedSandboxOptions {
 
 const LABEL_VALUE = /^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,127}$/;
 
+/**
+ * An image reference as Docker reads one: `[registry[:port]/]path[:tag][@digest]` with lower-case
+ * path components, or an image id (64 hex digits, optionally `sha256:`). Grammar from
+ * github.com/distribution/reference (regexp.go), without IPv6 registries.
+ */
+const IMAGE_REFERENCE = new RegExp(
+  "^(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?/)?" +
+    "[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*" +
+    "(?::[\\w][\\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9A-Fa-f]{32,})?" +
+    "|(?:sha256:)?[0-9a-f]{64})$",
+);
+
 /** Validates and fills defaults. Rejects InvalidArgumentError / NotFoundError naming the field. */
 export async function resolveSandboxOptions(
   options: SandboxOptions,
@@ -47,13 +59,17 @@ export async function resolveSandboxOptions(
   const limits = resolveLimits(options.limits);
   const runtime = options.runtime ?? "runc";
   if (runtime !== "runc" && runtime !== "runsc") {
-    throw new InvalidArgumentError(`runtime must be "runc" or "runsc", got ${JSON.stringify(runtime)}.`);
+    throw new InvalidArgumentError({
+      field: "runtime",
+      problem: `must be "runc" or "runsc", got ${JSON.stringify(runtime)}.`,
+    });
   }
   const mode = options.workspace?.mode ?? "copy";
   if (!["ro", "copy", "rw"].includes(mode)) {
-    throw new InvalidArgumentError(
-      `workspace.mode must be "ro", "copy" or "rw", got ${JSON.stringify(mode)}.`,
-    );
+    throw new InvalidArgumentError({
+      field: "workspace.mode",
+      problem: `must be "ro", "copy" or "rw", got ${JSON.stringify(mode)}.`,
+    });
   }
   const ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
   if (!Number.isFinite(ttlMs) || ttlMs <= 0) {
@@ -61,7 +77,10 @@ export async function resolveSandboxOptions(
   }
   const tenant = options.tenant ?? "local";
   if (!LABEL_VALUE.test(tenant)) {
-    throw new InvalidArgumentError(`tenant must match ${LABEL_VALUE.source}, got ${JSON.stringify(tenant)}.`);
+    throw new InvalidArgumentError({
+      field: "tenant",
+      problem: `must match ${LABEL_VALUE.source} (letters, digits and _.:@- after a letter or digit, at most 128), got ${JSON.stringify(tenant)}.`,
+    });
   }
   if (!LABEL_VALUE.test(sessionId)) {
     throw new InvalidArgumentError(
@@ -70,9 +89,16 @@ export async function resolveSandboxOptions(
   }
   const image = options.image ?? DEFAULT_IMAGE;
   if (typeof image !== "string" || image.trim() === "") {
-    throw new InvalidArgumentError(
-      "image must be a non-empty image reference such as warden-sandbox:latest.",
-    );
+    throw new InvalidArgumentError({
+      field: "image",
+      problem: "must be a non-empty image reference such as warden-sandbox:latest.",
+    });
+  }
+  if (image.length > 512 || !IMAGE_REFERENCE.test(image)) {
+    throw new InvalidArgumentError({
+      field: "image",
+      problem: `must be an image reference such as ${DEFAULT_IMAGE} or registry.example:5000/team/tool:1.2 (lower-case name, then :tag or @sha256:digest), got ${JSON.stringify(image)}.`,
+    });
   }
   const resolved: ResolvedSandboxOptions = {
     image,
@@ -95,9 +121,10 @@ export async function resolveSandboxOptions(
     resolved.workspaceHostPath = await requireDirectory(options.workspace.hostPath, "workspace.hostPath");
     const { exclude, excludeIf } = options.workspace;
     if ((exclude?.length || excludeIf) && mode !== "copy")
-      throw new InvalidArgumentError(
-        `workspace.exclude works in copy mode only (mode is "${mode}": the directory is mounted whole); use mode "copy" or drop the exclusions.`,
-      );
+      throw new InvalidArgumentError({
+        field: "workspace.exclude",
+        problem: `works in copy mode only (mode is "${mode}": the directory is mounted whole); use mode "copy" or drop the exclusions.`,
+      });
     const matcher = excludeMatcher(exclude, excludeIf);
     if (matcher) resolved.workspaceExclude = matcher;
     if (mode === "copy")
@@ -131,12 +158,13 @@ export async function resolveSandboxOptions(
 
 async function requireDirectory(path: string, field: string): Promise<string> {
   if (typeof path !== "string" || path === "") {
-    throw new InvalidArgumentError(`${field} must be a host directory path.`);
+    throw new InvalidArgumentError({ field, problem: "must be a host directory path." });
   }
   const abs = isAbsolute(path) ? path : resolve(path);
   const st = await stat(abs).catch(() => null);
-  if (!st) throw new NotFoundError(`${field} ${abs} does not exist; pass an existing host directory.`);
+  if (!st)
+    throw new NotFoundError({ field, problem: `${abs} does not exist; pass an existing host directory.` });
   if (!st.isDirectory())
-    throw new InvalidArgumentError(`${field} ${abs} is not a directory; pass a directory.`);
+    throw new InvalidArgumentError({ field, problem: `${abs} is not a directory; pass a directory.` });
   return abs;
 }

@@ -8,7 +8,7 @@
  *
  * The one shared case is a `rw` workspace: a bind-mounted host directory the sandbox must be able
  * to write, which its owner prepared for RW_SANDBOX_UID (the image's `sandbox` user), so `rw`
- * sandboxes all run as 1000, sharing the budgets with each other and the host's uid 1000 (README
+ * sandboxes all run as 1000, sharing the budgets with each other and the host's uid 1000 (docs/security.md,
  * "Known limits").
  *
  * Collisions: within one process, `uidRegistry` never hands out a uid a live sandbox it knows of

@@ -30,7 +30,7 @@ export interface SandboxLimits {
    * PID 1 keep up to HELPER_PIDS_RESERVE (40) of them; minPidsFor(n) fits n calls at once.
    */
   pids: number;
-  /** Size of the tmpfs at /tmp in bytes. Default 64 MiB. */
+  /** Size of the tmpfs at /tmp, and of the one at HOME (/home/sandbox), each in bytes. Default 64 MiB. */
   tmpBytes: number;
   /** Size of the writable workspace in `copy` mode, in bytes. Default 1 GiB. */
   workspaceBytes: number;
@@ -88,7 +88,7 @@ export interface SandboxOptions {
   /**
    * The sandbox's network: `{ mode: "none" }` (default: no network interface at all) or
    * `{ mode: "allowlist", rules, … }` (its only route is a per-session egress gateway that lets the
-   * listed domains and ports through; README "Network", src/egress/).
+   * listed domains and ports through; docs/network.md, src/egress/).
    */
   network?: NetworkOptions;
 }
@@ -238,7 +238,7 @@ export interface SandboxInfo {
   channelTransport?: string;
   /**
    * The host uid (= gid) every process of the sandbox runs as: its own, drawn per sandbox (see
-   * README "Security"), or 1000 for a `rw` workspace. Never 0.
+   * docs/security.md), or 1000 for a `rw` workspace. Never 0.
    */
   uid?: number;
   /** `none`, or `allowlist` with the gateway's proxy URL (the commands' HTTP(S)_PROXY). */

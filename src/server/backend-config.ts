@@ -3,8 +3,8 @@
  * local Docker engine) or `backend: { kind: kubernetes, namespace, runtimeClassName?, kubeconfig?,
  * imagePullPolicy?, startTimeoutMs?, replicaId?, tenantNamespaces?, heartbeatMs?, requestTimeoutMs? }` (one hardened Pod per
  * session, src/sandbox/kubernetes; `tenantNamespaces` gives a tenant its own namespace, tenant-namespaces.ts).
- * `replicaId` is the server's identity among several replicas sharing a namespace (README
- * "Scale-out"): a Kubernetes label value, default defaultReplicaId (host name and state directory).
+ * `replicaId` is the server's identity among several replicas sharing a namespace
+ * (docs/scale-out.md): a Kubernetes label value, default defaultReplicaId (host name and state directory).
  * On Kubernetes a tenant id becomes a label value (so it must end with a letter or digit), and a
  * tenant may use copy-mode workspaces only, without network egress: a cluster node has no host
  * directory to bind, and the egress gateway is Docker's. Each is refused at load, naming the fix.

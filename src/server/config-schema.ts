@@ -34,7 +34,9 @@ export const QuotaConfigSchema = Type.Object(
     cpus: Type.Number({ exclusiveMinimum: 0, description: "CPU cap per session (CPUs)" }),
     memoryBytes: PositiveInt("Memory cap per session, bytes", 6 * 1024 * 1024),
     workspaceBytes: PositiveInt("Writable workspace (disk) cap per session, bytes"),
-    tmpBytes: Type.Optional(PositiveInt("/tmp (memory-backed) cap per session, bytes; default 64 MiB")),
+    tmpBytes: Type.Optional(
+      PositiveInt("/tmp and HOME (memory-backed, each) cap per session, bytes; default 64 MiB"),
+    ),
     pids: Type.Optional(PositiveInt("Process cap per session; default 256")),
     spillSessionBytes: Type.Optional(
       PositiveInt(

@@ -1,7 +1,7 @@
 /**
  * The owner id a server labels its sandboxes with (io.warden.controller; reconcile.ts reads it
  * back), and on Kubernetes the replica id its Pods carry as the `io.warden.replica` label
- * (README "Scale-out"): the replica's identity, by which it reconciles, adopts and pools only
+ * (docs/scale-out.md): the replica's identity, by which it reconciles, adopts and pools only
  * its own Pods.
  */
 import { createHash } from "node:crypto";

@@ -48,7 +48,10 @@ export const CreateSessionBodySchema = Type.Object(
             description: "host[:port[+port]] entries within the tenant's network allowlist",
           }),
         },
-        { additionalProperties: false, description: "Egress through the session's gateway (README Network)" },
+        {
+          additionalProperties: false,
+          description: "Egress through the session's gateway (docs/network.md)",
+        },
       ),
     ),
   },

@@ -4,7 +4,7 @@
  * (src/pool's kubernetesPoolBackend). After a restart a session is re-opened on its still-running
  * Pod (`adopt`: a new exec channel, whose helper kills what the dead server left running before it
  * serves). Pods are found by the `app.kubernetes.io/managed-by=warden` label and this
- * server's replica label (`io.warden.replica`, README "Scale-out"), and judged by their annotations
+ * server's replica label (`io.warden.replica`, docs/scale-out.md), and judged by their annotations
  * (tenant, session, controller), as the Docker backend judges containers: a replica lists, adopts
  * and removes only its own Pods, never another replica's, nor Pods made outside a server.
  * A tenant of `backend.tenantNamespaces` has its Pods, sessions and spares alike, in its own

@@ -41,7 +41,7 @@ export function tenantClusters(main: ServerCluster, tenantNamespaces?: TenantNam
 }
 
 /** What the operator is told to do in a namespace warden cannot use. */
-const BIND_FIX = `bind warden's Role (its rights are listed in README "Server", paragraph "NetworkPolicy": pods, pods/exec, networkpolicies) in that namespace; each tenant namespace needs its own RoleBinding`;
+const BIND_FIX = `bind warden's Role (its rights are listed in docs/kubernetes.md, "NetworkPolicy": pods, pods/exec, networkpolicies) in that namespace; each tenant namespace needs its own RoleBinding`;
 
 /**
  * Checks every namespace of `clusters` in turn, before the server lists or makes a Pod: that

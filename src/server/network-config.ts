@@ -45,7 +45,7 @@ export const TenantNetworkSchema = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false, description: "What the tenant's sessions may reach (README Network)" },
+  { additionalProperties: false, description: "What the tenant's sessions may reach (docs/network.md)" },
 );
 export type TenantNetworkInput = Static<typeof TenantNetworkSchema>;
 

@@ -1,6 +1,6 @@
 /**
  * `warden serve` as a process: load the config, check the engine, load the policies, start the
- * server on the real Docker backend, and shut down gracefully on SIGTERM / SIGINT (exit 0).
+ * server on the real Docker backend, and shut down gracefully on SIGTERM / SIGINT / SIGHUP (exit 0).
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -183,5 +183,7 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   };
   process.once("SIGTERM", () => stop("SIGTERM"));
   process.once("SIGINT", () => stop("SIGINT"));
+  // The terminal it was started from closed: Node's default would end it without draining.
+  process.once("SIGHUP", () => stop("SIGHUP"));
   return server;
 }

@@ -41,10 +41,15 @@ export async function containersWith(key: string, value: string): Promise<number
 export const containersOfSession = (sessionId: string) => containersWith(LABEL.session, sessionId);
 export const containersOfTenant = (tenant: string) => containersWith(LABEL.tenant, tenant);
 
-/** Runs `warden run …` in-process (commander), with --tenant and --non-interactive added. */
+/**
+ * Runs `warden run …` in-process (commander), with --tenant and --non-interactive added, and
+ * `--policy allow-all` unless `args` name a policy or `defaultPolicy` is set: these tests script the
+ * model's calls, and most are about the run, not the policy (without --policy the default policy applies).
+ */
 export async function cli(
   args: string[],
   tenant: string,
+  options: { defaultPolicy?: boolean } = {},
 ): Promise<{ exitCode: number; stdout: string; stderr: string }> {
   const out: string[] = [];
   const err: string[] = [];
@@ -54,7 +59,10 @@ export async function cli(
   try {
     const program = new Command("warden").exitOverride();
     registerRun(program);
-    await program.parseAsync(["run", ...args, "--tenant", tenant, "--non-interactive"], { from: "user" });
+    const policy = options.defaultPolicy || args.includes("--policy") ? [] : ["--policy", "allow-all"];
+    await program.parseAsync(["run", ...args, ...policy, "--tenant", tenant, "--non-interactive"], {
+      from: "user",
+    });
     return { exitCode: Number(process.exitCode ?? 0), stdout: out.join(""), stderr: err.join("") };
   } finally {
     stdout.mockRestore();

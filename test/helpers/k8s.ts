@@ -187,9 +187,9 @@ export async function removePods(tenant: string, namespace = TEST_NAMESPACE): Pr
       .catch(() => undefined);
 }
 
-/** The sizes in bytes of a Pod sandbox's /workspace and /tmp emptyDirs (df), in that order. */
+/** The sizes in bytes of a Pod sandbox's /workspace, /tmp and HOME emptyDirs (df), in that order. */
 export async function emptyDirSizes(sandbox: Sandbox): Promise<number[]> {
-  const r = await run(sandbox, "df -B1 --output=size /workspace /tmp | tail -n 2");
+  const r = await run(sandbox, "df -B1 --output=size /workspace /tmp /home/sandbox | tail -n 3");
   return r.stdout
     .trim()
     .split("\n")

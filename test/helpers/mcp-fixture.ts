@@ -1,12 +1,12 @@
 /**
- * Shared by the MCP engine tests: the README's server example (the `.mcp.json` snippet, with
+ * Shared by the MCP engine tests: the README's server example (its `mcp-claude-code` snippet, with
  * `/path/to/warden` replaced by this clone), a tenant label per test, and a wait for a tenant's
  * containers to be gone.
  */
-import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import Docker from "dockerode";
+import { docSnippet } from "./doc-snippets.js";
 
 /** The repository root. */
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -14,11 +14,9 @@ export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 /** Where the README's example runs (its `--workspace .`). */
 export const EXAMPLE_CWD = join(REPO, "examples/workspace");
 
-/** The command and args of the README's `.mcp.json` snippet, pointed at this clone. */
+/** The command and args of the README's `.mcp.json` snippet (`mcp-claude-code`), pointed at this clone. */
 export function readmeServerExample(): { command: string; args: string[] } {
-  const readme = readFileSync(join(REPO, "README.md"), "utf8");
-  const block = /```json\n(\{\n\s+"mcpServers"[\s\S]*?)```/.exec(readme)?.[1];
-  if (!block) throw new Error("README.md has no .mcp.json snippet");
+  const block = docSnippet("README.md", "mcp-claude-code");
   const server = JSON.parse(block.replaceAll("/path/to/warden", REPO)).mcpServers.warden as {
     command: string;
     args: string[];
@@ -26,10 +24,9 @@ export function readmeServerExample(): { command: string; args: string[] } {
   return server;
 }
 
-/** The args of the README's Codex snippet (`args = [...]` in the TOML block). */
+/** The args of the README's Codex snippet (`mcp-codex`: `args = [...]` in the TOML block). */
 export function readmeCodexArgs(): string[] {
-  const readme = readFileSync(join(REPO, "README.md"), "utf8");
-  const toml = /```toml\n\[mcp_servers\.warden\]\n([\s\S]*?)```/.exec(readme)?.[1] ?? "";
+  const toml = docSnippet("README.md", "mcp-codex");
   const args = /^args = (\[.*\])$/m.exec(toml)?.[1];
   if (!args) throw new Error("README.md has no Codex snippet");
   return JSON.parse(args.replaceAll("/path/to/warden", REPO)) as string[];

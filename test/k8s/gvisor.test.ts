@@ -52,11 +52,11 @@ describeK8sOn("gvisor", "Kubernetes sandbox on RuntimeClass gvisor", () => {
     expect(r.stdout).toContain("token=none");
   });
 
-  it("has a read-only root and size-limited /workspace (1 GiB) and /tmp (64 MiB)", async () => {
+  it("has a read-only root and size-limited /workspace (1 GiB), /tmp and HOME (64 MiB each)", async () => {
     // gVisor refuses a write to the root as a non-root uid with EACCES before EROFS: the mount says ro.
     const r = await run(sandbox, 'awk \'$2 == "/" { split($4, o, ","); print o[1] }\' /proc/mounts');
     expect(r.stdout).toBe("ro\n");
-    expect(await emptyDirSizes(sandbox)).toEqual([1024 ** 3, 64 * 1024 ** 2]);
+    expect(await emptyDirSizes(sandbox)).toEqual([1024 ** 3, 64 * 1024 ** 2, 64 * 1024 ** 2]);
   });
 
   it("has no network: loopback only, no route, a connection out fails", async () => {

@@ -4,7 +4,7 @@
  * rights on NetworkPolicies is refused with the rights to grant, before any Pod exists, and
  * `warden serve` with it does not start. This
  * cluster's network plugin does not enforce NetworkPolicies, so these tests prove the object,
- * not the enforcement (README "Kubernetes backend"); the Pod's lack of a route is
+ * not the enforcement (docs/kubernetes.md, "NetworkPolicy"); the Pod's lack of a route is
  * test/k8s/sandbox.test.ts's.
  */
 import { rm } from "node:fs/promises";

@@ -7,7 +7,7 @@
  *   not RBAC.
  * A Pod no node takes is made without filling the shared node: a RuntimeClass no node matches
  * (test/helpers/k8s-no-node.ts), as a full node keeps one Pending with "Insufficient cpu"
- * (`npm run bench k8s`, README).
+ * (`npm run bench k8s`, docs/benchmarks.md).
  */
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * The RBAC rights the README lists for the Kubernetes backend are enough, and the one the channel
+ * The RBAC rights docs/kubernetes.md lists for the Kubernetes backend are enough, and the one the channel
  * needs is named when it is missing: a ServiceAccount with get, list, create, delete on `pods`,
  * create and get on `pods/exec` (no `pods/attach`) and get, create, update on NetworkPolicies runs
  * a session; without `pods/exec` the create fails naming it, and leaves no Pod.
@@ -11,7 +11,7 @@ import { type LimitedKubeconfig, limitedKubeconfig } from "../helpers/k8s-rbac.j
 import { run } from "../helpers/sandbox-fixture.js";
 
 const TENANT = `test-k8s-rbac-${process.pid}`;
-// The README's rights on pods: `patch` sets a claimed spare's expiry and a Pod's helper-copy annotation.
+// docs/kubernetes.md's rights on pods: `patch` sets a claimed spare's expiry and a Pod's helper-copy annotation.
 const PODS = { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "create", "delete", "patch"] };
 const POLICIES = {
   apiGroups: ["networking.k8s.io"],
@@ -40,7 +40,7 @@ describeK8s("Kubernetes backend: the RBAC rights it needs", () => {
     expect(await podLeftovers(TENANT)).toEqual([]);
   });
 
-  it("the README's rights run a session: pods, pods/exec and NetworkPolicies, no pods/attach", async () => {
+  it("docs/kubernetes.md's rights run a session: pods, pods/exec and NetworkPolicies, no pods/attach", async () => {
     const cluster = connectCluster({
       namespace: TEST_NAMESPACE,
       kubeconfig: documented.kubeconfig,

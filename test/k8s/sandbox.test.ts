@@ -55,12 +55,12 @@ describeK8s("Kubernetes sandbox: a hardened Pod over the attach channel", () => 
     expect(r.stdout).toContain("No such file or directory");
   });
 
-  it("has a read-only root and size-limited memory-backed /workspace and /tmp", async () => {
+  it("has a read-only root and size-limited memory-backed /workspace, /tmp and HOME", async () => {
     expect((await run(sandbox, "touch /etc/x 2>&1")).stdout).toContain("Read-only file system");
-    expect(await emptyDirSizes(sandbox)).toEqual([1024 ** 3, 64 * 1024 ** 2]);
+    expect(await emptyDirSizes(sandbox)).toEqual([1024 ** 3, 64 * 1024 ** 2, 64 * 1024 ** 2]);
   });
 
-  it("caps memory at memory + tmp + workspace + 1 MiB, and CPU at its limit, in the container's cgroup", async () => {
+  it("caps memory at memory + 2 × tmp (/tmp, HOME) + workspace + 1 MiB, and CPU at its limit, in the container's cgroup", async () => {
     // cgroup v2 (memory.max, cpu.max) or v1 (memory/memory.limit_in_bytes, cpu/cpu.cfs_quota_us), whichever the node has.
     const r = await run(
       sandbox,
@@ -68,7 +68,7 @@ describeK8s("Kubernetes sandbox: a hardened Pod over the attach channel", () => 
         "cat /sys/fs/cgroup/cpu.max 2>/dev/null || echo $(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us /sys/fs/cgroup/cpu/cpu.cfs_period_us)",
     );
     const [memory, cpu] = r.stdout.trim().split("\n");
-    expect(Number(memory)).toBe((256 << 20) + (64 << 20) + 1024 ** 3 + (1 << 20));
+    expect(Number(memory)).toBe((256 << 20) + 2 * (64 << 20) + 1024 ** 3 + (1 << 20));
     expect(cpu).toBe("100000 100000");
   });
 

@@ -1,5 +1,5 @@
 /**
- * Several `warden serve` replicas against one namespace (README "Scale-out"), as real child
+ * Several `warden serve` replicas against one namespace (docs/scale-out.md), as real child
  * processes on a real cluster: each replica labels its Pods with its `backend.replicaId` and
  * reconciles, adopts and pools only those; a second server with a live replica's id stops before
  * reconciling. A second replica's start leaves the first's live

@@ -1,14 +1,16 @@
 /**
  * The package as a user gets it: `npm pack` holds dist/, bin/, the sandbox image's context and the
  * policies; installed from the tarball into an empty project, its types compile under TypeScript's
- * default checks (no skipLibCheck) with the documented public names and the README's library example,
- * and it runs (import and CLI).
+ * default checks (no skipLibCheck) with the documented public names and the README's library and
+ * client examples (`library-session`, `client-ts`), and it runs (import and CLI; without --policy
+ * the CLI finds the package's own policies/default.yaml).
  */
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { expect, it } from "vitest";
+import { docSnippet } from "../helpers/doc-snippets.js";
 
 const repo = resolve(import.meta.dirname, "../..");
 const run = (cmd: string, args: string[], cwd: string) =>
@@ -67,11 +69,12 @@ it("npm pack installs into an empty project, type-checks with default settings a
       "",
     ].join("\n"),
   );
-  // The README's library example compiles as it is shown.
-  const readme = readFileSync(join(repo, "README.md"), "utf8");
-  const example = /### Library[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
-  expect(example).toContain('from "warden"');
-  writeFileSync(join(project, "readme-example.ts"), `${example}export {};\n`);
+  // The README's library and client examples compile as they are shown, against the installed tarball.
+  writeFileSync(
+    join(project, "readme-library.ts"),
+    `${docSnippet("README.md", "library-session")}export {};\n`,
+  );
+  writeFileSync(join(project, "readme-client.ts"), `${docSnippet("README.md", "client-ts")}export {};\n`);
   run(join(repo, "node_modules/.bin/tsc"), ["-p", "."], project);
   const printed = run(
     "node",
@@ -85,5 +88,16 @@ it("npm pack installs into an empty project, type-checks with default settings a
   expect(printed).toBe("true function\n");
   expect(run("node", ["node_modules/warden/bin/warden.js", "--version"], project).trim()).toMatch(
     /^\d+\.\d+\.\d+/,
+  );
+  // Without --policy the installed CLI applies its own shipped default policy and names it (the
+  // flag error after the notice stops it before any sandbox is made).
+  const cli = spawnSync(
+    "node",
+    ["node_modules/warden/bin/warden.js", "exec", "ls", "{}", "--net-ca-bundle", "/x"],
+    { cwd: project, encoding: "utf8" },
+  );
+  expect(cli.status).toBe(2);
+  expect(cli.stderr.split("\n")[0]).toBe(
+    `warden: policy: the default, ${join(realpathSync(project), "node_modules/warden/policies/default.yaml")} (secrets and rm denied; workspace reads, copy-mode edits and common read-only and build/test commands allowed; anything else asks); choose another with --policy FILE, or allow every call with --policy allow-all`,
   );
 });

@@ -1,6 +1,6 @@
 /**
  * Call-by-call comparison of Pi's and warden's results. Before comparing, the text is normalised
- * only where the two cannot agree by construction (README "Pi fidelity", normalisations):
+ * only where the two cannot agree by construction (docs/pi-fidelity.md, normalisations):
  * - the path of the file holding a cut command's full output (random on both sides);
  * - an image block becomes `[image <mime> <width>x<height>]` (the bytes of a re-encoded image
  *   depend on the encoder; type and size are what the model sees).

@@ -14,7 +14,7 @@ export interface DiffInput {
 export interface KnownDifference {
   id: string;
   kind: "safety" | "wording" | "pi-bug";
-  /** The README's wording of it. */
+  /** Its wording in docs/pi-fidelity.md. */
   summary: string;
   /** True when this difference alone accounts for the call's whole disagreement. */
   explains?(d: DiffInput): boolean;

@@ -1,5 +1,5 @@
 /**
- * The listed differences between Pi 0.73.1 and warden (README "Pi fidelity"). Each is one of:
+ * The listed differences between Pi 0.73.1 and warden (docs/pi-fidelity.md). Each is one of:
  * - `safety`: a documented deliberate safety difference;
  * - `wording`: harmless wording kept on purpose;
  * - `pi-bug`: a Pi bug that warden does not copy (its case named in `summary`).

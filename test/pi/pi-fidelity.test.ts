@@ -2,8 +2,8 @@
  * `npm run test:pi`: the differential suite. Each corpus runs through the real Pi 0.73.1 (its own
  * tools, driven by pi-agent-core's agent loop, inside a throwaway sandbox container) and through a
  * warden session, from the same starting workspace; the results are compared call by call. Every
- * difference must be one of the listed known differences (known-differences.ts, README "Pi
- * fidelity"), else the suite fails and names the call. A report per corpus is written to
+ * difference must be one of the listed known differences (known-differences.ts, docs/pi-fidelity.md),
+ * else the suite fails and names the call. A report per corpus is written to
  * $WARDEN_PI_REPORT_DIR (default: <tmpdir>/warden-pi-fidelity).
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -19,7 +19,7 @@ import { knownDifferences } from "./known-differences.js";
 import { type CorpusCall, runPiBatches } from "./pi-container.js";
 import { runWardenBatches } from "./warden-side.js";
 
-/** Seed of the generated corpus (any seed must pass; this one is what CI and the README use). */
+/** Seed of the generated corpus (any seed must pass; this one is what CI and docs/pi-fidelity.md use). */
 const SEED = 20261201;
 const reportDir = process.env.WARDEN_PI_REPORT_DIR ?? join(tmpdir(), "warden-pi-fidelity");
 const workspaces: string[] = [];
@@ -64,14 +64,14 @@ function describe(c: CallComparison) {
 
 function expectAllExplained(comparisons: CallComparison[]) {
   const unexplained = comparisons.filter((c) => c.known === undefined).map(describe);
-  expect(unexplained, "differences that are in none of the README's lists (warden faults to fix)").toEqual(
-    [],
-  );
+  expect(
+    unexplained,
+    "differences that are in none of docs/pi-fidelity.md's lists (warden faults to fix)",
+  ).toEqual([]);
 }
 
-it("the README's Pi fidelity section lists every known difference, in its list, with its wording", async () => {
-  const readme = await readFile(join(import.meta.dirname, "../../README.md"), "utf8");
-  const section = readme.slice(readme.indexOf("## Pi fidelity"), readme.indexOf("## Security model"));
+it("docs/pi-fidelity.md lists every known difference, in its list, with its wording", async () => {
+  const section = await readFile(join(import.meta.dirname, "../../docs/pi-fidelity.md"), "utf8");
   const heading = {
     safety: "**Deliberate safety differences**",
     "pi-bug": "**Pi bugs",

@@ -1,8 +1,8 @@
 /**
  * The layer order of src/, written once: a unit (a folder under src/, or a file directly in it)
  * imports only units listed before it, and another folder only through that folder's index.ts.
- * test/unit/architecture.test.ts enforces it; README "How the code is laid out" lists the same
- * folders in the same order (the test compares them).
+ * test/unit/architecture.test.ts enforces it; AGENTS.md's layout table lists the same units in
+ * the same order for readers (the test compares them).
  */
 
 /** One unit of src/ in layer order, with why it sits where it does. */

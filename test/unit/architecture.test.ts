@@ -17,10 +17,10 @@ describe("architecture of src/", () => {
     CRUISE_MS,
   );
 
-  it("README's layout section lists the layers' folders in the same order", async () => {
-    const readme = await readFile("README.md", "utf8");
-    const section = readme.split("## How the code is laid out")[1]?.split("\n## ")[0] ?? "";
-    const listed = [...section.matchAll(/^- `([a-z-]+)(?:\/|\.ts)`/gm)].map((m) => m[1]);
+  it("AGENTS.md's layout table (the one list for readers) names the layers' units in the same order", async () => {
+    const agents = await readFile("AGENTS.md", "utf8");
+    const section = agents.split("## Layout")[1]?.split("\n## ")[0] ?? "";
+    const listed = [...section.matchAll(/^\| ([a-z-]+)(?:\/|\.ts) \|/gm)].map((m) => m[1]);
     expect(listed).toEqual(LAYERS.map((l) => l.unit));
   });
 

@@ -2,20 +2,28 @@
  * `warden apply <patch-or-transcript>`: applies a saved session's change to the host workspace later,
  * with the same checks as `warden run --apply` (src/review/patch-file-apply.ts, apply.ts): a
  * three-way merge with host edits made since the session started; when any file conflicts, nothing is
- * written and each file is named. `--check` only reports. Like `git apply`, it applies to the current
- * directory unless `--workspace` names another, and it does not ask. Exit 0 applied (or would apply),
- * 1 conflicts, 2 no such patch or not a patch.
+ * written and each file is named. `--check` only reports. It applies to the workspace the patch
+ * records (its `warden-workspace:` first line, review/workspace-record.ts; for a transcript whose
+ * patch has none, the run_start record), and refuses, naming it, when that directory is gone or is
+ * another directory now (device and inode differ); `--workspace DIR` overrides. A patch recording
+ * no workspace (e.g. `--export-patch`'s, or any git patch) applies to the current directory, like
+ * `git apply`. It does not ask. Exit 0 applied (or would apply), 1 conflicts, 2 no such patch, not a
+ * patch, or the recorded workspace gone or moved.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Command } from "commander";
+import { readRunTranscript } from "../../agent/index.js";
 import { WardenError } from "../../errors.js";
 import {
   applyChanges,
   changesFromPatch,
+  checkWorkspaceRecord,
   MergeConflictError,
   mergeFile,
   quotePath,
+  readWorkspaceHeader,
+  type WorkspaceRecord,
 } from "../../review/index.js";
 import { savedPatchPath } from "./diff.js";
 
@@ -26,13 +34,38 @@ interface ApplyFlags {
 
 const say = (text: string) => process.stdout.write(`${text}\n`);
 
+/**
+ * The workspace `patchPath` records (its header line), else the one transcript `file`'s run_start
+ * records (path, and device and inode when it has them), else undefined.
+ */
+export function recordedWorkspace(file: string, patchPath: string): WorkspaceRecord | undefined {
+  const header = readWorkspaceHeader(readFileSync(patchPath, "utf8"));
+  if (header || file === patchPath) return header;
+  const start = readRunTranscript(file).records.find((r) => r.warden === "run_start");
+  if (start?.warden !== "run_start" || !start.workspace || !start.workspaceId) return undefined;
+  return { path: start.workspace, ...start.workspaceId };
+}
+
+/**
+ * The directory to apply to: `--workspace`, else the recorded one (checked: WorkspaceMovedError when
+ * it is gone or another directory), else the current directory.
+ */
+async function targetOf(file: string, patchPath: string, flags: ApplyFlags): Promise<string> {
+  if (flags.workspace) return resolve(flags.workspace);
+  const recorded = recordedWorkspace(file, patchPath);
+  if (!recorded) return process.cwd();
+  await checkWorkspaceRecord(recorded, file);
+  return recorded.path;
+}
+
 /** Runs the command; sets process.exitCode (see module doc). */
 export async function runApply(file: string, flags: ApplyFlags): Promise<void> {
-  const root = resolve(flags.workspace ?? process.cwd());
+  let root: string;
   let patchPath: string;
   let parsed: Awaited<ReturnType<typeof changesFromPatch>>;
   try {
     patchPath = existsSync(file) && !file.endsWith(".jsonl") ? file : savedPatchPath(file);
+    root = await targetOf(file, patchPath, flags);
     parsed = await changesFromPatch(root, patchPath);
   } catch (err) {
     if (!(err instanceof WardenError)) throw err;
@@ -77,10 +110,13 @@ export function registerApply(program: Command): void {
   program
     .command("apply")
     .description(
-      "apply a saved `warden run` change to the workspace later (a three-way merge with your edits)",
+      "apply a saved session's change (warden run, exec, replay, mcp) to its workspace later (a three-way merge with your edits)",
     )
-    .argument("<file>", "the run's transcript or its saved .patch (or an exported patch)")
-    .option("-w, --workspace <dir>", "the workspace to apply to (default: the current directory)")
+    .argument("<file>", "a run's transcript, a saved session .patch, or an exported patch")
+    .option(
+      "-w, --workspace <dir>",
+      "the workspace to apply to (default: the one the patch records, else the current directory)",
+    )
     .option("--check", "only report whether it applies; write nothing")
     .action((file: string, flags: ApplyFlags) => runApply(file, flags));
 }

@@ -2,7 +2,9 @@
  * `warden exec <tool> '<json-arguments>'`: one tool call in a fresh session. Prints the result text
  * (with `--json`, the ToolResultMessage); on a terminal a command's output streams as it comes
  * (../output/live-output.ts). Exit 0 success, 1 isError result, 2 usage or engine errors,
- * 130 when interrupted. The session (container and spill files) is destroyed in every case, Ctrl-C included.
+ * 130 when interrupted. The session (container and spill files) is destroyed in every case, Ctrl-C,
+ * SIGTERM and SIGHUP included. Without `--policy` the shipped default policy applies (said on stderr).
+ * A copy-mode call that changed files saves the patch first and names it on stderr (session-patch.ts).
  */
 import type { Command } from "commander";
 import { renderResult } from "../../agent/index.js";
@@ -13,6 +15,7 @@ import { terminalSafe } from "../../util/index.js";
 import { withInterrupt } from "../output/interrupt.js";
 import { LiveOutput } from "../output/live-output.js";
 import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
+import { saveSessionChanges, startSessionPatch } from "../output/session-patch.js";
 
 interface ExecFlags extends SessionFlags {
   json?: boolean;
@@ -69,7 +72,9 @@ async function runExec(toolName: string, argumentsText: string, flags: ExecFlags
       ? new LiveOutput((text) => process.stdout.write(text))
       : undefined;
   const { value: result, interrupted } = await withInterrupt(async (signal): Promise<ToolResultMessage> => {
-    const session = await createSession(await sessionOptionsOf(flags, signal));
+    const options = await sessionOptionsOf(flags, signal);
+    const start = await startSessionPatch(options);
+    const session = await createSession(options);
     try {
       checkToolEnabled(toolName, session.enabledTools);
       const [first] = await session.runToolCalls([{ id: "exec-1", name: toolName, arguments: args }], {
@@ -83,6 +88,7 @@ async function runExec(toolName: string, argumentsText: string, flags: ExecFlags
       if (!first) throw new InvalidArgumentError("The pipeline returned no result.");
       return first;
     } finally {
+      await saveSessionChanges(session, start, signal);
       await session.close();
     }
   });

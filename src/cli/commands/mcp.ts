@@ -4,17 +4,22 @@
  * With `--policy`, an `ask` (of a tool call, or of a connection under a `network:` ask rule) is put
  * to the client's user by MCP elicitation, or refused (non-interactive) when the client lacks it.
  * Stdout carries only MCP messages; diagnostics go to stderr.
+ * Without `--policy` the shipped default policy applies (said on stderr; `--policy allow-all` turns it off).
  * The session (container and spill files) is closed when the client disconnects (stdin ends) or on
- * SIGINT/SIGTERM; the process then exits 0. Exit 2 when the session cannot be created.
+ * SIGINT/SIGTERM/SIGHUP; the process then exits 0. Before that, a copy-mode session that changed
+ * files saves its patch and names it on stderr (../output/session-patch.ts): the host is never
+ * written, and the work is kept for `warden apply`. Exit 2 when the session cannot be created.
  */
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Command } from "commander";
 import { createMcpServer, ElicitationApproval, serveSessionTools } from "../../mcp/index.js";
 import { createPolicyHookFromFiles, networkApprover } from "../../policy/index.js";
 import { createSession } from "../../session/index.js";
+import { SESSION_SIGNALS } from "../output/interrupt.js";
 import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
+import { saveSessionChanges, startSessionPatch } from "../output/session-patch.js";
 
-const SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM"];
+const SIGNALS = SESSION_SIGNALS;
 
 async function runMcp(flags: SessionFlags): Promise<void> {
   const controller = new AbortController();
@@ -40,7 +45,9 @@ async function runMcp(flags: SessionFlags): Promise<void> {
   const approve = networkApprover(approval);
   if (approve && options.network?.mode === "allowlist") options.network.approve = approve;
   let session: Awaited<ReturnType<typeof createSession>>;
+  let start: Awaited<ReturnType<typeof startSessionPatch>>;
   try {
+    start = await startSessionPatch(options);
     session = await createSession(options);
   } finally {
     for (const s of SIGNALS) process.off(s, onEarlySignal);
@@ -57,6 +64,7 @@ async function runMcp(flags: SessionFlags): Promise<void> {
       void server
         .close()
         .catch(() => undefined)
+        .then(() => saveSessionChanges(session, start))
         .then(() => session.close())
         .catch((err: unknown) =>
           process.stderr.write(`warden mcp: closing the session failed: ${String(err)}\n`),

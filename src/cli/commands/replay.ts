@@ -5,6 +5,9 @@
  * `{{spill:<tool_call_id>}}` in arguments is replaced by that earlier call's spill handle (`/spill/<name>`,
  * which read opens in the replay's session).
  * A turn whose tool-call ids repeat runs nothing: each of its calls gets the pipeline's duplicate-id error.
+ * The policy: `--policy` when given; else the one a `warden run` transcript recorded (refused when
+ * its files changed or are gone: policy-choice.ts); else the shipped default. A copy-mode replay
+ * that changed files saves the patch when it ends and names it on stderr (session-patch.ts).
  * Exit 0 once every turn ran (error results included), 2 for usage or engine errors, 130 when interrupted.
  */
 import { appendFile, readFile, writeFile } from "node:fs/promises";
@@ -13,6 +16,7 @@ import pc from "picocolors";
 import {
   callHeader,
   indent,
+  parseRunTranscript,
   previewText,
   renderResult,
   resultStatus,
@@ -20,6 +24,7 @@ import {
 } from "../../agent/index.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { duplicateToolCallIdResults, duplicateToolCallIds, errorResult } from "../../pipeline/index.js";
+import { isPolicyRecord, type PolicyRecord } from "../../policy/index.js";
 import {
   createSession,
   parseTranscript,
@@ -31,7 +36,9 @@ import {
 } from "../../session/index.js";
 import type { ToolCall, ToolResultMessage } from "../../tools/index.js";
 import { withInterrupt } from "../output/interrupt.js";
+import { policyFromTranscript } from "../output/policy-choice.js";
 import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
+import { saveSessionChanges, startSessionPatch } from "../output/session-patch.js";
 
 interface ReplayFlags extends SessionFlags {
   out?: string;
@@ -121,6 +128,12 @@ async function replayTurn(
   return results;
 }
 
+/** The policy a `warden run` transcript's run_start recorded, if any (its text as read). */
+function recordedPolicy(text: string, file: string): PolicyRecord | undefined {
+  const start = parseRunTranscript(asJsonl(text), file).records.find((r) => r.warden === "run_start");
+  return start && isPolicyRecord(start.policy) ? start.policy : undefined;
+}
+
 /** A `{"messages": [...]}` export as JSONL (one message per line); any other text as it is. */
 export function asJsonl(text: string): string {
   const trimmed = text.trim();
@@ -149,9 +162,12 @@ export async function runReplay(file: string, flags: ReplayFlags): Promise<void>
         ? `Transcript '${file}' is empty: nothing to replay.`
         : `Transcript '${file}' has no assistant message with tool_calls: nothing to replay (one JSON message per line, or {"messages": [...]}).`,
     );
+  const policy = await policyFromTranscript(file, recordedPolicy(text, file), flags.policy);
   if (flags.out) await writeFile(flags.out, "");
   const { value: summary, interrupted } = await withInterrupt(async (signal): Promise<ReplaySummary> => {
-    const session = await createSession(await sessionOptionsOf(flags, signal));
+    const options = await sessionOptionsOf(flags, signal, undefined, policy);
+    const start = await startSessionPatch(options);
+    const session = await createSession(options);
     const summary: ReplaySummary = { calls: 0, errors: 0 };
     try {
       const info = session.sandbox.info;
@@ -170,6 +186,7 @@ export async function runReplay(file: string, flags: ReplayFlags): Promise<void>
         if (flags.out) await appendFile(flags.out, results.map((r) => `${JSON.stringify(r)}\n`).join(""));
       }
     } finally {
+      await saveSessionChanges(session, start, signal);
       await session.close();
     }
     return summary;

@@ -1,7 +1,8 @@
 /**
  * `warden run --task "…"`: an agent loop on any OpenAI-compatible model, every tool call in a sandboxed
  * session, and a review of the change before anything reaches the host (copy mode: summary, saved patch,
- * `--export-patch`, `--apply` after confirmation). Exit 0 final answer, 1 stopped at --max-turns or
+ * `--export-patch`, `--apply` after confirmation). Without `--policy` the shipped default policy
+ * applies (../output/policy-choice.ts); the transcript records the policy (files and digest, or allow-all). Exit 0 final answer, 1 stopped at --max-turns or
  * --apply refused, 2 configuration, provider or engine errors, 130 interrupted (the changes made so
  * far are saved as the run's patch, never applied; the session is closed and its container removed in
  * every case).
@@ -31,6 +32,7 @@ import { createPolicyHookFromFiles, networkApprover } from "../../policy/index.j
 import type { Session, SessionOptions } from "../../session/index.js";
 import { createSession } from "../../session/index.js";
 import { withInterrupt } from "../output/interrupt.js";
+import { choosePolicy, policyRecordOf } from "../output/policy-choice.js";
 import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
 
 /** The flags of `warden run`, as commander hands them over. */
@@ -79,20 +81,25 @@ export async function runRun(flags: RunFlags, deps: RunDependencies = { createSe
   const view: RunView = flags.json ? new JsonView(process.stdout) : new TerminalView({ out: process.stdout });
   const say = (text: string) => (flags.json ? process.stderr : process.stdout).write(`${text}\n`);
   const workspace = resolve(flags.workspace ?? process.cwd());
+  const policy = choosePolicy(flags.policy);
 
   const { value: outcome, interrupted } = await withInterrupt(async (signal) => {
     // The policy files also exclude what they deny reading from the copy, and their `network:`
     // sections set the network. An `ask`, of a tool call or of a connection under a network `ask`
     // rule, goes to the same terminal with the same timeout (or is refused, non-interactive).
     const approval = flags.nonInteractive ? undefined : approvalFor(view);
-    const sessionOptions = await sessionOptionsOf({ ...flags, workspace }, signal, (files) => {
-      return createPolicyHookFromFiles(files, {
-        approval,
-        nonInteractive: flags.nonInteractive === true || approval === undefined,
-        sessionId,
-        auditLog: decisionLogger(transcript, logger),
-      });
-    });
+    const sessionOptions = await sessionOptionsOf(
+      { ...flags, workspace },
+      signal,
+      (files) =>
+        createPolicyHookFromFiles(files, {
+          approval,
+          nonInteractive: flags.nonInteractive === true || approval === undefined,
+          sessionId,
+          auditLog: decisionLogger(transcript, logger),
+        }),
+      policy,
+    );
     const approve = networkApprover(approval);
     if (approve && sessionOptions.network?.mode === "allowlist") sessionOptions.network.approve = approve;
     logger?.info({ event: "run_start", sessionId, model: config.model, baseURL: config.baseURL, workspace });
@@ -105,6 +112,7 @@ export async function runRun(flags: RunFlags, deps: RunDependencies = { createSe
         transcript,
         maxTurns: flags.maxTurns,
         includeIgnored: flags.includeIgnored === true,
+        policy: await policyRecordOf(policy),
         signal,
         onEvent: (event) => {
           view.handle(event);

@@ -25,7 +25,7 @@ export function registerServe(program: Command): void {
     .option("--port <port>", "listen port (overrides the config)")
     .option(
       "--on-exit <keep|close>",
-      "on SIGTERM keep live sessions for the next start, or close them",
+      "on SIGTERM, SIGINT or SIGHUP keep live sessions for the next start, or close them",
       "keep",
     )
     .option("--hash-key <token>", "print the sha256 of an API key for the config file, then exit")

@@ -30,7 +30,7 @@ export function addNetworkFlags(command: Command): Command {
   return command
     .option(
       "--allow-net <hosts>",
-      "let the sandbox reach these domains through warden's egress gateway: host[:port[+port]],… (wildcards *.example.org; default ports 80 and 443; repeatable). Without it: no network",
+      "let the sandbox reach these domains through warden's egress gateway: host[:port[+port]],… (host names, not URLs: pypi.org, not https://pypi.org; wildcards *.example.org; default ports 80 and 443; repeatable). Without it: no network",
       collect,
     )
     .option(
@@ -46,12 +46,26 @@ export function addNetworkFlags(command: Command): Command {
 
 /**
  * One stderr line for an audit record, e.g. `warden: net ask→deny GET x.org:80 ask=non-interactive
- * rule="ask x.org:80+443 (nobody to ask: non-interactive)" out=120B in=3400B 2ms`.
+ * rule="ask x.org:80+443 (nobody to ask: non-interactive)" out=120B in=3400B 2ms`. A refusal
+ * `upstream-tls` ends with what to do (upstreamTlsFix): it names `--net-ca-bundle`.
  */
 export function connectionLine(r: ConnectionAudit): string {
   const sni = r.sni && r.sni !== r.domain ? ` sni=${r.sni}` : "";
   const ask = r.ask ? ` ask=${r.ask}` : "";
-  return `warden: net ${r.decision} ${r.method} ${r.domain}:${r.port}${sni}${ask} rule="${r.rule}" out=${r.bytesOut}B in=${r.bytesIn}B ${r.durationMs}ms\n`;
+  const fix = r.refusal === "upstream-tls" ? `; ${upstreamTlsFix(r.domain)}` : "";
+  return `warden: net ${r.decision} ${r.method} ${r.domain}:${r.port}${sni}${ask} rule="${r.rule}" out=${r.bytesOut}B in=${r.bytesIn}B ${r.durationMs}ms${fix}\n`;
+}
+
+/**
+ * What to do when the gateway's TLS connection to `domain` failed (refusal `upstream-tls`): the
+ * usual cause on a first run is a network that intercepts TLS (a company proxy), whose CA the
+ * gateway does not trust until `--net-ca-bundle` names it.
+ */
+export function upstreamTlsFix(domain: string): string {
+  return (
+    `the gateway could not make a verified TLS connection to ${domain}: if this network intercepts TLS ` +
+    "(a company proxy), pass that proxy's CA certificate (PEM) with --net-ca-bundle FILE; otherwise the origin is unreachable or its certificate is invalid"
+  );
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   networkOptionsOf,
   policyNetworkLayers,
 } from "./network-flags.js";
+import { choosePolicy, type PolicyChoice } from "./policy-choice.js";
 import { loadPolicyHooks } from "./policy-hooks.js";
 import { workspaceExclusions } from "./workspace-exclusions.js";
 
@@ -94,7 +95,7 @@ export function addSessionFlags(command: Command): Command {
       // the first file has the highest authority (operator > tenant > project > session).
       .option(
         "--policy <file>",
-        "policy file (allow/ask/deny rules), applied as a beforeToolCall hook; repeat for layers",
+        "policy file (allow/ask/deny rules), applied as a beforeToolCall hook; repeat for layers (default: the shipped policies/default.yaml; allow-all: no policy, every call allowed)",
         (file: string, previous: string[] = []) => [...previous, file],
       )
       .option(
@@ -112,7 +113,7 @@ export function addSessionFlags(command: Command): Command {
         (v: string) => parseByteCount(v, "--workspace-size"),
       )
       .option("--pids <n>", "process and thread limit (default 256)", positiveNumber("--pids", true))
-      .option("--tmp-size <bytes>", "size of /tmp, e.g. 256m (default 64m)", (v: string) =>
+      .option("--tmp-size <bytes>", "size of /tmp and of HOME, each, e.g. 256m (default 64m)", (v: string) =>
         parseByteCount(v, "--tmp-size"),
       )
       .option("--tools <names>", "strict allowlist of tools, comma-separated (e.g. read,ls)")
@@ -177,24 +178,30 @@ export type PolicyHookOf = (files: string[], sessionId: string) => Promise<Befor
 /**
  * SessionOptions for the flags, with a fresh session id: the workspace resolved to an absolute host path (a `--mode` without
  * `--workspace` is a usage error), the tool selection, the network (`--allow-net` and the policy
- * files' `network:` sections, strictest wins), and the policy hook when `--policy` is given
- * (`policyHook`'s, or the non-interactive one).
+ * files' `network:` sections, strictest wins), and the policy hook of `policy` (default: the choice
+ * `--policy` makes, policy-choice.ts: the shipped default policy without it; no hook for allow-all),
+ * built by `policyHook` or the non-interactive one. The choice's notice goes to stderr.
  */
 export async function sessionOptionsOf(
   flags: SessionFlags,
   signal?: AbortSignal,
   policyHook?: PolicyHookOf,
+  policy: PolicyChoice = choosePolicy(flags.policy),
 ): Promise<SessionOptions> {
   if (flags.mode && !flags.workspace) {
     throw new InvalidArgumentError("--mode needs --workspace <dir>: name the host directory to expose.");
   }
+  // Said first, so it is on stderr whatever fails next (a policy file that does not load, a flag).
+  if (policy.notice) process.stderr.write(`${policy.notice}\n`);
+  const files = policy.files;
   const sessionId = randomUUID();
   const options: SessionOptions = { sessionId, toolSelection: toolSelectionOf(flags), signal };
   if (flags.workspace) {
     const hostPath = resolve(flags.workspace);
     const mode = flags.mode ?? "copy";
     options.workspace = { hostPath, mode };
-    if (mode === "copy") Object.assign(options.workspace, await workspaceExclusions(hostPath, flags));
+    if (mode === "copy")
+      Object.assign(options.workspace, await workspaceExclusions(hostPath, { ...flags, policy: files }));
     else if (flags.exclude?.length)
       throw new InvalidArgumentError(
         "--exclude works with --mode copy only (ro and rw mount the directory whole).",
@@ -216,12 +223,12 @@ export async function sessionOptionsOf(
   if (flags.runtime) options.runtime = flags.runtime;
   if (flags.tenant) options.tenant = flags.tenant;
   if (flags.spillMaxBytes !== undefined) options.spillMaxBytes = flags.spillMaxBytes;
-  const network = networkOptionsOf(flags, await policyNetworkLayers(flags.policy));
+  const network = networkOptionsOf(flags, await policyNetworkLayers(files));
   if (network) options.network = network;
   options.spillMaxBytesHint = "--spill-max-bytes";
-  if (flags.policy && flags.policy.length > 0)
+  if (files.length > 0)
     options.beforeToolCall = policyHook
-      ? [await policyHook(flags.policy, sessionId)]
-      : await loadPolicyHooks(flags.policy, sessionId);
+      ? [await policyHook(files, sessionId)]
+      : await loadPolicyHooks(files, sessionId);
   return options;
 }

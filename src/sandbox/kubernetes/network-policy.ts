@@ -11,7 +11,7 @@
  * delete or leak per session, and a Pod is never running before its policy exists (it is ensured
  * before the first Pod is created). It needs `get`, `create` and `update` on
  * `networkpolicies.networking.k8s.io` in the namespace, or only `get` when an administrator has
- * created the exact object (README "Kubernetes backend").
+ * created the exact object (docs/kubernetes.md, "NetworkPolicy").
  */
 import type { V1NetworkPolicy } from "@kubernetes/client-node";
 import { apiStatus, fromKubeError, type KubernetesCluster } from "./cluster.js";

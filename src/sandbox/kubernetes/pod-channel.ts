@@ -20,7 +20,7 @@
  *   container's end, e.g. after `kill -TERM 1` ended its PID 1, only a moment later; a verdict
  *   short of final is read again by the next call). Its Pod is not deleted: a helper killed from
  *   inside (`kill -9 -1`) cannot be told from one ended by another controller's newer channel (a
- *   takeover under the same replica id, README "Scale-out"), and deleting would end that
+ *   takeover under the same replica id, docs/scale-out.md), and deleting would end that
  *   controller's live session; a Pod whose container ended (Succeeded, Failed) holds nothing but
  *   its API object, which shows why it ended; the session's DELETE, its expiry or `warden gc`
  *   removes it, as a restarted server does a Pod that is not running. A re-opened helper that

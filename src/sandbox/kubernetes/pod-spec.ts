@@ -3,18 +3,19 @@
  * field is unit-tested. It mirrors the Docker container's hardening (../hardening.ts): the
  * sandbox's own non-root uid:gid (../sandbox-uid.ts: also the fsGroup, so the emptyDirs are its), a read-only root filesystem, all capabilities dropped, no privilege
  * escalation, seccomp RuntimeDefault, no service-account token and no service links, CPU and
- * memory limits, and size-limited memory-backed emptyDirs for /workspace and /tmp. The container's
+ * memory limits, and size-limited memory-backed emptyDirs for /workspace, /tmp and HOME (/home/sandbox,
+ * as large as /tmp: pip's user installs and npm's cache write there). The container's
  * process is `warden-helper --init`, an idle init with no stdin that writes nothing (the CRI
  * runtime logs a container's stdout and stderr to the node's disk); the channel is a separate
  * `warden-helper --channel` that the exec API starts (transport.ts).
  *
  * What the Pod spec cannot say: a per-container pids limit. Kubernetes caps processes per Pod
  * only through the kubelet's `podPidsLimit` (node configuration); the requested value is kept
- * in the `io.warden.pids` annotation, and the README says which limit applies.
+ * in the `io.warden.pids` annotation, and docs/kubernetes.md says which limit applies.
  */
 import type { V1Pod } from "@kubernetes/client-node";
 import { HELPER_PATH } from "../channel/protocol/helper-path.js";
-import { BASE_ENV } from "../io-contract.js";
+import { BASE_ENV, SANDBOX_HOME } from "../io-contract.js";
 import { cgroupMemoryBytes } from "../limits.js";
 import { parseSandboxUid, requireNonRootUid, UID_LABEL } from "../sandbox-uid.js";
 import type { SandboxLimits } from "../types.js";
@@ -125,12 +126,14 @@ export function buildPodSpec(options: PodSpecOptions): V1Pod {
           volumeMounts: [
             { name: "workspace", mountPath: WORKSPACE_DIR },
             { name: "tmp", mountPath: "/tmp" },
+            { name: "home", mountPath: SANDBOX_HOME },
           ],
         },
       ],
       volumes: [
         { name: "workspace", emptyDir: { medium: "Memory", sizeLimit: String(limits.workspaceBytes) } },
         { name: "tmp", emptyDir: { medium: "Memory", sizeLimit: String(limits.tmpBytes) } },
+        { name: "home", emptyDir: { medium: "Memory", sizeLimit: String(limits.tmpBytes) } },
       ],
     },
   };

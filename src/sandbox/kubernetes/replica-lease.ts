@@ -1,5 +1,5 @@
 /**
- * One live `warden serve` per replica id (README "Scale-out"): a replica holds the Lease
+ * One live `warden serve` per replica id (docs/scale-out.md): a replica holds the Lease
  * (coordination.k8s.io/v1) `warden-replica-…` of its id in the namespace while it runs, renewed
  * every `renewMs`. Two replicas started with the same `backend.replicaId` would each reconcile the
  * other's new Pods away as orphans; the second one stops before reconciling instead, naming the

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, expect, it } from "vitest";
 import { readRunTranscript } from "../../../src/agent/transcript.js";
-import { snapshotHost } from "../../../src/review/index.js";
+import { snapshotHost, workspaceHeader, workspaceRecordOf } from "../../../src/review/index.js";
 import { parseTranscript } from "../../../src/session/index.js";
 import {
   agentTenant,
@@ -18,6 +18,7 @@ import {
   cli as runCli,
   workspace,
 } from "../../helpers/agent-fixture.js";
+import { ALLOW_ALL_NOTICE } from "../../helpers/cli-policy.js";
 import { describeEngine } from "../../helpers/engine.js";
 import { type OpenAITestServer, startOpenAITestServer } from "../../helpers/openai-test-server.js";
 
@@ -59,10 +60,13 @@ describeEngine("warden run CLI (engine)", () => {
       "--export-patch",
       join(out, "change.patch"),
     ]);
-    expect(result.stderr).toBe("");
+    expect(result.stderr).toBe(ALLOW_ALL_NOTICE);
     expect(result.exitCode).toBe(0);
     expect(readFileSync(join(out, "change.patch"), "utf8")).toBe(EXPECTED_PATCH);
-    expect(readFileSync(`${transcript}.patch`, "utf8")).toBe(EXPECTED_PATCH);
+    // The saved patch records its workspace first (what `warden apply` applies it to).
+    expect(readFileSync(`${transcript}.patch`, "utf8")).toBe(
+      workspaceHeader(await workspaceRecordOf(ws)) + EXPECTED_PATCH,
+    );
     expect(await snapshotHost(ws)).toEqual(before);
     expect(result.stdout).toContain(" 2 files changed, 2 insertions(+), 1 deletion(-)");
 
@@ -90,6 +94,11 @@ describeEngine("warden run CLI (engine)", () => {
       "tool_result",
       "run_end",
     ]);
+    expect(readRunTranscript(transcript).records[0]).toMatchObject({
+      warden: "run_start",
+      workspace: ws,
+      policy: { allowAll: true },
+    });
   });
 
   it("--apply --yes writes the change to the host", async () => {

@@ -2,51 +2,14 @@
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { previewText } from "../../../src/agent/render/format-result.js";
-import { parseExecArguments, registerExec } from "../../../src/cli/commands/exec.js";
-import { registerReplay } from "../../../src/cli/commands/replay.js";
+import { parseExecArguments } from "../../../src/cli/commands/exec.js";
 import { sessionOptionsOf, toolSelectionOf } from "../../../src/cli/output/session-flags.js";
 import type { ToolResultMessage } from "../../../src/tools/types.js";
+import { DEFAULT_POLICY_NOTICE } from "../../helpers/cli-policy.js";
+import { warden } from "../../helpers/cli-run.js";
 import { describeEngine } from "../../helpers/engine.js";
-
-interface CliRun {
-  stdout: string;
-  stderr: string;
-  exitCode: number;
-}
-
-/** Runs `warden <argv>` in-process (as src/cli/main.ts would) and captures its output and exit status. */
-async function warden(argv: string[]): Promise<CliRun> {
-  const program = new Command("warden").exitOverride();
-  registerExec(program);
-  registerReplay(program);
-  const out: string[] = [];
-  const err: string[] = [];
-  const outSpy = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
-    out.push(String(chunk));
-    return true;
-  });
-  const errSpy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
-    err.push(String(chunk));
-    return true;
-  });
-  process.exitCode = undefined;
-  let exitCode: number;
-  try {
-    await program.parseAsync(argv, { from: "user" });
-    exitCode = Number(process.exitCode ?? 0);
-  } catch (e) {
-    err.push(String(e));
-    exitCode = 2;
-  } finally {
-    outSpy.mockRestore();
-    errSpy.mockRestore();
-    process.exitCode = undefined;
-  }
-  return { stdout: out.join(""), stderr: err.join(""), exitCode };
-}
 
 const TENANT = ["--tenant", "test-cli"];
 
@@ -54,17 +17,20 @@ describeEngine("warden exec", () => {
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "warden-cli-"));
+    // Copy-mode sessions that change files save their patch under $WARDEN_HOME/runs.
+    vi.stubEnv("WARDEN_HOME", join(dir, ".warden-home"));
     // rw mode: the sandbox user (uid 1000) must be able to write the bind-mounted host directory.
     await chmod(dir, 0o777);
     await writeFile(join(dir, "a.txt"), "hello\n");
   });
   afterAll(async () => {
+    vi.unstubAllEnvs();
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("prints the result text and exits 0", async () => {
+  it("prints the result text and exits 0; without --policy the default policy applies, said on stderr", async () => {
     const run = await warden(["exec", "read", '{"path":"a.txt"}', "--workspace", dir, ...TENANT]);
-    expect(run).toEqual({ stdout: "hello\n", stderr: "", exitCode: 0 });
+    expect(run).toEqual({ stdout: "hello\n", stderr: DEFAULT_POLICY_NOTICE, exitCode: 0 });
   });
 
   it("prints the ToolResultMessage with --json; copy mode leaves the host file alone", async () => {
@@ -107,7 +73,11 @@ describeEngine("warden exec", () => {
 
   it("exits 1 for an error result and prints it on stderr", async () => {
     const run = await warden(["exec", "read", '{"path":"nope.txt"}', "--workspace", dir, ...TENANT]);
-    expect(run).toEqual({ stdout: "", stderr: "File not found: nope.txt\n", exitCode: 1 });
+    expect(run).toEqual({
+      stdout: "",
+      stderr: `${DEFAULT_POLICY_NOTICE}File not found: nope.txt\n`,
+      exitCode: 1,
+    });
   });
 
   it("exits 2 for a disabled or unknown tool, naming it as such and listing the enabled tools", async () => {
@@ -115,12 +85,13 @@ describeEngine("warden exec", () => {
     expect(run).toEqual({
       stdout: "",
       stderr:
+        DEFAULT_POLICY_NOTICE +
         "InvalidArgumentError: Tool bash is disabled in this session (--tools, --exclude-tools, --no-tools or --no-builtin-tools); enabled tools: read, edit, write, grep, find, ls.",
       exitCode: 2,
     });
     const cat = await warden(["exec", "cat", "{}", ...TENANT]);
     expect(cat.stderr).toBe(
-      `InvalidArgumentError: Unknown tool 'cat'. Enabled tools: read, bash, edit, write, grep, find, ls. A shell command goes through bash: warden exec bash '{"command":"cat …"}'.`,
+      `${DEFAULT_POLICY_NOTICE}InvalidArgumentError: Unknown tool 'cat'. Enabled tools: read, bash, edit, write, grep, find, ls. A shell command goes through bash: warden exec bash '{"command":"cat …"}'.`,
     );
   });
 
@@ -203,8 +174,10 @@ describeEngine("warden replay", () => {
   let dir: string;
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "warden-replay-"));
+    vi.stubEnv("WARDEN_HOME", join(dir, ".warden-home"));
   });
   afterAll(async () => {
+    vi.unstubAllEnvs();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -222,6 +195,11 @@ describeEngine("warden replay", () => {
     ]);
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toContain("14 calls, 4 error results");
+    expect(run.stderr.startsWith(DEFAULT_POLICY_NOTICE)).toBe(true);
+    // Its changes (two edits and a write, in the sandbox's copy) are saved, never applied.
+    expect(run.stderr).toMatch(
+      /warden: the session changed 3 files in its copy of \/.*\/examples\/workspace \(the host is untouched\); patch saved to \/.*\.warden-home\/runs\/[^ ]+\.patch /,
+    );
     const results = (await readFile(out, "utf8"))
       .trim()
       .split("\n")
@@ -262,13 +240,11 @@ describeEngine("warden replay", () => {
       "Validation failed for tool \"bash\":\n  - command: must have required property 'command'\n" +
         '  - timeout: must be number\n\nReceived arguments:\n{\n  "timeout": "soon"\n}',
     );
+    // The default policy refuses it before path confinement would (a read outside /workspace asks).
     expect(text("call_escape")).toBe(
-      "Path '../etc/passwd' resolves to '/etc/passwd', which is outside the workspace and the session's mounts.",
+      "Tool call refused: read part '/etc/passwd' needs approval (rule 'default' (operator policy)) and this session is non-interactive, so it is denied. Nothing was run.",
     );
-    expect(text("call_check")).toBe(
-      "0000000   A   L   P   H   A  \\r  \\n   B   E   T   A  \\r  \\n   g   a   m\n" +
-        "0000020   m   a  \\r  \\n\nanswer() now returns 2\nnotes capitalised\n",
-    );
+    expect(text("call_check")).toBe("ALPHA^M$\nBETA^M$\nanswer() now returns 2\nnotes capitalised\n");
     expect(text("call_seq")).toMatch(
       /^1001\n1002\n[\s\S]*\n3000\n+\[Showing lines 1001-3000 of 3000\. Full output: \/spill\/bash-[0-9a-f]{8}\.log\]$/,
     );

@@ -1,5 +1,5 @@
 /**
- * Network egress against a real engine (README "Network"): a sandbox in `allowlist` mode reaches
+ * Network egress against a real engine (docs/network.md): a sandbox in `allowlist` mode reaches
  * an allowed name over HTTP and HTTPS through its gateway, and nothing else: not a denied or
  * unlisted name, an IP literal, a listed name that resolves to a private address, DNS of any
  * name, a socket that ignores the proxy variables, UDP, a Host or SNI that disagrees with the

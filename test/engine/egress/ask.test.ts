@@ -1,5 +1,5 @@
 /**
- * `ask` network rules against a real engine (README "Network"): a connection to a domain under an
+ * `ask` network rules against a real engine (docs/network.md): a connection to a domain under an
  * `ask` rule waits in the gateway while the session's approver is asked over the gateway's stdio
  * (images/gateway/warden-relay); yes lets it through (HTTP and HTTPS), no refuses it, "allow for
  * the session" lets later connections to exactly that host and port through without asking, and

@@ -61,6 +61,9 @@ describeEngine("warden exec --allow-net", () => {
       JSON.stringify({ command: `python3 -c "${fetchBoth.replace(/"/g, '\\"')}"` }),
       "--tenant",
       tenant,
+      // The default policy asks for python3 (refused without a terminal): this test is about the network.
+      "--policy",
+      "allow-all",
       ...net,
     ]);
     expect(run.stdout).toContain("hello from public as allowed.test");
@@ -69,6 +72,28 @@ describeEngine("warden exec --allow-net", () => {
       /warden: net allow CONNECT allowed\.test:443 rule="allow allowed\.test:443" out=\d+B in=\d+B/,
     );
     expect(run.stderr).toMatch(/warden: net deny GET other\.test:80 rule="not-listed"/);
+  }, 90_000);
+
+  it("names --net-ca-bundle when the origin's certificate is one the gateway does not trust", async () => {
+    // The testbed's origins have certificates of the testbed's own CA, as behind a TLS-intercepting
+    // proxy: without --net-ca-bundle the gateway's TLS connection to the origin fails.
+    const get =
+      "import urllib.request as u\ntry: u.urlopen('https://allowed.test/hello', timeout=8)\nexcept Exception as e: print('refused', e)";
+    const run = await warden([
+      "exec",
+      "bash",
+      JSON.stringify({ command: `python3 -c "${get}"` }),
+      "--tenant",
+      tenant,
+      "--allow-net",
+      "allowed.test:443",
+      "--egress-network",
+      bed.publicNetwork,
+    ]);
+    expect(run.stdout).toContain("refused HTTP Error 503: Service Unavailable");
+    expect(run.stderr).toMatch(
+      /warden: net deny GET allowed\.test:443 rule="upstream-tls \(allow allowed\.test:443\)" out=\d+B in=\d+B \d+ms; the gateway could not make a verified TLS connection to allowed\.test: if this network intercepts TLS \(a company proxy\), pass that proxy's CA certificate \(PEM\) with --net-ca-bundle FILE; otherwise the origin is unreachable or its certificate is invalid\n/,
+    );
   }, 90_000);
 
   it("refuses a network flag without --allow-net, and an IP literal in it", async () => {

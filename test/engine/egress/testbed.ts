@@ -1,11 +1,15 @@
 /**
  * Test hosts for the egress tests, on engine networks this fixture creates (no internet needed):
  * - `public`: a network in a documentation range the gateway does not refuse (a /27 of
- *   192.0.2.0/24, 198.51.100.0/24 or 203.0.113.0/24 that shadows nothing the host uses) holding one host with the names allowed.test, denied.test, ask.test, other.test
- *   and pypi.test, serving HTTP (80) and HTTPS (443, a certificate of a CA made here that the
- *   sandbox trusts through network.caBundlePath), a /simple/ package index with one pure-Python
- *   wheel (tinypkg 0.1), /bytes/N (N bytes) and a UDP port (5353) that records what reaches it;
- * - `private`: a network in 10.213.0.0/16 (likewise) with one host named private.test (refused by address).
+ *   192.0.2.0/24, 198.51.100.0/24 or 203.0.113.0/24 that shadows nothing the host uses:
+ *   test/helpers/test-network.ts) holding one host with the names allowed.test, denied.test,
+ *   ask.test, other.test, pypi.test and npm.test, serving HTTP (80) and HTTPS (443, a certificate
+ *   of a CA made here that the sandbox trusts through network.caBundlePath), a /simple/ package
+ *   index with one pure-Python wheel (tinypkg 0.1), an npm registry at /npm/ with one package
+ *   (tinynpm 1.0.0: its document at /npm/tinynpm, its tarball under /npm/tinynpm/-/), /bytes/N
+ *   (N bytes) and a UDP port (5353) that records what reaches it;
+ * - `private`: a network in 10.213.0.0/16 (likewise) with one host named private.test (refused by
+ *   address).
  * Every host echoes the Host header it got (`/hello`) and logs each request, so a test can tell
  * which name reached which host. `dispose` removes the containers, networks and files.
  */
@@ -20,10 +24,17 @@ import { DEFAULT_IMAGE, getDocker } from "../../../src/sandbox/index.js";
 import { createTestNetwork } from "../../helpers/test-network.js";
 
 /** Names the public test host answers to. */
-export const PUBLIC_NAMES = ["allowed.test", "denied.test", "ask.test", "other.test", "pypi.test"];
+export const PUBLIC_NAMES = [
+  "allowed.test",
+  "denied.test",
+  "ask.test",
+  "other.test",
+  "pypi.test",
+  "npm.test",
+];
 
 const SERVER = String.raw`
-import base64, hashlib, http.server, io, os, socket, ssl, threading, zipfile
+import base64, hashlib, http.server, io, json, os, socket, ssl, tarfile, threading, zipfile
 def wheel():
     files = {"tinypkg/__init__.py": "VALUE = 42\n",
              "tinypkg-0.1.dist-info/METADATA": "Metadata-Version: 2.1\nName: tinypkg\nVersion: 0.1\n",
@@ -37,6 +48,18 @@ def wheel():
     with zipfile.ZipFile("/srv/simple/tinypkg/tinypkg-0.1-py3-none-any.whl", "w") as z:
         for path, text in files.items(): z.writestr(path, text)
 wheel()
+def npm_package():
+    os.makedirs("/srv/npm/tinynpm/-", exist_ok=True)
+    path = "/srv/npm/tinynpm/-/tinynpm-1.0.0.tgz"
+    with tarfile.open(path, "w:gz") as t:
+        for name, text in {"package/package.json": '{"name":"tinynpm","version":"1.0.0","main":"index.js"}\n',
+                           "package/index.js": "module.exports = { value: 42 };\n"}.items():
+            info = tarfile.TarInfo(name); data = text.encode(); info.size = len(data); info.mode = 0o644
+            t.addfile(info, io.BytesIO(data))
+    data = open(path, "rb").read()
+    return {"sha1": hashlib.sha1(data).hexdigest(),
+            "integrity": "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()}
+NPM = npm_package()
 os.chdir("/srv")
 class H(http.server.SimpleHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -50,6 +73,14 @@ class H(http.server.SimpleHTTPRequestHandler):
             while n > 0:
                 k = min(n, len(chunk)); self.wfile.write(chunk[:k]); n -= k
             return
+        if self.path == "/npm/tinynpm":
+            dist = {"shasum": NPM["sha1"], "integrity": NPM["integrity"],
+                    "tarball": f"https://{self.headers.get('Host')}/npm/tinynpm/-/tinynpm-1.0.0.tgz"}
+            doc = {"name": "tinynpm", "dist-tags": {"latest": "1.0.0"},
+                   "versions": {"1.0.0": {"name": "tinynpm", "version": "1.0.0", "dist": dist}}}
+            body = json.dumps(doc).encode(); self.send_response(200)
+            self.send_header("Content-Type", "application/json"); self.send_header("Content-Length", str(len(body)))
+            self.end_headers(); self.wfile.write(body); return
         if self.path == "/hello":
             body = f"hello from {os.environ['ROLE']} as {self.headers.get('Host')}\n".encode()
             self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()

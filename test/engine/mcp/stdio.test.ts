@@ -30,14 +30,20 @@ afterEach(async () => {
 interface ConnectOptions {
   extra?: string[];
   elicit?: (message: string) => Record<string, unknown>;
-  /** Drop the example's `--policy` (its default policy asks for `sleep`). */
+  /** Replace the example's `--policy` with `--policy allow-all` (its default policy asks for `sleep`). */
   noPolicy?: boolean;
 }
 
 /** Starts the README's example (plus `extra` args) and connects the SDK client to it. */
 async function connect(tenant: string, options: ConnectOptions = {}): Promise<{ client: Client }> {
   const example = readmeServerExample();
-  const args = options.noPolicy ? example.args.slice(0, example.args.indexOf("--policy")) : example.args;
+  const args = options.noPolicy
+    ? [
+        ...example.args.filter((a, i, all) => a !== "--policy" && all[i - 1] !== "--policy"),
+        "--policy",
+        "allow-all",
+      ]
+    : example.args;
   const transport = new StdioClientTransport({
     command: example.command,
     args: [...args, "--tenant", tenant, ...(options.extra ?? [])],
@@ -186,8 +192,8 @@ describeEngine("warden mcp over stdio (SDK client)", () => {
     }
   });
 
-  it("SIGTERM closes the session and leaves no container", async () => {
-    const tenant = testTenant("sigterm");
+  it.each(["SIGTERM", "SIGHUP"] as const)("%s closes the session and leaves no container", async (name) => {
+    const tenant = testTenant(name.toLowerCase());
     const { client } = await connect(tenant);
     expect(await tenantContainers(tenant)).toHaveLength(1);
     const exited = new Promise<void>((resolve) => {
@@ -195,7 +201,7 @@ describeEngine("warden mcp over stdio (SDK client)", () => {
     });
     const pid = (client.transport as StdioClientTransport).pid;
     if (!pid) throw new Error("no server process");
-    process.kill(pid, "SIGTERM");
+    process.kill(pid, name);
     await exited;
     expect(await tenantContainers(tenant)).toEqual([]);
   });

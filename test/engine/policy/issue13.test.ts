@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { Command } from "commander";
 import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { registerExec } from "../../../src/cli/commands/exec.js";
+import { ALLOW_ALL_NOTICE } from "../../helpers/cli-policy.js";
 import { describeEngine } from "../../helpers/engine.js";
 
 /** Runs `warden exec <argv>` in-process; its exit status and stderr. */
@@ -53,10 +54,11 @@ describeEngine("issue 13: bypass classes refused live under the shipped policies
     await rm(ws, { recursive: true, force: true });
   });
 
-  /** Under `policy`, or with no policy at all when null (the control: what the command does). */
+  /** Under `policy`, or with no policy at all (`--policy allow-all`) when null (the control: what the command does). */
   const run = (policy: string | null, command: string) =>
     wardenExec([
-      ...(policy ? ["--policy", policy] : []),
+      "--policy",
+      policy ?? "allow-all",
       "bash",
       JSON.stringify({ command }),
       "-w",
@@ -72,7 +74,7 @@ describeEngine("issue 13: bypass classes refused live under the shipped policies
     expect(refused.stderr).toContain("bash part 'rm -rf src' is denied by rule 'deny-rm'");
     expect(await exists(join(ws, "src", "a.ts"))).toBe(true);
     const ran = await run(null, command);
-    expect(ran.stderr).toBe("");
+    expect(ran.stderr).toBe(ALLOW_ALL_NOTICE);
     expect(await exists(join(ws, "src", "a.ts"))).toBe(false);
   });
 
@@ -84,7 +86,7 @@ describeEngine("issue 13: bypass classes refused live under the shipped policies
     expect(refused.exitCode).toBe(1);
     expect(refused.stderr).toContain("Tool call refused");
     expect(await exists(join(ws, "pwned"))).toBe(false);
-    expect((await run(null, command)).stderr).toBe("");
+    expect((await run(null, command)).stderr).toBe(ALLOW_ALL_NOTICE);
     expect(await exists(join(ws, "pwned"))).toBe(true);
   });
 
@@ -100,7 +102,7 @@ describeEngine("issue 13: bypass classes refused live under the shipped policies
       expect(refused.exitCode).toBe(1);
       expect(refused.stderr).toContain("this form runs other programs; no allow rule accepts that effect");
       expect(await exists(join(ws, "pwned"))).toBe(false);
-      expect((await run(null, command)).stderr).toBe("");
+      expect((await run(null, command)).stderr).toBe(ALLOW_ALL_NOTICE);
       expect(await exists(join(ws, "pwned"))).toBe(true);
     },
   );

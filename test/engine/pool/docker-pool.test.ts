@@ -45,7 +45,7 @@ describeEngine("warm pool on Docker", () => {
         // The helper is PID 1 itself: docker-init would hold the attach pipes (channel-forgery.test.ts).
         Init: false,
       });
-      // The execute-only copy: non-dumpable from its execve (README, Security).
+      // The execute-only copy: non-dumpable from its execve (docs/security.md).
       expect(info.Path).toBe("/usr/local/libexec/warden/warden-helper");
     }
   });

@@ -77,11 +77,11 @@ describeEngine("DockerSandbox errors", () => {
     });
   });
 
-  it("names `warden images build` when the image is missing", async () => {
+  it("names how to get a missing image that is not the default one, and the default", async () => {
     await expect(createSandbox({ tenant, image: "warden-no-such-image:latest" })).rejects.toMatchObject({
       code: "IMAGE_MISSING",
       message:
-        "Sandbox image 'warden-no-such-image:latest' is not present. Build it with 'warden images build'.",
+        "Sandbox image 'warden-no-such-image:latest' is not present. Pull it ('docker pull warden-no-such-image:latest') or build it; or leave out --image (the image option) to use warden-sandbox:latest, which 'warden images build' builds.",
     });
   });
 

@@ -44,8 +44,9 @@ for (const execPath of EXEC_PATHS) {
       expect(h.SecurityOpt).toEqual(["no-new-privileges"]);
       expect(h.Privileged).toBe(false);
       expect(h.PidsLimit).toBe(256);
-      // memoryBytes + tmpBytes + 1 MiB (/run/warden) + workspaceBytes: tmpfs pages count against the cgroup.
-      expect(h.Memory).toBe((1024 + 64 + 1 + 1024) * MiB);
+      // memoryBytes + tmpBytes (/tmp) + tmpBytes (HOME) + 1 MiB (/run/warden) + workspaceBytes:
+      // tmpfs pages count against the cgroup.
+      expect(h.Memory).toBe((1024 + 64 + 64 + 1 + 1024) * MiB);
       expect(h.MemorySwap).toBe(h.Memory);
       expect(h.NanoCpus).toBe(1e9);
       // docker-init would hold the attach pipes where commands can reach them: the helper is PID 1.
@@ -53,6 +54,7 @@ for (const execPath of EXEC_PATHS) {
       expect(h.Runtime).toBe("runc");
       expect(h.Tmpfs).toEqual({
         "/tmp": `size=${64 * MiB},mode=1777`,
+        "/home/sandbox": `size=${64 * MiB},uid=${uid},gid=${uid},mode=0700`,
         "/run/warden": `size=1m,uid=${uid},gid=${uid},mode=0700`,
       });
       // Its own uid (src/sandbox/sandbox-uid.ts), recorded in its label, never root.
@@ -92,18 +94,18 @@ for (const execPath of EXEC_PATHS) {
 
     it("applies configured limits", async () => {
       const h = (await getDocker().getContainer(custom.info.containerId).inspect()).HostConfig;
-      expect(h.Memory).toBe((256 + 8 + 1 + 16) * MiB);
-      expect(h.MemorySwap).toBe((256 + 8 + 1 + 16) * MiB);
+      expect(h.Memory).toBe((256 + 8 + 8 + 1 + 16) * MiB);
+      expect(h.MemorySwap).toBe((256 + 8 + 8 + 1 + 16) * MiB);
       expect(h.NanoCpus).toBe(5e8);
       expect(h.PidsLimit).toBe(64);
       expect(h.Tmpfs?.["/tmp"]).toBe(`size=${8 * MiB},mode=1777`);
-      const df = await run(custom, "df -B1 --output=size /tmp /workspace | tail -n 2");
+      const df = await run(custom, "df -B1 --output=size /tmp /workspace /home/sandbox | tail -n 3");
       expect(
         df.stdout
           .split("\n")
           .map((l) => Number(l.trim()))
-          .slice(0, 2),
-      ).toEqual([8 * MiB, 16 * MiB]);
+          .slice(0, 3),
+      ).toEqual([8 * MiB, 16 * MiB, 8 * MiB]);
     });
 
     it("reaps orphans that exit inside a call: no zombie is left", async () => {

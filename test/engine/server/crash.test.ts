@@ -262,6 +262,19 @@ describeBackend("warden serve: kill -9 and restart", () => {
     },
   );
 
+  it("SIGHUP (its terminal closed) shuts it down like SIGTERM: with --on-exit close no sandbox is left", async () => {
+    const { state, config } = await ownConfig("sighup", 0);
+    const served = await spawnServe(main, config, ["--on-exit", "close"]);
+    children.push(served);
+    const res = await api(served, "/v1/sessions", { method: "POST", body: "{}" });
+    expect(res.status).toBe(201);
+    expect(await containerIds(state)).toHaveLength(1);
+    served.child.kill("SIGHUP");
+    expect(await served.exited).toBe(0);
+    expect(served.stderr()).toContain("warden serve: SIGHUP, draining");
+    expect(await containerIds(state)).toEqual([]);
+  });
+
   it("a second server fails naming the first's pid; the first's containers and spares are untouched", async () => {
     // With one warm spare, which a second server's reconcile would have removed.
     const { state, config } = await ownConfig("lock", 1);

@@ -45,7 +45,29 @@ describe("approval providers", () => {
     expect(await answer).toBe("allow-session");
     expect(shown).toContain('Tool call needs approval: bash {"command":"curl x"}');
     expect(shown).toContain("asked by rule 'ask-net' (operator) for 'curl x': network access");
-    expect(shown).toContain("[o]nce / [s]ession (this exact call, for the session) / [d]eny");
+    expect(shown).toContain(
+      "\nAllow? Type o (once), s (this exact call, for the rest of the session) or d (deny), then press Enter; Enter alone denies: -> allowed for the rest of the session\n",
+    );
+  });
+
+  it("terminal: says what an answer that is not o or s did (denied), and that Enter alone denies", async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let shown = "";
+    output.on("data", (c: Buffer) => {
+      shown += c.toString();
+    });
+    const p = new TerminalApproval({ input, output });
+    const typo = p.request(request());
+    setTimeout(() => input.write("a\n"), 10);
+    expect(await typo).toBe("deny");
+    expect(shown.split("\n").at(-2)).toBe(
+      "Allow? Type o (once), s (this exact call, for the rest of the session) or d (deny), then press Enter; Enter alone denies: -> denied ('a' is not o or s)",
+    );
+    const enter = p.request(request());
+    setTimeout(() => input.write("\n"), 10);
+    expect(await enter).toBe("deny");
+    expect(shown.endsWith("Enter alone denies: -> denied\n")).toBe(true);
   });
 
   it("terminal: an aborted request (timeout) answers deny", async () => {

@@ -31,6 +31,25 @@ describe("connectionLine", () => {
   });
 });
 
+describe("a failed TLS connection to the origin", () => {
+  it("ends its line with the fix: --net-ca-bundle for a TLS-intercepting network", () => {
+    expect(
+      connectionLine({
+        ...base,
+        domain: "pypi.org",
+        method: "GET",
+        sni: "pypi.org",
+        insideTunnel: true,
+        decision: "deny",
+        rule: "upstream-tls (allow pypi.org:443)",
+        refusal: "upstream-tls",
+      }),
+    ).toBe(
+      'warden: net deny GET pypi.org:443 rule="upstream-tls (allow pypi.org:443)" out=0B in=3396B 11ms; the gateway could not make a verified TLS connection to pypi.org: if this network intercepts TLS (a company proxy), pass that proxy\'s CA certificate (PEM) with --net-ca-bundle FILE; otherwise the origin is unreachable or its certificate is invalid\n',
+    );
+  });
+});
+
 describe("droppedLine", () => {
   it("says how many records were not shown, why, and by decision", () => {
     expect(

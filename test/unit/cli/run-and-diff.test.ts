@@ -9,6 +9,7 @@ import { savedPatchPath, statOfPatch } from "../../../src/cli/commands/diff.js";
 import { type RunFlags, runRun } from "../../../src/cli/commands/run.js";
 import type { Session, SessionOptions } from "../../../src/session/types.js";
 import { createFakeSession } from "../../helpers/agent-fake-session.js";
+import { DEFAULT_POLICY_NOTICE } from "../../helpers/cli-policy.js";
 import { startOpenAITestServer } from "../../helpers/openai-test-server.js";
 
 afterEach(() => {
@@ -126,7 +127,8 @@ describe("warden run provider failure", () => {
     expect(process.exitCode).toBe(2);
     expect(close).toHaveBeenCalledTimes(1);
     expect(err.join("")).toBe(
-      "warden: The model provider rejected the API key (HTTP 401: bad key). Check the key in the environment " +
+      DEFAULT_POLICY_NOTICE +
+        "warden: The model provider rejected the API key (HTTP 401: bad key). Check the key in the environment " +
         "variable TEAM_KEY, or name another variable with --api-key-env NAME.\n",
     );
     expect(server.requests[0]?.headers.authorization).toBe("Bearer sk-wrong");

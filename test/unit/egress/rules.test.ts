@@ -40,6 +40,63 @@ describe("--allow-net entries", () => {
   });
 });
 
+describe("entries that name their fix", () => {
+  it("says a URL is not a host pattern and shows the value to write instead", () => {
+    expect(() => parseAllowNet("https://pypi.org")).toThrow(
+      '--allow-net entry 1 "https://pypi.org": a host pattern is wanted, not a URL: write pypi.org (ports 80 and 443) or pypi.org:443.',
+    );
+    expect(() => parseAllowNet("a.org,http://mirror.example/simple/")).toThrow(
+      '--allow-net entry 2 "http://mirror.example/simple/": a host pattern is wanted, not a URL: write mirror.example (ports 80 and 443) or mirror.example:80; the gateway allows hosts and ports, not paths.',
+    );
+    expect(() => parseHostEntry("https://user@git.example:8443/x", "allow", "network.allow[0]")).toThrow(
+      'network.allow[0] "https://user@git.example:8443/x": a host pattern is wanted, not a URL: write git.example:8443; the gateway allows hosts and ports, not paths.',
+    );
+    expect(() => parseAllowNet("pypi.org/simple")).toThrow(
+      '--allow-net entry 1 "pypi.org/simple": a host pattern is wanted, not a URL: write pypi.org (ports 80 and 443); the gateway allows hosts and ports, not paths.',
+    );
+  });
+
+  it("refuses an allow or ask wildcard over a public suffix (Public Suffix List, ICANN and private)", () => {
+    expect(() => parseAllowNet("*.org")).toThrow(
+      '--allow-net entry 1 "*.org": *.org covers every domain under org, a public suffix (Public Suffix List), each with another owner; name the domain you need instead, e.g. example.org or *.example.org.',
+    );
+    expect(() => parseHostEntry("*.co.uk:443", "ask", "network.ask[0]")).toThrow(
+      'network.ask[0] "*.co.uk:443": *.co.uk covers every domain under co.uk, a public suffix',
+    );
+    expect(() => parseAllowNet("*.github.io")).toThrow(/\*\.github\.io covers every domain under github\.io/);
+    // A deny of a suffix, an exact suffix name, a wildcard below a suffix and an unlisted name are fine.
+    expect(parseHostEntry("*.zip", "deny", "x").host).toBe("*.zip");
+    expect(parseAllowNet("github.io,*.pythonhosted.org,*.example.co.uk,*.test").map((r) => r.host)).toEqual([
+      "github.io",
+      "*.pythonhosted.org",
+      "*.example.co.uk",
+      "*.test",
+    ]);
+  });
+
+  it("says a URL in the library's network.rules is not a host, with the host to write", async () => {
+    await expect(
+      resolveNetworkOptions({
+        mode: "allowlist",
+        rules: [{ host: "https://pypi.org/simple", ports: [443], decision: "allow" }],
+      }),
+    ).rejects.toThrow(
+      'network.rules[0].host "https://pypi.org/simple": a host pattern is wanted, not a URL: write pypi.org (ports 80 and 443) or pypi.org:443; the gateway allows hosts and ports, not paths.',
+    );
+  });
+
+  it("refuses the same wildcard in the library's network.rules", async () => {
+    await expect(
+      resolveNetworkOptions({
+        mode: "allowlist",
+        rules: [{ host: "*.com", ports: [443], decision: "allow" }],
+      }),
+    ).rejects.toThrow(
+      "network.rules[0].host: *.com covers every domain under com, a public suffix (Public Suffix List), each with another owner; name the domain you need instead, e.g. example.com or *.example.com.",
+    );
+  });
+});
+
 describe("matching and decisions", () => {
   it("matches a wildcard's subdomains only, not the bare domain nor look-alikes", () => {
     expect(hostMatches("*.pythonhosted.org", "files.pythonhosted.org")).toBe(true);

@@ -98,6 +98,7 @@ describe("audit records of an opened tunnel", () => {
     expect(parse("GET pypi.org 443 NONE_NONE/503 62 3803 0 pypi.org - - -")).toMatchObject({
       decision: "deny",
       rule: "upstream-tls (allow pypi.org:443)",
+      refusal: "upstream-tls",
     });
   });
 });

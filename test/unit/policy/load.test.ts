@@ -26,7 +26,7 @@ describe("parsePolicyText: validation with file:line:column", () => {
   it("points at an unknown key", () => {
     const text = "rules:\n  - id: r1\n    decision: deny\n    tools: [bash]\n    comands: [rm]\n";
     expect(message(() => parsePolicyText(text, "p.yaml"))).toBe(
-      "p.yaml:5:5: unknown key 'comands' in rules[0]",
+      "p.yaml:5:5: unknown key 'comands' in rules[0] (did you mean 'commands'?)",
     );
   });
 
@@ -67,7 +67,87 @@ describe("parsePolicyText: validation with file:line:column", () => {
   });
 });
 
+// Issue 36 item 9: a policy file's errors name the fix, all in one round.
+describe("errors that name the fix", () => {
+  it("names a misspelt key as unknown, with the key it was meant to be, not as a missing one", () => {
+    const text = "rules:\n  - id: r1\n    decison: deny\n    tools: [bash]\n";
+    expect(message(() => parsePolicyText(text, "p.yaml"))).toBe(
+      "p.yaml:3:5: unknown key 'decison' in rules[0] (did you mean 'decision'?)",
+    );
+    expect(
+      message(() => parsePolicyText("rule:\n  - {id: r1, decision: deny, tools: [bash]}\n", "p.yaml")),
+    ).toBe("p.yaml:1:1: unknown key 'rule' in the top level (did you mean 'rules'?)");
+    expect(message(() => parsePolicyText("rules: []\nwhatever: 1\n", "p.yaml"))).toBe(
+      "p.yaml:2:1: unknown key 'whatever' in the top level (known keys: name, description, layer, default, nonInteractive, maxCommandBytes, rules, tests, network)",
+    );
+  });
+
+  it("reports a rule's schema error and another rule's semantic error in the same round", () => {
+    const text = [
+      "rules:",
+      "  - {id: a, decison: deny, tools: [bash]}",
+      "  - {id: b, decision: deny, tools: [Bash]}",
+      "network:",
+      "  allow: [https://pypi.org]",
+      "",
+    ].join("\n");
+    expect(message(() => parsePolicyText(text, "p.yaml"))).toBe(
+      [
+        "p.yaml:2:13: unknown key 'decison' in rules[0] (did you mean 'decision'?)",
+        "p.yaml:3:37: rule 'b': unknown tool 'Bash' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'bash'?",
+        'p.yaml:5:11: network.allow[0] "https://pypi.org": a host pattern is wanted, not a URL: write pypi.org (ports 80 and 443) or pypi.org:443.',
+      ].join("\n"),
+    );
+  });
+
+  it("checks a rule with a misspelt key as meant, so its other errors come in the same round", () => {
+    const text = "rules:\n  - {id: a, decison: deny, tools: [Bash]}\n";
+    expect(message(() => parsePolicyText(text, "p.yaml"))).toBe(
+      [
+        "p.yaml:2:13: unknown key 'decison' in rules[0] (did you mean 'decision'?)",
+        "p.yaml:2:36: rule 'a': unknown tool 'Bash' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'bash'?",
+      ].join("\n"),
+    );
+  });
+
+  it("refuses a malformed path glob, naming what is wrong with it", () => {
+    const text = [
+      "rules:",
+      "  - id: r",
+      "    decision: deny",
+      "    tools: [read]",
+      "    paths: ['/src/**.ts', '/a/{b,c', '/a/{b/c,d}', '/x/[abc', '/x/b}', '/[z-a]', '/ok/**/*.{ts,js}']",
+      "",
+    ].join("\n");
+    expect(message(() => parsePolicyText(text, "p.yaml"))).toBe(
+      [
+        "p.yaml:5:13: rule 'r': path glob '/src/**.ts' has '**' inside the path component '**.ts': '**' matches any depth only as a whole component, e.g. /src/**/*.ts",
+        "p.yaml:5:27: rule 'r': path glob '/a/{b,c' has a '{' that no '}' closes in '{b,c' (alternatives are {a,b} within one path component)",
+        "p.yaml:5:38: rule 'r': path glob '/a/{b/c,d}' has a '{' that no '}' closes in '{b' (alternatives are {a,b} within one path component)",
+        "p.yaml:5:52: rule 'r': path glob '/x/[abc' has a '[' that no ']' closes in '[abc' (a class is [abc] within one path component)",
+        "p.yaml:5:63: rule 'r': path glob '/x/b}' has a '}' that closes no '{' in 'b}'",
+        "p.yaml:5:72: rule 'r': path glob '/[z-a]' is not a valid pattern: Range out of order in character class",
+      ].join("\n"),
+    );
+  });
+});
+
 describe("loadPolicy", () => {
+  it("reports every file's errors in one round", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "warden-policy-"));
+    const a = join(dir, "a.yaml");
+    const b = join(dir, "b.yaml");
+    writeFileSync(a, "rules:\n  - {id: a, decison: deny, tools: [bash]}\n");
+    writeFileSync(b, "rules:\n  - {id: b, decision: deny, tools: [Read]}\n");
+    await expect(loadPolicy([a, join(dir, "missing.yaml"), b])).rejects.toThrow(
+      [
+        `${a}:2:13: unknown key 'decison' in rules[0] (did you mean 'decision'?)`,
+        `${join(dir, "missing.yaml")}: cannot read the policy file (ENOENT: no such file or directory, open '${join(dir, "missing.yaml")}')`,
+        `${b}:2:37: rule 'b': unknown tool 'Read' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'read'?`,
+      ].join("\n"),
+    );
+  });
+
   it("loads files in order and refuses a higher layer after a lower one", async () => {
     const dir = mkdtempSync(join(tmpdir(), "warden-policy-"));
     const a = join(dir, "a.yaml");
@@ -105,7 +185,7 @@ describe("strict policy files", () => {
     expect(message(() => parsePolicyText(schema, "p.yaml"))).toBe(
       [
         'p.yaml:2:23: rules[0].decision: expected one of "allow" | "ask" | "deny"',
-        "p.yaml:3:44: unknown key 'comands' in rules[1]",
+        "p.yaml:3:44: unknown key 'comands' in rules[1] (did you mean 'commands'?)",
       ].join("\n"),
     );
     const semantic =

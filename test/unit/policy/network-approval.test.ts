@@ -98,7 +98,8 @@ describe("the terminal prompt of a network connection (warden run)", () => {
     expect(await answer).toBe("allow-session");
     expect(shown).toBe(
       "Network connection needs approval: session s1 connects to pypi.org:443\n  asked by rule 'ask pypi.org:443'\n" +
-        "Allow? [o]nce / [s]ession (this host and port, for the session) / [d]eny (default deny): ",
+        "Allow? Type o (once), s (this host and port, for the rest of the session) or d (deny), then press Enter; Enter alone denies: " +
+        "-> allowed for the rest of the session\n",
     );
   });
 });

@@ -45,7 +45,8 @@ describe("hardenedContainerConfig", () => {
       Memory: cgroupMemoryBytes(limits, "ro"),
       MemorySwap: cgroupMemoryBytes(limits, "ro"),
     });
-    expect(cgroupMemoryBytes(limits, "ro")).toBe((1024 + 64 + 1) * 1024 * 1024);
+    // memoryBytes + /tmp + HOME (each tmpBytes) + /run/warden: tmpfs pages count against the cgroup.
+    expect(cgroupMemoryBytes(limits, "ro")).toBe((1024 + 64 + 64 + 1) * 1024 * 1024);
     expect(c.HostConfig?.Mounts).toEqual([
       { Type: "bind", Source: "/src", Target: "/workspace", ReadOnly: true },
       { Type: "bind", Source: "/r", Target: "/ref", ReadOnly: true },
@@ -53,6 +54,7 @@ describe("hardenedContainerConfig", () => {
     expect(c.User).toBe("1234567:1234567");
     expect(c.HostConfig?.Tmpfs).toEqual({
       "/tmp": `size=${limits.tmpBytes},mode=1777`,
+      "/home/sandbox": `size=${limits.tmpBytes},uid=1234567,gid=1234567,mode=0700`,
       "/run/warden": "size=1m,uid=1234567,gid=1234567,mode=0700",
     });
     expect(c.Env).toHaveLength(3);

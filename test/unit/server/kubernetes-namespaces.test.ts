@@ -85,7 +85,7 @@ describe("tenant namespaces (backend.tenantNamespaces)", () => {
   it("refuses a tenant namespace that does not exist, naming it, its tenants and the fix, and creates none", async () => {
     const main = fakeCluster(["warden", "warden-umbrella"]);
     await expect(checkNamespaces(tenantClusters(main, map), map)).rejects.toThrow(
-      "namespace warden-globex (backend.tenantNamespaces, tenant(s) 'globex', 'initech') does not exist; warden never creates namespaces: have the cluster administrator create it and bind warden's Role (its rights are listed in README \"Server\", paragraph \"NetworkPolicy\": pods, pods/exec, networkpolicies) in that namespace; each tenant namespace needs its own RoleBinding.",
+      "namespace warden-globex (backend.tenantNamespaces, tenant(s) 'globex', 'initech') does not exist; warden never creates namespaces: have the cluster administrator create it and bind warden's Role (its rights are listed in docs/kubernetes.md, \"NetworkPolicy\": pods, pods/exec, networkpolicies) in that namespace; each tenant namespace needs its own RoleBinding.",
     );
     expect(main.policies).toEqual(["warden"]);
   });
@@ -99,7 +99,7 @@ describe("tenant namespaces (backend.tenantNamespaces)", () => {
   it("refuses a tenant namespace where warden's Role is not bound, naming the namespace and the binding", async () => {
     const main = fakeCluster(["warden", "warden-globex", "warden-umbrella"], ["warden-umbrella"]);
     await expect(checkNamespaces(tenantClusters(main, map), map)).rejects.toThrow(
-      'listing Pods in namespace warden-umbrella (backend.tenantNamespaces, tenant(s) \'umbrella\'): refused by the API server (403: pods is forbidden: User "warden" cannot do it in the namespace "warden-umbrella"); bind warden\'s Role (its rights are listed in README "Server", paragraph "NetworkPolicy": pods, pods/exec, networkpolicies) in that namespace; each tenant namespace needs its own RoleBinding.',
+      'listing Pods in namespace warden-umbrella (backend.tenantNamespaces, tenant(s) \'umbrella\'): refused by the API server (403: pods is forbidden: User "warden" cannot do it in the namespace "warden-umbrella"); bind warden\'s Role (its rights are listed in docs/kubernetes.md, "NetworkPolicy": pods, pods/exec, networkpolicies) in that namespace; each tenant namespace needs its own RoleBinding.',
     );
   });
 });

@@ -76,7 +76,7 @@ export function resetChannelSocketState(): void {
  * connect(2) to a host socket unless started with --host-uds); `hostGroup`: the gid is shared
  * with host users (a `rw` workspace's 1000), any of whom could enter the directory, crowd the
  * listener or race the helper; the controller is not root and
- * $WARDEN_CHANNEL_DIR is unset (these quietly: README, "Channel socket");
+ * $WARDEN_CHANNEL_DIR is unset (these quietly: docs/server-api.md, "Channel socket (Docker)");
  * the socket was turned off for the process; the base is unsafe or the directory cannot be made
  * (this turns the socket off for the process, logged once).
  * Throws InvalidArgumentError for a bad $WARDEN_CHANNEL_DIR.

@@ -5,7 +5,7 @@
  * containerd-shim each way; a `switch` request then moves it onto the socket, one hop from the
  * controller to the helper (images/sandbox/helper/socket.go). Under load from other sessions,
  * each process a frame must wake adds its scheduling delay: this is what keeps a session's round
- * trip short (README, noisy-neighbour bench).
+ * trip short (docs/benchmarks.md, noisy neighbour).
  *
  * Trust: only the sandbox's gid may enter the directory (socket-dir.ts); the token travels on the
  * attach stream, which only the controller and the non-dumpable helper hold, and the controller

@@ -91,22 +91,24 @@ describe("buildPodSpec", () => {
     ]);
   });
 
-  it("limits CPU in millicores and memory to memory + tmp + workspace + 1 MiB (tmpfs is charged to the Pod)", () => {
+  it("limits CPU in millicores and memory to memory + 2 × tmp (/tmp, HOME) + workspace + 1 MiB (tmpfs is charged to the Pod)", () => {
     expect(container.resources?.limits).toEqual({
       cpu: "1500m",
-      memory: String(512 * MiB + 64 * MiB + 256 * MiB + MiB),
+      memory: String(512 * MiB + 2 * 64 * MiB + 256 * MiB + MiB),
     });
     expect(container.resources?.requests).toEqual({ cpu: "10m", memory: String(32 * MiB) });
   });
 
-  it("backs /workspace and /tmp with size-limited memory emptyDirs and mounts nothing else", () => {
+  it("backs /workspace, /tmp and HOME with size-limited memory emptyDirs and mounts nothing else", () => {
     expect(spec.volumes).toEqual([
       { name: "workspace", emptyDir: { medium: "Memory", sizeLimit: String(256 * MiB) } },
       { name: "tmp", emptyDir: { medium: "Memory", sizeLimit: String(64 * MiB) } },
+      { name: "home", emptyDir: { medium: "Memory", sizeLimit: String(64 * MiB) } },
     ]);
     expect(container.volumeMounts).toEqual([
       { name: "workspace", mountPath: "/workspace" },
       { name: "tmp", mountPath: "/tmp" },
+      { name: "home", mountPath: "/home/sandbox" },
     ]);
   });
 

@@ -1,0 +1,91 @@
+/**
+ * Which host directory a saved session patch belongs to, so `warden apply` applies it there and
+ * nowhere else. The record is the directory's absolute path plus its identity at session start:
+ * the device and inode numbers of the directory itself (lstat: a link in its place is another
+ * directory). A directory moved away, or deleted and made again (a fresh clone), keeps no inode at
+ * its path, so the check refuses it instead of merging the change into whatever is there now.
+ *
+ * The record travels in the patch file itself, as its first line, before the first `diff --git`:
+ * `warden-workspace: {"path":…,"dev":…,"ino":…}` (JSON; numbers as decimal strings, since a device
+ * number may pass 2^53). git apply, like every patch reader, skips text before the first file
+ * header (it is where a mail's message goes), so the file stays a plain git patch.
+ */
+import { lstat } from "node:fs/promises";
+import { WardenError } from "../errors.js";
+
+/** A workspace as recorded at session start: absolute path, device and inode (decimal strings). */
+export interface WorkspaceRecord {
+  path: string;
+  dev: string;
+  ino: string;
+}
+
+/** The line prefix of the record in a patch file. */
+export const WORKSPACE_HEADER = "warden-workspace: ";
+
+/**
+ * The record of directory `path` (absolute) as it is now. Rejects with the fs error when it
+ * cannot be read (ENOENT…).
+ */
+export async function workspaceRecordOf(path: string): Promise<WorkspaceRecord> {
+  const st = await lstat(path, { bigint: true });
+  return { path, dev: String(st.dev), ino: String(st.ino) };
+}
+
+/** The header line (with its newline) that carries `record` in a patch file. */
+export function workspaceHeader(record: WorkspaceRecord): string {
+  return `${WORKSPACE_HEADER}${JSON.stringify({ path: record.path, dev: record.dev, ino: record.ino })}\n`;
+}
+
+/**
+ * The record in patch text: its header line, read only before the first `diff --git` line.
+ * Undefined when there is none or it is malformed.
+ */
+export function readWorkspaceHeader(text: string): WorkspaceRecord | undefined {
+  const end = text.search(/^diff --git /m);
+  const head = end < 0 ? text : text.slice(0, end);
+  for (const line of head.split("\n")) {
+    if (!line.startsWith(WORKSPACE_HEADER)) continue;
+    try {
+      const v = JSON.parse(line.slice(WORKSPACE_HEADER.length)) as Partial<WorkspaceRecord>;
+      if (typeof v.path === "string" && typeof v.dev === "string" && typeof v.ino === "string")
+        return { path: v.path, dev: v.dev, ino: v.ino };
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The recorded workspace is gone from its path, or its path now holds another directory (moved,
+ * or deleted and made again). Code NOT_FOUND when gone, CONFLICT when another is there; the message
+ * names the recorded directory and its identity, what is at the path now, and the override
+ * (`--workspace DIR`).
+ */
+export class WorkspaceMovedError extends WardenError {
+  constructor(
+    readonly recorded: WorkspaceRecord,
+    readonly now: WorkspaceRecord | undefined,
+    source: string,
+  ) {
+    const was = `${recorded.path} (device ${recorded.dev}, inode ${recorded.ino})`;
+    const is = now
+      ? `${now.path} is now another directory (device ${now.dev}, inode ${now.ino}): the one the session copied was moved or replaced`
+      : `${recorded.path} is gone`;
+    super(
+      now ? "CONFLICT" : "NOT_FOUND",
+      `${source} records the workspace ${was}, but ${is}. Nothing was applied. To apply it to another directory, name it: warden apply ${source} --workspace DIR.`,
+    );
+  }
+}
+
+/**
+ * Checks that `recorded` is still at its path. Rejects WorkspaceMovedError (see it) otherwise;
+ * `source` names the patch or transcript in the message.
+ */
+export async function checkWorkspaceRecord(recorded: WorkspaceRecord, source: string): Promise<void> {
+  const now = await workspaceRecordOf(recorded.path).catch(() => undefined);
+  if (now && now.dev === recorded.dev && now.ino === recorded.ino) return;
+  throw new WorkspaceMovedError(recorded, now, source);
+}
