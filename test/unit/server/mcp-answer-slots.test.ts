@@ -198,9 +198,7 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
       method: "notifications/cancelled",
       params: { requestId: "t" },
     });
-    await expect
-      .poll(() => cancel.received().split("\r\n")[0], { timeout: 5000 })
-      .toBe("HTTP/1.1 202 Accepted");
+    await expect.poll(() => cancel.received().split("\r\n")[0]).toBe("HTTP/1.1 202 Accepted");
     // The cancelled call's slot goes to a sleep; the other comes back once the unread answer stalls.
     const stop = new AbortController();
     const holding = client
