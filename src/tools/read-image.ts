@@ -7,6 +7,7 @@ import { formatSize } from "../truncate/index.js";
 import {
   type FittedImage,
   fitImageFrom,
+  IMAGE_DECODE_CPU_MS,
   IMAGE_DECODE_TIMEOUT_MS,
   MAX_DECODE_PIXELS,
 } from "./image-resize.js";
@@ -72,6 +73,9 @@ function omittedImageNote(fitted: Extract<FittedImage, { kind: "omitted" }>): st
       `[Image omitted: ${fitted.pixels} pixels is over the ${MAX_DECODE_PIXELS} pixel limit for decoding ` +
       "images. Make a smaller copy and read that.]"
     );
+  }
+  if (fitted.reason === "cpu-limit") {
+    return `[Image omitted: decoding it took more than ${IMAGE_DECODE_CPU_MS / 1000} s of CPU time.]`;
   }
   if (fitted.reason === "timeout") {
     return `[Image omitted: decoding it took longer than ${IMAGE_DECODE_TIMEOUT_MS / 1000} s.]`;

@@ -24,4 +24,4 @@ export { terminalSafe, terminalSafeLine } from "./terminal-text.js";
 export { HELPER_THREAD_NICE, lowerHelperThreads } from "./thread-priority.js";
 export { type Throttled, throttle } from "./throttle.js";
 export { lazySharedPool, runOrFallBack } from "./worker-pool.js";
-export { refWorkerProcess, startWorkerProcess } from "./worker-process.js";
+export { processCpuMs, refWorkerProcess, startWorkerProcess } from "./worker-process.js";

@@ -22,8 +22,13 @@
  * threads only within their session's group, and the groups share the CPUs equally: a worker in
  * the server's session took the session's whole share from the engine and the sandboxes (dockerd,
  * each container) while the event loop slept. So the child is started in a session of its own
- * (`detached`: setsid) and BOOT sets that group's nice to 19 too (/proc/self/autogroup; an
- * unprivileged write may be refused with EAGAIN for 100 ms after any other, so it is retried). A
+ * (`detached`: setsid) and BOOT sets that group's nice to WORKER_GROUP_NICE, 10 (/proc/self/autogroup;
+ * an unprivileged write may be refused with EAGAIN for 100 ms after any other, so it is retried).
+ * Not 19: a group's nice weighs it against the other groups, and at 19 (weight 15 against a nice-0
+ * group's 1024) a worker all but stopped while other sessions kept the CPUs busy (issue 36: under
+ * stress-ng with 2 threads per core, a job of 0.19 s of CPU took 118 s, and image reads came back
+ * omitted). At 10 (weight 110) the group still yields about 9 of every 10 contended time slices to
+ * each busy nice-0 group, and it always finishes. A
  * server in a cgroup of its own (a systemd unit) is not grouped by session: there the cgroup's CPU
  * weight ranks it against the containers, and nice ranks the worker within it. In a session of its
  * own a worker is also out of the server's process group: a signal to the group (Ctrl-C in a
@@ -32,10 +37,13 @@
  * limits and heap cap); WorkerPool kills its workers by pid when it stops.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { setPriority } from "node:os";
 
 /** The nice value every thread of a worker process runs at (the lowest CPU priority). */
 export const WORKER_NICE = 19;
+/** The nice value of a worker's scheduler autogroup, which ranks it against other sessions (see the docstring). */
+export const WORKER_GROUP_NICE = 10;
 
 /** Bytes of a worker process's stderr kept to explain its death. */
 const STDERR_TAIL_BYTES = 4096;
@@ -52,7 +60,7 @@ try {
 }
 const lowerAutogroup = (tries) => {
   try {
-    require("node:fs").writeFileSync("/proc/self/autogroup", "${WORKER_NICE}");
+    require("node:fs").writeFileSync("/proc/self/autogroup", "${WORKER_GROUP_NICE}");
   } catch (err) {
     if (err.code === "EAGAIN" && tries > 1) setTimeout(lowerAutogroup, 150, tries - 1).unref();
   }
@@ -115,4 +123,25 @@ export function unrefWorkerProcess(child: ChildProcess): void {
   child.unref();
   child.channel?.unref();
   (child.stderr as { unref?: () => void } | null)?.unref?.();
+}
+
+/** Clock ticks per second of /proc's CPU times: USER_HZ, 100 on every Linux architecture node runs on. */
+const USER_HZ = 100;
+
+/**
+ * CPU time a process has used so far, in ms: user plus system time of all its threads, from
+ * /proc/<pid>/stat (fields 14 and 15, in USER_HZ ticks; proc(5)). Unlike wall time it does not
+ * grow while the process waits for a CPU, so a bound on it holds on a busy machine. Undefined where
+ * there is no /proc (not Linux) or the process is gone.
+ */
+export function processCpuMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name, which is in parentheses and may hold spaces: field 3 first.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return Number.isFinite(ticks) ? (ticks * 1000) / USER_HZ : undefined;
+  } catch {
+    return undefined;
+  }
 }

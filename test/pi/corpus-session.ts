@@ -47,7 +47,8 @@ function rewritePaths(value: unknown): unknown {
 function entries(path: string): Entry[] {
   if (!existsSync(path)) {
     throw new Error(
-      `the recorded Pi session is missing: ${path} (a copy of shared/ must sit beside the repository)`,
+      `the recorded Pi session is missing: ${path} (a copy of shared/ must sit beside the repository; ` +
+        "it is another project's recorded work, so it is never committed here: see AGENTS.md, npm run test:pi)",
     );
   }
   return readFileSync(path, "utf8")
@@ -67,6 +68,23 @@ export function sessionCorpus(path = SESSION_PATH): CorpusCall[][] {
     if (calls.length > 0) batches.push(calls);
   }
   return batches;
+}
+
+/**
+ * The distinct bash commands of the session, in first-seen order (the false-refusal corpus of
+ * test/pi/false-refusals.test.ts). Throws, naming `path`, when it is missing.
+ */
+export function sessionBashCommands(path = SESSION_PATH): string[] {
+  const commands = new Set<string>();
+  for (const { message } of entries(path)) {
+    if (!Array.isArray(message?.content)) continue;
+    for (const part of message.content) {
+      const command = (part.arguments as { command?: unknown } | undefined)?.command;
+      if (part.type === "toolCall" && part.name === "bash" && typeof command === "string")
+        commands.add(command);
+    }
+  }
+  return [...commands];
 }
 
 /** The session's calls with their recorded results, in order (for rebuilding the starting tree). */

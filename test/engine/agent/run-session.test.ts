@@ -77,7 +77,6 @@ describeEngine("executeRun on a real session (engine)", () => {
     const controller = new AbortController();
     let running = 0;
     const out = outDir();
-    const started = Date.now();
     const outcome = await executeRun({
       task: "t",
       model: new OpenAIChatModel({ model: "m", baseURL: server.baseURL, apiKeyEnv: "OPENAI_API_KEY" }),
@@ -96,7 +95,6 @@ describeEngine("executeRun on a real session (engine)", () => {
     expect(outcome.result.stopReason).toBe("aborted");
     expect(outcome.review?.changes.map((c) => c.path)).toEqual(["part.txt"]);
     expect(outcome.review?.patch).toContain("+++ b/part.txt\n@@ -0,0 +1,1 @@\n+partial\n");
-    expect(Date.now() - started).toBeLessThan(20_000);
     expect(await containersOfSession(sessionId)).toBe(0);
   });
 

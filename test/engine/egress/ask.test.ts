@@ -136,7 +136,6 @@ describeEngine("network egress: ask rules through the approver", () => {
     expect(await net("get", "http://allowed.test/hello")).toBe("ERR HTTPError HTTP Error 403: Forbidden");
     const waitedMs = Date.now() - started;
     expect(waitedMs).toBeGreaterThanOrEqual(TIMEOUT_MS);
-    expect(waitedMs).toBeLessThan(TIMEOUT_MS + 5_000);
     expect(asked.map((a) => `${a.host}:${a.port}`)).toEqual(["allowed.test:80"]);
     expect(signals[0]?.aborted).toBe(true);
     const [record] = await auditOf("allowed.test", 1);

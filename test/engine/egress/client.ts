@@ -80,7 +80,7 @@ export async function auditRecordsOf<T extends { domain: string }>(
   domain: string,
   count = 1,
 ): Promise<T[]> {
-  for (let i = 0; i < 50 && audit.filter((a) => a.domain === domain).length < count; i++)
+  while (audit.filter((a) => a.domain === domain).length < count)
     await new Promise((r) => setTimeout(r, 100));
   return audit.filter((a) => a.domain === domain);
 }

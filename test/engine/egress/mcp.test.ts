@@ -134,7 +134,7 @@ describeEngine("warden mcp: the policy's network section", () => {
       stderr()
         .split("\n")
         .filter((l) => l.startsWith("warden: net "));
-    await expect.poll(() => lines().length, { timeout: 10_000 }).toBeGreaterThanOrEqual(count);
+    await expect.poll(() => lines().length).toBeGreaterThanOrEqual(count);
     return lines();
   };
   /** A `warden: net` line with its byte counts and duration as `…`. */

@@ -146,7 +146,7 @@ while r.read(1024): time.sleep(1)"`;
     const asked = bashText(second, kept, FETCH("https://ask.test/hello"));
     type Pending = { id: string; sessionId: string; network?: unknown };
     let pending: Pending[] = [];
-    for (let i = 0; i < 150 && pending.length === 0; i++) {
+    while (pending.length === 0) {
       await new Promise((r) => setTimeout(r, 200));
       pending = ((await (await api(second, "/v1/approvals")).json()) as { approvals: Pending[] }).approvals;
     }

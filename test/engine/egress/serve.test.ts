@@ -123,7 +123,7 @@ describeEngine("warden serve: tenant network bound", () => {
     });
     type Pending = { id: string; createdAt: string } & Record<string, unknown>;
     let pending: Pending[] = [];
-    for (let i = 0; i < 150 && pending.length === 0; i++) {
+    while (pending.length === 0) {
       await new Promise((r) => setTimeout(r, 200));
       pending = ((await (await call("/v1/approvals")).json()) as { approvals: Pending[] }).approvals;
     }

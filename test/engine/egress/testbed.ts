@@ -1,13 +1,15 @@
 /**
  * Test hosts for the egress tests, on engine networks this fixture creates (no internet needed):
- * - `public`: a network in TEST-NET-3 (203.0.113.0/24, a documentation range the gateway does
- *   not refuse) holding one host with the names allowed.test, denied.test, ask.test, other.test,
- *   pypi.test and npm.test, serving HTTP (80) and HTTPS (443, a certificate of a CA made here that
- *   the sandbox trusts through network.caBundlePath), a /simple/ package index with one pure-Python
- *   wheel (tinypkg 0.1), an npm registry at /npm/ with one package (tinynpm 1.0.0: its document at
- *   /npm/tinynpm, its tarball under /npm/tinynpm/-/), /bytes/N (N bytes) and a UDP port (5353)
- *   that records what reaches it;
- * - `private`: a network in 10.213.0.0/16 with one host named private.test (refused by address).
+ * - `public`: a network in a documentation range the gateway does not refuse (a /27 of
+ *   192.0.2.0/24, 198.51.100.0/24 or 203.0.113.0/24 that shadows nothing the host uses:
+ *   test/helpers/test-network.ts) holding one host with the names allowed.test, denied.test,
+ *   ask.test, other.test, pypi.test and npm.test, serving HTTP (80) and HTTPS (443, a certificate
+ *   of a CA made here that the sandbox trusts through network.caBundlePath), a /simple/ package
+ *   index with one pure-Python wheel (tinypkg 0.1), an npm registry at /npm/ with one package
+ *   (tinynpm 1.0.0: its document at /npm/tinynpm, its tarball under /npm/tinynpm/-/), /bytes/N
+ *   (N bytes) and a UDP port (5353) that records what reaches it;
+ * - `private`: a network in 10.213.0.0/16 (likewise) with one host named private.test (refused by
+ *   address).
  * Every host echoes the Host header it got (`/hello`) and logs each request, so a test can tell
  * which name reached which host. `dispose` removes the containers, networks and files.
  */
@@ -19,6 +21,7 @@ import { join } from "node:path";
 import type Docker from "dockerode";
 import { SESSION_LABEL } from "../../../src/egress/index.js";
 import { DEFAULT_IMAGE, getDocker } from "../../../src/sandbox/index.js";
+import { createTestNetwork } from "../../helpers/test-network.js";
 
 /** Names the public test host answers to. */
 export const PUBLIC_NAMES = [
@@ -174,25 +177,6 @@ function makeCerts(dir: string): { ca: string; cert: string; key: string } {
   return { ca: read("ca.pem"), cert: read("server.pem"), key: read("server.key") };
 }
 
-/** Creates a network in a free /24 of `prefixes` (tried in random order). */
-async function createTestNetwork(docker: Docker, name: string, subnets: string[]): Promise<void> {
-  for (const subnet of subnets.sort(() => Math.random() - 0.5)) {
-    try {
-      await docker.createNetwork({
-        Name: name,
-        Driver: "bridge",
-        CheckDuplicate: true,
-        Labels: { "io.warden.test": "egress" },
-        IPAM: { Config: [{ Subnet: subnet }] },
-      });
-      return;
-    } catch (err) {
-      if (!/overlap|in use/i.test(String((err as Error).message))) throw err;
-    }
-  }
-  throw new Error(`no free subnet for ${name}`);
-}
-
 /** Starts the testbed. */
 export async function startEgressTestbed(): Promise<EgressTestbed> {
   const docker = getDocker();
@@ -213,17 +197,21 @@ export async function startEgressTestbed(): Promise<EgressTestbed> {
   try {
     const { ca, cert, key } = makeCerts(dir);
     writeFileSync(join(dir, "ca-bundle.pem"), ca);
-    // /27s of TEST-NET-3 and /24s of 10.213/16, so that parallel runs do not collide.
-    await createTestNetwork(
-      docker,
-      publicNetwork,
-      Array.from({ length: 8 }, (_, i) => `203.0.113.${i * 32}/27`),
-    );
-    await createTestNetwork(
-      docker,
-      privateNetwork,
-      Array.from({ length: 16 }, (_, i) => `10.213.${i * 16}.0/24`),
-    );
+    // /27s of the documentation ranges the gateway does not refuse (TEST-NET-1..3) and /24s of
+    // 10.213/16; test-network.ts leaves out any that overlaps what the host uses (routes,
+    // addresses, resolved registries), so parallel runs and the host's own traffic do not collide.
+    const labels = { "io.warden.test": "egress" };
+    const slash27s = (net: string) => Array.from({ length: 8 }, (_, i) => `${net}.${i * 32}/27`);
+    await createTestNetwork(docker, {
+      name: publicNetwork,
+      candidates: ["192.0.2", "198.51.100", "203.0.113"].flatMap(slash27s),
+      labels,
+    });
+    await createTestNetwork(docker, {
+      name: privateNetwork,
+      candidates: Array.from({ length: 16 }, (_, i) => `10.213.${i * 16}.0/24`),
+      labels,
+    });
     const start = async (role: "public" | "private", network: string, aliases: string[]) => {
       const c = await docker.createContainer({
         Image: DEFAULT_IMAGE,
@@ -236,7 +224,8 @@ export async function startEgressTestbed(): Promise<EgressTestbed> {
       });
       containers.push(c);
       await c.start();
-      for (let i = 0; i < 100; i++) {
+      // Until the server is up (the hook's timeout, not a count of polls, bounds the wait).
+      for (;;) {
         const out = await execIn(c, ["cat", "/tmp/ready"]).catch(() => "");
         if (out === "ok") break;
         await new Promise((r) => setTimeout(r, 100));

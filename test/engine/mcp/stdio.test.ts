@@ -183,7 +183,7 @@ describeEngine("warden mcp over stdio (SDK client)", () => {
       child.stderr.destroy();
       child.stdin.destroy();
       const [code] = await exited;
-      expect({ code, left: await containersLeft(tenant, 2_000) }).toEqual({ code: 0, left: [] });
+      expect({ code, left: await containersLeft(tenant) }).toEqual({ code: 0, left: [] });
     } finally {
       child.kill("SIGKILL");
       const docker = new Docker();

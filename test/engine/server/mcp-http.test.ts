@@ -78,8 +78,7 @@ describeEngine("MCP over HTTP in warden serve", () => {
       expect(refused.status).toBe(406);
     }
     // The warden session goes with the refused transport (closed asynchronously by the manager).
-    for (let i = 0; i < 50 && (await rest.listSessions()).length > 0; i++)
-      await new Promise((r) => setTimeout(r, 100));
+    while ((await rest.listSessions()).length > 0) await new Promise((r) => setTimeout(r, 100));
     expect(await rest.listSessions()).toEqual([]);
   });
 

@@ -34,9 +34,8 @@ describeBackend("a FIFO in the workspace", () => {
       name: "read",
       arguments: { path: "f" },
     }));
-    const started = Date.now();
+    // A read that blocked on the FIFO would never return: the test's timeout, not a budget, bounds it.
     const results = await session.runToolCalls(reads);
-    const elapsedMs = Date.now() - started;
     expect(results.map((r) => [r.toolCallId, r.isError, r.content])).toEqual(
       reads.map((c) => [
         c.id,
@@ -44,7 +43,6 @@ describeBackend("a FIFO in the workspace", () => {
         [{ type: "text", text: "reading /workspace/f: /workspace/f is not a regular file." }],
       ]),
     );
-    expect(elapsedMs).toBeLessThan(5_000);
     const after = await session.runToolCalls([{ id: "ok", name: "read", arguments: { path: "a.txt" } }]);
     expect(after.map((r) => [r.isError, r.content[0]])).toEqual([[false, { type: "text", text: "hello\n" }]]);
   });

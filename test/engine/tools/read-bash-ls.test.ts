@@ -3,7 +3,6 @@
  * 22, 23, 26). Spill files go to a host store separate from the sandbox.
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { cpus, loadavg } from "node:os";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Sandbox } from "../../../src/sandbox/types.js";
 import { createSpillStore, type HostSpillStore } from "../../../src/session/spill-store.js";
@@ -112,19 +111,16 @@ describeBackend("read, bash and ls tools in a real sandbox", () => {
   });
 
   it("case 19: background children holding the pipe do not hang the bash tool; none are left", async () => {
-    const t0 = Date.now();
+    // The background loops never end: a call that waited for them would time out after 30 s.
     expect(text((await t.bash(`${beating("c19")} & echo done`, 30)).content)).toBe("done\n");
     const b = await t.bash("(while :; do echo t; : > /tmp/beat-c19; sleep 0.2; done) & echo started", 30);
     expect(text(b.content)).toMatch(/^(t\n)?started\n/);
     expect(b.details).toMatchObject({ exitCode: 0, timedOut: false });
-    expect(Date.now() - t0).toBeLessThan(4000);
     expect(text((await t.bash(stillBeating("c19"))).content)).toBe("gone\n");
   });
 
-  it("case 20: the bash tool reports a timeout as 'timed out', exit 124, within 5 s", async () => {
-    const t0 = Date.now();
+  it("case 20: the bash tool reports a timeout as 'timed out', exit 124 (`sleep 300` outlasts the test: only the kill ends it)", async () => {
     const err = await t.bashFails(`echo partial; (trap '' TERM; ${beating("c20")}) & sleep 300`, 2);
-    expect(Date.now() - t0).toBeLessThan(5000);
     // bash itself may report the killed job ("Terminated") before warden's status line.
     expect(err.message.startsWith("partial\n")).toBe(true);
     expect(err.message.endsWith("\n\nCommand timed out after 2 seconds")).toBe(true);
@@ -200,40 +196,21 @@ describeBackend("case 18: reading a huge file", () => {
     const t = tools(counting, spill);
     await t.bash(`yes abcdefghijklmnop | head -c ${FILE_BYTES} > big.log; echo one > small.log`, 120);
     const totalLines = FILE_BYTES / 17;
-    // Per-call cost of the engine right now (two execs: realpath and the line read), to separate
-    // the file's cost from machine load: several suites share this 2-core engine.
-    let t0 = Date.now();
-    await t.read("small.log");
-    const baselineMs = Date.now() - t0;
     global.gc?.();
     const rssBefore = process.memoryUsage().rss;
     bytesRead = 0;
-    t0 = Date.now();
     const all = await t.read("big.log");
-    const allMs = Date.now() - t0;
     expect(text(all.content)).toBe(
       `${"abcdefghijklmnop\n".repeat(2000).slice(0, -1)}\n\n[Showing lines 1-2000 of ${Math.ceil(totalLines)}. Use offset=2001 to continue.]`,
     );
-    t0 = Date.now();
     const five = await t.read("big.log", undefined, 5);
-    const fiveMs = Date.now() - t0;
     expect(text(five.content)).toBe(
       `${"abcdefghijklmnop\n".repeat(5).slice(0, -1)}\n\n[${Math.ceil(totalLines) - 5} more lines in file. Use offset=6 to continue.]`,
     );
-    console.info(`case 18: baseline ${baselineMs} ms, full read ${allMs} ms, limit 5 ${fiveMs} ms`);
-    // 2000 lines + 1 look-ahead line (2001 x 17 bytes); then a 4096-byte sniff and 5 lines (85 bytes).
+    // What is read, not how long it takes (speed is `npm run bench`'s): 2000 lines + 1 look-ahead
+    // line (2001 x 17 bytes); then a 4096-byte sniff and 5 lines (85 bytes).
     expect(bytesRead).toBe(34_017 + 4096 + 85);
     expect(process.memoryUsage().rss - rssBefore).toBeLessThan(64 * MiB);
-    // Under 2 s each (the line count, wc -l in the container, is the only full pass). When other
-    // suites overload this 2-core machine, absolute times mean nothing: say so instead of failing.
-    const load1 = loadavg()[0] ?? 0;
-    if (load1 > 2 * cpus().length) {
-      console.warn(`case 18: load average ${load1.toFixed(1)}: 2 s timing bound not asserted this run`);
-      expect(allMs - baselineMs).toBeLessThan(10_000);
-    } else {
-      expect(allMs).toBeLessThan(2000);
-      expect(fiveMs).toBeLessThan(2000);
-    }
   }, 300_000);
 });
 

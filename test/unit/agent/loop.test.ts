@@ -181,7 +181,6 @@ describe("agent loop", () => {
     ]);
     const session = createFakeSession();
     const controller = new AbortController();
-    const started = Date.now();
     const result = await runAgent({
       session,
       model: modelFor(server),
@@ -192,7 +191,6 @@ describe("agent loop", () => {
       },
     });
     expect(result.stopReason).toBe("aborted");
-    expect(Date.now() - started).toBeLessThan(5000);
     expect(server.requests).toHaveLength(1);
   });
 

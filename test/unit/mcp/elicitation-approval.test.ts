@@ -136,7 +136,7 @@ describe("ElicitationApproval as the egress gateway's approver (warden mcp)", ()
     expect(await relay.answer(question("q1", 40001))).toBe("timeout");
     expect(lines).toEqual(["WARDEN-ANSWER q1 ERR timeout\n"]);
     expect(asked).toHaveLength(1);
-    await vi.waitFor(() => expect(withdrawn).toEqual([0]));
+    await expect.poll(() => withdrawn).toEqual([0]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sessionCorpus } from "../../pi/corpus-session.js";
+import { sessionBashCommands, sessionCorpus } from "../../pi/corpus-session.js";
 import { type RecordedCall, sessionTree } from "../../pi/session-tree.js";
 
 const read = (path: string, resultText: string, extra: Record<string, unknown> = {}): RecordedCall => ({
@@ -80,8 +80,9 @@ describe("sessionTree: the recorded session's starting tree, from its own result
   });
 });
 
-it("a missing recorded session fails with its path (never a silent skip)", () => {
-  expect(() => sessionCorpus("/nonexistent/shared/fixtures/pi-large-session.jsonl")).toThrow(
-    "the recorded Pi session is missing: /nonexistent/shared/fixtures/pi-large-session.jsonl (a copy of shared/ must sit beside the repository)",
-  );
+it("a missing recorded session fails with its path and why it is not in the repository (never a silent skip)", () => {
+  const missing =
+    "the recorded Pi session is missing: /nonexistent/shared/fixtures/pi-large-session.jsonl (a copy of shared/ must sit beside the repository; it is another project's recorded work, so it is never committed here: see AGENTS.md, npm run test:pi)";
+  expect(() => sessionCorpus("/nonexistent/shared/fixtures/pi-large-session.jsonl")).toThrow(missing);
+  expect(() => sessionBashCommands("/nonexistent/shared/fixtures/pi-large-session.jsonl")).toThrow(missing);
 });

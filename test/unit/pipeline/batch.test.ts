@@ -104,7 +104,6 @@ describe("runToolCalls", () => {
     const log: string[] = [];
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 30);
-    const started = Date.now();
     const results = await runToolCalls(
       [waitCall("a", 5000), waitCall("b", 5000)],
       contextWith([waitTool(log)]),
@@ -112,7 +111,6 @@ describe("runToolCalls", () => {
         signal: controller.signal,
       },
     );
-    expect(Date.now() - started).toBeLessThan(1000);
     expect(log).toEqual(["start a", "start b"]);
     expect(texts(results)).toEqual(["Operation aborted", "Operation aborted"]);
     expect(results.map((r) => r.details)).toEqual([

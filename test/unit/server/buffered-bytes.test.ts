@@ -103,7 +103,7 @@ describe("warden serve: bodies held at once", () => {
     const a = await s.create("alpha");
     const b = await s.create("beta");
     const held = [0, 1].map(() => s.raw(s.putHead(a, "alpha", MiB), "partial"));
-    await expect.poll(() => s.gauge(), { timeout: 5000 }).toContain('{tenant="alpha"} 2097152');
+    await expect.poll(() => s.gauge()).toContain('{tenant="alpha"} 2097152');
     await expectRefusal(await s.put(a, "alpha", 1000), 429, {
       code: "RATE_LIMITED",
       message:
@@ -112,16 +112,16 @@ describe("warden serve: bodies held at once", () => {
     expect((await s.put(b, "beta", MiB)).status).toBe(200);
 
     held[0]?.socket.destroy();
-    await expect.poll(async () => (await s.put(a, "alpha", 1000)).status, { timeout: 5000 }).toBe(200);
+    await expect.poll(async () => (await s.put(a, "alpha", 1000)).status).toBe(200);
   });
 
   it("the count follows the route, not the client's content type: an upper-case type is counted at filesMaxBytes, an x-tar body refused unread", async () => {
     await s.serve(4 * MiB);
     const a = await s.create("alpha");
     s.raw(s.putHead(a, "alpha", MiB, "Application/Octet-Stream"), "partial");
-    await expect.poll(() => s.gauge(), { timeout: 5000 }).toContain('{tenant="alpha"} 1048576');
+    await expect.poll(() => s.gauge()).toContain('{tenant="alpha"} 1048576');
     const tar = s.raw(s.putHead(a, "alpha", MiB, "application/x-tar"), "partial");
-    await expect.poll(() => tar.received(), { timeout: 5000 }).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    await expect.poll(() => tar.received()).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
     expect(tar.received()).toContain("Send the file's bytes with content-type application/octet-stream.");
     expect(await s.gauge()).toContain('{tenant="alpha"} 1048576');
   });
@@ -132,10 +132,10 @@ describe("warden serve: bodies held at once", () => {
     const head = s.putHead(a, "alpha", 0).replace("content-length: 0", "transfer-encoding: chunked");
     const chunk = Buffer.alloc(768 * 1024, 120);
     const chunked = s.raw(head, `${chunk.length.toString(16)}\r\n${chunk.toString("latin1")}\r\n`);
-    await expect.poll(() => s.gauge(), { timeout: 5000 }).toContain('{tenant="alpha"} 786432');
+    await expect.poll(() => s.gauge()).toContain('{tenant="alpha"} 786432');
     expect((await s.put(a, "alpha", 768 * 1024)).status).toBe(429);
     chunked.socket.write("0\r\n\r\n");
-    await expect.poll(() => chunked.received(), { timeout: 5000 }).toContain("HTTP/1.1 200 OK");
+    await expect.poll(() => chunked.received()).toContain("HTTP/1.1 200 OK");
     expect((await s.put(a, "alpha", 768 * 1024)).status).toBe(200);
   });
 
@@ -143,7 +143,7 @@ describe("warden serve: bodies held at once", () => {
     await s.serve(MiB + 32 * 1024);
     const a = await s.create("alpha");
     s.raw(s.putHead(a, "alpha", MiB), "partial");
-    await expect.poll(() => s.gauge(), { timeout: 5000 }).toContain('{tenant="alpha"} 1048576');
+    await expect.poll(() => s.gauge()).toContain('{tenant="alpha"} 1048576');
     const chunkedHead = (line: string, type: string) =>
       [
         line,
@@ -177,7 +177,7 @@ describe("warden serve: bodies held at once", () => {
     const a = await s.create("alpha");
     const b = await s.create("beta");
     s.raw(s.putHead(a, "alpha", MiB), "partial");
-    await expect.poll(() => s.gauge(), { timeout: 5000 }).toContain('{tenant="alpha"} 1048576');
+    await expect.poll(() => s.gauge()).toContain('{tenant="alpha"} 1048576');
     await expectRefusal(await s.put(b, "beta", 10), 503, {
       code: "NO_ROOM",
       message:

@@ -32,7 +32,7 @@ describe("warden serve: connection caps", () => {
   /** Opens `n` connections from `from` and waits until the server counts `total` open. */
   const openCounted = async (n: number, from: string, total: number): Promise<RawRequest[]> => {
     const opened = Array.from({ length: n }, () => s.open(from));
-    await expect.poll(gauge, { timeout: 5000 }).toBe(total);
+    await expect.poll(gauge).toBe(total);
     return opened;
   };
   const healthz = "GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n";
@@ -56,20 +56,20 @@ describe("warden serve: connection caps", () => {
 
     const other = (await openCounted(1, "127.0.0.2", 4))[0] as RawRequest;
     other.socket.write(healthz);
-    await expect.poll(other.received, { timeout: 5000 }).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    await expect.poll(other.received).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
 
     three[0]?.socket.destroy();
-    await expect.poll(gauge, { timeout: 5000 }).toBe(3);
+    await expect.poll(gauge).toBe(3);
     const again = (await openCounted(1, "127.0.0.1", 4))[0] as RawRequest;
     again.socket.write(healthz);
-    await expect.poll(again.received, { timeout: 5000 }).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    await expect.poll(again.received).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
 
     // Ended every way a socket ends: closed by the client, reset, or by the server (a bad request).
     three[1]?.socket.end();
     three[2]?.socket.resetAndDestroy();
     again.socket.write("BAD\r\n\r\n");
     other.socket.destroy();
-    await expect.poll(gauge, { timeout: 5000 }).toBe(0);
+    await expect.poll(gauge).toBe(0);
     expect(await refused()).toEqual([["maxConnectionsPerClient", 2]]);
   });
 
@@ -110,7 +110,7 @@ describe("warden serve: shutdown and open connections", () => {
     const a = await s.create("alpha");
     const body = JSON.stringify({ toolCalls: [{ id: "s", name: "sleep", arguments: { ms } }] });
     const call = s.raw(s.callsHead(a, "alpha", body.length), body);
-    await expect.poll(() => s.running().manager.runningBatches(), { timeout: 5000 }).toBe(1);
+    await expect.poll(() => s.running().manager.runningBatches()).toBe(1);
     return call;
   };
   const bufferedOf = async (tenant: string) =>
@@ -123,7 +123,7 @@ describe("warden serve: shutdown and open connections", () => {
     const get = s.raw(s.getHead(a, "alpha"));
     get.socket.pause();
     // The answer is being sent: the file read is held until it is over.
-    await expect.poll(() => bufferedOf("alpha"), { timeout: 5000 }).toBe(32 * MiB);
+    await expect.poll(() => bufferedOf("alpha")).toBe(32 * MiB);
     return get;
   }
   const fileServer = (graceMs: number) =>
@@ -145,10 +145,10 @@ describe("warden serve: shutdown and open connections", () => {
     });
     const unread = s.raw(`${s.callsHead(a, "alpha", body.length)}\r\naccept: text/event-stream`, body);
     unread.socket.once("data", () => unread.socket.pause());
-    await expect.poll(() => unread.received(), { timeout: 5000 }).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    await expect.poll(() => unread.received()).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
 
     expect(await shutdownWithin5s()).toBe("shut down");
-    await expect.poll(gaugeOfConnections, { timeout: 5000 }).toBe(0);
+    await expect.poll(gaugeOfConnections).toBe(0);
     unread.socket.resume();
     await unread.closed;
     expect(unread.received()).not.toContain("event: results");
@@ -158,7 +158,7 @@ describe("warden serve: shutdown and open connections", () => {
     await fileServer(200);
     const unread = await pausedGet();
     expect(await shutdownWithin5s()).toBe("shut down");
-    await expect.poll(gaugeOfConnections, { timeout: 5000 }).toBe(0);
+    await expect.poll(gaugeOfConnections).toBe(0);
     unread.socket.resume();
     await unread.closed;
     expect(unread.received().length).toBeLessThan(32 * MiB);
@@ -192,7 +192,7 @@ describe("warden serve: shutdown and open connections", () => {
       c.shutdownGraceMs = 10_000;
     });
     const idle = s.raw("GET /healthz HTTP/1.1\r\nhost: x");
-    await expect.poll(idle.received, { timeout: 5000 }).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    await expect.poll(idle.received).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
     const call = await sleepingBatch(1000);
 
     const outcome = shutdownWithin5s();

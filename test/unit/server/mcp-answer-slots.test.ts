@@ -101,7 +101,7 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
       unread.socket.removeListener("data", onData);
     };
     unread.socket.on("data", onData);
-    await expect.poll(() => unread.received(), { timeout: 5000 }).toContain("event: message");
+    await expect.poll(() => unread.received()).toContain("event: message");
     expect(unread.received()).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
     return unread;
   }
@@ -110,7 +110,7 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
 
   /** Waits until `unread`'s answer, stalled for httpRequestTimeoutMs, gives its slot back; then reads on. */
   async function cutOnceStalled(unread: RawRequest, client: Client) {
-    await expect.poll(() => echo(client), { timeout: 5000 }).toEqual(echoed);
+    await expect.poll(() => echo(client)).toEqual(echoed);
     // The server ended the stalled connection: read on, it ends before the whole answer.
     unread.socket.resume();
     await unread.closed;
@@ -123,7 +123,7 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
     const unread = await unreadAnswer(sessionId);
     expect(await echo(client)).toEqual(refused(1));
     unread.socket.destroy();
-    await expect.poll(() => echo(client), { timeout: 5000 }).toEqual(echoed);
+    await expect.poll(() => echo(client)).toEqual(echoed);
   });
 
   it("an unread answer gives its slot back once it stalls for httpRequestTimeoutMs", async () => {
@@ -143,10 +143,10 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
       .callTool({ name: "sleep", arguments: { ms: 60_000 } }, undefined, { signal: cancel.signal })
       .catch((err: Error) => err.message);
     // The sleep holds the second slot: the unread answer still holds the first.
-    await expect.poll(() => echo(client), { timeout: 5000 }).toEqual(refused(2));
+    await expect.poll(() => echo(client)).toEqual(refused(2));
     cancel.abort();
     expect(await sleeping).toBe("MCP error -32001: AbortError: This operation was aborted");
-    await expect.poll(() => echo(client), { timeout: 5000 }).toEqual(echoed);
+    await expect.poll(() => echo(client)).toEqual(echoed);
   });
 
   it("a JSON-RPC batch's answers keep their slots until its stream ends; the stall clock waits for its last answer", async () => {
@@ -156,12 +156,12 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
       call("e", "echo", { text: "first" }),
       call("s", "sleep", { ms: 1500 }),
     ]);
-    await expect.poll(() => batch.received(), { timeout: 5000 }).toContain('"text":"first"');
+    await expect.poll(() => batch.received()).toContain('"text":"first"');
     // The echo's answer is out, the stream is not: its slot and the sleep's are both held.
     expect(await echo(client)).toEqual(refused(2));
     // Silent for longer than httpRequestTimeoutMs, the stream is not cut before the sleep's answer.
-    await expect.poll(() => batch.received(), { timeout: 5000 }).toContain('"text":"slept"');
-    await expect.poll(() => echo(client), { timeout: 5000 }).toEqual(echoed);
+    await expect.poll(() => batch.received()).toContain('"text":"slept"');
+    await expect.poll(() => echo(client)).toEqual(echoed);
   });
 
   it("a POST the SDK refuses (406) takes no call over: the batch's answer keeps the slot until its stream ends", async () => {
@@ -172,10 +172,10 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
     // The same id again, without `text/event-stream` in Accept: the SDK refuses it, "s" stays the batch's.
     const refusedPost = rawPost(sessionId, call("s", "sleep", { ms: 600 }), "application/json");
     await expect.poll(() => refusedPost.received().split("\r\n")[0]).toBe("HTTP/1.1 406 Not Acceptable");
-    await expect.poll(() => batch.received(), { timeout: 5000 }).toContain('"text":"slept"');
+    await expect.poll(() => batch.received()).toContain('"text":"slept"');
     // "s" is answered on the batch's stream, which is not over while "t" runs: both slots are held.
     expect(await echo(client)).toEqual(refused(2));
-    await expect.poll(() => echo(client), { timeout: 5000 }).toEqual(echoed);
+    await expect.poll(() => echo(client)).toEqual(echoed);
   });
 
   it("a batch's call refused by the quota does not keep the stall clock from starting", async () => {
@@ -183,7 +183,7 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
     const { client, sessionId } = await connect();
     const batch = await unreadAnswer(sessionId, [big(), call("r", "echo", { text: "r" })]);
     const refusal = `"text":"${refused(1).content[0]?.text}"`;
-    await expect.poll(() => batch.received().includes(refusal), { timeout: 5000 }).toBe(true);
+    await expect.poll(() => batch.received().includes(refusal)).toBe(true);
     expect(await echo(client)).toEqual(refused(1));
     await cutOnceStalled(batch, client);
   });
@@ -198,16 +198,14 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
       method: "notifications/cancelled",
       params: { requestId: "t" },
     });
-    await expect
-      .poll(() => cancel.received().split("\r\n")[0], { timeout: 5000 })
-      .toBe("HTTP/1.1 202 Accepted");
+    await expect.poll(() => cancel.received().split("\r\n")[0]).toBe("HTTP/1.1 202 Accepted");
     // The cancelled call's slot goes to a sleep; the other comes back once the unread answer stalls.
     const stop = new AbortController();
     const holding = client
       .callTool({ name: "sleep", arguments: { ms: 60_000 } }, undefined, { signal: stop.signal })
       .catch((err: Error) => err.message);
     await new Promise((r) => setTimeout(r, 100));
-    await expect.poll(() => echo(client), { timeout: 5000 }).toEqual(echoed);
+    await expect.poll(() => echo(client)).toEqual(echoed);
     stop.abort();
     expect(await holding).toBe("MCP error -32001: AbortError: This operation was aborted");
     // The server cut the stream (the SDK never ends it: "t" has no answer), before its last chunk.
@@ -221,9 +219,8 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
     const { client } = await connect();
     const sleeping = client.callTool({ name: "sleep", arguments: { ms: 1000 } });
     await new Promise((r) => setTimeout(r, 100));
-    const started = Date.now();
-    await s.running().shutdown(4000);
-    expect(Date.now() - started).toBeLessThan(2000);
+    // A grace past the test's timeout: had the idle GET stream held shutdown, the test would time out.
+    await s.running().shutdown(600_000);
     expect(await sleeping).toEqual(slept);
   });
 });

@@ -26,7 +26,6 @@ it("approvalTimeoutMs from the config bounds how long an unanswered ask waits", 
     sessionId: "s1",
     approvals,
   });
-  const t0 = Date.now();
   const result = await beforeToolCall![0]!({
     call: { id: "c1", name: "bash", arguments: { command: "touch x" } },
     tool: { name: "bash" } as AnyTool,
@@ -36,6 +35,5 @@ it("approvalTimeoutMs from the config bounds how long an unanswered ask waits", 
   });
   expect(result).toMatchObject({ block: true });
   expect((result as { reason: string }).reason).toContain("no answer came in time");
-  // Bounded by the configured 50 ms, not the 5 min default (generous margin for a loaded machine).
-  expect(Date.now() - t0).toBeLessThan(30_000);
+  // Bounded by the configured 50 ms: the 5 min default would outlast the test's timeout.
 });

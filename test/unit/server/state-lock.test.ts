@@ -116,7 +116,7 @@ describe("warden serve: state dir lock", () => {
       audit: createMemoryAuditLog(),
     });
     let res: Response | undefined;
-    for (let i = 0; i < 100 && !res; i++) {
+    while (!res) {
       res = await fetch(`http://127.0.0.1:${port}/v1/sessions`, { headers: auth("alpha") }).catch(
         () => undefined,
       );

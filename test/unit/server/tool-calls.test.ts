@@ -292,9 +292,9 @@ describe("warden serve: tool calls", () => {
       });
       req.on("error", () => {});
       req.end(body);
-      await expect.poll(() => server.manager.runningBatches(), { timeout: 5000 }).toBe(1);
+      await expect.poll(() => server.manager.runningBatches()).toBe(1);
       req.destroy();
-      await expect.poll(() => backend.log, { timeout: 5000 }).toEqual(["slow:aborted"]);
+      await expect.poll(() => backend.log).toEqual(["slow:aborted"]);
       await expect.poll(() => server.manager.runningBatches()).toBe(0);
       expect(server.manager.callsInFlight("alpha")).toBe(0);
     });
@@ -324,9 +324,8 @@ describe("warden serve: tool calls", () => {
       payload: calls(["c1", "sleep", { ms: 30_000 }]),
     });
     await expect.poll(() => server.manager.runningBatches()).toBe(1);
-    const t0 = Date.now();
+    // The sleep (30 s) would end on its own, unaborted: the result shows the grace period ended it.
     await server.shutdown(200);
-    expect(Date.now() - t0).toBeLessThan(3000);
     expect((await running).json().results[0]).toMatchObject({
       isError: true,
       content: [{ text: "Operation aborted" }],

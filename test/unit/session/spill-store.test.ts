@@ -11,7 +11,7 @@ import {
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { NotFoundError } from "../../../src/errors.js";
 import { SpillBudget } from "../../../src/session/spill-budget.js";
 import {
@@ -250,7 +250,7 @@ describe("spill files made only when needed", () => {
   it("64 KiB of output makes the file in the background; discard then removes it", async () => {
     const w = await store.create("bash");
     w.write(Buffer.alloc(SPILL_HOLD_BYTES, 0x62));
-    await vi.waitFor(() => expect(existsSync(hostPath(store, w.handle))).toBe(true));
+    await expect.poll(() => existsSync(hostPath(store, w.handle))).toBe(true);
     await w.discard();
     expect(readdirSync(store.dir!)).toEqual([".owner"]);
   });

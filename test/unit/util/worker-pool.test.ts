@@ -70,9 +70,9 @@ describe("WorkerPool", () => {
       throw err;
     }
   };
-  const until = async (what: () => boolean, ms = 5_000) => {
-    const deadline = Date.now() + ms;
-    while (!what() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  /** Polls until `what` holds (the test's timeout bounds it); resolves true. */
+  const until = async (what: () => boolean) => {
+    while (!what()) await new Promise((r) => setTimeout(r, 20));
     return what();
   };
 

@@ -52,7 +52,7 @@ describeEngine("channel exec", () => {
   });
 
   it("case 19: a background child holding the output pipe does not hang the call", async () => {
-    const t0 = Date.now();
+    // The background loops never end: a call that waited for them would time out after 30 s.
     const a = await runOn(box.client, `${beating("c19")} & echo done`, { timeoutMs: 30_000 });
     expect(a).toMatchObject({ exitCode: 0, stdout: "done\n", timedOut: false });
     const b = await runOn(
@@ -64,17 +64,15 @@ describeEngine("channel exec", () => {
     );
     expect(b).toMatchObject({ exitCode: 0, timedOut: false });
     expect(b.stdout.startsWith("started\n") || b.stdout.startsWith("t\nstarted\n")).toBe(true);
-    expect(Date.now() - t0).toBeLessThan(2000);
     expect((await runOn(box.client, stillBeating("c19"))).stdout).toBe("gone\n");
   });
 
   it("case 20: a timeout kills the whole group, TERM-ignoring grandchildren included", async () => {
-    const t0 = Date.now();
+    // `sleep 300` outlasts the test's timeout: only the kill lets the call return.
     const r = await runOn(box.client, `echo partial; (trap '' TERM; ${beating("c20")}) & sleep 300`, {
       timeoutMs: 2000,
     });
     expect(r).toMatchObject({ exitCode: 124, timedOut: true, aborted: false, stdout: "partial\n" });
-    expect(Date.now() - t0).toBeLessThan(5000);
     expect((await runOn(box.client, stillBeating("c20"))).stdout).toBe("gone\n");
   });
 
@@ -115,10 +113,12 @@ describeEngine("channel exec", () => {
   });
 
   it("runs several commands at once", async () => {
-    const t0 = Date.now();
-    const rs = await Promise.all([1, 2, 3, 4, 5].map((i) => runOn(box.client, `sleep 1; echo ${i}`)));
+    // Each command ends only once all five have started: run one at a time, none would end.
+    await runOn(box.client, "rm -rf /tmp/together && mkdir /tmp/together");
+    const together = (i: number) =>
+      `touch /tmp/together/${i}; until [ "$(ls /tmp/together | wc -l)" -ge 5 ]; do sleep 0.05; done; echo ${i}`;
+    const rs = await Promise.all([1, 2, 3, 4, 5].map((i) => runOn(box.client, together(i))));
     expect(rs.map((r) => r.stdout)).toEqual(["1\n", "2\n", "3\n", "4\n", "5\n"]);
-    expect(Date.now() - t0).toBeLessThan(2500);
   });
 
   it("backpressure: 128 MiB of output passes with bounded controller memory", async () => {

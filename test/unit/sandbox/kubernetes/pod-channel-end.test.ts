@@ -129,7 +129,8 @@ describe("PodChannel: the channel's helper ended", () => {
 
   it("a call cut by the helper's end rejects AbortError as soon as its signal fires, not after the Pod's re-reads", async () => {
     const fake = fakeCluster(); // the Pod keeps reading as running: re-read for the whole window
-    const settle = { ...SETTLE, windowMs: 1000 }; // a busy machine's stall stays well within half of it
+    // A window past the test's timeout: a call that waited for the re-reads would time the test out.
+    const settle = { ...SETTLE, windowMs: 600_000 };
     const channel = await open(fake, undefined, settle);
     const abort = new AbortController();
     const outcome = channel
@@ -138,10 +139,8 @@ describe("PodChannel: the channel's helper ended", () => {
     await sleep(10);
     fake.helperKilled();
     await sleep(20);
-    const aborted = Date.now();
     abort.abort();
     const err = await outcome;
-    expect(Date.now() - aborted).toBeLessThan(settle.windowMs / 2);
     expect(err).toBeInstanceOf(AbortError);
     channel.close();
   });
