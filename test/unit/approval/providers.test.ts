@@ -25,6 +25,17 @@ const request = (signal = new AbortController().signal) => ({
   signal,
 });
 
+/** A terminal approval on in-memory streams: `input` to type into, `shown()` what it printed so far. */
+function terminalPrompt() {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  let printed = "";
+  output.on("data", (c: Buffer) => {
+    printed += c.toString();
+  });
+  return { input, p: new TerminalApproval({ input, output }), shown: () => printed };
+}
+
 describe("approval providers", () => {
   it("non-interactive answers deny and says it asks nobody", async () => {
     const p = new NonInteractiveApproval();
@@ -33,41 +44,29 @@ describe("approval providers", () => {
   });
 
   it("terminal: shows tool, arguments and rule, and reads the answer", async () => {
-    const input = new PassThrough();
-    const output = new PassThrough();
-    let shown = "";
-    output.on("data", (c: Buffer) => {
-      shown += c.toString();
-    });
-    const p = new TerminalApproval({ input, output });
+    const { input, p, shown } = terminalPrompt();
     const answer = p.request(request());
     setTimeout(() => input.write("s\n"), 10);
     expect(await answer).toBe("allow-session");
-    expect(shown).toContain('Tool call needs approval: bash {"command":"curl x"}');
-    expect(shown).toContain("asked by rule 'ask-net' (operator) for 'curl x': network access");
-    expect(shown).toContain(
+    expect(shown()).toContain('Tool call needs approval: bash {"command":"curl x"}');
+    expect(shown()).toContain("asked by rule 'ask-net' (operator) for 'curl x': network access");
+    expect(shown()).toContain(
       "\nAllow? Type o (once), s (this exact call, for the rest of the session) or d (deny), then press Enter; Enter alone denies: -> allowed for the rest of the session\n",
     );
   });
 
   it("terminal: says what an answer that is not o or s did (denied), and that Enter alone denies", async () => {
-    const input = new PassThrough();
-    const output = new PassThrough();
-    let shown = "";
-    output.on("data", (c: Buffer) => {
-      shown += c.toString();
-    });
-    const p = new TerminalApproval({ input, output });
+    const { input, p, shown } = terminalPrompt();
     const typo = p.request(request());
     setTimeout(() => input.write("a\n"), 10);
     expect(await typo).toBe("deny");
-    expect(shown.split("\n").at(-2)).toBe(
+    expect(shown().split("\n").at(-2)).toBe(
       "Allow? Type o (once), s (this exact call, for the rest of the session) or d (deny), then press Enter; Enter alone denies: -> denied ('a' is not o or s)",
     );
     const enter = p.request(request());
     setTimeout(() => input.write("\n"), 10);
     expect(await enter).toBe("deny");
-    expect(shown.endsWith("Enter alone denies: -> denied\n")).toBe(true);
+    expect(shown().endsWith("Enter alone denies: -> denied\n")).toBe(true);
   });
 
   it("terminal: an aborted request (timeout) answers deny", async () => {
