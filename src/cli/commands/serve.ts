@@ -5,6 +5,7 @@
  * optional peer dependencies) load when the command runs; without them it exits 2 with
  * PACKAGE_MISSING and the install command.
  */
+import { stat } from "node:fs/promises";
 import type { Command } from "commander";
 import { InvalidArgumentError } from "../../errors.js";
 import { importOptional, lowerHelperThreads, OPTIONAL_FEATURES } from "../../util/index.js";
@@ -50,7 +51,10 @@ export function registerServe(program: Command): void {
       }
       // This process is the server's own: V8's garbage-collection threads and libuv's pool yield to
       // the event loop that answers every tenant (util/thread-priority.ts; a library embedding
-      // startServer keeps its threads as they are).
+      // startServer keeps its threads as they are). libuv starts its pool's threads at the pool's
+      // first job, each with its creator's nice, and Node 22+ loads modules without that pool: one
+      // job first, so the pool's threads exist when they are lowered.
+      await stat(process.cwd());
       lowerHelperThreads();
       await runServe({
         config: flags.config,

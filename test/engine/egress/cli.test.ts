@@ -83,6 +83,9 @@ describeEngine("warden exec --allow-net", () => {
       "exec",
       "bash",
       JSON.stringify({ command: `python3 -c "${get}"` }),
+      // The default policy asks before python3 runs, and exec has nobody to ask: the allowlist decides here.
+      "--policy",
+      "allow-all",
       "--tenant",
       tenant,
       "--allow-net",
