@@ -31,17 +31,18 @@ test -f "$ctx/app/dist/cli/main.js" || { echo "[controller] dist/cli/main.js mis
 cp -r "$root/bin" "$root/policies" "$root/package.json" "$root/package-lock.json" "$ctx/app/"
 
 echo "[controller] installing production dependencies"
-(cd "$ctx/app" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error)
 # The server's and the Kubernetes backend's packages are optional peer dependencies (docs/install.md),
-# which --omit=dev leaves out: the controller runs `warden serve`, so it gets them at their tested versions.
-echo "[controller] installing the optional packages of warden serve and the Kubernetes backend"
+# and devDependencies too (pinned for warden's own tests), so an install that omits dev would skip
+# them: the staged copy's package.json drops its devDependencies and lists them as dependencies at
+# their tested versions (OPTIONAL_FEATURES), and npm keeps every other version the lock pins.
 optional="$(cd "$ctx/app" && node --input-type=module -e '
   const { OPTIONAL_FEATURES } = await import("./dist/util/optional-package.js");
   const specs = [OPTIONAL_FEATURES.server, OPTIONAL_FEATURES.kubernetes].flatMap((f) =>
-    Object.entries(f.packages).map(([name, version]) => `${name}@${version}`));
+    Object.entries(f.packages).map(([name, version]) => `dependencies.${name}=${version}`));
   console.log(specs.join(" "));')"
-# shellcheck disable=SC2086 # one word per package spec
-(cd "$ctx/app" && npm install --no-save --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error $optional)
+# shellcheck disable=SC2086 # one word per package
+(cd "$ctx/app" && npm pkg delete devDependencies && npm pkg set $optional \
+  && npm install --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error)
 
 echo "[controller] checking that the compiled CLI loads"
 (cd "$ctx/app" && node bin/warden.js serve --hash-key check >/dev/null) || { echo "[controller] 'warden serve --hash-key' fails in the compiled app (are the server's packages installed?)" >&2; exit 1; }
