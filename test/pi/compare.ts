@@ -2,6 +2,8 @@
  * Call-by-call comparison of Pi's and warden's results. Before comparing, the text is normalised
  * only where the two cannot agree by construction (docs/pi-fidelity.md, normalisations):
  * - the path of the file holding a cut command's full output (random on both sides);
+ * - the path of npm's debug log, named by the time npm ran (`~/.npm/_logs/<time>-debug-0.log`);
+ * - a file time as `ls -l` shows it (`Dec  7 01:06`): files the calls make get the time they ran at;
  * - an image block becomes `[image <mime> <width>x<height>]` (the bytes of a re-encoded image
  *   depend on the encoder; type and size are what the model sees).
  * Every remaining difference must match one of the listed known differences (known-differences.ts).
@@ -12,6 +14,8 @@ import { knownDifferences } from "./known-differences.js";
 import type { CallResult, CorpusCall } from "./pi-container.js";
 
 const FULL_OUTPUT_PATH = /Full output: \S+\.log\]/g;
+const NPM_LOG_PATH = /\/\.npm\/_logs\/\S+-debug-\d+\.log/g;
+const LS_TIME = /\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d\b/g;
 
 /** Width and height from a PNG, GIF or JPEG header; undefined when it cannot be read. */
 export function imageSize(data: Buffer): { width: number; height: number } | undefined {
@@ -41,7 +45,10 @@ export function normalisedText(content: ToolContent[]): string {
   return content
     .map((block) => {
       if (block.type === "text")
-        return block.text.replace(FULL_OUTPUT_PATH, "Full output: <full-output-path>]");
+        return block.text
+          .replace(FULL_OUTPUT_PATH, "Full output: <full-output-path>]")
+          .replace(NPM_LOG_PATH, "/.npm/_logs/<npm-debug-log>")
+          .replace(LS_TIME, "<time>");
       const size = imageSize(Buffer.from(block.data, "base64"));
       return `[image ${block.mimeType} ${size ? `${size.width}x${size.height}` : "unreadable"}]`;
     })

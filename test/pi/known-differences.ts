@@ -104,6 +104,14 @@ export const knownDifferences: KnownDifference[] = [
     explains: (d) => typeof arg(d, "path") === "string" && /^~(\/|$)/.test(arg(d, "path") as string),
   },
   {
+    id: "own-uid",
+    kind: "safety",
+    summary:
+      "Each sandbox runs as a uid of its own, drawn per sandbox and named nowhere in the image, so `ls -l` shows its number as owner and group; Pi's container runs as the image's user `sandbox` (1000).",
+    rewrite: (d) =>
+      d.tool === "bash" ? { pi: d.pi, warden: d.warden.replace(/\b(\d{7,10}) \1\b/g, "sandbox sandbox") } : d,
+  },
+  {
     id: "timeout-must-be-positive",
     kind: "safety",
     summary:
