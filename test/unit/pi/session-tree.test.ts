@@ -82,7 +82,7 @@ describe("sessionTree: the recorded session's starting tree, from its own result
 
 it("a missing recorded session fails with its path and why it is not in the repository (never a silent skip)", () => {
   const missing =
-    "the recorded Pi session is missing: /nonexistent/shared/fixtures/pi-large-session.jsonl (a copy of shared/ must sit beside the repository; it is another project's recorded work, so it is never committed here: see AGENTS.md, npm run test:pi)";
-  expect(() => sessionCorpus("/nonexistent/shared/fixtures/pi-large-session.jsonl")).toThrow(missing);
-  expect(() => sessionBashCommands("/nonexistent/shared/fixtures/pi-large-session.jsonl")).toThrow(missing);
+    "the recorded Pi session is missing: /nonexistent/beside/fixtures/pi-large-session.jsonl (a copy of shared/ must sit beside the repository; it is another project's recorded work, so it is never committed here: see AGENTS.md, npm run test:pi)";
+  expect(() => sessionCorpus("/nonexistent/beside/fixtures/pi-large-session.jsonl")).toThrow(missing);
+  expect(() => sessionBashCommands("/nonexistent/beside/fixtures/pi-large-session.jsonl")).toThrow(missing);
 });

@@ -59,9 +59,9 @@ describe("programSettings", () => {
 describe("includedFiles", () => {
   it("resolves include and includeIf paths as git does: ~/ from the home, relative from the config's folder", () => {
     const config =
-      '[include]\n\tpath = "../shared"\n[includeIf "gitdir:/w/"]\n\tpath = ~/x.inc\n\tpath = /abs\n';
+      '[include]\n\tpath = "../common"\n[includeIf "gitdir:/w/"]\n\tpath = ~/x.inc\n\tpath = /abs\n';
     expect(includedFiles(config, "/workspace/.git/config")).toEqual([
-      "/workspace/shared",
+      "/workspace/common",
       "/home/sandbox/x.inc",
       "/abs",
     ]);
