@@ -9,6 +9,7 @@
  */
 
 import type { DiffInput, KnownDifference } from "./difference-types.js";
+import { OWN_UID } from "./own-uid.js";
 
 const arg = (d: DiffInput, key: string): unknown => (typeof d.args === "string" ? undefined : d.args[key]);
 const both = (d: DiffInput, pi: RegExp, warden: RegExp) =>
@@ -103,14 +104,7 @@ export const knownDifferences: KnownDifference[] = [
       "`~` and `~/…` mean /workspace (the sandbox has no other home for tools); Pi expands them to the user's home directory.",
     explains: (d) => typeof arg(d, "path") === "string" && /^~(\/|$)/.test(arg(d, "path") as string),
   },
-  {
-    id: "own-uid",
-    kind: "safety",
-    summary:
-      "Each sandbox runs as a uid of its own, drawn per sandbox and named nowhere in the image, so `ls -l` shows its number as owner and group; Pi's container runs as the image's user `sandbox` (1000).",
-    rewrite: (d) =>
-      d.tool === "bash" ? { pi: d.pi, warden: d.warden.replace(/\b(\d{7,10}) \1\b/g, "sandbox sandbox") } : d,
-  },
+  OWN_UID,
   {
     id: "timeout-must-be-positive",
     kind: "safety",
