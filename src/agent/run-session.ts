@@ -4,11 +4,14 @@
  * (Ctrl-C and provider errors included), so no container is left behind.
  */
 import type { PolicyRecord } from "../policy/index.js";
-import { finishReview, type SessionReview, startReview } from "../review/index.js";
+import { finishReview, type SessionReview, startReview, type WorkspaceRecord } from "../review/index.js";
 import type { Session, SessionOptions } from "../session/index.js";
 import { runAgent } from "./loop.js";
 import type { ChatModel } from "./model.js";
-import type { TranscriptWriter } from "./transcript.js";
+import type { TranscriptRecord, TranscriptWriter } from "./transcript.js";
+
+type TranscriptWorkspaceId = NonNullable<Extract<TranscriptRecord, { warden: "run_start" }>["workspaceId"]>;
+
 import type { AgentEvent, AgentResult } from "./types.js";
 
 /** How long collecting an interrupted run's changes may take, in ms. */
@@ -48,6 +51,11 @@ export interface ExecuteRunOutcome {
  * Runs it (see module doc). Rejects only when the session cannot be opened or the review cannot be
  * read (engine errors); agent-side failures are in `result`.
  */
+/** A workspace record without its path: what run_start's workspaceId holds. */
+function identityOfRecord({ path: _path, ...identity }: WorkspaceRecord): TranscriptWorkspaceId {
+  return identity;
+}
+
 export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRunOutcome> {
   const { sessionOptions, signal } = options;
   const workspace = sessionOptions.workspace;
@@ -60,7 +68,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
     model: options.model.model,
     task: options.task,
     ...(workspace ? { workspace: workspace.hostPath } : {}),
-    ...(start ? { workspaceId: { dev: start.workspace.dev, ino: start.workspace.ino } } : {}),
+    ...(start ? { workspaceId: identityOfRecord(start.workspace) } : {}),
     ...(options.policy ? { policy: options.policy } : {}),
   });
   let result: AgentResult = { stopReason: "error", turns: 0, finalText: "" };

@@ -13,7 +13,7 @@ import type { ToolResultMessage } from "../tools/index.js";
 
 /**
  * warden's extra records. `time` is an ISO 8601 timestamp. run_start's `workspace` is the host
- * directory (absolute), `workspaceId` its device and inode at start (copy mode; decimal strings,
+ * directory (absolute), `workspaceId` its device, inode and birth time at start (copy mode; decimal strings,
  * review/workspace-record.ts), and `policy` the policy the run ran under (what `warden replay` uses).
  */
 export type TranscriptRecord =
@@ -24,7 +24,7 @@ export type TranscriptRecord =
       model: string;
       task: string;
       workspace?: string;
-      workspaceId?: { dev: string; ino: string };
+      workspaceId?: { dev: string; ino: string; born?: string };
       policy?: PolicyRecord;
     }
   | { warden: "tool_result"; time: string; result: ToolResultMessage }

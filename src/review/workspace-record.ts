@@ -13,11 +13,15 @@
 import { lstat } from "node:fs/promises";
 import { WardenError } from "../errors.js";
 
-/** A workspace as recorded at session start: absolute path, device and inode (decimal strings). */
+/**
+ * A workspace as recorded at session start: absolute path, device and inode, and its birth time in
+ * nanoseconds since the epoch where the file system keeps one (statx btime; decimal strings).
+ */
 export interface WorkspaceRecord {
   path: string;
   dev: string;
   ino: string;
+  born?: string;
 }
 
 /** The line prefix of the record in a patch file. */
@@ -29,12 +33,36 @@ export const WORKSPACE_HEADER = "warden-workspace: ";
  */
 export async function workspaceRecordOf(path: string): Promise<WorkspaceRecord> {
   const st = await lstat(path, { bigint: true });
-  return { path, dev: String(st.dev), ino: String(st.ino) };
+  return {
+    path,
+    dev: String(st.dev),
+    ino: String(st.ino),
+    ...(st.birthtimeNs > 0n ? { born: String(st.birthtimeNs) } : {}),
+  };
+}
+
+/**
+ * Whether `now` is the directory `recorded` names: same device and inode, and, when both have a
+ * birth time, the same one. The birth time matters because a file system hands a freed inode number
+ * to the next directory made (ext4 does at once: `rm -r ws && mkdir ws` keeps the number).
+ */
+export function sameWorkspace(recorded: WorkspaceRecord, now: WorkspaceRecord): boolean {
+  if (now.dev !== recorded.dev || now.ino !== recorded.ino) return false;
+  return recorded.born === undefined || now.born === undefined || recorded.born === now.born;
+}
+
+/** "device D, inode I[, made ISO-TIME]": a record's identity, for messages. */
+function identityOf(record: WorkspaceRecord): string {
+  const made = record.born
+    ? `, made ${new Date(Number(BigInt(record.born) / 1_000_000n)).toISOString()}`
+    : "";
+  return `device ${record.dev}, inode ${record.ino}${made}`;
 }
 
 /** The header line (with its newline) that carries `record` in a patch file. */
 export function workspaceHeader(record: WorkspaceRecord): string {
-  return `${WORKSPACE_HEADER}${JSON.stringify({ path: record.path, dev: record.dev, ino: record.ino })}\n`;
+  const { path, dev, ino, born } = record;
+  return `${WORKSPACE_HEADER}${JSON.stringify({ path, dev, ino, ...(born ? { born } : {}) })}\n`;
 }
 
 /**
@@ -49,7 +77,12 @@ export function readWorkspaceHeader(text: string): WorkspaceRecord | undefined {
     try {
       const v = JSON.parse(line.slice(WORKSPACE_HEADER.length)) as Partial<WorkspaceRecord>;
       if (typeof v.path === "string" && typeof v.dev === "string" && typeof v.ino === "string")
-        return { path: v.path, dev: v.dev, ino: v.ino };
+        return {
+          path: v.path,
+          dev: v.dev,
+          ino: v.ino,
+          ...(typeof v.born === "string" ? { born: v.born } : {}),
+        };
     } catch {
       return undefined;
     }
@@ -57,35 +90,45 @@ export function readWorkspaceHeader(text: string): WorkspaceRecord | undefined {
   return undefined;
 }
 
+/** The CLI command that reads a workspace record: what the error says did not happen, and how to override. */
+export type WorkspaceRecordUse = "apply" | "replay";
+
 /**
  * The recorded workspace is gone from its path, or its path now holds another directory (moved,
  * or deleted and made again). Code NOT_FOUND when gone, CONFLICT when another is there; the message
  * names the recorded directory and its identity, what is at the path now, and the override
- * (`--workspace DIR`).
+ * (`warden apply|replay SOURCE --workspace DIR`).
  */
 export class WorkspaceMovedError extends WardenError {
   constructor(
     readonly recorded: WorkspaceRecord,
     readonly now: WorkspaceRecord | undefined,
     source: string,
+    use: WorkspaceRecordUse = "apply",
   ) {
-    const was = `${recorded.path} (device ${recorded.dev}, inode ${recorded.ino})`;
+    const was = `${recorded.path} (${identityOf(recorded)})`;
     const is = now
-      ? `${now.path} is now another directory (device ${now.dev}, inode ${now.ino}): the one the session copied was moved or replaced`
+      ? `${now.path} is now another directory (${identityOf(now)}): the one the session copied was moved or replaced`
       : `${recorded.path} is gone`;
     super(
       now ? "CONFLICT" : "NOT_FOUND",
-      `${source} records the workspace ${was}, but ${is}. Nothing was applied. To apply it to another directory, name it: warden apply ${source} --workspace DIR.`,
+      use === "apply"
+        ? `${source} records the workspace ${was}, but ${is}. Nothing was applied. To apply it to another directory, name it: warden apply ${source} --workspace DIR.`
+        : `${source} records the workspace ${was}, but ${is}. Nothing ran. To replay it in another directory, name it: warden replay ${source} --workspace DIR.`,
     );
   }
 }
 
 /**
  * Checks that `recorded` is still at its path. Rejects WorkspaceMovedError (see it) otherwise;
- * `source` names the patch or transcript in the message.
+ * `source` names the patch or transcript in the message, `use` the command that checks.
  */
-export async function checkWorkspaceRecord(recorded: WorkspaceRecord, source: string): Promise<void> {
+export async function checkWorkspaceRecord(
+  recorded: WorkspaceRecord,
+  source: string,
+  use: WorkspaceRecordUse = "apply",
+): Promise<void> {
   const now = await workspaceRecordOf(recorded.path).catch(() => undefined);
-  if (now && now.dev === recorded.dev && now.ino === recorded.ino) return;
-  throw new WorkspaceMovedError(recorded, now, source);
+  if (now && sameWorkspace(recorded, now)) return;
+  throw new WorkspaceMovedError(recorded, now, source, use);
 }

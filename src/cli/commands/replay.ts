@@ -8,8 +8,11 @@
  * The policy: `--policy` when given; else the one a `warden run` transcript recorded (refused when
  * its files changed or are gone: policy-choice.ts); else the shipped default. A copy-mode replay
  * that changed files saves the patch when it ends and names it on stderr (session-patch.ts).
+ * The workspace: `--workspace` when given; else the one a `warden run` transcript recorded (refused
+ * when it is gone or was replaced, as `warden apply` refuses); else none (an empty /workspace).
  * Exit 0 once every turn ran (error results included), 2 for usage or engine errors, 130 when interrupted.
  */
+import { existsSync } from "node:fs";
 import { appendFile, readFile, writeFile } from "node:fs/promises";
 import type { Command } from "commander";
 import pc from "picocolors";
@@ -20,11 +23,13 @@ import {
   previewText,
   renderResult,
   resultStatus,
+  type TranscriptRecord,
   turnHeader,
 } from "../../agent/index.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { duplicateToolCallIdResults, duplicateToolCallIds, errorResult } from "../../pipeline/index.js";
 import { isPolicyRecord, type PolicyRecord } from "../../policy/index.js";
+import { checkWorkspaceRecord } from "../../review/index.js";
 import {
   createSession,
   parseTranscript,
@@ -128,10 +133,39 @@ async function replayTurn(
   return results;
 }
 
-/** The policy a `warden run` transcript's run_start recorded, if any (its text as read). */
-function recordedPolicy(text: string, file: string): PolicyRecord | undefined {
+type RunStart = Extract<TranscriptRecord, { warden: "run_start" }>;
+
+/** A `warden run` transcript's run_start record, if it has one (its text as read). */
+function runStartOf(text: string, file: string): RunStart | undefined {
   const start = parseRunTranscript(asJsonl(text), file).records.find((r) => r.warden === "run_start");
+  return start?.warden === "run_start" ? start : undefined;
+}
+
+/** The policy a run_start recorded, if any. */
+function recordedPolicy(start: RunStart | undefined): PolicyRecord | undefined {
   return start && isPolicyRecord(start.policy) ? start.policy : undefined;
+}
+
+/**
+ * The workspace to replay in when `--workspace` is not given: the host directory a `warden run`
+ * transcript's run_start recorded, so the calls meet the files they met in the run. Rejects
+ * WorkspaceMovedError when that directory is gone or another one is at its path now (device and inode
+ * differ; the same check as `warden apply`; a run in ro or rw mode records no identity: then
+ * InvalidArgumentError when it is gone), naming `--workspace DIR`. Undefined for a transcript
+ * without one (the session then has an empty workspace).
+ */
+async function recordedWorkspace(start: RunStart | undefined, file: string): Promise<string | undefined> {
+  if (!start?.workspace) return undefined;
+  if (start.workspaceId)
+    await checkWorkspaceRecord({ path: start.workspace, ...start.workspaceId }, file, "replay");
+  else if (!existsSync(start.workspace))
+    throw new InvalidArgumentError(
+      `${file} records the workspace ${start.workspace}, but it is gone. Nothing ran. To replay it in another directory, name it: warden replay ${file} --workspace DIR.`,
+    );
+  process.stderr.write(
+    `warden: workspace: ${start.workspace}, as ${file} recorded; choose another with --workspace DIR\n`,
+  );
+  return start.workspace;
 }
 
 /** A `{"messages": [...]}` export as JSONL (one message per line); any other text as it is. */
@@ -162,7 +196,9 @@ export async function runReplay(file: string, flags: ReplayFlags): Promise<void>
         ? `Transcript '${file}' is empty: nothing to replay.`
         : `Transcript '${file}' has no assistant message with tool_calls: nothing to replay (one JSON message per line, or {"messages": [...]}).`,
     );
-  const policy = await policyFromTranscript(file, recordedPolicy(text, file), flags.policy);
+  const start = runStartOf(text, file);
+  const policy = await policyFromTranscript(file, recordedPolicy(start), flags.policy);
+  if (!flags.workspace) flags = { ...flags, workspace: await recordedWorkspace(start, file) };
   if (flags.out) await writeFile(flags.out, "");
   const { value: summary, interrupted } = await withInterrupt(async (signal): Promise<ReplaySummary> => {
     const options = await sessionOptionsOf(flags, signal, undefined, policy);

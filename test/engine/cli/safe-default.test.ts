@@ -4,7 +4,8 @@
  * a copy-mode exec that changed files saves its patch, which `warden diff` shows and `warden apply`
  * applies to the recorded workspace; a `warden run` transcript's policy is the one its replay uses.
  */
-import { chmod, copyFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { lstatSync } from "node:fs";
+import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
@@ -173,6 +174,46 @@ describeEngine("safe by default (engine)", () => {
         ["c_env", true, REFUSED_ENV],
         ["c_rm", true, REFUSED_RM],
       ]);
+    });
+
+    it("a replay without --workspace runs in the workspace the run recorded, and refuses when it was replaced", async () => {
+      server.push(
+        { toolCalls: [{ id: "c_readme", name: "read", arguments: '{"path":"README.md"}' }] },
+        { content: "done" },
+      );
+      const transcript = join(home, "workspace-run.jsonl");
+      const run = await runCli(
+        ["-t", "x", "-w", ws, "--base-url", server.baseURL, "--transcript", transcript],
+        tenant,
+        {
+          defaultPolicy: true,
+        },
+      );
+      expect(run.exitCode).toBe(0);
+      const recorded = await recordPolicyFiles([DEFAULT_POLICY_PATH]);
+      const out = join(home, "workspace-replay.jsonl");
+      const replay = await warden(["replay", transcript, "--out", out, ...TENANT]);
+      expect(replay.exitCode).toBe(0);
+      expect(replay.stderr).toBe(
+        `warden: workspace: ${ws}, as ${transcript} recorded; choose another with --workspace DIR\n` +
+          `warden: policy: ${DEFAULT_POLICY_PATH} (sha256:${"digest" in recorded ? recorded.digest : ""}), as ${transcript} recorded; choose another with --policy FILE\n`,
+      );
+      expect(await results(out)).toEqual([["c_readme", false, "# keep\n"]]);
+
+      // The same path, another directory (deleted and made again): nothing runs.
+      const start = readRunTranscript(transcript).records[0];
+      const id = start?.warden === "run_start" ? start.workspaceId : undefined;
+      await rm(ws, { recursive: true });
+      await mkdir(ws);
+      const now = lstatSync(ws, { bigint: true });
+      const made = (ns: bigint | string | undefined) =>
+        new Date(Number(BigInt(ns ?? 0) / 1_000_000n)).toISOString();
+      const refused = await warden(["replay", transcript, ...TENANT]);
+      expect(refused).toEqual({
+        stdout: "",
+        stderr: `WorkspaceMovedError: ${transcript} records the workspace ${ws} (device ${id?.dev}, inode ${id?.ino}, made ${made(id?.born)}), but ${ws} is now another directory (device ${now.dev}, inode ${now.ino}, made ${made(now.birthtimeNs)}): the one the session copied was moved or replaced. Nothing ran. To replay it in another directory, name it: warden replay ${transcript} --workspace DIR.`,
+        exitCode: 2,
+      });
     });
 
     it("a replay refuses when the recorded policy file changed, naming both digests; --policy overrides and says so", async () => {
