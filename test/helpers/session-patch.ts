@@ -10,6 +10,15 @@ import {
 } from "../../src/review/index.js";
 import { patchChanges } from "../../src/review/patch.js";
 
+/**
+ * How warden's messages show a workspace record: "device D, inode I[, made ISO-8601 (ms)]", the birth
+ * time from nanoseconds since the epoch.
+ */
+export const recordIdentity = (
+  r: { dev?: string; ino?: string; born?: string | bigint } | undefined,
+): string =>
+  `device ${r?.dev}, inode ${r?.ino}${r?.born ? `, made ${new Date(Number(BigInt(r.born) / 1_000_000n)).toISOString()}` : ""}`;
+
 /** A fresh temporary directory. */
 export const fresh = () => mkdtempSync(join(tmpdir(), "warden-ws-record-"));
 

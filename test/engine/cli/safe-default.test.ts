@@ -17,6 +17,7 @@ import { ALLOW_ALL_NOTICE, DEFAULT_POLICY_NOTICE, DEFAULT_POLICY_PATH } from "..
 import { warden } from "../../helpers/cli-run.js";
 import { describeEngine } from "../../helpers/engine.js";
 import { type OpenAITestServer, startOpenAITestServer } from "../../helpers/openai-test-server.js";
+import { recordIdentity } from "../../helpers/session-patch.js";
 
 const tenant = agentTenant("safe");
 const TENANT = ["--tenant", tenant];
@@ -211,7 +212,7 @@ describeEngine("safe by default (engine)", () => {
       const refused = await warden(["replay", transcript, ...TENANT]);
       expect(refused).toEqual({
         stdout: "",
-        stderr: `WorkspaceMovedError: ${transcript} records the workspace ${ws} (device ${id?.dev}, inode ${id?.ino}, made ${made(id?.born)}), but ${ws} is now another directory (device ${now.dev}, inode ${now.ino}, made ${made(now.birthtimeNs)}): the one the session copied was moved or replaced. Nothing ran. To replay it in another directory, name it: warden replay ${transcript} --workspace DIR.`,
+        stderr: `WorkspaceMovedError: ${transcript} records the workspace ${ws} (${recordIdentity(id)}), but ${ws} is now another directory (${recordIdentity({ dev: String(now.dev), ino: String(now.ino), born: now.birthtimeNs })}): the one the session copied was moved or replaced. Nothing ran. To replay it in another directory, name it: warden replay ${transcript} --workspace DIR.`,
         exitCode: 2,
       });
     });

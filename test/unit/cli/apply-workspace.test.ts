@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { runApply } from "../../../src/cli/commands/apply.js";
 import { readWorkspaceHeader } from "../../../src/review/index.js";
-import { sessionPatch } from "../../helpers/session-patch.js";
+import { recordIdentity, sessionPatch } from "../../helpers/session-patch.js";
 
 /** Runs `warden apply` in-process; its output and exit code. */
 async function apply(file: string, flags: { workspace?: string } = {}) {
@@ -47,7 +47,7 @@ describe("warden apply <saved patch>", () => {
     const run = await apply(patch);
     expect(run).toEqual({
       stdout: "",
-      stderr: `warden: ${patch} records the workspace ${ws} (device ${recorded?.dev}, inode ${recorded?.ino}), but ${ws} is gone. Nothing was applied. To apply it to another directory, name it: warden apply ${patch} --workspace DIR.\n`,
+      stderr: `warden: ${patch} records the workspace ${ws} (${recordIdentity(recorded)}), but ${ws} is gone. Nothing was applied. To apply it to another directory, name it: warden apply ${patch} --workspace DIR.\n`,
       exitCode: 2,
     });
     expect(readFileSync(join(`${ws}-moved`, "a.txt"), "utf8")).toBe("one\n");
@@ -88,7 +88,7 @@ describe("warden apply <transcript>", () => {
     const refused = await apply(transcript);
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toBe(
-      `warden: ${transcript} records the workspace ${ws} (device ${recorded?.dev}, inode ${recorded?.ino}), but ${ws} is gone. Nothing was applied. To apply it to another directory, name it: warden apply ${transcript} --workspace DIR.\n`,
+      `warden: ${transcript} records the workspace ${ws} (${recordIdentity({ dev: recorded?.dev, ino: recorded?.ino })}), but ${ws} is gone. Nothing was applied. To apply it to another directory, name it: warden apply ${transcript} --workspace DIR.\n`,
     );
     renameSync(`${ws}-moved`, ws);
     expect((await apply(transcript)).exitCode).toBe(0);

@@ -9,15 +9,10 @@ import { describe, expect, it } from "vitest";
 import {
   checkWorkspaceRecord,
   readWorkspaceHeader,
-  type WorkspaceRecord,
   workspaceHeader,
   workspaceRecordOf,
 } from "../../../src/review/index.js";
-import { fresh, sessionPatch } from "../../helpers/session-patch.js";
-
-/** How the messages show a record: device, inode, and the birth time as ISO 8601 (ms). */
-const identity = (r: WorkspaceRecord): string =>
-  `device ${r.dev}, inode ${r.ino}${r.born ? `, made ${new Date(Number(BigInt(r.born) / 1_000_000n)).toISOString()}` : ""}`;
+import { fresh, recordIdentity, sessionPatch } from "../../helpers/session-patch.js";
 
 describe("the workspace record of a saved patch", () => {
   it("is the patch's first line, read back exactly; git apply skips it", async () => {
@@ -59,13 +54,13 @@ describe("the workspace record of a saved patch", () => {
     renameSync(ws, `${ws}-moved`);
     await expect(checkWorkspaceRecord(recorded, "s.patch")).rejects.toMatchObject({
       code: "NOT_FOUND",
-      message: `s.patch records the workspace ${ws} (${identity(recorded)}), but ${ws} is gone. Nothing was applied. To apply it to another directory, name it: warden apply s.patch --workspace DIR.`,
+      message: `s.patch records the workspace ${ws} (${recordIdentity(recorded)}), but ${ws} is gone. Nothing was applied. To apply it to another directory, name it: warden apply s.patch --workspace DIR.`,
     });
     mkdirSync(ws);
     const now = await workspaceRecordOf(ws);
     await expect(checkWorkspaceRecord(recorded, "s.patch")).rejects.toMatchObject({
       code: "CONFLICT",
-      message: `s.patch records the workspace ${ws} (${identity(recorded)}), but ${ws} is now another directory (${identity(now)}): the one the session copied was moved or replaced. Nothing was applied. To apply it to another directory, name it: warden apply s.patch --workspace DIR.`,
+      message: `s.patch records the workspace ${ws} (${recordIdentity(recorded)}), but ${ws} is now another directory (${recordIdentity(now)}): the one the session copied was moved or replaced. Nothing was applied. To apply it to another directory, name it: warden apply s.patch --workspace DIR.`,
     });
   });
 
@@ -80,7 +75,7 @@ describe("the workspace record of a saved patch", () => {
     expect(now.born).not.toBe(recorded.born);
     await expect(checkWorkspaceRecord(recorded, "run.jsonl", "replay")).rejects.toMatchObject({
       code: "CONFLICT",
-      message: `run.jsonl records the workspace ${ws} (${identity(recorded)}), but ${ws} is now another directory (${identity(now)}): the one the session copied was moved or replaced. Nothing ran. To replay it in another directory, name it: warden replay run.jsonl --workspace DIR.`,
+      message: `run.jsonl records the workspace ${ws} (${recordIdentity(recorded)}), but ${ws} is now another directory (${recordIdentity(now)}): the one the session copied was moved or replaced. Nothing ran. To replay it in another directory, name it: warden replay run.jsonl --workspace DIR.`,
     });
     // A record without a birth time (an older patch, or a file system without one) is judged by device and inode.
     const { born: _born, ...old } = await workspaceRecordOf(ws);
