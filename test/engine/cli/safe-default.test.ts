@@ -207,8 +207,6 @@ describeEngine("safe by default (engine)", () => {
       await rm(ws, { recursive: true });
       await mkdir(ws);
       const now = lstatSync(ws, { bigint: true });
-      const made = (ns: bigint | string | undefined) =>
-        new Date(Number(BigInt(ns ?? 0) / 1_000_000n)).toISOString();
       const refused = await warden(["replay", transcript, ...TENANT]);
       expect(refused).toEqual({
         stdout: "",
