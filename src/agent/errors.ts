@@ -47,9 +47,37 @@ export class ProviderError extends WardenError {
     const what = status === undefined ? "could not be reached" : `answered HTTP ${status}`;
     super(
       "PROVIDER_ERROR",
-      `The model provider ${what} (${detail}) after ${attempts} attempt${attempts === 1 ? "" : "s"}. ` +
-        "Check --base-url and --model, and that the server is up.",
+      `The model provider ${what} (${detail}) after ${attempts} attempt${attempts === 1 ? "" : "s"}. ${hintFor(status)}`,
       options,
+    );
+  }
+}
+
+/**
+ * What to check for a failed request: a 404 is most often a base URL without the API's path
+ * (`/v1`); a 400 or 422 a model name the server lacks or a request it cannot take, and warden's
+ * requests always stream (`stream: true`) and carry tools, which some servers refuse.
+ */
+function hintFor(status: number | undefined): string {
+  if (status === 404)
+    return "Check --base-url (OpenAI-compatible servers serve the API under a path, most often /v1) and --model.";
+  if (status === 400 || status === 422)
+    return "Check --model, and that the server takes streamed chat completions with tools: warden run sends stream: true and a tools list on every request.";
+  return "Check --base-url and --model, and that the server is up.";
+}
+
+/**
+ * The server answered a streamed request (`stream: true`) with no server-sent events: most often a
+ * whole JSON completion from a server that ignores `stream`. warden run needs the streamed form
+ * (OpenAI chat completions streaming, `text/event-stream`); nothing is retried.
+ */
+export class ProviderStreamError extends WardenError {
+  constructor(contentType: string | undefined) {
+    super(
+      "PROVIDER_ERROR",
+      `The model provider answered without streaming (content-type ${contentType ?? "none"}, no server-sent events), ` +
+        "but warden run sends stream: true and reads the answer as it streams. Use a server or endpoint that streams " +
+        "OpenAI chat completions (vLLM, Ollama and llama.cpp's server do), or turn streaming on in its settings.",
     );
   }
 }

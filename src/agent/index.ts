@@ -21,6 +21,7 @@ export {
   ProviderAuthError,
   ProviderError,
   ProviderRateLimitError,
+  ProviderStreamError,
 } from "./errors.js";
 export { DEFAULT_MAX_TURNS, runAgent } from "./loop.js";
 export {

@@ -9,7 +9,7 @@ import type {
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
 import type { ProviderTool } from "../pipeline/index.js";
-import { ModelNotConfiguredError, unsetKeyMessage } from "./errors.js";
+import { ModelNotConfiguredError, ProviderStreamError, unsetKeyMessage } from "./errors.js";
 import { loadOpenAI } from "./openai-sdk.js";
 import { type RetryNotice, type RetryPolicy, withRetries } from "./retry.js";
 
@@ -142,18 +142,22 @@ export class OpenAIChatModel implements ChatModel {
     options: CompleteOptions,
   ): Promise<AssistantTurn> {
     const client = await this.openClient();
-    const stream = await client.chat.completions.create(
-      {
-        model: this.model,
-        messages,
-        stream: true,
-        ...(tools.length > 0 ? { tools: tools as ChatCompletionTool[], parallel_tool_calls: true } : {}),
-      },
-      { signal: options.signal },
-    );
+    const { data: stream, response } = await client.chat.completions
+      .create(
+        {
+          model: this.model,
+          messages,
+          stream: true,
+          ...(tools.length > 0 ? { tools: tools as ChatCompletionTool[], parallel_tool_calls: true } : {}),
+        },
+        { signal: options.signal },
+      )
+      .withResponse();
     const turn: AssistantTurn = { content: "", toolCalls: [], finishReason: null };
     const byIndex = new Map<number, StreamedToolCall>();
+    let chunks = 0;
     for await (const chunk of stream) {
+      chunks++;
       const text = chunk.choices[0]?.delta?.content;
       if (text) {
         turn.content += text;
@@ -161,6 +165,9 @@ export class OpenAIChatModel implements ChatModel {
       }
       applyChunk(turn, byIndex, chunk);
     }
+    // The SDK reads a non-SSE body as an empty stream: without this, a server that ignores
+    // `stream: true` would look like a model that answered nothing.
+    if (chunks === 0) throw new ProviderStreamError(response.headers.get("content-type") ?? undefined);
     turn.toolCalls.forEach((call, i) => {
       if (!call.id) call.id = `call_${i}_${Math.random().toString(36).slice(2, 10)}`;
     });

@@ -4,6 +4,7 @@
  * 5xx and network errors back off exponentially; all bounded, then a clear ProviderError.
  */
 import type { APIError } from "openai";
+import { WardenError } from "../errors.js";
 import { AbortError, isAbortError, onAbort, throwIfAborted } from "../util/index.js";
 import { ProviderAuthError, ProviderError, ProviderRateLimitError } from "./errors.js";
 import { loadOpenAI, type OpenAIModule } from "./openai-sdk.js";
@@ -85,7 +86,7 @@ function isNetworkError(err: unknown, sdk: OpenAIModule): boolean {
 /**
  * Runs `attempt` under the policy. Rejects ProviderAuthError (401/403, no retry),
  * ProviderRateLimitError (429 exhausted), ProviderError (5xx/network exhausted or other 4xx), or
- * AbortError when the signal fires.
+ * AbortError when the signal fires. A WardenError from `attempt` is passed on as it is, not retried.
  */
 export async function withRetries<T>(attempt: () => Promise<T>, options: WithRetriesOptions): Promise<T> {
   const policy = { ...DEFAULT_RETRY_POLICY, ...options.policy };
@@ -95,6 +96,8 @@ export async function withRetries<T>(attempt: () => Promise<T>, options: WithRet
     try {
       return await attempt();
     } catch (err) {
+      // warden's own errors (ProviderStreamError, PackageMissingError) say what is wrong already.
+      if (err instanceof WardenError) throw err;
       // The SDK whose errors are classified (loaded already by the request that failed).
       const sdk = await loadOpenAI();
       if (err instanceof sdk.APIUserAbortError || isAbortError(err) || options.signal?.aborted) {

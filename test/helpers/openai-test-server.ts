@@ -15,7 +15,10 @@ export interface ScriptedToolCall {
   arguments: string;
 }
 
-/** One scripted answer: a streamed assistant message, or an HTTP error. */
+/**
+ * One scripted answer: a streamed assistant message, an HTTP error, or `unstreamed`: a whole
+ * chat.completion JSON body (200, application/json) as a server that ignores `stream: true` sends.
+ */
 export type ScriptedResponse =
   | {
       content?: string;
@@ -25,7 +28,8 @@ export type ScriptedResponse =
       /** Characters per content/arguments chunk. Default 7. */
       chunkChars?: number;
     }
-  | { status: number; headers?: Record<string, string>; error: { message: string; type?: string } };
+  | { status: number; headers?: Record<string, string>; error: { message: string; type?: string } }
+  | { unstreamed: string };
 
 /** A request as the server received it. `body` is the parsed JSON. */
 export interface RecordedRequest {
@@ -57,7 +61,7 @@ function split(text: string, size: number): string[] {
 
 function streamTurn(
   res: ServerResponse,
-  answer: Exclude<ScriptedResponse, { status: number }>,
+  answer: Exclude<ScriptedResponse, { status: number } | { unstreamed: string }>,
   model: string,
 ) {
   const size = answer.chunkChars ?? 7;
@@ -124,6 +128,17 @@ export async function startOpenAITestServer(script: ScriptedResponse[] = []): Pr
       if ("status" in answer) {
         res.writeHead(answer.status, { "content-type": "application/json", ...answer.headers });
         res.end(JSON.stringify({ error: answer.error }));
+        return;
+      }
+      if ("unstreamed" in answer) {
+        res.writeHead(200, { "content-type": "application/json" });
+        const message = { role: "assistant", content: answer.unstreamed };
+        res.end(
+          JSON.stringify({
+            object: "chat.completion",
+            choices: [{ index: 0, message, finish_reason: "stop" }],
+          }),
+        );
         return;
       }
       streamTurn(res, answer, body.model ?? "test-model");

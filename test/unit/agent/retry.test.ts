@@ -1,6 +1,11 @@
 /** Provider errors through the real openai client: 429 + Retry-After, 401, 5xx with bounded retries. */
 import { afterEach, describe, expect, it } from "vitest";
-import { ProviderAuthError, ProviderError, ProviderRateLimitError } from "../../../src/agent/errors.js";
+import {
+  ProviderAuthError,
+  ProviderError,
+  ProviderRateLimitError,
+  ProviderStreamError,
+} from "../../../src/agent/errors.js";
 import { runAgent } from "../../../src/agent/loop.js";
 import { OpenAIChatModel } from "../../../src/agent/model.js";
 import { retryAfterMs, withRetries } from "../../../src/agent/retry.js";
@@ -72,6 +77,34 @@ describe("provider errors", () => {
       "The model provider answered HTTP 503 (overloaded) after 3 attempts. Check --base-url and --model, and that the server is up.",
     );
     expect(server.requests).toHaveLength(3);
+  });
+
+  it("a 400 names streaming and tools, a 404 the base URL's path; neither is retried", async () => {
+    server = await startOpenAITestServer([
+      { status: 400, error: { message: "stream is not supported" } },
+      { status: 404, error: { message: "Not Found" } },
+    ]);
+    const first = await runAgent({ session: createFakeSession(), model: model(server), task: "t" });
+    expect((first.error as Error).message).toBe(
+      "The model provider answered HTTP 400 (stream is not supported) after 1 attempt. Check --model, and that the server takes streamed chat completions with tools: warden run sends stream: true and a tools list on every request.",
+    );
+    const second = await runAgent({ session: createFakeSession(), model: model(server), task: "t" });
+    expect((second.error as Error).message).toBe(
+      "The model provider answered HTTP 404 (Not Found) after 1 attempt. Check --base-url (OpenAI-compatible servers serve the API under a path, most often /v1) and --model.",
+    );
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it("a server that ignores stream: true and answers one JSON body is an error, not an empty final answer", async () => {
+    server = await startOpenAITestServer([{ unstreamed: "hello" }]);
+    const result = await runAgent({ session: createFakeSession(), model: model(server), task: "t" });
+    expect(result.stopReason).toBe("error");
+    expect(result.error).toBeInstanceOf(ProviderStreamError);
+    expect((result.error as ProviderStreamError).code).toBe("PROVIDER_ERROR");
+    expect((result.error as Error).message).toBe(
+      "The model provider answered without streaming (content-type application/json, no server-sent events), but warden run sends stream: true and reads the answer as it streams. Use a server or endpoint that streams OpenAI chat completions (vLLM, Ollama and llama.cpp's server do), or turn streaming on in its settings.",
+    );
+    expect(server.requests).toHaveLength(1);
   });
 
   it("gives up on a 429 that persists with ProviderRateLimitError", async () => {
