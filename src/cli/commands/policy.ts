@@ -27,7 +27,8 @@ function parseArgsJson(text: string): Record<string, unknown> {
 }
 
 /**
- * The explain output: the decision line, then one line per trail entry. Parts, reasons and rule
+ * The explain output: the decision line, then one line per trail entry, except that the arguments
+ * no path rule matched share one line (they are words that may name files, not known paths). Parts, reasons and rule
  * names are shown with control and bidi characters escaped (terminalSafeLine): they hold the
  * command's text, which may come from a model.
  */
@@ -40,12 +41,26 @@ export function formatDecision(decision: Decision): string {
     decision.part ? `part: ${shown(decision.part)}` : "",
     decision.reason ? `reason: ${shown(decision.reason)}` : "",
   ].filter((l) => l !== "");
-  const trail = decision.trail.map((e) => {
+  const trail: string[] = [];
+  const unmatched: string[] = [];
+  for (const e of decision.trail) {
+    // Arguments no path rule matched: one line. Each is only a word that may name a file, and an
+    // option's attached value counts (`-la` may be `-l a`), so listing each as a path misleads.
+    if (e.kind === "argument" && e.decision === "allow" && !e.ruleId) {
+      if (unmatched.length === 0) trail.push("");
+      unmatched.push(shown(e.part));
+      continue;
+    }
     const rule = e.ruleId ? ` [${shown(e.ruleId)}${e.layer ? ` @${shown(e.layer)}` : ""}]` : "";
     const via = e.via?.length ? ` (via ${shown(e.via.join(" > "))})` : "";
     const reason = e.reason ? ` — ${shown(e.reason)}` : "";
-    return `  ${e.decision.padEnd(5)} ${e.kind.padEnd(7)} ${shown(e.part)}${via}${rule}${reason}`;
-  });
+    trail.push(`  ${e.decision.padEnd(5)} ${e.kind.padEnd(7)} ${shown(e.part)}${via}${rule}${reason}`);
+  }
+  const at = trail.indexOf("");
+  if (at !== -1)
+    trail[at] =
+      `  allow argument words that may name files: ${unmatched.join(", ")} — no deny or ask path rule ` +
+      "matches them (an option's attached value counts: -la may be -l a)";
   return [
     ...head,
     "trail:",

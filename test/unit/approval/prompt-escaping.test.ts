@@ -85,6 +85,33 @@ describe("approval prompts show model text with its controls visible (F5)", () =
     expect(sent.map((p) => p.message)).toEqual([`warden: ${PROMPT}`]);
   });
 
+  it("policy explain: arguments no path rule matched share one line, after the command", () => {
+    const part = (p: string) => ({ kind: "argument" as const, part: p, decision: "allow" as const });
+    const argued: Decision = {
+      decision: "allow",
+      ruleId: "allow-read-only-commands",
+      layer: "operator",
+      part: "ls -la src",
+      trail: [
+        {
+          kind: "command",
+          part: "ls -la src",
+          decision: "allow",
+          ruleId: "allow-read-only-commands",
+          layer: "operator",
+        },
+        part("/workspace/a"),
+        part("/workspace/src"),
+      ],
+    };
+    expect(formatDecision(argued).split("\n").slice(3)).toEqual([
+      "trail:",
+      "  allow command ls -la src [allow-read-only-commands @operator]",
+      "  allow argument words that may name files: /workspace/a, /workspace/src — no deny or ask path rule matches them (an option's attached value counts: -la may be -l a)",
+      "(paths resolved lexically; symlinks are not followed by explain)",
+    ]);
+  });
+
   it("policy explain: the decision and every trail entry", () => {
     expect(formatDecision(decision)).toBe(
       [
