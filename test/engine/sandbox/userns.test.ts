@@ -3,7 +3,9 @@
  * (Debian's, the engine's `runsc` runtime) `unshare -U` and clone(CLONE_NEWUSER) succeeded before
  * helper version 7: gVisor does not load Docker's seccomp profile, which refuses them under runc.
  * Now warden-helper's own filter (images/sandbox/helper/userns.go) refuses them to every command
- * of the channel, on both runtimes.
+ * of the channel, on both runtimes. The docker-exec path (asked for with `execPath`, or the
+ * fallback when no helper starts) runs commands with `docker exec`, outside the helper: runc's
+ * default profile refuses them there, runsc does not (a known hole, asserted as such).
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { createSandbox } from "../../../src/sandbox/index.js";
@@ -38,4 +40,28 @@ describeEngine("DockerSandbox: no user namespaces", () => {
       });
     });
   }
+
+  it("on runc the docker-exec path is refused too (Docker's default seccomp profile)", async () => {
+    const sandbox = await createSandbox({
+      tenant,
+      execPath: "docker-exec",
+      ...(TEST_IMAGE ? { image: TEST_IMAGE } : {}),
+    });
+    sandboxes.push(sandbox);
+    expect(await run(sandbox, "unshare -U true")).toMatchObject({
+      exitCode: 1,
+      stderr: "unshare: unshare failed: Operation not permitted\n",
+    });
+  });
+
+  it("KNOWN HOLE on runsc: a command of the docker-exec path (no helper filter) makes a user namespace", async () => {
+    const sandbox = await createSandbox({
+      tenant,
+      runtime: "runsc",
+      execPath: "docker-exec",
+      ...(TEST_IMAGE ? { image: TEST_IMAGE } : {}),
+    });
+    sandboxes.push(sandbox);
+    expect(await run(sandbox, "unshare -U sh -c 'id -u'")).toMatchObject({ exitCode: 0, stdout: "65534\n" });
+  });
 });
