@@ -8,7 +8,7 @@
 import { randomBytes } from "node:crypto";
 import type Docker from "dockerode";
 import { type EgressGateway, sandboxNetworkConfig, startEgressGateway } from "../egress/index.js";
-import { fromDockerError, InvalidArgumentError } from "../errors.js";
+import { fromDockerError, InvalidArgumentError, SandboxError } from "../errors.js";
 import { isAbortError, throwIfAborted } from "../util/index.js";
 import {
   applyHelperPlan,
@@ -63,9 +63,19 @@ export function resolveExecPath(requested: unknown): ExecPath {
 }
 
 /**
+ * Under gVisor (runtime `runsc`) only the channel keeps user namespaces out: a command that `docker
+ * exec` starts runs outside warden-helper's seccomp filter (images/sandbox/helper/userns.go), and
+ * runsc loads no container seccomp profile (runc's default profile refuses them). The message of
+ * both refusals (asked for, or no helper started).
+ */
+const RUNSC_NEEDS_CHANNEL =
+  "under gVisor (runtime \"runsc\") commands run only through warden-helper's channel: a command that docker exec starts runs outside the helper's seccomp filter, and gVisor loads no container seccomp profile, so it could make a user namespace";
+
+/**
  * Creates and starts the container (and volume) for `opts`. `extraLabels` are added to both (the
  * pool marks its entries). Rejects with the engine's errors mapped, or AbortError; whatever was
- * created is removed first.
+ * created is removed first. Under runsc the docker-exec path is refused (InvalidArgumentError when
+ * asked for, SandboxError when no helper channel started): RUNSC_NEEDS_CHANNEL.
  */
 export async function prepareSandbox(
   docker: Docker,
@@ -74,6 +84,10 @@ export async function prepareSandbox(
   options: { signal?: AbortSignal; extraLabels?: Record<string, string> } = {},
 ): Promise<PreparedSandbox> {
   const { signal } = options;
+  if (opts.runtime === "runsc" && execPath === "docker-exec")
+    throw new InvalidArgumentError(
+      `execPath "docker-exec" is refused: ${RUNSC_NEEDS_CHANNEL}; use execPath "channel" (the default).`,
+    );
   const createdAt = new Date(Math.floor(Date.now() / 1000) * 1000);
   const expiresAt = new Date(createdAt.getTime() + opts.ttlMs);
   const uid = uidRegistry.claim(opts.workspaceMode);
@@ -141,6 +155,10 @@ export async function prepareSandbox(
     const started = await startWithHelper(container, plan, { signal, socketDir });
     const base = { volumeName, uid, createdAt, expiresAt, opts, ...(egress ? { egress } : {}) };
     if ("client" in started) return { ...base, container, channel: started.client, execPath: "channel" };
+    if (opts.runtime === "runsc")
+      throw new SandboxError(
+        `warden-helper did not start in the sandbox (${started.reason}), and ${RUNSC_NEEDS_CHANNEL}; rebuild the image (npm run images) or check its helper (io.warden.helper label).`,
+      );
     if (plan.kind !== "none") warnHelperFallback(container.id, started.reason);
     if (!started.running) {
       await removeSandboxResources(docker, container.id);

@@ -7,7 +7,7 @@ import (
 	"syscall"
 )
 
-// bpfIns is one instruction: a load, a return, or a conditional jump (jeq) whose targets are
+// bpfIns is one instruction: a load, a return, or a conditional jump (jeq, jset) whose targets are
 // labels ("" = the next instruction). label names this instruction as a target.
 type bpfIns struct {
 	label  string
@@ -24,6 +24,11 @@ func bpfLoad(off uint32) bpfIns {
 // bpfJeq jumps to label jt when the accumulator equals k, else to jf.
 func bpfJeq(k uint32, jt, jf string) bpfIns {
 	return bpfIns{code: syscall.BPF_JMP | syscall.BPF_JEQ | syscall.BPF_K, k: k, jt: jt, jf: jf}
+}
+
+// bpfJset jumps to label jt when the accumulator has any bit of k set, else to jf.
+func bpfJset(k uint32, jt, jf string) bpfIns {
+	return bpfIns{code: syscall.BPF_JMP | syscall.BPF_JSET | syscall.BPF_K, k: k, jt: jt, jf: jf}
 }
 
 // bpfRet returns k (a SECCOMP_RET_* action).

@@ -20,6 +20,7 @@
 //     /workspace and /tmp tmpfs sizes (RLIMIT_FSIZE, fsize.go), and refuses to serve when either
 //     is not a size-limited tmpfs; and it makes fallocate(2) fail for itself and every command
 //     (a seccomp filter, seccomp.go), which takes blocks without growing a file past that cap;
+//   - (version 7) the same filter refuses every command a new user namespace (userns.go);
 //   - when its stream ends (stdin EOF, the controller closed it or died, or stdout broke), it
 //     kills every command it started, their process groups and the strays under PID 1, and exits:
 //     nothing a dead controller started keeps running.
@@ -61,9 +62,10 @@ func runChannel() {
 		logf("file-size cap: %v; not serving", err)
 		os.Exit(2)
 	}
-	// fallocate(2) takes blocks past that cap (FALLOC_FL_KEEP_SIZE): refuse it (seccomp.go).
-	if err := installFallocateFilter(); err != nil {
-		logf("fallocate filter: %v; not serving", err)
+	// fallocate(2) takes blocks past that cap (FALLOC_FL_KEEP_SIZE): refuse it (seccomp.go); and
+	// no command may make a user namespace (userns.go).
+	if err := installSeccompFilter(true); err != nil {
+		logf("seccomp filter: %v; not serving", err)
 		os.Exit(2)
 	}
 	if left := takeOver(); left > 0 {

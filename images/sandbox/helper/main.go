@@ -26,7 +26,9 @@ import (
 // version 5: the channel's seccomp filter also refuses the preallocation ioctls (FS_IOC_RESVSP64,
 // ZERO_RANGE, XFS ALLOCSP …; seccomp.go), and the image has the execute-only copy the channel runs.
 // version 6: the `switch` request moves the Docker channel onto a unix socket (socket.go).
-const version = "6"
+// version 7: every command runs under the seccomp filter's user-namespace part, on Docker too
+// (userns.go): clone/unshare with CLONE_NEWUSER and setns fail with EPERM, clone3 with ENOSYS.
+const version = "7"
 
 func logf(format string, args ...interface{}) {
 	fmt.Fprintf(os.Stderr, "warden-helper: "+format+"\n", args...)
@@ -53,6 +55,12 @@ func main() {
 	errno := setNotDumpable()
 	if errno != 0 {
 		logf("prctl(PR_SET_DUMPABLE, 0) failed: %v", errno)
+	}
+	// No command may make a user namespace (userns.go): gVisor does not load the container's
+	// seccomp profile. Without the filter, no channel: the controller falls back to docker exec.
+	if err := installSeccompFilter(false); err != nil {
+		logf("seccomp filter: %v; not serving", err)
+		os.Exit(2)
 	}
 	// The container keeps stdin open between attaches (StdinOnce false), so the controller can
 	// re-attach. The helper never exits on its own: the container lives until it is stopped.

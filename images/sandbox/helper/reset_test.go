@@ -27,10 +27,11 @@ func TestResetStateRespawnsOnlyAfterARequest(t *testing.T) {
 // the exec-stream channel of Kubernetes (--init, --channel) from version 3, which caps file
 // sizes (fsize.go) from version 4 and refuses the preallocation ioctls (seccomp.go) from version 5
 // (src/sandbox/kubernetes/start-pod.ts EXEC_CHANNEL_VERSION); the Docker channel's switch onto a
-// unix socket (socket.go) is version 6.
+// unix socket (socket.go) is version 6; the user-namespace filter on every runtime (userns.go),
+// which the Kubernetes backend also requires, is version 7.
 func TestVersionAnnouncesResetAndExecChannel(t *testing.T) {
-	if v, err := strconv.Atoi(version); err != nil || v != 6 {
-		t.Fatalf("version = %q; want 6 (reset since 2, --init and --channel since 3, their file-size cap since 4, the ioctl filter since 5, the socket switch since 6)", version)
+	if v, err := strconv.Atoi(version); err != nil || v != 7 {
+		t.Fatalf("version = %q; want 7 (reset since 2, --init and --channel since 3, their file-size cap since 4, the ioctl filter since 5, the socket switch since 6, the user-namespace filter since 7)", version)
 	}
 }
 

@@ -1,12 +1,14 @@
-// fallocate filter of the Kubernetes channel (protocol version 4; its ioctl part from version 5), the second half of its
-// file-size cap (fsize.go). RLIMIT_FSIZE bounds a file's size, not its allocated blocks:
+// The seccomp filter of every command. Its user-namespace part (version 7, userns.go) is on every
+// runtime: the Docker helper (main.go) and the Kubernetes channel install it. Its allocation part
+// is the Kubernetes channel's alone (protocol version 4; its ioctl part from version 5), the second
+// half of its file-size cap (fsize.go): RLIMIT_FSIZE bounds a file's size, not its allocated blocks:
 // `fallocate -n -l 256M /dev/termination-log` (FALLOC_FL_KEEP_SIZE) allocates 256 MiB of the
 // node's disk while the file's size stays 0, so the cap never applies (an attack found this with
 // a 16 MiB cap). fallocate(2) without KEEP_SIZE is bounded by the cap, but it needs no writes,
 // so nothing short of refusing the call keeps its blocks off the node either way.
 //
 // So, right after the cap and before it serves, the channel installs a seccomp filter on itself
-// that makes fallocate(2) fail with EOPNOTSUPP and allows every other call. glibc's
+// that makes fallocate(2) fail with EOPNOTSUPP. glibc's
 // posix_fallocate then falls back to writing (bounded by the cap); util-linux `fallocate` calls
 // fallocate(2) directly and fails with "Operation not supported". The other ways into
 // vfs_fallocate are refused too: io_uring_setup(2) fails with ENOSYS (callers fall back to plain
@@ -17,7 +19,7 @@
 // shared mappings fault pages only below the file's size; madvise(MADV_REMOVE) only frees
 // (FALLOC_FL_PUNCH_HOLE); posix_fadvise allocates nothing. SECCOMP_FILTER_FLAG_TSYNC puts the
 // filter on every thread of the Go runtime, and fork and execve keep it, so every command gets it
-// and none can remove it.
+// and none can remove it. Every call neither part names is allowed.
 //
 // The filter checks seccomp_data.arch: x86_64 (with the x32 alias of each number), i386, aarch64
 // and arm (the compat modes of the two architectures the helper is built for); a call of any
@@ -44,6 +46,7 @@ const (
 	seccompFilterFlagTsync = 1
 	seccompRetKillProcess  = 0x80000000
 	seccompRetErrno        = 0x00050000
+	seccompRetEperm        = seccompRetErrno | uint32(syscall.EPERM)
 	seccompRetAllow        = 0x7fff0000
 	prSetNoNewPrivs        = 38
 
@@ -103,13 +106,14 @@ func seccompSyscall() (uintptr, error) {
 	case "arm64":
 		return 277, nil
 	}
-	return 0, fmt.Errorf("no fallocate filter for architecture %s (only amd64 and arm64)", runtime.GOARCH)
+	return 0, fmt.Errorf("no seccomp filter for architecture %s (only amd64 and arm64)", runtime.GOARCH)
 }
 
-// fallocateFilter returns the classic BPF program: per known arch, fallocate → EOPNOTSUPP,
-// io_uring_setup → ENOSYS, ioctl with a command of allocIoctls → EOPNOTSUPP, anything else
-// allowed; an unknown arch → kill the process.
-func fallocateFilter() []syscall.SockFilter {
+// seccompFilter returns the classic BPF program: per known arch, the user-namespace checks
+// (usernsChecks: clone and unshare with CLONE_NEWUSER and setns → EPERM, clone3 → ENOSYS) and, with
+// refuseAlloc (the Kubernetes channel), fallocate → EOPNOTSUPP, io_uring_setup → ENOSYS, ioctl with
+// a command of allocIoctls → EOPNOTSUPP; anything else allowed; an unknown arch → kill the process.
+func seccompFilter(refuseAlloc bool) []syscall.SockFilter {
 	prog := []bpfIns{bpfLoad(seccompDataArch)}
 	for i, a := range archCalls {
 		next := "kill"
@@ -117,24 +121,33 @@ func fallocateFilter() []syscall.SockFilter {
 			next = fmt.Sprintf("arch%d", i+1)
 		}
 		prog = append(prog, labeled(fmt.Sprintf("arch%d", i), bpfJeq(a.arch, "", next)), bpfLoad(seccompDataNr))
-		for _, nr := range a.fallocate {
-			prog = append(prog, bpfJeq(nr, "eopnotsupp", ""))
-		}
-		for _, nr := range a.ioUring {
-			prog = append(prog, bpfJeq(nr, "enosys", ""))
-		}
-		for _, nr := range a.ioctl {
-			prog = append(prog, bpfJeq(nr, "ioctl", ""))
+		prog = append(prog, usernsChecks(a.arch)...)
+		if refuseAlloc {
+			for _, nr := range a.fallocate {
+				prog = append(prog, bpfJeq(nr, "eopnotsupp", ""))
+			}
+			for _, nr := range a.ioUring {
+				prog = append(prog, bpfJeq(nr, "enosys", ""))
+			}
+			for _, nr := range a.ioctl {
+				prog = append(prog, bpfJeq(nr, "ioctl", ""))
+			}
 		}
 		prog = append(prog, bpfRet(seccompRetAllow))
 	}
-	prog = append(prog, labeled("kill", bpfRet(seccompRetKillProcess)), labeled("ioctl", bpfLoad(seccompDataArg1Low)))
+	prog = append(prog,
+		labeled("kill", bpfRet(seccompRetKillProcess)),
+		labeled("newuser", bpfLoad(seccompDataArg0Low)),
+		bpfJset(cloneNewUser, "eperm", ""),
+		bpfRet(seccompRetAllow),
+		labeled("ioctl", bpfLoad(seccompDataArg1Low)))
 	for _, cmd := range allocIoctls {
 		prog = append(prog, bpfJeq(cmd, "eopnotsupp", ""))
 	}
 	prog = append(prog,
 		bpfRet(seccompRetAllow),
 		labeled("eopnotsupp", bpfRet(seccompRetErrno|uint32(syscall.EOPNOTSUPP))),
+		labeled("eperm", bpfRet(seccompRetEperm)),
 		labeled("enosys", bpfRet(seccompRetErrno|uint32(syscall.ENOSYS))))
 	out, err := assemble(prog)
 	if err != nil {
@@ -143,9 +156,9 @@ func fallocateFilter() []syscall.SockFilter {
 	return out
 }
 
-// installFallocateFilter sets no_new_privs and installs fallocateFilter on every thread of this
-// process (SECCOMP_FILTER_FLAG_TSYNC); an error says which step failed.
-func installFallocateFilter() error {
+// installSeccompFilter sets no_new_privs and installs seccompFilter(refuseAlloc) on every thread
+// of this process (SECCOMP_FILTER_FLAG_TSYNC); an error says which step failed.
+func installSeccompFilter(refuseAlloc bool) error {
 	nr, err := seccompSyscall()
 	if err != nil {
 		return err
@@ -153,7 +166,7 @@ func installFallocateFilter() error {
 	if _, _, errno := syscall.RawSyscall6(syscall.SYS_PRCTL, prSetNoNewPrivs, 1, 0, 0, 0, 0); errno != 0 {
 		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", errno)
 	}
-	prog := fallocateFilter()
+	prog := seccompFilter(refuseAlloc)
 	fprog := syscall.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	r, _, errno := syscall.RawSyscall(nr, seccompSetModeFilter, seccompFilterFlagTsync, uintptr(unsafe.Pointer(&fprog)))
 	runtime.KeepAlive(prog)

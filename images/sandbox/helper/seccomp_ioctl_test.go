@@ -77,7 +77,7 @@ func seccompData(arch, nr uint32, args ...uint64) []byte {
 	return b
 }
 
-// runFilter interprets prog (the loads, jeq and returns fallocateFilter uses) on data.
+// runFilter interprets prog (the loads, jeq, jset and returns seccompFilter uses) on data.
 func runFilter(t *testing.T, prog []syscall.SockFilter, data []byte) uint32 {
 	var acc uint32
 	for pc := 0; pc < len(prog); pc++ {
@@ -87,6 +87,12 @@ func runFilter(t *testing.T, prog []syscall.SockFilter, data []byte) uint32 {
 			acc = binary.LittleEndian.Uint32(data[ins.K:])
 		case syscall.BPF_JMP | syscall.BPF_JEQ | syscall.BPF_K:
 			if acc == ins.K {
+				pc += int(ins.Jt)
+			} else {
+				pc += int(ins.Jf)
+			}
+		case syscall.BPF_JMP | syscall.BPF_JSET | syscall.BPF_K:
+			if acc&ins.K != 0 {
 				pc += int(ins.Jt)
 			} else {
 				pc += int(ins.Jf)
@@ -105,7 +111,7 @@ func runFilter(t *testing.T, prog []syscall.SockFilter, data []byte) uint32 {
 // upper bits set or not) is refused with EOPNOTSUPP, fallocate too, io_uring_setup with ENOSYS;
 // other ioctls (TCGETS, FIONREAD, FS_IOC_GETFLAGS, FS_IOC_FIEMAP) and calls are allowed; an unknown arch kills.
 func TestFallocateFilterDecisions(t *testing.T) {
-	prog := fallocateFilter()
+	prog := seccompFilter(true)
 	eopnotsupp := uint32(seccompRetErrno | uint32(syscall.EOPNOTSUPP))
 	enosys := uint32(seccompRetErrno | uint32(syscall.ENOSYS))
 	if len(allocIoctls) != 18 {

@@ -39,7 +39,7 @@ func filterChild(dir string) {
 		logf("filterChild: "+format, args...)
 		os.Exit(1)
 	}
-	if err := installFallocateFilter(); err != nil {
+	if err := installSeccompFilter(true); err != nil {
 		fail("installFallocateFilter: %v", err)
 	}
 	f, err := os.Create(filepath.Join(dir, "f"))
@@ -81,7 +81,7 @@ func filterChild(dir string) {
 }
 
 func TestFallocateFilterJumpsStayInside(t *testing.T) {
-	prog := fallocateFilter()
+	prog := seccompFilter(true)
 	for i, ins := range prog {
 		if ins.Code&0x07 == syscall.BPF_JMP && (i+1+int(ins.Jt) >= len(prog) || i+1+int(ins.Jf) >= len(prog)) {
 			t.Fatalf("instruction %d jumps outside the %d-instruction program", i, len(prog))

@@ -50,7 +50,8 @@ export const DEFAULT_END_SETTLE: EndSettle = { windowMs: 3000, everyMs: 250, reu
 
 /**
  * The state of `pod` as the API returned it (null: it answered 404) for channelEndedMessage. The
- * container's termination message (`/dev/termination-log`, written by the sandbox) is never quoted.
+ * container's termination message is never quoted (no command reaches its file since helper version 7,
+ * pod-spec.ts TERMINATION_MESSAGE_PATH, but an older Pod's `/dev/termination-log` was the sandbox's).
  */
 export function endedPodState(pod: V1Pod | null): EndedPodState {
   if (!pod) return { ok: false, kind: "gone", why: "the API answers 404 (it no longer exists)", final: true };

@@ -7,7 +7,8 @@
  * as large as /tmp: pip's user installs and npm's cache write there). The container's
  * process is `warden-helper --init`, an idle init with no stdin that writes nothing (the CRI
  * runtime logs a container's stdout and stderr to the node's disk); the channel is a separate
- * `warden-helper --channel` that the exec API starts (transport.ts).
+ * `warden-helper --channel` that the exec API starts (transport.ts). Its termination message file
+ * is out of the sandbox's reach (TERMINATION_MESSAGE_PATH).
  *
  * What the Pod spec cannot say: a per-container pids limit. Kubernetes caps processes per Pod
  * only through the kubelet's `podPidsLimit` (node configuration); the requested value is kept
@@ -21,6 +22,16 @@ import { parseSandboxUid, requireNonRootUid, UID_LABEL } from "../sandbox-uid.js
 import type { SandboxLimits } from "../types.js";
 import { WORKSPACE_DIR } from "../types.js";
 import { type PodState, podAnnotations, podLabels } from "./pod-labels.js";
+
+/**
+ * The container's terminationMessagePath: a file in a directory of the image that is root's with
+ * mode 0700 (images/sandbox/Dockerfile, helper version 7). The kubelet bind-mounts a file of the
+ * node's own disk (mode 0666) there, and at Kubernetes' default, /dev/termination-log, any process
+ * of the sandbox could write it (before helper version 4, 1 GiB; then up to the file-size cap,
+ * images/sandbox/helper/fsize.go). The sandbox's uid is never 0 and has no capability, so it can
+ * neither traverse the directory nor chmod it; the kubelet and the runtime mount as root.
+ */
+export const TERMINATION_MESSAGE_PATH = "/var/lib/warden/termination/log";
 
 /** Name of the one container in every sandbox Pod. */
 export const SANDBOX_CONTAINER = "sandbox";
@@ -105,6 +116,8 @@ export function buildPodSpec(options: PodSpecOptions): V1Pod {
           stdin: false,
           tty: false,
           workingDir: WORKSPACE_DIR,
+          terminationMessagePath: TERMINATION_MESSAGE_PATH,
+          terminationMessagePolicy: "File",
           env: BASE_ENV.map((kv) => {
             const at = kv.indexOf("=");
             return { name: kv.slice(0, at), value: kv.slice(at + 1) };

@@ -24,9 +24,12 @@ import { execChannel, type HelperLog } from "./transport.js";
  * bound to the node's disk through /dev/termination-log; a version 4 one would let the
  * preallocation ioctls (FS_IOC_RESVSP64 and kin) past its fallocate filter, and its image has no
  * execute-only copy, so a command could trace a re-opened channel helper (version 5: seccomp.go,
- * images/sandbox/Dockerfile's /usr/local/libexec/warden/warden-helper).
+ * images/sandbox/Dockerfile's /usr/local/libexec/warden/warden-helper). Versions 5 and 6 let a
+ * command make a user namespace under gVisor (unshare -U), and their images lack the root-only
+ * directory of the termination message file (version 7: images/sandbox/helper/userns.go,
+ * pod-spec.ts TERMINATION_MESSAGE_PATH).
  */
-export const EXEC_CHANNEL_VERSION = 5;
+export const EXEC_CHANNEL_VERSION = 7;
 
 /** Default of KubernetesCluster.startTimeoutMs: 120 s (a cold image pull may take a while). */
 export const DEFAULT_POD_START_TIMEOUT_MS = 120_000;
@@ -213,7 +216,7 @@ export async function connectHelper(
   if (!(version >= EXEC_CHANNEL_VERSION)) {
     client.close();
     throw new SandboxError(
-      `warden-helper in Pod ${cluster.namespace}/${name} is version ${version || "?"}; the Kubernetes backend needs version ${EXEC_CHANNEL_VERSION} or later (an exec-stream channel that caps file sizes and refuses the preallocation calls, so no command can fill the node's disk through /dev/termination-log, and an execute-only copy that commands cannot trace): rebuild the image (warden images build) and load it into the cluster.`,
+      `warden-helper in Pod ${cluster.namespace}/${name} is version ${version || "?"}; the Kubernetes backend needs version ${EXEC_CHANNEL_VERSION} or later (an exec-stream channel that caps file sizes and refuses the preallocation calls and user namespaces, an image whose termination message file (a file of the node's disk) no command can reach, and an execute-only copy that commands cannot trace): rebuild the image (warden images build) and load it into the cluster.`,
     );
   }
   return client;

@@ -29,8 +29,8 @@ function clusterWithHelper(version: string) {
 }
 
 describe("connectHelper (the Kubernetes exec channel's handshake)", () => {
-  it("connects to a helper of version 5, whose exec channel caps file sizes and refuses preallocation", async () => {
-    const { cluster, socket } = clusterWithHelper("5");
+  it("connects to a helper of version 7, whose exec channel caps file sizes and refuses preallocation and user namespaces", async () => {
+    const { cluster, socket } = clusterWithHelper("7");
     const client = await connectHelper(cluster, "pod-1");
     expect(client.closed).toBe(false);
     client.close();
@@ -41,10 +41,14 @@ describe("connectHelper (the Kubernetes exec channel's handshake)", () => {
     ["2", "it would neither replace a stale channel nor stop its commands"],
     ["3", "its commands could write without bound to the node's disk through /dev/termination-log"],
     ["4", "FS_IOC_RESVSP64 passed its filter, and its image has no execute-only copy"],
+    [
+      "6",
+      "a command could make a user namespace under gVisor, and its image has no root-only termination message directory",
+    ],
   ])("refuses a helper of version %s (%s), closing its stream", async (version) => {
     const { cluster, socket } = clusterWithHelper(version);
     await expect(connectHelper(cluster, "pod-1")).rejects.toThrow(
-      `warden-helper in Pod ns/pod-1 is version ${version}; the Kubernetes backend needs version 5 or later (an exec-stream channel that caps file sizes and refuses the preallocation calls, so no command can fill the node's disk through /dev/termination-log, and an execute-only copy that commands cannot trace): rebuild the image (warden images build) and load it into the cluster.`,
+      `warden-helper in Pod ns/pod-1 is version ${version}; the Kubernetes backend needs version 7 or later (an exec-stream channel that caps file sizes and refuses the preallocation calls and user namespaces, an image whose termination message file (a file of the node's disk) no command can reach, and an execute-only copy that commands cannot trace): rebuild the image (warden images build) and load it into the cluster.`,
     );
     expect(socket.closed).toBe(true);
   });

@@ -83,6 +83,13 @@ describe("buildPodSpec", () => {
     expect(container.workingDir).toBe("/workspace");
   });
 
+  it("puts the termination message file in the image's root-only directory, not /dev/termination-log", () => {
+    expect([container.terminationMessagePath, container.terminationMessagePolicy]).toEqual([
+      "/var/lib/warden/termination/log",
+      "File",
+    ]);
+  });
+
   it("gives the environment LANG/PATH/HOME only", () => {
     expect(container.env).toEqual([
       { name: "LANG", value: "C.UTF-8" },
