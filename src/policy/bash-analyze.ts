@@ -48,6 +48,8 @@ export type BashPart =
       target: string;
       /** The word expands (glob, brace, tilde, parameter, substitution): matched by path-overlap.ts. */
       glob?: boolean;
+      /** Why a glob stands for any path (a git object tied to no path), for the reason. */
+      why?: string;
       text: string;
       via: string[];
       /**
@@ -289,12 +291,20 @@ class Analyzer {
       identity,
       ...(form ? { form } : {}),
     });
-    const paths = argumentPaths(argv);
+    const paths = argumentPaths(argv, form?.values);
     // Under xargs (or find -exec / fd -x) the command gets operands the script does not spell:
     // any path.
     if (unknownOperands && !NO_PATH_OPERANDS.has(label)) paths.push(ANY_UNKNOWN_PATH);
-    for (const { target, glob } of paths)
-      this.parts.push({ kind: "argument", target, text, via, identity, ...(glob ? { glob } : {}) });
+    for (const { target, glob, why } of paths)
+      this.parts.push({
+        kind: "argument",
+        target,
+        text,
+        via,
+        identity,
+        ...(glob ? { glob } : {}),
+        ...(why ? { why } : {}),
+      });
     // The files the model says the form writes are judged like output redirections (`cp a .env`).
     for (const target of form?.writes ?? []) this.file("write", target, text, via, true);
     if (inner.opaque) this.opaque(text, inner.opaque, via);
