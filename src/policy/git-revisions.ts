@@ -23,6 +23,7 @@
  * pathspecs given, and below them, or any path when none is given. Pure.
  */
 
+import { globEscape } from "./bash-words.js";
 import { ANY_TEXT, type ArgWord } from "./command-pattern.js";
 import { expandBraces } from "./path-overlap.js";
 
@@ -150,11 +151,6 @@ const NO_PATH = (name: string) =>
 const WHOLE_TREE = (sub: string) =>
   `git ${sub} reads every file of a tree from git's object store, a committed secret too (name the paths after --)`;
 
-/** Escapes glob syntax in a literal path (as bash-words.ts's globEscape). */
-function escape(text: string): string {
-  return text.replace(/[\\*?[\]{}~,\u0001]/g, "\\$&");
-}
-
 /**
  * The reads of one object name (a literal, or a glob when `glob`); `below`: the files under a
  * tree it names are read too. `dirs`: directories `git -C` names, where the repository's top may be.
@@ -176,7 +172,8 @@ function nameReads(
   const relative = /^\.\.?(\/|$)/.test(path);
   const targets = relative ? [path] : [path === "" ? "." : path, ...dirs.map((d) => `${d}/${path}`)];
   const out: GitObjectRead[] = targets.map((target) => (glob ? { target, glob } : { target }));
-  if (below) for (const t of targets) out.push({ target: `${glob ? t : escape(t)}/${ANY_TEXT}`, glob: true });
+  if (below)
+    for (const t of targets) out.push({ target: `${glob ? t : globEscape(t)}/${ANY_TEXT}`, glob: true });
   return out;
 }
 
@@ -258,7 +255,7 @@ export function gitObjectReads(argv: readonly ArgWord[]): GitObjectRead[] {
     if (pathspecs.length === 0) reads.push({ target: ANY_TEXT, glob: true, why: WHOLE_TREE(sub) });
     for (const p of pathspecs)
       for (const n of wordNames(p))
-        reads.push({ target: `${n.glob ? n.name : escape(n.name)}/${ANY_TEXT}`, glob: true });
+        reads.push({ target: `${n.glob ? n.name : globEscape(n.name)}/${ANY_TEXT}`, glob: true });
   }
   return reads;
 }
