@@ -49,7 +49,7 @@ export type ObjectName =
 /** A raw object id as git abbreviates it: 4 (MINIMUM_ABBREV) to 64 (SHA-256) hex digits. */
 const OBJECT_ID = /^[0-9a-fA-F]{4,64}$/;
 /** Suffixes that only a commit (or a tag peeled to one) accepts. */
-const COMMIT_SUFFIX = /^(~\d*|\^\d*|\^\{commit\}|\^!|\^@|\^-\d*)/;
+const COMMIT_SUFFIX = /^(~\d*|\^(?!\{)\d*|\^\{commit\}|\^!|\^@|\^-\d*)/;
 
 /** Index of the first `:` of `name` outside `{…}`, as get_oid_with_context scans, or -1. */
 function treeColon(name: string): number {
