@@ -5,10 +5,10 @@
  * decision under default, ci and readonly, and ordinary git use stays allowed.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { evaluate, lexicalContext, loadPolicy, type Policy } from "../../../src/policy/index.js";
 import { ANY_TEXT } from "../../../src/policy/command-pattern.js";
 import { gitObjectReads, parseObjectName } from "../../../src/policy/git-revisions.js";
 import type { ArgWord } from "../../../src/policy/index.js";
+import { evaluate, lexicalContext, loadPolicy, type Policy } from "../../../src/policy/index.js";
 
 const NAMES = ["default", "ci", "readonly"] as const;
 const LETTER = { allow: "A", ask: "?", deny: "d" } as const;
@@ -80,7 +80,10 @@ describe("gitObjectReads", () => {
       why: `git object ${name} is not tied to a path: it may be any file's content (name a commit as ${name}^{commit}, a file as REV:PATH)`,
     });
     expect(gitObjectReads(literal("git", "show", "3b18e51"))).toEqual([any("3b18e51")]);
-    expect(gitObjectReads(literal("git", "diff", "3b18e51", "9c0ffee"))).toEqual([any("3b18e51"), any("9c0ffee")]);
+    expect(gitObjectReads(literal("git", "diff", "3b18e51", "9c0ffee"))).toEqual([
+      any("3b18e51"),
+      any("9c0ffee"),
+    ]);
     expect(gitObjectReads(literal("git", "log", "3b18e51"))).toEqual([]);
     expect(gitObjectReads(literal("git", "blame", "3b18e51", "--", "a.ts"))).toEqual([]);
     expect(gitObjectReads(literal("git", "show", "--", "3b18e51"))).toEqual([]);
