@@ -55,7 +55,9 @@ export interface Grammar {
   /**
    * Environment variables the tool reads that change what it runs or writes (`PYTEST_ADDOPTS`):
    * setting one counts like setting a variable of DANGEROUS_VARIABLES (opaque in a script, refused
-   * in a session's env). See modelVariables in command-model.ts.
+   * in a session's env). `*` stands for every variable (make takes each one as a make variable);
+   * then an assignment before the command, or through `env`, is opaque. See MODEL_VARIABLES and
+   * readsVariable in command-model.ts.
    */
   environment?: string[];
   /** Every word is an operand for `operands` to judge (find's expression). */

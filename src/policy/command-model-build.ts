@@ -38,9 +38,11 @@ export function makeAssignments(operands: string[]): Effect | null {
 }
 
 /**
- * GNU make. `-e` lets every environment variable override the makefiles' assignments, so the
- * environment decides what recipes run: the exec effect too. MFLAGS, GNUMAKEFLAGS and MAKESHELL
- * (besides MAKEFLAGS, MAKEFILES and SHELL of DANGEROUS_VARIABLES) are read from the environment.
+ * GNU make. Every environment variable becomes a make variable, which overrides make's built-in
+ * defaults (`RM`, `CC`) and a makefile's `?=` ("Variables from the Environment"): a variable set
+ * before `make` (`RM='sh -c …' make clean`) is opaque. `-e` lets the environment override every
+ * assignment: the exec effect. MFLAGS, GNUMAKEFLAGS and MAKESHELL (besides MAKEFLAGS, MAKEFILES
+ * and SHELL of DANGEROUS_VARIABLES) change make's own options and shell.
  */
 const MAKE: Grammar = {
   short: "BdeiknpqrRsStvwL",
@@ -54,7 +56,7 @@ const MAKE: Grammar = {
       "warn-undefined-variables help",
   ),
   operands: makeAssignments,
-  environment: ["MFLAGS", "GNUMAKEFLAGS", "MAKESHELL"],
+  environment: ["MFLAGS", "GNUMAKEFLAGS", "MAKESHELL", "*"],
   effects: {
     e: "exec",
     "environment-overrides": "exec",

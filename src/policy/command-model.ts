@@ -342,8 +342,23 @@ function grammars(grammar: Grammar): Grammar[] {
 export const MODEL_VARIABLES: ReadonlySet<string> = new Set(
   Object.values(COMMAND_MODEL)
     .flatMap(grammars)
-    .flatMap((g) => g.environment ?? []),
+    .flatMap((g) => (g.environment ?? []).filter((v) => v !== "*")),
 );
+
+/**
+ * Why the variables `assigned` before `argv` (a prefix, or `env`'s) change what it runs, or null:
+ * one its command takes from the environment (Grammar.environment, by basename; `*`: every
+ * variable, as make takes each as a make variable). Pure.
+ */
+export function environmentHazard(argv: readonly ArgWord[], assigned: readonly string[]): string | null {
+  const name = argv[0]?.value ?? "";
+  const label = name.slice(name.lastIndexOf("/") + 1);
+  const environment = COMMAND_MODEL[label]?.environment ?? [];
+  const taken = assigned.find((v) => environment.includes("*") || environment.includes(v));
+  return taken === undefined
+    ? null
+    : `${label} takes ${taken} from the environment as one of its own variables, which may change what it runs`;
+}
 
 /**
  * What `argv`'s form does under the model, or null for a command the model does not describe.

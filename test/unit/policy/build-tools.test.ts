@@ -140,3 +140,28 @@ describe("issue 37 item 5: build tools' inline forms (default ci readonly)", () 
     expect(await decisions(command)).toBe("AAd");
   });
 });
+
+describe("make takes every environment variable as a make variable", () => {
+  it.each([
+    ["RM='sh -c id' make clean", "?dd"],
+    ["CC=./evil make hello", "?dd"],
+    ["env RM=./evil make clean", "?dd"],
+  ])("%s decides %s", async (command, expected) => {
+    expect(await decisions(command)).toBe(expected);
+  });
+
+  it("the reason names the variable", async () => {
+    const d = await evaluate(
+      policies.default,
+      { tool: "bash", args: { command: "RM=./evil make clean" } },
+      lexicalContext,
+    );
+    expect(d.reason).toBe(
+      "make takes RM from the environment as one of its own variables, which may change what it runs",
+    );
+  });
+
+  it("a variable set before another modelled command is not its input: TZ=UTC date stays allowed", async () => {
+    expect(await decisions("TZ=UTC date")).toBe("AAA");
+  });
+});
