@@ -231,7 +231,7 @@ export function gitObjectReads(argv: readonly ArgWord[]): GitObjectRead[] {
         if (option === "-e" || option === "-f" || isLong(v, "regexp") || isLong(v, "file")) pattern = false;
         if (GREP_VALUE.has(option) && !v.includes("=")) k++;
       }
-      if (sub === "cat-file" && isLong(v, "batch"))
+      if (sub === "cat-file" && (isLong(v, "batch") || isLong(v, "batch-command")))
         reads.push({
           target: ANY_TEXT,
           glob: true,

@@ -106,9 +106,11 @@ describe("gitObjectReads", () => {
   });
 
   it("cat-file --batch reads the objects its input names; restore --source reads the tree it names", () => {
-    expect(gitObjectReads(literal("git", "cat-file", "--batch"))).toEqual([
-      { target: ANY_TEXT, glob: true, why: "git cat-file --batch reads the objects its input names" },
-    ]);
+    for (const option of ["--batch", "--batch=%(objectname)", "--batch-command"])
+      expect(gitObjectReads(literal("git", "cat-file", option))).toEqual([
+        { target: ANY_TEXT, glob: true, why: "git cat-file --batch reads the objects its input names" },
+      ]);
+    expect(gitObjectReads(literal("git", "cat-file", "--batch-check"))).toEqual([]);
     expect(gitObjectReads(literal("git", "restore", "--source=HEAD:secrets", "key"))).toEqual([
       { target: "secrets" },
       { target: `secrets/${ANY_TEXT}`, glob: true },
