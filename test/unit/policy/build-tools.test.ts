@@ -71,6 +71,10 @@ describe("pytest and tsc: effects and written paths", () => {
     expect(judgeForm(literal("pytest", "@args.txt"))?.unknown).toBe(
       "pytest reads more arguments from an @FILE",
     );
+    const logs = judgeForm(literal("pytest", "--log-file", "a.log", "--resultlog=b.log", "--debug=c.log"));
+    expect(logs?.writes.map((w) => w.value)).toEqual(["a.log", "b.log", "c.log"]);
+    expect(judgeForm(literal("pytest", "--confcutdir=/", "--pdbcls=m:C"))?.effects).toEqual(["exec"]);
+    expect(judgeForm(literal("pytest", "--pastebin=all"))?.effects).toEqual(["network"]);
   });
 
   it("tsc's output options are written paths, in any case and with one dash", () => {
@@ -83,6 +87,11 @@ describe("pytest and tsc: effects and written paths", () => {
     expect(
       judgeForm(literal("tsc", "--outDir", "dist", "--declarationDir", "types"))?.writes.map((w) => w.value),
     ).toEqual(["dist", "types"]);
+    expect(
+      judgeForm(literal("tsc", "--tsBuildInfoFile", "/tmp/b", "--generateTrace", "/tmp/t"))?.writes.map(
+        (w) => w.value,
+      ),
+    ).toEqual(["/tmp/b", "/tmp/t"]);
   });
 
   it("the model's tool variables count as variables that change what runs", () => {

@@ -145,6 +145,8 @@ describe("issue 37 item 3: committed secrets through git's object syntax (defaul
     // A glob in an option's value meets path rules like an operand's.
     ["date -f .en?", "?d?"],
     ["date --file=.en?", "?dd"],
+    ["grep --file=.en? x", "?d?"],
+    ["grep -f.en? x", "?d?"],
   ])("%s decides %s", async (command, expected) => {
     expect(await decisions(command)).toBe(expected);
   });
