@@ -22,7 +22,7 @@ import { withBashTree } from "./bash-parser.js";
 import { globOf, wordOf } from "./bash-words.js";
 import { unwrap } from "./bash-wrappers.js";
 import type { FormVerdict } from "./command-grammar.js";
-import { judgeForm } from "./command-model.js";
+import { environmentHazard, judgeForm } from "./command-model.js";
 import type { ArgWord } from "./command-pattern.js";
 
 /** One thing in a script a policy must judge. `via` lists the wrappers unwrapped to reach it. */
@@ -48,6 +48,8 @@ export type BashPart =
       target: string;
       /** The word expands (glob, brace, tilde, parameter, substitution): matched by path-overlap.ts. */
       glob?: boolean;
+      /** Why a glob stands for any path (a git object tied to no path), for the reason. */
+      why?: string;
       text: string;
       via: string[];
       /**
@@ -243,12 +245,14 @@ class Analyzer {
 
   private command(node: Node, fed: boolean): void {
     const argv: ArgWord[] = [];
+    const assigned: string[] = [];
     let context = fed;
     for (const child of node.namedChildren) {
       if (!child) continue;
       const type = child.type;
       if (type === "variable_assignment" || type === "file_redirect" || type === "herestring_redirect") {
         context ||= type === "variable_assignment" || readsInput(child);
+        if (type === "variable_assignment") assigned.push(child.childForFieldName("name")?.text ?? "");
         continue;
       }
       const wordNode = type === "command_name" ? child.namedChildren[0] : child;
@@ -257,14 +261,21 @@ class Analyzer {
       if (word.value === null || word.expands) word.glob = globOf(wordNode);
       argv.push(word);
     }
-    this.argv(argv, this.via, context);
+    this.argv(argv, this.via, context, false, assigned);
   }
 
   /**
    * Judges one argv: the command itself, then whatever it wraps. `context`: something outside the
-   * argv (an assignment prefix, stdin from the script) changes what it does.
+   * argv (an assignment prefix, stdin from the script) changes what it does. `assigned`: the
+   * variables its prefix (or an `env` wrapper) sets.
    */
-  private argv(argv: ArgWord[], via: string[], context: boolean, unknownOperands = false): void {
+  private argv(
+    argv: ArgWord[],
+    via: string[],
+    context: boolean,
+    unknownOperands = false,
+    assigned: string[] = [],
+  ): void {
     const name = argv[0];
     if (!name) return;
     if (name.value === null || name.expands) {
@@ -289,15 +300,16 @@ class Analyzer {
       identity,
       ...(form ? { form } : {}),
     });
-    const paths = argumentPaths(argv);
+    const paths = argumentPaths(argv, form?.values);
     // Under xargs (or find -exec / fd -x) the command gets operands the script does not spell:
     // any path.
     if (unknownOperands && !NO_PATH_OPERANDS.has(label)) paths.push(ANY_UNKNOWN_PATH);
-    for (const { target, glob } of paths)
-      this.parts.push({ kind: "argument", target, text, via, identity, ...(glob ? { glob } : {}) });
+    for (const path of paths) this.parts.push({ kind: "argument", text, via, identity, ...path });
     // The files the model says the form writes are judged like output redirections (`cp a .env`).
     for (const target of form?.writes ?? []) this.file("write", target, text, via, true);
     if (inner.opaque) this.opaque(text, inner.opaque, via);
+    const taken = environmentHazard(argv, assigned);
+    if (taken) this.opaque(text, taken, via);
     const hazard = commandHazard(argv);
     if (hazard) this.opaque(text, hazard, via);
     for (const variable of inner.assigned) {
@@ -306,7 +318,7 @@ class Analyzer {
     }
     for (const target of inner.writes) this.file("write", target, text, via);
     for (const payload of inner.payloads)
-      this.argv(payload, [...via, label], true, FEEDING_WRAPPERS.has(label));
+      this.argv(payload, [...via, label], true, FEEDING_WRAPPERS.has(label), inner.assigned);
     for (const script of inner.scripts)
       this.script(script, [...via, label === "eval" || label === "trap" ? label : `${label} -c`]);
   }

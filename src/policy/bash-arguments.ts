@@ -6,6 +6,7 @@
 import { posix } from "node:path";
 import { globEscape } from "./bash-words.js";
 import { ANY_TEXT, type ArgWord } from "./command-pattern.js";
+import { gitObjectReads } from "./git-revisions.js";
 import { SANDBOX_HOME, wordPathGlobs } from "./path-overlap.js";
 
 /** Where relative paths of a script resolve (the sandbox's workspace). */
@@ -45,30 +46,36 @@ export const NO_PATH_OPERANDS = new Set([
   "wait",
 ]);
 
-/** A literal file argument, or an expanding word as the glob of every path it may become. */
-export type ArgumentPath = { target: string; glob?: boolean };
+/**
+ * A literal file argument, or an expanding word as the glob of every path it may become; `why`
+ * says why a glob stands for any path (a git object tied to no path: git-revisions.ts).
+ */
+export type ArgumentPath = { target: string; glob?: boolean; why?: string };
 
 /**
  * The arguments of a command that may name files: literal words; the value of `--option=value`
  * and of a `key=value` operand (`dd if=.env`),
  * of an attached short option after any letter of a cluster (`-rf.env`: `f.env` and `.env`), after a
  * `:` (`HEAD:.env`); git pathspec globs (gitPathspecGlob); and words the shell
- * expands, as globs (path-overlap.ts). Used so `cat .env`, `cat .en?` and `git show HEAD:.env`
+ * expands, as globs (path-overlap.ts), an option's value (`values`: FormVerdict.values) even where
+ * the command's operands name no file (`date -f .en?`), and an option word's attached value
+ * (`grep --file=.en?`) as a glob too. Used so `cat .env`, `cat .en?` and `git show HEAD:.env`
  * meet a deny rule on `.env` like `read .env` does.
  */
-export function argumentPaths(argv: readonly ArgWord[]): ArgumentPath[] {
+export function argumentPaths(argv: readonly ArgWord[], values: readonly ArgWord[] = []): ArgumentPath[] {
   const paths: ArgumentPath[] = [];
   const name = argv[0]?.value ?? "";
   const base = name.slice(name.lastIndexOf("/") + 1);
   const operandsArePaths = !NO_PATH_OPERANDS.has(base);
   for (const word of argv.slice(1)) {
     if (word.value === null || word.expands) {
-      if (!operandsArePaths || word.glob === undefined) continue;
-      for (const target of wordPathGlobs(word.glob, WORKSPACE) ?? [ANY_TEXT]) {
-        // `~/x` and `{a,b}` expand to plain paths: those are judged as the literal paths they are.
-        const wild = /[*?[\u0001]/.test(target.replace(/\\./g, ""));
-        paths.push(wild ? { target, glob: true } : { target: target.replace(/\\(.)/g, "$1") });
-      }
+      if (word.glob === undefined || (!operandsArePaths && !values.includes(word))) continue;
+      for (const glob of [word.glob, ...attachedValueGlobs(word.glob)])
+        for (const target of wordPathGlobs(glob, WORKSPACE) ?? [ANY_TEXT]) {
+          // `~/x` and `{a,b}` expand to plain paths: those are judged as the literal paths they are.
+          const wild = /[*?[\u0001]/.test(target.replace(/\\./g, ""));
+          paths.push(wild ? { target, glob: true } : { target: target.replace(/\\(.)/g, "$1") });
+        }
       continue;
     }
     const v = word.value;
@@ -92,7 +99,30 @@ export function argumentPaths(argv: readonly ArgWord[]): ArgumentPath[] {
     const colon = v.indexOf(":");
     if (colon !== -1 && colon < v.length - 1) paths.push({ target: v.slice(colon + 1) });
   }
+  // The files git reads from its object store by the object names it is given (`:0:.env`).
+  for (const read of base === "git" ? gitObjectReads(argv) : []) {
+    const absolute = !read.glob || read.target.startsWith("/") || read.target.startsWith(ANY_TEXT);
+    const path = absolute ? read : { ...read, target: `${WORKSPACE}/${read.target}` };
+    if (!paths.some((p) => p.target === path.target && !p.glob === !path.glob)) paths.push(path);
+  }
   return paths.filter((p) => p.target !== "");
+}
+
+/**
+ * The values an expanding option word may carry attached, as globs: after each option letter of a
+ * cluster (`-f.en?`) and after `=` (`--file=.en?`); none for a word that is not an option. bash
+ * matches the whole word against file names (`-f.en?` matches a file named `-f.env`), and the
+ * command then reads the value part.
+ */
+function attachedValueGlobs(glob: string): string[] {
+  if (!glob.startsWith("-") || glob.length < 3) return [];
+  const out: string[] = [];
+  if (!glob.startsWith("--"))
+    for (let k = 2; k < glob.length && /[A-Za-z0-9]/.test(glob[k - 1] as string); k++)
+      out.push(glob.slice(k));
+  const eq = glob.indexOf("=");
+  if (eq !== -1 && eq < glob.length - 1) out.push(glob.slice(eq + 1));
+  return out;
 }
 
 /**

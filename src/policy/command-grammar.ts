@@ -50,6 +50,16 @@ export interface Grammar {
   ) => (string | null)[];
   /** Options are written with one dash (`-exec`, Go's flag package). */
   singleDash?: boolean;
+  /** Long option names are matched whatever their case (tsc: `--OUTDIR`); `long` and `effects` spell them in lower case. */
+  ignoreCase?: boolean;
+  /**
+   * Environment variables the tool reads that change what it runs or writes (`PYTEST_ADDOPTS`):
+   * setting one counts like setting a variable of DANGEROUS_VARIABLES (opaque in a script, refused
+   * in a session's env). `*` stands for every variable (make takes each one as a make variable);
+   * then an assignment before the command, or through `env`, is opaque. See MODEL_VARIABLES and
+   * readsVariable in command-model.ts.
+   */
+  environment?: string[];
   /** Every word is an operand for `operands` to judge (find's expression). */
   expression?: boolean;
   /** Options stop at the first operand (POSIX; env, xargs, git before its subcommand). */
@@ -78,6 +88,11 @@ export interface FormVerdict {
   options: string[];
   /** Files the form writes, as the words that name them (writeOptions, writeOperands). */
   writes: ArgWord[];
+  /**
+   * The option values met (`date -f F`: the argv word F itself; an attached one as a literal word),
+   * so an expanding value is judged as a path even where operands are not (bash-arguments.ts).
+   */
+  values?: ArgWord[];
 }
 
 /** Each grammar's long options: name → "=" (takes a value), "?" (attached only) or "". Built once. */
@@ -150,6 +165,7 @@ export function readForm(argv: readonly ArgWord[], grammar: Grammar): FormVerdic
     effects: [...effects],
     options,
     writes: unknown ? [] : [...writtenWords(grammar, values, operands), ...operandWrites],
+    values: values.flatMap(([, w]) => (w ? [w] : [])),
     ...(unknown ? { unknown } : {}),
   });
   const effectOf = (option: string) => {
@@ -183,7 +199,8 @@ export function readForm(argv: readonly ArgWord[], grammar: Grammar): FormVerdic
     }
     if (grammar.numeric && /^-\d+$/.test(v)) continue;
     if (v.startsWith("--") || (grammar.singleDash && v.startsWith("-") && v.length > 1)) {
-      const [name, ...rest] = v.replace(/^--?/, "").split("=");
+      const [written, ...rest] = v.replace(/^--?/, "").split("=");
+      const name = grammar.ignoreCase ? (written as string).toLowerCase() : written;
       const resolved = resolveLong(name as string, grammar);
       if (resolved === "ambiguous" || resolved === null) {
         if (!grammar.permissive) return verdict(`${v.split("=")[0]} is not an option the model knows`);
@@ -232,6 +249,7 @@ export function readForm(argv: readonly ArgWord[], grammar: Grammar): FormVerdic
       effects: [...new Set([...effects, ...inner.effects])],
       options: [...options, ...inner.options],
       writes: [...writtenWords(grammar, values, []), ...inner.writes],
+      values: [...values.flatMap(([, w]) => (w ? [w] : [])), ...(inner.values ?? [])],
       ...(inner.unknown ? { unknown: inner.unknown } : {}),
     };
   }

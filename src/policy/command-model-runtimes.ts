@@ -95,28 +95,60 @@ const PIP: Grammar = gnu("hvVq", "", PIP_GLOBAL, {
   },
 });
 
+/**
+ * pytest 8 (its `--help`, and _pytest/config/argparsing.py: argparse without abbreviations, `@FILE`
+ * reads arguments from FILE). It runs the project's tests (that is what allowing it means); `-p`
+ * loads a plugin, `-c` / `-o` / `--rootdir` / `--confcutdir` choose the configuration and conftest
+ * files that name plugins and options, `--pdbcls` imports a module. `--basetemp DIR` empties DIR
+ * (pytest deletes it first): a write effect, like rm. The report and log files it writes are paths
+ * judged by path rules. PYTEST_ADDOPTS / PYTEST_PLUGINS add options and plugins from the
+ * environment, PYTEST_DEBUG_TEMPROOT moves the temporary root (pytest's "Environment variables").
+ */
+const PYTEST: Grammar = {
+  permissive: true,
+  shortValue: "kmcopW",
+  long: words("basetemp= junitxml= junit-xml= resultlog= result-log= log-file= debug? confcutdir= pdbcls="),
+  effects: {
+    p: "exec",
+    c: "exec",
+    o: "exec",
+    "override-ini": "exec",
+    "config-file": "exec",
+    inifile: "exec",
+    rootdir: "exec",
+    confcutdir: "exec",
+    pdbcls: "exec",
+    pastebin: "network",
+    basetemp: "write",
+  },
+  writeOptions: ["basetemp", "junitxml", "junit-xml", "resultlog", "result-log", "log-file", "debug"],
+  operands: (operands) =>
+    operands.some((o) => o.startsWith("@")) ? "unknown: pytest reads more arguments from an @FILE" : null,
+  environment: ["PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_DEBUG_TEMPROOT"],
+};
+
+/**
+ * tsc 5 (TypeScript's commandLineParser.ts: one or two dashes, option names in any case, values
+ * the next word). It writes its outputs where the project's tsconfig says: that is the build it is
+ * allowed for. The options naming where it writes are paths judged by path rules, so `--outDir`
+ * inside the workspace runs and `--outFile /tmp/x.js` meets the rules for /tmp.
+ */
+const TSC: Grammar = {
+  permissive: true,
+  singleDash: true,
+  ignoreCase: true,
+  long: words("outfile= out= outdir= declarationdir= tsbuildinfofile= generatetrace= project= build?"),
+  writeOptions: ["outfile", "out", "outdir", "declarationdir", "tsbuildinfofile", "generatetrace"],
+};
+
 export const RUNTIMES: Record<string, Grammar> = {
   python: PYTHON,
   python3: PYTHON,
   node: NODE,
   pip: PIP,
   pip3: PIP,
-  // pytest runs the project's tests (that is what allowing it means); `-p` loads a plugin and
-  // `-c` / `-o` / `--rootdir` choose the configuration that names plugins and options.
-  pytest: {
-    permissive: true,
-    shortValue: "kmcopW",
-    effects: {
-      p: "exec",
-      c: "exec",
-      o: "exec",
-      "override-ini": "exec",
-      "config-file": "exec",
-      rootdir: "exec",
-    },
-  },
-  // tsc writes its outputs where the project's tsconfig says: that is the build it is allowed for.
-  tsc: { permissive: true },
+  pytest: PYTEST,
+  tsc: TSC,
   // Every form runs as another user, or reaches the network.
   sudo: { permissive: true, always: ["exec"] },
   doas: { permissive: true, always: ["exec"] },

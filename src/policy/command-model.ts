@@ -8,6 +8,7 @@
  * with every effect accepted (policy-lint.ts).
  */
 import { type Effect, type FormVerdict, type Grammar, readForm, words } from "./command-grammar.js";
+import { BUILD_TOOLS } from "./command-model-build.js";
 import { COREUTILS } from "./command-model-coreutils.js";
 import { RUNTIMES } from "./command-model-runtimes.js";
 import { TEXT_TOOLS } from "./command-model-text.js";
@@ -165,6 +166,15 @@ const GIT: Grammar = {
     "ls-files": { permissive: true },
     grep: GIT_READ,
     branch: GIT_BRANCH,
+    // The object names these read are judged as paths by git-revisions.ts.
+    "cat-file": { permissive: true, effects: { textconv: "exec", filters: "exec" } },
+    "ls-tree": { permissive: true },
+    archive: {
+      permissive: true,
+      shortValue: "o",
+      effects: { o: "write", output: "write", remote: "network", exec: "exec" },
+      writeOptions: ["o", "output"],
+    },
   },
 };
 
@@ -183,6 +193,7 @@ export const COMMAND_MODEL: Record<string, Grammar> = {
   ...COREUTILS,
   ...TEXT_TOOLS,
   ...RUNTIMES,
+  ...BUILD_TOOLS,
   sed: SED,
   find: { operands: findExpression, expression: true },
   fd: {
@@ -279,27 +290,6 @@ export const COMMAND_MODEL: Record<string, Grammar> = {
     },
   },
   git: GIT,
-  make: {
-    short: "BdeiknpqrRsStvwL",
-    shortValue: "CfIjlOoWE",
-    long: words(
-      "always-make directory= debug? environment-overrides eval= file= makefile= ignore-errors " +
-        "include-dir= jobs? keep-going load-average? check-symlink-times just-print dry-run recon " +
-        "old-file= assume-old= output-sync? print-data-base question no-builtin-rules " +
-        "no-builtin-variables shuffle? silent quiet no-keep-going stop touch trace version " +
-        "print-directory no-print-directory what-if= new-file= assume-new= " +
-        "warn-undefined-variables help",
-    ),
-    effects: {
-      E: "exec",
-      eval: "exec",
-      f: "exec",
-      file: "exec",
-      makefile: "exec",
-      I: "exec",
-      "include-dir": "exec",
-    },
-  },
   go: {
     sub: Object.fromEntries(
       ["build", "test", "vet", "run", "install"].map((name) => [
@@ -339,6 +329,36 @@ export const COMMAND_MODEL: Record<string, Grammar> = {
   pnpm: { permissive: true, effects: NPM_SCRIPT_EFFECTS },
   yarn: { permissive: true, effects: NPM_SCRIPT_EFFECTS },
 };
+
+/** Every grammar of `grammar`'s tree (its subcommands', at any depth). */
+function grammars(grammar: Grammar): Grammar[] {
+  return [grammar, ...Object.values(grammar.sub ?? {}).flatMap(grammars)];
+}
+
+/**
+ * The environment variables the model's commands read that change what they run or write
+ * (Grammar.environment: `PYTEST_ADDOPTS`, `MFLAGS`…). Built once.
+ */
+export const MODEL_VARIABLES: ReadonlySet<string> = new Set(
+  Object.values(COMMAND_MODEL)
+    .flatMap(grammars)
+    .flatMap((g) => (g.environment ?? []).filter((v) => v !== "*")),
+);
+
+/**
+ * Why the variables `assigned` before `argv` (a prefix, or `env`'s) change what it runs, or null:
+ * one its command takes from the environment (Grammar.environment, by basename; `*`: every
+ * variable, as make takes each as a make variable). Pure.
+ */
+export function environmentHazard(argv: readonly ArgWord[], assigned: readonly string[]): string | null {
+  const name = argv[0]?.value ?? "";
+  const label = name.slice(name.lastIndexOf("/") + 1);
+  const environment = COMMAND_MODEL[label]?.environment ?? [];
+  const taken = assigned.find((v) => environment.includes("*") || environment.includes(v));
+  return taken === undefined
+    ? null
+    : `${label} takes ${taken} from the environment as one of its own variables, which may change what it runs`;
+}
 
 /**
  * What `argv`'s form does under the model, or null for a command the model does not describe.

@@ -95,6 +95,7 @@ async function bashSubjects(policy: Policy, command: unknown, ctx: EvaluateConte
           path: part.target,
           via: part.via,
           glob: true,
+          ...(part.why ? { why: part.why } : {}),
         };
         subjects.push({ subject, scope: scopeKey("bash", "argument", part.target, identity(part)) });
         continue;

@@ -35,7 +35,7 @@ export type Subject =
   | { kind: "opaque"; tools: string[]; text: string; why: string; via: string[] }
   | { kind: "path" | "write" | "read"; tools: string[]; path: string; via: string[] }
   /** A command argument that may be a file: judged by deny and ask path rules only, never a default. */
-  | { kind: "argument"; tools: string[]; path: string; via: string[]; glob?: boolean }
+  | { kind: "argument"; tools: string[]; path: string; via: string[]; glob?: boolean; why?: string }
   | { kind: "call"; tools: string[]; text: string };
 
 /** A rule's command patterns split into words, by the basename of their command word. */
@@ -187,7 +187,8 @@ export function judge(policy: Policy, subject: Subject): TrailEntry {
   } else if (subject.kind === "argument" && subject.glob && decision === "deny") {
     // The word may expand to a denied path, or may not: not auto-allowed, and asked.
     entry.decision = "ask";
-    entry.reason = `may expand to a path that rule '${rule?.id}' denies${rule?.reason ? ` (${rule.reason})` : ""}`;
+    const may = subject.why ? `${subject.why}; it ` : "";
+    entry.reason = `${may}may expand to a path that rule '${rule?.id}' denies${rule?.reason ? ` (${rule.reason})` : ""}`;
     rule = undefined;
   } else if (subject.kind === "opaque") {
     // Never allow what cannot be seen.

@@ -31,6 +31,10 @@ describe("validateSessionEnv", () => {
       "nPm_CoNfIg_script_shell",
       "OPENSSL_CONF",
       "POSIXLY_CORRECT",
+      // Issue 37, item 5: the command model's tool variables (pytest adds options and plugins from them).
+      "PYTEST_ADDOPTS",
+      "PYTEST_PLUGINS",
+      "MFLAGS",
     ])
       expect(() => validateSessionEnv({ [name]: "x" })).toThrow(
         `env.${name} changes which program a command runs or what it loads (as GIT_*, CDPATH, PAGER and RIPGREP_CONFIG_PATH do), and the policy judges commands without the session's variables: a session may not set it. Set it in the command itself, where the policy sees it.`,
