@@ -5,7 +5,9 @@
  * patch, `<patch>.base/` keeps the session-start version of each changed file, so `warden apply` can
  * merge the patch later with host edits made meanwhile; the saved patch's first line records the
  * workspace (path, device, inode: review/workspace-record.ts), which `warden apply` applies it to.
- * The exported patch is the plain patch, without that line.
+ * The exported patch is the plain patch, without that line. Both carry only what `warden apply`
+ * applies (review/apply-rule.ts); what is left out is listed in the review and in
+ * `<patch>.left-out.json` beside each.
  */
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -14,8 +16,11 @@ import {
   type ApplyResult,
   applyChanges,
   formatDiffstat,
+  leftOutOf,
+  leftOutPath,
   MergeConflictError,
   quotePath,
+  saveLeftOut,
   saveSessionPatch,
 } from "../review/index.js";
 import type { RunReview } from "./run-session.js";
@@ -58,6 +63,10 @@ export async function reviewStep(options: ReviewStepOptions): Promise<ReviewStep
     say("Left out of the patch, never applied (--include-ignored keeps git-ignored ones):");
     for (const i of review.ignored) say(`  ${quotePath(i.path)} (${i.reason})`);
   }
+  if (review.refused.length > 0) {
+    say("Left out of the patch, never applied (warden apply refuses them):");
+    for (const i of review.refused) say(`  ${quotePath(i.path)} (${i.reason})`);
+  }
   if (review.changes.length === 0) {
     say("No files changed in the sandbox; the host workspace is untouched.");
     return outcome;
@@ -68,15 +77,23 @@ export async function reviewStep(options: ReviewStepOptions): Promise<ReviewStep
       : `Changes made in the sandbox (the host workspace ${review.hostRoot} is untouched):`,
   );
   say(formatDiffstat(review.stat, c).trimEnd());
+  if (review.patch === "") {
+    say("None of these changes can be applied (listed above); no patch saved.");
+    return outcome;
+  }
+  const left = leftOutOf(review).length;
+  const listed = (patch: string) =>
+    left > 0 ? `; ${left} change(s) left out of it are listed in ${leftOutPath(patch)}` : "";
   const saved = patchPathFor(options.transcriptPath);
   await saveSessionPatch(saved, review);
   outcome.savedPatch = saved;
-  say(`Patch saved to ${saved} (show it again: warden diff ${options.transcriptPath})`);
+  say(`Patch saved to ${saved} (show it again: warden diff ${options.transcriptPath})${listed(saved)}`);
   if (options.exportPatch) {
     const target = resolve(options.exportPatch);
     writeFileSync(target, review.patch);
+    await saveLeftOut(target, review);
     outcome.exportedPatch = target;
-    say(`Patch exported to ${target} (apply later with: git apply ${target})`);
+    say(`Patch exported to ${target} (apply later with: git apply ${target})${listed(target)}`);
   }
   const later = `warden apply ${options.transcriptPath}`;
   if (!options.apply || options.interrupted) {

@@ -4,20 +4,21 @@
  * started from. Files the host did not touch meanwhile take the session's version; host edits that
  * do not overlap the session's are kept in the merged file; when any file conflicts, nothing is
  * written and every conflicting file is named with its reason. A path with a `.git` component at any
- * depth is never written (ignored.ts). Each file is written atomically (temp
- * file in the same directory, then rename). Symlinks and other special entries are never applied;
- * no write follows a host symlink: every parent directory is opened with O_NOFOLLOW beneath the
- * root (host-read.ts), and a parent that is a link is refused.
+ * depth is never written. What is applied is decided by apply-rule.ts, the rule the saved patch
+ * follows too: links made in the sandbox and other special entries are never applied; a host link
+ * the session replaced by a regular file or deleted is (the rename or unlink replaces or removes the
+ * link itself). Each file is written atomically (temp file in the same directory, then rename). No
+ * write follows a host symlink: every parent directory is opened with O_NOFOLLOW beneath the root
+ * (host-read.ts), and a parent that is a link is refused.
  */
 import { randomBytes } from "node:crypto";
 import { mkdir, rename, rm, unlink, writeFile } from "node:fs/promises";
 import { PathOutsideWorkspaceError, WardenError } from "../errors.js";
 import { throwIfAborted } from "../util/index.js";
+import { splitApplicable } from "./apply-rule.js";
 import type { FileChange } from "./changes.js";
 import { childPath, type HostDir, openChildDir, openHostRoot, relativeNames } from "./host-read.js";
-import { GIT_DIR_REASON, isGitControlPath } from "./ignored.js";
 import { type MergeOutcome, mergeFile } from "./merge.js";
-import { patchableChanges } from "./patch.js";
 import { quotePath } from "./quote-path.js";
 
 /** Some files conflict with host edits made since the session started. Nothing was written. */
@@ -118,25 +119,19 @@ export async function applyChanges(
   changes: FileChange[],
   options: { signal?: AbortSignal } = {},
 ): Promise<ApplyResult> {
-  const result: ApplyResult = { written: [], deleted: [], merged: [], skipped: [] };
   // Checked here, where files are written, so no caller (--include-ignored, a saved patch) skips it.
-  const kept: FileChange[] = [];
-  for (const change of changes) {
-    if (isGitControlPath(change.path)) result.skipped.push({ path: change.path, reason: GIT_DIR_REASON });
-    else kept.push(change);
-  }
-  for (const change of kept) {
-    if (change.special !== undefined)
-      result.skipped.push({ path: change.path, reason: `${change.special} not applied` });
-    else if (change.oversize)
-      result.skipped.push({ path: change.path, reason: "over the review's file size limit, not applied" });
-  }
-  const todo = patchableChanges(kept);
+  const { applicable: todo, refused } = splitApplicable(changes);
+  const result: ApplyResult = { written: [], deleted: [], merged: [], skipped: refused };
   const outcomes: MergeOutcome[] = [];
   for (const change of todo) {
     throwIfAborted(options.signal);
     outcomes.push(
-      await mergeFile(hostRoot, { path: change.path, base: change.oldBytes, theirs: change.newBytes }),
+      await mergeFile(hostRoot, {
+        path: change.path,
+        base: change.oldBytes,
+        theirs: change.newBytes,
+        ...(change.oldLink ? { baseLink: true } : {}),
+      }),
     );
   }
   const conflicts = outcomes.flatMap((o) =>

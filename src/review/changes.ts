@@ -2,8 +2,9 @@
  * The change a run made, file by file: `Sandbox.changedPaths()` plus each file's bytes in the sandbox
  * (new) and on the host (old). A symlink on either side is carried as a link, by its target text (as
  * git does: mode 120000, the content is the target), never read through: the host side is read with
- * host-read.ts (no link followed, not even a parent directory). Links and other non-regular entries
- * are never applied.
+ * host-read.ts (no link followed, not even a parent directory). A link made or changed in the sandbox
+ * and other non-regular entries are never applied; a host link the sandbox replaced by a regular
+ * file, or deleted, is (apply-rule.ts).
  */
 import type { FileHandle } from "node:fs/promises";
 import { InvalidArgumentError } from "../errors.js";
@@ -25,7 +26,9 @@ export const MAX_REVIEW_FILE_BYTES = 64 * 1024 * 1024;
  * file nor a link); `newBytes` the sandbox side (null when deleted or neither a file nor a link).
  * For a link (`oldLink` / `newLink`) the bytes are its target text. `mode` is the sandbox file's
  * permission bits. `special` names an entry the review shows but never applies: "symlink" when
- * either side is a link, or another type ("directory", "other"), which carries no bytes.
+ * the sandbox side is a link (made, or changed), or another type on either side ("directory",
+ * "other"), which carries no bytes. A host link the sandbox replaced by a regular file or deleted
+ * has `oldLink` and no `special`: applying it replaces or removes the link itself (apply-rule.ts).
  * `oversize` marks a change with a side over the read limit (collectChanges' `oversize: "mark"`):
  * that side is present but its bytes are empty (not read); the patch shows it as binary, apply skips it.
  */
@@ -179,8 +182,7 @@ export async function collectChanges(
     if (host.link) change.oldLink = true;
     if (inSandbox.link) change.newLink = true;
     if (inSandbox.mode !== undefined) change.mode = inSandbox.mode;
-    const special =
-      inSandbox.special ?? host.special ?? (host.link || inSandbox.link ? "symlink" : undefined);
+    const special = inSandbox.special ?? host.special ?? (inSandbox.link ? "symlink" : undefined);
     if (special) change.special = special;
     if (host.oversize || inSandbox.oversize) change.oversize = true;
     changes.push(change);

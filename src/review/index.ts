@@ -3,6 +3,7 @@
  * to the host only when the host did not change meanwhile, and showing a saved session's change again.
  */
 export { type ApplyResult, applyChanges, MergeConflictError } from "./apply.js";
+export { applyRefusal, OVERSIZE_REASON, splitApplicable } from "./apply-rule.js";
 export { collectChanges, type FileChange, MAX_REVIEW_FILE_BYTES, type SessionBase } from "./changes.js";
 export { colourPatch } from "./colour.js";
 export { computeDiffstat, type Diffstat, type DiffstatFile, formatDiffstat } from "./diffstat.js";
@@ -31,13 +32,22 @@ export {
   patchChanges,
   patchFile,
 } from "./patch.js";
-export { baseStorePath, changesFromPatch, saveBaseStore, splitPatch } from "./patch-file-apply.js";
+export {
+  baseStorePath,
+  changesFromPatch,
+  type PatchChanges,
+  saveBaseStore,
+  splitPatch,
+} from "./patch-file-apply.js";
 export { formatPatchBytes, PATCH_WORKER_MIN_BYTES } from "./patch-worker.js";
 export { quotePath, unquotePath } from "./quote-path.js";
 export {
   finishReview,
+  leftOutOf,
+  leftOutPath,
   type ReviewStart,
   type SessionReview,
+  saveLeftOut,
   saveSessionPatch,
   startReview,
 } from "./session-review.js";

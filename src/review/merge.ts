@@ -4,7 +4,10 @@
  * Host unchanged: the session's file. Session and host agree: nothing to do. Both changed a text
  * file: `git merge-file` (git must be on PATH); overlapping edits are a conflict. Anything else where
  * both sides changed (binary, deleted on one side, added on both, a link on the host) is a conflict.
- * A conflict never loses a host edit: the caller writes nothing when any file conflicts.
+ * A base that was a host link (`baseLink`: the session replaced it by a file, or deleted it) is
+ * compared as a link, by its target text: the host still has that link, so the session's side is
+ * taken; anything else there is a conflict unless it is already the session's side. A conflict
+ * never loses a host edit: the caller writes nothing when any file conflicts.
  */
 import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -17,12 +20,19 @@ import { isBinary } from "./patch.js";
 
 const run = promisify(execFile);
 
-/** One file to merge: the base (null: absent at the start) and the session's result (null: deleted). */
+/**
+ * One file to merge: the base (null: absent at the start) and the session's result (null: deleted,
+ * else a regular file's bytes). `baseLink`: the base was a link and `base` is its target text.
+ */
 export interface MergeInput {
   path: string;
   base: Buffer | null;
   theirs: Buffer | null;
+  baseLink?: boolean;
 }
+
+/** The host side now: absent (null), a regular file's bytes, a link's target, or another entry. */
+type Ours = Buffer | null | { link: string } | { other: string };
 
 /** The outcome for one file: the bytes to write (null: delete), "same" when nothing is to be done, or a conflict. */
 export type MergeOutcome =
@@ -44,12 +54,26 @@ function same(a: Buffer | null, b: Buffer | null): boolean {
   return a === null || b === null ? a === b : a.equals(b);
 }
 
-async function readOurs(root: string, path: string): Promise<Buffer | null | { other: string }> {
-  return withHostEntry(root, path, async (entry) => {
+async function readOurs(root: string, path: string): Promise<Ours> {
+  return withHostEntry(root, path, async (entry): Promise<Ours> => {
     if (entry.type === "absent") return null;
     if (entry.type === "file") return entry.handle.readFile();
-    return { other: entry.type === "symlink" ? "a symlink" : "not a regular file" };
+    if (entry.type === "symlink") return { link: entry.target };
+    return { other: "not a regular file" };
   });
+}
+
+/** The merge of a base that was a host link `target` (see module doc). */
+function mergeOverLink(path: string, ours: Ours, target: Buffer, theirs: Buffer | null): MergeOutcome {
+  if (ours !== null && !Buffer.isBuffer(ours) && "link" in ours && Buffer.from(ours.link).equals(target))
+    return { path, kind: "write", bytes: theirs, merged: false };
+  if ((ours === null || Buffer.isBuffer(ours)) && same(ours, theirs)) return { path, kind: "same" };
+  return {
+    path,
+    kind: "conflict",
+    reason:
+      "was a symlink when the session started and changed on the host since (the session replaced or deleted it)",
+  };
 }
 
 /** `git merge-file -p`: the merged text, or the number of conflicting hunks. */
@@ -80,8 +104,13 @@ async function mergeText(ours: Buffer, base: Buffer, theirs: Buffer): Promise<Bu
 export async function mergeFile(root: string, input: MergeInput): Promise<MergeOutcome> {
   const { path, base, theirs } = input;
   const ours = await readOurs(root, path);
+  if (input.baseLink && base !== null) return mergeOverLink(path, ours, base, theirs);
   if (ours !== null && !Buffer.isBuffer(ours))
-    return { path, kind: "conflict", reason: `is ${ours.other} on the host now` };
+    return {
+      path,
+      kind: "conflict",
+      reason: `is ${"link" in ours ? "a symlink" : ours.other} on the host now`,
+    };
   if (same(ours, base))
     return same(ours, theirs)
       ? { path, kind: "same" }

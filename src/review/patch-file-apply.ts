@@ -4,8 +4,9 @@
  * nothing when a file conflicts, confined, no link followed). Each file's session-start version (the
  * merge base) comes from the base store saved beside the patch (`<patch>.base/<blob id>`), or from
  * the host when the host file still has the patch's preimage id. The session's version is the base
- * with the patch applied by `git apply` in a scratch directory. Links (mode 120000) and files shown
- * only as "Binary files … differ" are skipped, as `--apply` skips them.
+ * with the patch applied by `git apply` in a scratch directory. What applies is apply-rule.ts's rule,
+ * as for `--apply`: a link made or changed (mode 120000) and a file shown only as "Binary files …
+ * differ" are skipped; a host link deleted, or replaced by a file, is applied.
  */
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -14,22 +15,27 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { InvalidArgumentError } from "../errors.js";
+import { applyRefusal } from "./apply-rule.js";
 import type { FileChange } from "./changes.js";
 import { gitBlobId, NULL_OID } from "./git-binary.js";
 import { hostPathFor } from "./host-paths.js";
 import { withHostEntry } from "./host-read.js";
-import { GIT_DIR_REASON, isGitControlPath } from "./ignored.js";
 import { quotePath, unquotePath } from "./quote-path.js";
 
 const run = promisify(execFile);
 
-/** One file section of a patch: path, blob ids, new file mode, and whether it is applicable. */
+/**
+ * One file section of a patch: path, blob ids, new file mode, whether it deletes (`fromLink`) or
+ * adds (`toLink`) a link, and `skip`, why `warden apply` refuses it (apply-rule.ts).
+ */
 interface Section {
   path: string;
   text: string;
   from?: string;
   to?: string;
   newMode?: number;
+  fromLink?: true;
+  toLink?: true;
   skip?: string;
 }
 
@@ -69,7 +75,8 @@ export function diffGitPath(names: string): string | undefined {
 
 /**
  * Splits patch text into file sections. Names are read back as the renderer quotes them (patch.ts),
- * so a name holding a newline stays one section. A path with a `.git` component is marked skipped.
+ * so a name holding a newline stays one section. A section apply-rule.ts refuses (a `.git` path, a
+ * link added, no content) is marked skipped.
  * Throws InvalidArgumentError when there is no section or a `diff --git` line is malformed.
  */
 export function splitPatch(text: string): Section[] {
@@ -86,10 +93,14 @@ export function splitPatch(text: string): Section[] {
     if (index) [section.from, section.to] = [index[1]!, index[2]!];
     const mode = /^new file mode (\d+)$/m.exec(body);
     if (mode) section.newMode = Number.parseInt(mode[1]!, 8) & 0o777;
-    if (isGitControlPath(path)) section.skip = GIT_DIR_REASON;
-    else if (/^(new|deleted) file mode 120000$/m.test(body)) section.skip = "symlink not applied";
-    else if (/^Binary files .* differ$/m.test(body))
-      section.skip = "over the review's file size limit when saved (no content in the patch), not applied";
+    if (/^deleted file mode 120000$/m.test(body)) section.fromLink = true;
+    if (mode?.[1] === "120000") section.toLink = true;
+    const skip = applyRefusal({
+      path,
+      ...(section.toLink ? { special: "symlink" } : {}),
+      ...(/^Binary files .* differ$/m.test(body) ? { oversize: true as const } : {}),
+    });
+    if (skip) section.skip = skip;
     sections.push(section);
   });
   if (sections.length === 0)
@@ -97,79 +108,114 @@ export function splitPatch(text: string): Section[] {
   return sections;
 }
 
-async function hostState(
-  root: string,
-  path: string,
-): Promise<{ bytes: Buffer | null; mode?: number } | "other"> {
+/** One path's sections: one, or a deletion and the addition after it (a type change, as patch.ts renders it). */
+interface Entry {
+  path: string;
+  sections: Section[];
+}
+
+function entriesOf(sections: Section[]): Entry[] {
+  const entries: Entry[] = [];
+  for (const section of sections) {
+    const last = entries.at(-1);
+    const head = last?.sections[0];
+    const pairs =
+      last?.path === section.path &&
+      last.sections.length === 1 &&
+      head?.to === NULL_OID &&
+      section.from === NULL_OID;
+    if (pairs) last.sections.push(section);
+    else entries.push({ path: section.path, sections: [section] });
+  }
+  return entries;
+}
+
+/** One side as a patch carries it: bytes, and whether they are a link's target. */
+interface Side {
+  bytes: Buffer;
+  link: boolean;
+  mode?: number;
+}
+
+/** The host entry at `path` now: absent (null), a file or a link (Side), or another entry. */
+async function hostState(root: string, path: string): Promise<Side | null | "other"> {
   return withHostEntry(root, path, async (entry) => {
-    if (entry.type === "absent") return { bytes: null };
-    if (entry.type === "file") return { bytes: await entry.handle.readFile(), mode: entry.mode };
+    if (entry.type === "absent") return null;
+    if (entry.type === "file") return { bytes: await entry.handle.readFile(), link: false, mode: entry.mode };
+    if (entry.type === "symlink") return { bytes: Buffer.from(entry.target), link: true };
     return "other";
   });
 }
 
-/** The session-start bytes of a section, or undefined when they cannot be known. */
-async function baseOf(
-  section: Section,
-  host: Buffer | null,
-  store: string,
-): Promise<Buffer | null | undefined> {
-  if (section.from === NULL_OID) return null;
-  if (section.from === undefined) return host;
-  if (gitBlobId(host) === section.from) return host;
-  const kept = join(store, section.from);
-  return existsSync(kept) ? readFile(kept) : undefined;
+/**
+ * The session-start side of an entry (from its first section's preimage id): the host's entry when
+ * it still has that id (a link only where the section deletes a link, or changes one), else the base
+ * store's blob; null when absent at the start, undefined when it cannot be known.
+ */
+async function baseOf(head: Section, host: Side | null, store: string): Promise<Side | null | undefined> {
+  if (head.from === NULL_OID) return null;
+  if (head.from === undefined) return host;
+  if (host && gitBlobId(host.bytes) === head.from && (host.link || !head.fromLink)) return host;
+  const kept = join(store, head.from);
+  return existsSync(kept) ? { bytes: await readFile(kept), link: head.fromLink === true } : undefined;
+}
+
+/** What changesFromPatch found: the changes to merge, and the paths it cannot or will not apply. */
+export interface PatchChanges {
+  changes: FileChange[];
+  unknownBase: string[];
+  skipped: Array<{ path: string; reason: string }>;
 }
 
 /**
  * Reads `patchPath` and turns it into the FileChanges applyChanges merges onto `hostRoot` (old side:
- * the session-start version; new side: the session's). `unknownBase` lists files whose host version
- * changed and whose session-start version is not saved; `skipped` the sections not applicable.
- * Rejects InvalidArgumentError for a file that is not a patch or that git cannot apply to its base.
+ * the session-start version; new side: the session's). What applies is apply-rule.ts's rule: a
+ * section making or changing a link is skipped; a link's deletion (alone, or followed by the file
+ * that replaced it) is a change whose old side is that link. `unknownBase` lists files whose host
+ * version changed and whose session-start version is not saved; `skipped` the entries not
+ * applicable. Rejects InvalidArgumentError for a file that is not a patch or that git cannot apply
+ * to its base.
  */
-export async function changesFromPatch(
-  hostRoot: string,
-  patchPath: string,
-): Promise<{
-  changes: FileChange[];
-  unknownBase: string[];
-  skipped: Array<{ path: string; reason: string }>;
-}> {
-  const sections = splitPatch(await readFile(patchPath, "utf8"));
+export async function changesFromPatch(hostRoot: string, patchPath: string): Promise<PatchChanges> {
+  const entries = entriesOf(splitPatch(await readFile(patchPath, "utf8")));
   const store = baseStorePath(patchPath);
+  const out: PatchChanges = { changes: [], unknownBase: [], skipped: [] };
+  const applicable: Array<{ entry: Entry; base: Side | null; git: Section[]; mode?: number }> = [];
+  for (const entry of entries) {
+    hostPathFor(hostRoot, entry.path); // throws for a path leading out of the workspace
+    const [head] = entry.sections as [Section];
+    const skip = entry.sections.find((s) => s.skip)?.skip;
+    if (skip) {
+      out.skipped.push({ path: entry.path, reason: skip });
+      continue;
+    }
+    const host = await hostState(hostRoot, entry.path);
+    const base = host === "other" ? undefined : await baseOf(head, host, store);
+    if (base === undefined) {
+      out.unknownBase.push(entry.path);
+      continue;
+    }
+    // A section that changes a link (not its deletion) leaves a link: refused as a link made.
+    if (base?.link && !head.fromLink) {
+      out.skipped.push({ path: entry.path, reason: applyRefusal({ path: entry.path, special: "symlink" })! });
+      continue;
+    }
+    const git = head.fromLink ? entry.sections.slice(1) : entry.sections;
+    const mode = git.at(-1)?.newMode ?? (host !== "other" && host && !host.link ? host.mode : undefined);
+    applicable.push({ entry, base, git, ...(mode !== undefined ? { mode } : {}) });
+  }
   const scratch = await mkdtemp(join(tmpdir(), "warden-apply-"));
-  const changes: FileChange[] = [];
-  const unknownBase: string[] = [];
-  const skipped: Array<{ path: string; reason: string }> = [];
   try {
-    const applicable: Array<{ section: Section; base: Buffer | null; mode?: number }> = [];
-    for (const section of sections) {
-      hostPathFor(hostRoot, section.path); // throws for a path leading out of the workspace
-      if (section.skip) {
-        skipped.push({ path: section.path, reason: section.skip });
-        continue;
-      }
-      const host = await hostState(hostRoot, section.path);
-      const base = await baseOf(section, host === "other" ? null : host.bytes, store);
-      if (base === undefined || host === "other") {
-        unknownBase.push(section.path);
-        continue;
-      }
-      applicable.push({
-        section,
-        base,
-        mode: section.newMode ?? (host.bytes !== null ? host.mode : undefined),
-      });
-    }
     const tree = join(scratch, "tree");
-    for (const { section, base } of applicable) {
-      if (base === null) continue;
-      await mkdir(dirname(join(tree, section.path)), { recursive: true });
-      await writeFile(join(tree, section.path), base);
-    }
     await mkdir(tree, { recursive: true });
-    await writeFile(join(scratch, "p.patch"), applicable.map((a) => a.section.text).join(""));
-    if (applicable.length > 0) {
+    for (const { entry, base } of applicable) {
+      if (base === null || base.link) continue;
+      await mkdir(dirname(join(tree, entry.path)), { recursive: true });
+      await writeFile(join(tree, entry.path), base.bytes);
+    }
+    const text = applicable.flatMap((a) => a.git.map((s) => s.text)).join("");
+    await writeFile(join(scratch, "p.patch"), text);
+    if (text !== "") {
       await run("git", ["apply", "--whitespace=nowarn", join(scratch, "p.patch")], {
         cwd: tree,
         env: { ...process.env, GIT_CEILING_DIRECTORIES: scratch },
@@ -179,20 +225,21 @@ export async function changesFromPatch(
         );
       });
     }
-    for (const { section, base, mode } of applicable) {
-      const full = join(tree, section.path);
+    for (const { entry, base, mode } of applicable) {
+      const full = join(tree, entry.path);
       const result = existsSync(full) ? await readFile(full) : null;
       const kind = base === null ? "added" : result === null ? "deleted" : "modified";
-      changes.push({
-        path: section.path,
+      out.changes.push({
+        path: entry.path,
         kind,
-        oldBytes: base,
+        oldBytes: base?.bytes ?? null,
         newBytes: result,
+        ...(base?.link ? { oldLink: true as const } : {}),
         ...(mode !== undefined ? { mode } : {}),
       });
     }
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
-  return { changes, unknownBase, skipped };
+  return out;
 }

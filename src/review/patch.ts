@@ -12,6 +12,7 @@
  * that `git apply` takes. Only a file over the review's read limit (`oversize`) is shown as
  * "Binary files … differ" without content; `--apply` and `warden apply` skip it.
  */
+import { applyRefusal } from "./apply-rule.js";
 import type { FileChange } from "./changes.js";
 import { binaryPatchBody, GIT_BINARY_WORKER_LIB, gitBlobId } from "./git-binary.js";
 import { HUNK_TEXT_WORKER_LIB, hunkText } from "./patch-hunks.js";
@@ -26,9 +27,9 @@ export function isBinary(bytes: Buffer | null): boolean {
   return bytes?.subarray(0, 8000).includes(0) ?? false;
 }
 
-/** The changes `--apply` writes: regular files only (links and other entries are reported apart). */
+/** The changes `--apply` and `warden apply` write (apply-rule.ts); the others are reported apart. */
 export function patchableChanges(changes: FileChange[]): FileChange[] {
-  return changes.filter((c) => c.special === undefined && c.oversize === undefined);
+  return changes.filter((c) => applyRefusal(c) === undefined);
 }
 
 /** One file's patch text and its line counts (`binary` when shown as "Binary files … differ"). */

@@ -5,9 +5,14 @@
  * recorded (workspace-record.ts), and at the end the sandbox's changes are read (finishReview),
  * split from what the review leaves out (excluded from the copy, git-ignored), rendered, and
  * saved with the base store beside the patch (saveSessionPatch), so `warden apply` can merge it later.
+ * The patch holds only what `warden apply` applies (apply-rule.ts): a change it refuses (a link made
+ * in the sandbox, a directory, an over-limit file, a `.git` path) is left out of it and listed, with
+ * what else was left out, in `<patch>.left-out.json`, so `git apply` of the saved or exported patch
+ * can never make a link (issue 37 item 6).
  */
 import { writeFile } from "node:fs/promises";
 import { excludeMatcher, type Sandbox, type SandboxOptions } from "../sandbox/index.js";
+import { splitApplicable } from "./apply-rule.js";
 import { collectChanges, type FileChange } from "./changes.js";
 import { computeDiffstat, type Diffstat } from "./diffstat.js";
 import { type HostBase, type HostSnapshot, snapshotHost } from "./host-snapshot.js";
@@ -31,8 +36,13 @@ export interface ReviewStart {
 export interface SessionReview {
   changes: FileChange[];
   stat: Diffstat;
-  /** The unified patch (git format) against the session-start state, "" when nothing changed. */
+  /**
+   * The unified patch (git format) against the session-start state of the changes `warden apply`
+   * applies (apply-rule.ts); "" when there are none.
+   */
   patch: string;
+  /** Changes in `changes` that `warden apply` refuses, with the reason: shown, left out of `patch`. */
+  refused: Array<{ path: string; reason: string }>;
   /** Host hashes from before the copy. */
   snapshot: HostSnapshot;
   /** Changes left out of the patch and never applied: excluded from the copy, or git-ignored. */
@@ -94,10 +104,16 @@ export async function finishReview(
           : gitIgnored(path),
   );
   const patches = await patchChanges(changes, signal ? { signal } : {});
+  const { refused } = splitApplicable(changes);
+  const left = new Set(refused.map((r) => r.path));
   return {
     changes,
     stat: computeDiffstat(patches),
-    patch: patches.map((p) => p.text).join(""),
+    patch: patches
+      .filter((p) => !left.has(p.change.path))
+      .map((p) => p.text)
+      .join(""),
+    refused,
     snapshot: start.snapshot,
     ignored,
     hostRoot: start.hostRoot,
@@ -105,12 +121,39 @@ export async function finishReview(
   };
 }
 
+/** Everything the session changed that its patch does not carry, with the reason, in path order. */
+export function leftOutOf(review: Pick<SessionReview, "refused" | "ignored">): Array<{
+  path: string;
+  reason: string;
+}> {
+  return [...review.refused, ...review.ignored].sort((a, b) =>
+    a.path < b.path ? -1 : a.path > b.path ? 1 : 0,
+  );
+}
+
+/** The sidecar of patch file `patchPath` listing what was left out of it (JSON: `[{path, reason}]`). */
+export function leftOutPath(patchPath: string): string {
+  return `${patchPath}.left-out.json`;
+}
+
 /**
  * Writes `review`'s patch to `path` (0600) with its workspace header first (workspace-record.ts),
- * and the session-start version of each changed file into the base store beside it
- * (`<path>.base/`). Rejects on fs errors.
+ * the session-start version of each changed file into the base store beside it (`<path>.base/`),
+ * and, when anything was left out of the patch (leftOutOf), its list to `<path>.left-out.json`
+ * (leftOutPath). Rejects on fs errors.
  */
 export async function saveSessionPatch(path: string, review: SessionReview): Promise<void> {
   await writeFile(path, `${workspaceHeader(review.workspace)}${review.patch}`, { mode: 0o600 });
   await saveBaseStore(path, review.changes);
+  await saveLeftOut(path, review);
+}
+
+/** Writes leftOutOf(review) to leftOutPath(`patchPath`) (0600) when it is not empty. Rejects on fs errors. */
+export async function saveLeftOut(
+  patchPath: string,
+  review: Pick<SessionReview, "refused" | "ignored">,
+): Promise<void> {
+  const left = leftOutOf(review);
+  if (left.length > 0)
+    await writeFile(leftOutPath(patchPath), `${JSON.stringify(left, null, 2)}\n`, { mode: 0o600 });
 }

@@ -31,7 +31,7 @@ import {
   withEgress,
 } from "../sandbox/index.js";
 import type { Session, SessionOptions } from "../session/index.js";
-import { createSpillStore, openSession } from "../session/index.js";
+import { adoptSpillStore, openSession } from "../session/index.js";
 import { builtinTools } from "../tools/index.js";
 import type { ManagedContainer, SessionBackend } from "./backend.js";
 import { baselineOf, pooledSessions, type SessionBackendOptions } from "./pooled-sessions.js";
@@ -133,7 +133,8 @@ export function createDockerBackend(options: DockerBackendOptions = {}): Session
       const sandbox = egress ? withEgress(docked, egress) : docked;
       return openSession(withSpill({ ...options, sessionId: record.id }), {
         createSandbox: async () => sandbox,
-        createSpillStore,
+        // Its spill files stay readable until it closes (session/spill-adopt.ts).
+        createSpillStore: adoptSpillStore,
         builtinTools,
       });
     },

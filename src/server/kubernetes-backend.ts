@@ -26,7 +26,7 @@ import {
   replicaSelector,
 } from "../sandbox/kubernetes/index.js";
 import type { Session, SessionOptions } from "../session/index.js";
-import { createSpillStore, openSession } from "../session/index.js";
+import { adoptSpillStore, openSession } from "../session/index.js";
 import { builtinTools } from "../tools/index.js";
 import type { ManagedContainer, SessionBackend } from "./backend.js";
 import type { ServerCluster, TenantClusters } from "./kubernetes-namespaces.js";
@@ -97,7 +97,8 @@ export function createKubernetesBackend(options: KubernetesBackendOptions): Sess
       const sandbox = new KubernetesSandbox(info, cluster, channel, baseline, log);
       return openSession(withSpill({ ...sessionOptions, sessionId: record.id }), {
         createSandbox: async () => sandbox,
-        createSpillStore,
+        // Its spill files stay readable until it closes (session/spill-adopt.ts).
+        createSpillStore: adoptSpillStore,
         builtinTools,
       });
     },

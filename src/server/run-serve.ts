@@ -102,11 +102,10 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   const config = await loadServerConfig(options.config);
   if (options.host) config.host = options.host;
   if (options.port !== undefined) config.port = options.port;
-  // Before anything touches the state (spill sweep, records, reconcile): one server per state dir.
+  // Before anything touches the state (records, reconcile, spill sweep): one server per state dir.
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
   const lock = lockStateDir(config.stateDir);
   let server: RunningServer;
-  let swept: Awaited<ReturnType<typeof sweepSpillDirs>>;
   let lease: ReplicaLease | undefined;
   let clusters: TenantClusters | undefined;
   const metrics = createServerMetrics({ defaults: true });
@@ -129,9 +128,6 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
       });
     } else await pingEngine();
     const hooks = await createPolicyHookFactory(config);
-    // Spill files of a previous run's sessions cannot be read by anyone any more (a spill store only
-    // serves files it wrote): remove those whose server process is gone.
-    swept = await sweepSpillDirs({ dir: spillDirOf(config) });
     const backend = serveBackend(config, { log, metrics, ...(clusters ? { clusters } : {}) });
     server = await startServer({
       config,
@@ -146,6 +142,14 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
     lock.release();
     throw err;
   }
+  // After reconciliation: the sessions it adopted took their spill directories over (their
+  // handles stay valid until they close: session/spill-adopt.ts); those of the previous run's
+  // other sessions can be read by no one any more, so those whose server process is gone go.
+  const live = new Set(server.manager.all().map((s) => s.record.id));
+  const swept = await sweepSpillDirs({ dir: spillDirOf(config), liveSessions: live }).catch((err: Error) => {
+    log(`warden serve: the spill directory sweep failed (${err.message}); it runs again at the next start`);
+    return [];
+  });
   const r = server.reconciled;
   log(
     reconcileLine(

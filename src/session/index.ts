@@ -8,6 +8,7 @@ export {
   validateSessionEnv,
   withSessionEnv,
 } from "./session-env.js";
+export { adoptSpillStore } from "./spill-adopt.js";
 export { DEFAULT_SPILL_SESSION_MAX_BYTES, SpillBudget } from "./spill-budget.js";
 export { createSpillStore } from "./spill-store.js";
 export { sweepSpillDirs } from "./spill-sweep.js";

@@ -6,16 +6,7 @@
  * session and, in `warden serve`, per tenant (spill-budget.ts), so output cannot fill the host disk.
  */
 import { randomUUID } from "node:crypto";
-import {
-  closeSync,
-  open as fsOpen,
-  writev as fsWritev,
-  ftruncateSync,
-  mkdirSync,
-  mkdtempSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { closeSync, ftruncateSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -26,6 +17,7 @@ import type { SpillStore, SpillSummary, SpillWriter } from "../tools/index.js";
 import { spillHandle } from "../tools/index.js";
 import { readHostFileRange } from "./host-file-range.js";
 import { DEFAULT_SPILL_SESSION_MAX_BYTES, SpillBudget, takeSpillBytes } from "./spill-budget.js";
+import { openNew, remainder, writev } from "./spill-io.js";
 import { SPILL_DIR_PREFIX, SPILL_OWNER_FILE } from "./spill-sweep.js";
 
 const SAFE_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -49,6 +41,15 @@ export interface SpillStoreOptions {
   owner?: string;
 }
 
+/** A live spill file in a store's table: this process's writer, or a file adopted (HostSpillStore.adopt). */
+interface SpillEntry {
+  readonly hostPath: string;
+  /** Resolves once every write queued so far reached the file. */
+  flush(): Promise<void>;
+  /** Gives the file's bytes back to its budgets (once). */
+  release(): void;
+}
+
 /**
  * The host-directory SpillStore; `dir` is created on the first `create` call. Files are known to
  * the model by handle (`/spill/<prefix>-<random>.log`); `read` resolves a handle by exact lookup
@@ -59,9 +60,11 @@ export class HostSpillStore implements SpillStore {
   readonly #sessionId: string;
   readonly #budgets: SpillBudget[];
   readonly #owner: string;
-  /** Live files by handle. */
-  readonly #files = new Map<string, HostSpillWriter>();
+  /** Live files by handle: this process's writers, and files adopted from a previous process. */
+  readonly #files = new Map<string, SpillEntry>();
   #dir: string | undefined;
+  /** Adopted directories besides `#dir` (removed on dispose too). */
+  readonly #moreDirs: string[] = [];
   #disposed = false;
 
   constructor(options: SpillStoreOptions) {
@@ -139,6 +142,26 @@ export class HostSpillStore implements SpillStore {
     return readHostFileRange(file.hostPath, range);
   }
 
+  /**
+   * Takes over `dir`, this session's spill directory left by a previous controller process whose
+   * session this one adopted (spill-adopt.ts): its `files` (names and sizes) become live handles
+   * again, their bytes taken from the budgets, later files go into it, and dispose removes it.
+   */
+  adopt(dir: string, files: ReadonlyArray<{ name: string; bytes: number }>): void {
+    if (this.#dir === undefined) this.#dir = dir;
+    else this.#moreDirs.push(dir);
+    const budgets = this.#budgets;
+    for (const { name, bytes } of files) {
+      for (const budget of budgets) budget.take(bytes);
+      let released = false;
+      const release = () => {
+        if (!released) for (const budget of budgets) budget.give(bytes);
+        released = true;
+      };
+      this.#files.set(spillHandle(name), { hostPath: join(dir, name), flush: async () => {}, release });
+    }
+  }
+
   /** Removes the private directory and every file in it, giving their bytes back. Idempotent. */
   async dispose(): Promise<void> {
     this.#disposed = true;
@@ -148,7 +171,8 @@ export class HostSpillStore implements SpillStore {
     // A file still being made (or written) finishes that one operation first: made during the
     // directory's removal, it would be left behind, and its directory with it.
     await Promise.all(files.map((file) => file.flush()));
-    if (this.#dir) rmSync(this.#dir, { recursive: true, force: true });
+    for (const dir of [this.#dir, ...this.#moreDirs.splice(0)])
+      if (dir) rmSync(dir, { recursive: true, force: true });
     this.#dir = undefined;
   }
 }
@@ -350,34 +374,6 @@ class HostSpillWriter implements SpillWriter {
     this.#errorAt = at;
     if (!this.#released) for (const budget of this.budgets) budget.give(lost);
   }
-}
-
-/** `chunks` without their first `skip` bytes (after a short write). */
-function remainder(chunks: Buffer[], skip: number): Buffer[] {
-  const out: Buffer[] = [];
-  let left = skip;
-  for (const c of chunks) {
-    if (left >= c.length) left -= c.length;
-    else {
-      out.push(left > 0 ? c.subarray(left) : c);
-      left = 0;
-    }
-  }
-  return out;
-}
-
-/** Creates `path` (0600; never an existing file or link) on libuv's thread pool, off the event loop. */
-function openNew(path: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    fsOpen(path, "wx", 0o600, (err, fd) => (err ? reject(err) : resolve(fd)));
-  });
-}
-
-/** fs.writev at a position, as a promise. */
-function writev(fd: number, chunks: Buffer[], position: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    fsWritev(fd, chunks, position, (err, bytesWritten) => (err ? reject(err) : resolve(bytesWritten)));
-  });
 }
 
 /** A chunk waiting for its background write, at its file offset. */

@@ -3,7 +3,10 @@
  * directory when it closes; a controller killed before that leaves `warden-spill-<session>-XXXXXX`
  * (0700, full tool outputs) in its parent directory. Each directory names its owner in `.owner`
  * (io.warden.controller form, `hostname:pid`), so `warden gc` removes exactly those whose owner
- * process is gone from this host, as it does for containers (sandbox/labels.ts).
+ * process is gone from this host, as it does for containers (sandbox/labels.ts). A session that a
+ * restarted `warden serve` adopted keeps its directory: adoption rewrites `.owner` to the live
+ * server (spill-adopt.ts), and the server's start-up sweep, run after adoption, also names its live
+ * sessions (`liveSessions`).
  */
 import { lstat, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -26,12 +29,13 @@ export interface SpillSweepRemoval {
  * Removes the spill directories directly under `dir` (default os.tmpdir()) whose owner process
  * ran on this host and no longer exists. Kept: directories of live owners, of other hosts or of
  * owners without a pid (`warden serve` clears its own at start), without a readable `.owner`
- * (still being created, or not warden's), not owned by this user, and anything that is not a
- * plain directory (a symlink is never followed). Never throws for an entry; rejects only when
- * `dir` cannot be listed for another reason than not existing.
+ * (still being created, or not warden's), not owned by this user, anything that is not a
+ * plain directory (a symlink is never followed), and the directories of `liveSessions` (session
+ * ids, from the directory's name `warden-spill-<session>-XXXXXX`). Never throws for an entry;
+ * rejects only when `dir` cannot be listed for another reason than not existing.
  */
 export async function sweepSpillDirs(
-  options: { dir?: string; dryRun?: boolean } = {},
+  options: { dir?: string; dryRun?: boolean; liveSessions?: ReadonlySet<string> } = {},
 ): Promise<SpillSweepRemoval[]> {
   const parent = resolve(options.dir ?? tmpdir());
   let names: string[];
@@ -44,6 +48,8 @@ export async function sweepSpillDirs(
   const removed: SpillSweepRemoval[] = [];
   for (const name of names) {
     if (!name.startsWith(SPILL_DIR_PREFIX)) continue;
+    // The name's middle is the session id (mkdtemp adds `-` and 6 characters).
+    if (options.liveSessions?.has(name.slice(SPILL_DIR_PREFIX.length, -7))) continue;
     const path = join(parent, name);
     const owner = await deadOwnerOf(path);
     if (owner === undefined) continue;

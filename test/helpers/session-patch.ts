@@ -43,6 +43,7 @@ export async function sessionPatch(): Promise<{ ws: string; patch: string; out: 
     patch: patches.map((p) => p.text).join(""),
     snapshot: new Map(),
     ignored: [],
+    refused: [],
     hostRoot: ws,
     workspace: await workspaceRecordOf(ws),
   };

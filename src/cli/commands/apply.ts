@@ -82,7 +82,12 @@ export async function runApply(file: string, flags: ApplyFlags): Promise<void> {
     if (flags.check) {
       const conflicts = [];
       for (const c of parsed.changes) {
-        const o = await mergeFile(root, { path: c.path, base: c.oldBytes, theirs: c.newBytes });
+        const o = await mergeFile(root, {
+          path: c.path,
+          base: c.oldBytes,
+          theirs: c.newBytes,
+          ...(c.oldLink ? { baseLink: true } : {}),
+        });
         if (o.kind === "conflict") conflicts.push({ path: o.path, reason: o.reason });
       }
       if (conflicts.length > 0) throw new MergeConflictError(conflicts);

@@ -4,10 +4,15 @@
  * its first line recording the workspace) and the base store beside it, in
  * `$WARDEN_HOME/runs/<time>-<session>.patch` (agent's sessionPatchPathFor), and says where on
  * stderr, with the `warden diff` and `warden apply` commands that take it. The host is never written.
+ * The patch carries only what `warden apply` applies (review/apply-rule.ts): each change left out
+ * (a link made in the sandbox, git-ignored…) is named on stderr with its reason and listed in the
+ * sidecar `<patch>.left-out.json`.
  */
 import { sessionPatchPathFor } from "../../agent/index.js";
 import {
   finishReview,
+  leftOutOf,
+  leftOutPath,
   quotePath,
   type ReviewStart,
   saveSessionPatch,
@@ -43,15 +48,22 @@ export async function saveSessionChanges(
   try {
     const collect = !signal || signal.aborted ? AbortSignal.timeout(COLLECT_AFTER_ABORT_MS) : signal;
     const review = await finishReview(session.sandbox, start, { signal: collect });
-    for (const i of review.ignored)
+    const left = leftOutOf(review);
+    for (const i of left)
       write(`warden: left out of the patch, never applied: ${quotePath(i.path)} (${i.reason})\n`);
     if (review.changes.length === 0) return undefined;
+    const n = review.changes.length;
+    const changed = `warden: the session changed ${n} file${n === 1 ? "" : "s"} in its copy of ${review.hostRoot} (the host is untouched)`;
+    if (review.patch === "") {
+      write(`${changed}; none of it can be applied (listed above), so no patch was saved\n`);
+      return undefined;
+    }
     const path = sessionPatchPathFor(session.id);
     await saveSessionPatch(path, review);
-    const n = review.changes.length;
+    const listed =
+      left.length > 0 ? `; ${left.length} change(s) left out of it are listed in ${leftOutPath(path)}` : "";
     write(
-      `warden: the session changed ${n} file${n === 1 ? "" : "s"} in its copy of ${review.hostRoot} (the host is untouched); ` +
-        `patch saved to ${path} (show it: warden diff ${path}; apply it: warden apply ${path})\n`,
+      `${changed}; patch saved to ${path} (show it: warden diff ${path}; apply it: warden apply ${path})${listed}\n`,
     );
     return path;
   } catch (err) {

@@ -3,8 +3,8 @@
  * sent), then a restart: the live sessions are adopted (records intact, files still there) with
  * their exec channel re-attached, the command that was running is killed and audited
  * `interrupted`, a container whose record was never written is removed as an orphan, so are a
- * workspace volume left without its container, the dead server's spill directories and the half
- * unpacked upload; every audit line is whole JSON, and a SIGTERM with `--on-exit close` leaves no
+ * workspace volume left without its container and the half unpacked upload, while the adopted
+ * sessions keep their spill directories until they close; every audit line is whole JSON, and a SIGTERM with `--on-exit close` leaves no
  * container. Also: a docker-exec sandbox's running command is killed on adoption too, and a second
  * server on the same state dir (or one whose port is taken) fails before touching anything.
  * On both backends (test/helpers/backend.ts): on Kubernetes the sandboxes are Pods, which have no
@@ -162,12 +162,12 @@ describeBackend("warden serve: kill -9 and restart", () => {
       });
     const second = await spawnServe(main, config, ["--on-exit", "close"]);
     children.push(second);
-    // The dead server's spill directories go too (the cut output's, and the one of the call that was
-    // running): no session can read them any more.
+    // The adopted sessions keep their spill directories (the cut output's, and the one of the call
+    // that was running): their handles stay valid until they close (test/engine/server/spill-adopt.test.ts).
     // The socket directory count is what other runs on this machine left (swept once ten minutes
     // old; test/engine/sandbox/channel/socket.test.ts proves the sweep), so it is not asserted here.
     expect(second.stderr().replace(/, \d+ socket dir\(s\)/, ", N socket dir(s)")).toContain(
-      `warden serve: adopted 2, dropped 0, removed 1 orphan(s)${DOCKER ? ", 1 volume(s), N socket dir(s)" : ` in namespace(s) ${testServeBackend().backend?.namespace}`}, 2 spill dir(s), 1 upload(s); 1 interrupted call(s)`,
+      `warden serve: adopted 2, dropped 0, removed 1 orphan(s)${DOCKER ? ", 1 volume(s), N socket dir(s)" : ` in namespace(s) ${testServeBackend().backend?.namespace}`}, 0 spill dir(s), 1 upload(s); 1 interrupted call(s)`,
     );
     expect(await readdir(join(dir, "state", "uploads"))).toEqual([]);
     expect(await readdir(join(dir, "state", "inflight"))).toEqual([]);
@@ -178,7 +178,7 @@ describeBackend("warden serve: kill -9 and restart", () => {
     );
     expect(await metric(second, "channel")).toBe(2);
     expect(await metric(second, "docker-exec")).toBe(0);
-    expect(await readdir(join(dir, "state", "spill"))).toEqual([]);
+    expect(await readdir(join(dir, "state", "spill"))).toHaveLength(2);
     // The command the dead server started is gone (Docker: the helper's reset killed it; Kubernetes:
     // the old exec channel stopped it when its stream ended, and the new one kills what is left).
     expect(await bashText(second, busy, stillBeating("crash"))).toBe("gone\n");
@@ -234,6 +234,7 @@ describeBackend("warden serve: kill -9 and restart", () => {
     expect(await second.exited).toBe(0);
     expect(await backendSandboxes(TENANT)).toEqual([]);
     expect(await readdir(join(dir, "state", "sessions"))).toEqual([]);
+    expect(await readdir(join(dir, "state", "spill"))).toEqual([]);
   });
 
   itDocker(
