@@ -22,6 +22,7 @@ import { createMcpServer, serveSessionTools } from "../mcp/index.js";
 import { QuotaExceededError } from "./errors.js";
 import { McpAnswerResponses, quotaRefusedResults } from "./mcp-answer-slots.js";
 import { type App, auditSessionOf, principalOf, type ServerContext } from "./route-context.js";
+import type { LiveSession } from "./session-registry.js";
 import { resolveSessionRequest } from "./session-request.js";
 
 /** One MCP session over HTTP and the warden session behind it. */
@@ -47,14 +48,17 @@ export function registerMcpRoutes(app: App, ctx: ServerContext): void {
 
   // The warden session went first (REST DELETE, idle, lifetime): its MCP session ends with it, so
   // no transport, stream or handler outlives it (the transport's onclose then finds no entry).
-  const unsubscribe = ctx.manager.onSessionClosing((live) => {
+  // One listener for all MCP sessions, subscribed with the first (the app is also built without
+  // a manager, for its OpenAPI document) and unsubscribed when the app closes.
+  let unsubscribe: (() => void) | undefined;
+  const endWithWardenSession = (live: LiveSession): void => {
     for (const [mcpSessionId, entry] of sessions) {
       if (entry.wardenSessionId !== live.record.id) continue;
       sessions.delete(mcpSessionId);
       entry.abort.abort();
       void entry.transport.close().catch(() => undefined);
     }
-  });
+  };
 
   // Fastify closes the listener, which waits for every connection, before its onClose hooks run: a
   // client's standalone GET stream never ends by itself and would hold shutdown for the whole
@@ -65,7 +69,7 @@ export function registerMcpRoutes(app: App, ctx: ServerContext): void {
   });
 
   app.addHook("onClose", async () => {
-    unsubscribe();
+    unsubscribe?.();
     for (const entry of sessions.values()) entry.abort.abort();
     await Promise.all([...sessions.values()].map((e) => e.transport.close().catch(() => undefined)));
     sessions.clear();
@@ -75,6 +79,7 @@ export function registerMcpRoutes(app: App, ctx: ServerContext): void {
   const open = async (
     tenant: ReturnType<typeof principalOf>["tenant"],
   ): Promise<{ transport: StreamableHTTPServerTransport; wardenSessionId: string }> => {
+    unsubscribe ??= ctx.manager.onSessionClosing(endWithWardenSession);
     const release = ctx.manager.reserveSession(tenant);
     const live = await ctx.manager.create(tenant, await resolveSessionRequest(tenant, {}), release);
     const abort = new AbortController();
