@@ -13,6 +13,7 @@ export type WardenErrorCode =
   | "SANDBOX_ERROR"
   | "NO_ROOM"
   | "PATH_OUTSIDE_WORKSPACE"
+  | "PERMISSION_DENIED"
   | "TIMEOUT"
   | "ABORTED"
   | "POLICY_INVALID"
@@ -33,6 +34,7 @@ export const HTTP_STATUS: Record<WardenErrorCode, number> = {
   SANDBOX_ERROR: 500,
   NO_ROOM: 503,
   PATH_OUTSIDE_WORKSPACE: 403,
+  PERMISSION_DENIED: 403,
   TIMEOUT: 504,
   ABORTED: 499,
   POLICY_INVALID: 400,
@@ -191,6 +193,18 @@ export class PathOutsideWorkspaceError extends WardenError {
       "PATH_OUTSIDE_WORKSPACE",
       `Path '${requested}' resolves to '${resolved}', which is outside the workspace and the session's mounts.`,
     );
+  }
+}
+
+/**
+ * The sandbox refused the operation on a path to its user (EACCES, EPERM, EROFS): a file without
+ * read permission, a read-only directory or mount, a link through `/proc/1/root`. The caller's
+ * path is at fault, not the engine: `warden serve` answers 403. The message names the path and
+ * the operation, in the sandbox's words.
+ */
+export class PermissionDeniedError extends WardenError {
+  constructor(message: string) {
+    super("PERMISSION_DENIED", message);
   }
 }
 

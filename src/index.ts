@@ -35,6 +35,7 @@ export {
   NoRoomError,
   NotFoundError,
   PathOutsideWorkspaceError,
+  PermissionDeniedError,
   PolicyInvalidError,
   SandboxError,
   SandboxNotRunningError,

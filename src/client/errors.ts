@@ -22,6 +22,8 @@ export class InvalidArgumentError extends WardenApiError {}
 export class UnauthorizedError extends WardenApiError {}
 /** 403 PATH_OUTSIDE_WORKSPACE. */
 export class PathOutsideWorkspaceError extends WardenApiError {}
+/** 403 PERMISSION_DENIED: the sandbox refused the path to its user (unreadable file, read-only directory). */
+export class PermissionDeniedError extends WardenApiError {}
 /** 404 NOT_FOUND: unknown id, or another tenant's. */
 export class NotFoundError extends WardenApiError {}
 /** 409 CONFLICT / SANDBOX_NOT_RUNNING. */
@@ -48,6 +50,7 @@ const BY_CODE: Record<string, typeof WardenApiError> = {
   POLICY_INVALID: InvalidArgumentError,
   UNAUTHORIZED: UnauthorizedError,
   PATH_OUTSIDE_WORKSPACE: PathOutsideWorkspaceError,
+  PERMISSION_DENIED: PermissionDeniedError,
   NOT_FOUND: NotFoundError,
   CONFLICT: ConflictError,
   SANDBOX_NOT_RUNNING: ConflictError,

@@ -14,6 +14,7 @@ export {
   NotFoundError,
   PathOutsideWorkspaceError,
   PayloadTooLargeError,
+  PermissionDeniedError,
   RateLimitedError,
   retryAfterSeconds,
   ServerError,

@@ -120,15 +120,60 @@ export function execResult(
   return { exitCode, timedOut: false, aborted: false, durationMs: ms };
 }
 
+/** Longest name of one path component, in bytes (Linux's NAME_MAX: ext4, overlayfs, tmpfs). */
+export const NAME_MAX_BYTES = 255;
+/** Longest absolute path a system call takes, in bytes without its NUL (Linux's PATH_MAX, 4096, less 1). */
+export const PATH_MAX_BYTES = 4095;
+
+/**
+ * Bytes the helper's temporary name adds to a written file's name: it writes
+ * `.<name>.warden-<12 hex>.tmp` beside it and renames it over (images/sandbox/helper/files.go).
+ */
+export const WRITE_TEMP_NAME_EXTRA_BYTES = 25;
+
 /**
  * Absolute container path for `path` (relative paths resolve against /workspace).
- * Throws InvalidArgumentError for a non-string, empty, or NUL-containing path.
+ * Throws InvalidArgumentError for a non-string, empty, or NUL-containing path, a component over
+ * NAME_MAX_BYTES or a resolved path over PATH_MAX_BYTES (UTF-8), naming the limit: the kernel
+ * would refuse it with ENAMETOOLONG, the caller's fault, not the sandbox's.
  */
 export function containerPath(path: string): string {
+  return boundedPath(path, 0);
+}
+
+/**
+ * containerPath for a file to write: its name and the whole path are bounded
+ * WRITE_TEMP_NAME_EXTRA_BYTES lower (230 and 4070 bytes), so that its temporary name fits too.
+ */
+export function containerWritePath(path: string): string {
+  return boundedPath(path, WRITE_TEMP_NAME_EXTRA_BYTES);
+}
+
+function boundedPath(path: string, extraBytes: number): string {
   if (typeof path !== "string" || path === "" || path.includes("\0")) {
     throw new InvalidArgumentError("path must be a non-empty string without NUL bytes.");
   }
-  return posix.resolve(WORKSPACE_DIR, path);
+  const resolved = posix.resolve(WORKSPACE_DIR, path);
+  const why =
+    extraBytes > 0 ? ` less the ${extraBytes} bytes of the temporary name a file is written under` : "";
+  const names = resolved.split("/");
+  // Only the last name gets the temporary name's extra bytes.
+  const maxOf = (i: number) => NAME_MAX_BYTES - (i === names.length - 1 ? extraBytes : 0);
+  const at = names.findIndex((name, i) => Buffer.byteLength(name) > maxOf(i));
+  const long = names[at];
+  if (long !== undefined) {
+    const max = maxOf(at);
+    throw new InvalidArgumentError(
+      `path has a name of ${Buffer.byteLength(long)} bytes ('${long.slice(0, 32)}…'), over the ${max}-byte limit of a file name (NAME_MAX${max < NAME_MAX_BYTES ? why : ""}); use a shorter name.`,
+    );
+  }
+  const pathMax = PATH_MAX_BYTES - extraBytes;
+  if (Buffer.byteLength(resolved) > pathMax) {
+    throw new InvalidArgumentError(
+      `path is ${Buffer.byteLength(resolved)} bytes once resolved, over the ${pathMax}-byte limit of a path (PATH_MAX${why}); use a shorter path.`,
+    );
+  }
+  return resolved;
 }
 
 /**

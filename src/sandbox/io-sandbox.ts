@@ -7,7 +7,7 @@
  */
 import type { Readable } from "node:stream";
 import type { SandboxIO } from "./io.js";
-import { containerPath } from "./io-contract.js";
+import { containerPath, containerWritePath } from "./io-contract.js";
 import { listingEntries, sortListing } from "./listing-sort.js";
 import type {
   DirEntry,
@@ -51,7 +51,7 @@ export abstract class IOSandbox implements Sandbox {
   }
 
   writeFile(path: string, data: Buffer, options?: { mode?: number; signal?: AbortSignal }): Promise<void> {
-    return this.io.writeFile(containerPath(path), data, options);
+    return this.io.writeFile(containerWritePath(path), data, options);
   }
 
   stat(path: string, options?: Opts): Promise<FileStat | null> {

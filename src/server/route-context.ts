@@ -58,6 +58,12 @@ export function principalOf(request: FastifyRequest): Principal {
  */
 export const auditedByRoute = new WeakSet<FastifyRequest>();
 
+/**
+ * The warden session a request reached when its URL does not name it (/mcp names it by its
+ * `mcp-session-id`): set by the route, written in the request's audit line.
+ */
+export const auditSessionOf = new WeakMap<FastifyRequest, string>();
+
 /** Writes the audit line of one request (also used by the hijacked SSE route). */
 export function auditRequest(
   ctx: ServerContext,
@@ -68,10 +74,11 @@ export function auditRequest(
 ): void {
   const params = request.params as { id?: string } | undefined;
   const route = request.routeOptions.url ?? "unknown";
+  const session = auditSessionOf.get(request) ?? (route.startsWith("/v1/sessions") ? params?.id : undefined);
   ctx.audit.write({
     kind: "request",
     ...(request.principal ? { tenant: request.principal.tenant.id, key: request.principal.keyId } : {}),
-    ...(params?.id && route.startsWith("/v1/sessions") ? { session: params.id } : {}),
+    ...(session ? { session } : {}),
     method: request.method,
     route,
     status,

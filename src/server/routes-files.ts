@@ -9,7 +9,7 @@
  */
 import type { Readable } from "node:stream";
 import { InvalidArgumentError, NotFoundError, PathOutsideWorkspaceError } from "../errors.js";
-import type { Sandbox } from "../sandbox/index.js";
+import type { FileStat, Sandbox } from "../sandbox/index.js";
 import { WORKSPACE_DIR } from "../sandbox/index.js";
 import { isWithinRoot, normalizeToolPath } from "../tools/index.js";
 import { abortOnDisconnect } from "./abort-on-disconnect.js";
@@ -26,14 +26,25 @@ function tooLarge(what: string, maxBytes: number): Error {
   );
 }
 
-/** The path's canonical target, which must be a file path inside /workspace (not /workspace itself). */
+/** "is a directory", "is a FIFO, socket or device": what a path that is not a regular file is. */
+function kindOf(type: FileStat["type"]): string {
+  return type === "other" ? "a FIFO, socket or device" : `a ${type}`;
+}
+
+/**
+ * The path's canonical target, which must be a file path inside /workspace: outside it is 403
+ * PATH_OUTSIDE_WORKSPACE, /workspace itself a 400 (a directory, not a file).
+ */
 async function workspacePath(sandbox: Sandbox, input: string, signal: AbortSignal) {
   const requested = normalizeToolPath(input);
-  if (!isWithinRoot(requested, WORKSPACE_DIR) || requested === WORKSPACE_DIR) {
-    throw new PathOutsideWorkspaceError(input, requested);
-  }
-  const canonical = await sandbox.realpath(requested, { signal });
+  if (!isWithinRoot(requested, WORKSPACE_DIR)) throw new PathOutsideWorkspaceError(input, requested);
+  const canonical = requested === WORKSPACE_DIR ? requested : await sandbox.realpath(requested, { signal });
   if (!isWithinRoot(canonical, WORKSPACE_DIR)) throw new PathOutsideWorkspaceError(input, canonical);
+  if (canonical === WORKSPACE_DIR) {
+    throw new InvalidArgumentError(
+      `Path '${input}' is the workspace directory itself; name a file in it (e.g. 'dir/file.txt').`,
+    );
+  }
   return { requested, canonical };
 }
 
@@ -107,7 +118,7 @@ export function registerFileRoutes(app: App, ctx: ServerContext, buffered: Buffe
       const stat = await sandbox.stat(canonical, { signal: controller.signal });
       if (stat && stat.type !== "file") {
         throw new InvalidArgumentError(
-          `${request.query.path} is a ${stat.type}; only regular files are written.`,
+          `${request.query.path} is ${kindOf(stat.type)}; only regular files are written.`,
         );
       }
       await sandbox.writeFile(canonical, data, { signal: controller.signal });
@@ -134,7 +145,7 @@ export function registerFileRoutes(app: App, ctx: ServerContext, buffered: Buffe
       if (!stat) throw new NotFoundError(`No file '${request.query.path}' in the workspace.`);
       if (stat.type !== "file") {
         throw new InvalidArgumentError(
-          `${request.query.path} is a ${stat.type}; only regular files are read.`,
+          `${request.query.path} is ${kindOf(stat.type)}; only regular files are read.`,
         );
       }
       const max = ctx.config.filesMaxBytes;

@@ -7,8 +7,12 @@
  * session manager, so maxConcurrentToolCalls, idle time and the audit log apply as for
  * /v1/.../tool-calls: a call keeps its slot until its answer is delivered (mcp-answer-slots.ts), and
  * one over the quota is an `isError` result naming it. An `ask` waits for an answer on
- * /v1/approvals. DELETE /mcp (or the warden session being closed) ends both. A client's standalone
- * GET event stream is ended when shutdown starts (it would otherwise hold shutdown for its grace).
+ * /v1/approvals. DELETE /mcp ends both; the warden session closing for any reason (REST DELETE,
+ * idle time, lifetime) closes the MCP session at once: its transport and streams end, and a later
+ * request naming it is a 404, as the MCP streamable HTTP transport specifies for an ended session.
+ * Every request's audit line names the warden session it reached (route-context.ts). A client's
+ * standalone GET event stream is ended when shutdown starts (it would otherwise hold shutdown for
+ * its grace).
  */
 import { randomUUID } from "node:crypto";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -17,7 +21,8 @@ import { InvalidArgumentError, NotFoundError } from "../errors.js";
 import { createMcpServer, serveSessionTools } from "../mcp/index.js";
 import { QuotaExceededError } from "./errors.js";
 import { McpAnswerResponses, quotaRefusedResults } from "./mcp-answer-slots.js";
-import { type App, principalOf, type ServerContext } from "./route-context.js";
+import { type App, auditSessionOf, principalOf, type ServerContext } from "./route-context.js";
+import type { LiveSession } from "./session-registry.js";
 import { resolveSessionRequest } from "./session-request.js";
 
 /** One MCP session over HTTP and the warden session behind it. */
@@ -41,6 +46,20 @@ export function registerMcpRoutes(app: App, ctx: ServerContext): void {
     await ctx.manager.close(entry.wardenSessionId, "deleted").catch(() => undefined);
   };
 
+  // The warden session went first (REST DELETE, idle, lifetime): its MCP session ends with it, so
+  // no transport, stream or handler outlives it (the transport's onclose then finds no entry).
+  // One listener for all MCP sessions, subscribed with the first (the app is also built without
+  // a manager, for its OpenAPI document) and unsubscribed when the app closes.
+  let unsubscribe: (() => void) | undefined;
+  const endWithWardenSession = (live: LiveSession): void => {
+    for (const [mcpSessionId, entry] of sessions) {
+      if (entry.wardenSessionId !== live.record.id) continue;
+      sessions.delete(mcpSessionId);
+      entry.abort.abort();
+      void entry.transport.close().catch(() => undefined);
+    }
+  };
+
   // Fastify closes the listener, which waits for every connection, before its onClose hooks run: a
   // client's standalone GET stream never ends by itself and would hold shutdown for the whole
   // grace. Ended when draining starts (the client's reconnect is refused); POST streams, with
@@ -50,6 +69,7 @@ export function registerMcpRoutes(app: App, ctx: ServerContext): void {
   });
 
   app.addHook("onClose", async () => {
+    unsubscribe?.();
     for (const entry of sessions.values()) entry.abort.abort();
     await Promise.all([...sessions.values()].map((e) => e.transport.close().catch(() => undefined)));
     sessions.clear();
@@ -58,7 +78,8 @@ export function registerMcpRoutes(app: App, ctx: ServerContext): void {
   /** Creates the warden session and the MCP transport for an initialize request. */
   const open = async (
     tenant: ReturnType<typeof principalOf>["tenant"],
-  ): Promise<StreamableHTTPServerTransport> => {
+  ): Promise<{ transport: StreamableHTTPServerTransport; wardenSessionId: string }> => {
+    unsubscribe ??= ctx.manager.onSessionClosing(endWithWardenSession);
     const release = ctx.manager.reserveSession(tenant);
     const live = await ctx.manager.create(tenant, await resolveSessionRequest(tenant, {}), release);
     const abort = new AbortController();
@@ -97,7 +118,7 @@ export function registerMcpRoutes(app: App, ctx: ServerContext): void {
     };
     await server.connect(transport);
     answers.watch(transport);
-    return transport;
+    return { transport, wardenSessionId: live.record.id };
   };
 
   app.route({
@@ -116,10 +137,13 @@ export function registerMcpRoutes(app: App, ctx: ServerContext): void {
           );
         }
         transport = entry.transport;
+        auditSessionOf.set(request, entry.wardenSessionId);
         // Before the transport dispatches the calls: where each answer will be written.
         entry.answers.track(request.body, reply.raw);
       } else if (request.method === "POST" && isInitializeRequest(request.body)) {
-        transport = await open(tenant);
+        const opened = await open(tenant);
+        transport = opened.transport;
+        auditSessionOf.set(request, opened.wardenSessionId);
       } else {
         throw new InvalidArgumentError(
           "An MCP request without an mcp-session-id header must be a POST of an initialize request.",

@@ -85,6 +85,11 @@ export class SessionManager {
     return this.registry.all();
   }
 
+  /** Calls `listener` as each session starts closing (any reason); returns the unsubscribe function. */
+  onSessionClosing(listener: (live: LiveSession) => void): () => void {
+    return this.registry.onRemoved(listener);
+  }
+
   /** The warm pool: spare sandboxes waiting, keys backing off as no node takes their spares (0s without). */
   poolState(): { idle: number; backoffKeys: number } {
     const { backend } = this.deps;
@@ -320,11 +325,8 @@ export class SessionManager {
     if (decision) {
       this.deps.metrics.decisions.inc({ tenant, decision: decision.decision, decider: decision.decider });
     }
-    this.deps.metrics.toolCalls.inc({
-      tenant,
-      tool: result.toolName,
-      outcome: result.isError ? "error" : "ok",
-    });
+    const outcome = result.isError ? "error" : "ok";
+    this.deps.metrics.toolCalls.inc({ tenant, tool: result.toolName, outcome });
     this.deps.metrics.toolLatency.observe({ tool: result.toolName }, durationMs / 1000);
     this.deps.audit.write(toolAuditEntry({ tenant, session: id, batch, result, decision, durationMs }));
   }
@@ -378,14 +380,9 @@ export class SessionManager {
 
   /** Aborts every running batch (shutdown after the grace period). Returns how many were aborted. */
   abortAll(): number {
-    let n = 0;
-    for (const live of this.registry.all()) {
-      for (const c of live.running) {
-        c.abort();
-        n++;
-      }
-    }
-    return n;
+    const running = this.registry.all().flatMap((live) => [...live.running]);
+    for (const c of running) c.abort();
+    return running.length;
   }
 
   /** Closes every live session (shutdown with onExit "close"). */

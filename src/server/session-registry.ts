@@ -21,6 +21,16 @@ export interface LiveSession {
 export class SessionRegistry {
   private readonly sessions = new Map<string, LiveSession>();
   private readonly pending = new Map<string, number>();
+  private readonly removedListeners = new Set<(live: LiveSession) => void>();
+
+  /**
+   * Calls `listener` with every session removed from now on (closed for any reason: DELETE, idle,
+   * lifetime, shutdown), synchronously as it is removed. Returns the function that unsubscribes.
+   */
+  onRemoved(listener: (live: LiveSession) => void): () => void {
+    this.removedListeners.add(listener);
+    return () => this.removedListeners.delete(listener);
+  }
 
   /** Adds a live session. */
   add(live: LiveSession): void {
@@ -31,6 +41,7 @@ export class SessionRegistry {
   remove(id: string): LiveSession | undefined {
     const live = this.sessions.get(id);
     this.sessions.delete(id);
+    if (live) for (const listener of this.removedListeners) listener(live);
     return live;
   }
 

@@ -8,7 +8,7 @@
  * Scripts exit 44 for "no such file", 45 for "not a directory", 46 for "is a directory".
  */
 import type Docker from "dockerode";
-import { SandboxError } from "../../errors.js";
+import { PermissionDeniedError, SandboxError } from "../../errors.js";
 import {
   checkReadRange,
   containerPath,
@@ -125,6 +125,9 @@ export function checkExit(res: CaptureResult, p: string, verb: string): void {
   if (res.exitCode === 44) throw notFoundError(p);
   if (res.exitCode === 45) throw notDirectoryError(p);
   if (res.exitCode === 46) throw isDirectoryError(p);
+  if (res.exitCode === 47) {
+    throw new PermissionDeniedError(`${verb} ${p} failed in the sandbox: its directory is not writable.`);
+  }
   if (/No such file or directory/.test(res.stderr)) throw notFoundError(p);
   throw new SandboxError(`${verb} ${p} failed (exit ${res.exitCode}): ${res.stderr.trim()}`);
 }

@@ -17,14 +17,19 @@ import { tarOwner, toNodeStream } from "../workspace-copy.js";
 import { captureExec } from "./capture.js";
 import { checkExit } from "./file-ops.js";
 
-const PREPARE = '[ -d "$1" ] && exit 46; mkdir -p -- "$2"';
+// 47: the directory is not writable for the sandbox user (read-only mount, mode): Docker's archive
+// API would answer 500 for it, the channel's helper EROFS/EACCES (PermissionDeniedError on both).
+const PREPARE = '[ -d "$1" ] && exit 46; mkdir -p -- "$2" || exit 1; [ -w "$2" ] || exit 47';
 const COMMIT = [
   "t=$1; tmp=$2; keep=$3",
   'if [ "$keep" = 1 ] && [ -e "$t" ]; then chmod --reference="$t" -- "$tmp" || { rm -f -- "$tmp"; exit 1; }; fi',
   'mv -f -- "$tmp" "$t" || { rm -f -- "$tmp"; exit 1; }',
 ].join("\n");
 
-/** See Sandbox.writeFile. Rejects InvalidArgumentError (bad mode, target is a directory), SandboxError. */
+/**
+ * See Sandbox.writeFile. Rejects InvalidArgumentError (bad mode, target is a directory),
+ * PermissionDeniedError (a directory the sandbox user may not write), SandboxError.
+ */
 export async function writeFileAtomic(
   container: Docker.Container,
   path: string,

@@ -32,6 +32,10 @@ class PathOutsideWorkspaceError(WardenApiError):
     """403 PATH_OUTSIDE_WORKSPACE."""
 
 
+class PermissionDeniedError(WardenApiError):
+    """403 PERMISSION_DENIED: the sandbox refused the path to its user (unreadable file, read-only directory)."""
+
+
 class NotFoundError(WardenApiError):
     """404 NOT_FOUND: unknown id, or another tenant's."""
 
@@ -61,6 +65,7 @@ _BY_CODE = {
     "POLICY_INVALID": InvalidArgumentError,
     "UNAUTHORIZED": UnauthorizedError,
     "PATH_OUTSIDE_WORKSPACE": PathOutsideWorkspaceError,
+    "PERMISSION_DENIED": PermissionDeniedError,
     "NOT_FOUND": NotFoundError,
     "CONFLICT": ConflictError,
     "SANDBOX_NOT_RUNNING": ConflictError,
@@ -76,6 +81,7 @@ HTTP_STATUS = {
     "SANDBOX_NOT_RUNNING": 409,
     "SANDBOX_ERROR": 500,
     "PATH_OUTSIDE_WORKSPACE": 403,
+    "PERMISSION_DENIED": 403,
     "TIMEOUT": 504,
     "ABORTED": 499,
     "POLICY_INVALID": 400,

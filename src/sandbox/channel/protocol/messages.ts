@@ -2,7 +2,12 @@
  * Bodies of the channel's frames (JSON unless noted), shared with images/sandbox/helper, and the
  * table from the helper's errno names to warden errors.
  */
-import { InvalidArgumentError, SandboxError, type WardenError } from "../../../errors.js";
+import {
+  InvalidArgumentError,
+  PermissionDeniedError,
+  SandboxError,
+  type WardenError,
+} from "../../../errors.js";
 import { isDirectoryError, notDirectoryError, notFoundError } from "../../io-contract.js";
 
 /** `exec` request: argv[0] is looked up in PATH; the command leads a new session (setsid). */
@@ -108,9 +113,12 @@ export function toReadResultBody(v: unknown): ReadResultBody {
 
 /**
  * The helper's errno names as warden errors, worded as the docker-exec path words them
- * (../../io-contract.ts): ENOENT/ENOTDIR are NotFoundError; EISDIR, NOTDIR (the listed path is
- * not a directory) and EINVAL are InvalidArgumentError; anything else SandboxError. `verb` and
- * `path` name the operation ("reading", "/workspace/a").
+ * (../../io-contract.ts). Where the caller's path is at fault the error is a client one:
+ * ENOENT/ENOTDIR are NotFoundError; EISDIR, NOTDIR (the listed path is not a directory), EINVAL,
+ * ELOOP (a symlink loop), EEXIST (a parent on the path is not a directory: mkdir met a file) and
+ * ENAMETOOLONG are InvalidArgumentError; EACCES (EPERM too) and EROFS are PermissionDeniedError
+ * (a file without permission, a read-only directory, a link through /proc/1/root). ENOSPC, EIO and
+ * anything else are SandboxError. `verb` and `path` name the operation ("reading", "/workspace/a").
  */
 export function errorFromHelper(body: ErrorBody, verb: string, path: string): WardenError {
   switch (body.errno) {
@@ -123,6 +131,20 @@ export function errorFromHelper(body: ErrorBody, verb: string, path: string): Wa
       return notDirectoryError(path);
     case "EINVAL":
       return new InvalidArgumentError(`${verb} ${path}: ${body.message}.`);
+    case "ELOOP":
+    case "ENAMETOOLONG":
+      return new InvalidArgumentError(
+        `${verb} ${path} failed in the sandbox: ${body.message} (${body.errno}).`,
+      );
+    case "EEXIST":
+      return new InvalidArgumentError(
+        `${verb} ${path} failed in the sandbox: ${body.message} (EEXIST): a parent on the path exists and is not a directory; name a path whose parents are directories.`,
+      );
+    case "EACCES":
+    case "EROFS":
+      return new PermissionDeniedError(
+        `${verb} ${path} failed in the sandbox: ${body.message} (${body.errno}).`,
+      );
     case "ENOSPC":
       return new SandboxError(
         `${verb} ${path} failed: no space left in the sandbox; free space or raise the limit.`,
