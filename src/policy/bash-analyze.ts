@@ -17,8 +17,28 @@ import {
   WORKSPACE,
 } from "./bash-arguments.js";
 import { backtickScript, commandHazard, DANGEROUS_VARIABLES, syntaxHazard } from "./bash-expansions.js";
+import {
+  applyRedirection,
+  type FdTable,
+  PIPE_IN,
+  PIPE_OUT,
+  type Resolved,
+  resolveFdPath,
+  TOOL_STREAMS,
+  unknownFds,
+  withFd,
+} from "./bash-fds.js";
 import { bodyExpansions, expansionNodes, expansionScript, readHeredoc } from "./bash-heredoc.js";
 import { withBashTree } from "./bash-parser.js";
+import {
+  type CommandLayout,
+  commandLayout,
+  descriptorHazard,
+  piped,
+  pipelineRoles,
+  pipeRoleOf,
+  readRedirect,
+} from "./bash-redirects.js";
 import { globOf, wordOf } from "./bash-words.js";
 import { unwrap } from "./bash-wrappers.js";
 import type { FormVerdict } from "./command-grammar.js";
@@ -39,8 +59,12 @@ export type BashPart =
       identity: string | null;
     }
   | { kind: "opaque"; text: string; why: string; via: string[] }
-  /** A file a redirection, or (`argument`) a command's own argument, writes or reads. */
-  | { kind: "write" | "read"; target: string; text: string; via: string[]; argument?: true }
+  /**
+   * A file a redirection, or (`argument`) a command's own argument, writes or reads. `stream`: the
+   * target is one of the command's streams (bash-fds.ts: `/dev/stdout` for a pipe or the tool
+   * result, `/dev/null` for the tool's stdin), judged by that name and never resolved in the sandbox.
+   */
+  | { kind: "write" | "read"; target: string; text: string; via: string[]; argument?: true; stream?: true }
   /** A literal argument that may name a file the command reads (`cat .env`): deny/ask path rules only. */
   | {
       kind: "argument";
@@ -48,6 +72,8 @@ export type BashPart =
       target: string;
       /** The word expands (glob, brace, tilde, parameter, substitution): matched by path-overlap.ts. */
       glob?: boolean;
+      /** As for `write` / `read`: a stream of the command, never resolved in the sandbox. */
+      stream?: true;
       text: string;
       via: string[];
       /**
@@ -77,7 +103,6 @@ const HAZARD_NODES = new Set([
   "unset_command",
 ]);
 
-const OUTPUT_OPERATORS = new Set([">", ">>", ">|", "&>", "&>>", "<>", ">&", "&>|"]);
 const DIRECTORY_CHANGERS = new Set(["cd", "pushd", "popd"]);
 /**
  * Commands after which the same argv may run something else or read other input (directory, stdin,
@@ -130,14 +155,36 @@ function readsInput(node: Node): boolean {
   return operator.startsWith("<");
 }
 
+/**
+ * The descriptors a script starts with (bash-fds.ts), and why its commands' descriptors may differ
+ * from what their redirections say (descriptorHazard), or null.
+ */
+interface FdContext {
+  table: FdTable;
+  uncertain: string | null;
+}
+
 class Analyzer {
   readonly parts: BashPart[] = [];
+  /** The descriptors of the scope being walked (a compound statement's redirections, a pipe). */
+  private fds: FdTable;
+  /** The descriptors of the command being judged (argv, its arguments and nested scripts). */
+  private commandFds: FdTable;
+  /**
+   * The parts of redirections already judged by the command or statement they belong to, by node
+   * id: added when the walk reaches the redirection, so parts stay in source order.
+   */
+  private readonly pending = new Map<number, BashPart[]>();
   constructor(
     private readonly depth: number,
     private readonly via: string[],
     /** The script and its tree's root (here-docs are checked against the text, bash-heredoc.ts). */
     private readonly source: { script: string; root: Node },
-  ) {}
+    private readonly fdc: FdContext = { table: TOOL_STREAMS, uncertain: null },
+  ) {
+    this.fds = fdc.uncertain === null ? fdc.table : unknownFds(fdc.uncertain);
+    this.commandFds = this.fds;
+  }
 
   /**
    * Visits the node under `cursor` and its descendants, leaving the cursor where it was. A cursor
@@ -167,15 +214,21 @@ class Analyzer {
     switch (type) {
       case "command_substitution": {
         const script = backtickScript(cursor.nodeText);
-        if (script !== null) this.script(script, [...this.via, "`…`"]);
+        if (script !== null) this.script(script, [...this.via, "`…`"], withFd(this.fds, 1, PIPE_OUT));
         break;
       }
       case "command":
         this.command(cursor.currentNode, fed);
         break;
       case "file_redirect":
-        this.redirect(cursor.currentNode);
+      case "herestring_redirect": {
+        const node = cursor.currentNode;
+        const parts = this.pending.get(node.id);
+        if (parts) this.parts.push(...parts);
+        else this.redirect(node, this.fds);
+        this.pending.delete(node.id);
         break;
+      }
       case "variable_assignment": {
         const node = cursor.currentNode;
         const name = node.childForFieldName("name")?.text ?? node.namedChildren[0]?.text ?? "";
@@ -190,17 +243,69 @@ class Analyzer {
         this.heredoc(cursor.currentNode, level);
         break;
     }
+    const tables = this.childTables(type, cursor);
     if (!cursor.gotoFirstChild()) return;
+    const scope = this.fds;
     // In a pipeline every element but the first reads the pipe.
     let namedSeen = false;
+    let k = 0;
     do {
       const named = cursor.nodeIsNamed;
+      this.fds = tables?.[k++] ?? scope;
       // A here-doc's body is read by heredoc(), never from the parser's tree.
       if (cursor.nodeType !== "heredoc_body")
         this.walk(cursor, type === "pipeline" ? fed || (namedSeen && named) : feeds, level + 1);
       namedSeen ||= named;
     } while (cursor.gotoNextSibling());
+    this.fds = scope;
     cursor.gotoParent();
+  }
+
+  /**
+   * The descriptors of each child of the node under `cursor` where they differ from the scope's
+   * (bash-fds.ts): a pipeline's elements get their pipes, a compound statement's body its
+   * redirections (judged here), a substitution's commands write a pipe, and a function's body
+   * has unknown descriptors (its caller may redirect any). Undefined: every child has the scope's.
+   */
+  private childTables(type: string, cursor: TreeCursor): (FdTable | undefined)[] | undefined {
+    switch (type) {
+      case "pipeline": {
+        const node = cursor.currentNode;
+        const roles = pipelineRoles(node);
+        let element = 0;
+        return node.children.map((c) => (c?.isNamed ? piped(this.fds, roles[element++]) : undefined));
+      }
+      case "redirected_statement": {
+        const node = cursor.currentNode;
+        const body = node.childForFieldName("body");
+        if (!body || body.type === "command") return undefined;
+        let table = this.fds;
+        for (const child of node.namedChildren)
+          if (child && child.id !== body.id && child.type.endsWith("_redirect"))
+            table = this.redirect(child, table, true);
+        return node.children.map((c) => (c?.id === body.id ? table : undefined));
+      }
+      case "function_definition": {
+        const node = cursor.currentNode;
+        const body = node.childForFieldName("body");
+        const unknown = unknownFds("the function's caller may have redirected");
+        return node.children.map((c) => (c?.id === body?.id ? unknown : undefined));
+      }
+      case "command_substitution":
+        return this.childCount(cursor, withFd(this.fds, 1, PIPE_OUT));
+      case "process_substitution":
+        return this.childCount(
+          cursor,
+          cursor.nodeText.startsWith(">") ? withFd(this.fds, 0, PIPE_IN) : withFd(this.fds, 1, PIPE_OUT),
+        );
+      default:
+        return undefined;
+    }
+  }
+
+  /** `table` for each child of the node under `cursor`. */
+  private childCount(cursor: TreeCursor, table: FdTable): FdTable[] {
+    return cursor.currentNode.children.map(() => table);
   }
 
   /**
@@ -224,7 +329,12 @@ class Analyzer {
         this.opaque(node.text, nodes);
         return;
       }
-      const inner = new Analyzer(this.depth, this.via, { script, root });
+      const inner = new Analyzer(
+        this.depth,
+        this.via,
+        { script, root },
+        { table: withFd(this.fds, 1, PIPE_OUT), uncertain: this.fdc.uncertain },
+      );
       for (const expansion of nodes) {
         const cursor = expansion.walk();
         try {
@@ -242,16 +352,31 @@ class Analyzer {
   }
 
   private command(node: Node, fed: boolean): void {
+    // In a script whose descriptors may change out of sight, only the command's own pipes and
+    // redirections are known.
+    let table =
+      this.fdc.uncertain === null ? this.fds : piped(unknownFds(this.fdc.uncertain), pipeRoleOf(node));
+    const layout = commandLayout(node);
+    for (const { node: redirect, fd } of layout.redirects) table = this.redirect(redirect, table, true, fd);
+    const scope = this.commandFds;
+    this.commandFds = table;
+    try {
+      this.commandArgv(node, layout, fed);
+    } finally {
+      this.commandFds = scope;
+    }
+  }
+
+  private commandArgv(node: Node, layout: CommandLayout, fed: boolean): void {
     const argv: ArgWord[] = [];
     let context = fed;
     for (const child of node.namedChildren) {
-      if (!child) continue;
-      const type = child.type;
-      if (type === "variable_assignment" || type === "file_redirect" || type === "herestring_redirect") {
-        context ||= type === "variable_assignment" || readsInput(child);
-        continue;
-      }
-      const wordNode = type === "command_name" ? child.namedChildren[0] : child;
+      const type = child?.type;
+      if (type === "variable_assignment" || type === "file_redirect" || type === "herestring_redirect")
+        context ||= type === "variable_assignment" || readsInput(child as Node);
+    }
+    for (const child of layout.words) {
+      const wordNode = child.type === "command_name" ? child.namedChildren[0] : child;
       if (!wordNode) continue;
       const word: ArgWord = { ...wordOf(wordNode), raw: wordNode.text };
       if (word.value === null || word.expands) word.glob = globOf(wordNode);
@@ -293,8 +418,20 @@ class Analyzer {
     // Under xargs (or find -exec / fd -x) the command gets operands the script does not spell:
     // any path.
     if (unknownOperands && !NO_PATH_OPERANDS.has(label)) paths.push(ANY_UNKNOWN_PATH);
-    for (const { target, glob } of paths)
-      this.parts.push({ kind: "argument", target, text, via, identity, ...(glob ? { glob } : {}) });
+    for (const { target, glob } of paths) {
+      const resolved: Resolved = glob ? { kind: "path", target } : resolveFdPath(this.commandFds, target);
+      if (resolved.kind === "opaque") this.opaque(text, resolved.why, via);
+      else
+        this.parts.push({
+          kind: "argument",
+          target: resolved.target,
+          text,
+          via,
+          identity,
+          ...(glob ? { glob } : {}),
+          ...(resolved.kind === "stream" ? { stream: true as const } : {}),
+        });
+    }
     // The files the model says the form writes are judged like output redirections (`cp a .env`).
     for (const target of form?.writes ?? []) this.file("write", target, text, via, true);
     if (inner.opaque) this.opaque(text, inner.opaque, via);
@@ -311,30 +448,59 @@ class Analyzer {
       this.script(script, [...via, label === "eval" || label === "trap" ? label : `${label} -c`]);
   }
 
-  /** Analyses a script the shell parses again (bash -c, eval, trap, nested backticks). */
-  private script(script: string, via: string[]): void {
+  /**
+   * Analyses a script the shell parses again (bash -c, eval, trap, nested backticks), whose
+   * commands start with the descriptors `fds` (default: the command's that runs it).
+   */
+  private script(script: string, via: string[], fds: FdTable = this.commandFds): void {
     if (this.depth + 1 > MAX_SCRIPT_DEPTH) this.opaque(script, "scripts nested too deeply", via);
-    else for (const part of analyzeBash(script, this.depth + 1, via)) this.parts.push(part);
+    else for (const part of analyzeBash(script, this.depth + 1, via, fds)) this.parts.push(part);
   }
 
-  private redirect(node: Node): void {
-    const operator = node.children.find((c) => c && !c.isNamed)?.type ?? "";
-    const destination = node.childForFieldName("destination") ?? node.namedChildren.at(-1);
-    if (!destination || destination.type === "file_descriptor") return;
-    const target: ArgWord = { ...wordOf(destination), raw: destination.text };
-    const isFdDup = (operator === ">&" || operator === "<&") && /^(\d+|-)$/.test(target.value ?? "");
-    if (isFdDup || operator === "<&") return;
-    const kind = OUTPUT_OPERATORS.has(operator) ? "write" : operator === "<" ? "read" : null;
-    if (kind) this.file(kind, target, partText(node.text), this.via);
+  /**
+   * Judges the redirection `node` under the descriptors `table` and returns those it leaves;
+   * `later`: its parts wait in `pending` until the walk reaches it.
+   */
+  private redirect(node: Node, table: FdTable, later = false, fd?: number): FdTable {
+    const read = readRedirect(node, fd);
+    if (!read) return table;
+    const mark = this.parts.length;
+    if (read.word && read.access)
+      this.file(read.access, read.word, partText(node.text), this.via, undefined, table);
+    if (later) this.pending.set(node.id, this.parts.splice(mark));
+    return applyRedirection(table, read.redirection).table;
   }
 
-  private file(kind: "write" | "read", target: ArgWord, text: string, via: string[], argument?: true): void {
+  /**
+   * Judges a file the command writes or reads: `target` as the descriptors `fds` make it (a stream
+   * of the command, the file a descriptor holds, or the path itself).
+   */
+  private file(
+    kind: "write" | "read",
+    target: ArgWord,
+    text: string,
+    via: string[],
+    argument?: true,
+    fds: FdTable = this.commandFds,
+  ): void {
     if (target.value === null || target.expands) {
       const why = target.value === null ? "is not literal" : "may be expanded by the shell";
       this.opaque(text, `the ${kind} target ${why}`, via);
       return;
     }
-    this.parts.push({ kind, target: target.value, text, via, ...(argument ? { argument } : {}) });
+    const resolved = resolveFdPath(fds, target.value);
+    if (resolved.kind === "opaque") {
+      this.opaque(text, resolved.why, via);
+      return;
+    }
+    this.parts.push({
+      kind,
+      target: resolved.target,
+      text,
+      via,
+      ...(argument ? { argument } : {}),
+      ...(resolved.kind === "stream" ? { stream: true as const } : {}),
+    });
   }
 }
 
@@ -342,9 +508,15 @@ class Analyzer {
  * The parts of `script` (see module doc), in source order. A relative redirect target is judged
  * against /workspace, unless the script changes directory, when it becomes opaque.
  */
-export function analyzeBash(script: string, depth = 0, via: string[] = []): BashPart[] {
+export function analyzeBash(
+  script: string,
+  depth = 0,
+  via: string[] = [],
+  fds: FdTable = TOOL_STREAMS,
+): BashPart[] {
   const parts = withBashTree(script, (root) => {
-    const analyzer = new Analyzer(depth, via, { script, root });
+    const uncertain = descriptorHazard(root, script);
+    const analyzer = new Analyzer(depth, via, { script, root }, { table: fds, uncertain });
     const cursor = root.walk();
     try {
       analyzer.walk(cursor);
