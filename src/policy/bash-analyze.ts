@@ -7,20 +7,11 @@
  * only the first command of `a && b` was checked). Requires loadBashParser() to have resolved.
  */
 import type { Node, TreeCursor } from "web-tree-sitter";
-import {
-  ANY_UNKNOWN_PATH,
-  argumentPaths,
-  changeDirectory,
-  FEEDING_WRAPPERS,
-  inDirectories,
-  NO_PATH_OPERANDS,
-  WORKSPACE,
-} from "./bash-arguments.js";
+import { ANY_UNKNOWN_PATH, argumentPaths, FEEDING_WRAPPERS, NO_PATH_OPERANDS } from "./bash-arguments.js";
 import { backtickScript, commandHazard, DANGEROUS_VARIABLES, syntaxHazard } from "./bash-expansions.js";
 import {
   applyRedirection,
   type FdTable,
-  PIPE_IN,
   PIPE_OUT,
   type Resolved,
   resolveFdPath,
@@ -30,61 +21,22 @@ import {
 } from "./bash-fds.js";
 import { bodyExpansions, expansionNodes, expansionScript, readHeredoc } from "./bash-heredoc.js";
 import { withBashTree } from "./bash-parser.js";
+import { type BashPart, inWorkingDirectories, partText, renderArgv } from "./bash-parts.js";
 import {
   type CommandLayout,
+  childFdTables,
   commandLayout,
   descriptorHazard,
+  FD_SCOPES,
   piped,
-  pipelineRoles,
   pipeRoleOf,
   readRedirect,
+  readsInput,
 } from "./bash-redirects.js";
 import { globOf, wordOf } from "./bash-words.js";
 import { unwrap } from "./bash-wrappers.js";
-import type { FormVerdict } from "./command-grammar.js";
 import { judgeForm } from "./command-model.js";
 import type { ArgWord } from "./command-pattern.js";
-
-/** One thing in a script a policy must judge. `via` lists the wrappers unwrapped to reach it. */
-export type BashPart =
-  | {
-      kind: "command";
-      argv: ArgWord[];
-      text: string;
-      role: "command" | "wrapper";
-      via: string[];
-      /** What its form does under the command model (command-model.ts); absent for commands it does not describe. */
-      form?: FormVerdict;
-      /** See `identity` of the argument kind. */
-      identity: string | null;
-    }
-  | { kind: "opaque"; text: string; why: string; via: string[] }
-  /**
-   * A file a redirection, or (`argument`) a command's own argument, writes or reads. `stream`: the
-   * target is one of the command's streams (bash-fds.ts: `/dev/stdout` for a pipe or the tool
-   * result, `/dev/null` for the tool's stdin), judged by that name and never resolved in the sandbox.
-   */
-  | { kind: "write" | "read"; target: string; text: string; via: string[]; argument?: true; stream?: true }
-  /** A literal argument that may name a file the command reads (`cat .env`): deny/ask path rules only. */
-  | {
-      kind: "argument";
-      /** The literal path, or when `glob` is set an absolute glob of every path the word may become. */
-      target: string;
-      /** The word expands (glob, brace, tilde, parameter, substitution): matched by path-overlap.ts. */
-      glob?: boolean;
-      /** As for `write` / `read`: a stream of the command, never resolved in the sandbox. */
-      stream?: true;
-      text: string;
-      via: string[];
-      /**
-       * The command's argv values as a JSON array when they alone say what runs, else null: its
-       * meaning then depends on the rest of the script (a word that is not literal or that the shell
-       * expands, a variable assignment before it, stdin from a pipe, here-doc or input redirection, a
-       * wrapper, or a script that changes directory or shell state). "Allow for this session" keys
-       * a part on this identity, or on the whole command text when it is null (see evaluate.ts).
-       */
-      identity: string | null;
-    };
 
 /** How deep `bash -c` / eval scripts are parsed again before the rest counts as opaque. */
 export const MAX_SCRIPT_DEPTH = 8;
@@ -102,58 +54,6 @@ const HAZARD_NODES = new Set([
   "declaration_command",
   "unset_command",
 ]);
-
-const DIRECTORY_CHANGERS = new Set(["cd", "pushd", "popd"]);
-/**
- * Commands after which the same argv may run something else or read other input (directory, stdin,
- * aliases, the command hash, traps, shell options, exported variables): a script holding one has no
- * part whose identity stands alone.
- */
-const CONTEXT_CHANGERS = new Set([
-  ...DIRECTORY_CHANGERS,
-  "exec",
-  "alias",
-  "hash",
-  "enable",
-  "trap",
-  "shopt",
-  "set",
-  "export",
-  "declare",
-  "typeset",
-  "readonly",
-  "unset",
-  "umask",
-  "ulimit",
-]);
-/** Redirections that feed a command's stdin from the script (here-docs, here-strings, `<`). */
-const INPUT_REDIRECTS = new Set(["heredoc_redirect", "herestring_redirect"]);
-
-/** Renders argv for display: literal words as themselves, others as written. */
-export function renderArgv(argv: readonly ArgWord[]): string {
-  return argv
-    .map((w) =>
-      w.value !== null && !w.expands
-        ? /[\s"'\\$`]/.test(w.value)
-          ? JSON.stringify(w.value)
-          : w.value
-        : (w.raw ?? "?"),
-    )
-    .join(" ");
-}
-
-/** Text of an opaque part, kept whole: "allow for this session" approvals are keyed on it. */
-function partText(text: string): string {
-  return text.trim();
-}
-
-/** True for a redirection that feeds stdin from the script: a here-doc, a here-string, `<`, `<&`, `<>`. */
-function readsInput(node: Node): boolean {
-  if (INPUT_REDIRECTS.has(node.type)) return true;
-  if (node.type !== "file_redirect") return false;
-  const operator = node.children.find((c) => c && !c.isNamed)?.type ?? "";
-  return operator.startsWith("<");
-}
 
 /**
  * The descriptors a script starts with (bash-fds.ts), and why its commands' descriptors may differ
@@ -243,7 +143,9 @@ class Analyzer {
         this.heredoc(cursor.currentNode, level);
         break;
     }
-    const tables = this.childTables(type, cursor);
+    const tables = FD_SCOPES.has(type)
+      ? childFdTables(cursor.currentNode, this.fds, (r, t) => this.redirect(r, t, true))
+      : undefined;
     if (!cursor.gotoFirstChild()) return;
     const scope = this.fds;
     // In a pipeline every element but the first reads the pipe.
@@ -259,53 +161,6 @@ class Analyzer {
     } while (cursor.gotoNextSibling());
     this.fds = scope;
     cursor.gotoParent();
-  }
-
-  /**
-   * The descriptors of each child of the node under `cursor` where they differ from the scope's
-   * (bash-fds.ts): a pipeline's elements get their pipes, a compound statement's body its
-   * redirections (judged here), a substitution's commands write a pipe, and a function's body
-   * has unknown descriptors (its caller may redirect any). Undefined: every child has the scope's.
-   */
-  private childTables(type: string, cursor: TreeCursor): (FdTable | undefined)[] | undefined {
-    switch (type) {
-      case "pipeline": {
-        const node = cursor.currentNode;
-        const roles = pipelineRoles(node);
-        let element = 0;
-        return node.children.map((c) => (c?.isNamed ? piped(this.fds, roles[element++]) : undefined));
-      }
-      case "redirected_statement": {
-        const node = cursor.currentNode;
-        const body = node.childForFieldName("body");
-        if (!body || body.type === "command") return undefined;
-        let table = this.fds;
-        for (const child of node.namedChildren)
-          if (child && child.id !== body.id && child.type.endsWith("_redirect"))
-            table = this.redirect(child, table, true);
-        return node.children.map((c) => (c?.id === body.id ? table : undefined));
-      }
-      case "function_definition": {
-        const node = cursor.currentNode;
-        const body = node.childForFieldName("body");
-        const unknown = unknownFds("the function's caller may have redirected");
-        return node.children.map((c) => (c?.id === body?.id ? unknown : undefined));
-      }
-      case "command_substitution":
-        return this.childCount(cursor, withFd(this.fds, 1, PIPE_OUT));
-      case "process_substitution":
-        return this.childCount(
-          cursor,
-          cursor.nodeText.startsWith(">") ? withFd(this.fds, 0, PIPE_IN) : withFd(this.fds, 1, PIPE_OUT),
-        );
-      default:
-        return undefined;
-    }
-  }
-
-  /** `table` for each child of the node under `cursor`. */
-  private childCount(cursor: TreeCursor, table: FdTable): FdTable[] {
-    return cursor.currentNode.children.map(() => table);
   }
 
   /**
@@ -525,28 +380,5 @@ export function analyzeBash(
     }
     return analyzer.parts;
   });
-  const names = new Set<string>();
-  for (const p of parts) {
-    const name = p.kind === "command" ? p.argv[0]?.value : undefined;
-    if (name) names.add(name.slice(name.lastIndexOf("/") + 1));
-  }
-  const changesDir = [...DIRECTORY_CHANGERS].some((n) => names.has(n));
-  const changesContext = changesDir || [...CONTEXT_CHANGERS].some((n) => names.has(n));
-  if (!changesContext) return parts;
-  let dirs: string[] | null = [WORKSPACE];
-  return parts.flatMap((p): BashPart[] => {
-    const name = p.kind === "command" ? (p.argv[0]?.value ?? "") : "";
-    if (DIRECTORY_CHANGERS.has(name) && p.kind === "command") dirs = changeDirectory(p.argv, dirs);
-    if (changesDir && p.kind === "argument") return inDirectories(p, dirs);
-    if (changesDir && (p.kind === "write" || p.kind === "read") && !p.target.startsWith("/"))
-      return [
-        {
-          kind: "opaque",
-          text: p.text,
-          why: `relative ${p.kind} target after a change of directory`,
-          via: p.via,
-        },
-      ];
-    return [p.kind === "command" || p.kind === "argument" ? { ...p, identity: null } : p];
-  });
+  return inWorkingDirectories(parts);
 }

@@ -5,7 +5,7 @@
  * of the analysis' sight (`exec`, `source`, `{var}` redirections).
  */
 import type { Node, TreeCursor } from "web-tree-sitter";
-import { type FdTable, PIPE_IN, PIPE_OUT, type Redirection, withFd } from "./bash-fds.js";
+import { type FdTable, PIPE_IN, PIPE_OUT, type Redirection, unknownFds, withFd } from "./bash-fds.js";
 import { wordOf } from "./bash-words.js";
 import type { ArgWord } from "./command-pattern.js";
 
@@ -184,5 +184,68 @@ export function descriptorHazard(root: Node, script: string): string | null {
     }
   } finally {
     cursor.delete();
+  }
+}
+
+/** Redirections that feed a command's stdin from the script (here-docs, here-strings, `<`). */
+const INPUT_REDIRECTS = new Set(["heredoc_redirect", "herestring_redirect"]);
+
+/** True for a redirection that feeds stdin from the script: a here-doc, a here-string, `<`, `<&`, `<>`. */
+export function readsInput(node: Node): boolean {
+  if (INPUT_REDIRECTS.has(node.type)) return true;
+  if (node.type !== "file_redirect") return false;
+  const operator = node.children.find((c) => c && !c.isNamed)?.type ?? "";
+  return operator.startsWith("<");
+}
+
+/** Node types whose children may have other descriptors than the node (childFdTables). */
+export const FD_SCOPES = new Set([
+  "pipeline",
+  "redirected_statement",
+  "function_definition",
+  "command_substitution",
+  "process_substitution",
+]);
+
+/**
+ * The descriptors of each child of `node` (one of FD_SCOPES) where they differ from `fds`, the
+ * scope's: a pipeline's elements get their pipes, a compound statement's body its redirections
+ * (each passed to `judge`, which returns the descriptors it leaves), a substitution's commands
+ * write a pipe (`>(…)`: read one), and a function's body has unknown descriptors (its caller may
+ * redirect any). Undefined entries, or undefined: the child has the scope's.
+ */
+export function childFdTables(
+  node: Node,
+  fds: FdTable,
+  judge: (redirect: Node, table: FdTable) => FdTable,
+): (FdTable | undefined)[] | undefined {
+  switch (node.type) {
+    case "pipeline": {
+      const roles = pipelineRoles(node);
+      let element = 0;
+      return node.children.map((c) => (c?.isNamed ? piped(fds, roles[element++]) : undefined));
+    }
+    case "redirected_statement": {
+      const body = node.childForFieldName("body");
+      // A simple command's redirections are its own (commandLayout).
+      if (!body || body.type === "command") return undefined;
+      let table = fds;
+      for (const child of node.namedChildren)
+        if (child && child.id !== body.id && child.type.endsWith("_redirect")) table = judge(child, table);
+      return node.children.map((c) => (c?.id === body.id ? table : undefined));
+    }
+    case "function_definition": {
+      const body = node.childForFieldName("body");
+      const unknown = unknownFds("the function's caller may have redirected");
+      return node.children.map((c) => (c?.id === body?.id ? unknown : undefined));
+    }
+    case "command_substitution":
+      return node.children.map(() => withFd(fds, 1, PIPE_OUT));
+    case "process_substitution": {
+      const table = node.text.startsWith(">") ? withFd(fds, 0, PIPE_IN) : withFd(fds, 1, PIPE_OUT);
+      return node.children.map(() => table);
+    }
+    default:
+      return undefined;
   }
 }
