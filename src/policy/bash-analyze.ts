@@ -23,6 +23,7 @@ import { bodyExpansions, expansionNodes, expansionScript, readHeredoc } from "./
 import { withBashTree } from "./bash-parser.js";
 import { type BashPart, inWorkingDirectories, partText, renderArgv } from "./bash-parts.js";
 import {
+  COMPOUNDS,
   type CommandLayout,
   childFdTables,
   commandLayout,
@@ -32,6 +33,7 @@ import {
   pipeRoleOf,
   readRedirect,
   readsInput,
+  statementRedirects,
 } from "./bash-redirects.js";
 import { globOf, wordOf } from "./bash-words.js";
 import { unwrap } from "./bash-wrappers.js";
@@ -143,10 +145,18 @@ class Analyzer {
         this.heredoc(cursor.currentNode, level);
         break;
     }
-    const tables = FD_SCOPES.has(type)
-      ? childFdTables(cursor.currentNode, this.fds, (r, t) => this.redirect(r, t, true))
-      : undefined;
-    if (!cursor.gotoFirstChild()) return;
+    const outer = this.fds;
+    // A compound command's redirections (a simple command's are judged in command()).
+    if (COMPOUNDS.has(type)) {
+      const redirects = statementRedirects(cursor.currentNode);
+      for (const redirect of redirects) this.fds = this.redirect(redirect, this.fds, true);
+      if (redirects.length > 0 && this.fdc.uncertain !== null) this.fds = unknownFds(this.fdc.uncertain);
+    }
+    const tables = FD_SCOPES.has(type) ? childFdTables(cursor.currentNode, this.fds) : undefined;
+    if (!cursor.gotoFirstChild()) {
+      this.fds = outer;
+      return;
+    }
     const scope = this.fds;
     // In a pipeline every element but the first reads the pipe.
     let namedSeen = false;
@@ -159,7 +169,7 @@ class Analyzer {
         this.walk(cursor, type === "pipeline" ? fed || (namedSeen && named) : feeds, level + 1);
       namedSeen ||= named;
     } while (cursor.gotoNextSibling());
-    this.fds = scope;
+    this.fds = outer;
     cursor.gotoParent();
   }
 

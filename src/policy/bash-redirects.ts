@@ -83,10 +83,11 @@ export interface CommandLayout {
  */
 export function commandLayout(command: Node): CommandLayout {
   const nodes = command.namedChildren.filter((c): c is Node => c !== null);
-  const parent = command.parent;
-  if (parent?.type === "redirected_statement" && parent.childForFieldName("body")?.id === command.id)
-    for (const c of parent.namedChildren)
-      if (c && c.id !== command.id && c.type.endsWith("_redirect")) nodes.push(c);
+  nodes.push(...statementRedirects(command));
+  // tree-sitter-bash reads the redirections after `<<E` on its line into the here-doc's node.
+  for (const node of [...nodes])
+    if (node.type === "heredoc_redirect")
+      nodes.push(...node.namedChildren.filter((c): c is Node => c?.type === "file_redirect"));
   nodes.sort((a, b) => a.startIndex - b.startIndex);
   const words = nodes.filter((c) => !c.type.endsWith("_redirect") && c.type !== "variable_assignment");
   const redirects: CommandLayout["redirects"] = [];
@@ -108,6 +109,44 @@ export function commandLayout(command: Node): CommandLayout {
   }
   words.sort((a, b) => a.startIndex - b.startIndex);
   return { words, redirects };
+}
+
+/** Commands bash redirects as a whole (a redirected statement's body other than a simple command). */
+export const COMPOUNDS = new Set([
+  "compound_statement",
+  "subshell",
+  "if_statement",
+  "while_statement",
+  "for_statement",
+  "c_style_for_statement",
+  "case_statement",
+  "test_command",
+  "declaration_command",
+  "unset_command",
+]);
+
+/** Nodes tree-sitter-bash may hang a redirected statement's redirections on, though bash does not. */
+const SEQUENCES = new Set(["pipeline", "list", "negated_command"]);
+
+/**
+ * The redirections of the redirected statements around `node` that bash applies to `node` alone:
+ * tree-sitter-bash reads `a | b >x` and `a && b >x` as the whole pipeline or list redirected, where
+ * bash redirects only `b`, the last element; so a statement's redirections belong to the last
+ * element of the pipeline, list or `!` command it wraps (through nested ones).
+ */
+export function statementRedirects(node: Node): Node[] {
+  const found: Node[] = [];
+  let cur = node;
+  for (;;) {
+    const parent = cur.parent;
+    if (!parent) break;
+    if (parent.type === "redirected_statement" && parent.childForFieldName("body")?.id === cur.id) {
+      for (const c of parent.namedChildren)
+        if (c && c.id !== cur.id && c.type.endsWith("_redirect")) found.push(c);
+    } else if (!(SEQUENCES.has(parent.type) && parent.lastNamedChild?.id === cur.id)) break;
+    cur = parent;
+  }
+  return found;
 }
 
 /** Which of a pipeline element's descriptors are pipes. */
@@ -201,7 +240,6 @@ export function readsInput(node: Node): boolean {
 /** Node types whose children may have other descriptors than the node (childFdTables). */
 export const FD_SCOPES = new Set([
   "pipeline",
-  "redirected_statement",
   "function_definition",
   "command_substitution",
   "process_substitution",
@@ -209,30 +247,16 @@ export const FD_SCOPES = new Set([
 
 /**
  * The descriptors of each child of `node` (one of FD_SCOPES) where they differ from `fds`, the
- * scope's: a pipeline's elements get their pipes, a compound statement's body its redirections
- * (each passed to `judge`, which returns the descriptors it leaves), a substitution's commands
+ * scope's: a pipeline's elements get their pipes, a substitution's commands
  * write a pipe (`>(…)`: read one), and a function's body has unknown descriptors (its caller may
  * redirect any). Undefined entries, or undefined: the child has the scope's.
  */
-export function childFdTables(
-  node: Node,
-  fds: FdTable,
-  judge: (redirect: Node, table: FdTable) => FdTable,
-): (FdTable | undefined)[] | undefined {
+export function childFdTables(node: Node, fds: FdTable): (FdTable | undefined)[] | undefined {
   switch (node.type) {
     case "pipeline": {
       const roles = pipelineRoles(node);
       let element = 0;
       return node.children.map((c) => (c?.isNamed ? piped(fds, roles[element++]) : undefined));
-    }
-    case "redirected_statement": {
-      const body = node.childForFieldName("body");
-      // A simple command's redirections are its own (commandLayout).
-      if (!body || body.type === "command") return undefined;
-      let table = fds;
-      for (const child of node.namedChildren)
-        if (child && child.id !== body.id && child.type.endsWith("_redirect")) table = judge(child, table);
-      return node.children.map((c) => (c?.id === body.id ? table : undefined));
     }
     case "function_definition": {
       const body = node.childForFieldName("body");
