@@ -7,60 +7,45 @@
  * only the first command of `a && b` was checked). Requires loadBashParser() to have resolved.
  */
 import type { Node, TreeCursor } from "web-tree-sitter";
+import { ANY_UNKNOWN_PATH, argumentPaths, FEEDING_WRAPPERS, NO_PATH_OPERANDS } from "./bash-arguments.js";
 import {
-  ANY_UNKNOWN_PATH,
-  argumentPaths,
-  changeDirectory,
-  FEEDING_WRAPPERS,
-  inDirectories,
-  NO_PATH_OPERANDS,
-  WORKSPACE,
-} from "./bash-arguments.js";
-import { backtickScript, commandHazard, DANGEROUS_VARIABLES, syntaxHazard } from "./bash-expansions.js";
+  backtickScript,
+  commandHazard,
+  DANGEROUS_VARIABLES,
+  HAZARD_NODES,
+  syntaxHazard,
+} from "./bash-expansions.js";
+import {
+  applyRedirection,
+  type FdContext,
+  type FdTable,
+  PIPE_OUT,
+  type Resolved,
+  resolveFdPath,
+  TOOL_STREAMS,
+  unknownFds,
+  withFd,
+} from "./bash-fds.js";
 import { bodyExpansions, expansionNodes, expansionScript, readHeredoc } from "./bash-heredoc.js";
 import { withBashTree } from "./bash-parser.js";
+import { type BashPart, inWorkingDirectories, partText, renderArgv } from "./bash-parts.js";
+import {
+  COMPOUNDS,
+  type CommandLayout,
+  childFdTables,
+  commandLayout,
+  descriptorHazard,
+  FD_SCOPES,
+  piped,
+  pipeRoleOf,
+  readRedirect,
+  readsInput,
+  statementRedirects,
+} from "./bash-redirects.js";
 import { globOf, wordOf } from "./bash-words.js";
 import { unwrap } from "./bash-wrappers.js";
-import type { FormVerdict } from "./command-grammar.js";
 import { environmentHazard, judgeForm } from "./command-model.js";
 import type { ArgWord } from "./command-pattern.js";
-
-/** One thing in a script a policy must judge. `via` lists the wrappers unwrapped to reach it. */
-export type BashPart =
-  | {
-      kind: "command";
-      argv: ArgWord[];
-      text: string;
-      role: "command" | "wrapper";
-      via: string[];
-      /** What its form does under the command model (command-model.ts); absent for commands it does not describe. */
-      form?: FormVerdict;
-      /** See `identity` of the argument kind. */
-      identity: string | null;
-    }
-  | { kind: "opaque"; text: string; why: string; via: string[] }
-  /** A file a redirection, or (`argument`) a command's own argument, writes or reads. */
-  | { kind: "write" | "read"; target: string; text: string; via: string[]; argument?: true }
-  /** A literal argument that may name a file the command reads (`cat .env`): deny/ask path rules only. */
-  | {
-      kind: "argument";
-      /** The literal path, or when `glob` is set an absolute glob of every path the word may become. */
-      target: string;
-      /** The word expands (glob, brace, tilde, parameter, substitution): matched by path-overlap.ts. */
-      glob?: boolean;
-      /** Why a glob stands for any path (a git object tied to no path), for the reason. */
-      why?: string;
-      text: string;
-      via: string[];
-      /**
-       * The command's argv values as a JSON array when they alone say what runs, else null: its
-       * meaning then depends on the rest of the script (a word that is not literal or that the shell
-       * expands, a variable assignment before it, stdin from a pipe, here-doc or input redirection, a
-       * wrapper, or a script that changes directory or shell state). "Allow for this session" keys
-       * a part on this identity, or on the whole command text when it is null (see evaluate.ts).
-       */
-      identity: string | null;
-    };
 
 /** How deep `bash -c` / eval scripts are parsed again before the rest counts as opaque. */
 export const MAX_SCRIPT_DEPTH = 8;
@@ -68,78 +53,27 @@ export const MAX_SCRIPT_DEPTH = 8;
 /** How deep in the syntax tree analysis goes before the rest counts as opaque. */
 export const MAX_SYNTAX_DEPTH = 200;
 
-/** Syntax nodes syntaxHazard judges (bash-expansions.ts). */
-const HAZARD_NODES = new Set([
-  "arithmetic_expansion",
-  "c_style_for_statement",
-  "compound_statement",
-  "expansion",
-  "test_command",
-  "declaration_command",
-  "unset_command",
-]);
-
-const OUTPUT_OPERATORS = new Set([">", ">>", ">|", "&>", "&>>", "<>", ">&", "&>|"]);
-const DIRECTORY_CHANGERS = new Set(["cd", "pushd", "popd"]);
-/**
- * Commands after which the same argv may run something else or read other input (directory, stdin,
- * aliases, the command hash, traps, shell options, exported variables): a script holding one has no
- * part whose identity stands alone.
- */
-const CONTEXT_CHANGERS = new Set([
-  ...DIRECTORY_CHANGERS,
-  "exec",
-  "alias",
-  "hash",
-  "enable",
-  "trap",
-  "shopt",
-  "set",
-  "export",
-  "declare",
-  "typeset",
-  "readonly",
-  "unset",
-  "umask",
-  "ulimit",
-]);
-/** Redirections that feed a command's stdin from the script (here-docs, here-strings, `<`). */
-const INPUT_REDIRECTS = new Set(["heredoc_redirect", "herestring_redirect"]);
-
-/** Renders argv for display: literal words as themselves, others as written. */
-export function renderArgv(argv: readonly ArgWord[]): string {
-  return argv
-    .map((w) =>
-      w.value !== null && !w.expands
-        ? /[\s"'\\$`]/.test(w.value)
-          ? JSON.stringify(w.value)
-          : w.value
-        : (w.raw ?? "?"),
-    )
-    .join(" ");
-}
-
-/** Text of an opaque part, kept whole: "allow for this session" approvals are keyed on it. */
-function partText(text: string): string {
-  return text.trim();
-}
-
-/** True for a redirection that feeds stdin from the script: a here-doc, a here-string, `<`, `<&`, `<>`. */
-function readsInput(node: Node): boolean {
-  if (INPUT_REDIRECTS.has(node.type)) return true;
-  if (node.type !== "file_redirect") return false;
-  const operator = node.children.find((c) => c && !c.isNamed)?.type ?? "";
-  return operator.startsWith("<");
-}
-
 class Analyzer {
   readonly parts: BashPart[] = [];
+  /** The descriptors of the scope being walked (a compound statement's redirections, a pipe). */
+  private fds: FdTable;
+  /** The descriptors of the command being judged (argv, its arguments and nested scripts). */
+  private commandFds: FdTable;
+  /**
+   * The parts of redirections already judged by the command or statement they belong to, by node
+   * id: added when the walk reaches the redirection, so parts stay in source order.
+   */
+  private readonly pending = new Map<number, BashPart[]>();
   constructor(
     private readonly depth: number,
     private readonly via: string[],
     /** The script and its tree's root (here-docs are checked against the text, bash-heredoc.ts). */
     private readonly source: { script: string; root: Node },
-  ) {}
+    private readonly fdc: FdContext = { table: TOOL_STREAMS, uncertain: null },
+  ) {
+    this.fds = fdc.uncertain === null ? fdc.table : unknownFds(fdc.uncertain);
+    this.commandFds = this.fds;
+  }
 
   /**
    * Visits the node under `cursor` and its descendants, leaving the cursor where it was. A cursor
@@ -169,15 +103,21 @@ class Analyzer {
     switch (type) {
       case "command_substitution": {
         const script = backtickScript(cursor.nodeText);
-        if (script !== null) this.script(script, [...this.via, "`…`"]);
+        if (script !== null) this.script(script, [...this.via, "`…`"], withFd(this.fds, 1, PIPE_OUT));
         break;
       }
       case "command":
         this.command(cursor.currentNode, fed);
         break;
       case "file_redirect":
-        this.redirect(cursor.currentNode);
+      case "herestring_redirect": {
+        const node = cursor.currentNode;
+        const parts = this.pending.get(node.id);
+        if (parts) this.parts.push(...parts);
+        else this.redirect(node, this.fds);
+        this.pending.delete(node.id);
         break;
+      }
       case "variable_assignment": {
         const node = cursor.currentNode;
         const name = node.childForFieldName("name")?.text ?? node.namedChildren[0]?.text ?? "";
@@ -192,16 +132,31 @@ class Analyzer {
         this.heredoc(cursor.currentNode, level);
         break;
     }
-    if (!cursor.gotoFirstChild()) return;
+    const outer = this.fds;
+    // A compound command's redirections (a simple command's are judged in command()).
+    if (COMPOUNDS.has(type)) {
+      const redirects = statementRedirects(cursor.currentNode);
+      for (const redirect of redirects) this.fds = this.redirect(redirect, this.fds, true);
+      if (redirects.length > 0 && this.fdc.uncertain !== null) this.fds = unknownFds(this.fdc.uncertain);
+    }
+    const tables = FD_SCOPES.has(type) ? childFdTables(cursor.currentNode, this.fds) : undefined;
+    if (!cursor.gotoFirstChild()) {
+      this.fds = outer;
+      return;
+    }
+    const scope = this.fds;
     // In a pipeline every element but the first reads the pipe.
     let namedSeen = false;
+    let k = 0;
     do {
       const named = cursor.nodeIsNamed;
+      this.fds = tables?.[k++] ?? scope;
       // A here-doc's body is read by heredoc(), never from the parser's tree.
       if (cursor.nodeType !== "heredoc_body")
         this.walk(cursor, type === "pipeline" ? fed || (namedSeen && named) : feeds, level + 1);
       namedSeen ||= named;
     } while (cursor.gotoNextSibling());
+    this.fds = outer;
     cursor.gotoParent();
   }
 
@@ -226,7 +181,12 @@ class Analyzer {
         this.opaque(node.text, nodes);
         return;
       }
-      const inner = new Analyzer(this.depth, this.via, { script, root });
+      const inner = new Analyzer(
+        this.depth,
+        this.via,
+        { script, root },
+        { table: withFd(this.fds, 1, PIPE_OUT), uncertain: this.fdc.uncertain },
+      );
       for (const expansion of nodes) {
         const cursor = expansion.walk();
         try {
@@ -244,18 +204,33 @@ class Analyzer {
   }
 
   private command(node: Node, fed: boolean): void {
+    // In a script whose descriptors may change out of sight, only the command's own pipes and
+    // redirections are known.
+    let table =
+      this.fdc.uncertain === null ? this.fds : piped(unknownFds(this.fdc.uncertain), pipeRoleOf(node));
+    const layout = commandLayout(node);
+    for (const { node: redirect, fd } of layout.redirects) table = this.redirect(redirect, table, true, fd);
+    const scope = this.commandFds;
+    this.commandFds = table;
+    try {
+      this.commandArgv(node, layout, fed);
+    } finally {
+      this.commandFds = scope;
+    }
+  }
+
+  private commandArgv(node: Node, layout: CommandLayout, fed: boolean): void {
     const argv: ArgWord[] = [];
     const assigned: string[] = [];
     let context = fed;
     for (const child of node.namedChildren) {
-      if (!child) continue;
-      const type = child.type;
-      if (type === "variable_assignment" || type === "file_redirect" || type === "herestring_redirect") {
-        context ||= type === "variable_assignment" || readsInput(child);
-        if (type === "variable_assignment") assigned.push(child.childForFieldName("name")?.text ?? "");
-        continue;
-      }
-      const wordNode = type === "command_name" ? child.namedChildren[0] : child;
+      const type = child?.type;
+      if (type === "variable_assignment" || type === "file_redirect" || type === "herestring_redirect")
+        context ||= type === "variable_assignment" || readsInput(child as Node);
+      if (type === "variable_assignment") assigned.push(child?.childForFieldName("name")?.text ?? "");
+    }
+    for (const child of layout.words) {
+      const wordNode = child.type === "command_name" ? child.namedChildren[0] : child;
       if (!wordNode) continue;
       const word: ArgWord = { ...wordOf(wordNode), raw: wordNode.text };
       if (word.value === null || word.expands) word.glob = globOf(wordNode);
@@ -275,7 +250,7 @@ class Analyzer {
     context: boolean,
     unknownOperands = false,
     assigned: string[] = [],
-  ): void {
+  ) {
     const name = argv[0];
     if (!name) return;
     if (name.value === null || name.expands) {
@@ -304,7 +279,21 @@ class Analyzer {
     // Under xargs (or find -exec / fd -x) the command gets operands the script does not spell:
     // any path.
     if (unknownOperands && !NO_PATH_OPERANDS.has(label)) paths.push(ANY_UNKNOWN_PATH);
-    for (const path of paths) this.parts.push({ kind: "argument", text, via, identity, ...path });
+    for (const { target, glob, why } of paths) {
+      const resolved: Resolved = glob ? { kind: "path", target } : resolveFdPath(this.commandFds, target);
+      if (resolved.kind === "opaque") this.opaque(text, resolved.why, via);
+      else
+        this.parts.push({
+          kind: "argument",
+          target: resolved.target,
+          text,
+          via,
+          identity,
+          ...(glob ? { glob } : {}),
+          ...(why ? { why } : {}),
+          ...(resolved.kind === "stream" ? { stream: true as const } : {}),
+        });
+    }
     // The files the model says the form writes are judged like output redirections (`cp a .env`).
     for (const target of form?.writes ?? []) this.file("write", target, text, via, true);
     if (inner.opaque) this.opaque(text, inner.opaque, via);
@@ -323,30 +312,59 @@ class Analyzer {
       this.script(script, [...via, label === "eval" || label === "trap" ? label : `${label} -c`]);
   }
 
-  /** Analyses a script the shell parses again (bash -c, eval, trap, nested backticks). */
-  private script(script: string, via: string[]): void {
+  /**
+   * Analyses a script the shell parses again (bash -c, eval, trap, nested backticks), whose
+   * commands start with the descriptors `fds` (default: the command's that runs it).
+   */
+  private script(script: string, via: string[], fds: FdTable = this.commandFds): void {
     if (this.depth + 1 > MAX_SCRIPT_DEPTH) this.opaque(script, "scripts nested too deeply", via);
-    else for (const part of analyzeBash(script, this.depth + 1, via)) this.parts.push(part);
+    else for (const part of analyzeBash(script, this.depth + 1, via, fds)) this.parts.push(part);
   }
 
-  private redirect(node: Node): void {
-    const operator = node.children.find((c) => c && !c.isNamed)?.type ?? "";
-    const destination = node.childForFieldName("destination") ?? node.namedChildren.at(-1);
-    if (!destination || destination.type === "file_descriptor") return;
-    const target: ArgWord = { ...wordOf(destination), raw: destination.text };
-    const isFdDup = (operator === ">&" || operator === "<&") && /^(\d+|-)$/.test(target.value ?? "");
-    if (isFdDup || operator === "<&") return;
-    const kind = OUTPUT_OPERATORS.has(operator) ? "write" : operator === "<" ? "read" : null;
-    if (kind) this.file(kind, target, partText(node.text), this.via);
+  /**
+   * Judges the redirection `node` under the descriptors `table` and returns those it leaves;
+   * `later`: its parts wait in `pending` until the walk reaches it.
+   */
+  private redirect(node: Node, table: FdTable, later = false, fd?: number): FdTable {
+    const read = readRedirect(node, fd);
+    if (!read) return table;
+    const mark = this.parts.length;
+    if (read.word && read.access)
+      this.file(read.access, read.word, partText(node.text), this.via, undefined, table);
+    if (later) this.pending.set(node.id, this.parts.splice(mark));
+    return applyRedirection(table, read.redirection).table;
   }
 
-  private file(kind: "write" | "read", target: ArgWord, text: string, via: string[], argument?: true): void {
+  /**
+   * Judges a file the command writes or reads: `target` as the descriptors `fds` make it (a stream
+   * of the command, the file a descriptor holds, or the path itself).
+   */
+  private file(
+    kind: "write" | "read",
+    target: ArgWord,
+    text: string,
+    via: string[],
+    argument?: true,
+    fds: FdTable = this.commandFds,
+  ): void {
     if (target.value === null || target.expands) {
       const why = target.value === null ? "is not literal" : "may be expanded by the shell";
       this.opaque(text, `the ${kind} target ${why}`, via);
       return;
     }
-    this.parts.push({ kind, target: target.value, text, via, ...(argument ? { argument } : {}) });
+    const resolved = resolveFdPath(fds, target.value);
+    if (resolved.kind === "opaque") {
+      this.opaque(text, resolved.why, via);
+      return;
+    }
+    this.parts.push({
+      kind,
+      target: resolved.target,
+      text,
+      via,
+      ...(argument ? { argument } : {}),
+      ...(resolved.kind === "stream" ? { stream: true as const } : {}),
+    });
   }
 }
 
@@ -354,9 +372,15 @@ class Analyzer {
  * The parts of `script` (see module doc), in source order. A relative redirect target is judged
  * against /workspace, unless the script changes directory, when it becomes opaque.
  */
-export function analyzeBash(script: string, depth = 0, via: string[] = []): BashPart[] {
+export function analyzeBash(
+  script: string,
+  depth = 0,
+  via: string[] = [],
+  fds: FdTable = TOOL_STREAMS,
+): BashPart[] {
   const parts = withBashTree(script, (root) => {
-    const analyzer = new Analyzer(depth, via, { script, root });
+    const uncertain = descriptorHazard(root, script);
+    const analyzer = new Analyzer(depth, via, { script, root }, { table: fds, uncertain });
     const cursor = root.walk();
     try {
       analyzer.walk(cursor);
@@ -365,28 +389,5 @@ export function analyzeBash(script: string, depth = 0, via: string[] = []): Bash
     }
     return analyzer.parts;
   });
-  const names = new Set<string>();
-  for (const p of parts) {
-    const name = p.kind === "command" ? p.argv[0]?.value : undefined;
-    if (name) names.add(name.slice(name.lastIndexOf("/") + 1));
-  }
-  const changesDir = [...DIRECTORY_CHANGERS].some((n) => names.has(n));
-  const changesContext = changesDir || [...CONTEXT_CHANGERS].some((n) => names.has(n));
-  if (!changesContext) return parts;
-  let dirs: string[] | null = [WORKSPACE];
-  return parts.flatMap((p): BashPart[] => {
-    const name = p.kind === "command" ? (p.argv[0]?.value ?? "") : "";
-    if (DIRECTORY_CHANGERS.has(name) && p.kind === "command") dirs = changeDirectory(p.argv, dirs);
-    if (changesDir && p.kind === "argument") return inDirectories(p, dirs);
-    if (changesDir && (p.kind === "write" || p.kind === "read") && !p.target.startsWith("/"))
-      return [
-        {
-          kind: "opaque",
-          text: p.text,
-          why: `relative ${p.kind} target after a change of directory`,
-          via: p.via,
-        },
-      ];
-    return [p.kind === "command" || p.kind === "argument" ? { ...p, identity: null } : p];
-  });
+  return inWorkingDirectories(parts);
 }

@@ -94,6 +94,17 @@ function declarationHazard(node: Node): string | null {
   return null;
 }
 
+/** Syntax nodes syntaxHazard judges (bash-analyze.ts hands it only these). */
+export const HAZARD_NODES = new Set([
+  "arithmetic_expansion",
+  "c_style_for_statement",
+  "compound_statement",
+  "expansion",
+  "test_command",
+  "declaration_command",
+  "unset_command",
+]);
+
 /**
  * Why the syntax node `node` (an expansion, arithmetic, a test, a declaration, an unset) is
  * opaque, or null when it is clear. Only the node itself is judged; its children are walked apart.

@@ -7,8 +7,10 @@ import { createHash } from "node:crypto";
 import { digestArgs } from "../audit/index.js";
 import { WORKSPACE_DIR } from "../sandbox/index.js";
 import { normalizeToolPath } from "../tools/index.js";
-import { analyzeBash, type BashPart } from "./bash-analyze.js";
+import { analyzeBash } from "./bash-analyze.js";
+import { isProcessFdPath } from "./bash-fds.js";
 import { loadBashParser } from "./bash-parser.js";
+import type { BashPart } from "./bash-parts.js";
 import { checkCommandSize, maxCommandBytes } from "./command-limit.js";
 import { type CommandWords, type ReadText, scriptGitHazard } from "./git-config.js";
 import { judge, type Subject } from "./match.js";
@@ -58,6 +60,19 @@ function checksArguments(policy: Policy): boolean {
   );
 }
 
+/**
+ * The subject of a file part whose path was resolved to `path`: a path that a symbolic link led
+ * into some process's descriptor table (`/proc/14/fd/…`, e.g. a workspace link to /dev/stdout) was
+ * resolved through warden's helper, not the command: what the command would open cannot be told.
+ */
+function throughFdLink(path: string, part: { text: string; via: string[] }): Scoped | null {
+  if (!isProcessFdPath(path)) return null;
+  const why =
+    "the path leads through a link to a file descriptor (/dev/fd); the policy cannot tell which file the command would open";
+  const subject: Subject = { kind: "opaque", tools: ["bash"], text: part.text, why, via: part.via };
+  return { subject, scope: scopeKey("bash", "opaque", part.text, why) };
+}
+
 async function bashSubjects(policy: Policy, command: unknown, ctx: EvaluateContext): Promise<Scoped[]> {
   if (typeof command !== "string") {
     const text = String(command);
@@ -102,9 +117,12 @@ async function bashSubjects(policy: Policy, command: unknown, ctx: EvaluateConte
       }
       // An argument is only possibly a path: when it cannot be resolved (e.g. a directory the
       // sandbox user may not enter), it is judged on its lexical form instead of failing the call.
+      // A stream of the command (bash-fds.ts) is judged by its name: the helper's are not its.
       const lexical = normalizeToolPath(part.target, WORKSPACE_DIR);
       const scoped = async (): Promise<Scoped> => {
-        const path = await ctx.resolvePath(lexical).catch(() => lexical);
+        const path = part.stream ? part.target : await ctx.resolvePath(lexical).catch(() => lexical);
+        const viaLink = throughFdLink(path, part);
+        if (viaLink) return viaLink;
         const subject: Subject = { kind: "argument", tools: ["bash", "read"], path, via: part.via };
         return { subject, scope: scopeKey("bash", "argument", path, identity(part)) };
       };
@@ -113,10 +131,14 @@ async function bashSubjects(policy: Policy, command: unknown, ctx: EvaluateConte
       const scoped = async (): Promise<Scoped> => {
         const lexical = normalizeToolPath(part.target, WORKSPACE_DIR);
         // A command's own argument is only possibly a path (as above); a redirection must resolve.
-        const path = await ctx.resolvePath(lexical).catch((err: unknown) => {
-          if (part.argument) return lexical;
-          throw err;
-        });
+        const path = part.stream
+          ? part.target
+          : await ctx.resolvePath(lexical).catch((err: unknown) => {
+              if (part.argument) return lexical;
+              throw err;
+            });
+        const viaLink = throughFdLink(path, part);
+        if (viaLink) return viaLink;
         const subject: Subject = { kind: part.kind, tools: ["bash", part.kind], path, via: part.via };
         return { subject, scope: scopeKey("bash", part.kind, path) };
       };

@@ -9,9 +9,10 @@ export type {
   ApprovalRequest,
   NetworkApprovalSubject,
 } from "./approver.js";
-export { analyzeBash, type BashPart, MAX_SYNTAX_DEPTH, renderArgv } from "./bash-analyze.js";
+export { analyzeBash, MAX_SYNTAX_DEPTH } from "./bash-analyze.js";
 export { DANGEROUS_VARIABLES } from "./bash-expansions.js";
 export { loadBashParser } from "./bash-parser.js";
+export { type BashPart, renderArgv } from "./bash-parts.js";
 export {
   CommandTooLongError,
   checkCommandSize,

@@ -1,0 +1,123 @@
+/**
+ * The parts a policy judges in a bash script (bash-analyze.ts produces them), how a command is
+ * shown, and how parts are judged after the script changes directory or shell state.
+ */
+import { changeDirectory, inDirectories, WORKSPACE } from "./bash-arguments.js";
+import type { FormVerdict } from "./command-grammar.js";
+import type { ArgWord } from "./command-pattern.js";
+
+/** One thing in a script a policy must judge. `via` lists the wrappers unwrapped to reach it. */
+export type BashPart =
+  | {
+      kind: "command";
+      argv: ArgWord[];
+      text: string;
+      role: "command" | "wrapper";
+      via: string[];
+      /** What its form does under the command model (command-model.ts); absent for commands it does not describe. */
+      form?: FormVerdict;
+      /** See `identity` of the argument kind. */
+      identity: string | null;
+    }
+  | { kind: "opaque"; text: string; why: string; via: string[] }
+  /**
+   * A file a redirection, or (`argument`) a command's own argument, writes or reads. `stream`: the
+   * target is one of the command's streams (bash-fds.ts: `/dev/stdout` for a pipe or the tool
+   * result, `/dev/null` for the tool's stdin), judged by that name and never resolved in the sandbox.
+   */
+  | { kind: "write" | "read"; target: string; text: string; via: string[]; argument?: true; stream?: true }
+  /** A literal argument that may name a file the command reads (`cat .env`): deny/ask path rules only. */
+  | {
+      kind: "argument";
+      /** The literal path, or when `glob` is set an absolute glob of every path the word may become. */
+      target: string;
+      /** The word expands (glob, brace, tilde, parameter, substitution): matched by path-overlap.ts. */
+      glob?: boolean;
+      /** Why a glob stands for any path (a git object tied to no path), for the reason. */
+      why?: string;
+      /** As for `write` / `read`: a stream of the command, never resolved in the sandbox. */
+      stream?: true;
+      text: string;
+      via: string[];
+      /**
+       * The command's argv values as a JSON array when they alone say what runs, else null: its
+       * meaning then depends on the rest of the script (a word that is not literal or that the shell
+       * expands, a variable assignment before it, stdin from a pipe, here-doc or input redirection, a
+       * wrapper, or a script that changes directory or shell state). "Allow for this session" keys
+       * a part on this identity, or on the whole command text when it is null (see evaluate.ts).
+       */
+      identity: string | null;
+    };
+
+const DIRECTORY_CHANGERS = new Set(["cd", "pushd", "popd"]);
+/**
+ * Commands after which the same argv may run something else or read other input (directory, stdin,
+ * aliases, the command hash, traps, shell options, exported variables): a script holding one has no
+ * part whose identity stands alone.
+ */
+const CONTEXT_CHANGERS = new Set([
+  ...DIRECTORY_CHANGERS,
+  "exec",
+  "alias",
+  "hash",
+  "enable",
+  "trap",
+  "shopt",
+  "set",
+  "export",
+  "declare",
+  "typeset",
+  "readonly",
+  "unset",
+  "umask",
+  "ulimit",
+]);
+/** Renders argv for display: literal words as themselves, others as written. */
+export function renderArgv(argv: readonly ArgWord[]): string {
+  return argv
+    .map((w) =>
+      w.value !== null && !w.expands
+        ? /[\s"'\\$`]/.test(w.value)
+          ? JSON.stringify(w.value)
+          : w.value
+        : (w.raw ?? "?"),
+    )
+    .join(" ");
+}
+
+/** Text of an opaque part, kept whole: "allow for this session" approvals are keyed on it. */
+export function partText(text: string): string {
+  return text.trim();
+}
+
+/**
+ * `parts` of a script judged where it runs them: after a `cd` a relative argument may be in any
+ * directory the script may be in, and a relative redirection target is opaque; after any command
+ * that changes shell state (CONTEXT_CHANGERS) no part's identity stands alone.
+ */
+export function inWorkingDirectories(parts: BashPart[]): BashPart[] {
+  const names = new Set<string>();
+  for (const p of parts) {
+    const name = p.kind === "command" ? p.argv[0]?.value : undefined;
+    if (name) names.add(name.slice(name.lastIndexOf("/") + 1));
+  }
+  const changesDir = [...DIRECTORY_CHANGERS].some((n) => names.has(n));
+  const changesContext = changesDir || [...CONTEXT_CHANGERS].some((n) => names.has(n));
+  if (!changesContext) return parts;
+  let dirs: string[] | null = [WORKSPACE];
+  return parts.flatMap((p): BashPart[] => {
+    const name = p.kind === "command" ? (p.argv[0]?.value ?? "") : "";
+    if (DIRECTORY_CHANGERS.has(name) && p.kind === "command") dirs = changeDirectory(p.argv, dirs);
+    if (changesDir && p.kind === "argument") return inDirectories(p, dirs);
+    if (changesDir && (p.kind === "write" || p.kind === "read") && !p.target.startsWith("/"))
+      return [
+        {
+          kind: "opaque",
+          text: p.text,
+          why: `relative ${p.kind} target after a change of directory`,
+          via: p.via,
+        },
+      ];
+    return [p.kind === "command" || p.kind === "argument" ? { ...p, identity: null } : p];
+  });
+}
