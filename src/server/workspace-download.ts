@@ -32,7 +32,9 @@ export async function checkWorkspaceDownload(
   maxBytes: number,
   signal: AbortSignal,
 ): Promise<void> {
-  const script = `du -sb . | cut -f1 && find . -type f -size +${maxBytes}c -printf '%s %P\\0' -quit`;
+  // A directory the sandbox user may not read is left out of both (the archive cannot hold it
+  // either), not a failure: only a missing total is.
+  const script = `du -sb . 2>/dev/null | cut -f1; find . -type f -size +${maxBytes}c -printf '%s %P\\0' -quit 2>/dev/null; exit 0`;
   // A total and at most one name (a path is at most PATH_MAX): a few KiB are kept of each stream.
   const out: Buffer[] = [];
   const err: Buffer[] = [];

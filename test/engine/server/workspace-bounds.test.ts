@@ -9,7 +9,7 @@ import tar from "tar-stream";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { WardenClient } from "../../../src/client/index.js";
 import { WORKSPACE_DOWNLOAD_MAX_BYTES } from "../../../src/server/workspace-download.js";
-import { describeBackend } from "../../helpers/backend.js";
+import { describeBackend, itDocker } from "../../helpers/backend.js";
 import { type ServedTenants, serveTenants } from "../../helpers/serve-tenants.js";
 
 describeBackend("workspace download and review bounds", () => {
@@ -62,6 +62,20 @@ describeBackend("workspace download and review bounds", () => {
     expect((await ok.arrayBuffer()).byteLength).toBeGreaterThan(0);
     await client.deleteSession(id);
   });
+
+  itDocker(
+    "Docker's archive API reads as root; on Kubernetes the helper tars as the sandbox user",
+    "a directory the sandbox user may not read does not fail the measuring: the download is a 200",
+    async () => {
+      const { id } = await client.createSession();
+      await bash(id, "mkdir -p closed/in && echo x > closed/in/f && chmod 000 closed");
+      const ok = await get(id, "workspace");
+      expect(ok.status).toBe(200);
+      await ok.arrayBuffer();
+      await bash(id, "chmod 755 closed");
+      await client.deleteSession(id);
+    },
+  );
 
   it("GET /changes finishes with a 500 GB sparse file in the workspace, listing it as changed", async () => {
     const { id } = await client.createSession();
