@@ -15,9 +15,9 @@ import { PassThrough } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import tar, { type Header } from "tar-stream";
 import type { ExcludePredicate } from "./workspace-exclude.js";
+import { HASH_MAX_FILE_BYTES, metaRecord, type WorkspaceHashes } from "./workspace-hashes.js";
 
-/** Relative path (POSIX, no leading "./") to sha256 hex of its content, or `link:<target>` for a symlink. */
-export type WorkspaceHashes = Map<string, string>;
+export type { WorkspaceHashes };
 
 /** A tar stream of `hostDir` plus the hashes, complete once `done` resolves. */
 export interface PackedDirectory {
@@ -109,12 +109,12 @@ async function walk(
       await entry(pack, { ...base, type: "file", size: data.length }, data);
       hashes.set(relPath, createHash("sha256").update(data).digest("hex"));
     } else if (st.isFile()) {
-      const hash = createHash("sha256");
+      const hash = st.size > HASH_MAX_FILE_BYTES ? undefined : createHash("sha256");
       const sink = pack.entry({ ...base, type: "file", size: st.size });
       const source = createReadStream(abs);
-      source.on("data", (chunk) => hash.update(chunk));
+      if (hash) source.on("data", (chunk) => hash.update(chunk));
       await pipeline(source, sink);
-      hashes.set(relPath, hash.digest("hex"));
+      hashes.set(relPath, hash ? hash.digest("hex") : metaRecord(st.size, st.mtimeMs / 1000));
     }
   }
 }

@@ -1,16 +1,39 @@
 /**
  * The workspace's content hashes, pure part: the command that prints them inside a sandbox (any
  * I/O path runs it: workspace-changes.ts, through the sandbox's own SandboxIO) and the parser of
- * its output. Output records: symlinks as "L<path>\0<target>\0", files as sha256sum -z prints them
+ * its output. Output records: symlinks as "L<path>\0<target>\0", files over HASH_MAX_FILE_BYTES as
+ * "S<path>\0<size> <mtime>\0" (find's %s and %T@), other files as sha256sum -z prints them
  * ("<64 hex>  ./<path>\0", the name unescaped), so any name survives.
  */
 import { SandboxError } from "../errors.js";
 import { WORKSPACE_DIR, type WorkspaceChange } from "./types.js";
-import type { WorkspaceHashes } from "./workspace-copy.js";
+
+/**
+ * Relative path (POSIX, no leading "./") to sha256 hex of its content, `link:<target>` for a
+ * symlink, or `meta:<size>:<mtime s>` for a file over HASH_MAX_FILE_BYTES.
+ */
+export type WorkspaceHashes = Map<string, string>;
+
+/**
+ * Files larger than this (apparent size, bytes: 16 MiB) are compared by size and modification
+ * time (whole seconds), not by a sha256 of their content: hashing a 50 GB sparse file read 50 GB of
+ * zeros, and a review never finished (issue 37). Both sides keep it: HASH_COMMAND here, the host
+ * baseline in workspace-copy.ts (metaRecord).
+ */
+export const HASH_MAX_FILE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The record of a file over HASH_MAX_FILE_BYTES: `meta:<size>:<mtime, whole seconds>`. Whole
+ * seconds because a copy's tar headers keep no more (tar-stream, the helper's untar, Docker's archive).
+ */
+export function metaRecord(sizeBytes: number, mtimeSeconds: number): string {
+  return `meta:${sizeBytes}:${Math.floor(mtimeSeconds)}`;
+}
 
 /**
  * The command (argv, run with /workspace as its working directory) that prints every symlink's
- * target and every file's sha256 under it: one `find` that prints the links itself and hands the
+ * target, every large file's size and mtime (over HASH_MAX_FILE_BYTES) and every other file's
+ * sha256 under it: one `find` that prints the links itself and hands the
  * files to `sha256sum` in batches (`-exec … +`), so a review starts two processes, not the five of a
  * `sh -c 'find …; find … | xargs sha256sum'` (issue 11: a GET /changes every ~100 ms kept A's
  * sandbox busy starting them). The two write to one pipe without mixing records: GNU find flushes
@@ -25,6 +48,15 @@ export const HASH_COMMAND: readonly string[] = [
   "l",
   "-printf",
   "L%P\\0%l\\0",
+  ")",
+  "-o",
+  "(",
+  "-type",
+  "f",
+  "-size",
+  `+${HASH_MAX_FILE_BYTES}c`,
+  "-printf",
+  "S%P\\0%s %T@\\0",
   ")",
   "-o",
   "(",
@@ -55,6 +87,16 @@ export function parseWorkspaceHashes(output: Buffer): WorkspaceHashes {
     if (part === "") continue;
     if (part.startsWith("L")) {
       hashes.set(part.slice(1), `link:${parts[i + 1] ?? ""}`);
+      i++;
+    } else if (part.startsWith("S")) {
+      // A hash record starts with lower-case hex: never "L" or "S".
+      const [size, mtime] = (parts[i + 1] ?? "").split(" ").map(Number);
+      if (size === undefined || mtime === undefined || !Number.isFinite(size) || !Number.isFinite(mtime)) {
+        throw new SandboxError(
+          `hashing ${WORKSPACE_DIR} printed a size record that is not '<size> <mtime>': ${JSON.stringify((parts[i + 1] ?? "").slice(0, 100))}`,
+        );
+      }
+      hashes.set(part.slice(1), metaRecord(size, mtime));
       i++;
     } else if (part.startsWith("  ./", 64)) {
       // sha256sum -z: "<64 hex>  ./<name>" (two spaces, find's "./" prefix, name unescaped).

@@ -33,9 +33,15 @@ function kindOf(type: FileStat["type"]): string {
 
 /**
  * The path's canonical target, which must be a file path inside /workspace: outside it is 403
- * PATH_OUTSIDE_WORKSPACE, /workspace itself a 400 (a directory, not a file).
+ * PATH_OUTSIDE_WORKSPACE, /workspace itself or a path ending in "/" a 400 (a directory, not a file).
  */
 async function workspacePath(sandbox: Sandbox, input: string, signal: AbortSignal) {
+  // Normalising drops a trailing "/", which names a directory: `PUT new/` would write a file "new".
+  if (input.endsWith("/")) {
+    throw new InvalidArgumentError(
+      `Path '${input}' ends with '/', which names a directory; name a file (without the trailing '/').`,
+    );
+  }
   const requested = normalizeToolPath(input);
   if (!isWithinRoot(requested, WORKSPACE_DIR)) throw new PathOutsideWorkspaceError(input, requested);
   const canonical = requested === WORKSPACE_DIR ? requested : await sandbox.realpath(requested, { signal });

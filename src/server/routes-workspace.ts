@@ -1,16 +1,19 @@
 /**
- * GET /v1/sessions/:id/workspace (tar export) and GET /v1/sessions/:id/changes (unified patch, the
- * review's renderer: host side read without following links; a large patch rendered off the event loop). Each holds
+ * GET /v1/sessions/:id/workspace (tar export, at most WORKSPACE_DOWNLOAD_MAX_BYTES of apparent
+ * file sizes, else 413: workspace-download.ts) and GET /v1/sessions/:id/changes (unified patch, the
+ * review's renderer: host side read without following links; a large patch rendered off the event
+ * loop; files over HASH_MAX_FILE_BYTES compared by size and mtime, never hashed whole). Each holds
  * one of its tenant's maxConcurrentWorkspaceReads slots until its response is over (sent or the
  * client gone), so one tenant's parallel requests cannot fill the server's memory or the engine.
  */
 import { collectChanges, formatPatchBytes } from "../review/index.js";
 import { abortOnDisconnect } from "./abort-on-disconnect.js";
 import type { TenantConfig } from "./config.js";
-import { SessionParamsSchema } from "./http-schemas.js";
+import { ErrorSchema, SessionParamsSchema } from "./http-schemas.js";
 import { onResponseOver, type ResponseLike } from "./response-over.js";
 import { type App, principalOf, type ServerContext } from "./route-context.js";
 import type { SessionManager } from "./session-manager.js";
+import { checkWorkspaceDownload, cutAfter, WORKSPACE_DOWNLOAD_MAX_BYTES } from "./workspace-download.js";
 
 /** Files larger than this (either side, bytes) show as "Binary files … differ" in /changes (1 MiB). */
 export const CHANGES_MAX_FILE_BYTES = 1024 * 1024;
@@ -38,15 +41,24 @@ export function holdReadSlot(
 export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
   app.get(
     "/v1/sessions/:id/workspace",
-    { schema: { params: SessionParamsSchema } },
+    {
+      schema: {
+        params: SessionParamsSchema,
+        // 413: over WORKSPACE_DOWNLOAD_MAX_BYTES; 429: no workspace-read slot free.
+        response: { 404: ErrorSchema, 413: ErrorSchema, 429: ErrorSchema },
+      },
+    },
     async (request, reply) => {
       const { tenant } = principalOf(request);
       const live = ctx.manager.get(tenant.id, request.params.id);
       holdReadSlot(ctx.manager, tenant, reply.raw);
       const controller = abortOnDisconnect(reply);
-      const stream = await live.session.sandbox.exportWorkspace({ signal: controller.signal });
+      const { sandbox } = live.session;
+      await checkWorkspaceDownload(sandbox, WORKSPACE_DOWNLOAD_MAX_BYTES, controller.signal);
+      const archive = await sandbox.exportWorkspace({ signal: controller.signal });
+      const stream = cutAfter(archive, 2 * WORKSPACE_DOWNLOAD_MAX_BYTES);
       reply.header("content-disposition", `attachment; filename="${live.record.id}.tar"`);
-      return reply.type("application/x-tar").send(stream);
+      return reply.type("application/x-tar").send(stream as never);
     },
   );
 

@@ -148,6 +148,16 @@ describeBackend("files routes: client faults are 4xx", () => {
       message:
         "Path '/workspace' is the workspace directory itself; name a file in it (e.g. 'dir/file.txt').",
     });
+    // A trailing "/" names a directory: no file "newdir" is written, none is read through "f/".
+    expect(await answer(await put("newdir/"))).toEqual({
+      status: 400,
+      code: "INVALID_ARGUMENT",
+      message:
+        "Path 'newdir/' ends with '/', which names a directory; name a file (without the trailing '/').",
+    });
+    expect(await bash("test -e newdir || echo absent")).toBe("absent\n");
+    await put("f", "content");
+    expect((await files("f/")).status).toBe(400);
     await bash("mkfifo pipe");
     expect(await answer(await files("pipe"))).toEqual({
       status: 400,
