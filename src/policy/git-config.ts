@@ -209,7 +209,14 @@ async function submodules(read: ReadText, top: string, git: string, files: GitFi
   }
   for (const { name, path } of subs) {
     await repository(read, posix.join(git, "modules", name), files);
-    await collect(read, posix.resolve(top, path), files, depth + 1);
+    // git enters the submodule's folder itself (is_submodule_modified): its `.git`, no walk up.
+    const dir = posix.resolve(top, path);
+    const dotGit = await read(posix.join(dir, ".git"));
+    const target = dotGit === null ? null : /^gitdir:\s*(.+?)\s*$/m.exec(dotGit)?.[1];
+    if (dotGit !== null && !target)
+      files.problems.push(`${dir}/.git is a file that does not name a git directory`);
+    const subGit = target ? posix.resolve(dir, target) : posix.join(dir, ".git");
+    if (await repository(read, subGit, files)) await submodules(read, dir, subGit, files, depth + 1);
   }
 }
 
