@@ -8,6 +8,12 @@
  * read. Keys from git-config(1), githooks(5) and gitattributes(5). The reason names every such key
  * with its value, and a hook with its text: "allow for this session" is scoped to the reason, so it
  * covers exactly what the approver saw, and a changed value asks again (finding F6).
+ *
+ * It reads what git reads (attack-37 F1): config text with git's own syntax (git-config-syntax.ts,
+ * git-config(1)); the files of gitrepository-layout(5) that hold or redirect configuration
+ * (config, config.worktree, `commondir`, a `.git` file's `gitdir:`), a bare repository git finds
+ * by itself, each submodule's repository (git status and diff run git in it), the directory git
+ * runs in (`git -C`, `--git-dir`, `env -C`); what it cannot read whole or as git does asks.
  */
 import { createHash } from "node:crypto";
 import { posix } from "node:path";
