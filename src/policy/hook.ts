@@ -12,6 +12,7 @@ import { existingVariant, normalizeToolPath, readPathVariants } from "../tools/i
 import type { ApprovalProvider } from "./approver.js";
 import { CommandTooLongError } from "./command-limit.js";
 import { evaluate } from "./evaluate.js";
+import { MAX_GIT_FILE_BYTES } from "./git-config.js";
 import { loadPolicy } from "./load.js";
 import type { Decision, Policy, TrailEntry } from "./types.js";
 
@@ -75,16 +76,16 @@ function askKeys(trail: TrailEntry[]): string[] {
   return keys.length === asks.length ? keys : [];
 }
 
-/** Longest config or hook file read for git's configuration (git-config.ts), in bytes. */
-const MAX_GIT_FILE_BYTES = 256 * 1024;
-
-/** A small regular file's text in the sandbox, or null when absent or not a regular file. */
+/**
+ * A small regular file's text in the sandbox, or null when absent or not a regular file: at most
+ * MAX_GIT_FILE_BYTES + 1 bytes, so that git-config.ts sees a longer file as longer (and asks).
+ */
 async function readSmallText(sandbox: Sandbox, path: string, signal?: AbortSignal): Promise<string | null> {
   const stat = await sandbox.stat(path, signal ? { signal } : {});
   if (stat?.type !== "file") return null;
   const read = await sandbox.readFile(
     path,
-    { kind: "bytes", offset: 0, length: MAX_GIT_FILE_BYTES },
+    { kind: "bytes", offset: 0, length: MAX_GIT_FILE_BYTES + 1 },
     signal ? { signal } : {},
   );
   return read.data.toString("utf8");
