@@ -52,6 +52,9 @@ for (const execPath of EXEC_PATHS) {
       // docker-init would hold the attach pipes where commands can reach them: the helper is PID 1.
       expect(h.Init).toBe(execPath === "docker-exec");
       expect(h.Runtime).toBe("runc");
+      // No engine log: nothing reads it, and json-file would keep whatever reaches PID 1's stdout, uncapped.
+      expect(h.LogConfig).toEqual({ Type: "none", Config: {} });
+      expect(c.LogPath).toBe("");
       expect(h.Tmpfs).toEqual({
         "/tmp": `size=${64 * MiB},mode=1777`,
         "/home/sandbox": `size=${64 * MiB},uid=${uid},gid=${uid},mode=0700`,
@@ -79,6 +82,14 @@ for (const execPath of EXEC_PATHS) {
       const created = Date.parse(c.Config.Labels?.[LABEL.created] ?? "");
       expect(Date.parse(c.Config.Labels?.[LABEL.expires] ?? "") - created).toBe(60_000);
       expect(defaults.info.expiresAt.getTime() - defaults.info.createdAt.getTime()).toBe(60_000);
+    });
+
+    it("keeps nothing on the engine's disk of what a command writes to PID 1's stdout", async () => {
+      // docker-init runs as the sandbox's user: its stdout is the container's, reachable at /proc/1/fd/1.
+      const r = await run(defaults, "head -c 1048576 /dev/zero > /proc/1/fd/1; echo written");
+      expect(r.stdout).toBe("written\n");
+      const logs = getDocker().getContainer(defaults.info.containerId).logs({ stdout: true, stderr: true });
+      await expect(logs).rejects.toMatchObject({ statusCode: 501 });
     });
 
     it("is non-root, has no network, a read-only root and no capabilities inside", async () => {
