@@ -92,6 +92,43 @@ for (const execPath of EXEC_PATHS) {
       await expect(logs).rejects.toMatchObject({ statusCode: 501 });
     });
 
+    it("can write only its workspace, /tmp, HOME, /run/warden, /dev/shm and /dev/mqueue (docs/security.md)", async () => {
+      // Every directory or file the sandbox's user may write, outside those six places, would be listed.
+      const mine = "^/(workspace|tmp|home/sandbox|run/warden|dev/shm|dev/mqueue)/";
+      const r = await run(
+        defaults,
+        `find / \\( -path /proc -o -path /sys \\) -prune -o \\( -type d -o -type f \\) -writable -print 2>/dev/null | grep -Ev '${mine}' | sort`,
+      );
+      expect(r.stdout).toBe("/dev/mqueue\n/dev/shm\n/home/sandbox\n/run/warden\n/tmp\n/workspace\n");
+    });
+
+    it("gives /dev/shm 64 MiB (full: ENOSPC) and /dev/mqueue only message queues, 800 KiB of them per uid", async () => {
+      const r = await run(
+        defaults,
+        [
+          "grep -oE ' /dev/(shm|mqueue) [^ ]+ - [a-z]+ [a-z]+ [^ ]+' /proc/self/mountinfo",
+          'head -c 70000000 /dev/zero > /dev/shm/fill 2>/dev/null; echo "fill exit $? size $(stat -c %s /dev/shm/fill)"',
+          "rm /dev/shm/fill",
+          'echo x 2>/dev/null > /dev/mqueue/file; echo "mqueue file exit $?"',
+          "python3 -c \"import os; os.open('/dev/mqueue/q', os.O_CREAT | os.O_WRONLY, 0o600)\" && ls /dev/mqueue",
+          'echo "RLIMIT_MSGQUEUE $(ulimit -q)"',
+        ].join("; "),
+      );
+      expect(r.stdout).toBe(
+        [
+          " /dev/mqueue rw,nosuid,nodev,noexec,relatime - mqueue mqueue rw",
+          " /dev/shm rw,nosuid,nodev,noexec,relatime - tmpfs shm rw,size=65536k",
+          `fill exit 1 size ${64 * MiB}`,
+          // Opening a name creates an (empty) queue; bytes written to it are refused.
+          "mqueue file exit 1",
+          "file",
+          "q",
+          "RLIMIT_MSGQUEUE 819200",
+          "",
+        ].join("\n"),
+      );
+    });
+
     it("is non-root, has no network, a read-only root and no capabilities inside", async () => {
       const r = await run(
         defaults,
