@@ -55,6 +55,8 @@ for (const execPath of EXEC_PATHS) {
       // No engine log: nothing reads it, and json-file would keep whatever reaches PID 1's stdout, uncapped.
       expect(h.LogConfig).toEqual({ Type: "none", Config: {} });
       expect(c.LogPath).toBe("");
+      // Its own IPC namespace (the engine's default): /dev/mqueue's queues are the session's alone.
+      expect(h.IpcMode).toBe("private");
       expect(h.Tmpfs).toEqual({
         "/tmp": `size=${64 * MiB},mode=1777`,
         "/home/sandbox": `size=${64 * MiB},uid=${uid},gid=${uid},mode=0700`,
@@ -111,7 +113,8 @@ for (const execPath of EXEC_PATHS) {
           "rm /dev/shm/fill",
           'echo x 2>/dev/null > /dev/mqueue/file; echo "mqueue file exit $?"',
           "python3 -c \"import os; os.open('/dev/mqueue/q', os.O_CREAT | os.O_WRONLY, 0o600)\" && ls /dev/mqueue",
-          'echo "RLIMIT_MSGQUEUE $(ulimit -q)"',
+          'echo "RLIMIT_MSGQUEUE $(ulimit -q) queues_max $(cat /proc/sys/fs/mqueue/queues_max)"',
+          "stat -c '%n %a' /dev/shm /dev/mqueue",
         ].join("; "),
       );
       expect(r.stdout).toBe(
@@ -123,7 +126,9 @@ for (const execPath of EXEC_PATHS) {
           "mqueue file exit 1",
           "file",
           "q",
-          "RLIMIT_MSGQUEUE 819200",
+          "RLIMIT_MSGQUEUE 819200 queues_max 256",
+          "/dev/shm 1777",
+          "/dev/mqueue 1777",
           "",
         ].join("\n"),
       );
