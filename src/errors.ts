@@ -237,6 +237,30 @@ export class PackageMissingError extends WardenError {
   }
 }
 
+/**
+ * The engine's words when no address pool is left for a new network (Docker Engine 20.10+:
+ * libnetwork's ipam, answered as a 404; older engines: "all predefined address pools have been
+ * fully subnetted").
+ */
+const ADDRESS_POOLS_USED_UP =
+  /could not find an available, non-overlapping IPv4 address pool|all predefined address pools have been fully subnetted/i;
+
+/**
+ * No room for another network on the engine: every session with network egress takes one network
+ * from the engine's default address pools (30 on a default engine), shared with everything else
+ * that creates networks there. A capacity condition (NoRoomError: 503 + Retry-After in
+ * `warden serve`), never a missing object; the message names the cause and the fixes.
+ */
+function addressPoolsUsedUp(what: string, detail: string, cause: unknown): NoRoomError {
+  return new NoRoomError(
+    `${what}: the Docker engine has no address pool left for the session's egress network (${detail}). ` +
+      "Each session with network egress takes one network from the engine's default address pools (30 on a default engine). " +
+      "Close networked sessions or remove unused networks, raise the engine's pools (default-address-pools in daemon.json), " +
+      "or lower warden serve's maxNetworkedSessions below them.",
+    { cause },
+  );
+}
+
 /** Shape of the engine errors docker-modem throws (HTTP status plus JSON body). */
 interface DockerModemError {
   statusCode?: number;
@@ -249,7 +273,8 @@ interface DockerModemError {
 /**
  * The one table from Docker API failures to warden errors.
  * Source: Docker Engine API 1.41 status codes (404 no such object, 409 conflict / not running,
- * 304 already in that state) and Node's socket errors (ENOENT, ECONNREFUSED) for an absent engine.
+ * 304 already in that state) and Node's socket errors (ENOENT, ECONNREFUSED) for an absent engine;
+ * the engine's used-up address pools (a 404 in its words) are NoRoomError (503), not NotFoundError.
  */
 export function fromDockerError(
   err: unknown,
@@ -268,6 +293,7 @@ export function fromDockerError(
   if (e.statusCode === 409 && /is not running|is paused|restarting/i.test(detail) && context.containerId) {
     return new SandboxNotRunningError(context.containerId, { cause: err });
   }
+  if (ADDRESS_POOLS_USED_UP.test(detail)) return addressPoolsUsedUp(context.what, detail, err);
   if (e.statusCode === 404) return new NotFoundError(`${context.what}: ${detail}`);
   return new SandboxError(`${context.what} failed: ${detail}`, { cause: err });
 }

@@ -64,6 +64,10 @@ export async function createSessionNetwork(
  * The gateway's `createContainer` body: hardened like a sandbox (read-only root, no capabilities).
  * Stdin stays open: warden-relay reads the controller's answers to `ask` questions from it, and
  * refuses every question once it ends; `askDeadlineMs` is the relay's own backstop per question.
+ * No log driver (`LogConfig` `none`): the controller reads the gateway's stdio over the attach
+ * stream only (gateway-stdio.ts), never the engine's log, and writes its own bounded audit from it;
+ * with the engine's default json-file driver every access-log line a sandbox provokes (one per
+ * connection) would also land, uncapped, on the engine's disk (attack 37 F2: ~6 MB in 40 s).
  */
 export function gatewayContainerConfig(input: {
   image: string;
@@ -98,6 +102,7 @@ export function gatewayContainerConfig(input: {
       Tmpfs: { "/run/gw": "size=16m,uid=13,gid=13,mode=0700", "/var/run/squid": "size=1m,uid=13,gid=13" },
       RestartPolicy: { Name: "no" },
       AutoRemove: false,
+      LogConfig: { Type: "none", Config: {} },
     },
     NetworkingConfig: { EndpointsConfig: { [input.networkName]: { Aliases: ["warden-gateway"] } } },
   };

@@ -31,6 +31,11 @@ export const QuotaConfigSchema = Type.Object(
         "GET /v1/sessions/:id/workspace and /changes requests running at once across the tenant's sessions; default 2",
       ),
     ),
+    maxNetworkedSessions: Type.Optional(
+      PositiveInt(
+        "Live sessions with network egress at once (each takes one engine network from the Docker engine's address pools); default 5",
+      ),
+    ),
     cpus: Type.Number({ exclusiveMinimum: 0, description: "CPU cap per session (CPUs)" }),
     memoryBytes: PositiveInt("Memory cap per session, bytes", 6 * 1024 * 1024),
     workspaceBytes: PositiveInt("Writable workspace (disk) cap per session, bytes"),
@@ -147,6 +152,11 @@ export const ServerConfigSchema = Type.Object(
         description:
           "Rate of one session's output (bytes/s) while another session has a call running; 0: no limit; default 16 MiB/s",
       }),
+    ),
+    maxNetworkedSessions: Type.Optional(
+      PositiveInt(
+        "Live sessions with network egress at once, all tenants together: each takes one network from the Docker engine's address pools (30 on a default engine); default 20",
+      ),
     ),
     networkAuditLimit: Type.Optional(
       Type.Object(

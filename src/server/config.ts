@@ -43,7 +43,8 @@ export interface TenantConfig {
    * The quotas; `tmpBytes` and `pids` default to the sandbox defaults (64 MiB, 256),
    * `maxConcurrentToolCalls` to DEFAULT_MAX_CONCURRENT_TOOL_CALLS (64), `maxConcurrentWorkspaceReads`
    * to DEFAULT_MAX_CONCURRENT_WORKSPACE_READS (2), `spillSessionBytes` to 256 MiB,
-   * `spillBytes` (all live sessions together) to 1 GiB and `maxBufferedBytes` to 64 MiB.
+   * `spillBytes` (all live sessions together) to 1 GiB, `maxBufferedBytes` to 64 MiB and
+   * `maxNetworkedSessions` to DEFAULT_TENANT_MAX_NETWORKED_SESSIONS (5).
    */
   quotas: Required<QuotaConfig>;
   idleTtlMs: number;
@@ -105,6 +106,8 @@ export interface ServerConfig {
   contendedOutputBytesPerSecond: number;
   /** Per-session bound on egress audit records (src/egress audit-limit.ts); over it, one summary line per window. */
   networkAuditLimit: AuditLimit;
+  /** Live sessions with network egress at once, all tenants together (network-slots.ts). */
+  maxNetworkedSessions: number;
   tenants: TenantConfig[];
 }
 
@@ -134,7 +137,8 @@ export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 256;
  * a warm pool of 1 idle sandbox per key (filled after the key's first session) kept up to 10 min,
  * for at most 8 keys per tenant; spill files capped at 256 MiB per session and 1 GiB per tenant;
  * a session's output paced to 16 MiB/s while another session has a call running; egress audit
- * records of a session bounded to 10 per second with bursts of 200.
+ * records of a session bounded to 10 per second with bursts of 200; at most 20 sessions with
+ * network egress at once (5 per tenant: DEFAULT_TENANT_MAX_NETWORKED_SESSIONS).
  */
 export const CONFIG_DEFAULTS = {
   host: "127.0.0.1",
@@ -159,7 +163,15 @@ export const CONFIG_DEFAULTS = {
   spillBytes: 1024 * MiB,
   contendedOutputBytesPerSecond: DEFAULT_CONTENDED_OUTPUT_BYTES_PER_SECOND,
   networkAuditLimit: DEFAULT_AUDIT_LIMIT,
+  maxNetworkedSessions: 20,
 } as const;
+
+/**
+ * Default of a tenant's `maxNetworkedSessions`: 5, a quarter of the server's default 20, so one
+ * tenant never takes every networked slot. The server's 20 stays under the 30 networks a default
+ * Docker engine's address pools hold (attack 37 F3), leaving room for the engine's other users.
+ */
+export const DEFAULT_TENANT_MAX_NETWORKED_SESSIONS = 5;
 
 /**
  * Default of a tenant's `maxConcurrentToolCalls`: 64, the round number of calls the default pids
@@ -237,6 +249,7 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
     contendedOutputBytesPerSecond:
       cfg.contendedOutputBytesPerSecond ?? CONFIG_DEFAULTS.contendedOutputBytesPerSecond,
     networkAuditLimit: { ...(cfg.networkAuditLimit ?? CONFIG_DEFAULTS.networkAuditLimit) },
+    maxNetworkedSessions: cfg.maxNetworkedSessions ?? CONFIG_DEFAULTS.maxNetworkedSessions,
     tenants: cfg.tenants.map((t, i) => {
       const where = `${source}: /tenants/${i}`;
       const tenant = resolveTenant(t, baseDir, defaultImage, where);
@@ -304,6 +317,7 @@ function resolveTenant(
     spillSessionBytes: t.quotas.spillSessionBytes ?? CONFIG_DEFAULTS.spillSessionBytes,
     spillBytes: t.quotas.spillBytes ?? CONFIG_DEFAULTS.spillBytes,
     maxBufferedBytes: t.quotas.maxBufferedBytes ?? CONFIG_DEFAULTS.tenantMaxBufferedBytes,
+    maxNetworkedSessions: t.quotas.maxNetworkedSessions ?? DEFAULT_TENANT_MAX_NETWORKED_SESSIONS,
   };
   checkPidsBudget(quotas, where);
   return {

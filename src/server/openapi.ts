@@ -48,7 +48,7 @@ export function registerOpenApi(app: App): void {
         title: "warden serve",
         version: WARDEN_VERSION,
         description:
-          "Sandboxed sessions for AI agents' tool calls. Errors are {code, message}; 429 (a tenant quota) and 503 NO_ROOM (no room in the cluster for another sandbox) carry Retry-After.",
+          "Sandboxed sessions for AI agents' tool calls. Errors are {code, message}; 429 (a tenant quota) and 503 NO_ROOM (no room in the cluster or the engine for another sandbox, or the server's maxNetworkedSessions reached) carry Retry-After.",
       },
       components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
     },

@@ -20,12 +20,13 @@ import { HostWorkspaceGuard } from "./host-workspace-guard.js";
 import type { InflightCalls } from "./inflight-calls.js";
 import type { ServerMetrics } from "./metrics.js";
 import { networkAuditHooks, tenantSessionNetwork } from "./network-config.js";
+import { NetworkSlots } from "./network-slots.js";
 import type { HookFactory } from "./policy-hooks.js";
 import type { RecordStore, SessionRecord } from "./record-store.js";
 import { type LiveSession, SessionRegistry } from "./session-registry.js";
 import type { ResolvedSessionRequest } from "./session-request.js";
 import { type BatchRunOptions, RETRY_AFTER_SECONDS, TenantQuotas } from "./tenant-quotas.js";
-import { toolAuditEntry } from "./tool-audit.js";
+import { recordFinishedCall } from "./tool-audit.js";
 
 /** The event that ends one call (its result and the decision reported for it). */
 type ToolEndEvent = Extract<ToolExecutionEvent, { type: "tool_execution_end" }>;
@@ -51,6 +52,7 @@ export interface SessionManagerDeps {
 export class SessionManager {
   private readonly registry = new SessionRegistry();
   private readonly quotas: TenantQuotas;
+  private readonly networkSlots: NetworkSlots;
   private readonly hostWorkspaces = new HostWorkspaceGuard();
   /** rw host workspaces of sessions being created or closed, by session id (see liveRwWorkspaces). */
   private readonly pendingRw = new Map<string, string>();
@@ -62,6 +64,7 @@ export class SessionManager {
   constructor(private readonly deps: SessionManagerDeps) {
     this.now = deps.now ?? Date.now;
     this.quotas = new TenantQuotas(deps.metrics);
+    this.networkSlots = new NetworkSlots(deps.config.maxNetworkedSessions, deps.metrics);
     this.controllerId = serverControllerId(deps.config.stateDir, deps.config.backend);
   }
 
@@ -171,7 +174,9 @@ export class SessionManager {
 
   /**
    * Creates a session in a slot `reserved` by reserveSession (released here), or in one reserved
-   * now: QuotaExceededError (429) when the tenant has maxSessions live.
+   * now: QuotaExceededError (429) when the tenant has maxSessions live. A session with network
+   * egress also takes a networked slot (network-slots.ts: 429 over the tenant's, 503 over the
+   * server's maxNetworkedSessions) before anything is created, held until its close ends.
    */
   async create(
     tenant: TenantConfig,
@@ -180,7 +185,9 @@ export class SessionManager {
   ): Promise<LiveSession> {
     const release = reserved ?? this.reserveSession(tenant);
     const id = randomUUID();
+    let created = false;
     try {
+      if (request.networkAllow?.length) this.networkSlots.take(tenant, id);
       const options: SessionOptions = {
         ...(await this.sessionOptions(tenant, id, request.networkAllow)),
         image: request.image,
@@ -236,8 +243,10 @@ export class SessionManager {
       this.registry.add(live);
       this.deps.metrics.sessions.inc({ tenant: tenant.id });
       this.deps.audit.write({ kind: "session", event: "created", tenant: tenant.id, session: id });
+      created = true;
       return live;
     } finally {
+      if (!created) this.networkSlots.release(id);
       this.pendingRw.delete(id);
       release();
     }
@@ -261,6 +270,7 @@ export class SessionManager {
 
   /** Adds an adopted session (after a restart) to the registry. */
   addAdopted(live: LiveSession): void {
+    if (live.record.networkAllow?.length) this.networkSlots.adopt(live.record.tenant, live.record.id);
     this.registry.add(live);
     this.deps.metrics.sessions.inc({ tenant: live.record.tenant });
   }
@@ -312,23 +322,15 @@ export class SessionManager {
     }
   }
 
-  /** Metrics and the audit line of one finished call; its policy decision comes on its own end event. */
-  private finishCall(
-    live: LiveSession,
-    batch: string,
-    event: ToolEndEvent,
-    started: Map<string, number>,
-  ): void {
-    const { tenant, id } = live.record;
-    const { result, decision } = event;
-    const durationMs = this.now() - (started.get(result.toolCallId) ?? this.now());
-    if (decision) {
-      this.deps.metrics.decisions.inc({ tenant, decision: decision.decision, decider: decision.decider });
-    }
-    const outcome = result.isError ? "error" : "ok";
-    this.deps.metrics.toolCalls.inc({ tenant, tool: result.toolName, outcome });
-    this.deps.metrics.toolLatency.observe({ tool: result.toolName }, durationMs / 1000);
-    this.deps.audit.write(toolAuditEntry({ tenant, session: id, batch, result, decision, durationMs }));
+  /** Metrics and the audit line of one finished call (tool-audit.ts recordFinishedCall). */
+  private finishCall(live: LiveSession, batch: string, event: ToolEndEvent, started: Map<string, number>) {
+    const durationMs = this.now() - (started.get(event.result.toolCallId) ?? this.now());
+    recordFinishedCall(
+      this.deps,
+      { tenant: live.record.tenant, session: live.record.id, batch },
+      event,
+      durationMs,
+    );
   }
 
   /**
@@ -352,6 +354,7 @@ export class SessionManager {
       }
       await this.deps.records.delete(sessionId);
       this.pendingRw.delete(sessionId);
+      this.networkSlots.release(sessionId);
       this.deps.audit.write({
         kind: "session",
         event: "closed",

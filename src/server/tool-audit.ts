@@ -1,7 +1,28 @@
 /** Builds the audit line of one finished tool call from its result and the decision reported for it. */
-import type { CallDecision } from "../pipeline/index.js";
+import type { CallDecision, ToolExecutionEvent } from "../pipeline/index.js";
 import type { ToolResultMessage } from "../tools/index.js";
-import type { ToolAuditEntry } from "./audit.js";
+import type { AuditLog, ToolAuditEntry } from "./audit.js";
+import type { ServerMetrics } from "./metrics.js";
+
+/**
+ * Counts one finished call (its decision, outcome and latency in seconds) and writes its audit line;
+ * its policy decision comes on its own end event. `durationMs`: from its start event to its end.
+ */
+export function recordFinishedCall(
+  deps: { metrics: ServerMetrics; audit: AuditLog },
+  call: { tenant: string; session: string; batch: string },
+  event: Extract<ToolExecutionEvent, { type: "tool_execution_end" }>,
+  durationMs: number,
+): void {
+  const { result, decision } = event;
+  const { tenant } = call;
+  if (decision)
+    deps.metrics.decisions.inc({ tenant, decision: decision.decision, decider: decision.decider });
+  const outcome = result.isError ? "error" : "ok";
+  deps.metrics.toolCalls.inc({ tenant, tool: result.toolName, outcome });
+  deps.metrics.toolLatency.observe({ tool: result.toolName }, durationMs / 1000);
+  deps.audit.write(toolAuditEntry({ ...call, result, decision, durationMs }));
+}
 
 /**
  * `decision` is the one a beforeToolCall hook reported for this very call (it travels with the call

@@ -177,6 +177,7 @@ export function tenant(id: keyof typeof TOKENS, overrides: Partial<TenantConfig>
       spillSessionBytes: 256 * 1024 * 1024,
       spillBytes: 1024 * 1024 * 1024,
       maxBufferedBytes: 64 * 1024 * 1024,
+      maxNetworkedSessions: 5,
     },
     idleTtlMs: 60_000,
     maxLifetimeMs: 3_600_000,
@@ -212,6 +213,7 @@ export function testConfig(
     warmPool: { size: 0, maxIdleMs: 60_000, maxKeys: 8 },
     contendedOutputBytesPerSecond: CONFIG_DEFAULTS.contendedOutputBytesPerSecond,
     networkAuditLimit: { ...CONFIG_DEFAULTS.networkAuditLimit },
+    maxNetworkedSessions: CONFIG_DEFAULTS.maxNetworkedSessions,
     tenants,
   };
 }

@@ -3,10 +3,16 @@
  * connections to its gateway and abandons them makes one access-log line each (a `deny`, domain
  * `-`); at most the bound's records are written, and the rest arrive as summaries whose counts add
  * up to exactly the records not written (issue 11's class: one session must not fill the host's disk).
+ * The gateway keeps no engine log of those lines either (attack 37 F2): its LogConfig is `none`.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { AuditDropSummary, ConnectionAudit } from "../../../src/egress/index.js";
-import { createSandbox } from "../../../src/sandbox/index.js";
+import {
+  type AuditDropSummary,
+  type ConnectionAudit,
+  ROLE_LABEL,
+  SESSION_LABEL,
+} from "../../../src/egress/index.js";
+import { createSandbox, getDocker } from "../../../src/sandbox/index.js";
 import type { Sandbox } from "../../../src/sandbox/types.js";
 import { describeEngine } from "../../helpers/engine.js";
 import { leftovers, run, testTenant } from "../../helpers/sandbox-fixture.js";
@@ -72,4 +78,18 @@ describeEngine("network egress: the audit records of a connection flood are boun
     // One summary per window of one second at most.
     expect(summaries.length).toBeLessThanOrEqual(seconds);
   }, 120_000);
+
+  it("keeps no engine log of the flood's lines on the host's disk: the gateway has no log driver", async () => {
+    const docker = getDocker();
+    const [gateway] = await docker.listContainers({
+      filters: { label: [`${ROLE_LABEL}=gateway`, `${SESSION_LABEL}=${sandbox.info.sessionId}`] },
+    });
+    expect(gateway).toBeDefined();
+    const info = await docker.getContainer(gateway!.Id).inspect();
+    expect(info.HostConfig.LogConfig).toEqual({ Type: "none", Config: {} });
+    expect(info.LogPath).toBe("");
+    // The engine has nothing to give back: its log of the 2,000 access-log lines was never written.
+    const logs = docker.getContainer(gateway!.Id).logs({ stdout: true, stderr: true });
+    await expect(logs).rejects.toMatchObject({ statusCode: 501 });
+  });
 });

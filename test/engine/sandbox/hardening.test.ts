@@ -52,6 +52,11 @@ for (const execPath of EXEC_PATHS) {
       // docker-init would hold the attach pipes where commands can reach them: the helper is PID 1.
       expect(h.Init).toBe(execPath === "docker-exec");
       expect(h.Runtime).toBe("runc");
+      // No engine log: nothing reads it, and json-file would keep whatever reaches PID 1's stdout, uncapped.
+      expect(h.LogConfig).toEqual({ Type: "none", Config: {} });
+      expect(c.LogPath).toBe("");
+      // Its own IPC namespace (the engine's default): /dev/mqueue's queues are the session's alone.
+      expect(h.IpcMode).toBe("private");
       expect(h.Tmpfs).toEqual({
         "/tmp": `size=${64 * MiB},mode=1777`,
         "/home/sandbox": `size=${64 * MiB},uid=${uid},gid=${uid},mode=0700`,
@@ -79,6 +84,54 @@ for (const execPath of EXEC_PATHS) {
       const created = Date.parse(c.Config.Labels?.[LABEL.created] ?? "");
       expect(Date.parse(c.Config.Labels?.[LABEL.expires] ?? "") - created).toBe(60_000);
       expect(defaults.info.expiresAt.getTime() - defaults.info.createdAt.getTime()).toBe(60_000);
+    });
+
+    it("keeps nothing on the engine's disk of what a command writes to PID 1's stdout", async () => {
+      // docker-init runs as the sandbox's user: its stdout is the container's, reachable at /proc/1/fd/1.
+      const r = await run(defaults, "head -c 1048576 /dev/zero > /proc/1/fd/1; echo written");
+      expect(r.stdout).toBe("written\n");
+      const logs = getDocker().getContainer(defaults.info.containerId).logs({ stdout: true, stderr: true });
+      await expect(logs).rejects.toMatchObject({ statusCode: 501 });
+    });
+
+    it("can write only its workspace, /tmp, HOME, /run/warden, /dev/shm and /dev/mqueue (docs/security.md)", async () => {
+      // Every directory or file the sandbox's user may write, outside those six places, would be listed.
+      const mine = "^/(workspace|tmp|home/sandbox|run/warden|dev/shm|dev/mqueue)/";
+      const r = await run(
+        defaults,
+        `find / \\( -path /proc -o -path /sys \\) -prune -o \\( -type d -o -type f \\) -writable -print 2>/dev/null | grep -Ev '${mine}' | sort`,
+      );
+      expect(r.stdout).toBe("/dev/mqueue\n/dev/shm\n/home/sandbox\n/run/warden\n/tmp\n/workspace\n");
+    });
+
+    it("gives /dev/shm 64 MiB (full: ENOSPC) and /dev/mqueue only message queues, 800 KiB of them per uid", async () => {
+      const r = await run(
+        defaults,
+        [
+          "grep -oE ' /dev/(shm|mqueue) [^ ]+ - [a-z]+ [a-z]+ [^ ]+' /proc/self/mountinfo",
+          'head -c 70000000 /dev/zero > /dev/shm/fill 2>/dev/null; echo "fill exit $? size $(stat -c %s /dev/shm/fill)"',
+          "rm /dev/shm/fill",
+          'echo x 2>/dev/null > /dev/mqueue/file; echo "mqueue file exit $?"',
+          "python3 -c \"import os; os.open('/dev/mqueue/q', os.O_CREAT | os.O_WRONLY, 0o600)\" && ls /dev/mqueue",
+          'echo "RLIMIT_MSGQUEUE $(ulimit -q) queues_max $(cat /proc/sys/fs/mqueue/queues_max)"',
+          "stat -c '%n %a' /dev/shm /dev/mqueue",
+        ].join("; "),
+      );
+      expect(r.stdout).toBe(
+        [
+          " /dev/mqueue rw,nosuid,nodev,noexec,relatime - mqueue mqueue rw",
+          " /dev/shm rw,nosuid,nodev,noexec,relatime - tmpfs shm rw,size=65536k",
+          `fill exit 1 size ${64 * MiB}`,
+          // Opening a name creates an (empty) queue; bytes written to it are refused.
+          "mqueue file exit 1",
+          "file",
+          "q",
+          "RLIMIT_MSGQUEUE 819200 queues_max 256",
+          "/dev/shm 1777",
+          "/dev/mqueue 1777",
+          "",
+        ].join("\n"),
+      );
     });
 
     it("is non-root, has no network, a read-only root and no capabilities inside", async () => {

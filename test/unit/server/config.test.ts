@@ -51,6 +51,7 @@ describe("warden serve: config and keys", () => {
         spillSessionBytes: 268435456,
         spillBytes: 1073741824,
         maxBufferedBytes: 67108864,
+        maxNetworkedSessions: 5,
       },
       idleTtlMs: 1800000,
       maxLifetimeMs: 28800000,
