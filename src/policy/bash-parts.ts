@@ -133,9 +133,9 @@ export function inWorkingDirectories(parts: BashPart[]): BashPart[] {
 }
 
 /**
- * `parts` of a wrapper's payload (bash-wrappers.ts `chdir`) judged in the directory `dir` it runs
- * them in (relative to the script's working directory), or in any directory when `dir` is null
- * (not literal, or it climbs out of the workspace). Relative arguments and redirection targets
+ * `parts` of a wrapper's payload (bash-wrappers.ts `chdir`) judged in the directory `written` it
+ * runs them in (relative to the script's working directory), or in any directory when it is null
+ * (not literal). Relative arguments and redirection targets
  * are joined to `dir`, so `env -C .git cat config` reads `.git/config`; a glob under /workspace is
  * judged both where it was and below `dir` (the word may have been absolute); for an unknown `dir`
  * a relative argument is any path ending in it and a relative redirection target is opaque, as
@@ -144,10 +144,7 @@ export function inWorkingDirectories(parts: BashPart[]): BashPart[] {
  * runs after this, on the script's parts, and rebases what is still relative to /workspace.
  */
 export function inDirectory(parts: BashPart[], written: string | null): BashPart[] {
-  // A relative directory that climbs out of the workspace would not compose with an earlier `cd`.
-  const inside = (d: string) =>
-    d.startsWith("/") || `${posix.resolve(WORKSPACE, d)}/`.startsWith(`${WORKSPACE}/`);
-  const dir = written !== null && inside(written) ? written : null;
+  const dir = written;
   const under = (path: string) => (path.startsWith("/") ? path : posix.join(dir ?? ".", path));
   return parts.flatMap((p): BashPart[] => {
     if (p.kind === "opaque") return [p];
@@ -159,7 +156,8 @@ export function inDirectory(parts: BashPart[], written: string | null): BashPart
     if (p.kind === "argument" && p.glob) {
       if (!p.target.startsWith(`${WORKSPACE}/`)) return [p];
       if (dir === null) return inDirectories(p, null);
-      const rebased = `${globEscape(posix.resolve(WORKSPACE, dir))}/${p.target.slice(WORKSPACE.length + 1)}`;
+      const base = posix.resolve(WORKSPACE, dir);
+      const rebased = `${base === "/" ? "" : globEscape(base)}/${p.target.slice(WORKSPACE.length + 1)}`;
       return [p, { ...p, identity: null, target: rebased }];
     }
     if (p.target.startsWith("/")) return [p.kind === "argument" ? { ...p, identity: null } : p];
