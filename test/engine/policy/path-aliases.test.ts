@@ -51,8 +51,8 @@ describeEngine(
     let ws: string;
     beforeAll(async () => {
       ws = await mkdtemp(join(tmpdir(), "warden-pathaliases-"));
-    // The sandbox user is not the file's owner: the read-only workspace must be readable by others.
-    await chmod(ws, 0o755);
+      // The sandbox user is not the file's owner: the read-only workspace must be readable by others.
+      await chmod(ws, 0o755);
       execFileSync("git", ["-C", ws, "init", "-q"]);
       execFileSync("git", [
         "-C",
