@@ -194,6 +194,14 @@ export function inDirectories<T extends { target: string; glob?: boolean; identi
       ? null
       : globEscape(p.target);
   if (relative === null) return [{ ...p, identity: null }];
+  // A literal `..` climbs from the directory (`cd a; cat ../private/x` is /workspace/private/x):
+  // resolved, never matched as spelled. From any directory, what follows the climb is in any one.
+  if (!p.glob && /(^|\/)\.\.(\/|$)/.test(p.target)) {
+    const climbed = globEscape(posix.normalize(p.target).replace(/^(\.\.\/)+/, ""));
+    const targets =
+      dirs === null ? [`${ANY_TEXT}/${climbed}`] : dirs.map((d) => globEscape(posix.resolve(d, p.target)));
+    return targets.map((target) => ({ ...p, identity: null, target, glob: true }));
+  }
   const bases = dirs === null ? [ANY_TEXT] : dirs.map(globEscape);
   return bases.map((base) => ({ ...p, identity: null, target: `${base}/${relative}`, glob: true }));
 }

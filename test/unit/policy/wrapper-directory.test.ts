@@ -16,6 +16,7 @@ import {
   loadBashParser,
   loadPolicy,
   type Policy,
+  parsePolicyText,
 } from "../../../src/policy/index.js";
 
 const shipped = (name: string) => new URL(`../../../policies/${name}.yaml`, import.meta.url).pathname;
@@ -158,5 +159,19 @@ describe("a wrapper's payload is judged in the directory the wrapper runs it in 
       ctx,
     );
     expect(unknown.decision).toBe("ask");
+  });
+
+  it("a `..` after a change of directory is resolved, so a rule anchored on a directory sees it", async () => {
+    const text =
+      'name: p\ndefault: allow\nrules:\n  - id: deny-private\n    decision: deny\n    tools: [bash]\n    paths: ["/workspace/private/**"]\n';
+    const policy: Policy = { layers: [parsePolicyText(text, "p.yaml")] };
+    const decision = async (command: string) =>
+      (await evaluate(policy, { tool: "bash", args: { command } }, lexicalContext)).decision;
+    // Before, the first two were allowed: `/workspace/a/../private/x` was matched as spelled.
+    expect(await decision("cd a; cat ../private/x")).toBe("ask");
+    expect(await decision("cd a; env -C ../private cat x")).toBe("ask");
+    expect(await decision('env -C "$D" cat ../private/x')).toBe("ask");
+    expect(await decision("env -C a env -C ../private cat x")).toBe("deny");
+    expect(await decision("cd a; cat ../b/x")).toBe("allow");
   });
 });
