@@ -133,7 +133,7 @@ export function inWorkingDirectories(parts: BashPart[]): BashPart[] {
 }
 
 /**
- * `parts` of a wrapper's payload (bash-wrappers.ts `chdir`) judged in the directory `written` it
+ * `parts` of a wrapper's payload (bash-wrappers.ts `chdir`) judged in the directory `dir` it
  * runs them in (relative to the script's working directory), or in any directory when it is null
  * (not literal). Relative arguments and redirection targets
  * are joined to `dir`, so `env -C .git cat config` reads `.git/config`; a glob under /workspace is
@@ -143,8 +143,7 @@ export function inWorkingDirectories(parts: BashPart[]): BashPart[] {
  * git-config check. The directory composes with a `cd` before the wrapper: inWorkingDirectories
  * runs after this, on the script's parts, and rebases what is still relative to /workspace.
  */
-export function inDirectory(parts: BashPart[], written: string | null): BashPart[] {
-  const dir = written;
+export function inDirectory(parts: BashPart[], dir: string | null): BashPart[] {
   const under = (path: string) => (path.startsWith("/") ? path : posix.join(dir ?? ".", path));
   return parts.flatMap((p): BashPart[] => {
     if (p.kind === "opaque") return [p];
