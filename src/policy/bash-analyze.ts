@@ -7,7 +7,7 @@
  * only the first command of `a && b` was checked). Requires loadBashParser() to have resolved.
  */
 import type { Node, TreeCursor } from "web-tree-sitter";
-import { ANY_UNKNOWN_PATH, argumentPaths, FEEDING_WRAPPERS, NO_PATH_OPERANDS } from "./bash-arguments.js";
+import { argumentPaths, FEEDING_WRAPPERS } from "./bash-arguments.js";
 import {
   backtickScript,
   commandHazard,
@@ -19,6 +19,7 @@ import {
   applyRedirection,
   type FdContext,
   type FdTable,
+  movedFds,
   PIPE_OUT,
   type Resolved,
   resolveFdPath,
@@ -28,12 +29,13 @@ import {
 } from "./bash-fds.js";
 import { bodyExpansions, expansionNodes, expansionScript, readHeredoc } from "./bash-heredoc.js";
 import { withBashTree } from "./bash-parser.js";
-import { type BashPart, inWorkingDirectories, partText, renderArgv } from "./bash-parts.js";
+import { type BashPart, inDirectory, inWorkingDirectories, partText, renderArgv } from "./bash-parts.js";
 import {
   COMPOUNDS,
   type CommandLayout,
   childFdTables,
   commandLayout,
+  commandWords,
   descriptorHazard,
   FD_SCOPES,
   piped,
@@ -42,7 +44,6 @@ import {
   readsInput,
   statementRedirects,
 } from "./bash-redirects.js";
-import { globOf, wordOf } from "./bash-words.js";
 import { unwrap } from "./bash-wrappers.js";
 import { environmentHazard, judgeForm } from "./command-model.js";
 import type { ArgWord } from "./command-pattern.js";
@@ -64,6 +65,8 @@ class Analyzer {
    * id: added when the walk reaches the redirection, so parts stay in source order.
    */
   private readonly pending = new Map<number, BashPart[]>();
+  /** FdContext.moved: the commands being judged run in another directory than the script's. */
+  private moved: boolean;
   constructor(
     private readonly depth: number,
     private readonly via: string[],
@@ -73,6 +76,7 @@ class Analyzer {
   ) {
     this.fds = fdc.uncertain === null ? fdc.table : unknownFds(fdc.uncertain);
     this.commandFds = this.fds;
+    this.moved = fdc.moved === true;
   }
 
   /**
@@ -185,7 +189,7 @@ class Analyzer {
         this.depth,
         this.via,
         { script, root },
-        { table: withFd(this.fds, 1, PIPE_OUT), uncertain: this.fdc.uncertain },
+        { table: withFd(this.fds, 1, PIPE_OUT), uncertain: this.fdc.uncertain, moved: this.moved },
       );
       for (const expansion of nodes) {
         const cursor = expansion.walk();
@@ -220,23 +224,8 @@ class Analyzer {
   }
 
   private commandArgv(node: Node, layout: CommandLayout, fed: boolean): void {
-    const argv: ArgWord[] = [];
-    const assigned: string[] = [];
-    let context = fed;
-    for (const child of node.namedChildren) {
-      const type = child?.type;
-      if (type === "variable_assignment" || type === "file_redirect" || type === "herestring_redirect")
-        context ||= type === "variable_assignment" || readsInput(child as Node);
-      if (type === "variable_assignment") assigned.push(child?.childForFieldName("name")?.text ?? "");
-    }
-    for (const child of layout.words) {
-      const wordNode = child.type === "command_name" ? child.namedChildren[0] : child;
-      if (!wordNode) continue;
-      const word: ArgWord = { ...wordOf(wordNode), raw: wordNode.text };
-      if (word.value === null || word.expands) word.glob = globOf(wordNode);
-      argv.push(word);
-    }
-    this.argv(argv, this.via, context, false, assigned);
+    const { argv, assigned, context } = commandWords(node, layout);
+    this.argv(argv, this.via, fed || context, false, assigned);
   }
 
   /**
@@ -275,12 +264,11 @@ class Analyzer {
       identity,
       ...(form ? { form } : {}),
     });
-    const paths = argumentPaths(argv, form?.values);
-    // Under xargs (or find -exec / fd -x) the command gets operands the script does not spell:
-    // any path.
-    if (unknownOperands && !NO_PATH_OPERANDS.has(label)) paths.push(ANY_UNKNOWN_PATH);
+    const paths = argumentPaths(argv, form?.values, { unknownOperands, readsAny: form?.readsAny });
     for (const { target, glob, why } of paths) {
-      const resolved: Resolved = glob ? { kind: "path", target } : resolveFdPath(this.commandFds, target);
+      const resolved: Resolved = glob
+        ? { kind: "path", target }
+        : resolveFdPath(this.commandFds, target, this.moved);
       if (resolved.kind === "opaque") this.opaque(text, resolved.why, via);
       else
         this.parts.push({
@@ -306,10 +294,28 @@ class Analyzer {
         this.opaque(text, `${label} sets ${variable}, which changes what runs`, via);
     }
     for (const target of inner.writes) this.file("write", target, text, via);
-    for (const payload of inner.payloads)
-      this.argv(payload, [...via, label], true, FEEDING_WRAPPERS.has(label), inner.assigned);
-    for (const script of inner.scripts)
-      this.script(script, [...via, label === "eval" || label === "trap" ? label : `${label} -c`]);
+    const feeding = FEEDING_WRAPPERS.has(label);
+    const shell = label === "eval" || label === "trap" ? label : `${label} -c`;
+    this.inDirectory(inner.chdir, () => {
+      for (const payload of inner.payloads)
+        this.argv(payload, [...via, label], true, feeding, inner.assigned);
+      for (const script of inner.scripts) this.script(script, [...via, shell]);
+    });
+  }
+
+  /**
+   * Runs `judge` on what a wrapper runs in the directory `dir` (`env -C DIR`; absent: where the
+   * wrapper runs), and judges the parts it adds there (bash-parts.ts inDirectory).
+   */
+  private inDirectory(dir: ArgWord | undefined, judge: () => void): void {
+    const [mark, fds, moved] = [this.parts.length, this.commandFds, this.moved];
+    if (dir) [this.commandFds, this.moved] = [movedFds(fds), true];
+    judge();
+    if (!dir) return;
+    [this.commandFds, this.moved] = [fds, moved];
+    this.parts.push(
+      ...inDirectory(this.parts.splice(mark), dir.value !== null && !dir.expands ? dir.value : null),
+    );
   }
 
   /**
@@ -318,7 +324,7 @@ class Analyzer {
    */
   private script(script: string, via: string[], fds: FdTable = this.commandFds): void {
     if (this.depth + 1 > MAX_SCRIPT_DEPTH) this.opaque(script, "scripts nested too deeply", via);
-    else for (const part of analyzeBash(script, this.depth + 1, via, fds)) this.parts.push(part);
+    else for (const part of analyzeBash(script, this.depth + 1, via, fds, this.moved)) this.parts.push(part);
   }
 
   /**
@@ -352,7 +358,7 @@ class Analyzer {
       this.opaque(text, `the ${kind} target ${why}`, via);
       return;
     }
-    const resolved = resolveFdPath(fds, target.value);
+    const resolved = resolveFdPath(fds, target.value, this.moved);
     if (resolved.kind === "opaque") {
       this.opaque(text, resolved.why, via);
       return;
@@ -377,10 +383,11 @@ export function analyzeBash(
   depth = 0,
   via: string[] = [],
   fds: FdTable = TOOL_STREAMS,
+  moved = false,
 ): BashPart[] {
   const parts = withBashTree(script, (root) => {
     const uncertain = descriptorHazard(root, script);
-    const analyzer = new Analyzer(depth, via, { script, root }, { table: fds, uncertain });
+    const analyzer = new Analyzer(depth, via, { script, root }, { table: fds, uncertain, moved });
     const cursor = root.walk();
     try {
       analyzer.walk(cursor);

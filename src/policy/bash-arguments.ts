@@ -53,7 +53,16 @@ export const NO_PATH_OPERANDS = new Set([
 export type ArgumentPath = { target: string; glob?: boolean; why?: string };
 
 /**
- * The arguments of a command that may name files: literal words; the value of `--option=value`
+ * Files a command reads that its words do not spell: `unknownOperands`, operands a feeding wrapper
+ * adds (FEEDING_WRAPPERS); `readsAny`, why its form reads names from a list (FormVerdict.readsAny).
+ */
+export interface UnseenOperands {
+  unknownOperands?: boolean;
+  readsAny?: string | undefined;
+}
+
+/**
+ * The arguments of a command that may name files (and any path for `unseen` operands): literal words; the value of `--option=value`
  * and of a `key=value` operand (`dd if=.env`),
  * of an attached short option after any letter of a cluster (`-rf.env`: `f.env` and `.env`), after a
  * `:` (`HEAD:.env`); git pathspec globs (gitPathspecGlob); and words the shell
@@ -62,10 +71,18 @@ export type ArgumentPath = { target: string; glob?: boolean; why?: string };
  * (`grep --file=.en?`) as a glob too. Used so `cat .env`, `cat .en?` and `git show HEAD:.env`
  * meet a deny rule on `.env` like `read .env` does.
  */
-export function argumentPaths(argv: readonly ArgWord[], values: readonly ArgWord[] = []): ArgumentPath[] {
+export function argumentPaths(
+  argv: readonly ArgWord[],
+  values: readonly ArgWord[] = [],
+  unseen: UnseenOperands = {},
+): ArgumentPath[] {
   const paths: ArgumentPath[] = [];
   const name = argv[0]?.value ?? "";
   const base = name.slice(name.lastIndexOf("/") + 1);
+  // Under xargs (or find -exec / fd -x) the command gets operands the script does not spell: any path.
+  if (unseen.unknownOperands && !NO_PATH_OPERANDS.has(base)) paths.push(ANY_UNKNOWN_PATH);
+  // Names the form reads from a list or stdin (`sort --files0-from=-`): any path.
+  if (unseen.readsAny) paths.push({ ...ANY_UNKNOWN_PATH, why: `${base}: ${unseen.readsAny}` });
   const operandsArePaths = !NO_PATH_OPERANDS.has(base);
   for (const word of argv.slice(1)) {
     if (word.value === null || word.expands) {
@@ -177,6 +194,14 @@ export function inDirectories<T extends { target: string; glob?: boolean; identi
       ? null
       : globEscape(p.target);
   if (relative === null) return [{ ...p, identity: null }];
+  // A literal `..` climbs from the directory (`cd a; cat ../private/x` is /workspace/private/x):
+  // resolved, never matched as spelled. From any directory, what follows the climb is in any one.
+  if (!p.glob && /(^|\/)\.\.(\/|$)/.test(p.target)) {
+    const climbed = globEscape(posix.normalize(p.target).replace(/^(\.\.\/)+/, ""));
+    const targets =
+      dirs === null ? [`${ANY_TEXT}/${climbed}`] : dirs.map((d) => globEscape(posix.resolve(d, p.target)));
+    return targets.map((target) => ({ ...p, identity: null, target, glob: true }));
+  }
   const bases = dirs === null ? [ANY_TEXT] : dirs.map(globEscape);
   return bases.map((base) => ({ ...p, identity: null, target: `${base}/${relative}`, glob: true }));
 }

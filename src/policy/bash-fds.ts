@@ -133,10 +133,15 @@ export function isProcessFdPath(path: string): boolean {
 /**
  * What the literal path `raw` names for a command whose descriptors are `table` (see module doc):
  * an ordinary path is returned as is; a descriptor name is the stream or file the descriptor holds.
+ * `moved` (FdContext.moved): the command runs in another directory than /workspace, where a
+ * relative name that would climb to a descriptor link from /workspace (`../dev/stdout`) is an
+ * ordinary file, judged nowhere: opaque.
  */
-export function resolveFdPath(table: FdTable, raw: string): Resolved {
+export function resolveFdPath(table: FdTable, raw: string, moved = false): Resolved {
   const c = classify(raw);
   if (c === null) return { kind: "path", target: raw };
+  if (moved && !raw.startsWith("/"))
+    return { kind: "opaque", why: `${raw}: a relative name of a file descriptor link, in another directory` };
   if ("opaque" in c) return { kind: "opaque", why: `${raw}: ${c.opaque}` };
   if ("dir" in c) return { kind: "stream", target: "/dev/fd", entry: { kind: "stream", name: "/dev/fd" } };
   const { fd, rest } = c.own;
@@ -196,4 +201,24 @@ export function applyRedirection(table: FdTable, r: Redirection): { table: FdTab
 export interface FdContext {
   table: FdTable;
   uncertain: string | null;
+  /**
+   * The commands run in another directory than the script's (a wrapper's `env -C DIR`): a relative
+   * name that would climb to a descriptor link from /workspace (`../dev/stdout`) is a file there.
+   */
+  moved?: boolean;
+}
+
+/**
+ * The descriptors of a wrapper's payload that runs in another directory (`env -C DIR cmd 3<x`):
+ * a descriptor opened on a relative name before the change is unknown (its name means another
+ * file below the new directory).
+ */
+export function movedFds(table: FdTable): FdTable {
+  const why = "was opened on a relative name before the wrapper changed directory";
+  const moved = (e: FdEntry): FdEntry =>
+    e.kind === "file" && !e.target.startsWith("/") ? { kind: "unknown", why } : e;
+  return {
+    fds: new Map([...table.fds].map(([fd, e]) => [fd, moved(e)])),
+    other: moved(table.other),
+  };
 }

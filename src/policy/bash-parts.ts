@@ -2,9 +2,14 @@
  * The parts a policy judges in a bash script (bash-analyze.ts produces them), how a command is
  * shown, and how parts are judged after the script changes directory or shell state.
  */
+import { posix } from "node:path";
 import { changeDirectory, inDirectories, WORKSPACE } from "./bash-arguments.js";
+import { globEscape } from "./bash-words.js";
 import type { FormVerdict } from "./command-grammar.js";
-import type { ArgWord } from "./command-pattern.js";
+import { ANY_TEXT, type ArgWord } from "./command-pattern.js";
+
+/** A glob target that starts with ANY_TEXT is a path in any directory already. */
+const ANY_TEXT_PREFIX = ANY_TEXT;
 
 /** One thing in a script a policy must judge. `via` lists the wrappers unwrapped to reach it. */
 export type BashPart =
@@ -18,6 +23,11 @@ export type BashPart =
       form?: FormVerdict;
       /** See `identity` of the argument kind. */
       identity: string | null;
+      /**
+       * The directory a wrapper runs it in (`env -C DIR cmd`), relative to the script's working
+       * directory, or null when that directory is not known; absent when it runs where the script does.
+       */
+      cwd?: string | null;
     }
   | { kind: "opaque"; text: string; why: string; via: string[] }
   /**
@@ -119,5 +129,49 @@ export function inWorkingDirectories(parts: BashPart[]): BashPart[] {
         },
       ];
     return [p.kind === "command" || p.kind === "argument" ? { ...p, identity: null } : p];
+  });
+}
+
+/**
+ * `parts` of a wrapper's payload (bash-wrappers.ts `chdir`) judged in the directory `dir` it
+ * runs them in (relative to the script's working directory), or in any directory when it is null
+ * (not literal). Relative arguments and redirection targets
+ * are joined to `dir`, so `env -C .git cat config` reads `.git/config`; a glob under /workspace is
+ * judged both where it was and below `dir` (the word may have been absolute); for an unknown `dir`
+ * a relative argument is any path ending in it and a relative redirection target is opaque, as
+ * after a `cd` to an unknown directory. Command parts record the directory (`cwd`) for the
+ * git-config check. The directory composes with a `cd` before the wrapper: inWorkingDirectories
+ * runs after this, on the script's parts, and rebases what is still relative to /workspace.
+ */
+export function inDirectory(parts: BashPart[], dir: string | null): BashPart[] {
+  const under = (path: string) => (path.startsWith("/") ? path : posix.join(dir ?? ".", path));
+  return parts.flatMap((p): BashPart[] => {
+    if (p.kind === "opaque") return [p];
+    if (p.kind === "command") {
+      const cwd = dir === null || p.cwd === null ? null : under(p.cwd ?? ".");
+      return [{ ...p, identity: null, cwd }];
+    }
+    if (p.stream || p.target.startsWith(ANY_TEXT_PREFIX)) return [p];
+    if (p.kind === "argument" && p.glob) {
+      if (!p.target.startsWith(`${WORKSPACE}/`)) return [p];
+      if (dir === null) return inDirectories(p, null);
+      const base = posix.resolve(WORKSPACE, dir);
+      const rebased = `${base === "/" ? "" : globEscape(base)}/${p.target.slice(WORKSPACE.length + 1)}`;
+      return [p, { ...p, identity: null, target: rebased }];
+    }
+    if (p.target.startsWith("/")) return [p.kind === "argument" ? { ...p, identity: null } : p];
+    if (dir !== null) {
+      const target = under(p.target);
+      return [p.kind === "argument" ? { ...p, identity: null, target } : { ...p, target }];
+    }
+    if (p.kind === "argument") return inDirectories(p, null);
+    return [
+      {
+        kind: "opaque",
+        text: p.text,
+        why: `relative ${p.kind} target in a directory the wrapper names that is not known`,
+        via: p.via,
+      },
+    ];
   });
 }

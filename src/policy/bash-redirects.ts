@@ -6,7 +6,7 @@
  */
 import type { Node, TreeCursor } from "web-tree-sitter";
 import { type FdTable, PIPE_IN, PIPE_OUT, type Redirection, unknownFds, withFd } from "./bash-fds.js";
-import { wordOf } from "./bash-words.js";
+import { globOf, wordOf } from "./bash-words.js";
 import type { ArgWord } from "./command-pattern.js";
 
 /** Operators that open their target for writing. */
@@ -272,4 +272,32 @@ export function childFdTables(node: Node, fds: FdTable): (FdTable | undefined)[]
     default:
       return undefined;
   }
+}
+
+/**
+ * The argv of `command` (words laid out by commandLayout; an expanding word carries its glob),
+ * the variables its assignment prefix sets, and `context`: an assignment or an input redirection
+ * changes what the argv alone would do.
+ */
+export function commandWords(
+  command: Node,
+  layout: CommandLayout,
+): { argv: ArgWord[]; assigned: string[]; context: boolean } {
+  const argv: ArgWord[] = [];
+  const assigned: string[] = [];
+  let context = false;
+  for (const child of command.namedChildren) {
+    const type = child?.type;
+    if (type === "variable_assignment" || type === "file_redirect" || type === "herestring_redirect")
+      context ||= type === "variable_assignment" || readsInput(child as Node);
+    if (type === "variable_assignment") assigned.push(child?.childForFieldName("name")?.text ?? "");
+  }
+  for (const child of layout.words) {
+    const wordNode = child.type === "command_name" ? child.namedChildren[0] : child;
+    if (!wordNode) continue;
+    const word: ArgWord = { ...wordOf(wordNode), raw: wordNode.text };
+    if (word.value === null || word.expands) word.glob = globOf(wordNode);
+    argv.push(word);
+  }
+  return { argv, assigned, context };
 }

@@ -6,6 +6,9 @@
  * checked like any command (opencode#16075, qwen-code#10192: payloads of wrappers were never checked). Commands that run code
  * we cannot see (eval, source, a shell reading stdin or a script file, a non-literal `-c`) are opaque.
  */
+
+import type { OptionSpec } from "./bash-wrapper-options.js";
+import { ENV_OPTIONS, SUDO_OPTIONS, skipOptions, UNKNOWN } from "./bash-wrapper-options.js";
 import type { ArgWord } from "./command-pattern.js";
 
 /** What a command turned out to be, once its wrapper options are read. */
@@ -22,9 +25,14 @@ export interface Unwrapped {
   assigned: string[];
   /** Files it writes, from its own options (`time -o FILE`, `find -fprint FILE`). */
   writes: ArgWord[];
+  /**
+   * The directory its payloads and scripts run in, when it changes directory for them (`env -C
+   * DIR`, `env --chdir=DIR`, `sudo -D DIR`): the word as written, relative to the wrapper's own
+   * working directory (bash-parts.ts inDirectory judges the payload's parts there).
+   */
+  chdir?: ArgWord;
 }
 
-const UNKNOWN: ArgWord = { value: null, expands: false, raw: "…" };
 const SHELLS = new Set(["bash", "sh", "dash", "zsh", "ksh", "ash", "mksh", "rbash"]);
 const OPAQUE_BUILTINS: Record<string, string> = {
   eval: "eval runs a string as shell code",
@@ -33,55 +41,18 @@ const OPAQUE_BUILTINS: Record<string, string> = {
 };
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/s;
 
-interface OptionSpec {
-  /** Short options that take a value (`-u NAME` or `-uNAME`). */
-  short?: string;
-  /** Long options that take a separate value when written without `=`. */
-  long?: string[];
-  /** A word like `-10` is an option (nice). */
-  numeric?: boolean;
-}
-
 function base(word: ArgWord | undefined): string | null {
   if (!word || word.value === null) return null;
   const i = word.value.lastIndexOf("/");
   return i === -1 ? word.value : word.value.slice(i + 1);
 }
 
-/**
- * Index of the first non-option word at or after `start`, or a reason string when an option word is
- * not literal. `seen` collects the option letters / long names met (for wrappers whose flags matter).
- */
-function skipOptions(args: ArgWord[], start: number, spec: OptionSpec, seen: string[] = []): number | string {
-  let i = start;
-  while (i < args.length) {
-    const word = args[i] as ArgWord;
-    if (word.value === null) return "an option of the wrapper is not literal";
-    const v = word.value;
-    if (v === "--") return i + 1;
-    if (!v.startsWith("-") || v === "-") return i;
-    if (spec.numeric && /^-\d+$/.test(v)) {
-      i++;
-      continue;
-    }
-    if (v.startsWith("--")) {
-      const name = v.slice(2).split("=")[0] as string;
-      seen.push(name);
-      i += !v.includes("=") && spec.long?.includes(name) ? 2 : 1;
-      continue;
-    }
-    let consumed = 1;
-    for (let j = 1; j < v.length; j++) {
-      const letter = v[j] as string;
-      seen.push(letter);
-      if (spec.short?.includes(letter)) {
-        if (j === v.length - 1) consumed = 2;
-        break;
-      }
-    }
-    i += consumed;
-  }
-  return i;
+/** `result` with the directory option `short` / `long` gave (the last one wins), if any. */
+function withChdir(result: Unwrapped, values: Map<string, ArgWord>, short: string, long: string): Unwrapped {
+  if (result.opaque) return result;
+  const dirs = [...values.entries()].filter(([k]) => k === short || k === long);
+  const dir = dirs.at(-1)?.[1];
+  return dir ? { ...result, chdir: dir } : result;
 }
 
 function plain(role: Unwrapped["role"]): Unwrapped {
@@ -99,8 +70,9 @@ function simpleWrapper(
   opts: { assignments?: boolean; skip?: number } = {},
 ) {
   const seen: string[] = [];
-  const at = skipOptions(argv, 1, spec, seen);
-  if (typeof at === "string") return { result: opaque(at), seen };
+  const values = new Map<string, ArgWord>();
+  const at = skipOptions(argv, 1, spec, seen, values);
+  if (typeof at === "string") return { result: opaque(at), seen, values };
   const result = plain("wrapper");
   let i = at + (opts.skip ?? 0);
   while (opts.assignments && i < argv.length && ASSIGNMENT.test(argv[i]?.value ?? "")) {
@@ -108,10 +80,10 @@ function simpleWrapper(
     i++;
   }
   if (argv.slice(at, at + (opts.skip ?? 0)).some((w) => w.value === null)) {
-    return { result: opaque("an argument of the wrapper is not literal"), seen };
+    return { result: opaque("an argument of the wrapper is not literal"), seen, values };
   }
   if (i < argv.length) result.payloads.push(argv.slice(i));
-  return { result, seen };
+  return { result, seen, values };
 }
 
 function unwrapShell(argv: ArgWord[], name: string): Unwrapped {
@@ -148,9 +120,16 @@ function unwrapShell(argv: ArgWord[], name: string): Unwrapped {
   return { ...plain("wrapper"), scripts: [first.value] };
 }
 
+/** GNU findutils xargs(1): `--arg-file F` takes its value from the next word too. */
+const XARGS_OPTIONS = {
+  short: "ILnPsdaE",
+  long: ["arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"],
+  flags: ["null", "eof", "replace", "max-lines", "interactive", "no-run-if-empty", "verbose", "exit"],
+};
+
 function unwrapXargs(argv: ArgWord[]): Unwrapped {
   const seen: string[] = [];
-  const at = skipOptions(argv, 1, { short: "ILnPsdaE", long: [] }, seen);
+  const at = skipOptions(argv, 1, XARGS_OPTIONS, seen);
   if (typeof at === "string") return opaque(at);
   const replace = argv
     .slice(1, at)
@@ -236,26 +215,16 @@ export function unwrap(argv: ArgWord[]): Unwrapped {
   if (SHELLS.has(name)) return unwrapShell(argv, name);
   switch (name) {
     case "env": {
-      const { result, seen } = simpleWrapper(
-        argv,
-        { short: "uCS", long: ["unset", "chdir", "split-string"] },
-        {
-          assignments: true,
-        },
-      );
+      // GNU coreutils 9 env(1): -C/--chdir runs the payload in another directory.
+      const { result, seen, values } = simpleWrapper(argv, ENV_OPTIONS, { assignments: true });
       if (seen.includes("S") || seen.includes("split-string"))
         return opaque("env -S splits a string into a command");
-      return result;
+      return withChdir(result, values, "C", "chdir");
     }
     case "sudo":
     case "doas": {
-      const { result, seen } = simpleWrapper(
-        argv,
-        { short: "ugChpRrtTUDa", long: ["user", "group", "chdir"] },
-        {
-          assignments: true,
-        },
-      );
+      // sudo(8) 1.9: -D/--chdir runs the command in another directory.
+      const { result, seen, values } = simpleWrapper(argv, SUDO_OPTIONS, { assignments: true });
       if (seen.includes("e") || seen.includes("edit"))
         return opaque(`${name} -e edits files as another user`);
       if (
@@ -268,7 +237,7 @@ export function unwrap(argv: ArgWord[]): Unwrapped {
         return opaque(`${name} -s/-i runs the command through a shell`);
       }
       // Not transparent: running as another user must itself be allowed, besides its payload.
-      return { ...result, role: "command" };
+      return { ...withChdir(result, values, "D", "chdir"), role: "command" };
     }
     case "command": {
       const { result, seen } = simpleWrapper(argv, {});

@@ -73,6 +73,13 @@ export interface Grammar {
   /** Options whose value is a file the form writes (`sort -o FILE`, `cp -t DIR`). */
   writeOptions?: string[];
   /**
+   * Options with which the form reads files its arguments do not name, each with why: a list of
+   * names in a file or on stdin (`sort --files0-from=-`, `tar -T list`, `sha256sum -c SUMS`), or
+   * operands resolved in another directory (`tar -C DIR`). Such a form may read any path
+   * (FormVerdict.readsAny), so a deny or ask path rule refuses it.
+   */
+  readsAny?: Record<string, string>;
+  /**
    * Operands the form writes: all of them (`rm`, `mv`, `tee`, `ln`), the last (`cp`, `install`),
    * the second (`uniq IN OUT`, `split IN PREFIX`), or those starting with a prefix, without it (`dd of=F`).
    */
@@ -88,6 +95,8 @@ export interface FormVerdict {
   options: string[];
   /** Files the form writes, as the words that name them (writeOptions, writeOperands). */
   writes: ArgWord[];
+  /** Why the form may read any path (Grammar.readsAny), for the first such option met. */
+  readsAny?: string;
   /**
    * The option values met (`date -f F`: the argv word F itself; an attached one as a literal word),
    * so an expanding value is judged as a path even where operands are not (bash-arguments.ts).
@@ -161,13 +170,25 @@ export function readForm(argv: readonly ArgWord[], grammar: Grammar): FormVerdic
   const operands: ArgWord[] = [];
   const values: [string, ArgWord | null][] = [];
   const operandWrites: ArgWord[] = [];
-  const verdict = (unknown?: string): FormVerdict => ({
-    effects: [...effects],
-    options,
-    writes: unknown ? [] : [...writtenWords(grammar, values, operands), ...operandWrites],
-    values: values.flatMap(([, w]) => (w ? [w] : [])),
-    ...(unknown ? { unknown } : {}),
-  });
+  const verdict = (unknown?: string): FormVerdict => {
+    // A permissive grammar keeps an abbreviation as written (`--files` for `--files-from`).
+    const keys = Object.keys(grammar.readsAny ?? {});
+    const key = (o: string) =>
+      grammar.readsAny?.[o] !== undefined
+        ? o
+        : grammar.permissive && o.length > 1
+          ? keys.find((k) => k.length > 1 && k.startsWith(o))
+          : undefined;
+    const any = options.map(key).find((k) => k !== undefined);
+    return {
+      effects: [...effects],
+      options,
+      writes: unknown ? [] : [...writtenWords(grammar, values, operands), ...operandWrites],
+      values: values.flatMap(([, w]) => (w ? [w] : [])),
+      ...(unknown ? { unknown } : {}),
+      ...(any !== undefined ? { readsAny: grammar.readsAny?.[any] as string } : {}),
+    };
+  };
   const effectOf = (option: string) => {
     const effect = grammar.effects?.[option];
     if (effect) effects.add(effect);
@@ -245,12 +266,14 @@ export function readForm(argv: readonly ArgWord[], grammar: Grammar): FormVerdic
     const sub = grammar.sub[name];
     if (!sub) return verdict(`the subcommand ${name} is not one the model knows`);
     const inner = readForm(argv.slice(i), sub);
+    const outer = verdict().readsAny ?? inner.readsAny;
     return {
       effects: [...new Set([...effects, ...inner.effects])],
       options: [...options, ...inner.options],
       writes: [...writtenWords(grammar, values, []), ...inner.writes],
       values: [...values.flatMap(([, w]) => (w ? [w] : [])), ...(inner.values ?? [])],
       ...(inner.unknown ? { unknown: inner.unknown } : {}),
+      ...(outer !== undefined ? { readsAny: outer } : {}),
     };
   }
   if (grammar.payload) return verdict();

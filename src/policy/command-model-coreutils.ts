@@ -13,7 +13,16 @@ const WRITES_ALL = {
   writeOperands: "all",
 } as const satisfies Partial<Grammar>;
 
-const CHECKSUM = gnu("bctwz", "", "binary check tag text ignore-missing quiet status strict warn zero");
+/** Why `--files0-from=F` (GNU sort, wc, du) reads any file: F, or stdin for `-`, lists the names. */
+const FILES0_FROM = { "files0-from": "it reads the files a list names (--files0-from)" };
+/** `-c`/`--check`: the operands (or stdin) list the files the checksum tool reads. */
+const CHECKS = {
+  c: "it reads the files its checksum list names (-c)",
+  check: "it reads the files its checksum list names (--check)",
+};
+const CHECKSUM = gnu("bctwz", "", "binary check tag text ignore-missing quiet status strict warn zero", {
+  readsAny: CHECKS,
+});
 const NO_OPTIONS: Grammar = { long: words("help version") };
 /** Shell builtins and commands whose words are operands or operators, never options with effects. */
 const FREE: Grammar = { permissive: true };
@@ -32,7 +41,9 @@ export const COREUTILS: Record<string, Grammar> = {
     "bytes= follow? lines= max-unchanged-stats= pid= quiet silent retry sleep-interval= verbose zero-terminated",
     { numeric: true },
   ),
-  wc: gnu("cmlLw", "", "bytes chars lines files0-from= max-line-length words total="),
+  wc: gnu("cmlLw", "", "bytes chars lines files0-from= max-line-length words total=", {
+    readsAny: FILES0_FROM,
+  }),
   ls: gnu(
     "aAbBcCdDfFgGhHiklLmnNopqQrRsStuUvxXZ1",
     "ITw",
@@ -180,6 +191,7 @@ export const COREUTILS: Record<string, Grammar> = {
     "null all apparent-size block-size= bytes total dereference-args max-depth= human-readable " +
       "inodes count-links dereference no-dereference separate-dirs si summarize threshold= time? " +
       "time-style= exclude-from= exclude= one-file-system files0-from=",
+    { readsAny: FILES0_FROM },
   ),
   df: gnu(
     "ahHiklPTv",
@@ -213,6 +225,10 @@ export const COREUTILS: Record<string, Grammar> = {
   file: {
     permissive: true,
     shortValue: "eFfmP",
+    readsAny: {
+      f: "it reads the files a list names (-f)",
+      "files-from": "it reads the files a list names (--files-from)",
+    },
     effects: { C: "write", compile: "write" },
   },
   sha1sum: CHECKSUM,
@@ -221,10 +237,13 @@ export const COREUTILS: Record<string, Grammar> = {
   sha384sum: CHECKSUM,
   sha512sum: CHECKSUM,
   md5sum: CHECKSUM,
-  b2sum: gnu("bctwz", "l", "binary check length= tag text ignore-missing quiet status strict warn zero"),
+  b2sum: gnu("bctwz", "l", "binary check length= tag text ignore-missing quiet status strict warn zero", {
+    readsAny: CHECKS,
+  }),
   cksum: gnu(
     "bcz",
     "al",
     "algorithm= base64 check length= raw tag untagged ignore-missing quiet status strict warn zero",
+    { readsAny: CHECKS },
   ),
 };

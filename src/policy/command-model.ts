@@ -265,11 +265,18 @@ export const COMMAND_MODEL: Record<string, Grammar> = {
     ),
     effects: { o: "write", output: "write", "compress-program": "exec" },
     writeOptions: ["o", "output"],
+    readsAny: { "files0-from": "it reads the files a list names (--files0-from)" },
   },
   tree: { permissive: true, shortValue: "oLIPH", effects: { o: "write" }, writeOptions: ["o"] },
   tar: {
     permissive: true,
     shortValue: "fCIT",
+    readsAny: {
+      T: "it reads the files a list names (-T)",
+      "files-from": "it reads the files a list names (--files-from)",
+      C: "it reads its operands in another directory (-C)",
+      directory: "it reads its operands in another directory (--directory)",
+    },
     effects: {
       "to-command": "exec",
       "use-compress-program": "exec",

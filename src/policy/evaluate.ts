@@ -157,8 +157,11 @@ async function gitEntry(subjects: Scoped[], trail: TrailEntry[], read: ReadText)
     const words = subject.argv.map((w) => w.value);
     commands.push(words);
     const name = words[0] ?? "";
-    if (name.slice(name.lastIndexOf("/") + 1) === "git" && trail[k]?.decision === "allow")
-      allowedGit.push(words);
+    if (name.slice(name.lastIndexOf("/") + 1) !== "git" || trail[k]?.decision !== "allow") return;
+    // Run by a wrapper in another directory (`env -C DIR git …`): git finds its repository from
+    // there, as `git -C DIR` would; a directory not known is like a `cd` to one.
+    if (subject.cwd === null) commands.push(["cd"]);
+    allowedGit.push(subject.cwd ? [words[0] ?? "git", "-C", subject.cwd, ...words.slice(1)] : words);
   });
   // Configuration that cannot be read (a workspace the sandbox user may not enter) is not known
   // to be free of programs: ask.

@@ -31,6 +31,8 @@ export type Subject =
       text: string;
       via: string[];
       form?: FormVerdict;
+      /** BashPart's `cwd`: the directory a wrapper runs it in (null: not known). */
+      cwd?: string | null;
     }
   | { kind: "opaque"; tools: string[]; text: string; why: string; via: string[] }
   | { kind: "path" | "write" | "read"; tools: string[]; path: string; via: string[] }

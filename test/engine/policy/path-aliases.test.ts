@@ -1,0 +1,113 @@
+/**
+ * attack-37 F5, F6 and F8, proved live in `ro` mode (the host workspace mounted read-only, its
+ * `.env` and `.git/config` present in the sandbox): with no policy each command prints the secret;
+ * under the shipped `default` and `readonly` policies each is refused and prints nothing of it.
+ * F5: `env -C .git cat config` reads .git/config from another directory; F6: `sort --files0-from=-`
+ * reads the files named on its stdin; F8: a directory opened as descriptor 3 and walked through
+ * /proc/self/fd/3 and /dev/fd/3.
+ */
+import { execFileSync } from "node:child_process";
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Command } from "commander";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
+import { registerExec } from "../../../src/cli/commands/exec.js";
+import { describeEngine } from "../../helpers/engine.js";
+
+const TOKEN = "ghp_SECRETTOKEN37";
+const SECRET = "API_KEY=sk-live-SECRET37";
+
+/** Runs `warden exec <argv>` in-process; its exit status, stdout and stderr. */
+async function wardenExec(argv: string[]): Promise<{ stdout: string; stderr: string; exitCode: number }> {
+  const program = new Command("warden").exitOverride();
+  registerExec(program);
+  const out: string[] = [];
+  const err: string[] = [];
+  const outSpy = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
+    out.push(String(chunk));
+    return true;
+  });
+  const errSpy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+    err.push(String(chunk));
+    return true;
+  });
+  process.exitCode = undefined;
+  try {
+    await program.parseAsync(["exec", ...argv, "--tenant", "test-pathaliases"], { from: "user" });
+    return { stdout: out.join(""), stderr: err.join(""), exitCode: Number(process.exitCode ?? 0) };
+  } finally {
+    outSpy.mockRestore();
+    errSpy.mockRestore();
+    process.exitCode = undefined;
+  }
+}
+
+const shipped = (name: string) => new URL(`../../../policies/${name}.yaml`, import.meta.url).pathname;
+
+describeEngine(
+  "attack-37: paths named from another directory, in data, or through a descriptor, live",
+  () => {
+    let ws: string;
+    beforeAll(async () => {
+      ws = await mkdtemp(join(tmpdir(), "warden-pathaliases-"));
+      // The sandbox user is not the file's owner: the read-only workspace must be readable by others.
+      await chmod(ws, 0o755);
+      execFileSync("git", ["-C", ws, "init", "-q"]);
+      execFileSync("git", [
+        "-C",
+        ws,
+        "remote",
+        "add",
+        "origin",
+        `https://deploy:${TOKEN}@github.com/acme/app.git`,
+      ]);
+      await writeFile(join(ws, ".env"), `${SECRET}\n`);
+      await writeFile(join(ws, "README.md"), "hi\n");
+    });
+    afterAll(async () => {
+      await rm(ws, { recursive: true, force: true });
+    });
+
+    const run = (policy: string | null, command: string) =>
+      wardenExec([
+        "--policy",
+        policy ?? "allow-all",
+        "bash",
+        JSON.stringify({ command }),
+        "-w",
+        ws,
+        "-m",
+        "ro",
+      ]);
+
+    it.each([
+      ["F5", "env -C .git cat config", TOKEN],
+      ["F5", "env --chd=.git grep -n url config", TOKEN],
+      ["F6", "printf '.env\\0' | sort --files0-from=-", SECRET],
+      ["F6", "printf '.git/config\\0' | sort --files0-from=-", TOKEN],
+      ["F8", "cat /proc/self/fd/3/config 3<.git", TOKEN],
+      ["F8", "cat /dev/fd/3/config 3<.git", TOKEN],
+      ["F8", "exec 3<.git; cat /proc/self/fd/3/config", TOKEN],
+    ])(
+      "%s: %s prints the secret with no policy; default and readonly refuse it",
+      async (_f, command, secret) => {
+        const ran = await run(null, command);
+        expect(ran.stdout).toContain(secret);
+        for (const policy of ["default", "readonly"]) {
+          const refused = await run(shipped(policy), command);
+          expect([policy, refused.exitCode]).toEqual([policy, 1]);
+          expect(refused.stderr).toContain("Tool call refused");
+          expect(refused.stdout).not.toContain(secret);
+          expect(refused.stderr).not.toContain(secret);
+        }
+      },
+    );
+
+    it("the ordinary form still runs under readonly: env -C .git cat HEAD", async () => {
+      const ran = await run(shipped("readonly"), "env -C .git cat HEAD");
+      expect(ran.exitCode).toBe(0);
+      expect(ran.stdout).toContain("ref: refs/heads/");
+    });
+  },
+);
