@@ -1,12 +1,13 @@
 /**
  * GET /v1/sessions/:id/workspace (tar export, at most WORKSPACE_DOWNLOAD_MAX_BYTES of apparent
  * file sizes, else 413: workspace-download.ts) and GET /v1/sessions/:id/changes (unified patch, the
- * review's renderer: host side read without following links; a large patch rendered off the event
+ * review's renderer, of what `warden apply` accepts (review/apply-rule.ts; the rest named in
+ * leading `warden-left-out:` lines): host side read without following links; a large patch rendered off the event
  * loop; files over HASH_MAX_FILE_BYTES compared by size and mtime, never hashed whole). Each holds
  * one of its tenant's maxConcurrentWorkspaceReads slots until its response is over (sent or the
  * client gone), so one tenant's parallel requests cannot fill the server's memory or the engine.
  */
-import { collectChanges, formatPatchBytes } from "../review/index.js";
+import { applyRefusal, collectChanges, formatPatchBytes } from "../review/index.js";
 import { abortOnDisconnect } from "./abort-on-disconnect.js";
 import type { TenantConfig } from "./config.js";
 import { ErrorSchema, SessionParamsSchema } from "./http-schemas.js";
@@ -14,6 +15,12 @@ import { onResponseOver, type ResponseLike } from "./response-over.js";
 import { type App, principalOf, type ServerContext } from "./route-context.js";
 import type { SessionManager } from "./session-manager.js";
 import { checkWorkspaceDownload, cutAfter, WORKSPACE_DOWNLOAD_MAX_BYTES } from "./workspace-download.js";
+
+/**
+ * The prefix of a /changes line naming a change left out of the patch, one per change, before the
+ * first `diff --git`: `warden-left-out: {"path":"out","reason":"symlink not applied"}`.
+ */
+export const LEFT_OUT_PREFIX = "warden-left-out: ";
 
 /** Files larger than this (either side, bytes) show as "Binary files … differ" in /changes (1 MiB). */
 export const CHANGES_MAX_FILE_BYTES = 1024 * 1024;
@@ -75,8 +82,19 @@ export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
       maxTotalBytes: CHANGES_MAX_TOTAL_BYTES,
       oversize: "mark",
     });
+    // What `warden apply` would refuse (a link the sandbox made, a .git path, a special file) is
+    // left out, so `git apply` of the answer cannot make it either: each is named in a line before
+    // the first `diff --git`, where git apply, like every patch reader, skips text. A file too large
+    // to show stays, as "Binary files … differ".
+    const shown = [];
+    let leftOut = "";
+    for (const change of changes) {
+      const reason = change.oversize ? undefined : applyRefusal(change);
+      if (reason === undefined) shown.push(change);
+      else leftOut += `${LEFT_OUT_PREFIX}${JSON.stringify({ path: change.path, reason })}\n`;
+    }
     // Rendered and encoded off the event loop for a large change (patch-worker.ts).
-    const patch = await formatPatchBytes(changes, { signal });
-    return reply.type("text/x-diff; charset=utf-8").send(patch);
+    const patch = await formatPatchBytes(shown, { signal });
+    return reply.type("text/x-diff; charset=utf-8").send(Buffer.concat([Buffer.from(leftOut), patch]));
   });
 }

@@ -140,6 +140,34 @@ describeEngine("warden serve: no host file disclosed through workspace links", (
     expect((await call(`/v1/sessions/${id}`, { method: "DELETE" })).status).toBe(204);
   });
 
+  it("a link the sandbox makes is left out of /changes, named before the patch, so git apply makes none", async () => {
+    const created = await call("/v1/sessions", {
+      method: "POST",
+      headers: { "content-type": "application/x-tar" },
+      body: await tarOf([{ name: "ok.txt", content: "fine\n" }]),
+    });
+    const { id } = (await created.json()) as { id: string };
+    await tools(id, [
+      { id: "mk", name: "bash", arguments: { command: `ln -s ${secret} out && echo new > new.txt` } },
+    ]);
+    const changes = await text(`/v1/sessions/${id}/changes`);
+    expect(changes).toEqual({
+      status: 200,
+      body: [
+        'warden-left-out: {"path":"out","reason":"symlink not applied"}',
+        "diff --git a/new.txt b/new.txt",
+        "new file mode 100644",
+        `index ${NULL_OID}..${gitBlobId(Buffer.from("new\n"))}`,
+        "--- /dev/null",
+        "+++ b/new.txt",
+        "@@ -0,0 +1,1 @@",
+        "+new",
+        "",
+      ].join("\n"),
+    });
+    expect((await call(`/v1/sessions/${id}`, { method: "DELETE" })).status).toBe(204);
+  });
+
   it("case: a link left on the host by an earlier rw session is shown as a link, never read through", async () => {
     const rw = (await (
       await call("/v1/sessions", {
