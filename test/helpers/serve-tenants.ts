@@ -8,6 +8,8 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { afterAll, beforeAll } from "vitest";
+import { WardenClient } from "../../src/client/index.js";
 import { hashKey } from "../../src/server/auth.js";
 import { removeBackendTenant, testServeBackend } from "./backend.js";
 import { type ServeChild, spawnServe, testQuotas } from "./server-fixture.js";
@@ -65,6 +67,49 @@ export async function serveTenants(
       await serve.exited;
       for (const name of Object.keys(keys)) await removeBackendTenant(`${prefix}-${name}`);
       await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One session of tenant `main` on a served set, reached through its files route and bash tool. */
+export interface ServedSession {
+  /** `/v1/sessions/:id/files?path=<path>` with `init` (GET unless it says otherwise), as tenant `main`. */
+  files(path: string, init?: RequestInit): Promise<Response>;
+  /** PUT `body` (default "x") as the bytes of `path` through the files route. */
+  put(path: string, body?: string): Promise<Response>;
+  /** The text the session's bash tool returns for `command` (its content parts joined). */
+  bash(command: string): Promise<string | undefined>;
+}
+
+/**
+ * Registers `beforeAll`/`afterAll` hooks in the calling describe block: serveTenants(prefix, server)
+ * and one session of tenant `main` before the tests, the server stopped (tenants removed) after.
+ * The returned functions may only be called from the tests.
+ */
+export function servedSession(prefix: string, server: Record<string, unknown> = {}): ServedSession {
+  let served: ServedTenants;
+  let client: WardenClient;
+  let id: string;
+  beforeAll(async () => {
+    served = await serveTenants(prefix, server);
+    client = new WardenClient({ baseUrl: served.url, apiKey: served.keys.main });
+    id = (await client.createSession()).id;
+  });
+  afterAll(async () => {
+    await served?.stop();
+  });
+  const files = (path: string, init: RequestInit = {}) =>
+    fetch(`${served.url}/v1/sessions/${id}/files?path=${encodeURIComponent(path)}`, {
+      ...init,
+      headers: { authorization: `Bearer ${served.keys.main}`, ...init.headers },
+    });
+  return {
+    files,
+    put: (path, body = "x") =>
+      files(path, { method: "PUT", body, headers: { "content-type": "application/octet-stream" } }),
+    async bash(command) {
+      const [r] = await client.runToolCalls(id, [{ id: "b", name: "bash", arguments: { command } }]);
+      return r?.content.map((c) => (c.type === "text" ? c.text : "")).join("");
     },
   };
 }

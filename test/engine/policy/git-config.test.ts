@@ -8,43 +8,15 @@
  * safe.directory (as in issue13.test.ts).
  */
 import { execFileSync } from "node:child_process";
-import { appendFile, chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { appendFile, chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Command } from "commander";
-import { afterEach, beforeEach, expect, it, vi } from "vitest";
-import { registerExec } from "../../../src/cli/commands/exec.js";
-import { ALLOW_ALL_NOTICE } from "../../helpers/cli-policy.js";
+import { afterEach, beforeEach, it } from "vitest";
 import { describeEngine } from "../../helpers/engine.js";
+import { expectRefusalPrevents, policyExec, shippedPolicyPath } from "../../helpers/policy-exec.js";
 
-/** Runs `warden exec <argv>` in-process; its exit status and stderr. */
-async function wardenExec(argv: string[]): Promise<{ stderr: string; exitCode: number }> {
-  const program = new Command("warden").exitOverride();
-  registerExec(program);
-  const err: string[] = [];
-  const outSpy = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
-  const errSpy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
-    err.push(String(chunk));
-    return true;
-  });
-  process.exitCode = undefined;
-  try {
-    await program.parseAsync(["exec", ...argv, "--tenant", "test-gitcfg"], { from: "user" });
-    return { stderr: err.join(""), exitCode: Number(process.exitCode ?? 0) };
-  } finally {
-    outSpy.mockRestore();
-    errSpy.mockRestore();
-    process.exitCode = undefined;
-  }
-}
-
-const ci = new URL("../../../policies/ci.yaml", import.meta.url).pathname;
+const ci = shippedPolicyPath("ci");
 const FSMONITOR = '"touch /workspace/pwned; false"';
-const exists = (path: string) =>
-  readFile(path).then(
-    () => true,
-    () => false,
-  );
 const git = (dir: string, ...args: string[]) =>
   execFileSync("git", ["-C", dir, "-c", "user.name=t", "-c", "user.email=t@t", ...args], {
     encoding: "utf8",
@@ -63,17 +35,7 @@ describeEngine("attack-37 F1: an allowed git status runs no core.fsmonitor the c
     await rm(ws, { recursive: true, force: true });
   });
 
-  const run = (policy: string | null, command: string) =>
-    wardenExec([
-      "--policy",
-      policy ?? "allow-all",
-      "bash",
-      JSON.stringify({ command }),
-      "-w",
-      ws,
-      "-m",
-      "rw",
-    ]);
+  const run = policyExec({ workspace: () => ws, mode: "rw", tenant: "test-gitcfg" });
 
   /** A nested repository `sub` whose own config sets core.fsmonitor. */
   const nestedRepo = async () => {
@@ -133,11 +95,6 @@ describeEngine("attack-37 F1: an allowed git status runs no core.fsmonitor the c
     await plant();
     execFileSync("chown", ["-R", "1000:1000", ws]);
     await chmod(ws, 0o777);
-    const refused = await run(ci, command);
-    expect(refused.exitCode).toBe(1);
-    expect(refused.stderr).toContain(why);
-    expect(await exists(join(ws, "pwned"))).toBe(false);
-    expect((await run(null, command)).stderr).toBe(ALLOW_ALL_NOTICE);
-    expect(await exists(join(ws, "pwned"))).toBe(true);
+    await expectRefusalPrevents(run, { policy: ci, command, reason: why, effect: join(ws, "pwned") });
   });
 });

@@ -10,39 +10,11 @@ import { execFileSync } from "node:child_process";
 import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Command } from "commander";
-import { afterAll, beforeAll, expect, it, vi } from "vitest";
-import { registerExec } from "../../../src/cli/commands/exec.js";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeEngine } from "../../helpers/engine.js";
+import { expectRefusedWithoutSecret, policyExec, shippedPolicyPath } from "../../helpers/policy-exec.js";
 
 const SECRET = "API_TOKEN=s3cr3t-37";
-
-/** Runs `warden exec <argv>` in-process; its exit status, stdout and stderr. */
-async function wardenExec(argv: string[]): Promise<{ stdout: string; stderr: string; exitCode: number }> {
-  const program = new Command("warden").exitOverride();
-  registerExec(program);
-  const out: string[] = [];
-  const err: string[] = [];
-  const outSpy = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
-    out.push(String(chunk));
-    return true;
-  });
-  const errSpy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
-    err.push(String(chunk));
-    return true;
-  });
-  process.exitCode = undefined;
-  try {
-    await program.parseAsync(["exec", ...argv, "--tenant", "test-gitobjects"], { from: "user" });
-    return { stdout: out.join(""), stderr: err.join(""), exitCode: Number(process.exitCode ?? 0) };
-  } finally {
-    outSpy.mockRestore();
-    errSpy.mockRestore();
-    process.exitCode = undefined;
-  }
-}
-
-const shipped = (name: string) => new URL(`../../../policies/${name}.yaml`, import.meta.url).pathname;
 
 describeEngine("issue 37 item 3: committed secrets through git's object names, live", () => {
   let ws: string;
@@ -69,34 +41,20 @@ describeEngine("issue 37 item 3: committed secrets through git's object names, l
     await rm(ws, { recursive: true, force: true });
   });
 
-  const run = (policy: string | null, command: string) =>
-    wardenExec([
-      "--policy",
-      policy ?? "allow-all",
-      "bash",
-      JSON.stringify({ command }),
-      "-w",
-      ws,
-      "-m",
-      "rw",
-    ]);
+  const run = policyExec({ workspace: () => ws, mode: "rw", tenant: "test-gitobjects" });
 
   it("git show HEAD^{tree}:.env, :0:.env and a blob id print the secret with no policy, and are refused under ci", async () => {
     for (const command of ["git show HEAD^{tree}:.env", "git show :0:.env", `git show ${blob}`]) {
       const ran = await run(null, command);
       expect(ran.stdout).toContain(SECRET);
-      const refused = await run(shipped("ci"), command);
-      expect(refused.exitCode).toBe(1);
-      expect(refused.stderr).toContain("Tool call refused");
-      expect(refused.stdout).not.toContain(SECRET);
-      expect(refused.stderr).not.toContain(SECRET);
+      expectRefusedWithoutSecret(await run(shippedPolicyPath("ci"), command), SECRET);
     }
   });
 
   it("the blob id's refusal names the object; git show HEAD:src/a.ts still runs under ci", async () => {
-    const refused = await run(shipped("ci"), `git show ${blob}`);
+    const refused = await run(shippedPolicyPath("ci"), `git show ${blob}`);
     expect(refused.stderr).toContain(`git object ${blob} is not tied to a path`);
-    const allowed = await run(shipped("ci"), "git show HEAD:src/a.ts");
+    const allowed = await run(shippedPolicyPath("ci"), "git show HEAD:src/a.ts");
     expect(allowed.exitCode).toBe(0);
     expect(allowed.stdout).toContain("export const a = 1;");
   });

@@ -4,42 +4,18 @@
  * the policy must stop (so the refusal is what kept the workspace intact).
  */
 import { execFileSync } from "node:child_process";
-import { chmod, chown, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Command } from "commander";
-import { afterEach, beforeEach, expect, it, vi } from "vitest";
-import { registerExec } from "../../../src/cli/commands/exec.js";
+import { afterEach, beforeEach, expect, it } from "vitest";
 import { ALLOW_ALL_NOTICE } from "../../helpers/cli-policy.js";
 import { describeEngine } from "../../helpers/engine.js";
-
-/** Runs `warden exec <argv>` in-process; its exit status and stderr. */
-async function wardenExec(argv: string[]): Promise<{ stderr: string; exitCode: number }> {
-  const program = new Command("warden").exitOverride();
-  registerExec(program);
-  const err: string[] = [];
-  const outSpy = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
-  const errSpy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
-    err.push(String(chunk));
-    return true;
-  });
-  process.exitCode = undefined;
-  try {
-    await program.parseAsync(["exec", ...argv, "--tenant", "test-policy13"], { from: "user" });
-    return { stderr: err.join(""), exitCode: Number(process.exitCode ?? 0) };
-  } finally {
-    outSpy.mockRestore();
-    errSpy.mockRestore();
-    process.exitCode = undefined;
-  }
-}
-
-const shipped = (name: string) => new URL(`../../../policies/${name}.yaml`, import.meta.url).pathname;
-const exists = (path: string) =>
-  readFile(path).then(
-    () => true,
-    () => false,
-  );
+import {
+  expectRefusalPrevents,
+  hostFileExists,
+  policyExec,
+  shippedPolicyPath,
+} from "../../helpers/policy-exec.js";
 
 describeEngine("issue 13: bypass classes refused live under the shipped policies", () => {
   let ws: string;
@@ -54,40 +30,29 @@ describeEngine("issue 13: bypass classes refused live under the shipped policies
     await rm(ws, { recursive: true, force: true });
   });
 
-  /** Under `policy`, or with no policy at all (`--policy allow-all`) when null (the control: what the command does). */
-  const run = (policy: string | null, command: string) =>
-    wardenExec([
-      "--policy",
-      policy ?? "allow-all",
-      "bash",
-      JSON.stringify({ command }),
-      "-w",
-      ws,
-      "-m",
-      "rw",
-    ]);
+  const run = policyExec({ workspace: () => ws, mode: "rw", tenant: "test-policy13" });
 
   it("nested command substitution: echo `echo \\`rm -rf src\\`` is denied by deny-rm under default; src intact", async () => {
     const command = "echo `echo \\`rm -rf src\\``";
-    const refused = await run(shipped("default"), command);
+    const refused = await run(shippedPolicyPath("default"), command);
     expect(refused.exitCode).toBe(1);
     expect(refused.stderr).toContain("bash part 'rm -rf src' is denied by rule 'deny-rm'");
-    expect(await exists(join(ws, "src", "a.ts"))).toBe(true);
+    expect(await hostFileExists(join(ws, "src", "a.ts"))).toBe(true);
     const ran = await run(null, command);
     expect(ran.stderr).toBe(ALLOW_ALL_NOTICE);
-    expect(await exists(join(ws, "src", "a.ts"))).toBe(false);
+    expect(await hostFileExists(join(ws, "src", "a.ts"))).toBe(false);
   });
 
   it.each([
     ["arithmetic on a variable", "x='a[$(touch pwned)]'; echo $((x))"],
     ["env --s abbreviation", "env --s='touch pwned'"],
   ])("%s: %s is refused under readonly and creates nothing", async (_class, command) => {
-    const refused = await run(shipped("readonly"), command);
-    expect(refused.exitCode).toBe(1);
-    expect(refused.stderr).toContain("Tool call refused");
-    expect(await exists(join(ws, "pwned"))).toBe(false);
-    expect((await run(null, command)).stderr).toBe(ALLOW_ALL_NOTICE);
-    expect(await exists(join(ws, "pwned"))).toBe(true);
+    await expectRefusalPrevents(run, {
+      policy: shippedPolicyPath("readonly"),
+      command,
+      reason: "Tool call refused",
+      effect: join(ws, "pwned"),
+    });
   });
 
   it.each([
@@ -98,12 +63,12 @@ describeEngine("issue 13: bypass classes refused live under the shipped policies
     "%s: %s, under a policy that allows awk and python3 by name, is refused and creates nothing",
     async (_class, command) => {
       const policy = new URL("../../fixtures/bypass-corpus-model-policy.yaml", import.meta.url).pathname;
-      const refused = await run(policy, command);
-      expect(refused.exitCode).toBe(1);
-      expect(refused.stderr).toContain("this form runs other programs; no allow rule accepts that effect");
-      expect(await exists(join(ws, "pwned"))).toBe(false);
-      expect((await run(null, command)).stderr).toBe(ALLOW_ALL_NOTICE);
-      expect(await exists(join(ws, "pwned"))).toBe(true);
+      await expectRefusalPrevents(run, {
+        policy,
+        command,
+        reason: "this form runs other programs; no allow rule accepts that effect",
+        effect: join(ws, "pwned"),
+      });
     },
   );
 
@@ -111,14 +76,14 @@ describeEngine("issue 13: bypass classes refused live under the shipped policies
     execFileSync("git", ["init", "-q", ws]);
     execFileSync("git", ["-C", ws, "config", "core.fsmonitor", "touch /workspace/pwned; false"]);
     execFileSync("chown", ["-R", "1000:1000", ws]);
-    const refused = await run(shipped("readonly"), "git status");
+    const refused = await run(shippedPolicyPath("readonly"), "git status");
     expect(refused.exitCode).toBe(1);
     expect(refused.stderr).toContain(
       '(core.fsmonitor = "touch /workspace/pwned; false" in /workspace/.git/config)',
     );
-    expect(await exists(join(ws, "pwned"))).toBe(false);
+    expect(await hostFileExists(join(ws, "pwned"))).toBe(false);
     await run(null, "git status");
-    expect(await exists(join(ws, "pwned"))).toBe(true);
+    expect(await hostFileExists(join(ws, "pwned"))).toBe(true);
     await chown(ws, 0, 0);
   });
 });

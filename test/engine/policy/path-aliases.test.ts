@@ -10,40 +10,12 @@ import { execFileSync } from "node:child_process";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Command } from "commander";
-import { afterAll, beforeAll, expect, it, vi } from "vitest";
-import { registerExec } from "../../../src/cli/commands/exec.js";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeEngine } from "../../helpers/engine.js";
+import { expectRefusedWithoutSecret, policyExec, shippedPolicyPath } from "../../helpers/policy-exec.js";
 
 const TOKEN = "ghp_SECRETTOKEN37";
 const SECRET = "API_KEY=sk-live-SECRET37";
-
-/** Runs `warden exec <argv>` in-process; its exit status, stdout and stderr. */
-async function wardenExec(argv: string[]): Promise<{ stdout: string; stderr: string; exitCode: number }> {
-  const program = new Command("warden").exitOverride();
-  registerExec(program);
-  const out: string[] = [];
-  const err: string[] = [];
-  const outSpy = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => {
-    out.push(String(chunk));
-    return true;
-  });
-  const errSpy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
-    err.push(String(chunk));
-    return true;
-  });
-  process.exitCode = undefined;
-  try {
-    await program.parseAsync(["exec", ...argv, "--tenant", "test-pathaliases"], { from: "user" });
-    return { stdout: out.join(""), stderr: err.join(""), exitCode: Number(process.exitCode ?? 0) };
-  } finally {
-    outSpy.mockRestore();
-    errSpy.mockRestore();
-    process.exitCode = undefined;
-  }
-}
-
-const shipped = (name: string) => new URL(`../../../policies/${name}.yaml`, import.meta.url).pathname;
 
 describeEngine(
   "attack-37: paths named from another directory, in data, or through a descriptor, live",
@@ -69,17 +41,7 @@ describeEngine(
       await rm(ws, { recursive: true, force: true });
     });
 
-    const run = (policy: string | null, command: string) =>
-      wardenExec([
-        "--policy",
-        policy ?? "allow-all",
-        "bash",
-        JSON.stringify({ command }),
-        "-w",
-        ws,
-        "-m",
-        "ro",
-      ]);
+    const run = policyExec({ workspace: () => ws, mode: "ro", tenant: "test-pathaliases" });
 
     it.each([
       ["F5", "env -C .git cat config", TOKEN],
@@ -95,17 +57,13 @@ describeEngine(
         const ran = await run(null, command);
         expect(ran.stdout).toContain(secret);
         for (const policy of ["default", "readonly"]) {
-          const refused = await run(shipped(policy), command);
-          expect([policy, refused.exitCode]).toEqual([policy, 1]);
-          expect(refused.stderr).toContain("Tool call refused");
-          expect(refused.stdout).not.toContain(secret);
-          expect(refused.stderr).not.toContain(secret);
+          expectRefusedWithoutSecret(await run(shippedPolicyPath(policy), command), secret, policy);
         }
       },
     );
 
     it("the ordinary form still runs under readonly: env -C .git cat HEAD", async () => {
-      const ran = await run(shipped("readonly"), "env -C .git cat HEAD");
+      const ran = await run(shippedPolicyPath("readonly"), "env -C .git cat HEAD");
       expect(ran.exitCode).toBe(0);
       expect(ran.stdout).toContain("ref: refs/heads/");
     });

@@ -5,36 +5,13 @@
  * symlink loops, a file where a parent directory should be, NUL bytes, the workspace directory
  * itself and FIFOs. Against a real `warden serve`, on both backends (test/helpers/backend.ts).
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { WardenClient } from "../../../src/client/index.js";
+import { expect, it } from "vitest";
 import { describeBackend } from "../../helpers/backend.js";
-import { type ServedTenants, serveTenants } from "../../helpers/serve-tenants.js";
+import { servedSession } from "../../helpers/serve-tenants.js";
 
 describeBackend("files routes: client faults are 4xx", () => {
-  let served: ServedTenants;
-  let client: WardenClient;
-  let id: string;
-  const files = (path: string, init: RequestInit = {}) =>
-    fetch(`${served.url}/v1/sessions/${id}/files?path=${encodeURIComponent(path)}`, {
-      ...init,
-      headers: { authorization: `Bearer ${served.keys.main}`, ...init.headers },
-    });
-  const put = (path: string, body = "x") =>
-    files(path, { method: "PUT", body, headers: { "content-type": "application/octet-stream" } });
+  const { files, put, bash } = servedSession(`test-filesfault-${process.pid}`);
   const answer = async (r: Response) => ({ status: r.status, ...((await r.json()) as object) });
-  const bash = async (command: string) => {
-    const [r] = await client.runToolCalls(id, [{ id: "b", name: "bash", arguments: { command } }]);
-    return r?.content.map((c) => (c.type === "text" ? c.text : "")).join("");
-  };
-
-  beforeAll(async () => {
-    served = await serveTenants(`test-filesfault-${process.pid}`);
-    client = new WardenClient({ baseUrl: served.url, apiKey: served.keys.main });
-    id = (await client.createSession()).id;
-  });
-  afterAll(async () => {
-    await served?.stop();
-  });
 
   it("a 300-byte file name is 400 naming NAME_MAX, both ways", async () => {
     const expected = {

@@ -2,35 +2,12 @@
  * PUT/GET /v1/sessions/:id/files against a real `warden serve`: confinement, symlinks, size limit.
  * On both backends (test/helpers/backend.ts).
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { WardenClient } from "../../../src/client/index.js";
+import { expect, it } from "vitest";
 import { describeBackend } from "../../helpers/backend.js";
-import { type ServedTenants, serveTenants } from "../../helpers/serve-tenants.js";
+import { servedSession } from "../../helpers/serve-tenants.js";
 
 describeBackend("files routes", () => {
-  let served: ServedTenants;
-  let client: WardenClient;
-  let id: string;
-  const files = (path: string, init: RequestInit = {}) =>
-    fetch(`${served.url}/v1/sessions/${id}/files?path=${encodeURIComponent(path)}`, {
-      ...init,
-      headers: { authorization: `Bearer ${served.keys.main}`, ...init.headers },
-    });
-  const put = (path: string, body: string) =>
-    files(path, { method: "PUT", body, headers: { "content-type": "application/octet-stream" } });
-  const bash = async (command: string) => {
-    const [r] = await client.runToolCalls(id, [{ id: "b", name: "bash", arguments: { command } }]);
-    return r?.content.map((c) => (c.type === "text" ? c.text : "")).join("");
-  };
-
-  beforeAll(async () => {
-    served = await serveTenants(`test-files-${process.pid}`, { filesMaxBytes: 1024 });
-    client = new WardenClient({ baseUrl: served.url, apiKey: served.keys.main });
-    id = (await client.createSession()).id;
-  });
-  afterAll(async () => {
-    await served?.stop();
-  });
+  const { files, put, bash } = servedSession(`test-files-${process.pid}`, { filesMaxBytes: 1024 });
 
   it("writes a file (parents created) and reads its bytes back; the tools see it", async () => {
     const written = await put("dir/a.txt", "hello files\n");

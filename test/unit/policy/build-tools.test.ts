@@ -5,34 +5,15 @@
  * variables, and files written outside the workspace are effects or written paths, each with the
  * exact decision under default, ci and readonly.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { judgeForm } from "../../../src/policy/command-model.js";
 import { makeAssignments } from "../../../src/policy/command-model-build.js";
-import {
-  type ArgWord,
-  DANGEROUS_VARIABLES,
-  evaluate,
-  lexicalContext,
-  loadPolicy,
-  type Policy,
-} from "../../../src/policy/index.js";
+import { type ArgWord, DANGEROUS_VARIABLES } from "../../../src/policy/index.js";
+import { shippedPolicies } from "../../helpers/policy.js";
 
-const NAMES = ["default", "ci", "readonly"] as const;
-const LETTER = { allow: "A", ask: "?", deny: "d" } as const;
-const policies = {} as Record<(typeof NAMES)[number], Policy>;
-beforeAll(async () => {
-  for (const name of NAMES)
-    policies[name] = await loadPolicy([new URL(`../../../policies/${name}.yaml`, import.meta.url).pathname]);
-});
-
-async function decisions(command: string): Promise<string> {
-  let got = "";
-  for (const name of NAMES) {
-    const d = await evaluate(policies[name], { tool: "bash", args: { command } }, lexicalContext);
-    got += LETTER[d.decision];
-  }
-  return got;
-}
+/** The decisions under default, ci and readonly, one letter each (A allow, ? ask, d deny). */
+const shipped = shippedPolicies("default", "ci", "readonly");
+const decisions = shipped.letters;
 
 const literal = (...words: string[]): ArgWord[] => words.map((value) => ({ value, expands: false }));
 
@@ -160,11 +141,7 @@ describe("make takes every environment variable as a make variable", () => {
   });
 
   it("the reason names the variable", async () => {
-    const d = await evaluate(
-      policies.default,
-      { tool: "bash", args: { command: "RM=./evil make clean" } },
-      lexicalContext,
-    );
+    const d = await shipped.decide("default", "RM=./evil make clean");
     expect(d.reason).toBe(
       "make takes RM from the environment as one of its own variables, which may change what it runs",
     );

@@ -12,18 +12,10 @@ import {
   TOOL_STREAMS,
   unknownFds,
 } from "../../../src/policy/bash-fds.js";
-import {
-  analyzeBash,
-  type EvaluateContext,
-  evaluate,
-  lexicalContext,
-  loadBashParser,
-  loadPolicy,
-  type Policy,
-} from "../../../src/policy/index.js";
+import { analyzeBash, type EvaluateContext, loadBashParser } from "../../../src/policy/index.js";
 import { DEV_FD_CORPUS } from "../../fixtures/devfd-corpus.js";
+import { shippedPolicies } from "../../helpers/policy.js";
 
-const shipped = (name: string) => new URL(`../../../policies/${name}.yaml`, import.meta.url).pathname;
 const entries = (d: { trail: { kind: string; part: string }[] }) => d.trail.map((t) => `${t.kind} ${t.part}`);
 
 /** `table` after the redirections, in order. */
@@ -104,12 +96,8 @@ describe("the descriptor table (bash-fds.ts)", () => {
 });
 
 describe("analyzeBash and evaluate on descriptor names", () => {
-  const policies: Record<"default" | "readonly", Policy> = {} as never;
-  beforeAll(async () => {
-    await loadBashParser();
-    policies.default = await loadPolicy([shipped("default")]);
-    policies.readonly = await loadPolicy([shipped("readonly")]);
-  });
+  const shipped = shippedPolicies("default", "readonly");
+  beforeAll(loadBashParser);
 
   it("`echo hi 1<notes.txt >/dev/stdout`: a write of notes.txt (Linux reopens it for writing)", () => {
     expect(analyzeBash("echo hi 1<notes.txt >/dev/stdout").filter((p) => p.kind !== "command")).toEqual([
@@ -131,11 +119,7 @@ describe("analyzeBash and evaluate on descriptor names", () => {
 
   it.each(DEV_FD_CORPUS)("$command: default $default, readonly $readonly, judged as $judged", async (c) => {
     for (const name of ["default", "readonly"] as const) {
-      const d = await evaluate(
-        policies[name],
-        { tool: "bash", args: { command: c.command } },
-        lexicalContext,
-      );
+      const d = await shipped.decide(name, c.command);
       expect([name, d.decision]).toEqual([name, c[name]]);
       expect(entries(d)).toContain(c.judged);
     }
@@ -149,8 +133,7 @@ describe("analyzeBash and evaluate on descriptor names", () => {
         return path;
       },
     };
-    for (const c of DEV_FD_CORPUS)
-      await evaluate(policies.default, { tool: "bash", args: { command: c.command } }, helper);
+    for (const c of DEV_FD_CORPUS) await shipped.decide("default", c.command, helper);
     expect(asked.filter((p) => /^\/(dev\/(fd|std)|proc\/)/.test(p))).toEqual([]);
   });
 
@@ -158,7 +141,7 @@ describe("analyzeBash and evaluate on descriptor names", () => {
     const helper: EvaluateContext = {
       resolvePath: async (path) => (path === "/workspace/out" ? "/proc/14/fd/pipe:[1498391]" : path),
     };
-    const d = await evaluate(policies.default, { tool: "bash", args: { command: "echo hi >out" } }, helper);
+    const d = await shipped.decide("default", "echo hi >out", helper);
     expect(d.decision).toBe("ask");
     expect(d.part).toBe(">out");
     expect(d.reason).toBe(
@@ -168,11 +151,7 @@ describe("analyzeBash and evaluate on descriptor names", () => {
   });
 
   it("words after a redirection's target are the command's arguments (tree-sitter-bash reads them as targets)", async () => {
-    const d = await evaluate(
-      policies.readonly,
-      { tool: "bash", args: { command: "cat </dev/null .env" } },
-      lexicalContext,
-    );
+    const d = await shipped.decide("readonly", "cat </dev/null .env");
     expect([d.decision, d.ruleId, d.part]).toEqual(["deny", "deny-secrets", "/workspace/.env"]);
     expect(analyzeBash("cat <x a >y b")[0]).toMatchObject({ kind: "command", text: "cat a b" });
   });

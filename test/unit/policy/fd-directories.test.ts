@@ -4,29 +4,13 @@
  * earlier redirection opened, so each form the report gives meets the `.git/config` rule; a
  * descriptor an `exec` may have set is opaque. Exact decisions under default, readonly and ci.
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import {
-  evaluate,
-  lexicalContext,
-  loadBashParser,
-  loadPolicy,
-  type Policy,
-} from "../../../src/policy/index.js";
+import { describe, expect, it } from "vitest";
+import { decisionRulePart, shippedPolicies } from "../../helpers/policy.js";
 
-const shipped = (name: string) => new URL(`../../../policies/${name}.yaml`, import.meta.url).pathname;
 const NAMES = ["default", "readonly", "ci"] as const;
-let policies: Record<(typeof NAMES)[number], Policy>;
-
-beforeAll(async () => {
-  await loadBashParser();
-  const entries = await Promise.all(NAMES.map(async (n) => [n, await loadPolicy([shipped(n)])] as const));
-  policies = Object.fromEntries(entries) as typeof policies;
-});
-
-const decide = async (name: (typeof NAMES)[number], command: string) => {
-  const d = await evaluate(policies[name], { tool: "bash", args: { command } }, lexicalContext);
-  return [d.decision, d.ruleId ?? null, d.part ?? null];
-};
+const shipped = shippedPolicies(...NAMES);
+const decide = async (name: (typeof NAMES)[number], command: string) =>
+  decisionRulePart(await shipped.decide(name, command));
 
 describe("a directory descriptor walked through its name (F8)", () => {
   it.each([

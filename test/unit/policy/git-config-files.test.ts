@@ -3,9 +3,10 @@
  * config.worktree, the common dir's config, submodules' repositories, bare repositories, whole
  * configs only, and the directory git runs in (git -C, env -C, --git-dir).
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { gitConfigHazard, MAX_GIT_FILE_BYTES, scriptGitHazard } from "../../../src/policy/git-config.js";
-import { evaluate, lexicalContext, loadPolicy, type Policy } from "../../../src/policy/index.js";
+import { lexicalContext } from "../../../src/policy/index.js";
+import { shippedPolicies } from "../../helpers/policy.js";
 
 function files(map: Record<string, string>) {
   return async (path: string) => map[path] ?? null;
@@ -112,12 +113,9 @@ describe("scriptGitHazard checks the directory git runs in", () => {
 });
 
 describe("evaluate under the default policy (attack-37 F1 repros)", () => {
-  let policy: Policy;
-  beforeAll(async () => {
-    policy = await loadPolicy([new URL("../../../policies/default.yaml", import.meta.url).pathname]);
-  });
+  const shipped = shippedPolicies("default");
   const decide = (command: string, map: Record<string, string>) =>
-    evaluate(policy, { tool: "bash", args: { command } }, { ...lexicalContext, readText: files(map) });
+    shipped.decide("default", command, { ...lexicalContext, readText: files(map) });
 
   it("repro A: .git/commondir → g whose config has fsmonitor on the header line: git status asks", async () => {
     const d = await decide("git status --short", {

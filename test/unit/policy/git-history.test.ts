@@ -6,33 +6,11 @@
  * (`git grep PATTERN REV`) read any path (git-revisions.ts). policies/strict.yaml asks for the
  * history-printing forms with a reason that says so (rule ask-git-history).
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import {
-  evaluate,
-  lexicalContext,
-  loadBashParser,
-  loadPolicy,
-  type Policy,
-} from "../../../src/policy/index.js";
+import { describe, expect, it } from "vitest";
+import { shippedPolicies } from "../../helpers/policy.js";
 
-const shipped = (name: string) => new URL(`../../../policies/${name}.yaml`, import.meta.url).pathname;
-const NAMES = ["default", "readonly", "ci", "strict"] as const;
-let policies: Record<(typeof NAMES)[number], Policy>;
-
-beforeAll(async () => {
-  await loadBashParser();
-  const entries = await Promise.all(NAMES.map(async (n) => [n, await loadPolicy([shipped(n)])] as const));
-  policies = Object.fromEntries(entries) as typeof policies;
-});
-
-const decisions = async (command: string) => {
-  const out: Record<string, string> = {};
-  for (const name of NAMES) {
-    const d = await evaluate(policies[name], { tool: "bash", args: { command } }, lexicalContext);
-    out[name] = `${d.decision} ${d.ruleId ?? "-"}`;
-  }
-  return out;
-};
+const shipped = shippedPolicies("default", "readonly", "ci", "strict");
+const decisions = (command: string) => shipped.each(command, (d) => `${d.decision} ${d.ruleId ?? "-"}`);
 
 describe("committed secrets through git history (F4): the known limit, exactly", () => {
   it.each(["git log -p", "git show", "git show HEAD", "git diff HEAD~1 HEAD", "git log -p --stdin"])(
@@ -57,11 +35,7 @@ describe("committed secrets through git history (F4): the known limit, exactly",
   });
 
   it("strict's reason says what the approver cannot see", async () => {
-    const d = await evaluate(
-      policies.strict,
-      { tool: "bash", args: { command: "git log -p" } },
-      lexicalContext,
-    );
+    const d = await shipped.decide("strict", "git log -p");
     expect(d.reason).toBe(
       "git may print the content of committed files (log -p, show, diff REV), a committed secret too; path rules do not see them",
     );

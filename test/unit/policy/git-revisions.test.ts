@@ -4,29 +4,15 @@
  * `:0:.env`, `HEAD@{1}:.env` and a blob id read it as surely as `cat .env`; each gets the exact
  * decision under default, ci and readonly, and ordinary git use stays allowed.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ANY_TEXT } from "../../../src/policy/command-pattern.js";
 import { gitObjectReads, parseObjectName } from "../../../src/policy/git-revisions.js";
 import type { ArgWord } from "../../../src/policy/index.js";
-import { evaluate, lexicalContext, loadPolicy, type Policy } from "../../../src/policy/index.js";
-
-const NAMES = ["default", "ci", "readonly"] as const;
-const LETTER = { allow: "A", ask: "?", deny: "d" } as const;
-const policies = {} as Record<(typeof NAMES)[number], Policy>;
-beforeAll(async () => {
-  for (const name of NAMES)
-    policies[name] = await loadPolicy([new URL(`../../../policies/${name}.yaml`, import.meta.url).pathname]);
-});
+import { shippedPolicies } from "../../helpers/policy.js";
 
 /** The decisions under default, ci and readonly, one letter each (A allow, ? ask, d deny). */
-async function decisions(command: string): Promise<string> {
-  let got = "";
-  for (const name of NAMES) {
-    const d = await evaluate(policies[name], { tool: "bash", args: { command } }, lexicalContext);
-    got += LETTER[d.decision];
-  }
-  return got;
-}
+const shipped = shippedPolicies("default", "ci", "readonly");
+const decisions = shipped.letters;
 
 const literal = (...words: string[]): ArgWord[] => words.map((value) => ({ value, expands: false }));
 
@@ -171,11 +157,7 @@ describe("issue 37 item 3: committed secrets through git's object syntax (defaul
   });
 
   it("the reason names the object and how to name a commit or a file instead", async () => {
-    const d = await evaluate(
-      policies.default,
-      { tool: "bash", args: { command: "git show 3b18e51" } },
-      lexicalContext,
-    );
+    const d = await shipped.decide("default", "git show 3b18e51");
     expect(d.reason).toBe(
       "git object 3b18e51 is not tied to a path: it may be any file's content (name a commit as 3b18e51^{commit}, a file as REV:PATH); it may expand to a path that rule 'deny-secrets' denies (secrets (.env, *.pem, *.key, ssh keys id_rsa etc., .git/config and its submodule / worktree / lock variants, .ssh, .netrc, .npmrc) are never read or written)",
     );

@@ -6,35 +6,13 @@
  * tar -T / --files-from and tar -C); the form then reads any path, so a deny path rule makes it ask
  * (default, readonly) or refuses it (ci), with the option named in the reason.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { judgeForm } from "../../../src/policy/command-model.js";
-import {
-  evaluate,
-  lexicalContext,
-  loadBashParser,
-  loadPolicy,
-  type Policy,
-} from "../../../src/policy/index.js";
+import { shippedPolicies } from "../../helpers/policy.js";
 
-const shipped = (name: string) => new URL(`../../../policies/${name}.yaml`, import.meta.url).pathname;
-const NAMES = ["default", "readonly", "ci"] as const;
-let policies: Record<(typeof NAMES)[number], Policy>;
+const shipped = shippedPolicies("default", "readonly", "ci");
 const words = (command: string) => command.split(" ").map((value) => ({ value, expands: false, raw: value }));
-
-beforeAll(async () => {
-  await loadBashParser();
-  const entries = await Promise.all(NAMES.map(async (n) => [n, await loadPolicy([shipped(n)])] as const));
-  policies = Object.fromEntries(entries) as typeof policies;
-});
-
-const decisions = async (command: string) => {
-  const out: Record<string, string> = {};
-  for (const name of NAMES) {
-    const d = await evaluate(policies[name], { tool: "bash", args: { command } }, lexicalContext);
-    out[name] = d.decision;
-  }
-  return out;
-};
+const decisions = (command: string) => shipped.each(command, (d) => d.decision);
 
 describe("forms that read the files a list names read any path (F6)", () => {
   const REFUSED = { default: "ask", readonly: "ask", ci: "deny" };
@@ -56,11 +34,7 @@ describe("forms that read the files a list names read any path (F6)", () => {
   });
 
   it("the reason names the option", async () => {
-    const d = await evaluate(
-      policies.default,
-      { tool: "bash", args: { command: "printf '.env\\0' | sort --files0-from=-" } },
-      lexicalContext,
-    );
+    const d = await shipped.decide("default", "printf '.env\\0' | sort --files0-from=-");
     expect(d.reason).toBe(
       "sort: it reads the files a list names (--files0-from); it may expand to a path that rule 'deny-secrets' denies (secrets (.env, *.pem, *.key, ssh keys id_rsa etc., .git/config and its submodule / worktree / lock variants, .ssh, .netrc, .npmrc) are never read or written)",
     );

@@ -7,36 +7,22 @@
  * `cd` to an unknown directory does. Before, every one of these was judged against /workspace:
  * `env -C .git cat config` was allowed under default, readonly and ci and printed .git/config.
  */
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   analyzeBash,
   type EvaluateContext,
   evaluate,
   lexicalContext,
-  loadBashParser,
-  loadPolicy,
   type Policy,
   parsePolicyText,
 } from "../../../src/policy/index.js";
+import { decisionRulePart, shippedPolicies } from "../../helpers/policy.js";
 
-const shipped = (name: string) => new URL(`../../../policies/${name}.yaml`, import.meta.url).pathname;
 const NAMES = ["default", "readonly", "ci"] as const;
-let policies: Record<(typeof NAMES)[number], Policy>;
+const shipped = shippedPolicies(...NAMES);
 
-beforeAll(async () => {
-  await loadBashParser();
-  const entries = await Promise.all(NAMES.map(async (n) => [n, await loadPolicy([shipped(n)])] as const));
-  policies = Object.fromEntries(entries) as typeof policies;
-});
-
-const decide = async (
-  name: (typeof NAMES)[number],
-  command: string,
-  ctx: EvaluateContext = lexicalContext,
-) => {
-  const d = await evaluate(policies[name], { tool: "bash", args: { command } }, ctx);
-  return [d.decision, d.ruleId ?? null, d.part ?? null];
-};
+const decide = async (name: (typeof NAMES)[number], command: string, ctx?: EvaluateContext) =>
+  decisionRulePart(await shipped.decide(name, command, ctx));
 
 describe("a wrapper's payload is judged in the directory the wrapper runs it in (F5)", () => {
   const SECRET = ["deny", "deny-secrets", "/workspace/.git/config"];
@@ -144,20 +130,12 @@ describe("a wrapper's payload is judged in the directory the wrapper runs it in 
       "allow-read-only-commands",
       "git status",
     ]);
-    const d = await evaluate(
-      policies.default,
-      { tool: "bash", args: { command: "env -C sub git status" } },
-      ctx,
-    );
+    const d = await shipped.decide("default", "env -C sub git status", ctx);
     expect([d.decision, d.part]).toEqual(["ask", "git -C sub status"]);
     expect(d.reason).toBe(
       "git would run a program its configuration names (core.fsmonitor = touch /workspace/pwned in /workspace/sub/.git/config)",
     );
-    const unknown = await evaluate(
-      policies.default,
-      { tool: "bash", args: { command: 'env -C "$D" git status' } },
-      ctx,
-    );
+    const unknown = await shipped.decide("default", 'env -C "$D" git status', ctx);
     expect(unknown.decision).toBe("ask");
   });
 
