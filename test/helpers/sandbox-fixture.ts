@@ -44,11 +44,15 @@ export function run(
   return collectExec((cmd, opts) => sandbox.exec(cmd, opts), command, options);
 }
 
-/** Containers and volumes still carrying `tenant`'s label. */
+/** Containers and volumes still carrying `tenant`'s label (`container ID` / `volume NAME`, sorted). */
 export async function leftovers(tenant: string): Promise<string[]> {
   const docker = getDocker();
   const filter = { label: [`${LABEL.tenant}=${tenant}`] };
   const containers = await docker.listContainers({ all: true, filters: filter });
   const { Volumes } = await docker.listVolumes({ filters: filter });
-  return [...containers.map((c) => `container ${c.Id}`), ...(Volumes ?? []).map((v) => `volume ${v.Name}`)];
+  // Sorted: the engine lists in no fixed order, and tests compare two listings.
+  return [
+    ...containers.map((c) => `container ${c.Id}`),
+    ...(Volumes ?? []).map((v) => `volume ${v.Name}`),
+  ].sort();
 }
