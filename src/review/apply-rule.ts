@@ -29,15 +29,22 @@ export function applyRefusal(change: Pick<FileChange, "path" | "special" | "over
   return undefined;
 }
 
-/** `changes` split by applyRefusal: those applied, and the refused ones with their reason (same order). */
-export function splitApplicable(changes: FileChange[]): {
+/**
+ * `changes` split by applyRefusal: those applied, and the refused ones with their reason (same
+ * order). `keepOversize`: a file too large to read stays with the applied ones (a review shows it
+ * as "Binary files … differ").
+ */
+export function splitApplicable(
+  changes: FileChange[],
+  options: { keepOversize?: boolean } = {},
+): {
   applicable: FileChange[];
   refused: Array<{ path: string; reason: string }>;
 } {
   const applicable: FileChange[] = [];
   const refused: Array<{ path: string; reason: string }> = [];
   for (const change of changes) {
-    const reason = applyRefusal(change);
+    const reason = options.keepOversize && change.oversize ? undefined : applyRefusal(change);
     if (reason === undefined) applicable.push(change);
     else refused.push({ path: change.path, reason });
   }

@@ -7,7 +7,7 @@
  * one of its tenant's maxConcurrentWorkspaceReads slots until its response is over (sent or the
  * client gone), so one tenant's parallel requests cannot fill the server's memory or the engine.
  */
-import { applyRefusal, collectChanges, formatPatchBytes } from "../review/index.js";
+import { collectChanges, formatPatchBytes, splitApplicable } from "../review/index.js";
 import { abortOnDisconnect } from "./abort-on-disconnect.js";
 import type { TenantConfig } from "./config.js";
 import { ErrorSchema, SessionParamsSchema } from "./http-schemas.js";
@@ -86,15 +86,10 @@ export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
     // left out, so `git apply` of the answer cannot make it either: each is named in a line before
     // the first `diff --git`, where git apply, like every patch reader, skips text. A file too large
     // to show stays, as "Binary files … differ".
-    const shown = [];
-    let leftOut = "";
-    for (const change of changes) {
-      const reason = change.oversize ? undefined : applyRefusal(change);
-      if (reason === undefined) shown.push(change);
-      else leftOut += `${LEFT_OUT_PREFIX}${JSON.stringify({ path: change.path, reason })}\n`;
-    }
+    const { applicable, refused } = splitApplicable(changes, { keepOversize: true });
+    const leftOut = refused.map((entry) => `${LEFT_OUT_PREFIX}${JSON.stringify(entry)}\n`).join("");
     // Rendered and encoded off the event loop for a large change (patch-worker.ts).
-    const patch = await formatPatchBytes(shown, { signal });
+    const patch = await formatPatchBytes(applicable, { signal });
     return reply.type("text/x-diff; charset=utf-8").send(Buffer.concat([Buffer.from(leftOut), patch]));
   });
 }

@@ -27,6 +27,10 @@ const REFUSED_ENV =
 const REFUSED_RM =
   "Tool call refused: bash part 'rm -rf README.md' is denied by rule 'deny-rm' (operator policy): deleting files with rm is not allowed; use the edit or write tools, or ask the user. Nothing was run.";
 
+/** The stderr line of a replay under the default policy its transcript recorded. */
+const recordedPolicyLine = (recorded: Awaited<ReturnType<typeof recordPolicyFiles>>, transcript: string) =>
+  `warden: policy: ${DEFAULT_POLICY_PATH} (sha256:${"digest" in recorded ? recorded.digest : ""}), as ${transcript} recorded; choose another with --policy FILE\n`;
+
 describeEngine("safe by default (engine)", () => {
   let home: string;
   let ws: string;
@@ -168,9 +172,7 @@ describeEngine("safe by default (engine)", () => {
       const out = join(home, "default-replay.jsonl");
       const replay = await warden(["replay", transcript, "-w", ws, "--out", out, ...TENANT]);
       expect(replay.exitCode).toBe(0);
-      expect(replay.stderr).toBe(
-        `warden: policy: ${DEFAULT_POLICY_PATH} (sha256:${"digest" in recorded ? recorded.digest : ""}), as ${transcript} recorded; choose another with --policy FILE\n`,
-      );
+      expect(replay.stderr).toBe(recordedPolicyLine(recorded, transcript));
       expect(await results(out)).toEqual([
         ["c_env", true, REFUSED_ENV],
         ["c_rm", true, REFUSED_RM],
@@ -197,7 +199,7 @@ describeEngine("safe by default (engine)", () => {
       expect(replay.exitCode).toBe(0);
       expect(replay.stderr).toBe(
         `warden: workspace: ${ws}, as ${transcript} recorded; choose another with --workspace DIR\n` +
-          `warden: policy: ${DEFAULT_POLICY_PATH} (sha256:${"digest" in recorded ? recorded.digest : ""}), as ${transcript} recorded; choose another with --policy FILE\n`,
+          recordedPolicyLine(recorded, transcript),
       );
       expect(await results(out)).toEqual([["c_readme", false, "# keep\n"]]);
 
