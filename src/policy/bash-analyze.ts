@@ -8,18 +8,27 @@
  */
 import type { Node, TreeCursor } from "web-tree-sitter";
 import {
-  ANY_UNKNOWN_PATH,
+  type ArgumentPath,
   argumentPaths,
+  CONTEXT_CHANGERS,
   changeDirectory,
+  DIRECTORY_CHANGERS,
   FEEDING_WRAPPERS,
+  fedOperands,
+  foundPaths,
   inDirectories,
   NO_PATH_OPERANDS,
   WORKSPACE,
 } from "./bash-arguments.js";
 import { backtickScript, commandHazard, DANGEROUS_VARIABLES, syntaxHazard } from "./bash-expansions.js";
 import { bodyExpansions, expansionNodes, expansionScript, readHeredoc } from "./bash-heredoc.js";
+import { type Listing, pipelineListing, substitutionListing } from "./bash-listings.js";
+import { loopValues } from "./bash-loops.js";
 import { withBashTree } from "./bash-parser.js";
-import { globOf, wordOf } from "./bash-words.js";
+import { globOf, readsInput, renderArgv, wordOf } from "./bash-words.js";
+
+export { renderArgv };
+
 import { unwrap } from "./bash-wrappers.js";
 import type { FormVerdict } from "./command-grammar.js";
 import { judgeForm } from "./command-model.js";
@@ -48,6 +57,10 @@ export type BashPart =
       target: string;
       /** The word expands (glob, brace, tilde, parameter, substitution): matched by path-overlap.ts. */
       glob?: boolean;
+      /** A path a listing printed (bash-listings.ts): judged like a recursive search's file (match.ts). */
+      found?: "here" | "below";
+      /** The word as the script writes it, shown instead of the glob. */
+      word?: string;
       text: string;
       via: string[];
       /**
@@ -78,66 +91,25 @@ const HAZARD_NODES = new Set([
 ]);
 
 const OUTPUT_OPERATORS = new Set([">", ">>", ">|", "&>", "&>>", "<>", ">&", "&>|"]);
-const DIRECTORY_CHANGERS = new Set(["cd", "pushd", "popd"]);
-/**
- * Commands after which the same argv may run something else or read other input (directory, stdin,
- * aliases, the command hash, traps, shell options, exported variables): a script holding one has no
- * part whose identity stands alone.
- */
-const CONTEXT_CHANGERS = new Set([
-  ...DIRECTORY_CHANGERS,
-  "exec",
-  "alias",
-  "hash",
-  "enable",
-  "trap",
-  "shopt",
-  "set",
-  "export",
-  "declare",
-  "typeset",
-  "readonly",
-  "unset",
-  "umask",
-  "ulimit",
-]);
-/** Redirections that feed a command's stdin from the script (here-docs, here-strings, `<`). */
-const INPUT_REDIRECTS = new Set(["heredoc_redirect", "herestring_redirect"]);
-
-/** Renders argv for display: literal words as themselves, others as written. */
-export function renderArgv(argv: readonly ArgWord[]): string {
-  return argv
-    .map((w) =>
-      w.value !== null && !w.expands
-        ? /[\s"'\\$`]/.test(w.value)
-          ? JSON.stringify(w.value)
-          : w.value
-        : (w.raw ?? "?"),
-    )
-    .join(" ");
-}
-
 /** Text of an opaque part, kept whole: "allow for this session" approvals are keyed on it. */
 function partText(text: string): string {
   return text.trim();
 }
 
-/** True for a redirection that feeds stdin from the script: a here-doc, a here-string, `<`, `<&`, `<>`. */
-function readsInput(node: Node): boolean {
-  if (INPUT_REDIRECTS.has(node.type)) return true;
-  if (node.type !== "file_redirect") return false;
-  const operator = node.children.find((c) => c && !c.isNamed)?.type ?? "";
-  return operator.startsWith("<");
-}
-
 class Analyzer {
   readonly parts: BashPart[] = [];
+  /** Loop variables nothing else sets (bash-loops.ts); those whose body is walked; a listing piped in. */
+  private readonly loops: Map<string, string>;
+  private readonly inLoop = new Map<string, string>();
+  private pipeListing: Listing | null = null;
   constructor(
     private readonly depth: number,
     private readonly via: string[],
     /** The script and its tree's root (here-docs are checked against the text, bash-heredoc.ts). */
     private readonly source: { script: string; root: Node },
-  ) {}
+  ) {
+    this.loops = loopValues(source.root);
+  }
 
   /**
    * Visits the node under `cursor` and its descendants, leaving the cursor where it was. A cursor
@@ -190,17 +162,35 @@ class Analyzer {
         this.heredoc(cursor.currentNode, level);
         break;
     }
+    const loop = type === "for_statement" ? this.enterLoop(cursor.currentNode) : null;
     if (!cursor.gotoFirstChild()) return;
     // In a pipeline every element but the first reads the pipe.
     let namedSeen = false;
+    const elements: Node[] = [];
     do {
       const named = cursor.nodeIsNamed;
+      if (type === "pipeline" && named) {
+        this.pipeListing = elements.length > 0 ? pipelineListing(elements) : null;
+        elements.push(cursor.currentNode);
+      }
       // A here-doc's body is read by heredoc(), never from the parser's tree.
       if (cursor.nodeType !== "heredoc_body")
         this.walk(cursor, type === "pipeline" ? fed || (namedSeen && named) : feeds, level + 1);
+      this.pipeListing = null;
       namedSeen ||= named;
     } while (cursor.gotoNextSibling());
     cursor.gotoParent();
+    loop?.();
+  }
+
+  /** Makes a for loop's variable stand for its values while its body is walked; returns the undo. */
+  private enterLoop(node: Node): (() => void) | null {
+    const name = node.childForFieldName("variable")?.text;
+    const values = name ? this.loops.get(name) : undefined;
+    if (!name || values === undefined) return null;
+    const before = this.inLoop.get(name);
+    this.inLoop.set(name, values);
+    return () => (before === undefined ? this.inLoop.delete(name) : this.inLoop.set(name, before));
   }
 
   /**
@@ -242,6 +232,8 @@ class Analyzer {
   }
 
   private command(node: Node, fed: boolean): void {
+    let listing = this.pipeListing;
+    this.pipeListing = null;
     const argv: ArgWord[] = [];
     let context = fed;
     for (const child of node.namedChildren) {
@@ -249,22 +241,33 @@ class Analyzer {
       const type = child.type;
       if (type === "variable_assignment" || type === "file_redirect" || type === "herestring_redirect") {
         context ||= type === "variable_assignment" || readsInput(child);
+        if (readsInput(child)) listing = null;
         continue;
       }
       const wordNode = type === "command_name" ? child.namedChildren[0] : child;
       if (!wordNode) continue;
       const word: ArgWord = { ...wordOf(wordNode), raw: wordNode.text };
-      if (word.value === null || word.expands) word.glob = globOf(wordNode);
+      if (word.value === null || word.expands) {
+        word.glob = globOf(wordNode, this.inLoop);
+        const printed = substitutionListing(wordNode);
+        if (printed) word.found = foundPaths(printed, wordNode.text);
+      }
       argv.push(word);
     }
-    this.argv(argv, this.via, context);
+    this.argv(argv, this.via, context, null, listing);
   }
 
   /**
    * Judges one argv: the command itself, then whatever it wraps. `context`: something outside the
    * argv (an assignment prefix, stdin from the script) changes what it does.
    */
-  private argv(argv: ArgWord[], via: string[], context: boolean, unknownOperands = false): void {
+  private argv(
+    argv: ArgWord[],
+    via: string[],
+    context: boolean,
+    operands: ArgumentPath[] | null = null,
+    listing: Listing | null = null,
+  ): void {
     const name = argv[0];
     if (!name) return;
     if (name.value === null || name.expands) {
@@ -292,9 +295,18 @@ class Analyzer {
     const paths = argumentPaths(argv);
     // Under xargs (or find -exec / fd -x) the command gets operands the script does not spell:
     // any path.
-    if (unknownOperands && !NO_PATH_OPERANDS.has(label)) paths.push(ANY_UNKNOWN_PATH);
-    for (const { target, glob } of paths)
-      this.parts.push({ kind: "argument", target, text, via, identity, ...(glob ? { glob } : {}) });
+    if (operands && !NO_PATH_OPERANDS.has(label)) paths.push(...operands);
+    for (const { target, glob, found, word } of paths)
+      this.parts.push({
+        kind: "argument",
+        target,
+        text,
+        via,
+        identity,
+        ...(glob ? { glob } : {}),
+        ...(found ? { found } : {}),
+        ...(word !== undefined ? { word } : {}),
+      });
     // The files the model says the form writes are judged like output redirections (`cp a .env`).
     for (const target of form?.writes ?? []) this.file("write", target, text, via, true);
     if (inner.opaque) this.opaque(text, inner.opaque, via);
@@ -306,7 +318,12 @@ class Analyzer {
     }
     for (const target of inner.writes) this.file("write", target, text, via);
     for (const payload of inner.payloads)
-      this.argv(payload, [...via, label], true, FEEDING_WRAPPERS.has(label));
+      this.argv(
+        payload,
+        [...via, label],
+        true,
+        FEEDING_WRAPPERS.has(label) ? fedOperands(label, argv, listing) : null,
+      );
     for (const script of inner.scripts)
       this.script(script, [...via, label === "eval" || label === "trap" ? label : `${label} -c`]);
   }
@@ -320,7 +337,9 @@ class Analyzer {
   private redirect(node: Node): void {
     const operator = node.children.find((c) => c && !c.isNamed)?.type ?? "";
     const destination = node.childForFieldName("destination") ?? node.namedChildren.at(-1);
-    if (!destination || destination.type === "file_descriptor") return;
+    // `< <(cmd)` reads the pipe bash made for cmd, whose commands are walked like any others.
+    if (!destination || destination.type === "file_descriptor" || destination.type === "process_substitution")
+      return;
     const target: ArgWord = { ...wordOf(destination), raw: destination.text };
     const isFdDup = (operator === ">&" || operator === "<&") && /^(\d+|-)$/.test(target.value ?? "");
     if (isFdDup || operator === "<&") return;

@@ -4,6 +4,7 @@
  * where the working directory a `cd` leaves makes relative paths resolve.
  */
 import { posix } from "node:path";
+import { type Listing, listingOf } from "./bash-listings.js";
 import { globEscape } from "./bash-words.js";
 import { ANY_TEXT, type ArgWord } from "./command-pattern.js";
 import { SANDBOX_HOME, wordPathGlobs } from "./path-overlap.js";
@@ -12,7 +13,11 @@ import { SANDBOX_HOME, wordPathGlobs } from "./path-overlap.js";
 export const WORKSPACE = "/workspace";
 
 /** An operand the script does not spell (xargs input): any path. */
-export const ANY_UNKNOWN_PATH: ArgumentPath = { target: ANY_TEXT, glob: true };
+export const ANY_UNKNOWN_PATH: ArgumentPath = {
+  target: ANY_TEXT,
+  glob: true,
+  word: "(an operand from input)",
+};
 
 /** Wrappers that run their payload with operands taken from input or a search (xargs, find -exec, fd -x). */
 export const FEEDING_WRAPPERS = new Set(["xargs", "find", "fd", "fdfind"]);
@@ -45,8 +50,29 @@ export const NO_PATH_OPERANDS = new Set([
   "wait",
 ]);
 
-/** A literal file argument, or an expanding word as the glob of every path it may become. */
-export type ArgumentPath = { target: string; glob?: boolean };
+/**
+ * A literal file argument, or an expanding word as the glob of every path it may become. `found`:
+ * a path a listing printed (foundPaths), directly in the directory it searched (`here`) or below
+ * it (`below`); `word`: the word as written, for display.
+ */
+export type ArgumentPath = { target: string; glob?: boolean; found?: "here" | "below"; word?: string };
+
+/**
+ * The paths `listing` prints, as globs: for each directory D and name filter N, `D/N` (here) and
+ * `D/…/N` (below); with no filter any name, dot files included. They are judged like a recursive
+ * search's files (match.ts): a rule naming a directory meets them only directly in D.
+ */
+export function foundPaths(listing: Listing, word: string): ArgumentPath[] {
+  const out: ArgumentPath[] = [];
+  for (const dir of listing.dirs) {
+    const base = globEscape(posix.resolve(WORKSPACE, dir));
+    const here = listing.names ?? ["*", ".*"];
+    for (const name of here) out.push({ target: `${base}/${name}`, glob: true, found: "here", word });
+    for (const name of listing.names ?? [""])
+      out.push({ target: `${base}/${ANY_TEXT}${name ? `/${name}` : ""}`, glob: true, found: "below", word });
+  }
+  return out;
+}
 
 /**
  * The arguments of a command that may name files: literal words; the value of `--option=value`
@@ -62,12 +88,22 @@ export function argumentPaths(argv: readonly ArgWord[]): ArgumentPath[] {
   const base = name.slice(name.lastIndexOf("/") + 1);
   const operandsArePaths = !NO_PATH_OPERANDS.has(base);
   for (const word of argv.slice(1)) {
+    if (word.found) {
+      if (operandsArePaths)
+        for (const { target, found } of word.found)
+          paths.push({ target, glob: true, found, word: word.raw ?? "?" });
+      continue;
+    }
     if (word.value === null || word.expands) {
       if (!operandsArePaths || word.glob === undefined) continue;
       for (const target of wordPathGlobs(word.glob, WORKSPACE) ?? [ANY_TEXT]) {
         // `~/x` and `{a,b}` expand to plain paths: those are judged as the literal paths they are.
         const wild = /[*?[\u0001]/.test(target.replace(/\\./g, ""));
-        paths.push(wild ? { target, glob: true } : { target: target.replace(/\\(.)/g, "$1") });
+        paths.push(
+          wild
+            ? { target, glob: true, word: word.raw ?? "?" }
+            : { target: target.replace(/\\(.)/g, "$1"), word: word.raw ?? "?" },
+        );
       }
       continue;
     }
@@ -84,7 +120,8 @@ export function argumentPaths(argv: readonly ArgWord[]): ArgumentPath[] {
       if (v.includes("=")) paths.push({ target: v.slice(v.indexOf("=") + 1) });
     } else if (!v.startsWith("-")) {
       paths.push({ target: v });
-      const pathspec = base === "git" ? gitPathspecGlob(v) : null;
+      // ls-files prints the names a pathspec matches and reads none of them.
+      const pathspec = base === "git" && argv[1]?.value !== "ls-files" ? gitPathspecGlob(v) : null;
       if (pathspec) paths.push({ target: pathspec, glob: true });
       // `dd if=F`, `make -f x VAR=F`: the value of a key=value operand may be a path too.
       if (v.includes("=")) paths.push({ target: v.slice(v.indexOf("=") + 1) });
@@ -106,6 +143,30 @@ function gitPathspecGlob(word: string): string | null {
   return `${WORKSPACE}/${ANY_TEXT}${rest.replace(/\*/g, ANY_TEXT)}`;
 }
 
+/** Commands that change the shell's directory. */
+export const DIRECTORY_CHANGERS = new Set(["cd", "pushd", "popd"]);
+/**
+ * Commands after which the same argv may run something else or read other input (directory, stdin,
+ * aliases, the command hash, traps, shell options, exported variables): a script holding one has no
+ * part whose identity stands alone.
+ */
+export const CONTEXT_CHANGERS = new Set([
+  ...DIRECTORY_CHANGERS,
+  "exec",
+  "alias",
+  "hash",
+  "enable",
+  "trap",
+  "shopt",
+  "set",
+  "export",
+  "declare",
+  "typeset",
+  "readonly",
+  "unset",
+  "umask",
+  "ulimit",
+]);
 /** More possible working directories than this and a relative path may be anywhere. */
 const MAX_DIRECTORIES = 8;
 
@@ -149,4 +210,22 @@ export function inDirectories<T extends { target: string; glob?: boolean; identi
   if (relative === null) return [{ ...p, identity: null }];
   const bases = dirs === null ? [ANY_TEXT] : dirs.map(globEscape);
   return bases.map((base) => ({ ...p, identity: null, target: `${base}/${relative}`, glob: true }));
+}
+
+/**
+ * The operands a feeding wrapper passes its payload (bash-listings.ts): the paths the listing
+ * piped into xargs prints (not with `-a FILE`), or those find / fd find for `-exec` / `-x`; else
+ * any path.
+ */
+export function fedOperands(
+  label: string,
+  argv: readonly ArgWord[],
+  listing: Listing | null,
+): ArgumentPath[] {
+  if (label === "xargs") {
+    const fromFile = argv.some((w) => w.value === null || /^-[^-]*a|^--a/.test(w.value));
+    return listing && !fromFile ? foundPaths(listing, "(xargs input)") : [ANY_UNKNOWN_PATH];
+  }
+  const found = listingOf(argv);
+  return found ? foundPaths(found, "{}") : [ANY_UNKNOWN_PATH];
 }

@@ -26,6 +26,11 @@ export interface ArgWord {
    * expansion or substitution as ANY_TEXT (any text, `/` included).
    */
   glob?: string;
+  /**
+   * For a `$(…)` word whose command is a listing (bash-listings.ts): the globs of the paths it
+   * prints, judged as found paths (bash-arguments.ts foundPaths) instead of as any text.
+   */
+  found?: { target: string; found?: "here" | "below" }[];
 }
 
 /** In ArgWord.glob: any text at all, slashes included (the value of `$X` or `$(…)`). */

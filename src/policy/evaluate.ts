@@ -95,6 +95,8 @@ async function bashSubjects(policy: Policy, command: unknown, ctx: EvaluateConte
           path: part.target,
           via: part.via,
           glob: true,
+          ...(part.found ? { found: part.found } : {}),
+          ...(part.word !== undefined ? { word: part.word } : {}),
         };
         subjects.push({ subject, scope: scopeKey("bash", "argument", part.target, identity(part)) });
         continue;

@@ -8,7 +8,7 @@
  * every layer abstains the answer is `ask`.
  */
 import type { FormVerdict } from "./command-grammar.js";
-import { type ArgWord, matchCommand, patternWords } from "./command-pattern.js";
+import { ANY_TEXT, type ArgWord, matchCommand, patternWords } from "./command-pattern.js";
 import { matchGlob } from "./glob.js";
 import { mayOverlap } from "./path-overlap.js";
 import {
@@ -35,7 +35,17 @@ export type Subject =
   | { kind: "opaque"; tools: string[]; text: string; why: string; via: string[] }
   | { kind: "path" | "write" | "read"; tools: string[]; path: string; via: string[] }
   /** A command argument that may be a file: judged by deny and ask path rules only, never a default. */
-  | { kind: "argument"; tools: string[]; path: string; via: string[]; glob?: boolean }
+  | {
+      kind: "argument";
+      tools: string[];
+      path: string;
+      via: string[];
+      glob?: boolean;
+      /** A path a listing printed, in the directory it searched or below it (ruleMatches). */
+      found?: "here" | "below";
+      /** The word as the script writes it, shown in the trail instead of the glob. */
+      word?: string;
+    }
   | { kind: "call"; tools: string[]; text: string };
 
 /** A rule's command patterns split into words, by the basename of their command word. */
@@ -118,9 +128,13 @@ export function ruleMatches(rule: PolicyRule, subject: Subject): boolean {
       return rule.paths ? rule.paths.some((g) => matchGlob(g, subject.path)) : bare;
     case "argument":
       if (rule.decision === "allow" || !rule.paths) return false;
-      return subject.glob
-        ? rule.paths.some((g) => mayOverlap(g, subject.path))
-        : rule.paths.some((g) => matchGlob(g, subject.path));
+      if (!subject.glob) return rule.paths.some((g) => matchGlob(g, subject.path));
+      // Below the directory a listing searched, a path is judged like a recursive search's file:
+      // by the rules that name files at any depth (`**/.env`, `*.pem`), not by those naming a
+      // directory (`**/.ssh/**`, `**/.git/config`), which meet the searched directory itself.
+      return rule.paths.some(
+        (g) => (subject.found !== "below" || namesFileOnly(g)) && mayOverlap(g, subject.path),
+      );
     case "write":
     case "read":
       // A redirection is judged by path rules of bash / write / read, and by bare rules of bash only
@@ -131,6 +145,12 @@ export function ruleMatches(rule: PolicyRule, subject: Subject): boolean {
     case "call":
       return bare;
   }
+}
+
+// True for a path glob that names files by name alone, at any depth (`*.pem`, `**/.env`).
+function namesFileOnly(glob: string): boolean {
+  const rest = glob.startsWith("**/") ? glob.slice(3) : glob.startsWith("/") ? "/" : glob;
+  return !rest.includes("/");
 }
 
 interface LayerAnswer {
@@ -153,10 +173,17 @@ export function judgeLayer(layer: PolicyLayer, subject: Subject): LayerAnswer | 
   return layer.default ? { decision: layer.default } : undefined;
 }
 
+/**
+ * The part a trail entry shows: a command's text, a path, or for an argument the shell expands
+ * the word as written with the paths it may name (ANY_TEXT, an internal mark, shown as `…`).
+ */
 function describeSubject(subject: Subject): string {
-  return subject.kind === "command" || subject.kind === "opaque" || subject.kind === "call"
-    ? subject.text
-    : subject.path;
+  if (subject.kind === "command" || subject.kind === "opaque" || subject.kind === "call") return subject.text;
+  if (subject.kind === "argument" && subject.path.includes(ANY_TEXT)) {
+    const paths = subject.path.replaceAll(ANY_TEXT, "…");
+    return subject.word !== undefined ? `${subject.word} (may name ${paths})` : paths;
+  }
+  return subject.path;
 }
 
 /** The trail entry for one subject: the strictest layer answer (see module doc). */
