@@ -32,7 +32,7 @@ export { renderArgv };
 import { unwrap } from "./bash-wrappers.js";
 import type { FormVerdict } from "./command-grammar.js";
 import { judgeForm } from "./command-model.js";
-import type { ArgWord } from "./command-pattern.js";
+import type { ArgWord, Found } from "./command-pattern.js";
 
 /** One thing in a script a policy must judge. `via` lists the wrappers unwrapped to reach it. */
 export type BashPart =
@@ -58,7 +58,7 @@ export type BashPart =
       /** The word expands (glob, brace, tilde, parameter, substitution): matched by path-overlap.ts. */
       glob?: boolean;
       /** A path a listing printed (bash-listings.ts): judged like a recursive search's file (match.ts). */
-      found?: "here" | "below";
+      found?: Found;
       /** The word as the script writes it, shown instead of the glob. */
       word?: string;
       text: string;

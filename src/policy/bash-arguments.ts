@@ -6,7 +6,7 @@
 import { posix } from "node:path";
 import { type Listing, listingOf } from "./bash-listings.js";
 import { globEscape } from "./bash-words.js";
-import { ANY_TEXT, type ArgWord } from "./command-pattern.js";
+import { ANY_TEXT, type ArgWord, type Found } from "./command-pattern.js";
 import { SANDBOX_HOME, wordPathGlobs } from "./path-overlap.js";
 
 /** Where relative paths of a script resolve (the sandbox's workspace). */
@@ -55,21 +55,22 @@ export const NO_PATH_OPERANDS = new Set([
  * a path a listing printed (foundPaths), directly in the directory it searched (`here`) or below
  * it (`below`); `word`: the word as written, for display.
  */
-export type ArgumentPath = { target: string; glob?: boolean; found?: "here" | "below"; word?: string };
+export type ArgumentPath = { target: string; glob?: boolean; found?: Found; word?: string };
 
 /**
  * The paths `listing` prints, as globs: for each directory D and name filter N, `D/N` (here) and
- * `D/…/N` (below); with no filter any name, dot files included. They are judged like a recursive
- * search's files (match.ts): a rule naming a directory meets them only directly in D.
+ * `D/…/N` (below); with no filter any name. Names match as the listing's tool matches them
+ * (Found.hidden, path-overlap.ts); match.ts judges them.
  */
 export function foundPaths(listing: Listing, word: string): ArgumentPath[] {
   const out: ArgumentPath[] = [];
+  const at = (depth: Found["depth"]): Found => ({ depth, hidden: listing.hidden });
   for (const dir of listing.dirs) {
     const base = globEscape(posix.resolve(WORKSPACE, dir));
-    const here = listing.names ?? ["*", ".*"];
-    for (const name of here) out.push({ target: `${base}/${name}`, glob: true, found: "here", word });
-    for (const name of listing.names ?? [""])
-      out.push({ target: `${base}/${ANY_TEXT}${name ? `/${name}` : ""}`, glob: true, found: "below", word });
+    for (const name of listing.names ?? ["*"]) {
+      out.push({ target: `${base}/${name}`, glob: true, found: at("here"), word });
+      out.push({ target: `${base}/${ANY_TEXT}/${name}`, glob: true, found: at("below"), word });
+    }
   }
   return out;
 }

@@ -15,11 +15,18 @@ import type { ArgWord } from "./command-pattern.js";
 export interface Listing {
   /** Directories searched, as written (relative ones to the script's directory). */
   dirs: string[];
-  /** Name patterns in bash glob syntax; null: any name, dot files included. */
+  /** Name patterns in glob syntax, matched by the `hidden` rule; null: any name. */
   names: string[] | null;
+  /**
+   * True when the listing may print dot files and walks into dot directories, its name filters
+   * matching a leading dot with `*` (fnmatch(3) without FNM_PERIOD: find `-name`, grep
+   * `--include`, rg `-g`); false when it prints no path with a component beginning with a dot
+   * (fd, rg without `--hidden` / `-u` / `-g`).
+   */
+  hidden: boolean;
 }
 
-/** A name filter: bash glob syntax; `-iname` turns each letter into a class of both cases. */
+/** A name filter: glob syntax; `-iname` turns each letter into a class of both cases. */
 function namePattern(value: string, caseless: boolean): string {
   return caseless ? value.replace(/[A-Za-z]/g, (c) => `[${c.toLowerCase()}${c.toUpperCase()}]`) : value;
 }
@@ -85,8 +92,9 @@ function findListing(words: string[]): Listing | null {
   }
   // With an action anywhere, only the branches holding one print (`-path x -prune -o -print`).
   const printing = branches.some((b) => b.prints) ? branches.filter((b) => b.prints) : branches;
-  if (printing.some((b) => b.names.length === 0)) return { dirs: dirs.length ? dirs : ["."], names: null };
-  return { dirs: dirs.length ? dirs : ["."], names: printing.flatMap((b) => b.names) };
+  const searched = dirs.length ? dirs : ["."];
+  if (printing.some((b) => b.names.length === 0)) return { dirs: searched, names: null, hidden: true };
+  return { dirs: searched, names: printing.flatMap((b) => b.names), hidden: true };
 }
 
 const LS_FILES_FLAGS = new Set([
@@ -118,7 +126,7 @@ function lsFilesListing(words: string[]): Listing | null {
       if (!LS_FILES_FLAGS.has(w)) return null;
     } else specs.push(w);
   }
-  if (specs.length === 0) return { dirs: ["."], names: null };
+  if (specs.length === 0) return { dirs: ["."], names: null, hidden: true };
   const dirs: string[] = [];
   const names: string[] = [];
   let anyName = false;
@@ -136,12 +144,14 @@ function lsFilesListing(words: string[]): Listing | null {
     const star = last.indexOf("*");
     names.push(star > 0 ? `*${last.slice(star + 1)}` : last);
   }
-  return { dirs, names: anyName ? null : names };
+  return { dirs, names: anyName ? null : names, hidden: true };
 }
 
 /**
- * fd and `rg --files` / `rg -l`: paths below the operand directories, hidden files left out
- * unless `-H` / `--hidden` / `-u`; fd's `-e EXT` and `-g`, rg's `-g GLOB` filter names.
+ * fd and `rg --files` / `rg -l`: paths below the operand directories, dot files and dot
+ * directories left out unless `-H` / `--hidden` / `-u`; fd's `-e EXT` and `-g`, rg's `-g GLOB`
+ * filter names. rg lists a dot file (and walks a dot directory) its `-g` glob names even without
+ * `--hidden` (ripgrep 13: `rg --files -g '*.local'` prints `.env.local`).
  */
 function searchListing(tool: "fd" | "rg", words: string[]): Listing | null {
   const valued = tool === "fd" ? /^(-[tdE]|--type|--max-depth|--exclude)$/ : /^(-[tTe]|--type)$/;
@@ -169,11 +179,14 @@ function searchListing(tool: "fd" | "rg", words: string[]): Listing | null {
   const pattern = tool === "fd" || !words.includes("--files") ? operands.shift() : undefined;
   if (glob && pattern !== undefined) names.push(pattern);
   const dirs = operands.length ? operands : ["."];
-  if (names.length) return { dirs, names };
-  return { dirs, names: hidden ? null : ["*"] };
+  hidden ||= tool === "rg" && names.length > 0;
+  return { dirs, names: names.length ? names : null, hidden };
 }
 
-/** `grep -rl PATTERN DIR…` (`-R`, `--include=GLOB`): files below DIR holding a match, dot files too. */
+/**
+ * `grep -rl PATTERN DIR…` (`-R`, `--include=GLOB`): files below DIR holding a match, dot files and
+ * dot directories too; `--include` matches names with fnmatch(3) without FNM_PERIOD (GNU grep 3.8).
+ */
 function grepListing(words: string[]): Listing | null {
   const operands: string[] = [];
   const names: string[] = [];
@@ -189,7 +202,7 @@ function grepListing(words: string[]): Listing | null {
   }
   operands.shift();
   if (!recursive || !lists) return null;
-  return { dirs: operands.length ? operands : ["."], names: names.length ? names : null };
+  return { dirs: operands.length ? operands : ["."], names: names.length ? names : null, hidden: true };
 }
 
 /** The listing `argv` prints, or null when its output is not known to be found paths. */

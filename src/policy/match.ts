@@ -8,7 +8,7 @@
  * every layer abstains the answer is `ask`.
  */
 import type { FormVerdict } from "./command-grammar.js";
-import { ANY_TEXT, type ArgWord, matchCommand, patternWords } from "./command-pattern.js";
+import { ANY_TEXT, type ArgWord, type Found, matchCommand, patternWords } from "./command-pattern.js";
 import { matchGlob } from "./glob.js";
 import { mayOverlap } from "./path-overlap.js";
 import {
@@ -42,7 +42,7 @@ export type Subject =
       via: string[];
       glob?: boolean;
       /** A path a listing printed, in the directory it searched or below it (ruleMatches). */
-      found?: "here" | "below";
+      found?: Found;
       /** The word as the script writes it, shown in the trail instead of the glob. */
       word?: string;
     }
@@ -129,11 +129,15 @@ export function ruleMatches(rule: PolicyRule, subject: Subject): boolean {
     case "argument":
       if (rule.decision === "allow" || !rule.paths) return false;
       if (!subject.glob) return rule.paths.some((g) => matchGlob(g, subject.path));
-      // Below the directory a listing searched, a path is judged like a recursive search's file:
-      // by the rules that name files at any depth (`**/.env`, `*.pem`), not by those naming a
-      // directory (`**/.ssh/**`, `**/.git/config`), which meet the searched directory itself.
+      // A path a listing printed may lie at any depth below the directory it searched: every
+      // rule naming files meets it (`config` meets `**/.git/config`), with the listing's own dot
+      // rule (path-overlap.ts). A rule naming a whole directory's content (`**/.ssh/**`) meets a
+      // listing that walks dot directories only in the directories it names, as for a recursive
+      // search (else `find . -name '*.ts'` would meet it).
       return rule.paths.some(
-        (g) => (subject.found !== "below" || namesFileOnly(g)) && mayOverlap(g, subject.path),
+        (g) =>
+          !(subject.found?.depth === "below" && subject.found.hidden && g.endsWith("/**")) &&
+          mayOverlap(g, subject.path, subject.found),
       );
     case "write":
     case "read":
@@ -145,12 +149,6 @@ export function ruleMatches(rule: PolicyRule, subject: Subject): boolean {
     case "call":
       return bare;
   }
-}
-
-// True for a path glob that names files by name alone, at any depth (`*.pem`, `**/.env`).
-function namesFileOnly(glob: string): boolean {
-  const rest = glob.startsWith("**/") ? glob.slice(3) : glob.startsWith("/") ? "/" : glob;
-  return !rest.includes("/");
 }
 
 interface LayerAnswer {
