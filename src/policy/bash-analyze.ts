@@ -16,6 +16,7 @@ import {
   FEEDING_WRAPPERS,
   fedOperands,
   foundPaths,
+  gitInDirectory,
   inDirectories,
   NO_PATH_OPERANDS,
   WORKSPACE,
@@ -275,11 +276,15 @@ class Analyzer {
       this.opaque(renderArgv(argv), `the command name ${why}`, via);
       return;
     }
-    const inner = unwrap(argv);
     const text = renderArgv(argv);
+    // The identity keeps what was written (`git -C a log` is not `git log`); the rest judges git's argv.
+    const written = JSON.stringify(argv.map((w) => w.value));
+    const moved = gitInDirectory(argv);
+    if (moved) argv = moved.argv;
+    const inner = unwrap(argv);
     const label = name.value.slice(name.value.lastIndexOf("/") + 1);
     const standsAlone = !context && via.length === 0 && argv.every((w) => w.value !== null && !w.expands);
-    const identity = standsAlone ? JSON.stringify(argv.map((w) => w.value)) : null;
+    const identity = standsAlone ? written : null;
     const form = judgeForm(argv) ?? undefined;
     if (form && inner.role === "wrapper" && (form.unknown || form.effects.length > 0))
       this.opaque(text, form.unknown ?? `${label} runs a command its options name`, via);
@@ -292,7 +297,7 @@ class Analyzer {
       identity,
       ...(form ? { form } : {}),
     });
-    const paths = argumentPaths(argv);
+    const paths = moved ? moved.paths(argumentPaths(argv)) : argumentPaths(argv);
     // Under xargs (or find -exec / fd -x) the command gets operands the script does not spell:
     // any path.
     if (operands && !NO_PATH_OPERANDS.has(label)) paths.push(...operands);

@@ -230,3 +230,26 @@ export function fedOperands(
   const found = listingOf(argv);
   return found ? foundPaths(found, "{}") : [ANY_UNKNOWN_PATH];
 }
+
+/**
+ * `git -C DIR …` runs git as if started in DIR (git(1) `-C`, repeatable, each relative to the one
+ * before): the argv without its leading `-C DIR` options, and its argument paths judged in DIR
+ * (inDirectories). Null when `argv` is not git with a leading `-C` or a DIR is not literal.
+ */
+export function gitInDirectory(
+  argv: readonly ArgWord[],
+): { argv: ArgWord[]; paths: (paths: ArgumentPath[]) => ArgumentPath[] } | null {
+  const name = argv[0]?.value ?? "";
+  if (name.slice(name.lastIndexOf("/") + 1) !== "git" || argv[1]?.value !== "-C") return null;
+  let dir = WORKSPACE;
+  let k = 1;
+  for (; argv[k]?.value === "-C"; k += 2) {
+    const to = argv[k + 1];
+    if (!to || to.value === null || to.expands || to.value === "") return null;
+    dir = posix.resolve(dir, to.value);
+  }
+  return {
+    argv: [argv[0] as ArgWord, ...argv.slice(k)],
+    paths: (paths) => paths.flatMap((p) => inDirectories({ ...p, identity: null }, [dir])),
+  };
+}

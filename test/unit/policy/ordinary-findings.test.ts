@@ -21,6 +21,9 @@ it.each([
   ["default", "paste a.txt b.txt"],
   ["default", "sed -n '1,40p' src/index.ts"],
   ["default", "sleep 5 && echo done"],
+  // `git -C DIR` is judged as git started in DIR (git(1)): its subcommand, and its paths below DIR.
+  ["default", "git -C packages/tui log --oneline -3"],
+  ["readonly", "git -C packages/tui diff --stat"],
 ])("under %s %s is allowed", async (name, command) => {
   expect((await decide(name, command)).decision).toBe("allow");
 });
@@ -35,6 +38,10 @@ it.each([
   ["default", "sed 's/x/y/e' notes.txt", "ask"],
   ["default", "sed -n '1r .env' notes.txt", "ask"],
   ["readonly", "find .ssh -name '*.pub' -print0 | xargs -0 cat", "deny"],
+  ["readonly", "git -C sub -c core.pager=sh log", "deny"],
+  ["readonly", 'git -C "$D" log', "deny"],
+  ["default", "git -C sub show HEAD:.env", "ask"],
+  ["default", "git -C sub push", "ask"],
   // find's `-name` and git's pathspec match a leading dot with `*` (fnmatch without FNM_PERIOD):
   // `*.log` and `*.ts` name `.env.log` and `.env.ts`, which deny-secrets' `**/.env.*` covers.
   ["readonly", "find . -name '*.log' -print0 | xargs -0 grep -l ERROR", "ask"],
