@@ -277,8 +277,7 @@ class Analyzer {
       return;
     }
     const text = renderArgv(argv);
-    // The identity keeps what was written (`git -C a log` is not `git log`); the rest judges git's argv.
-    const written = JSON.stringify(argv.map((w) => w.value));
+    const written = JSON.stringify(argv.map((w) => w.value)); // `git -C a log` is not `git log`
     const moved = gitInDirectory(argv);
     if (moved) argv = moved.argv;
     const inner = unwrap(argv);

@@ -129,16 +129,11 @@ export function ruleMatches(rule: PolicyRule, subject: Subject): boolean {
     case "argument":
       if (rule.decision === "allow" || !rule.paths) return false;
       if (!subject.glob) return rule.paths.some((g) => matchGlob(g, subject.path));
-      // A path a listing printed may lie at any depth below the directory it searched: every
-      // rule naming files meets it (`config` meets `**/.git/config`), with the listing's own dot
-      // rule (path-overlap.ts). A rule naming a whole directory's content (`**/.ssh/**`) meets a
-      // listing that walks dot directories only in the directories it names, as for a recursive
-      // search (else `find . -name '*.ts'` would meet it).
-      return rule.paths.some(
-        (g) =>
-          !(subject.found?.depth === "below" && subject.found.hidden && g.endsWith("/**")) &&
-          mayOverlap(g, subject.path, subject.found),
-      );
+      // A path a listing printed may lie at any depth below the directory it searched, in any
+      // directory the listing walks: every rule meets it (`config` meets `**/.git/config`, any
+      // name `**/.ssh/**` when the listing walks dot directories), by the listing's own dot rule
+      // (path-overlap.ts).
+      return rule.paths.some((g) => mayOverlap(g, subject.path, subject.found));
     case "write":
     case "read":
       // A redirection is judged by path rules of bash / write / read, and by bare rules of bash only

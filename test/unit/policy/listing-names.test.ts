@@ -4,7 +4,7 @@
  * names `.env.local`, and find and `grep -r` walk into dot directories (`-name config` finds
  * `.git/config`); rg lists a dot file its `-g` glob names; fd and rg skip dot files and dot
  * directories unless `-H` / `--hidden` / `-u`. Checked in warden-sandbox (find 4.9, grep 3.8,
- * rg 13, fd 10). The paths a listing may print meet the rules that name files, at any depth.
+ * rg 13, fd 10). The paths a listing may print, at any depth, meet every path rule.
  */
 import { beforeAll, expect, it } from "vitest";
 import { evaluate, lexicalContext, loadPolicy, type Policy } from "../../../src/policy/index.js";
@@ -27,6 +27,8 @@ it.each([
   ["find . -iname '*.LOCAL' | xargs cat", "deny-secrets"],
   ["cat $(find src -name '*.local')", "deny-secrets"],
   ["find . -name config | xargs cat", "deny-secrets"],
+  ["find . -name known_hosts | xargs cat", "deny-secrets"], // find walks into any `.ssh/`
+  ["find src -name index.ts | xargs head -5", "deny-secrets"], // `src/.ssh/index.ts` too
   ["find . -type f -name 'config*' -print0 | xargs -0 head", "deny-secrets"],
   ["grep -rl --include='*.local' '' . | xargs cat", "deny-secrets"],
   ["grep -rl --include=config url . | xargs cat", "deny-secrets"],
@@ -48,6 +50,7 @@ it.each([
 it.each([
   "fd -e local | xargs cat",
   "fd -g config | xargs cat",
+  "fd -g known_hosts | xargs cat",
   "fd -e ts | xargs wc -l",
   "wc -l $(fd -e ts . src)",
 ])("%s is allowed under default and readonly", async (command) => {
