@@ -27,13 +27,12 @@ import { type Listing, pipelineListing, substitutionListing } from "./bash-listi
 import { loopValues } from "./bash-loops.js";
 import { withBashTree } from "./bash-parser.js";
 import { globOf, readsInput, renderArgv, wordOf } from "./bash-words.js";
-
-export { renderArgv };
-
 import { unwrap } from "./bash-wrappers.js";
 import type { FormVerdict } from "./command-grammar.js";
 import { judgeForm } from "./command-model.js";
 import type { ArgWord, Found } from "./command-pattern.js";
+
+export { renderArgv };
 
 /** One thing in a script a policy must judge. `via` lists the wrappers unwrapped to reach it. */
 export type BashPart =
@@ -58,7 +57,7 @@ export type BashPart =
       target: string;
       /** The word expands (glob, brace, tilde, parameter, substitution): matched by path-overlap.ts. */
       glob?: boolean;
-      /** A path a listing printed (bash-listings.ts): judged like a recursive search's file (match.ts). */
+      /** A path a listing printed (bash-listings.ts), with that listing's dot rule (match.ts). */
       found?: Found;
       /** The word as the script writes it, shown instead of the glob. */
       word?: string;
@@ -277,13 +276,12 @@ class Analyzer {
       return;
     }
     const text = renderArgv(argv);
-    const written = JSON.stringify(argv.map((w) => w.value)); // `git -C a log` is not `git log`
+    const standsAlone = !context && via.length === 0 && argv.every((w) => w.value !== null && !w.expands);
+    const identity = standsAlone ? JSON.stringify(argv.map((w) => w.value)) : null;
     const moved = gitInDirectory(argv);
-    if (moved) argv = moved.argv;
+    argv = moved.argv;
     const inner = unwrap(argv);
     const label = name.value.slice(name.value.lastIndexOf("/") + 1);
-    const standsAlone = !context && via.length === 0 && argv.every((w) => w.value !== null && !w.expands);
-    const identity = standsAlone ? written : null;
     const form = judgeForm(argv) ?? undefined;
     if (form && inner.role === "wrapper" && (form.unknown || form.effects.length > 0))
       this.opaque(text, form.unknown ?? `${label} runs a command its options name`, via);
@@ -296,9 +294,8 @@ class Analyzer {
       identity,
       ...(form ? { form } : {}),
     });
-    const paths = moved ? moved.paths(argumentPaths(argv)) : argumentPaths(argv);
-    // Under xargs (or find -exec / fd -x) the command gets operands the script does not spell:
-    // any path.
+    const paths = moved.paths(argumentPaths(argv));
+    // Under xargs (find -exec, fd -x) the command gets operands the script does not spell.
     if (operands && !NO_PATH_OPERANDS.has(label)) paths.push(...operands);
     for (const { target, glob, found, word } of paths)
       this.parts.push({

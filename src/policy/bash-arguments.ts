@@ -234,18 +234,21 @@ export function fedOperands(
 /**
  * `git -C DIR …` runs git as if started in DIR (git(1) `-C`, repeatable, each relative to the one
  * before): the argv without its leading `-C DIR` options, and its argument paths judged in DIR
- * (inDirectories). Null when `argv` is not git with a leading `-C` or a DIR is not literal.
+ * (inDirectories). Any other argv (not git, no leading `-C`, a DIR that is not literal) is kept
+ * as it is, its paths too.
  */
-export function gitInDirectory(
-  argv: readonly ArgWord[],
-): { argv: ArgWord[]; paths: (paths: ArgumentPath[]) => ArgumentPath[] } | null {
+export function gitInDirectory(argv: ArgWord[]): {
+  argv: ArgWord[];
+  paths: (paths: ArgumentPath[]) => ArgumentPath[];
+} {
+  const kept = { argv, paths: (paths: ArgumentPath[]) => paths };
   const name = argv[0]?.value ?? "";
-  if (name.slice(name.lastIndexOf("/") + 1) !== "git" || argv[1]?.value !== "-C") return null;
+  if (name.slice(name.lastIndexOf("/") + 1) !== "git" || argv[1]?.value !== "-C") return kept;
   let dir = WORKSPACE;
   let k = 1;
   for (; argv[k]?.value === "-C"; k += 2) {
     const to = argv[k + 1];
-    if (!to || to.value === null || to.expands || to.value === "") return null;
+    if (!to || to.value === null || to.expands || to.value === "") return kept;
     dir = posix.resolve(dir, to.value);
   }
   return {

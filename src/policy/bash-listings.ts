@@ -4,7 +4,7 @@
  * match their name filters; line filters after them (`grep -v`, `head`, `sort`…) print a subset
  * of those lines. The operands such a listing feeds to a command (`… | xargs wc -l`, `$(git
  * ls-files '*.ts')`, `find -exec wc -l {} +`) are judged as found paths (bash-arguments.ts
- * foundPaths): like a recursive search, on the directories searched and on the name filter.
+ * foundPaths): as paths at any depth below the directories searched, matching the name filter.
  * Anything else (`printf … | xargs cat`, `xargs -a list`, a `-printf` format) prints unknown text.
  */
 import type { Node } from "web-tree-sitter";
