@@ -7,7 +7,16 @@
  * only the first command of `a && b` was checked). Requires loadBashParser() to have resolved.
  */
 import type { Node, TreeCursor } from "web-tree-sitter";
-import { ANY_UNKNOWN_PATH, argumentPaths, FEEDING_WRAPPERS, NO_PATH_OPERANDS } from "./bash-arguments.js";
+import {
+  type ArgumentPath,
+  argumentPaths,
+  argvOf,
+  FEEDING_WRAPPERS,
+  fedOperands,
+  gitInDirectory,
+  NO_PATH_OPERANDS,
+  withObjectReads,
+} from "./bash-arguments.js";
 import {
   backtickScript,
   commandHazard,
@@ -20,15 +29,22 @@ import {
   type FdContext,
   type FdTable,
   PIPE_OUT,
-  type Resolved,
-  resolveFdPath,
   TOOL_STREAMS,
   unknownFds,
   withFd,
 } from "./bash-fds.js";
 import { bodyExpansions, expansionNodes, expansionScript, readHeredoc } from "./bash-heredoc.js";
+import { type Listing, pipelineListing } from "./bash-listings.js";
+import { LoopScope } from "./bash-loops.js";
 import { withBashTree } from "./bash-parser.js";
-import { type BashPart, inWorkingDirectories, partText, renderArgv } from "./bash-parts.js";
+import {
+  argumentParts,
+  type BashPart,
+  filePart,
+  inWorkingDirectories,
+  partText,
+  renderArgv,
+} from "./bash-parts.js";
 import {
   COMPOUNDS,
   type CommandLayout,
@@ -41,8 +57,8 @@ import {
   readRedirect,
   readsInput,
   statementRedirects,
+  substitutionPipes,
 } from "./bash-redirects.js";
-import { globOf, wordOf } from "./bash-words.js";
 import { unwrap } from "./bash-wrappers.js";
 import { environmentHazard, judgeForm } from "./command-model.js";
 import type { ArgWord } from "./command-pattern.js";
@@ -64,6 +80,9 @@ class Analyzer {
    * id: added when the walk reaches the redirection, so parts stay in source order.
    */
   private readonly pending = new Map<number, BashPart[]>();
+  /** The for loops' variables (bash-loops.ts); a listing piped into the command (bash-listings.ts). */
+  private readonly loops: LoopScope;
+  private pipeListing: Listing | null = null;
   constructor(
     private readonly depth: number,
     private readonly via: string[],
@@ -73,6 +92,7 @@ class Analyzer {
   ) {
     this.fds = fdc.uncertain === null ? fdc.table : unknownFds(fdc.uncertain);
     this.commandFds = this.fds;
+    this.loops = new LoopScope(source.root);
   }
 
   /**
@@ -140,24 +160,33 @@ class Analyzer {
       if (redirects.length > 0 && this.fdc.uncertain !== null) this.fds = unknownFds(this.fdc.uncertain);
     }
     const tables = FD_SCOPES.has(type) ? childFdTables(cursor.currentNode, this.fds) : undefined;
+    const loop = type === "for_statement" ? this.loops.enter(cursor.currentNode) : null;
     if (!cursor.gotoFirstChild()) {
       this.fds = outer;
+      loop?.();
       return;
     }
     const scope = this.fds;
     // In a pipeline every element but the first reads the pipe.
     let namedSeen = false;
     let k = 0;
+    const elements: Node[] = [];
     do {
       const named = cursor.nodeIsNamed;
       this.fds = tables?.[k++] ?? scope;
+      if (type === "pipeline" && named) {
+        this.pipeListing = elements.length > 0 ? pipelineListing(elements) : null;
+        elements.push(cursor.currentNode);
+      }
       // A here-doc's body is read by heredoc(), never from the parser's tree.
       if (cursor.nodeType !== "heredoc_body")
         this.walk(cursor, type === "pipeline" ? fed || (namedSeen && named) : feeds, level + 1);
+      this.pipeListing = null;
       namedSeen ||= named;
     } while (cursor.gotoNextSibling());
     this.fds = outer;
     cursor.gotoParent();
+    loop?.();
   }
 
   /**
@@ -210,6 +239,7 @@ class Analyzer {
       this.fdc.uncertain === null ? this.fds : piped(unknownFds(this.fdc.uncertain), pipeRoleOf(node));
     const layout = commandLayout(node);
     for (const { node: redirect, fd } of layout.redirects) table = this.redirect(redirect, table, true, fd);
+    table = substitutionPipes(layout.words, table);
     const scope = this.commandFds;
     this.commandFds = table;
     try {
@@ -220,7 +250,8 @@ class Analyzer {
   }
 
   private commandArgv(node: Node, layout: CommandLayout, fed: boolean): void {
-    const argv: ArgWord[] = [];
+    let listing = this.pipeListing;
+    this.pipeListing = null;
     const assigned: string[] = [];
     let context = fed;
     for (const child of node.namedChildren) {
@@ -229,14 +260,9 @@ class Analyzer {
         context ||= type === "variable_assignment" || readsInput(child as Node);
       if (type === "variable_assignment") assigned.push(child?.childForFieldName("name")?.text ?? "");
     }
-    for (const child of layout.words) {
-      const wordNode = child.type === "command_name" ? child.namedChildren[0] : child;
-      if (!wordNode) continue;
-      const word: ArgWord = { ...wordOf(wordNode), raw: wordNode.text };
-      if (word.value === null || word.expands) word.glob = globOf(wordNode);
-      argv.push(word);
-    }
-    this.argv(argv, this.via, context, false, assigned);
+    // A command whose stdin is redirected reads no listing piped into it.
+    if (layout.redirects.some((r) => readsInput(r.node))) listing = null;
+    this.argv(argvOf(layout.words, this.loops.vars), this.via, context, null, listing, assigned);
   }
 
   /**
@@ -248,9 +274,10 @@ class Analyzer {
     argv: ArgWord[],
     via: string[],
     context: boolean,
-    unknownOperands = false,
+    operands: ArgumentPath[] | null = null,
+    listing: Listing | null = null,
     assigned: string[] = [],
-  ) {
+  ): void {
     const name = argv[0];
     if (!name) return;
     if (name.value === null || name.expands) {
@@ -258,11 +285,14 @@ class Analyzer {
       this.opaque(renderArgv(argv), `the command name ${why}`, via);
       return;
     }
-    const inner = unwrap(argv);
     const text = renderArgv(argv);
-    const label = name.value.slice(name.value.lastIndexOf("/") + 1);
     const standsAlone = !context && via.length === 0 && argv.every((w) => w.value !== null && !w.expands);
     const identity = standsAlone ? JSON.stringify(argv.map((w) => w.value)) : null;
+    const written = argv;
+    const moved = gitInDirectory(argv);
+    argv = moved.argv;
+    const inner = unwrap(argv);
+    const label = name.value.slice(name.value.lastIndexOf("/") + 1);
     const form = judgeForm(argv) ?? undefined;
     if (form && inner.role === "wrapper" && (form.unknown || form.effects.length > 0))
       this.opaque(text, form.unknown ?? `${label} runs a command its options name`, via);
@@ -275,25 +305,10 @@ class Analyzer {
       identity,
       ...(form ? { form } : {}),
     });
-    const paths = argumentPaths(argv, form?.values);
-    // Under xargs (or find -exec / fd -x) the command gets operands the script does not spell:
-    // any path.
-    if (unknownOperands && !NO_PATH_OPERANDS.has(label)) paths.push(ANY_UNKNOWN_PATH);
-    for (const { target, glob, why } of paths) {
-      const resolved: Resolved = glob ? { kind: "path", target } : resolveFdPath(this.commandFds, target);
-      if (resolved.kind === "opaque") this.opaque(text, resolved.why, via);
-      else
-        this.parts.push({
-          kind: "argument",
-          target: resolved.target,
-          text,
-          via,
-          identity,
-          ...(glob ? { glob } : {}),
-          ...(why ? { why } : {}),
-          ...(resolved.kind === "stream" ? { stream: true as const } : {}),
-        });
-    }
+    const paths = withObjectReads(moved.paths(argumentPaths(argv, form?.values)), written);
+    // Under xargs (find -exec, fd -x) the command gets operands the script does not spell.
+    if (operands && !NO_PATH_OPERANDS.has(label)) paths.push(...operands);
+    this.parts.push(...argumentParts(paths, this.commandFds, { text, via, identity }));
     // The files the model says the form writes are judged like output redirections (`cp a .env`).
     for (const target of form?.writes ?? []) this.file("write", target, text, via, true);
     if (inner.opaque) this.opaque(text, inner.opaque, via);
@@ -307,7 +322,14 @@ class Analyzer {
     }
     for (const target of inner.writes) this.file("write", target, text, via);
     for (const payload of inner.payloads)
-      this.argv(payload, [...via, label], true, FEEDING_WRAPPERS.has(label), inner.assigned);
+      this.argv(
+        payload,
+        [...via, label],
+        true,
+        FEEDING_WRAPPERS.has(label) ? fedOperands(label, argv, listing) : null,
+        null,
+        inner.assigned,
+      );
     for (const script of inner.scripts)
       this.script(script, [...via, label === "eval" || label === "trap" ? label : `${label} -c`]);
   }
@@ -335,10 +357,7 @@ class Analyzer {
     return applyRedirection(table, read.redirection).table;
   }
 
-  /**
-   * Judges a file the command writes or reads: `target` as the descriptors `fds` make it (a stream
-   * of the command, the file a descriptor holds, or the path itself).
-   */
+  /** Judges a file the command writes or reads, as the descriptors `fds` make it (filePart). */
   private file(
     kind: "write" | "read",
     target: ArgWord,
@@ -347,24 +366,7 @@ class Analyzer {
     argument?: true,
     fds: FdTable = this.commandFds,
   ): void {
-    if (target.value === null || target.expands) {
-      const why = target.value === null ? "is not literal" : "may be expanded by the shell";
-      this.opaque(text, `the ${kind} target ${why}`, via);
-      return;
-    }
-    const resolved = resolveFdPath(fds, target.value);
-    if (resolved.kind === "opaque") {
-      this.opaque(text, resolved.why, via);
-      return;
-    }
-    this.parts.push({
-      kind,
-      target: resolved.target,
-      text,
-      via,
-      ...(argument ? { argument } : {}),
-      ...(resolved.kind === "stream" ? { stream: true as const } : {}),
-    });
+    this.parts.push(filePart(kind, target, { text, via }, fds, argument));
   }
 }
 

@@ -2,9 +2,17 @@
  * The parts a policy judges in a bash script (bash-analyze.ts produces them), how a command is
  * shown, and how parts are judged after the script changes directory or shell state.
  */
-import { changeDirectory, inDirectories, WORKSPACE } from "./bash-arguments.js";
+import {
+  type ArgumentPath,
+  CONTEXT_CHANGERS,
+  changeDirectory,
+  DIRECTORY_CHANGERS,
+  inDirectories,
+  WORKSPACE,
+} from "./bash-arguments.js";
+import { type FdTable, type Resolved, resolveFdPath } from "./bash-fds.js";
 import type { FormVerdict } from "./command-grammar.js";
-import type { ArgWord } from "./command-pattern.js";
+import type { ArgWord, Found } from "./command-pattern.js";
 
 /** One thing in a script a policy must judge. `via` lists the wrappers unwrapped to reach it. */
 export type BashPart =
@@ -35,6 +43,10 @@ export type BashPart =
       glob?: boolean;
       /** Why a glob stands for any path (a git object tied to no path), for the reason. */
       why?: string;
+      /** A path a listing printed (bash-listings.ts), with that listing's dot rule (match.ts). */
+      found?: Found;
+      /** The word as the script writes it, shown instead of the glob. */
+      word?: string;
       /** As for `write` / `read`: a stream of the command, never resolved in the sandbox. */
       stream?: true;
       text: string;
@@ -49,29 +61,6 @@ export type BashPart =
       identity: string | null;
     };
 
-const DIRECTORY_CHANGERS = new Set(["cd", "pushd", "popd"]);
-/**
- * Commands after which the same argv may run something else or read other input (directory, stdin,
- * aliases, the command hash, traps, shell options, exported variables): a script holding one has no
- * part whose identity stands alone.
- */
-const CONTEXT_CHANGERS = new Set([
-  ...DIRECTORY_CHANGERS,
-  "exec",
-  "alias",
-  "hash",
-  "enable",
-  "trap",
-  "shopt",
-  "set",
-  "export",
-  "declare",
-  "typeset",
-  "readonly",
-  "unset",
-  "umask",
-  "ulimit",
-]);
 /** Renders argv for display: literal words as themselves, others as written. */
 export function renderArgv(argv: readonly ArgWord[]): string {
   return argv
@@ -88,6 +77,67 @@ export function renderArgv(argv: readonly ArgWord[]): string {
 /** Text of an opaque part, kept whole: "allow for this session" approvals are keyed on it. */
 export function partText(text: string): string {
   return text.trim();
+}
+
+/** Where a part comes from: the text shown, the wrappers unwrapped to reach it. */
+export interface PartOrigin {
+  text: string;
+  via: string[];
+}
+
+/**
+ * The parts for a command's argument paths (bash-arguments.ts argumentPaths), with the command's
+ * `identity`: a literal path as the descriptors `fds` make it (bash-fds.ts: a stream of the command,
+ * the file a descriptor holds, or the path itself; opaque when that cannot be told), a glob as it is.
+ */
+export function argumentParts(
+  paths: readonly ArgumentPath[],
+  fds: FdTable,
+  origin: PartOrigin & { identity: string | null },
+): BashPart[] {
+  return paths.map(({ target, glob, why, found, word }): BashPart => {
+    const resolved: Resolved = glob ? { kind: "path", target } : resolveFdPath(fds, target);
+    if (resolved.kind === "opaque")
+      return { kind: "opaque", text: partText(origin.text), why: resolved.why, via: origin.via };
+    return {
+      kind: "argument",
+      target: resolved.target,
+      ...origin,
+      ...(glob ? { glob } : {}),
+      ...(why ? { why } : {}),
+      ...(found ? { found } : {}),
+      ...(word !== undefined ? { word } : {}),
+      ...(resolved.kind === "stream" ? { stream: true as const } : {}),
+    };
+  });
+}
+
+/**
+ * The part for a file a command writes or reads (`argument`: named by its own argument): `target`
+ * as the descriptors `fds` make it (a stream of the command, the file a descriptor holds, or the
+ * path itself); opaque for a target that is not literal or whose descriptor cannot be told.
+ */
+export function filePart(
+  kind: "write" | "read",
+  target: ArgWord,
+  { text, via }: PartOrigin,
+  fds: FdTable,
+  argument?: true,
+): BashPart {
+  if (target.value === null || target.expands) {
+    const why = target.value === null ? "is not literal" : "may be expanded by the shell";
+    return { kind: "opaque", text: partText(text), why: `the ${kind} target ${why}`, via };
+  }
+  const resolved = resolveFdPath(fds, target.value);
+  if (resolved.kind === "opaque") return { kind: "opaque", text: partText(text), why: resolved.why, via };
+  return {
+    kind,
+    target: resolved.target,
+    text,
+    via,
+    ...(argument ? { argument } : {}),
+    ...(resolved.kind === "stream" ? { stream: true as const } : {}),
+  };
 }
 
 /**

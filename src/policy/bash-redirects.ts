@@ -42,6 +42,9 @@ export function readRedirect(node: Node, descriptorWord?: number): ReadRedirect 
     return { redirection: { op: "close", fd }, word: null, access: null };
   const destination = node.childForFieldName("destination") ?? node.namedChildren.at(-1);
   if (!destination || destination.type === "file_descriptor") return null;
+  // `< <(cmd)`, `> >(cmd)`: a pipe bash made for cmd, whose commands are walked like any others.
+  if (destination.type === "process_substitution")
+    return { redirection: { op: "feed", fd, ...(input ? {} : { out: true }) }, word: null, access: null };
   const word: ArgWord = { ...wordOf(destination), raw: destination.text };
   const value = literal(word);
   if (operator === ">&" || operator === "<&") {
@@ -272,4 +275,18 @@ export function childFdTables(node: Node, fds: FdTable): (FdTable | undefined)[]
     default:
       return undefined;
   }
+}
+
+/**
+ * `table` with the pipe of each process substitution among a command's `words` open where bash
+ * passes it (`<(…)`: the command reads it, `>(…)`: writes it): bash names it /dev/fd/63 on Linux
+ * (bash-words.ts PROCESS_SUBSTITUTION_PATH), so that argument is judged as the pipe, not a file.
+ */
+export function substitutionPipes(words: readonly Node[], table: FdTable): FdTable {
+  for (const word of words) {
+    const parts = word.type === "concatenation" ? word.namedChildren : [word];
+    const sub = parts.find((p) => p?.type === "process_substitution");
+    if (sub) return withFd(table, 63, sub.text.startsWith(">") ? PIPE_OUT : PIPE_IN);
+  }
+  return table;
 }
