@@ -7,7 +7,16 @@
  * only the first command of `a && b` was checked). Requires loadBashParser() to have resolved.
  */
 import type { Node, TreeCursor } from "web-tree-sitter";
-import { argumentPaths, FEEDING_WRAPPERS } from "./bash-arguments.js";
+import {
+  type ArgumentPath,
+  argumentPaths,
+  argvOf,
+  FEEDING_WRAPPERS,
+  fedOperands,
+  gitChdir,
+  NO_PATH_OPERANDS,
+  withObjectReads,
+} from "./bash-arguments.js";
 import {
   backtickScript,
   commandHazard,
@@ -21,21 +30,28 @@ import {
   type FdTable,
   movedFds,
   PIPE_OUT,
-  type Resolved,
-  resolveFdPath,
   TOOL_STREAMS,
   unknownFds,
   withFd,
 } from "./bash-fds.js";
-import { bodyExpansions, expansionNodes, expansionScript, readHeredoc } from "./bash-heredoc.js";
+import { withHeredocExpansions } from "./bash-heredoc.js";
+import { type Listing, pipelineListing } from "./bash-listings.js";
+import { LoopScope } from "./bash-loops.js";
 import { withBashTree } from "./bash-parser.js";
-import { type BashPart, inDirectory, inWorkingDirectories, partText, renderArgv } from "./bash-parts.js";
+import {
+  argumentParts,
+  type BashPart,
+  filePart,
+  inDirectory,
+  inWorkingDirectories,
+  partText,
+  renderArgv,
+} from "./bash-parts.js";
 import {
   COMPOUNDS,
-  type CommandLayout,
   childFdTables,
+  commandContext,
   commandLayout,
-  commandWords,
   descriptorHazard,
   FD_SCOPES,
   piped,
@@ -43,6 +59,7 @@ import {
   readRedirect,
   readsInput,
   statementRedirects,
+  substitutionPipes,
 } from "./bash-redirects.js";
 import { unwrap } from "./bash-wrappers.js";
 import { environmentHazard, judgeForm } from "./command-model.js";
@@ -65,6 +82,9 @@ class Analyzer {
    * id: added when the walk reaches the redirection, so parts stay in source order.
    */
   private readonly pending = new Map<number, BashPart[]>();
+  /** The for loops' variables (bash-loops.ts); a listing piped into the command (bash-listings.ts). */
+  private readonly loops: LoopScope;
+  private pipeListing: Listing | null = null;
   /** FdContext.moved: the commands being judged run in another directory than the script's. */
   private moved: boolean;
   constructor(
@@ -76,6 +96,7 @@ class Analyzer {
   ) {
     this.fds = fdc.uncertain === null ? fdc.table : unknownFds(fdc.uncertain);
     this.commandFds = this.fds;
+    this.loops = new LoopScope(source.root);
     this.moved = fdc.moved === true;
   }
 
@@ -144,24 +165,33 @@ class Analyzer {
       if (redirects.length > 0 && this.fdc.uncertain !== null) this.fds = unknownFds(this.fdc.uncertain);
     }
     const tables = FD_SCOPES.has(type) ? childFdTables(cursor.currentNode, this.fds) : undefined;
+    const loop = type === "for_statement" ? this.loops.enter(cursor.currentNode) : null;
     if (!cursor.gotoFirstChild()) {
       this.fds = outer;
+      loop?.();
       return;
     }
     const scope = this.fds;
     // In a pipeline every element but the first reads the pipe.
     let namedSeen = false;
     let k = 0;
+    const elements: Node[] = [];
     do {
       const named = cursor.nodeIsNamed;
       this.fds = tables?.[k++] ?? scope;
+      if (type === "pipeline" && named) {
+        this.pipeListing = elements.length > 0 ? pipelineListing(elements) : null;
+        elements.push(cursor.currentNode);
+      }
       // A here-doc's body is read by heredoc(), never from the parser's tree.
       if (cursor.nodeType !== "heredoc_body")
         this.walk(cursor, type === "pipeline" ? fed || (namedSeen && named) : feeds, level + 1);
+      this.pipeListing = null;
       namedSeen ||= named;
     } while (cursor.gotoNextSibling());
     this.fds = outer;
     cursor.gotoParent();
+    loop?.();
   }
 
   /**
@@ -169,26 +199,12 @@ class Analyzer {
    * expansions are parsed together, once, as the arguments of `:` lines, and walked.
    */
   private heredoc(node: Node, level: number): void {
-    const reading = readHeredoc(node, this.source.root, this.source.script);
-    if (reading.kind === "opaque") this.opaque(node.text, reading.why);
-    if (reading.kind !== "expands") return;
-    const scan = bodyExpansions(reading.body);
-    if ("opaque" in scan) {
-      this.opaque(node.text, scan.opaque);
-      return;
-    }
-    if (scan.words.length === 0) return;
-    const script = expansionScript(scan.words);
-    withBashTree(script, (root) => {
-      const nodes = expansionNodes(root, scan.words);
-      if (typeof nodes === "string") {
-        this.opaque(node.text, nodes);
-        return;
-      }
+    const { root, script } = this.source;
+    const why = withHeredocExpansions(node, root, script, (expansions, tree, nodes) => {
       const inner = new Analyzer(
         this.depth,
         this.via,
-        { script, root },
+        { script: expansions, root: tree },
         { table: withFd(this.fds, 1, PIPE_OUT), uncertain: this.fdc.uncertain, moved: this.moved },
       );
       for (const expansion of nodes) {
@@ -201,6 +217,7 @@ class Analyzer {
       }
       this.parts.push(...inner.parts);
     });
+    if (why !== null) this.opaque(node.text, why);
   }
 
   private opaque(text: string, why: string, via = this.via): void {
@@ -214,18 +231,16 @@ class Analyzer {
       this.fdc.uncertain === null ? this.fds : piped(unknownFds(this.fdc.uncertain), pipeRoleOf(node));
     const layout = commandLayout(node);
     for (const { node: redirect, fd } of layout.redirects) table = this.redirect(redirect, table, true, fd);
-    const scope = this.commandFds;
-    this.commandFds = table;
+    const [scope, listing] = [this.commandFds, this.pipeListing];
+    [this.commandFds, this.pipeListing] = [substitutionPipes(layout.words, table), null];
+    const { assigned, context } = commandContext(node);
+    // A command whose stdin is redirected reads no listing piped into it.
+    const fedListing = layout.redirects.some((r) => readsInput(r.node)) ? null : listing;
     try {
-      this.commandArgv(node, layout, fed);
+      this.argv(argvOf(layout.words, this.loops.vars), this.via, fed || context, null, fedListing, assigned);
     } finally {
       this.commandFds = scope;
     }
-  }
-
-  private commandArgv(node: Node, layout: CommandLayout, fed: boolean): void {
-    const { argv, assigned, context } = commandWords(node, layout);
-    this.argv(argv, this.via, fed || context, false, assigned);
   }
 
   /**
@@ -237,9 +252,10 @@ class Analyzer {
     argv: ArgWord[],
     via: string[],
     context: boolean,
-    unknownOperands = false,
+    operands: ArgumentPath[] | null = null,
+    listing: Listing | null = null,
     assigned: string[] = [],
-  ) {
+  ): void {
     const name = argv[0];
     if (!name) return;
     if (name.value === null || name.expands) {
@@ -247,11 +263,33 @@ class Analyzer {
       this.opaque(renderArgv(argv), `the command name ${why}`, via);
       return;
     }
-    const inner = unwrap(argv);
-    const text = renderArgv(argv);
-    const label = name.value.slice(name.value.lastIndexOf("/") + 1);
     const standsAlone = !context && via.length === 0 && argv.every((w) => w.value !== null && !w.expands);
     const identity = standsAlone ? JSON.stringify(argv.map((w) => w.value)) : null;
+    const origin = { text: renderArgv(argv), via, identity };
+    // `git -C DIR …` is git run in DIR, as `env -C DIR git …` (one mechanism: inDirectory).
+    const git = gitChdir(argv);
+    this.inDirectory(git?.dir, () =>
+      this.judge(git?.argv ?? argv, git ? null : argv, origin, operands, listing, assigned),
+    );
+    // An object name's path (`HEAD:.env`) is from the repository's top, not from DIR.
+    if (git)
+      this.parts.push(...argumentParts(withObjectReads([], argv), this.commandFds, origin, this.moved));
+  }
+
+  /**
+   * Judges the command `argv` and what it wraps; `written`: the argv whose git object reads it
+   * judges (null: judged by the caller, for a `git -C` taken off); the rest as for argv().
+   */
+  private judge(
+    argv: ArgWord[],
+    written: ArgWord[] | null,
+    { text, via, identity }: { text: string; via: string[]; identity: string | null },
+    operands: ArgumentPath[] | null,
+    listing: Listing | null,
+    assigned: string[],
+  ): void {
+    const inner = unwrap(argv);
+    const label = (argv[0]?.value ?? "").replace(/^.*\//, "");
     const form = judgeForm(argv) ?? undefined;
     if (form && inner.role === "wrapper" && (form.unknown || form.effects.length > 0))
       this.opaque(text, form.unknown ?? `${label} runs a command its options name`, via);
@@ -264,48 +302,30 @@ class Analyzer {
       identity,
       ...(form ? { form } : {}),
     });
-    const paths = argumentPaths(argv, form?.values, { unknownOperands, readsAny: form?.readsAny });
-    for (const { target, glob, why } of paths) {
-      const resolved: Resolved = glob
-        ? { kind: "path", target }
-        : resolveFdPath(this.commandFds, target, this.moved);
-      if (resolved.kind === "opaque") this.opaque(text, resolved.why, via);
-      else
-        this.parts.push({
-          kind: "argument",
-          target: resolved.target,
-          text,
-          via,
-          identity,
-          ...(glob ? { glob } : {}),
-          ...(why ? { why } : {}),
-          ...(resolved.kind === "stream" ? { stream: true as const } : {}),
-        });
-    }
+    const paths = argumentPaths(argv, form?.values, { readsAny: form?.readsAny });
+    if (written) paths.splice(0, paths.length, ...withObjectReads(paths, written));
+    // Under xargs (find -exec, fd -x) the command gets operands the script does not spell.
+    if (operands && !NO_PATH_OPERANDS.has(label)) paths.push(...operands);
+    this.parts.push(...argumentParts(paths, this.commandFds, { text, via, identity }, this.moved));
     // The files the model says the form writes are judged like output redirections (`cp a .env`).
     for (const target of form?.writes ?? []) this.file("write", target, text, via, true);
-    if (inner.opaque) this.opaque(text, inner.opaque, via);
-    const taken = environmentHazard(argv, assigned);
-    if (taken) this.opaque(text, taken, via);
-    const hazard = commandHazard(argv);
-    if (hazard) this.opaque(text, hazard, via);
-    for (const variable of inner.assigned) {
-      if (DANGEROUS_VARIABLES.test(variable))
-        this.opaque(text, `${label} sets ${variable}, which changes what runs`, via);
-    }
+    const sets = inner.assigned.filter((v) => DANGEROUS_VARIABLES.test(v));
+    const hazards = [inner.opaque, environmentHazard(argv, assigned), commandHazard(argv)];
+    for (const why of hazards) if (why) this.opaque(text, why, via);
+    for (const v of sets) this.opaque(text, `${label} sets ${v}, which changes what runs`, via);
     for (const target of inner.writes) this.file("write", target, text, via);
-    const feeding = FEEDING_WRAPPERS.has(label);
+    const fedWith = FEEDING_WRAPPERS.has(label) ? fedOperands(label, argv, listing) : null;
     const shell = label === "eval" || label === "trap" ? label : `${label} -c`;
     this.inDirectory(inner.chdir, () => {
       for (const payload of inner.payloads)
-        this.argv(payload, [...via, label], true, feeding, inner.assigned);
+        this.argv(payload, [...via, label], true, fedWith, null, inner.assigned);
       for (const script of inner.scripts) this.script(script, [...via, shell]);
     });
   }
 
   /**
-   * Runs `judge` on what a wrapper runs in the directory `dir` (`env -C DIR`; absent: where the
-   * wrapper runs), and judges the parts it adds there (bash-parts.ts inDirectory).
+   * Runs `judge` on what a wrapper runs in the directory `dir` (`env -C DIR`, `git -C DIR`;
+   * absent: where the wrapper runs), and judges the parts it adds there (bash-parts.ts inDirectory).
    */
   private inDirectory(dir: ArgWord | undefined, judge: () => void): void {
     const [mark, fds, moved] = [this.parts.length, this.commandFds, this.moved];
@@ -341,10 +361,7 @@ class Analyzer {
     return applyRedirection(table, read.redirection).table;
   }
 
-  /**
-   * Judges a file the command writes or reads: `target` as the descriptors `fds` make it (a stream
-   * of the command, the file a descriptor holds, or the path itself).
-   */
+  /** Judges a file the command writes or reads, as the descriptors `fds` make it (filePart). */
   private file(
     kind: "write" | "read",
     target: ArgWord,
@@ -353,24 +370,7 @@ class Analyzer {
     argument?: true,
     fds: FdTable = this.commandFds,
   ): void {
-    if (target.value === null || target.expands) {
-      const why = target.value === null ? "is not literal" : "may be expanded by the shell";
-      this.opaque(text, `the ${kind} target ${why}`, via);
-      return;
-    }
-    const resolved = resolveFdPath(fds, target.value, this.moved);
-    if (resolved.kind === "opaque") {
-      this.opaque(text, resolved.why, via);
-      return;
-    }
-    this.parts.push({
-      kind,
-      target: resolved.target,
-      text,
-      via,
-      ...(argument ? { argument } : {}),
-      ...(resolved.kind === "stream" ? { stream: true as const } : {}),
-    });
+    this.parts.push(filePart(kind, target, { text, via }, fds, argument, this.moved));
   }
 }
 

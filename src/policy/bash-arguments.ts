@@ -4,8 +4,10 @@
  * where the working directory a `cd` leaves makes relative paths resolve.
  */
 import { posix } from "node:path";
-import { globEscape } from "./bash-words.js";
-import { ANY_TEXT, type ArgWord } from "./command-pattern.js";
+import type { Node } from "web-tree-sitter";
+import { type Listing, listingOf, substitutionListing } from "./bash-listings.js";
+import { globEscape, globOf, wordOf } from "./bash-words.js";
+import { ANY_TEXT, type ArgWord, type Found } from "./command-pattern.js";
 import { gitObjectReads } from "./git-revisions.js";
 import { SANDBOX_HOME, wordPathGlobs } from "./path-overlap.js";
 
@@ -13,7 +15,11 @@ import { SANDBOX_HOME, wordPathGlobs } from "./path-overlap.js";
 export const WORKSPACE = "/workspace";
 
 /** An operand the script does not spell (xargs input): any path. */
-export const ANY_UNKNOWN_PATH: ArgumentPath = { target: ANY_TEXT, glob: true };
+export const ANY_UNKNOWN_PATH: ArgumentPath = {
+  target: ANY_TEXT,
+  glob: true,
+  word: "(an operand from input)",
+};
 
 /** Wrappers that run their payload with operands taken from input or a search (xargs, find -exec, fd -x). */
 export const FEEDING_WRAPPERS = new Set(["xargs", "find", "fd", "fdfind"]);
@@ -48,16 +54,56 @@ export const NO_PATH_OPERANDS = new Set([
 
 /**
  * A literal file argument, or an expanding word as the glob of every path it may become; `why`
- * says why a glob stands for any path (a git object tied to no path: git-revisions.ts).
+ * says why a glob stands for any path (a git object tied to no path: git-revisions.ts). `found`:
+ * a path a listing printed (foundPaths), directly in the directory it searched (`here`) or below
+ * it (`below`); `word`: the word as written, for display.
  */
-export type ArgumentPath = { target: string; glob?: boolean; why?: string };
+export type ArgumentPath = { target: string; glob?: boolean; why?: string; found?: Found; word?: string };
 
 /**
- * Files a command reads that its words do not spell: `unknownOperands`, operands a feeding wrapper
- * adds (FEEDING_WRAPPERS); `readsAny`, why its form reads names from a list (FormVerdict.readsAny).
+ * The paths `listing` prints, as globs: for each directory D and name filter N, `D/N` (here) and
+ * `D/…/N` (below); with no filter any name. Names match as the listing's tool matches them
+ * (Found.hidden, path-overlap.ts); match.ts judges them.
+ */
+export function foundPaths(listing: Listing, word: string): ArgumentPath[] {
+  const out: ArgumentPath[] = [];
+  const at = (depth: Found["depth"]): Found => ({ depth, hidden: listing.hidden });
+  for (const dir of listing.dirs) {
+    const base = globEscape(posix.resolve(WORKSPACE, dir));
+    for (const name of listing.names ?? ["*"]) {
+      out.push({ target: `${base}/${name}`, glob: true, found: at("here"), word });
+      out.push({ target: `${base}/${ANY_TEXT}/${name}`, glob: true, found: at("below"), word });
+    }
+  }
+  return out;
+}
+
+/**
+ * The argv of a command's word nodes (command name first): each word's value, as written (`raw`),
+ * and for a word the shell expands the glob of what it may become (`vars`: the loop variables in
+ * scope, bash-loops.ts) and the paths a listing in it prints (`$(find …)`: foundPaths).
+ */
+export function argvOf(words: readonly Node[], vars: ReadonlyMap<string, string>): ArgWord[] {
+  const argv: ArgWord[] = [];
+  for (const child of words) {
+    const node = child.type === "command_name" ? child.namedChildren[0] : child;
+    if (!node) continue;
+    const word: ArgWord = { ...wordOf(node), raw: node.text };
+    if (word.value === null || word.expands) {
+      word.glob = globOf(node, vars);
+      const printed = substitutionListing(node);
+      if (printed) word.found = foundPaths(printed, node.text);
+    }
+    argv.push(word);
+  }
+  return argv;
+}
+
+/**
+ * Files a command reads that its words do not spell: `readsAny`, why its form reads names from a
+ * list (FormVerdict.readsAny). (Operands a feeding wrapper adds are fedOperands'.)
  */
 export interface UnseenOperands {
-  unknownOperands?: boolean;
   readsAny?: string | undefined;
 }
 
@@ -79,19 +125,26 @@ export function argumentPaths(
   const paths: ArgumentPath[] = [];
   const name = argv[0]?.value ?? "";
   const base = name.slice(name.lastIndexOf("/") + 1);
-  // Under xargs (or find -exec / fd -x) the command gets operands the script does not spell: any path.
-  if (unseen.unknownOperands && !NO_PATH_OPERANDS.has(base)) paths.push(ANY_UNKNOWN_PATH);
   // Names the form reads from a list or stdin (`sort --files0-from=-`): any path.
   if (unseen.readsAny) paths.push({ ...ANY_UNKNOWN_PATH, why: `${base}: ${unseen.readsAny}` });
   const operandsArePaths = !NO_PATH_OPERANDS.has(base);
   for (const word of argv.slice(1)) {
+    if (word.found) {
+      if (operandsArePaths || values.includes(word))
+        for (const { target, found } of word.found)
+          paths.push({ target, glob: true, found, word: word.raw ?? "?" });
+      continue;
+    }
     if (word.value === null || word.expands) {
       if (word.glob === undefined || (!operandsArePaths && !values.includes(word))) continue;
+      const raw = word.raw ?? "?";
       for (const glob of [word.glob, ...attachedValueGlobs(word.glob)])
         for (const target of wordPathGlobs(glob, WORKSPACE) ?? [ANY_TEXT]) {
           // `~/x` and `{a,b}` expand to plain paths: those are judged as the literal paths they are.
           const wild = /[*?[\u0001]/.test(target.replace(/\\./g, ""));
-          paths.push(wild ? { target, glob: true } : { target: target.replace(/\\(.)/g, "$1") });
+          paths.push(
+            wild ? { target, glob: true, word: raw } : { target: target.replace(/\\(.)/g, "$1"), word: raw },
+          );
         }
       continue;
     }
@@ -108,7 +161,8 @@ export function argumentPaths(
       if (v.includes("=")) paths.push({ target: v.slice(v.indexOf("=") + 1) });
     } else if (!v.startsWith("-")) {
       paths.push({ target: v });
-      const pathspec = base === "git" ? gitPathspecGlob(v) : null;
+      // ls-files prints the names a pathspec matches and reads none of them.
+      const pathspec = base === "git" && argv[1]?.value !== "ls-files" ? gitPathspecGlob(v) : null;
       if (pathspec) paths.push({ target: pathspec, glob: true });
       // `dd if=F`, `make -f x VAR=F`: the value of a key=value operand may be a path too.
       if (v.includes("=")) paths.push({ target: v.slice(v.indexOf("=") + 1) });
@@ -116,13 +170,22 @@ export function argumentPaths(
     const colon = v.indexOf(":");
     if (colon !== -1 && colon < v.length - 1) paths.push({ target: v.slice(colon + 1) });
   }
-  // The files git reads from its object store by the object names it is given (`:0:.env`).
-  for (const read of base === "git" ? gitObjectReads(argv) : []) {
+  return paths.filter((p) => p.target !== "");
+}
+
+/**
+ * `paths` with the files a `git …` argv reads from its object store by the object names it gives
+ * (`:0:.env`, git-revisions.ts), which are relative to the repository's top (the workspace or a
+ * directory `-C` names), not to the working directory: `argv` as written, with its `-C` options.
+ */
+export function withObjectReads(paths: ArgumentPath[], argv: readonly ArgWord[]): ArgumentPath[] {
+  const out = [...paths];
+  for (const read of gitObjectReads(argv)) {
     const absolute = !read.glob || read.target.startsWith("/") || read.target.startsWith(ANY_TEXT);
     const path = absolute ? read : { ...read, target: `${WORKSPACE}/${read.target}` };
-    if (!paths.some((p) => p.target === path.target && !p.glob === !path.glob)) paths.push(path);
+    if (!out.some((p) => p.target === path.target && !p.glob === !path.glob)) out.push(path);
   }
-  return paths.filter((p) => p.target !== "");
+  return out;
 }
 
 /**
@@ -153,6 +216,30 @@ function gitPathspecGlob(word: string): string | null {
   return `${WORKSPACE}/${ANY_TEXT}${rest.replace(/\*/g, ANY_TEXT)}`;
 }
 
+/** Commands that change the shell's directory. */
+export const DIRECTORY_CHANGERS = new Set(["cd", "pushd", "popd"]);
+/**
+ * Commands after which the same argv may run something else or read other input (directory, stdin,
+ * aliases, the command hash, traps, shell options, exported variables): a script holding one has no
+ * part whose identity stands alone.
+ */
+export const CONTEXT_CHANGERS = new Set([
+  ...DIRECTORY_CHANGERS,
+  "exec",
+  "alias",
+  "hash",
+  "enable",
+  "trap",
+  "shopt",
+  "set",
+  "export",
+  "declare",
+  "typeset",
+  "readonly",
+  "unset",
+  "umask",
+  "ulimit",
+]);
 /** More possible working directories than this and a relative path may be anywhere. */
 const MAX_DIRECTORIES = 8;
 
@@ -204,4 +291,43 @@ export function inDirectories<T extends { target: string; glob?: boolean; identi
   }
   const bases = dirs === null ? [ANY_TEXT] : dirs.map(globEscape);
   return bases.map((base) => ({ ...p, identity: null, target: `${base}/${relative}`, glob: true }));
+}
+
+/**
+ * The operands a feeding wrapper passes its payload (bash-listings.ts): the paths the listing
+ * piped into xargs prints (not with `-a FILE`), or those find / fd find for `-exec` / `-x`; else
+ * any path.
+ */
+export function fedOperands(
+  label: string,
+  argv: readonly ArgWord[],
+  listing: Listing | null,
+): ArgumentPath[] {
+  if (label === "xargs") {
+    const fromFile = argv.some((w) => w.value === null || /^-[^-]*a|^--a/.test(w.value));
+    return listing && !fromFile ? foundPaths(listing, "(xargs input)") : [ANY_UNKNOWN_PATH];
+  }
+  const found = listingOf(argv);
+  return found ? foundPaths(found, "{}") : [ANY_UNKNOWN_PATH];
+}
+
+/**
+ * `git -C DIR …` runs git as if started in DIR (git(1) `-C`, repeatable, each relative to the one
+ * before, an absolute one starting afresh): the argv without its leading `-C DIR` options and the
+ * directory they lead to, relative to where git starts, as a literal word: the caller judges the
+ * rest as run in that directory, as for `env -C DIR` (bash-parts.ts inDirectory). null for any
+ * other argv (not git, no leading `-C`, a DIR that is not literal or empty: judged as written).
+ */
+export function gitChdir(argv: readonly ArgWord[]): { argv: ArgWord[]; dir: ArgWord } | null {
+  const name = argv[0]?.value ?? "";
+  if (name.slice(name.lastIndexOf("/") + 1) !== "git" || argv[1]?.value !== "-C") return null;
+  let dir = ".";
+  let k = 1;
+  for (; argv[k]?.value === "-C"; k += 2) {
+    const to = argv[k + 1];
+    if (!to || to.value === null || to.expands || to.value === "") return null;
+    dir = posix.join(dir, to.value);
+    if (to.value.startsWith("/")) dir = to.value;
+  }
+  return { argv: [argv[0] as ArgWord, ...argv.slice(k)], dir: { value: dir, expands: false, raw: dir } };
 }

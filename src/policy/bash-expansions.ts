@@ -137,13 +137,27 @@ export function syntaxHazard(node: Node): string | null {
 const ASSIGNING_BUILTINS = new Set(["read", "mapfile", "readarray", "getopts"]);
 
 /**
+ * Whether printf's arguments may hold `-v NAME`: bash's printf reads options only before its
+ * format (the first word that is not an option, or the word after `--`), so a word that is not
+ * literal after a literal format is an argument, never `-v`.
+ */
+function printfStores(args: readonly ArgWord[]): boolean {
+  for (const w of args) {
+    if (w.value === null || w.expands) return true;
+    if (w.value === "--" || !w.value.startsWith("-")) return false;
+    if (/^-[^-]*v/.test(w.value)) return true;
+  }
+  return false;
+}
+
+/**
  * Why a simple command is opaque for what it does to variables, or null: `printf -v`, `let`,
  * `test -v NAME[…]`, and read / mapfile / getopts into a dangerous, subscripted or non-literal name.
  */
 export function commandHazard(argv: readonly ArgWord[]): string | null {
   const name = argv[0]?.value ?? "";
   const args = argv.slice(1);
-  if (name === "printf" && args.some((w) => w.value === null || /^-[^-]*v/.test(w.value)))
+  if (name === "printf" && printfStores(args))
     return "printf -v stores into a variable named by its argument";
   if (name === "let")
     return args.some((w) => w.value === null || arithmeticUsesVariables(w.value))

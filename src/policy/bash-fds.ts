@@ -78,8 +78,8 @@ export type Redirection =
   | { op: "dup"; fd: number; from: number; move?: boolean }
   /** `n>&-`, `n<&-`. */
   | { op: "close"; fd: number }
-  /** A here-document or here-string on fd n. */
-  | { op: "feed"; fd: number };
+  /** A here-document, here-string or `<(…)` on fd n; `out`: a `>(…)` the command writes. */
+  | { op: "feed"; fd: number; out?: boolean };
 
 /** What a path a command opens names, once its descriptors are taken into account. */
 export type Resolved =
@@ -190,7 +190,7 @@ export function applyRedirection(table: FdTable, r: Redirection): { table: FdTab
     case "close":
       return { table: withFd(table, r.fd, { kind: "closed" }) };
     case "feed":
-      return { table: withFd(table, r.fd, PIPE_IN) };
+      return { table: withFd(table, r.fd, r.out ? PIPE_OUT : PIPE_IN) };
   }
 }
 

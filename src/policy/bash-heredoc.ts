@@ -11,6 +11,7 @@
  * only `$`, `` ` `` and `\`). Where bash and the parser could disagree, the here-doc is opaque.
  */
 import type { Node } from "web-tree-sitter";
+import { withBashTree } from "./bash-parser.js";
 
 /** How bash reads one here-document. */
 export type HeredocReading =
@@ -276,4 +277,31 @@ export function expansionNodes(root: Node, words: readonly string[]): Node[] | s
     offset += word.length + 3;
   }
   return nodes;
+}
+
+/**
+ * Reads the here-doc `redirect`'s body in `script` (whose tree's root is `root`: readHeredoc) and
+ * calls `walk` with the script of its expansions (expansionScript), that script's tree's root and
+ * the expansions' nodes in it, valid only during the call. Returns why the here-doc cannot be
+ * judged (it is opaque), or null (walked, or nothing in it expands).
+ */
+export function withHeredocExpansions(
+  redirect: Node,
+  root: Node,
+  script: string,
+  walk: (script: string, root: Node, nodes: Node[]) => void,
+): string | null {
+  const reading = readHeredoc(redirect, root, script);
+  if (reading.kind === "opaque") return reading.why;
+  if (reading.kind !== "expands") return null;
+  const scan = bodyExpansions(reading.body);
+  if ("opaque" in scan) return scan.opaque;
+  if (scan.words.length === 0) return null;
+  const expansions = expansionScript(scan.words);
+  return withBashTree(expansions, (tree) => {
+    const nodes = expansionNodes(tree, scan.words);
+    if (typeof nodes === "string") return nodes;
+    walk(expansions, tree, nodes);
+    return null;
+  });
 }

@@ -3,10 +3,18 @@
  * shown, and how parts are judged after the script changes directory or shell state.
  */
 import { posix } from "node:path";
-import { changeDirectory, inDirectories, WORKSPACE } from "./bash-arguments.js";
+import {
+  type ArgumentPath,
+  CONTEXT_CHANGERS,
+  changeDirectory,
+  DIRECTORY_CHANGERS,
+  inDirectories,
+  WORKSPACE,
+} from "./bash-arguments.js";
+import { type FdTable, type Resolved, resolveFdPath } from "./bash-fds.js";
 import { globEscape } from "./bash-words.js";
 import type { FormVerdict } from "./command-grammar.js";
-import { ANY_TEXT, type ArgWord } from "./command-pattern.js";
+import { ANY_TEXT, type ArgWord, type Found } from "./command-pattern.js";
 
 /** A glob target that starts with ANY_TEXT is a path in any directory already. */
 const ANY_TEXT_PREFIX = ANY_TEXT;
@@ -24,7 +32,7 @@ export type BashPart =
       /** See `identity` of the argument kind. */
       identity: string | null;
       /**
-       * The directory a wrapper runs it in (`env -C DIR cmd`), relative to the script's working
+       * The directory a wrapper runs it in (`env -C DIR cmd`, `git -C DIR`), relative to the script's working
        * directory, or null when that directory is not known; absent when it runs where the script does.
        */
       cwd?: string | null;
@@ -45,6 +53,10 @@ export type BashPart =
       glob?: boolean;
       /** Why a glob stands for any path (a git object tied to no path), for the reason. */
       why?: string;
+      /** A path a listing printed (bash-listings.ts), with that listing's dot rule (match.ts). */
+      found?: Found;
+      /** The word as the script writes it, shown instead of the glob. */
+      word?: string;
       /** As for `write` / `read`: a stream of the command, never resolved in the sandbox. */
       stream?: true;
       text: string;
@@ -59,29 +71,6 @@ export type BashPart =
       identity: string | null;
     };
 
-const DIRECTORY_CHANGERS = new Set(["cd", "pushd", "popd"]);
-/**
- * Commands after which the same argv may run something else or read other input (directory, stdin,
- * aliases, the command hash, traps, shell options, exported variables): a script holding one has no
- * part whose identity stands alone.
- */
-const CONTEXT_CHANGERS = new Set([
-  ...DIRECTORY_CHANGERS,
-  "exec",
-  "alias",
-  "hash",
-  "enable",
-  "trap",
-  "shopt",
-  "set",
-  "export",
-  "declare",
-  "typeset",
-  "readonly",
-  "unset",
-  "umask",
-  "ulimit",
-]);
 /** Renders argv for display: literal words as themselves, others as written. */
 export function renderArgv(argv: readonly ArgWord[]): string {
   return argv
@@ -98,6 +87,71 @@ export function renderArgv(argv: readonly ArgWord[]): string {
 /** Text of an opaque part, kept whole: "allow for this session" approvals are keyed on it. */
 export function partText(text: string): string {
   return text.trim();
+}
+
+/** Where a part comes from: the text shown, the wrappers unwrapped to reach it. */
+export interface PartOrigin {
+  text: string;
+  via: string[];
+}
+
+/**
+ * The parts for a command's argument paths (bash-arguments.ts argumentPaths), with the command's
+ * `identity`: a literal path as the descriptors `fds` make it (bash-fds.ts: a stream of the command,
+ * the file a descriptor holds, or the path itself; opaque when that cannot be told), a glob as it is.
+ * `moved` (FdContext.moved): the command runs in another directory than the script's.
+ */
+export function argumentParts(
+  paths: readonly ArgumentPath[],
+  fds: FdTable,
+  origin: PartOrigin & { identity: string | null },
+  moved = false,
+): BashPart[] {
+  return paths.map(({ target, glob, why, found, word }): BashPart => {
+    const resolved: Resolved = glob ? { kind: "path", target } : resolveFdPath(fds, target, moved);
+    if (resolved.kind === "opaque")
+      return { kind: "opaque", text: partText(origin.text), why: resolved.why, via: origin.via };
+    return {
+      kind: "argument",
+      target: resolved.target,
+      ...origin,
+      ...(glob ? { glob } : {}),
+      ...(why ? { why } : {}),
+      ...(found ? { found } : {}),
+      ...(word !== undefined ? { word } : {}),
+      ...(resolved.kind === "stream" ? { stream: true as const } : {}),
+    };
+  });
+}
+
+/**
+ * The part for a file a command writes or reads (`argument`: named by its own argument): `target`
+ * as the descriptors `fds` make it (a stream of the command, the file a descriptor holds, or the
+ * path itself); opaque for a target that is not literal or whose descriptor cannot be told.
+ * `moved` as for argumentParts.
+ */
+export function filePart(
+  kind: "write" | "read",
+  target: ArgWord,
+  { text, via }: PartOrigin,
+  fds: FdTable,
+  argument?: true,
+  moved = false,
+): BashPart {
+  if (target.value === null || target.expands) {
+    const why = target.value === null ? "is not literal" : "may be expanded by the shell";
+    return { kind: "opaque", text: partText(text), why: `the ${kind} target ${why}`, via };
+  }
+  const resolved = resolveFdPath(fds, target.value, moved);
+  if (resolved.kind === "opaque") return { kind: "opaque", text: partText(text), why: resolved.why, via };
+  return {
+    kind,
+    target: resolved.target,
+    text,
+    via,
+    ...(argument ? { argument } : {}),
+    ...(resolved.kind === "stream" ? { stream: true as const } : {}),
+  };
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import type { Node, TreeCursor } from "web-tree-sitter";
 import { type FdTable, PIPE_IN, PIPE_OUT, type Redirection, unknownFds, withFd } from "./bash-fds.js";
-import { globOf, wordOf } from "./bash-words.js";
+import { wordOf } from "./bash-words.js";
 import type { ArgWord } from "./command-pattern.js";
 
 /** Operators that open their target for writing. */
@@ -42,6 +42,9 @@ export function readRedirect(node: Node, descriptorWord?: number): ReadRedirect 
     return { redirection: { op: "close", fd }, word: null, access: null };
   const destination = node.childForFieldName("destination") ?? node.namedChildren.at(-1);
   if (!destination || destination.type === "file_descriptor") return null;
+  // `< <(cmd)`, `> >(cmd)`: a pipe bash made for cmd, whose commands are walked like any others.
+  if (destination.type === "process_substitution")
+    return { redirection: { op: "feed", fd, ...(input ? {} : { out: true }) }, word: null, access: null };
   const word: ArgWord = { ...wordOf(destination), raw: destination.text };
   const value = literal(word);
   if (operator === ">&" || operator === "<&") {
@@ -275,15 +278,10 @@ export function childFdTables(node: Node, fds: FdTable): (FdTable | undefined)[]
 }
 
 /**
- * The argv of `command` (words laid out by commandLayout; an expanding word carries its glob),
- * the variables its assignment prefix sets, and `context`: an assignment or an input redirection
- * changes what the argv alone would do.
+ * The variables `command`'s assignment prefix sets, and `context`: an assignment or an input
+ * redirection changes what its argv alone would do.
  */
-export function commandWords(
-  command: Node,
-  layout: CommandLayout,
-): { argv: ArgWord[]; assigned: string[]; context: boolean } {
-  const argv: ArgWord[] = [];
+export function commandContext(command: Node): { assigned: string[]; context: boolean } {
   const assigned: string[] = [];
   let context = false;
   for (const child of command.namedChildren) {
@@ -292,12 +290,19 @@ export function commandWords(
       context ||= type === "variable_assignment" || readsInput(child as Node);
     if (type === "variable_assignment") assigned.push(child?.childForFieldName("name")?.text ?? "");
   }
-  for (const child of layout.words) {
-    const wordNode = child.type === "command_name" ? child.namedChildren[0] : child;
-    if (!wordNode) continue;
-    const word: ArgWord = { ...wordOf(wordNode), raw: wordNode.text };
-    if (word.value === null || word.expands) word.glob = globOf(wordNode);
-    argv.push(word);
+  return { assigned, context };
+}
+
+/**
+ * `table` with the pipe of each process substitution among a command's `words` open where bash
+ * passes it (`<(…)`: the command reads it, `>(…)`: writes it): bash names it /dev/fd/63 on Linux
+ * (bash-words.ts PROCESS_SUBSTITUTION_PATH), so that argument is judged as the pipe, not a file.
+ */
+export function substitutionPipes(words: readonly Node[], table: FdTable): FdTable {
+  for (const word of words) {
+    const parts = word.type === "concatenation" ? word.namedChildren : [word];
+    const sub = parts.find((p) => p?.type === "process_substitution");
+    if (sub) return withFd(table, 63, sub.text.startsWith(">") ? PIPE_OUT : PIPE_IN);
   }
-  return { argv, assigned, context };
+  return table;
 }

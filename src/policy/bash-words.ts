@@ -101,6 +101,9 @@ export function wordOf(node: Node): ArgWord {
   }
 }
 
+/** The path a process substitution `<(…)` / `>(…)` stands for: a pipe bash made, never a file of the tree. */
+export const PROCESS_SUBSTITUTION_PATH = "/dev/fd/63";
+
 /** Escapes glob syntax in quoted text. */
 export function globEscape(text: string): string {
   return text.replace(/[\\*?[\]{}~,\u0001]/g, "\\$&");
@@ -111,8 +114,16 @@ export function globEscape(text: string): string {
  * its wildcards, braces and tilde; quoted text is escaped; any expansion or substitution is
  * ANY_TEXT.
  */
-export function globOf(node: Node): string {
+export function globOf(node: Node, vars?: ReadonlyMap<string, string>): string {
   switch (node.type) {
+    case "simple_expansion":
+    case "expansion": {
+      // `$f` / `${f}` of a loop variable (bash-loops.ts): the glob of its values.
+      const only = node.namedChildCount === 1 ? node.namedChildren[0] : null;
+      const name =
+        only?.type === "variable_name" && node.text.replace(/[${}]/g, "") === only.text ? only.text : null;
+      return (name !== null && vars?.get(name)) || ANY_TEXT;
+    }
     case "word":
       return node.text.replace(/\\\n/g, "");
     case "number":
@@ -126,15 +137,18 @@ export function globOf(node: Node): string {
       let out = "";
       for (const child of node.namedChildren) {
         if (!child) continue;
-        out += child.type === "string_content" ? globEscape(unescapeDouble(child.text)) : ANY_TEXT;
+        out += child.type === "string_content" ? globEscape(unescapeDouble(child.text)) : globOf(child, vars);
       }
       return out;
     }
+    case "process_substitution":
+      // bash passes the pipe it made as /dev/fd/N (Linux; 63 for the first one).
+      return PROCESS_SUBSTITUTION_PATH;
     case "concatenation": {
       let out = "";
       for (const child of node.children) {
         if (!child || child.type === "$") continue;
-        out += child.isNamed ? globOf(child) : globEscape(child.text);
+        out += child.isNamed ? globOf(child, vars) : globEscape(child.text);
       }
       return out;
     }

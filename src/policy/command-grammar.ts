@@ -137,6 +137,20 @@ function takesValue(long: string, grammar: Grammar): "=" | "?" | "" {
   return longTable(grammar).get(long) ?? "";
 }
 
+/**
+ * True for a word that is not literal but cannot begin with `-`, so no parser takes it for an
+ * option: its glob (ArgWord.glob) starts with a literal character other than `-`
+ * (`"src/$f"`, a process substitution's `/dev/fd/63`).
+ */
+function neverOption(word: ArgWord): boolean {
+  const glob = word.glob;
+  if (!glob) return false;
+  const escaped = glob[0] === "\\";
+  const first = escaped ? glob[1] : glob[0];
+  if (first === undefined || first === "-") return false;
+  return escaped || !/[*?[{~\u0001]/.test(first);
+}
+
 /** A literal word for a value written attached to its option (`-o.env`, `--output=x`). */
 function attached(value: string): ArgWord {
   return { value, expands: false, raw: value };
@@ -204,7 +218,7 @@ export function readForm(argv: readonly ArgWord[], grammar: Grammar): FormVerdic
     const word = argv[i] as ArgWord;
     const v = word.value;
     if (v === null || word.expands) {
-      if (v !== null && !v.startsWith("-")) {
+      if (v !== null ? !v.startsWith("-") : neverOption(word)) {
         if (grammar.posix || grammar.sub) break;
         operands.push(word);
         continue;

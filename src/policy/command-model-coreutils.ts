@@ -212,6 +212,8 @@ export const COREUTILS: Record<string, Grammar> = {
   ),
   seq: gnu("w", "fs", "format= separator= equal-width", { numeric: true }),
   sleep: NO_OPTIONS,
+  /** bash's read builtin: reads a line of stdin into variables (their names: commandHazard). */
+  read: { short: "ers", shortValue: "adinNptu" },
   whoami: NO_OPTIONS,
   nproc: gnu("", "", "all ignore="),
   id: gnu("agGnruzZ", "", "context group groups name real user zero"),

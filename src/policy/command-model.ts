@@ -11,48 +11,11 @@ import { type Effect, type FormVerdict, type Grammar, readForm, words } from "./
 import { BUILD_TOOLS } from "./command-model-build.js";
 import { COREUTILS } from "./command-model-coreutils.js";
 import { RUNTIMES } from "./command-model-runtimes.js";
+import { SED } from "./command-model-sed.js";
 import { TEXT_TOOLS } from "./command-model-text.js";
 import type { ArgWord } from "./command-pattern.js";
 
-/** sed: `-i` writes in place; the `e` command and `s///e` run programs, `w`/`W` and `s///w` write. */
-export function sedScriptEffect(script: string): Effect | `unknown: ${string}` | null {
-  let rest = script.replace(/\\./g, "x");
-  let effect: Effect | null = null;
-  // s/re/repl/flags and y/src/dst/: their bodies are text, their flags matter.
-  rest = rest.replace(
-    /([sy])(.)((?:(?!\2).)*)\2((?:(?!\2).)*)\2([A-Za-z0-9]*)/g,
-    (_m, cmd, _d, _a, _b, flags: string) => {
-      if (cmd === "s" && flags.includes("e")) effect = "exec";
-      else if (cmd === "s" && flags.includes("w")) effect ??= "write";
-      return ";";
-    },
-  );
-  rest = rest.replace(/\/(?:[^/])*\//g, ""); // address regexes
-  rest = rest.replace(/(^|[;\n{}])\s*[:btT]\s*[A-Za-z0-9_]*/g, "$1"); // labels and branches
-  rest = rest.replace(/(^|[;\n{}])([\d,$~!+\s]*)[aic]\\?[^\n]*/g, "$1$2"); // a / i / c text
-  if (/e/.test(rest)) return "exec";
-  if (/[wW]/.test(rest)) return "write";
-  if (/[rR]/.test(rest)) return effect; // r/R read a file: judged like an operand
-  return effect;
-}
-
-const SED: Grammar = {
-  short: "nrEszuil",
-  shortValue: "efl",
-  long: words(
-    "quiet silent expression= file= in-place? line-length= null-data zero-terminated " +
-      "regexp-extended separate sandbox unbuffered posix debug follow-symlinks help version",
-  ),
-  effects: { i: "write", "in-place": "write", f: "exec", file: "exec" },
-  operands: (operands, options, values) => {
-    // Scripts given with -e / --expression are option values; without one, the first operand.
-    const scripts = values.filter(([o]) => o === "e" || o === "expression").map(([, v]) => v);
-    if (!options.includes("e") && !options.includes("expression")) scripts.push(operands[0] ?? "");
-    if (scripts.some((v) => v === null)) return "unknown: a sed script is not literal";
-    const effects = scripts.map((v) => sedScriptEffect(v as string));
-    return effects.find((e) => e === "exec") ?? effects.find((e) => e !== null) ?? null;
-  },
-};
+export { sedScriptEffect } from "./command-model-sed.js";
 
 const FIND_PRIMARIES = new Set(
   (
@@ -61,6 +24,14 @@ const FIND_PRIMARIES = new Set(
     "-readable -writable -executable -maxdepth -mindepth -depth -mount -xdev -follow -noleaf -prune -quit -true " +
     "-false -not -a -and -o -or -print -print0 -printf -ls -lname -ilname -fstype -nouser -nogroup -used " +
     "-regextype -daystart -ignore_readdir_race -noignore_readdir_race -warn -nowarn -help -version ! ( ) ,"
+  ).split(" "),
+);
+/** find's primaries that take one value (`-mmin -60`: the value may look like an option). */
+export const FIND_VALUED = new Set(
+  (
+    "-name -iname -path -ipath -wholename -iwholename -regex -iregex -type -xtype -size -mtime -mmin -atime " +
+    "-amin -ctime -cmin -newer -anewer -cnewer -newermt -user -group -uid -gid -perm -links -inum -samefile " +
+    "-maxdepth -mindepth -lname -ilname -fstype -used -regextype -printf"
   ).split(" "),
 );
 const FIND_EFFECTS: Record<string, Effect> = {
@@ -80,6 +51,17 @@ function findExpression(words: string[]): Effect | `unknown: ${string}` | null {
   let effect: Effect | null = null;
   for (let k = 0; k < words.length; k++) {
     const w = words[k] as string;
+    if (FIND_VALUED.has(w)) {
+      k++;
+      continue;
+    }
+    if (w === "-exec" || w === "-ok" || w === "-execdir" || w === "-okdir") {
+      // The command up to `;` or `+` is the payload (bash-wrappers.ts), not primaries.
+      while (k + 1 < words.length && words[k + 1] !== ";" && words[k + 1] !== "+") k++;
+      k++;
+      if (FIND_EFFECTS[w]) effect = "exec";
+      continue;
+    }
     const e = FIND_EFFECTS[w];
     if (e) effect = effect === "exec" ? effect : e;
     else if (w.startsWith("-") && w.length > 1 && !FIND_PRIMARIES.has(w) && !/^-[HLP]$|^-[DO]/.test(w))
@@ -166,7 +148,15 @@ const GIT: Grammar = {
     "ls-files": { permissive: true },
     grep: GIT_READ,
     branch: GIT_BRANCH,
-    // The object names these read are judged as paths by git-revisions.ts.
+    // Read-only inspection.
+    ...Object.fromEntries(
+      ["shortlog", "describe", "rev-list", "merge-base", "for-each-ref"].map((n) => [
+        n,
+        { permissive: true },
+      ]),
+    ),
+    // The object names these read are judged as paths by git-revisions.ts; cat-file's --textconv /
+    // --filters run the drivers git's attributes name.
     "cat-file": { permissive: true, effects: { textconv: "exec", filters: "exec" } },
     "ls-tree": { permissive: true },
     archive: {

@@ -111,6 +111,8 @@ async function bashSubjects(policy: Policy, command: unknown, ctx: EvaluateConte
           via: part.via,
           glob: true,
           ...(part.why ? { why: part.why } : {}),
+          ...(part.found ? { found: part.found } : {}),
+          ...(part.word !== undefined ? { word: part.word } : {}),
         };
         subjects.push({ subject, scope: scopeKey("bash", "argument", part.target, identity(part)) });
         continue;

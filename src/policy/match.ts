@@ -8,7 +8,7 @@
  * every layer abstains the answer is `ask`.
  */
 import type { FormVerdict } from "./command-grammar.js";
-import { type ArgWord, matchCommand, patternWords } from "./command-pattern.js";
+import { ANY_TEXT, type ArgWord, type Found, matchCommand, patternWords } from "./command-pattern.js";
 import { matchGlob } from "./glob.js";
 import { mayOverlap } from "./path-overlap.js";
 import {
@@ -37,7 +37,19 @@ export type Subject =
   | { kind: "opaque"; tools: string[]; text: string; why: string; via: string[] }
   | { kind: "path" | "write" | "read"; tools: string[]; path: string; via: string[] }
   /** A command argument that may be a file: judged by deny and ask path rules only, never a default. */
-  | { kind: "argument"; tools: string[]; path: string; via: string[]; glob?: boolean; why?: string }
+  | {
+      kind: "argument";
+      tools: string[];
+      path: string;
+      via: string[];
+      glob?: boolean;
+      /** Why a glob stands for any path (a git object tied to no path: git-revisions.ts). */
+      why?: string;
+      /** A path a listing printed, in the directory it searched or below it (ruleMatches). */
+      found?: Found;
+      /** The word as the script writes it, shown in the trail instead of the glob. */
+      word?: string;
+    }
   | { kind: "call"; tools: string[]; text: string };
 
 /** A rule's command patterns split into words, by the basename of their command word. */
@@ -120,9 +132,12 @@ export function ruleMatches(rule: PolicyRule, subject: Subject): boolean {
       return rule.paths ? rule.paths.some((g) => matchGlob(g, subject.path)) : bare;
     case "argument":
       if (rule.decision === "allow" || !rule.paths) return false;
-      return subject.glob
-        ? rule.paths.some((g) => mayOverlap(g, subject.path))
-        : rule.paths.some((g) => matchGlob(g, subject.path));
+      if (!subject.glob) return rule.paths.some((g) => matchGlob(g, subject.path));
+      // A path a listing printed may lie at any depth below the directory it searched, in any
+      // directory the listing walks: every rule meets it (`config` meets `**/.git/config`, any
+      // name `**/.ssh/**` when the listing walks dot directories), by the listing's own dot rule
+      // (path-overlap.ts).
+      return rule.paths.some((g) => mayOverlap(g, subject.path, subject.found));
     case "write":
     case "read":
       // A redirection is judged by path rules of bash / write / read, and by bare rules of bash only
@@ -155,10 +170,17 @@ export function judgeLayer(layer: PolicyLayer, subject: Subject): LayerAnswer | 
   return layer.default ? { decision: layer.default } : undefined;
 }
 
+/**
+ * The part a trail entry shows: a command's text, a path, or for an argument the shell expands
+ * the word as written with the paths it may name (ANY_TEXT, an internal mark, shown as `…`).
+ */
 function describeSubject(subject: Subject): string {
-  return subject.kind === "command" || subject.kind === "opaque" || subject.kind === "call"
-    ? subject.text
-    : subject.path;
+  if (subject.kind === "command" || subject.kind === "opaque" || subject.kind === "call") return subject.text;
+  if (subject.kind === "argument" && subject.path.includes(ANY_TEXT)) {
+    const paths = subject.path.replaceAll(ANY_TEXT, "…");
+    return subject.word !== undefined ? `${subject.word} (may name ${paths})` : paths;
+  }
+  return subject.path;
 }
 
 /** The trail entry for one subject: the strictest layer answer (see module doc). */

@@ -6,7 +6,7 @@
  * for sets that do not meet (never the other way round): bash's dotfile rule is ignored, a
  * character class is assumed to meet any other, and an expansion stands for any text, `/` included.
  */
-import { ANY_TEXT } from "./command-pattern.js";
+import { ANY_TEXT, type Found } from "./command-pattern.js";
 
 /** Home of the sandbox user (images/sandbox/Dockerfile), where the shell expands `~`. */
 export const SANDBOX_HOME = "/home/sandbox";
@@ -21,8 +21,11 @@ type Token =
   | { kind: "class" }
   /** First token of a word component starting with a wildcard: bash matches no leading dot there. */
   | { kind: "nodot" };
-/** A path segment: `**` (any number of components) or the tokens of one component. */
-type Segment = "**" | Token[];
+/**
+ * A path segment: `**` (any number of components), `**.` (any number of components none of which
+ * begins with a dot: the directories fd or rg walk without `--hidden`) or the tokens of one component.
+ */
+type Segment = "**" | "**." | Token[];
 
 /** Index of the brace closing the one at `open`, or -1. */
 function closingBrace(text: string, open: number): number {
@@ -98,14 +101,22 @@ function tokens(component: string, expanded = false): Token[] {
   return out;
 }
 
-/** Splits at unescaped `/`; a component holding ANY_TEXT may span components, so `**` precedes it. */
-function segments(path: string): Segment[] {
+/**
+ * Splits at unescaped `/`; a component holding ANY_TEXT may span components, so `**` precedes it.
+ * `found`: the path a listing printed (Found): with `hidden`, every component may begin with a dot
+ * (fnmatch without FNM_PERIOD); without, none does (`**.`, and `*` matches no leading dot).
+ */
+function segments(path: string, found?: Found): Segment[] {
   const out: Segment[] = [];
   let current = "";
+  const visible = found !== undefined && !found.hidden;
   const flush = () => {
     if (current.includes(ANY_TEXT))
-      out.push("**", tokens(`*${current.slice(current.lastIndexOf(ANY_TEXT) + 1)}`, true));
-    else if (current !== "" && current !== ".") out.push(tokens(current));
+      out.push(
+        visible ? "**." : "**",
+        tokens(`*${current.slice(current.lastIndexOf(ANY_TEXT) + 1)}`, !visible),
+      );
+    else if (current !== "" && current !== ".") out.push(tokens(current, found?.hidden === true));
     current = "";
   };
   for (let i = 0; i < path.length; i++) {
@@ -124,9 +135,16 @@ function tokensMeet(a: Token, b: Token): boolean {
 
 /**
  * Whether two sequences of patterns may match one same sequence: `star` items match any run
- * (zero or more) of items, others match one item when `meet` says they can. Memoised, O(|a|·|b|).
+ * (zero or more) of items that `eats` accepts, others match one item when `meet` says they can.
+ * Memoised, O(|a|·|b|).
  */
-function sequencesMeet<T>(a: T[], b: T[], star: (x: T) => boolean, meet: (x: T, y: T) => boolean): boolean {
+function sequencesMeet<T>(
+  a: T[],
+  b: T[],
+  star: (x: T) => boolean,
+  meet: (x: T, y: T) => boolean,
+  eats: (star: T, item: T) => boolean = () => true,
+): boolean {
   const memo = new Map<number, boolean>();
   const go = (i: number, j: number): boolean => {
     const key = i * (b.length + 1) + j;
@@ -136,8 +154,8 @@ function sequencesMeet<T>(a: T[], b: T[], star: (x: T) => boolean, meet: (x: T, 
     const x = a[i];
     const y = b[j];
     if (x === undefined && y === undefined) ok = true;
-    else if (x !== undefined && star(x)) ok = go(i + 1, j) || (y !== undefined && go(i, j + 1));
-    else if (y !== undefined && star(y)) ok = go(i, j + 1) || (x !== undefined && go(i + 1, j));
+    else if (x !== undefined && star(x)) ok = go(i + 1, j) || (y !== undefined && eats(x, y) && go(i, j + 1));
+    else if (y !== undefined && star(y)) ok = go(i, j + 1) || (x !== undefined && eats(y, x) && go(i + 1, j));
     else ok = x !== undefined && y !== undefined && meet(x, y) && go(i + 1, j + 1);
     memo.set(key, ok);
     return ok;
@@ -156,11 +174,13 @@ function componentsMeet(x: Token[], y: Token[]): boolean {
 
 /** Whether two segment lists may match one same path. */
 function pathsMeet(a: Segment[], b: Segment[]): boolean {
+  const leadingDot = (s: Segment) => typeof s !== "string" && s[0]?.kind === "char" && s[0].ch === ".";
   return sequencesMeet(
     a,
     b,
-    (s) => s === "**",
+    (s) => typeof s === "string",
     (x, y) => componentsMeet(x as Token[], y as Token[]),
+    (star, item) => star === "**" || !leadingDot(item),
   );
 }
 
@@ -186,17 +206,21 @@ export function wordPathGlobs(glob: string, cwd: string): string[] | null {
 
 /**
  * True when some path the word glob `word` (already absolute: wordPathGlobs) stands for may match
- * the rule glob `rule` (glob.ts syntax; a relative rule matches at any depth).
+ * the rule glob `rule` (glob.ts syntax; a relative rule matches at any depth). `found`: `word` is
+ * a path a listing printed, whose names follow that listing's dot rule (Found) instead of bash's.
  */
-export function mayOverlap(rule: string, word: string): boolean {
+export function mayOverlap(rule: string, word: string, found?: Found): boolean {
   const ruleGlobs = expandBraces(rule.startsWith("/") ? rule : `**/${rule}`) ?? ["**"];
-  const wordSegments = segments(word);
+  const wordSegments = segments(word, found);
   return ruleGlobs.some((r) => pathsMeet(segments(r.replace(/\*\*/g, "\u0002")).map(star2), wordSegments));
 }
 
 /** Turns the placeholder component for `**` back into the `**` segment. */
 function star2(segment: Segment): Segment {
-  return segment !== "**" && segment.length === 1 && segment[0]?.kind === "char" && segment[0].ch === "\u0002"
+  return typeof segment !== "string" &&
+    segment.length === 1 &&
+    segment[0]?.kind === "char" &&
+    segment[0].ch === "\u0002"
     ? "**"
     : segment;
 }

@@ -160,4 +160,27 @@ describe("analyzeBash and evaluate on descriptor names", () => {
     expect(analyzeBash("echo a 0>&3")[0]).toMatchObject({ kind: "command", text: "echo a" });
     expect(analyzeBash("echo a 0 >x")[0]).toMatchObject({ kind: "command", text: "echo a 0" });
   });
+
+  it("a process substitution is the pipe bash opens on the command's fd 63, read or written", () => {
+    const args = (script: string) =>
+      analyzeBash(script).filter((p) => p.kind === "argument" || p.kind === "opaque");
+    expect(args("diff <(sort a) x")).toEqual([
+      {
+        kind: "argument",
+        target: "/dev/stdin",
+        text: "diff <(sort a) x",
+        via: [],
+        identity: null,
+        word: "<(sort a)",
+        stream: true,
+      },
+      { kind: "argument", target: "x", text: "diff <(sort a) x", via: [], identity: null },
+      { kind: "argument", target: "a", text: "sort a", via: [], identity: '["sort","a"]' },
+    ]);
+    expect(args("tee >(wc -l)")[0]).toMatchObject({ target: "/dev/stdout", stream: true });
+    // `< <(cmd)` feeds the pipe on fd 0: no opaque target.
+    expect(args("uniq -c < <(sort w)")).toEqual([
+      { kind: "argument", target: "w", text: "sort w", via: [], identity: null },
+    ]);
+  });
 });

@@ -138,4 +138,15 @@ describe("evaluate under the default policy (attack-37 F1 repros)", () => {
     const reason = `git would run a program its configuration names (${SHOWN} in /workspace/g/config)`;
     expect(await decide("env -C sub git status --short", map)).toMatchObject({ decision: "ask", reason });
   });
+
+  it("git -C sub status asks as env -C sub does: the command is judged as git status run in sub", async () => {
+    const map = {
+      "/workspace/sub/.git": "gitdir: ../g\n",
+      "/workspace/g/HEAD": "ref: refs/heads/main\n",
+      "/workspace/g/config": FSMONITOR,
+    };
+    const reason = `git would run a program its configuration names (${SHOWN} in /workspace/g/config)`;
+    expect(await decide("git -C sub status --short", map)).toMatchObject({ decision: "ask", reason });
+    expect(await decide("git -C sub status --short", {})).toMatchObject({ decision: "allow" });
+  });
 });

@@ -115,7 +115,8 @@ describe("issue 37 item 3: committed secrets through git's object syntax (defaul
     // The same syntax in the other subcommands that read objects.
     ["git show HEAD@{1}:.env", "ddd"],
     ["git cat-file -p HEAD^{tree}:.env", "ddd"],
-    ["git cat-file blob 3b18e51", "?dd"],
+    // readonly grants git cat-file (ordinary-commands corpus): a raw id then asks there, as for show.
+    ["git cat-file blob 3b18e51", "?d?"],
     ["git diff 3b18e51 9c0ffee", "?d?"],
     ["git diff HEAD^{tree}:.env HEAD~1:.env", "ddd"],
     ["git grep SECRET HEAD", "?d?"],
