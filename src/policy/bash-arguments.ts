@@ -267,7 +267,8 @@ export function changeDirectory(argv: readonly ArgWord[], dirs: string[] | null)
 
 /**
  * An argument judged in the possible working directories `dirs` (null: any directory, so its
- * relative path is matched as the glob of that path anywhere: path-overlap.ts).
+ * relative path is matched as the glob of that path anywhere: path-overlap.ts): a literal relative
+ * path as the literal path it names in each of `dirs`, a glob as the glob below each of them.
  */
 export function inDirectories<T extends { target: string; glob?: boolean; identity: string | null }>(
   p: T,
@@ -281,6 +282,11 @@ export function inDirectories<T extends { target: string; glob?: boolean; identi
       ? null
       : globEscape(p.target);
   if (relative === null) return [{ ...p, identity: null }];
+  // A literal path in known directories is one of the exact paths it names there (`cd .git &&
+  // cat config` reads /workspace/config or /workspace/.git/config): each judged as the literal path
+  // it is (resolved in the sandbox, matched exactly), not as a glob that only may name it.
+  if (!p.glob && dirs !== null)
+    return dirs.map((d) => ({ ...p, identity: null, target: posix.resolve(d, p.target) }));
   // A literal `..` climbs from the directory (`cd a; cat ../private/x` is /workspace/private/x):
   // resolved, never matched as spelled. From any directory, what follows the climb is in any one.
   if (!p.glob && /(^|\/)\.\.(\/|$)/.test(p.target)) {

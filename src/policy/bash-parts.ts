@@ -156,7 +156,8 @@ export function filePart(
 
 /**
  * `parts` of a script judged where it runs them: after a `cd` a relative argument may be in any
- * directory the script may be in, and a relative redirection target is opaque; after any command
+ * directory the script may be in, and a relative redirection target is opaque; a `cd` to a
+ * directory not known (not literal, `-`, `popd`) is opaque too; after any command
  * that changes shell state (CONTEXT_CHANGERS) no part's identity stands alone.
  */
 export function inWorkingDirectories(parts: BashPart[]): BashPart[] {
@@ -171,7 +172,22 @@ export function inWorkingDirectories(parts: BashPart[]): BashPart[] {
   let dirs: string[] | null = [WORKSPACE];
   return parts.flatMap((p): BashPart[] => {
     const name = p.kind === "command" ? (p.argv[0]?.value ?? "") : "";
-    if (DIRECTORY_CHANGERS.has(name) && p.kind === "command") dirs = changeDirectory(p.argv, dirs);
+    if (DIRECTORY_CHANGERS.has(name) && p.kind === "command") {
+      const known = dirs !== null;
+      dirs = changeDirectory(p.argv, dirs);
+      // Where a `cd "$X"`, `cd -` or `popd` leads is not known: never allowed (the relative paths
+      // after it are judged anywhere, below).
+      if (known && dirs === null)
+        return [
+          { ...p, identity: null },
+          {
+            kind: "opaque",
+            text: p.text,
+            why: `${name}: the directory it leads to is not known here`,
+            via: p.via,
+          },
+        ];
+    }
     if (changesDir && p.kind === "argument") return inDirectories(p, dirs);
     if (changesDir && (p.kind === "write" || p.kind === "read") && !p.target.startsWith("/"))
       return [
