@@ -13,6 +13,13 @@ import { loadBashParser } from "./bash-parser.js";
 import type { BashPart } from "./bash-parts.js";
 import { checkCommandSize, maxCommandBytes } from "./command-limit.js";
 import { type CommandWords, type ReadText, scriptGitHazard } from "./git-config.js";
+import {
+  livePaths,
+  type RecursiveRead,
+  recursiveReads,
+  scriptWritesNothing,
+  type Walk,
+} from "./live-paths.js";
 import { judge, type Subject } from "./match.js";
 import type { Decision, EvaluateContext, Policy, PolicyRequest, TrailEntry } from "./types.js";
 import { DECISION_RANK } from "./types.js";
@@ -95,7 +102,10 @@ async function bashSubjects(policy: Policy, command: unknown, ctx: EvaluateConte
     "identity" in part && part.identity !== null
       ? ["argv", hash(part.identity)]
       : ["script", hash(command), part.via, hash(part.text)];
-  const subjects: (Scoped | Promise<Scoped>)[] = [];
+  const subjects: (Scoped | Promise<Scoped | Scoped[]>)[] = [];
+  const walk = memoisedWalk(ctx);
+  // Listings and globs are judged with the workspace's files only when nothing in the script writes.
+  const live = walk && scriptWritesNothing(parts) ? walk : undefined;
   for (const part of parts) {
     if (part.kind === "command" || part.kind === "opaque") {
       const subject: Subject = { ...part, tools: ["bash"] };
@@ -114,7 +124,14 @@ async function bashSubjects(policy: Policy, command: unknown, ctx: EvaluateConte
           ...(part.found ? { found: part.found } : {}),
           ...(part.word !== undefined ? { word: part.word } : {}),
         };
-        subjects.push({ subject, scope: scopeKey("bash", "argument", part.target, identity(part)) });
+        const scoped = { subject, scope: scopeKey("bash", "argument", part.target, identity(part)) };
+        if (!live) subjects.push(scoped);
+        else
+          subjects.push(
+            judgedLive(policy, scoped, live, ctx, (path) =>
+              scopeKey("bash", "argument", path, identity(part)),
+            ),
+          );
         continue;
       }
       // An argument is only possibly a path: when it cannot be resolved (e.g. a directory the
@@ -147,7 +164,79 @@ async function bashSubjects(policy: Policy, command: unknown, ctx: EvaluateConte
       subjects.push(scoped());
     }
   }
-  return Promise.all(subjects);
+  // A recursive search reads every file below its directories: each is judged as the path it is.
+  if (walk && withArguments)
+    for (const read of recursiveReads(parts)) subjects.push(recursiveSubjects(policy, read, walk, ctx));
+  return (await Promise.all(subjects)).flat();
+}
+
+/** `ctx.walk`, each directory walked once per evaluation; undefined without a live context. */
+function memoisedWalk(ctx: EvaluateContext): Walk | undefined {
+  const walk = ctx.walk?.bind(ctx);
+  if (!walk) return undefined;
+  const walked = new Map<string, ReturnType<Walk>>();
+  return (dir, hidden) => {
+    const key = `${hidden}:${dir}`;
+    let entries = walked.get(key);
+    if (!entries) {
+      entries = walk(dir, hidden).catch(() => null);
+      walked.set(key, entries);
+    }
+    return entries;
+  };
+}
+
+/**
+ * An argument glob judged live (live-paths.ts): when its lexical answer is ask and the sandbox can
+ * tell the paths it produces now, the subjects of those paths that a deny or ask rule names
+ * (none: nothing it produces is refused); else the glob's own subject.
+ */
+async function judgedLive(
+  policy: Policy,
+  scoped: Scoped,
+  walk: Walk,
+  ctx: EvaluateContext,
+  scopeOf: (path: string) => string,
+): Promise<Scoped | Scoped[]> {
+  const { subject } = scoped;
+  if (subject.kind !== "argument" || judge(policy, subject).decision !== "ask") return scoped;
+  const paths = await livePaths(subject.path, subject.found, walk, (p) => ctx.resolvePath(p));
+  if (paths === null) return scoped;
+  return refusedPaths(policy, paths, subject.via, scopeOf);
+}
+
+/** The argument subjects of `paths` that a deny or ask path rule names. */
+function refusedPaths(
+  policy: Policy,
+  paths: readonly string[],
+  via: string[],
+  scopeOf: (path: string) => string,
+): Scoped[] {
+  const out: Scoped[] = [];
+  for (const path of paths) {
+    const subject: Subject = { kind: "argument", tools: ["bash", "read"], path, via };
+    if (judge(policy, subject).decision !== "allow") out.push({ subject, scope: scopeOf(path) });
+  }
+  return out;
+}
+
+/** The files below a recursive search's directories that a deny or ask path rule names. */
+async function recursiveSubjects(
+  policy: Policy,
+  read: RecursiveRead,
+  walk: Walk,
+  ctx: EvaluateContext,
+): Promise<Scoped[]> {
+  const paths: string[] = [];
+  for (const dir of read.dirs) {
+    const entries = await walk(await ctx.resolvePath(dir).catch(() => dir), read.hidden);
+    for (const entry of entries ?? []) {
+      paths.push(entry.path);
+      if (entry.type === "l") paths.push(await ctx.resolvePath(entry.path).catch(() => entry.path));
+    }
+  }
+  const scopeOf = (path: string) => scopeKey("bash", "argument", path, "script", read.part.text);
+  return refusedPaths(policy, paths, read.part.via, scopeOf);
 }
 
 /** A trail entry asking when an allowed git command may run a program from configuration. */

@@ -13,6 +13,7 @@ import type { ApprovalProvider } from "./approver.js";
 import { CommandTooLongError } from "./command-limit.js";
 import { evaluate } from "./evaluate.js";
 import { MAX_GIT_FILE_BYTES } from "./git-config.js";
+import { walkDirectory } from "./live-walk.js";
 import { loadPolicy } from "./load.js";
 import type { Decision, Policy, TrailEntry } from "./types.js";
 
@@ -119,10 +120,12 @@ export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook
     let decision: Decision;
     try {
       const readText = (path: string) => readSmallText(ctx.sandbox, path, ctx.signal);
+      // Listings, globs and recursive searches are judged with the workspace's files (live-paths.ts).
+      const walk = (dir: string, hidden: boolean) => walkDirectory(sandbox, dir, hidden, signal);
       decision = await evaluate(
         options.policy,
         { tool: ctx.tool.name, args: ctx.args },
-        { resolvePath, readVariant, readText },
+        { resolvePath, readVariant, readText, walk },
       );
     } catch (err) {
       // Fail closed: a call the policy could not judge does not run.

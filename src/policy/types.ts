@@ -4,6 +4,7 @@
  */
 
 import type { NetworkRule } from "../egress/index.js";
+import type { WalkEntry } from "./live-walk.js";
 
 /** What a rule decides. Strictest wins: deny > ask > allow. */
 export type PolicyDecisionKind = "allow" | "ask" | "deny";
@@ -112,6 +113,12 @@ export interface EvaluateContext {
    * configuration (git-config.ts). Absent (the policy CLI): git's configuration is not checked.
    */
   readText?(path: string): Promise<string | null>;
+  /**
+   * The entries below a directory in the sandbox as they are now (live-walk.ts walkDirectory:
+   * `hidden` false leaves out dot entries), or null when that cannot be told. Absent (the policy
+   * CLI): listings, globs and recursive searches are judged lexically (live-paths.ts).
+   */
+  walk?(dir: string, hidden: boolean): Promise<WalkEntry[] | null>;
 }
 
 /** One step of a decision's trail: a command part, a path or a redirection, and what decided it. */
