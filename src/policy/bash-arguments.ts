@@ -6,7 +6,7 @@
 import { posix } from "node:path";
 import type { Node } from "web-tree-sitter";
 import { type Listing, listingOf, substitutionListing } from "./bash-listings.js";
-import { globEscape, globOf, wordOf } from "./bash-words.js";
+import { echoedText, globEscape, globOf, wordOf } from "./bash-words.js";
 import { ANY_TEXT, type ArgWord, type Found } from "./command-pattern.js";
 import { gitObjectReads } from "./git-revisions.js";
 import { SANDBOX_HOME, wordPathGlobs } from "./path-overlap.js";
@@ -88,7 +88,11 @@ export function argvOf(words: readonly Node[], vars: ReadonlyMap<string, string>
   for (const child of words) {
     const node = child.type === "command_name" ? child.namedChildren[0] : child;
     if (!node) continue;
-    const word: ArgWord = { ...wordOf(node), raw: node.text };
+    const echoed = echoedText(node);
+    const word: ArgWord = {
+      ...(echoed === null ? wordOf(node) : { value: echoed, expands: false }),
+      raw: node.text,
+    };
     if (word.value === null || word.expands) {
       word.glob = globOf(node, vars);
       const printed = substitutionListing(node);

@@ -205,8 +205,34 @@ function grepListing(words: string[]): Listing | null {
   return { dirs: operands.length ? operands : ["."], names: names.length ? names : null, hidden: true };
 }
 
+/**
+ * `ls [-1trSd] [OPERAND…]`: the operands a glob matches, and for a directory its entries' names,
+ * bare, which the next command takes relative to the working directory: any path below it, dot
+ * names only when an operand spells a dot component (ls shows none without `-a`, and bash's globs
+ * match none). Operands must stay below the working directory (no `/`, `~` or `..`) and be free
+ * of parameter expansions; any other option (`-l`, `-F`, `-a`, `--color`…) changes what it prints:
+ * null.
+ */
+function lsListing(argv: readonly ArgWord[]): Listing | null {
+  let options = true;
+  let hidden = false;
+  for (const word of argv.slice(1)) {
+    const v = word.value;
+    if (v === null) return null;
+    if (options && v === "--") options = false;
+    else if (options && v.startsWith("-") && !word.expands) {
+      if (!/^-[1trSd]+$/.test(v)) return null;
+    } else {
+      if (/^[/~-]/.test(v) || v.split("/").includes("..")) return null;
+      hidden ||= v.split("/").some((c) => c.startsWith("."));
+    }
+  }
+  return { dirs: ["."], names: null, hidden };
+}
+
 /** The listing `argv` prints, or null when its output is not known to be found paths. */
 export function listingOf(argv: readonly ArgWord[]): Listing | null {
+  if (argv[0]?.value === "ls") return lsListing(argv);
   // find's `{}` (the found path, in -exec) is a literal word to find; bash expands no other braces there.
   if (argv.some((w) => w.value === null || (w.expands && w.value !== "{}"))) return null;
   const words = argv.map((w) => w.value as string);

@@ -101,6 +101,36 @@ export function wordOf(node: Node): ArgWord {
   }
 }
 
+/**
+ * The text of a double-quoted `"$(echo WORD…)"`: bash's builtin echo prints its words joined by
+ * spaces, and the substitution strips the trailing newline. Only when every word is literal, none
+ * starts with `-` (an option) or holds a backslash (xpg_echo escapes), nothing is redirected, and
+ * the script defines no `echo` function and runs no `alias`, `shopt` or `enable` (which could make
+ * `echo` another command); else null. The echo command itself is judged as any other.
+ */
+export function echoedText(node: Node): string | null {
+  if (node.type !== "string" || node.namedChildCount !== 1) return null;
+  const sub = node.namedChildren[0];
+  if (sub?.type !== "command_substitution" || sub.text.startsWith("`") || sub.namedChildCount !== 1)
+    return null;
+  const command = sub.namedChildren[0];
+  if (command?.type !== "command") return null;
+  const [name, ...args] = command.namedChildren;
+  if (name?.type !== "command_name" || name.text !== "echo") return null;
+  const words = args.map((a) => (a ? wordOf(a) : NOT_LITERAL));
+  if (words.some((w) => w.value === null || w.expands || /^-|\\/.test(w.value))) return null;
+  let root: Node = node;
+  while (root.parent) root = root.parent;
+  for (const f of root.descendantsOfType("function_definition"))
+    if (f?.childForFieldName("name")?.text === "echo") return null;
+  for (const c of root.descendantsOfType("command_name"))
+    if (["alias", "shopt", "enable"].includes(c?.text ?? "")) return null;
+  return words
+    .map((w) => w.value)
+    .join(" ")
+    .replace(/\n+$/, "");
+}
+
 /** The path a process substitution `<(…)` / `>(…)` stands for: a pipe bash made, never a file of the tree. */
 export const PROCESS_SUBSTITUTION_PATH = "/dev/fd/63";
 

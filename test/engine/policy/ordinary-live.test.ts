@@ -142,12 +142,10 @@ describeEngine("ordinary read-only commands judged live (issue 37 item 11)", () 
   });
 
   /** Measured live (docs-pending/c3.md states them): commands allowed of the 346. */
-  const LIVE_ALLOWED = { default: 333, readonly: 333 } as const;
-
-  it.todo("reaches 97 % allowed live under default and readonly (336 of 346; measured 333)");
+  const LIVE_ALLOWED = { default: 336, readonly: 336 } as const;
 
   it.each(["default", "readonly"] as const)(
-    "under %s the measured share of the corpus is allowed live",
+    "under %s at least 97 % of the corpus is allowed live (the measured share)",
     async (name) => {
       const { hook, asked } = hooks[name] as { hook: BeforeToolCallHook; asked: string[] };
       const refused: string[] = [];
@@ -159,6 +157,7 @@ describeEngine("ordinary read-only commands judged live (issue 37 item 11)", () 
       console.info(
         `${name} (live): ${allowed} of ${commands.length} allowed (${((100 * allowed) / commands.length).toFixed(1)} %)${refused.map((r) => `\n  ${r}`).join("")}`,
       );
+      expect(allowed / commands.length).toBeGreaterThanOrEqual(0.97);
       expect(allowed, refused.join("\n")).toBe(LIVE_ALLOWED[name]);
     },
     120_000,

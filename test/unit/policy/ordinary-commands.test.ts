@@ -20,7 +20,7 @@ function ordinaryCommands(): string[] {
 }
 
 /** The measured figures (docs/policies.md prints them): commands allowed, of the corpus. */
-const ALLOWED = { default: 316, readonly: 316 } as const;
+const ALLOWED = { default: 317, readonly: 317 } as const;
 
 const policies = {} as Record<keyof typeof ALLOWED, Policy>;
 beforeAll(async () => {

@@ -1,0 +1,150 @@
+/**
+ * Live judgement of listings, globs and recursive searches (src/policy/live-paths.ts) through
+ * evaluate() with a live context whose walk lists an in-memory workspace (the engine test
+ * test/engine/policy/ordinary-live.test.ts runs the same through a real sandbox): what the
+ * lexical judgement asks about is allowed when nothing the command can produce is refused, and
+ * refused when something is; a lexical deny, a script that writes first, a link to a directory
+ * and a walk that gives up keep the lexical answer.
+ */
+import { posix } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { EvaluateContext } from "../../../src/policy/index.js";
+import { evaluate, lexicalContext, loadPolicy, type Policy } from "../../../src/policy/index.js";
+import type { WalkEntry } from "../../../src/policy/live-walk.js";
+
+/** A workspace: path → `f` / `d`, or a link `{ to }` (its target, absolute). */
+type Tree = Record<string, "f" | "d" | { to: string }>;
+
+const BASE: Tree = {
+  "/workspace/src": "d",
+  "/workspace/src/a.ts": "f",
+  "/workspace/src/b": "d",
+  "/workspace/src/b/c.ts": "f",
+  "/workspace/docs": "d",
+  "/workspace/docs/x.md": "f",
+  "/workspace/.env": "f",
+  "/workspace/.git": "d",
+  "/workspace/.git/config": "f",
+  "/workspace/.ssh": "d",
+  "/workspace/.ssh/id_rsa": "f",
+};
+
+/** A live context over `tree`; `walks` counts the walks asked for. */
+function live(tree: Tree, walks: string[] = [], giveUp = false): EvaluateContext {
+  const typeOf = (path: string) => {
+    const t = tree[path];
+    if (t === undefined) return undefined;
+    return typeof t === "string" ? t : "l";
+  };
+  return {
+    resolvePath: async (path) => {
+      const t = tree[path];
+      return typeof t === "object" ? t.to : posix.normalize(path);
+    },
+    walk: async (dir, hidden) => {
+      walks.push(dir);
+      if (giveUp || (dir !== "/workspace" && typeOf(dir) !== "d")) return null;
+      const below = Object.keys(tree)
+        .filter((p) => p.startsWith(`${dir}/`))
+        .filter(
+          (p) =>
+            hidden ||
+            !p
+              .slice(dir.length + 1)
+              .split("/")
+              .some((c) => c.startsWith(".")),
+        )
+        .sort();
+      return [{ path: dir, type: "d" }, ...below].map((p): WalkEntry => {
+        if (typeof p !== "string") return p;
+        const t = tree[p];
+        if (typeof t === "object") return { path: p, type: "l", to: typeOf(t.to) ?? "N" };
+        return { path: p, type: t ?? "f" };
+      });
+    },
+  };
+}
+
+describe("live judgement of listings, globs and recursive searches", () => {
+  let policy: Policy;
+  beforeAll(async () => {
+    policy = await loadPolicy([new URL("../../../policies/default.yaml", import.meta.url).pathname]);
+  });
+  const decide = async (command: string, ctx: EvaluateContext) =>
+    (await evaluate(policy, { tool: "bash", args: { command } }, ctx)).decision;
+
+  it("a listing that can produce no refused file is allowed; one that can is refused", async () => {
+    const command = "find src -name '*.ts' | xargs wc -l";
+    expect(await decide(command, lexicalContext)).toBe("ask");
+    expect(await decide(command, live(BASE))).toBe("allow");
+    expect(await decide(command, live({ ...BASE, "/workspace/src/b/.env.ts": "f" }))).toBe("deny");
+    expect(await decide("wc -l $(find src -name '*.ts')", live(BASE))).toBe("allow");
+    expect(await decide("find . -name '*.ts' | xargs cat", live(BASE))).toBe("allow");
+    expect(await decide("find . -name 'id_*' | xargs cat", live(BASE))).toBe("deny");
+    expect(await decide("find . -name known_hosts | xargs cat", live(BASE))).toBe("allow");
+    expect(
+      await decide(
+        "find . -name known_hosts | xargs cat",
+        live({ ...BASE, "/workspace/.ssh/known_hosts": "f" }),
+      ),
+    ).toBe("deny");
+  });
+
+  it("ls's output: the operands a glob matches and bare names, any path below the working directory", async () => {
+    expect(await decide("ls src/*/index.ts | xargs wc -l", lexicalContext)).toBe("ask");
+    expect(await decide("ls src/*/index.ts | xargs wc -l", live(BASE))).toBe("allow");
+    expect(await decide("head -3 $(ls -t docs/*.md | head -1)", live(BASE))).toBe("allow");
+    // A bare name from a directory operand is relative to the working directory: any path there.
+    expect(await decide("ls src | xargs cat", live({ ...BASE, "/workspace/id_rsa": "f" }))).toBe("deny");
+    // An operand naming a dot component lists dot names; -a, -l, `..` and `/` are not read as listings.
+    expect(await decide("ls .ssh | xargs cat", live(BASE))).toBe("deny");
+    expect(await decide("ls -a src | xargs cat", live(BASE))).toBe("ask");
+    expect(await decide("ls -l src | xargs cat", live(BASE))).toBe("ask");
+    expect(await decide("ls ../x | xargs cat", live(BASE))).toBe("ask");
+  });
+
+  it("a link the walk finds is judged as what it leads to too", async () => {
+    const tree: Tree = { ...BASE, "/workspace/src/link.ts": { to: "/workspace/.env" } };
+    expect(await decide("find src -name '*.ts' | xargs cat", live(tree))).toBe("deny");
+  });
+
+  it("a glob the shell expands: bash's dot rule, directories judged with what is below them", async () => {
+    expect(await decide("ls -d */", lexicalContext)).toBe("ask");
+    expect(await decide("ls -d */", live(BASE))).toBe("allow");
+    expect(await decide("ls -d */", live({ ...BASE, "/workspace/keys.pem": "d" }))).toBe("deny");
+    expect(await decide('for d in src/*/; do ls "$d" | wc -l; done', live(BASE))).toBe("allow");
+    expect(await decide("cat src/*", live({ ...BASE, "/workspace/src/id_rsa": "f" }))).toBe("deny");
+  });
+
+  it("keeps the lexical answer: a literal deny, a script that writes first, a link to a directory, a walk that gives up", async () => {
+    // A literal path a rule denies is never walked for: `cat .ssh/id_rsa x*` stays denied.
+    expect(await decide("cat .ssh/id_rsa src/*.ts", live(BASE))).toBe("deny");
+    expect(await decide("cat .ssh/*", lexicalContext)).toBe("ask");
+    expect(await decide("cat .ssh/*", live(BASE))).toBe("deny");
+    expect(await decide("cp docs/x.md src/y.ts; find src -name '*.ts' | xargs cat", live(BASE))).toBe("ask");
+    expect(
+      await decide("find src -name '*.ts' > /tmp/l; find src -name '*.ts' | xargs cat", live(BASE)),
+    ).toBe("ask");
+    const linked: Tree = { ...BASE, "/workspace/src/k": { to: "/workspace/.ssh" } };
+    expect(await decide("find src -name '*.ts' | xargs cat", live(linked))).toBe("ask");
+    expect(await decide("find src -name '*.ts' | xargs cat", live(BASE, [], true))).toBe("ask");
+    // A parameter's value may climb out with `..`: never walked.
+    const walks: string[] = [];
+    expect(await decide('cat src/"$X"', live(BASE, walks))).toBe("ask");
+    expect(walks).toEqual([]);
+  });
+
+  it("a recursive search reads every file below its directories (grep -r, rg by its dot rule)", async () => {
+    expect(await decide("grep -r SECRET .", lexicalContext)).toBe("allow");
+    expect(await decide("grep -r SECRET .", live(BASE))).toBe("deny");
+    expect(await decide("grep -rn SECRET", live(BASE))).toBe("deny");
+    expect(await decide("grep -r SECRET src docs", live(BASE))).toBe("allow");
+    expect(await decide('fgrep -n "x" -r src', live(BASE))).toBe("allow");
+    expect(await decide("grep -r -e SECRET .ssh", live(BASE))).toBe("deny");
+    expect(await decide("rg SECRET", live(BASE))).toBe("allow");
+    expect(await decide("rg --hidden SECRET", live(BASE))).toBe("deny");
+    expect(await decide("rg -uu SECRET .", live(BASE))).toBe("deny");
+    expect(await decide("rg SECRET src", live({ ...BASE, "/workspace/src/x.pem": "f" }))).toBe("deny");
+    expect(await decide("grep SECRET src/a.ts", live(BASE))).toBe("allow");
+  });
+});
