@@ -3,8 +3,11 @@
  * (test/fixtures/policy/ordinary-commands.txt, committed; shaped after a real recorded Pi session)
  * under the shipped default and readonly policies, evaluated as `warden policy explain` does
  * (lexical paths, no sandbox). The figures are asserted exactly and the commands not allowed are
- * printed with the part and reason that decided; docs/policies.md states them. The issue's target,
- * 97 % under each, is not reached (91.3 % and 88.7 %): the todo below stays until it is.
+ * printed with the part and reason that decided; docs/policies.md states them. Lexically a
+ * listing whose name filter may name a secret (`find src -name '*.ts'`: `*.ts` names `.env.ts`)
+ * asks, so the lexical share (91.6 %) is the conservative bound; a live session judges those
+ * listings with the workspace's files, and the issue's target, 97 % under each, is asserted there
+ * (test/engine/policy/ordinary-live.test.ts: 336 of 346 under each).
  */
 import { readFileSync } from "node:fs";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -30,8 +33,6 @@ beforeAll(async () => {
 
 describe("ordinary read-only commands (issue 37 item 11)", () => {
   const commands = ordinaryCommands();
-
-  it.todo("reaches 97 % allowed under default and readonly (issue 37 item 11)");
 
   it("the corpus holds at least 300 distinct commands", () => {
     expect(commands.length).toBeGreaterThanOrEqual(300);
