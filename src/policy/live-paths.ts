@@ -82,17 +82,38 @@ function globShape(target: string, found: Found | undefined): { base: string; re
       else if (c === "*") source += "[^/]*";
       else if (c === "?") source += found ? "." : "[^/]";
       else if (c === "[") {
-        const close = component.indexOf("]", i + 2);
-        if (close === -1) source += "\\[";
-        else {
-          source += found ? "." : "[^/]";
-          i = close;
-        }
+        const close = bracketEnd(component, i);
+        if (close === null) return null;
+        // One character (any, for a listing's filter; never `/` for bash).
+        source += found ? "." : "[^/]";
+        i = close;
       } else if (c === "{") return null;
       else source += escapeRegex(c);
     }
   }
   return { base, regex: new RegExp(`^${escapeRegex(base)}${source}$`, "s") };
+}
+
+/**
+ * The index of the `]` that closes the bracket expression opening at `start` (POSIX.2 / fnmatch:
+ * a leading `!` or `^`, a `]` first in the list, `[:class:]`, `[=e=]`, `[.s.]`), or null when it
+ * is not closed or holds a backslash: then the glob is judged lexically.
+ */
+function bracketEnd(text: string, start: number): number | null {
+  let j = start + 1;
+  if (text[j] === "!" || text[j] === "^") j++;
+  if (text[j] === "]") j++;
+  while (j < text.length) {
+    const c = text[j] as string;
+    if (c === "\\") return null;
+    if (c === "[" && /[:=.]/.test(text[j + 1] ?? "")) {
+      const close = text.indexOf(`${text[j + 1]}]`, j + 2);
+      if (close === -1) return null;
+      j = close + 2;
+    } else if (c === "]") return j;
+    else j++;
+  }
+  return null;
 }
 
 function escapeRegex(text: string): string {

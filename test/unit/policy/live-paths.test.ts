@@ -114,6 +114,12 @@ describe("live judgement of listings, globs and recursive searches", () => {
     expect(await decide("ls -d */", live({ ...BASE, "/workspace/keys.pem": "d" }))).toBe("deny");
     expect(await decide('for d in src/*/; do ls "$d" | wc -l; done', live(BASE))).toBe("allow");
     expect(await decide("cat src/*", live({ ...BASE, "/workspace/src/id_rsa": "f" }))).toBe("deny");
+    // A bracket expression is one character, whatever it holds (`[[:alpha:]]`, `[]a]`, `[!x]`).
+    const key: Tree = { ...BASE, "/workspace/src/key.pem": "f" };
+    expect(await decide("cat src/[[:alpha:]]ey.pem", live(key))).toBe("deny");
+    expect(await decide("cat src/[]k]ey.pem", live(key))).toBe("deny");
+    expect(await decide("cat src/[!x]ey.*", live(key))).toBe("deny");
+    expect(await decide("cat src/[[:alpha:]]ey.md", live(key))).toBe("allow");
   });
 
   it("keeps the lexical answer: a literal deny, a script that writes first, a link to a directory, a walk that gives up", async () => {
