@@ -66,6 +66,12 @@ function globShape(target: string, found: Found | undefined): { base: string; re
   // A parameter's value may hold `..`: only a listing's ANY_TEXT (any depth below) is walked.
   if (!found && target.includes(ANY_TEXT)) return null;
   const components = target.replace(/\/+$/, "").split("/");
+  // The walk prints normalised paths: a `.`, `..` or empty component (`src/*/../../.env`) would
+  // match none of them, though bash resolves it to a file.
+  if (components.slice(1).some((c) => ["", ".", ".."].includes(c.replace(/\\(.)/g, "$1")))) return null;
+  // A wildcard after a leading dot (`.*`, `.?`) may match `.` and `..` in bash (before 5.2's
+  // globskipdots), which the walk never prints: `grep -r x src/.*` would read the workspace.
+  if (!found && components.some((c) => /^\\?\./.test(c) && /[*?[]/.test(c.replace(/\\./g, "")))) return null;
   let k = 0;
   while (k < components.length && !/[*?[\u0001{]/.test((components[k] ?? "").replace(/\\./g, ""))) k++;
   if (k === components.length) return null;

@@ -120,6 +120,9 @@ describe("live judgement of listings, globs and recursive searches", () => {
     expect(await decide("cat src/[]k]ey.pem", live(key))).toBe("deny");
     expect(await decide("cat src/[!x]ey.*", live(key))).toBe("deny");
     expect(await decide("cat src/[[:alpha:]]ey.md", live(key))).toBe("allow");
+    // `.`, `..` and empty components are not in the walk's paths: the lexical answer stands.
+    for (const glob of ["src/*/../../.env", "src/./*.pem", "src//*.pem", "src/*/.././*.pem", "src/.*"])
+      expect([glob, await decide(`cat ${glob}`, live(key))]).toEqual([glob, "ask"]);
   });
 
   it("keeps the lexical answer: a literal deny, a script that writes first, a link to a directory, a walk that gives up", async () => {
@@ -152,5 +155,7 @@ describe("live judgement of listings, globs and recursive searches", () => {
     expect(await decide("rg -uu SECRET .", live(BASE))).toBe("deny");
     expect(await decide("rg SECRET src", live({ ...BASE, "/workspace/src/x.pem": "f" }))).toBe("deny");
     expect(await decide("grep SECRET src/a.ts", live(BASE))).toBe("allow");
+    // `src/.*` may be `src/..` (bash before 5.2's globskipdots): the lexical answer stands.
+    expect(await decide("grep -r SECRET src/.*", live(BASE))).toBe("ask");
   });
 });
