@@ -306,7 +306,8 @@ export function inDirectories<T extends { target: string; glob?: boolean; identi
 /**
  * The operands a feeding wrapper passes its payload (bash-listings.ts): the paths the listing
  * piped into xargs prints (not with `-a FILE`), or those find / fd find for `-exec` / `-x`; else
- * any path.
+ * any path. Where the found path is spliced into a longer word (`xargs -I{} cat {}/../x`, `find
+ * -exec cat {}/x \;`) the operand names another file: any path.
  */
 export function fedOperands(
   label: string,
@@ -315,10 +316,36 @@ export function fedOperands(
 ): ArgumentPath[] {
   if (label === "xargs") {
     const fromFile = argv.some((w) => w.value === null || /^-[^-]*a|^--a/.test(w.value));
-    return listing && !fromFile ? foundPaths(listing, "(xargs input)") : [ANY_UNKNOWN_PATH];
+    return listing && !fromFile && !splices(argv, xargsReplace(argv))
+      ? foundPaths(listing, "(xargs input)")
+      : [ANY_UNKNOWN_PATH];
   }
   const found = listingOf(argv);
-  return found ? foundPaths(found, "{}") : [ANY_UNKNOWN_PATH];
+  return found && !splices(argv, "{}") ? foundPaths(found, "{}") : [ANY_UNKNOWN_PATH];
+}
+
+/** xargs' replace string (`-I R`, `-IR`, `-i`, `--replace[=R]`; GNU findutils), or null. */
+function xargsReplace(argv: readonly ArgWord[]): string | null {
+  for (const [k, w] of argv.entries()) {
+    const v = w.value ?? "";
+    if (v === "-I") return argv[k + 1]?.value ?? "";
+    if (v.startsWith("-I")) return v.slice(2);
+    if (v === "-i" || v === "--replace") return "{}";
+    if (v.startsWith("-i") && !v.startsWith("--")) return v.slice(2);
+    if (v.startsWith("--replace=")) return v.slice("--replace=".length);
+  }
+  return null;
+}
+
+/** Whether a word of `argv` holds `replace` inside a longer text (or the string is not known). */
+function splices(argv: readonly ArgWord[], replace: string | null): boolean {
+  if (replace === null) return false;
+  if (replace === "") return true;
+  return argv.some(
+    (w) =>
+      w.value === null ||
+      (w.value !== replace && w.value.includes(replace) && !/^-I|^-i|^--replace/.test(w.value)),
+  );
 }
 
 /**

@@ -8,6 +8,7 @@
  */
 import { posix } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { fedOperands } from "../../../src/policy/bash-arguments.js";
 import type { EvaluateContext } from "../../../src/policy/index.js";
 import { evaluate, lexicalContext, loadPolicy, type Policy } from "../../../src/policy/index.js";
 import type { WalkEntry } from "../../../src/policy/live-walk.js";
@@ -101,6 +102,23 @@ describe("live judgement of listings, globs and recursive searches", () => {
     expect(await decide("ls -a src | xargs cat", live(BASE))).toBe("ask");
     expect(await decide("ls -l src | xargs cat", live(BASE))).toBe("ask");
     expect(await decide("ls ../x | xargs cat", live(BASE))).toBe("ask");
+  });
+
+  it("a found path spliced into a longer word names another file: any path (fedOperands)", () => {
+    const words = (...w: string[]) => w.map((value) => ({ value, expands: false }));
+    const listing = { dirs: ["."], names: ["*.md"], hidden: true };
+    const fed = (label: string, ...w: string[]) =>
+      fedOperands(label, words(...w), listing).map((p) => p.target);
+    expect(fed("xargs", "xargs", "-I{}", "cat", "{}")).toEqual(["/workspace/*.md", "/workspace/\u0001/*.md"]);
+    for (const argv of [
+      ["xargs", "-I{}", "cat", "{}/../.env"],
+      ["xargs", "-I", "X", "cat", "X/../.env"],
+      ["xargs", "-i", "cat", "{}/../.env"],
+      ["xargs", "--replace=R", "cat", "R/x"],
+    ])
+      expect([argv, fed("xargs", ...argv)]).toEqual([argv, ["\u0001"]]);
+    expect(fed("find", "find", ".", "-name", "*.md", "-exec", "cat", "{}/../.env", ";")).toEqual(["\u0001"]);
+    expect(fed("find", "find", ".", "-name", "*.md", "-exec", "cat", "{}", ";")).toHaveLength(2);
   });
 
   it("a link the walk finds is judged as what it leads to too", async () => {
