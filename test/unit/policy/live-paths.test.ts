@@ -80,6 +80,10 @@ describe("live judgement of listings, globs and recursive searches", () => {
     expect(await decide(command, live(BASE))).toBe("allow");
     expect(await decide(command, live({ ...BASE, "/workspace/src/b/.env.ts": "f" }))).toBe("deny");
     expect(await decide("wc -l $(find src -name '*.ts')", live(BASE))).toBe("allow");
+    // Unquoted, each printed name is a glob too: `src/id_rs[a]]` may become `src/id_rsa`.
+    const bracketed: Tree = { ...BASE, "/workspace/src/id_rs[a]": "f", "/workspace/src/id_rsa": "f" };
+    expect(await decide("cat $(find src -name '*]')", live(bracketed))).toBe("ask");
+    expect(await decide("cat \"$(find src -name '*]')\"", live(bracketed))).toBe("allow");
     expect(await decide("find . -name '*.ts' | xargs cat", live(BASE))).toBe("allow");
     expect(await decide("find . -name 'id_*' | xargs cat", live(BASE))).toBe("deny");
     expect(await decide("find . -name known_hosts | xargs cat", live(BASE))).toBe("allow");
