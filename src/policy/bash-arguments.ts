@@ -62,16 +62,12 @@ export type ArgumentPath = { target: string; glob?: boolean; why?: string; found
 
 /**
  * The paths `listing` prints, as globs: for each directory D and name filter N, `D/N` (here) and
- * `D/…/N` (below); with no filter any name (`globbed`: Found.globbed). Names match as the listing's tool matches them
+ * `D/…/N` (below); with no filter any name. Names match as the listing's tool matches them
  * (Found.hidden, path-overlap.ts); match.ts judges them.
  */
-export function foundPaths(listing: Listing, word: string, globbed = false): ArgumentPath[] {
+export function foundPaths(listing: Listing, word: string): ArgumentPath[] {
   const out: ArgumentPath[] = [];
-  const at = (depth: Found["depth"]): Found => ({
-    depth,
-    hidden: listing.hidden,
-    ...(globbed ? { globbed } : {}),
-  });
+  const at = (depth: Found["depth"]): Found => ({ depth, hidden: listing.hidden });
   for (const dir of listing.dirs) {
     const base = globEscape(posix.resolve(WORKSPACE, dir));
     for (const name of listing.names ?? ["*"]) {
@@ -100,7 +96,7 @@ export function argvOf(words: readonly Node[], vars: ReadonlyMap<string, string>
     if (word.value === null || word.expands) {
       word.glob = globOf(node, vars);
       const printed = substitutionListing(node);
-      if (printed) word.found = foundPaths(printed, node.text, node.type !== "string");
+      if (printed) word.found = foundPaths(printed, node.text);
     }
     argv.push(word);
   }

@@ -43,11 +43,6 @@ export interface ArgWord {
 export interface Found {
   depth: "here" | "below";
   hidden: boolean;
-  /**
-   * The paths reach the command through an unquoted `$(…)`, which bash also expands as globs:
-   * a printed name holding `*`, `?` or `[` may become other names (live-paths.ts).
-   */
-  globbed?: boolean;
 }
 
 /** In ArgWord.glob: any text at all, slashes included (the value of `$X` or `$(…)`). */

@@ -146,8 +146,10 @@ export async function livePaths(
   if (!entries) return null;
   if (entries.some((e) => e.type === "l" && e.to === "d")) return null;
   const matched = entries.filter((e) => e !== entries[0] && shape.regex.test(e.path));
-  // Through an unquoted `$(…)` bash globs each printed name: `src/id_rs[a]` may become `src/id_rsa`.
-  if (found?.globbed && matched.some((e) => /[*?[\\]/.test(posix.basename(e.path)))) return null;
+  // A name is not always passed whole: xargs splits its input at blanks and reads quotes and
+  // backslashes, bash splits an unquoted `$(…)` or loop variable `$f` at blanks and globs it
+  // again (`src/x .env` may become `src/x` and `.env`, `src/id_rs[a]` may become `src/id_rsa`).
+  if (matched.some((e) => /[\s'"\\*?[]/.test(posix.basename(e.path)))) return null;
   const dirs = matched.filter((e) => e.type === "d").map((e) => `${e.path}/`);
   const out = new Set<string>();
   for (const e of entries) if (matched.includes(e) || dirs.some((d) => e.path.startsWith(d))) out.add(e.path);

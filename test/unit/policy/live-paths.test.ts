@@ -80,10 +80,11 @@ describe("live judgement of listings, globs and recursive searches", () => {
     expect(await decide(command, live(BASE))).toBe("allow");
     expect(await decide(command, live({ ...BASE, "/workspace/src/b/.env.ts": "f" }))).toBe("deny");
     expect(await decide("wc -l $(find src -name '*.ts')", live(BASE))).toBe("allow");
-    // Unquoted, each printed name is a glob too: `src/id_rs[a]]` may become `src/id_rsa`.
+    // Unquoted, each printed name is a glob too: `src/id_rs[a]` may become `src/id_rsa`.
     const bracketed: Tree = { ...BASE, "/workspace/src/id_rs[a]": "f", "/workspace/src/id_rsa": "f" };
     expect(await decide("cat $(find src -name '*]')", live(bracketed))).toBe("ask");
-    expect(await decide("cat \"$(find src -name '*]')\"", live(bracketed))).toBe("allow");
+    // Quoted it is one name, but a name holding a glob character is never judged live.
+    expect(await decide("cat \"$(find src -name '*]')\"", live(bracketed))).toBe("ask");
     expect(await decide("find . -name '*.ts' | xargs cat", live(BASE))).toBe("allow");
     expect(await decide("find . -name 'id_*' | xargs cat", live(BASE))).toBe("deny");
     expect(await decide("find . -name known_hosts | xargs cat", live(BASE))).toBe("allow");
@@ -142,6 +143,14 @@ describe("live judgement of listings, globs and recursive searches", () => {
     expect(await decide("cat src/[]k]ey.pem", live(key))).toBe("deny");
     expect(await decide("cat src/[!x]ey.*", live(key))).toBe("deny");
     expect(await decide("cat src/[[:alpha:]]ey.md", live(key))).toBe("allow");
+    // A name is not always passed whole: split at blanks (`src/x .env` → `src/x`, `.env`), quotes
+    // and backslashes read by xargs, globbed again: the lexical answer stands.
+    const spaced: Tree = { ...BASE, "/workspace/src/x .env": "f", "/workspace/src/x .env.md": "f" };
+    expect(await decide("for f in src/*; do cat $f; done", live(spaced))).toBe("ask");
+    expect(await decide("find src -name '*.md' | xargs cat", live(spaced))).toBe("ask");
+    expect(
+      await decide("find src -name '*.ts' | xargs cat", live({ ...BASE, "/workspace/src/a'b.ts": "f" })),
+    ).toBe("ask");
     // `.`, `..` and empty components are not in the walk's paths: the lexical answer stands.
     for (const glob of ["src/*/../../.env", "src/./*.pem", "src//*.pem", "src/*/.././*.pem", "src/.*"])
       expect([glob, await decide(`cat ${glob}`, live(key))]).toEqual([glob, "ask"]);
