@@ -148,11 +148,14 @@ export function globOf(node: Node, vars?: ReadonlyMap<string, string>): string {
   switch (node.type) {
     case "simple_expansion":
     case "expansion": {
-      // `$f` / `${f}` of a loop variable (bash-loops.ts): the glob of its values.
+      // `"$f"` / `"${f}"` of a loop variable (bash-loops.ts): the glob of its values. Unquoted,
+      // bash splits the value at blanks and globs it again (`src/id_rs[a]` may become
+      // `src/id_rsa`): any text.
       const only = node.namedChildCount === 1 ? node.namedChildren[0] : null;
       const name =
         only?.type === "variable_name" && node.text.replace(/[${}]/g, "") === only.text ? only.text : null;
-      return (name !== null && vars?.get(name)) || ANY_TEXT;
+      const quoted = node.parent?.type === "string";
+      return (quoted && name !== null && vars?.get(name)) || ANY_TEXT;
     }
     case "word":
       return node.text.replace(/\\\n/g, "");

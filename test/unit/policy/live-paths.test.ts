@@ -147,6 +147,9 @@ describe("live judgement of listings, globs and recursive searches", () => {
     // and backslashes read by xargs, globbed again: the lexical answer stands.
     const spaced: Tree = { ...BASE, "/workspace/src/x .env": "f", "/workspace/src/x .env.md": "f" };
     expect(await decide("for f in src/*; do cat $f; done", live(spaced))).toBe("ask");
+    // Lexically too an unquoted loop variable is any text (bash-words.ts globOf).
+    expect(await decide("for f in src/*]; do cat $f; done", lexicalContext)).toBe("ask");
+    expect(await decide('for f in src/*.ts; do cat "$f"; done', live(BASE))).toBe("allow");
     expect(await decide("find src -name '*.md' | xargs cat", live(spaced))).toBe("ask");
     expect(
       await decide("find src -name '*.ts' | xargs cat", live({ ...BASE, "/workspace/src/a'b.ts": "f" })),
