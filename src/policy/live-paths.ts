@@ -149,7 +149,7 @@ export async function livePaths(
   // A name is not always passed whole: xargs splits its input at blanks and reads quotes and
   // backslashes, bash splits an unquoted `$(…)` or loop variable `$f` at blanks and globs it
   // again (`src/x .env` may become `src/x` and `.env`, `src/id_rs[a]` may become `src/id_rsa`).
-  if (matched.some((e) => /[\s'"\\*?[]/.test(posix.basename(e.path)))) return null;
+  if (matched.some((e) => /[\s'"\\*?[]/.test(e.path))) return null;
   const dirs = matched.filter((e) => e.type === "d").map((e) => `${e.path}/`);
   const out = new Set<string>();
   for (const e of entries) if (matched.includes(e) || dirs.some((d) => e.path.startsWith(d))) out.add(e.path);

@@ -151,6 +151,9 @@ describe("live judgement of listings, globs and recursive searches", () => {
     expect(await decide("for f in src/*]; do cat $f; done", lexicalContext)).toBe("ask");
     expect(await decide('for f in src/*.ts; do cat "$f"; done', live(BASE))).toBe("allow");
     expect(await decide("find src -name '*.md' | xargs cat", live(spaced))).toBe("ask");
+    // In a directory's name too (`src/x .env/y.md` → `src/x`, `.env/y.md`).
+    const dir: Tree = { ...BASE, "/workspace/src/x .env": "d", "/workspace/src/x .env/y.md": "f" };
+    expect(await decide("find src -name '*.md' | xargs cat", live(dir))).toBe("ask");
     expect(
       await decide("find src -name '*.ts' | xargs cat", live({ ...BASE, "/workspace/src/a'b.ts": "f" })),
     ).toBe("ask");
