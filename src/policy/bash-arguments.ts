@@ -62,12 +62,16 @@ export type ArgumentPath = { target: string; glob?: boolean; why?: string; found
 
 /**
  * The paths `listing` prints, as globs: for each directory D and name filter N, `D/N` (here) and
- * `D/…/N` (below); with no filter any name. Names match as the listing's tool matches them
+ * `D/…/N` (below); with no filter any name; `split`: Found.split. Names match as the listing's tool matches them
  * (Found.hidden, path-overlap.ts); match.ts judges them.
  */
-export function foundPaths(listing: Listing, word: string): ArgumentPath[] {
+export function foundPaths(listing: Listing, word: string, split = false): ArgumentPath[] {
   const out: ArgumentPath[] = [];
-  const at = (depth: Found["depth"]): Found => ({ depth, hidden: listing.hidden });
+  const at = (depth: Found["depth"]): Found => ({
+    depth,
+    hidden: listing.hidden,
+    ...(split ? { split } : {}),
+  });
   for (const dir of listing.dirs) {
     const base = globEscape(posix.resolve(WORKSPACE, dir));
     for (const name of listing.names ?? ["*"]) {
@@ -96,7 +100,7 @@ export function argvOf(words: readonly Node[], vars: ReadonlyMap<string, string>
     if (word.value === null || word.expands) {
       word.glob = globOf(node, vars);
       const printed = substitutionListing(node);
-      if (printed) word.found = foundPaths(printed, node.text);
+      if (printed) word.found = foundPaths(printed, node.text, node.type !== "string");
     }
     argv.push(word);
   }
@@ -316,8 +320,10 @@ export function fedOperands(
 ): ArgumentPath[] {
   if (label === "xargs") {
     const fromFile = argv.some((w) => w.value === null || /^-[^-]*a|^--a/.test(w.value));
+    // Without -0, xargs splits its input at blanks and reads quotes (Found.split).
+    const whole = argv.some((w) => /^-[^-]*0/.test(w.value ?? "") || w.value === "--null");
     return listing && !fromFile && !splices(argv, xargsReplace(argv))
-      ? foundPaths(listing, "(xargs input)")
+      ? foundPaths(listing, "(xargs input)", !whole)
       : [ANY_UNKNOWN_PATH];
   }
   const found = listingOf(argv);

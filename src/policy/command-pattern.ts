@@ -43,6 +43,12 @@ export interface ArgWord {
 export interface Found {
   depth: "here" | "below";
   hidden: boolean;
+  /**
+   * The names reach the command split at blanks (xargs without `-0`, which also reads quotes and
+   * backslashes; an unquoted `$(…)`, which bash also globs): a piece of a name may be any path.
+   * Judged as any path lexically; live, only names without such characters are judged (live-paths.ts).
+   */
+  split?: boolean;
 }
 
 /** In ArgWord.glob: any text at all, slashes included (the value of `$X` or `$(…)`). */

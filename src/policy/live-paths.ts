@@ -74,7 +74,11 @@ function globShape(target: string, found: Found | undefined): { base: string; re
   if (!found && components.some((c) => /^\\?\./.test(c) && /[*?[]/.test(c.replace(/\\./g, "")))) return null;
   let k = 0;
   while (k < components.length && !/[*?[\u0001{]/.test((components[k] ?? "").replace(/\\./g, ""))) k++;
-  if (k === components.length) return null;
+  // A listing's literal name (`find . -name known_hosts`): its directory is walked.
+  if (k === components.length) {
+    if (!found) return null;
+    k--;
+  }
   const base = components.slice(0, k).join("/").replace(/\\(.)/g, "$1");
   let source = "";
   for (const component of components.slice(k)) {

@@ -137,6 +137,8 @@ export function ruleMatches(rule: PolicyRule, subject: Subject): boolean {
       // directory the listing walks: every rule meets it (`config` meets `**/.git/config`, any
       // name `**/.ssh/**` when the listing walks dot directories), by the listing's own dot rule
       // (path-overlap.ts).
+      // A name split at blanks may leave any path (`x .env.md` gives `.env.md`).
+      if (subject.found?.split) return rule.paths.some((g) => mayOverlap(g, ANY_TEXT));
       return rule.paths.some((g) => mayOverlap(g, subject.path, subject.found));
     case "write":
     case "read":

@@ -5,7 +5,7 @@
  * (lexical paths, no sandbox). The figures are asserted exactly and the commands not allowed are
  * printed with the part and reason that decided; docs/policies.md states them. Lexically a
  * listing whose name filter may name a secret (`find src -name '*.ts'`: `*.ts` names `.env.ts`)
- * asks, so the lexical share (91.6 %) is the conservative bound; a live session judges those
+ * asks, so the lexical share (91.3 %) is the conservative bound; a live session judges those
  * listings with the workspace's files, and the issue's target, 97 % under each, is asserted there
  * (test/engine/policy/ordinary-live.test.ts: 336 of 346 under each).
  */
@@ -23,7 +23,7 @@ function ordinaryCommands(): string[] {
 }
 
 /** The measured figures (docs/policies.md prints them): commands allowed, of the corpus. */
-const ALLOWED = { default: 317, readonly: 317 } as const;
+const ALLOWED = { default: 316, readonly: 316 } as const;
 
 const policies = {} as Record<keyof typeof ALLOWED, Policy>;
 beforeAll(async () => {
