@@ -191,14 +191,15 @@ async function main(argv) {
     if (error.code !== "EADDRINUSE") throw error;
     throw new Error(`scripted model: port ${port} is in use; pass --port N (0 picks a free one)`);
   });
+  // Handlers first: whoever reads the URL line may signal at once.
+  const stop = () => model.close().then(() => process.exit(0));
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
   const shown = relative(process.cwd(), file) || file;
   console.log(
     `scripted model: ${shown}, ${script.turns.length} turns${script.task ? ` (task: ${script.task})` : ""}`,
   );
   console.log(`OPENAI_BASE_URL=${model.baseURL}`);
-  const stop = () => model.close().then(() => process.exit(0));
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
 }
 
 const invoked = process.argv[1] && pathToFileURL(realpathSync(process.argv[1])).href;
