@@ -145,6 +145,8 @@ export async function startScriptedModel(options = {}) {
       } catch {
         return jsonError(res, 400, "request body is not JSON");
       }
+      if (typeof body !== "object" || body === null)
+        return jsonError(res, 400, "request body is not a JSON object");
       options.onRequest?.(req, body);
       if (req.method !== "POST" || !req.url?.endsWith("/chat/completions"))
         return jsonError(res, 404, `no route ${req.method} ${req.url}`, "not_found");
