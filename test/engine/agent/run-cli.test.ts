@@ -26,14 +26,17 @@ import { type OpenAITestServer, startOpenAITestServer } from "../../helpers/open
 const tenant = agentTenant("cli");
 const cli = (args: string[], own = tenant) => runCli(args, own);
 
-/** Whether a running container of `tenant` has a process whose command line holds `command` (docker top). */
+/**
+ * Whether a running container of `tenant` has a process whose command line holds `command`
+ * (docker top; its ps needs the pid column).
+ */
 async function runsCommand(tenant: string, command: string): Promise<boolean> {
   const docker = getDocker();
   const running = await docker.listContainers({ filters: { label: [`${LABEL.tenant}=${tenant}`] } });
   for (const { Id } of running) {
     const top = (await docker
       .getContainer(Id)
-      .top({ ps_args: "-o args" })
+      .top({ ps_args: "-o pid,args" })
       .catch(() => undefined)) as { Processes?: string[][] } | undefined;
     if (top?.Processes?.some((p) => p.join(" ").includes(command))) return true;
   }
