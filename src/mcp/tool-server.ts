@@ -3,7 +3,9 @@
  * `tools/list` gives the names, descriptions and JSON schemas of `session.providerTools()` unchanged;
  * `tools/call` runs one call through `session.runToolCalls` (validation, policy, approval, truncation),
  * so a refused or failing call is a result with `isError: true` and the pipeline's text; arguments
- * nested deeper than MAX_ARGUMENT_DEPTH are refused so before the pipeline, and run nothing. Streaming
+ * nested deeper than MAX_ARGUMENT_DEPTH, a tool name over MAX_TOOL_NAME_CHARS and a progress token
+ * over MAX_PROGRESS_TOKEN_CHARS (REST's bounds, src/pipeline) are refused so before the pipeline,
+ * and run nothing. Streaming
  * updates become `notifications/progress` when the request carries a progress token.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -16,6 +18,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import {
   argumentDepthMessage,
+  callFieldRefusal,
   MAX_ARGUMENT_DEPTH,
   nestsDeeperThan,
   type RunToolCallsOptions,
@@ -110,6 +113,10 @@ export function serveSessionTools(server: Server, session: McpToolSession, signa
         })
         .catch(() => undefined);
     };
+    // REST's bounds on a call's name (src/pipeline/call-fields.ts) and on its progress token, which
+    // every progress notification repeats: refused, nothing run.
+    const fieldRefusal = callFieldRefusal(id, request.params.name, progressToken);
+    if (fieldRefusal) return { content: [{ type: "text", text: fieldRefusal }], isError: true };
     const args = request.params.arguments ?? {};
     // The bound REST applies (src/server/call-arguments.ts): refused, nothing run.
     if (nestsDeeperThan(args, MAX_ARGUMENT_DEPTH))
