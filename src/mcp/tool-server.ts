@@ -6,7 +6,8 @@
  * nested deeper than MAX_ARGUMENT_DEPTH, a tool name over MAX_TOOL_NAME_CHARS and a progress token
  * over MAX_PROGRESS_TOKEN_CHARS (REST's bounds, src/pipeline) are refused so before the pipeline,
  * and run nothing. Streaming
- * updates become `notifications/progress` when the request carries a progress token.
+ * updates become `notifications/progress` when the request carries a progress token; while the
+ * stream carrying them takes no more (McpToolSession.progressCongested) they are dropped.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
@@ -87,6 +88,13 @@ export interface McpToolSession extends Pick<Session, "providerTools"> {
     options: RunToolCallsOptions,
     request: McpCallRequest,
   ): Promise<ToolResultMessage[]>;
+  /**
+   * True while the stream that carries `request`'s messages takes no more (its socket is not
+   * draining): a progress notification is then dropped, not queued, as REST's SSE writer coalesces
+   * its updates, so a client that does not read holds no more than a socket's buffer of them. The
+   * next update after the stream drains is sent with the newest output. Absent: never.
+   */
+  progressCongested?(request: McpCallRequest): boolean;
 }
 
 /**
@@ -103,8 +111,10 @@ export function serveSessionTools(server: Server, session: McpToolSession, signa
     const id = `mcp-${callCount}`;
     const progressToken = request.params._meta?.progressToken;
     let progress = 0;
+    const call: McpCallRequest = { id: extra.requestId, signal: extra.signal };
     const onEvent = (event: ToolExecutionEvent): void => {
       if (event.type !== "tool_execution_update" || progressToken === undefined) return;
+      if (session.progressCongested?.(call)) return;
       progress += 1;
       extra
         .sendNotification({
@@ -127,7 +137,7 @@ export function serveSessionTools(server: Server, session: McpToolSession, signa
     const [result] = await session.runToolCalls(
       [{ id, name: request.params.name, arguments: args }],
       { signal: AbortSignal.any([signal, extra.signal]), onEvent },
-      { id: extra.requestId, signal: extra.signal },
+      call,
     );
     if (!result) throw new Error("The pipeline returned no result.");
     return toCallToolResult(result);
