@@ -4,7 +4,8 @@
  * under the shipped `default` and `readonly` policies each is refused and prints nothing of it.
  * F5: `env -C .git cat config` reads .git/config from another directory; F6: `sort --files0-from=-`
  * reads the files named on its stdin; F8: a directory opened as descriptor 3 and walked through
- * /proc/self/fd/3 and /dev/fd/3.
+ * /proc/self/fd/3 and /dev/fd/3. attack-38b F1: a backslash-newline inside a word, which bash removes
+ * before it splits words (`cat .e\` newline `nv` is `cat .env`).
  */
 import { execFileSync } from "node:child_process";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -51,6 +52,8 @@ describeEngine(
       ["F8", "cat /proc/self/fd/3/config 3<.git", TOKEN],
       ["F8", "cat /dev/fd/3/config 3<.git", TOKEN],
       ["F8", "exec 3<.git; cat /proc/self/fd/3/config", TOKEN],
+      ["38b F1", "cat .e\\\nnv", SECRET],
+      ["38b F1", "cat .git/con\\\nfig", TOKEN],
     ])(
       "%s: %s prints the secret with no policy; default and readonly refuse it",
       async (_f, command, secret) => {
