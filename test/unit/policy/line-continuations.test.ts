@@ -45,6 +45,8 @@ describe("a backslash-newline joins words as bash joins them (F1)", () => {
 
   it("a joined command name is that command: r\\<newline>m -rf src is rm", async () => {
     expect(await decide("default", "r\\\nm -rf src")).toEqual(["deny", "deny-rm", "rm -rf src"]);
+    // Found by a differential run against bash 5.2: a pair at the start of a line was allowed.
+    expect(await decide("default", "echo a\n\\\nrm -rf src")).toEqual(["deny", "deny-rm", "rm -rf src"]);
   });
 
   it("ordinary continuations after a blank stay allowed", async () => {
