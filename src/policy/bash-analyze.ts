@@ -265,7 +265,7 @@ class Analyzer {
       identity,
       ...(form ? { form } : {}),
     });
-    const paths = argumentPaths(argv, form?.values, { unknownOperands, readsAny: form?.readsAny });
+    const paths = argumentPaths(argv, form?.values, { ...form, unknownOperands }); // readsAny, selects
     for (const { target, glob, why } of paths) {
       const resolved: Resolved = glob
         ? { kind: "path", target }

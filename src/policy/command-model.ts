@@ -229,6 +229,8 @@ export const COMMAND_MODEL: Record<string, Grammar> = {
         "max-depth=",
     ),
     effects: { pre: "exec", "hostname-bin": "exec" },
+    // A glob overrides .gitignore and the hidden-file rule (`-g '**'` searches .git and .env).
+    selectGlobs: { options: ["g", "glob", "iglob"], caseless: ["iglob", "glob-case-insensitive"] },
   },
   env: {
     posix: true,

@@ -7,8 +7,10 @@
  * reads gitignore-syntax globs (the `ignore` crate's overrides): a glob without a `/` matches a
  * name at any depth and `**` any number of directories, both the walk, so the names are judged
  * as if directly below the search path; `*`, `?` and a class match a leading dot too, which bash's
- * rule (path-overlap.ts `nodot`) does not. `.env`, `*`, `**`, `*env` and `.e?v` meet a rule on
- * `.env` at any depth; `*.ts` (below `src` or at any depth too) meets none of the shipped rules.
+ * rule (path-overlap.ts `nodot`) does not; a name starting with a dot may be a hidden directory
+ * the glob opens (`{.git,config}` searches `.git/config`), so what is below it is named too. `.env`,
+ * `*`, `**`, `*env` and `.e?v` meet a rule on `.env` at any depth, `{.git,config}` one on
+ * `.git/config`; `*.ts` (below `src` or at any depth too) meets none of the shipped rules.
  */
 
 import { globEscape } from "./bash-words.js";
@@ -54,7 +56,9 @@ export function searchGlobs(path: string, glob: unknown): string[] {
       partial = next;
       if (partial.length > MAX_WORDS) return [`${base}/${ANY_TEXT}`];
     }
-    words.push(...partial);
+    // A name starting with a dot may be a hidden directory the glob lets ripgrep enter (`.git` in
+    // `{.git,config}`): what is below it, at any depth, is named too.
+    for (const word of partial) words.push(word, ...(/\/\.[^/]*$/.test(word) ? [`${word}/${ANY_TEXT}`] : []));
     if (words.length > MAX_WORDS) return [`${base}/${ANY_TEXT}`];
   }
   return words;

@@ -57,6 +57,8 @@ describeEngine(
       ["F8", "exec 3<.git; cat /proc/self/fd/3/config", TOKEN],
       ["38b F1", "cat .e\\\nnv", SECRET],
       ["38b F1", "cat .git/con\\\nfig", TOKEN],
+      ["38b F2", "rg -g '**' url", TOKEN],
+      ["38b F2", "rg -g '*' API_KEY", SECRET],
     ])(
       "%s: %s prints the secret with no policy; default and readonly refuse it",
       async (_f, command, secret) => {

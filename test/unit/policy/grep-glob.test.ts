@@ -2,7 +2,9 @@
  * attack-38b F2: the grep tool's `glob`. ripgrep's `--glob` overrides .gitignore (as in Pi), so
  * `glob: "*"` searched a `.env` that a search of the directory skips, and the policy judged only the
  * search path. The glob is now judged as the names it gives below the search path
- * (src/policy/search-glob.ts). Exact decisions under default, readonly and ci.
+ * (src/policy/search-glob.ts). The same for bash's `rg -g` / `--glob` / `--iglob`, whose glob
+ * overrides .gitignore and the hidden-file rule (`rg -g '**' url` printed .git/config's token under
+ * readonly). Exact decisions under default, readonly and ci.
  */
 import { describe, expect, it } from "vitest";
 import { evaluate, lexicalContext } from "../../../src/policy/index.js";
@@ -35,6 +37,7 @@ describe("the grep tool's glob meets path rules (F2)", () => {
     ".e*",
     "{.env,x}",
     "src/**",
+    "{.git,config}",
     "*.pem",
     "id_*",
     ".ssh/*",
@@ -64,8 +67,33 @@ describe("the grep tool's glob meets path rules (F2)", () => {
   it("a glob is judged below the search path", async () => {
     expect(await decisions({ pattern: "x", path: "docs", glob: "*.md" })).toEqual(ALLOWED);
     expect(searchGlobs("/workspace/docs", "*.md")).toEqual(["/workspace/docs/*.md"]);
-    expect(searchGlobs("/workspace", "**/.env")).toEqual(["/workspace/.env"]);
-    expect(searchGlobs("/workspace", "*env")).toEqual(["/workspace/*env", "/workspace/.*env"]);
-    expect(searchGlobs("/workspace", "src/**")).toEqual(["/workspace/src/*", "/workspace/src/.*"]);
+    // A name starting with a dot may be a hidden directory the glob opens: what is below it too.
+    const below = (word: string) => [word, `${word}/\u0001`];
+    expect(searchGlobs("/workspace", "**/.env")).toEqual(below("/workspace/.env"));
+    expect(searchGlobs("/workspace", "*env")).toEqual(["/workspace/*env", ...below("/workspace/.*env")]);
+    expect(searchGlobs("/workspace", "src/**")).toEqual(["/workspace/src/*", ...below("/workspace/src/.*")]);
+  });
+});
+
+describe("rg's -g / --glob / --iglob meet path rules like the grep tool's glob (F2, bash)", () => {
+  it.each([
+    "rg -g '*' API",
+    "rg -g '**' url",
+    "rg --hidden -g '**' url",
+    "rg -g '{.git,config}' url",
+    "rg --glob='*env' API",
+    "rg --iglob .ENV API",
+    "rg --glob-case-insensitive -g .ENV API",
+  ])("%s: default and readonly ask, ci denies", async (command) => {
+    expect(await shipped.letters(command)).toBe("??d");
+  });
+
+  it.each([
+    "rg -g '*.ts' TODO",
+    "rg -g '!*.lock' TODO src",
+    "rg --glob='src/**/*.ts' TODO",
+    "rg -g config url",
+  ])("%s: allowed everywhere", async (command) => {
+    expect(await shipped.letters(command)).toBe("AAA");
   });
 });
