@@ -14,6 +14,7 @@ import type { BashPart } from "./bash-parts.js";
 import { checkCommandSize, maxCommandBytes } from "./command-limit.js";
 import { type CommandWords, type ReadText, scriptGitHazard } from "./git-config.js";
 import { judge, type Subject } from "./match.js";
+import { searchGlobs } from "./search-glob.js";
 import type { Decision, EvaluateContext, Policy, PolicyRequest, TrailEntry } from "./types.js";
 import { DECISION_RANK } from "./types.js";
 
@@ -182,8 +183,9 @@ async function gitEntry(subjects: Scoped[], trail: TrailEntry[], read: ReadText)
 
 /**
  * Decides `request` under `policy`. Path tools: `args.path` (default ".") is normalised
- * (normalizeToolPath) and resolved with `ctx.resolvePath`. Rejects when resolvePath rejects, and
- * with CommandTooLongError (before parsing) for a bash command over the policy's maxCommandBytes.
+ * (normalizeToolPath) and resolved with `ctx.resolvePath`; grep's `glob` is judged too (searchGlobs).
+ * Rejects when resolvePath rejects, and with CommandTooLongError (before parsing) for a bash
+ * command over the policy's maxCommandBytes.
  * A policy with a nonInteractive layer turns the final `ask` into `deny`.
  */
 export async function evaluate(
@@ -204,6 +206,19 @@ export async function evaluate(
       subject: { kind: "path", tools: [tool], path: p, via: [] },
       scope: scopeKey(tool, "path", p),
     }));
+    if (tool === "grep")
+      for (const selected of searchGlobs(path, args.glob)) {
+        const why = "the grep tool's glob selects the files it searches, ignored ones too";
+        const subject: Subject = {
+          kind: "argument",
+          tools: ["grep"],
+          path: selected,
+          via: [],
+          glob: true,
+          why,
+        };
+        subjects.push({ subject, scope: scopeKey("grep", "glob", selected) });
+      }
   } else {
     // The policy sees only the tool's name; a session approval covers these exact arguments.
     const subject: Subject = { kind: "call", tools: [tool], text: tool };
