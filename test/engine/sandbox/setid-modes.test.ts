@@ -1,0 +1,125 @@
+/**
+ * attack-38a F5: an `rw` session is the host directory, and the sandbox's uid is a host uid: a
+ * command that made its own file set-user-ID (`cp /bin/sh sh2 && chmod 4755 sh2`) left a program
+ * of that uid on the host for any local user who can reach the directory. warden-helper's seccomp
+ * filter (images/sandbox/helper/filemode.go, version 8) refuses every set-user-ID and set-group-ID
+ * mode, on the channel and, through `warden-helper --seccomp-exec`, on the docker-exec path
+ * (src/sandbox/docker-exec/seccomp-wrap.ts). Docker only: a Kubernetes sandbox has no rw mode.
+ */
+import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, expect, it } from "vitest";
+import { createTestSandbox } from "../../helpers/backend.js";
+import { describeEngine } from "../../helpers/engine.js";
+
+const SANDBOX_UID = 1000;
+const DENIED = "Operation not permitted";
+
+/**
+ * Each command, what it must print on stderr (exactly) and exit with, and what the host must then
+ * hold at `path`: its permission bits (`mode & 0o7777`), or null for nothing.
+ */
+const CASES: { name: string; script: string; stderr: string; exit: number; path: string; hostMode: number | null }[] = [
+  {
+    name: "chmod 4755",
+    script: "cp /bin/sh sh2 && chmod 4755 sh2",
+    stderr: `chmod: changing permissions of 'sh2': ${DENIED}\n`,
+    exit: 1,
+    path: "sh2",
+    hostMode: 0o755,
+  },
+  {
+    name: "chmod u+s",
+    script: "printf 'id\\n' > us && chmod u+s us",
+    stderr: `chmod: changing permissions of 'us': ${DENIED}\n`,
+    exit: 1,
+    path: "us",
+    hostMode: 0o644,
+  },
+  {
+    name: "install -m 4755",
+    script: "install -m 4755 /bin/true inst",
+    stderr: `install: cannot change permissions of 'inst': ${DENIED}\n`,
+    exit: 1,
+    path: "inst",
+    hostMode: 0o600,
+  },
+  {
+    name: "cp -p of a set-user-ID file",
+    script: "cp -p suid-src copied",
+    stderr: `cp: preserving permissions for 'copied': ${DENIED}\n`,
+    exit: 1,
+    path: "copied",
+    hostMode: 0o700, // cp creates it owner-only and fails to widen it
+  },
+  {
+    name: "python os.open(O_CREAT, 0o4755)",
+    script: "python3 -c \"import os; os.open('py', os.O_CREAT | os.O_WRONLY, 0o4755)\" 2>&1 >/dev/null | tail -n 1 >&2",
+    stderr: `PermissionError: [Errno 1] ${DENIED}: 'py'\n`,
+    exit: 0,
+    path: "py",
+    hostMode: null,
+  },
+  {
+    name: "mkdir -m 2755",
+    script: "mkdir -m 2755 sgid-dir",
+    stderr: `mkdir: cannot create directory 'sgid-dir': ${DENIED}\n`,
+    exit: 1,
+    path: "sgid-dir",
+    hostMode: null,
+  },
+  {
+    name: "chmod +x (allowed)",
+    script: "printf 'echo ok\\n' > run.sh && chmod +x run.sh && ./run.sh >/dev/null",
+    stderr: "",
+    exit: 0,
+    path: "run.sh",
+    hostMode: 0o755,
+  },
+  {
+    name: "a sticky directory (allowed)",
+    script: "mkdir shared && chmod 1777 shared",
+    stderr: "",
+    exit: 0,
+    path: "shared",
+    hostMode: 0o1777,
+  },
+];
+
+describeEngine("rw: no set-user-ID or set-group-ID file reaches the host directory", () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  for (const execPath of ["channel", "docker-exec"] as const) {
+    it(`${execPath}: chmod 4755, chmod u+s, install -m 4755, cp -p, os.open 0o4755 and mkdir -m 2755 fail with EPERM and leave no set-ID bit; chmod +x and 1777 work`, async () => {
+      const host = mkdtempSync(join(tmpdir(), "warden-setid-"));
+      dirs.push(host);
+      chownSync(host, SANDBOX_UID, SANDBOX_UID);
+      // A set-user-ID file of the sandbox's uid already in the host directory (put there by the host).
+      writeFileSync(join(host, "suid-src"), "#!/bin/sh\n");
+      chownSync(join(host, "suid-src"), SANDBOX_UID, SANDBOX_UID);
+      chmodSync(join(host, "suid-src"), 0o4755);
+      await using sb = await createTestSandbox({
+        execPath,
+        tenant: "test-setid",
+        workspace: { hostPath: host, mode: "rw" },
+      });
+      for (const c of CASES) {
+        let stderr = "";
+        const r = await sb.exec(
+          { shell: c.script },
+          { env: { LC_ALL: "C" }, onStderr: (chunk) => void (stderr += chunk.toString("utf8")) },
+        );
+        expect({ name: c.name, exit: r.exitCode, stderr }).toEqual({ name: c.name, exit: c.exit, stderr: c.stderr });
+        const at = join(host, c.path);
+        expect({ name: c.name, mode: existsSync(at) ? statSync(at).mode & 0o7777 : null }).toEqual({
+          name: c.name,
+          mode: c.hostMode,
+        });
+      }
+    });
+  }
+});
