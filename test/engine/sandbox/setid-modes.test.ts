@@ -20,7 +20,14 @@ const DENIED = "Operation not permitted";
  * Each command, what it must print on stderr (exactly) and exit with, and what the host must then
  * hold at `path`: its permission bits (`mode & 0o7777`), or null for nothing.
  */
-const CASES: { name: string; script: string; stderr: string; exit: number; path: string; hostMode: number | null }[] = [
+const CASES: {
+  name: string;
+  script: string;
+  stderr: string;
+  exit: number;
+  path: string;
+  hostMode: number | null;
+}[] = [
   {
     name: "chmod 4755",
     script: "cp /bin/sh sh2 && chmod 4755 sh2",
@@ -55,7 +62,8 @@ const CASES: { name: string; script: string; stderr: string; exit: number; path:
   },
   {
     name: "python os.open(O_CREAT, 0o4755)",
-    script: "python3 -c \"import os; os.open('py', os.O_CREAT | os.O_WRONLY, 0o4755)\" 2>&1 >/dev/null | tail -n 1 >&2",
+    script:
+      "python3 -c \"import os; os.open('py', os.O_CREAT | os.O_WRONLY, 0o4755)\" 2>&1 >/dev/null | tail -n 1 >&2",
     stderr: `PermissionError: [Errno 1] ${DENIED}: 'py'\n`,
     exit: 0,
     path: "py",
@@ -95,13 +103,7 @@ describeEngine("rw: no set-user-ID or set-group-ID file reaches the host directo
 
   for (const execPath of ["channel", "docker-exec"] as const) {
     it(`${execPath}: chmod 4755, chmod u+s, install -m 4755, cp -p, os.open 0o4755 and mkdir -m 2755 fail with EPERM and leave no set-ID bit; chmod +x and 1777 work`, async () => {
-      const host = mkdtempSync(join(tmpdir(), "warden-setid-"));
-      dirs.push(host);
-      chownSync(host, SANDBOX_UID, SANDBOX_UID);
-      // A set-user-ID file of the sandbox's uid already in the host directory (put there by the host).
-      writeFileSync(join(host, "suid-src"), "#!/bin/sh\n");
-      chownSync(join(host, "suid-src"), SANDBOX_UID, SANDBOX_UID);
-      chmodSync(join(host, "suid-src"), 0o4755);
+      const host = setidHost(dirs);
       await using sb = await createTestSandbox({
         execPath,
         tenant: "test-setid",
@@ -111,9 +113,18 @@ describeEngine("rw: no set-user-ID or set-group-ID file reaches the host directo
         let stderr = "";
         const r = await sb.exec(
           { shell: c.script },
-          { env: { LC_ALL: "C" }, onStderr: (chunk) => void (stderr += chunk.toString("utf8")) },
+          {
+            env: { LC_ALL: "C" },
+            onStderr: (chunk) => {
+              stderr += chunk.toString("utf8");
+            },
+          },
         );
-        expect({ name: c.name, exit: r.exitCode, stderr }).toEqual({ name: c.name, exit: c.exit, stderr: c.stderr });
+        expect({ name: c.name, exit: r.exitCode, stderr }).toEqual({
+          name: c.name,
+          exit: c.exit,
+          stderr: c.stderr,
+        });
         const at = join(host, c.path);
         expect({ name: c.name, mode: existsSync(at) ? statSync(at).mode & 0o7777 : null }).toEqual({
           name: c.name,
@@ -121,5 +132,52 @@ describeEngine("rw: no set-user-ID or set-group-ID file reaches the host directo
         });
       }
     });
+
+    it(`${execPath}: writeFile refuses a set-ID mode and drops the set-ID bits of the file it replaces`, async () => {
+      const host = setidHost(dirs);
+      await using sb = await createTestSandbox({
+        execPath,
+        tenant: "test-setid",
+        workspace: { hostPath: host, mode: "rw" },
+      });
+      await expect(sb.writeFile("w.sh", Buffer.from("x\n"), { mode: 0o4755 })).rejects.toMatchObject({
+        code: "INVALID_ARGUMENT",
+        message:
+          "mode 0o4755 has the set-user-ID or set-group-ID bit, which no sandbox file may have; give permission bits and the sticky bit only (at most 0o1777).",
+      });
+      expect(existsSync(join(host, "w.sh"))).toBe(false);
+      await sb.writeFile("suid-src", Buffer.from("#!/bin/sh\necho new\n"));
+      expect(statSync(join(host, "suid-src")).mode & 0o7777).toBe(0o755);
+    });
   }
+
+  it("docker-exec: an rw sandbox whose image has no warden-helper 8 runs no command", async () => {
+    const host = setidHost(dirs);
+    await using sb = await createTestSandbox({
+      execPath: "docker-exec",
+      tenant: "test-setid",
+      image: "debian:bookworm-slim", // no warden-helper at all
+      workspace: { hostPath: host, mode: "rw" },
+    });
+    await expect(sb.exec({ shell: "cp /bin/sh sh2 && chmod 4755 sh2" })).rejects.toMatchObject({
+      code: "SANDBOX_ERROR",
+      message:
+        'this rw sandbox\'s image has no warden-helper 8 or later (/usr/local/bin/warden-helper), so its commands would run over docker exec without the seccomp filter that keeps set-user-ID and set-group-ID files out of the host directory; nothing was run: rebuild the image (npm run images), or use workspace mode "copy"',
+    });
+    expect(existsSync(join(host, "sh2"))).toBe(false);
+  });
 });
+
+/**
+ * A host directory for an rw sandbox (owned by the sandbox's uid), holding `suid-src`: a
+ * set-user-ID file of the sandbox's uid put there by the host. Added to `dirs` for removal.
+ */
+function setidHost(dirs: string[]): string {
+  const host = mkdtempSync(join(tmpdir(), "warden-setid-"));
+  dirs.push(host);
+  chownSync(host, SANDBOX_UID, SANDBOX_UID);
+  writeFileSync(join(host, "suid-src"), "#!/bin/sh\n");
+  chownSync(join(host, "suid-src"), SANDBOX_UID, SANDBOX_UID);
+  chmodSync(join(host, "suid-src"), 0o4755);
+  return host;
+}
