@@ -95,6 +95,31 @@ const CASES: {
   },
 ];
 
+/**
+ * Ordinary work under the filter: mkdir -p, a sticky directory, cp -a, tar x (GNU tar as a user
+ * drops an entry's set-user-ID bit itself), git checkout of an executable, npm install of a local
+ * package's tarball and pip install of a local wheel (one entry 04755: pip writes permission bits
+ * only), all offline. Prints one line per step.
+ */
+const ORDINARY = [
+  "set -e",
+  "mkdir -p a/b/c && echo hi > a/b/c/f && chmod 1777 a/b && cp -a a a2 && stat -c '%a' a2/b",
+  "tar cf t.tar a && mkdir x && tar xf t.tar -C x && tar cf s.tar --mode=4755 a/b/c/f && tar xf s.tar -C x && stat -c '%a' x/a/b/c/f",
+  "git init -q r && cd r && git config user.email t@t && git config user.name t",
+  "printf '#!/bin/sh\\n' > e && chmod +x e && git add e && git commit -qm one && git checkout -qb two",
+  "git rm -q e && git commit -qm two && git checkout -q - && stat -c '%a' e && cd ..",
+  'mkdir pkg app && printf \'{"name":"lp","version":"1.0.0","bin":{"lp":"lp.js"}}\' > pkg/package.json',
+  "printf '#!/usr/bin/env node\\n' > pkg/lp.js && (cd pkg && npm pack -q >/dev/null 2>&1) && cd app",
+  'printf \'{"name":"app","version":"1.0.0"}\' > package.json',
+  "npm install -q --offline --no-audit --no-fund ../pkg/lp-1.0.0.tgz >/dev/null 2>&1 && stat -c '%a' node_modules/lp/lp.js && cd ..",
+  "python3 -c \"import zipfile; z = zipfile.ZipFile('w-1.0-py3-none-any.whl', 'w'); z.writestr('w/__init__.py', 'X = 1'); " +
+    "i = zipfile.ZipInfo('w/tool.sh'); i.external_attr = 0o104755 << 16; z.writestr(i, '#!/bin/sh'); " +
+    "z.writestr('w-1.0.dist-info/METADATA', 'Metadata-Version: 2.1\\nName: w\\nVersion: 1.0\\n'); " +
+    "z.writestr('w-1.0.dist-info/WHEEL', 'Wheel-Version: 1.0\\nGenerator: t\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n'); " +
+    "z.writestr('w-1.0.dist-info/RECORD', ''); z.close()\"",
+  "python3 -m venv v && v/bin/pip install -q --no-index ./w-1.0-py3-none-any.whl && stat -c '%a' v/lib/python3*/site-packages/w/tool.sh",
+].join("\n");
+
 describeEngine("rw: no set-user-ID or set-group-ID file reaches the host directory", () => {
   const dirs: string[] = [];
   afterAll(() => {
@@ -131,6 +156,29 @@ describeEngine("rw: no set-user-ID or set-group-ID file reaches the host directo
           mode: c.hostMode,
         });
       }
+    });
+
+    it(`${execPath}: mkdir -p, cp -a, tar x, git checkout, npm install and pip install work under the filter`, async () => {
+      const host = setidHost(dirs);
+      await using sb = await createTestSandbox({
+        execPath,
+        tenant: "test-setid",
+        workspace: { hostPath: host, mode: "rw" },
+      });
+      let out = "";
+      let err = "";
+      const r = await sb.exec(
+        { shell: ORDINARY },
+        {
+          onStdout: (chunk) => {
+            out += chunk.toString("utf8");
+          },
+          onStderr: (chunk) => {
+            err += chunk.toString("utf8");
+          },
+        },
+      );
+      expect({ exit: r.exitCode, out, err }).toEqual({ exit: 0, out: "1777\n755\n755\n755\n755\n", err: "" });
     });
 
     it(`${execPath}: writeFile refuses a set-ID mode and drops the set-ID bits of the file it replaces`, async () => {
