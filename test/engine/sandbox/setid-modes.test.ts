@@ -128,34 +128,7 @@ describeEngine("rw: no set-user-ID or set-group-ID file reaches the host directo
 
   for (const execPath of ["channel", "docker-exec"] as const) {
     it(`${execPath}: chmod 4755, chmod u+s, install -m 4755, cp -p, os.open 0o4755 and mkdir -m 2755 fail with EPERM and leave no set-ID bit; chmod +x and 1777 work`, async () => {
-      const host = setidHost(dirs);
-      await using sb = await createTestSandbox({
-        execPath,
-        tenant: "test-setid",
-        workspace: { hostPath: host, mode: "rw" },
-      });
-      for (const c of CASES) {
-        let stderr = "";
-        const r = await sb.exec(
-          { shell: c.script },
-          {
-            env: { LC_ALL: "C" },
-            onStderr: (chunk) => {
-              stderr += chunk.toString("utf8");
-            },
-          },
-        );
-        expect({ name: c.name, exit: r.exitCode, stderr }).toEqual({
-          name: c.name,
-          exit: c.exit,
-          stderr: c.stderr,
-        });
-        const at = join(host, c.path);
-        expect({ name: c.name, mode: existsSync(at) ? statSync(at).mode & 0o7777 : null }).toEqual({
-          name: c.name,
-          mode: c.hostMode,
-        });
-      }
+      await expectRefusals(setidHost(dirs), { execPath, runtime: "runc" });
     });
 
     it(`${execPath}: mkdir -p, cp -a, tar x, git checkout, npm install and pip install work under the filter`, async () => {
@@ -199,6 +172,10 @@ describeEngine("rw: no set-user-ID or set-group-ID file reaches the host directo
     });
   }
 
+  it("channel on runsc (gVisor): the same refusals, the same host modes", async () => {
+    await expectRefusals(setidHost(dirs), { execPath: "channel", runtime: "runsc" });
+  });
+
   it("docker-exec: an rw sandbox whose image has no warden-helper 8 runs no command", async () => {
     const host = setidHost(dirs);
     await using sb = await createTestSandbox({
@@ -228,4 +205,38 @@ function setidHost(dirs: string[]): string {
   chownSync(join(host, "suid-src"), SANDBOX_UID, SANDBOX_UID);
   chmodSync(join(host, "suid-src"), 0o4755);
   return host;
+}
+
+/** Runs CASES in an rw sandbox of `host` and checks each one's exit, stderr and the host's mode. */
+async function expectRefusals(
+  host: string,
+  options: { execPath: "channel" | "docker-exec"; runtime: "runc" | "runsc" },
+): Promise<void> {
+  await using sb = await createTestSandbox({
+    ...options,
+    tenant: "test-setid",
+    workspace: { hostPath: host, mode: "rw" },
+  });
+  for (const c of CASES) {
+    let stderr = "";
+    const r = await sb.exec(
+      { shell: c.script },
+      {
+        env: { LC_ALL: "C" },
+        onStderr: (chunk) => {
+          stderr += chunk.toString("utf8");
+        },
+      },
+    );
+    expect({ name: c.name, exit: r.exitCode, stderr }).toEqual({
+      name: c.name,
+      exit: c.exit,
+      stderr: c.stderr,
+    });
+    const at = join(host, c.path);
+    expect({ name: c.name, mode: existsSync(at) ? statSync(at).mode & 0o7777 : null }).toEqual({
+      name: c.name,
+      mode: c.hostMode,
+    });
+  }
 }
