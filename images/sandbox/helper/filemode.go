@@ -20,8 +20,8 @@
 // unsigned int (umode_t) and the flags as an int, so upper bits change nothing.
 //
 // Two ways around the checks are closed: openat2(2) takes its flags and mode in a struct behind a
-// pointer that seccomp cannot read, so it fails with ENOSYS (glibc, Go and musl then use openat,
-// which is judged; Docker's default profile answered it so before it knew the call); and
+// pointer that seccomp cannot read, so it fails with ENOSYS, as on a kernel before 5.6 (a caller
+// that tries it first falls back to openat, which is judged; glibc's open never calls it); and
 // io_uring_setup(2) fails with ENOSYS (seccomp.go): an io_uring's IORING_OP_OPENAT and MKDIRAT
 // never pass through the filter.
 package main
