@@ -1,8 +1,10 @@
 /**
  * attack-38a: `--apply` (applyChanges, as `warden run --apply` and the library use it) writes a
- * file's permission bits only. The sandbox's user may set the set-user-ID, set-group-ID and sticky
+ * file's permission bits only. The sandbox's user could set the set-user-ID, set-group-ID and sticky
  * bits on its own files, and the review read them back with the file: a `chmod 6777 s` in a copy-mode
  * session became a host file `-rwsr-sr-x root root` holding the session's bytes, on both exec paths.
+ * Since warden-helper 8 the sandbox can set only the sticky bit (setid-modes.test.ts); apply still
+ * writes permission bits only, whatever the sandbox's file has (an older image's can have more).
  * Docker only: the review's host side (collectChanges over a host workspace) is the CLI's and the
  * library's, not the server's.
  */
@@ -27,7 +29,7 @@ describeEngine("--apply writes permission bits only", () => {
   });
 
   for (const execPath of ["channel", "docker-exec"] as const) {
-    it(`${execPath}: a file made 6777 and one changed to 4755 in the sandbox reach the host without set-user-ID, set-group-ID or sticky bits`, async () => {
+    it(`${execPath}: a file made 1777 and one changed to 1755 in the sandbox (6777 and 4755 refused) reach the host without set-user-ID, set-group-ID or sticky bits`, async () => {
       const host = mkdtempSync(join(tmpdir(), "warden-apply-modes-"));
       const scratch = mkdtempSync(join(tmpdir(), "warden-apply-modes-ref-"));
       dirs.push(host, scratch);
@@ -40,12 +42,15 @@ describeEngine("--apply writes permission bits only", () => {
             name: "bash",
             arguments: {
               command:
-                "printf 'id\\n' > s; chmod 6777 s; printf 'new\\n' > run.sh; chmod 4755 run.sh; stat -c '%a %n' s run.sh",
+                "printf 'id\\n' > s; chmod 6777 s 2>/dev/null || echo refused; chmod 1777 s; " +
+                "printf 'new\\n' > run.sh; chmod 4755 run.sh 2>/dev/null || echo refused; chmod 1755 run.sh; " +
+                "stat -c '%a %n' s run.sh",
             },
           },
         ]);
-        // The sandbox's user sets the bits on its own files.
-        expect(r?.content).toEqual([{ type: "text", text: "6777 s\n4755 run.sh\n" }]);
+        // The set-ID bits are refused in the sandbox since warden-helper 8 (setid-modes.test.ts); the
+        // sticky bit is not, and apply drops it: the host file gets what apply writes, not the sandbox's mode.
+        expect(r?.content).toEqual([{ type: "text", text: "refused\nrefused\n1777 s\n1755 run.sh\n" }]);
         const changes = await collectChanges(session.sandbox, host);
         expect(await applyChanges(host, changes)).toEqual({
           written: ["run.sh", "s"],
