@@ -98,8 +98,12 @@ export function hostHeldRanges(): Promise<HeldRange[]> {
     held.push(...resolvConfNameservers(await text("/etc/resolv.conf")));
     for (const { host, source } of await toolHosts()) {
       const addresses = await lookup(host, { all: true, family: 4 }).catch(() => []);
+      // Its whole /24: a name served round-robin resolves to another address of its block next time.
       for (const { address } of addresses)
-        held.push({ cidr: address, holder: `${host} (${source}) resolves to ${address}` });
+        held.push({
+          cidr: `${address.split(".").slice(0, 3).join(".")}.0/24`,
+          holder: `${host} (${source}) resolves to ${address}`,
+        });
     }
     return held;
   })();
