@@ -47,7 +47,7 @@ k8s_stop containerd
 # and what gVisor Pods ran: runsc's sandbox and gofer processes (by their runsc root) and the
 # runsc-cri holders.
 for dir in /proc/[0-9]*; do
-  cmd="$(tr '\0' ' ' <"$dir/cmdline" 2>/dev/null)" || continue
+  cmd="$(tr '\0' ' ' 2>/dev/null <"$dir/cmdline")" || continue  # a process may end meanwhile: quiet
   case "$cmd" in
   *containerd-shim*"-address $K8S_CONTAINERD_SOCK "* | runsc-*"--root=$K8S_RUN/runsc/"* | *"$K8S_BIN/runsc-cri"*)
     kill -KILL "${dir#/proc/}" 2>/dev/null || true

@@ -69,6 +69,7 @@ export type {
 export {
   createPolicyHook,
   createPolicyHookFromFiles,
+  DEFAULT_POLICY_FILE,
   evaluate,
   loadPolicy,
   networkApprover,

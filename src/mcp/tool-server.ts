@@ -3,8 +3,11 @@
  * `tools/list` gives the names, descriptions and JSON schemas of `session.providerTools()` unchanged;
  * `tools/call` runs one call through `session.runToolCalls` (validation, policy, approval, truncation),
  * so a refused or failing call is a result with `isError: true` and the pipeline's text; arguments
- * nested deeper than MAX_ARGUMENT_DEPTH are refused so before the pipeline, and run nothing. Streaming
- * updates become `notifications/progress` when the request carries a progress token.
+ * nested deeper than MAX_ARGUMENT_DEPTH, a tool name over MAX_TOOL_NAME_CHARS and a progress token
+ * over MAX_PROGRESS_TOKEN_CHARS (REST's bounds, src/pipeline) are refused so before the pipeline,
+ * and run nothing. Streaming
+ * updates become `notifications/progress` when the request carries a progress token; while the
+ * stream carrying them takes no more (McpToolSession.progressCongested) they are dropped.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
@@ -16,6 +19,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import {
   argumentDepthMessage,
+  callFieldRefusal,
   MAX_ARGUMENT_DEPTH,
   nestsDeeperThan,
   type RunToolCallsOptions,
@@ -84,6 +88,13 @@ export interface McpToolSession extends Pick<Session, "providerTools"> {
     options: RunToolCallsOptions,
     request: McpCallRequest,
   ): Promise<ToolResultMessage[]>;
+  /**
+   * True while the stream that carries `request`'s messages takes no more (its socket is not
+   * draining): a progress notification is then dropped, not queued, as REST's SSE writer coalesces
+   * its updates, so a client that does not read holds no more than a socket's buffer of them. The
+   * next update after the stream drains is sent with the newest output. Absent: never.
+   */
+  progressCongested?(request: McpCallRequest): boolean;
 }
 
 /**
@@ -100,8 +111,10 @@ export function serveSessionTools(server: Server, session: McpToolSession, signa
     const id = `mcp-${callCount}`;
     const progressToken = request.params._meta?.progressToken;
     let progress = 0;
+    const call: McpCallRequest = { id: extra.requestId, signal: extra.signal };
     const onEvent = (event: ToolExecutionEvent): void => {
       if (event.type !== "tool_execution_update" || progressToken === undefined) return;
+      if (session.progressCongested?.(call)) return;
       progress += 1;
       extra
         .sendNotification({
@@ -110,6 +123,10 @@ export function serveSessionTools(server: Server, session: McpToolSession, signa
         })
         .catch(() => undefined);
     };
+    // REST's bounds on a call's name (src/pipeline/call-fields.ts) and on its progress token, which
+    // every progress notification repeats: refused, nothing run.
+    const fieldRefusal = callFieldRefusal(id, request.params.name, progressToken);
+    if (fieldRefusal) return { content: [{ type: "text", text: fieldRefusal }], isError: true };
     const args = request.params.arguments ?? {};
     // The bound REST applies (src/server/call-arguments.ts): refused, nothing run.
     if (nestsDeeperThan(args, MAX_ARGUMENT_DEPTH))
@@ -120,7 +137,7 @@ export function serveSessionTools(server: Server, session: McpToolSession, signa
     const [result] = await session.runToolCalls(
       [{ id, name: request.params.name, arguments: args }],
       { signal: AbortSignal.any([signal, extra.signal]), onEvent },
-      { id: extra.requestId, signal: extra.signal },
+      call,
     );
     if (!result) throw new Error("The pipeline returned no result.");
     return toCallToolResult(result);

@@ -9,6 +9,12 @@ export {
   duplicateToolCallIds,
   duplicateToolCallIdsText,
 } from "./batch-ids.js";
+export {
+  callFieldRefusal,
+  MAX_PROGRESS_TOKEN_CHARS,
+  MAX_TOOL_CALL_ID_CHARS,
+  MAX_TOOL_NAME_CHARS,
+} from "./call-fields.js";
 export { FileMutationQueue, mutationKey } from "./mutation-queue.js";
 export {
   buildProviderTools,

@@ -25,6 +25,11 @@ export interface CallDecision {
   /** Id of the rule that decided, when a rule did. */
   rule?: string;
   decider: Decider;
+  /**
+   * How long the call waited for a person's answer to an `ask`, in ms (absent when nobody was
+   * asked). Renderers and the server's audit take it out of the call's duration.
+   */
+  approvalMs?: number;
 }
 
 /** What beforeToolCall hooks see. `args` are validated; the hook must not mutate them in place. */

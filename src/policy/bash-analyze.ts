@@ -17,6 +17,7 @@ import {
   NO_PATH_OPERANDS,
   withObjectReads,
 } from "./bash-arguments.js";
+import { joinContinuations } from "./bash-continuations.js";
 import {
   backtickScript,
   commandHazard,
@@ -302,7 +303,7 @@ class Analyzer {
       identity,
       ...(form ? { form } : {}),
     });
-    const paths = argumentPaths(argv, form?.values, { readsAny: form?.readsAny });
+    const paths = argumentPaths(argv, form?.values, { ...form }); // readsAny, selects
     if (written) paths.splice(0, paths.length, ...withObjectReads(paths, written));
     // Under xargs (find -exec, fd -x) the command gets operands the script does not spell.
     if (operands && !NO_PATH_OPERANDS.has(label)) paths.push(...operands);
@@ -374,10 +375,7 @@ class Analyzer {
   }
 }
 
-/**
- * The parts of `script` (see module doc), in source order. A relative redirect target is judged
- * against /workspace, unless the script changes directory, when it becomes opaque.
- */
+/** The parts of `script` (module doc), in source order; relative targets: in /workspace, or opaque after cd. */
 export function analyzeBash(
   script: string,
   depth = 0,
@@ -385,9 +383,11 @@ export function analyzeBash(
   fds: FdTable = TOOL_STREAMS,
   moved = false,
 ): BashPart[] {
-  const parts = withBashTree(script, (root) => {
-    const uncertain = descriptorHazard(root, script);
-    const analyzer = new Analyzer(depth, via, { script, root }, { table: fds, uncertain, moved });
+  const { text, why } = joinContinuations(script); // the text whose words bash splits
+  if (text === null) return [{ kind: "opaque", text: partText(script), why, via }];
+  const parts = withBashTree(text, (root) => {
+    const uncertain = descriptorHazard(root, text);
+    const analyzer = new Analyzer(depth, via, { script: text, root }, { table: fds, uncertain, moved });
     const cursor = root.walk();
     try {
       analyzer.walk(cursor);

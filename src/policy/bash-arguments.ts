@@ -10,6 +10,7 @@ import { echoedText, globEscape, globOf, wordOf } from "./bash-words.js";
 import { ANY_TEXT, type ArgWord, type Found } from "./command-pattern.js";
 import { gitObjectReads } from "./git-revisions.js";
 import { SANDBOX_HOME, wordPathGlobs } from "./path-overlap.js";
+import { searchGlobs } from "./search-glob.js";
 
 /** Where relative paths of a script resolve (the sandbox's workspace). */
 export const WORKSPACE = "/workspace";
@@ -113,6 +114,8 @@ export function argvOf(words: readonly Node[], vars: ReadonlyMap<string, string>
  */
 export interface UnseenOperands {
   readsAny?: string | undefined;
+  /** FormVerdict.selects: globs the command's options name files by (`rg -g`): search-glob.ts. */
+  selects?: { word: ArgWord; caseless: boolean }[] | undefined;
 }
 
 /**
@@ -135,6 +138,16 @@ export function argumentPaths(
   const base = name.slice(name.lastIndexOf("/") + 1);
   // Names the form reads from a list or stdin (`sort --files0-from=-`): any path.
   if (unseen.readsAny) paths.push({ ...ANY_UNKNOWN_PATH, why: `${base}: ${unseen.readsAny}` });
+  for (const { word, caseless } of unseen.selects ?? []) {
+    // Any letter of a case-insensitive glob may be either case: it is taken as any character.
+    const glob = word.value === null || word.expands ? ANY_TEXT : word.value;
+    for (const target of searchGlobs(WORKSPACE, caseless ? glob.replace(/[A-Za-z]/g, "?") : glob))
+      paths.push({
+        target,
+        glob: true,
+        why: `${base}: its glob names the files it searches, ignored ones too`,
+      });
+  }
   const operandsArePaths = !NO_PATH_OPERANDS.has(base);
   for (const word of argv.slice(1)) {
     if (word.found) {

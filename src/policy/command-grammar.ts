@@ -80,6 +80,11 @@ export interface Grammar {
    */
   readsAny?: Record<string, string>;
   /**
+   * Options whose value is a glob naming the files the command searches, ignore rules overridden
+   * (`rg -g`), and those that make it case-insensitive (`rg --iglob`): FormVerdict.selects.
+   */
+  selectGlobs?: { options: string[]; caseless: string[] };
+  /**
    * Operands the form writes: all of them (`rm`, `mv`, `tee`, `ln`), the last (`cp`, `install`),
    * the second (`uniq IN OUT`, `split IN PREFIX`), or those starting with a prefix, without it (`dd of=F`).
    */
@@ -102,6 +107,8 @@ export interface FormVerdict {
    * so an expanding value is judged as a path even where operands are not (bash-arguments.ts).
    */
   values?: ArgWord[];
+  /** The globs of Grammar.selectGlobs options met, each with whether it ignores case. */
+  selects?: { word: ArgWord; caseless: boolean }[];
 }
 
 /** Each grammar's long options: name → "=" (takes a value), "?" (attached only) or "". Built once. */
@@ -174,6 +181,24 @@ function writtenWords(grammar: Grammar, values: [string, ArgWord | null][], oper
   return out.filter((w) => w.value !== "-");
 }
 
+/** FormVerdict.selects of a form with these option values and options (none: no field). */
+function selected(grammar: Grammar, values: [string, ArgWord | null][], options: string[]) {
+  const spec = grammar.selectGlobs;
+  if (!spec) return {};
+  const all = options.some((o) => spec.caseless.includes(o));
+  const selects = values.flatMap(([option, word]) =>
+    spec.options.includes(option) || spec.caseless.includes(option)
+      ? [
+          {
+            word: word ?? { value: null, expands: false, raw: "…" },
+            caseless: all || spec.caseless.includes(option),
+          },
+        ]
+      : [],
+  );
+  return selects.length > 0 ? { selects } : {};
+}
+
 /**
  * Reads `argv` (command name first; for a subcommand, its name first) against `grammar`.
  * Pure; linear in argv.
@@ -199,6 +224,7 @@ export function readForm(argv: readonly ArgWord[], grammar: Grammar): FormVerdic
       options,
       writes: unknown ? [] : [...writtenWords(grammar, values, operands), ...operandWrites],
       values: values.flatMap(([, w]) => (w ? [w] : [])),
+      ...selected(grammar, values, options),
       ...(unknown ? { unknown } : {}),
       ...(any !== undefined ? { readsAny: grammar.readsAny?.[any] as string } : {}),
     };

@@ -219,6 +219,8 @@ export const COMMAND_MODEL: Record<string, Grammar> = {
         "max-depth=",
     ),
     effects: { pre: "exec", "hostname-bin": "exec" },
+    // A glob overrides .gitignore and the hidden-file rule (`-g '**'` searches .git and .env).
+    selectGlobs: { options: ["g", "glob", "iglob"], caseless: ["iglob", "glob-case-insensitive"] },
   },
   env: {
     posix: true,
@@ -257,7 +259,8 @@ export const COMMAND_MODEL: Record<string, Grammar> = {
     writeOptions: ["o", "output"],
     readsAny: { "files0-from": "it reads the files a list names (--files0-from)" },
   },
-  tree: { permissive: true, shortValue: "oLIPH", effects: { o: "write" }, writeOptions: ["o"] },
+  // -R with -H runs tree again in every directory with `-o 00Tree.html` (tree(1)): it writes there.
+  tree: { permissive: true, shortValue: "oLIPH", effects: { o: "write", R: "write" }, writeOptions: ["o"] },
   tar: {
     permissive: true,
     shortValue: "fCIT",

@@ -21,6 +21,7 @@ import {
   type Walk,
 } from "./live-paths.js";
 import { judge, type Subject } from "./match.js";
+import { searchGlobs } from "./search-glob.js";
 import type { Decision, EvaluateContext, Policy, PolicyRequest, TrailEntry } from "./types.js";
 import { DECISION_RANK } from "./types.js";
 
@@ -199,7 +200,8 @@ async function judgedLive(
   scopeOf: (path: string) => string,
 ): Promise<Scoped | Scoped[]> {
   const { subject } = scoped;
-  if (subject.kind !== "argument" || judge(policy, subject).decision !== "ask") return scoped;
+  // A glob with its own reason (`why`: a git object, rg's -g) is not a bash glob: kept lexical.
+  if (subject.kind !== "argument" || subject.why || judge(policy, subject).decision !== "ask") return scoped;
   const paths = await livePaths(subject.path, subject.found, walk, (p) => ctx.resolvePath(p));
   if (paths === null) return scoped;
   return refusedPaths(policy, paths, subject.via, scopeOf);
@@ -273,8 +275,9 @@ async function gitEntry(subjects: Scoped[], trail: TrailEntry[], read: ReadText)
 
 /**
  * Decides `request` under `policy`. Path tools: `args.path` (default ".") is normalised
- * (normalizeToolPath) and resolved with `ctx.resolvePath`. Rejects when resolvePath rejects, and
- * with CommandTooLongError (before parsing) for a bash command over the policy's maxCommandBytes.
+ * (normalizeToolPath) and resolved with `ctx.resolvePath`; grep's `glob` is judged too (searchGlobs).
+ * Rejects when resolvePath rejects, and with CommandTooLongError (before parsing) for a bash
+ * command over the policy's maxCommandBytes.
  * A policy with a nonInteractive layer turns the final `ask` into `deny`.
  */
 export async function evaluate(
@@ -295,6 +298,19 @@ export async function evaluate(
       subject: { kind: "path", tools: [tool], path: p, via: [] },
       scope: scopeKey(tool, "path", p),
     }));
+    if (tool === "grep")
+      for (const selected of searchGlobs(path, args.glob)) {
+        const why = "the grep tool's glob selects the files it searches, ignored ones too";
+        const subject: Subject = {
+          kind: "argument",
+          tools: ["grep"],
+          path: selected,
+          via: [],
+          glob: true,
+          why,
+        };
+        subjects.push({ subject, scope: scopeKey("grep", "glob", selected) });
+      }
   } else {
     // The policy sees only the tool's name; a session approval covers these exact arguments.
     const subject: Subject = { kind: "call", tools: [tool], text: tool };

@@ -49,6 +49,11 @@ const PROGRAM_KEYS = new Set([
   "remote.*.receivepack",
   "include.path",
   "includeif.*.path",
+  // `git log --help` (an allowed command's option) runs git help, which runs these (git-help(1)).
+  "man.*.cmd",
+  "man.*.path",
+  "browser.*.cmd",
+  "browser.*.path",
 ]);
 
 /** Hooks git may run during a read-only command (post-index-change on an index refresh). */

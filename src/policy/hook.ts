@@ -60,10 +60,20 @@ export function refusalReason(
 }
 
 /** Writes `entry` to the audit log and reports the decision on the call itself (see BeforeToolCallContext). */
-function report(ctx: BeforeToolCallContext, audit: AuditLog | undefined, entry: AuditRecord): void {
+function report(
+  ctx: BeforeToolCallContext,
+  audit: AuditLog | undefined,
+  entry: AuditRecord,
+  approvalMs?: number,
+): void {
   audit?.record(entry);
   const { decision, ruleId, decider } = entry;
-  ctx.noteDecision?.({ decision, ...(ruleId ? { rule: ruleId } : {}), decider });
+  ctx.noteDecision?.({
+    decision,
+    ...(ruleId ? { rule: ruleId } : {}),
+    decider,
+    ...(approvalMs === undefined ? {} : { approvalMs }),
+  });
 }
 
 /**
@@ -148,6 +158,7 @@ export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook
     }
     let decider: Decider = "policy";
     let allowed = decision.decision === "allow";
+    let approvalMs: number | undefined;
     if (decision.decision === "ask") {
       const keys = askKeys(decision.trail);
       if (keys.length > 0 && keys.every((k) => sessionAllowed.has(k))) {
@@ -165,6 +176,7 @@ export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook
         const stopFollowing = () => ctx.signal?.removeEventListener("abort", abortFromCall);
         const abortFromCall = () => controller.abort();
         ctx.signal?.addEventListener("abort", abortFromCall, { once: true });
+        const asked = performance.now();
         try {
           const answer = await approval.request({
             tool: ctx.tool.name,
@@ -185,19 +197,25 @@ export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook
         } finally {
           clearTimeout(timer);
           stopFollowing();
+          approvalMs = Math.round(performance.now() - asked);
         }
       }
     }
-    report(ctx, options.audit, {
-      session: options.sessionId,
-      tool: ctx.tool.name,
-      toolCallId: ctx.call.id,
-      argsDigest: digestArgs(ctx.args),
-      decision: allowed ? "allow" : "deny",
-      ruleId: decision.ruleId,
-      decider,
-      latencyMs: Math.round((performance.now() - started) * 1000) / 1000,
-    });
+    report(
+      ctx,
+      options.audit,
+      {
+        session: options.sessionId,
+        tool: ctx.tool.name,
+        toolCallId: ctx.call.id,
+        argsDigest: digestArgs(ctx.args),
+        decision: allowed ? "allow" : "deny",
+        ruleId: decision.ruleId,
+        decider,
+        latencyMs: Math.round((performance.now() - started) * 1000) / 1000,
+      },
+      approvalMs,
+    );
     if (allowed) return undefined;
     return {
       block: true,

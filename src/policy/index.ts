@@ -10,8 +10,6 @@ export type {
   NetworkApprovalSubject,
 } from "./approver.js";
 export { analyzeBash, MAX_SYNTAX_DEPTH } from "./bash-analyze.js";
-export { DANGEROUS_VARIABLES } from "./bash-expansions.js";
-export { loadBashParser } from "./bash-parser.js";
 export { type BashPart, renderArgv } from "./bash-parts.js";
 export {
   CommandTooLongError,
@@ -20,6 +18,7 @@ export {
   maxCommandBytes,
 } from "./command-limit.js";
 export { type ArgWord, type MatchMode, matchCommand, patternWords } from "./command-pattern.js";
+export { DANGEROUS_VARIABLES } from "./dangerous-variables.js";
 export { evaluate, lexicalContext, PATH_TOOLS } from "./evaluate.js";
 export { compileGlob, matchGlob } from "./glob.js";
 export {
@@ -43,6 +42,7 @@ export {
   NetworkSectionSchema,
   networkSectionRules,
 } from "./network-section.js";
+export { loadBashParser } from "./parser-ready.js";
 export {
   ALLOW_ALL_POLICY,
   DEFAULT_POLICY_FILE,

@@ -9,7 +9,7 @@ import { Compile } from "typebox/compile";
 import { type Document, isMap, isScalar, LineCounter, parseDocument } from "yaml";
 import { PolicyInvalidError } from "../errors.js";
 import { NetworkSectionSchema, networkSectionRules } from "./network-section.js";
-import { policyErrors, shadowedRules } from "./policy-lint.js";
+import { partialRuleErrors, policyErrors, shadowedRules } from "./policy-lint.js";
 import { type PolicyFile, PolicyFileSchema, RuleSchema } from "./schema.js";
 import { describeSchemaErrors, type SchemaError, schemaErrorGroups, withMeantKeys } from "./schema-errors.js";
 import { LAYER_NAMES, type Policy, type PolicyLayer } from "./types.js";
@@ -49,11 +49,12 @@ function fileErrors(
   const file = (typeof value === "object" && value !== null ? value : {}) as Partial<PolicyFile>;
   // A rule whose only fault is a misspelt key is checked as meant, so its other errors come now too.
   const asMeant = (r: unknown) => (ruleChecker.Check(r) ? r : withMeantKeys(r, RULE_KEYS));
-  const rules = Array.isArray(file.rules)
-    ? file.rules.map(asMeant).map((r) => (ruleChecker.Check(r) ? r : undefined))
-    : [];
+  const meant = Array.isArray(file.rules) ? file.rules.map(asMeant) : [];
+  const rules = meant.map((r) => (ruleChecker.Check(r) ? r : undefined));
+  // A rule that failed the schema still gets the checks its other fields allow.
+  const partial = meant.flatMap((r, i) => (rules[i] ? [] : partialRuleErrors(r, i)));
   const network = networkChecker.Check(file.network) ? networkSectionRules(file.network).errors : [];
-  return [...schema, ...policyErrors({ rules }), ...network];
+  return [...schema, ...policyErrors({ rules }), ...partial, ...network];
 }
 
 /**

@@ -110,6 +110,21 @@ function pathErrors(rule: Rule, i: number): LintFinding[] {
 }
 
 /**
+ * The errors of a rule that failed the schema (whose own errors the caller has) that hold whatever
+ * its other fields say: misspelt tool names and malformed path globs, each where its field is a
+ * list of strings. So `decision: alow` with `tools: [Bash]` reports both in one round.
+ */
+export function partialRuleErrors(raw: unknown, i: number): LintFinding[] {
+  if (typeof raw !== "object" || raw === null) return [];
+  const r = raw as Record<string, unknown>;
+  const strings = (v: unknown): string[] | undefined =>
+    Array.isArray(v) && v.every((x) => typeof x === "string") ? v : undefined;
+  const rule = { id: typeof r.id === "string" ? r.id : `#${i + 1}`, tools: strings(r.tools) ?? [] } as Rule;
+  const paths = strings(r.paths);
+  return [...toolErrors(rule, i), ...(paths ? pathErrors({ ...rule, paths }, i) : [])];
+}
+
+/**
  * Errors of `file` (see module doc), in file order. Empty when the file is sound. A rule given as
  * undefined (one that failed the schema, whose errors the caller has) is skipped, so the other
  * rules' errors come in the same round.

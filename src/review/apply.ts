@@ -7,7 +7,8 @@
  * depth is never written. What is applied is decided by apply-rule.ts, the rule the saved patch
  * follows too: links made in the sandbox and other special entries are never applied; a host link
  * the session replaced by a regular file or deleted is (the rename or unlink replaces or removes the
- * link itself). Each file is written atomically (temp file in the same directory, then rename). No
+ * link itself). Each file is written atomically (temp file in the same directory, then rename),
+ * with its permission bits only, never a set-user-ID, set-group-ID or sticky bit (hostFileMode). No
  * write follows a host symlink: every parent directory is opened with O_NOFOLLOW beneath the root
  * (host-read.ts), and a parent that is a link is refused.
  */
@@ -70,11 +71,23 @@ async function withParentDir<T>(root: string, path: string, use: (dir: HostDir, 
   }
 }
 
+/**
+ * The mode a file is written to the host with: its permission bits (0o777) only. A set-user-ID,
+ * set-group-ID or sticky bit is never applied, whatever the sandbox's file or the host's old one
+ * had: the sandbox's user may set them on its own files (`chmod 6777 s`), and a host file of the
+ * user who applies (root, in a container or CI) with them would run the session's bytes with
+ * that user's privileges (attack-38a). A patch carries no such bit either (patch.ts: 100644 or
+ * 100755). The process umask then applies as for any created file.
+ */
+function hostFileMode(mode: number): number {
+  return mode & 0o777;
+}
+
 async function writeAtomically(dir: HostDir, name: string, data: Buffer, mode: number): Promise<void> {
   const temp = childPath(dir, `.${name}.warden-${randomBytes(6).toString("hex")}.tmp`);
   try {
     // "wx" is O_CREAT|O_EXCL: it never follows a link at the temp name.
-    await writeFile(temp, data, { mode, flag: "wx" });
+    await writeFile(temp, data, { mode: hostFileMode(mode), flag: "wx" });
     await rename(temp, childPath(dir, name));
   } catch (err) {
     await rm(temp, { force: true });

@@ -14,12 +14,33 @@ export const IGNORED_REASON = "ignored by .gitignore";
 export const GIT_DIR_REASON = "a .git file or directory, never applied";
 
 /**
- * True when a component of `path` is `.git`, compared case-insensitively (a host filesystem may be
- * case-insensitive): a nested repository's `.git` directory or a `.git` file (`gitdir: …`) carries
- * config and hooks that git on the host would run, at any depth, not only at the top.
+ * Code points HFS+ ignores when it compares names (git's is_hfs_dotgit, utf8.c
+ * `next_hfs_char`): zero-width joiners and marks, bidi controls and the byte-order mark, so
+ * `.g\u200cit` is `.git` there.
+ */
+const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
+
+/**
+ * True when one path component names a `.git` on some host file system, by git's own rules for
+ * the names it refuses to check out (git's `verify_path`, core.protectHFS and core.protectNTFS,
+ * path.c `is_hfs_dotgit` / `is_ntfs_dotgit`): `.git` in any letter case (case-insensitive file
+ * systems), also with HFS+'s ignored code points inside (`.g\u200cit`), with trailing dots or
+ * spaces, or an alternate data stream (`.git.`, `.git `, `.git::$INDEX_ALLOCATION`, which NTFS
+ * opens as `.git`), and NTFS's short name `git~1`.
+ */
+function isGitComponent(part: string): boolean {
+  if (part.replace(HFS_IGNORED, "").toLowerCase() === ".git") return true;
+  return /^(\.git|git~1)[. ]*(:.*)?$/.test(part.toLowerCase());
+}
+
+/**
+ * True when a component of `path` is `.git` as some host file system reads it (isGitComponent:
+ * any letter case, HFS+'s ignored code points, NTFS's trailing dots, streams and short name): a
+ * nested repository's `.git` directory or a `.git` file (`gitdir: …`) carries config and hooks that
+ * git on the host would run, at any depth, not only at the top.
  */
 export function isGitControlPath(path: string): boolean {
-  return path.split("/").some((part) => part.toLowerCase() === ".git");
+  return path.split("/").some(isGitComponent);
 }
 
 /** The reason `path` is ignored by the `.gitignore` files in `base`, or undefined. */

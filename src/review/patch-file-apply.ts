@@ -74,31 +74,68 @@ export function diffGitPath(names: string): string | undefined {
 }
 
 /**
- * Splits patch text into file sections. Names are read back as the renderer quotes them (patch.ts),
- * so a name holding a newline stays one section. A section apply-rule.ts refuses (a `.git` path, a
- * link added, no content) is marked skipped.
+ * The lines of `text` as git reads a patch: split at `\n` only. JavaScript's `^`, `$` and `.` with
+ * the `m` flag also end a line at `\r`, U+2028 and U+2029, which git keeps inside a line, so a
+ * file whose content held `\rdiff --git a/ln b/ln\rdeleted file mode 120000` was read as sections
+ * git never saw (attack-38a: `warden apply` removed a host link the session never touched).
+ */
+function gitLines(text: string): string[] {
+  return text.split("\n");
+}
+
+/** Where each `diff --git ` line of `text` starts (after a `\n`, or at 0), and its names. */
+function diffGitLines(text: string): Array<{ index: number; names: string }> {
+  const out: Array<{ index: number; names: string }> = [];
+  let index = 0;
+  for (const line of gitLines(text)) {
+    if (line.startsWith("diff --git ")) out.push({ index, names: line.slice("diff --git ".length) });
+    index += line.length + 1;
+  }
+  return out;
+}
+
+/**
+ * A section's extended header lines (git's `index`, `new file mode`, `deleted file mode`…): the
+ * lines after its `diff --git` line up to its first `--- `, `+++ `, `@@`, `Binary files ` or `GIT
+ * binary patch` line. Content lines never start there: each begins with ` `, `+`, `-` or `\`.
+ */
+function extendedHeader(body: string): string[] {
+  const lines = gitLines(body).slice(1);
+  const end = lines.findIndex((l) => /^(--- |\+\+\+ |@@|Binary files |GIT binary patch)/.test(l));
+  return end < 0 ? lines : lines.slice(0, end);
+}
+
+/**
+ * Splits patch text into file sections at `diff --git` lines, reading lines as git does (split at
+ * `\n` only: gitLines). Names are read back as the renderer quotes them (patch.ts), so a name
+ * holding a newline stays one section. A section apply-rule.ts refuses (a `.git` path, a link
+ * added, no content) is marked skipped.
  * Throws InvalidArgumentError when there is no section or a `diff --git` line is malformed.
  */
 export function splitPatch(text: string): Section[] {
   const sections: Section[] = [];
-  const starts = [...text.matchAll(/^diff --git (.*)$/gm)];
+  const starts = diffGitLines(text);
   starts.forEach((m, i) => {
     const end = i + 1 < starts.length ? starts[i + 1]!.index : text.length;
     const body = text.slice(m.index, end);
-    const path = diffGitPath(m[1]!);
+    const path = diffGitPath(m.names);
     if (path === undefined)
-      throw new InvalidArgumentError(`The patch has a malformed \`diff --git\` line: ${quotePath(m[0])}`);
+      throw new InvalidArgumentError(
+        `The patch has a malformed \`diff --git\` line: ${quotePath(`diff --git ${m.names}`)}`,
+      );
     const section: Section = { path, text: body };
-    const index = /^index ([0-9a-f]{40})\.\.([0-9a-f]{40})/m.exec(body);
+    const header = extendedHeader(body);
+    const index = header.map((l) => /^index ([0-9a-f]{40})\.\.([0-9a-f]{40})/.exec(l)).find((x) => x);
     if (index) [section.from, section.to] = [index[1]!, index[2]!];
-    const mode = /^new file mode (\d+)$/m.exec(body);
+    const mode = header.map((l) => /^new file mode (\d+)$/.exec(l)).find((x) => x);
     if (mode) section.newMode = Number.parseInt(mode[1]!, 8) & 0o777;
-    if (/^deleted file mode 120000$/m.test(body)) section.fromLink = true;
+    if (header.includes("deleted file mode 120000")) section.fromLink = true;
     if (mode?.[1] === "120000") section.toLink = true;
+    const binary = gitLines(body).some((l) => /^Binary files .* differ$/.test(l));
     const skip = applyRefusal({
       path,
       ...(section.toLink ? { special: "symlink" } : {}),
-      ...(/^Binary files .* differ$/m.test(body) ? { oversize: true as const } : {}),
+      ...(binary ? { oversize: true as const } : {}),
     });
     if (skip) section.skip = skip;
     sections.push(section);

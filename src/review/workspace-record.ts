@@ -66,13 +66,13 @@ export function workspaceHeader(record: WorkspaceRecord): string {
 }
 
 /**
- * The record in patch text: its header line, read only before the first `diff --git` line.
+ * The record in patch text: its header line, read only before the first `diff --git` line (lines
+ * split at `\n` only, as git reads them: a `\r` or U+2028 ends no line).
  * Undefined when there is none or it is malformed.
  */
 export function readWorkspaceHeader(text: string): WorkspaceRecord | undefined {
-  const end = text.search(/^diff --git /m);
-  const head = end < 0 ? text : text.slice(0, end);
-  for (const line of head.split("\n")) {
+  for (const line of text.split("\n")) {
+    if (line.startsWith("diff --git ")) break;
     if (!line.startsWith(WORKSPACE_HEADER)) continue;
     try {
       const v = JSON.parse(line.slice(WORKSPACE_HEADER.length)) as Partial<WorkspaceRecord>;

@@ -47,7 +47,12 @@ export class DockerSandbox extends IOSandbox {
     channel?: ChannelClient,
   ) {
     const uid = requireNonRootUid(info.uid ?? 0);
-    super(channel ? channelIO(channel) : dockerExecIO(container, uid), baseline);
+    super(
+      channel
+        ? channelIO(channel)
+        : dockerExecIO(container, uid, { requireSeccomp: info.workspaceMode === "rw" }),
+      baseline,
+    );
     uidRegistry.bind(container.id, uid);
   }
 

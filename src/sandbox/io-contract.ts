@@ -191,12 +191,23 @@ export function checkReadRange(range: ReadRange): void {
   }
 }
 
-/** Checks a file mode: permission bits 0..0o7777 or undefined. Throws InvalidArgumentError. */
+/**
+ * Checks a file mode: permission bits 0..0o7777 without the set-user-ID and set-group-ID bits
+ * (the sticky bit may be set), or undefined. Throws InvalidArgumentError.
+ */
 export function checkFileMode(mode: number | undefined): void {
   if (mode !== undefined && (!Number.isInteger(mode) || mode < 0 || mode > 0o7777)) {
     throw new InvalidArgumentError(`mode must be permission bits between 0 and 0o7777, got ${mode}.`);
   }
+  if (mode !== undefined && (mode & SET_ID_BITS) !== 0) {
+    throw new InvalidArgumentError(
+      `mode 0o${mode.toString(8)} has the set-user-ID or set-group-ID bit, which no sandbox file may have; give permission bits and the sticky bit only (at most 0o1777).`,
+    );
+  }
 }
+
+/** S_ISUID | S_ISGID: refused in every sandbox file's mode (images/sandbox/helper/filemode.go). */
+const SET_ID_BITS = 0o6000;
 
 function checkCount(name: string, value: number, zeroOk: boolean): void {
   if (!Number.isSafeInteger(value) || value < (zeroOk ? 0 : 1)) {

@@ -100,8 +100,8 @@ function stripUndefined(p: Partial<SandboxLimits>): Partial<SandboxLimits> {
  * workspace) are charged to the cgroup of the process that writes them, so without headroom a full
  * workspace would OOM-kill the sandbox instead of failing with ENOSPC (public fault 26). The cap is
  * therefore memoryBytes + 2 × tmpBytes (/tmp and HOME) + 1 MiB (+ workspaceBytes in copy mode);
- * processes can never use more than memoryBytes beyond what the tmpfs areas hold. Swap is set
- * equal, so nothing swaps.
+ * processes may use all of it that the tmpfs areas do not hold (the whole cap while they are
+ * empty). Swap is set equal, so nothing swaps.
  */
 export function cgroupMemoryBytes(limits: SandboxLimits, mode: WorkspaceMode): number {
   return (

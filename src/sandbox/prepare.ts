@@ -64,8 +64,10 @@ export function resolveExecPath(requested: unknown): ExecPath {
 
 /**
  * Under gVisor (runtime `runsc`) only the channel keeps user namespaces out: a command that `docker
- * exec` starts runs outside warden-helper's seccomp filter (images/sandbox/helper/userns.go), and
- * runsc loads no container seccomp profile (runc's default profile refuses them). The message of
+ * exec` starts is no child of warden-helper, and runsc loads no container seccomp profile (runc's
+ * default profile refuses them). Since helper version 8 the docker-exec path runs each command
+ * under the helper's filter too when the image has one (docker-exec/seccomp-wrap.ts), but an image
+ * without it would run them unfiltered, so under runsc that path stays refused. The message of
  * both refusals (asked for, or no helper started).
  */
 const RUNSC_NEEDS_CHANNEL =

@@ -261,7 +261,9 @@ export interface Sandbox extends AsyncDisposable {
 
   /**
    * Writes a whole file atomically (temp file in the same directory, then rename), creating parent
-   * directories. The file is owned by the sandbox user; `mode` defaults to 0o644 (or the old mode).
+   * directories. The file is owned by the sandbox user; `mode` defaults to 0o644 (or the old mode
+   * less its set-user-ID and set-group-ID bits). Rejects InvalidArgumentError for a `mode` with
+   * either of those bits: no sandbox file may have them (images/sandbox/helper/filemode.go).
    */
   writeFile(path: string, data: Buffer, options?: { mode?: number; signal?: AbortSignal }): Promise<void>;
 

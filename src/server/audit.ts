@@ -29,7 +29,10 @@ export interface ToolAuditEntry {
   isError: boolean;
   exitCode?: number;
   bytes: number;
+  /** The call's own time in ms, from its start to its end, without the wait for an approval. */
   durationMs: number;
+  /** How long the call waited for a person's answer to an ask, in ms (absent when none was asked). */
+  approvalMs?: number;
 }
 
 /** One audit line about an HTTP request. */

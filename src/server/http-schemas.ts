@@ -1,5 +1,6 @@
 /** TypeBox request and response schemas of the HTTP API (also its documentation). */
 import { Type } from "typebox";
+import { MAX_TOOL_CALL_ID_CHARS, MAX_TOOL_NAME_CHARS } from "../pipeline/index.js";
 
 /** `{code, message}`: every error response. */
 export const ErrorSchema = Type.Object({ code: Type.String(), message: Type.String() });
@@ -90,14 +91,12 @@ export const SessionSchema = Type.Object({
 export const SessionParamsSchema = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
 
 /**
- * Longest tool-call id the server takes, in characters (providers' ids are under 64). The id is
- * written in the call's audit line, its in-flight journal entry, approvals and events: unbounded,
- * one call's id made a megabyte audit line (red team).
+ * Longest tool-call id and tool name the server takes, in characters: the bounds every way a call
+ * comes in shares (src/pipeline/call-fields.ts, also MCP's tools/call). The id is written in the
+ * call's audit line, its in-flight journal entry, approvals and events: unbounded, one call's id made
+ * a megabyte audit line (red team).
  */
-export const MAX_TOOL_CALL_ID_CHARS = 256;
-
-/** Longest tool name the server takes, in characters (OpenAI's function names: 64); audited like the id. */
-export const MAX_TOOL_NAME_CHARS = 128;
+export { MAX_TOOL_CALL_ID_CHARS, MAX_TOOL_NAME_CHARS };
 
 /**
  * Body of POST /v1/sessions/:id/tool-calls: one assistant message's calls. Ids must be unique within

@@ -107,6 +107,15 @@ export class McpAnswerResponses {
   }
 
   /**
+   * True while the response that is to carry `id`'s messages (the last POST that carried it, as
+   * the SDK picks it) holds writes its socket has not taken (`writableNeedDrain`): what is written
+   * to it then waits in the server's memory. False when no response carries it.
+   */
+  congested(id: RequestId): boolean {
+    return this.byId.get(id)?.at(-1)?.res.writableNeedDrain === true;
+  }
+
+  /**
    * BatchRunOptions.releaseSlots for the call of `request`: its slot goes back when the response
    * its answer is written to is over (delivered, closed, or stalled for stallMs), at once when
    * there is none (the client left) or the request was cancelled (the SDK then sends no answer).

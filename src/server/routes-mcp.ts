@@ -89,6 +89,7 @@ export function registerMcpRoutes(app: App, ctx: ServerContext): void {
       server,
       {
         providerTools: () => live.session.providerTools(),
+        progressCongested: (request) => answers.congested(request.id),
         runToolCalls: async (calls, options, request) => {
           const releaseSlots = answers.releaseSlots(request);
           try {

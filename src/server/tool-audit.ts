@@ -6,7 +6,9 @@ import type { ServerMetrics } from "./metrics.js";
 
 /**
  * Counts one finished call (its decision, outcome and latency in seconds) and writes its audit line;
- * its policy decision comes on its own end event. `durationMs`: from its start event to its end.
+ * its policy decision comes on its own end event. `durationMs`: from its start event to its end;
+ * the time it waited for an approval (CallDecision.approvalMs) is taken out of the latency and the
+ * audit line's durationMs, and written as its own approvalMs.
  */
 export function recordFinishedCall(
   deps: { metrics: ServerMetrics; audit: AuditLog },
@@ -16,12 +18,14 @@ export function recordFinishedCall(
 ): void {
   const { result, decision } = event;
   const { tenant } = call;
+  const approvalMs = decision?.approvalMs;
+  const ownMs = Math.max(0, durationMs - (approvalMs ?? 0));
   if (decision)
     deps.metrics.decisions.inc({ tenant, decision: decision.decision, decider: decision.decider });
   const outcome = result.isError ? "error" : "ok";
   deps.metrics.toolCalls.inc({ tenant, tool: result.toolName, outcome });
-  deps.metrics.toolLatency.observe({ tool: result.toolName }, durationMs / 1000);
-  deps.audit.write(toolAuditEntry({ ...call, result, decision, durationMs }));
+  deps.metrics.toolLatency.observe({ tool: result.toolName }, ownMs / 1000);
+  deps.audit.write(toolAuditEntry({ ...call, result, decision, durationMs: ownMs }));
 }
 
 /**
@@ -59,5 +63,6 @@ export function toolAuditEntry(input: {
     ...(exitCode === undefined ? {} : { exitCode }),
     bytes,
     durationMs: input.durationMs,
+    ...(decision?.approvalMs === undefined ? {} : { approvalMs: decision.approvalMs }),
   };
 }

@@ -65,12 +65,14 @@ export function buildRgArgv(args: GrepToolInput, searchPath: string, context: nu
     "--no-require-git",
   ];
   // Sorted output (single-threaded rg) keeps results stable between runs and replays.
-  argv.push("--glob=!.git", "--sort=path");
+  argv.push("--sort=path");
   if (args.ignoreCase) argv.push("--ignore-case");
   if (args.literal) argv.push("--fixed-strings");
   if (context > 0) argv.push(`--context=${context}`);
   if (args.glob) argv.push(`--glob=${args.glob}`);
-  argv.push("--", args.pattern, searchPath);
+  // After the caller's glob: of two globs that match a path, ripgrep takes the later one, so a glob
+  // such as `**` or `{.git,config}` cannot bring `.git` (its config, with remote tokens) back.
+  argv.push("--glob=!.git", "--", args.pattern, searchPath);
   return argv;
 }
 

@@ -24,6 +24,7 @@ export interface RawRequest {
 export function bufferedServer() {
   let dir = "";
   let server: RunningServer | undefined;
+  let backend: FakeBackend | undefined;
   let url = "";
   const sockets: Socket[] = [];
 
@@ -55,19 +56,26 @@ export function bufferedServer() {
       if (!server) throw new Error("serve() first");
       return server;
     },
+    /** The running server's fake backend (after serve): its sessions, to hold their calls. */
+    backend: (): FakeBackend => {
+      if (!backend) throw new Error("serve() first");
+      return backend;
+    },
     /** Starts the server with testConfig edited by `edit`; every tenant's maxBufferedBytes is `quota`. */
     async serve(quota: number, edit: (config: ServerConfig) => void = () => {}): Promise<void> {
       dir = await mkdtemp(join(tmpdir(), "warden-buffered-"));
       const config = testConfig(dir);
       for (const t of config.tenants) t.quotas = { ...t.quotas, maxBufferedBytes: quota };
       edit(config);
-      server = await startServer({ config, backend: new FakeBackend(), listen: true });
+      backend = new FakeBackend();
+      server = await startServer({ config, backend, listen: true });
       url = server.url as string;
     },
     async stop(): Promise<void> {
       for (const s of sockets.splice(0)) s.destroy();
       await server?.shutdown(0);
       server = undefined;
+      backend = undefined;
       await rm(dir, { recursive: true, force: true });
     },
     async create(who: keyof typeof TOKENS): Promise<string> {

@@ -98,8 +98,12 @@ export function hostHeldRanges(): Promise<HeldRange[]> {
     held.push(...resolvConfNameservers(await text("/etc/resolv.conf")));
     for (const { host, source } of await toolHosts()) {
       const addresses = await lookup(host, { all: true, family: 4 }).catch(() => []);
+      // Its whole /24: a name served round-robin resolves to another address of its block next time.
       for (const { address } of addresses)
-        held.push({ cidr: address, holder: `${host} (${source}) resolves to ${address}` });
+        held.push({
+          cidr: `${address.split(".").slice(0, 3).join(".")}.0/24`,
+          holder: `${host} (${source}) resolves to ${address}`,
+        });
     }
     return held;
   })();
@@ -132,24 +136,47 @@ export interface TestNetworkOptions {
  * refuses as overlapping (another run took it meanwhile) is marked held and the next one tried.
  */
 export async function createTestNetwork(docker: Docker, options: TestNetworkOptions): Promise<string> {
-  const order = [...options.candidates].sort(() => Math.random() - 0.5);
+  return withFreeSubnet(docker, options.name, options.candidates, async (subnet) => {
+    await docker.createNetwork({
+      Name: options.name,
+      Driver: "bridge",
+      CheckDuplicate: true,
+      Internal: options.internal ?? false,
+      Labels: options.labels,
+      IPAM: { Config: [{ Subnet: subnet }] },
+    });
+    return subnet;
+  });
+}
+
+/** Thrown by a {@link withFreeSubnet} attempt when the engine refused its subnet as taken. */
+export class SubnetTakenError extends Error {}
+
+/**
+ * Runs `attempt` with a candidate subnet (IPv4 CIDR, candidates tried in random order) that
+ * overlaps nothing the host uses (hostHeldRanges) nor any engine network; resolves what it
+ * resolves. `attempt` creates the network itself (through the API, or a documented `docker network
+ * create`); when the engine refuses that subnet as overlapping or in use (another run took it since
+ * the pick), it throws, and an error that is a SubnetTakenError or whose message says so marks the
+ * candidate held and the next one is tried. Other errors propagate. Throws naming each candidate and
+ * what holds it when none is free; `network` names the network in that message.
+ */
+export async function withFreeSubnet<T>(
+  docker: Docker,
+  network: string,
+  candidates: readonly string[],
+  attempt: (subnet: string) => Promise<T>,
+): Promise<T> {
+  const order = [...candidates].sort(() => Math.random() - 0.5);
   const held = [...(await hostHeldRanges()), ...(await engineNetworks(docker))];
   for (;;) {
     const pick = pickSubnet(order, held);
-    if (pick.subnet === undefined) throw new Error(noFreeSubnetMessage(options.name, pick.blocked));
+    if (pick.subnet === undefined) throw new Error(noFreeSubnetMessage(network, pick.blocked));
     try {
-      await docker.createNetwork({
-        Name: options.name,
-        Driver: "bridge",
-        CheckDuplicate: true,
-        Internal: options.internal ?? false,
-        Labels: options.labels,
-        IPAM: { Config: [{ Subnet: pick.subnet }] },
-      });
-      return pick.subnet;
+      return await attempt(pick.subnet);
     } catch (err) {
       const message = String((err as Error).message);
-      if (!/overlap|in use/i.test(message)) throw err;
+      if (!(err instanceof SubnetTakenError) && !/overlap|in use/i.test(message)) throw err;
       held.push({ cidr: pick.subnet, holder: `the engine refused it: ${message.trim()}` });
     }
   }

@@ -177,7 +177,8 @@ func writeFile(path string, data []byte, mode *int) error {
 			return &os.PathError{Op: "write", Path: path, Err: syscall.EISDIR}
 		}
 		if sys, ok := st.Sys().(*syscall.Stat_t); ok && st.Mode().IsRegular() {
-			perm = sys.Mode & 0o7777
+			// Not the set-ID bits of the file replaced: the filter (filemode.go) refuses them.
+			perm = sys.Mode & 0o1777
 		}
 	}
 	if mode != nil {

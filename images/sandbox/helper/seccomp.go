@@ -1,5 +1,8 @@
-// The seccomp filter of every command. Its user-namespace part (version 7, userns.go) is on every
-// runtime: the Docker helper (main.go) and the Kubernetes channel install it. Its allocation part
+// The seccomp filter of every command. Its user-namespace part (version 7, userns.go), its
+// file-mode part (version 8, filemode.go) and its refusal of io_uring_setup (version 8: an
+// io_uring's operations never pass through the filter) are on every runtime: the Docker helper
+// (main.go), the Kubernetes channel and, for docker exec, `--seccomp-exec` (seccomp_exec.go)
+// install them. Its allocation part
 // is the Kubernetes channel's alone (protocol version 4; its ioctl part from version 5), the second
 // half of its file-size cap (fsize.go): RLIMIT_FSIZE bounds a file's size, not its allocated blocks:
 // `fallocate -n -l 256M /dev/termination-log` (FALLOC_FL_KEEP_SIZE) allocates 256 MiB of the
@@ -110,9 +113,11 @@ func seccompSyscall() (uintptr, error) {
 }
 
 // seccompFilter returns the classic BPF program: per known arch, the user-namespace checks
-// (usernsChecks: clone and unshare with CLONE_NEWUSER and setns → EPERM, clone3 → ENOSYS) and, with
-// refuseAlloc (the Kubernetes channel), fallocate → EOPNOTSUPP, io_uring_setup → ENOSYS, ioctl with
-// a command of allocIoctls → EOPNOTSUPP; anything else allowed; an unknown arch → kill the process.
+// (usernsChecks: clone and unshare with CLONE_NEWUSER and setns → EPERM, clone3 → ENOSYS), the
+// file-mode checks (fileModeChecks: a mode with the set-user-ID or set-group-ID bit → EPERM,
+// openat2 → ENOSYS), io_uring_setup → ENOSYS and, with refuseAlloc (the Kubernetes channel),
+// fallocate → EOPNOTSUPP, ioctl with a command of allocIoctls → EOPNOTSUPP; anything else allowed;
+// an unknown arch → kill the process.
 func seccompFilter(refuseAlloc bool) []syscall.SockFilter {
 	prog := []bpfIns{bpfLoad(seccompDataArch)}
 	for i, a := range archCalls {
@@ -122,12 +127,13 @@ func seccompFilter(refuseAlloc bool) []syscall.SockFilter {
 		}
 		prog = append(prog, labeled(fmt.Sprintf("arch%d", i), bpfJeq(a.arch, "", next)), bpfLoad(seccompDataNr))
 		prog = append(prog, usernsChecks(a.arch)...)
+		prog = append(prog, fileModeChecks(a.arch)...)
+		for _, nr := range a.ioUring {
+			prog = append(prog, bpfJeq(nr, "enosys", ""))
+		}
 		if refuseAlloc {
 			for _, nr := range a.fallocate {
 				prog = append(prog, bpfJeq(nr, "eopnotsupp", ""))
-			}
-			for _, nr := range a.ioUring {
-				prog = append(prog, bpfJeq(nr, "enosys", ""))
 			}
 			for _, nr := range a.ioctl {
 				prog = append(prog, bpfJeq(nr, "ioctl", ""))
@@ -135,6 +141,7 @@ func seccompFilter(refuseAlloc bool) []syscall.SockFilter {
 		}
 		prog = append(prog, bpfRet(seccompRetAllow))
 	}
+	prog = append(prog, fileModeBlocks()...)
 	prog = append(prog,
 		labeled("kill", bpfRet(seccompRetKillProcess)),
 		labeled("newuser", bpfLoad(seccompDataArg0Low)),
@@ -145,7 +152,7 @@ func seccompFilter(refuseAlloc bool) []syscall.SockFilter {
 		prog = append(prog, bpfJeq(cmd, "eopnotsupp", ""))
 	}
 	prog = append(prog,
-		bpfRet(seccompRetAllow),
+		labeled("allow", bpfRet(seccompRetAllow)),
 		labeled("eopnotsupp", bpfRet(seccompRetErrno|uint32(syscall.EOPNOTSUPP))),
 		labeled("eperm", bpfRet(seccompRetEperm)),
 		labeled("enosys", bpfRet(seccompRetErrno|uint32(syscall.ENOSYS))))

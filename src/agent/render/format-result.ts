@@ -57,13 +57,19 @@ export function turnHeader(number: number, line: number, content?: string): stri
 }
 
 /** A finished call's status line with its tool-call id (client-made, so made terminal-safe). */
-export function resultStatus(result: ToolResultMessage, durationMs: number): string {
-  return `${statusLine(result, durationMs)} ${pc.dim(terminalSafe(result.toolCallId))}`;
+export function resultStatus(result: ToolResultMessage, durationMs: number, approvalMs = 0): string {
+  return `${statusLine(result, durationMs, approvalMs)} ${pc.dim(terminalSafe(result.toolCallId))}`;
 }
 
-/** A one-line status for a finished call: `✓ ok` or `✗ error`, with the duration in ms. */
-export function statusLine(result: ToolResultMessage, durationMs: number): string {
-  return result.isError ? pc.red(`✗ error (${durationMs} ms)`) : pc.green(`✓ ok (${durationMs} ms)`);
+/**
+ * A one-line status for a finished call: `✓ ok` or `✗ error`, with its duration in ms. `durationMs`
+ * runs from the call's start event to its end; `approvalMs` of it (CallDecision.approvalMs) went to
+ * waiting for a person's answer and is shown apart: `✓ ok (12 ms, 4100 ms waiting for approval)`.
+ */
+export function statusLine(result: ToolResultMessage, durationMs: number, approvalMs = 0): string {
+  const waited = approvalMs > 0 ? `, ${approvalMs} ms waiting for approval` : "";
+  const text = `(${Math.max(0, durationMs - approvalMs)} ms${waited})`;
+  return result.isError ? pc.red(`✗ error ${text}`) : pc.green(`✓ ok ${text}`);
 }
 
 /**

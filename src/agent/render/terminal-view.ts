@@ -94,7 +94,7 @@ export class TerminalView {
         return;
       }
       case "tool_execution_end":
-        this.toolEnd(event.toolCallId, event.toolName, event.result);
+        this.toolEnd(event.toolCallId, event.toolName, event.result, event.decision?.approvalMs);
         return;
       case "agent_end":
         this.spinner?.stop();
@@ -128,12 +128,15 @@ export class TerminalView {
     id: string,
     toolName: string,
     result: { isError: boolean; content: unknown[]; details?: unknown },
+    approvalMs = 0,
   ): void {
     const run = this.running.get(id);
     this.running.delete(id);
-    const seconds = run ? ((Date.now() - run.startedMs) / 1000).toFixed(1) : "?";
+    // The time a person took to answer an ask is not the tool's: shown apart.
+    const seconds = run ? ((Date.now() - run.startedMs - approvalMs) / 1000).toFixed(1) : "?";
+    const waited = approvalMs > 0 ? `, ${(approvalMs / 1000).toFixed(1)}s waiting for approval` : "";
     const mark = result.isError ? this.c.red("✗") : this.c.green("✓");
-    this.line(`${mark} ${run?.label ?? toolName} ${this.c.dim(`(${seconds}s)`)}`);
+    this.line(`${mark} ${run?.label ?? toolName} ${this.c.dim(`(${seconds}s${waited})`)}`);
     const text = resultText(result as Parameters<typeof resultText>[0]);
     const diff = resultDiff(result);
     if (diff && !result.isError) {

@@ -101,9 +101,9 @@ async function replayTurn(
   const runnable = calls.filter((_, i) => !failed.has(i));
   const position = new Map(calls.map((call, i) => [call.id, i + 1]));
   const startedAt = new Map<string, number>();
-  const show = (result: ToolResultMessage): void => {
+  const show = (result: ToolResultMessage, approvalMs?: number): void => {
     const durationMs = Date.now() - (startedAt.get(result.toolCallId) ?? Date.now());
-    log(`  ${resultStatus(result, durationMs)}`);
+    log(`  ${resultStatus(result, durationMs, approvalMs)}`);
     const text = renderResult(result);
     log(indent(full ? text.replace(/\n+$/, "") : previewText(text), "    │ "));
   };
@@ -118,7 +118,7 @@ async function replayTurn(
         startedAt.set(event.toolCallId, Date.now());
         const call = runnable.find((c) => c.id === event.toolCallId);
         if (call) log(`  ${callHeader(position.get(call.id) ?? 0, call)}`);
-      } else if (event.type === "tool_execution_end") show(event.result);
+      } else if (event.type === "tool_execution_end") show(event.result, event.decision?.approvalMs);
     },
   });
   const results: ToolResultMessage[] = [];

@@ -18,24 +18,31 @@ import { killGroupCommand, wrapCommand } from "./wrapper.js";
 const KILL_STREAM_DEADLINE_MS = 5000;
 
 /**
- * Runs `command` (argv, or a `bash -c` script) under the process-group wrapper.
+ * Runs `command` (argv, or a `bash -c` script) under the process-group wrapper, itself run by the
+ * argv prefix `seccomp` resolves with (seccomp-wrap.ts: warden-helper's `--seccomp-exec`, or none).
  * Resolves with the exit status; rejects InvalidArgumentError for a malformed command/env/timeout,
- * SandboxNotRunningError when the container is stopped, SandboxError on other engine failures.
+ * SandboxNotRunningError when the container is stopped, SandboxError on other engine failures and
+ * when `seccomp` refuses (an rw sandbox without the helper's filter).
  */
 export async function execInContainer(
   container: Docker.Container,
   command: ExecCommand,
   options: ExecOptions = {},
+  seccomp: (signal?: AbortSignal) => Promise<string[]> = async () => [],
 ): Promise<ExecResult> {
   const { argv, env } = checkExec(command, options);
   const started = performance.now();
   const elapsed = () => performance.now() - started;
   if (options.signal?.aborted) return execResult(0, "abort", elapsed());
+  const prefix = await seccomp(options.signal);
   const execId = randomUUID();
   const running = await startDockerExec(
     container,
     // `env -i`: the command sees BASE_ENV plus the caller's env and nothing else (not even Docker's HOSTNAME).
-    { cmd: wrapCommand(execId, ["env", "-i", ...env, ...argv]), cwd: options.cwd ?? WORKSPACE_DIR },
+    {
+      cmd: [...prefix, ...wrapCommand(execId, ["env", "-i", ...env, ...argv])],
+      cwd: options.cwd ?? WORKSPACE_DIR,
+    },
     { onStdout: options.onStdout, onStderr: options.onStderr },
   );
   let stopReason: "timeout" | "abort" | undefined;

@@ -2,7 +2,8 @@
  * Atomic whole-file write inside the sandbox: `mkdir -p` the parent, put a temp file
  * (`.warden-tmp-<random>`, owned by the sandbox's uid:gid, the requested mode) into the same directory through
  * the archive API (`PUT /containers/{id}/archive`), then `mv -f` it over the target, so a reader
- * sees the old or the new content, never a mix. Without `mode`, an existing target keeps its mode.
+ * sees the old or the new content, never a mix. Without `mode`, an existing target keeps its mode
+ * (less any set-user-ID and set-group-ID bit).
  * The archive API writes into volumes and bind mounts (the workspace, rw mounts), not into the
  * container's tmpfs mounts (/tmp).
  */
@@ -22,7 +23,8 @@ import { checkExit } from "./file-ops.js";
 const PREPARE = '[ -d "$1" ] && exit 46; mkdir -p -- "$2" || exit 1; [ -w "$2" ] || exit 47';
 const COMMIT = [
   "t=$1; tmp=$2; keep=$3",
-  'if [ "$keep" = 1 ] && [ -e "$t" ]; then chmod --reference="$t" -- "$tmp" || { rm -f -- "$tmp"; exit 1; }; fi',
+  // The old file's permission and sticky bits, never its set-ID bits (as the helper's write, files.go).
+  'if [ "$keep" = 1 ] && [ -e "$t" ]; then { chmod --reference="$t" -- "$tmp" && chmod ug-s -- "$tmp"; } || { rm -f -- "$tmp"; exit 1; }; fi',
   'mv -f -- "$tmp" "$t" || { rm -f -- "$tmp"; exit 1; }',
 ].join("\n");
 

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, expect, it } from "vitest";
 import { readRunTranscript } from "../../../src/agent/transcript.js";
 import { snapshotHost, workspaceHeader, workspaceRecordOf } from "../../../src/review/index.js";
+import { getDocker, LABEL } from "../../../src/sandbox/index.js";
 import { parseTranscript } from "../../../src/session/index.js";
 import {
   agentTenant,
@@ -24,6 +25,23 @@ import { type OpenAITestServer, startOpenAITestServer } from "../../helpers/open
 
 const tenant = agentTenant("cli");
 const cli = (args: string[], own = tenant) => runCli(args, own);
+
+/**
+ * Whether a running container of `tenant` has a process whose command line holds `command`
+ * (docker top; its ps needs the pid column).
+ */
+async function runsCommand(tenant: string, command: string): Promise<boolean> {
+  const docker = getDocker();
+  const running = await docker.listContainers({ filters: { label: [`${LABEL.tenant}=${tenant}`] } });
+  for (const { Id } of running) {
+    const top = (await docker
+      .getContainer(Id)
+      .top({ ps_args: "-o pid,args" })
+      .catch(() => undefined)) as { Processes?: string[][] } | undefined;
+    if (top?.Processes?.some((p) => p.join(" ").includes(command))) return true;
+  }
+  return false;
+}
 
 describeEngine("warden run CLI (engine)", () => {
   let server: OpenAITestServer;
@@ -164,8 +182,9 @@ describeEngine("warden run CLI (engine)", () => {
       ["-t", "x", "-w", workspace(), "--base-url", server.baseURL, "--transcript", join(out, "r.jsonl")],
       own,
     );
-    while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 50));
-    await new Promise((r) => setTimeout(r, 1500));
+    // Until the command runs in the sandbox (the test's timeout bounds the wait; a fixed wait after
+    // the model's request is what a loaded host outlasts).
+    await expect.poll(() => runsCommand(own, "sleep 60")).toBe(true);
     expect(await byTenant()).toBe(1);
     process.emit("SIGINT");
     const result = await run;

@@ -10,7 +10,7 @@ import { OpenAIChatModel } from "../../../src/agent/model.js";
 import { executeRun } from "../../../src/agent/run-session.js";
 import { TranscriptWriter } from "../../../src/agent/transcript.js";
 import type { AgentEvent } from "../../../src/agent/types.js";
-import { createSession } from "../../../src/session/index.js";
+import { createSession, type Session } from "../../../src/session/index.js";
 import {
   agentTenant,
   containersOfSession,
@@ -76,17 +76,23 @@ describeEngine("executeRun on a real session (engine)", () => {
     const sessionId = `agent-abort-${randomBytes(4).toString("hex")}`;
     const controller = new AbortController();
     let running = 0;
+    let made: Session | undefined;
     const out = outDir();
     const outcome = await executeRun({
       task: "t",
       model: new OpenAIChatModel({ model: "m", baseURL: server.baseURL, apiKeyEnv: "OPENAI_API_KEY" }),
       sessionOptions: { sessionId, tenant, workspace: { hostPath: workspace(), mode: "copy" } },
-      createSession,
+      createSession: async (options) => {
+        made = await createSession(options);
+        return made;
+      },
       transcript: new TranscriptWriter(join(out, "r.jsonl")),
       signal: controller.signal,
       onEvent: async (event: AgentEvent) => {
         if (event.type !== "tool_execution_start") return;
-        await new Promise((r) => setTimeout(r, 700));
+        // Mid-command: once it has written part.txt (the test's timeout bounds the wait; a fixed
+        // wait is what a loaded host outlasts).
+        await expect.poll(async () => (await made?.sandbox.stat("/workspace/part.txt"))?.size).toBe(8);
         running = await containersOfSession(sessionId);
         controller.abort();
       },

@@ -22,13 +22,12 @@ const tenant = agentTenant("sighup");
 /** The spill directories under `dir`. */
 const spillDirs = async (dir: string) => (await readdir(dir)).filter((n) => n.startsWith("warden-spill-"));
 
-/** Polls `ready` every 200 ms; throws naming `what` when it is not true after 60 s. */
+/**
+ * Polls `ready` until it is true; fails naming `what` when it is not by expect.poll's default
+ * timeout, just under the test's (no budget of its own, which a loaded host could outlast).
+ */
 async function until(what: string, ready: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (!(await ready())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await expect.poll(ready, { message: `waiting for ${what}`, interval: 200 }).toBe(true);
 }
 
 describeEngine("SIGHUP cleans up like SIGTERM (real processes)", () => {

@@ -111,9 +111,11 @@ describeEngine("warden mcp: the policy's network section", () => {
         "",
       ].join("\n"),
     );
-    await new Promise((r) => setTimeout(r, 300));
-    expect(stderr()).toMatch(/warden: net allow CONNECT allowed\.test:443 rule="allow allowed\.test:443"/);
-    expect(stderr()).toMatch(/warden: net deny CONNECT denied\.test:443 rule="deny denied\.test:\d/);
+    // The gateway's lines come after the answer: until they are in (the test's timeout bounds it).
+    await expect
+      .poll(stderr)
+      .toMatch(/warden: net allow CONNECT allowed\.test:443 rule="allow allowed\.test:443"/);
+    await expect.poll(stderr).toMatch(/warden: net deny CONNECT denied\.test:443 rule="deny denied\.test:\d/);
   }, 120_000);
 
   it("--allow-net narrows the policy's allowlist (strictest wins)", async () => {

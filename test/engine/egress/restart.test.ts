@@ -111,9 +111,12 @@ describeEngine("warden serve with network egress: kill -9 and restart", () => {
     const slow = `python3 -c "
 import time, urllib.request as u
 r = u.urlopen('https://allowed.test/bytes/104857600', timeout=60)
+r.read(1024); open('/tmp/reading', 'w').write('reading\\n')
 while r.read(1024): time.sleep(1)"`;
     const inFlight = bash(first, kept, slow).catch(() => "connection lost");
-    await new Promise((r) => setTimeout(r, 2000));
+    // Until the download has its first KiB (its tunnel is open and bytes flow), asked by a call
+    // beside it: a fixed wait is what a loaded host outlasts (the test's timeout bounds this one).
+    await expect.poll(() => bashText(first, kept, "cat /tmp/reading 2>/dev/null; true")).toBe("reading\n");
     first.child.kill("SIGKILL");
     await first.exited;
     expect(await inFlight).toBe("connection lost");
@@ -169,28 +172,44 @@ except Exception as e: print('no route')"`;
     expect(await bashText(second, gatewayGone, FETCH("https://allowed.test/hello"))).toBe(
       "refused https://allowed.test/hello\n",
     );
-    await new Promise((r) => setTimeout(r, 500));
-    const audit = await networkAuditLines(join(state, "audit.jsonl"));
-    const row = (a: (typeof audit)[number]) => [a.session, a.domain, a.decision, a.rule];
+    const auditLines = () => networkAuditLines(join(state, "audit.jsonl"));
+    const row = (a: Awaited<ReturnType<typeof auditLines>>[number]) => [
+      a.session,
+      a.domain,
+      a.decision,
+      a.rule,
+    ];
     const twice = [
       [kept, "allowed.test", "allow", "allow allowed.test:443"],
       [kept, "pypi.test", "deny", "not-listed"],
     ];
-    // The tunnels: audited before the restart (the download's when it was opened), and the calls after it.
-    expect(audit.filter((a) => !a.insideTunnel).map(row)).toEqual([
-      ...twice,
-      [kept, "allowed.test", "allow", "allow allowed.test:443"],
-      ...twice,
-      [kept, "ask.test", "ask→allow", "ask ask.test:443"],
-    ]);
-    // The requests inside them: the download's is audited after the restart, when the adoption ended it.
-    const inside = audit.filter((a) => a.insideTunnel);
-    expect(inside.map(row)).toEqual([
-      [kept, "allowed.test", "allow", "allow allowed.test:443"],
-      [kept, "allowed.test", "allow", "allow allowed.test:443"],
-      [kept, "allowed.test", "allow", "allow allowed.test:443"],
-      [kept, "ask.test", "allow", "ask ask.test:443"],
-    ]);
+    // Until the gateways' lines are in (they arrive after the calls' answers; the test's timeout
+    // bounds the wait). The tunnels: audited before the restart (the download's when it was opened),
+    // and the calls after it. The requests inside them: the download's is audited after the
+    // restart, when the adoption ended it.
+    await expect
+      .poll(async () => {
+        const audit = await auditLines();
+        return {
+          tunnels: audit.filter((a) => !a.insideTunnel).map(row),
+          inside: audit.filter((a) => a.insideTunnel).map(row),
+        };
+      })
+      .toEqual({
+        tunnels: [
+          ...twice,
+          [kept, "allowed.test", "allow", "allow allowed.test:443"],
+          ...twice,
+          [kept, "ask.test", "ask→allow", "ask ask.test:443"],
+        ],
+        inside: [
+          [kept, "allowed.test", "allow", "allow allowed.test:443"],
+          [kept, "allowed.test", "allow", "allow allowed.test:443"],
+          [kept, "allowed.test", "allow", "allow allowed.test:443"],
+          [kept, "ask.test", "allow", "ask ask.test:443"],
+        ],
+      });
+    const inside = (await auditLines()).filter((a) => a.insideTunnel);
     expect(inside[1]?.bytesIn).toBeGreaterThan(1024);
     const metrics = await (await fetch(`${second.url}/metrics`)).text();
     // After the restart: the download's request, a tunnel and its request, the ask tunnel's request.

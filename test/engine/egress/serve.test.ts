@@ -90,14 +90,23 @@ describeEngine("warden serve: tenant network bound", () => {
     const text = body.results[0]?.content[0]?.text ?? "";
     expect(text).toContain("hello from public as allowed.test");
     expect(text).toContain("refused https://pypi.test/hello"); // in the tenant's bound, not asked for
-    await new Promise((r) => setTimeout(r, 500));
-    const audit = await networkAuditLines(join(dir, "state", "audit.jsonl"));
-    // The tunnel, the request inside it (the gateway opened the tunnel to check it), the refusal.
-    expect(audit.map((a) => [a.session, a.domain, a.decision, a.rule, a.insideTunnel])).toEqual([
-      [id, "allowed.test", "allow", "allow allowed.test:443", undefined],
-      [id, "allowed.test", "allow", "allow allowed.test:443", true],
-      [id, "pypi.test", "deny", "not-listed", undefined],
-    ]);
+    // The tunnel, the request inside it (the gateway opened the tunnel to check it), the refusal:
+    // their lines arrive after the answer (the test's timeout, not a fixed wait, bounds this).
+    await expect
+      .poll(async () =>
+        (await networkAuditLines(join(dir, "state", "audit.jsonl"))).map((a) => [
+          a.session,
+          a.domain,
+          a.decision,
+          a.rule,
+          a.insideTunnel,
+        ]),
+      )
+      .toEqual([
+        [id, "allowed.test", "allow", "allow allowed.test:443", undefined],
+        [id, "allowed.test", "allow", "allow allowed.test:443", true],
+        [id, "pypi.test", "deny", "not-listed", undefined],
+      ]);
     const metrics = await (await call("/metrics")).text();
     expect(metrics).toContain(`warden_egress_connections_total{tenant="${tenant}",decision="allow"} 2`);
     expect(metrics).toContain(`warden_egress_connections_total{tenant="${tenant}",decision="deny"} 1`);
@@ -146,15 +155,17 @@ describeEngine("warden serve: tenant network bound", () => {
     expect(answered.status).toBe(200);
     const body = (await (await fetched).json()) as { results: { content: { text: string }[] }[] };
     expect(body.results[0]?.content[0]?.text).toBe("hello from public as ask.test\n");
-    await new Promise((r) => setTimeout(r, 500));
-    const audit = (await networkAuditLines(join(dir, "state", "audit.jsonl"))).filter(
-      (a) => a.session === id,
-    );
-    // The approved tunnel, and the request inside it (not asked again).
-    expect(audit.map((a) => [a.domain, a.decision, a.ask, a.rule])).toEqual([
-      ["ask.test", "ask→allow", "once", "ask ask.test:443"],
-      ["ask.test", "allow", undefined, "ask ask.test:443"],
-    ]);
+    // The approved tunnel, and the request inside it (not asked again), once their lines are in.
+    await expect
+      .poll(async () =>
+        (await networkAuditLines(join(dir, "state", "audit.jsonl")))
+          .filter((a) => a.session === id)
+          .map((a) => [a.domain, a.decision, a.ask, a.rule]),
+      )
+      .toEqual([
+        ["ask.test", "ask→allow", "once", "ask ask.test:443"],
+        ["ask.test", "allow", undefined, "ask ask.test:443"],
+      ]);
     const metrics = await (await call("/metrics")).text();
     expect(metrics).toContain(`warden_egress_connections_total{tenant="${tenant}",decision="ask→allow"} 1`);
     await call(`/v1/sessions/${id}`, { method: "DELETE" });

@@ -1,6 +1,6 @@
 /**
  * `warden mcp` driven by a client no one here wrote: the MCP Inspector's command-line mode
- * (`@modelcontextprotocol/inspector@0.15.0 --cli`, the newest release without a Node 22 requirement),
+ * (`@modelcontextprotocol/inspector@0.15.0 --cli`),
  * running the README's server example. Each run starts and stops its own server; none may leave a
  * container behind.
  */

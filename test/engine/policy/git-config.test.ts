@@ -4,6 +4,7 @@
  * section header's line, in config.worktree, in a submodule's repository, after 256 KiB of
  * config, in the repository `env -C` runs git in), and the command does not run; with no policy
  * the same `git status` runs the planted command (so the refusal is what kept it from running).
+ * attack-38b F3: `git log --help` runs git help's `man.<tool>.cmd` the same way.
  * The workspace is mounted `rw` and owned by the sandbox user, so git does not stop at
  * safe.directory (as in issue13.test.ts).
  */
@@ -96,5 +97,17 @@ describeEngine("attack-37 F1: an allowed git status runs no core.fsmonitor the c
     execFileSync("chown", ["-R", "1000:1000", ws]);
     await chmod(ws, 0o777);
     await expectRefusalPrevents(run, { policy: ci, command, reason: why, effect: join(ws, "pwned") });
+  });
+  it("attack-38b F3: git help's viewer command (`git log --help`) is refused under ci and runs nothing", async () => {
+    git(ws, "config", "man.viewer", "x");
+    git(ws, "config", "man.x.cmd", "touch /workspace/pwned; true");
+    execFileSync("chown", ["-R", "1000:1000", ws]);
+    await chmod(ws, 0o777);
+    await expectRefusalPrevents(run, {
+      policy: ci,
+      command: "git log --help",
+      reason: '(man.cmd = "touch /workspace/pwned; true" in /workspace/.git/config)',
+      effect: join(ws, "pwned"),
+    });
   });
 });

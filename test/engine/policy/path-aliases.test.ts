@@ -4,13 +4,16 @@
  * under the shipped `default` and `readonly` policies each is refused and prints nothing of it.
  * F5: `env -C .git cat config` reads .git/config from another directory; F6: `sort --files0-from=-`
  * reads the files named on its stdin; F8: a directory opened as descriptor 3 and walked through
- * /proc/self/fd/3 and /dev/fd/3.
+ * /proc/self/fd/3 and /dev/fd/3. attack-38b F1: a backslash-newline inside a word, which bash removes
+ * before it splits words (`cat .e\` newline `nv` is `cat .env`); F2: the grep tool's glob, which
+ * overrides .gitignore (`glob: "*"` searches the ignored `.env`).
  */
 import { execFileSync } from "node:child_process";
 import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { warden } from "../../helpers/cli-run.js";
 import { describeEngine } from "../../helpers/engine.js";
 import { expectRefusedWithoutSecret, policyExec, shippedPolicyPath } from "../../helpers/policy-exec.js";
 
@@ -36,6 +39,7 @@ describeEngine(
       ]);
       await writeFile(join(ws, ".env"), `${SECRET}\n`);
       await writeFile(join(ws, "README.md"), "hi\n");
+      await writeFile(join(ws, ".gitignore"), ".env\n");
     });
     afterAll(async () => {
       await rm(ws, { recursive: true, force: true });
@@ -51,6 +55,10 @@ describeEngine(
       ["F8", "cat /proc/self/fd/3/config 3<.git", TOKEN],
       ["F8", "cat /dev/fd/3/config 3<.git", TOKEN],
       ["F8", "exec 3<.git; cat /proc/self/fd/3/config", TOKEN],
+      ["38b F1", "cat .e\\\nnv", SECRET],
+      ["38b F1", "cat .git/con\\\nfig", TOKEN],
+      ["38b F2", "rg -g '**' url", TOKEN],
+      ["38b F2", "rg -g '*' API_KEY", SECRET],
     ])(
       "%s: %s prints the secret with no policy; default and readonly refuse it",
       async (_f, command, secret) => {
@@ -61,6 +69,29 @@ describeEngine(
         }
       },
     );
+
+    it("38b F2: the grep tool's glob reaches the ignored .env with no policy; default and readonly refuse it", async () => {
+      const grep = (policy: string, glob: string) =>
+        warden(
+          ["exec", "--policy", policy, "grep", JSON.stringify({ pattern: "API_KEY", glob })].concat([
+            "-w",
+            ws,
+            "-m",
+            "ro",
+            "--tenant",
+            "test-pathaliases",
+          ]),
+        );
+      expect((await grep("allow-all", "*")).stdout).toContain(SECRET);
+      expect((await grep("allow-all", "README*")).stdout).not.toContain(SECRET);
+      for (const policy of ["default", "readonly"])
+        for (const glob of ["*", ".env"])
+          expectRefusedWithoutSecret(
+            await grep(shippedPolicyPath(policy), glob),
+            SECRET,
+            `${policy} ${glob}`,
+          );
+    });
 
     it("the ordinary form still runs under readonly: env -C .git cat HEAD", async () => {
       const ran = await run(shippedPolicyPath("readonly"), "env -C .git cat HEAD");

@@ -48,6 +48,9 @@ const containerIds = async (state: string) =>
 /** A Kubernetes sandbox has no workspace volume: its emptyDir goes with the Pod. */
 const DOCKER = TEST_BACKEND === "docker";
 
+/** Shell: prints `beating` once /tmp/beat-<tag> exists (survivors.ts's `beating` makes it). */
+const beatSeen = (tag: string) => `test -e /tmp/beat-${tag} && echo beating; true`;
+
 /** Polls `check` until it holds; the test's timeout, not a deadline here, bounds the wait. */
 async function waitFor(check: () => Promise<boolean>): Promise<void> {
   while (!(await check())) await new Promise((r) => setTimeout(r, 100));
@@ -138,7 +141,9 @@ describeBackend("warden serve: kill -9 and restart", () => {
     // An upload still being sent: its first file is half written under state/uploads.
     const upload = startUpload(first).catch(() => "connection lost");
     await waitFor(async () => (await readdir(join(dir, "state", "uploads")).catch(() => [])).length === 1);
-    await new Promise((r) => setTimeout(r, 1000));
+    // The call runs (its batch journaled, its command beating), asked by a call beside it: a fixed
+    // wait is what a loaded host outlasts.
+    await waitFor(async () => (await bashText(first, busy, beatSeen("crash"))) === "beating\n");
     first.child.kill("SIGKILL");
     expect(await first.exited).toBe(null);
     expect(await inFlight).toBe("connection lost");
@@ -249,7 +254,7 @@ describeBackend("warden serve: kill -9 and restart", () => {
       const { id } = (await res.json()) as { id: string };
       expect(await metric(first, "docker-exec")).toBe(1);
       const inFlight = run(first, id, `${beating("crash")} & sleep 30`).catch(() => "connection lost");
-      await new Promise((r) => setTimeout(r, 1000));
+      await waitFor(async () => (await bashText(first, id, beatSeen("crash"))) === "beating\n");
       first.child.kill("SIGKILL");
       expect(await inFlight).toBe("connection lost");
 

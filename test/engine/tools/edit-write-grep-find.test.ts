@@ -215,6 +215,20 @@ describeBackend("edit, write, grep, find in the sandbox", () => {
     );
   });
 
+  it("grep never searches .git, whatever the glob (attack-38b F2: `**` printed .git/config's token)", async () => {
+    await sh(
+      "mkdir -p gg/.git && printf 'needle token\\n' > gg/.git/config && printf 'needle a\\n' > gg/a.txt",
+    );
+    const found = "a.txt:1: needle a";
+    for (const [glob, want] of [
+      ["**", found],
+      ["*", found],
+      ["{.git,config}", "No matches found"],
+      [".git/*", "No matches found"],
+    ])
+      expect([glob, await text("grep", { pattern: "needle", path: "gg", glob })]).toEqual([glob, want]);
+  });
+
   it("grep stops ripgrep at the match limit and returns exactly the limit", async () => {
     await sh("mkdir -p huge && seq 1 200000 | sed 's/^/match /' > huge/n.txt");
     const out = await text("grep", { pattern: "match", path: "huge", limit: 3 });

@@ -152,8 +152,7 @@ describe("AskRelay", () => {
     const { relay, written } = relayWith(["allow-once"]);
     expect(relay.handle("WARDEN-AUDIT 1 GET a 80 TCP_MISS/200 1 2 3 - - - -")).toBe(false);
     expect(relay.handle("WARDEN-ASK q9 ask.example 80")).toBe(true);
-    await new Promise((r) => setTimeout(r, 10));
-    expect(written).toEqual(["WARDEN-ANSWER q9 OK once\n"]);
+    await expect.poll(() => written).toEqual(["WARDEN-ANSWER q9 OK once\n"]);
   });
 });
 

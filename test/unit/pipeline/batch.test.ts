@@ -28,6 +28,14 @@ function waitTool(log: string[], overrides: Partial<AnyTool> = {}): AnyTool {
 }
 
 const waitCall = (id: string, ms: number): ToolCall => ({ id, name: "wait", arguments: { ms, tag: id } });
+/**
+ * Aborts `controller` once `calls` wait calls have started (logged), not after a fixed delay that a
+ * loaded host could spend before the first one starts. Their waits (600 s) outlast the test's timeout.
+ */
+const abortOnceStarted = async (log: string[], calls: number, controller: AbortController) => {
+  await expect.poll(() => log.filter((l) => l.startsWith("start ")).length).toBe(calls);
+  controller.abort();
+};
 const texts = (results: { content: { type: string; text?: string }[] }[]): (string | undefined)[] =>
   results.map((r) => r.content[0]?.text);
 
@@ -89,12 +97,13 @@ describe("runToolCalls", () => {
     const log: string[] = [];
     const controller = new AbortController();
     const seq = echoTool({ name: "seq", executionMode: "sequential" });
-    setTimeout(() => controller.abort(), 30);
+    const aborting = abortOnceStarted(log, 1, controller);
     const results = await runToolCalls(
-      [waitCall("a", 5000), waitCall("b", 5000), { id: "s", name: "seq", arguments: { text: "x" } }],
+      [waitCall("a", 600_000), waitCall("b", 600_000), { id: "s", name: "seq", arguments: { text: "x" } }],
       contextWith([waitTool(log), seq]),
       { signal: controller.signal },
     );
+    await aborting;
     expect(texts(results)).toEqual(["Operation aborted", "Operation aborted", "Operation aborted"]);
     expect(log).toEqual(["start a"]);
     expect(results.every((r) => r.isError)).toBe(true);
@@ -103,14 +112,15 @@ describe("runToolCalls", () => {
   it("delivers one abort to every running call of a parallel batch", async () => {
     const log: string[] = [];
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 30);
+    const aborting = abortOnceStarted(log, 2, controller);
     const results = await runToolCalls(
-      [waitCall("a", 5000), waitCall("b", 5000)],
+      [waitCall("a", 600_000), waitCall("b", 600_000)],
       contextWith([waitTool(log)]),
       {
         signal: controller.signal,
       },
     );
+    await aborting;
     expect(log).toEqual(["start a", "start b"]);
     expect(texts(results)).toEqual(["Operation aborted", "Operation aborted"]);
     expect(results.map((r) => r.details)).toEqual([

@@ -63,6 +63,10 @@ describe("the coreutils, text tools and runtimes are read like their own parsers
     [["pip", "cache", "purge"], ["write"]],
     [["pytest", "-q", "tests"], []],
     [["pytest", "-ppwn"], ["exec"]],
+    // attack-38b F4: tree -R (with -H) writes 00Tree.html in every directory it lists.
+    [["tree", "-R", "-H", ".", "-L", "1"], ["write"]],
+    [["tree", "-aRH", ".", "-L1"], ["write"]],
+    [["tree", "-a", "-L", "2"], []],
   ])("%j: %j", (words, effects) => {
     const verdict = form(...words);
     expect(verdict?.unknown).toBeUndefined();

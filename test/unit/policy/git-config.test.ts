@@ -122,6 +122,16 @@ describe("evaluate with a sandbox reader", () => {
     });
   });
 
+  it("attack-38b F3: an allowed git log --help asks when the config names git help's viewer command", async () => {
+    const viewer = '[man]\n\tviewer = x\n[man "x"]\n\tcmd = id\n[browser "y"]\n\tpath = /workspace/y\n';
+    const d = await decide("git log --help", { "/workspace/.git/config": viewer });
+    expect([d.decision, d.part, d.reason]).toEqual([
+      "ask",
+      "git log --help",
+      "git would run a program its configuration names (man.cmd = id, browser.path = /workspace/y in /workspace/.git/config)",
+    ]);
+  });
+
   it("cd into a directory before git leaves the repository unknown: ask", async () => {
     const d = await decide("cd sub && git status", {});
     expect(d.decision).toBe("ask");

@@ -192,6 +192,10 @@ describe("live judgement of listings, globs and recursive searches", () => {
     expect(await decide("rg -uu SECRET .", live(BASE))).toBe("deny");
     expect(await decide("rg SECRET src", live({ ...BASE, "/workspace/src/x.pem": "f" }))).toBe("deny");
     expect(await decide("grep SECRET src/a.ts", live(BASE))).toBe("allow");
+    // rg's -g globs are rg's, not bash's (attack-38b): never judged as a bash glob live.
+    expect(await decide("rg -g '**' token", lexicalContext)).toBe("ask");
+    expect(await decide("rg -g '**' token", live(BASE))).toBe("ask");
+    expect(await decide("rg -g '*' token", live(BASE))).toBe("ask");
     // `src/.*` may be `src/..` (bash before 5.2's globskipdots): the lexical answer stands.
     expect(await decide("grep -r SECRET src/.*", live(BASE))).toBe("ask");
   });

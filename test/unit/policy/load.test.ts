@@ -199,6 +199,18 @@ describe("strict policy files", () => {
     );
   });
 
+  it("a rule that fails the schema still gets its tool-name and glob errors in the same round", () => {
+    // A new user's trial: `decision: alow` hid `tools: [Bash]` until the decision was fixed.
+    const text = "rules:\n  - {id: a, decision: alow, tools: [Bash], paths: ['src/[']}\n";
+    expect(message(() => parsePolicyText(text, "p.yaml"))).toBe(
+      [
+        'p.yaml:2:23: rules[0].decision: expected one of "allow" | "ask" | "deny"',
+        "p.yaml:2:37: rule 'a': unknown tool 'Bash' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'bash'?",
+        "p.yaml:2:52: rule 'a': path glob 'src/[' has a '[' that no ']' closes in '[' (a class is [abc] within one path component)",
+      ].join("\n"),
+    );
+  });
+
   it("reports a rule shadowed by an earlier rule of the same or a stricter decision", () => {
     const text = [
       "rules:",

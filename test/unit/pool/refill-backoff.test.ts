@@ -128,8 +128,7 @@ describe("WarmPool back-off when spares find no room", () => {
       true,
       undefined,
     ]);
-    for (let i = 0; i < 100 && pool.stats()[0]?.backoffMs === undefined; i++)
-      await new Promise((r) => setTimeout(r, 10));
+    await expect.poll(() => pool.stats()[0]?.backoffMs).toBe(7500);
     const second = await pool.claim({}).catch((err: NoRoomError) => err);
     expect([second instanceof NoRoomError, (second as NoRoomError).retryAfterSeconds]).toEqual([true, 8]);
     await pool.drain();

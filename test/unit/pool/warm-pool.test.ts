@@ -142,19 +142,27 @@ describe("WarmPool", () => {
   });
 
   it("tries the next spare after a hand-over that failed fast", async () => {
-    const { backend } = fakeBackend();
-    const handOver = backend.handOver;
-    let attempts = 0;
-    backend.handOver = async (p, r) => {
-      if (attempts++ === 0) throw new Error("Pod gone");
-      return handOver(p, r);
-    };
-    const pool = new WarmPool({ backend, size: 2 });
-    await pool.warm({ image: "a" });
-    await pool.settled();
-    const r = await pool.claim({ image: "a" });
-    expect({ attempts, pooled: r.pooled }).toEqual({ attempts: 2, pooled: true });
-    await pool.drain();
+    // performance.now() stands still: "fast" is then 0 ms however long a loaded host stalls the
+    // event loop between the hand-over's start and its failure (a real stall past
+    // RETRY_SPARE_WITHIN_MS would make it a slow one).
+    vi.useFakeTimers({ toFake: ["performance"] });
+    try {
+      const { backend } = fakeBackend();
+      const handOver = backend.handOver;
+      let attempts = 0;
+      backend.handOver = async (p, r) => {
+        if (attempts++ === 0) throw new Error("Pod gone");
+        return handOver(p, r);
+      };
+      const pool = new WarmPool({ backend, size: 2 });
+      await pool.warm({ image: "a" });
+      await pool.settled();
+      const r = await pool.claim({ image: "a" });
+      expect({ attempts, pooled: r.pooled }).toEqual({ attempts: 2, pooled: true });
+      await pool.drain();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("keeps at most maxKeys keys: a new key evicts the least recently used one and its spares", async () => {

@@ -55,3 +55,21 @@ describe("git control paths", () => {
     expect(existsSync(join(root, "sub"))).toBe(false);
   });
 });
+
+describe("git control paths as other host file systems read them (attack-38a)", () => {
+  it("git's protectHFS and protectNTFS names are .git: ignored code points, trailing dots and spaces, streams, git~1", () => {
+    const paths = [
+      ".g\u200cit/config",
+      "sub/\ufeff.git/hooks/post-checkout",
+      ".GI\u200dT/config",
+      ".git./config",
+      ".git . /config",
+      ".git::$INDEX_ALLOCATION/config",
+      "GIT~1/config",
+      "a/git~1",
+    ];
+    expect(paths.map(isGitControlPath)).toEqual(paths.map(() => true));
+    const safe = [".gitx", "git~2", ".g_it", "x.git.", "git", ".gitignore", "git~1x", ".git~1"];
+    expect(safe.map(isGitControlPath)).toEqual(safe.map(() => false));
+  });
+});

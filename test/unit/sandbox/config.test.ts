@@ -20,6 +20,13 @@ describe("resolveLimits", () => {
   });
 });
 
+describe("cgroupMemoryBytes", () => {
+  it("is --memory plus the tmpfs areas charged to the same cgroup (docs/cli.md states the figures)", () => {
+    expect(cgroupMemoryBytes(DEFAULT_LIMITS, "copy")).toBe(2_282_749_952);
+    expect(cgroupMemoryBytes(DEFAULT_LIMITS, "ro")).toBe(1_209_008_128);
+  });
+});
+
 describe("hardenedContainerConfig", () => {
   it("builds the hardened create body", () => {
     const limits = resolveLimits({});

@@ -8,13 +8,19 @@ import { type RunningServer, startServer } from "../../../src/server/server.js";
 import type { SessionOptions } from "../../../src/session/index.js";
 import { auth, FakeBackend, tenant, testConfig } from "../../helpers/server-fakes.js";
 
-/** A backend whose creates take `delayMs`, as a cold container or Pod does. */
+/**
+ * A backend whose creates wait, as a cold container or Pod does, until `release()`: the test
+ * decides when a create ends, not a delay a loaded host could outlast. `creating` counts creates begun.
+ */
 class SlowBackend extends FakeBackend {
-  constructor(private readonly delayMs: number) {
-    super();
-  }
+  creating = 0;
+  release: () => void = () => {};
+  private readonly released = new Promise<void>((resolve) => {
+    this.release = resolve;
+  });
   override async create(options: SessionOptions) {
-    await new Promise((res) => setTimeout(res, this.delayMs));
+    this.creating++;
+    await this.released;
     return super.create(options);
   }
 }
@@ -27,7 +33,7 @@ describe("warden serve: a create the client aborted", () => {
 
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), "warden-abort-"));
-    backend = new SlowBackend(300);
+    backend = new SlowBackend();
     audit = createMemoryAuditLog();
     const config = testConfig(join(dir, "state"), [tenant("alpha")]);
     server = await startServer({ config, backend, audit, listen: true });
@@ -45,13 +51,15 @@ describe("warden serve: a create the client aborted", () => {
     });
     req.on("error", () => {}); // the abort below
     req.end("{}");
-    await new Promise((res) => setTimeout(res, 100));
+    await expect.poll(() => backend.creating).toBe(1);
     req.destroy();
+    // The server saw the connection close (its socket's close ends the answer too).
+    const connections = async () => (await server.ctx.metrics.connections.get()).values[0]?.value;
+    await expect.poll(connections).toBe(0);
     // The create finishes after the client left; its session is then closed.
+    backend.release();
     const closedAudited = () => audit.entries.some((e) => e.kind === "session" && e.event === "closed");
-    while (!closedAudited()) {
-      await new Promise((res) => setTimeout(res, 20));
-    }
+    await expect.poll(closedAudited).toBe(true);
     const list = await fetch(`${server.url}/v1/sessions`, { headers: auth("alpha") });
     const closed = audit.entries.filter((e) => e.kind === "session" && e.event === "closed");
     expect({
@@ -68,11 +76,14 @@ describe("warden serve: a create the client aborted", () => {
   });
 
   it("answers a client that waits as before (201)", async () => {
-    const res = await fetch(`${server.url}/v1/sessions`, {
+    const answer = fetch(`${server.url}/v1/sessions`, {
       method: "POST",
       headers: { ...auth("alpha"), "content-type": "application/json" },
       body: "{}",
     });
+    await expect.poll(() => backend.creating).toBe(1);
+    backend.release();
+    const res = await answer;
     expect(res.status).toBe(201);
     expect(backend.sessions.filter((s) => s.closed)).toHaveLength(0);
   });

@@ -11,7 +11,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { afterEach, describe, expect, it } from "vitest";
 import type { ServerConfig } from "../../../src/server/config.js";
 import { bufferedServer, MiB, type RawRequest } from "../../helpers/buffered-server.js";
-import { auth } from "../../helpers/server-fakes.js";
+import { auth, type FakeBackend } from "../../helpers/server-fakes.js";
 
 /** The result an MCP client gets for a call over alpha's maxConcurrentToolCalls `max`. */
 const refused = (max: number) => ({
@@ -108,6 +108,33 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
 
   const echo = (client: Client) => client.callTool({ name: "echo", arguments: { text: "hi" } });
 
+  /**
+   * Watches the sleep calls of the newest MCP session's sandbox: `started` lists each one's `ms` as
+   * it starts running (its slot taken), and one of `heldMs` waits until `release(ms)` before it
+   * sleeps: it ends when the test says, not when a sleep that a loaded host could outlast is over.
+   */
+  function watchSleeps(...heldMs: number[]) {
+    const session = s.backend().sessions.at(-1) as FakeBackend["sessions"][number];
+    const run = session.runToolCalls.bind(session);
+    const started: number[] = [];
+    const gates = new Map(
+      heldMs.map((ms) => {
+        let open!: () => void;
+        return [ms, { opened: new Promise<void>((resolve) => (open = resolve)), open }];
+      }),
+    );
+    session.runToolCalls = async (calls, options) => {
+      for (const c of calls) {
+        if (c.name !== "sleep") continue;
+        const ms = (c.arguments as { ms: number }).ms;
+        started.push(ms);
+        await gates.get(ms)?.opened;
+      }
+      return run(calls, options);
+    };
+    return { started, release: (ms: number) => gates.get(ms)?.open() };
+  }
+
   /** Waits until `unread`'s answer, stalled for httpRequestTimeoutMs, gives its slot back; then reads on. */
   async function cutOnceStalled(unread: RawRequest, client: Client) {
     await expect.poll(() => echo(client)).toEqual(echoed);
@@ -152,6 +179,7 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
   it("a JSON-RPC batch's answers keep their slots until its stream ends; the stall clock waits for its last answer", async () => {
     await serve(2, 300);
     const { client, sessionId } = await connect();
+    const sleeps = watchSleeps(1500);
     const batch = rawPost(sessionId, [
       call("e", "echo", { text: "first" }),
       call("s", "sleep", { ms: 1500 }),
@@ -159,7 +187,9 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
     await expect.poll(() => batch.received()).toContain('"text":"first"');
     // The echo's answer is out, the stream is not: its slot and the sleep's are both held.
     expect(await echo(client)).toEqual(refused(2));
-    // Silent for longer than httpRequestTimeoutMs, the stream is not cut before the sleep's answer.
+    // Silent for longer than httpRequestTimeoutMs (the sleep's 1500 ms; a loaded host only makes the
+    // silence longer), the stream is not cut before the sleep's answer.
+    sleeps.release(1500);
     await expect.poll(() => batch.received()).toContain('"text":"slept"');
     await expect.poll(() => echo(client)).toEqual(echoed);
   });
@@ -167,14 +197,17 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
   it("a POST the SDK refuses (406) takes no call over: the batch's answer keeps the slot until its stream ends", async () => {
     await serve(2);
     const { client, sessionId } = await connect();
+    const sleeps = watchSleeps(600, 3000);
     const batch = rawPost(sessionId, [call("s", "sleep", { ms: 600 }), call("t", "sleep", { ms: 3000 })]);
-    await new Promise((r) => setTimeout(r, 150));
+    await expect.poll(() => [...sleeps.started].sort((a, b) => a - b)).toEqual([600, 3000]);
     // The same id again, without `text/event-stream` in Accept: the SDK refuses it, "s" stays the batch's.
     const refusedPost = rawPost(sessionId, call("s", "sleep", { ms: 600 }), "application/json");
     await expect.poll(() => refusedPost.received().split("\r\n")[0]).toBe("HTTP/1.1 406 Not Acceptable");
+    sleeps.release(600);
     await expect.poll(() => batch.received()).toContain('"text":"slept"');
     // "s" is answered on the batch's stream, which is not over while "t" runs: both slots are held.
     expect(await echo(client)).toEqual(refused(2));
+    sleeps.release(3000);
     await expect.poll(() => echo(client)).toEqual(echoed);
   });
 
@@ -191,6 +224,7 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
   it("a batch's cancelled call does not keep the stall clock from starting", async () => {
     await serve(2, 1500);
     const { client, sessionId } = await connect();
+    const sleeps = watchSleeps();
     const batch = await unreadAnswer(sessionId, [big(), call("t", "sleep", { ms: 60_000 })]);
     expect(await echo(client)).toEqual(refused(2));
     const cancel = rawPost(sessionId, {
@@ -204,7 +238,7 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
     const holding = client
       .callTool({ name: "sleep", arguments: { ms: 60_000 } }, undefined, { signal: stop.signal })
       .catch((err: Error) => err.message);
-    await new Promise((r) => setTimeout(r, 100));
+    await expect.poll(() => sleeps.started).toEqual([60_000, 60_000]); // "t", then the sleep holding the slot
     await expect.poll(() => echo(client)).toEqual(echoed);
     stop.abort();
     expect(await holding).toBe("MCP error -32001: AbortError: This operation was aborted");
@@ -217,8 +251,9 @@ describe("warden serve: an MCP tools/call answer holds its slot until it is deli
   it("shutdown ends an idle client's GET stream at once; a call running then still gets its answer", async () => {
     await serve(2);
     const { client } = await connect();
+    const sleeps = watchSleeps();
     const sleeping = client.callTool({ name: "sleep", arguments: { ms: 1000 } });
-    await new Promise((r) => setTimeout(r, 100));
+    await expect.poll(() => sleeps.started).toEqual([1000]);
     // A grace past the test's timeout: had the idle GET stream held shutdown, the test would time out.
     await s.running().shutdown(600_000);
     expect(await sleeping).toEqual(slept);

@@ -243,13 +243,22 @@ describe("warden serve: tool calls", () => {
   }
 
   it("over maxConcurrentToolCalls is a 429 with Retry-After; other tenants are unaffected", async () => {
+    // The two running calls wait for the test, not for a sleep a loaded host could outlast.
+    const session = backend.sessions.at(-1) as (typeof backend.sessions)[number];
+    const run = session.runToolCalls.bind(session);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    session.runToolCalls = async (toolCalls, options) => {
+      await released;
+      return run(toolCalls, options);
+    };
     const running = server.app.inject({
       method: "POST",
       url: `/v1/sessions/${sid}/tool-calls`,
       headers: auth("alpha"),
       payload: calls(["c1", "sleep", { ms: 300 }], ["c2", "sleep", { ms: 300 }]),
     });
-    await new Promise((r) => setTimeout(r, 50));
+    await expect.poll(() => server.manager.callsInFlight("alpha")).toBe(2);
     for (const accept of ["application/json", "text/event-stream"]) {
       const refused = await server.app.inject({
         method: "POST",
@@ -275,6 +284,7 @@ describe("warden serve: tool calls", () => {
       payload: calls(["b1", "echo", { text: "x" }]),
     });
     expect(ok.statusCode).toBe(200);
+    release();
     expect((await running).statusCode).toBe(200);
   });
 

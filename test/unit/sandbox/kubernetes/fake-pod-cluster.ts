@@ -2,6 +2,7 @@
  * The fake cluster of the PodChannel unit tests (pod-channel.test.ts, pod-channel-end.test.ts): an
  * in-memory helper behind each pods/exec stream, and Pod reads the test sets.
  */
+
 import { EventEmitter } from "node:events";
 import type { Readable, Writable } from "node:stream";
 import {
@@ -12,6 +13,7 @@ import {
   type V1Pod,
   type V1Status,
 } from "@kubernetes/client-node";
+import { expect } from "vitest";
 import { channelExec } from "../../../../src/sandbox/channel/protocol/exec.js";
 import { encodeFrame, FrameDecoder, FrameType } from "../../../../src/sandbox/channel/protocol/frame.js";
 import {
@@ -49,6 +51,8 @@ export function fakeCluster(heartbeatMs = 60_000) {
     reads: 0,
     refuse: false,
     events: [] as ChannelEvent[],
+    /** argv of every exec request the helpers got over their channels, in order. */
+    execs: [] as string[][],
     /** Pings each stream's helper got, and whether it answers them. */
     pings: [] as number[],
     mute: false,
@@ -89,6 +93,7 @@ export function fakeCluster(heartbeatMs = 60_000) {
         }
         if (frame.type !== FrameType.exec) return;
         const argv = (JSON.parse(frame.payload.toString()) as { argv: string[] }).argv;
+        state.execs.push(argv);
         if (argv[0] !== "echo") return;
         reply(FrameType.stdout, frame.id, `${argv.slice(1).join(" ")}\n`);
         reply(FrameType.exit, frame.id, '{"code":0}');
@@ -182,11 +187,19 @@ export async function echo(channel: PodChannel, text: string): Promise<string> {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Starts a call that runs until its channel ends; resolves once it runs, with its outcome to come. */
-export async function sleeping(channel: PodChannel): Promise<{ outcome: Promise<unknown> }> {
+/**
+ * Starts a call that runs until its channel ends; resolves once `fake`'s helper got it (not after a
+ * fixed sleep, which a loaded host outlasts), with its outcome to come.
+ */
+export async function sleeping(
+  fake: ReturnType<typeof fakeCluster>,
+  channel: PodChannel,
+  signal?: AbortSignal,
+): Promise<{ outcome: Promise<unknown> }> {
+  const before = fake.state.execs.length;
   const outcome = channel
-    .with(undefined, (c) => channelExec(c, { argv: ["sleep", "600"] }, {}))
+    .with(signal, (c) => channelExec(c, { argv: ["sleep", "600"] }, {}))
     .catch((e: Error) => e);
-  await sleep(10);
+  await expect.poll(() => fake.state.execs.slice(before)).toEqual([["sleep", "600"]]);
   return { outcome };
 }

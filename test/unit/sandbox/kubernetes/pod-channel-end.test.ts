@@ -3,8 +3,7 @@
  * every later call names the Pod, why and what to do, from GETs of the Pod that settle.
  */
 import type { V1Pod } from "@kubernetes/client-node";
-import { describe, expect, it } from "vitest";
-import { channelExec } from "../../../../src/sandbox/channel/protocol/exec.js";
+import { describe, expect, it, vi } from "vitest";
 import { AbortError } from "../../../../src/util/index.js";
 import { echo, fakeCluster, open, RUNNING, SETTLE, sleep, sleeping } from "./fake-pod-cluster.js";
 
@@ -12,7 +11,7 @@ describe("PodChannel: the channel's helper ended", () => {
   it("a helper that ended (killed by a newer channel: another controller took over) is not fought over", async () => {
     const fake = fakeCluster();
     const channel = await open(fake);
-    const running = (await sleeping(channel)).outcome;
+    const running = (await sleeping(fake, channel)).outcome;
     fake.helperKilled();
     const message =
       "the exec channel to Pod ns/warden-s1 ended (the channel's helper in Pod ns/warden-s1 ended (command terminated with non-zero exit code: 137)) while the Pod still runs: " +
@@ -55,8 +54,10 @@ describe("PodChannel: the channel's helper ended", () => {
 
   it("a helper that ended as its container ended (kill -TERM 1): the Pod is read again until its status says so, and every call names that", async () => {
     const fake = fakeCluster();
-    const channel = await open(fake);
-    const running = (await sleeping(channel)).outcome;
+    // A window past the test's timeout: the reads end at the final phase, never because a loaded
+    // host's stall used SETTLE's 200 ms up after a read that said Running.
+    const channel = await open(fake, undefined, { ...SETTLE, windowMs: 600_000 });
+    const running = (await sleeping(fake, channel)).outcome;
     const terminated = { reason: "Completed", exitCode: 0, message: "X" };
     const containerEnded: V1Pod = {
       status: { phase: "Running", containerStatuses: [{ state: { terminated } } as never] },
@@ -87,44 +88,47 @@ describe("PodChannel: the channel's helper ended", () => {
   });
 
   it("a Pod still running when the window is over is said to run, and read again by each later call until it ended", async () => {
-    // Wider than SETTLE, so that a busy machine's stall of the test's event loop (a CI run's load)
-    // neither leaves the window with too few reads nor outlasts the reuse of the verdict.
-    const settle = { windowMs: 600, everyMs: 10, reuseMs: 1000 };
-    const fake = fakeCluster();
-    const channel = await open(fake, undefined, settle);
-    const readsBefore = fake.state.reads;
-    const started = Date.now();
-    fake.helperKilled();
-    await expect(echo(channel, "x")).rejects.toMatchObject({
-      message: expect.stringContaining(") while the Pod still runs: "),
-    });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(settle.windowMs - 20);
-    const reads = fake.state.reads - readsBefore;
-    expect(reads).toBeGreaterThan(2);
-    expect(reads).toBeLessThanOrEqual(settle.windowMs / settle.everyMs + 1);
-    await expect(echo(channel, "y")).rejects.toMatchObject({
-      message: expect.stringContaining(") while the Pod still runs: "),
-    });
-    expect(fake.state.reads - readsBefore).toBe(reads); // within reuseMs of the verdict: no GET
-    await sleep(settle.reuseMs);
-    await expect(echo(channel, "y")).rejects.toMatchObject({
-      message: expect.stringContaining(") while the Pod still runs: "),
-    });
-    expect(fake.state.reads - readsBefore).toBe(reads + 1); // past the window: one GET a call
-    fake.state.pod = {
-      status: {
-        phase: "Failed",
-        containerStatuses: [{ state: { terminated: { reason: "OOMKilled", exitCode: 137 } } } as never],
-      },
-    };
-    await sleep(settle.reuseMs);
-    await expect(echo(channel, "z")).rejects.toMatchObject({
-      message: expect.stringMatching(
-        /^the sandbox Pod ns\/warden-s1 has ended: its phase is Failed, its container terminated \(reason OOMKilled, exit code 137\), as a GET/,
-      ),
-    });
-    expect(fake.sockets).toHaveLength(1);
-    channel.close();
+    // The window, the reads' spacing and the verdict's reuse on fake timers (and performance.now()):
+    // a busy machine's stall of the event loop can neither leave the window with too few reads nor
+    // outlast the reuse of the verdict.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
+    try {
+      const settle = { windowMs: 600, everyMs: 10, reuseMs: 1000 };
+      const fake = fakeCluster();
+      const channel = await open(fake, undefined, settle);
+      const readsBefore = fake.state.reads;
+      const started = performance.now();
+      fake.helperKilled();
+      const stillRuns = { message: expect.stringContaining(") while the Pod still runs: ") };
+      const first = expect(echo(channel, "x")).rejects.toMatchObject(stillRuns);
+      await vi.advanceTimersByTimeAsync(settle.windowMs);
+      await first;
+      expect(performance.now() - started).toBeGreaterThanOrEqual(settle.windowMs - 20);
+      const reads = fake.state.reads - readsBefore;
+      expect(reads).toBeGreaterThan(2);
+      expect(reads).toBeLessThanOrEqual(settle.windowMs / settle.everyMs + 1);
+      await expect(echo(channel, "y")).rejects.toMatchObject(stillRuns);
+      expect(fake.state.reads - readsBefore).toBe(reads); // within reuseMs of the verdict: no GET
+      await vi.advanceTimersByTimeAsync(settle.reuseMs);
+      await expect(echo(channel, "y")).rejects.toMatchObject(stillRuns);
+      expect(fake.state.reads - readsBefore).toBe(reads + 1); // past the window: one GET a call
+      fake.state.pod = {
+        status: {
+          phase: "Failed",
+          containerStatuses: [{ state: { terminated: { reason: "OOMKilled", exitCode: 137 } } } as never],
+        },
+      };
+      await vi.advanceTimersByTimeAsync(settle.reuseMs);
+      await expect(echo(channel, "z")).rejects.toMatchObject({
+        message: expect.stringMatching(
+          /^the sandbox Pod ns\/warden-s1 has ended: its phase is Failed, its container terminated \(reason OOMKilled, exit code 137\), as a GET/,
+        ),
+      });
+      expect(fake.sockets).toHaveLength(1);
+      channel.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("a call cut by the helper's end rejects AbortError as soon as its signal fires, not after the Pod's re-reads", async () => {
@@ -133,12 +137,11 @@ describe("PodChannel: the channel's helper ended", () => {
     const settle = { ...SETTLE, windowMs: 600_000 };
     const channel = await open(fake, undefined, settle);
     const abort = new AbortController();
-    const outcome = channel
-      .with(abort.signal, (c) => channelExec(c, { argv: ["sleep", "600"] }, {}))
-      .catch((e: Error) => e);
-    await sleep(10);
+    const { outcome } = await sleeping(fake, channel, abort.signal);
+    const readsBefore = fake.state.reads;
     fake.helperKilled();
-    await sleep(20);
+    // The channel's end is being settled: the Pod is being read again.
+    await expect.poll(() => fake.state.reads).toBeGreaterThan(readsBefore);
     abort.abort();
     const err = await outcome;
     expect(err).toBeInstanceOf(AbortError);

@@ -24,7 +24,7 @@ describe("PodChannel: the exec stream ends under a live session", () => {
   it("a call running when the stream ended rejects at once, naming the Pod and what happened", async () => {
     const fake = fakeCluster();
     const channel = await open(fake);
-    const running = (await sleeping(channel)).outcome;
+    const running = (await sleeping(fake, channel)).outcome;
     fake.cut();
     const err = (await running) as Error & { code?: string };
     expect(err.code).toBe("SANDBOX_ERROR");
@@ -78,8 +78,7 @@ describe("PodChannel: the exec stream ends under a live session", () => {
     const fake = fakeCluster(30);
     const channel = await open(fake);
     const handshake = fake.state.pings[0] ?? 0;
-    await sleep(200);
-    expect((fake.state.pings[0] ?? 0) - handshake).toBeGreaterThanOrEqual(3);
+    await expect.poll(() => (fake.state.pings[0] ?? 0) - handshake).toBeGreaterThanOrEqual(3);
     expect(channel.reconnects).toBe(0);
     fake.state.mute = true; // the first stream's helper stops answering (a half-open connection)
     while (channel.reconnects === 0) await sleep(10);

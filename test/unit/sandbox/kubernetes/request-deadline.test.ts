@@ -95,6 +95,18 @@ async function failure(call: () => Promise<unknown>): Promise<{ err: Error; ms: 
   return { err, ms: performance.now() - started };
 }
 
+/**
+ * `call`'s answer from namespace `slow` on fake timers: once the server got the request, its 300 ms
+ * (and no more) pass, so a deadline longer than that cannot fire however busy the machine is.
+ */
+async function answeredAfter300<T>(call: () => Promise<T>): Promise<T> {
+  const before = seen.length;
+  const answer = call();
+  await expect.poll(() => seen.length).toBe(before + 1);
+  await vi.advanceTimersByTimeAsync(300);
+  return answer;
+}
+
 const late = (method: string, path: string, ms = 1000) =>
   `Kubernetes API request ${method} ${path} got no answer within ${ms} ms (backend.requestTimeoutMs)`;
 
@@ -163,16 +175,29 @@ describe("backend.requestTimeoutMs: every API request has a deadline", () => {
   });
 
   it("lets a request answered in time through, merge patches included", async () => {
-    const cluster = connect(1000);
-    const read = await cluster.core.readNamespacedPod({ name: "p", namespace: "slow" });
-    const patched = await cluster.core.patchNamespacedPod(
-      { name: "p", namespace: "slow", body: { metadata: { annotations: { a: "b" } } } },
-      cluster.mergePatch,
-    );
-    expect([read.metadata?.name, patched.metadata?.name]).toEqual(["p", "p"]);
-    expect(seen).toContainEqual(["PATCH", "/api/v1/namespaces/slow/pods/p", "application/merge-patch+json"]);
-    // The kubeconfig's credentials still go with every request.
-    expect([...authorizations]).toEqual(["Bearer t"]);
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const cluster = connect(1000);
+      const read = await answeredAfter300(() =>
+        cluster.core.readNamespacedPod({ name: "p", namespace: "slow" }),
+      );
+      const patched = await answeredAfter300(() =>
+        cluster.core.patchNamespacedPod(
+          { name: "p", namespace: "slow", body: { metadata: { annotations: { a: "b" } } } },
+          cluster.mergePatch,
+        ),
+      );
+      expect([read.metadata?.name, patched.metadata?.name]).toEqual(["p", "p"]);
+      expect(seen).toContainEqual([
+        "PATCH",
+        "/api/v1/namespaces/slow/pods/p",
+        "application/merge-patch+json",
+      ]);
+      // The kubeconfig's credentials still go with every request.
+      expect([...authorizations]).toEqual(["Bearer t"]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("readPodWithin's own shorter bound, or the clients' when earlier, gives up a GET of the Pod", async () => {
@@ -186,24 +211,31 @@ describe("backend.requestTimeoutMs: every API request has a deadline", () => {
   });
 
   it("stops a request's deadline timers once it is answered: nothing aborts it later", async () => {
-    const cluster = connectCluster({ namespace: "slow", kubeconfig, requestTimeoutMs: 1000 });
-    const { Observable } = kubernetesClient();
-    let request: RequestContext | undefined;
-    const capture: ObservableMiddleware = {
-      pre: (context) => {
-        request = context;
-        return new Observable(Promise.resolve(context));
-      },
-      post: (response) => new Observable(Promise.resolve(response)),
-    };
-    const own = requestDeadline(500, "podReadTimeoutMs");
-    const pod = await cluster.core.readNamespacedPod(
-      { name: "p", namespace: "slow" },
-      { middleware: [...(own.middleware ?? []), capture], middlewareMergeStrategy: "append" },
-    );
-    expect(pod.metadata?.name).toBe("p");
-    await new Promise((r) => setTimeout(r, 1200)); // past both the call's 500 ms and the clients' 1000 ms
-    expect(request?.getSignal()?.aborted).toBe(false);
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const cluster = connectCluster({ namespace: "slow", kubeconfig, requestTimeoutMs: 1000 });
+      const { Observable } = kubernetesClient();
+      let request: RequestContext | undefined;
+      const capture: ObservableMiddleware = {
+        pre: (context) => {
+          request = context;
+          return new Observable(Promise.resolve(context));
+        },
+        post: (response) => new Observable(Promise.resolve(response)),
+      };
+      const own = requestDeadline(500, "podReadTimeoutMs");
+      const pod = await answeredAfter300(() =>
+        cluster.core.readNamespacedPod(
+          { name: "p", namespace: "slow" },
+          { middleware: [...(own.middleware ?? []), capture], middlewareMergeStrategy: "append" },
+        ),
+      );
+      expect(pod.metadata?.name).toBe("p");
+      await vi.advanceTimersByTimeAsync(1200); // past both the call's 500 ms and the clients' 1000 ms
+      expect(request?.getSignal()?.aborted).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("bounds the kubeconfig's credential step (an exec plugin that never answers) by it too", async () => {

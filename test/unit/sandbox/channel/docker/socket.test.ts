@@ -3,6 +3,7 @@
  * fake helper on the host: it answers pings with pid 7 on the attach stream and pid 8 on the
  * socket, so each test sees which one carried the round trip.
  */
+import { once } from "node:events";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -171,8 +172,10 @@ describe("connectChannel with a socket directory", () => {
 
   it("after the move, losing the attach stream keeps the channel; losing the socket ends it", async () => {
     const { fake, client } = await onSocket("connect");
+    const attachClosed = once(fake.attach, "close");
     fake.attach.destroy();
-    await new Promise((r) => setTimeout(r, 20));
+    await attachClosed; // the client's own listeners heard it first
+    await new Promise((r) => setImmediate(r));
     expect(client.closed).toBe(false);
     expect(await client.ping()).toEqual({ version: "6", pid: 8 });
     fake.socket()?.destroy();

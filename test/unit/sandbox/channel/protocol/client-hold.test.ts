@@ -33,7 +33,6 @@ function recordingTransport() {
 const out = (id: number, text: string) => encodeFrame(FrameType.stdout, id, Buffer.from(text));
 const exit = (id: number) => encodeFrame(FrameType.exit, id, Buffer.from('{"code":0}'));
 const tick = () => new Promise((r) => setImmediate(r));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function deferred() {
   let resolve = () => {};
@@ -123,8 +122,8 @@ describe("ChannelClient read hold", () => {
       timeoutMs: 30,
       onUnanswered: (r) => reasons.push(r),
     });
-    await sleep(200);
-    expect(t.sent.filter((s) => s.type === FrameType.ping).length).toBeGreaterThanOrEqual(2);
+    // A second ping is sent only once the first one's 30 ms went by unanswered and was judged.
+    await expect.poll(() => t.sent.filter((s) => s.type === FrameType.ping).length).toBeGreaterThanOrEqual(2);
     expect(reasons).toEqual([]);
     expect(t.client.closed).toBe(false);
     full.resolve();

@@ -154,13 +154,17 @@ describe("ChannelClient over a fake helper", () => {
   });
 
   it("an aborted file call rejects AbortError and drops the late reply", async () => {
-    const { client } = fakeHelper((f, reply) => setTimeout(() => reply(FrameType.result, f.id, null), 50));
+    const late: (() => void)[] = [];
+    const { client } = fakeHelper((f, reply) => late.push(() => reply(FrameType.result, f.id, null)));
     const ac = new AbortController();
     const p = channelStat(client, "/workspace", { signal: ac.signal });
     ac.abort();
     await expect(p).rejects.toBeInstanceOf(AbortError);
-    await new Promise((r) => setTimeout(r, 80));
+    expect(late).toHaveLength(1);
+    late[0]?.(); // the reply, after the abort: delivered on the next setImmediate, as the fake's are
+    await new Promise((r) => setImmediate(r));
     expect(client.inFlight).toBe(0);
+    expect(client.closed).toBe(false);
   });
 
   it("a dropped channel rejects pending and later calls with SandboxNotRunningError", async () => {
