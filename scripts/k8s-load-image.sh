@@ -36,5 +36,11 @@ if k8s_ctr images ls "name==$name" | grep -qF "$label"; then
   exit 0
 fi
 k8s_say "loading $ref into the cluster as $name"
-docker save "$ref" | k8s_ctr images import - >/dev/null
+# An import can fail once on a snapshot containerd's garbage collector removed meanwhile ("parent
+# snapshot … does not exist", seen after a cluster restart): a second import of the same layers
+# succeeds, so one retry; a second failure is reported.
+if ! docker save "$ref" | k8s_ctr images import - >/dev/null; then
+  k8s_say "import of $ref failed; retrying once"
+  docker save "$ref" | k8s_ctr images import - >/dev/null
+fi
 k8s_ctr images label "$name" "$label" >/dev/null
