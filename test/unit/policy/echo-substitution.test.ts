@@ -3,17 +3,12 @@
  * `rg -F "$(echo 'x')" README.md` is `rg -F x README.md`. Where echo may not be bash's builtin
  * (a function, an alias, shopt, enable) or its words may be options or escapes, it stays any text.
  */
-import { beforeAll, expect, it } from "vitest";
-import { evaluate, lexicalContext, loadPolicy, type Policy } from "../../../src/policy/index.js";
+import { expect, it } from "vitest";
+import { shippedPolicies } from "../../helpers/policy.js";
 
-const policies: Record<string, Policy> = {};
-beforeAll(async () => {
-  for (const name of ["default", "readonly"])
-    policies[name] = await loadPolicy([new URL(`../../../policies/${name}.yaml`, import.meta.url).pathname]);
-});
-
-const decide = async (name: string, command: string) =>
-  (await evaluate(policies[name] as Policy, { tool: "bash", args: { command } }, lexicalContext)).decision;
+const shipped = shippedPolicies("default", "readonly");
+const decide = async (name: "default" | "readonly", command: string) =>
+  (await shipped.decide(name, command)).decision;
 
 it.each([
   ["rg -F \"$(echo 'x')\" README.md", "allow", "allow"],

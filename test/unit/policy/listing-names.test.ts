@@ -6,17 +6,10 @@
  * directories unless `-H` / `--hidden` / `-u`. Checked in warden-sandbox (find 4.9, grep 3.8,
  * rg 13, fd 10). The paths a listing may print, at any depth, meet every path rule.
  */
-import { beforeAll, expect, it } from "vitest";
-import { evaluate, lexicalContext, loadPolicy, type Policy } from "../../../src/policy/index.js";
+import { expect, it } from "vitest";
+import { shippedPolicies } from "../../helpers/policy.js";
 
-const policies: Record<string, Policy> = {};
-beforeAll(async () => {
-  for (const name of ["default", "readonly"])
-    policies[name] = await loadPolicy([new URL(`../../../policies/${name}.yaml`, import.meta.url).pathname]);
-});
-
-const decide = (name: string, command: string) =>
-  evaluate(policies[name] as Policy, { tool: "bash", args: { command } }, lexicalContext);
+const { decide } = shippedPolicies("default", "readonly");
 
 // A path a rule may deny asks (readonly's callers without an approver refuse it).
 it.each([

@@ -3,17 +3,10 @@
  * policies, and the reason for an expanded argument shown as the script writes it (it showed the
  * internal placeholder `\x01`). Each refusal nearby stays (a listing that names a secret asks).
  */
-import { beforeAll, expect, it } from "vitest";
-import { evaluate, lexicalContext, loadPolicy, type Policy } from "../../../src/policy/index.js";
+import { expect, it } from "vitest";
+import { shippedPolicies } from "../../helpers/policy.js";
 
-const policies: Record<string, Policy> = {};
-beforeAll(async () => {
-  for (const name of ["default", "readonly"])
-    policies[name] = await loadPolicy([new URL(`../../../policies/${name}.yaml`, import.meta.url).pathname]);
-});
-
-const decide = (name: string, command: string) =>
-  evaluate(policies[name] as Policy, { tool: "bash", args: { command } }, lexicalContext);
+const { decide } = shippedPolicies("default", "readonly");
 
 it.each([
   ["readonly", 'for f in src/*.ts; do wc -l "$f"; done'],
@@ -24,7 +17,7 @@ it.each([
   // `git -C DIR` is judged as git started in DIR (git(1)): its subcommand, and its paths below DIR.
   ["default", "git -C packages/tui log --oneline -3"],
   ["readonly", "git -C packages/tui diff --stat"],
-])("under %s %s is allowed", async (name, command) => {
+] as const)("under %s %s is allowed", async (name, command) => {
   expect((await decide(name, command)).decision).toBe("allow");
 });
 
@@ -49,7 +42,7 @@ it.each([
   ["readonly", "find . -name '*.log' -print0 | xargs -0 grep -l ERROR", "ask"],
   ["default", "git ls-files '*.ts' | xargs wc -l", "ask"],
   ["default", "wc -l $(git ls-files '*.ts')", "ask"],
-])("under %s %s stays refused (%s)", async (name, command, decision) => {
+] as const)("under %s %s stays refused (%s)", async (name, command, decision) => {
   expect((await decide(name, command)).decision).toBe(decision);
 });
 
