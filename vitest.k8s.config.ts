@@ -19,6 +19,7 @@ export default defineConfig({
       "test/engine/server/crash.test.ts",
       "test/engine/server/files-routes.test.ts",
       "test/engine/server/spill-quota.test.ts",
+      "test/engine/policy/ordinary-live.test.ts",
     ],
     env: { WARDEN_TEST_BACKEND: "kubernetes" },
     globalSetup: ["test/k8s/global-setup.ts"],

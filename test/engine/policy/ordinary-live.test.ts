@@ -19,8 +19,7 @@ import type { BeforeToolCallHook } from "../../../src/pipeline/index.js";
 import { createPolicyHook, evaluate, lexicalContext, loadPolicy } from "../../../src/policy/index.js";
 import type { Sandbox } from "../../../src/sandbox/index.js";
 import type { AnyTool } from "../../../src/tools/index.js";
-import { createTestSandbox } from "../../helpers/backend.js";
-import { describeEngine } from "../../helpers/engine.js";
+import { createTestSandbox, describeBackend } from "../../helpers/backend.js";
 
 const tenant = `test-ordinary-${randomBytes(3).toString("hex")}`;
 const shipped = (name: string) => new URL(`../../../policies/${name}.yaml`, import.meta.url).pathname;
@@ -93,11 +92,10 @@ async function liveDecision(hook: BeforeToolCallHook, asked: string[], sandbox: 
     sessionId: tenant,
   });
   if (asked.length > before) return "ask";
-  if (result && "block" in result && process.env.C3_DEBUG) console.info(command, result.reason);
   return result && "block" in result ? "deny" : "allow";
 }
 
-describeEngine("ordinary read-only commands judged live (issue 37 item 11)", () => {
+describeBackend("ordinary read-only commands judged live (issue 37 item 11)", () => {
   let ws: string;
   let sandbox: Sandbox;
   const hooks: Record<string, { hook: BeforeToolCallHook; asked: string[] }> = {};
