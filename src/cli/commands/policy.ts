@@ -44,8 +44,8 @@ export function formatDecision(decision: Decision): string {
   const trail: string[] = [];
   const unmatched: string[] = [];
   for (const e of decision.trail) {
-    // Arguments no path rule matched: one line. Each is only a word that may name a file, and an
-    // option's attached value counts (`-la` may be `-l a`), so listing each as a path misleads.
+    // Arguments no path rule matched: one line. Each is only a word that may name a file (`status`
+    // of `git status`, the `f` of `-rf`), so listing each as a path of its own misleads.
     if (e.kind === "argument" && e.decision === "allow" && !e.ruleId) {
       if (unmatched.length === 0) trail.push("");
       unmatched.push(shown(e.part));
@@ -60,7 +60,7 @@ export function formatDecision(decision: Decision): string {
   if (at !== -1)
     trail[at] =
       `  allow argument words that may name files: ${unmatched.join(", ")} — no deny or ask path rule ` +
-      "matches them (an option's attached value counts: -la may be -l a)";
+      "matches them (each word that may be a path counts, a subcommand and an option's attached value too: -rf may be -r f)";
   return [
     ...head,
     "trail:",

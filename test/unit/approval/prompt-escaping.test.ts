@@ -107,7 +107,7 @@ describe("approval prompts show model text with its controls visible (F5)", () =
     expect(formatDecision(argued).split("\n").slice(3)).toEqual([
       "trail:",
       "  allow command ls -la src [allow-read-only-commands @operator]",
-      "  allow argument words that may name files: /workspace/a, /workspace/src — no deny or ask path rule matches them (an option's attached value counts: -la may be -l a)",
+      "  allow argument words that may name files: /workspace/a, /workspace/src — no deny or ask path rule matches them (each word that may be a path counts, a subcommand and an option's attached value too: -rf may be -r f)",
       "(paths resolved lexically; symlinks are not followed by explain)",
     ]);
   });
