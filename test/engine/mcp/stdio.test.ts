@@ -94,10 +94,10 @@ describeEngine("warden mcp over stdio (SDK client)", () => {
       "Tool call refused: bash part 'rm -rf src' is denied by rule 'deny-rm' (operator policy): deleting files with rm is not allowed; use the edit or write tools, or ask the user. Nothing was run.",
     );
 
-    const ask = await client.callTool({ name: "bash", arguments: { command: "sleep 0" } });
+    const ask = await client.callTool({ name: "bash", arguments: { command: "hostname" } });
     expect(ask.isError).toBe(true);
     expect(text(ask)).toBe(
-      "Tool call refused: bash part 'sleep 0' needs approval (rule 'default' (operator policy)) and the MCP client does not support elicitation (allow the call in the policy, or use an MCP client that supports elicitation), so it is denied. Nothing was run.",
+      "Tool call refused: bash part 'hostname' needs approval (rule 'default' (operator policy)) and the MCP client does not support elicitation (allow the call in the policy, or use an MCP client that supports elicitation), so it is denied. Nothing was run.",
     );
   });
 
@@ -110,12 +110,18 @@ describeEngine("warden mcp over stdio (SDK client)", () => {
         return { decision: answer };
       },
     });
-    const allowed = await client.callTool({ name: "bash", arguments: { command: "sleep 0; echo approved" } });
+    const allowed = await client.callTool({
+      name: "bash",
+      arguments: { command: "hostname >/dev/null; echo approved" },
+    });
     expect(allowed.isError).toBe(false);
     expect(text(allowed)).toBe("approved\n");
     expect(messages[0]).toContain("Tool call needs approval: bash");
     answer = "deny";
-    const denied = await client.callTool({ name: "bash", arguments: { command: "sleep 0; echo again" } });
+    const denied = await client.callTool({
+      name: "bash",
+      arguments: { command: "hostname >/dev/null; echo again" },
+    });
     expect(denied.isError).toBe(true);
     expect(text(denied)).toContain(
       "needs approval (rule 'default' (operator policy)) and the approver denied it",

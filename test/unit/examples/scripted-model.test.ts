@@ -34,7 +34,7 @@ async function startCli(...args: string[]): Promise<{ child: ResultPromise; base
       const m = /^OPENAI_BASE_URL=(\S+)$/m.exec(out);
       if (m) resolve(m[1]!);
     });
-    child.on("exit", () => reject(new Error(`server exited before printing its URL: ${out}`)));
+    void child.then(() => reject(new Error(`server exited before printing its URL: ${out}`)));
   });
   return { child, baseURL };
 }
