@@ -19,7 +19,7 @@
  */
 
 import { posix } from "node:path";
-import { DIRECTORY_CHANGERS, WORKSPACE } from "./bash-arguments.js";
+import { changeDirectory, DIRECTORY_CHANGERS, WORKSPACE } from "./bash-arguments.js";
 import type { BashPart } from "./bash-parts.js";
 import { ANY_TEXT, type Found } from "./command-pattern.js";
 import type { WalkEntry } from "./live-walk.js";
@@ -164,74 +164,139 @@ export async function livePaths(
   return [...out];
 }
 
-/** grep's options whose value is the next word (GNU grep(1) 3.8). */
-const GREP_VALUE = new Set(
-  (
-    "-e -f -m -A -B -C -d -D --regexp --file --max-count --after-context --before-context --context " +
-    "--directories --devices --include --exclude --exclude-dir --exclude-from --label --binary-files"
+/** grep's options whose value is the next word (GNU grep(1) 3.8), long ones without their dashes. */
+const GREP_VALUE = {
+  short: "efmABCdD",
+  long: (
+    "regexp file max-count after-context before-context context directories devices include exclude " +
+    "exclude-dir exclude-from label binary-files group-separator"
   ).split(" "),
-);
+};
 
-/** rg's options whose value is the next word (ripgrep 13, rg(1)). */
-const RG_VALUE = new Set(
-  (
-    "-e -f -g -t -T -m -A -B -C -j -M -E -r -d --regexp --file --glob --iglob --type --type-not " +
-    "--max-count --after-context --before-context --context --threads --max-columns --encoding " +
-    "--replace --max-depth --max-filesize --type-add --type-clear --colors --color --sort --sortr --pre " +
-    "--pre-glob --ignore-file --path-separator --context-separator --engine --dfa-size-limit " +
-    "--regex-size-limit --field-match-separator --field-context-separator"
+/** rg's options whose value is the next word (ripgrep 13, rg(1)), long ones without their dashes. */
+const RG_VALUE = {
+  short: "efgtTmABCjMErd",
+  long: (
+    "regexp file glob iglob type type-not max-count after-context before-context context threads " +
+    "max-columns encoding replace max-depth max-filesize type-add type-clear colors color sort sortr pre " +
+    "pre-glob ignore-file path-separator context-separator engine dfa-size-limit regex-size-limit " +
+    "field-match-separator field-context-separator"
   ).split(" "),
-);
+};
 
 /** A recursive search and the directories whose every file it reads. */
 export interface RecursiveRead {
   part: Extract<BashPart, { kind: "command" }>;
-  /** Absolute directories (or files) it searches; relative ones are below /workspace. */
-  dirs: string[];
-  /** It reads dot files and walks dot directories (grep -r, rg --hidden / -uu / -.). */
+  /**
+   * Absolute directories (or files) it searches; null when they are not known here (a relative
+   * operand after a `cd` or under a wrapper's directory that is not literal): never allowed.
+   */
+  dirs: string[] | null;
+  /** It reads dot files and walks dot directories (grep -r; rg always: see recursiveReads). */
   hidden: boolean;
+}
+
+/** The long option `word` (`--name[=value]`) may be, as getopt_long reads an unambiguous prefix. */
+function longNames(word: string, names: readonly string[]): string[] {
+  const name = word.slice(2).split("=")[0] as string;
+  const exact = names.filter((n) => n === name);
+  return exact.length > 0 ? exact : names.filter((n) => n.startsWith(name));
+}
+
+/**
+ * One command's options and operands as grep (getopt_long: clustered short options, a value
+ * attached or the next word, unambiguous prefixes of long options) or rg reads them: whether it
+ * recurses, whether its pattern comes from an option (`-e`, `-f`), and its other words.
+ */
+function searchWords(grep: boolean, words: readonly (string | null)[]) {
+  const values = grep ? GREP_VALUE : RG_VALUE;
+  const longs = [...values.long, "recursive", "dereference-recursive", "hidden", "files"];
+  let recursive = !grep;
+  let listsOnly = false;
+  let fromOption = false;
+  const operands: (string | null)[] = [];
+  let options = true;
+  // grep's -d / --directories ACTION (argmatch takes an unambiguous prefix): recurse unless read or skip.
+  const directories = (value: string | null | undefined) => {
+    if (value === null || !["read", "skip", "rea", "ski", "sk", "s"].includes(value ?? "read"))
+      recursive = true;
+  };
+  let expands = false;
+  for (let k = 0; k < words.length; k++) {
+    const w = words[k] as string | null;
+    // A word that expands may be any option: it may recurse, or give the pattern.
+    if (w === null && options) [recursive, expands] = [true, true];
+    if (w === null || !options || w === "-" || !w.startsWith("-")) {
+      operands.push(w);
+      continue;
+    }
+    if (w === "--") {
+      options = false;
+      continue;
+    }
+    if (w.startsWith("--")) {
+      const names = longNames(w, longs);
+      const inline = w.includes("=") ? w.slice(w.indexOf("=") + 1) : undefined;
+      const takes = names.some((n) => values.long.includes(n));
+      const value = takes && inline === undefined ? (words[++k] ?? "") : inline;
+      if (grep && names.some((n) => n === "recursive" || n === "dereference-recursive")) recursive = true;
+      if (grep && names.includes("directories")) directories(value);
+      if (!grep && names.length === 1 && names[0] === "files") listsOnly = true;
+      if (names.some((n) => n === "regexp" || n === "file")) fromOption = true;
+      continue;
+    }
+    for (let i = 1; i < w.length; i++) {
+      const c = w[i] as string;
+      if (grep && (c === "r" || c === "R")) recursive = true;
+      if (!values.short.includes(c)) continue;
+      const value = i + 1 < w.length ? w.slice(i + 1) : (words[++k] ?? "");
+      if (c === "e" || c === "f") fromOption = true;
+      if (grep && c === "d") directories(value);
+      break;
+    }
+  }
+  const rest = fromOption ? operands : operands.slice(1);
+  // The words it searches (null: one that expands); with none named, the working directory.
+  const named = expands ? operands : rest;
+  return { recursive: recursive && !listsOnly, operands: rest.length > 0 ? named : [...named, "."] };
 }
 
 /**
  * The recursive searches among `parts`: `grep` / `egrep` / `fgrep` with `-r`, `-R`, `--recursive`,
- * `--dereference-recursive` or `--directories=recurse`, `rgrep`, and `rg` (not `--files`, which
- * reads no file), with their operands after the pattern (none: the working directory; after a
- * `cd` that is not known here, so none is judged).
+ * `--dereference-recursive` or `--directories=recurse` (also as getopt_long's prefixes and
+ * argmatch's abbreviations: `--recur`, `-d rec`), `rgrep`, and `rg` (not `--files`, which reads no
+ * file), with their operands after the pattern (none: the working directory). A relative operand
+ * is below each directory the script may be in (after `cd`: changeDirectory) and a wrapper's
+ * (`env -C DIR`); where that is not known, `dirs` is null. rg is judged as reading dot files too
+ * (`hidden`): an ignore file's whitelist line (`!.env` in `.ignore`, `.rgignore`, `.gitignore`)
+ * makes rg search a dot file without `--hidden`.
  */
 export function recursiveReads(parts: readonly BashPart[]): RecursiveRead[] {
-  const moved = parts.some((p) => p.kind === "command" && DIRECTORY_CHANGERS.has(p.argv[0]?.value ?? ""));
+  let cwds: string[] | null = [WORKSPACE];
   const out: RecursiveRead[] = [];
   for (const part of parts) {
-    if (part.kind !== "command" || part.cwd !== undefined) continue;
+    if (part.kind !== "command") continue;
     const name = posix.basename(part.argv[0]?.value ?? "");
-    const words = part.argv.slice(1).map((w) => (w.value !== null && !w.expands ? w.value : null));
-    if (words.includes(null)) continue;
+    if (DIRECTORY_CHANGERS.has(part.argv[0]?.value ?? "")) cwds = changeDirectory(part.argv, cwds);
     const grep = ["grep", "egrep", "fgrep", "rgrep"].includes(name);
     if (!grep && name !== "rg") continue;
-    let recursive = name === "rg" || name === "rgrep";
-    let hidden = grep;
-    let pattern = true;
-    const operands: string[] = [];
-    let options = true;
-    for (let k = 0; k < words.length; k++) {
-      const w = words[k] as string;
-      if (options && w === "--") options = false;
-      else if (options && w.startsWith("-") && w.length > 1) {
-        const option = w.split("=")[0] as string;
-        if (grep && (/^-[^-]*[rR]/.test(w) || /^--(dereference-)?recursive$|^--directories=recurse$/.test(w)))
-          recursive = true;
-        if (grep && w === "-d" && words[k + 1] === "recurse") recursive = true;
-        if (!grep && (w === "--hidden" || /^-[^-]*[.u]/.test(w))) hidden = true;
-        if (!grep && w === "--files") recursive = false;
-        if (["-e", "-f", "--regexp", "--file"].includes(option)) pattern = false;
-        if ((grep ? GREP_VALUE : RG_VALUE).has(w)) k++;
-      } else if (pattern) pattern = false;
-      else operands.push(w);
+    const words = part.argv.slice(1).map((w) => (w.value !== null && !w.expands ? w.value : null));
+    const search = searchWords(grep, words);
+    if (!search.recursive && name !== "rgrep") continue;
+    // An expanding operand is judged as the glob it is (bash-arguments.ts); the literal ones are walked.
+    const operands = search.operands.filter((o) => o !== null);
+    const here = (dir: string) =>
+      part.cwd === undefined ? dir : part.cwd === null ? null : posix.resolve(dir, part.cwd);
+    let dirs: string[] | null = [];
+    for (const operand of operands) {
+      if (operand.startsWith("/")) dirs?.push(posix.resolve(operand));
+      else
+        for (const cwd of cwds ?? [null]) {
+          const base = cwd === null ? null : here(cwd);
+          dirs = base === null || dirs === null ? null : [...dirs, posix.resolve(base, operand)];
+        }
     }
-    if (!recursive) continue;
-    if (operands.length === 0 && moved) continue;
-    const dirs = (operands.length > 0 ? operands : ["."]).map((o) => posix.resolve(WORKSPACE, o));
-    out.push({ part, dirs, hidden });
+    out.push({ part, dirs: dirs === null ? null : [...new Set(dirs)], hidden: true });
   }
   return out;
 }
