@@ -150,13 +150,16 @@ export async function livePaths(
   if (!entries) return null;
   if (entries.some((e) => e.type === "l" && e.to === "d")) return null;
   const matched = entries.filter((e) => e !== entries[0] && shape.regex.test(e.path));
-  // A name is not always passed whole: xargs splits its input at blanks and reads quotes and
-  // backslashes, bash splits an unquoted `$(…)` or loop variable `$f` at blanks and globs it
-  // again (`src/x .env` may become `src/x` and `.env`, `src/id_rs[a]` may become `src/id_rsa`).
-  if (matched.some((e) => /[\s'"\\*?[]/.test(e.path))) return null;
   const dirs = matched.filter((e) => e.type === "d").map((e) => `${e.path}/`);
   const out = new Set<string>();
   for (const e of entries) if (matched.includes(e) || dirs.some((d) => e.path.startsWith(d))) out.add(e.path);
+  // A name is not always passed whole: xargs splits its input at blanks and reads quotes and
+  // backslashes, bash splits an unquoted `$(…)` or loop variable `$f` at blanks and globs it
+  // again (`src/x .env` may become `src/x` and `.env`, `src/id_rs[a]` may become `src/id_rsa`).
+  // Nor always as a path: ls prints bare names, git ls-files and rg --files paths without `./`,
+  // so a name beginning with `-` reaches the next command as an option (`--files0-from=.l`
+  // makes wc and du read the files that .l names).
+  if ([...out].some((path) => /[\s'"\\*?[]|\/-/.test(path))) return null;
   for (const path of [...out]) {
     const entry = entries.find((e) => e.path === path);
     if (entry?.type === "l") out.add(await resolve(path).catch(() => path));

@@ -257,4 +257,18 @@ describe("live judgement of listings, globs and recursive searches", () => {
     expect(await decide("rg TOKEN", live(tree))).toBe("deny");
     expect(await decide("rg TOKEN src docs", live(tree))).toBe("allow");
   });
+
+  it("a listed name beginning with - may be an option of the next command: lexical (attack-38c)", async () => {
+    // ls prints bare names: `--files0-from=lst` made wc (and du) read the files lst names (.env).
+    const tree: Tree = { ...BASE, "/workspace/lst": "f", "/workspace/src/--files0-from=lst": "f" };
+    expect(await decide("ls src | xargs wc -l", live(BASE))).toBe("allow");
+    expect(await decide("ls src | xargs wc -l", live(tree))).toBe("ask");
+    expect(await decide("wc -l $(ls src)", live(tree))).toBe("ask");
+    expect(await decide("ls src | xargs du -b", live(tree))).toBe("ask");
+    // git ls-files prints paths relative to the working directory, without `./`.
+    const clean: Tree = { "/workspace/src": "d", "/workspace/src/a.ts": "f" };
+    expect(await decide("git ls-files '*.ts' | xargs wc -l", live(clean))).toBe("allow");
+    const root: Tree = { ...clean, "/workspace/--files0-from=.l.ts": "f" };
+    expect(await decide("git ls-files '*.ts' | xargs wc -l", live(root))).toBe("ask");
+  });
 });
