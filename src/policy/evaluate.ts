@@ -226,7 +226,8 @@ function refusedPaths(
 /**
  * The files below a recursive search's directories that a deny or ask path rule names; an opaque
  * subject (never allowed) when its directories are not known here or one cannot be walked (a
- * directory the sandbox user may not read, more than MAX_WALK_ENTRIES), or is not there in a
+ * directory the sandbox user may not read, more than MAX_WALK_ENTRIES), holds a link to a directory
+ * that the search follows (grep -R, rg -L), or is not there in a
  * script that `writes` (it may create it first): what it reads there is not known, and a command
  * can make either happen (`chmod 000 d`).
  */
@@ -255,6 +256,11 @@ async function recursiveSubjects(
     if (entries === null || (writes && entries.length === 0))
       return unknown(
         `a recursive search below ${dir}, whose files cannot all be listed, may read any of them`,
+      );
+    // What is below a link to a directory is not walked (find -P): a search that follows it reads it.
+    if (read.follows && entries.some((e, k) => k > 0 && e.type === "l" && e.to === "d"))
+      return unknown(
+        `a recursive search below ${dir} follows a link to a directory there, whose files are not listed`,
       );
     for (const entry of entries) {
       paths.push(entry.path);

@@ -197,6 +197,8 @@ export interface RecursiveRead {
   dirs: string[] | null;
   /** It reads dot files and walks dot directories (grep -r; rg always: see recursiveReads). */
   hidden: boolean;
+  /** It follows links to directories below its directories (grep -R, rg -L / --follow). */
+  follows: boolean;
 }
 
 /** The long option `word` (`--name[=value]`) may be, as getopt_long reads an unambiguous prefix. */
@@ -213,7 +215,8 @@ function longNames(word: string, names: readonly string[]): string[] {
  */
 function searchWords(grep: boolean, words: readonly (string | null)[]) {
   const values = grep ? GREP_VALUE : RG_VALUE;
-  const longs = [...values.long, "recursive", "dereference-recursive", "hidden", "files"];
+  const longs = [...values.long, "recursive", "dereference-recursive", "hidden", "files", "follow"];
+  let follows = false;
   let recursive = !grep;
   let listsOnly = false;
   let fromOption = false;
@@ -228,7 +231,7 @@ function searchWords(grep: boolean, words: readonly (string | null)[]) {
   for (let k = 0; k < words.length; k++) {
     const w = words[k] as string | null;
     // A word that expands may be any option: it may recurse, or give the pattern.
-    if (w === null && options) [recursive, expands] = [true, true];
+    if (w === null && options) [recursive, expands, follows] = [true, true, true];
     if (w === null || !options || w === "-" || !w.startsWith("-")) {
       operands.push(w);
       continue;
@@ -243,6 +246,7 @@ function searchWords(grep: boolean, words: readonly (string | null)[]) {
       const takes = names.some((n) => values.long.includes(n));
       const value = takes && inline === undefined ? (words[++k] ?? "") : inline;
       if (grep && names.some((n) => n === "recursive" || n === "dereference-recursive")) recursive = true;
+      if (names.includes(grep ? "dereference-recursive" : "follow")) follows = true;
       if (grep && names.includes("directories")) directories(value);
       if (!grep && names.length === 1 && names[0] === "files") listsOnly = true;
       if (names.some((n) => n === "regexp" || n === "file")) fromOption = true;
@@ -251,6 +255,7 @@ function searchWords(grep: boolean, words: readonly (string | null)[]) {
     for (let i = 1; i < w.length; i++) {
       const c = w[i] as string;
       if (grep && (c === "r" || c === "R")) recursive = true;
+      if (c === (grep ? "R" : "L")) follows = true;
       if (!values.short.includes(c)) continue;
       const value = i + 1 < w.length ? w.slice(i + 1) : (words[++k] ?? "");
       if (c === "e" || c === "f") fromOption = true;
@@ -261,7 +266,7 @@ function searchWords(grep: boolean, words: readonly (string | null)[]) {
   const rest = fromOption ? operands : operands.slice(1);
   // The words it searches (null: one that expands); with none named, the working directory.
   const named = expands ? operands : rest;
-  return { recursive: recursive && !listsOnly, operands: rest.length > 0 ? named : [...named, "."] };
+  return { recursive: recursive && !listsOnly, follows, operands: rest.length > 0 ? named : [...named, "."] };
 }
 
 /**
@@ -299,7 +304,12 @@ export function recursiveReads(parts: readonly BashPart[]): RecursiveRead[] {
           dirs = base === null || dirs === null ? null : [...dirs, posix.resolve(base, operand)];
         }
     }
-    out.push({ part, dirs: dirs === null ? null : [...new Set(dirs)], hidden: true });
+    out.push({
+      part,
+      dirs: dirs === null ? null : [...new Set(dirs)],
+      hidden: true,
+      follows: search.follows,
+    });
   }
   return out;
 }

@@ -271,4 +271,16 @@ describe("live judgement of listings, globs and recursive searches", () => {
     const root: Tree = { ...clean, "/workspace/--files0-from=.l.ts": "f" };
     expect(await decide("git ls-files '*.ts' | xargs wc -l", live(root))).toBe("ask");
   });
+
+  it("a recursive search that follows a link to a directory is never allowed (attack-38c)", async () => {
+    // `src/up → /workspace`: `grep -R TOKEN src` read /workspace/.env through src/up/.env.
+    const tree: Tree = { ...BASE, "/workspace": "d", "/workspace/src/up": { to: "/workspace" } };
+    expect(await decide("grep -R TOKEN src", live(tree))).toBe("ask");
+    expect(await decide("grep --dereference-recursive TOKEN src", live(tree))).toBe("ask");
+    expect(await decide("rg -L TOKEN src", live(tree))).toBe("ask");
+    expect(await decide("rg --follow TOKEN src", live(tree))).toBe("ask");
+    // grep -r and rg without -L do not follow it (judged as its own path and its target).
+    expect(await decide("grep -r TOKEN src", live(tree))).toBe("allow");
+    expect(await decide("grep -R TOKEN src", live(BASE))).toBe("allow");
+  });
 });
