@@ -270,10 +270,28 @@ function searchWords(grep: boolean, words: readonly (string | null)[]) {
 }
 
 /**
+ * Whether git's `words` (after `git`) are a `git grep` that reads files git does not track, as
+ * grep -r reads them: `--no-index`, `--untracked` (or a prefix parse-options takes), a
+ * `grep.fallbackToNoIndex` setting, or a word that expands. Its pathspecs are not read: the
+ * working directory is searched.
+ */
+function gitGrepUntracked(words: readonly (string | null)[]): boolean {
+  const at = words.indexOf("grep");
+  if (at === -1) return false;
+  return words.some(
+    (w, k) =>
+      w === null ||
+      /fallbacktonoindex/i.test(w) ||
+      (k > at && /^--[a-z-]{3,}$/.test(w) && ["--no-index", "--untracked"].some((o) => o.startsWith(w))),
+  );
+}
+
+/**
  * The recursive searches among `parts`: `grep` / `egrep` / `fgrep` with `-r`, `-R`, `--recursive`,
  * `--dereference-recursive` or `--directories=recurse` (also as getopt_long's prefixes and
  * argmatch's abbreviations: `--recur`, `-d rec`), `rgrep`, and `rg` (not `--files`, which reads no
- * file), with their operands after the pattern (none: the working directory). A relative operand
+ * file), `git grep` of untracked files (gitGrepUntracked), with their operands after the pattern
+ * (none: the working directory). A relative operand
  * is below each directory the script may be in (after `cd`: changeDirectory) and a wrapper's
  * (`env -C DIR`); where that is not known, `dirs` is null. rg is judged as reading dot files too
  * (`hidden`): an ignore file's whitelist line (`!.env` in `.ignore`, `.rgignore`, `.gitignore`)
@@ -287,9 +305,12 @@ export function recursiveReads(parts: readonly BashPart[]): RecursiveRead[] {
     const name = posix.basename(part.argv[0]?.value ?? "");
     if (DIRECTORY_CHANGERS.has(part.argv[0]?.value ?? "")) cwds = changeDirectory(part.argv, cwds);
     const grep = ["grep", "egrep", "fgrep", "rgrep"].includes(name);
-    if (!grep && name !== "rg") continue;
     const words = part.argv.slice(1).map((w) => (w.value !== null && !w.expands ? w.value : null));
-    const search = searchWords(grep, words);
+    const untracked = name === "git" && gitGrepUntracked(words);
+    if (!grep && name !== "rg" && !untracked) continue;
+    const search = untracked
+      ? { recursive: true, follows: false, operands: ["."] }
+      : searchWords(grep, words);
     if (!search.recursive && name !== "rgrep") continue;
     // An expanding operand is judged as the glob it is (bash-arguments.ts); the literal ones are walked.
     const operands = search.operands.filter((o) => o !== null);

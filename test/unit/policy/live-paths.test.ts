@@ -283,4 +283,15 @@ describe("live judgement of listings, globs and recursive searches", () => {
     expect(await decide("grep -r TOKEN src", live(tree))).toBe("allow");
     expect(await decide("grep -R TOKEN src", live(BASE))).toBe("allow");
   });
+
+  it("git grep of untracked files is a recursive search (attack-38c)", async () => {
+    // `git grep --no-index TOKEN` printed /workspace/.env and .ssh/id_rsa under default.
+    expect(await decide("git grep --no-index TOKEN", live(BASE))).toBe("deny");
+    expect(await decide("git grep --untracked TOKEN", live(BASE))).toBe("deny");
+    expect(await decide("git grep --no-ind TOKEN", live(BASE))).toBe("deny");
+    expect(await decide("git -c grep.fallbackToNoIndex=true grep TOKEN", live(BASE))).not.toBe("allow");
+    expect(await decide("git grep --no-index TOKEN", live({ "/workspace/src": "d" }))).toBe("allow");
+    // Tracked files only: judged as before.
+    expect(await decide("git grep TOKEN", live(BASE))).toBe("allow");
+  });
 });
