@@ -222,6 +222,11 @@ describeBackend("ordinary read-only commands judged live (issue 37 item 11)", ()
     expect(await live("ls attack/open | xargs wc -l")).toBe("allow");
     await run("touch", "/workspace/attack/open/--files0-from=lst");
     expect(await live("ls attack/open | xargs wc -l")).toBe("ask");
+    // A name that is not UTF-8: the walk cannot name it (nor resolve the link), so it is not judged live.
+    await run("bash", "-c", "ln -s ../.env $'/workspace/attack/\\xff.ts'");
+    expect(await live("find attack -name '*.ts' | xargs cat")).not.toBe("allow");
+    expect(await live("grep -r SECRET attack")).toBe("ask");
+    await run("bash", "-c", "rm $'/workspace/attack/\\xff.ts'");
     // rg's dot rule is not trusted: an ignore file's `!.env` makes rg search .env.
     expect(await live("rg SECRET")).toBe("deny");
     await run("rm", "-rf", "/workspace/attack");
