@@ -167,7 +167,8 @@ async function bashSubjects(policy: Policy, command: unknown, ctx: EvaluateConte
   }
   // A recursive search reads every file below its directories: each is judged as the path it is.
   if (walk && withArguments)
-    for (const read of recursiveReads(parts)) subjects.push(recursiveSubjects(policy, read, walk, ctx));
+    for (const read of recursiveReads(parts))
+      subjects.push(recursiveSubjects(policy, read, walk, ctx, live === undefined));
   return (await Promise.all(subjects)).flat();
 }
 
@@ -222,17 +223,46 @@ function refusedPaths(
   return out;
 }
 
-/** The files below a recursive search's directories that a deny or ask path rule names. */
+/**
+ * The files below a recursive search's directories that a deny or ask path rule names; an opaque
+ * subject (never allowed) when its directories are not known here or one cannot be walked (a
+ * directory the sandbox user may not read, more than MAX_WALK_ENTRIES), holds a link to a directory
+ * that the search follows (grep -R, rg -L), or is not there in a
+ * script that `writes` (it may create it first): what it reads there is not known, and a command
+ * can make either happen (`chmod 000 d`).
+ */
 async function recursiveSubjects(
   policy: Policy,
   read: RecursiveRead,
   walk: Walk,
   ctx: EvaluateContext,
+  writes: boolean,
 ): Promise<Scoped[]> {
   const paths: string[] = [];
+  const unknown = (why: string): Scoped[] => {
+    const subject: Subject = {
+      kind: "opaque",
+      tools: ["bash"],
+      text: read.part.text,
+      why,
+      via: read.part.via,
+    };
+    return [{ subject, scope: scopeKey("bash", "opaque", read.part.text, why) }];
+  };
+  if (read.dirs === null)
+    return unknown("a recursive search in a directory not known here may read any file");
   for (const dir of read.dirs) {
     const entries = await walk(await ctx.resolvePath(dir).catch(() => dir), read.hidden);
-    for (const entry of entries ?? []) {
+    if (entries === null || (writes && entries.length === 0))
+      return unknown(
+        `a recursive search below ${dir}, whose files cannot all be listed, may read any of them`,
+      );
+    // What is below a link to a directory is not walked (find -P): a search that follows it reads it.
+    if (read.follows && entries.some((e, k) => k > 0 && e.type === "l" && e.to === "d"))
+      return unknown(
+        `a recursive search below ${dir} follows a link to a directory there, whose files are not listed`,
+      );
+    for (const entry of entries) {
       paths.push(entry.path);
       if (entry.type === "l") paths.push(await ctx.resolvePath(entry.path).catch(() => entry.path));
     }

@@ -19,7 +19,7 @@
  */
 
 import { posix } from "node:path";
-import { DIRECTORY_CHANGERS, WORKSPACE } from "./bash-arguments.js";
+import { changeDirectory, DIRECTORY_CHANGERS, WORKSPACE } from "./bash-arguments.js";
 import type { BashPart } from "./bash-parts.js";
 import { ANY_TEXT, type Found } from "./command-pattern.js";
 import type { WalkEntry } from "./live-walk.js";
@@ -150,13 +150,16 @@ export async function livePaths(
   if (!entries) return null;
   if (entries.some((e) => e.type === "l" && e.to === "d")) return null;
   const matched = entries.filter((e) => e !== entries[0] && shape.regex.test(e.path));
-  // A name is not always passed whole: xargs splits its input at blanks and reads quotes and
-  // backslashes, bash splits an unquoted `$(…)` or loop variable `$f` at blanks and globs it
-  // again (`src/x .env` may become `src/x` and `.env`, `src/id_rs[a]` may become `src/id_rsa`).
-  if (matched.some((e) => /[\s'"\\*?[]/.test(e.path))) return null;
   const dirs = matched.filter((e) => e.type === "d").map((e) => `${e.path}/`);
   const out = new Set<string>();
   for (const e of entries) if (matched.includes(e) || dirs.some((d) => e.path.startsWith(d))) out.add(e.path);
+  // A name is not always passed whole: xargs splits its input at blanks and reads quotes and
+  // backslashes, bash splits an unquoted `$(…)` or loop variable `$f` at blanks and globs it
+  // again (`src/x .env` may become `src/x` and `.env`, `src/id_rs[a]` may become `src/id_rsa`).
+  // Nor always as a path: ls prints bare names, git ls-files and rg --files paths without `./`,
+  // so a name beginning with `-` reaches the next command as an option (`--files0-from=.l`
+  // makes wc and du read the files that .l names).
+  if ([...out].some((path) => /[\s'"\\*?[]|\/-/.test(path))) return null;
   for (const path of [...out]) {
     const entry = entries.find((e) => e.path === path);
     if (entry?.type === "l") out.add(await resolve(path).catch(() => path));
@@ -164,74 +167,170 @@ export async function livePaths(
   return [...out];
 }
 
-/** grep's options whose value is the next word (GNU grep(1) 3.8). */
-const GREP_VALUE = new Set(
-  (
-    "-e -f -m -A -B -C -d -D --regexp --file --max-count --after-context --before-context --context " +
-    "--directories --devices --include --exclude --exclude-dir --exclude-from --label --binary-files"
+/** grep's options whose value is the next word (GNU grep(1) 3.8), long ones without their dashes. */
+const GREP_VALUE = {
+  short: "efmABCdD",
+  long: (
+    "regexp file max-count after-context before-context context directories devices include exclude " +
+    "exclude-dir exclude-from label binary-files group-separator"
   ).split(" "),
-);
+};
 
-/** rg's options whose value is the next word (ripgrep 13, rg(1)). */
-const RG_VALUE = new Set(
-  (
-    "-e -f -g -t -T -m -A -B -C -j -M -E -r -d --regexp --file --glob --iglob --type --type-not " +
-    "--max-count --after-context --before-context --context --threads --max-columns --encoding " +
-    "--replace --max-depth --max-filesize --type-add --type-clear --colors --color --sort --sortr --pre " +
-    "--pre-glob --ignore-file --path-separator --context-separator --engine --dfa-size-limit " +
-    "--regex-size-limit --field-match-separator --field-context-separator"
+/** rg's options whose value is the next word (ripgrep 13, rg(1)), long ones without their dashes. */
+const RG_VALUE = {
+  short: "efgtTmABCjMErd",
+  long: (
+    "regexp file glob iglob type type-not max-count after-context before-context context threads " +
+    "max-columns encoding replace max-depth max-filesize type-add type-clear colors color sort sortr pre " +
+    "pre-glob ignore-file path-separator context-separator engine dfa-size-limit regex-size-limit " +
+    "field-match-separator field-context-separator"
   ).split(" "),
-);
+};
 
 /** A recursive search and the directories whose every file it reads. */
 export interface RecursiveRead {
   part: Extract<BashPart, { kind: "command" }>;
-  /** Absolute directories (or files) it searches; relative ones are below /workspace. */
-  dirs: string[];
-  /** It reads dot files and walks dot directories (grep -r, rg --hidden / -uu / -.). */
+  /**
+   * Absolute directories (or files) it searches; null when they are not known here (a relative
+   * operand after a `cd` or under a wrapper's directory that is not literal): never allowed.
+   */
+  dirs: string[] | null;
+  /** It reads dot files and walks dot directories (grep -r; rg always: see recursiveReads). */
   hidden: boolean;
+  /** It follows links to directories below its directories (grep -R, rg -L / --follow). */
+  follows: boolean;
+}
+
+/** The long option `word` (`--name[=value]`) may be, as getopt_long reads an unambiguous prefix. */
+function longNames(word: string, names: readonly string[]): string[] {
+  const name = word.slice(2).split("=")[0] as string;
+  const exact = names.filter((n) => n === name);
+  return exact.length > 0 ? exact : names.filter((n) => n.startsWith(name));
+}
+
+/**
+ * One command's options and operands as grep (getopt_long: clustered short options, a value
+ * attached or the next word, unambiguous prefixes of long options) or rg reads them: whether it
+ * recurses, whether its pattern comes from an option (`-e`, `-f`), and its other words.
+ */
+function searchWords(grep: boolean, words: readonly (string | null)[]) {
+  const values = grep ? GREP_VALUE : RG_VALUE;
+  const longs = [...values.long, "recursive", "dereference-recursive", "hidden", "files", "follow"];
+  let follows = false;
+  let recursive = !grep;
+  let listsOnly = false;
+  let fromOption = false;
+  const operands: (string | null)[] = [];
+  let options = true;
+  // grep's -d / --directories ACTION (argmatch takes an unambiguous prefix): recurse unless read or skip.
+  const directories = (value: string | null | undefined) => {
+    if (value === null || !["read", "skip", "rea", "ski", "sk", "s"].includes(value ?? "read"))
+      recursive = true;
+  };
+  let expands = false;
+  for (let k = 0; k < words.length; k++) {
+    const w = words[k] as string | null;
+    // A word that expands may be any option: it may recurse, or give the pattern.
+    if (w === null && options) [recursive, expands, follows] = [true, true, true];
+    if (w === null || !options || w === "-" || !w.startsWith("-")) {
+      operands.push(w);
+      continue;
+    }
+    if (w === "--") {
+      options = false;
+      continue;
+    }
+    if (w.startsWith("--")) {
+      const names = longNames(w, longs);
+      const inline = w.includes("=") ? w.slice(w.indexOf("=") + 1) : undefined;
+      const takes = names.some((n) => values.long.includes(n));
+      const value = takes && inline === undefined ? (words[++k] ?? "") : inline;
+      if (grep && names.some((n) => n === "recursive" || n === "dereference-recursive")) recursive = true;
+      if (names.includes(grep ? "dereference-recursive" : "follow")) follows = true;
+      if (grep && names.includes("directories")) directories(value);
+      if (!grep && names.length === 1 && names[0] === "files") listsOnly = true;
+      if (names.some((n) => n === "regexp" || n === "file")) fromOption = true;
+      continue;
+    }
+    for (let i = 1; i < w.length; i++) {
+      const c = w[i] as string;
+      if (grep && (c === "r" || c === "R")) recursive = true;
+      if (c === (grep ? "R" : "L")) follows = true;
+      if (!values.short.includes(c)) continue;
+      const value = i + 1 < w.length ? w.slice(i + 1) : (words[++k] ?? "");
+      if (c === "e" || c === "f") fromOption = true;
+      if (grep && c === "d") directories(value);
+      break;
+    }
+  }
+  const rest = fromOption ? operands : operands.slice(1);
+  // The words it searches (null: one that expands); with none named, the working directory.
+  const named = expands ? operands : rest;
+  return { recursive: recursive && !listsOnly, follows, operands: rest.length > 0 ? named : [...named, "."] };
+}
+
+/**
+ * Whether git's `words` (after `git`) are a `git grep` that reads files git does not track, as
+ * grep -r reads them: `--no-index`, `--untracked` (or a prefix parse-options takes), a
+ * `grep.fallbackToNoIndex` setting, or a word that expands. Its pathspecs are not read: the
+ * working directory is searched.
+ */
+function gitGrepUntracked(words: readonly (string | null)[]): boolean {
+  const at = words.indexOf("grep");
+  if (at === -1) return false;
+  return words.some(
+    (w, k) =>
+      w === null ||
+      /fallbacktonoindex/i.test(w) ||
+      (k > at && /^--[a-z-]{3,}$/.test(w) && ["--no-index", "--untracked"].some((o) => o.startsWith(w))),
+  );
 }
 
 /**
  * The recursive searches among `parts`: `grep` / `egrep` / `fgrep` with `-r`, `-R`, `--recursive`,
- * `--dereference-recursive` or `--directories=recurse`, `rgrep`, and `rg` (not `--files`, which
- * reads no file), with their operands after the pattern (none: the working directory; after a
- * `cd` that is not known here, so none is judged).
+ * `--dereference-recursive` or `--directories=recurse` (also as getopt_long's prefixes and
+ * argmatch's abbreviations: `--recur`, `-d rec`), `rgrep`, and `rg` (not `--files`, which reads no
+ * file), `git grep` of untracked files (gitGrepUntracked), with their operands after the pattern
+ * (none: the working directory). A relative operand
+ * is below each directory the script may be in (after `cd`: changeDirectory) and a wrapper's
+ * (`env -C DIR`); where that is not known, `dirs` is null. rg is judged as reading dot files too
+ * (`hidden`): an ignore file's whitelist line (`!.env` in `.ignore`, `.rgignore`, `.gitignore`)
+ * makes rg search a dot file without `--hidden`.
  */
 export function recursiveReads(parts: readonly BashPart[]): RecursiveRead[] {
-  const moved = parts.some((p) => p.kind === "command" && DIRECTORY_CHANGERS.has(p.argv[0]?.value ?? ""));
+  let cwds: string[] | null = [WORKSPACE];
   const out: RecursiveRead[] = [];
   for (const part of parts) {
-    if (part.kind !== "command" || part.cwd !== undefined) continue;
+    if (part.kind !== "command") continue;
     const name = posix.basename(part.argv[0]?.value ?? "");
-    const words = part.argv.slice(1).map((w) => (w.value !== null && !w.expands ? w.value : null));
-    if (words.includes(null)) continue;
+    if (DIRECTORY_CHANGERS.has(part.argv[0]?.value ?? "")) cwds = changeDirectory(part.argv, cwds);
     const grep = ["grep", "egrep", "fgrep", "rgrep"].includes(name);
-    if (!grep && name !== "rg") continue;
-    let recursive = name === "rg" || name === "rgrep";
-    let hidden = grep;
-    let pattern = true;
-    const operands: string[] = [];
-    let options = true;
-    for (let k = 0; k < words.length; k++) {
-      const w = words[k] as string;
-      if (options && w === "--") options = false;
-      else if (options && w.startsWith("-") && w.length > 1) {
-        const option = w.split("=")[0] as string;
-        if (grep && (/^-[^-]*[rR]/.test(w) || /^--(dereference-)?recursive$|^--directories=recurse$/.test(w)))
-          recursive = true;
-        if (grep && w === "-d" && words[k + 1] === "recurse") recursive = true;
-        if (!grep && (w === "--hidden" || /^-[^-]*[.u]/.test(w))) hidden = true;
-        if (!grep && w === "--files") recursive = false;
-        if (["-e", "-f", "--regexp", "--file"].includes(option)) pattern = false;
-        if ((grep ? GREP_VALUE : RG_VALUE).has(w)) k++;
-      } else if (pattern) pattern = false;
-      else operands.push(w);
+    const words = part.argv.slice(1).map((w) => (w.value !== null && !w.expands ? w.value : null));
+    const untracked = name === "git" && gitGrepUntracked(words);
+    if (!grep && name !== "rg" && !untracked) continue;
+    const search = untracked
+      ? { recursive: true, follows: false, operands: ["."] }
+      : searchWords(grep, words);
+    if (!search.recursive && name !== "rgrep") continue;
+    // An expanding operand is judged as the glob it is (bash-arguments.ts); the literal ones are walked.
+    const operands = search.operands.filter((o) => o !== null);
+    const here = (dir: string) =>
+      part.cwd === undefined ? dir : part.cwd === null ? null : posix.resolve(dir, part.cwd);
+    let dirs: string[] | null = [];
+    for (const operand of operands) {
+      if (operand.startsWith("/")) dirs?.push(posix.resolve(operand));
+      else
+        for (const cwd of cwds ?? [null]) {
+          const base = cwd === null ? null : here(cwd);
+          dirs = base === null || dirs === null ? null : [...dirs, posix.resolve(base, operand)];
+        }
     }
-    if (!recursive) continue;
-    if (operands.length === 0 && moved) continue;
-    const dirs = (operands.length > 0 ? operands : ["."]).map((o) => posix.resolve(WORKSPACE, o));
-    out.push({ part, dirs, hidden });
+    out.push({
+      part,
+      dirs: dirs === null ? null : [...new Set(dirs)],
+      hidden: true,
+      follows: search.follows,
+    });
   }
   return out;
 }

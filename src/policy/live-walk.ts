@@ -26,8 +26,10 @@ function fnmatchEscape(text: string): string {
 /**
  * The entries below the directory `dir` (an absolute, canonical path) in `sandbox`, the directory
  * itself first, links not followed (find -P); without `hidden`, no entry whose name starts with a
- * dot below `dir`, nor anything below such a directory (as rg and fd walk). null when `dir` is not
- * a directory, the walk fails (a directory it may not read) or finds more than MAX_WALK_ENTRIES.
+ * dot below `dir`, nor anything below such a directory (as rg and fd walk). `[]` when nothing is
+ * at `dir` (find prints nothing and fails), only its own entry when it is not a directory; null
+ * when the walk fails otherwise (a directory it may not read), finds more than MAX_WALK_ENTRIES
+ * or a name that is not UTF-8.
  * Run as `/usr/bin/find` (not looked up on PATH), arguments as argv (no shell).
  */
 export async function walkDirectory(
@@ -61,17 +63,26 @@ export async function walkDirectory(
         },
       },
     );
-    if (over || result.exitCode !== 0) return null;
+    if (over) return null;
+    if (result.exitCode !== 0) return chunks.length === 0 ? [] : null;
   } finally {
     signal?.removeEventListener("abort", onAbort);
   }
   const entries: WalkEntry[] = [];
-  for (const record of Buffer.concat(chunks).toString("utf8").split("\0")) {
+  let text: string;
+  try {
+    // A name that is not UTF-8 would be judged (and resolved) as another name: not told live.
+    text = new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    return null;
+  }
+  for (const record of text.split("\0")) {
     if (record === "") continue;
     const [type = "", to = ""] = [record[0], record[1]];
     const path = record.slice(3);
     entries.push(type === "l" ? { path, type, to } : { path, type });
   }
-  if (entries[0]?.path !== dir || entries[0].type !== "d") return null;
+  if (entries.length > 0 && entries[0]?.path !== dir) return null;
+  if (entries[0]?.type !== "d" && entries.length > 1) return null;
   return entries;
 }

@@ -6,7 +6,9 @@
  * workspace: the corpus's files, a git repository whose .git/config holds a token, a `.env`, and
  * `.ssh/id_rsa`. Nothing runs: the hook is called on its own, an ask is counted when the approver
  * is asked (it answers deny). Then the refusals the live judgement keeps: a listing that can
- * produce `.env.ts`, `.ssh/known_hosts` or a link to `.env`, and `grep -r` over a `.env`.
+ * produce `.env.ts`, `.ssh/known_hosts` or a link to `.env`, and `grep -r` over a `.env`; and (attack-38c)
+ * what the walk cannot tell: an unreadable directory, a link to a directory a search follows, a
+ * listed name beginning with `-`.
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -186,5 +188,47 @@ describeBackend("ordinary read-only commands judged live (issue 37 item 11)", ()
     expect(await live("find src -name '*.ts' | xargs cat")).toBe("deny");
     // A script that writes may create what the listing then prints: judged lexically (ask).
     expect(await live("touch src/x.md; find src -name '*.md' | xargs cat")).not.toBe("allow");
+  });
+
+  // attack-38c: each read a secret in a live session before the fix (`warden exec --mode ro`).
+  it("refuses what the walk cannot tell: an unreadable directory, a followed link to a directory, a name that is an option (attack-38c)", async () => {
+    const { hook, asked } = hooks.default as { hook: BeforeToolCallHook; asked: string[] };
+    const live = (command: string) => liveDecision(hook, asked, sandbox, command);
+    const run = (...argv: string[]) => sandbox.exec({ argv });
+    // The test above leaves src/link.ts → ../.env, which ls's bare names below may be.
+    await run("rm", "-f", "/workspace/src/link.ts");
+    await run("mkdir", "-p", "/workspace/attack/locked", "/workspace/attack/open");
+    await run("sh", "-c", "echo x > /workspace/attack/open/a.ts");
+    expect(await live("grep -r SECRET attack")).toBe("allow");
+    // The sandbox user may not read attack/locked: find fails, grep skips it and reads the rest.
+    await run("chmod", "000", "/workspace/attack/locked");
+    expect(await live("grep -r SECRET attack")).toBe("ask");
+    await run("chmod", "755", "/workspace/attack/locked");
+    // Nothing there: nothing read.
+    expect(await live("grep -r SECRET attack/none")).toBe("allow");
+    // grep's options as getopt_long reads them; a grep after cd or under env -C.
+    expect(await live("grep --recur SECRET .")).toBe("deny");
+    expect(await live("grep --directories recurse SECRET .")).toBe("deny");
+    expect(await live("grep -r -eSECRET . attack")).toBe("deny");
+    expect(await live("cd attack && grep -r SECRET ..")).not.toBe("allow");
+    expect(await live("env -C /workspace grep -r SECRET .")).toBe("deny");
+    // A link to the workspace below: grep -R and rg -L follow it, grep -r does not.
+    await run("ln", "-s", "..", "/workspace/attack/up");
+    expect(await live("grep -r SECRET attack")).toBe("allow");
+    expect(await live("grep -R SECRET attack")).toBe("ask");
+    expect(await live("rg -L SECRET attack")).toBe("ask");
+    await run("rm", "/workspace/attack/up");
+    // ls prints bare names: `--files0-from=lst` would make wc read the files lst names.
+    expect(await live("ls attack/open | xargs wc -l")).toBe("allow");
+    await run("touch", "/workspace/attack/open/--files0-from=lst");
+    expect(await live("ls attack/open | xargs wc -l")).toBe("ask");
+    // A name that is not UTF-8: the walk cannot name it (nor resolve the link), so it is not judged live.
+    await run("bash", "-c", "ln -s ../.env $'/workspace/attack/\\xff.ts'");
+    expect(await live("find attack -name '*.ts' | xargs cat")).not.toBe("allow");
+    expect(await live("grep -r SECRET attack")).toBe("ask");
+    await run("bash", "-c", "rm $'/workspace/attack/\\xff.ts'");
+    // rg's dot rule is not trusted: an ignore file's `!.env` makes rg search .env.
+    expect(await live("rg SECRET")).toBe("deny");
+    await run("rm", "-rf", "/workspace/attack");
   });
 });

@@ -30,8 +30,11 @@ const BASE: Tree = {
   "/workspace/.ssh/id_rsa": "f",
 };
 
-/** A live context over `tree`; `walks` counts the walks asked for. */
-function live(tree: Tree, walks: string[] = [], giveUp = false): EvaluateContext {
+/**
+ * A live context over `tree`; `walks` counts the walks asked for; every walk gives up with
+ * `giveUp`, and a walk of a directory in `locked` (one below it the sandbox user may not read).
+ */
+function live(tree: Tree, walks: string[] = [], giveUp = false, locked = new Set<string>()): EvaluateContext {
   const typeOf = (path: string) => {
     const t = tree[path];
     if (t === undefined) return undefined;
@@ -44,7 +47,10 @@ function live(tree: Tree, walks: string[] = [], giveUp = false): EvaluateContext
     },
     walk: async (dir, hidden) => {
       walks.push(dir);
-      if (giveUp || (dir !== "/workspace" && typeOf(dir) !== "d")) return null;
+      if (giveUp || locked.has(dir)) return null;
+      // As live-walk.ts: nothing there, or only the entry of a file.
+      if (dir !== "/workspace" && typeOf(dir) === undefined) return [];
+      if (dir !== "/workspace" && typeOf(dir) !== "d") return [{ path: dir, type: typeOf(dir) ?? "f" }];
       const below = Object.keys(tree)
         .filter((p) => p.startsWith(`${dir}/`))
         .filter(
@@ -180,23 +186,112 @@ describe("live judgement of listings, globs and recursive searches", () => {
     expect(walks).toEqual([]);
   });
 
-  it("a recursive search reads every file below its directories (grep -r, rg by its dot rule)", async () => {
+  it("a recursive search reads every file below its directories (grep -r, rg too)", async () => {
     expect(await decide("grep -r SECRET .", lexicalContext)).toBe("allow");
     expect(await decide("grep -r SECRET .", live(BASE))).toBe("deny");
     expect(await decide("grep -rn SECRET", live(BASE))).toBe("deny");
     expect(await decide("grep -r SECRET src docs", live(BASE))).toBe("allow");
     expect(await decide('fgrep -n "x" -r src', live(BASE))).toBe("allow");
     expect(await decide("grep -r -e SECRET .ssh", live(BASE))).toBe("deny");
-    expect(await decide("rg SECRET", live(BASE))).toBe("allow");
+    expect(await decide("rg SECRET", live(BASE))).toBe("deny");
+    expect(await decide("rg SECRET src", live(BASE))).toBe("allow");
     expect(await decide("rg --hidden SECRET", live(BASE))).toBe("deny");
     expect(await decide("rg -uu SECRET .", live(BASE))).toBe("deny");
     expect(await decide("rg SECRET src", live({ ...BASE, "/workspace/src/x.pem": "f" }))).toBe("deny");
     expect(await decide("grep SECRET src/a.ts", live(BASE))).toBe("allow");
     // rg's -g globs are rg's, not bash's (attack-38b): never judged as a bash glob live.
     expect(await decide("rg -g '**' token", lexicalContext)).toBe("ask");
-    expect(await decide("rg -g '**' token", live(BASE))).toBe("ask");
-    expect(await decide("rg -g '*' token", live(BASE))).toBe("ask");
+    // Live, rg's search of /workspace also reads the .env there (its dot rule is not trusted).
+    expect(await decide("rg -g '**' token", live(BASE))).toBe("deny");
+    expect(await decide("rg -g '*' token", live(BASE))).toBe("deny");
+    expect(await decide("rg -g '*' token src", live(BASE))).toBe("ask");
     // `src/.*` may be `src/..` (bash before 5.2's globskipdots): the lexical answer stands.
     expect(await decide("grep -r SECRET src/.*", live(BASE))).toBe("ask");
+  });
+
+  // attack-38c: each of these read /workspace/.env (or .git/config, .ssh/id_rsa) in a live session
+  // under default and readonly before the fix (checked with `warden exec --mode ro`).
+  it("grep's recursion and pattern are read as getopt_long and argmatch read them (attack-38c)", async () => {
+    // `--directories recurse` (two words), and unambiguous prefixes of long options and of -d's action.
+    expect(await decide("grep --directories recurse TOKEN .", live(BASE))).toBe("deny");
+    expect(await decide("grep --recur TOKEN .", live(BASE))).toBe("deny");
+    expect(await decide("grep --dereference-rec TOKEN .", live(BASE))).toBe("deny");
+    expect(await decide("grep --dir=rec TOKEN .", live(BASE))).toBe("deny");
+    expect(await decide("grep -d rec TOKEN .", live(BASE))).toBe("deny");
+    expect(await decide("grep -drecurse TOKEN .", live(BASE))).toBe("deny");
+    expect(await decide("grep -d skip TOKEN src", live(BASE))).toBe("allow");
+    // A pattern attached to -e / -f, or given by a prefix of --regexp: the first operand is searched.
+    expect(await decide("grep -r -eTOKEN . src", live(BASE))).toBe("deny");
+    expect(await decide("grep -rieTOKEN . src", live(BASE))).toBe("deny");
+    expect(await decide("grep -r --regex=TOKEN . src", live(BASE))).toBe("deny");
+    expect(await decide("grep -r --reg TOKEN . src", live(BASE))).toBe("deny");
+    expect(await decide("rg -eTOKEN . src", live(BASE))).toBe("deny");
+    expect(await decide("grep -rA 2 TOKEN src", live(BASE))).toBe("allow");
+    // A word that expands may be any option or the pattern.
+    expect(await decide('grep "$O" TOKEN .', live(BASE))).toBe("deny");
+    expect(await decide('grep -r "$P"', live(BASE))).toBe("deny");
+  });
+
+  it("a recursive search after cd or under env -C searches there (attack-38c)", async () => {
+    expect(await decide("cd src && grep -r TOKEN ..", live(BASE))).toBe("deny");
+    expect(await decide("env -C /workspace grep -r TOKEN .", live(BASE))).toBe("deny");
+    expect(await decide("env -C src grep -r TOKEN ..", live(BASE))).toBe("deny");
+    expect(await decide("cd src && grep -r TOKEN b", live(BASE))).toBe("allow");
+    expect(await decide('cd "$D" && grep -r TOKEN .', live(BASE))).not.toBe("allow");
+  });
+
+  it("a recursive search whose walk gives up is never allowed (attack-38c)", async () => {
+    const tree: Tree = { ...BASE, "/workspace/locked": "d" };
+    // `mkdir locked; chmod 000 locked` made the walk fail: the directory alone was judged (allow).
+    expect(await decide("grep -r TOKEN .", live(tree, [], false, new Set(["/workspace"])))).toBe("ask");
+    expect(await decide("grep -r TOKEN src", live(BASE, [], true))).toBe("ask");
+    // Nothing there: nothing is read, unless the script may create it first.
+    expect(await decide("grep -r TOKEN gone", live(BASE))).toBe("allow");
+    expect(await decide("grep -r TOKEN src/a.ts", live(BASE))).toBe("allow");
+    expect(await decide("mkdir -p gone && grep -r TOKEN gone", live(BASE))).not.toBe("allow");
+  });
+
+  it("rg is judged as reading dot files: an ignore file may whitelist one (attack-38c)", async () => {
+    // `.ignore` holding `!.env` made `rg TOKEN` search /workspace/.env without --hidden.
+    const tree: Tree = { ...BASE, "/workspace/.ignore": "f" };
+    expect(await decide("rg TOKEN", live(tree))).toBe("deny");
+    expect(await decide("rg TOKEN src docs", live(tree))).toBe("allow");
+  });
+
+  it("a listed name beginning with - may be an option of the next command: lexical (attack-38c)", async () => {
+    // ls prints bare names: `--files0-from=lst` made wc (and du) read the files lst names (.env).
+    const tree: Tree = { ...BASE, "/workspace/lst": "f", "/workspace/src/--files0-from=lst": "f" };
+    expect(await decide("ls src | xargs wc -l", live(BASE))).toBe("allow");
+    expect(await decide("ls src | xargs wc -l", live(tree))).toBe("ask");
+    expect(await decide("wc -l $(ls src)", live(tree))).toBe("ask");
+    expect(await decide("ls src | xargs du -b", live(tree))).toBe("ask");
+    // git ls-files prints paths relative to the working directory, without `./`.
+    const clean: Tree = { "/workspace/src": "d", "/workspace/src/a.ts": "f" };
+    expect(await decide("git ls-files '*.ts' | xargs wc -l", live(clean))).toBe("allow");
+    const root: Tree = { ...clean, "/workspace/--files0-from=.l.ts": "f" };
+    expect(await decide("git ls-files '*.ts' | xargs wc -l", live(root))).toBe("ask");
+  });
+
+  it("a recursive search that follows a link to a directory is never allowed (attack-38c)", async () => {
+    // `src/up → /workspace`: `grep -R TOKEN src` read /workspace/.env through src/up/.env.
+    const tree: Tree = { ...BASE, "/workspace": "d", "/workspace/src/up": { to: "/workspace" } };
+    expect(await decide("grep -R TOKEN src", live(tree))).toBe("ask");
+    expect(await decide("grep --dereference-recursive TOKEN src", live(tree))).toBe("ask");
+    expect(await decide("rg -L TOKEN src", live(tree))).toBe("ask");
+    expect(await decide("rg --follow TOKEN src", live(tree))).toBe("ask");
+    // grep -r and rg without -L do not follow it (judged as its own path and its target).
+    expect(await decide("grep -r TOKEN src", live(tree))).toBe("allow");
+    expect(await decide("grep -R TOKEN src", live(BASE))).toBe("allow");
+  });
+
+  it("git grep of untracked files is a recursive search (attack-38c)", async () => {
+    // `git grep --no-index TOKEN` printed /workspace/.env and .ssh/id_rsa under default.
+    expect(await decide("git grep --no-index TOKEN", live(BASE))).toBe("deny");
+    expect(await decide("git grep --untracked TOKEN", live(BASE))).toBe("deny");
+    expect(await decide("git grep --no-ind TOKEN", live(BASE))).toBe("deny");
+    expect(await decide("git -c grep.fallbackToNoIndex=true grep TOKEN", live(BASE))).not.toBe("allow");
+    expect(await decide("git grep --no-index TOKEN", live({ "/workspace/src": "d" }))).toBe("allow");
+    // Tracked files only: judged as before.
+    expect(await decide("git grep TOKEN", live(BASE))).toBe("allow");
   });
 });
