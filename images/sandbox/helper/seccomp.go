@@ -115,9 +115,13 @@ func seccompSyscall() (uintptr, error) {
 // seccompFilter returns the classic BPF program: per known arch, the user-namespace checks
 // (usernsChecks: clone and unshare with CLONE_NEWUSER and setns → EPERM, clone3 → ENOSYS), the
 // file-mode checks (fileModeChecks: a mode with the set-user-ID or set-group-ID bit → EPERM,
-// openat2 → ENOSYS), io_uring_setup → ENOSYS and, with refuseAlloc (the Kubernetes channel),
-// fallocate → EOPNOTSUPP, ioctl with a command of allocIoctls → EOPNOTSUPP; anything else allowed;
-// an unknown arch → kill the process.
+// openat2 → ENOSYS; left out with refuseAlloc, see below), io_uring_setup → ENOSYS and, with
+// refuseAlloc (the Kubernetes channel), fallocate → EOPNOTSUPP, ioctl with a command of
+// allocIoctls → EOPNOTSUPP; anything else allowed; an unknown arch → kill the process.
+// The Kubernetes channel leaves the file-mode checks out: a Pod's workspace volume is set-group-ID
+// (fsGroup) and GNU chmod keeps a directory's set-group-ID bit, so every chmod of a workspace
+// directory would fail; and a Kubernetes sandbox has only the copy workspace mode, whose files
+// reach a host through apply, which writes permission bits only.
 func seccompFilter(refuseAlloc bool) []syscall.SockFilter {
 	prog := []bpfIns{bpfLoad(seccompDataArch)}
 	for i, a := range archCalls {
@@ -127,7 +131,9 @@ func seccompFilter(refuseAlloc bool) []syscall.SockFilter {
 		}
 		prog = append(prog, labeled(fmt.Sprintf("arch%d", i), bpfJeq(a.arch, "", next)), bpfLoad(seccompDataNr))
 		prog = append(prog, usernsChecks(a.arch)...)
-		prog = append(prog, fileModeChecks(a.arch)...)
+		if !refuseAlloc {
+			prog = append(prog, fileModeChecks(a.arch)...)
+		}
 		for _, nr := range a.ioUring {
 			prog = append(prog, bpfJeq(nr, "enosys", ""))
 		}
