@@ -117,6 +117,13 @@ while r.read(1024): time.sleep(1)"`;
     // Until the download has its first KiB (its tunnel is open and bytes flow), asked by a call
     // beside it: a fixed wait is what a loaded host outlasts (the test's timeout bounds this one).
     await expect.poll(() => bashText(first, kept, "cat /tmp/reading 2>/dev/null; true")).toBe("reading\n");
+    // And until its tunnel's audit line is in (the gateway reports it when the tunnel opens; the
+    // controller writes it as it reads it, so a loaded host may not have it yet): the kill comes
+    // after it, as the assertions below expect.
+    const auditLines = () => networkAuditLines(join(state, "audit.jsonl"));
+    await expect
+      .poll(async () => (await auditLines()).filter((a) => !a.insideTunnel && a.session === kept).length)
+      .toBe(3);
     first.child.kill("SIGKILL");
     await first.exited;
     expect(await inFlight).toBe("connection lost");
@@ -172,7 +179,6 @@ except Exception as e: print('no route')"`;
     expect(await bashText(second, gatewayGone, FETCH("https://allowed.test/hello"))).toBe(
       "refused https://allowed.test/hello\n",
     );
-    const auditLines = () => networkAuditLines(join(state, "audit.jsonl"));
     const row = (a: Awaited<ReturnType<typeof auditLines>>[number]) => [
       a.session,
       a.domain,
