@@ -60,8 +60,7 @@ export function seccompPrefix(
       });
       found = started;
     }
-    const pending = found;
-    const prefix = await pending;
+    const prefix = await found;
     if (prefix) return prefix;
     if (required)
       throw new SandboxError(

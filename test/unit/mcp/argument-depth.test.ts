@@ -4,13 +4,11 @@
  * runs (a 24 KB call nested 12,000 deep once answered 32 MB); at the bound the call runs, and a
  * validation error it meets is bounded (src/pipeline/validate.ts).
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { describe, expect, it } from "vitest";
-import { createMcpServer, serveSessionTools } from "../../../src/mcp/index.js";
 import { MAX_ARGUMENT_DEPTH, validateToolArguments } from "../../../src/pipeline/index.js";
 import { MAX_ARGUMENT_DEPTH as REST_MAX_ARGUMENT_DEPTH } from "../../../src/server/call-arguments.js";
 import type { ToolCall, ToolResultMessage } from "../../../src/tools/index.js";
+import { connectSessionTools } from "../../helpers/mcp-in-memory.js";
 import { echoTool } from "../../helpers/pipeline-fakes.js";
 
 /** `x` in `arrays` nested arrays: the arguments object is level 1, so x's innermost is level arrays + 1. */
@@ -41,13 +39,8 @@ async function connect() {
       ];
     },
   };
-  const server = createMcpServer();
-  serveSessionTools(server, session, new AbortController().signal);
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  const client = new Client({ name: "test", version: "1" });
-  await client.connect(clientSide);
-  return { client, ran, close: () => client.close() };
+  const { client, close } = await connectSessionTools(session);
+  return { client, ran, close };
 }
 
 describe("MCP tools/call argument depth (issue 37, item 2)", () => {

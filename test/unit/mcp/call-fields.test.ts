@@ -5,11 +5,8 @@
  * every progress notification of a running call, made four `/mcp` calls whose streams were not
  * read grow a `warden serve` from 239 MB to 977 MB in 36 s; a 400 KB name made a 400 KB audit line.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import { createMcpServer, serveSessionTools } from "../../../src/mcp/index.js";
 import {
   MAX_PROGRESS_TOKEN_CHARS,
   MAX_TOOL_CALL_ID_CHARS,
@@ -17,6 +14,7 @@ import {
 } from "../../../src/pipeline/index.js";
 import * as rest from "../../../src/server/http-schemas.js";
 import type { ToolCall, ToolResultMessage } from "../../../src/tools/index.js";
+import { connectSessionTools } from "../../helpers/mcp-in-memory.js";
 
 async function connect() {
   const ran: ToolCall[] = [];
@@ -37,12 +35,7 @@ async function connect() {
       }));
     },
   };
-  const server = createMcpServer();
-  serveSessionTools(server, session, new AbortController().signal);
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  const client = new Client({ name: "test", version: "1" });
-  await client.connect(clientSide);
+  const { client, close } = await connectSessionTools(session);
   /** tools/call with `name` and an optional raw progress token (the SDK client would make its own). */
   const call = (name: string, progressToken?: string | number) =>
     client.request(
@@ -52,7 +45,7 @@ async function connect() {
       },
       CallToolResultSchema,
     );
-  return { call, ran, close: () => client.close() };
+  return { call, ran, close };
 }
 
 describe("MCP tools/call field bounds (attack-38a)", () => {
