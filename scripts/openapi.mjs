@@ -5,7 +5,9 @@ import { readFile, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 
 const target = fileURLToPath(new URL("../docs/openapi.json", import.meta.url));
-const { openApiText } = await import(new URL("../dist/server/openapi-document.js", import.meta.url).href);
+const { openApiText } = await import(
+  new URL("../dist/server/http/openapi-document.js", import.meta.url).href
+);
 const text = await openApiText();
 if (process.argv.includes("--check")) {
   const committed = await readFile(target, "utf8").catch(() => "");

@@ -166,7 +166,7 @@ export class SandboxError extends WardenError {
  * the Pod (the scheduler's reason), or the namespace's ResourceQuota is used up. The message names
  * the cause and what frees room. `warden serve` answers it with HTTP 503 and Retry-After:
  * `retryAfterSeconds` when set (the warm pool sets it from its key's refill back-off,
- * src/pool/warm-pool.ts), else NO_ROOM_RETRY_AFTER_SECONDS.
+ * src/sandbox/pool/warm-pool.ts), else NO_ROOM_RETRY_AFTER_SECONDS.
  */
 export class NoRoomError extends WardenError {
   /** Seconds until room is worth asking for again, when the thrower knows (whole seconds, >= 1). */

@@ -13,7 +13,7 @@
  * loads the machine (unlike latencies). Pure parts: `cpuDeltas`, `topConsumers`.
  */
 import { readdirSync, readFileSync } from "node:fs";
-import { getDocker } from "../../src/sandbox/engine.js";
+import { getDocker } from "../../src/sandbox/docker/engine.js";
 
 /** How often the processes inside the containers are sampled, ms. */
 const SAMPLE_MS = 100;

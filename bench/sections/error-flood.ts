@@ -18,7 +18,7 @@ import { type ClientRequest, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { hashKey } from "../../src/server/auth.js";
+import { hashKey } from "../../src/server/tenancy/auth.js";
 import { type BenchRow, type BenchSection, p99Name, percentile } from "../harness.js";
 import { ask, forkChild, letGo, removeTenantContainers } from "./noisy-children.js";
 import type { FromServer, ToServer } from "./noisy-server.js";

@@ -16,13 +16,22 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type Docker from "dockerode";
-import { dockerPoolBackend, type PoolRequest, WarmPool } from "../../src/pool/index.js";
-import { channelExec, connectChannel, withHelperMain } from "../../src/sandbox/channel/index.js";
-import { StreamDemuxer } from "../../src/sandbox/demux.js";
-import { hardenedContainerConfig } from "../../src/sandbox/hardening.js";
-import { DEFAULT_IMAGE, gc, getDocker, LABEL, resolveLimits } from "../../src/sandbox/index.js";
+import { channelExec } from "../../src/sandbox/channel/index.js";
+import { connectChannel, withHelperMain } from "../../src/sandbox/docker/channel/index.js";
+import { StreamDemuxer } from "../../src/sandbox/docker/demux.js";
+import { hardenedContainerConfig } from "../../src/sandbox/docker/hardening.js";
+import type { PreparedSandbox } from "../../src/sandbox/docker/prepare.js";
+import {
+  DEFAULT_IMAGE,
+  dockerPoolBackend,
+  gc,
+  getDocker,
+  LABEL,
+  type PoolRequest,
+  resolveLimits,
+  WarmPool,
+} from "../../src/sandbox/index.js";
 import { sandboxLabels } from "../../src/sandbox/labels.js";
-import type { PreparedSandbox } from "../../src/sandbox/prepare.js";
 import { createSession } from "../../src/session/index.js";
 import type { Session } from "../../src/session/types.js";
 import { type BenchRow, type BenchSection, percentile, timeRuns } from "../harness.js";

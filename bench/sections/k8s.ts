@@ -25,12 +25,13 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { kubernetesPoolBackend, type PoolRequest, WarmPool } from "../../src/pool/index.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
+import { type PoolRequest, WarmPool } from "../../src/sandbox/index.js";
 import {
   createKubernetesSandbox,
   deletePod,
   type KubernetesCluster,
+  kubernetesPoolBackend,
   loadKubernetesClient,
   podExec,
 } from "../../src/sandbox/kubernetes/index.js";

@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { getDocker } from "../../src/sandbox/engine.js";
+import { getDocker } from "../../src/sandbox/docker/engine.js";
 import type { ToServer } from "./noisy-server.js";
 import type { ToTenant } from "./noisy-tenant.js";
 

@@ -38,7 +38,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import tar from "tar-stream";
-import { hashKey } from "../../src/server/auth.js";
+import { hashKey } from "../../src/server/tenancy/auth.js";
 import { type BenchRow, type BenchSection, percentile } from "../harness.js";
 import { type CpuShare, startCpuAttribution } from "./cpu-attribution.js";
 import { ask, forkChild, letGo, removeTenantContainers } from "./noisy-children.js";

@@ -16,9 +16,9 @@
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
-import { resolveServerConfig } from "../../src/server/config.js";
-import { createDockerBackend } from "../../src/server/docker-backend.js";
+import { resolveServerConfig } from "../../src/server/config/config.js";
 import { type RunningServer, startServer } from "../../src/server/server.js";
+import { createDockerBackend } from "../../src/server/sessions/docker-backend.js";
 import { lowerHelperThreads } from "../../src/util/thread-priority.js";
 
 /** Parent → server process messages. */

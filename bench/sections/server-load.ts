@@ -11,10 +11,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { hashKey } from "../../src/server/auth.js";
-import { resolveServerConfig } from "../../src/server/config.js";
-import { createDockerBackend } from "../../src/server/docker-backend.js";
+import { resolveServerConfig } from "../../src/server/config/config.js";
 import { startServer } from "../../src/server/server.js";
+import { createDockerBackend } from "../../src/server/sessions/docker-backend.js";
+import { hashKey } from "../../src/server/tenancy/auth.js";
 import type { ToolCall } from "../../src/tools/types.js";
 import { type BenchRow, type BenchSection, percentile } from "../harness.js";
 

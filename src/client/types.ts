@@ -1,5 +1,5 @@
 /**
- * The client's types, derived from the server's TypeBox route schemas (src/server/http-schemas.ts)
+ * The client's types, derived from the server's TypeBox route schemas (src/server/http/schemas.ts)
  * with type-only imports: nothing of the server is loaded at run time.
  */
 import type { Static } from "typebox";
@@ -10,7 +10,7 @@ import type {
   SessionSchema,
   ToolResultSchema,
   ToolSelectionSchema,
-} from "../server/http-schemas.js";
+} from "../server/http/schemas.js";
 
 /** A session as the API shows it. */
 export type SessionInfo = Static<typeof SessionSchema>;

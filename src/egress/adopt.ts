@@ -1,6 +1,6 @@
 /**
  * Taking over a session's egress after the controller restarted (`warden serve`'s adoption,
- * src/server/reconcile.ts): the sandbox still sits on its `--internal` network, and its gateway,
+ * src/server/sessions/reconcile.ts): the sandbox still sits on its `--internal` network, and its gateway,
  * when it still runs, still enforces the session's rules. Adoption finds that gateway by its
  * labels and its place on the sandbox's network, follows its access log again (one audit record
  * per connection, from the moment of the attach), answers its `ask` questions again, and gives back the proxy variables for the

@@ -128,7 +128,7 @@ export function serveSessionTools(server: Server, session: McpToolSession, signa
     const fieldRefusal = callFieldRefusal(id, request.params.name, progressToken);
     if (fieldRefusal) return { content: [{ type: "text", text: fieldRefusal }], isError: true };
     const args = request.params.arguments ?? {};
-    // The bound REST applies (src/server/call-arguments.ts): refused, nothing run.
+    // The bound REST applies (src/server/http/call-arguments.ts): refused, nothing run.
     if (nestsDeeperThan(args, MAX_ARGUMENT_DEPTH))
       return {
         content: [{ type: "text", text: argumentDepthMessage(id, "the call was not run") }],

@@ -1,6 +1,6 @@
 /**
  * The bound on how deeply a tool call's arguments may nest, the same for every way a call comes in
- * (`warden serve`'s REST batches, src/server/call-arguments.ts; MCP tools/call, src/mcp/tool-server.ts).
+ * (`warden serve`'s REST batches, src/server/http/call-arguments.ts; MCP tools/call, src/mcp/tool-server.ts).
  * The arguments are the client's JSON and reach JSON.stringify (the SSE start event, approvals) and
  * schema checks that recurse: arrays nested 100,000 deep overflowed the stack there (red team).
  * Tool arguments nest a few levels; MAX_ARGUMENT_DEPTH leaves ample room.

@@ -1,6 +1,6 @@
 /**
  * Bounds on the fields of a tool call a client names, the same for every way a call comes in
- * (`warden serve`'s REST batches, src/server/http-schemas.ts; MCP `tools/call`, src/mcp/tool-server.ts,
+ * (`warden serve`'s REST batches, src/server/http/schemas.ts; MCP `tools/call`, src/mcp/tool-server.ts,
  * over stdio and over `/mcp`). Each field is written again after the request is read: the id and
  * name into the call's audit line, its in-flight journal entry, approvals and events; an MCP
  * progress token into every `notifications/progress` of the call (up to 10 a second, for as long

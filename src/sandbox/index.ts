@@ -4,23 +4,28 @@
  * backend, whose surface is kubernetes/index.ts: it is kept out of this index so that the types of
  * warden's public API (src/index.ts) never name @kubernetes/client-node, an optional package.
  */
-export { adoptExec } from "./adopt.js";
+
+export type * from "./backend.js";
 export {
   DEFAULT_CONTENDED_OUTPUT_BYTES_PER_SECOND,
   OutputShare,
   outputShare,
 } from "./channel/index.js";
-export { createSandbox, finishSandbox } from "./create.js";
-export { DockerSandbox, removeSandboxResources, removeVolumeIfUnused } from "./docker-sandbox.js";
-export { withEgress } from "./egress-hook.js";
-export { getDocker, imageExists, pingEngine, requireImage } from "./engine.js";
-export { type GcOptions, type GcRemoval, gc, removeUnusedSocketDirs } from "./gc.js";
+export { adoptExec } from "./docker/adopt.js";
+export { createSandbox, finishSandbox } from "./docker/create.js";
+export { DockerSandbox, removeSandboxResources, removeVolumeIfUnused } from "./docker/docker-sandbox.js";
+export { withEgress } from "./docker/egress-hook.js";
+export { getDocker, imageExists, pingEngine, requireImage } from "./docker/engine.js";
+export { type GcOptions, type GcRemoval, gc, removeUnusedSocketDirs } from "./docker/gc.js";
 export {
   type BuildImageOptions,
   buildGatewayImage,
   buildSandboxImage,
   listSandboxImages,
-} from "./images.js";
+} from "./docker/images.js";
+export { type DockerPoolOptions, dockerPoolBackend, POOL_LABEL } from "./docker/pool.js";
+export { type PreparedSandbox, prepareSandbox } from "./docker/prepare.js";
+export { type ExecPath, resolveExecPath } from "./exec-path.js";
 export { EXIT_ABORTED, EXIT_TIMEOUT, KILL_GRACE_SECONDS } from "./io-contract.js";
 export { controllerId, controllerProcessAlive, LABEL } from "./labels.js";
 export {
@@ -40,7 +45,7 @@ export {
   type ResolvedSandboxOptions,
   resolveSandboxOptions,
 } from "./options.js";
-export { type PreparedSandbox, prepareSandbox, resolveExecPath } from "./prepare.js";
+export * from "./pool/index.js";
 export {
   parseSandboxUid,
   RW_SANDBOX_UID,

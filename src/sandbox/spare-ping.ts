@@ -1,7 +1,7 @@
 /**
  * The claim's check of a warm-pool spare, on both backends: its helper must answer a ping before the
  * spare is handed over, so a spare whose processes were stopped is discarded (the pool then goes
- * cold: src/pool/warm-pool.ts claim) instead of becoming a session whose every call hangs.
+ * cold: src/sandbox/pool/warm-pool.ts claim) instead of becoming a session whose every call hangs.
  */
 import { SandboxError } from "../errors.js";
 import { isAbortError } from "../util/index.js";

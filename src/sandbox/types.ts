@@ -42,56 +42,69 @@ export interface ReadOnlyMount {
   containerPath: string;
 }
 
-/** Options for creating a sandbox. Every field is optional; defaults are the hardened ones. */
-export interface SandboxOptions {
-  /** Image to run. Default: the warden sandbox image built by `warden images build`. */
+/** A host directory exposed at /workspace, and how (see WorkspaceMode). */
+export interface WorkspaceSpec {
+  hostPath: string;
+  /** Default `copy`. */
+  mode?: WorkspaceMode;
+  /** Copy mode only: entries left out of the copy, gitignore syntax relative to hostPath. */
+  exclude?: string[];
+  /** Copy mode only: a relative POSIX path (`dir/` for a directory) to leave out when true. */
+  excludeIf?: (relPath: string) => boolean;
+}
+
+/**
+ * What a sandbox is made from. Every field is optional; defaults are the hardened ones. The same
+ * spec makes an equivalent sandbox on every backend that has the capabilities it asks for
+ * (BackendCapabilities); one that asks for more is refused with InvalidArgumentError naming the
+ * field, never silently given less.
+ */
+export interface SandboxSpec {
+  /** Image to run. Default: warden-sandbox:latest, built by `warden images build`. */
   image?: string;
-  /**
-   * Host directory to expose at /workspace, and how. Without it the workspace starts empty.
-   * `exclude` (gitignore syntax, relative to hostPath) and `excludeIf` (relative POSIX path, `dir/` for
-   * a directory) leave entries out of the copy (copy mode only; src/sandbox/workspace-exclude.ts).
-   */
-  workspace?: {
-    hostPath: string;
-    mode?: WorkspaceMode;
-    exclude?: string[];
-    excludeIf?: (relPath: string) => boolean;
-  };
-  /** Extra read-only mounts. */
+  /** Host directory at /workspace. Without it the workspace starts empty. */
+  workspace?: WorkspaceSpec;
+  /** Extra read-only mounts of host directories. */
   mounts?: ReadOnlyMount[];
-  /** Resource limits; unspecified fields take the defaults. */
+  /** Resource limits; unspecified fields take the defaults (DEFAULT_LIMITS). */
   limits?: Partial<SandboxLimits>;
-  /** OCI runtime: `runc` (default) or `runsc` (gVisor, stronger isolation). */
+  /** Isolation: `runc` (default) or `runsc` (gVisor; on Kubernetes, the backend's RuntimeClass). */
   runtime?: "runc" | "runsc";
-  /** Session id to label the container with. Default: a random UUID. */
-  sessionId?: string;
-  /** Tenant the session belongs to (label). Default "local". */
-  tenant?: string;
-  /** Lifetime after which `warden gc` may remove the container, in ms. Default 24 h. */
+  /** Lifetime after which `warden gc` may remove the sandbox, in ms. Default 24 h. */
   ttlMs?: number;
-  /**
-   * Who owns the sandbox, written to the io.warden.controller label. Default: `hostname:pid` of
-   * this process, which `warden gc` treats as orphaned once that process is gone. An owner that
-   * adopts its sandboxes again after a restart (`warden serve`) passes a stable id without a pid
-   * (e.g. `serve@host`), so gc judges its sandboxes by expiry only.
-   */
-  controllerId?: string;
-  /** Cancels creation; a partly created container is removed. */
-  signal?: AbortSignal;
-  /**
-   * How commands and file operations reach the container: `channel` (default; warden-helper as the
-   * container's main process, one attached stream, no docker exec per call) or `docker-exec`.
-   * Default: $WARDEN_EXEC_PATH, else `channel`. When the helper cannot start, the sandbox falls back
-   * to docker exec and logs why (a process warning with code WARDEN_HELPER_FALLBACK).
-   */
+  /** How calls reach the sandbox: the helper's `channel` (default) or, Docker only, `docker-exec`. */
   execPath?: "channel" | "docker-exec";
-  /**
-   * The sandbox's network: `{ mode: "none" }` (default: no network interface at all) or
-   * `{ mode: "allowlist", rules, … }` (its only route is a per-session egress gateway that lets the
-   * listed domains and ports through; docs/network.md, src/egress/).
-   */
+  /** `{ mode: "none" }` (default: no network interface) or an egress allowlist (docs/network.md). */
   network?: NetworkOptions;
 }
+
+/**
+ * Whose a sandbox is, written to its labels (Docker) or annotations (Kubernetes) before it
+ * exists, so that `gc`, `list` and `adopt` judge it after a crash.
+ */
+export interface SandboxIdentity {
+  /** Default: a random UUID. Letters, digits and `_.:@-`, at most 128. */
+  sessionId?: string;
+  /** Default `local`. Same alphabet as sessionId. */
+  tenant?: string;
+  /**
+   * The owner: default `hostname:pid` of this process (gc treats the sandbox as orphaned once that
+   * process is gone); a server that adopts its sandboxes after a restart passes a stable id.
+   */
+  controllerId?: string;
+}
+
+/** Options of one backend call. */
+export interface CallOptions {
+  /** Cancels the call; anything it had created is removed before it rejects with AbortError. */
+  signal?: AbortSignal;
+}
+
+/**
+ * All three parts in one bag, for createSandbox's callers (the library's one-call form); backends
+ * take them apart.
+ */
+export interface SandboxOptions extends SandboxSpec, SandboxIdentity, CallOptions {}
 
 /** A command: an argv run directly, or a script run with `bash -c`. */
 export type ExecCommand = { argv: string[] } | { shell: string };
@@ -231,7 +244,7 @@ export interface SandboxInfo {
   execPath?: "channel" | "docker-exec";
   /**
    * What carries the channel (execPath `channel` only): `socket` (Docker: a unix socket from the
-   * controller to the helper, src/sandbox/channel/docker/socket.ts), `attach` (Docker: the
+   * controller to the helper, src/sandbox/docker/channel/socket.ts), `attach` (Docker: the
    * container's attach stream, when the socket could not be used; the reason is logged) or
    * `exec-stream` (Kubernetes: a pods/exec stream).
    */

@@ -14,18 +14,18 @@ import {
   type ReplicaLease,
 } from "../sandbox/kubernetes/index.js";
 import { sweepSpillDirs } from "../session/index.js";
-import type { SessionBackend } from "./backend.js";
-import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHashes } from "./config.js";
-import { defaultReplicaId } from "./controller-id.js";
-import { createDockerBackend } from "./docker-backend.js";
-import { createKubernetesBackend } from "./kubernetes-backend.js";
-import { checkNamespaces, type TenantClusters, tenantClusters } from "./kubernetes-namespaces.js";
+import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHashes } from "./config/config.js";
+import { defaultReplicaId } from "./config/controller-id.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
-import { createPolicyHookFactory } from "./policy-hooks.js";
-import { reconcileLine } from "./reconcile-line.js";
 import { type RunningServer, startServer } from "./server.js";
-import { tenantSpillOptions } from "./spill-quota.js";
+import type { SessionBackend } from "./sessions/backend.js";
+import { createDockerBackend } from "./sessions/docker-backend.js";
+import { createKubernetesBackend } from "./sessions/kubernetes-backend.js";
+import { createPolicyHookFactory } from "./sessions/policy-hooks.js";
+import { reconcileLine } from "./sessions/reconcile-line.js";
 import { lockStateDir } from "./state-lock.js";
+import { checkNamespaces, type TenantClusters, tenantClusters } from "./tenancy/kubernetes-namespaces.js";
+import { tenantSpillOptions } from "./tenancy/spill-quota.js";
 
 /** Command-line overrides of the config file. */
 export interface ServeOptions {

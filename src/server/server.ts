@@ -9,19 +9,19 @@
 import { mkdir } from "node:fs/promises";
 import { WardenError } from "../errors.js";
 import { outputShare } from "../sandbox/index.js";
-import { buildApp } from "./app.js";
-import { ApprovalBroker } from "./approval-broker.js";
 import { type AuditLog, createFileAuditLog } from "./audit.js";
-import type { SessionBackend } from "./backend.js";
-import type { ServerConfig } from "./config.js";
-import { drainUntil } from "./connections.js";
-import { InflightCalls } from "./inflight-calls.js";
+import type { ServerConfig } from "./config/config.js";
+import { buildApp } from "./http/app.js";
+import { drainUntil } from "./http/connections.js";
+import type { App, ServerContext } from "./http/route-context.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
-import type { HookFactory } from "./policy-hooks.js";
-import { type ReconcileReport, reconcile } from "./reconcile.js";
-import { RecordStore } from "./record-store.js";
-import type { App, ServerContext } from "./route-context.js";
-import { SessionManager, type SessionManagerDeps } from "./session-manager.js";
+import { ApprovalBroker } from "./sessions/approval-broker.js";
+import type { SessionBackend } from "./sessions/backend.js";
+import { InflightCalls } from "./sessions/inflight-calls.js";
+import type { HookFactory } from "./sessions/policy-hooks.js";
+import { type ReconcileReport, reconcile } from "./sessions/reconcile.js";
+import { RecordStore } from "./sessions/record-store.js";
+import { SessionManager, type SessionManagerDeps } from "./sessions/session-manager.js";
 import { lockStateDir, type StateLock } from "./state-lock.js";
 
 /** How long past the grace shutdown waits for the answers of the calls it aborted, ms. */

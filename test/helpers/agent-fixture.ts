@@ -10,7 +10,7 @@ import { Command } from "commander";
 import { vi } from "vitest";
 import { registerRun } from "../../src/cli/commands/run.js";
 import { gitBlobId, NULL_OID } from "../../src/review/index.js";
-import { getDocker } from "../../src/sandbox/engine.js";
+import { getDocker } from "../../src/sandbox/docker/engine.js";
 import { LABEL } from "../../src/sandbox/labels.js";
 import type { ScriptedResponse } from "./openai-test-server.js";
 

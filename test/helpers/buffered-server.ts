@@ -1,13 +1,13 @@
 /**
  * A `warden serve` over the fake backend on a real listener, for the tests of the bytes it holds
- * (src/server/buffered-bytes.ts): raw HTTP/1.1 requests that can be held open, left unread or
+ * (src/server/http/buffered-bytes.ts): raw HTTP/1.1 requests that can be held open, left unread or
  * pipelined, and the warden_buffered_bytes gauge to wait on instead of racing the server.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ServerConfig } from "../../src/server/config.js";
+import type { ServerConfig } from "../../src/server/config/config.js";
 import { type RunningServer, startServer } from "../../src/server/server.js";
 import { auth, FakeBackend, type TOKENS, testConfig } from "./server-fakes.js";
 

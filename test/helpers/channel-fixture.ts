@@ -4,14 +4,10 @@
  */
 import { randomBytes } from "node:crypto";
 import type Docker from "dockerode";
-import {
-  type ChannelClient,
-  channelExec,
-  connectChannel,
-  withHelperMain,
-} from "../../src/sandbox/channel/index.js";
-import { getDocker } from "../../src/sandbox/engine.js";
-import { hardenedContainerConfig } from "../../src/sandbox/hardening.js";
+import { type ChannelClient, channelExec } from "../../src/sandbox/channel/index.js";
+import { connectChannel, withHelperMain } from "../../src/sandbox/docker/channel/index.js";
+import { getDocker } from "../../src/sandbox/docker/engine.js";
+import { hardenedContainerConfig } from "../../src/sandbox/docker/hardening.js";
 import { sandboxLabels } from "../../src/sandbox/labels.js";
 import { resolveLimits } from "../../src/sandbox/limits.js";
 import type { ExecCommand, ExecOptions, ExecResult, SandboxLimits } from "../../src/sandbox/types.js";

@@ -176,7 +176,7 @@ export class FakeSandbox implements Sandbox {
 
   async exec(command: ExecCommand, options: ExecOptions = {}): Promise<ExecResult> {
     this.commands.push(command);
-    // GET /workspace's measuring command (src/server/workspace-download.ts): the files' total.
+    // GET /workspace's measuring command (src/server/http/workspace-download.ts): the files' total.
     if (argvOf(command)[2]?.startsWith("du -sb .")) {
       let total = 0;
       for (const n of this.nodes.values()) if (n.type === "file") total += n.data.length;

@@ -3,7 +3,7 @@
  * collection, and a check that nothing labelled with that tenant is left behind.
  */
 import { randomBytes } from "node:crypto";
-import { getDocker } from "../../src/sandbox/engine.js";
+import { getDocker } from "../../src/sandbox/docker/engine.js";
 import { LABEL } from "../../src/sandbox/labels.js";
 import type { ExecCommand, ExecOptions, ExecResult, Sandbox } from "../../src/sandbox/types.js";
 

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll } from "vitest";
 import { WardenClient } from "../../src/client/index.js";
-import { hashKey } from "../../src/server/auth.js";
+import { hashKey } from "../../src/server/tenancy/auth.js";
 import { removeBackendTenant, testServeBackend } from "./backend.js";
 import { type ServeChild, spawnServe, testQuotas } from "./server-fixture.js";
 

@@ -11,11 +11,11 @@ import Docker from "dockerode";
 import { build } from "rolldown";
 import { removeSandboxResources } from "../../src/sandbox/index.js";
 import { loadKubernetesClient } from "../../src/sandbox/kubernetes/index.js";
-import { hashKey } from "../../src/server/auth.js";
-import type { ServerConfig } from "../../src/server/config.js";
-import { createPolicyHookFactory } from "../../src/server/policy-hooks.js";
+import type { ServerConfig } from "../../src/server/config/config.js";
 import { serveBackend } from "../../src/server/run-serve.js";
 import { type RunningServer, startServer } from "../../src/server/server.js";
+import { createPolicyHookFactory } from "../../src/server/sessions/policy-hooks.js";
+import { hashKey } from "../../src/server/tenancy/auth.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 

@@ -8,8 +8,9 @@
  * back-off wait as Retry-After, and /metrics counts the key backing off.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { kubernetesPoolBackend, type PoolRequest, WarmPool } from "../../src/pool/index.js";
+import { type PoolRequest, WarmPool } from "../../src/sandbox/index.js";
 import type { PreparedPod } from "../../src/sandbox/kubernetes/index.js";
+import { kubernetesPoolBackend } from "../../src/sandbox/kubernetes/index.js";
 import { describeK8s, podLeftovers, removePods, TEST_SERVE_BACKEND, testCluster } from "../helpers/k8s.js";
 import {
   createNoNodeRuntimeClass,

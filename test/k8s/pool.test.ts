@@ -5,9 +5,15 @@
  * does not answer the claim's ping (every process stopped) is deleted and the claim creates a cold Pod.
  */
 import { afterAll, expect, it } from "vitest";
-import { kubernetesPoolBackend, type PoolRequest, WarmPool } from "../../src/pool/index.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
-import { apiStatus, gcPods, type PreparedPod, podExec } from "../../src/sandbox/kubernetes/index.js";
+import { type PoolRequest, WarmPool } from "../../src/sandbox/index.js";
+import {
+  apiStatus,
+  gcPods,
+  kubernetesPoolBackend,
+  type PreparedPod,
+  podExec,
+} from "../../src/sandbox/kubernetes/index.js";
 import { describeK8s, podLeftovers, removePods, TEST_NAMESPACE, testCluster } from "../helpers/k8s.js";
 
 const TENANT = `test-k8s-pool-${process.pid}`;

@@ -11,7 +11,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { hashKey } from "../../src/server/auth.js";
+import { hashKey } from "../../src/server/tenancy/auth.js";
 import {
   describeK8s,
   podLeftovers,

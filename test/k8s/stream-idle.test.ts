@@ -13,13 +13,14 @@
  *   never sees the stream idle, so even a 1 h heartbeat gets no reconnect.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type ClaimResult, kubernetesPoolBackend, type PoolRequest, WarmPool } from "../../src/pool/index.js";
 import type { Sandbox } from "../../src/sandbox/index.js";
+import { type ClaimResult, type PoolRequest, WarmPool } from "../../src/sandbox/index.js";
 import {
   type ChannelEvent,
   createKubernetesSandbox,
   type KubernetesCluster,
   type KubernetesSandbox,
+  kubernetesPoolBackend,
   type PreparedPod,
 } from "../../src/sandbox/kubernetes/index.js";
 import { describeK8s, podLeftovers, removePods, tenantPods, testCluster } from "../helpers/k8s.js";

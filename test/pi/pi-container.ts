@@ -138,7 +138,7 @@ export async function runPiBatches(
       "/tmp:rw,exec,size=512m",
       "--tmpfs",
       "/workspace:rw,exec,size=1g,uid=1000,gid=1000,mode=0755",
-      // HOME as a warden sandbox has it: a tmpfs of the sandbox user's own (src/sandbox/hardening.ts).
+      // HOME as a warden sandbox has it: a tmpfs of the sandbox user's own (src/sandbox/docker/hardening.ts).
       "--tmpfs",
       "/home/sandbox:rw,noexec,size=64m,uid=1000,gid=1000,mode=0700",
       "-e",

@@ -26,7 +26,7 @@ export const LAYERS: readonly Layer[] = [
   {
     unit: "sandbox",
     reason:
-      "the Sandbox interface and its Docker and Kubernetes implementations: all tool I/O goes through it",
+      "the Sandbox and SandboxBackend interfaces, their Docker and Kubernetes implementations and the warm pool: all tool I/O goes through it",
   },
   { unit: "tools", reason: "the seven tools, built on the Sandbox interface and truncation only" },
   {
@@ -44,7 +44,6 @@ export const LAYERS: readonly Layer[] = [
   },
   { unit: "session", reason: "a sandbox, spill store, enabled tools and hooks, run through the pipeline" },
   { unit: "review", reason: "a copy-mode session's changes, patch and three-way apply to the host" },
-  { unit: "pool", reason: "warm pool of pre-started sandboxes, keyed by everything that hardens them" },
   { unit: "mcp", reason: "one session's tools served over MCP (stdio in the CLI, HTTP in serve)" },
   { unit: "agent", reason: "`warden run`: the model loop, its transcript and terminal rendering" },
   { unit: "server", reason: "`warden serve`: the multi-tenant HTTP API over pooled sessions" },
@@ -63,7 +62,7 @@ export const LAYERS: readonly Layer[] = [
 export const INDEX_EXCEPTIONS: readonly { from: string; to: string; typeOnly: boolean; reason: string }[] = [
   {
     from: "^src/client/",
-    to: "^src/server/http-schemas\\.ts$",
+    to: "^src/server/http/schemas\\.ts$",
     typeOnly: true,
     reason: "the shipped client takes the route schemas' types only; nothing of the server loads with it",
   },
@@ -84,4 +83,4 @@ export const INDEX_EXCEPTIONS: readonly { from: string; to: string; typeOnly: bo
 ];
 
 /** What the shipped client may import besides itself (everything else of src/ is refused). */
-export const CLIENT_IMPORTS: readonly string[] = ["^src/errors\\.ts$", "^src/server/http-schemas\\.ts$"];
+export const CLIENT_IMPORTS: readonly string[] = ["^src/errors\\.ts$", "^src/server/http/schemas\\.ts$"];

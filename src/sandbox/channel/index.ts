@@ -4,46 +4,8 @@
  *
  * - protocol/: the wire protocol and its client (frame codec, message bodies, ChannelClient,
  *   exec and file requests, the SandboxIO over them). No Docker: any byte transport carries it.
- * - docker/: the transport on Docker (the helper container's attached stdio), the helper as the
- *   container's main process, its copy into other images, and the choice of exec path at start.
+ * Engine-free: Docker's carriers are in ../docker/channel, Kubernetes' in ../kubernetes/transport.ts.
  */
-export { attachedSocketTransport, attachHelper, type HelperLog } from "./docker/attach.js";
-export { type ConnectChannelOptions, connectChannel, HelperUnavailableError } from "./docker/connect.js";
-export { HELPER_PATH, withHelperMain } from "./docker/container.js";
-export {
-  FOREIGN_HELPER_DIR,
-  FOREIGN_HELPER_PATH,
-  HELPER_LABEL,
-  helperArchive,
-  helperPathInImage,
-  installHelper,
-  withForeignHelper,
-} from "./docker/helper-binary.js";
-export { warnChannelOnAttach } from "./docker/socket.js";
-export {
-  CHANNEL_SOCKET_DIR,
-  DEFAULT_CHANNEL_BASE,
-  isLocalEngine,
-  isMissingBindSource,
-  rememberSocketDir,
-  removeSocketDir,
-  socketDirFor,
-  socketDirOf,
-  sweepSocketDirs,
-  takeRememberedSocketDir,
-  withSocketDir,
-} from "./docker/socket-dir.js";
-export {
-  applyHelperPlan,
-  createHelperContainer,
-  type ExecPath,
-  execPathFromEnv,
-  type HelperPlan,
-  type HelperStart,
-  planHelper,
-  startWithHelper,
-  warnHelperFallback,
-} from "./docker/start-helper.js";
 export {
   ChannelClient,
   type ChannelClientOptions,

@@ -126,7 +126,7 @@ export async function preparePod(
  * another session (its `pool-<uuid>` id is not `opts.sessionId`) gets that session's expiry, now +
  * `opts.ttlMs`, in its expiry annotation, so gc and reconcile judge the session, not the spare;
  * before anything, its helper must answer a ping within SPARE_PING_TIMEOUT_MS, else SandboxError
- * (the pool then discards it and creates a cold Pod: src/pool/warm-pool.ts claim). Deletes the Pod
+ * (the pool then discards it and creates a cold Pod: src/sandbox/pool/warm-pool.ts claim). Deletes the Pod
  * when it fails.
  */
 export async function finishPodSandbox(

@@ -61,6 +61,7 @@ export {
   podUidOf,
   SANDBOX_CONTAINER,
 } from "./pod-spec.js";
+export { type KubernetesPoolOptions, kubernetesPoolBackend } from "./pool.js";
 export {
   type ChannelEvent,
   channelEventLine,

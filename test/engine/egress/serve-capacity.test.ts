@@ -12,9 +12,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ROLE_LABEL } from "../../../src/egress/index.js";
 import { getDocker, LABEL } from "../../../src/sandbox/index.js";
-import { hashKey } from "../../../src/server/auth.js";
-import { resolveServerConfig } from "../../../src/server/config.js";
+import { resolveServerConfig } from "../../../src/server/config/config.js";
 import type { RunningServer } from "../../../src/server/server.js";
+import { hashKey } from "../../../src/server/tenancy/auth.js";
 import { describeEngine } from "../../helpers/engine.js";
 import { removeTenant, startTestServer, testQuotas } from "../../helpers/server-fixture.js";
 

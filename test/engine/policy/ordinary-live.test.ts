@@ -57,7 +57,7 @@ const FILES = [
   "src/session/index.ts",
   "src/sandbox/types.ts",
   "src/sandbox/index.ts",
-  "src/server/app.ts",
+  "src/server/http/app.ts",
   "src/cli/main.ts",
   "src/pipeline/index.ts",
   "src/policy/match.ts",

@@ -4,7 +4,7 @@
  * of that uid on the host for any local user who can reach the directory. warden-helper's seccomp
  * filter (images/sandbox/helper/filemode.go, version 8) refuses every set-user-ID and set-group-ID
  * mode, on the channel and, through `warden-helper --seccomp-exec`, on the docker-exec path
- * (src/sandbox/docker-exec/seccomp-wrap.ts). Docker only: a Kubernetes sandbox has no rw mode.
+ * (src/sandbox/docker/exec/seccomp-wrap.ts). Docker only: a Kubernetes sandbox has no rw mode.
  */
 import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -5,7 +5,7 @@
  * Now warden-helper's own filter (images/sandbox/helper/userns.go) refuses them to every command
  * of the channel, on both runtimes. The docker-exec path runs commands with `docker exec`, outside
  * the helper: runc's default seccomp profile refuses them there, and under runsc, which would not,
- * that path is refused, asked for or as the fallback when no helper starts (src/sandbox/prepare.ts).
+ * that path is refused, asked for or as the fallback when no helper starts (src/sandbox/docker/prepare.ts).
  */
 import { execa } from "execa";
 import { afterAll, describe, expect, it } from "vitest";
@@ -17,7 +17,7 @@ import { leftovers, run, testTenant } from "../../helpers/sandbox-fixture.js";
 import { expectNoUserNamespace } from "../../helpers/userns-probe.js";
 
 const tenant = testTenant("userns");
-/** src/sandbox/prepare.ts's reason for refusing docker exec under runsc. */
+/** src/sandbox/docker/prepare.ts's reason for refusing docker exec under runsc. */
 const RUNSC_NEEDS_CHANNEL =
   "under gVisor (runtime \"runsc\") commands run only through warden-helper's channel: a command that docker exec starts runs outside the helper's seccomp filter, and gVisor loads no container seccomp profile, so it could make a user namespace";
 

@@ -10,9 +10,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { gitBlobId, NULL_OID } from "../../../src/review/index.js";
-import { hashKey } from "../../../src/server/auth.js";
-import { resolveServerConfig } from "../../../src/server/config.js";
+import { resolveServerConfig } from "../../../src/server/config/config.js";
 import type { RunningServer } from "../../../src/server/server.js";
+import { hashKey } from "../../../src/server/tenancy/auth.js";
 import {
   backendLeftovers,
   describeBackend,

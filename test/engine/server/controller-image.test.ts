@@ -10,7 +10,7 @@ import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
 import Docker from "dockerode";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { hashKey } from "../../../src/server/auth.js";
+import { hashKey } from "../../../src/server/tenancy/auth.js";
 import { describeEngine } from "../../helpers/engine.js";
 import { removeTenant, testQuotas } from "../../helpers/server-fixture.js";
 

@@ -8,10 +8,10 @@ import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { hashKey } from "../../../src/server/auth.js";
-import { resolveServerConfig } from "../../../src/server/config.js";
+import { resolveServerConfig } from "../../../src/server/config/config.js";
 import { serveBackend } from "../../../src/server/run-serve.js";
 import { type RunningServer, startServer } from "../../../src/server/server.js";
+import { hashKey } from "../../../src/server/tenancy/auth.js";
 import {
   backendLeftovers,
   describeBackend,

@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { POOL_LABEL } from "../../../src/pool/index.js";
+import { POOL_LABEL } from "../../../src/sandbox/index.js";
 import { describeEngine } from "../../helpers/engine.js";
 import {
   bundleCli,

@@ -8,7 +8,7 @@
 import tar from "tar-stream";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { WardenClient } from "../../../src/client/index.js";
-import { WORKSPACE_DOWNLOAD_MAX_BYTES } from "../../../src/server/workspace-download.js";
+import { WORKSPACE_DOWNLOAD_MAX_BYTES } from "../../../src/server/http/workspace-download.js";
 import { describeBackend, itDocker } from "../../helpers/backend.js";
 import { type ServedTenants, serveTenants } from "../../helpers/serve-tenants.js";
 

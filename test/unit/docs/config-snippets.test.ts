@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { hashKey } from "../../../src/server/auth.js";
-import { resolveServerConfig } from "../../../src/server/config.js";
+import { resolveServerConfig } from "../../../src/server/config/config.js";
+import { hashKey } from "../../../src/server/tenancy/auth.js";
 import { docSnippet } from "../../helpers/doc-snippets.js";
 
 const tenant = (id: string) => ({

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { MAX_ARGUMENT_DEPTH, validateToolArguments } from "../../../src/pipeline/index.js";
-import { MAX_ARGUMENT_DEPTH as REST_MAX_ARGUMENT_DEPTH } from "../../../src/server/call-arguments.js";
+import { MAX_ARGUMENT_DEPTH as REST_MAX_ARGUMENT_DEPTH } from "../../../src/server/http/call-arguments.js";
 import type { ToolCall, ToolResultMessage } from "../../../src/tools/index.js";
 import { connectSessionTools } from "../../helpers/mcp-in-memory.js";
 import { echoTool } from "../../helpers/pipeline-fakes.js";

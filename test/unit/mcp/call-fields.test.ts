@@ -12,7 +12,7 @@ import {
   MAX_TOOL_CALL_ID_CHARS,
   MAX_TOOL_NAME_CHARS,
 } from "../../../src/pipeline/index.js";
-import * as rest from "../../../src/server/http-schemas.js";
+import * as rest from "../../../src/server/http/schemas.js";
 import type { ToolCall, ToolResultMessage } from "../../../src/tools/index.js";
 import { connectSessionTools } from "../../helpers/mcp-in-memory.js";
 

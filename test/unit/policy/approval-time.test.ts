@@ -11,7 +11,7 @@ import type { BeforeToolCallContext, CallDecision } from "../../../src/pipeline/
 import { type ApprovalProvider, createPolicyHook, parsePolicyText } from "../../../src/policy/index.js";
 import { createMemoryAuditLog } from "../../../src/server/audit.js";
 import { createServerMetrics } from "../../../src/server/metrics.js";
-import { recordFinishedCall } from "../../../src/server/tool-audit.js";
+import { recordFinishedCall } from "../../../src/server/sessions/tool-audit.js";
 import type { AnyTool, ToolResultMessage } from "../../../src/tools/types.js";
 import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 

@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import { describe, expect, it } from "vitest";
-import { killGroupCommand, wrapCommand } from "../../../src/sandbox/docker-exec/wrapper.js";
-import { hardenedContainerConfig, workspaceVolumeConfig } from "../../../src/sandbox/hardening.js";
+import { killGroupCommand, wrapCommand } from "../../../src/sandbox/docker/exec/wrapper.js";
+import { hardenedContainerConfig, workspaceVolumeConfig } from "../../../src/sandbox/docker/hardening.js";
 import { LABEL, sandboxLabels, staleReason } from "../../../src/sandbox/labels.js";
 import { cgroupMemoryBytes, DEFAULT_LIMITS, resolveLimits } from "../../../src/sandbox/limits.js";
 import { diffHashes } from "../../../src/sandbox/workspace-hashes.js";

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import Docker from "dockerode";
 import { describe, expect, it } from "vitest";
 import { EngineUnreachableError, fromDockerError, ImageMissingError } from "../../../src/errors.js";
-import { pingEngine, requireImage } from "../../../src/sandbox/engine.js";
+import { pingEngine, requireImage } from "../../../src/sandbox/docker/engine.js";
 import { resolveSandboxOptions } from "../../../src/sandbox/options.js";
 
 /** A client whose every image inspect answers 404, as the engine does for an absent image. */

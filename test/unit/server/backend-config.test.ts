@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { hashKey } from "../../../src/server/auth.js";
-import { resolveServerConfig } from "../../../src/server/config.js";
-import { defaultReplicaId, serverControllerId } from "../../../src/server/controller-id.js";
+import { resolveServerConfig } from "../../../src/server/config/config.js";
+import { defaultReplicaId, serverControllerId } from "../../../src/server/config/controller-id.js";
+import { hashKey } from "../../../src/server/tenancy/auth.js";
 
 const quotas = {
   maxSessions: 1,

@@ -1,12 +1,12 @@
 /**
- * How the bytes a request holds (src/server/buffered-bytes.ts) are given back, whichever way its
+ * How the bytes a request holds (src/server/http/buffered-bytes.ts) are given back, whichever way its
  * response ends: an unread file answer (until its connection closes, or it stalls for
  * httpRequestTimeoutMs), pipelined answers queued behind it (their own `close` never comes), a
  * request not sent in time (408 in the server's error shape), and a client reset after an answer
  * sent without reading the body (which once ended the server with an unheard stream error).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { ServerConfig } from "../../../src/server/config.js";
+import type { ServerConfig } from "../../../src/server/config/config.js";
 import { bufferedServer, MiB } from "../../helpers/buffered-server.js";
 import { auth } from "../../helpers/server-fakes.js";
 

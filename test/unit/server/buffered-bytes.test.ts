@@ -6,8 +6,8 @@
  * without an API key are refused unread. Real HTTP on a real listener over the fake backend.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { BufferedBytes } from "../../../src/server/buffered-bytes.js";
-import { resolveServerConfig } from "../../../src/server/config.js";
+import { resolveServerConfig } from "../../../src/server/config/config.js";
+import { BufferedBytes } from "../../../src/server/http/buffered-bytes.js";
 import { bufferedServer, MiB } from "../../helpers/buffered-server.js";
 import { auth, tenant } from "../../helpers/server-fakes.js";
 

@@ -2,9 +2,9 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { hashKey, KeyRing } from "../../../src/server/auth.js";
-import { loadServerConfig, resolveServerConfig } from "../../../src/server/config.js";
-import { defaultLimits } from "../../../src/server/session-request.js";
+import { loadServerConfig, resolveServerConfig } from "../../../src/server/config/config.js";
+import { defaultLimits } from "../../../src/server/sessions/session-request.js";
+import { hashKey, KeyRing } from "../../../src/server/tenancy/auth.js";
 
 const quotas = {
   maxSessions: 1,

@@ -1,13 +1,13 @@
 /**
- * The listener's connections (src/server/connections.ts). Before: nothing bounded the sockets a
+ * The listener's connections (src/server/http/connections.ts). Before: nothing bounded the sockets a
  * client opened (3,000 with unfinished headers grew a server by 72 MiB), and shutdown waited for a
  * connection still sending an unread answer until httpRequestTimeoutMs, not shutdownGraceMs.
  * Real sockets on a real listener over the fake backend; 127.0.0.2 and .3 are other clients.
  */
 import type { Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { resolveServerConfig } from "../../../src/server/config.js";
-import { clientOf } from "../../../src/server/connections.js";
+import { resolveServerConfig } from "../../../src/server/config/config.js";
+import { clientOf } from "../../../src/server/http/connections.js";
 import { bufferedServer, MiB, type RawRequest } from "../../helpers/buffered-server.js";
 import type { FakeBackend } from "../../helpers/server-fakes.js";
 

@@ -1,5 +1,5 @@
 /**
- * The status mapping of `warden serve`'s errors (src/server/errors.ts toErrorResponse): no room in
+ * The status mapping of `warden serve`'s errors (src/server/http/errors.ts toErrorResponse): no room in
  * the backend is 503 NO_ROOM with Retry-After (the error's own, else 10 s), a tenant quota stays 429.
  */
 import { describe, expect, it } from "vitest";
@@ -9,7 +9,7 @@ import {
   ResourceQuotaExceededError,
   startTimeoutError,
 } from "../../../src/sandbox/kubernetes/index.js";
-import { QuotaExceededError, toErrorResponse } from "../../../src/server/errors.js";
+import { QuotaExceededError, toErrorResponse } from "../../../src/server/http/errors.js";
 
 describe("toErrorResponse", () => {
   it("answers the engine's used-up address pools (its 404) with 503 NO_ROOM naming the cause and the fixes (attack 37 F3)", () => {

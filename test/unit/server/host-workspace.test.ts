@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMemoryAuditLog } from "../../../src/server/audit.js";
-import { HostWorkspaceGuard } from "../../../src/server/host-workspace-guard.js";
 import { type RunningServer, startServer } from "../../../src/server/server.js";
+import { HostWorkspaceGuard } from "../../../src/server/sessions/host-workspace-guard.js";
 import { auth, FakeBackend, tenant, testConfig } from "../../helpers/server-fakes.js";
 
 let dir: string;

@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createFileAuditLog } from "../../../src/server/audit.js";
-import { InflightCalls } from "../../../src/server/inflight-calls.js";
 import { startServer } from "../../../src/server/server.js";
+import { InflightCalls } from "../../../src/server/sessions/inflight-calls.js";
 import { auth, FakeBackend, testConfig } from "../../helpers/server-fakes.js";
 
 const line = (e: object) => `${JSON.stringify(e)}\n`;

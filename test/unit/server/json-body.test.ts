@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { FastifyRequest } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMemoryAuditLog } from "../../../src/server/audit.js";
-import { JSON_WORKER_MIN_BYTES, parseJsonBody } from "../../../src/server/json-body.js";
+import { JSON_WORKER_MIN_BYTES, parseJsonBody } from "../../../src/server/http/json-body.js";
 import { type RunningServer, startServer } from "../../../src/server/server.js";
 import { auth, FakeBackend, testConfig } from "../../helpers/server-fakes.js";
 

@@ -5,8 +5,8 @@ import {
   checkNamespaces,
   type ServerCluster,
   tenantClusters,
-} from "../../../src/server/kubernetes-namespaces.js";
-import { allNamespaces, tenantNamespace, tenantsIn } from "../../../src/server/tenant-namespaces.js";
+} from "../../../src/server/tenancy/kubernetes-namespaces.js";
+import { allNamespaces, tenantNamespace, tenantsIn } from "../../../src/server/tenancy/tenant-namespaces.js";
 
 const apiError = (code: number, message: string) =>
   Object.assign(new Error(`HTTP ${code}`), { code, body: JSON.stringify({ message }) });

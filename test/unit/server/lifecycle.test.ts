@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createFileAuditLog, createMemoryAuditLog, repairTornTail } from "../../../src/server/audit.js";
-import { RecordStore, type SessionRecord } from "../../../src/server/record-store.js";
 import { startServer } from "../../../src/server/server.js";
+import { RecordStore, type SessionRecord } from "../../../src/server/sessions/record-store.js";
 import { auth, FakeBackend, tenant, testConfig } from "../../helpers/server-fakes.js";
 
 describe("warden serve: lifecycle", () => {

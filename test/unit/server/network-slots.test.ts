@@ -1,5 +1,5 @@
 /**
- * `warden serve`'s bound on sessions with network egress (src/server/network-slots.ts, attack 37
+ * `warden serve`'s bound on sessions with network egress (src/server/tenancy/network-slots.ts, attack 37
  * F3): each takes one of the engine's address pools, so a tenant past its quotas.maxNetworkedSessions
  * is refused 429 and the server past maxNetworkedSessions 503 NO_ROOM, both with Retry-After and
  * before the backend creates anything; a closed session gives its slot back.
@@ -9,8 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMemoryAuditLog } from "../../../src/server/audit.js";
-import { resolveServerConfig } from "../../../src/server/config.js";
-import { resolveTenantNetwork } from "../../../src/server/network-config.js";
+import { resolveServerConfig } from "../../../src/server/config/config.js";
+import { resolveTenantNetwork } from "../../../src/server/config/network-config.js";
 import { type RunningServer, startServer } from "../../../src/server/server.js";
 import { auth, FakeBackend, tenant, testConfig } from "../../helpers/server-fakes.js";
 

@@ -2,13 +2,13 @@
 import { describe, expect, it } from "vitest";
 import { decideConnection } from "../../../src/egress/index.js";
 import { createMemoryAuditLog } from "../../../src/server/audit.js";
-import { hashKey } from "../../../src/server/auth.js";
-import { resolveServerConfig } from "../../../src/server/config.js";
+import { resolveServerConfig } from "../../../src/server/config/config.js";
 import {
   networkAuditHooks,
   resolveTenantNetwork,
   sessionNetwork,
-} from "../../../src/server/network-config.js";
+} from "../../../src/server/config/network-config.js";
+import { hashKey } from "../../../src/server/tenancy/auth.js";
 
 const bound = resolveTenantNetwork(
   {

@@ -6,10 +6,10 @@
 import { readFile } from "node:fs/promises";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
-import { buildApp } from "../../../src/server/app.js";
-import { CONFIG_DEFAULTS } from "../../../src/server/config.js";
-import { openApiDocument, openApiText } from "../../../src/server/openapi-document.js";
-import type { ServerContext } from "../../../src/server/route-context.js";
+import { CONFIG_DEFAULTS } from "../../../src/server/config/config.js";
+import { buildApp } from "../../../src/server/http/app.js";
+import { openApiDocument, openApiText } from "../../../src/server/http/openapi-document.js";
+import type { ServerContext } from "../../../src/server/http/route-context.js";
 
 describe("OpenAPI document", () => {
   it("is valid OpenAPI 3.1", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { ReconcileReport } from "../../../src/server/reconcile.js";
-import { reconcileLine } from "../../../src/server/reconcile-line.js";
+import type { ReconcileReport } from "../../../src/server/sessions/reconcile.js";
+import { reconcileLine } from "../../../src/server/sessions/reconcile-line.js";
 
 const report: ReconcileReport = {
   adopted: ["a", "b"],

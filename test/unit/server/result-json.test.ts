@@ -1,13 +1,13 @@
 /** Large tool-call answers serialised in the worker pool: the same bytes as fastify's serializer. */
 import SerializerSelector from "@fastify/fast-json-stringify-compiler";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ToolCallsResponseSchema } from "../../../src/server/http-schemas.js";
 import {
   answerChars,
   largeAnswerJson,
   RESULT_JSON_WORKER_MIN_CHARS,
   resultJsonPool,
-} from "../../../src/server/result-json.js";
+} from "../../../src/server/http/result-json.js";
+import { ToolCallsResponseSchema } from "../../../src/server/http/schemas.js";
 
 afterEach(() => vi.restoreAllMocks());
 

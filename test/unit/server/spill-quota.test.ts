@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { hashKey } from "../../../src/server/auth.js";
-import { resolveServerConfig } from "../../../src/server/config.js";
-import { tenantSpillOptions } from "../../../src/server/spill-quota.js";
+import { resolveServerConfig } from "../../../src/server/config/config.js";
+import { hashKey } from "../../../src/server/tenancy/auth.js";
+import { tenantSpillOptions } from "../../../src/server/tenancy/spill-quota.js";
 
 const quotas = {
   maxSessions: 2,

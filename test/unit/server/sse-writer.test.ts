@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { createMemoryAuditLog } from "../../../src/server/audit.js";
+import { SseWriter } from "../../../src/server/http/sse-writer.js";
 import { startServer } from "../../../src/server/server.js";
-import { SseWriter } from "../../../src/server/sse-writer.js";
 import { auth, FakeBackend, testConfig } from "../../helpers/server-fakes.js";
 
 /** A writable that holds writes until `release()`; reports backpressure after 64 bytes. */

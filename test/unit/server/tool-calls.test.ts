@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type AuditEntry, createMemoryAuditLog } from "../../../src/server/audit.js";
-import { MAX_ARGUMENT_DEPTH } from "../../../src/server/call-arguments.js";
-import { MAX_TOOL_CALL_ID_CHARS, MAX_TOOL_NAME_CHARS } from "../../../src/server/http-schemas.js";
-import { resultJsonPool } from "../../../src/server/result-json.js";
+import { MAX_ARGUMENT_DEPTH } from "../../../src/server/http/call-arguments.js";
+import { resultJsonPool } from "../../../src/server/http/result-json.js";
+import { MAX_TOOL_CALL_ID_CHARS, MAX_TOOL_NAME_CHARS } from "../../../src/server/http/schemas.js";
 import { type RunningServer, startServer } from "../../../src/server/server.js";
 import { auth, FakeBackend, tenant, testConfig } from "../../helpers/server-fakes.js";
 

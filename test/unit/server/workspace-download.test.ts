@@ -1,7 +1,7 @@
-/** GET /workspace's stream bound (src/server/workspace-download.ts cutAfter): the archive ends in an error past it. */
+/** GET /workspace's stream bound (src/server/http/workspace-download.ts cutAfter): the archive ends in an error past it. */
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { cutAfter } from "../../../src/server/workspace-download.js";
+import { cutAfter } from "../../../src/server/http/workspace-download.js";
 
 const read = async (stream: Readable) => {
   const chunks: Buffer[] = [];

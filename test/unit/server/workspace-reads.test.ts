@@ -8,8 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { WorkspaceChange } from "../../../src/sandbox/types.js";
-import { DEFAULT_MAX_CONCURRENT_WORKSPACE_READS, resolveServerConfig } from "../../../src/server/config.js";
-import { holdReadSlot } from "../../../src/server/routes-workspace.js";
+import {
+  DEFAULT_MAX_CONCURRENT_WORKSPACE_READS,
+  resolveServerConfig,
+} from "../../../src/server/config/config.js";
+import { holdReadSlot } from "../../../src/server/http/routes/workspace.js";
 import { type RunningServer, startServer } from "../../../src/server/server.js";
 import { auth, FakeBackend, type TOKENS, tenant, testConfig } from "../../helpers/server-fakes.js";
 

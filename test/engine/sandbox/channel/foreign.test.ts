@@ -9,8 +9,8 @@ import {
   planHelper,
   startWithHelper,
   withForeignHelper,
-} from "../../../../src/sandbox/channel/index.js";
-import { getDocker } from "../../../../src/sandbox/engine.js";
+} from "../../../../src/sandbox/docker/channel/index.js";
+import { getDocker } from "../../../../src/sandbox/docker/engine.js";
 import { channelTenant, runOn, testContainerConfig } from "../../../helpers/channel-fixture.js";
 import { describeEngine } from "../../../helpers/engine.js";
 import { leftovers } from "../../../helpers/sandbox-fixture.js";

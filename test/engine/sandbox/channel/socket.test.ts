@@ -1,5 +1,5 @@
 /**
- * The channel's unix socket on Docker (src/sandbox/channel/docker/socket.ts): a new sandbox's
+ * The channel's unix socket on Docker (src/sandbox/docker/channel/socket.ts): a new sandbox's
  * channel moves onto it; its host directory is root's with the sandbox's gid as group (mode 0710:
  * the sandbox may only pass through it, read-only) and goes with the container; gc and serve's
  * start-up sweep remove one a killed controller left; the engine's answer for a directory it
@@ -15,7 +15,7 @@ import {
   isMissingBindSource,
   socketDirOf,
   withSocketDir,
-} from "../../../../src/sandbox/channel/index.js";
+} from "../../../../src/sandbox/docker/channel/index.js";
 import { createSandbox, gc, getDocker, removeUnusedSocketDirs } from "../../../../src/sandbox/index.js";
 import { channelTenant } from "../../../helpers/channel-fixture.js";
 import { describeEngine } from "../../../helpers/engine.js";
@@ -145,7 +145,7 @@ describeEngine("the channel's unix socket", () => {
       const { live, orphan } = await elevenMinutesOld(base, sb.info.containerId, "00000000deadbeef");
       // A dry run: a real gc of every tenant would also take other test files' sandboxes whose
       // controller (a server they killed) is gone. The sweep itself removes what it lists
-      // (test/unit/sandbox/channel/docker/socket-dir.test.ts).
+      // (test/unit/sandbox/docker/channel/socket-dir.test.ts).
       const planned = await gc({ dryRun: true });
       expect(planned.filter((r) => r.kind === "socket-dir")).toEqual([
         { kind: "socket-dir", id: orphan, sessionId: "", tenant: "", reason: "orphaned" },

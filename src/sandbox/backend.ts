@@ -1,0 +1,133 @@
+/**
+ * The backend seam: where sandboxes come from and how they are found again. One implementation per
+ * engine, each in its own folder (docker/, kubernetes/, memory/) and registered once in
+ * backends.ts; the warm pool belongs to the backend (as agent-sandbox's SandboxWarmPool belongs to
+ * its controller), and the server, the CLI and the tests reach sandboxes through this interface
+ * only. Shaped after testcontainers-node's ContainerRuntimeClient: one narrow surface, an
+ * implementation per runtime. test/conformance/ runs one suite against every implementation.
+ *
+ * A sandbox is described in three parts passed apart (types.ts): what it is made from
+ * (SandboxSpec), whose it is (SandboxIdentity), and the call's own options (CallOptions).
+ */
+import type { NetworkOptions } from "../egress/index.js";
+import type { GcOptions, GcRemoval } from "./gc-types.js";
+import type { ClaimResult } from "./pool/warm-pool.js";
+import type { CallOptions, Sandbox, SandboxIdentity, SandboxSpec, WorkspaceMode } from "./types.js";
+
+/** What a backend can give; a spec asking for more is refused (InvalidArgumentError). */
+export interface BackendCapabilities {
+  /** Workspace modes: Docker all three; Kubernetes `copy` only (no host directory reaches a node). */
+  workspaceModes: readonly WorkspaceMode[];
+  /** SandboxSpec.mounts (host bind mounts). */
+  mounts: boolean;
+  /** Network modes. */
+  networkModes: readonly NetworkOptions["mode"][];
+  /** SandboxSpec.runtime values honoured. */
+  runtimes: readonly ("runc" | "runsc")[];
+  /** SandboxSpec.execPath values. */
+  execPaths: readonly ("channel" | "docker-exec")[];
+  /** Whether `claim` can hand over a pre-started sandbox (a warm pool was configured). */
+  warmPool: boolean;
+}
+
+/** A sandbox the backend manages, as `list` reports it. */
+export interface ManagedSandbox {
+  /** Docker: the container id. Kubernetes: the Pod name. */
+  id: string;
+  sessionId: string;
+  tenant: string;
+  /** The controllerId it was created with. */
+  controller: string;
+  running: boolean;
+  /** Kubernetes: the Pod's namespace (a server may use one per tenant); absent elsewhere. */
+  namespace?: string;
+}
+
+/** What the controller kept of a sandbox, to take it over again after a restart. */
+export interface AdoptRequest {
+  /** ManagedSandbox.id. */
+  id: string;
+  sessionId: string;
+  tenant: string;
+  image: string;
+  workspaceMode: WorkspaceMode;
+  /** The host directory copied in at creation: the baseline of changedPaths. */
+  workspaceHostPath?: string;
+  createdAt: Date;
+  expiresAt: Date;
+  /** The session's network: an allowlist re-attaches to the session's egress gateway. */
+  network?: NetworkOptions;
+}
+
+/** Options of `claim`. */
+export interface ClaimOptions extends CallOptions {
+  /** Identity of the tenant's policy: part of the pool key, so a spare never crosses policies. */
+  policyHash?: string;
+}
+
+/** What `sweep` may remove: leftovers of crashes, never a sandbox `keep` keeps. */
+export interface SweepScope {
+  /** Only resources of these tenants. */
+  tenants: readonly string[];
+  /** Only resources this controller created. */
+  controllerId: string;
+  /** True for a session whose resources stay (a live or adopted session). */
+  keep(sessionId: string, controller: string): boolean;
+}
+
+/** Idle spares and backing-off keys of a backend's warm pool (zeros without one). */
+export interface PoolStats {
+  idle: number;
+  backingOff: number;
+}
+
+/** What every backend takes besides where its sandboxes run. */
+export interface BackendOptions {
+  /**
+   * Keep `size` idle sandboxes per pool key (tenant, image, limits, mode, policy) once a sandbox of
+   * that key was claimed, for at most `maxKeys` keys per tenant (its least recently used key is
+   * evicted; default 8). `ttlMs`: the spares' lifetime label, at least the longest session
+   * lifetime plus `maxIdleMs`, or claims fall back to a cold start. Absent or size 0: no pool.
+   */
+  warmPool?: { size: number; maxIdleMs: number; maxKeys?: number; ttlMs: number };
+  /** Diagnostics (pool refill failures, adoption fallbacks), one line each. */
+  log?: (line: string) => void;
+  /** Called for each claimed sandbox: from the pool, or created cold. */
+  onSandboxStart?: (source: "pool" | "cold") => void;
+}
+
+/**
+ * Creates, claims, adopts, lists and removes sandboxes on one engine. Methods reject with
+ * WardenError subclasses (each with a stable code); nothing they reject for is left behind.
+ */
+export interface SandboxBackend {
+  /** The registered name: `docker`, `kubernetes`, `memory`. */
+  readonly kind: string;
+  readonly capabilities: BackendCapabilities;
+  /** Where it keeps sandboxes, for logs: Kubernetes namespaces; empty on Docker. */
+  readonly scopes: readonly string[];
+  /** A new sandbox, started cold. */
+  create(spec: SandboxSpec, identity: SandboxIdentity, options?: CallOptions): Promise<Sandbox>;
+  /**
+   * A sandbox from the warm pool when the spec can be pooled (copy-mode or no workspace, no
+   * network egress) and a spare is idle, else a cold one, as `create`.
+   */
+  claim(spec: SandboxSpec, identity: SandboxIdentity, options?: ClaimOptions): Promise<ClaimResult>;
+  /**
+   * Takes over the sandbox `request.id` after a restart: what the dead controller still ran in it
+   * is killed and its channel re-attached. Resolves null when it cannot be used (gone, stopped,
+   * another tenant's, session or replica's).
+   */
+  adopt(request: AdoptRequest, options?: CallOptions): Promise<Sandbox | null>;
+  /** The sandboxes of `tenants` this backend's owner may manage, running or not. */
+  list(tenants: readonly string[], options?: CallOptions): Promise<ManagedSandbox[]>;
+  /** Removes a sandbox `list` reported, and its volumes; resolves when it is already gone. */
+  remove(sandbox: ManagedSandbox, options?: CallOptions): Promise<void>;
+  /** `warden gc`: removes sandboxes (and their resources) that are expired or whose owner is gone. */
+  gc(options?: GcOptions): Promise<GcRemoval[]>;
+  /** Removes what crashes leave beside sandboxes (unused volumes, egress gateways, socket dirs). */
+  sweep(scope: SweepScope): Promise<GcRemoval[]>;
+  poolStats(): PoolStats;
+  /** Drains the warm pool and releases what the backend holds. Idempotent. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,162 @@
+/**
+ * POST/GET/DELETE /mcp: MCP over streamable HTTP (the SDK's StreamableHTTPServerTransport), with the
+ * tenant's bearer key. An `initialize` request without an `mcp-session-id` creates a warden session
+ * with the tenant's defaults (copy mode, empty workspace, default image, its policy and quotas: over
+ * maxSessions is a 429 + Retry-After); later requests name the MCP session, which only its own
+ * tenant can reach (another tenant's id is a 404 like an unknown one). Tool calls go through the
+ * session manager, so maxConcurrentToolCalls, idle time and the audit log apply as for
+ * /v1/.../tool-calls: a call keeps its slot until its answer is delivered (mcp-answer-slots.ts), and
+ * one over the quota is an `isError` result naming it. An `ask` waits for an answer on
+ * /v1/approvals. DELETE /mcp ends both; the warden session closing for any reason (REST DELETE,
+ * idle time, lifetime) closes the MCP session at once: its transport and streams end, and a later
+ * request naming it is a 404, as the MCP streamable HTTP transport specifies for an ended session.
+ * Every request's audit line names the warden session it reached (route-context.ts). A client's
+ * standalone GET event stream is ended when shutdown starts (it would otherwise hold shutdown for
+ * its grace).
+ */
+import { randomUUID } from "node:crypto";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { InvalidArgumentError, NotFoundError } from "../../../errors.js";
+import { createMcpServer, serveSessionTools } from "../../../mcp/index.js";
+import { McpAnswerResponses, quotaRefusedResults } from "../../sessions/mcp-answer-slots.js";
+import type { LiveSession } from "../../sessions/session-registry.js";
+import { resolveSessionRequest } from "../../sessions/session-request.js";
+import { QuotaExceededError } from "../errors.js";
+import { type App, auditSessionOf, principalOf, type ServerContext } from "../route-context.js";
+
+/** One MCP session over HTTP and the warden session behind it. */
+interface McpHttpSession {
+  transport: StreamableHTTPServerTransport;
+  answers: McpAnswerResponses;
+  tenantId: string;
+  wardenSessionId: string;
+  abort: AbortController;
+}
+
+/** Registers /mcp. */
+export function registerMcpRoutes(app: App, ctx: ServerContext): void {
+  const sessions = new Map<string, McpHttpSession>();
+
+  const end = async (mcpSessionId: string): Promise<void> => {
+    const entry = sessions.get(mcpSessionId);
+    if (!entry) return;
+    sessions.delete(mcpSessionId);
+    entry.abort.abort();
+    await ctx.manager.close(entry.wardenSessionId, "deleted").catch(() => undefined);
+  };
+
+  // The warden session went first (REST DELETE, idle, lifetime): its MCP session ends with it, so
+  // no transport, stream or handler outlives it (the transport's onclose then finds no entry).
+  // One listener for all MCP sessions, subscribed with the first (the app is also built without
+  // a manager, for its OpenAPI document) and unsubscribed when the app closes.
+  let unsubscribe: (() => void) | undefined;
+  const endWithWardenSession = (live: LiveSession): void => {
+    for (const [mcpSessionId, entry] of sessions) {
+      if (entry.wardenSessionId !== live.record.id) continue;
+      sessions.delete(mcpSessionId);
+      entry.abort.abort();
+      void entry.transport.close().catch(() => undefined);
+    }
+  };
+
+  // Fastify closes the listener, which waits for every connection, before its onClose hooks run: a
+  // client's standalone GET stream never ends by itself and would hold shutdown for the whole
+  // grace. Ended when draining starts (the client's reconnect is refused); POST streams, with
+  // answers still to come, are left to end with them.
+  app.addHook("preClose", async () => {
+    for (const entry of sessions.values()) entry.transport.closeStandaloneSSEStream();
+  });
+
+  app.addHook("onClose", async () => {
+    unsubscribe?.();
+    for (const entry of sessions.values()) entry.abort.abort();
+    await Promise.all([...sessions.values()].map((e) => e.transport.close().catch(() => undefined)));
+    sessions.clear();
+  });
+
+  /** Creates the warden session and the MCP transport for an initialize request. */
+  const open = async (
+    tenant: ReturnType<typeof principalOf>["tenant"],
+  ): Promise<{ transport: StreamableHTTPServerTransport; wardenSessionId: string }> => {
+    unsubscribe ??= ctx.manager.onSessionClosing(endWithWardenSession);
+    const release = ctx.manager.reserveSession(tenant);
+    const live = await ctx.manager.create(tenant, await resolveSessionRequest(tenant, {}), release);
+    const abort = new AbortController();
+    const server = createMcpServer();
+    const answers = new McpAnswerResponses(ctx.config.httpRequestTimeoutMs);
+    serveSessionTools(
+      server,
+      {
+        providerTools: () => live.session.providerTools(),
+        progressCongested: (request) => answers.congested(request.id),
+        runToolCalls: async (calls, options, request) => {
+          const releaseSlots = answers.releaseSlots(request);
+          try {
+            return await ctx.manager.runToolCalls(tenant, live.record.id, calls, {
+              ...options,
+              releaseSlots,
+            });
+          } catch (err) {
+            if (err instanceof QuotaExceededError) return quotaRefusedResults(calls, err);
+            throw err;
+          }
+        },
+      },
+      abort.signal,
+    );
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        const wardenSessionId = live.record.id;
+        sessions.set(id, { transport, answers, tenantId: tenant.id, wardenSessionId, abort });
+      },
+      onsessionclosed: (id) => end(id),
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) void end(transport.sessionId);
+      else void ctx.manager.close(live.record.id, "deleted").catch(() => undefined);
+    };
+    await server.connect(transport);
+    answers.watch(transport);
+    return { transport, wardenSessionId: live.record.id };
+  };
+
+  app.route({
+    method: ["POST", "GET", "DELETE"],
+    url: "/mcp",
+    handler: async (request, reply) => {
+      const { tenant } = principalOf(request);
+      const header = request.headers["mcp-session-id"];
+      const mcpSessionId = Array.isArray(header) ? header[0] : header;
+      let transport: StreamableHTTPServerTransport;
+      if (mcpSessionId) {
+        const entry = sessions.get(mcpSessionId);
+        if (!entry || entry.tenantId !== tenant.id) {
+          throw new NotFoundError(
+            `No MCP session '${mcpSessionId}': initialize a new one (POST /mcp without mcp-session-id).`,
+          );
+        }
+        transport = entry.transport;
+        auditSessionOf.set(request, entry.wardenSessionId);
+        // Before the transport dispatches the calls: where each answer will be written.
+        entry.answers.track(request.body, reply.raw);
+      } else if (request.method === "POST" && isInitializeRequest(request.body)) {
+        const opened = await open(tenant);
+        transport = opened.transport;
+        auditSessionOf.set(request, opened.wardenSessionId);
+      } else {
+        throw new InvalidArgumentError(
+          "An MCP request without an mcp-session-id header must be a POST of an initialize request.",
+        );
+      }
+      reply.hijack();
+      await transport.handleRequest(request.raw, reply.raw, request.body);
+      // An initialize the transport refused (406 without `Accept: text/event-stream`, 415 for
+      // another content type) started no MCP session: nobody can reach the warden session made for
+      // it, so it goes now (its onclose closes the warden session) instead of holding a
+      // container and a maxSessions slot until its idle time runs out.
+      if (!mcpSessionId && transport.sessionId === undefined) await transport.close();
+    },
+  });
+}

@@ -1,0 +1,55 @@
+/** GET /healthz, GET /metrics (Prometheus text), GET /v1/tools?session=… (provider tool schemas). */
+import { Type } from "typebox";
+import { type App, principalOf, type ServerContext } from "../route-context.js";
+import { ErrorSchema, ToolsQuerySchema } from "../schemas.js";
+
+const HealthSchema = Type.Object({ status: Type.String(), sessions: Type.Integer() });
+
+/** Registers the meta routes. */
+export function registerMetaRoutes(app: App, ctx: ServerContext): void {
+  app.get(
+    "/healthz",
+    { schema: { response: { 200: HealthSchema, 503: HealthSchema } } },
+    async (_request, reply) => {
+      if (ctx.state.draining) reply.code(503);
+      return { status: ctx.state.draining ? "draining" : "ok", sessions: ctx.manager.all().length };
+    },
+  );
+
+  app.get("/metrics", async (_request, reply) => {
+    const pool = ctx.manager.poolState();
+    ctx.metrics.poolIdle.set(pool.idle);
+    ctx.metrics.poolBackoffKeys.set(pool.backoffKeys);
+    reply.type(ctx.metrics.registry.contentType);
+    return ctx.metrics.registry.metrics();
+  });
+
+  app.get(
+    "/v1/tools",
+    {
+      schema: {
+        querystring: ToolsQuerySchema,
+        response: {
+          200: Type.Object({
+            tools: Type.Array(
+              Type.Object({
+                type: Type.Literal("function"),
+                function: Type.Object({
+                  name: Type.String(),
+                  description: Type.String(),
+                  parameters: Type.Record(Type.String(), Type.Unknown()),
+                }),
+              }),
+            ),
+          }),
+          404: ErrorSchema,
+        },
+      },
+    },
+    async (request) => {
+      const { tenant } = principalOf(request);
+      const live = ctx.manager.get(tenant.id, request.query.session);
+      return { tools: live.session.providerTools() };
+    },
+  );
+}

@@ -1,0 +1,182 @@
+/**
+ * Start-up reconciliation with the engine, by labels (the testcontainers-node sweeper idea, keyed on
+ * this server's own session records): a record whose container still runs is adopted; a record whose
+ * container is gone, stopped or past its lifetime is dropped (container removed); a labelled container
+ * of a configured tenant with no record is an orphan (e.g. created just before a `kill -9`) and is
+ * removed, unless another live controller process on this host owns it; so is a workspace volume of
+ * this server that no container uses (its container was removed just before a crash), a channel
+ * socket directory no container mounts once it is ten minutes old (a younger one waits for the
+ * next start or `warden gc`), and so are
+ * the egress gateways and session networks of sessions not adopted (an adopted session's are kept
+ * and its gateway re-attached: src/egress/adopt.ts). Then the
+ * crash's other leftovers: uploaded workspaces under `<stateDir>/uploads` that no adopted session
+ * uses (a tar half unpacked when the server died), and an `interrupted` audit line for each call
+ * that was running (inflight-calls.ts). A record whose `env` a session may no longer set (a
+ * variable refused since it was written) is dropped (`env-refused`), never adopted with it.
+ * Adopting a sandbox kills what still ran in it (the backend's `adopt`), so no call of the dead
+ * server keeps running unaccounted for.
+ */
+
+import { readdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { controllerProcessAlive } from "../../sandbox/index.js";
+import { validateSessionEnv } from "../../session/index.js";
+import { SERVE_PREFIX } from "../config/controller-id.js";
+import { uploadsDirOf } from "../http/tar-upload.js";
+import type { SessionManager, SessionManagerDeps } from "./session-manager.js";
+
+/** What reconciliation did, by session id. */
+export interface ReconcileReport {
+  adopted: string[];
+  dropped: string[];
+  orphansRemoved: string[];
+  /** Sessions whose egress gateway and network were removed (not adopted, no other live owner). */
+  egressRemoved: string[];
+  /** Workspace volumes of this server that no container used any more. */
+  volumesRemoved: string[];
+  skipped: string[];
+  /** Channel socket directories (paths) no container mounted any more (Docker). */
+  socketDirsRemoved: string[];
+  /** Upload directories (names under <stateDir>/uploads) no adopted session used. */
+  uploadsRemoved: string[];
+  /** Calls running when the server died ("<session>/<toolCallId>"), each audited `interrupted`. */
+  interrupted: string[];
+}
+
+/** Another live owner of `controller`: a live controller process on this host, or another server instance. */
+function ownedByAnotherController(controller: string, ownId: string): boolean {
+  if (controller === ownId) return false;
+  if (controller.startsWith(SERVE_PREFIX)) return true;
+  return controllerProcessAlive(controller) === true;
+}
+
+/** What reconciliation works with: the manager's own dependencies (the same objects). */
+export type ReconcileDeps = Pick<SessionManagerDeps, "config" | "backend" | "records" | "audit" | "inflight">;
+
+/**
+ * Adopts into `manager`, drops and removes as described above. Never touches containers of
+ * unconfigured tenants.
+ */
+export async function reconcile(
+  deps: ReconcileDeps,
+  manager: SessionManager,
+  now = Date.now(),
+): Promise<ReconcileReport> {
+  const { backend, records, audit } = deps;
+  const report: ReconcileReport = {
+    adopted: [],
+    dropped: [],
+    orphansRemoved: [],
+    egressRemoved: [],
+    volumesRemoved: [],
+    socketDirsRemoved: [],
+    skipped: [],
+    uploadsRemoved: [],
+    interrupted: [],
+  };
+  const tenants = deps.config.tenants.map((t) => t.id);
+  const containers = await backend.listContainers(tenants);
+  const byContainer = new Map(containers.map((c) => [c.containerId, c]));
+  const claimed = new Set<string>();
+  const { records: saved } = await records.list();
+
+  for (const record of saved) {
+    const tenant = manager.tenant(record.tenant);
+    const container = byContainer.get(record.containerId);
+    if (container) claimed.add(container.containerId);
+    const expired = now >= Date.parse(record.expiresAt);
+    // A record written before a variable was refused (session/session-env.ts) is not adopted with it.
+    const envRefused = record.env !== undefined && !envAccepted(record.env);
+    let session = null;
+    if (tenant && container?.running && !expired && !envRefused) {
+      // A network request no longer within the tenant's bound (the config changed) drops it too.
+      session = await manager
+        .sessionOptions(tenant, record.id, record.networkAllow)
+        .then((options) => backend.adopt(record, { ...options, ...(record.env ? { env: record.env } : {}) }))
+        .catch(() => null);
+    }
+    if (session && tenant) {
+      manager.addAdopted({ record, session, lastActiveMs: now, running: new Set(), closing: false });
+      report.adopted.push(record.id);
+      audit.write({ kind: "session", event: "adopted", tenant: record.tenant, session: record.id });
+      continue;
+    }
+    if (container) await backend.removeContainer(container);
+    if (record.uploaded && record.workspaceHostPath) {
+      await rm(record.workspaceHostPath, { recursive: true, force: true });
+    }
+    await records.delete(record.id);
+    report.dropped.push(record.id);
+    const reason = !tenant
+      ? "tenant-removed"
+      : expired
+        ? "max-lifetime"
+        : envRefused
+          ? "env-refused"
+          : container
+            ? "unusable"
+            : "container-gone";
+    audit.write({
+      kind: "session",
+      event: "record-dropped",
+      tenant: record.tenant,
+      session: record.id,
+      reason,
+    });
+  }
+
+  for (const c of containers) {
+    if (claimed.has(c.containerId)) continue;
+    if (ownedByAnotherController(c.controller, manager.controllerId)) {
+      report.skipped.push(c.sessionId);
+      continue;
+    }
+    await backend.removeContainer(c);
+    report.orphansRemoved.push(c.sessionId);
+    audit.write({
+      kind: "session",
+      event: "orphan-removed",
+      tenant: c.tenant,
+      session: c.sessionId,
+      containerId: c.containerId,
+    });
+  }
+  // After the sandboxes: a session network is removed only once no container is on it.
+  const adopted = new Set(report.adopted);
+  report.egressRemoved =
+    (await backend.removeEgressExcept?.(
+      tenants,
+      (session, controller) =>
+        adopted.has(session) || ownedByAnotherController(controller, manager.controllerId),
+    )) ?? [];
+  report.volumesRemoved = (await backend.removeUnusedVolumes?.(tenants, manager.controllerId)) ?? [];
+  report.socketDirsRemoved = (await backend.removeUnusedSocketDirs?.()) ?? [];
+  report.uploadsRemoved = await removeUnusedUploads(deps.config.stateDir, manager);
+  const interrupted = (await deps.inflight?.recover(audit)) ?? [];
+  report.interrupted = interrupted.map((c) => `${c.session}/${c.toolCallId}`);
+  return report;
+}
+
+/** True when a session may set `env` (validateSessionEnv accepts it). */
+function envAccepted(env: Record<string, string>): boolean {
+  try {
+    validateSessionEnv(env);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Removes the entries of <stateDir>/uploads that are not the workspace of a live (adopted) session. */
+async function removeUnusedUploads(stateDir: string, manager: SessionManager): Promise<string[]> {
+  const dir = uploadsDirOf(stateDir);
+  const used = new Set(manager.all().map((l) => l.record.workspaceHostPath));
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const removed: string[] = [];
+  for (const name of names) {
+    if (used.has(join(dir, name))) continue;
+    await rm(join(dir, name), { recursive: true, force: true });
+    removed.push(name);
+  }
+  return removed;
+}
