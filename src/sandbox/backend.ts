@@ -81,6 +81,37 @@ export interface PoolStats {
   backingOff: number;
 }
 
+/** A Kubernetes backend's settings (plain data; `warden serve`'s `backend:` section, docs/kubernetes.md). */
+export interface KubernetesBackendConfig {
+  kind: "kubernetes";
+  /** The main namespace: sandbox Pods of unmapped tenants, and the replica Leases. */
+  namespace: string;
+  /** Path of a kubeconfig file. Default: $KUBECONFIG, else ~/.kube/config, else in-cluster. */
+  kubeconfig?: string;
+  /** The Pods' RuntimeClass (e.g. `gvisor`); absent: the node's default runtime. */
+  runtimeClassName?: string;
+  imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
+  /** How long a Pod may take to start and connect, ms. */
+  startTimeoutMs?: number;
+  /** Channel heartbeat interval, ms (HEARTBEAT_MS_RANGE). */
+  heartbeatMs?: number;
+  /** Bound of each API request, ms (REQUEST_TIMEOUT_MS_RANGE). */
+  requestTimeoutMs?: number;
+  /** This server's replica id: its Pods' `io.warden.replica` label, and its Lease's name. */
+  replicaId: string;
+  /** Tenant → namespace of its Pods; unmapped tenants use `namespace`. */
+  tenantNamespaces?: Readonly<Record<string, string>>;
+  /** Who holds the replica Lease (host and state directory: one live server per replica id). */
+  leaseHolder: string;
+  /** Hears each session's exec channel end and re-open (a ChannelEvent of kubernetes/reconnect-policy.ts). */
+  onChannelEvent?: (event: {
+    pod: string;
+    sessionId: string;
+    outcome: "lost" | "reopened" | "failed";
+    reason: string;
+  }) => void;
+}
+
 /** What every backend takes besides where its sandboxes run. */
 export interface BackendOptions {
   /**

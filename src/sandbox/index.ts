@@ -6,12 +6,14 @@
  */
 
 export type * from "./backend.js";
+export { type BackendConfig, openSandboxBackend } from "./backends.js";
 export {
   DEFAULT_CONTENDED_OUTPUT_BYTES_PER_SECOND,
   OutputShare,
   outputShare,
 } from "./channel/index.js";
 export { adoptExec } from "./docker/adopt.js";
+export type { DockerBackendConfig } from "./docker/backend.js";
 export { createSandbox, finishSandbox } from "./docker/create.js";
 export { DockerSandbox, removeSandboxResources, removeVolumeIfUnused } from "./docker/docker-sandbox.js";
 export { withEgress } from "./docker/egress-hook.js";

@@ -6,6 +6,7 @@
  */
 
 export { adoptPod } from "./adopt-pod.js";
+export { openKubernetesBackend } from "./backend.js";
 export { loadKubernetesClient } from "./client.js";
 export {
   apiStatus,
