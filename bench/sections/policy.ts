@@ -12,7 +12,7 @@
  */
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { withBashTree } from "../../src/policy/bash-parser.js";
+import { withBashTree } from "../../src/policy/bash/parser.js";
 import {
   DEFAULT_MAX_COMMAND_BYTES,
   evaluate,

@@ -22,19 +22,19 @@ export interface ArgWord {
   raw?: string;
   /**
    * For a word the shell expands or that is not literal: every string it may become, as a glob
-   * (bash-words.ts globOf): quoted text escaped, unquoted `* ? [ { ~` kept, and each parameter
+   * (bash/words.ts globOf): quoted text escaped, unquoted `* ? [ { ~` kept, and each parameter
    * expansion or substitution as ANY_TEXT (any text, `/` included).
    */
   glob?: string;
   /**
-   * For a `$(…)` word whose command is a listing (bash-listings.ts): the globs of the paths it
-   * prints, judged as found paths (bash-arguments.ts foundPaths) instead of as any text.
+   * For a `$(…)` word whose command is a listing (bash/listings.ts): the globs of the paths it
+   * prints, judged as found paths (bash/arguments.ts foundPaths) instead of as any text.
    */
   found?: { target: string; found?: Found }[];
 }
 
 /**
- * Where a path a listing printed lies (bash-listings.ts): directly in a directory it searched
+ * Where a path a listing printed lies (bash/listings.ts): directly in a directory it searched
  * (`here`) or below one (`below`); `hidden`: the listing may print dot files and walk into dot
  * directories, and its name filters match a leading dot with `*`, `?` or `[…]` (fnmatch(3)
  * without FNM_PERIOD, as find's `-name`); else (fd, rg without `--hidden`) no name it prints, and

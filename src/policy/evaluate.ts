@@ -1,5 +1,5 @@
 /**
- * evaluate(): the decision on one tool call. Bash scripts are analysed into parts (bash-analyze.ts),
+ * evaluate(): the decision on one tool call. Bash scripts are analysed into parts (bash/analyze.ts),
  * path tools are judged on the canonical path, any other tool on its name; the call's decision is
  * the strictest over all parts, and names the first part and rule that set it.
  */
@@ -7,12 +7,12 @@ import { createHash } from "node:crypto";
 import { digestArgs } from "../audit/index.js";
 import { WORKSPACE_DIR } from "../sandbox/index.js";
 import { normalizeToolPath } from "../tools/index.js";
-import { analyzeBash } from "./bash-analyze.js";
-import { isProcessFdPath } from "./bash-fds.js";
-import { loadBashParser } from "./bash-parser.js";
-import type { BashPart } from "./bash-parts.js";
+import { analyzeBash } from "./bash/analyze.js";
+import { isProcessFdPath } from "./bash/fds.js";
+import { loadBashParser } from "./bash/parser.js";
+import type { BashPart } from "./bash/parts.js";
 import { checkCommandSize, maxCommandBytes } from "./command-limit.js";
-import { type CommandWords, type ReadText, scriptGitHazard } from "./git-config.js";
+import { type CommandWords, type ReadText, scriptGitHazard } from "./commands/git-config.js";
 import {
   livePaths,
   type RecursiveRead,
@@ -137,7 +137,7 @@ async function bashSubjects(policy: Policy, command: unknown, ctx: EvaluateConte
       }
       // An argument is only possibly a path: when it cannot be resolved (e.g. a directory the
       // sandbox user may not enter), it is judged on its lexical form instead of failing the call.
-      // A stream of the command (bash-fds.ts) is judged by its name: the helper's are not its.
+      // A stream of the command (bash/fds.ts) is judged by its name: the helper's are not its.
       const lexical = normalizeToolPath(part.target, WORKSPACE_DIR);
       const scoped = async (): Promise<Scoped> => {
         const path = part.stream ? part.target : await ctx.resolvePath(lexical).catch(() => lexical);

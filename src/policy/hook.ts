@@ -11,8 +11,8 @@ import type { Sandbox } from "../sandbox/index.js";
 import { existingVariant, normalizeToolPath, readPathVariants } from "../tools/index.js";
 import type { ApprovalProvider } from "./approver.js";
 import { CommandTooLongError } from "./command-limit.js";
+import { MAX_GIT_FILE_BYTES } from "./commands/git-config.js";
 import { evaluate } from "./evaluate.js";
-import { MAX_GIT_FILE_BYTES } from "./git-config.js";
 import { walkDirectory } from "./live-walk.js";
 import { loadPolicy } from "./load.js";
 import type { Decision, Policy, TrailEntry } from "./types.js";
@@ -89,7 +89,7 @@ function askKeys(trail: TrailEntry[]): string[] {
 
 /**
  * A small regular file's text in the sandbox, or null when absent or not a regular file: at most
- * MAX_GIT_FILE_BYTES + 1 bytes, so that git-config.ts sees a longer file as longer (and asks).
+ * MAX_GIT_FILE_BYTES + 1 bytes, so that commands/git-config.ts sees a longer file as longer (and asks).
  */
 async function readSmallText(sandbox: Sandbox, path: string, signal?: AbortSignal): Promise<string | null> {
   const stat = await sandbox.stat(path, signal ? { signal } : {});

@@ -9,8 +9,10 @@ export type {
   ApprovalRequest,
   NetworkApprovalSubject,
 } from "./approver.js";
-export { analyzeBash, MAX_SYNTAX_DEPTH } from "./bash-analyze.js";
-export { type BashPart, renderArgv } from "./bash-parts.js";
+export { analyzeBash, MAX_SYNTAX_DEPTH } from "./bash/analyze.js";
+export { DANGEROUS_VARIABLES } from "./bash/dangerous-variables.js";
+export { loadBashParser } from "./bash/parser-ready.js";
+export { type BashPart, renderArgv } from "./bash/parts.js";
 export {
   CommandTooLongError,
   checkCommandSize,
@@ -18,7 +20,6 @@ export {
   maxCommandBytes,
 } from "./command-limit.js";
 export { type ArgWord, type MatchMode, matchCommand, patternWords } from "./command-pattern.js";
-export { DANGEROUS_VARIABLES } from "./dangerous-variables.js";
 export { evaluate, lexicalContext, PATH_TOOLS } from "./evaluate.js";
 export { compileGlob, matchGlob } from "./glob.js";
 export {
@@ -42,7 +43,6 @@ export {
   NetworkSectionSchema,
   networkSectionRules,
 } from "./network-section.js";
-export { loadBashParser } from "./parser-ready.js";
 export {
   ALLOW_ALL_POLICY,
   DEFAULT_POLICY_FILE,

@@ -3,7 +3,7 @@
  * they are (the evaluation's EvaluateContext.walk, live-walk.ts), where the lexical judgement can
  * only say what the command may read:
  *
- * - a listing's paths (`find src -name '*.ts' | xargs wc -l`: bash-listings.ts, BashPart `found`)
+ * - a listing's paths (`find src -name '*.ts' | xargs wc -l`: bash/listings.ts, BashPart `found`)
  *   and a glob the shell expands (`ls src/*.ts`; `ls -d` of a directory glob), which lexically ask when a name they may produce
  *   is one a deny or ask path rule names (`*.ts` names `.env.ts`), are judged as the files they
  *   can produce now: every entry below the listing's directory that its name filter may match
@@ -19,8 +19,8 @@
  */
 
 import { posix } from "node:path";
-import { changeDirectory, DIRECTORY_CHANGERS, WORKSPACE } from "./bash-arguments.js";
-import type { BashPart } from "./bash-parts.js";
+import { changeDirectory, DIRECTORY_CHANGERS, WORKSPACE } from "./bash/arguments.js";
+import type { BashPart } from "./bash/parts.js";
 import { ANY_TEXT, type Found } from "./command-pattern.js";
 import type { WalkEntry } from "./live-walk.js";
 
@@ -312,7 +312,7 @@ export function recursiveReads(parts: readonly BashPart[]): RecursiveRead[] {
       ? { recursive: true, follows: false, operands: ["."] }
       : searchWords(grep, words);
     if (!search.recursive && name !== "rgrep") continue;
-    // An expanding operand is judged as the glob it is (bash-arguments.ts); the literal ones are walked.
+    // An expanding operand is judged as the glob it is (bash/arguments.ts); the literal ones are walked.
     const operands = search.operands.filter((o) => o !== null);
     const here = (dir: string) =>
       part.cwd === undefined ? dir : part.cwd === null ? null : posix.resolve(dir, part.cwd);

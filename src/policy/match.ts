@@ -7,8 +7,9 @@
  * wins, so a lower layer may tighten but never loosen what a higher layer denies or asks. When
  * every layer abstains the answer is `ask`.
  */
-import type { FormVerdict } from "./command-grammar.js";
+
 import { ANY_TEXT, type ArgWord, type Found, matchCommand, patternWords } from "./command-pattern.js";
+import type { FormVerdict } from "./commands/grammar.js";
 import { matchGlob } from "./glob.js";
 import { mayOverlap } from "./path-overlap.js";
 import {
@@ -43,7 +44,7 @@ export type Subject =
       path: string;
       via: string[];
       glob?: boolean;
-      /** Why a glob stands for any path (a git object tied to no path: git-revisions.ts). */
+      /** Why a glob stands for any path (a git object tied to no path: commands/git-revisions.ts). */
       why?: string;
       /** A path a listing printed, in the directory it searched or below it (ruleMatches). */
       found?: Found;

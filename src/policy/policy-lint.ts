@@ -9,9 +9,10 @@
  * can never decide because an earlier rule of the same file with the same or a stricter decision
  * covers everything they match.
  */
-import { EFFECTS } from "./command-grammar.js";
-import { COMMAND_MODEL } from "./command-model.js";
+
 import { patternWords } from "./command-pattern.js";
+import { EFFECTS } from "./commands/grammar.js";
+import { COMMAND_MODEL } from "./commands/model.js";
 import { globProblem } from "./glob.js";
 import type { PolicyFile } from "./schema.js";
 import { DECISION_RANK } from "./types.js";
@@ -61,7 +62,7 @@ function toolErrors(rule: Rule, i: number): LintFinding[] {
 }
 
 /**
- * The error for a command name the model has no entry for (command-model.ts), or null. An allow
+ * The error for a command name the model has no entry for (commands/model.ts), or null. An allow
  * rule would grant such a command in every form, so it may name one only when it accepts every
  * effect (`effects: [write, exec, network]`); a deny or ask rule may name any program, unless the
  * name is one edit away from a modelled command (`rn` for `rm`: a typo that switches the rule off).

@@ -21,7 +21,7 @@ export const RuleSchema = Type.Object(
     reason: Type.Optional(Type.String()),
     effects: Type.Optional(
       Type.Array(Type.Union([Type.Literal("write"), Type.Literal("exec"), Type.Literal("network")]), {
-        description: "for an allow rule with commands: the effects (command-model.ts) it accepts",
+        description: "for an allow rule with commands: the effects (commands/model.ts) it accepts",
       }),
     ),
   },

@@ -13,7 +13,7 @@
  * `.git/config`; `*.ts` (below `src` or at any depth too) meets none of the shipped rules.
  */
 
-import { globEscape } from "./bash-words.js";
+import { globEscape } from "./bash/words.js";
 import { ANY_TEXT } from "./command-pattern.js";
 import { expandBraces } from "./path-overlap.js";
 

@@ -39,7 +39,7 @@ export interface PolicyRule {
   reason?: string;
   /**
    * For an allow rule with commands: the effects it accepts. A command the model describes
-   * (command-model.ts) matches the rule only in forms whose effects are all listed here, and never
+   * (commands/model.ts) matches the rule only in forms whose effects are all listed here, and never
    * in a form the model cannot read (an unknown option).
    */
   effects?: ("write" | "exec" | "network")[];
@@ -110,7 +110,7 @@ export interface EvaluateContext {
   readVariant?(path: string): Promise<string | undefined>;
   /**
    * Reads a small text file in the sandbox (null when absent or not a regular file), for git's
-   * configuration (git-config.ts). Absent (the policy CLI): git's configuration is not checked.
+   * configuration (commands/git-config.ts). Absent (the policy CLI): git's configuration is not checked.
    */
   readText?(path: string): Promise<string | null>;
   /**

@@ -18,8 +18,8 @@ import { packDirectory } from "../workspace-copy.js";
 import { getDocker, imageExists, pingEngine } from "./engine.js";
 import { fetchImagePackages } from "./image-packages.js";
 
-/** The repository root (two levels above this file in both src/ and dist/). */
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/** The repository root (three levels above this file in both src/ and dist/). */
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 /** Build context of the default sandbox image. */
 export const SANDBOX_IMAGE_DIR = join(ROOT, "images", "sandbox");
 

@@ -62,7 +62,7 @@ const FILES = [
   "src/pipeline/index.ts",
   "src/policy/match.ts",
   "src/policy/evaluate.ts",
-  "src/policy/bash-analyze.ts",
+  "src/policy/bash/analyze.ts",
   "src/policy/types.ts",
   "src/policy/index.ts",
   "test/unit/policy/evaluate.test.ts",

@@ -1,12 +1,12 @@
 /**
- * awk programs are read as awk's lexer reads them (src/policy/awk-program.ts). F1: nothing between
+ * awk programs are read as awk's lexer reads them (src/policy/commands/awk-program.ts). F1: nothing between
  * `system` and its parenthesis (a backslash-newline, a comment, `/**\/`) hides the exec effect, and
  * a program that cannot be read with confidence is opaque. F2: the files `print > F` / `>> F` name
  * meet path rules like any other command's written files; a computed target is opaque.
  */
 import { describe, expect, it } from "vitest";
-import { readAwkProgram } from "../../../src/policy/awk-program.js";
-import { judgeForm } from "../../../src/policy/command-model.js";
+import { readAwkProgram } from "../../../src/policy/commands/awk-program.js";
+import { judgeForm } from "../../../src/policy/commands/model.js";
 import { evaluate, lexicalContext, loadPolicy } from "../../../src/policy/index.js";
 import { bashDecider } from "../../helpers/policy.js";
 

@@ -6,8 +6,8 @@
  * exact decision under default, ci and readonly.
  */
 import { describe, expect, it } from "vitest";
-import { judgeForm } from "../../../src/policy/command-model.js";
-import { makeAssignments } from "../../../src/policy/command-model-build.js";
+import { makeAssignments } from "../../../src/policy/commands/build.js";
+import { judgeForm } from "../../../src/policy/commands/model.js";
 import { type ArgWord, DANGEROUS_VARIABLES } from "../../../src/policy/index.js";
 import { shippedPolicies } from "../../helpers/policy.js";
 

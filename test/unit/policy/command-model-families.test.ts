@@ -5,9 +5,9 @@
  * .env`, `dd of=.env`) are judged by path rules of the write tool, like an output redirection.
  */
 import { describe, expect, it } from "vitest";
-import { judgeForm } from "../../../src/policy/command-model.js";
-import { awkProgramEffect } from "../../../src/policy/command-model-text.js";
 import type { ArgWord } from "../../../src/policy/command-pattern.js";
+import { judgeForm } from "../../../src/policy/commands/model.js";
+import { awkProgramEffect } from "../../../src/policy/commands/text.js";
 import { bashDecider } from "../../helpers/policy.js";
 
 const argv = (...words: string[]): ArgWord[] => words.map((value) => ({ value, expands: false, raw: value }));

@@ -6,8 +6,8 @@
  * that may become one is not auto-allowed.
  */
 import { describe, expect, it } from "vitest";
-import { judgeForm, sedScriptEffect } from "../../../src/policy/command-model.js";
 import type { ArgWord } from "../../../src/policy/command-pattern.js";
+import { judgeForm, sedScriptEffect } from "../../../src/policy/commands/model.js";
 import { bashDecider } from "../../helpers/policy.js";
 
 const argv = (...words: string[]): ArgWord[] => words.map((value) => ({ value, expands: false, raw: value }));

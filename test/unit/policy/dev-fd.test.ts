@@ -1,5 +1,5 @@
 /**
- * Issue 37, item 4: the descriptor model of bash-fds.ts (pure) and what analyzeBash and evaluate
+ * Issue 37, item 4: the descriptor model of bash/fds.ts (pure) and what analyzeBash and evaluate
  * make of /dev/stdout, /dev/stderr, /dev/stdin, /dev/fd/N and /proc/self/fd/N. The same corpus runs
  * through a live session in test/engine/policy/dev-fd.test.ts.
  */
@@ -11,7 +11,7 @@ import {
   resolveFdPath,
   TOOL_STREAMS,
   unknownFds,
-} from "../../../src/policy/bash-fds.js";
+} from "../../../src/policy/bash/fds.js";
 import { analyzeBash, type EvaluateContext, loadBashParser } from "../../../src/policy/index.js";
 import { DEV_FD_CORPUS } from "../../fixtures/devfd-corpus.js";
 import { shippedPolicies } from "../../helpers/policy.js";
@@ -23,7 +23,7 @@ function applied(table: FdTable, ...rs: Parameters<typeof applyRedirection>[1][]
   return rs.reduce((t, r) => applyRedirection(t, r).table, table);
 }
 
-describe("the descriptor table (bash-fds.ts)", () => {
+describe("the descriptor table (bash/fds.ts)", () => {
   it("a tool call's bash starts with /dev/null on 0, the result on 1 and 2, and nothing else open", () => {
     expect(resolveFdPath(TOOL_STREAMS, "/dev/stdin")).toMatchObject({ kind: "stream", target: "/dev/null" });
     expect(resolveFdPath(TOOL_STREAMS, "/dev/stdout")).toMatchObject({

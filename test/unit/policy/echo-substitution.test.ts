@@ -1,5 +1,5 @@
 /**
- * A double-quoted `"$(echo WORD…)"` is the literal text echo prints (bash-words.ts echoedText):
+ * A double-quoted `"$(echo WORD…)"` is the literal text echo prints (bash/words.ts echoedText):
  * `rg -F "$(echo 'x')" README.md` is `rg -F x README.md`. Where echo may not be bash's builtin
  * (a function, an alias, shopt, enable) or its words may be options or escapes, it stays any text.
  */

@@ -1,6 +1,6 @@
 /**
  * attack-37 F8: a directory opened as a descriptor and walked through `/proc/self/fd/N/…` or
- * `/dev/fd/N/…`. The descriptor model (bash-fds.ts) resolves the name through the descriptor an
+ * `/dev/fd/N/…`. The descriptor model (bash/fds.ts) resolves the name through the descriptor an
  * earlier redirection opened, so each form the report gives meets the `.git/config` rule; a
  * descriptor an `exec` may have set is opaque. Exact decisions under default, readonly and ci.
  */

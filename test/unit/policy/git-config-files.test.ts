@@ -4,7 +4,11 @@
  * configs only, and the directory git runs in (git -C, env -C, --git-dir).
  */
 import { describe, expect, it } from "vitest";
-import { gitConfigHazard, MAX_GIT_FILE_BYTES, scriptGitHazard } from "../../../src/policy/git-config.js";
+import {
+  gitConfigHazard,
+  MAX_GIT_FILE_BYTES,
+  scriptGitHazard,
+} from "../../../src/policy/commands/git-config.js";
 import { lexicalContext } from "../../../src/policy/index.js";
 import { shippedPolicies } from "../../helpers/policy.js";
 

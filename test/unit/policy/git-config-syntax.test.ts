@@ -3,8 +3,8 @@
  * program-valued key git would run is never invisible to the git-config check.
  */
 import { describe, expect, it } from "vitest";
-import { programSettings, submodulePaths } from "../../../src/policy/git-config.js";
-import { parseGitConfig } from "../../../src/policy/git-config-syntax.js";
+import { programSettings, submodulePaths } from "../../../src/policy/commands/git-config.js";
+import { parseGitConfig } from "../../../src/policy/commands/git-config-syntax.js";
 
 describe("programSettings reads every spelling git accepts", () => {
   it("a key on the same line as its section header (git accepts it)", () => {

@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { gitConfigHazard, includedFiles, programSettings } from "../../../src/policy/git-config.js";
+import { gitConfigHazard, includedFiles, programSettings } from "../../../src/policy/commands/git-config.js";
 import { evaluate, lexicalContext, loadPolicy, type Policy } from "../../../src/policy/index.js";
 
 describe("programSettings", () => {

@@ -3,7 +3,7 @@
  * committed files without naming a path (`git log -p`, `git show`, `git diff A B`) stay allowed by
  * the default, readonly and ci policies (they are among the most common commands an agent runs, and
  * path rules cannot see which files a commit touched); forms that read a whole tree by object name
- * (`git grep PATTERN REV`) read any path (git-revisions.ts). policies/strict.yaml asks for the
+ * (`git grep PATTERN REV`) read any path (commands/git-revisions.ts). policies/strict.yaml asks for the
  * history-printing forms with a reason that says so (rule ask-git-history).
  */
 import { describe, expect, it } from "vitest";

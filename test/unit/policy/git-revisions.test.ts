@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ANY_TEXT } from "../../../src/policy/command-pattern.js";
-import { gitObjectReads, parseObjectName } from "../../../src/policy/git-revisions.js";
+import { gitObjectReads, parseObjectName } from "../../../src/policy/commands/git-revisions.js";
 import type { ArgWord } from "../../../src/policy/index.js";
 import { shippedPolicies } from "../../helpers/policy.js";
 

@@ -29,7 +29,7 @@ rules:
 };
 
 function context(command: string, realpaths: string[] = []): BeforeToolCallContext {
-  // git's configuration is read through stat + readFile (git-config.ts): an empty sandbox.
+  // git's configuration is read through stat + readFile (commands/git-config.ts): an empty sandbox.
   const sandbox = new FakeSandbox();
   const resolve = sandbox.realpath.bind(sandbox);
   sandbox.realpath = (path) => {

@@ -2,11 +2,11 @@
  * attack-38b F1: a backslash-newline inside a word. bash removes the pair before it splits words
  * (`cat .e\` newline `nv` runs `cat .env`); tree-sitter-bash took it for whitespace and judged two
  * words, `.e` and `nv`, so the command was allowed. The analysis now parses the text bash
- * tokenises (bash-continuations.ts). Exact decisions under default, readonly and ci; where bash
+ * tokenises (bash/continuations.ts). Exact decisions under default, readonly and ci; where bash
  * keeps the pair (single quotes, `$'…'`, a comment, after `\\`) nothing changes.
  */
 import { describe, expect, it } from "vitest";
-import { joinContinuations } from "../../../src/policy/bash-continuations.js";
+import { joinContinuations } from "../../../src/policy/bash/continuations.js";
 import { loadBashParser } from "../../../src/policy/index.js";
 import { decisionRulePart, shippedPolicies } from "../../helpers/policy.js";
 

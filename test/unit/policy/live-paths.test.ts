@@ -8,7 +8,7 @@
  */
 import { posix } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { fedOperands } from "../../../src/policy/bash-arguments.js";
+import { fedOperands } from "../../../src/policy/bash/arguments.js";
 import type { EvaluateContext } from "../../../src/policy/index.js";
 import { evaluate, lexicalContext, loadPolicy, type Policy } from "../../../src/policy/index.js";
 import type { WalkEntry } from "../../../src/policy/live-walk.js";
@@ -153,7 +153,7 @@ describe("live judgement of listings, globs and recursive searches", () => {
     // and backslashes read by xargs, globbed again: the lexical answer stands.
     const spaced: Tree = { ...BASE, "/workspace/src/x .env": "f", "/workspace/src/x .env.md": "f" };
     expect(await decide("for f in src/*; do cat $f; done", live(spaced))).toBe("ask");
-    // Lexically too an unquoted loop variable is any text (bash-words.ts globOf).
+    // Lexically too an unquoted loop variable is any text (bash/words.ts globOf).
     expect(await decide("for f in src/*]; do cat $f; done", lexicalContext)).toBe("ask");
     expect(await decide('for f in src/*.ts; do cat "$f"; done', live(BASE))).toBe("allow");
     expect(await decide("find src -name '*.md' | xargs cat", live(spaced))).toBe("ask");

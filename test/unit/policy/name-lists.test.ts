@@ -7,7 +7,7 @@
  * (default, readonly) or refuses it (ci), with the option named in the reason.
  */
 import { describe, expect, it } from "vitest";
-import { judgeForm } from "../../../src/policy/command-model.js";
+import { judgeForm } from "../../../src/policy/commands/model.js";
 import { shippedPolicies } from "../../helpers/policy.js";
 
 const shipped = shippedPolicies("default", "readonly", "ci");

@@ -33,7 +33,7 @@ it.each([
   ["readonly", "find .ssh -name '*.pub' -print0 | xargs -0 cat", "deny"],
   ["readonly", "git -C sub -c core.pager=sh log", "deny"],
   ["readonly", 'git -C "$D" log', "deny"],
-  // HEAD:.env is read from the repository's top, sub or the workspace (git-revisions.ts): both
+  // HEAD:.env is read from the repository's top, sub or the workspace (commands/git-revisions.ts): both
   // literal paths, which deny-secrets denies as it does `cat .env`.
   ["default", "git -C sub show HEAD:.env", "deny"],
   ["default", "git -C sub push", "ask"],

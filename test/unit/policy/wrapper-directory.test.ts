@@ -2,7 +2,7 @@
  * attack-37 F5: a wrapper that changes directory for its payload (`env -C DIR`, `env --chdir=DIR`
  * and its abbreviations, `sudo -D DIR`) runs the payload in DIR. Its relative arguments, the
  * redirections of an inner `bash -c`, and git's repository discovery are judged there
- * (bash-wrapper-options.ts reads the option, bash-parts.ts inDirectory rebases the parts); a DIR
+ * (bash/wrapper-options.ts reads the option, bash/parts.ts inDirectory rebases the parts); a DIR
  * that is not literal makes them paths in any directory (arguments) or opaque (redirections), as a
  * `cd` to an unknown directory does. Before, every one of these was judged against /workspace:
  * `env -C .git cat config` was allowed under default, readonly and ci and printed .git/config.

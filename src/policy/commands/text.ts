@@ -1,13 +1,13 @@
 /**
- * The command model's text tools (command-model.ts): grep (GNU grep 3.x), awk (POSIX awk, gawk 5,
+ * The command model's text tools (commands/model.ts): grep (GNU grep 3.x), awk (POSIX awk, gawk 5,
  * mawk) and jq 1.7. grep and jq write nothing and run nothing; awk programs can (`system()`,
  * pipes to and from commands, `print > file`, gawk's `@load` / `-l` extensions), so an awk
- * program is read for those with awk's own lexical rules (awk-program.ts), and the files it
+ * program is read for those with awk's own lexical rules (commands/awk-program.ts), and the files it
  * prints to are written paths like `sort -o F`; a program in a file (`-f`) cannot be seen and is
  * judged as one that runs code.
  */
 import { readAwkProgram } from "./awk-program.js";
-import { type Effect, type Grammar, gnu } from "./command-grammar.js";
+import { type Effect, type Grammar, gnu } from "./grammar.js";
 
 const GREP = gnu(
   "EFGPiywxcLlmoqsbHhnTZzUaIrRvV",
@@ -21,7 +21,7 @@ const GREP = gnu(
   { numeric: true },
 );
 
-/** What an awk program does (awk-program.ts): an effect, "unknown: why", or null. */
+/** What an awk program does (commands/awk-program.ts): an effect, "unknown: why", or null. */
 export function awkProgramEffect(program: string): Effect | `unknown: ${string}` | null {
   return readAwkProgram(program).effect;
 }

@@ -23,9 +23,9 @@
  * pathspecs given, and below them, or any path when none is given. Pure.
  */
 
-import { globEscape } from "./bash-words.js";
-import { ANY_TEXT, type ArgWord } from "./command-pattern.js";
-import { expandBraces } from "./path-overlap.js";
+import { globEscape } from "../bash/words.js";
+import { ANY_TEXT, type ArgWord } from "../command-pattern.js";
+import { expandBraces } from "../path-overlap.js";
 
 /** A file a git command reads from the object store: a literal path or a glob; `why` when it may be any. */
 export interface GitObjectRead {

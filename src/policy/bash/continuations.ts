@@ -5,11 +5,11 @@
  * words, `.e` and `nv`. joinContinuations() removes every pair that bash removes, so the script the
  * analysis parses is the one bash tokenises. bash keeps the pair in single quotes, `$'…'`, a comment
  * and the body of a here-document (a quoted delimiter's body is data; an unquoted one's
- * continuations are joined by bash-heredoc.ts as bash joins them), and after an even run of
+ * continuations are joined by bash/heredoc.ts as bash joins them), and after an even run of
  * backslashes (`\\` is a quoted backslash, the newline ends the line).
  */
 import type { Node, TreeCursor } from "web-tree-sitter";
-import { withBashTree } from "./bash-parser.js";
+import { withBashTree } from "./parser.js";
 
 /** Syntax whose text bash reads without removing backslash-newlines. */
 const KEEPS_CONTINUATIONS = new Set(["raw_string", "ansi_c_string", "comment", "heredoc_body"]);

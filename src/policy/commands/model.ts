@@ -1,21 +1,22 @@
 /**
  * The command model as data (issue 13, item 1): for the commands the shipped policies name and
- * those agents use most, the option grammar (command-grammar.ts) and which options or operands
+ * those agents use most, the option grammar (commands/grammar.ts) and which options or operands
  * write files, run other programs or reach the network. Grammars follow each tool's manual
  * (GNU coreutils / findutils / sed / tar / make, ripgrep 14, fd 10, git 2.4x, npm 10, go 1.2x,
  * cargo 1.8x); the coreutils, text tools and runtimes are in command-model-*.ts. A command not
  * in the model is judged by its name alone, and policy files may name it in an allow rule only
  * with every effect accepted (policy-lint.ts).
  */
-import { type Effect, type FormVerdict, type Grammar, readForm, words } from "./command-grammar.js";
-import { BUILD_TOOLS } from "./command-model-build.js";
-import { COREUTILS } from "./command-model-coreutils.js";
-import { RUNTIMES } from "./command-model-runtimes.js";
-import { SED } from "./command-model-sed.js";
-import { TEXT_TOOLS } from "./command-model-text.js";
-import type { ArgWord } from "./command-pattern.js";
 
-export { sedScriptEffect } from "./command-model-sed.js";
+import type { ArgWord } from "../command-pattern.js";
+import { BUILD_TOOLS } from "./build.js";
+import { COREUTILS } from "./coreutils.js";
+import { type Effect, type FormVerdict, type Grammar, readForm, words } from "./grammar.js";
+import { RUNTIMES } from "./runtimes.js";
+import { SED } from "./sed.js";
+import { TEXT_TOOLS } from "./text.js";
+
+export { sedScriptEffect } from "./sed.js";
 
 const FIND_PRIMARIES = new Set(
   (
@@ -56,7 +57,7 @@ function findExpression(words: string[]): Effect | `unknown: ${string}` | null {
       continue;
     }
     if (w === "-exec" || w === "-ok" || w === "-execdir" || w === "-okdir") {
-      // The command up to `;` or `+` is the payload (bash-wrappers.ts), not primaries.
+      // The command up to `;` or `+` is the payload (bash/wrappers.ts), not primaries.
       while (k + 1 < words.length && words[k + 1] !== ";" && words[k + 1] !== "+") k++;
       k++;
       if (FIND_EFFECTS[w]) effect = "exec";
@@ -155,7 +156,7 @@ const GIT: Grammar = {
         { permissive: true },
       ]),
     ),
-    // The object names these read are judged as paths by git-revisions.ts; cat-file's --textconv /
+    // The object names these read are judged as paths by commands/git-revisions.ts; cat-file's --textconv /
     // --filters run the drivers git's attributes name.
     "cat-file": { permissive: true, effects: { textconv: "exec", filters: "exec" } },
     "ls-tree": { permissive: true },

@@ -1,12 +1,12 @@
 /**
- * Reads an argv against a command's option grammar (command-model.ts) the way its own parser
+ * Reads an argv against a command's option grammar (commands/model.ts) the way its own parser
  * would, and says what the form does (issue 13, item 1): short option clusters (`-xrm` is `-x rm`),
  * attached values (`-f.env`), `--opt=value`, long-option abbreviations as getopt_long resolves them
  * (`--s=` is `--split-string=`, `--del` is `--delete`), subcommands, and `--` ending the options.
  * An option the grammar does not know, or a word before `--` that is not literal (`${X:--x}` may
  * become an option), makes the form unknown: never auto-allowed.
  */
-import type { ArgWord } from "./command-pattern.js";
+import type { ArgWord } from "../command-pattern.js";
 
 /** What a form of a command does besides reading its operands and printing. */
 export type Effect = "write" | "exec" | "network";
@@ -31,7 +31,7 @@ export interface Grammar {
   sub?: Record<string, Grammar>;
   /** Effect of any operand at all (`git branch NAME` creates a branch), unless a listed option is present. */
   operandEffect?: { effect: Effect; unless: string[] };
-  /** The first operand and the rest are a command this one runs (handled by bash-wrappers.ts). */
+  /** The first operand and the rest are a command this one runs (handled by bash/wrappers.ts). */
   payload?: boolean;
   /** Judges the operands (a sed script): an effect or "unknown: why", or null. */
   operands?: (
@@ -57,7 +57,7 @@ export interface Grammar {
    * setting one counts like setting a variable of DANGEROUS_VARIABLES (opaque in a script, refused
    * in a session's env). `*` stands for every variable (make takes each one as a make variable);
    * then an assignment before the command, or through `env`, is opaque. See MODEL_VARIABLES and
-   * readsVariable in command-model.ts.
+   * readsVariable in commands/model.ts.
    */
   environment?: string[];
   /** Every word is an operand for `operands` to judge (find's expression). */
@@ -104,7 +104,7 @@ export interface FormVerdict {
   readsAny?: string;
   /**
    * The option values met (`date -f F`: the argv word F itself; an attached one as a literal word),
-   * so an expanding value is judged as a path even where operands are not (bash-arguments.ts).
+   * so an expanding value is judged as a path even where operands are not (bash/arguments.ts).
    */
   values?: ArgWord[];
   /** The globs of Grammar.selectGlobs options met, each with whether it ignores case. */

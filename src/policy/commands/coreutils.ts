@@ -1,11 +1,11 @@
 /**
- * The command model's coreutils family (command-model.ts): the option grammar of the GNU
+ * The command model's coreutils family (commands/model.ts): the option grammar of the GNU
  * coreutils agents use (options as in coreutils 9.x manuals), and which forms write files
  * (`cp`, `mv`, `rm`, `tee`, `dd of=`, `sort -o`…) or run programs (`split --filter`).
  * A command that only reads its operands and prints has no effect; any option outside its
  * grammar makes the form unknown. The written paths are judged by path rules like redirections.
  */
-import { type Grammar, gnu, words } from "./command-grammar.js";
+import { type Grammar, gnu, words } from "./grammar.js";
 
 /** Writes every operand (`rm`, `mkdir`, `touch`, `tee`…) when there is one. */
 const WRITES_ALL = {

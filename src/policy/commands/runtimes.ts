@@ -1,11 +1,11 @@
 /**
- * The command model's language runtimes and installers (command-model.ts): python (CPython 3.12
+ * The command model's language runtimes and installers (commands/model.ts): python (CPython 3.12
  * options), node (Node 20), pip (pip 24, optparse: long options abbreviate), test runners, and
  * commands whose every form has an effect (privilege, network clients). A runtime runs code in
  * every form but `--version` / `--help` (and `node --check`): a script, `-c` / `-e` code, a module
  * (`-m`), or the program read from stdin when none is named.
  */
-import { type Effect, type Grammar, gnu, words } from "./command-grammar.js";
+import { type Effect, type Grammar, gnu, words } from "./grammar.js";
 
 /** `exec` unless every option met is one of `free` (version, help) and, unless `check` is met, no operand is. */
 function runsCode(free: string[], check: string[] = []) {

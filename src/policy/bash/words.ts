@@ -5,7 +5,7 @@
  * literal (value null). Unquoted glob characters and braces mark the word as one the shell may expand.
  */
 import type { Node } from "web-tree-sitter";
-import { ANY_TEXT, type ArgWord } from "./command-pattern.js";
+import { ANY_TEXT, type ArgWord } from "../command-pattern.js";
 
 const NOT_LITERAL: ArgWord = { value: null, expands: false };
 
@@ -148,7 +148,7 @@ export function globOf(node: Node, vars?: ReadonlyMap<string, string>): string {
   switch (node.type) {
     case "simple_expansion":
     case "expansion": {
-      // `"$f"` / `"${f}"` of a loop variable (bash-loops.ts): the glob of its values. Unquoted,
+      // `"$f"` / `"${f}"` of a loop variable (bash/loops.ts): the glob of its values. Unquoted,
       // bash splits the value at blanks and globs it again (`src/id_rs[a]` may become
       // `src/id_rsa`): any text.
       const only = node.namedChildCount === 1 ? node.namedChildren[0] : null;

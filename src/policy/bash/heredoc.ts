@@ -11,7 +11,7 @@
  * only `$`, `` ` `` and `\`). Where bash and the parser could disagree, the here-doc is opaque.
  */
 import type { Node } from "web-tree-sitter";
-import { withBashTree } from "./bash-parser.js";
+import { withBashTree } from "./parser.js";
 
 /** How bash reads one here-document. */
 export type HeredocReading =

@@ -1,8 +1,10 @@
 /**
- * The parts a policy judges in a bash script (bash-analyze.ts produces them), how a command is
+ * The parts a policy judges in a bash script (bash/analyze.ts produces them), how a command is
  * shown, and how parts are judged after the script changes directory or shell state.
  */
 import { posix } from "node:path";
+import { ANY_TEXT, type ArgWord, type Found } from "../command-pattern.js";
+import type { FormVerdict } from "../commands/grammar.js";
 import {
   type ArgumentPath,
   CONTEXT_CHANGERS,
@@ -10,11 +12,9 @@ import {
   DIRECTORY_CHANGERS,
   inDirectories,
   WORKSPACE,
-} from "./bash-arguments.js";
-import { type FdTable, type Resolved, resolveFdPath } from "./bash-fds.js";
-import { globEscape } from "./bash-words.js";
-import type { FormVerdict } from "./command-grammar.js";
-import { ANY_TEXT, type ArgWord, type Found } from "./command-pattern.js";
+} from "./arguments.js";
+import { type FdTable, type Resolved, resolveFdPath } from "./fds.js";
+import { globEscape } from "./words.js";
 
 /** A glob target that starts with ANY_TEXT is a path in any directory already. */
 const ANY_TEXT_PREFIX = ANY_TEXT;
@@ -27,7 +27,7 @@ export type BashPart =
       text: string;
       role: "command" | "wrapper";
       via: string[];
-      /** What its form does under the command model (command-model.ts); absent for commands it does not describe. */
+      /** What its form does under the command model (commands/model.ts); absent for commands it does not describe. */
       form?: FormVerdict;
       /** See `identity` of the argument kind. */
       identity: string | null;
@@ -40,7 +40,7 @@ export type BashPart =
   | { kind: "opaque"; text: string; why: string; via: string[] }
   /**
    * A file a redirection, or (`argument`) a command's own argument, writes or reads. `stream`: the
-   * target is one of the command's streams (bash-fds.ts: `/dev/stdout` for a pipe or the tool
+   * target is one of the command's streams (bash/fds.ts: `/dev/stdout` for a pipe or the tool
    * result, `/dev/null` for the tool's stdin), judged by that name and never resolved in the sandbox.
    */
   | { kind: "write" | "read"; target: string; text: string; via: string[]; argument?: true; stream?: true }
@@ -53,7 +53,7 @@ export type BashPart =
       glob?: boolean;
       /** Why a glob stands for any path (a git object tied to no path), for the reason. */
       why?: string;
-      /** A path a listing printed (bash-listings.ts), with that listing's dot rule (match.ts). */
+      /** A path a listing printed (bash/listings.ts), with that listing's dot rule (match.ts). */
       found?: Found;
       /** The word as the script writes it, shown instead of the glob. */
       word?: string;
@@ -96,8 +96,8 @@ export interface PartOrigin {
 }
 
 /**
- * The parts for a command's argument paths (bash-arguments.ts argumentPaths), with the command's
- * `identity`: a literal path as the descriptors `fds` make it (bash-fds.ts: a stream of the command,
+ * The parts for a command's argument paths (bash/arguments.ts argumentPaths), with the command's
+ * `identity`: a literal path as the descriptors `fds` make it (bash/fds.ts: a stream of the command,
  * the file a descriptor holds, or the path itself; opaque when that cannot be told), a glob as it is.
  * `moved` (FdContext.moved): the command runs in another directory than the script's.
  */
@@ -203,7 +203,7 @@ export function inWorkingDirectories(parts: BashPart[]): BashPart[] {
 }
 
 /**
- * `parts` of a wrapper's payload (bash-wrappers.ts `chdir`) judged in the directory `dir` it
+ * `parts` of a wrapper's payload (bash/wrappers.ts `chdir`) judged in the directory `dir` it
  * runs them in (relative to the script's working directory), or in any directory when it is null
  * (not literal). Relative arguments and redirection targets
  * are joined to `dir`, so `env -C .git cat config` reads `.git/config`; a glob under /workspace is

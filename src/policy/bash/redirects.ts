@@ -1,13 +1,13 @@
 /**
- * tree-sitter-bash redirection nodes read into what bash does with them (bash-fds.ts): which
+ * tree-sitter-bash redirection nodes read into what bash does with them (bash/fds.ts): which
  * descriptor, open / dup / close / feed, the target word and whether it is judged as a write or a
  * read. Also where a command sits in a pipeline, and what in a script may change descriptors out
  * of the analysis' sight (`exec`, `source`, `{var}` redirections).
  */
 import type { Node, TreeCursor } from "web-tree-sitter";
-import { type FdTable, PIPE_IN, PIPE_OUT, type Redirection, unknownFds, withFd } from "./bash-fds.js";
-import { wordOf } from "./bash-words.js";
-import type { ArgWord } from "./command-pattern.js";
+import type { ArgWord } from "../command-pattern.js";
+import { type FdTable, PIPE_IN, PIPE_OUT, type Redirection, unknownFds, withFd } from "./fds.js";
+import { wordOf } from "./words.js";
 
 /** Operators that open their target for writing. */
 const OUTPUT_OPERATORS = new Set([">", ">>", ">|", "&>", "&>>", "<>", ">&", "&>|"]);
@@ -296,7 +296,7 @@ export function commandContext(command: Node): { assigned: string[]; context: bo
 /**
  * `table` with the pipe of each process substitution among a command's `words` open where bash
  * passes it (`<(…)`: the command reads it, `>(…)`: writes it): bash names it /dev/fd/63 on Linux
- * (bash-words.ts PROCESS_SUBSTITUTION_PATH), so that argument is judged as the pipe, not a file.
+ * (bash/words.ts PROCESS_SUBSTITUTION_PATH), so that argument is judged as the pipe, not a file.
  */
 export function substitutionPipes(words: readonly Node[], table: FdTable): FdTable {
   for (const word of words) {

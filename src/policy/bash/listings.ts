@@ -3,13 +3,13 @@
  * `rg -l`, `grep -rl` and `git ls-files` print paths found below their directories whose names
  * match their name filters; line filters after them (`grep -v`, `head`, `sort`…) print a subset
  * of those lines. The operands such a listing feeds to a command (`… | xargs wc -l`, `$(git
- * ls-files '*.ts')`, `find -exec wc -l {} +`) are judged as found paths (bash-arguments.ts
+ * ls-files '*.ts')`, `find -exec wc -l {} +`) are judged as found paths (bash/arguments.ts
  * foundPaths): as paths at any depth below the directories searched, matching the name filter.
  * Anything else (`printf … | xargs cat`, `xargs -a list`, a `-printf` format) prints unknown text.
  */
 import type { Node } from "web-tree-sitter";
-import { wordOf } from "./bash-words.js";
-import type { ArgWord } from "./command-pattern.js";
+import type { ArgWord } from "../command-pattern.js";
+import { wordOf } from "./words.js";
 
 /** What a listing prints: paths below `dirs` whose last component matches one of `names`. */
 export interface Listing {

@@ -9,7 +9,7 @@
  * with its value, and a hook with its text: "allow for this session" is scoped to the reason, so it
  * covers exactly what the approver saw, and a changed value asks again (finding F6).
  *
- * It reads what git reads (attack-37 F1): config text with git's own syntax (git-config-syntax.ts,
+ * It reads what git reads (attack-37 F1): config text with git's own syntax (commands/git-config-syntax.ts,
  * git-config(1)); the files of gitrepository-layout(5) that hold or redirect configuration
  * (config, config.worktree, `commondir`, a `.git` file's `gitdir:`), a bare repository git finds
  * by itself, each submodule's repository (git status and diff run git in it), the directory git
@@ -110,7 +110,7 @@ function programEntries(config: string): { shown: string; entry: ConfigEntry }[]
 /**
  * The program-valued settings of a git config text, each `section.key = value` as written (a
  * value continued with a trailing backslash includes its next lines; a key without `=` is shown
- * alone), read with git's syntax (git-config-syntax.ts: a key on its header's line counts).
+ * alone), read with git's syntax (commands/git-config-syntax.ts: a key on its header's line counts).
  * Pure. `[alias]` entries count when their value starts with `!`; `core.fsmonitor` unless a
  * boolean; every `pager.*` entry that is not a boolean. Entries after a line git refuses are
  * not listed (gitConfigHazard asks for that config as a whole).

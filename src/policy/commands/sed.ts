@@ -1,10 +1,10 @@
 /**
- * sed in the command model (command-model.ts): its option grammar and a reader of its scripts
+ * sed in the command model (commands/model.ts): its option grammar and a reader of its scripts
  * that walks them command by command as GNU sed 4.9 parses them (addresses, `!`, `{…}`, `s` with
  * any delimiter and its flags, `y`, the text of `a` / `i` / `c`, labels), so that the text of a
  * regex or a replacement is never taken for a command (`sed -n '/^## Policies/,/^## /p'` prints).
  */
-import { type Effect, type Grammar, words } from "./command-grammar.js";
+import { type Effect, type Grammar, words } from "./grammar.js";
 
 type ScriptEffect = Effect | `unknown: ${string}` | null;
 

@@ -7,9 +7,9 @@
  * we cannot see (eval, source, a shell reading stdin or a script file, a non-literal `-c`) are opaque.
  */
 
-import type { OptionSpec } from "./bash-wrapper-options.js";
-import { ENV_OPTIONS, SUDO_OPTIONS, skipOptions, UNKNOWN } from "./bash-wrapper-options.js";
-import type { ArgWord } from "./command-pattern.js";
+import type { ArgWord } from "../command-pattern.js";
+import type { OptionSpec } from "./wrapper-options.js";
+import { ENV_OPTIONS, SUDO_OPTIONS, skipOptions, UNKNOWN } from "./wrapper-options.js";
 
 /** What a command turned out to be, once its wrapper options are read. */
 export interface Unwrapped {
@@ -28,7 +28,7 @@ export interface Unwrapped {
   /**
    * The directory its payloads and scripts run in, when it changes directory for them (`env -C
    * DIR`, `env --chdir=DIR`, `sudo -D DIR`): the word as written, relative to the wrapper's own
-   * working directory (bash-parts.ts inDirectory judges the payload's parts there).
+   * working directory (bash/parts.ts inDirectory judges the payload's parts there).
    */
   chdir?: ArgWord;
 }

@@ -4,7 +4,7 @@
  * (DANGEROUS_VARIABLES is public through policy/index.ts) never reach web-tree-sitter's, which
  * need @types/emscripten (TypeScript 7 reports "Cannot find name 'EmscriptenModule'").
  */
-import { MODEL_VARIABLES } from "./command-model.js";
+import { MODEL_VARIABLES } from "../commands/model.js";
 
 /**
  * Variables whose value changes which program runs or what it loads (`PATH=. git status` runs

@@ -1,16 +1,16 @@
 /**
- * Which words of a command may name files, for deny / ask path rules (bash-analyze.ts): literal
+ * Which words of a command may name files, for deny / ask path rules (bash/analyze.ts): literal
  * operands, option values (attached anywhere in a short-option cluster), git pathspec globs, and
  * where the working directory a `cd` leaves makes relative paths resolve.
  */
 import { posix } from "node:path";
 import type { Node } from "web-tree-sitter";
-import { type Listing, listingOf, substitutionListing } from "./bash-listings.js";
-import { echoedText, globEscape, globOf, wordOf } from "./bash-words.js";
-import { ANY_TEXT, type ArgWord, type Found } from "./command-pattern.js";
-import { gitObjectReads } from "./git-revisions.js";
-import { SANDBOX_HOME, wordPathGlobs } from "./path-overlap.js";
-import { searchGlobs } from "./search-glob.js";
+import { ANY_TEXT, type ArgWord, type Found } from "../command-pattern.js";
+import { gitObjectReads } from "../commands/git-revisions.js";
+import { SANDBOX_HOME, wordPathGlobs } from "../path-overlap.js";
+import { searchGlobs } from "../search-glob.js";
+import { type Listing, listingOf, substitutionListing } from "./listings.js";
+import { echoedText, globEscape, globOf, wordOf } from "./words.js";
 
 /** Where relative paths of a script resolve (the sandbox's workspace). */
 export const WORKSPACE = "/workspace";
@@ -55,7 +55,7 @@ export const NO_PATH_OPERANDS = new Set([
 
 /**
  * A literal file argument, or an expanding word as the glob of every path it may become; `why`
- * says why a glob stands for any path (a git object tied to no path: git-revisions.ts). `found`:
+ * says why a glob stands for any path (a git object tied to no path: commands/git-revisions.ts). `found`:
  * a path a listing printed (foundPaths), directly in the directory it searched (`here`) or below
  * it (`below`); `word`: the word as written, for display.
  */
@@ -86,7 +86,7 @@ export function foundPaths(listing: Listing, word: string, split = false): Argum
 /**
  * The argv of a command's word nodes (command name first): each word's value, as written (`raw`),
  * and for a word the shell expands the glob of what it may become (`vars`: the loop variables in
- * scope, bash-loops.ts) and the paths a listing in it prints (`$(find …)`: foundPaths).
+ * scope, bash/loops.ts) and the paths a listing in it prints (`$(find …)`: foundPaths).
  */
 export function argvOf(words: readonly Node[], vars: ReadonlyMap<string, string>): ArgWord[] {
   const argv: ArgWord[] = [];
@@ -196,7 +196,7 @@ export function argumentPaths(
 
 /**
  * `paths` with the files a `git …` argv reads from its object store by the object names it gives
- * (`:0:.env`, git-revisions.ts), which are relative to the repository's top (the workspace or a
+ * (`:0:.env`, commands/git-revisions.ts), which are relative to the repository's top (the workspace or a
  * directory `-C` names), not to the working directory: `argv` as written, with its `-C` options.
  */
 export function withObjectReads(paths: ArgumentPath[], argv: readonly ArgWord[]): ArgumentPath[] {
@@ -321,7 +321,7 @@ export function inDirectories<T extends { target: string; glob?: boolean; identi
 }
 
 /**
- * The operands a feeding wrapper passes its payload (bash-listings.ts): the paths the listing
+ * The operands a feeding wrapper passes its payload (bash/listings.ts): the paths the listing
  * piped into xargs prints (not with `-a FILE`), or those find / fd find for `-exec` / `-x`; else
  * any path. Where the found path is spliced into a longer word (`xargs -I{} cat {}/../x`, `find
  * -exec cat {}/x \;`) the operand names another file: any path.
@@ -371,7 +371,7 @@ function splices(argv: readonly ArgWord[], replace: string | null): boolean {
  * `git -C DIR …` runs git as if started in DIR (git(1) `-C`, repeatable, each relative to the one
  * before, an absolute one starting afresh): the argv without its leading `-C DIR` options and the
  * directory they lead to, relative to where git starts, as a literal word: the caller judges the
- * rest as run in that directory, as for `env -C DIR` (bash-parts.ts inDirectory). null for any
+ * rest as run in that directory, as for `env -C DIR` (bash/parts.ts inDirectory). null for any
  * other argv (not git, no leading `-C`, a DIR that is not literal or empty: judged as written).
  */
 export function gitChdir(argv: readonly ArgWord[]): { argv: ArgWord[]; dir: ArgWord } | null {

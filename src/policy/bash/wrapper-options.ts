@@ -1,11 +1,11 @@
 /**
- * How a wrapper's own options are read (bash-wrappers.ts), as the wrappers' getopt / getopt_long
+ * How a wrapper's own options are read (bash/wrappers.ts), as the wrappers' getopt / getopt_long
  * read them: short clusters with a value attached or in the next word, long options with `=` or
  * the next word, and long-option abbreviations (`env --chd=DIR` is `env --chdir=DIR`; GNU
  * coreutils env(1), sudo(8) 1.9). Records the options met and their values, so a wrapper that
  * changes directory (`env -C`, `sudo -D`) says where its payload runs.
  */
-import type { ArgWord } from "./command-pattern.js";
+import type { ArgWord } from "../command-pattern.js";
 
 /** A word the script does not spell (a missing option value, an operand from input). */
 export const UNKNOWN: ArgWord = { value: null, expands: false, raw: "…" };

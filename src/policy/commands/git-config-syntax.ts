@@ -1,7 +1,7 @@
 /**
  * git's configuration file syntax, read as git reads it (git-config(1), "CONFIGURATION FILE";
  * the reader is git's config.c `git_parse_source`, `get_base_var`, `get_value`, `parse_value`),
- * so that git-config.ts sees every entry git would. No npm parser does: the `ini` family drops a
+ * so that commands/git-config.ts sees every entry git would. No npm parser does: the `ini` family drops a
  * key written on its section header's line (`[core] fsmonitor = x`, which git accepts), knows no
  * quoted subsections nor backslash continuations. Pure.
  *

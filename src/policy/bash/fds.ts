@@ -19,7 +19,7 @@
  * reference to it is opaque.
  */
 import { posix } from "node:path";
-import { WORKSPACE } from "./bash-arguments.js";
+import { WORKSPACE } from "./arguments.js";
 
 /** What one descriptor of a command holds. */
 export type FdEntry =
@@ -196,7 +196,7 @@ export function applyRedirection(table: FdTable, r: Redirection): { table: FdTab
 
 /**
  * The descriptors a script starts with, and why its commands' descriptors may differ from what
- * their redirections say (bash-redirects.ts descriptorHazard), or null.
+ * their redirections say (bash/redirects.ts descriptorHazard), or null.
  */
 export interface FdContext {
   table: FdTable;

@@ -1,13 +1,13 @@
 /**
  * What an awk program does besides reading its input and printing, read with awk's own lexical
- * rules (POSIX awk, gawk 5, mawk; the awk model is in command-model-text.ts). A security test
+ * rules (POSIX awk, gawk 5, mawk; the awk model is in commands/text.ts). A security test
  * found `system\<newline>(…)` and `system/**\/(…)` read as effect-free: a pattern over the text
  * misses what awk skips (line continuations, comments) and what it joins. So the program is split
  * into tokens as awk does, and the exec constructs are judged by their tokens alone: the name
  * `system` anywhere, `|` / `|&`, `@`. Where awks disagree or the lexer cannot tell a regex from a
  * division, the program is opaque ("unknown"), never read one way by guess.
  */
-import type { Effect } from "./command-grammar.js";
+import type { Effect } from "./grammar.js";
 
 /** What a program does: its effect, and the files its output redirections name. */
 export interface AwkProgram {

@@ -4,11 +4,11 @@
  * that glob instead of as any text. Only for a variable nothing else in the script may set: an
  * assignment, `read`, `mapfile`, `getopts`, `printf -v`, `declare`, `local`, `export`, `unset` or
  * `let` naming it (or naming a variable that is not literal) leaves it any text. Arithmetic and
- * `${x:=…}` that could set it are opaque already (bash-expansions.ts).
+ * `${x:=…}` that could set it are opaque already (bash/expansions.ts).
  */
 import type { Node, TreeCursor } from "web-tree-sitter";
-import { globEscape, globOf, wordOf } from "./bash-words.js";
-import { ANY_TEXT } from "./command-pattern.js";
+import { ANY_TEXT } from "../command-pattern.js";
+import { globEscape, globOf, wordOf } from "./words.js";
 
 /** Builtins that may store into a variable their arguments name. */
 const SETTERS = new Set([
@@ -112,7 +112,7 @@ export function loopValues(root: Node): Map<string, string> {
 
 /**
  * The loop variables of one script (loopValues) and, while a for loop's body is walked, the value
- * glob its variable stands for there (`vars`, for bash-words.ts globOf).
+ * glob its variable stands for there (`vars`, for bash/words.ts globOf).
  */
 export class LoopScope {
   private readonly loops: Map<string, string>;

@@ -8,10 +8,10 @@
  * Arithmetic over numbers and special parameters only (`$((1+2))`, `[[ $# -eq 0 ]]`) stays clear.
  */
 import type { Node } from "web-tree-sitter";
-import type { ArgWord } from "./command-pattern.js";
+import type { ArgWord } from "../command-pattern.js";
 import { DANGEROUS_VARIABLES } from "./dangerous-variables.js";
 
-// Kept here for the analyser's imports; the public barrel takes it from dangerous-variables.ts.
+// Kept here for the analyser's imports; the public barrel takes it from bash/dangerous-variables.ts.
 export { DANGEROUS_VARIABLES };
 
 const ARITHMETIC_TEST_OPERATORS = new Set(["-eq", "-ne", "-lt", "-le", "-gt", "-ge"]);
@@ -77,7 +77,7 @@ function declarationHazard(node: Node): string | null {
   return null;
 }
 
-/** Syntax nodes syntaxHazard judges (bash-analyze.ts hands it only these). */
+/** Syntax nodes syntaxHazard judges (bash/analyze.ts hands it only these). */
 export const HAZARD_NODES = new Set([
   "arithmetic_expansion",
   "c_style_for_statement",

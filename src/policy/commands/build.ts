@@ -1,10 +1,10 @@
 /**
- * The command model's build tools (command-model.ts): GNU make 4.3 (its manual's "Options
+ * The command model's build tools (commands/model.ts): GNU make 4.3 (its manual's "Options
  * Summary" and "Overriding Variables"). A makefile, an `--eval` text, an include directory and a
  * command-line variable assignment that make runs are the exec effect; allowing `make` grants the
  * project's own build, not one its command line redefines.
  */
-import { type Effect, type Grammar, words } from "./command-grammar.js";
+import { type Effect, type Grammar, words } from "./grammar.js";
 
 /**
  * Variables GNU make itself runs or reads (make manual, "Choosing the Shell", "Variables Used by

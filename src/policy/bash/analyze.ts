@@ -7,6 +7,8 @@
  * only the first command of `a && b` was checked). Requires loadBashParser() to have resolved.
  */
 import type { Node, TreeCursor } from "web-tree-sitter";
+import type { ArgWord } from "../command-pattern.js";
+import { environmentHazard, judgeForm } from "../commands/model.js";
 import {
   type ArgumentPath,
   argumentPaths,
@@ -16,15 +18,15 @@ import {
   gitChdir,
   NO_PATH_OPERANDS,
   withObjectReads,
-} from "./bash-arguments.js";
-import { joinContinuations } from "./bash-continuations.js";
+} from "./arguments.js";
+import { joinContinuations } from "./continuations.js";
 import {
   backtickScript,
   commandHazard,
   DANGEROUS_VARIABLES,
   HAZARD_NODES,
   syntaxHazard,
-} from "./bash-expansions.js";
+} from "./expansions.js";
 import {
   applyRedirection,
   type FdContext,
@@ -34,11 +36,11 @@ import {
   TOOL_STREAMS,
   unknownFds,
   withFd,
-} from "./bash-fds.js";
-import { withHeredocExpansions } from "./bash-heredoc.js";
-import { type Listing, pipelineListing } from "./bash-listings.js";
-import { LoopScope } from "./bash-loops.js";
-import { withBashTree } from "./bash-parser.js";
+} from "./fds.js";
+import { withHeredocExpansions } from "./heredoc.js";
+import { type Listing, pipelineListing } from "./listings.js";
+import { LoopScope } from "./loops.js";
+import { withBashTree } from "./parser.js";
 import {
   argumentParts,
   type BashPart,
@@ -47,7 +49,7 @@ import {
   inWorkingDirectories,
   partText,
   renderArgv,
-} from "./bash-parts.js";
+} from "./parts.js";
 import {
   COMPOUNDS,
   childFdTables,
@@ -61,10 +63,8 @@ import {
   readsInput,
   statementRedirects,
   substitutionPipes,
-} from "./bash-redirects.js";
-import { unwrap } from "./bash-wrappers.js";
-import { environmentHazard, judgeForm } from "./command-model.js";
-import type { ArgWord } from "./command-pattern.js";
+} from "./redirects.js";
+import { unwrap } from "./wrappers.js";
 
 /** How deep `bash -c` / eval scripts are parsed again before the rest counts as opaque. */
 export const MAX_SCRIPT_DEPTH = 8;
@@ -83,7 +83,7 @@ class Analyzer {
    * id: added when the walk reaches the redirection, so parts stay in source order.
    */
   private readonly pending = new Map<number, BashPart[]>();
-  /** The for loops' variables (bash-loops.ts); a listing piped into the command (bash-listings.ts). */
+  /** The for loops' variables (bash/loops.ts); a listing piped into the command (bash/listings.ts). */
   private readonly loops: LoopScope;
   private pipeListing: Listing | null = null;
   /** FdContext.moved: the commands being judged run in another directory than the script's. */
@@ -91,7 +91,7 @@ class Analyzer {
   constructor(
     private readonly depth: number,
     private readonly via: string[],
-    /** The script and its tree's root (here-docs are checked against the text, bash-heredoc.ts). */
+    /** The script and its tree's root (here-docs are checked against the text, bash/heredoc.ts). */
     private readonly source: { script: string; root: Node },
     private readonly fdc: FdContext = { table: TOOL_STREAMS, uncertain: null },
   ) {
@@ -196,7 +196,7 @@ class Analyzer {
   }
 
   /**
-   * Judges what bash runs while expanding the here-doc `node`'s body (bash-heredoc.ts): its
+   * Judges what bash runs while expanding the here-doc `node`'s body (bash/heredoc.ts): its
    * expansions are parsed together, once, as the arguments of `:` lines, and walked.
    */
   private heredoc(node: Node, level: number): void {
@@ -326,7 +326,7 @@ class Analyzer {
 
   /**
    * Runs `judge` on what a wrapper runs in the directory `dir` (`env -C DIR`, `git -C DIR`;
-   * absent: where the wrapper runs), and judges the parts it adds there (bash-parts.ts inDirectory).
+   * absent: where the wrapper runs), and judges the parts it adds there (bash/parts.ts inDirectory).
    */
   private inDirectory(dir: ArgWord | undefined, judge: () => void): void {
     const [mark, fds, moved] = [this.parts.length, this.commandFds, this.moved];
