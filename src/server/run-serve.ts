@@ -9,9 +9,12 @@ import {
   acquireReplicaLease,
   type ChannelEvent,
   channelEventLine,
+  checkNamespaces,
   connectCluster,
   loadKubernetesClient,
   type ReplicaLease,
+  type TenantClusters,
+  tenantClusters,
 } from "../sandbox/kubernetes/index.js";
 import { sweepSpillDirs } from "../session/index.js";
 import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHashes } from "./config/config.js";
@@ -24,7 +27,6 @@ import { createKubernetesBackend } from "./sessions/kubernetes-backend.js";
 import { createPolicyHookFactory } from "./sessions/policy-hooks.js";
 import { reconcileLine } from "./sessions/reconcile-line.js";
 import { lockStateDir } from "./state-lock.js";
-import { checkNamespaces, type TenantClusters, tenantClusters } from "./tenancy/kubernetes-namespaces.js";
 import { tenantSpillOptions } from "./tenancy/spill-quota.js";
 
 /** Command-line overrides of the config file. */

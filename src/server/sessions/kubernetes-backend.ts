@@ -13,7 +13,7 @@
  * found elsewhere, say after the tenant's namespace changed, is not adopted: it is removed).
  */
 import { type PoolRequest, type TenantPools, tenantPools } from "../../sandbox/index.js";
-import type { PreparedPod } from "../../sandbox/kubernetes/index.js";
+import type { PreparedPod, ServerCluster, TenantClusters } from "../../sandbox/kubernetes/index.js";
 import {
   adoptPod,
   createKubernetesSandbox,
@@ -29,7 +29,6 @@ import {
 import type { Session, SessionOptions } from "../../session/index.js";
 import { adoptSpillStore, openSession } from "../../session/index.js";
 import { builtinTools } from "../../tools/index.js";
-import type { ServerCluster, TenantClusters } from "../tenancy/kubernetes-namespaces.js";
 import type { ManagedContainer, SessionBackend } from "./backend.js";
 import { baselineOf, pooledSessions, type SessionBackendOptions } from "./pooled-sessions.js";
 import type { SessionRecord } from "./record-store.js";

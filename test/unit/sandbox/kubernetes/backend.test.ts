@@ -1,9 +1,9 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { type KubernetesCluster, podLabels } from "../../../src/sandbox/kubernetes/index.js";
-import { createKubernetesBackend } from "../../../src/server/sessions/kubernetes-backend.js";
-import type { SessionRecord } from "../../../src/server/sessions/record-store.js";
-import { type ServerCluster, tenantClusters } from "../../../src/server/tenancy/kubernetes-namespaces.js";
+import { type KubernetesCluster, podLabels } from "../../../../src/sandbox/kubernetes/index.js";
+import { type ServerCluster, tenantClusters } from "../../../../src/sandbox/kubernetes/tenant-clusters.js";
+import { createKubernetesBackend } from "../../../../src/server/sessions/kubernetes-backend.js";
+import type { SessionRecord } from "../../../../src/server/sessions/record-store.js";
 
 const apiError = (code: number) => Object.assign(new Error(`HTTP ${code}`), { code });
 
