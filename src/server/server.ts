@@ -32,7 +32,10 @@ export interface StartServerOptions {
   config: ServerConfig;
   /** Where the sessions' sandboxes come from (openSandboxBackend); closed at shutdown (its warm pool drained). */
   backend: SandboxBackend;
-  /** How sessions are opened and re-opened. Default: sessionFactory(backend) (spill files in a temp directory). */
+  /**
+   * How sessions are opened and re-opened, on `backend` (its `backend`). Default:
+   * sessionFactory(backend) (spill files in a temp directory).
+   */
   sessions?: SessionFactory;
   hooks?: HookFactory;
   audit?: AuditLog;
@@ -105,7 +108,6 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
   const approvals = new ApprovalBroker();
   const deps: SessionManagerDeps = {
     config,
-    backend: options.backend,
     sessions: options.sessions ?? sessionFactory(options.backend),
     records,
     audit,

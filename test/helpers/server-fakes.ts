@@ -1,7 +1,7 @@
 /**
  * In-memory fakes for the server's unit tests: a Session whose tools are tiny scripts (echo, sleep,
  * spam, fail) over the shared FakeSandbox with a fixed workspace, and a fake backend that tracks
- * "containers": the sessions' factory (SessionFactory) and, through `sandboxes`, the SandboxBackend the
+ * "containers": the sessions' factory (SessionFactory) and, through `backend`, the SandboxBackend the
  * server lists, removes and sweeps them with. `serverParts(fake)` gives startServer both.
  */
 import type { RunToolCallsOptions } from "../../src/pipeline/types.js";
@@ -123,7 +123,7 @@ export interface ManagedContainer {
 
 /**
  * A backend keeping fake containers in a map: it opens fake sessions itself (SessionFactory), and
- * `sandboxes` is its SandboxBackend face, whose list, remove, sweep and close call listContainers,
+ * `backend` is its SandboxBackend face, whose list, remove, sweep and close call listContainers,
  * removeContainer, removeUnusedSocketDirs and close below at each call (a test may replace them).
  */
 export class FakeBackend implements SessionFactory {
@@ -135,7 +135,7 @@ export class FakeBackend implements SessionFactory {
   closes = 0;
   /** Socket directories the sweep removes (Docker's); absent: none. */
   removeUnusedSocketDirs?: () => Promise<string[]>;
-  readonly sandboxes: SandboxBackend = fakeSandboxBackend(this);
+  readonly backend: SandboxBackend = fakeSandboxBackend(this);
   private n = 0;
 
   async create(options: SessionOptions): Promise<Session> {
@@ -237,7 +237,7 @@ export function serverParts(fake: FakeBackend = new FakeBackend()): {
   backend: SandboxBackend;
   sessions: SessionFactory;
 } {
-  return { backend: fake.sandboxes, sessions: fake };
+  return { backend: fake.backend, sessions: fake };
 }
 
 /** Bearer tokens of the test tenants. */

@@ -53,7 +53,7 @@ function ownedByAnotherController(controller: string, ownId: string): boolean {
 /** What reconciliation works with: the manager's own dependencies (the same objects). */
 export type ReconcileDeps = Pick<
   SessionManagerDeps,
-  "config" | "backend" | "sessions" | "records" | "audit" | "inflight"
+  "config" | "sessions" | "records" | "audit" | "inflight"
 >;
 
 /**
@@ -65,7 +65,8 @@ export async function reconcile(
   manager: SessionManager,
   now = Date.now(),
 ): Promise<ReconcileReport> {
-  const { backend, sessions, records, audit } = deps;
+  const { sessions, records, audit } = deps;
+  const { backend } = sessions;
   const report: ReconcileReport = {
     adopted: [],
     dropped: [],

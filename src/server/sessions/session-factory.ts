@@ -13,6 +13,8 @@ import type { SessionRecord } from "./record-store.js";
 
 /** Opens and re-opens the server's sessions. Methods reject with WardenError subclasses. */
 export interface SessionFactory {
+  /** Where the sessions' sandboxes come from; reconcile lists, removes and sweeps through it. */
+  readonly backend: SandboxBackend;
   /** A new session (and its sandbox). */
   create(options: SessionOptions): Promise<Session>;
   /**
@@ -41,6 +43,7 @@ export function sessionFactory(backend: SandboxBackend, options: SessionFactoryO
     ...opts,
   });
   return {
+    backend,
     create(opts) {
       const policyHash = options.policyHash?.(opts.tenant ?? "local") ?? "";
       return openSession(withSpill(opts), {

@@ -7,7 +7,6 @@
 import { randomUUID } from "node:crypto";
 import { rm } from "node:fs/promises";
 import type { ToolExecutionEvent } from "../../pipeline/index.js";
-import type { SandboxBackend } from "../../sandbox/index.js";
 import type { SessionOptions } from "../../session/index.js";
 import type { ToolCall, ToolResultMessage } from "../../tools/index.js";
 import { onAbort } from "../../util/index.js";
@@ -35,9 +34,6 @@ type ToolEndEvent = Extract<ToolExecutionEvent, { type: "tool_execution_end" }>;
 /** Everything the manager works with. `now` is epoch ms (injectable for tests). */
 export interface SessionManagerDeps {
   config: ServerConfig;
-  /** Where sandboxes come from: reconcile lists, removes and sweeps through it; its warm pool's stats. */
-  backend: SandboxBackend;
-  /** Opens and re-opens the sessions (on `backend`, or a fake in unit tests). */
   sessions: SessionFactory;
   records: RecordStore;
   audit: AuditLog;
@@ -99,7 +95,7 @@ export class SessionManager {
 
   /** The warm pool: spare sandboxes waiting, keys backing off as no node takes their spares (0s without). */
   poolState(): { idle: number; backoffKeys: number } {
-    const { idle, backingOff } = this.deps.backend.poolStats();
+    const { idle, backingOff } = this.deps.sessions.backend.poolStats();
     return { idle, backoffKeys: backingOff };
   }
 

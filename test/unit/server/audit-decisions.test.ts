@@ -53,6 +53,7 @@ function holdTool(): { tool: AnyTool; release: () => void; holding: () => number
 
 /** Sessions on the real pipeline (hooks included) over the pipeline tests' fake sandbox. */
 class PipelineBackend implements SessionFactory {
+  readonly backend = fakeSandboxBackend();
   constructor(private readonly tools: () => AnyTool[]) {}
   create(options: SessionOptions): Promise<Session> {
     return openSession(options, {
@@ -89,7 +90,7 @@ describe("warden serve: audit lines of policy decisions", () => {
     ]);
     server = await startServer({
       config,
-      backend: fakeSandboxBackend(),
+      backend: backend.backend,
       sessions: backend,
       audit,
       hooks: await createPolicyHookFactory(config),
