@@ -16,6 +16,7 @@ import { packDirectory } from "../../sandbox/index.js";
 import type { Session, SessionOptions } from "../../session/index.js";
 import { createSpillStore, openSession } from "../../session/index.js";
 import { builtinTools } from "../../tools/index.js";
+import { omitUndefined } from "../../util/index.js";
 import type { SpillSessionOptions } from "../tenancy/spill-quota.js";
 
 /** Options of a SessionBackend (Docker or Kubernetes) besides where its sandboxes run. */
@@ -95,7 +96,11 @@ export function pooledSessions<P>(
       return sandbox;
     }
     const policyHash = options.policyHash?.(tenant) ?? "";
-    const claim = await pool.claim({ template, claim: { sessionId, signal, workspace }, policyHash });
+    const claim = await pool.claim({
+      template,
+      claim: omitUndefined({ sessionId, signal, workspace }),
+      policyHash,
+    });
     options.onSandboxStart?.(claim.pooled ? "pool" : "cold");
     return claim.sandbox;
   };
