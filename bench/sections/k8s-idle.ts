@@ -143,7 +143,8 @@ async function fill(
         };
         filled.failure = failure;
         // The node as the failed create left it (other tenants' Pods come and go on a shared cluster).
-        failure.room = await options.room().catch(() => undefined);
+        const room = await options.room().catch(() => undefined);
+        if (room) failure.room = room; // a failed reading leaves it out
         continue;
       }
       filled.createMs.push(performance.now() - t);

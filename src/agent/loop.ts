@@ -5,7 +5,7 @@
  */
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import type { ToolResultMessage } from "../tools/index.js";
-import { isAbortError } from "../util/index.js";
+import { isAbortError, omitUndefined } from "../util/index.js";
 import {
   errorResult,
   lengthCutResult,
@@ -55,7 +55,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
     let turn: Awaited<ReturnType<typeof model.complete>>;
     try {
       turn = await model.complete(messages, tools, {
-        signal,
+        ...omitUndefined({ signal }),
         onTextDelta: (text) => emit({ type: "text_delta", text }),
         onRetry: (notice) => emit({ type: "model_retry", ...notice }),
       });
@@ -75,7 +75,10 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
       emit({ type: "tool_calls_not_run", reason: "length", results });
     } else {
       try {
-        results = orderResults(calls, await session.runToolCalls(calls, { signal, onEvent: emit }));
+        results = orderResults(
+          calls,
+          await session.runToolCalls(calls, { ...omitUndefined({ signal }), onEvent: emit }),
+        );
       } catch (err) {
         // runToolCalls does not throw for tool errors; anything here (engine gone, abort) fails the batch.
         const text = isAbortError(err) ? "Operation aborted" : `Tool batch failed: ${String(err)}`;

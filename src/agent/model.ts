@@ -9,6 +9,7 @@ import type {
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
 import type { ProviderTool } from "../pipeline/index.js";
+import { omitUndefined } from "../util/index.js";
 import { ModelNotConfiguredError, ProviderStreamError, unsetKeyMessage } from "./errors.js";
 import { loadOpenAI } from "./openai-sdk.js";
 import { type RetryNotice, type RetryPolicy, withRetries } from "./retry.js";
@@ -74,7 +75,11 @@ export function resolveModelConfig(
   const baseURL = flags.baseUrl ?? (env.OPENAI_BASE_URL || undefined);
   if (!apiKey && flags.apiKeyEnv !== undefined) throw new ModelNotConfiguredError(unsetKeyMessage(apiKeyEnv));
   if (!apiKey && !baseURL) throw new ModelNotConfiguredError();
-  return { model: flags.model ?? env.WARDEN_MODEL ?? DEFAULT_MODEL, baseURL, apiKey, apiKeyEnv };
+  return {
+    model: flags.model ?? env.WARDEN_MODEL ?? DEFAULT_MODEL,
+    ...omitUndefined({ baseURL, apiKey }),
+    apiKeyEnv,
+  };
 }
 
 /** Folds one chunk into the turn being assembled; tool calls are keyed by their delta `index`. */
@@ -128,12 +133,15 @@ export class OpenAIChatModel implements ChatModel {
     tools: ProviderTool[],
     options: CompleteOptions = {},
   ): Promise<AssistantTurn> {
-    return withRetries(() => this.once(messages, tools, options), {
-      keyEnv: this.config.apiKeyEnv,
-      policy: this.config.retry,
-      signal: options.signal,
-      onRetry: options.onRetry,
-    });
+    return withRetries(
+      () => this.once(messages, tools, options),
+      omitUndefined({
+        keyEnv: this.config.apiKeyEnv,
+        policy: this.config.retry,
+        signal: options.signal,
+        onRetry: options.onRetry,
+      }),
+    );
   }
 
   private async once(

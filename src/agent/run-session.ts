@@ -12,6 +12,7 @@ import type { TranscriptRecord, TranscriptWriter } from "./transcript.js";
 
 type TranscriptWorkspaceId = NonNullable<Extract<TranscriptRecord, { warden: "run_start" }>["workspaceId"]>;
 
+import { omitUndefined } from "../util/index.js";
 import type { AgentEvent, AgentResult } from "./types.js";
 
 /** How long collecting an interrupted run's changes may take, in ms. */
@@ -76,16 +77,18 @@ export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRun
   let session: Session | undefined;
   try {
     session = await options.createSession(sessionOptions);
-    result = await runAgent({
-      session,
-      model: options.model,
-      task: options.task,
-      maxTurns: options.maxTurns,
-      systemPrompt: options.systemPrompt,
-      signal,
-      transcript,
-      onEvent: options.onEvent,
-    });
+    result = await runAgent(
+      omitUndefined({
+        session,
+        model: options.model,
+        task: options.task,
+        maxTurns: options.maxTurns,
+        systemPrompt: options.systemPrompt,
+        signal,
+        transcript,
+        onEvent: options.onEvent,
+      }),
+    );
     if (start) {
       // After Ctrl-C the work so far is still collected (with its own time bound), so it is not lost.
       const collectSignal = signal?.aborted ? AbortSignal.timeout(COLLECT_AFTER_ABORT_MS) : signal;

@@ -12,6 +12,7 @@ import type {
   Decision,
   NetworkApprovalSubject,
 } from "../policy/index.js";
+import { omitUndefined } from "../util/index.js";
 
 /** A request waiting for an answer, as listed to approvers. `createdAt` is epoch ms. */
 export interface PendingApproval {
@@ -45,9 +46,7 @@ export class ProgrammaticApproval implements ApprovalProvider {
       args: req.args,
       decision: req.decision,
       ...(req.toolCallId ? { toolCallId: req.toolCallId } : {}),
-      sessionId: req.sessionId,
-      owner: req.owner,
-      tenant: req.tenant,
+      ...omitUndefined({ sessionId: req.sessionId, owner: req.owner, tenant: req.tenant }),
       ...(req.network ? { network: req.network } : {}),
       createdAt: Date.now(),
     };

@@ -100,7 +100,12 @@ export class WardenClient {
       body = JSON.stringify(spec.json);
     }
     for (let attempt = 0; ; attempt++) {
-      const response = await this.fetchImpl(url, { method: spec.method, headers, body, signal: spec.signal });
+      const response = await this.fetchImpl(url, {
+        method: spec.method,
+        headers,
+        ...(body !== undefined ? { body } : {}),
+        ...(spec.signal !== undefined ? { signal: spec.signal } : {}),
+      });
       if (response.ok) return response;
       const error = await errorFromResponse(response);
       if (!(error instanceof RateLimitedError) || attempt >= this.maxRetries) throw error;
@@ -119,7 +124,12 @@ export class WardenClient {
 
   /** POST /v1/sessions with JSON options. Rejects InvalidArgumentError (naming the field), RateLimitedError. */
   createSession(options: CreateSessionOptions = {}, call: CallOptions = {}): Promise<SessionInfo> {
-    return this.json({ method: "POST", path: "/v1/sessions", json: options, signal: call.signal });
+    return this.json({
+      method: "POST",
+      path: "/v1/sessions",
+      json: options,
+      ...(call.signal !== undefined ? { signal: call.signal } : {}),
+    });
   }
 
   /** POST /v1/sessions with a workspace tar (copy mode); `tar` is the archive's bytes. */
@@ -131,7 +141,7 @@ export class WardenClient {
       query: { ...query, tools: tools?.join(",") },
       body: tar,
       headers: { "content-type": "application/x-tar" },
-      signal,
+      ...(signal !== undefined ? { signal } : {}),
     });
   }
 

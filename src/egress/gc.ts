@@ -7,6 +7,7 @@
  * older than ORPHAN_GRACE_MS (a gateway is started a moment before its sandbox).
  */
 import type Docker from "dockerode";
+import { omitUndefined } from "../util/index.js";
 import { ROLE_LABEL, removeEgressResources, SESSION_LABEL } from "./gateway-container.js";
 import { removeSessionCa } from "./session-ca.js";
 
@@ -53,7 +54,7 @@ export async function sweepEgress(docker: Docker, options: EgressSweepOptions): 
     filter,
     judge,
     tenantLabel: options.tenantLabel,
-    dryRun: options.dryRun,
+    ...omitUndefined({ dryRun: options.dryRun }),
   });
 }
 

@@ -8,6 +8,7 @@
 import type { Sandbox } from "../sandbox/index.js";
 import type { AnyTool } from "../tools/index.js";
 import { normalizeToolPath } from "../tools/index.js";
+import { omitUndefined } from "../util/index.js";
 
 /** Per-key promise chains, joined in the order places were taken. */
 export class FileMutationQueue {
@@ -79,5 +80,5 @@ export function mutationKey(
 ): Promise<string> | undefined {
   if (!tool.mutatesPath) return undefined;
   const requested = normalizeToolPath(tool.mutatesPath(args));
-  return sandbox.realpath(requested, { signal }).catch(() => requested);
+  return sandbox.realpath(requested, omitUndefined({ signal })).catch(() => requested);
 }

@@ -10,7 +10,7 @@
  */
 import type { Sandbox } from "../sandbox/index.js";
 import type { AnyTool, SpillStore, ToolCall, ToolOutput, ToolResultMessage } from "../tools/index.js";
-import { type AbortFanOut, abortFanOut, throttle } from "../util/index.js";
+import { type AbortFanOut, abortFanOut, omitUndefined, throttle } from "../util/index.js";
 import { duplicateToolCallIdResults, duplicateToolCallIds } from "./batch-ids.js";
 import { type FileMutationQueue, mutationKey } from "./mutation-queue.js";
 import { resultMessage, thrownResult } from "./result.js";
@@ -105,7 +105,7 @@ export async function preflightCall(
   const hooked = await runBeforeToolCallHooks(call, tool, valid.value, ctx.beforeToolCall ?? [], {
     sandbox: ctx.sandbox,
     sessionId: ctx.sessionId,
-    signal,
+    ...omitUndefined({ signal }),
     noteDecision: (decision) => {
       record.decision = { ...decision };
     },
@@ -137,7 +137,7 @@ export async function executePreparedCall(
     executeTool(call, tool, args, {
       sandbox: ctx.sandbox,
       spill: ctx.spill,
-      signal,
+      ...omitUndefined({ signal }),
       onUpdate: (partial) => updates.push(partial),
     });
   let outcome: ExecutionOutcome;

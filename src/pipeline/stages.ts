@@ -6,7 +6,7 @@
  */
 import type { Sandbox } from "../sandbox/index.js";
 import type { AnyTool, ToolCall, ToolContext, ToolOutput, ToolResultMessage } from "../tools/index.js";
-import { cloneSharingStrings, isAbortError } from "../util/index.js";
+import { cloneSharingStrings, isAbortError, omitUndefined } from "../util/index.js";
 import { errorResult, errorText, normaliseOutput, type PipelineStage, thrownResult } from "./result.js";
 import type { AfterToolCallHook, BeforeToolCallHook, CallDecision } from "./types.js";
 import { validateToolArguments } from "./validate.js";
@@ -168,7 +168,7 @@ export async function runAfterToolCallHooks(
         args,
         output: current.output,
         isError: current.isError,
-        signal,
+        ...omitUndefined({ signal }),
         ...(decision ? { decision } : {}),
       });
       if (!answer) continue;

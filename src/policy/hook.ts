@@ -9,6 +9,7 @@ import { type AuditLog, type AuditRecord, createAuditLog, digestArgs } from "../
 import type { BeforeToolCallContext, BeforeToolCallHook, Decider } from "../pipeline/index.js";
 import type { Sandbox } from "../sandbox/index.js";
 import { existingVariant, normalizeToolPath, readPathVariants } from "../tools/index.js";
+import { omitUndefined } from "../util/index.js";
 import type { ApprovalProvider } from "./approver.js";
 import { CommandTooLongError } from "./command-limit.js";
 import { MAX_GIT_FILE_BYTES } from "./commands/git-config.js";
@@ -115,7 +116,7 @@ export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook
     const resolvePath = (path: string) => {
       let p = resolved.get(path);
       if (!p) {
-        p = ctx.sandbox.realpath(path, { signal: ctx.signal });
+        p = ctx.sandbox.realpath(path, omitUndefined({ signal: ctx.signal }));
         resolved.set(path, p);
       }
       return p;
@@ -124,8 +125,8 @@ export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook
     // Only a name with another spelling costs a stat (most have none).
     const readVariant = async (path: string) =>
       readPathVariants(normalizeToolPath(path)).length > 0 &&
-      (await sandbox.stat(await resolvePath(normalizeToolPath(path)), { signal })) === null
-        ? existingVariant(path, { sandbox, signal })
+      (await sandbox.stat(await resolvePath(normalizeToolPath(path)), omitUndefined({ signal }))) === null
+        ? existingVariant(path, { sandbox, ...omitUndefined({ signal }) })
         : undefined;
     let decision: Decision;
     try {
@@ -185,8 +186,7 @@ export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook
             signal: controller.signal,
             toolCallId: ctx.call.id,
             sessionId: options.sessionId,
-            owner: options.owner,
-            tenant: options.tenant,
+            ...omitUndefined({ owner: options.owner, tenant: options.tenant }),
           });
           decider = timedOut ? "timeout" : "user";
           allowed = !timedOut && answer !== "deny";
@@ -210,7 +210,7 @@ export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook
         toolCallId: ctx.call.id,
         argsDigest: digestArgs(ctx.args),
         decision: allowed ? "allow" : "deny",
-        ruleId: decision.ruleId,
+        ...omitUndefined({ ruleId: decision.ruleId }),
         decider,
         latencyMs: Math.round((performance.now() - started) * 1000) / 1000,
       },
@@ -241,11 +241,13 @@ export async function createPolicyHookFromFiles(
   options: PolicyHookFromFilesOptions,
 ): Promise<BeforeToolCallHook> {
   const policy = await loadPolicy(files);
-  return createPolicyHook({
-    policy,
-    approval: options.nonInteractive ? undefined : options.approval,
-    audit: options.auditLog === undefined ? undefined : createAuditLog(options.auditLog),
-    sessionId: options.sessionId,
-    approvalTimeoutMs: options.approvalTimeoutMs,
-  });
+  return createPolicyHook(
+    omitUndefined({
+      policy,
+      approval: options.nonInteractive ? undefined : options.approval,
+      audit: options.auditLog === undefined ? undefined : createAuditLog(options.auditLog),
+      sessionId: options.sessionId,
+      approvalTimeoutMs: options.approvalTimeoutMs,
+    }),
+  );
 }

@@ -8,6 +8,7 @@ import { readFile } from "node:fs/promises";
 import { Compile } from "typebox/compile";
 import { type Document, isMap, isScalar, LineCounter, parseDocument } from "yaml";
 import { PolicyInvalidError } from "../errors.js";
+import { omitUndefined } from "../util/index.js";
 import { NetworkSectionSchema, networkSectionRules } from "./network-section.js";
 import { partialRuleErrors, policyErrors, shadowedRules } from "./policy-lint.js";
 import { type PolicyFile, PolicyFileSchema, RuleSchema } from "./schema.js";
@@ -89,9 +90,7 @@ export function parsePolicyText(text: string, file: string, position = 0): Polic
   return {
     layer: parsed.layer ?? LAYER_NAMES[position] ?? `layer-${position}`,
     file,
-    name: parsed.name,
-    description: parsed.description,
-    default: parsed.default,
+    ...omitUndefined({ name: parsed.name, description: parsed.description, default: parsed.default }),
     nonInteractive: parsed.nonInteractive ?? false,
     ...(parsed.maxCommandBytes !== undefined ? { maxCommandBytes: parsed.maxCommandBytes } : {}),
     rules: parsed.rules,

@@ -9,6 +9,7 @@
 import type { FileHandle } from "node:fs/promises";
 import { InvalidArgumentError } from "../errors.js";
 import { type Sandbox, WORKSPACE_DIR, type WorkspaceChange } from "../sandbox/index.js";
+import { omitUndefined } from "../util/index.js";
 import { withHostEntry } from "./host-read.js";
 import { type HostBase, type HostSnapshot, hashHostPath } from "./host-snapshot.js";
 
@@ -115,13 +116,17 @@ async function readSandbox(
   signal?: AbortSignal,
 ): Promise<Side> {
   const full = `${WORKSPACE_DIR}/${path}`;
-  const stat = await sandbox.stat(full, { signal });
+  const stat = await sandbox.stat(full, omitUndefined({ signal }));
   if (!stat) return { bytes: null };
   if (stat.type === "symlink") return { bytes: await readSandboxLink(sandbox, full, signal), link: true };
   if (stat.type !== "file") return { bytes: null, special: stat.type };
   const over = take("Sandbox", path, stat.size, limits);
   if (over) return over;
-  const read = await sandbox.readFile(full, { kind: "bytes", offset: 0, length: stat.size }, { signal });
+  const read = await sandbox.readFile(
+    full,
+    { kind: "bytes", offset: 0, length: stat.size },
+    omitUndefined({ signal }),
+  );
   return { bytes: read.data, mode: stat.mode };
 }
 
@@ -169,7 +174,7 @@ export async function collectChanges(
     oversize: options.oversize ?? "error",
   };
   const changes: FileChange[] = [];
-  for (const { path, kind } of await sandbox.changedPaths({ signal: options.signal })) {
+  for (const { path, kind } of await sandbox.changedPaths(omitUndefined({ signal: options.signal }))) {
     const host =
       hostRoot === undefined
         ? { bytes: null }

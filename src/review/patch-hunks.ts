@@ -15,6 +15,7 @@ import {
   LINE_HUNKS_WORKER_LIB,
   type LineHunk,
   lazySharedPool,
+  omitUndefined,
   runOrFallBack,
   throwIfAborted,
 } from "../util/index.js";
@@ -41,7 +42,9 @@ export async function hunkText(oldText: string, newText: string, signal?: AbortS
     large && (await runOrFallBack(hunkTextPool(), diffJob(oldText, newText, PATCH_CONTEXT_LINES), signal));
   if (pooled) return pooled;
   // Small, or the pool full or its worker out of memory: built here, with line-diff's own bounds.
-  return formatHunks(await diffLineHunks(oldText, newText, { context: PATCH_CONTEXT_LINES, signal }));
+  return formatHunks(
+    await diffLineHunks(oldText, newText, { context: PATCH_CONTEXT_LINES, ...omitUndefined({ signal }) }),
+  );
 }
 
 /**

@@ -23,6 +23,7 @@ import {
 } from "../sandbox/index.js";
 import type { AnyTool, SpillStore } from "../tools/index.js";
 import { SPILL_HANDLE_PREFIX } from "../tools/index.js";
+import { omitUndefined } from "../util/index.js";
 import { validateSessionEnv, withSessionEnv } from "./session-env.js";
 import type { SpillStoreOptions } from "./spill-store.js";
 import type { Session, SessionOptions } from "./types.js";
@@ -59,13 +60,13 @@ function sandboxPartsOf(
 
 /** The spill store's options: directory and caps. */
 function spillOptionsOf(options: SessionOptions, sessionId: string): SpillStoreOptions {
-  return {
+  return omitUndefined({
     sessionId,
     dir: options.spillDir,
     maxBytes: options.spillMaxBytes,
     maxBytesHint: options.spillMaxBytesHint,
     shared: options.spillShared,
-  };
+  });
 }
 
 /** `/spill/` names spill files to the model (tools/spill-handle.ts): no mount may sit there. */

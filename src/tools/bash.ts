@@ -18,7 +18,7 @@ import {
   TailAccumulator,
   type TruncationResult,
 } from "../truncate/index.js";
-import { type Throttled, throttle } from "../util/index.js";
+import { omitUndefined, type Throttled, throttle } from "../util/index.js";
 import { CommandFailedError } from "./command-error.js";
 import { joinBlocks, replacedBytesNotice } from "./output-notice.js";
 import type { SpillSummary, SpillWriter, Tool, ToolContext } from "./types.js";
@@ -203,7 +203,7 @@ export function createBashTool(): Tool<typeof bashSchema, BashToolDetails> {
       try {
         result = await ctx.sandbox.exec(
           { shell: args.command },
-          { timeoutMs: limitMs, signal: ctx.signal, onStdout: onData, onStderr: onData },
+          omitUndefined({ timeoutMs: limitMs, signal: ctx.signal, onStdout: onData, onStderr: onData }),
         );
       } catch (err) {
         updates?.cancel();

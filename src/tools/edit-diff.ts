@@ -17,6 +17,7 @@ import {
   LINE_HUNKS_WORKER_LIB,
   type LineHunk,
   lazySharedPool,
+  omitUndefined,
   runOrFallBack,
   throwIfAborted,
 } from "../util/index.js";
@@ -52,7 +53,10 @@ export async function buildEditDiff(
     if (built) return built;
     // Pool full or worker out of memory: built here, with line-diff's own bounds.
   }
-  const hunks = await diffLineHunks(oldText, newText, { context: DIFF_CONTEXT_LINES, signal });
+  const hunks = await diffLineHunks(oldText, newText, {
+    context: DIFF_CONTEXT_LINES,
+    ...omitUndefined({ signal }),
+  });
   return formatEditDiff(path, oldText, newText, hunks, formatPatch);
 }
 

@@ -8,7 +8,7 @@
  */
 import { type Static, Type } from "typebox";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
-import { throwIfAborted } from "../util/index.js";
+import { omitUndefined, throwIfAborted } from "../util/index.js";
 import { prepareEditArguments } from "./edit-arguments.js";
 import { buildEditDiff } from "./edit-diff.js";
 import { describeEditFailure } from "./edit-errors.js";
@@ -111,7 +111,7 @@ export function createEditTool(): Tool<typeof editSchema, EditToolDetails> {
       const read = await sandbox.readFile(
         canonical,
         { kind: "bytes", offset: 0, length: stat.size },
-        { signal },
+        omitUndefined({ signal }),
       );
       let original: string;
       try {
@@ -126,7 +126,7 @@ export function createEditTool(): Tool<typeof editSchema, EditToolDetails> {
       if (!result.ok)
         throw new InvalidArgumentError(describeEditFailure(result.failure, args.path, args.edits.length));
       throwIfAborted(signal);
-      await sandbox.writeFile(canonical, Buffer.from(result.text, "utf8"), { signal });
+      await sandbox.writeFile(canonical, Buffer.from(result.text, "utf8"), omitUndefined({ signal }));
       const { diff, patch, firstChangedLine } = await buildEditDiff(args.path, result.oldLf, result.newLf);
       return {
         // Pi 0.73.1's wording (0.58 said "replaced text").

@@ -14,6 +14,7 @@ import { posix } from "node:path";
 import { type Static, Type } from "typebox";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
 import { formatSize } from "../truncate/index.js";
+import { omitUndefined } from "../util/index.js";
 import { assertPatternConfined, fdGlob } from "./find-pattern.js";
 import { type ByteCapDetails, bytesLimitNotice, countLimitNotice, ResultNotices } from "./output-notice.js";
 import { isWithinRoots, statToolPath } from "./paths.js";
@@ -112,13 +113,14 @@ export function createFindTool(): Tool<typeof findSchema, FindToolDetails | unde
             collectedBytes += Buffer.byteLength(record, "utf8");
             return records.length > limit || collectedBytes > FIND_MAX_COLLECTED_BYTES ? "stop" : "continue";
           },
-          signal,
+          ...omitUndefined({ signal }),
         });
       let run = await search(buildFdArgv(args.pattern, canonical, limit + 1));
       if (run.exitCode !== 0 && records.length === 0 && fdTooOld(run.stderr)) {
         // An older fd: the search directory's own .gitignore still applies (nested ones only in a repository).
         const gitignore = posix.join(canonical, ".gitignore");
-        const own = (await sandbox.stat(gitignore, { signal }))?.type === "file" ? gitignore : null;
+        const own =
+          (await sandbox.stat(gitignore, omitUndefined({ signal })))?.type === "file" ? gitignore : null;
         run = await search(buildFdArgv(args.pattern, canonical, limit + 1, own));
       }
       if (run.exitCode !== 0 && !run.stopped && records.length === 0) {

@@ -8,6 +8,7 @@
 import { type Static, Type } from "typebox";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
 import { formatSize } from "../truncate/index.js";
+import { omitUndefined } from "../util/index.js";
 import { GrepCollector } from "./grep-collect.js";
 import { type ByteCapDetails, bytesLimitNotice, countLimitNotice, ResultNotices } from "./output-notice.js";
 import { statToolPath } from "./paths.js";
@@ -102,11 +103,11 @@ export function createGrepTool(): Tool<typeof grepSchema, GrepToolDetails | unde
         displayPath: (abs) => displaySearchPath(abs, canonical, isDir, sandbox.info.roots),
       });
       const run = await runSearchCommand(sandbox, buildRgArgv(args, isDir ? "." : canonical, context), {
-        cwd: isDir ? canonical : undefined,
+        ...(isDir ? { cwd: canonical } : {}),
         separator: 0x0a,
         maxRecordBytes: MAX_EVENT_BYTES,
         onRecord: (line) => collector.accept(line),
-        signal,
+        ...omitUndefined({ signal }),
       });
       const found = collector.result();
       // rg: 0 = matches, 1 = none, 2 = error (possibly after some matches, e.g. an unreadable file).

@@ -12,7 +12,7 @@ import { type Static, Type } from "typebox";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
 import type { DirEntry, Sandbox } from "../sandbox/index.js";
 import { DEFAULT_MAX_BYTES, type TruncationResult } from "../truncate/index.js";
-import { throwIfAborted } from "../util/index.js";
+import { omitUndefined, throwIfAborted } from "../util/index.js";
 import { listingTruncation } from "./ls-lines.js";
 import { bytesLimitNotice, countLimitNotice, ResultNotices } from "./output-notice.js";
 import { isWithinRoots, statToolPath } from "./paths.js";
@@ -49,9 +49,9 @@ async function isDirectory(
   if (entry.type === "directory") return true;
   if (entry.type !== "symlink") return false;
   try {
-    const target = await sandbox.realpath(posix.join(dir, entry.name), { signal });
+    const target = await sandbox.realpath(posix.join(dir, entry.name), omitUndefined({ signal }));
     if (!isWithinRoots(target, sandbox.info.roots)) return false;
-    return (await sandbox.stat(target, { signal }))?.type === "directory";
+    return (await sandbox.stat(target, omitUndefined({ signal })))?.type === "directory";
   } catch {
     return false;
   }
@@ -79,7 +79,7 @@ export function createLsTool(): Tool<typeof lsSchema, LsToolDetails | undefined>
       const { total, head, rest } = await sandbox.listDirSorted(
         canonical,
         { first: limit, headBytes: DEFAULT_MAX_BYTES, maxSymlinks: MAX_RESOLVED_SYMLINKS },
-        { signal },
+        omitUndefined({ signal }),
       );
       // Each symlink costs two sandbox calls; resolve the first few (of all shown), in parallel, and no more.
       let links = 0;

@@ -7,6 +7,7 @@
 import { posix } from "node:path";
 import { PathOutsideWorkspaceError } from "../errors.js";
 import { type FileStat, type Sandbox, WORKSPACE_DIR } from "../sandbox/index.js";
+import { omitUndefined } from "../util/index.js";
 
 // Unicode space characters models sometimes emit in paths (Pi normalises them to ASCII space).
 const UNICODE_SPACES = /[\u00a0\u2000-\u200a\u202f\u205f\u3000]/g;
@@ -74,8 +75,8 @@ export async function statToolPath(
   input: string,
   signal?: AbortSignal,
 ): Promise<ResolvedToolPath & { stat: FileStat | null }> {
-  const resolved = await resolveToolPath(sandbox, input, { signal });
-  return { ...resolved, stat: await sandbox.stat(resolved.canonical, { signal }) };
+  const resolved = await resolveToolPath(sandbox, input, omitUndefined({ signal }));
+  return { ...resolved, stat: await sandbox.stat(resolved.canonical, omitUndefined({ signal })) };
 }
 
 /**

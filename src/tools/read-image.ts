@@ -4,6 +4,7 @@
  * omitted with Pi's note when it cannot be decoded), and returned as an image block.
  */
 import { formatSize } from "../truncate/index.js";
+import { omitUndefined } from "../util/index.js";
 import {
   type FittedImage,
   fitImageFrom,
@@ -42,7 +43,7 @@ export async function readImage(
     );
   }
   const load = async () => (await source.read({ kind: "bytes", offset: 0, length: size })).data;
-  const { data, fitted } = await fitImageFrom(load, mimeType, { signal });
+  const { data, fitted } = await fitImageFrom(load, mimeType, omitUndefined({ signal }));
   if (fitted.kind === "omitted") return notSent(omittedImageNote(fitted));
   if (fitted.kind === "original") {
     return {

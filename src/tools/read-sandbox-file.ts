@@ -2,6 +2,7 @@
  * Helpers of read for a sandbox file, both only on rare paths: Pi 0.73.1's other spellings of a name
  * that does not exist (paths.ts readPathVariants), and the byte length of a line over 50 KiB.
  */
+import { omitUndefined } from "../util/index.js";
 import { isWithinRoots, normalizeToolPath, readPathVariants } from "./paths.js";
 import type { ToolContext } from "./types.js";
 
@@ -19,9 +20,9 @@ export async function existingVariant(
   // Variants are already normalised (resolveToolPath would turn the narrow no-break space back).
   for (const variant of readPathVariants(normalizeToolPath(path))) {
     if (!isWithinRoots(variant, roots)) continue;
-    const canonical = await sandbox.realpath(variant, { signal });
+    const canonical = await sandbox.realpath(variant, omitUndefined({ signal }));
     if (!isWithinRoots(canonical, roots)) continue;
-    if ((await sandbox.stat(canonical, { signal })) !== null) return canonical;
+    if ((await sandbox.stat(canonical, omitUndefined({ signal }))) !== null) return canonical;
   }
   return undefined;
 }
@@ -39,7 +40,12 @@ export async function measureLine(
   const result = await ctx.sandbox
     .exec(
       { argv: ["awk", `NR == ${line} { print length($0); exit }`, canonical] },
-      { env: { LC_ALL: "C" }, timeoutMs: 30_000, signal: ctx.signal, onStdout: (c) => (out += c.toString()) },
+      {
+        env: { LC_ALL: "C" },
+        timeoutMs: 30_000,
+        ...omitUndefined({ signal: ctx.signal }),
+        onStdout: (c) => (out += c.toString()),
+      },
     )
     .catch(() => undefined);
   const bytes = Number.parseInt(out.trim(), 10);

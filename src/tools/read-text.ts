@@ -129,5 +129,5 @@ export function formatTextRead(
   }
   const text =
     more || replaced ? joinBlocks(truncation.content.replace(/\n$/, ""), more, replaced) : truncation.content;
-  return { text, details: Object.keys(details).length > 0 ? details : undefined };
+  return { text, ...(Object.keys(details).length > 0 ? { details } : {}) };
 }

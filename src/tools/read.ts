@@ -10,7 +10,7 @@ import { type Static, Type } from "typebox";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
 import type { ReadFileResult, ReadRange } from "../sandbox/index.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../truncate/index.js";
-import { throwIfAborted } from "../util/index.js";
+import { omitUndefined, throwIfAborted } from "../util/index.js";
 import { detectImageMimeType } from "./image-detect.js";
 import { resolveToolPath } from "./paths.js";
 import { readImage } from "./read-image.js";
@@ -62,17 +62,17 @@ function openSource(path: string, ctx: ToolContext): ReadSource | Promise<ReadSo
 /** A confined sandbox file. A failed read is explained by a stat (only on the error path, to save an exec). */
 async function openSandboxSource(path: string, ctx: ToolContext): Promise<ReadSource> {
   const { sandbox, signal } = ctx;
-  let { canonical } = await resolveToolPath(sandbox, path, { signal });
+  let { canonical } = await resolveToolPath(sandbox, path, omitUndefined({ signal }));
   const read = async (range: ReadRange): Promise<ReadFileResult> => {
     try {
-      return await sandbox.readFile(canonical, range, { signal });
+      return await sandbox.readFile(canonical, range, omitUndefined({ signal }));
     } catch (err) {
-      const stat = await sandbox.stat(canonical, { signal }).catch(() => undefined);
+      const stat = await sandbox.stat(canonical, omitUndefined({ signal })).catch(() => undefined);
       if (stat === null) {
         const variant = await existingVariant(path, ctx);
         if (variant === undefined) throw new NotFoundError(`File not found: ${path}`);
         canonical = variant;
-        return sandbox.readFile(canonical, range, { signal });
+        return sandbox.readFile(canonical, range, omitUndefined({ signal }));
       }
       if (stat?.type === "directory") {
         throw new InvalidArgumentError(`Cannot read '${path}': it is a directory. Use ls to list it.`);

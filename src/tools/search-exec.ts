@@ -6,7 +6,7 @@
  */
 import { SandboxError } from "../errors.js";
 import type { Sandbox } from "../sandbox/index.js";
-import { AbortError } from "../util/index.js";
+import { AbortError, omitUndefined } from "../util/index.js";
 import { RecordSplitter } from "./search-common.js";
 
 /** How to run one search command. */
@@ -104,7 +104,7 @@ export async function realpathMany(
     const chunks: Buffer[] = [];
     const res = await sandbox.exec(
       { argv: ["realpath", "-m", "-z", "--", ...batch] },
-      { signal, onStdout: (chunk) => chunks.push(chunk) },
+      { ...omitUndefined({ signal }), onStdout: (chunk) => chunks.push(chunk) },
     );
     if (signal?.aborted) throw new AbortError();
     const resolved = Buffer.concat(chunks).toString("utf8").split("\0").slice(0, -1);

@@ -7,6 +7,7 @@
  */
 import { type Static, Type } from "typebox";
 import { InvalidArgumentError } from "../errors.js";
+import { omitUndefined } from "../util/index.js";
 import { statToolPath } from "./paths.js";
 import type { Tool } from "./types.js";
 
@@ -46,7 +47,7 @@ export function createWriteTool(): Tool<typeof writeSchema, WriteToolDetails> {
         throw new InvalidArgumentError(`${args.path} is a ${stat.type}; write replaces regular files only.`);
       }
       const data = Buffer.from(args.content, "utf8");
-      await sandbox.writeFile(canonical, data, { signal });
+      await sandbox.writeFile(canonical, data, omitUndefined({ signal }));
       return {
         content: [{ type: "text", text: `Successfully wrote ${data.length} bytes to ${args.path}` }],
         details: { path: canonical, bytes: data.length },

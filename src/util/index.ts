@@ -1,4 +1,4 @@
-/** Helpers with no warden concept: abort signals, bounded JSON echoes, slots, the worker pool, line diffs, terminal-safe text, schema errors, JSON.parse reasons, a string-sharing deep copy, helper threads' priority, optional packages. */
+/** Helpers with no warden concept: abort signals, bounded JSON echoes, slots, option bags without undefined keys, the worker pool, line diffs, terminal-safe text, schema errors, JSON.parse reasons, a string-sharing deep copy, helper threads' priority, optional packages. */
 export { AbortError, type AbortFanOut, abortFanOut, isAbortError, onAbort, throwIfAborted } from "./abort.js";
 export { type BoundedJsonOptions, type BoundedJsonResult, boundedJson } from "./bounded-json.js";
 export { cloneSharingStrings } from "./clone.js";
@@ -11,6 +11,7 @@ export {
   LINE_HUNKS_WORKER_LIB,
   type LineHunk,
 } from "./line-diff.js";
+export { type OmitUndefined, omitUndefined } from "./omit-undefined.js";
 export {
   importOptional,
   installCommand,

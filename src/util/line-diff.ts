@@ -14,6 +14,7 @@
 import { createRequire } from "node:module";
 import { structuredPatch } from "diff";
 import { isAbortError, throwIfAborted } from "./abort.js";
+import { omitUndefined } from "./omit-undefined.js";
 import { lazySharedPool } from "./worker-pool.js";
 
 /** One hunk, as jsdiff's structuredPatch gives it. */
@@ -122,7 +123,10 @@ export async function diffLineHunks(
   // Larger inputs: even the linear count and the whole-region hunk run in the pool (for a
   // 12,000-line rewrite they took about 17 ms of the event loop per diff).
   try {
-    return await diffPool().run(diffJob(oldText, newText, options.context), { signal: options.signal });
+    return await diffPool().run(
+      diffJob(oldText, newText, options.context),
+      omitUndefined({ signal: options.signal }),
+    );
   } catch (err) {
     if (isAbortError(err)) throw err;
     // Pool full or worker out of memory: the bounded fallback below.

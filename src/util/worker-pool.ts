@@ -63,7 +63,8 @@ interface Job {
 
 interface Slot {
   worker: WorkerProcess;
-  job?: Job;
+  /** The job it runs; set back to undefined when the worker is released or killed. */
+  job?: Job | undefined;
   idleTimer?: NodeJS.Timeout;
   dead: boolean;
   /** Resolves when the worker process has exited. */

@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execa } from "execa";
+import { omitUndefined } from "../../src/util/index.js";
 import type { DocShellResult } from "./doc-shell.js";
 import { REPO_ROOT } from "./doc-snippets.js";
 
@@ -56,7 +57,7 @@ export async function runDocTypeScript(
     if (tsc.exitCode !== 0) throw new Error(`the snippet does not compile:\n${tsc.stdout}${tsc.stderr}`);
     const run = await execa("node", [join(project, "out/snippet.js")], {
       cwd: options.cwd ?? project,
-      env: options.env,
+      ...omitUndefined({ env: options.env }),
       reject: false,
       stdin: "ignore",
       timeout: 180_000,

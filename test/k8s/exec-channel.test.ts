@@ -34,7 +34,10 @@ describeK8s("Kubernetes exec channel: protected, one at a time, nothing left whe
   const clients: ChannelClient[] = [];
 
   beforeAll(async () => {
-    sandbox = await createKubernetesSandbox({ tenant: TENANT, image: TEST_IMAGE }, cluster);
+    sandbox = await createKubernetesSandbox(
+      { tenant: TENANT, ...(TEST_IMAGE ? { image: TEST_IMAGE } : {}) },
+      cluster,
+    );
     pod = sandbox.info.containerId;
   });
 

@@ -36,7 +36,10 @@ describeK8s("Kubernetes session: its exec stream cut or idle", () => {
   let session: Session;
 
   beforeAll(async () => {
-    sandbox = await createKubernetesSandbox({ tenant: TENANT, image: TEST_IMAGE }, cluster);
+    sandbox = await createKubernetesSandbox(
+      { tenant: TENANT, ...(TEST_IMAGE ? { image: TEST_IMAGE } : {}) },
+      cluster,
+    );
     session = await openSession(
       { tenant: TENANT },
       {
@@ -89,7 +92,10 @@ describeK8s("Kubernetes session: an idle stream behind a hop with an idle timeou
   /** A sandbox whose API traffic, exec stream included, goes through the idle-closing proxy. */
   async function behindProxy(heartbeatMs: number): Promise<KubernetesSandbox> {
     const cluster = testCluster(undefined, { kubeconfig: proxy.kubeconfig, heartbeatMs });
-    const sandbox = await createKubernetesSandbox({ tenant: `${TENANT}-idle`, image: TEST_IMAGE }, cluster);
+    const sandbox = await createKubernetesSandbox(
+      { tenant: `${TENANT}-idle`, ...(TEST_IMAGE ? { image: TEST_IMAGE } : {}) },
+      cluster,
+    );
     sandboxes.push(sandbox);
     return sandbox;
   }
@@ -142,7 +148,10 @@ describeK8s("Kubernetes session: a sandbox that holds its helper", () => {
       ...testCluster(undefined, { heartbeatMs: 1000 }),
       onChannelEvent: (e: ChannelEvent) => events.push(e),
     };
-    const sandbox = await createKubernetesSandbox({ tenant, image: TEST_IMAGE }, cluster);
+    const sandbox = await createKubernetesSandbox(
+      { tenant, ...(TEST_IMAGE ? { image: TEST_IMAGE } : {}) },
+      cluster,
+    );
     try {
       const pod = sandbox.info.containerId;
       const where = `${cluster.namespace}/${pod}`;

@@ -41,7 +41,7 @@ describeK8s(
       sandbox = await createKubernetesSandbox(
         {
           tenant: TENANT,
-          image: TEST_IMAGE,
+          ...(TEST_IMAGE ? { image: TEST_IMAGE } : {}),
           limits: { workspaceBytes: WORKSPACE_BYTES, tmpBytes: TMP_BYTES },
         },
         cluster,

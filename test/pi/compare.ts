@@ -102,7 +102,7 @@ export interface CallComparison {
   isErrorAgrees: boolean;
   textAgrees: boolean;
   /** Ids of the listed differences explaining a disagreement; empty when they agree; undefined when none does. */
-  known?: string[];
+  known?: string[] | undefined;
 }
 
 /** Compares the results of `calls` (matched by toolCallId). Throws when a side lacks a result. */

@@ -10,6 +10,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
+import { omitUndefined } from "../../src/util/index.js";
 import type { CorpusCall } from "./pi-container.js";
 import { type RecordedCall, sessionTree } from "./session-tree.js";
 
@@ -103,13 +104,13 @@ function recordedCalls(): RecordedCall[] {
         .map((b) => b.text ?? "")
         .join("\n");
       const diff = result?.details?.diff;
-      return {
+      return omitUndefined({
         name: call.name,
         arguments: (call.arguments ?? {}) as Record<string, unknown>,
         resultText: text === undefined ? undefined : (rewritePaths(text) as string),
         isError: result?.isError,
         diff: typeof diff === "string" ? diff : undefined,
-      };
+      });
     });
 }
 

@@ -11,6 +11,7 @@ import type { Command } from "commander";
 import { type GcRemoval, openSandboxBackend } from "../../sandbox/index.js";
 import { connectCluster, gcPods, loadKubernetesClient } from "../../sandbox/kubernetes/index.js";
 import { sweepSpillDirs } from "../../session/index.js";
+import { omitUndefined } from "../../util/index.js";
 
 /** Registers `warden gc`. */
 export function registerGc(program: Command): void {
@@ -30,7 +31,7 @@ export function registerGc(program: Command): void {
     .action(
       async (flags: { dryRun?: boolean; tenant?: string; namespace?: string[]; kubeconfig?: string }) => {
         const dryRun = flags.dryRun === true;
-        const options = { dryRun, tenant: flags.tenant };
+        const options = omitUndefined({ dryRun, tenant: flags.tenant });
         const removed: GcRemoval[] = [];
         if (flags.namespace) await loadKubernetesClient();
         for (const namespace of flags.namespace ?? []) {

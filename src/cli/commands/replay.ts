@@ -40,6 +40,7 @@ import {
   toToolCall,
 } from "../../session/index.js";
 import type { ToolCall, ToolResultMessage } from "../../tools/index.js";
+import { omitUndefined } from "../../util/index.js";
 import { withInterrupt } from "../output/interrupt.js";
 import { policyFromTranscript } from "../output/policy-choice.js";
 import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
@@ -198,7 +199,8 @@ export async function runReplay(file: string, flags: ReplayFlags): Promise<void>
     );
   const start = runStartOf(text, file);
   const policy = await policyFromTranscript(file, recordedPolicy(start), flags.policy);
-  if (!flags.workspace) flags = { ...flags, workspace: await recordedWorkspace(start, file) };
+  if (!flags.workspace)
+    flags = { ...flags, ...omitUndefined({ workspace: await recordedWorkspace(start, file) }) };
   if (flags.out) await writeFile(flags.out, "");
   const { value: summary, interrupted } = await withInterrupt(async (signal): Promise<ReplaySummary> => {
     const options = await sessionOptionsOf(flags, signal, undefined, policy);

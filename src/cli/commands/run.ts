@@ -32,6 +32,7 @@ import {
 import { createPolicyHookFromFiles, networkApprover } from "../../policy/index.js";
 import type { Session, SessionOptions } from "../../session/index.js";
 import { createSession } from "../../session/index.js";
+import { omitUndefined } from "../../util/index.js";
 import { withInterrupt } from "../output/interrupt.js";
 import { choosePolicy, policyRecordOf } from "../output/policy-choice.js";
 import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
@@ -97,7 +98,7 @@ export async function runRun(flags: RunFlags, deps: RunDependencies = { createSe
       signal,
       (files) =>
         createPolicyHookFromFiles(files, {
-          approval,
+          ...omitUndefined({ approval }),
           nonInteractive: flags.nonInteractive === true || approval === undefined,
           sessionId,
           auditLog: decisionLogger(transcript, logger),
@@ -153,17 +154,19 @@ export async function runRun(flags: RunFlags, deps: RunDependencies = { createSe
     }
   }
   if (review) {
-    const step = await reviewStep({
-      review,
-      interrupted: interrupted || result.stopReason === "aborted",
-      transcriptPath,
-      exportPatch: flags.exportPatch,
-      apply: flags.apply,
-      yes: flags.yes,
-      confirm: confirmer(),
-      say,
-      colour: !flags.json && process.stdout.isTTY === true,
-    });
+    const step = await reviewStep(
+      omitUndefined({
+        review,
+        interrupted: interrupted || result.stopReason === "aborted",
+        transcriptPath,
+        exportPatch: flags.exportPatch,
+        apply: flags.apply,
+        yes: flags.yes,
+        confirm: confirmer(),
+        say,
+        colour: !flags.json && process.stdout.isTTY === true,
+      }),
+    );
     refused = step.refused !== undefined;
     if (view instanceof JsonView) view.record({ type: "review", ...step, stat: review.stat });
   }

@@ -12,6 +12,7 @@ import { InvalidArgumentError } from "../../errors.js";
 import type { BeforeToolCallHook, ToolSelection } from "../../pipeline/index.js";
 import { RW_SANDBOX_UID, type WorkspaceMode } from "../../sandbox/index.js";
 import type { SessionOptions } from "../../session/index.js";
+import { omitUndefined } from "../../util/index.js";
 import {
   addNetworkFlags,
   type NetworkFlags,
@@ -195,7 +196,11 @@ export async function sessionOptionsOf(
   if (policy.notice) process.stderr.write(`${policy.notice}\n`);
   const files = policy.files;
   const sessionId = randomUUID();
-  const options: SessionOptions = { sessionId, toolSelection: toolSelectionOf(flags), signal };
+  const options: SessionOptions = {
+    sessionId,
+    toolSelection: toolSelectionOf(flags),
+    ...omitUndefined({ signal }),
+  };
   if (flags.workspace) {
     const hostPath = resolve(flags.workspace);
     const mode = flags.mode ?? "copy";

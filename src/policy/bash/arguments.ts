@@ -5,6 +5,7 @@
  */
 import { posix } from "node:path";
 import type { Node } from "web-tree-sitter";
+import { omitUndefined } from "../../util/index.js";
 import { ANY_TEXT, type ArgWord, type Found } from "../command-pattern.js";
 import { gitObjectReads } from "../commands/git-revisions.js";
 import { SANDBOX_HOME, wordPathGlobs } from "../path-overlap.js";
@@ -153,7 +154,7 @@ export function argumentPaths(
     if (word.found) {
       if (operandsArePaths || values.includes(word))
         for (const { target, found } of word.found)
-          paths.push({ target, glob: true, found, word: word.raw ?? "?" });
+          paths.push({ target, glob: true, ...omitUndefined({ found }), word: word.raw ?? "?" });
       continue;
     }
     if (word.value === null || word.expands) {

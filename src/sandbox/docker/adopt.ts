@@ -17,6 +17,7 @@
  * process group id to /run/warden/<exec>.pgid; each of those groups is SIGKILLed.
  */
 import type Docker from "dockerode";
+import { omitUndefined } from "../../util/index.js";
 import type { ChannelClient } from "../channel/index.js";
 import type { ExecPath } from "../exec-path.js";
 import { connectChannel, rememberSocketDir, socketDirOf } from "./channel/index.js";
@@ -75,7 +76,11 @@ export async function adoptExec(
   const socketDir = socketDirOf(inspect);
   if (socketDir) rememberSocketDir(container.id, socketDir);
   try {
-    const channel = await connectChannel(container, { ...options, retryPingMs: 250, socketDir });
+    const channel = await connectChannel(container, {
+      ...options,
+      retryPingMs: 250,
+      ...omitUndefined({ socketDir }),
+    });
     return { channel, execPath: "channel" };
   } catch (err) {
     return { execPath: "docker-exec", fallbackReason: err instanceof Error ? err.message : String(err) };

@@ -10,7 +10,7 @@ import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import type Docker from "dockerode";
 import { fromDockerError } from "../../errors.js";
-import { isAbortError, throwIfAborted } from "../../util/index.js";
+import { isAbortError, omitUndefined, throwIfAborted } from "../../util/index.js";
 import { type ChannelClient, channelUntar } from "../channel/index.js";
 import { resolveExecPath } from "../exec-path.js";
 import { DEFAULT_IMAGE, type ResolvedSandboxOptions, resolveSandboxOptions } from "../options.js";
@@ -40,7 +40,7 @@ export async function createSandbox(
   await pingEngine(docker, signal);
   await requireImage(docker, opts.image, DEFAULT_IMAGE);
   throwIfAborted(signal);
-  const prepared = await prepareSandbox(docker, opts, execPath, { signal });
+  const prepared = await prepareSandbox(docker, opts, execPath, omitUndefined({ signal }));
   return finishSandbox(docker, prepared, opts, signal);
 }
 

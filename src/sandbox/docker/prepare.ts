@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import type Docker from "dockerode";
 import { type EgressGateway, sandboxNetworkConfig, startEgressGateway } from "../../egress/index.js";
 import { fromDockerError, InvalidArgumentError, SandboxError } from "../../errors.js";
-import { isAbortError, throwIfAborted } from "../../util/index.js";
+import { isAbortError, omitUndefined, throwIfAborted } from "../../util/index.js";
 import type { ChannelClient } from "../channel/index.js";
 import type { ExecPath } from "../exec-path.js";
 import { LABEL, sandboxLabels } from "../labels.js";
@@ -105,7 +105,7 @@ export async function prepareSandbox(
         labels,
         keepLabels: [LABEL.tenant, LABEL.created, LABEL.expires, LABEL.controller],
         network,
-        signal,
+        ...omitUndefined({ signal }),
       });
     if (volumeName) {
       await docker.createVolume(workspaceVolumeConfig(volumeName, opts.limits.workspaceBytes, labels, uid));
@@ -118,8 +118,8 @@ export async function prepareSandbox(
       runtime: opts.runtime,
       labels: volumeName ? { ...labels, [LABEL.volume]: volumeName } : labels,
       workspaceMode: opts.workspaceMode,
-      workspaceHostPath: opts.workspaceHostPath,
-      workspaceVolume: volumeName,
+      ...omitUndefined({ workspaceHostPath: opts.workspaceHostPath }),
+      ...omitUndefined({ workspaceVolume: volumeName }),
       mounts: opts.mounts,
       uid,
     });
@@ -139,8 +139,15 @@ export async function prepareSandbox(
     if (socketDir) rememberSocketDir(containerId, socketDir);
     uidRegistry.bind(containerId, uid);
     throwIfAborted(signal);
-    const started = await startWithHelper(container, plan, { signal, socketDir });
-    const base = { volumeName, uid, createdAt, expiresAt, opts, ...(egress ? { egress } : {}) };
+    const started = await startWithHelper(container, plan, omitUndefined({ signal, socketDir }));
+    const base = {
+      ...omitUndefined({ volumeName }),
+      uid,
+      createdAt,
+      expiresAt,
+      opts,
+      ...(egress ? { egress } : {}),
+    };
     if ("client" in started) return { ...base, container, channel: started.client, execPath: "channel" };
     if (opts.runtime === "runsc")
       throw new SandboxError(
@@ -163,6 +170,6 @@ export async function prepareSandbox(
     if (socketDir) await removeSocketDir(socketDir);
     uidRegistry.release(uid);
     if (isAbortError(err)) throw err;
-    throw fromDockerError(err, { what: "creating the sandbox", containerId });
+    throw fromDockerError(err, { what: "creating the sandbox", ...omitUndefined({ containerId }) });
   }
 }

@@ -14,6 +14,7 @@
  * created the exact object (docs/kubernetes.md, "NetworkPolicy").
  */
 import type { V1NetworkPolicy } from "@kubernetes/client-node";
+import { omitUndefined } from "../../util/index.js";
 import { apiStatus, fromKubeError, type KubernetesCluster } from "./cluster.js";
 import { MANAGED_BY } from "./pod-labels.js";
 
@@ -105,7 +106,10 @@ async function applyDenyAllPolicy(cluster: KubernetesCluster): Promise<void> {
       namespace,
       body: {
         ...wanted,
-        metadata: { ...wanted.metadata, resourceVersion: existing?.metadata?.resourceVersion },
+        metadata: {
+          ...wanted.metadata,
+          ...omitUndefined({ resourceVersion: existing?.metadata?.resourceVersion }),
+        },
       },
     });
   } catch (err) {

@@ -77,7 +77,8 @@ export class PodChannel {
         at: number;
         error?: Error;
         recent?: { error: Error; at: number };
-        explaining?: Promise<Error>;
+        /** The reading under way; set back to undefined when it settles. */
+        explaining?: Promise<Error> | undefined;
       }
     | undefined;
   private closing = false;

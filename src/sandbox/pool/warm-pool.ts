@@ -95,14 +95,14 @@ interface KeyState<Req, P> {
   evicted: boolean;
   /**
    * Set while the key backs off after a spare found no room: the wait (ms) and when it was set
-   * (Date.now() ms). Meanwhile at most one fill runs; the first spare that starts clears it.
+   * (Date.now() ms). Meanwhile at most one fill runs; the first spare that starts clears it (undefined).
    */
-  backoff?: { waitMs: number; setAt: number };
+  backoff?: { waitMs: number; setAt: number } | undefined;
   /**
    * Set while refills fail for another reason: the wait (ms) and when it was set; it doubles per
-   * failure (a fill started before `setAt` does not double it) and ends with the first success.
+   * failure (a fill started before `setAt` does not double it) and ends (undefined) with the first success.
    */
-  retry?: { waitMs: number; setAt: number };
+  retry?: { waitMs: number; setAt: number } | undefined;
 }
 
 /** The pool. Create one per controller process; call `drain()` on shutdown. */

@@ -11,6 +11,7 @@ import { CommandFailedError } from "../../../src/tools/command-error.js";
 import { createLsTool } from "../../../src/tools/ls.js";
 import { createReadTool } from "../../../src/tools/read.js";
 import type { ToolContent, ToolOutput } from "../../../src/tools/types.js";
+import { omitUndefined } from "../../../src/util/index.js";
 import {
   backendLeftovers,
   createTestSandbox,
@@ -35,10 +36,10 @@ function tools(sandbox: Sandbox, spill: HostSpillStore) {
   const ctx = { sandbox, spill };
   return {
     bash: (command: string, timeout?: number) =>
-      bashTool.execute("c", { command, timeout }, ctx) as Promise<ToolOutput<BashToolDetails>>,
+      bashTool.execute("c", omitUndefined({ command, timeout }), ctx) as Promise<ToolOutput<BashToolDetails>>,
     /** Runs bash expecting failure; returns the CommandFailedError. */
     bashFails: async (command: string, timeout?: number) => {
-      const err = await bashTool.execute("c", { command, timeout }, ctx).then(
+      const err = await bashTool.execute("c", omitUndefined({ command, timeout }), ctx).then(
         () => new Error(`expected '${command}' to fail`),
         (e: unknown) => e,
       );
@@ -46,8 +47,8 @@ function tools(sandbox: Sandbox, spill: HostSpillStore) {
       return err as CommandFailedError<BashToolDetails>;
     },
     read: (path: string, offset?: number, limit?: number) =>
-      readTool.execute("c", { path, offset, limit }, ctx),
-    ls: (path?: string) => lsTool.execute("c", { path }, ctx),
+      readTool.execute("c", omitUndefined({ path, offset, limit }), ctx),
+    ls: (path?: string) => lsTool.execute("c", omitUndefined({ path }), ctx),
   };
 }
 

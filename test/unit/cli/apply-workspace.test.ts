@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { runApply } from "../../../src/cli/commands/apply.js";
 import { readWorkspaceHeader } from "../../../src/review/index.js";
+import { omitUndefined } from "../../../src/util/index.js";
 import { recordIdentity, sessionPatch } from "../../helpers/session-patch.js";
 
 /** Runs `warden apply` in-process; its output and exit code. */
@@ -88,7 +89,7 @@ describe("warden apply <transcript>", () => {
     const refused = await apply(transcript);
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toBe(
-      `warden: ${transcript} records the workspace ${ws} (${recordIdentity({ dev: recorded?.dev, ino: recorded?.ino })}), but ${ws} is gone. Nothing was applied. To apply it to another directory, name it: warden apply ${transcript} --workspace DIR.\n`,
+      `warden: ${transcript} records the workspace ${ws} (${recordIdentity(omitUndefined({ dev: recorded?.dev, ino: recorded?.ino }))}), but ${ws} is gone. Nothing was applied. To apply it to another directory, name it: warden apply ${transcript} --workspace DIR.\n`,
     );
     renameSync(`${ws}-moved`, ws);
     expect((await apply(transcript)).exitCode).toBe(0);

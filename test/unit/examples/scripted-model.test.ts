@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { execa, type ResultPromise } from "execa";
+import { execa } from "execa";
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import { afterEach, describe, expect, it } from "vitest";
 import { FINAL_TEXT } from "../../../examples/scripted-model/server.mjs";
@@ -15,7 +15,9 @@ import { OpenAIChatModel } from "../../../src/agent/model.js";
 import { REPO_ROOT } from "../../helpers/doc-snippets.js";
 
 const SERVER = join(REPO_ROOT, "examples/scripted-model/server.mjs");
-const started: ResultPromise[] = [];
+/** The CLI with `args` (its base URL comes from startCli). */
+const launch = (...args: string[]) => execa("node", [SERVER, ...args], { cwd: REPO_ROOT, reject: false });
+const started: ReturnType<typeof launch>[] = [];
 afterEach(async () => {
   for (const child of started.splice(0)) {
     child.kill("SIGKILL");
@@ -24,8 +26,8 @@ afterEach(async () => {
 });
 
 /** Starts the CLI and resolves its base URL from the line it prints. */
-async function startCli(...args: string[]): Promise<{ child: ResultPromise; baseURL: string }> {
-  const child = execa("node", [SERVER, ...args], { cwd: REPO_ROOT, reject: false });
+async function startCli(...args: string[]): Promise<{ child: ReturnType<typeof launch>; baseURL: string }> {
+  const child = launch(...args);
   started.push(child);
   let out = "";
   const baseURL = await new Promise<string>((resolve, reject) => {

@@ -6,6 +6,7 @@ import { createSpillStore, type HostSpillStore } from "../../../src/session/spil
 import { type BashToolDetails, createBashTool } from "../../../src/tools/bash.js";
 import { CommandFailedError } from "../../../src/tools/command-error.js";
 import type { SpillStore, SpillSummary, ToolContent, ToolOutput } from "../../../src/tools/types.js";
+import { omitUndefined } from "../../../src/util/index.js";
 import { emitting, FakeSandbox } from "../../helpers/fake-sandbox.js";
 
 let sandbox: FakeSandbox;
@@ -14,7 +15,7 @@ let spillParent: string;
 const bash = createBashTool();
 const text = (content: ToolContent[]) => (content[0]?.type === "text" ? content[0].text : "");
 const run = (command: string, timeout?: number, onUpdate?: (p: ToolOutput) => void) =>
-  bash.execute("call-1", { command, timeout }, { sandbox, spill, onUpdate });
+  bash.execute("call-1", omitUndefined({ command, timeout }), omitUndefined({ sandbox, spill, onUpdate }));
 const failure = async (p: Promise<unknown>) => {
   const err = await p.then(
     () => {

@@ -25,11 +25,12 @@ export const CONTENDED_LINGER_MS = 1000;
 
 /**
  * A channel taking part in the share: busy while it has a request in flight, and for
- * CONTENDED_LINGER_MS after the last one ended (`lastBusyAt`, on the share's clock, ms).
+ * CONTENDED_LINGER_MS after the last one ended (`lastBusyAt`, on the share's clock, ms;
+ * undefined while it has never been busy: a ChannelClient holds it so until its first request).
  */
 export interface ShareMember {
   readonly inFlight: number;
-  readonly lastBusyAt?: number;
+  readonly lastBusyAt?: number | undefined;
 }
 
 /**

@@ -11,8 +11,11 @@ export interface ChannelTransport {
   start(sinks: { onData(chunk: Buffer): void; onClose(reason: string, lost?: boolean): void }): void;
   /** Closes the transport; `onClose` follows. */
   close(): void;
-  /** What carries the bytes, for logs and SandboxInfo ("attach", "socket", "exec-stream"). */
-  readonly name?: string;
+  /**
+   * What carries the bytes, for logs and SandboxInfo ("attach", "socket", "exec-stream"); undefined
+   * when unnamed (a switchable transport reports the current one's, which may have none).
+   */
+  readonly name?: string | undefined;
   /** Stops reading until `resume` (backpressure reaches the helper); optional. */
   pause?(): void;
   resume?(): void;

@@ -5,6 +5,7 @@
  */
 import type Docker from "dockerode";
 import { SandboxError } from "../../../errors.js";
+import { omitUndefined } from "../../../util/index.js";
 import { ChannelClient } from "../../channel/protocol/client.js";
 import { awaitHelper, type HandshakeOptions } from "../../channel/protocol/handshake.js";
 import { switchableTransport } from "../../channel/protocol/switchable.js";
@@ -51,8 +52,8 @@ export async function connectChannel(
 ): Promise<ChannelClient> {
   // No abort signal on the attach itself: the socket outlives this call (it is the channel), and a
   // creation signal that fires later must not cut it. Aborts are honoured around the ping below.
-  const transport = switchableTransport(await attachHelper(container, { log: options.log }));
-  const client = new ChannelClient(transport, { containerId: container.id, log: options.log });
+  const transport = switchableTransport(await attachHelper(container, omitUndefined({ log: options.log })));
+  const client = new ChannelClient(transport, omitUndefined({ containerId: container.id, log: options.log }));
   try {
     if (options.start) await container.start();
     const pong = await awaitHelper(client, options);

@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import type Docker from "dockerode";
-import { onAbort } from "../../../util/index.js";
+import { omitUndefined, onAbort } from "../../../util/index.js";
 import { checkExec, EXIT_KILLED, execResult, KILL_GRACE_SECONDS } from "../../io-contract.js";
 import { type ExecCommand, type ExecOptions, type ExecResult, WORKSPACE_DIR } from "../../types.js";
 import { startDockerExec } from "./run.js";
@@ -43,7 +43,7 @@ export async function execInContainer(
       cmd: [...prefix, ...wrapCommand(execId, ["env", "-i", ...env, ...argv])],
       cwd: options.cwd ?? WORKSPACE_DIR,
     },
-    { onStdout: options.onStdout, onStderr: options.onStderr },
+    omitUndefined({ onStdout: options.onStdout, onStderr: options.onStderr }),
   );
   let stopReason: "timeout" | "abort" | undefined;
   let deadline: NodeJS.Timeout | undefined;

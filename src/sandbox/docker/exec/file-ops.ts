@@ -9,6 +9,7 @@
  */
 import type Docker from "dockerode";
 import { PermissionDeniedError, SandboxError } from "../../../errors.js";
+import { omitUndefined } from "../../../util/index.js";
 import {
   checkReadRange,
   containerPath,
@@ -55,14 +56,14 @@ export async function readFileRange(
       container,
       ["sh", "-c", READ_BYTES, "read", p, String(range.offset), String(range.length)],
       {
-        signal: opts.signal,
+        ...omitUndefined({ signal: opts.signal }),
         maxStdoutBytes: range.length + 64,
       },
     );
   } else {
     const args = [p, String(range.startLine), String(range.maxLines), String(range.maxBytes)];
     res = await captureExec(container, ["sh", "-c", READ_LINES, "read", ...args], {
-      signal: opts.signal,
+      ...omitUndefined({ signal: opts.signal }),
       maxStdoutBytes: range.maxBytes + 64,
     });
   }
@@ -81,7 +82,11 @@ export async function statPath(
   opts: Opts = {},
 ): Promise<FileStat | null> {
   const p = containerPath(path);
-  const res = await captureExec(container, ["sh", "-c", STAT, "stat", p], { signal: opts.signal });
+  const res = await captureExec(
+    container,
+    ["sh", "-c", STAT, "stat", p],
+    omitUndefined({ signal: opts.signal }),
+  );
   if (res.exitCode === 44) return null;
   checkExit(res, p, "stat of");
   const [letter, size, mode, mtime] = res.stdout.toString("utf8").split(" ");
@@ -96,7 +101,11 @@ export async function statPath(
 /** See Sandbox.realpath: `realpath -m` inside the container. */
 export async function realPath(container: Docker.Container, path: string, opts: Opts = {}): Promise<string> {
   const p = containerPath(path);
-  const res = await captureExec(container, ["realpath", "-m", "-z", "--", p], { signal: opts.signal });
+  const res = await captureExec(
+    container,
+    ["realpath", "-m", "-z", "--", p],
+    omitUndefined({ signal: opts.signal }),
+  );
   checkExit(res, p, "resolving");
   return res.stdout.subarray(0, res.stdout.length - 1).toString("utf8");
 }
@@ -112,7 +121,7 @@ export async function listDirectoryRaw(
 ): Promise<RawListing> {
   const p = containerPath(path);
   const res = await captureExec(container, ["sh", "-c", LIST, "ls", p], {
-    signal: opts.signal,
+    ...omitUndefined({ signal: opts.signal }),
     maxStdoutBytes: 64 * 1024 * 1024,
   });
   checkExit(res, p, "listing");

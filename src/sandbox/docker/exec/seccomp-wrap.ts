@@ -15,6 +15,7 @@
  */
 import type Docker from "dockerode";
 import { SandboxError } from "../../../errors.js";
+import { omitUndefined } from "../../../util/index.js";
 import { HELPER_PATH, SEALED_HELPER_PATH } from "../../channel/protocol/helper-path.js";
 import { captureExec } from "./capture.js";
 
@@ -34,7 +35,7 @@ export async function findSeccompExec(
   signal?: AbortSignal,
 ): Promise<string[] | null> {
   const found = await captureExec(container, ["sh", "-c", PROBE, "probe", HELPER_PATH, SEALED_HELPER_PATH], {
-    signal,
+    ...omitUndefined({ signal }),
   });
   const path = found.stdout.toString("utf8");
   return found.exitCode === 0 && (path === HELPER_PATH || path === SEALED_HELPER_PATH)

@@ -12,7 +12,7 @@ import { posix } from "node:path";
 import type Docker from "dockerode";
 import tar from "tar-stream";
 import { fromDockerError } from "../../../errors.js";
-import { throwIfAborted } from "../../../util/index.js";
+import { omitUndefined, throwIfAborted } from "../../../util/index.js";
 import { checkFileMode, containerPath } from "../../io-contract.js";
 import { tarOwner, toNodeStream } from "../../workspace-copy.js";
 import { captureExec } from "./capture.js";
@@ -44,7 +44,7 @@ export async function writeFileAtomic(
   checkFileMode(mode);
   const dir = posix.dirname(target);
   const prep = await captureExec(container, ["sh", "-c", PREPARE, "write", target, dir], {
-    signal: options.signal,
+    ...omitUndefined({ signal: options.signal }),
   });
   checkExit(prep, target, "preparing the directory of");
   throwIfAborted(options.signal);

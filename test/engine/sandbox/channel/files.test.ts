@@ -10,6 +10,7 @@ import {
   channelUntar,
   channelWriteFile,
 } from "../../../../src/sandbox/channel/index.js";
+import { omitUndefined } from "../../../../src/util/index.js";
 import { channelTenant, type HelperBox, runOn, startHelperBox } from "../../../helpers/channel-fixture.js";
 import { describeEngine } from "../../../helpers/engine.js";
 import { leftovers } from "../../../helpers/sandbox-fixture.js";
@@ -204,7 +205,12 @@ describeEngine("channel file operations", () => {
       const pack = tar.pack();
       for (const e of entries)
         pack.entry(
-          { name: e.name, type: e.type ?? "file", mode: e.mode ?? 0o644, linkname: e.linkname },
+          {
+            name: e.name,
+            type: e.type ?? "file",
+            mode: e.mode ?? 0o644,
+            ...omitUndefined({ linkname: e.linkname }),
+          },
           e.body ?? "",
         );
       pack.finalize();

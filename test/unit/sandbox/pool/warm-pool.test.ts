@@ -7,6 +7,7 @@ import {
   WarmPool,
 } from "../../../../src/sandbox/index.js";
 import { DEFAULT_LIMITS } from "../../../../src/sandbox/limits.js";
+import { omitUndefined } from "../../../../src/util/index.js";
 import { FakeSandbox } from "../../../helpers/fake-sandbox.js";
 
 type Req = { image: string; policy?: string; ws?: string };
@@ -27,7 +28,7 @@ function fakeBackend(opts: { failPrepares?: number } = {}) {
       return p;
     },
     handOver: async (p, r) => {
-      handed.push({ id: p.id, ws: r.ws });
+      handed.push({ id: p.id, ...omitUndefined({ ws: r.ws }) });
       return new FakeSandbox({ info: { containerId: `c${p.id}` } });
     },
     createCold: async () => {
