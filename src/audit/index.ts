@@ -1,2 +1,2 @@
 /** The audit log of policy decisions. */
-export { type AuditLog, type AuditRecord, createAuditLog, digestArgs } from "./audit-log.js";
+export { type AuditLog, type AuditRecord, createAuditLog, digestArgs } from "./policy-audit-log.js";
