@@ -21,5 +21,5 @@ export {
   spillPathOf,
   type TranscriptTurn,
   toToolCall,
-} from "./transcript.js";
+} from "./replay-turns.js";
 export type * from "./types.js";

@@ -1,6 +1,6 @@
 /**
  * `warden replay <transcript.jsonl>`: replays a recorded agent run (OpenAI chat tool_calls, one
- * assistant turn per line; see src/session/transcript.ts) in one session, without a model. Each turn is
+ * assistant turn per line; see src/session/replay-turns.ts) in one session, without a model. Each turn is
  * one batch; progress and each result are printed as they happen; `--out` gets the results as JSONL.
  * `{{spill:<tool_call_id>}}` in arguments is replaced by that earlier call's spill handle (`/spill/<name>`,
  * which read opens in the replay's session).

@@ -12,7 +12,7 @@ import type Docker from "dockerode";
 import { fromDockerError } from "../../errors.js";
 import { throwIfAborted } from "../../util/index.js";
 import { type ChannelClient, channelIO } from "../channel/index.js";
-import { IOSandbox } from "../io-sandbox.js";
+import { IOSandbox } from "../abstract-sandbox.js";
 import { requireNonRootUid, uidRegistry } from "../sandbox-uid.js";
 import type { SandboxInfo } from "../types.js";
 import { WORKSPACE_DIR } from "../types.js";

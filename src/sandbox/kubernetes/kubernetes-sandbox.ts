@@ -12,7 +12,7 @@ import { SandboxError } from "../../errors.js";
 import { throwIfAborted } from "../../util/index.js";
 import type { ChannelClient } from "../channel/protocol/client.js";
 import { channelExec } from "../channel/protocol/exec.js";
-import { IOSandbox } from "../io-sandbox.js";
+import { IOSandbox } from "../abstract-sandbox.js";
 import { uidRegistry } from "../sandbox-uid.js";
 import type { SandboxInfo } from "../types.js";
 import { WORKSPACE_DIR } from "../types.js";
