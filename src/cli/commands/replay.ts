@@ -32,11 +32,11 @@ import { isPolicyRecord, type PolicyRecord } from "../../policy/index.js";
 import { checkWorkspaceRecord } from "../../review/index.js";
 import {
   createSession,
-  parseTranscript,
+  parseReplayTurns,
+  type ReplayTurn,
   resolvePlaceholders,
   type Session,
   spillPathOf,
-  type TranscriptTurn,
   toToolCall,
 } from "../../session/index.js";
 import type { ToolCall, ToolResultMessage } from "../../tools/index.js";
@@ -65,7 +65,7 @@ const log = (line: string): void => {
  * the turn's ids repeat, every call gets the duplicate-id error (as runToolCalls gives) and none runs.
  */
 function prepareTurn(
-  turn: TranscriptTurn,
+  turn: ReplayTurn,
   spills: ReadonlyMap<string, string>,
 ): { calls: ToolCall[]; failed: Map<number, ToolResultMessage> } {
   const repeated = duplicateToolCallIds(turn.calls);
@@ -90,7 +90,7 @@ function prepareTurn(
 
 async function replayTurn(
   session: Session,
-  turn: TranscriptTurn,
+  turn: ReplayTurn,
   number: number,
   spills: Map<string, string>,
   signal: AbortSignal,
@@ -189,7 +189,7 @@ export async function runReplay(file: string, flags: ReplayFlags): Promise<void>
   } catch (err) {
     throw new InvalidArgumentError(`Cannot read transcript '${file}': ${(err as Error).message}`);
   }
-  const turns = parseTranscript(asJsonl(text));
+  const turns = parseReplayTurns(asJsonl(text));
   if (turns.length === 0)
     throw new InvalidArgumentError(
       text.trim() === ""
