@@ -96,7 +96,7 @@ export class ImageMissingError extends WardenError {
  * A bad value of one named option: `field` is its path in the options object
  * (`limits.memoryBytes`, `network.egressNetworks[0]`), `problem` the rest of the sentence
  * (`must be at least 6 MiB …`). The message is `${field} ${problem}`; a front end that names the
- * option otherwise (the CLI's `--memory`) words it again from the two (src/cli/output/flag-errors.ts).
+ * option otherwise (the CLI's `--memory`) words it again from the two (src/cli/flags/flag-errors.ts).
  */
 export interface FieldProblem {
   field: string;

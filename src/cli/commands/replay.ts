@@ -40,10 +40,10 @@ import {
   toToolCall,
 } from "../../session/index.js";
 import type { ToolCall, ToolResultMessage } from "../../tools/index.js";
-import { withInterrupt } from "../output/interrupt.js";
-import { policyFromTranscript } from "../output/policy-choice.js";
-import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
-import { saveSessionChanges, startSessionPatch } from "../output/session-patch.js";
+import { policyFromTranscript } from "../flags/policy-choice.js";
+import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../flags/session-flags.js";
+import { withInterrupt } from "../session/interrupt.js";
+import { saveSessionChanges, startSessionPatch } from "../session/session-patch.js";
 
 interface ReplayFlags extends SessionFlags {
   out?: string;
