@@ -30,7 +30,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
-import { processCpuMs, refWorkerProcess, Slots, startWorkerProcess } from "../util/index.js";
+import { AbortError, processCpuMs, refWorkerProcess, Slots, startWorkerProcess } from "../util/index.js";
 import { imageDimensions } from "./image-size.js";
 
 /** Largest side sent to the model, in pixels (Pi's). */
@@ -174,7 +174,7 @@ function decodeInWorker(
       signal?.removeEventListener("abort", onAbort);
       outcome();
     };
-    const onAbort = () => finish(() => reject(signal?.reason ?? new Error("Operation aborted")));
+    const onAbort = () => finish(() => reject(signal?.reason ?? new AbortError()));
     const cpuMs = () => (child.pid === undefined ? undefined : processCpuMs(child.pid));
     const measured = cpuMs() !== undefined;
     const cpuCheck = setInterval(() => {
