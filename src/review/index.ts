@@ -39,7 +39,7 @@ export {
   saveBaseStore,
   splitPatch,
 } from "./patch-file-apply.js";
-export { formatPatchBytes, PATCH_WORKER_MIN_BYTES } from "./patch-worker.js";
+export { formatPatchBytes, PATCH_WORKER_MIN_BYTES } from "./patch-bytes.js";
 export { quotePath, unquotePath } from "./quote-path.js";
 export {
   finishReview,

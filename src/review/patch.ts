@@ -18,7 +18,7 @@ import { binaryPatchBody, GIT_BINARY_WORKER_LIB, gitBlobId } from "./git-binary.
 import { HUNK_TEXT_WORKER_LIB, hunkText } from "./patch-hunks.js";
 import { QUOTE_PATH_WORKER_LIB, quotePath } from "./quote-path.js";
 
-// What the renderer uses from other modules, by one name: the worker of patch-worker.ts runs these
+// What the renderer uses from other modules, by one name: the worker of patch-bytes.ts runs these
 // same functions by their source text (PATCH_WORKER_LIB) with its own RENDER.
 const RENDER = { gitBlobId, binaryPatchBody, hunkText, quotePath };
 
