@@ -9,7 +9,7 @@
 import { mkdir } from "node:fs/promises";
 import { WardenError } from "../errors.js";
 import { outputShare } from "../sandbox/index.js";
-import { type ServerAuditLog, createFileAuditLog } from "./audit.js";
+import { createFileAuditLog, type ServerAuditLog } from "./audit.js";
 import type { ServerConfig } from "./config/config.js";
 import { buildApp } from "./http/app.js";
 import { drainUntil } from "./http/connections.js";
