@@ -7,16 +7,7 @@
  * decoder loads it, so the frame checked is the frame that decoder allocates for.
  */
 import { createRequire } from "node:module";
-import type { FittedImage } from "./image-resize.js";
-
-/** One decode: the file's bytes, its type and the bounds (image-resize.ts's constants). */
-export interface DecodeJob {
-  data: Uint8Array;
-  mimeType: string;
-  maxPixels: number;
-  maxSide: number;
-  maxBase64: number;
-}
+import type { DecodeJob, FittedImage } from "./image-resize.js";
 
 interface JimpImage {
   bitmap: { width: number; height: number };

@@ -37,7 +37,6 @@ import {
   startWorkerProcess,
   workerModule,
 } from "../util/index.js";
-import type { DecodeJob } from "./image-decode-worker.js";
 import { imageDimensions } from "./image-size.js";
 
 /** Largest side sent to the model, in pixels (Pi's). */
@@ -84,6 +83,15 @@ export type FittedImage =
       reason: "unreadable" | "too-large" | "too-many-pixels" | "cpu-limit" | "timeout";
       pixels?: number;
     };
+
+/** One decode for the worker (image-decode-worker.ts): the file's bytes, its type and the bounds (the constants above). */
+export interface DecodeJob {
+  data: Uint8Array;
+  mimeType: string;
+  maxPixels: number;
+  maxSide: number;
+  maxBase64: number;
+}
 
 /** Bounds of one decode; the defaults are the module's constants. */
 export interface FitImageOptions {
