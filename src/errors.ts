@@ -22,7 +22,8 @@ export type WardenErrorCode =
   | "UNAUTHORIZED"
   | "COMMAND_FAILED"
   | "PROVIDER_ERROR"
-  | "PACKAGE_MISSING";
+  | "PACKAGE_MISSING"
+  | "PAYLOAD_TOO_LARGE";
 
 /** HTTP status for each code, for the server's JSON errors. */
 export const HTTP_STATUS: Record<WardenErrorCode, number> = {
@@ -44,6 +45,7 @@ export const HTTP_STATUS: Record<WardenErrorCode, number> = {
   COMMAND_FAILED: 422,
   PROVIDER_ERROR: 502,
   PACKAGE_MISSING: 500,
+  PAYLOAD_TOO_LARGE: 413,
 };
 
 /** Base class: `code` is stable, `message` is for people. */
@@ -96,7 +98,7 @@ export class ImageMissingError extends WardenError {
  * A bad value of one named option: `field` is its path in the options object
  * (`limits.memoryBytes`, `network.egressNetworks[0]`), `problem` the rest of the sentence
  * (`must be at least 6 MiB …`). The message is `${field} ${problem}`; a front end that names the
- * option otherwise (the CLI's `--memory`) words it again from the two (src/cli/output/flag-errors.ts).
+ * option otherwise (the CLI's `--memory`) words it again from the two (src/cli/flags/flag-errors.ts).
  */
 export interface FieldProblem {
   field: string;
@@ -212,6 +214,17 @@ export class PermissionDeniedError extends WardenError {
 export class PolicyInvalidError extends WardenError {
   constructor(message: string) {
     super("POLICY_INVALID", message);
+  }
+}
+
+/**
+ * What a client sent or asked for is over a size bound of `warden serve` (a file body, a file to
+ * read, a workspace archive): HTTP 413. The message names the thing, its size when known, the
+ * bound and the setting or the other route that fixes it, as one sentence.
+ */
+export class PayloadTooLargeError extends WardenError {
+  constructor(message: string) {
+    super("PAYLOAD_TOO_LARGE", message);
   }
 }
 

@@ -7,8 +7,8 @@ import type { ChatCompletionMessageParam } from "openai/resources/chat/completio
 import type { ToolResultMessage } from "../tools/index.js";
 import { isAbortError, omitUndefined } from "../util/index.js";
 import {
-  errorResult,
   lengthCutResult,
+  loopErrorResult,
   orderResults,
   toAssistantMessage,
   toToolCall,
@@ -82,7 +82,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
       } catch (err) {
         // runToolCalls does not throw for tool errors; anything here (engine gone, abort) fails the batch.
         const text = isAbortError(err) ? "Operation aborted" : `Tool batch failed: ${String(err)}`;
-        results = calls.map((call) => errorResult(call, text));
+        results = calls.map((call) => loopErrorResult(call, text));
       }
     }
     for (const result of results) {

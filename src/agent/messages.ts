@@ -55,8 +55,11 @@ export function toToolMessage(result: ToolResultMessage): ChatCompletionToolMess
   return { role: "tool", tool_call_id: result.toolCallId, content: toolResultText(result) };
 }
 
-/** An isError result made by the loop itself (length cut-off, missing result). */
-export function errorResult(call: { id: string; name: string }, text: string): ToolResultMessage {
+/**
+ * An isError result made by the agent loop itself (length cut-off, missing result). The pipeline's
+ * own refusals are pipeline/result.ts's `errorResult`, which carries `PipelineErrorDetails`.
+ */
+export function loopErrorResult(call: { id: string; name: string }, text: string): ToolResultMessage {
   return {
     role: "toolResult",
     toolCallId: call.id,
@@ -72,7 +75,7 @@ export function errorResult(call: { id: string; name: string }, text: string): T
  * each gets this error so the model re-issues it.
  */
 export function lengthCutResult(call: { id: string; name: string }): ToolResultMessage {
-  return errorResult(
+  return loopErrorResult(
     call,
     `Tool call ${call.name} was not run: the response hit the output token limit (finish_reason "length"), ` +
       "so its arguments may be incomplete. Re-issue the call, with shorter arguments if needed.",
@@ -89,6 +92,6 @@ export function orderResults(calls: ToolCall[], results: ToolResultMessage[]): T
   return calls.map((call, index) => {
     const atPosition = results[index];
     if (atPosition?.toolCallId === call.id) return atPosition;
-    return byId.get(call.id) ?? errorResult(call, "No result provided");
+    return byId.get(call.id) ?? loopErrorResult(call, "No result provided");
   });
 }

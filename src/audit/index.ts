@@ -1,2 +1,7 @@
 /** The audit log of policy decisions. */
-export { type AuditLog, type AuditRecord, createAuditLog, digestArgs } from "./audit-log.js";
+export {
+  createPolicyAuditLog,
+  digestArgs,
+  type PolicyAuditLog,
+  type PolicyAuditRecord,
+} from "./policy-audit-log.js";

@@ -5,7 +5,7 @@
 import { Command, CommanderError } from "commander";
 import { WardenError } from "../errors.js";
 import { commands } from "./commands/index.js";
-import { inFlagTerms } from "./output/flag-errors.js";
+import { inFlagTerms } from "./flags/flag-errors.js";
 import { WARDEN_VERSION } from "./version.js";
 
 const program = new Command("warden")

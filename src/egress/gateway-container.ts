@@ -6,6 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type Docker from "dockerode";
+import { SandboxError } from "../errors.js";
 
 /** The gateway image `warden images build` builds from images/gateway. */
 export const GATEWAY_IMAGE = "warden-gateway:latest";
@@ -56,7 +57,10 @@ export async function createSessionNetwork(
     IPAM?: { Config?: { Subnet?: string }[] };
   };
   const subnet = info.IPAM?.Config?.find((c) => c.Subnet && !c.Subnet.includes(":"))?.Subnet;
-  if (!subnet) throw new Error(`network ${name} has no IPv4 subnet`);
+  if (!subnet)
+    throw new SandboxError(
+      `the egress network ${name} the engine made has no IPv4 subnet; check the engine's default-address-pools (daemon.json) for an IPv4 pool`,
+    );
   return { name, subnet };
 }
 

@@ -5,7 +5,12 @@
  * unless the policy allows it or a person approves it.
  */
 import type { Logger } from "pino";
-import { type AuditLog, type AuditRecord, createAuditLog, digestArgs } from "../audit/index.js";
+import {
+  createPolicyAuditLog,
+  digestArgs,
+  type PolicyAuditLog,
+  type PolicyAuditRecord,
+} from "../audit/index.js";
 import type { BeforeToolCallContext, BeforeToolCallHook, Decider } from "../pipeline/index.js";
 import type { Sandbox } from "../sandbox/index.js";
 import { existingVariant, normalizeToolPath, readPathVariants } from "../tools/index.js";
@@ -26,7 +31,7 @@ export interface PolicyHookOptions {
   policy: Policy;
   /** Who answers `ask`. Absent: nobody (ask means deny, decider non-interactive). */
   approval?: ApprovalProvider;
-  audit?: AuditLog;
+  audit?: PolicyAuditLog;
   sessionId: string;
   /** Passed on to approval requests (server: API key owner and tenant). */
   owner?: string;
@@ -63,8 +68,8 @@ export function refusalReason(
 /** Writes `entry` to the audit log and reports the decision on the call itself (see BeforeToolCallContext). */
 function report(
   ctx: BeforeToolCallContext,
-  audit: AuditLog | undefined,
-  entry: AuditRecord,
+  audit: PolicyAuditLog | undefined,
+  entry: PolicyAuditRecord,
   approvalMs?: number,
 ): void {
   audit?.record(entry);
@@ -245,7 +250,7 @@ export async function createPolicyHookFromFiles(
     omitUndefined({
       policy,
       approval: options.nonInteractive ? undefined : options.approval,
-      audit: options.auditLog === undefined ? undefined : createAuditLog(options.auditLog),
+      audit: options.auditLog === undefined ? undefined : createPolicyAuditLog(options.auditLog),
       sessionId: options.sessionId,
       approvalTimeoutMs: options.approvalTimeoutMs,
     }),

@@ -20,7 +20,11 @@ import { DECISION_RANK } from "./types.js";
 /** The tools a policy rule may name: warden's seven and `*` (src/tools/). */
 export const KNOWN_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls", "*"] as const;
 
-const PATH_TOOLS = new Set(["read", "edit", "write", "grep", "find", "ls", "bash", "*"]);
+/**
+ * The tools a rule's `paths` can apply to: evaluate.ts's PATH_TOOLS (a `path` argument), bash (the
+ * paths its script names) and `*`. A rule with `paths` and none of these never matches by path.
+ */
+const PATHS_RULE_TOOLS = new Set(["read", "edit", "write", "grep", "find", "ls", "bash", "*"]);
 
 /** One problem at a place in the file: `path` is the YAML path of the node it names. */
 export interface LintFinding {
@@ -144,7 +148,7 @@ export function policyErrors(file: { rules: readonly (Rule | undefined)[] }): Li
         text: `rule '${rule.id}' has commands but its tools do not include bash`,
       });
     }
-    if (rule.paths && !rule.tools.some((t) => PATH_TOOLS.has(t))) {
+    if (rule.paths && !rule.tools.some((t) => PATHS_RULE_TOOLS.has(t))) {
       out.push({
         path: ["rules", i, "paths"],
         text: `rule '${rule.id}' has paths but none of its tools takes a path`,

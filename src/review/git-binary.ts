@@ -4,8 +4,6 @@
  * (zlib-deflated, base85 in lines of at most 52 bytes, each prefixed by a length letter), forward
  * (new content) and reverse (old content), as `git diff --binary` writes them (git's diff.c,
  * emit_binary_diff_body, and base85.c).
- * The functions reach Node's modules only through NODE and the constants below, so a worker runs the
- * same functions by their source text (GIT_BINARY_WORKER_LIB).
  */
 import { createHash } from "node:crypto";
 import { deflateSync } from "node:zlib";
@@ -13,13 +11,10 @@ import { deflateSync } from "node:zlib";
 /** The all-zero object id git writes for a missing side. */
 export const NULL_OID = "0".repeat(40);
 
-// Node's functions these use, by one name a worker can define the same way.
-const NODE = { createHash, deflateSync };
-
 /** Git's blob id of `bytes` (sha1 of "blob <length>\0" + bytes), 40 hex digits; NULL_OID for null. */
 export function gitBlobId(bytes: Buffer | null): string {
   if (bytes === null) return NULL_OID;
-  return NODE.createHash("sha1").update(`blob ${bytes.length}\0`).update(bytes).digest("hex");
+  return createHash("sha1").update(`blob ${bytes.length}\0`).update(bytes).digest("hex");
 }
 
 const BASE85 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~";
@@ -42,7 +37,7 @@ function encode85(chunk: Buffer): string {
 
 /** One `literal <size>` hunk of `bytes` (its lines, then an empty line). */
 function literal(bytes: Buffer): string[] {
-  const deflated = NODE.deflateSync(bytes);
+  const deflated = deflateSync(bytes);
   const lines = [`literal ${bytes.length}`];
   for (let i = 0; i < deflated.length; i += 52) {
     const chunk = deflated.subarray(i, i + 52);
@@ -60,17 +55,3 @@ function literal(bytes: Buffer): string[] {
 export function binaryPatchBody(from: Buffer | null, to: Buffer | null): string[] {
   return ["GIT binary patch", ...literal(to ?? Buffer.alloc(0)), ...literal(from ?? Buffer.alloc(0))];
 }
-
-/**
- * CommonJS text for a worker: defines `gitBlobId` and `binaryPatchBody` as above, from this module's
- * own functions (by their source text) and constants.
- */
-export const GIT_BINARY_WORKER_LIB = `
-const NODE = { createHash: require("node:crypto").createHash, deflateSync: require("node:zlib").deflateSync };
-const NULL_OID = ${JSON.stringify(NULL_OID)};
-const BASE85 = ${JSON.stringify(BASE85)};
-${gitBlobId.toString()}
-${encode85.toString()}
-${literal.toString()}
-${binaryPatchBody.toString()}
-`;

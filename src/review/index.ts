@@ -32,6 +32,7 @@ export {
   patchChanges,
   patchFile,
 } from "./patch.js";
+export { formatPatchBytes, PATCH_WORKER_MIN_BYTES } from "./patch-bytes.js";
 export {
   baseStorePath,
   changesFromPatch,
@@ -39,7 +40,6 @@ export {
   saveBaseStore,
   splitPatch,
 } from "./patch-file-apply.js";
-export { formatPatchBytes, PATCH_WORKER_MIN_BYTES } from "./patch-worker.js";
 export { quotePath, unquotePath } from "./quote-path.js";
 export {
   finishReview,

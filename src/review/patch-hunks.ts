@@ -12,12 +12,13 @@ import {
   diffJob,
   diffLineHunks,
   INLINE_DIFF_MAX_CHARS,
-  LINE_HUNKS_WORKER_LIB,
   type LineHunk,
   lazySharedPool,
+  lineHunksOf,
   omitUndefined,
   runOrFallBack,
   throwIfAborted,
+  workerModule,
 } from "../util/index.js";
 
 /** The hunks of a section as patch text; `text` is "" (and `hunks` 0) when the sides are equal. */
@@ -48,8 +49,7 @@ export async function hunkText(oldText: string, newText: string, signal?: AbortS
 }
 
 /**
- * The HunkText of `hunks` (pure; also run in the worker by its source text, so it uses nothing from
- * outside but its argument and `range` below). A side with 0 lines starts at the line before it, as
+ * The HunkText of `hunks` (pure; the worker of hunk-text-worker.ts runs it too). A side with 0 lines starts at the line before it, as
  * GNU diff writes it (0 for an empty file).
  */
 export function formatHunks(hunks: LineHunk[]): HunkText {
@@ -72,30 +72,16 @@ function range(start: number, lines: number): string {
 }
 
 /**
- * CommonJS text for a worker: defines `formatHunks` and `hunkTextOf(oldText, newText)`, the HunkText
- * of one section as the pool path of hunkText builds it (line-diff's lineHunksOf with diffJob's bounds).
+ * The HunkText between `oldText` and `newText` as the pool's worker builds it, on this thread:
+ * lineHunksOf with diffJob's bounds, then formatHunks. For code already off the event loop (the
+ * patch worker, patch-bytes-worker.ts).
  */
-export const HUNK_TEXT_WORKER_LIB = `
-${LINE_HUNKS_WORKER_LIB}
-${range.toString()}
-${formatHunks.toString()}
-const HUNK_JOB = ${JSON.stringify(diffJob("", "", PATCH_CONTEXT_LINES))};
-function hunkTextOf(oldText, newText) {
-  return formatHunks(lineHunksOf({ ...HUNK_JOB, oldText, newText }));
+export function hunkTextOf(oldText: string, newText: string): HunkText {
+  return formatHunks(lineHunksOf(diffJob(oldText, newText, PATCH_CONTEXT_LINES)));
 }
-`;
-
-// The worker: one section's hunks (line-diff's lineHunksOf) and their text (formatHunks) per message.
-const WORKER_SOURCE = `
-${HUNK_TEXT_WORKER_LIB}
-parentPort.on("message", (job) => {
-  try {
-    parentPort.postMessage({ ok: true, value: formatHunks(lineHunksOf(job)) });
-  } catch (err) {
-    parentPort.postMessage({ ok: false, message: String((err && err.message) || err) });
-  }
-});
-`;
 
 /** The process-wide patch-hunk pool (lazySharedPool), 32 queued jobs; exported for tests. */
-export const hunkTextPool = lazySharedPool<DiffJob, HunkText>(WORKER_SOURCE, 32);
+export const hunkTextPool = lazySharedPool<DiffJob, HunkText>(
+  workerModule(import.meta.url, "hunk-text-worker"),
+  32,
+);

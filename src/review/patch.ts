@@ -14,13 +14,15 @@
  */
 import { applyRefusal } from "./apply-rule.js";
 import type { FileChange } from "./changes.js";
-import { binaryPatchBody, GIT_BINARY_WORKER_LIB, gitBlobId } from "./git-binary.js";
-import { HUNK_TEXT_WORKER_LIB, hunkText } from "./patch-hunks.js";
-import { QUOTE_PATH_WORKER_LIB, quotePath } from "./quote-path.js";
+import { binaryPatchBody, gitBlobId } from "./git-binary.js";
+import { type HunkText, hunkText } from "./patch-hunks.js";
+import { quotePath } from "./quote-path.js";
 
-// What the renderer uses from other modules, by one name: the worker of patch-worker.ts runs these
-// same functions by their source text (PATCH_WORKER_LIB) with its own RENDER.
-const RENDER = { gitBlobId, binaryPatchBody, hunkText, quotePath };
+/**
+ * How a patch section gets its hunk text: patch-hunks.ts's hunkText (large sides in its worker pool)
+ * on the event loop; hunkTextOf, on its own thread, in the patch worker (patch-bytes-worker.ts).
+ */
+export type SectionHunks = (oldText: string, newText: string, signal?: AbortSignal) => Promise<HunkText>;
 
 /** True when the bytes look binary: a NUL in the first 8000 bytes (git's heuristic). */
 export function isBinary(bytes: Buffer | null): boolean {
@@ -68,13 +70,14 @@ async function formatSection(
   change: FileChange,
   from: Side | null,
   to: Side | null,
-  signal?: AbortSignal,
+  signal: AbortSignal | undefined,
+  hunks: SectionHunks,
 ): Promise<FilePatch> {
   const { path } = change;
   const out: FilePatch = { change, text: "", added: 0, removed: 0, binary: false };
   if (from === null && to === null) return out;
   // Quoted as git quotes names: a raw newline in a name would start a forged line of the patch.
-  const [a, b] = [RENDER.quotePath(`a/${path}`), RENDER.quotePath(`b/${path}`)];
+  const [a, b] = [quotePath(`a/${path}`), quotePath(`b/${path}`)];
   const head = [`diff --git ${a} ${b}`];
   if (from === null && to !== null) head.push(`new file mode ${modeLine(to, change.mode)}`);
   if (to === null && from !== null) head.push(`deleted file mode ${modeLine(from, undefined)}`);
@@ -85,16 +88,16 @@ async function formatSection(
     out.text = `${[...head, `Binary files ${fromName} and ${toName} differ`].join("\n")}\n`;
     return out;
   }
-  head.push(`index ${RENDER.gitBlobId(from?.bytes ?? null)}..${RENDER.gitBlobId(to?.bytes ?? null)}`);
+  head.push(`index ${gitBlobId(from?.bytes ?? null)}..${gitBlobId(to?.bytes ?? null)}`);
   if (isBinary(from?.bytes ?? null) || isBinary(to?.bytes ?? null)) {
     out.binary = true;
     if (from !== null && to !== null && from.bytes.equals(to.bytes)) return out;
-    out.text = `${[...head, ...RENDER.binaryPatchBody(from?.bytes ?? null, to?.bytes ?? null)].join("\n")}\n`;
+    out.text = `${[...head, ...binaryPatchBody(from?.bytes ?? null, to?.bytes ?? null)].join("\n")}\n`;
     return out;
   }
   const oldText = from?.bytes.toString("utf8") ?? "";
   const newText = to?.bytes.toString("utf8") ?? "";
-  const body = await RENDER.hunkText(oldText, newText, signal);
+  const body = await hunks(oldText, newText, signal);
   if (body.hunks === 0 && from !== null && to !== null) return out;
   out.added = body.added;
   out.removed = body.removed;
@@ -104,13 +107,18 @@ async function formatSection(
 
 /**
  * The patch of one file change (text "" for a directory or other special entry, or when the contents
- * are equal). Rejects only AbortError when `signal` fires.
+ * are equal), its hunk texts from `hunks` (default hunkText). Rejects only AbortError when `signal`
+ * fires.
  */
-export async function patchFile(change: FileChange, signal?: AbortSignal): Promise<FilePatch> {
+export async function patchFile(
+  change: FileChange,
+  signal?: AbortSignal,
+  hunks: SectionHunks = hunkText,
+): Promise<FilePatch> {
   const empty: FilePatch = { change, text: "", added: 0, removed: 0, binary: false };
   if (change.special !== undefined && change.special !== "symlink") return empty;
   const parts: FilePatch[] = [];
-  for (const [from, to] of sections(change)) parts.push(await formatSection(change, from, to, signal));
+  for (const [from, to] of sections(change)) parts.push(await formatSection(change, from, to, signal, hunks));
   return parts.reduce(
     (all, p) => ({
       change,
@@ -140,20 +148,3 @@ export async function formatPatch(
 ): Promise<string> {
   return (await patchChanges(changes, options)).map((p) => p.text).join("");
 }
-
-/**
- * CommonJS text for a worker: defines `patchFile(change)` as above (by this module's own source text,
- * with git-binary.ts's and patch-hunks.ts's worker libraries as its RENDER). A change's bytes must be
- * Buffers there (a structured clone gives Uint8Arrays).
- */
-export const PATCH_WORKER_LIB = `
-${GIT_BINARY_WORKER_LIB}
-${HUNK_TEXT_WORKER_LIB}
-${QUOTE_PATH_WORKER_LIB}
-const RENDER = { gitBlobId, binaryPatchBody, hunkText: async (oldText, newText) => hunkTextOf(oldText, newText), quotePath };
-${isBinary.toString()}
-${modeLine.toString()}
-${sections.toString()}
-${formatSection.toString()}
-${patchFile.toString()}
-`;

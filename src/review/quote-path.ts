@@ -4,7 +4,7 @@
  * double quotes with `\n`, `\t`, `\"`, `\\` and three-digit octal escapes; any other name as it is.
  * The patch renderer writes every name this way and the patch reader reads it back, so a name can
  * never start a line of the patch; the review shows names the same way, so none reaches a terminal
- * raw. quotePath uses only Buffer, so a worker runs it by its source text (QUOTE_PATH_WORKER_LIB).
+ * raw.
  */
 
 /** `name` as git writes it in a patch header or a diffstat (see module doc). */
@@ -62,8 +62,3 @@ export function unquotePath(text: string, start = 0): { name: string; end: numbe
   }
   return undefined;
 }
-
-/** CommonJS text for a worker: defines `quotePath` as above (by its source text). */
-export const QUOTE_PATH_WORKER_LIB = `
-${quotePath.toString()}
-`;

@@ -7,8 +7,8 @@
  * answers only the shown head and the summary of the rest, never the other names.
  */
 import { SandboxError, WardenError } from "../errors.js";
-import { isAbortError, lazySharedPool, throwIfAborted } from "../util/index.js";
-import { LISTING_WORKER_LIB, parseListing, type RawListing, sortedListingOf } from "./listing.js";
+import { isAbortError, lazySharedPool, throwIfAborted, workerModule } from "../util/index.js";
+import { parseListing, type RawListing, sortedListingOf } from "./listing.js";
 import type { DirEntry, ListingView, SortedListing } from "./types.js";
 
 /** Listings of at most this many bytes (about 5,000 names) are parsed and sorted on the calling thread. */
@@ -24,27 +24,15 @@ export class ListingSortError extends WardenError {
   }
 }
 
-interface ListingJob {
+/** One listing for the pool's worker (listing-worker.ts): its bytes and the view to cut. */
+export interface ListingJob {
   raw: RawListing;
   view: ListingView;
 }
 
-// The worker: a listing's bytes and view in, its SortedListing (or why it is malformed) out.
-const WORKER_SOURCE = `
-${LISTING_WORKER_LIB}
-parentPort.on("message", ({ raw, view }) => {
-  try {
-    const entries = parseListing(raw);
-    parentPort.postMessage({ ok: true, value: Array.isArray(entries) ? sortedListingOf(entries, view) : entries });
-  } catch (err) {
-    parentPort.postMessage({ ok: false, message: String((err && err.message) || err) });
-  }
-});
-`;
-
 /** The process-wide listing pool (lazySharedPool), 16 queued listings; exported for tests. */
 export const listingPool = lazySharedPool<ListingJob, SortedListing | { malformed: string }>(
-  WORKER_SOURCE,
+  workerModule(import.meta.url, "listing-worker"),
   16,
 );
 

@@ -5,8 +5,7 @@
  * view is the ls tool's (Pi's: names lower-cased and compared with localeCompare; equal names keep
  * their listing order, as Array#sort is stable) cut to the first entries, so a caller that shows
  * 500 of 400,000 names never holds the other names (listing-sort.ts runs it in a worker for large
- * listings). The functions use nothing from outside but globals, so the worker runs them by their
- * source text (LISTING_WORKER_LIB).
+ * listings, listing-worker.ts).
  */
 import type { DirEntry, ListingRest, ListingView, SortedListing } from "./types.js";
 
@@ -79,13 +78,3 @@ export function sortedListingOf(entries: DirEntry[], view: ListingView): SortedL
   }
   return { total: entries.length, head, rest };
 }
-
-/**
- * CommonJS text for a worker: defines `parseListing` and `sortedListingOf` as above, by this
- * module's own source text.
- */
-export const LISTING_WORKER_LIB = `
-${typeOfFindLetter.toString()}
-${parseListing.toString()}
-${sortedListingOf.toString()}
-`;

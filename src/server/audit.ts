@@ -101,8 +101,11 @@ export type AuditEntry =
   | NetworkAuditEntry
   | NetworkDroppedAuditEntry;
 
-/** Appends audit entries. */
-export interface AuditLog {
+/**
+ * The server's audit log: appends its request, tool, session, interrupted-call and network lines
+ * (`AuditEntry`). Not the policy hook's decision line, which is `PolicyAuditLog` (src/audit/).
+ */
+export interface ServerAuditLog {
   write(entry: AuditEntry): void;
 }
 
@@ -142,7 +145,7 @@ export function repairTornTail(path: string): number {
 }
 
 /** A pino audit logger on `path` (created 0600, parent created) with the torn tail repaired. */
-export function createFileAuditLog(path: string): AuditLog & { logger: Logger } {
+export function createFileAuditLog(path: string): ServerAuditLog & { logger: Logger } {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   repairTornTail(path);
   closeSync(openSync(path, "a", 0o600));
@@ -154,7 +157,7 @@ export function createFileAuditLog(path: string): AuditLog & { logger: Logger } 
 }
 
 /** An audit log that keeps entries in memory (tests). */
-export function createMemoryAuditLog(): AuditLog & { entries: AuditEntry[] } {
+export function createMemoryAuditLog(): ServerAuditLog & { entries: AuditEntry[] } {
   const entries: AuditEntry[] = [];
   return { entries, write: (entry) => entries.push(entry) };
 }

@@ -9,7 +9,7 @@
 import { mkdir } from "node:fs/promises";
 import { WardenError } from "../errors.js";
 import { outputShare, type SandboxBackend } from "../sandbox/index.js";
-import { type AuditLog, createFileAuditLog } from "./audit.js";
+import { createFileAuditLog, type ServerAuditLog } from "./audit.js";
 import type { ServerConfig } from "./config/config.js";
 import { buildApp } from "./http/app.js";
 import { drainUntil } from "./http/connections.js";
@@ -38,7 +38,7 @@ export interface StartServerOptions {
    */
   sessions?: SessionFactory;
   hooks?: HookFactory;
-  audit?: AuditLog;
+  audit?: ServerAuditLog;
   metrics?: ServerMetrics;
   listen?: boolean;
   /** What shutdown does with live sessions: keep them for the next start to adopt (default) or close them. */

@@ -2,6 +2,16 @@
 export { createSession } from "./create-session.js";
 export { openSession, type SessionDependencies } from "./open-session.js";
 export {
+  type JsonLine,
+  parseJsonLines,
+  parseReplayTurns,
+  type RecordedToolCall,
+  type ReplayTurn,
+  resolvePlaceholders,
+  spillPathOf,
+  toToolCall,
+} from "./replay-turns.js";
+export {
   MAX_SESSION_ENV_VALUE_BYTES,
   MAX_SESSION_ENV_VARS,
   RESERVED_ENV_NAMES,
@@ -12,14 +22,4 @@ export { adoptSpillStore } from "./spill-adopt.js";
 export { DEFAULT_SPILL_SESSION_MAX_BYTES, SpillBudget } from "./spill-budget.js";
 export { createSpillStore } from "./spill-store.js";
 export { sweepSpillDirs } from "./spill-sweep.js";
-export {
-  type JsonLine,
-  parseJsonLines,
-  parseTranscript,
-  type RecordedToolCall,
-  resolvePlaceholders,
-  spillPathOf,
-  type TranscriptTurn,
-  toToolCall,
-} from "./transcript.js";
 export type * from "./types.js";

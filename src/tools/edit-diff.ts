@@ -7,19 +7,18 @@
  * in a worker (issue 11: formatting a 12,000-line rewrite's two texts took about 15 ms of the event
  * loop per edit).
  */
-import { createRequire } from "node:module";
 import { formatPatch } from "diff";
 import {
   type DiffJob,
   diffJob,
   diffLineHunks,
   INLINE_DIFF_MAX_CHARS,
-  LINE_HUNKS_WORKER_LIB,
   type LineHunk,
   lazySharedPool,
   omitUndefined,
   runOrFallBack,
   throwIfAborted,
+  workerModule,
 } from "../util/index.js";
 
 /** Context lines around each change, as in Pi's edit tool. */
@@ -48,7 +47,7 @@ export async function buildEditDiff(
 ): Promise<EditDiff> {
   throwIfAborted(signal);
   if (oldText.length + newText.length > INLINE_DIFF_MAX_CHARS) {
-    const job = { path, diff: diffJob(oldText, newText, DIFF_CONTEXT_LINES) };
+    const job: EditDiffJob = { path, diff: diffJob(oldText, newText, DIFF_CONTEXT_LINES) };
     const built = await runOrFallBack(editDiffPool(), job, signal);
     if (built) return built;
     // Pool full or worker out of memory: built here, with line-diff's own bounds.
@@ -61,8 +60,8 @@ export async function buildEditDiff(
 }
 
 /**
- * The EditDiff of `hunks` (pure; also run in the worker by its source text, so it uses nothing
- * from outside but its arguments and the two helpers below; `patchOf` is jsdiff's formatPatch).
+ * The EditDiff of `hunks` (pure; the worker of edit-diff-worker.ts runs it too; `patchOf` is
+ * jsdiff's formatPatch).
  */
 export function formatEditDiff(
   path: string,
@@ -126,22 +125,14 @@ function countLines(text: string): number {
   return text.endsWith("\n") ? n - 1 : n;
 }
 
-// The worker: one edit's hunks (line-diff's lineHunksOf) and texts (formatEditDiff) per message.
-const WORKER_SOURCE = `
-${LINE_HUNKS_WORKER_LIB}
-const { formatPatch } = require(${JSON.stringify(createRequire(import.meta.url).resolve("diff"))});
-${pad.toString()}
-${countLines.toString()}
-${formatEditDiff.toString()}
-parentPort.on("message", (job) => {
-  try {
-    const hunks = lineHunksOf(job.diff);
-    parentPort.postMessage({ ok: true, value: formatEditDiff(job.path, job.diff.oldText, job.diff.newText, hunks, formatPatch) });
-  } catch (err) {
-    parentPort.postMessage({ ok: false, message: String((err && err.message) || err) });
-  }
-});
-`;
+/** One edit's diff for the pool's worker (edit-diff-worker.ts): the file's path and its DiffJob. */
+export interface EditDiffJob {
+  path: string;
+  diff: DiffJob;
+}
 
 /** The process-wide edit-diff pool (lazySharedPool), 32 queued jobs; exported for tests. */
-export const editDiffPool = lazySharedPool<{ path: string; diff: DiffJob }, EditDiff>(WORKER_SOURCE, 32);
+export const editDiffPool = lazySharedPool<EditDiffJob, EditDiff>(
+  workerModule(import.meta.url, "edit-diff-worker"),
+  32,
+);

@@ -29,8 +29,14 @@
  * sends one here) nor jimp's other 17 plugins. The decode, resize and encode code is the same.
  */
 import type { ChildProcess } from "node:child_process";
-import { createRequire } from "node:module";
-import { processCpuMs, refWorkerProcess, Slots, startWorkerProcess } from "../util/index.js";
+import {
+  AbortError,
+  processCpuMs,
+  refWorkerProcess,
+  Slots,
+  startWorkerProcess,
+  workerModule,
+} from "../util/index.js";
 import { imageDimensions } from "./image-size.js";
 
 /** Largest side sent to the model, in pixels (Pi's). */
@@ -78,6 +84,15 @@ export type FittedImage =
       pixels?: number;
     };
 
+/** One decode for the worker (image-decode-worker.ts): the file's bytes, its type and the bounds (the constants above). */
+export interface DecodeJob {
+  data: Uint8Array;
+  mimeType: string;
+  maxPixels: number;
+  maxSide: number;
+  maxBase64: number;
+}
+
 /** Bounds of one decode; the defaults are the module's constants. */
 export interface FitImageOptions {
   signal?: AbortSignal;
@@ -86,69 +101,8 @@ export interface FitImageOptions {
 }
 
 const base64Length = (bytes: number) => Math.ceil(bytes / 3) * 4;
-const requireHere = createRequire(import.meta.url);
-/** The worker's modules, by the paths this module resolves them to (the worker has no node_modules of its own). */
-const jimpPaths = {
-  core: requireHere.resolve("@jimp/core"),
-  png: requireHere.resolve("@jimp/js-png"),
-  jpeg: requireHere.resolve("@jimp/js-jpeg"),
-  gif: requireHere.resolve("@jimp/js-gif"),
-  bmp: requireHere.resolve("@jimp/js-bmp"),
-  resize: requireHere.resolve("@jimp/plugin-resize"),
-};
-// omggif as jimp's GIF decoder loads it, so the frame checked is the frame that decoder allocates for.
-const omggifPath = createRequire(jimpPaths.gif).resolve("omggif");
-
-// Runs in the worker (CommonJS): decode, check, and if needed fit; posts one message.
-const WORKER_SOURCE = `
-const b64 = (n) => Math.ceil(n / 3) * 4;
-parentPort.on("message", async (workerData) => {
-  const paths = workerData.jimpPaths;
-  const bmp = require(paths.bmp);
-  const Jimp = require(paths.core).createJimp({
-    formats: [bmp.default, bmp.msBmp, require(paths.gif).default, require(paths.jpeg).default, require(paths.png).default],
-    plugins: [require(paths.resize).methods],
-  });
-  const { maxSide, maxBase64, maxPixels, mimeType } = workerData;
-  try {
-    const buffer = Buffer.from(workerData.data);
-    if (mimeType === "image/gif") {
-      // omggif allocates the first frame's width x height, which the logical screen does not bound.
-      const reader = new (require(workerData.omggifPath).GifReader)(buffer);
-      const frame = reader.numFrames() > 0 ? reader.frameInfo(0) : undefined;
-      if (frame && frame.width * frame.height > maxPixels) {
-        return parentPort.postMessage({ kind: "omitted", reason: "too-many-pixels", pixels: frame.width * frame.height });
-      }
-    }
-    const image = await Jimp.fromBuffer(buffer);
-    const W = image.bitmap.width, H = image.bitmap.height;
-    if (W <= maxSide && H <= maxSide && b64(workerData.data.byteLength) < maxBase64) {
-      return parentPort.postMessage({ kind: "original", width: W, height: H });
-    }
-    let w = W, h = H;
-    if (w > maxSide) { h = Math.round((h * maxSide) / w); w = maxSide; }
-    if (h > maxSide) { w = Math.round((w * maxSide) / h); h = maxSide; }
-    w = Math.max(1, w); h = Math.max(1, h);
-    for (;;) {
-      const resized = image.clone().resize({ w, h });
-      const candidates = [["image/png", () => resized.getBuffer("image/png")]];
-      for (const quality of [80, 85, 70, 55, 40]) candidates.push(["image/jpeg", () => resized.getBuffer("image/jpeg", { quality })]);
-      for (const [mimeType, encode] of candidates) {
-        const data = await encode();
-        if (b64(data.length) < maxBase64) {
-          return parentPort.postMessage({ kind: "resized", data, mimeType, width: w, height: h, originalWidth: W, originalHeight: H });
-        }
-      }
-      const nw = w === 1 ? 1 : Math.max(1, Math.floor(w * 0.75));
-      const nh = h === 1 ? 1 : Math.max(1, Math.floor(h * 0.75));
-      if (nw === w && nh === h) return parentPort.postMessage({ kind: "omitted", reason: "too-large" });
-      w = nw; h = nh;
-    }
-  } catch {
-    parentPort.postMessage({ kind: "omitted", reason: "unreadable" });
-  }
-});
-`;
+/** The decode worker's module (image-decode-worker.ts), started once per decode. */
+const DECODE_WORKER = workerModule(import.meta.url, "image-decode-worker");
 
 /**
  * Decodes in `child` (a process started for this decode alone): resolves its answer, or "cpu-limit"
@@ -174,7 +128,7 @@ function decodeInWorker(
       signal?.removeEventListener("abort", onAbort);
       outcome();
     };
-    const onAbort = () => finish(() => reject(signal?.reason ?? new Error("Operation aborted")));
+    const onAbort = () => finish(() => reject(signal?.reason ?? new AbortError()));
     const cpuMs = () => (child.pid === undefined ? undefined : processCpuMs(child.pid));
     const measured = cpuMs() !== undefined;
     const cpuCheck = setInterval(() => {
@@ -192,22 +146,23 @@ function decodeInWorker(
         : undefined;
     signal?.addEventListener("abort", onAbort, { once: true });
     if (signal?.aborted) return onAbort();
-    child.once("message", (message: FittedImage) => {
+    child.once("message", (reply: { ok: boolean; value?: FittedImage }) => {
+      const message =
+        reply.ok && reply.value ? reply.value : ({ kind: "omitted", reason: "unreadable" } as const);
       const fitted = message.kind === "resized" ? { ...message, data: Buffer.from(message.data) } : message;
       finish(() => resolve(fitted));
     });
     child.once("error", () => finish(() => resolve({ kind: "omitted", reason: "unreadable" })));
     child.once("exit", () => finish(() => resolve({ kind: "omitted", reason: "unreadable" })));
     try {
-      child.send({
+      const job: DecodeJob = {
         data,
-        jimpPaths,
-        omggifPath,
         mimeType,
         maxPixels: MAX_DECODE_PIXELS,
         maxSide: MAX_IMAGE_SIDE,
         maxBase64: MAX_IMAGE_BASE64,
-      });
+      };
+      child.send(job);
     } catch {
       finish(() => resolve({ kind: "omitted", reason: "unreadable" }));
     }
@@ -243,7 +198,7 @@ export async function fitImageFrom(
   // A process of its own, every thread at nice 19 (util/worker-process.ts): a decode, its garbage
   // collection included, never takes a core from the event loop; killed when the call ends.
   const child =
-    mimeType === "image/webp" ? undefined : startWorkerProcess(WORKER_SOURCE, IMAGE_DECODE_HEAP_MB).child;
+    mimeType === "image/webp" ? undefined : startWorkerProcess(DECODE_WORKER, IMAGE_DECODE_HEAP_MB).child;
   try {
     const data = await load();
     return { data, fitted: await fitLoaded(child, data, mimeType, options) };

@@ -8,8 +8,8 @@ export {
   diffJob,
   diffLineHunks,
   INLINE_DIFF_MAX_CHARS,
-  LINE_HUNKS_WORKER_LIB,
   type LineHunk,
+  lineHunksOf,
 } from "./line-diff.js";
 export { type OmitUndefined, omitUndefined } from "./omit-undefined.js";
 export {
@@ -25,4 +25,4 @@ export { terminalSafe, terminalSafeLine } from "./terminal-text.js";
 export { HELPER_THREAD_NICE, lowerHelperThreads } from "./thread-priority.js";
 export { type Throttled, throttle } from "./throttle.js";
 export { lazySharedPool, runOrFallBack } from "./worker-pool.js";
-export { processCpuMs, refWorkerProcess, startWorkerProcess } from "./worker-process.js";
+export { processCpuMs, refWorkerProcess, startWorkerProcess, workerModule } from "./worker-process.js";

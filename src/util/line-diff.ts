@@ -11,11 +11,11 @@
  * `\ No newline at end of file` line after a last line without newline).
  */
 
-import { createRequire } from "node:module";
 import { structuredPatch } from "diff";
 import { isAbortError, throwIfAborted } from "./abort.js";
 import { omitUndefined } from "./omit-undefined.js";
 import { lazySharedPool } from "./worker-pool.js";
+import { workerModule } from "./worker-process.js";
 
 /** One hunk, as jsdiff's structuredPatch gives it. */
 export interface LineHunk {
@@ -40,47 +40,27 @@ export const MAX_DIFF_EDIT_LINES = 1000;
 
 const NO_NEWLINE = "\\ No newline at end of file";
 
-const diffModule = createRequire(import.meta.url).resolve("diff");
-
 /**
- * CommonJS text for a worker: defines `lineHunksOf(job)` (a DiffJob in, LineHunk[] out), which does
- * all of a large diff off the event loop: the lines, the linear count of unmatched lines, then
- * jsdiff's structuredPatch within its time bound, or the whole-region hunk when the count is over
- * the bound or the diff timed out. The helpers are this module's own functions, by their source text
- * (they use nothing from outside but NO_NEWLINE). Other workers that need hunks (the edit tool's
- * display diff) start from it.
+ * The hunks of one DiffJob, all of a large diff as the pool's worker (line-diff-worker.ts) does it
+ * off the event loop: the lines, the linear count of unmatched lines, then jsdiff's structuredPatch
+ * within the job's time bound, or the whole-region hunk when the count is over the bound or the diff
+ * timed out. Other workers that need hunks (the edit tool's display diff, a patch's hunk text) call
+ * it too.
  */
-export const LINE_HUNKS_WORKER_LIB = `
-const { structuredPatch } = require(${JSON.stringify(diffModule)});
-const NO_NEWLINE = ${JSON.stringify(NO_NEWLINE)};
-${splitLines.toString()}
-${unmatchedLines.toString()}
-${wholeRegionOfLines.toString()}
-function lineHunksOf(job) {
+export function lineHunksOf(job: DiffJob): LineHunk[] {
   const a = splitLines(job.oldText);
   const b = splitLines(job.newText);
-  let hunks;
+  let hunks: LineHunk[] | undefined;
   if (unmatchedLines(a, b) <= job.maxEditLines) {
-    hunks = structuredPatch("a", "b", job.oldText, job.newText, undefined, undefined,
-      { context: job.context, timeout: job.timeoutMs })?.hunks;
+    hunks = structuredPatch("a", "b", job.oldText, job.newText, undefined, undefined, {
+      context: job.context,
+      timeout: job.timeoutMs,
+    })?.hunks;
   }
   return hunks ?? wholeRegionOfLines(a, b, job.context);
 }
-`;
 
-// The worker: one lineHunksOf per message.
-const WORKER_SOURCE = `
-${LINE_HUNKS_WORKER_LIB}
-parentPort.on("message", (job) => {
-  try {
-    parentPort.postMessage({ ok: true, value: lineHunksOf(job) });
-  } catch (err) {
-    parentPort.postMessage({ ok: false, message: String((err && err.message) || err) });
-  }
-});
-`;
-
-/** One diff for a worker running LINE_HUNKS_WORKER_LIB's `lineHunksOf`. */
+/** One diff for lineHunksOf (in the pool's worker, line-diff-worker.ts). */
 export interface DiffJob {
   oldText: string;
   newText: string;
@@ -90,7 +70,10 @@ export interface DiffJob {
 }
 
 /** The process-wide diff pool (lazySharedPool), 32 queued jobs; exported for tests. */
-export const diffPool = lazySharedPool<DiffJob, LineHunk[]>(WORKER_SOURCE, 32);
+export const diffPool = lazySharedPool<DiffJob, LineHunk[]>(
+  workerModule(import.meta.url, "line-diff-worker"),
+  32,
+);
 
 /** The DiffJob of a pool diff, with this module's bounds. */
 export function diffJob(oldText: string, newText: string, context: number): DiffJob {

@@ -2,9 +2,9 @@
  * A small bounded pool of worker processes (worker-process.ts: child `node` processes, every thread
  * at nice 19) for CPU-heavy pure functions, so one request's work never holds the event loop, and
  * none of its CPU, garbage collection included, is taken at the event loop's priority. A worker
- * evaluates `source` (CommonJS, with `require` and `parentPort` in scope, as in a worker thread)
- * which must answer each message `input` with `{ ok: true, value }` or `{ ok: false, message }`, one
- * job at a time; messages cross as structured clones ("advanced" IPC serialization). At most
+ * runs a worker module (a file of its own, e.g. line-diff-worker.ts; worker-process.ts's
+ * workerModule) whose `runJob(input)` does one job; inputs and values cross as structured clones
+ * ("advanced" IPC serialization). At most
  * `size` workers run; jobs beyond them wait in a queue of at most `maxQueued`. Idle workers are
  * unref'd (they never keep the process alive) and exit after `idleMs`, so their memory returns;
  * each has a heap cap (`maxHeapMb`) so one job cannot grow without bound. A worker that dies fails
@@ -22,8 +22,8 @@ import {
 
 /** Shape and limits of a pool. */
 export interface WorkerPoolOptions {
-  /** CommonJS source each worker evaluates (see the module docstring for its message protocol). */
-  source: string;
+  /** The worker module each worker runs (worker-process.ts's workerModule). */
+  module: URL;
   /** Most workers at once (>= 1). */
   size: number;
   /** Most jobs waiting for a worker; `run` rejects WorkerPoolFullError beyond it. */
@@ -133,7 +133,7 @@ export class WorkerPool<In, Out> {
   }
 
   #spawn(): Slot {
-    const worker = startWorkerProcess(this.#options.source, this.#options.maxHeapMb);
+    const worker = startWorkerProcess(this.#options.module, this.#options.maxHeapMb);
     const { child } = worker;
     let exited: () => void = () => {};
     const slot: Slot = { worker, dead: false, exited: new Promise((resolve) => (exited = resolve)) };
@@ -220,11 +220,11 @@ function deathError(
  * A process-wide pool created on first use, of the shape warden's CPU-heavy helpers share:
  * min(2, cores - 1) workers (at least 1), `maxQueued` waiting jobs, 10 s idle, 512 MiB heap each.
  */
-export function lazySharedPool<In, Out>(source: string, maxQueued: number): () => WorkerPool<In, Out> {
+export function lazySharedPool<In, Out>(module: URL, maxQueued: number): () => WorkerPool<In, Out> {
   let pool: WorkerPool<In, Out> | undefined;
   return () => {
     pool ??= new WorkerPool<In, Out>({
-      source,
+      module,
       size: Math.max(1, Math.min(2, availableParallelism() - 1)),
       maxQueued,
       idleMs: 10_000,

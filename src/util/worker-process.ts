@@ -7,15 +7,18 @@
  * so on a busy machine the kernel runs the server's event loop first whenever it is ready (issue
  * 11, the noisy-neighbour bench).
  *
- * The child is started with `-e BOOT` (no file to find: the same from dist/ and from vitest), an
- * empty environment (no server secret reaches it), the heap cap `--max-old-space-size`, IPC with
- * "advanced" serialization (the structured clone worker threads used: typed arrays, Maps) and its
- * stderr piped (the tail names why it died). The parent lowers the child's first thread as soon as
- * it has its pid, and BOOT lowers every thread the child has by then (the ones node started before
- * any script ran); every later thread inherits nice 19 from the thread that starts it. BOOT then
- * evaluates the first message as the worker's source, with `require` and a `parentPort` shim
- * (`on("message", fn)`, `postMessage(value)`) in scope, as worker_threads' parentPort would be.
- * The child exits when its IPC channel closes (the parent exited or let it go).
+ * The child is started with `-e BOOT`, an empty environment (no server secret reaches it), the heap
+ * cap `--max-old-space-size`, IPC with "advanced" serialization (the structured clone worker
+ * threads used: typed arrays, Maps) and its stderr piped (the tail names why it died). The parent
+ * lowers the child's first thread as soon as it has its pid, and BOOT lowers every thread the child
+ * has by then (the ones node started before any script ran); every later thread inherits nice 19
+ * from the thread that starts it. BOOT then imports the worker module the first message names (a
+ * file URL, workerModule below) and answers each later message `input` with `{ ok: true, value }`,
+ * `value` being what the module's `runJob(input)` returns or resolves, or `{ ok: false, message }`
+ * when it throws, one job at a time. A module run from source (a `.ts` file: under vitest) is
+ * loaded with Node's TypeScript support (`--experimental-transform-types`) and a resolve hook that
+ * maps a relative `.js` import to its `.ts` file, as tsc's output names them; from dist/ it is the
+ * compiled `.js`. The child exits when its IPC channel closes (the parent exited or let it go).
  *
  * Where the kernel groups processes by session (CONFIG_SCHED_AUTOGROUP, on in Debian's kernels and
  * enabled by default: /proc/sys/kernel/sched_autogroup_enabled; see sched(7)), a nice value ranks
@@ -67,14 +70,49 @@ const lowerAutogroup = (tries) => {
 };
 lowerAutogroup(20);
 process.on("disconnect", () => process.exit(0));
-process.once("message", (source) => {
-  const parentPort = {
-    on(event, listener) { if (event === "message") process.on("message", listener); },
-    postMessage(value) { process.send(value); },
-  };
-  new Function("require", "parentPort", source)(require, parentPort);
+process.once("message", (href) => {
+  if (href.endsWith(".ts")) {
+    require("node:module").registerHooks({
+      resolve(specifier, context, next) {
+        try {
+          return next(specifier, context);
+        } catch (err) {
+          const fromTs = context.parentURL !== undefined && context.parentURL.endsWith(".ts");
+          if (err.code !== "ERR_MODULE_NOT_FOUND" || !fromTs || !(specifier.startsWith("./") || specifier.startsWith("../")) || !specifier.endsWith(".js")) throw err;
+          return next(specifier.slice(0, -3) + ".ts", context);
+        }
+      },
+    });
+  }
+  const loaded = import(href);
+  loaded.catch(() => {}); // each job answers the failure below
+  let last = Promise.resolve();
+  process.on("message", (input) => {
+    last = last.then(async () => {
+      let reply;
+      try {
+        reply = { ok: true, value: await (await loaded).runJob(input) };
+      } catch (err) {
+        reply = { ok: false, message: String((err && err.message) || err) };
+      }
+      process.send(reply);
+    });
+  });
 });
 `;
+
+/** Node's flags for a worker module run from its TypeScript source (see the module docstring). */
+const TYPESCRIPT_FLAGS = ["--experimental-transform-types", "--disable-warning=ExperimentalWarning"];
+
+/**
+ * The file URL of the worker module `name` (e.g. "line-diff-worker") beside the module whose
+ * `import.meta.url` is `beside`: `name.js` in dist/, `name.ts` when that module runs from source.
+ * A worker module exports `runJob(input)`, returning or resolving the job's value (a structured
+ * clone crosses back) or throwing; it imports what it needs like any module.
+ */
+export function workerModule(beside: string, name: string): URL {
+  return new URL(`./${name}${beside.endsWith(".ts") ? ".ts" : ".js"}`, beside);
+}
 
 /** A started worker process and the tail of its stderr so far. */
 export interface WorkerProcess {
@@ -84,12 +122,15 @@ export interface WorkerProcess {
 }
 
 /**
- * Starts a worker process evaluating `source` (see the module docstring) with an old-generation
- * heap cap of `maxHeapMb` MiB. The child and its channels are unref'd: callers ref them while a
- * job runs. Emits the ChildProcess's usual events ("message", "exit", "error").
+ * Starts a worker process running the worker module `module` (workerModule; see the module
+ * docstring) with an old-generation heap cap of `maxHeapMb` MiB. The child and its channels are
+ * unref'd: callers ref them while a job runs. Emits the ChildProcess's usual events ("message",
+ * "exit", "error").
  */
-export function startWorkerProcess(source: string, maxHeapMb: number): WorkerProcess {
-  const child = spawn(process.execPath, [`--max-old-space-size=${maxHeapMb}`, "-e", BOOT], {
+export function startWorkerProcess(module: URL, maxHeapMb: number): WorkerProcess {
+  const typescript = module.pathname.endsWith(".ts") ? TYPESCRIPT_FLAGS : [];
+  const args = [`--max-old-space-size=${maxHeapMb}`, ...typescript, "-e", BOOT];
+  const child = spawn(process.execPath, args, {
     env: {},
     stdio: ["ignore", "ignore", "pipe", "ipc"],
     serialization: "advanced",
@@ -107,7 +148,7 @@ export function startWorkerProcess(source: string, maxHeapMb: number): WorkerPro
     tail = Buffer.concat([tail, chunk]);
     if (tail.length > STDERR_TAIL_BYTES) tail = tail.subarray(tail.length - STDERR_TAIL_BYTES);
   });
-  child.send(source);
+  child.send(module.href);
   unrefWorkerProcess(child);
   return { child, stderrTail: () => tail.toString() };
 }

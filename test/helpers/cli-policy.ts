@@ -1,4 +1,4 @@
-/** The stderr lines the CLI's policy choice prints (src/cli/output/policy-choice.ts), written out. */
+/** The stderr lines the CLI's policy choice prints (src/cli/flags/policy-choice.ts), written out. */
 import { fileURLToPath } from "node:url";
 
 /** The shipped default policy file of this checkout, absolute. */

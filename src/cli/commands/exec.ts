@@ -12,10 +12,10 @@ import { InvalidArgumentError } from "../../errors.js";
 import { createSession } from "../../session/index.js";
 import { BUILTIN_TOOL_NAMES, type ToolResultMessage } from "../../tools/index.js";
 import { jsonParseReason, terminalSafe } from "../../util/index.js";
-import { withInterrupt } from "../output/interrupt.js";
+import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../flags/session-flags.js";
 import { LiveOutput } from "../output/live-output.js";
-import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
-import { saveSessionChanges, startSessionPatch } from "../output/session-patch.js";
+import { withInterrupt } from "../session/interrupt.js";
+import { saveSessionChanges, startSessionPatch } from "../session/session-patch.js";
 
 interface ExecFlags extends SessionFlags {
   json?: boolean;

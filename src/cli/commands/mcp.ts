@@ -7,7 +7,7 @@
  * Without `--policy` the shipped default policy applies (said on stderr; `--policy allow-all` turns it off).
  * The session (container and spill files) is closed when the client disconnects (stdin ends) or on
  * SIGINT/SIGTERM/SIGHUP; the process then exits 0. Before that, a copy-mode session that changed
- * files saves its patch and names it on stderr (../output/session-patch.ts): the host is never
+ * files saves its patch and names it on stderr (../session/session-patch.ts): the host is never
  * written, and the work is kept for `warden apply`. Exit 2 when the session cannot be created, or
  * when the MCP SDK (@modelcontextprotocol/sdk, an optional package) is not installed: it and
  * src/mcp, which imports it, load when the command runs.
@@ -16,9 +16,9 @@ import type { Command } from "commander";
 import { createPolicyHookFromFiles, networkApprover } from "../../policy/index.js";
 import { createSession } from "../../session/index.js";
 import { importOptional, OPTIONAL_FEATURES } from "../../util/index.js";
-import { SESSION_SIGNALS } from "../output/interrupt.js";
-import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
-import { saveSessionChanges, startSessionPatch } from "../output/session-patch.js";
+import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../flags/session-flags.js";
+import { SESSION_SIGNALS } from "../session/interrupt.js";
+import { saveSessionChanges, startSessionPatch } from "../session/session-patch.js";
 
 const SIGNALS = SESSION_SIGNALS;
 

@@ -1,6 +1,6 @@
 /**
  * `warden replay <transcript.jsonl>`: replays a recorded agent run (OpenAI chat tool_calls, one
- * assistant turn per line; see src/session/transcript.ts) in one session, without a model. Each turn is
+ * assistant turn per line; see src/session/replay-turns.ts) in one session, without a model. Each turn is
  * one batch; progress and each result are printed as they happen; `--out` gets the results as JSONL.
  * `{{spill:<tool_call_id>}}` in arguments is replaced by that earlier call's spill handle (`/spill/<name>`,
  * which read opens in the replay's session).
@@ -32,19 +32,19 @@ import { isPolicyRecord, type PolicyRecord } from "../../policy/index.js";
 import { checkWorkspaceRecord } from "../../review/index.js";
 import {
   createSession,
-  parseTranscript,
+  parseReplayTurns,
+  type ReplayTurn,
   resolvePlaceholders,
   type Session,
   spillPathOf,
-  type TranscriptTurn,
   toToolCall,
 } from "../../session/index.js";
 import type { ToolCall, ToolResultMessage } from "../../tools/index.js";
 import { omitUndefined } from "../../util/index.js";
-import { withInterrupt } from "../output/interrupt.js";
-import { policyFromTranscript } from "../output/policy-choice.js";
-import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
-import { saveSessionChanges, startSessionPatch } from "../output/session-patch.js";
+import { policyFromTranscript } from "../flags/policy-choice.js";
+import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../flags/session-flags.js";
+import { withInterrupt } from "../session/interrupt.js";
+import { saveSessionChanges, startSessionPatch } from "../session/session-patch.js";
 
 interface ReplayFlags extends SessionFlags {
   out?: string;
@@ -66,7 +66,7 @@ const log = (line: string): void => {
  * the turn's ids repeat, every call gets the duplicate-id error (as runToolCalls gives) and none runs.
  */
 function prepareTurn(
-  turn: TranscriptTurn,
+  turn: ReplayTurn,
   spills: ReadonlyMap<string, string>,
 ): { calls: ToolCall[]; failed: Map<number, ToolResultMessage> } {
   const repeated = duplicateToolCallIds(turn.calls);
@@ -91,7 +91,7 @@ function prepareTurn(
 
 async function replayTurn(
   session: Session,
-  turn: TranscriptTurn,
+  turn: ReplayTurn,
   number: number,
   spills: Map<string, string>,
   signal: AbortSignal,
@@ -190,7 +190,7 @@ export async function runReplay(file: string, flags: ReplayFlags): Promise<void>
   } catch (err) {
     throw new InvalidArgumentError(`Cannot read transcript '${file}': ${(err as Error).message}`);
   }
-  const turns = parseTranscript(asJsonl(text));
+  const turns = parseReplayTurns(asJsonl(text));
   if (turns.length === 0)
     throw new InvalidArgumentError(
       text.trim() === ""

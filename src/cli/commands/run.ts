@@ -2,7 +2,7 @@
  * `warden run --task "…"`: an agent loop on any OpenAI-compatible model, every tool call in a sandboxed
  * session, and a review of the change before anything reaches the host (copy mode: summary, saved patch,
  * `--export-patch`, `--apply` after confirmation). Without `--policy` the shipped default policy
- * applies (../output/policy-choice.ts); the transcript records the policy (files and digest, or allow-all). Exit 0 final answer, 1 stopped at --max-turns or
+ * applies (../flags/policy-choice.ts); the transcript records the policy (files and digest, or allow-all). Exit 0 final answer, 1 stopped at --max-turns or
  * --apply refused, 2 configuration, provider or engine errors, 130 interrupted (the changes made so
  * far are saved as the run's patch, never applied; the session is closed and its container removed in
  * every case).
@@ -33,9 +33,9 @@ import { createPolicyHookFromFiles, networkApprover } from "../../policy/index.j
 import type { Session, SessionOptions } from "../../session/index.js";
 import { createSession } from "../../session/index.js";
 import { omitUndefined } from "../../util/index.js";
-import { withInterrupt } from "../output/interrupt.js";
-import { choosePolicy, policyRecordOf } from "../output/policy-choice.js";
-import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../output/session-flags.js";
+import { choosePolicy, policyRecordOf } from "../flags/policy-choice.js";
+import { addSessionFlags, type SessionFlags, sessionOptionsOf } from "../flags/session-flags.js";
+import { withInterrupt } from "../session/interrupt.js";
 
 /** The flags of `warden run`, as commander hands them over. */
 export interface RunFlags extends SessionFlags {

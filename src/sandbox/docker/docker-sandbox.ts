@@ -11,8 +11,8 @@ import type { Readable } from "node:stream";
 import type Docker from "dockerode";
 import { fromDockerError } from "../../errors.js";
 import { throwIfAborted } from "../../util/index.js";
+import { AbstractSandbox } from "../abstract-sandbox.js";
 import { type ChannelClient, channelIO } from "../channel/index.js";
-import { IOSandbox } from "../io-sandbox.js";
 import { requireNonRootUid, uidRegistry } from "../sandbox-uid.js";
 import type { SandboxInfo } from "../types.js";
 import { WORKSPACE_DIR } from "../types.js";
@@ -23,7 +23,7 @@ import { dockerExecIO } from "./exec/index.js";
 type Opts = { signal?: AbortSignal };
 
 /** A sandbox backed by one Docker container (and, in copy mode, one tmpfs volume). */
-export class DockerSandbox extends IOSandbox {
+export class DockerSandbox extends AbstractSandbox {
   private destroyed: Promise<void> | undefined;
 
   /**

@@ -11,6 +11,7 @@
  * engine's disk without a cap (the channel path sets the same, channel/docker/container.ts).
  */
 import type Docker from "dockerode";
+import { InvalidArgumentError } from "../../errors.js";
 import { BASE_ENV, SANDBOX_HOME } from "../io-contract.js";
 import { cgroupMemoryBytes } from "../limits.js";
 import { requireNonRootUid, sandboxUser } from "../sandbox-uid.js";
@@ -43,7 +44,11 @@ export function hardenedContainerConfig(input: HardenedConfigInput): Docker.Cont
   const cgroupMemory = cgroupMemoryBytes(limits, input.workspaceMode);
   const mounts: Docker.MountConfig = [];
   if (input.workspaceMode === "copy") {
-    if (!input.workspaceVolume) throw new Error("copy mode needs a workspace volume");
+    if (!input.workspaceVolume)
+      throw new InvalidArgumentError({
+        field: "workspaceVolume",
+        problem: "is required in copy mode: pass the volume that holds the workspace copy",
+      });
     mounts.push({ Type: "volume", Source: input.workspaceVolume, Target: WORKSPACE_DIR, ReadOnly: false });
   } else if (input.workspaceHostPath) {
     mounts.push({

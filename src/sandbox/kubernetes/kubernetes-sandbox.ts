@@ -3,16 +3,16 @@
  * file operation goes over warden-helper's channel (../channel/protocol, the same SandboxIO as a
  * Docker sandbox's channel path), carried by a pods/exec stream (transport.ts) that a heartbeat
  * keeps busy and that is re-opened when it ends under a live session (pod-channel.ts). The
- * workspace export is a command over the same channel (tar); the change list is IOSandbox's.
+ * workspace export is a command over the same channel (tar); the change list is AbstractSandbox's.
  * `destroy` deletes the Pod with grace 0 and waits until the API no longer has it (delete-pod.ts); it is
  * idempotent, and `await using` calls it.
  */
 import { PassThrough, type Readable } from "node:stream";
 import { SandboxError } from "../../errors.js";
 import { throwIfAborted } from "../../util/index.js";
+import { AbstractSandbox } from "../abstract-sandbox.js";
 import type { ChannelClient } from "../channel/protocol/client.js";
 import { channelExec } from "../channel/protocol/exec.js";
-import { IOSandbox } from "../io-sandbox.js";
 import { uidRegistry } from "../sandbox-uid.js";
 import type { SandboxInfo } from "../types.js";
 import { WORKSPACE_DIR } from "../types.js";
@@ -24,7 +24,7 @@ import { PodChannel } from "./pod-channel.js";
 type Opts = { signal?: AbortSignal };
 
 /** A sandbox backed by one Pod. Made by createKubernetesSandbox (create.ts) or adoption. */
-export class KubernetesSandbox extends IOSandbox {
+export class KubernetesSandbox extends AbstractSandbox {
   private destroyed: Promise<void> | undefined;
   private readonly channel: PodChannel;
 

@@ -27,6 +27,7 @@ import type {
   SecurityAuthentication,
 } from "@kubernetes/client-node";
 import type { ClientOptions, WebSocket } from "ws";
+import { InvalidArgumentError } from "../../errors.js";
 import { type KubernetesClient, kubernetesClient } from "./client.js";
 
 /** Default of backend.requestTimeoutMs (ms): half kube-apiserver's own 60 s request timeout. */
@@ -182,7 +183,10 @@ export function boundedConfiguration(
   timeoutMs: number,
 ): Configuration {
   const cluster = kubeConfig.getCurrentCluster();
-  if (!cluster) throw new Error("No active cluster!");
+  if (!cluster)
+    throw new InvalidArgumentError(
+      "The kubeconfig has no current cluster (its current-context names none); set one with 'kubectl config use-context NAME', or point backend.kubeconfig (or KUBECONFIG) at a kubeconfig that has one.",
+    );
   return k8s.createConfiguration({
     baseServer: new k8s.ServerConfiguration(cluster.server, {}),
     authMethods: { default: boundedCredentials(kubeConfig, timeoutMs) },

@@ -27,7 +27,7 @@ import {
   networkApprover,
   networkSectionRules,
 } from "../../policy/index.js";
-import type { AuditLog } from "../audit.js";
+import type { ServerAuditLog } from "../audit.js";
 
 const Entries = Type.Array(Type.String({ minLength: 1 }), { description: "host[:port[+port]] entries" });
 
@@ -123,7 +123,7 @@ export interface NetworkAuditHooks {
  * record's decision either way (the connections counter stays exact).
  */
 export function networkAuditHooks(
-  log: AuditLog,
+  log: ServerAuditLog,
   count: (decision: string, n: number) => void,
   tenant: string,
   session: string,

@@ -2,41 +2,23 @@
  * The JSON of a large tool-call answer (`{results}`), serialised off the event loop. Issue 11: an
  * edit that rewrites 12,000 lines answers with its display diff and patch (~1.4 MB of text), and
  * serialising that on the event loop took ~5 ms of its CPU per edit (another tenant's requests
- * waited behind it); a worker of the bounded pool (util/worker-pool.ts, lowest CPU priority) now
- * writes the same bytes, with the route's own response schema compiled by the same serializer
+ * waited behind it); a worker of the bounded pool (util/worker-pool.ts, lowest CPU priority;
+ * result-json-worker.ts) now writes the same bytes, with the route's own response schema compiled by the same serializer
  * fastify uses (fast-json-stringify through @fastify/fast-json-stringify-compiler), and the event
  * loop only copies the results there and the bytes back. Small answers, and a full queue or a dead
  * worker, are left to fastify's serializer as before.
  */
-import { createRequire } from "node:module";
 import type { FastifyReply } from "fastify";
-import { lazySharedPool, runOrFallBack } from "../../util/index.js";
-import { ToolCallsResponseSchema } from "./schemas.js";
+import { lazySharedPool, runOrFallBack, workerModule } from "../../util/index.js";
 
 /** Answers whose strings (content texts and top-level details strings) reach this many UTF-16 units. */
 export const RESULT_JSON_WORKER_MIN_CHARS = 64 * 1024;
 
-// fast-json-stringify as fastify's serializer compiler loads it, so both paths write alike.
-const requireFrom = (path: string) => createRequire(path);
-const compilerPath = requireFrom(requireFrom(import.meta.url).resolve("fastify")).resolve(
-  "@fastify/fast-json-stringify-compiler",
-);
-const fastJsonStringifyPath = requireFrom(compilerPath).resolve("fast-json-stringify");
-
-// The worker: `{results}` in; its JSON's UTF-8 bytes out.
-const WORKER_SOURCE = `
-const serialize = require(${JSON.stringify(fastJsonStringifyPath)})(${JSON.stringify(ToolCallsResponseSchema)}, { schema: {} });
-parentPort.on("message", (answer) => {
-  try {
-    parentPort.postMessage({ ok: true, value: Buffer.from(serialize(answer)) });
-  } catch (err) {
-    parentPort.postMessage({ ok: false, message: String((err && err.message) || err) });
-  }
-});
-`;
-
 /** The process-wide answer pool (lazySharedPool), 32 queued answers; exported for tests. */
-export const resultJsonPool = lazySharedPool<{ results: unknown[] }, Uint8Array>(WORKER_SOURCE, 32);
+export const resultJsonPool = lazySharedPool<{ results: unknown[] }, Uint8Array>(
+  workerModule(import.meta.url, "result-json-worker"),
+  32,
+);
 
 /** UTF-16 units of an answer's large strings: content texts and details' top-level string values. */
 export function answerChars(results: readonly unknown[]): number {

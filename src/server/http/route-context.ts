@@ -12,7 +12,7 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from "fastify";
-import type { AuditLog } from "../audit.js";
+import type { ServerAuditLog } from "../audit.js";
 import type { ServerConfig } from "../config/config.js";
 import type { ServerMetrics } from "../metrics.js";
 import type { ApprovalBroker } from "../sessions/approval-broker.js";
@@ -41,7 +41,7 @@ export interface ServerContext {
   config: ServerConfig;
   manager: SessionManager;
   approvals: ApprovalBroker;
-  audit: AuditLog;
+  audit: ServerAuditLog;
   metrics: ServerMetrics;
   state: { draining: boolean };
 }

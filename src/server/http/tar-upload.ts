@@ -15,7 +15,7 @@ import { join, posix } from "node:path";
 import { type Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { extract } from "tar-stream";
-import { InvalidArgumentError, WardenError } from "../../errors.js";
+import { InvalidArgumentError, PayloadTooLargeError, WardenError } from "../../errors.js";
 
 /**
  * Where `warden serve` unpacks uploaded workspaces: `<stateDir>/uploads`, so that reconcile can
@@ -25,10 +25,8 @@ export function uploadsDirOf(stateDir: string): string {
   return join(stateDir, "uploads");
 }
 
-/** The body was larger, or had more entries, than allowed (HTTP 413 through the error mapper's statusCode rule). */
-export class UploadTooLargeError extends Error {
-  readonly statusCode = 413;
-}
+/** The body was larger, or had more entries, than allowed (PAYLOAD_TOO_LARGE, HTTP 413). */
+export class UploadTooLargeError extends PayloadTooLargeError {}
 
 /** Default cap on the entries (files, directories, links) of an uploaded workspace tar. */
 export const DEFAULT_TAR_MAX_ENTRIES = 100_000;
@@ -64,7 +62,7 @@ export async function unpackWorkspaceTar(
       cb(
         over
           ? new UploadTooLargeError(
-              `Workspace tar is larger than ${maxBytes} bytes (tarBodyLimitBytes); upload a smaller workspace`,
+              `Workspace tar is larger than ${maxBytes} bytes (tarBodyLimitBytes); upload a smaller workspace.`,
             )
           : null,
         chunk,
@@ -76,7 +74,7 @@ export async function unpackWorkspaceTar(
     const handle = async () => {
       if (++entries > maxEntries) {
         throw new UploadTooLargeError(
-          `Workspace tar has more than ${maxEntries} entries (tarMaxEntries); upload fewer files, e.g. without build outputs`,
+          `Workspace tar has more than ${maxEntries} entries (tarMaxEntries); upload fewer files, e.g. without build outputs.`,
         );
       }
       const name = safeName(header.name);
@@ -142,7 +140,7 @@ export async function unpackWorkspaceTar(
     return root;
   } catch (err) {
     await rm(root, { recursive: true, force: true });
-    if (err instanceof WardenError || err instanceof UploadTooLargeError) throw err;
+    if (err instanceof WardenError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     if (code) {
       // A file-system error: name its code, never the server's own upload path.

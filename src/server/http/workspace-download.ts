@@ -8,7 +8,7 @@
  * a 50 GB sparse file made the download effectively unbounded (821 MB in 35 s and counting).
  */
 import { type Readable, Transform } from "node:stream";
-import { SandboxError } from "../../errors.js";
+import { PayloadTooLargeError, SandboxError } from "../../errors.js";
 import type { Sandbox } from "../../sandbox/index.js";
 import { WORKSPACE_DIR } from "../../sandbox/index.js";
 
@@ -18,9 +18,9 @@ export const WORKSPACE_DOWNLOAD_MAX_BYTES = 2 * 1024 * 1024 * 1024;
 /** Output of the measuring command kept, per stream (bytes). */
 const OUTPUT_KEPT_BYTES = 16 * 1024;
 
-/** A 413 whose message names the limit (fastify's error shape; toErrorResponse maps it to PAYLOAD_TOO_LARGE). */
-function tooLarge(message: string): Error {
-  return Object.assign(new Error(message), { statusCode: 413 });
+/** A 413 (PayloadTooLargeError) whose message, a sentence, names the limit. */
+function tooLarge(message: string): PayloadTooLargeError {
+  return new PayloadTooLargeError(`${message}.`);
 }
 
 /**
@@ -77,7 +77,11 @@ export function cutAfter(archive: Readable, maxBytes: number): Readable {
     transform(chunk: Buffer, _encoding, done) {
       bytes += chunk.length;
       if (bytes > maxBytes)
-        done(new Error(`the workspace archive passed ${maxBytes} bytes while it streamed`));
+        done(
+          new PayloadTooLargeError(
+            `the workspace archive passed ${maxBytes} bytes while it streamed (the workspace grew while it was archived); download it again, or read what you need with GET /v1/sessions/:id/files`,
+          ),
+        );
       else done(null, chunk);
     },
   });

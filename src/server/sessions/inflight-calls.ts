@@ -22,7 +22,7 @@ import { randomBytes } from "node:crypto";
 import { statSync, unlinkSync, writeFileSync } from "node:fs";
 import { mkdir, open, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { AuditLog } from "../audit.js";
+import type { ServerAuditLog } from "../audit.js";
 
 /**
  * One journalled batch. `auditOffset` is the audit file's size in bytes when it began (-1: no file).
@@ -91,7 +91,7 @@ export class InflightCalls {
   }
 
   /** Writes the `interrupted` lines of the batches a crash left (see above) and deletes their files. */
-  async recover(audit: AuditLog): Promise<InterruptedCall[]> {
+  async recover(audit: ServerAuditLog): Promise<InterruptedCall[]> {
     const interrupted: InterruptedCall[] = [];
     for (const name of (await readdir(this.dir)).sort()) {
       const file = join(this.dir, name);

@@ -7,6 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { InvalidArgumentError } from "../../errors.js";
 import type { ToolSelection } from "../../pipeline/index.js";
 import type { SandboxLimits, WorkspaceMode } from "../../sandbox/index.js";
 
@@ -91,7 +92,7 @@ export class RecordStore {
   }
 
   private path(id: string): string {
-    if (!ID_PATTERN.test(id)) throw new Error(`Invalid session id for a record file: '${id}'`);
+    if (!ID_PATTERN.test(id)) throw new InvalidArgumentError(`Invalid session id for a record file: '${id}'`);
     return join(this.dir, `${id}.json`);
   }
 

@@ -10,7 +10,7 @@ import type { ToolExecutionEvent } from "../../pipeline/index.js";
 import type { SessionOptions } from "../../session/index.js";
 import type { ToolCall, ToolResultMessage } from "../../tools/index.js";
 import { onAbort } from "../../util/index.js";
-import type { AuditLog } from "../audit.js";
+import type { ServerAuditLog } from "../audit.js";
 import type { ServerConfig, TenantConfig } from "../config/config.js";
 import { serverControllerId } from "../config/controller-id.js";
 import { networkAuditHooks, tenantSessionNetwork } from "../config/network-config.js";
@@ -36,7 +36,7 @@ export interface SessionManagerDeps {
   config: ServerConfig;
   sessions: SessionFactory;
   records: RecordStore;
-  audit: AuditLog;
+  audit: ServerAuditLog;
   metrics: ServerMetrics;
   approvals: ApprovalBroker;
   /** Journal of running batches, for the `interrupted` audit lines after a crash. */

@@ -1,7 +1,7 @@
 /** Builds the audit line of one finished tool call from its result and the decision reported for it. */
 import type { CallDecision, ToolExecutionEvent } from "../../pipeline/index.js";
 import type { ToolResultMessage } from "../../tools/index.js";
-import type { AuditLog, ToolAuditEntry } from "../audit.js";
+import type { ServerAuditLog, ToolAuditEntry } from "../audit.js";
 import type { ServerMetrics } from "../metrics.js";
 
 /**
@@ -11,7 +11,7 @@ import type { ServerMetrics } from "../metrics.js";
  * audit line's durationMs, and written as its own approvalMs.
  */
 export function recordFinishedCall(
-  deps: { metrics: ServerMetrics; audit: AuditLog },
+  deps: { metrics: ServerMetrics; audit: ServerAuditLog },
   call: { tenant: string; session: string; batch: string },
   event: Extract<ToolExecutionEvent, { type: "tool_execution_end" }>,
   durationMs: number,

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeEach, expect, it } from "vitest";
 import { readRunTranscript } from "../../../src/agent/transcript.js";
 import { snapshotHost, workspaceHeader, workspaceRecordOf } from "../../../src/review/index.js";
 import { getDocker, LABEL } from "../../../src/sandbox/index.js";
-import { parseTranscript } from "../../../src/session/index.js";
+import { parseReplayTurns } from "../../../src/session/index.js";
 import {
   agentTenant,
   containersOfTenant,
@@ -98,7 +98,7 @@ describeEngine("warden run CLI (engine)", () => {
     expect(tools(3)?.[3]).toEqual({ role: "tool", tool_call_id: "call_bash", content: "Hello, world!\n" });
 
     // The transcript round-trips through replay's parser: the same three batches.
-    const turns = parseTranscript(readFileSync(transcript, "utf8"));
+    const turns = parseReplayTurns(readFileSync(transcript, "utf8"));
     expect(turns.map((t) => t.calls.map((c) => c.id))).toEqual([
       ["call_read", "call_ls"],
       ["call_edit"],

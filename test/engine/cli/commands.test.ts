@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { previewText } from "../../../src/agent/render/format-result.js";
 import { parseExecArguments } from "../../../src/cli/commands/exec.js";
-import { sessionOptionsOf, toolSelectionOf } from "../../../src/cli/output/session-flags.js";
+import { sessionOptionsOf, toolSelectionOf } from "../../../src/cli/flags/session-flags.js";
 import type { ToolResultMessage } from "../../../src/tools/types.js";
 import { DEFAULT_POLICY_NOTICE } from "../../helpers/cli-policy.js";
 import { warden } from "../../helpers/cli-run.js";

@@ -1,6 +1,6 @@
 /**
  * Closing the terminal sends SIGHUP, whose default action ends a Node process at once. Every
- * command that owns a session handles it like SIGTERM (src/cli/output/interrupt.ts): a real
+ * command that owns a session handles it like SIGTERM (src/cli/session/interrupt.ts): a real
  * `warden exec` and `warden run` process, sent SIGHUP while a command runs, exit 130 and leave no
  * container and no spill directory behind; a copy-mode exec saves the change it made so far.
  */

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeRequest } from "../../../src/approval/index.js";
-import type { AuditRecord } from "../../../src/audit/index.js";
+import type { PolicyAuditRecord } from "../../../src/audit/index.js";
 import {
   type ApprovalRequest,
   createPolicyHook,
@@ -36,7 +36,7 @@ const HELPER_FD = /\/proc\/\d+\/(task\/\d+\/)?fd\/[a-z_]+:\[/;
 interface Guarded {
   session: Session;
   asked: ApprovalRequest[];
-  audited: AuditRecord[];
+  audited: PolicyAuditRecord[];
   refusals: string[];
 }
 

@@ -7,7 +7,7 @@ import { runAgent } from "../../../src/agent/loop.js";
 import { OpenAIChatModel } from "../../../src/agent/model.js";
 import { readRunTranscript, TranscriptWriter } from "../../../src/agent/transcript.js";
 import type { AgentEvent } from "../../../src/agent/types.js";
-import { parseTranscript as parseForReplay } from "../../../src/session/transcript.js";
+import { parseReplayTurns as parseForReplay } from "../../../src/session/replay-turns.js";
 import { createFakeSession } from "../../helpers/agent-fake-session.js";
 import { type OpenAITestServer, startOpenAITestServer } from "../../helpers/openai-test-server.js";
 

@@ -1,10 +1,10 @@
 /**
  * CLI errors name the flag the user typed, not the library's option field (issue 36 item 9):
- * `--memory`, not `limits.memoryBytes` (src/cli/output/flag-errors.ts, applied in src/cli/main.ts).
+ * `--memory`, not `limits.memoryBytes` (src/cli/flags/flag-errors.ts, applied in src/cli/main.ts).
  */
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { inFlagTerms } from "../../../src/cli/output/flag-errors.js";
+import { inFlagTerms } from "../../../src/cli/flags/flag-errors.js";
 import { resolveNetworkOptions } from "../../../src/egress/network-options.js";
 import { InvalidArgumentError, NotFoundError } from "../../../src/errors.js";
 import { resolveLimits } from "../../../src/sandbox/limits.js";

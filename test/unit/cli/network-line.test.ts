@@ -1,6 +1,6 @@
-/** The CLI's `warden: net …` stderr line of one connection (src/cli/output/network-flags.ts). */
+/** The CLI's `warden: net …` stderr line of one connection (src/cli/output/network-lines.ts). */
 import { describe, expect, it } from "vitest";
-import { connectionLine, droppedLine } from "../../../src/cli/output/network-flags.js";
+import { connectionLine, droppedLine } from "../../../src/cli/output/network-lines.js";
 
 const base = {
   sessionId: "s1",

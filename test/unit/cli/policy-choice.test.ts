@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { choosePolicy, policyFromTranscript, policyRecordOf } from "../../../src/cli/output/policy-choice.js";
+import { choosePolicy, policyFromTranscript, policyRecordOf } from "../../../src/cli/flags/policy-choice.js";
 import { RecordedPolicyChangedError } from "../../../src/policy/index.js";
 import { ALLOW_ALL_NOTICE, DEFAULT_POLICY_NOTICE, DEFAULT_POLICY_PATH } from "../../helpers/cli-policy.js";
 

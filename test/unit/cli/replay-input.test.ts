@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { asJsonl, runReplay } from "../../../src/cli/commands/replay.js";
-import { parseTranscript } from "../../../src/session/transcript.js";
+import { parseReplayTurns } from "../../../src/session/replay-turns.js";
 
 const file = (name: string, text: string) => {
   const path = join(mkdtempSync(join(tmpdir(), "warden-replay-in-")), name);
@@ -37,7 +37,7 @@ describe("warden replay input", () => {
       null,
       2,
     );
-    const turns = parseTranscript(asJsonl(text));
+    const turns = parseReplayTurns(asJsonl(text));
     expect(turns.map((t) => t.calls.map((c) => c.name))).toEqual([["ls"]]);
   });
 });

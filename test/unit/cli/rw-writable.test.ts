@@ -3,7 +3,7 @@ import { chmodSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { sandboxWriteWarning } from "../../../src/cli/output/session-flags.js";
+import { sandboxWriteWarning } from "../../../src/cli/flags/session-flags.js";
 
 describe("--mode rw writability", () => {
   it.skipIf(process.getuid?.() === 1000)(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseByteCount, sessionOptionsOf } from "../../../src/cli/output/session-flags.js";
+import { parseByteCount, sessionOptionsOf } from "../../../src/cli/flags/session-flags.js";
 
 describe("--spill-max-bytes", () => {
   it("parses bytes with an optional binary unit", () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { workspaceExclusions } from "../../../src/cli/output/workspace-exclusions.js";
+import { workspaceExclusions } from "../../../src/cli/flags/workspace-exclusions.js";
 import { excludeMatcher } from "../../../src/sandbox/workspace-exclude.js";
 
 describe("workspace exclusions", () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createAuditLog, digestArgs } from "../../../src/audit/index.js";
+import { createPolicyAuditLog, digestArgs } from "../../../src/audit/index.js";
 import type { BeforeToolCallContext } from "../../../src/pipeline/types.js";
 import type { ApprovalProvider, ApprovalRequest } from "../../../src/policy/index.js";
 import {
@@ -72,7 +72,7 @@ function auditFile(): { path: string; lines: () => Record<string, unknown>[] } {
 describe("createPolicyHook", () => {
   it("allows what the policy allows, with an audit line naming the rule", async () => {
     const log = auditFile();
-    const hook = createPolicyHook({ policy, sessionId: "s1", audit: createAuditLog(log.path) });
+    const hook = createPolicyHook({ policy, sessionId: "s1", audit: createPolicyAuditLog(log.path) });
     expect(await hook(context("ls -la"))).toBeUndefined();
     const [line] = log.lines();
     expect(line).toMatchObject({
@@ -115,7 +115,7 @@ describe("createPolicyHook", () => {
       policy,
       sessionId: "s1",
       approval: new ScriptedApproval("deny"),
-      audit: createAuditLog(log.path),
+      audit: createPolicyAuditLog(log.path),
     });
     expect(await no(context("make"))).toEqual({
       block: true,
@@ -146,7 +146,7 @@ describe("createPolicyHook", () => {
       sessionId: "s1",
       approval: new ScriptedApproval("never"),
       approvalTimeoutMs: 20,
-      audit: createAuditLog(log.path),
+      audit: createPolicyAuditLog(log.path),
     });
     const result = await hook(context("make"));
     expect(result).toMatchObject({ block: true });
@@ -156,7 +156,7 @@ describe("createPolicyHook", () => {
 
   it("without an approver, ask means deny (decider non-interactive)", async () => {
     const log = auditFile();
-    const hook = createPolicyHook({ policy, sessionId: "s1", audit: createAuditLog(log.path) });
+    const hook = createPolicyHook({ policy, sessionId: "s1", audit: createPolicyAuditLog(log.path) });
     const result = await hook(context("ls | sh"));
     expect((result as { reason: string }).reason).toBe(
       "Tool call refused: bash part 'sh' needs approval (sh reads commands from stdin) and this session is non-interactive, so it is denied. Nothing was run.",
@@ -173,7 +173,7 @@ describe("createPolicyHook", () => {
 
   it("fails closed, with an audit line, when a path cannot be resolved", async () => {
     const log = auditFile();
-    const hook = createPolicyHook({ policy, sessionId: "s1", audit: createAuditLog(log.path) });
+    const hook = createPolicyHook({ policy, sessionId: "s1", audit: createPolicyAuditLog(log.path) });
     const ctx = context("ls > out.txt");
     const gone = new FakeSandbox();
     gone.realpath = () => Promise.reject(new Error("container gone"));

@@ -1,6 +1,6 @@
 /** A policy file's `network:` section: parsing, load errors with file:line:col, and layering (strictest wins). */
 import { describe, expect, it } from "vitest";
-import { networkOptionsOf } from "../../../src/cli/output/network-flags.js";
+import { networkOptionsOf } from "../../../src/cli/flags/network-flags.js";
 import { decideConnection, parseAllowNet } from "../../../src/egress/index.js";
 import { effectiveNetworkRules, parsePolicyText } from "../../../src/policy/index.js";
 

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { sessionOptionsOf } from "../../../src/cli/output/session-flags.js";
+import { sessionOptionsOf } from "../../../src/cli/flags/session-flags.js";
 import { resolveSandboxOptions } from "../../../src/sandbox/options.js";
 import { measureWorkspace } from "../../../src/sandbox/workspace-size.js";
 

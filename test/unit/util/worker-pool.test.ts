@@ -6,30 +6,14 @@ import { readdirSync, readFileSync } from "node:fs";
 import { getPriority } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { WorkerJobError, WorkerPool, WorkerPoolFullError } from "../../../src/util/worker-pool.js";
+import { workerModule } from "../../../src/util/worker-process.js";
 
-// \`port\`: the pool's parentPort; a worker thread's when run by the pool before worker processes
-// (so these tests ran against it, and its failures are the ones shown).
-const SOURCE = `
-const port = typeof parentPort !== "undefined" ? parentPort : require("node:worker_threads").parentPort;
-port.on("message", async (job) => {
-  if (job === "spin") for (;;) {}
-  if (job === "pid") return port.postMessage({ ok: true, value: process.pid });
-  if (job === "busy") {
-    // Starts what starts threads late (libuv's pool, V8's garbage collection) before answering.
-    await require("node:fs/promises").readFile("/proc/self/stat");
-    let kept = 0;
-    for (let i = 0; i < 200; i++) kept += new Array(100000).fill(i).length;
-    return port.postMessage({ ok: true, value: process.pid });
-  }
-  if (job === "grow") { const held = []; for (;;) held.push(new Array(100000).fill(Math.random())); }
-  if (job === "throw") return port.postMessage({ ok: false, message: "boom" });
-  port.postMessage({ ok: true, value: job * 2 });
-});
-`;
+// The jobs (a number, "spin", "pid", "busy", "grow", "throw") are the fixture module's.
+const MODULE = workerModule(import.meta.url, "fixtures/pool-worker");
 
 const pools: WorkerPool<unknown, unknown>[] = [];
 function pool(size = 1, maxQueued = 1, idleMs = 60_000): WorkerPool<unknown, unknown> {
-  const p = new WorkerPool<unknown, unknown>({ source: SOURCE, size, maxQueued, idleMs, maxHeapMb: 64 });
+  const p = new WorkerPool<unknown, unknown>({ module: MODULE, size, maxQueued, idleMs, maxHeapMb: 64 });
   pools.push(p);
   return p;
 }

@@ -2,20 +2,21 @@
 import { once } from "node:events";
 import { existsSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { refWorkerProcess, startWorkerProcess } from "../../../src/util/worker-process.js";
+import { refWorkerProcess, startWorkerProcess, workerModule } from "../../../src/util/worker-process.js";
 
-const SOURCE = `
-parentPort.on("message", () => parentPort.postMessage({ env: process.env, title: process.title }));
-`;
+// Answers any job with its process's environment and title.
+const MODULE = workerModule(import.meta.url, "fixtures/env-worker");
 
 describe("startWorkerProcess", () => {
   it("starts a process named warden-worker with none of this process's environment", async () => {
     process.env.WARDEN_TEST_SECRET = "not for workers";
     try {
-      const { child } = startWorkerProcess(SOURCE, 64);
+      const { child } = startWorkerProcess(MODULE, 64);
       refWorkerProcess(child);
       child.send("go");
-      const [reply] = (await once(child, "message")) as [{ env: Record<string, string>; title: string }];
+      const [{ value: reply }] = (await once(child, "message")) as [
+        { value: { env: Record<string, string>; title: string } },
+      ];
       expect(reply.title).toBe("warden-worker");
       expect(Object.keys(reply.env).filter((k) => !k.startsWith("NODE_CHANNEL_"))).toEqual([]);
       child.kill("SIGKILL");
@@ -26,7 +27,7 @@ describe("startWorkerProcess", () => {
   });
 
   it("exits by itself when its IPC channel closes (as when the server exits or dies)", async () => {
-    const { child } = startWorkerProcess(SOURCE, 64);
+    const { child } = startWorkerProcess(MODULE, 64);
     refWorkerProcess(child);
     child.send("go");
     await once(child, "message");
@@ -36,7 +37,7 @@ describe("startWorkerProcess", () => {
   });
 
   it("runs in a session of its own, whose scheduler autogroup is at nice 10 where the kernel groups by session", async () => {
-    const { child } = startWorkerProcess(SOURCE, 64);
+    const { child } = startWorkerProcess(MODULE, 64);
     refWorkerProcess(child);
     try {
       child.send("go");
@@ -63,5 +64,16 @@ describe("startWorkerProcess", () => {
       child.kill("SIGKILL");
       await once(child, "close");
     }
+  });
+});
+
+describe("workerModule", () => {
+  it("names the worker module beside its user: the compiled .js in dist/, the .ts source under vitest", () => {
+    expect(workerModule("file:///pkg/dist/util/line-diff.js", "line-diff-worker").href).toBe(
+      "file:///pkg/dist/util/line-diff-worker.js",
+    );
+    expect(workerModule("file:///repo/src/util/line-diff.ts", "line-diff-worker").href).toBe(
+      "file:///repo/src/util/line-diff-worker.ts",
+    );
   });
 });

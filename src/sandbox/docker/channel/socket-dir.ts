@@ -18,7 +18,7 @@ import { randomBytes } from "node:crypto";
 import { chmod, chown, lstat, mkdir, readdir, rm } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import type Docker from "dockerode";
-import { InvalidArgumentError } from "../../../errors.js";
+import { InvalidArgumentError, SandboxError } from "../../../errors.js";
 
 /** Where the socket's directory is mounted in the container (images/sandbox/helper/socket.go). */
 export const CHANNEL_SOCKET_DIR = "/run/warden-channel";
@@ -128,7 +128,7 @@ function exists(path: string): Promise<boolean> {
  * anything in it, so root's later chmod, rm and listen there cannot be redirected: every
  * component from `/` is a real directory (not a link) owned by root or this uid, and none may be
  * written by group or others, except an ancestor with the sticky bit (as /tmp: others cannot
- * rename what is not theirs). Throws an Error naming the first component that fails.
+ * rename what is not theirs). Throws SandboxError naming the first component that fails.
  */
 export async function assertOnlyOursPath(dir: string): Promise<void> {
   const uid = process.getuid?.();
@@ -136,12 +136,12 @@ export async function assertOnlyOursPath(dir: string): Promise<void> {
   for (let i = 0; i <= parts.length; i++) {
     const path = sep + parts.slice(0, i).join(sep);
     const info = await lstat(path);
-    if (info.isSymbolicLink() || !info.isDirectory()) throw new Error(`${path} is not a directory`);
+    if (info.isSymbolicLink() || !info.isDirectory()) throw new SandboxError(`${path} is not a directory`);
     if (info.uid !== 0 && info.uid !== uid)
-      throw new Error(`${path} is owned by uid ${info.uid}, not by root or this process (${uid})`);
+      throw new SandboxError(`${path} is owned by uid ${info.uid}, not by root or this process (${uid})`);
     const sticky = (info.mode & 0o1000) !== 0 && i < parts.length;
     if ((info.mode & 0o022) !== 0 && !sticky)
-      throw new Error(`${path} is writable by others (mode ${(info.mode & 0o777).toString(8)})`);
+      throw new SandboxError(`${path} is writable by others (mode ${(info.mode & 0o777).toString(8)})`);
   }
 }
 

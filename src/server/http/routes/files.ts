@@ -8,7 +8,12 @@
  * download, these routes are the tenant's own API: the tool-call policy does not judge them.
  */
 import type { Readable } from "node:stream";
-import { InvalidArgumentError, NotFoundError, PathOutsideWorkspaceError } from "../../../errors.js";
+import {
+  InvalidArgumentError,
+  NotFoundError,
+  PathOutsideWorkspaceError,
+  PayloadTooLargeError,
+} from "../../../errors.js";
 import type { FileStat, Sandbox } from "../../../sandbox/index.js";
 import { WORKSPACE_DIR } from "../../../sandbox/index.js";
 import { isWithinRoot, normalizeToolPath } from "../../../tools/index.js";
@@ -18,11 +23,10 @@ import { endIfStalled } from "../response-over.js";
 import { type App, principalOf, type ServerContext } from "../route-context.js";
 import { ErrorSchema, FilesQuerySchema, FileWrittenSchema, SessionParamsSchema } from "../schemas.js";
 
-/** A 413 whose message names the limit (fastify's error shape; toErrorResponse maps it to PAYLOAD_TOO_LARGE). */
-function tooLarge(what: string, maxBytes: number): Error {
-  return Object.assign(
-    new Error(`${what} is over filesMaxBytes (${maxBytes} bytes); raise filesMaxBytes in the server config`),
-    { statusCode: 413 },
+/** A 413 (PayloadTooLargeError) whose message names the limit. */
+function tooLarge(what: string, maxBytes: number): PayloadTooLargeError {
+  return new PayloadTooLargeError(
+    `${what} is over filesMaxBytes (${maxBytes} bytes); raise filesMaxBytes in the server config.`,
   );
 }
 

@@ -88,7 +88,7 @@ export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
     // to show stays, as "Binary files … differ".
     const { applicable, refused } = splitApplicable(changes, { keepOversize: true });
     const leftOut = refused.map((entry) => `${LEFT_OUT_PREFIX}${JSON.stringify(entry)}\n`).join("");
-    // Rendered and encoded off the event loop for a large change (patch-worker.ts).
+    // Rendered and encoded off the event loop for a large change (review/patch-bytes.ts).
     const patch = await formatPatchBytes(applicable, { signal });
     return reply.type("text/x-diff; charset=utf-8").send(Buffer.concat([Buffer.from(leftOut), patch]));
   });

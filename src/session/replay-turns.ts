@@ -1,5 +1,6 @@
 /**
- * Recorded transcripts for `warden replay`: JSONL, one message per line in the OpenAI chat shape.
+ * The turns `warden replay` runs, read from a recorded transcript (src/agent/transcript.ts writes
+ * `warden run`'s): JSONL, one message per line in the OpenAI chat shape.
  * Assistant lines `{role:"assistant", content?, tool_calls:[{id, type:"function", function:{name,
  * arguments:"<json string>"}}]}` are turns; every other line (user, tool, system) is skipped.
  *
@@ -19,7 +20,7 @@ export interface RecordedToolCall {
 }
 
 /** One assistant turn: its 1-based line in the file, its text, and its calls (one batch). */
-export interface TranscriptTurn {
+export interface ReplayTurn {
   line: number;
   content?: string;
   calls: RecordedToolCall[];
@@ -70,8 +71,8 @@ export function parseJsonLines(text: string, source?: string): JsonLine[] {
  * Parses a JSONL transcript. Blank lines and non-assistant messages are skipped, as are assistant
  * messages without tool calls. Throws InvalidArgumentError naming the line for a line that is not JSON.
  */
-export function parseTranscript(text: string): TranscriptTurn[] {
-  const turns: TranscriptTurn[] = [];
+export function parseReplayTurns(text: string): ReplayTurn[] {
+  const turns: ReplayTurn[] = [];
   for (const { line, value } of parseJsonLines(text)) {
     const message = value as { role?: unknown; content?: unknown; tool_calls?: unknown } | null;
     if (
@@ -81,7 +82,7 @@ export function parseTranscript(text: string): TranscriptTurn[] {
     ) {
       continue;
     }
-    const turn: TranscriptTurn = { line, calls: message.tool_calls.map((c, j) => recordedCall(c, line, j)) };
+    const turn: ReplayTurn = { line, calls: message.tool_calls.map((c, j) => recordedCall(c, line, j)) };
     if (typeof message.content === "string" && message.content !== "") turn.content = message.content;
     turns.push(turn);
   }

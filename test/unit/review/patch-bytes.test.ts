@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { FileChange } from "../../../src/review/changes.js";
 import { formatPatch } from "../../../src/review/patch.js";
-import { formatPatchBytes, PATCH_WORKER_MIN_BYTES, patchPool } from "../../../src/review/patch-worker.js";
+import { formatPatchBytes, PATCH_WORKER_MIN_BYTES, patchPool } from "../../../src/review/patch-bytes.js";
 
 const numbered = (n: number, word: string) =>
   Array.from({ length: n }, (_, i) => `${word} line ${i} of the file\n`).join("");

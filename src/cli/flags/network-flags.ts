@@ -2,18 +2,14 @@
  * The network flags of `warden exec`, `replay`, `run` and `mcp`: `--allow-net host[:port],…`
  * (allowlist mode through the egress gateway; repeatable), `--net-ca-bundle <pem>` (extra CA
  * certificates the gateway trusts for origins) and `--egress-network <name>` (engine network the gateway leaves through;
- * default bridge). Each connection is reported on stderr as one `warden: net …` line.
+ * default bridge). Each connection is reported on stderr as one `warden: net …` line
+ * (../output/network-lines.ts).
  */
 import type { Command } from "commander";
-import {
-  type AuditDropSummary,
-  type ConnectionAudit,
-  type NetworkOptions,
-  type NetworkRule,
-  parseAllowNet,
-} from "../../egress/index.js";
+import { type NetworkOptions, type NetworkRule, parseAllowNet } from "../../egress/index.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { effectiveNetworkRules, loadPolicy } from "../../policy/index.js";
+import { connectionLine, droppedLine } from "../output/network-lines.js";
 
 /** The parsed network flags. */
 export interface NetworkFlags {
@@ -42,41 +38,6 @@ export function addNetworkFlags(command: Command): Command {
       "engine network the egress gateway leaves through (default bridge; repeatable)",
       collect,
     );
-}
-
-/**
- * One stderr line for an audit record, e.g. `warden: net ask→deny GET x.org:80 ask=non-interactive
- * rule="ask x.org:80+443 (nobody to ask: non-interactive)" out=120B in=3400B 2ms`. A refusal
- * `upstream-tls` ends with what to do (upstreamTlsFix): it names `--net-ca-bundle`.
- */
-export function connectionLine(r: ConnectionAudit): string {
-  const sni = r.sni && r.sni !== r.domain ? ` sni=${r.sni}` : "";
-  const ask = r.ask ? ` ask=${r.ask}` : "";
-  const fix = r.refusal === "upstream-tls" ? `; ${upstreamTlsFix(r.domain)}` : "";
-  return `warden: net ${r.decision} ${r.method} ${r.domain}:${r.port}${sni}${ask} rule="${r.rule}" out=${r.bytesOut}B in=${r.bytesIn}B ${r.durationMs}ms${fix}\n`;
-}
-
-/**
- * What to do when the gateway's TLS connection to `domain` failed (refusal `upstream-tls`): the
- * usual cause on a first run is a network that intercepts TLS (a company proxy), whose CA the
- * gateway does not trust until `--net-ca-bundle` names it.
- */
-export function upstreamTlsFix(domain: string): string {
-  return (
-    `the gateway could not make a verified TLS connection to ${domain}: if this network intercepts TLS ` +
-    "(a company proxy), pass that proxy's CA certificate (PEM) with --net-ca-bundle FILE; otherwise the origin is unreachable or its certificate is invalid"
-  );
-}
-
-/**
- * One stderr line for the records over the session's audit bound, e.g. `warden: net 1800 records
- * not shown (rate-limit: 10/s, burst 200; deny=1800) 2026-12-01T10:00:00.000Z..2026-12-01T10:00:00.900Z`.
- */
-export function droppedLine(s: AuditDropSummary): string {
-  const decisions = Object.entries(s.decisions)
-    .map(([d, n]) => `${d}=${n}`)
-    .join(" ");
-  return `warden: net ${s.dropped} records not shown (${s.reason}: ${s.limit.recordsPerSecond}/s, burst ${s.limit.burst}; ${decisions}) ${s.from}..${s.to}\n`;
 }
 
 /** The `network:` sections of policy files, one rule list per file that has one. */

@@ -1,5 +1,5 @@
 /**
- * The audit log: one pino JSON line per policy decision, with time (epoch ms), session, tool, a
+ * The policy audit log (`PolicyAuditLog`): one pino JSON line per policy decision, with time (epoch ms), session, tool, a
  * sha256 digest of the arguments (never the arguments themselves: they may hold secrets), decision,
  * rule id, decider and latency. File destinations are written synchronously (pino's sync
  * SonicBoom), so a crash leaves complete lines only.
@@ -8,8 +8,8 @@ import { createHash } from "node:crypto";
 import { type Logger, pino } from "pino";
 import type { CallVerdict, Decider } from "../pipeline/index.js";
 
-/** One audit record (the fields of its JSON line, besides pino's level / time / msg). */
-export interface AuditRecord {
+/** One policy decision's audit record (the fields of its JSON line, besides pino's level / time / msg). */
+export interface PolicyAuditRecord {
   session: string;
   tool: string;
   toolCallId?: string;
@@ -22,9 +22,12 @@ export interface AuditRecord {
   latencyMs: number;
 }
 
-/** Where audit records go. */
-export interface AuditLog {
-  record(entry: AuditRecord): void;
+/**
+ * Where policy decision records go (the policy hook, src/policy/hook.ts). Not the
+ * server's request and tool log, which is `ServerAuditLog` (src/server/audit.ts).
+ */
+export interface PolicyAuditLog {
+  record(entry: PolicyAuditRecord): void;
 }
 
 function canonical(value: unknown): unknown {
@@ -46,10 +49,10 @@ export function digestArgs(args: unknown): string {
 }
 
 /**
- * An audit log writing to `target`: a file path (appended, created with parents, written
+ * A policy audit log writing to `target`: a file path (appended, created with parents, written
  * synchronously) or an existing pino logger (a child with `component: "audit"`).
  */
-export function createAuditLog(target: string | Logger): AuditLog {
+export function createPolicyAuditLog(target: string | Logger): PolicyAuditLog {
   const logger =
     typeof target === "string"
       ? pino(

@@ -29,8 +29,11 @@ import { diffHashes } from "./workspace-hashes.js";
 
 type Opts = { signal?: AbortSignal };
 
-/** A Sandbox whose calls go through one SandboxIO, chosen when it is made and kept. */
-export abstract class IOSandbox implements Sandbox {
+/**
+ * The base of `DockerSandbox` and `KubernetesSandbox`: a Sandbox whose calls go through one
+ * `SandboxIO` (io.ts), chosen when it is made and kept. Subclasses add export and removal.
+ */
+export abstract class AbstractSandbox implements Sandbox {
   abstract readonly info: SandboxInfo;
 
   /**

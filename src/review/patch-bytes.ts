@@ -5,37 +5,22 @@
  * both sides to text, copying the hunk texts back, joining them, and encoding the answer to UTF-8;
  * a binary file's `GIT binary patch` (deflate and base85 of up to 1 MiB a side) too. Here one job of
  * the bounded pool (util/worker-pool.ts, lowest CPU priority) renders the same patch with patch.ts's
- * own functions (PATCH_WORKER_LIB) and answers its bytes; the event loop only copies the sides there
+ * own functions (patch-bytes-worker.ts) and answers its bytes; the event loop only copies the sides there
  * and the bytes back. Small changes, and a full queue or a dead worker, are rendered here as before
  * (formatPatch, whose diffs have their own bounds and pool).
  */
-import { lazySharedPool, runOrFallBack, throwIfAborted } from "../util/index.js";
+import { lazySharedPool, runOrFallBack, throwIfAborted, workerModule } from "../util/index.js";
 import type { FileChange } from "./changes.js";
-import { formatPatch, PATCH_WORKER_LIB } from "./patch.js";
+import { formatPatch } from "./patch.js";
 
 /** Changes whose sides together reach this many bytes are rendered in the worker pool (64 KiB). */
 export const PATCH_WORKER_MIN_BYTES = 64 * 1024;
 
-// The worker: FileChange[] in (bytes as Uint8Array), the patch's UTF-8 bytes out.
-const WORKER_SOURCE = `
-${PATCH_WORKER_LIB}
-const asBuffer = (bytes) => (bytes === null ? null : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-parentPort.on("message", async (changes) => {
-  try {
-    const texts = [];
-    for (const change of changes) {
-      const patch = await patchFile({ ...change, oldBytes: asBuffer(change.oldBytes), newBytes: asBuffer(change.newBytes) });
-      texts.push(patch.text);
-    }
-    parentPort.postMessage({ ok: true, value: Buffer.from(texts.join("")) });
-  } catch (err) {
-    parentPort.postMessage({ ok: false, message: String((err && err.message) || err) });
-  }
-});
-`;
-
 /** The process-wide patch pool (lazySharedPool), 32 queued patches; exported for tests. */
-export const patchPool = lazySharedPool<FileChange[], Uint8Array>(WORKER_SOURCE, 32);
+export const patchPool = lazySharedPool<FileChange[], Uint8Array>(
+  workerModule(import.meta.url, "patch-bytes-worker"),
+  32,
+);
 
 /** Bytes of every side of `changes`. */
 function changeBytes(changes: readonly FileChange[]): number {

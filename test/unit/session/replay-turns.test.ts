@@ -1,7 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { parseRunTranscript } from "../../../src/agent/transcript.js";
 import { InvalidArgumentError } from "../../../src/errors.js";
-import { parseTranscript, resolvePlaceholders, spillPathOf, toToolCall } from "../../../src/session/index.js";
+import {
+  parseReplayTurns,
+  resolvePlaceholders,
+  spillPathOf,
+  toToolCall,
+} from "../../../src/session/index.js";
 
 const turn = (calls: unknown[], content = "") =>
   JSON.stringify({ role: "assistant", content, tool_calls: calls });
@@ -11,7 +16,7 @@ const fn = (id: string, name: string, args: string) => ({
   function: { name, arguments: args },
 });
 
-describe("parseTranscript", () => {
+describe("parseReplayTurns", () => {
   it("keeps assistant turns with tool calls and skips every other line", () => {
     const text = [
       JSON.stringify({ role: "user", content: "hello" }),
@@ -21,7 +26,7 @@ describe("parseTranscript", () => {
       "",
       turn([fn("c3", "bash", '{"command":"ls"}')]),
     ].join("\n");
-    expect(parseTranscript(text)).toEqual([
+    expect(parseReplayTurns(text)).toEqual([
       {
         line: 2,
         content: "Looking.",
@@ -35,7 +40,7 @@ describe("parseTranscript", () => {
   });
 
   it("names the line that is not JSON", () => {
-    expect(() => parseTranscript(`${turn([fn("c1", "ls", "{}")])}\n{oops`)).toThrow(
+    expect(() => parseReplayTurns(`${turn([fn("c1", "ls", "{}")])}\n{oops`)).toThrow(
       new InvalidArgumentError(
         `Transcript line 2 is not valid JSON (Expected property name or '}' in JSON at position 1); fix or remove it.`,
       ),
