@@ -16,9 +16,9 @@ const ALLOWED: Record<string, string> = {
     "invariant of a private method, called only once the helper has ended",
   "src/sandbox/kubernetes/client.ts: ":
     "invariant: every path to a cluster awaits loadKubernetesClient() first (the message names that)",
-  'src/policy/bash-parser.ts: "bash parser not loaded: await loadBashParser() first"':
+  'src/policy/bash/parser.ts: "bash parser not loaded: await loadBashParser() first"':
     "invariant: evaluation awaits loadBashParser() before it parses (the message names that)",
-  'src/policy/bash-parser.ts: "bash parser returned no tree"':
+  'src/policy/bash/parser.ts: "bash parser returned no tree"':
     "invariant: web-tree-sitter returns no tree only without a language or after a cancel or timeout, and warden sets none of them",
   'src/mcp/tool-server.ts: "The pipeline returned no result."':
     "invariant: the pipeline answers every call it is given with one result",
