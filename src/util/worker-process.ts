@@ -16,9 +16,10 @@
  * file URL, workerModule below) and answers each later message `input` with `{ ok: true, value }`,
  * `value` being what the module's `runJob(input)` returns or resolves, or `{ ok: false, message }`
  * when it throws, one job at a time. A module run from source (a `.ts` file: under vitest) is
- * loaded with Node's TypeScript support (`--experimental-transform-types`) and a resolve hook that
- * maps a relative `.js` import to its `.ts` file, as tsc's output names them; from dist/ it is the
- * compiled `.js`. The child exits when its IPC channel closes (the parent exited or let it go).
+ * loaded through module hooks (registerHooks, Node 22.15+): a resolve hook maps a relative `.js`
+ * import to its `.ts` file, as tsc's output names them, and a load hook compiles each `.ts` file
+ * with the checkout's typescript (transpileModule: parameter properties and all, which Node's own
+ * type stripping refuses); from dist/ it is the compiled `.js`, and no hook is installed. The child exits when its IPC channel closes (the parent exited or let it go).
  *
  * Where the kernel groups processes by session (CONFIG_SCHED_AUTOGROUP, on in Debian's kernels and
  * enabled by default: /proc/sys/kernel/sched_autogroup_enabled; see sched(7)), a nice value ranks
@@ -82,6 +83,16 @@ process.once("message", (href) => {
           return next(specifier.slice(0, -3) + ".ts", context);
         }
       },
+      load(url, context, next) {
+        if (!url.startsWith("file:") || !url.endsWith(".ts")) return next(url, context);
+        const file = require("node:url").fileURLToPath(url);
+        const ts = require(require("node:module").createRequire(file).resolve("typescript"));
+        const { outputText } = ts.transpileModule(require("node:fs").readFileSync(file, "utf8"), {
+          fileName: file,
+          compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2023, sourceMap: false },
+        });
+        return { format: "module", source: outputText, shortCircuit: true };
+      },
     });
   }
   const loaded = import(href);
@@ -100,9 +111,6 @@ process.once("message", (href) => {
   });
 });
 `;
-
-/** Node's flags for a worker module run from its TypeScript source (see the module docstring). */
-const TYPESCRIPT_FLAGS = ["--experimental-transform-types", "--disable-warning=ExperimentalWarning"];
 
 /**
  * The file URL of the worker module `name` (e.g. "line-diff-worker") beside the module whose
@@ -128,8 +136,7 @@ export interface WorkerProcess {
  * "exit", "error").
  */
 export function startWorkerProcess(module: URL, maxHeapMb: number): WorkerProcess {
-  const typescript = module.pathname.endsWith(".ts") ? TYPESCRIPT_FLAGS : [];
-  const args = [`--max-old-space-size=${maxHeapMb}`, ...typescript, "-e", BOOT];
+  const args = [`--max-old-space-size=${maxHeapMb}`, "-e", BOOT];
   const child = spawn(process.execPath, args, {
     env: {},
     stdio: ["ignore", "ignore", "pipe", "ipc"],
