@@ -7,8 +7,9 @@
 import { posix } from "node:path";
 import { Readable } from "node:stream";
 import { pack } from "tar-stream";
-import { NotFoundError } from "../../src/errors.js";
-import { sortListing } from "../../src/sandbox/listing-sort.js";
+import { NotFoundError } from "../../errors.js";
+import { LineRangeCollector } from "../../truncate/line-range.js";
+import { sortListing } from "../listing-sort.js";
 import type {
   DirEntry,
   ExecCommand,
@@ -22,9 +23,8 @@ import type {
   SandboxInfo,
   SortedListing,
   WorkspaceChange,
-} from "../../src/sandbox/types.js";
-import { WORKSPACE_DIR } from "../../src/sandbox/types.js";
-import { LineRangeCollector } from "../../src/truncate/line-range.js";
+} from "../types.js";
+import { WORKSPACE_DIR } from "../types.js";
 
 type Node =
   | { type: "file"; data: Buffer; mode: number }
