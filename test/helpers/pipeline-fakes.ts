@@ -1,8 +1,8 @@
 /** Fakes for pipeline unit tests: a spill store, simple tools, a context over the shared FakeSandbox. */
 import { Type } from "typebox";
 import { FileMutationQueue, type PipelineContext } from "../../src/pipeline/index.js";
-import { FakeSandbox } from "../../src/sandbox/memory/memory-sandbox.js";
 import type { AnyTool, SpillStore, ToolOutput } from "../../src/tools/types.js";
+import { FakeSandbox } from "./fake-sandbox.js";
 
 export function fakeSpill(): SpillStore {
   return {

@@ -3,13 +3,13 @@
  * spam, fail) over the shared FakeSandbox with a fixed workspace, and a SessionBackend that tracks "containers".
  */
 import type { RunToolCallsOptions } from "../../src/pipeline/types.js";
-import { FakeSandbox } from "../../src/sandbox/memory/memory-sandbox.js";
 import { CONFIG_DEFAULTS, type ServerConfig, type TenantConfig } from "../../src/server/config/config.js";
 import type { ManagedContainer, SessionBackend } from "../../src/server/sessions/backend.js";
 import type { SessionRecord } from "../../src/server/sessions/record-store.js";
 import { hashKey } from "../../src/server/tenancy/auth.js";
 import type { Session, SessionOptions } from "../../src/session/types.js";
 import type { ToolCall, ToolResultMessage } from "../../src/tools/types.js";
+import { FakeSandbox } from "./fake-sandbox.js";
 
 function result(call: ToolCall, text: string, isError = false, details?: unknown): ToolResultMessage {
   return {

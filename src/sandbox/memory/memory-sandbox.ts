@@ -1,13 +1,17 @@
 /**
- * FakeSandbox: the one `Sandbox` stand-in of the unit tests. An in-memory tree (files with their mode,
+ * MemorySandbox: a Sandbox held in memory, the memory backend's (memory-backend.ts) and, through
+ * test/helpers/fake-sandbox.ts, the unit tests'. An in-memory tree (files with their mode and mtime,
  * directories, symlinks), `realpath` following links like `realpath -m`, byte and line reads,
- * `exec` scripted by the test (no process runs), a fixed change list and a tar of the workspace for
- * `exportWorkspace`. No engine, no host files; never used outside tests.
+ * listings sorted by the shared sortListing, a tar of the workspace for `exportWorkspace` and
+ * `changedPaths` against the hashes of what was copied in (workspace-copy.ts' records). `exec`
+ * runs no process: it answers the few argv commands of memory-exec.ts. No engine, no host files
+ * besides the copy-mode workspace read once at creation.
  */
+import { createHash } from "node:crypto";
 import { posix } from "node:path";
 import { Readable } from "node:stream";
 import { pack } from "tar-stream";
-import { NotFoundError } from "../../errors.js";
+import { InvalidArgumentError, NotFoundError, SandboxNotRunningError } from "../../errors.js";
 import { LineRangeCollector } from "../../truncate/line-range.js";
 import { sortListing } from "../listing-sort.js";
 import type {
@@ -25,131 +29,61 @@ import type {
   WorkspaceChange,
 } from "../types.js";
 import { WORKSPACE_DIR } from "../types.js";
+import { diffHashes, HASH_MAX_FILE_BYTES, metaRecord, type WorkspaceHashes } from "../workspace-hashes.js";
+import { runMemoryCommand } from "./memory-exec.js";
 
-type Node =
-  | { type: "file"; data: Buffer; mode: number }
+/** One node of the tree: a file (bytes, permission bits, mtime in ms), a directory or a symlink. */
+export type MemoryNode =
+  | { type: "file"; data: Buffer; mode: number; mtimeMs?: number }
   | { type: "directory" }
   | { type: "symlink"; target: string };
 
-/** What a scripted exec does: the test pushes output through `opts` and returns the result. */
-export type ExecScript = (command: ExecCommand, opts: ExecOptions) => Promise<ExecResult>;
-
-/** An ExecScript that emits `chunks` on stdout (strings or Buffers) and returns `result`. */
-export function emitting(chunks: (string | Buffer)[], result: Partial<ExecResult> = {}): ExecScript {
-  return async (_command, opts) => {
-    for (const chunk of chunks) opts.onStdout?.(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
-    return { exitCode: 0, timedOut: false, aborted: false, durationMs: 1, ...result };
+/** The info of a MemorySandbox made without one (container "memory", tenant "test-fake"). */
+function defaultInfo(): SandboxInfo {
+  return {
+    containerId: "memory",
+    sessionId: "fake-session",
+    tenant: "test-fake",
+    image: "fake",
+    runtime: "runc",
+    workspaceMode: "copy",
+    roots: [WORKSPACE_DIR],
+    createdAt: new Date(0),
+    expiresAt: new Date(0),
   };
 }
 
-/** What an argv handler returns: stdout chunks (strings or bytes), stderr and an exit code. */
-export interface FakeExecReply {
-  stdout?: (string | Buffer)[];
-  stderr?: string;
-  exitCode?: number;
-}
-
-/** Answers one command by its argv (a shell command arrives as `bash -c <command>`). */
-export type FakeExecHandler = (argv: string[], options: ExecOptions) => FakeExecReply;
-
-/** The argv of a command as the fake records it. */
-export function argvOf(command: ExecCommand): string[] {
-  return "argv" in command ? command.argv : ["bash", "-c", command.shell];
-}
-
-/**
- * An ExecScript from an argv handler: stdout chunks stop when `signal` fires, and then the command
- * ends aborted with 130 (as the engine's exec does).
- */
-export function replying(handler: FakeExecHandler): ExecScript {
-  return async (command, options) => {
-    const reply = handler(argvOf(command), options);
-    let aborted = false;
-    for (const chunk of reply.stdout ?? []) {
-      if (options.signal?.aborted) {
-        aborted = true;
-        break;
-      }
-      options.onStdout?.(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, "utf8"));
-    }
-    if (reply.stderr) options.onStderr?.(Buffer.from(reply.stderr, "utf8"));
-    aborted ||= options.signal?.aborted ?? false;
-    return { exitCode: aborted ? 130 : (reply.exitCode ?? 0), timedOut: false, aborted, durationMs: 1 };
-  };
-}
-
-/** How a FakeSandbox starts. */
-export interface FakeSandboxOptions {
-  /** Overrides of the default info (container "fake", tenant "test-fake", roots ["/workspace"]). */
-  info?: Partial<SandboxInfo>;
-  /** Workspace files: workspace-relative or absolute path -> content. */
-  files?: Record<string, string | Buffer>;
-  /** Symlinks: absolute or workspace-relative path -> target (relative targets resolve from the link's folder). */
-  links?: Record<string, string>;
-  /** What changedPaths answers. */
-  changes?: WorkspaceChange[];
-}
-
-/** The in-memory sandbox of the unit tests (see the module comment). */
-export class FakeSandbox implements Sandbox {
-  readonly nodes = new Map<string, Node>([
+/** The in-memory sandbox (see the module comment). */
+export class MemorySandbox implements Sandbox {
+  readonly nodes = new Map<string, MemoryNode>([
     ["/", { type: "directory" }],
     [WORKSPACE_DIR, { type: "directory" }],
   ]);
-  readonly info: SandboxInfo;
-  /** The commands exec was called with, in order. */
-  readonly commands: ExecCommand[] = [];
-  /** Replace to script exec; the default emits nothing and exits 0. */
-  execScript: ExecScript = emitting([]);
-  /** What changedPaths answers. */
-  changes: WorkspaceChange[];
-  /** How many writeFile calls were made. */
-  writes = 0;
+  /** Replaced by the backend when a spare is handed over to its claimer. */
+  info: SandboxInfo;
+  /** The workspace's records as copied in (path relative to /workspace → hash): changedPaths' baseline. */
+  baseline: WorkspaceHashes = new Map();
+  /** True once destroyed: every call then rejects SandboxNotRunningError. */
+  destroyed = false;
+  private readonly onDestroy: (() => void) | undefined;
 
-  constructor(options: FakeSandboxOptions = {}) {
-    this.info = {
-      containerId: "fake",
-      sessionId: "fake-session",
-      tenant: "test-fake",
-      image: "fake",
-      runtime: "runc",
-      workspaceMode: "copy",
-      roots: [WORKSPACE_DIR],
-      createdAt: new Date(0),
-      expiresAt: new Date(0),
-      ...options.info,
-    };
-    for (const [path, content] of Object.entries(options.files ?? {})) this.file(path, content);
-    for (const [path, target] of Object.entries(options.links ?? {})) this.symlink(path, target);
-    this.changes = options.changes ?? [];
-  }
-
-  /** A fake sandbox with `files` (workspace-relative path -> content). */
-  static async create(files: Record<string, string | Buffer> = {}): Promise<FakeSandbox> {
-    return new FakeSandbox({ files });
-  }
-
-  /** Scripts exec by argv (shorthand for `execScript = replying(handler)`). */
-  set execHandler(handler: FakeExecHandler) {
-    this.execScript = replying(handler);
-  }
-
-  /** The argv of every command exec ran, in order. */
-  get execs(): string[][] {
-    return this.commands.map(argvOf);
+  /** `info` fields override the defaults; `onDestroy` runs once, at the first destroy(). */
+  constructor(info: Partial<SandboxInfo> = {}, onDestroy?: () => void) {
+    this.info = { ...defaultInfo(), ...info };
+    this.onDestroy = onDestroy;
   }
 
   /** Creates a file (and its parent directories); `path` is absolute or workspace-relative. */
-  file(path: string, data: string | Buffer, mode = 0o644): this {
+  file(path: string, data: string | Buffer, mode = 0o644, mtimeMs?: number): this {
     const abs = posix.resolve(WORKSPACE_DIR, path);
     this.mkdir(posix.dirname(abs));
-    this.nodes.set(abs, { type: "file", data: Buffer.from(data), mode });
+    this.nodes.set(abs, {
+      type: "file",
+      data: Buffer.from(data),
+      mode,
+      ...(mtimeMs === undefined ? {} : { mtimeMs }),
+    });
     return this;
-  }
-
-  /** Writes a workspace file (test setup). */
-  async put(path: string, content: string | Buffer): Promise<void> {
-    this.file(path, content);
   }
 
   /** Creates a symlink `path` -> `target` (and the link's parent directories). */
@@ -174,15 +108,10 @@ export class FakeSandbox implements Sandbox {
     return n?.type === "file" ? n.data : undefined;
   }
 
+  /** Answers the argv commands of memory-exec.ts; anything else rejects InvalidArgumentError. */
   async exec(command: ExecCommand, options: ExecOptions = {}): Promise<ExecResult> {
-    this.commands.push(command);
-    // GET /workspace's measuring command (src/server/http/workspace-download.ts): the files' total.
-    if (argvOf(command)[2]?.startsWith("du -sb .")) {
-      let total = 0;
-      for (const n of this.nodes.values()) if (n.type === "file") total += n.data.length;
-      return replying(() => ({ stdout: [`${total}\n`] }))(command, options);
-    }
-    return this.execScript(command, options);
+    this.live();
+    return runMemoryCommand(command, options);
   }
 
   async readFile(
@@ -206,21 +135,29 @@ export class FakeSandbox implements Sandbox {
     data: Buffer,
     options: { mode?: number; signal?: AbortSignal } = {},
   ): Promise<void> {
+    if (options.mode !== undefined && (options.mode & 0o6000) !== 0) {
+      throw new InvalidArgumentError({
+        field: "mode",
+        problem: `must not set the set-user-ID or set-group-ID bit, got 0o${options.mode.toString(8)}; drop those bits.`,
+      });
+    }
     const real = await this.realpath(path);
     const old = this.nodes.get(real);
-    this.file(real, data, options.mode ?? (old?.type === "file" ? old.mode : 0o644));
-    this.writes++;
+    this.file(real, data, options.mode ?? (old?.type === "file" ? old.mode : 0o644), Date.now());
   }
 
   /** The node's stat; a symlink is reported as itself (never followed), as the engine's lstat. */
   async stat(path: string, _options?: { signal?: AbortSignal }): Promise<FileStat | null> {
+    this.live();
     const n = this.nodes.get(posix.resolve(WORKSPACE_DIR, path));
     if (!n) return null;
-    if (n.type === "file") return { type: "file", size: n.data.length, mode: n.mode, mtimeMs: 0 };
+    if (n.type === "file")
+      return { type: "file", size: n.data.length, mode: n.mode, mtimeMs: n.mtimeMs ?? 0 };
     return { type: n.type, size: 0, mode: n.type === "symlink" ? 0o777 : 0o755, mtimeMs: 0 };
   }
 
   async realpath(path: string, _options?: { signal?: AbortSignal }): Promise<string> {
+    this.live();
     let parts = posix.resolve(WORKSPACE_DIR, path).split("/").filter(Boolean);
     let out = "/";
     for (let hops = 0; parts.length > 0 && hops < 40; ) {
@@ -256,7 +193,8 @@ export class FakeSandbox implements Sandbox {
   }
 
   /** A tar of the workspace's files (names relative to /workspace). */
-  async exportWorkspace(): Promise<Readable> {
+  async exportWorkspace(_options?: { signal?: AbortSignal }): Promise<Readable> {
+    this.live();
     const tar = pack();
     for (const [path, n] of this.nodes) {
       if (n.type === "file" && path.startsWith(`${WORKSPACE_DIR}/`)) {
@@ -267,11 +205,40 @@ export class FakeSandbox implements Sandbox {
     return Readable.from(tar);
   }
 
-  async changedPaths(): Promise<WorkspaceChange[]> {
-    return this.changes;
+  /** Paths added, modified or deleted since the workspace was copied in (`baseline`), sorted. */
+  async changedPaths(_options?: { signal?: AbortSignal }): Promise<WorkspaceChange[]> {
+    this.live();
+    return diffHashes(this.baseline, this.hashes());
   }
 
-  async destroy(): Promise<void> {}
+  /** The workspace's records now, in workspace-copy.ts' format (sha256, `link:`, or `meta:` when large). */
+  hashes(): WorkspaceHashes {
+    const out: WorkspaceHashes = new Map();
+    for (const [path, n] of this.nodes) {
+      if (!path.startsWith(`${WORKSPACE_DIR}/`)) continue;
+      const rel = path.slice(WORKSPACE_DIR.length + 1);
+      if (n.type === "symlink") out.set(rel, `link:${n.target}`);
+      else if (n.type === "file" && n.data.length > HASH_MAX_FILE_BYTES)
+        out.set(rel, metaRecord(n.data.length, (n.mtimeMs ?? 0) / 1000));
+      else if (n.type === "file") out.set(rel, createHash("sha256").update(n.data).digest("hex"));
+    }
+    return out;
+  }
 
-  async [Symbol.asyncDispose](): Promise<void> {}
+  /** Drops the tree; later calls reject SandboxNotRunningError. Safe to call twice. */
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.nodes.clear();
+    this.onDestroy?.();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.destroy();
+  }
+
+  /** Throws SandboxNotRunningError once destroyed. */
+  protected live(): void {
+    if (this.destroyed) throw new SandboxNotRunningError(this.info.containerId);
+  }
 }

@@ -7,9 +7,9 @@ import { posix } from "node:path";
 import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
 import { runToolCalls } from "../../../src/pipeline/index.js";
-import { FakeSandbox } from "../../../src/sandbox/memory/memory-sandbox.js";
 import type { Sandbox } from "../../../src/sandbox/types.js";
 import type { AnyTool, ToolCall } from "../../../src/tools/types.js";
+import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 import { contextWith, echoTool } from "../../helpers/pipeline-fakes.js";
 
 const LINKS = { "/workspace/alias.txt": "/workspace/w.txt", "/workspace/dir": "/workspace" };

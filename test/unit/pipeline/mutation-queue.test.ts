@@ -1,8 +1,8 @@
 import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
 import { FileMutationQueue, mutationKey, runToolCalls } from "../../../src/pipeline/index.js";
-import { FakeSandbox } from "../../../src/sandbox/memory/memory-sandbox.js";
 import type { AnyTool } from "../../../src/tools/types.js";
+import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 import { contextWith, echoTool, sleep } from "../../helpers/pipeline-fakes.js";
 
 /** A fake edit: read-modify-write of an in-memory file with a pause in between (a lost update if unserialised). */

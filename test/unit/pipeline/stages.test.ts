@@ -10,9 +10,9 @@ import {
   validateArguments,
 } from "../../../src/pipeline/index.js";
 import type { BeforeToolCallHook } from "../../../src/pipeline/types.js";
-import { FakeSandbox } from "../../../src/sandbox/memory/memory-sandbox.js";
 import type { ToolCall } from "../../../src/tools/types.js";
 import { AbortError } from "../../../src/util/abort.js";
+import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 import { echoTool, fakeSpill } from "../../helpers/pipeline-fakes.js";
 
 const call: ToolCall = { id: "c1", name: "echo", arguments: { text: "hi" } };

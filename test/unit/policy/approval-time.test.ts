@@ -9,11 +9,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { statusLine } from "../../../src/agent/render/format-result.js";
 import type { BeforeToolCallContext, CallDecision } from "../../../src/pipeline/types.js";
 import { type ApprovalProvider, createPolicyHook, parsePolicyText } from "../../../src/policy/index.js";
-import { FakeSandbox } from "../../../src/sandbox/memory/memory-sandbox.js";
 import { createMemoryAuditLog } from "../../../src/server/audit.js";
 import { createServerMetrics } from "../../../src/server/metrics.js";
 import { recordFinishedCall } from "../../../src/server/sessions/tool-audit.js";
 import type { AnyTool, ToolResultMessage } from "../../../src/tools/types.js";
+import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 
 const policy = {
   layers: [

@@ -14,8 +14,8 @@ import {
   loadPolicy,
   type Policy,
 } from "../../../src/policy/index.js";
-import { FakeSandbox } from "../../../src/sandbox/memory/memory-sandbox.js";
 import type { AnyTool } from "../../../src/tools/types.js";
+import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 
 class SessionApproval implements ApprovalProvider {
   readonly requests: ApprovalRequest[] = [];

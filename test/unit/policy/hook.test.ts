@@ -11,8 +11,8 @@ import {
   type Policy,
   parsePolicyText,
 } from "../../../src/policy/index.js";
-import { FakeSandbox } from "../../../src/sandbox/memory/memory-sandbox.js";
 import type { AnyTool } from "../../../src/tools/types.js";
+import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 
 const policy: Policy = {
   layers: [

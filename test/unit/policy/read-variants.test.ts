@@ -6,8 +6,8 @@
 import { describe, expect, it } from "vitest";
 import type { BeforeToolCallContext } from "../../../src/pipeline/types.js";
 import { createPolicyHook, parsePolicyText } from "../../../src/policy/index.js";
-import { FakeSandbox } from "../../../src/sandbox/memory/memory-sandbox.js";
 import type { AnyTool } from "../../../src/tools/types.js";
+import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 
 const policy = {
   layers: [

@@ -8,8 +8,8 @@ import { describe, expect, it } from "vitest";
 import type { BeforeToolCallContext } from "../../../src/pipeline/types.js";
 import type { ApprovalProvider, ApprovalRequest } from "../../../src/policy/index.js";
 import { createPolicyHook, type Policy, parsePolicyText } from "../../../src/policy/index.js";
-import { FakeSandbox } from "../../../src/sandbox/memory/memory-sandbox.js";
 import type { AnyTool } from "../../../src/tools/types.js";
+import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 
 const policy: Policy = {
   layers: [

@@ -16,8 +16,8 @@ import {
   patchChanges,
   snapshotHost,
 } from "../../../src/review/index.js";
-import { FakeSandbox } from "../../../src/sandbox/memory/memory-sandbox.js";
 import type { WorkspaceChange } from "../../../src/sandbox/types.js";
+import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 
 /** The shared FakeSandbox with files (".sh" ones executable) and links under /workspace, and the change list. */
 function fakeSandbox(

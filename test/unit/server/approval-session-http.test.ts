@@ -7,11 +7,11 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { FakeSandbox } from "../../../src/sandbox/memory/memory-sandbox.js";
 import { createMemoryAuditLog } from "../../../src/server/audit.js";
 import { type RunningServer, startServer } from "../../../src/server/server.js";
 import { createPolicyHookFactory } from "../../../src/server/sessions/policy-hooks.js";
 import type { AnyTool } from "../../../src/tools/types.js";
+import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 import { auth, FakeBackend, tenant, testConfig } from "../../helpers/server-fakes.js";
 
 let dir: string;

@@ -7,7 +7,6 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FakeSandbox } from "../../../src/sandbox/memory/memory-sandbox.js";
 import { type AuditEntry, createMemoryAuditLog } from "../../../src/server/audit.js";
 import { type RunningServer, startServer } from "../../../src/server/server.js";
 import type { ManagedContainer, SessionBackend } from "../../../src/server/sessions/backend.js";
@@ -15,6 +14,7 @@ import { createPolicyHookFactory } from "../../../src/server/sessions/policy-hoo
 import { openSession } from "../../../src/session/open-session.js";
 import type { Session, SessionOptions } from "../../../src/session/types.js";
 import type { AnyTool } from "../../../src/tools/types.js";
+import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 import { echoTool, fakeSpill } from "../../helpers/pipeline-fakes.js";
 import { auth, tenant, testConfig } from "../../helpers/server-fakes.js";
 

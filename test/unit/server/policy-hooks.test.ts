@@ -3,10 +3,10 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { FakeSandbox } from "../../../src/sandbox/memory/memory-sandbox.js";
 import { ApprovalBroker } from "../../../src/server/sessions/approval-broker.js";
 import { createPolicyHookFactory } from "../../../src/server/sessions/policy-hooks.js";
 import type { AnyTool } from "../../../src/tools/types.js";
+import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 import { tenant, testConfig } from "../../helpers/server-fakes.js";
 
 let dir: string;

@@ -1,12 +1,12 @@
 /** A session's environment variables: validation, and the sandbox view that adds them to every command. */
 import { describe, expect, it } from "vitest";
-import { FakeSandbox } from "../../../src/sandbox/memory/memory-sandbox.js";
 import type { ExecOptions } from "../../../src/sandbox/types.js";
 import {
   MAX_SESSION_ENV_VALUE_BYTES,
   validateSessionEnv,
   withSessionEnv,
 } from "../../../src/session/index.js";
+import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 
 describe("validateSessionEnv", () => {
   it("accepts ordinary names and values", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { InvalidArgumentError } from "../../../src/errors.js";
-import { FakeSandbox } from "../../../src/sandbox/memory/memory-sandbox.js";
 import { openSession, type SessionDependencies } from "../../../src/session/index.js";
+import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 import { echoTool, fakeSpill } from "../../helpers/pipeline-fakes.js";
 
 function deps(counts: { created: number; destroyed: number; disposed: number }): SessionDependencies {

@@ -2,11 +2,11 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { emitting, FakeSandbox } from "../../../src/sandbox/memory/memory-sandbox.js";
 import { createSpillStore, type HostSpillStore } from "../../../src/session/spill-store.js";
 import { type BashToolDetails, createBashTool } from "../../../src/tools/bash.js";
 import { CommandFailedError } from "../../../src/tools/command-error.js";
 import type { SpillStore, SpillSummary, ToolContent, ToolOutput } from "../../../src/tools/types.js";
+import { emitting, FakeSandbox } from "../../helpers/fake-sandbox.js";
 
 let sandbox: FakeSandbox;
 let spill: HostSpillStore;

@@ -4,9 +4,9 @@
  * the event loop for 12 s, stalling every other session of the process.
  */
 import { describe, expect, it } from "vitest";
-import { FakeSandbox } from "../../../src/sandbox/memory/memory-sandbox.js";
 import { createEditTool, MAX_EDIT_SCAN_BYTES } from "../../../src/tools/edit.js";
 import type { SpillStore } from "../../../src/tools/types.js";
+import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 
 const spill = {} as SpillStore;
 const MiB = 1024 * 1024;

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { WardenError } from "../../../src/errors.js";
-import { FakeSandbox } from "../../../src/sandbox/memory/memory-sandbox.js";
 import { createEditTool } from "../../../src/tools/edit.js";
 import { prepareEditArguments } from "../../../src/tools/edit-arguments.js";
 import { buildEditDiff } from "../../../src/tools/edit-diff.js";
 import type { SpillStore } from "../../../src/tools/types.js";
+import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 
 const spill = {} as SpillStore;
 

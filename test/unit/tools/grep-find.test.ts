@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import type { WardenError } from "../../../src/errors.js";
-import { FakeSandbox } from "../../../src/sandbox/memory/memory-sandbox.js";
 import { createFindTool, FIND_MAX_COLLECTED_BYTES } from "../../../src/tools/find.js";
 import { fdGlob, patternClimbsOut } from "../../../src/tools/find-pattern.js";
 import { createGrepTool } from "../../../src/tools/grep.js";
@@ -14,6 +13,7 @@ import {
 } from "../../../src/tools/search-common.js";
 import type { SpillStore } from "../../../src/tools/types.js";
 import { formatSize } from "../../../src/truncate/types.js";
+import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 
 const spill = {} as SpillStore;
 const roots = ["/workspace"];

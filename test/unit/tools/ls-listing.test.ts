@@ -6,12 +6,12 @@
 import { posix } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { compareListingNames, type DirEntry, type Sandbox } from "../../../src/sandbox/index.js";
-import { FakeSandbox } from "../../../src/sandbox/memory/memory-sandbox.js";
 import { createSpillStore } from "../../../src/session/spill-store.js";
 import { createLsTool, MAX_RESOLVED_SYMLINKS } from "../../../src/tools/ls.js";
 import { bytesLimitNotice, countLimitNotice, ResultNotices } from "../../../src/tools/output-notice.js";
 import { isWithinRoots } from "../../../src/tools/paths.js";
 import { DEFAULT_MAX_BYTES, truncateHead } from "../../../src/truncate/index.js";
+import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 
 const spill = createSpillStore({ sessionId: "ls-listing-unit" });
 

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PathOutsideWorkspaceError } from "../../../src/errors.js";
-import { FakeSandbox } from "../../../src/sandbox/memory/memory-sandbox.js";
 import { createSpillStore } from "../../../src/session/spill-store.js";
 import { createLsTool } from "../../../src/tools/ls.js";
 import type { ToolContent } from "../../../src/tools/types.js";
+import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 
 let sandbox: FakeSandbox;
 const spill = createSpillStore({ sessionId: "ls-unit" });

@@ -6,7 +6,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { Jimp } from "jimp";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FakeSandbox } from "../../../src/sandbox/memory/memory-sandbox.js";
 import {
   fitImage,
   fitImageFrom,
@@ -17,6 +16,7 @@ import {
 import { imageDimensions } from "../../../src/tools/image-size.js";
 import { createReadTool } from "../../../src/tools/read.js";
 import type { SpillStore, ToolContent } from "../../../src/tools/types.js";
+import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 
 let sandbox: FakeSandbox;
 const spill = { owns: () => false } as unknown as SpillStore;

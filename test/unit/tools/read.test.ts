@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PathOutsideWorkspaceError } from "../../../src/errors.js";
-import { emitting, FakeSandbox } from "../../../src/sandbox/memory/memory-sandbox.js";
 import { createSpillStore, type HostSpillStore } from "../../../src/session/spill-store.js";
 import { createReadTool } from "../../../src/tools/read.js";
 import type { ToolContent } from "../../../src/tools/types.js";
+import { emitting, FakeSandbox } from "../../helpers/fake-sandbox.js";
 
 const PNG_1X1 = Buffer.from(
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",

@@ -7,7 +7,7 @@ import {
   retryAfterSecondsOf,
   WarmPool,
 } from "../../../../src/sandbox/index.js";
-import { FakeSandbox } from "../../../../src/sandbox/memory/memory-sandbox.js";
+import { FakeSandbox } from "../../../helpers/fake-sandbox.js";
 
 describe("nextRefillBackoffMs", () => {
   it("doubles from 2 s up to 60 s by default", () => {

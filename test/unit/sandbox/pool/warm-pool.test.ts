@@ -7,7 +7,7 @@ import {
   WarmPool,
 } from "../../../../src/sandbox/index.js";
 import { DEFAULT_LIMITS } from "../../../../src/sandbox/limits.js";
-import { FakeSandbox } from "../../../../src/sandbox/memory/memory-sandbox.js";
+import { FakeSandbox } from "../../../helpers/fake-sandbox.js";
 
 type Req = { image: string; policy?: string; ws?: string };
 type Prep = { id: number; image: string; dead?: boolean };
