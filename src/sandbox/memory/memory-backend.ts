@@ -19,6 +19,7 @@ import type {
   PoolStats,
   SandboxBackend,
 } from "../backend.js";
+import { refuseBeyondCapabilities } from "../capabilities.js";
 import type { GcOptions, GcRemoval } from "../gc-types.js";
 import { controllerProcessAlive } from "../labels.js";
 import { type ResolvedSandboxOptions, resolveSandboxOptions } from "../options.js";
@@ -33,7 +34,6 @@ import {
 } from "../pool/index.js";
 import type { CallOptions, Sandbox, SandboxIdentity, SandboxSpec } from "../types.js";
 import { WORKSPACE_DIR } from "../types.js";
-import { refuseBeyondCapabilities } from "./capabilities.js";
 import { MemorySandbox } from "./memory-sandbox.js";
 import { copyWorkspaceIn } from "./memory-workspace.js";
 

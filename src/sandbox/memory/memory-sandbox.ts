@@ -12,7 +12,7 @@ import { posix } from "node:path";
 import { Readable } from "node:stream";
 import { pack } from "tar-stream";
 import { InvalidArgumentError, NotFoundError, SandboxNotRunningError } from "../../errors.js";
-import { LineRangeCollector } from "../../truncate/line-range.js";
+import { LineRangeCollector } from "../../truncate/index.js";
 import { sortListing } from "../listing-sort.js";
 import type {
   DirEntry,

@@ -3,9 +3,9 @@
  * backend's capabilities is refused with InvalidArgumentError naming the field, never silently
  * given less.
  */
-import { InvalidArgumentError } from "../../errors.js";
-import type { BackendCapabilities } from "../backend.js";
-import type { SandboxSpec } from "../types.js";
+import { InvalidArgumentError } from "../errors.js";
+import type { BackendCapabilities } from "./backend.js";
+import type { SandboxSpec } from "./types.js";
 
 /** Throws InvalidArgumentError naming the first field of `spec` that `capabilities` (of backend `kind`) lacks. */
 export function refuseBeyondCapabilities(
