@@ -31,7 +31,8 @@ describeK8s(`kubernetes backend conformance (RuntimeClass ${TEST_RUNTIME_CLASS ?
       workspaceModes: ["copy"],
       mounts: false,
       networkModes: ["none"],
-      runtimes: ["runc"],
+      // runsc means the backend's RuntimeClass, offered only when the backend has one.
+      runtimes: TEST_RUNTIME_CLASS ? ["runc", "runsc"] : ["runc"],
       execPaths: ["channel"],
     },
     runtime: TEST_RUNTIME_CLASS ?? "default",
