@@ -197,6 +197,7 @@ export function conformanceLifecycle(ctx: ConformanceContext): void {
   });
 
   it("leaves nothing behind: the suite's tenants list no sandbox once their sessions are destroyed", async () => {
+    await ctx.destroyTracked();
     for (const tenant of [ctx.tenant, `${ctx.tenant}-gc`, `${ctx.tenant}-pool`, `${ctx.tenant}-other`])
       expect(await ctx.backend.list([tenant])).toEqual([]);
   });
