@@ -16,9 +16,9 @@
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
+import { openSandboxBackend } from "../../src/sandbox/index.js";
 import { resolveServerConfig } from "../../src/server/config/config.js";
 import { type RunningServer, startServer } from "../../src/server/server.js";
-import { createDockerBackend } from "../../src/server/sessions/docker-backend.js";
 import { lowerHelperThreads } from "../../src/util/thread-priority.js";
 
 /** Parent → server process messages. */
@@ -51,14 +51,16 @@ function main(): void {
         send({ type: "failed", message: String(err) });
         return;
       }
-      startServer({ config, backend: createDockerBackend(), onExit: "close" }).then(
-        (started) => {
-          server = started;
-          loopDelay.enable();
-          send({ type: "started", url: String(started.url) });
-        },
-        (err: unknown) => send({ type: "failed", message: String(err) }),
-      );
+      openSandboxBackend({ kind: "docker" })
+        .then((backend) => startServer({ config, backend, onExit: "close" }))
+        .then(
+          (started) => {
+            server = started;
+            loopDelay.enable();
+            send({ type: "started", url: String(started.url) });
+          },
+          (err: unknown) => send({ type: "failed", message: String(err) }),
+        );
     } else if (message.type === "loop-delay") {
       send({ type: "loop-delay", maxMs: loopDelay.max / 1e6 });
       loopDelay.reset();

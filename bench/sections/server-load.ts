@@ -11,9 +11,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { openSandboxBackend } from "../../src/sandbox/index.js";
 import { resolveServerConfig } from "../../src/server/config/config.js";
 import { startServer } from "../../src/server/server.js";
-import { createDockerBackend } from "../../src/server/sessions/docker-backend.js";
 import { hashKey } from "../../src/server/tenancy/auth.js";
 import type { ToolCall } from "../../src/tools/types.js";
 import { type BenchRow, type BenchSection, percentile } from "../harness.js";
@@ -55,7 +55,11 @@ export const serverLoadSection: BenchSection = {
       },
       dir,
     );
-    const server = await startServer({ config, backend: createDockerBackend(), onExit: "close" });
+    const server = await startServer({
+      config,
+      backend: await openSandboxBackend({ kind: "docker" }),
+      onExit: "close",
+    });
     try {
       const headers = (key: string) => ({
         authorization: `Bearer ${key}`,

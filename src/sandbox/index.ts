@@ -13,7 +13,7 @@ export {
   outputShare,
 } from "./channel/index.js";
 export { adoptExec } from "./docker/adopt.js";
-export type { DockerBackendConfig } from "./docker/backend.js";
+export { type DockerBackendConfig, dockerBackend } from "./docker/backend.js";
 export { createSandbox, finishSandbox } from "./docker/create.js";
 export { DockerSandbox, removeSandboxResources, removeVolumeIfUnused } from "./docker/docker-sandbox.js";
 export { withEgress } from "./docker/egress-hook.js";
@@ -57,5 +57,6 @@ export {
 } from "./sandbox-uid.js";
 export { pingSpare, SPARE_PING_TIMEOUT_MS } from "./spare-ping.js";
 export * from "./types.js";
+export { baselineOf } from "./workspace-baseline.js";
 export { packDirectory, type WorkspaceHashes } from "./workspace-copy.js";
 export { excludeMatcher } from "./workspace-exclude.js";

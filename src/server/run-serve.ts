@@ -1,30 +1,26 @@
 /**
- * `warden serve` as a process: load the config, check the engine, load the policies, start the
- * server on the real Docker backend, and shut down gracefully on SIGTERM / SIGINT / SIGHUP (exit 0).
+ * `warden serve` as a process: load the config, open the sandbox backend (Docker pings its engine;
+ * Kubernetes checks its namespaces and takes the replica Lease), load the policies, start the
+ * server, and shut down gracefully on SIGTERM / SIGINT / SIGHUP (exit 0).
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { pingEngine } from "../sandbox/index.js";
 import {
-  acquireReplicaLease,
-  type ChannelEvent,
-  channelEventLine,
-  connectCluster,
-  loadKubernetesClient,
-  type ReplicaLease,
-} from "../sandbox/kubernetes/index.js";
+  type BackendConfig,
+  type BackendOptions,
+  openSandboxBackend,
+  type SandboxBackend,
+} from "../sandbox/index.js";
+import { type ChannelEvent, channelEventLine } from "../sandbox/kubernetes/index.js";
 import { sweepSpillDirs } from "../session/index.js";
 import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHashes } from "./config/config.js";
 import { defaultReplicaId } from "./config/controller-id.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
 import { type RunningServer, startServer } from "./server.js";
-import type { SessionBackend } from "./sessions/backend.js";
-import { createDockerBackend } from "./sessions/docker-backend.js";
-import { createKubernetesBackend } from "./sessions/kubernetes-backend.js";
 import { createPolicyHookFactory } from "./sessions/policy-hooks.js";
 import { reconcileLine } from "./sessions/reconcile-line.js";
+import { type SessionFactory, sessionFactory } from "./sessions/session-factory.js";
 import { lockStateDir } from "./state-lock.js";
-import { checkNamespaces, type TenantClusters, tenantClusters } from "./tenancy/kubernetes-namespaces.js";
 import { tenantSpillOptions } from "./tenancy/spill-quota.js";
 
 /** Command-line overrides of the config file. */
@@ -43,49 +39,53 @@ function spillDirOf(config: ServerConfig): string {
 }
 
 /**
- * The session backend as `warden serve` configures it (Docker, or Kubernetes with `backend.kind:
- * kubernetes`, backend-config.ts): spill files under the state dir, capped per
- * session and per tenant (tenantSpillOptions); the warm pool of `config.warmPool` keyed with each
- * tenant's policy; and (with `metrics`) each new
- * session's sandbox counted in warden_sandbox_starts_total{source="pool"|"cold"}. On Kubernetes
- * a session's exec channel that ended and was re-opened (or not) is logged and counted in
- * warden_channel_reconnects_total{outcome="reopened"|"failed"} (channelEvents). On Kubernetes
- * `options.clusters` are the views of its namespaces runServe already made (their NetworkPolicy
- * already ensured), else they are made from `config.backend` (kubernetesClusters).
+ * The sandbox backend as `warden serve` configures it, opened (openSandboxBackend): Docker, or
+ * Kubernetes with `backend.kind: kubernetes` (backend-config.ts; its Lease held by this host and
+ * state directory, defaultReplicaId); the warm pool of `config.warmPool`; and (with `metrics`) each
+ * new session's sandbox counted in warden_sandbox_starts_total{source="pool"|"cold"}. On
+ * Kubernetes a session's exec channel that ended and was re-opened (or not) is logged and counted
+ * in warden_channel_reconnects_total{outcome="reopened"|"failed"} (channelEvents). Rejects what
+ * openSandboxBackend rejects (EngineUnreachableError, NotFoundError, SandboxError, ReplicaIdInUseError).
  */
-export function serveBackend(
+export function openServeBackend(
   config: ServerConfig,
-  options: { log?: (line: string) => void; metrics?: ServerMetrics; clusters?: TenantClusters } = {},
-): SessionBackend {
+  options: { log?: (line: string) => void; metrics?: ServerMetrics } = {},
+): Promise<SandboxBackend> {
   const { log, metrics } = options;
-  const policyHashes = tenantPolicyHashes(config);
-  const common = {
-    spillDir: spillDirOf(config),
-    spillOptions: tenantSpillOptions(config),
+  const backendOptions: BackendOptions = {
     warmPool: { ...config.warmPool, ttlMs: poolTtlMs(config) },
-    policyHash: (tenant: string) => policyHashes.get(tenant) ?? "",
     ...(log ? { log } : {}),
     ...(metrics
       ? { onSandboxStart: (source: "pool" | "cold") => metrics.sandboxStarts.inc({ source }) }
       : {}),
   };
+  return openSandboxBackend(backendConfigOf(config, channelEvents(log, metrics)), backendOptions);
+}
+
+/** `config.backend` as the registry takes it (Docker when absent). */
+function backendConfigOf(config: ServerConfig, onChannelEvent: (event: ChannelEvent) => void): BackendConfig {
   const backend = config.backend ?? { kind: "docker" };
-  if (backend.kind === "docker") return createDockerBackend(common);
-  const clusters = options.clusters ?? kubernetesClusters(backend, channelEvents(log, metrics));
-  return createKubernetesBackend({ ...common, clusters });
+  if (backend.kind === "docker") return { kind: "docker" };
+  return {
+    ...backend,
+    leaseHolder: defaultReplicaId(config.stateDir),
+    // The backend reports the ChannelEvents of kubernetes/reconnect-policy.ts.
+    onChannelEvent: (event) => onChannelEvent(event as ChannelEvent),
+  };
 }
 
 /**
- * The cluster views of every namespace of a Kubernetes `backend` (connectCluster: reads the
- * kubeconfig); `onChannelEvent` hears of every session's exec channel ending and being re-opened.
+ * The server's sessions on `backend` as `warden serve` opens them: spill files under the state
+ * dir, capped per session and per tenant (tenantSpillOptions); warm-pool keys with each tenant's
+ * policy (tenantPolicyHashes).
  */
-function kubernetesClusters(
-  backend: Extract<ServerConfig["backend"], { kind: "kubernetes" }>,
-  onChannelEvent: (event: ChannelEvent) => void,
-): TenantClusters {
-  const { kind: _, tenantNamespaces, ...connection } = backend;
-  const main = { ...connectCluster(connection), replicaId: backend.replicaId, onChannelEvent };
-  return tenantClusters(main, tenantNamespaces);
+export function serveSessions(config: ServerConfig, backend: SandboxBackend): SessionFactory {
+  const policyHashes = tenantPolicyHashes(config);
+  return sessionFactory(backend, {
+    spillDir: spillDirOf(config),
+    spillOptions: tenantSpillOptions(config),
+    policyHash: (tenant: string) => policyHashes.get(tenant) ?? "",
+  });
 }
 
 /** Logs each ChannelEvent (channelEventLine) and counts re-opens and failed rounds in `metrics`. */
@@ -106,39 +106,28 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   await mkdir(config.stateDir, { recursive: true, mode: 0o700 });
   const lock = lockStateDir(config.stateDir);
   let server: RunningServer;
-  let lease: ReplicaLease | undefined;
-  let clusters: TenantClusters | undefined;
   const metrics = createServerMetrics({ defaults: true });
+  let backend: SandboxBackend | undefined;
   try {
-    // The backend answers before anything else; on Kubernetes every namespace (the main one and
-    // each tenant's) exists, is usable and has its deny-all NetworkPolicy (or what is missing is
-    // named) before the first Pod, and this server holds its replica id's Lease, in the main
-    // namespace, before reconciling (replica-lease.ts: one live server per id, or each would
-    // remove the other's Pods; held by its host and state directory).
-    if (config.backend?.kind === "kubernetes") {
-      await loadKubernetesClient();
-      clusters = kubernetesClusters(config.backend, channelEvents(log, metrics));
-      await checkNamespaces(clusters, config.backend.tenantNamespaces);
-      lease = await acquireReplicaLease({
-        leases: clusters.main.leases,
-        namespace: clusters.main.namespace,
-        replicaId: config.backend.replicaId,
-        holder: defaultReplicaId(config.stateDir),
-        log,
-      });
-    } else await pingEngine();
+    // The backend answers before anything else: the Docker engine; on Kubernetes every namespace
+    // (the main one and each tenant's) exists, is usable and has its deny-all NetworkPolicy (or
+    // what is missing is named) before the first Pod, and this server holds its replica id's
+    // Lease, in the main namespace, before reconciling (one live server per id, or each would
+    // remove the other's Pods; held by its host and state directory; released by close()).
+    backend = await openServeBackend(config, { log, metrics });
     const hooks = await createPolicyHookFactory(config);
-    const backend = serveBackend(config, { log, metrics, ...(clusters ? { clusters } : {}) });
     server = await startServer({
       config,
       backend,
+      sessions: serveSessions(config, backend),
       metrics,
       hooks,
       lock,
       ...(options.onExit ? { onExit: options.onExit } : {}),
     });
   } catch (err) {
-    await lease?.release();
+    // Releases the Kubernetes Lease (idempotent: startServer closes it too when it fails).
+    await backend?.close();
     lock.release();
     throw err;
   }
@@ -151,13 +140,9 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
     return [];
   });
   const r = server.reconciled;
-  log(
-    reconcileLine(
-      r,
-      swept.length,
-      clusters?.all().map((c) => c.namespace),
-    ),
-  );
+  // Docker's scopes are empty: its line counts volumes and socket dirs instead of namespaces.
+  const scopes = backend.scopes.length > 0 ? [...backend.scopes] : undefined;
+  log(reconcileLine(r, swept.length, scopes));
   if (r.egressRemoved.length > 0)
     log(`warden serve: removed the egress gateways of ${r.egressRemoved.length} session(s) not adopted`);
   for (const live of server.manager.all()) {
@@ -174,7 +159,6 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
     const spares = server.manager.poolState().idle;
     server.shutdown().then(
       async () => {
-        await lease?.release();
         const kept = options.onExit === "close" ? "closed" : "kept for the next start";
         log(`warden serve: stopped; ${sessions} session(s) ${kept}, ${spares} spare(s) removed`);
         process.exit(0);

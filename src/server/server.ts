@@ -8,7 +8,7 @@
  */
 import { mkdir } from "node:fs/promises";
 import { WardenError } from "../errors.js";
-import { outputShare } from "../sandbox/index.js";
+import { outputShare, type SandboxBackend } from "../sandbox/index.js";
 import { type AuditLog, createFileAuditLog } from "./audit.js";
 import type { ServerConfig } from "./config/config.js";
 import { buildApp } from "./http/app.js";
@@ -16,11 +16,11 @@ import { drainUntil } from "./http/connections.js";
 import type { App, ServerContext } from "./http/route-context.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
 import { ApprovalBroker } from "./sessions/approval-broker.js";
-import type { SessionBackend } from "./sessions/backend.js";
 import { InflightCalls } from "./sessions/inflight-calls.js";
 import type { HookFactory } from "./sessions/policy-hooks.js";
 import { type ReconcileReport, reconcile } from "./sessions/reconcile.js";
 import { RecordStore } from "./sessions/record-store.js";
+import { type SessionFactory, sessionFactory } from "./sessions/session-factory.js";
 import { SessionManager, type SessionManagerDeps } from "./sessions/session-manager.js";
 import { lockStateDir, type StateLock } from "./state-lock.js";
 
@@ -30,7 +30,13 @@ const ABORTED_ANSWERS_MS = 1000;
 /** Options of startServer. `listen: false` builds everything but does not bind (tests use inject). */
 export interface StartServerOptions {
   config: ServerConfig;
-  backend: SessionBackend;
+  /** Where the sessions' sandboxes come from (openSandboxBackend); closed at shutdown (its warm pool drained). */
+  backend: SandboxBackend;
+  /**
+   * How sessions are opened and re-opened, on `backend` (its `backend`). Default:
+   * sessionFactory(backend) (spill files in a temp directory).
+   */
+  sessions?: SessionFactory;
   hooks?: HookFactory;
   audit?: AuditLog;
   metrics?: ServerMetrics;
@@ -84,7 +90,7 @@ export async function startServer(options: StartServerOptions): Promise<RunningS
     return await startLocked(options, lock);
   } catch (err) {
     lock.release();
-    await options.backend.close?.();
+    await options.backend.close();
     throw err;
   }
 }
@@ -102,7 +108,7 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
   const approvals = new ApprovalBroker();
   const deps: SessionManagerDeps = {
     config,
-    backend: options.backend,
+    sessions: options.sessions ?? sessionFactory(options.backend),
     records,
     audit,
     metrics,
@@ -160,7 +166,7 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
       if (options.onExit === "close") {
         await manager.closeAll("shutdown");
       }
-      await options.backend.close?.();
+      await options.backend.close();
       lock.release();
     })();
     return stopping;

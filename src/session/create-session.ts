@@ -1,5 +1,5 @@
 /** `createSession`: a session on a real hardened sandbox with the seven built-in tools. */
-import { createSandbox } from "../sandbox/index.js";
+import { dockerBackend } from "../sandbox/index.js";
 import { builtinTools } from "../tools/index.js";
 import { openSession } from "./open-session.js";
 import { createSpillStore } from "./spill-store.js";
@@ -12,5 +12,11 @@ import type { Session, SessionOptions } from "./types.js";
  * Rejects with InvalidArgumentError (unknown tool in the selection) or the sandbox's WardenErrors.
  */
 export function createSession(options: SessionOptions = {}): Promise<Session> {
-  return openSession(options, { createSandbox, createSpillStore, builtinTools });
+  // The Docker backend's create is createSandbox (it pings the engine itself).
+  const backend = dockerBackend({ kind: "docker" });
+  return openSession(options, {
+    createSandbox: (spec, identity, call) => backend.create(spec, identity, call),
+    createSpillStore,
+    builtinTools,
+  });
 }

@@ -14,25 +14,47 @@ import {
   runToolCalls,
   selectEnabledTools,
 } from "../pipeline/index.js";
-import { pickSandboxOptions, type Sandbox, type SandboxOptions } from "../sandbox/index.js";
+import {
+  type CallOptions,
+  pickSandboxOptions,
+  type Sandbox,
+  type SandboxIdentity,
+  type SandboxSpec,
+} from "../sandbox/index.js";
 import type { AnyTool, SpillStore } from "../tools/index.js";
 import { SPILL_HANDLE_PREFIX } from "../tools/index.js";
 import { validateSessionEnv, withSessionEnv } from "./session-env.js";
 import type { SpillStoreOptions } from "./spill-store.js";
 import type { Session, SessionOptions } from "./types.js";
 
-/** The parts a session is built from; the defaults are createSandbox, createSpillStore and builtinTools. */
+/**
+ * The parts a session is built from; createSession's are the Docker backend's `create`,
+ * createSpillStore and builtinTools.
+ */
 export interface SessionDependencies {
-  createSandbox(options: SandboxOptions): Promise<Sandbox>;
+  /**
+   * The session's sandbox: what it is made from, whose it is (always with the session's id), and
+   * the call's options (the session's signal). A SandboxBackend's create, or its claim's sandbox.
+   */
+  createSandbox(spec: SandboxSpec, identity: SandboxIdentity, options: CallOptions): Promise<Sandbox>;
   createSpillStore(options: SpillStoreOptions): SpillStore | Promise<SpillStore>;
   builtinTools(): AnyTool[];
   /** Tools registered besides the built-ins (kept by `--no-builtin-tools`). */
   extraTools?: AnyTool[];
 }
 
-/** The sandbox's part of SessionOptions, under the session's id. */
-function sandboxOptionsOf(options: SessionOptions, sessionId: string): SandboxOptions {
-  return { ...pickSandboxOptions(options), sessionId };
+/** The sandbox's parts of SessionOptions (spec, identity under the session's id, call options). */
+function sandboxPartsOf(
+  options: SessionOptions,
+  sessionId: string,
+): [spec: SandboxSpec, identity: SandboxIdentity, call: CallOptions] {
+  const { sessionId: _, tenant, controllerId, signal, ...spec } = pickSandboxOptions(options);
+  const identity: SandboxIdentity = {
+    sessionId,
+    ...(tenant !== undefined ? { tenant } : {}),
+    ...(controllerId !== undefined ? { controllerId } : {}),
+  };
+  return [spec, identity, signal ? { signal } : {}];
 }
 
 /** The spill store's options: directory and caps. */
@@ -70,7 +92,7 @@ export async function openSession(options: SessionOptions, deps: SessionDependen
   const providerTools: ProviderTool[] = buildProviderTools(enabled);
   if (options.env) validateSessionEnv(options.env);
 
-  const sandbox = await deps.createSandbox(sandboxOptionsOf(options, sessionId));
+  const sandbox = await deps.createSandbox(...sandboxPartsOf(options, sessionId));
   let spill: SpillStore;
   try {
     spill = await deps.createSpillStore(spillOptionsOf(options, sessionId));

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ServerConfig } from "../../src/server/config/config.js";
 import { type RunningServer, startServer } from "../../src/server/server.js";
-import { auth, FakeBackend, type TOKENS, testConfig } from "./server-fakes.js";
+import { auth, FakeBackend, serverParts, type TOKENS, testConfig } from "./server-fakes.js";
 
 export const MiB = 1024 * 1024;
 
@@ -68,7 +68,7 @@ export function bufferedServer() {
       for (const t of config.tenants) t.quotas = { ...t.quotas, maxBufferedBytes: quota };
       edit(config);
       backend = new FakeBackend();
-      server = await startServer({ config, backend, listen: true });
+      server = await startServer({ config, ...serverParts(backend), listen: true });
       url = server.url as string;
     },
     async stop(): Promise<void> {

@@ -1,11 +1,14 @@
 /**
  * In-memory fakes for the server's unit tests: a Session whose tools are tiny scripts (echo, sleep,
- * spam, fail) over the shared FakeSandbox with a fixed workspace, and a SessionBackend that tracks "containers".
+ * spam, fail) over the shared FakeSandbox with a fixed workspace, and a fake backend that tracks
+ * "containers": the sessions' factory (SessionFactory) and, through `backend`, the SandboxBackend the
+ * server lists, removes and sweeps them with. `serverParts(fake)` gives startServer both.
  */
 import type { RunToolCallsOptions } from "../../src/pipeline/types.js";
+import type { ManagedSandbox, SandboxBackend } from "../../src/sandbox/index.js";
 import { CONFIG_DEFAULTS, type ServerConfig, type TenantConfig } from "../../src/server/config/config.js";
-import type { ManagedContainer, SessionBackend } from "../../src/server/sessions/backend.js";
 import type { SessionRecord } from "../../src/server/sessions/record-store.js";
+import type { SessionFactory } from "../../src/server/sessions/session-factory.js";
 import { hashKey } from "../../src/server/tenancy/auth.js";
 import type { Session, SessionOptions } from "../../src/session/types.js";
 import type { ToolCall, ToolResultMessage } from "../../src/tools/types.js";
@@ -108,14 +111,31 @@ export function fakeSession(
   return s;
 }
 
-/** A backend keeping fake containers in a map. */
-export class FakeBackend implements SessionBackend {
+/** A fake container: a ManagedSandbox under the id field name `containerId`. */
+export interface ManagedContainer {
+  containerId: string;
+  sessionId: string;
+  tenant: string;
+  controller: string;
+  running: boolean;
+  namespace?: string;
+}
+
+/**
+ * A backend keeping fake containers in a map: it opens fake sessions itself (SessionFactory), and
+ * `backend` is its SandboxBackend face, whose list, remove, sweep and close call listContainers,
+ * removeContainer, removeUnusedSocketDirs and close below at each call (a test may replace them).
+ */
+export class FakeBackend implements SessionFactory {
   readonly containers = new Map<string, ManagedContainer>();
   readonly created: SessionOptions[] = [];
   readonly sessions: (Session & { closed: boolean })[] = [];
   readonly log: string[] = [];
   /** How often close() (the warm pool's drain in the real backend) was called. */
   closes = 0;
+  /** Socket directories the sweep removes (Docker's); absent: none. */
+  removeUnusedSocketDirs?: () => Promise<string[]>;
+  readonly backend: SandboxBackend = fakeSandboxBackend(this);
   private n = 0;
 
   async create(options: SessionOptions): Promise<Session> {
@@ -155,6 +175,69 @@ export class FakeBackend implements SessionBackend {
   async close(): Promise<void> {
     this.closes++;
   }
+}
+
+/** What fakeSandboxBackend calls (FakeBackend's methods, or a test's own). */
+export interface FakeContainers {
+  listContainers(tenants: readonly string[]): Promise<ManagedContainer[]>;
+  removeContainer(container: ManagedContainer): Promise<void>;
+  removeUnusedSocketDirs?: () => Promise<string[]>;
+  close(): Promise<void>;
+}
+
+/**
+ * The SandboxBackend face of `fake` (default: no containers): list/remove/sweep/close call its
+ * methods; create, claim and adopt of a sandbox reject (sessions come from the fake's SessionFactory).
+ */
+export function fakeSandboxBackend(
+  fake: FakeContainers = {
+    listContainers: async () => [],
+    removeContainer: async () => {},
+    close: async () => {},
+  },
+): SandboxBackend {
+  const refuse = async (): Promise<never> => {
+    throw new Error("the fake backend opens its sessions itself");
+  };
+  return {
+    kind: "fake",
+    capabilities: {
+      workspaceModes: ["copy", "ro", "rw"],
+      mounts: true,
+      networkModes: ["none", "allowlist"],
+      runtimes: ["runc", "runsc"],
+      execPaths: ["channel", "docker-exec"],
+      warmPool: false,
+    },
+    scopes: [],
+    create: refuse,
+    claim: refuse,
+    adopt: refuse,
+    list: async (tenants) =>
+      (await fake.listContainers(tenants)).map(
+        ({ containerId, ...rest }): ManagedSandbox => ({ id: containerId, ...rest }),
+      ),
+    remove: ({ id, ...rest }) => fake.removeContainer({ containerId: id, ...rest }),
+    gc: async () => [],
+    sweep: async () =>
+      ((await fake.removeUnusedSocketDirs?.()) ?? []).map((dir) => ({
+        kind: "socket-dir" as const,
+        id: dir,
+        sessionId: "",
+        tenant: "",
+        reason: "orphaned" as const,
+      })),
+    poolStats: () => ({ idle: 0, backingOff: 0 }),
+    close: () => fake.close(),
+  };
+}
+
+/** startServer's `backend` and `sessions` of one fake (default: a new FakeBackend). */
+export function serverParts(fake: FakeBackend = new FakeBackend()): {
+  backend: SandboxBackend;
+  sessions: SessionFactory;
+} {
+  return { backend: fake.backend, sessions: fake };
 }
 
 /** Bearer tokens of the test tenants. */

@@ -12,7 +12,7 @@ import { build } from "rolldown";
 import { removeSandboxResources } from "../../src/sandbox/index.js";
 import { loadKubernetesClient } from "../../src/sandbox/kubernetes/index.js";
 import type { ServerConfig } from "../../src/server/config/config.js";
-import { serveBackend } from "../../src/server/run-serve.js";
+import { openServeBackend, serveSessions } from "../../src/server/run-serve.js";
 import { type RunningServer, startServer } from "../../src/server/server.js";
 import { createPolicyHookFactory } from "../../src/server/sessions/policy-hooks.js";
 import { hashKey } from "../../src/server/tenancy/auth.js";
@@ -164,9 +164,11 @@ export async function writeServeConfig(
  */
 export async function startTestServer(config: ServerConfig): Promise<RunningServer> {
   if (config.backend?.kind === "kubernetes") await loadKubernetesClient();
+  const backend = await openServeBackend(config);
   return startServer({
     config,
-    backend: serveBackend(config),
+    backend,
+    sessions: serveSessions(config, backend),
     hooks: await createPolicyHookFactory(config),
     onExit: "close",
   });

@@ -20,8 +20,8 @@ import {
   createKubernetesSandbox,
   DENY_ALL_POLICY,
 } from "../../src/sandbox/kubernetes/index.js";
+import { checkNamespaces, tenantClusters } from "../../src/sandbox/kubernetes/tenant-clusters.js";
 import { hashKey } from "../../src/server/tenancy/auth.js";
-import { checkNamespaces, tenantClusters } from "../../src/server/tenancy/kubernetes-namespaces.js";
 import {
   describeK8s,
   podLeftovers,

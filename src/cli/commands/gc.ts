@@ -8,7 +8,7 @@
  * whose controller process is gone (`spill-dir <path> owner=host:pid (orphaned)`).
  */
 import type { Command } from "commander";
-import { type GcRemoval, gc } from "../../sandbox/index.js";
+import { type GcRemoval, openSandboxBackend } from "../../sandbox/index.js";
 import { connectCluster, gcPods, loadKubernetesClient } from "../../sandbox/kubernetes/index.js";
 import { sweepSpillDirs } from "../../session/index.js";
 
@@ -40,7 +40,15 @@ export function registerGc(program: Command): void {
           });
           removed.push(...(await gcPods(cluster, options)));
         }
-        if (!flags.namespace) removed.push(...(await gc(options)));
+        if (!flags.namespace) {
+          // The Docker backend's gc (its open pings the engine: EngineUnreachableError names it).
+          const backend = await openSandboxBackend({ kind: "docker" });
+          try {
+            removed.push(...(await backend.gc(options)));
+          } finally {
+            await backend.close();
+          }
+        }
         const verb = dryRun ? "would remove" : "removed";
         for (const r of removed) {
           const id = r.kind === "container" ? r.id.slice(0, 12) : r.id;

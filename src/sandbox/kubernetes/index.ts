@@ -97,4 +97,17 @@ export {
   startPod,
   startTimeoutError,
 } from "./start-pod.js";
+export {
+  checkNamespaces,
+  type ServerCluster,
+  type TenantClusters,
+  tenantClusters,
+} from "./tenant-clusters.js";
+export {
+  allNamespaces,
+  checkTenantNamespaces,
+  type TenantNamespaces,
+  tenantNamespace,
+  tenantsIn,
+} from "./tenant-namespaces.js";
 export { CHANNEL_COMMAND, execChannel, exitCodeOf } from "./transport.js";

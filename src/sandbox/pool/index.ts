@@ -7,6 +7,7 @@ export {
   type PoolTemplate,
   poolRequestKeys,
 } from "./pool-request.js";
+export { type PooledClaims, poolable, pooledClaims } from "./pooled-claims.js";
 export {
   nextRefillBackoffMs,
   REFILL_BACKOFF,

@@ -13,11 +13,12 @@ import { resolve } from "node:path";
 import { type Static, Type } from "typebox";
 import { InvalidArgumentError } from "../../errors.js";
 import {
+  checkTenantNamespaces,
   HEARTBEAT_MS_RANGE,
   isLabelValue,
   REQUEST_TIMEOUT_MS_RANGE,
+  type TenantNamespaces,
 } from "../../sandbox/kubernetes/index.js";
-import { checkTenantNamespaces, type TenantNamespaces } from "../tenancy/tenant-namespaces.js";
 import { defaultReplicaId } from "./controller-id.js";
 
 /** The `backend:` key of the server config. */

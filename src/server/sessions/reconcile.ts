@@ -51,7 +51,10 @@ function ownedByAnotherController(controller: string, ownId: string): boolean {
 }
 
 /** What reconciliation works with: the manager's own dependencies (the same objects). */
-export type ReconcileDeps = Pick<SessionManagerDeps, "config" | "backend" | "records" | "audit" | "inflight">;
+export type ReconcileDeps = Pick<
+  SessionManagerDeps,
+  "config" | "sessions" | "records" | "audit" | "inflight"
+>;
 
 /**
  * Adopts into `manager`, drops and removes as described above. Never touches containers of
@@ -62,7 +65,8 @@ export async function reconcile(
   manager: SessionManager,
   now = Date.now(),
 ): Promise<ReconcileReport> {
-  const { backend, records, audit } = deps;
+  const { sessions, records, audit } = deps;
+  const { backend } = sessions;
   const report: ReconcileReport = {
     adopted: [],
     dropped: [],
@@ -75,15 +79,15 @@ export async function reconcile(
     interrupted: [],
   };
   const tenants = deps.config.tenants.map((t) => t.id);
-  const containers = await backend.listContainers(tenants);
-  const byContainer = new Map(containers.map((c) => [c.containerId, c]));
+  const containers = await backend.list(tenants);
+  const byContainer = new Map(containers.map((c) => [c.id, c]));
   const claimed = new Set<string>();
   const { records: saved } = await records.list();
 
   for (const record of saved) {
     const tenant = manager.tenant(record.tenant);
     const container = byContainer.get(record.containerId);
-    if (container) claimed.add(container.containerId);
+    if (container) claimed.add(container.id);
     const expired = now >= Date.parse(record.expiresAt);
     // A record written before a variable was refused (session/session-env.ts) is not adopted with it.
     const envRefused = record.env !== undefined && !envAccepted(record.env);
@@ -92,7 +96,7 @@ export async function reconcile(
       // A network request no longer within the tenant's bound (the config changed) drops it too.
       session = await manager
         .sessionOptions(tenant, record.id, record.networkAllow)
-        .then((options) => backend.adopt(record, { ...options, ...(record.env ? { env: record.env } : {}) }))
+        .then((options) => sessions.adopt(record, { ...options, ...(record.env ? { env: record.env } : {}) }))
         .catch(() => null);
     }
     if (session && tenant) {
@@ -101,7 +105,7 @@ export async function reconcile(
       audit.write({ kind: "session", event: "adopted", tenant: record.tenant, session: record.id });
       continue;
     }
-    if (container) await backend.removeContainer(container);
+    if (container) await backend.remove(container);
     if (record.uploaded && record.workspaceHostPath) {
       await rm(record.workspaceHostPath, { recursive: true, force: true });
     }
@@ -126,31 +130,33 @@ export async function reconcile(
   }
 
   for (const c of containers) {
-    if (claimed.has(c.containerId)) continue;
+    if (claimed.has(c.id)) continue;
     if (ownedByAnotherController(c.controller, manager.controllerId)) {
       report.skipped.push(c.sessionId);
       continue;
     }
-    await backend.removeContainer(c);
+    await backend.remove(c);
     report.orphansRemoved.push(c.sessionId);
     audit.write({
       kind: "session",
       event: "orphan-removed",
       tenant: c.tenant,
       session: c.sessionId,
-      containerId: c.containerId,
+      containerId: c.id,
     });
   }
   // After the sandboxes: a session network is removed only once no container is on it.
   const adopted = new Set(report.adopted);
-  report.egressRemoved =
-    (await backend.removeEgressExcept?.(
-      tenants,
-      (session, controller) =>
-        adopted.has(session) || ownedByAnotherController(controller, manager.controllerId),
-    )) ?? [];
-  report.volumesRemoved = (await backend.removeUnusedVolumes?.(tenants, manager.controllerId)) ?? [];
-  report.socketDirsRemoved = (await backend.removeUnusedSocketDirs?.()) ?? [];
+  const swept = await backend.sweep({
+    tenants,
+    controllerId: manager.controllerId,
+    keep: (session, controller) =>
+      adopted.has(session) || ownedByAnotherController(controller, manager.controllerId),
+  });
+  const egress = swept.filter((r) => r.kind === "gateway" || r.kind === "network");
+  report.egressRemoved = [...new Set(egress.map((r) => r.sessionId))];
+  report.volumesRemoved = swept.filter((r) => r.kind === "volume").map((r) => r.id);
+  report.socketDirsRemoved = swept.filter((r) => r.kind === "socket-dir").map((r) => r.id);
   report.uploadsRemoved = await removeUnusedUploads(deps.config.stateDir, manager);
   const interrupted = (await deps.inflight?.recover(audit)) ?? [];
   report.interrupted = interrupted.map((c) => `${c.session}/${c.toolCallId}`);

@@ -19,11 +19,11 @@ import type { ServerMetrics } from "../metrics.js";
 import { NetworkSlots } from "../tenancy/network-slots.js";
 import { type BatchRunOptions, RETRY_AFTER_SECONDS, TenantQuotas } from "../tenancy/tenant-quotas.js";
 import type { ApprovalBroker } from "./approval-broker.js";
-import type { SessionBackend } from "./backend.js";
 import { HostWorkspaceGuard } from "./host-workspace-guard.js";
 import type { InflightCalls } from "./inflight-calls.js";
 import type { HookFactory } from "./policy-hooks.js";
 import type { RecordStore, SessionRecord } from "./record-store.js";
+import type { SessionFactory } from "./session-factory.js";
 import { type LiveSession, SessionRegistry } from "./session-registry.js";
 import type { ResolvedSessionRequest } from "./session-request.js";
 import { recordFinishedCall } from "./tool-audit.js";
@@ -34,7 +34,7 @@ type ToolEndEvent = Extract<ToolExecutionEvent, { type: "tool_execution_end" }>;
 /** Everything the manager works with. `now` is epoch ms (injectable for tests). */
 export interface SessionManagerDeps {
   config: ServerConfig;
-  backend: SessionBackend;
+  sessions: SessionFactory;
   records: RecordStore;
   audit: AuditLog;
   metrics: ServerMetrics;
@@ -95,8 +95,8 @@ export class SessionManager {
 
   /** The warm pool: spare sandboxes waiting, keys backing off as no node takes their spares (0s without). */
   poolState(): { idle: number; backoffKeys: number } {
-    const { backend } = this.deps;
-    return { idle: backend.idleSpares?.() ?? 0, backoffKeys: backend.poolBackoffKeys?.() ?? 0 };
+    const { idle, backingOff } = this.deps.sessions.backend.poolStats();
+    return { idle, backoffKeys: backingOff };
   }
 
   /**
@@ -198,7 +198,7 @@ export class SessionManager {
         ...(request.tools ? { toolSelection: request.tools } : {}),
         ...(request.env ? { env: request.env } : {}),
       };
-      const create = () => this.deps.backend.create(options);
+      const create = () => this.deps.sessions.create(options);
       const hostPath = request.uploaded ? undefined : request.workspaceHostPath;
       // An rw workspace counts as live from now on: its sandbox may run before it is registered.
       if (hostPath && request.workspaceMode === "rw") this.pendingRw.set(id, hostPath);

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { resolveServerConfig } from "../../../src/server/config/config.js";
-import { serveBackend } from "../../../src/server/run-serve.js";
+import { openServeBackend, serveSessions } from "../../../src/server/run-serve.js";
 import { type RunningServer, startServer } from "../../../src/server/server.js";
 import { hashKey } from "../../../src/server/tenancy/auth.js";
 import {
@@ -79,7 +79,13 @@ describeBackend("warden serve: spill quotas per session and per tenant", () => {
       },
       dir,
     );
-    server = await startServer({ config, backend: serveBackend(config), onExit: "close" });
+    const backend = await openServeBackend(config);
+    server = await startServer({
+      config,
+      backend,
+      sessions: serveSessions(config, backend),
+      onExit: "close",
+    });
   });
   afterAll(async () => {
     await server?.shutdown(0);

@@ -12,7 +12,7 @@ import { type RunningServer, startServer } from "../../../src/server/server.js";
 import { createPolicyHookFactory } from "../../../src/server/sessions/policy-hooks.js";
 import type { AnyTool } from "../../../src/tools/types.js";
 import { FakeSandbox } from "../../helpers/fake-sandbox.js";
-import { auth, FakeBackend, tenant, testConfig } from "../../helpers/server-fakes.js";
+import { auth, serverParts, tenant, testConfig } from "../../helpers/server-fakes.js";
 
 let dir: string;
 let server: RunningServer;
@@ -23,7 +23,7 @@ beforeEach(async () => {
   await writeFile(join(dir, "ask.yaml"), "default: ask\nrules: []\n");
   server = await startServer({
     config: testConfig(join(dir, "state"), [alpha()]),
-    backend: new FakeBackend(),
+    ...serverParts(),
     audit: createMemoryAuditLog(),
     listen: false,
   });

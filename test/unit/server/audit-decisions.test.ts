@@ -9,14 +9,14 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type AuditEntry, createMemoryAuditLog } from "../../../src/server/audit.js";
 import { type RunningServer, startServer } from "../../../src/server/server.js";
-import type { ManagedContainer, SessionBackend } from "../../../src/server/sessions/backend.js";
 import { createPolicyHookFactory } from "../../../src/server/sessions/policy-hooks.js";
+import type { SessionFactory } from "../../../src/server/sessions/session-factory.js";
 import { openSession } from "../../../src/session/open-session.js";
 import type { Session, SessionOptions } from "../../../src/session/types.js";
 import type { AnyTool } from "../../../src/tools/types.js";
 import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 import { echoTool, fakeSpill } from "../../helpers/pipeline-fakes.js";
-import { auth, tenant, testConfig } from "../../helpers/server-fakes.js";
+import { auth, fakeSandboxBackend, tenant, testConfig } from "../../helpers/server-fakes.js";
 
 const POLICY = [
   "default: deny",
@@ -52,7 +52,8 @@ function holdTool(): { tool: AnyTool; release: () => void; holding: () => number
 }
 
 /** Sessions on the real pipeline (hooks included) over the pipeline tests' fake sandbox. */
-class PipelineBackend implements SessionBackend {
+class PipelineBackend implements SessionFactory {
+  readonly backend = fakeSandboxBackend();
   constructor(private readonly tools: () => AnyTool[]) {}
   create(options: SessionOptions): Promise<Session> {
     return openSession(options, {
@@ -64,10 +65,6 @@ class PipelineBackend implements SessionBackend {
   async adopt(): Promise<Session | null> {
     return null;
   }
-  async listContainers(): Promise<ManagedContainer[]> {
-    return [];
-  }
-  async removeContainer(): Promise<void> {}
 }
 
 type ToolLine = Extract<AuditEntry, { kind: "tool" }>;
@@ -93,7 +90,8 @@ describe("warden serve: audit lines of policy decisions", () => {
     ]);
     server = await startServer({
       config,
-      backend,
+      backend: backend.backend,
+      sessions: backend,
       audit,
       hooks: await createPolicyHookFactory(config),
       listen: false,

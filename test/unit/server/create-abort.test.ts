@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMemoryAuditLog } from "../../../src/server/audit.js";
 import { type RunningServer, startServer } from "../../../src/server/server.js";
 import type { SessionOptions } from "../../../src/session/index.js";
-import { auth, FakeBackend, tenant, testConfig } from "../../helpers/server-fakes.js";
+import { auth, FakeBackend, serverParts, tenant, testConfig } from "../../helpers/server-fakes.js";
 
 /**
  * A backend whose creates wait, as a cold container or Pod does, until `release()`: the test
@@ -36,7 +36,7 @@ describe("warden serve: a create the client aborted", () => {
     backend = new SlowBackend();
     audit = createMemoryAuditLog();
     const config = testConfig(join(dir, "state"), [tenant("alpha")]);
-    server = await startServer({ config, backend, audit, listen: true });
+    server = await startServer({ config, ...serverParts(backend), audit, listen: true });
   });
 
   afterEach(async () => {

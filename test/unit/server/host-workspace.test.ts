@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMemoryAuditLog } from "../../../src/server/audit.js";
 import { type RunningServer, startServer } from "../../../src/server/server.js";
 import { HostWorkspaceGuard } from "../../../src/server/sessions/host-workspace-guard.js";
-import { auth, FakeBackend, tenant, testConfig } from "../../helpers/server-fakes.js";
+import { auth, FakeBackend, serverParts, tenant, testConfig } from "../../helpers/server-fakes.js";
 
 let dir: string;
 let rw: string;
@@ -132,7 +132,12 @@ describe("warden serve: sessions on host directories", () => {
       workspaceModes: ["copy", "ro", "rw"],
     });
     const config = testConfig(join(dir, "state"), [alpha, tenant("beta")]);
-    server = await startServer({ config, backend, audit: createMemoryAuditLog(), listen: false });
+    server = await startServer({
+      config,
+      ...serverParts(backend),
+      audit: createMemoryAuditLog(),
+      listen: false,
+    });
   });
   afterEach(() => server.shutdown(0));
 

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createFileAuditLog } from "../../../src/server/audit.js";
 import { startServer } from "../../../src/server/server.js";
 import { InflightCalls } from "../../../src/server/sessions/inflight-calls.js";
-import { auth, FakeBackend, testConfig } from "../../helpers/server-fakes.js";
+import { auth, serverParts, testConfig } from "../../helpers/server-fakes.js";
 
 const line = (e: object) => `${JSON.stringify(e)}\n`;
 
@@ -75,7 +75,7 @@ describe("in-flight call journal", () => {
   it("a concurrent batch of the session that reused a call id and finished does not hide the running call", async () => {
     // Red team: ids are the client's, unique within a batch only; matched by session and id, the
     // running batch's "c" counted as finished by the other batch's line and got no final line.
-    const server = await startServer({ config: testConfig(dir), backend: new FakeBackend(), listen: false });
+    const server = await startServer({ config: testConfig(dir), ...serverParts(), listen: false });
     try {
       const post = (payload: object) =>
         server.app.inject({ method: "POST", url: "/v1/sessions", headers: auth("alpha"), payload });

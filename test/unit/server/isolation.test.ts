@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMemoryAuditLog } from "../../../src/server/audit.js";
 import { type RunningServer, startServer } from "../../../src/server/server.js";
-import { auth, FakeBackend, testConfig } from "../../helpers/server-fakes.js";
+import { auth, FakeBackend, serverParts, testConfig } from "../../helpers/server-fakes.js";
 
 describe("warden serve: tenant isolation (every route)", () => {
   let dir: string;
@@ -17,7 +17,7 @@ describe("warden serve: tenant isolation (every route)", () => {
     backend = new FakeBackend();
     server = await startServer({
       config: testConfig(dir),
-      backend,
+      ...serverParts(backend),
       audit: createMemoryAuditLog(),
       listen: false,
     });

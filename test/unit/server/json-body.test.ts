@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMemoryAuditLog } from "../../../src/server/audit.js";
 import { JSON_WORKER_MIN_BYTES, parseJsonBody } from "../../../src/server/http/json-body.js";
 import { type RunningServer, startServer } from "../../../src/server/server.js";
-import { auth, FakeBackend, testConfig } from "../../helpers/server-fakes.js";
+import { auth, serverParts, testConfig } from "../../helpers/server-fakes.js";
 
 const request = {} as FastifyRequest;
 const noInline = () => {
@@ -70,7 +70,7 @@ describe("warden serve: JSON bodies", () => {
     const config = { ...testConfig(join(dir, "state")), jsonBodyLimitBytes: 2 * 1024 * 1024 };
     server = await startServer({
       config,
-      backend: new FakeBackend(),
+      ...serverParts(),
       audit: createMemoryAuditLog(),
       listen: false,
     });

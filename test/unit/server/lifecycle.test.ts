@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createFileAuditLog, createMemoryAuditLog, repairTornTail } from "../../../src/server/audit.js";
 import { startServer } from "../../../src/server/server.js";
 import { RecordStore, type SessionRecord } from "../../../src/server/sessions/record-store.js";
-import { auth, FakeBackend, tenant, testConfig } from "../../helpers/server-fakes.js";
+import { auth, FakeBackend, serverParts, tenant, testConfig } from "../../helpers/server-fakes.js";
 
 describe("warden serve: lifecycle", () => {
   let dir: string;
@@ -25,7 +25,7 @@ describe("warden serve: lifecycle", () => {
     ]);
     const server = await startServer({
       config,
-      backend,
+      ...serverParts(backend),
       audit: createMemoryAuditLog(),
       listen: false,
       now: () => now,
@@ -64,7 +64,12 @@ describe("warden serve: lifecycle", () => {
   it("restart: adopts recorded live sessions, drops records whose container is gone, removes orphans", async () => {
     const backend = new FakeBackend();
     const config = testConfig(dir);
-    const first = await startServer({ config, backend, audit: createMemoryAuditLog(), listen: false });
+    const first = await startServer({
+      config,
+      ...serverParts(backend),
+      audit: createMemoryAuditLog(),
+      listen: false,
+    });
     const make = async () =>
       (
         await first.app.inject({ method: "POST", url: "/v1/sessions", headers: auth("alpha"), payload: {} })
@@ -99,7 +104,7 @@ describe("warden serve: lifecycle", () => {
     // A crashed server's lock is stale (its pid is gone); in one process, removing it stands for that.
     await rm(join(dir, "serve.lock"));
     const audit = createMemoryAuditLog();
-    const second = await startServer({ config, backend, audit, listen: false });
+    const second = await startServer({ config, ...serverParts(backend), audit, listen: false });
     expect(second.reconciled).toEqual({
       adopted: [kept],
       dropped: [lost],
@@ -134,7 +139,12 @@ describe("warden serve: lifecycle", () => {
   it("restart: a record whose env a session may no longer set is dropped (env-refused), never adopted with it", async () => {
     const backend = new FakeBackend();
     const config = testConfig(dir);
-    const first = await startServer({ config, backend, audit: createMemoryAuditLog(), listen: false });
+    const first = await startServer({
+      config,
+      ...serverParts(backend),
+      audit: createMemoryAuditLog(),
+      listen: false,
+    });
     const id = (
       await first.app.inject({
         method: "POST",
@@ -149,7 +159,7 @@ describe("warden serve: lifecycle", () => {
     await writeFile(file, JSON.stringify({ ...record, env: { CI: "1", GIT_CONFIG_COUNT: "1" } }));
     await rm(join(dir, "serve.lock"));
     const audit = createMemoryAuditLog();
-    const second = await startServer({ config, backend, audit, listen: false });
+    const second = await startServer({ config, ...serverParts(backend), audit, listen: false });
     expect([second.reconciled.adopted, second.reconciled.dropped]).toEqual([[], [id]]);
     expect(audit.entries.filter((e) => e.kind === "session")).toEqual([
       expect.objectContaining({ event: "record-dropped", session: id, reason: "env-refused" }),
@@ -169,7 +179,7 @@ describe("warden serve: lifecycle", () => {
     });
     const server = await startServer({
       config: testConfig(dir),
-      backend,
+      ...serverParts(backend),
       audit: createMemoryAuditLog(),
       listen: false,
     });

@@ -12,7 +12,7 @@ import { createMemoryAuditLog } from "../../../src/server/audit.js";
 import { resolveServerConfig } from "../../../src/server/config/config.js";
 import { resolveTenantNetwork } from "../../../src/server/config/network-config.js";
 import { type RunningServer, startServer } from "../../../src/server/server.js";
-import { auth, FakeBackend, tenant, testConfig } from "../../helpers/server-fakes.js";
+import { auth, FakeBackend, serverParts, tenant, testConfig } from "../../helpers/server-fakes.js";
 
 const network = resolveTenantNetwork({ allow: ["pypi.org:443"] }, "/etc/warden", "config.json: /tenants/0");
 
@@ -36,7 +36,12 @@ describe("warden serve: sessions with network egress are bounded per tenant and 
       ]),
       maxNetworkedSessions: 3,
     };
-    server = await startServer({ config, backend, audit: createMemoryAuditLog(), listen: false });
+    server = await startServer({
+      config,
+      ...serverParts(backend),
+      audit: createMemoryAuditLog(),
+      listen: false,
+    });
   });
 
   afterEach(async () => {

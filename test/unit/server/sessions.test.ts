@@ -5,7 +5,7 @@ import { pack } from "tar-stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMemoryAuditLog } from "../../../src/server/audit.js";
 import { type RunningServer, startServer } from "../../../src/server/server.js";
-import { auth, FakeBackend, tenant, testConfig } from "../../helpers/server-fakes.js";
+import { auth, FakeBackend, serverParts, tenant, testConfig } from "../../helpers/server-fakes.js";
 
 async function tarOf(
   entries: { name: string; type?: "file" | "symlink" | "directory"; linkname?: string; text?: string }[],
@@ -39,7 +39,12 @@ describe("warden serve: sessions", () => {
       tenant("alpha", { workspaceRoots: [roots], quotas: { ...tenant("alpha").quotas, maxSessions: 2 } }),
       tenant("beta"),
     ]);
-    server = await startServer({ config, backend, audit: createMemoryAuditLog(), listen: false });
+    server = await startServer({
+      config,
+      ...serverParts(backend),
+      audit: createMemoryAuditLog(),
+      listen: false,
+    });
   });
 
   afterEach(async () => {

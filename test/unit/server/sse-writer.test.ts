@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { createMemoryAuditLog } from "../../../src/server/audit.js";
 import { SseWriter } from "../../../src/server/http/sse-writer.js";
 import { startServer } from "../../../src/server/server.js";
-import { auth, FakeBackend, testConfig } from "../../helpers/server-fakes.js";
+import { auth, serverParts, testConfig } from "../../helpers/server-fakes.js";
 
 /** A writable that holds writes until `release()`; reports backpressure after 64 bytes. */
 function slowSink() {
@@ -87,7 +87,7 @@ describe("SseWriter: backpressure", () => {
     const dir = await mkdtemp(join(tmpdir(), "warden-sse-"));
     const server = await startServer({
       config: testConfig(dir),
-      backend: new FakeBackend(),
+      ...serverParts(),
       audit: createMemoryAuditLog(),
     });
     try {

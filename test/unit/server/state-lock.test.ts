@@ -13,7 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMemoryAuditLog } from "../../../src/server/audit.js";
 import { AddressInUseError, startServer } from "../../../src/server/server.js";
 import { lockStateDir, processStartTime, StateDirLockedError } from "../../../src/server/state-lock.js";
-import { auth, FakeBackend, testConfig } from "../../helpers/server-fakes.js";
+import { auth, FakeBackend, serverParts, testConfig } from "../../helpers/server-fakes.js";
 
 /** The pid of a process that has exited. */
 function deadPid(): number {
@@ -78,7 +78,12 @@ describe("warden serve: state dir lock", () => {
   it("a second server on the same state dir fails with the pid and reconciles nothing", async () => {
     const backend = new FakeBackend();
     const config = testConfig(dir);
-    const first = await startServer({ config, backend, audit: createMemoryAuditLog(), listen: false });
+    const first = await startServer({
+      config,
+      ...serverParts(backend),
+      audit: createMemoryAuditLog(),
+      listen: false,
+    });
     const created = await first.app.inject({
       method: "POST",
       url: "/v1/sessions",
@@ -87,7 +92,7 @@ describe("warden serve: state dir lock", () => {
     });
     const before = [...backend.containers.keys()];
     const audit = createMemoryAuditLog();
-    await expect(startServer({ config, backend: new FakeBackend(), audit, listen: false })).rejects.toThrow(
+    await expect(startServer({ config, ...serverParts(), audit, listen: false })).rejects.toThrow(
       `pid ${process.pid}`,
     );
     expect(audit.entries).toEqual([]);
@@ -112,7 +117,7 @@ describe("warden serve: state dir lock", () => {
     };
     const starting = startServer({
       config: { ...testConfig(dir), port },
-      backend,
+      ...serverParts(backend),
       audit: createMemoryAuditLog(),
     });
     let res: Response | undefined;
@@ -148,7 +153,7 @@ describe("warden serve: state dir lock", () => {
       const audit = createMemoryAuditLog();
       const config = { ...testConfig(dir), port };
       let error: unknown;
-      await startServer({ config, backend, audit }).catch((err: unknown) => {
+      await startServer({ config, ...serverParts(backend), audit }).catch((err: unknown) => {
         error = err;
       });
       expect(error).toBeInstanceOf(AddressInUseError);

@@ -8,7 +8,7 @@ import { MAX_ARGUMENT_DEPTH } from "../../../src/server/http/call-arguments.js";
 import { resultJsonPool } from "../../../src/server/http/result-json.js";
 import { MAX_TOOL_CALL_ID_CHARS, MAX_TOOL_NAME_CHARS } from "../../../src/server/http/schemas.js";
 import { type RunningServer, startServer } from "../../../src/server/server.js";
-import { auth, FakeBackend, tenant, testConfig } from "../../helpers/server-fakes.js";
+import { auth, FakeBackend, serverParts, tenant, testConfig } from "../../helpers/server-fakes.js";
 
 /** Parses an SSE body into [event, data] pairs. */
 function parseSse(body: string): [string, unknown][] {
@@ -37,7 +37,7 @@ describe("warden serve: tool calls", () => {
       tenant("alpha", { quotas: { ...tenant("alpha").quotas, maxConcurrentToolCalls: 2 } }),
       tenant("beta"),
     ]);
-    server = await startServer({ config, backend, audit, listen: true });
+    server = await startServer({ config, ...serverParts(backend), audit, listen: true });
     const res = await server.app.inject({
       method: "POST",
       url: "/v1/sessions",
@@ -98,7 +98,7 @@ describe("warden serve: tool calls", () => {
 
   it("answers a large result with the same JSON, serialised in the worker pool (issue 11)", async () => {
     const config = { ...testConfig(join(dir, "big"), [tenant("alpha")]), jsonBodyLimitBytes: 1024 * 1024 };
-    const big = await startServer({ config, backend: new FakeBackend(), audit: createMemoryAuditLog() });
+    const big = await startServer({ config, ...serverParts(), audit: createMemoryAuditLog() });
     const run = vi.spyOn(resultJsonPool(), "run");
     try {
       const id = (

@@ -14,7 +14,14 @@ import {
 } from "../../../src/server/config/config.js";
 import { holdReadSlot } from "../../../src/server/http/routes/workspace.js";
 import { type RunningServer, startServer } from "../../../src/server/server.js";
-import { auth, FakeBackend, type TOKENS, tenant, testConfig } from "../../helpers/server-fakes.js";
+import {
+  auth,
+  FakeBackend,
+  serverParts,
+  type TOKENS,
+  tenant,
+  testConfig,
+} from "../../helpers/server-fakes.js";
 
 describe("warden serve: workspace reads within maxConcurrentWorkspaceReads", () => {
   let dir: string;
@@ -25,7 +32,11 @@ describe("warden serve: workspace reads within maxConcurrentWorkspaceReads", () 
     dir = await mkdtemp(join(tmpdir(), "warden-reads-"));
     backend = new FakeBackend();
     const alpha = tenant("alpha", { quotas: { ...tenant("alpha").quotas, maxConcurrentWorkspaceReads: 1 } });
-    server = await startServer({ config: testConfig(dir, [alpha, tenant("beta")]), backend, listen: true });
+    server = await startServer({
+      config: testConfig(dir, [alpha, tenant("beta")]),
+      ...serverParts(backend),
+      listen: true,
+    });
   });
 
   afterEach(async () => {

@@ -6,9 +6,9 @@ import { echoTool, fakeSpill } from "../../helpers/pipeline-fakes.js";
 
 function deps(counts: { created: number; destroyed: number; disposed: number }): SessionDependencies {
   return {
-    createSandbox: async (options) => {
+    createSandbox: async (_spec, identity) => {
       counts.created++;
-      const sandbox = new FakeSandbox({ info: { sessionId: options.sessionId ?? "" } });
+      const sandbox = new FakeSandbox({ info: { sessionId: identity.sessionId ?? "" } });
       sandbox.destroy = async () => {
         counts.destroyed++;
       };
@@ -84,9 +84,9 @@ describe("openSession", () => {
       { sessionId: "s-2", spillDir: "/d", spillMaxBytes: 1000, spillMaxBytesHint: "--spill-max-bytes" },
       {
         ...base,
-        createSandbox: (options) => {
-          seen.sandbox = options;
-          return base.createSandbox(options);
+        createSandbox: (spec, identity, call) => {
+          seen.sandbox = { ...spec, ...identity, ...call };
+          return base.createSandbox(spec, identity, call);
         },
         createSpillStore: (options) => {
           seen.spill = options;
@@ -125,9 +125,9 @@ describe("openSession", () => {
       },
       {
         ...base,
-        createSandbox: (options) => {
-          seen = options;
-          return base.createSandbox(options);
+        createSandbox: (spec, identity, call) => {
+          seen = { ...spec, ...identity, ...call };
+          return base.createSandbox(spec, identity, call);
         },
       },
     );

@@ -7,7 +7,7 @@
  * namespaces themselves are kubernetes-namespaces.ts's).
  */
 import { InvalidArgumentError } from "../../errors.js";
-import { isNamespaceName } from "../../sandbox/kubernetes/index.js";
+import { isNamespaceName } from "./cluster.js";
 
 /** Tenant id to namespace, as resolved from the config (only tenants with their own namespace). */
 export type TenantNamespaces = Readonly<Record<string, string>>;

@@ -7,12 +7,9 @@
  * it, and it has the deny-all NetworkPolicy. warden never creates a namespace.
  */
 import { NotFoundError, SandboxError, WardenError } from "../../errors.js";
-import {
-  ensureDenyAllPolicy,
-  fromKubeError,
-  type KubernetesCluster,
-  WARDEN_POD_SELECTOR,
-} from "../../sandbox/kubernetes/index.js";
+import { fromKubeError, type KubernetesCluster } from "./cluster.js";
+import { ensureDenyAllPolicy } from "./network-policy.js";
+import { WARDEN_POD_SELECTOR } from "./pod-labels.js";
 import { allNamespaces, type TenantNamespaces, tenantNamespace, tenantsIn } from "./tenant-namespaces.js";
 
 /** A cluster view of a server: its Pods carry `replicaId`. */

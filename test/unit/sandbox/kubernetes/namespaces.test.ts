@@ -1,12 +1,16 @@
 import type { V1NetworkPolicy } from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import type { KubernetesCluster } from "../../../src/sandbox/kubernetes/index.js";
+import type { KubernetesCluster } from "../../../../src/sandbox/kubernetes/index.js";
 import {
   checkNamespaces,
   type ServerCluster,
   tenantClusters,
-} from "../../../src/server/tenancy/kubernetes-namespaces.js";
-import { allNamespaces, tenantNamespace, tenantsIn } from "../../../src/server/tenancy/tenant-namespaces.js";
+} from "../../../../src/sandbox/kubernetes/tenant-clusters.js";
+import {
+  allNamespaces,
+  tenantNamespace,
+  tenantsIn,
+} from "../../../../src/sandbox/kubernetes/tenant-namespaces.js";
 
 const apiError = (code: number, message: string) =>
   Object.assign(new Error(`HTTP ${code}`), { code, body: JSON.stringify({ message }) });

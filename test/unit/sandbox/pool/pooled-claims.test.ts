@@ -1,0 +1,114 @@
+/**
+ * The claim both backends share (pool/pooled-claims.ts): a poolable spec (no or copy-mode
+ * workspace, network none) goes through the tenant's warm pool, anything else and every claim
+ * without a pool starts cold through the backend's own create; each claim is counted once.
+ */
+import { describe, expect, it } from "vitest";
+import { type PoolRequest, pooledClaims } from "../../../../src/sandbox/pool/index.js";
+import type { PoolBackend } from "../../../../src/sandbox/pool/warm-pool.js";
+import type { Sandbox } from "../../../../src/sandbox/types.js";
+
+/** A stand-in sandbox: only its name is looked at. */
+const sandboxNamed = (name: string) => ({ info: { containerId: name } }) as unknown as Sandbox;
+
+/** Pool entries that record the requests they saw; spares are numbered. */
+function recordingPool(
+  tenants: string[],
+  requests: PoolRequest[],
+): (tenant: string) => PoolBackend<PoolRequest, string> {
+  let n = 0;
+  return (tenant) => {
+    tenants.push(tenant);
+    return {
+      keyOf: async (request) => JSON.stringify(request.template) + (request.policyHash ?? ""),
+      prepare: async () => `spare-${++n}`,
+      handOver: async (prepared, request) => {
+        requests.push(request);
+        return sandboxNamed(prepared);
+      },
+      createCold: async (request) => {
+        requests.push(request);
+        return sandboxNamed("pool-cold");
+      },
+      alive: () => true,
+      discard: async () => {},
+    };
+  };
+}
+
+describe("pooledClaims", () => {
+  it("without a pool every claim is the backend's cold create, counted cold", async () => {
+    const starts: string[] = [];
+    const cold: unknown[] = [];
+    const signal = new AbortController().signal;
+    const claims = pooledClaims(
+      { onSandboxStart: (source) => starts.push(source) },
+      () => {
+        throw new Error("no pool backend without a pool");
+      },
+      async (spec, identity, call) => {
+        cold.push([spec, identity, call]);
+        return sandboxNamed("cold");
+      },
+    );
+    const result = await claims.claim({ image: "img" }, { sessionId: "s", tenant: "t" }, { signal });
+    expect([result.sandbox.info.containerId, result.pooled, starts, cold]).toEqual([
+      "cold",
+      false,
+      ["cold"],
+      [[{ image: "img" }, { sessionId: "s", tenant: "t" }, { signal }]],
+    ]);
+    expect(claims.poolStats()).toEqual({ idle: 0, backingOff: 0 });
+  });
+
+  it("a poolable spec takes the tenant's spare, with the key's template and the claim's own fields apart", async () => {
+    const starts: string[] = [];
+    const tenants: string[] = [];
+    const requests: PoolRequest[] = [];
+    const claims = pooledClaims(
+      { warmPool: { size: 1, maxIdleMs: 60_000, ttlMs: 3_600_000 }, onSandboxStart: (s) => starts.push(s) },
+      recordingPool(tenants, requests),
+      async () => sandboxNamed("backend-cold"),
+    );
+    const spec = { image: "img", workspace: { hostPath: "/w" } };
+    const identity = { sessionId: "s-1", tenant: "acme", controllerId: "serve@x" };
+    // The key's first claim starts cold (through the pool) and fills the key.
+    const first = await claims.claim(spec, identity, { policyHash: "p1" });
+    await expect.poll(() => claims.poolStats().idle).toBe(1);
+    const second = await claims.claim(spec, { ...identity, sessionId: "s-2" }, { policyHash: "p1" });
+    expect([
+      first.sandbox.info.containerId,
+      first.pooled,
+      second.sandbox.info.containerId,
+      second.pooled,
+    ]).toEqual(["pool-cold", false, "spare-1", true]);
+    expect(starts).toEqual(["cold", "pool"]);
+    expect(tenants).toEqual(["acme"]);
+    expect(requests[1]).toEqual({
+      template: { image: "img", tenant: "acme", controllerId: "serve@x" },
+      claim: { sessionId: "s-2", workspace: { hostPath: "/w" } },
+      policyHash: "p1",
+    });
+    await claims.close();
+    expect(claims.poolStats().idle).toBe(0);
+  });
+
+  it("a ro workspace or an egress allowlist starts cold through the backend, even with a pool", async () => {
+    const starts: string[] = [];
+    const tenants: string[] = [];
+    const claims = pooledClaims(
+      { warmPool: { size: 1, maxIdleMs: 60_000, ttlMs: 3_600_000 }, onSandboxStart: (s) => starts.push(s) },
+      recordingPool(tenants, []),
+      async () => sandboxNamed("backend-cold"),
+    );
+    const ro = await claims.claim({ workspace: { hostPath: "/w", mode: "ro" } }, {});
+    const networked = await claims.claim({ network: { mode: "allowlist", rules: [] } }, {});
+    expect([ro.sandbox.info.containerId, networked.sandbox.info.containerId, starts, tenants]).toEqual([
+      "backend-cold",
+      "backend-cold",
+      ["cold", "cold"],
+      [],
+    ]);
+    await claims.close();
+  });
+});
