@@ -3,7 +3,7 @@
  * and the conformance suite get a real SandboxBackend with no engine. Copy-mode workspaces only (the
  * host directory is read once, at creation or hand-over), no mounts, no network, runtime runc, the
  * `channel` exec path; `exec` answers a fixed set of argv commands and runs no process
- * (memory-exec.ts). The warm pool is the generic WarmPool (pool/) over in-memory spares; `adopt`
+ * (memory-exec.ts). `claim` is every backend's pooledClaims (pool/) over in-memory spares; `adopt`
  * takes over a sandbox this backend instance still holds (what a restarted controller would find
  * on an engine); `gc` removes expired sandboxes and those whose controller process is gone.
  */
@@ -26,11 +26,10 @@ import { type ResolvedSandboxOptions, resolveSandboxOptions } from "../options.j
 import {
   type ClaimResult,
   type PoolBackend,
+  type PooledClaims,
   type PoolRequest,
-  type PoolTemplate,
+  pooledClaims,
   poolRequestKeys,
-  type TenantPools,
-  tenantPools,
 } from "../pool/index.js";
 import type { CallOptions, Sandbox, SandboxIdentity, SandboxSpec } from "../types.js";
 import { WORKSPACE_DIR } from "../types.js";
@@ -54,10 +53,9 @@ class MemoryBackend implements SandboxBackend {
   readonly capabilities: BackendCapabilities;
   private readonly held = new Map<string, Held>();
   private readonly keys = poolRequestKeys("local");
-  private readonly pools: TenantPools<PoolRequest, MemorySandbox> | undefined;
-  private closed = false;
+  private readonly pool: PooledClaims;
 
-  constructor(private readonly options: BackendOptions) {
+  constructor(options: BackendOptions) {
     const pool = options.warmPool;
     this.capabilities = {
       workspaceModes: ["copy"],
@@ -67,15 +65,12 @@ class MemoryBackend implements SandboxBackend {
       execPaths: ["channel"],
       warmPool: (pool?.size ?? 0) > 0,
     };
-    if (pool && pool.size > 0) {
-      this.pools = tenantPools({
-        backend: this.poolBackend(pool.ttlMs),
-        size: pool.size,
-        maxIdleMs: pool.maxIdleMs,
-        ...(pool.maxKeys === undefined ? {} : { maxKeys: pool.maxKeys }),
-        ...(options.log ? { log: options.log } : {}),
-      });
-    }
+    this.pool = pooledClaims(
+      options,
+      // Called only when a pool is configured, and then with its spares' lifetime.
+      () => this.poolBackend(pool?.ttlMs ?? 0),
+      (spec, identity, callOptions) => this.create(spec, identity, callOptions),
+    );
   }
 
   async create(spec: SandboxSpec, identity: SandboxIdentity, options: CallOptions = {}): Promise<Sandbox> {
@@ -91,31 +86,7 @@ class MemoryBackend implements SandboxBackend {
     options: ClaimOptions = {},
   ): Promise<ClaimResult> {
     refuseBeyondCapabilities(this.kind, this.capabilities, spec);
-    const t0 = performance.now();
-    const pool = this.pools?.of(identity.tenant ?? "local");
-    let result: ClaimResult;
-    if (pool) {
-      const { workspace, ...template } = spec;
-      const request: PoolRequest = {
-        template: {
-          ...(template as PoolTemplate),
-          ...(identity.tenant === undefined ? {} : { tenant: identity.tenant }),
-          ...(identity.controllerId === undefined ? {} : { controllerId: identity.controllerId }),
-        },
-        claim: {
-          ...(identity.sessionId === undefined ? {} : { sessionId: identity.sessionId }),
-          ...(options.signal ? { signal: options.signal } : {}),
-          ...(workspace ? { workspace: { ...workspace, mode: "copy" as const } } : {}),
-        },
-        ...(options.policyHash === undefined ? {} : { policyHash: options.policyHash }),
-      };
-      result = await pool.claim(request);
-    } else {
-      const sandbox = await this.create(spec, identity, options);
-      result = { sandbox, pooled: false, claimMs: performance.now() - t0 };
-    }
-    this.options.onSandboxStart?.(result.pooled ? "pool" : "cold");
-    return result;
+    return this.pool.claim(spec, identity, options);
   }
 
   async adopt(request: AdoptRequest, options: CallOptions = {}): Promise<Sandbox | null> {
@@ -176,13 +147,11 @@ class MemoryBackend implements SandboxBackend {
   }
 
   poolStats(): PoolStats {
-    return { idle: this.pools?.idle() ?? 0, backingOff: this.pools?.backingOff() ?? 0 };
+    return this.pool.poolStats();
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await this.pools?.drain();
+    await this.pool.close();
   }
 
   /** A held sandbox made from `opts`, its workspace copied in; destroyed again when that fails. */
