@@ -170,7 +170,6 @@ class MemoryBackend implements SandboxBackend {
         createdAt,
         expiresAt: new Date(createdAt.getTime() + opts.ttlMs),
         execPath: "channel",
-        channelTransport: "memory",
         network: { mode: "none" },
       },
       () => this.held.delete(id),

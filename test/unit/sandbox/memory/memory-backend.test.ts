@@ -1,4 +1,7 @@
 /** What the memory backend does beyond the conformance suite: no process runs, adoption is per instance. */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { InvalidArgumentError } from "../../../../src/errors.js";
 import { memoryBackend } from "../../../../src/sandbox/memory/index.js";
@@ -76,5 +79,28 @@ describe("memory backend", () => {
     ]);
     expect(await backend.list(["test-memory"])).toEqual([]);
     await backend.close();
+  });
+
+  it("copies the host workspace less what `exclude` names, and reads the host only", async () => {
+    const host = mkdtempSync(join(tmpdir(), "warden-memory-"));
+    try {
+      mkdirSync(join(host, "skip"));
+      writeFileSync(join(host, "skip/big.bin"), "x");
+      writeFileSync(join(host, "kept.sh"), "echo\n", { mode: 0o755 });
+      const backend = memoryBackend();
+      const sandbox = await backend.create(
+        { workspace: { hostPath: host, exclude: ["skip/"] } },
+        { tenant: "test-memory" },
+      );
+      expect((await sandbox.listDir(".")).map((e) => e.name)).toEqual(["kept.sh"]);
+      expect(await sandbox.stat("kept.sh")).toMatchObject({ type: "file", size: 5, mode: 0o755 });
+      expect(await sandbox.changedPaths()).toEqual([]);
+      await sandbox.writeFile("kept.sh", Buffer.from("true\n"));
+      expect(await sandbox.changedPaths()).toEqual([{ path: "kept.sh", kind: "modified" }]);
+      await sandbox.destroy();
+      await backend.close();
+    } finally {
+      rmSync(host, { recursive: true, force: true });
+    }
   });
 });
