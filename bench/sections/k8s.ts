@@ -197,7 +197,12 @@ async function phases(
     logLoad("tool calls");
     const session = await openSession(
       { tenant, ttlMs: TTL_MS },
-      { createSandbox: (o) => createKubernetesSandbox(o, cluster), createSpillStore, builtinTools },
+      {
+        createSandbox: (spec, identity, call) =>
+          createKubernetesSandbox({ ...spec, ...identity, ...call }, cluster),
+        createSpillStore,
+        builtinTools,
+      },
     );
     try {
       rows.push(...(await execRows(cluster, session)));

@@ -12,11 +12,9 @@ export {
   OutputShare,
   outputShare,
 } from "./channel/index.js";
-export { adoptExec } from "./docker/adopt.js";
 export { type DockerBackendConfig, dockerBackend } from "./docker/backend.js";
-export { createSandbox, finishSandbox } from "./docker/create.js";
-export { DockerSandbox, removeSandboxResources, removeVolumeIfUnused } from "./docker/docker-sandbox.js";
-export { withEgress } from "./docker/egress-hook.js";
+export { createSandbox } from "./docker/create.js";
+export { DockerSandbox, removeSandboxResources } from "./docker/docker-sandbox.js";
 export { getDocker, imageExists, pingEngine, requireImage } from "./docker/engine.js";
 export { type GcOptions, type GcRemoval, gc, removeUnusedSocketDirs } from "./docker/gc.js";
 export {
@@ -26,7 +24,7 @@ export {
   listSandboxImages,
 } from "./docker/images.js";
 export { type DockerPoolOptions, dockerPoolBackend, POOL_LABEL } from "./docker/pool.js";
-export { type PreparedSandbox, prepareSandbox } from "./docker/prepare.js";
+export type { PreparedSandbox } from "./docker/prepare.js";
 export { type ExecPath, resolveExecPath } from "./exec-path.js";
 export { EXIT_ABORTED, EXIT_TIMEOUT, KILL_GRACE_SECONDS } from "./io-contract.js";
 export { controllerId, controllerProcessAlive, LABEL } from "./labels.js";
@@ -55,8 +53,7 @@ export {
   SANDBOX_UID_MIN,
   UID_LABEL,
 } from "./sandbox-uid.js";
-export { pingSpare, SPARE_PING_TIMEOUT_MS } from "./spare-ping.js";
+export { SPARE_PING_TIMEOUT_MS } from "./spare-ping.js";
 export * from "./types.js";
-export { baselineOf } from "./workspace-baseline.js";
 export { packDirectory, type WorkspaceHashes } from "./workspace-copy.js";
 export { excludeMatcher } from "./workspace-exclude.js";

@@ -62,7 +62,11 @@ export function createTestSandbox(options: SandboxOptions): Promise<Sandbox> {
 export function createTestSession(options: SessionOptions = {}): Promise<Session> {
   const withImage = withTestImage(options);
   if (!k8s) return createSession(withImage);
-  return openSession(withImage, { createSandbox: k8s.createTestPodSandbox, createSpillStore, builtinTools });
+  return openSession(withImage, {
+    createSandbox: (spec, identity, call) => k8s.createTestPodSandbox({ ...spec, ...identity, ...call }),
+    createSpillStore,
+    builtinTools,
+  });
 }
 
 /**

@@ -88,7 +88,12 @@ describeK8sOn("gvisor", "a session on RuntimeClass gvisor", () => {
     const cluster = testCluster("gvisor");
     session = await openSession(
       { tenant: `${TENANT}-s` },
-      { createSandbox: (o) => createKubernetesSandbox(o, cluster), createSpillStore, builtinTools },
+      {
+        createSandbox: (spec, identity, call) =>
+          createKubernetesSandbox({ ...spec, ...identity, ...call }, cluster),
+        createSpillStore,
+        builtinTools,
+      },
     );
     const [bash, write] = await session.runToolCalls([
       { id: "1", name: "bash", arguments: { command: "dmesg | head -n 1" } },

@@ -190,7 +190,7 @@ function apiMessage(err: unknown): string {
  * The namespace's ResourceQuota refused an object (the API's 403 "exceeded quota"): no room until
  * sessions or spares there end or the quota is raised (a NoRoomError: HTTP 503 in `warden serve`).
  * `quota` is the API's message. The warm pool backs off on it as on an unschedulable spare
- * (pool/kubernetes-backend.ts `noRoom`).
+ * (pool.ts `noRoom`).
  */
 export class ResourceQuotaExceededError extends NoRoomError {
   constructor(

@@ -1,11 +1,10 @@
 /**
  * The Kubernetes sandbox: a session is a hardened Pod (pod-spec.ts) whose warden-helper speaks the
  * same channel protocol as on Docker, over a pods/exec stream (transport.ts; not the Pod's attach
- * stream, whose output the node logs to disk). No Docker code here
- * (test/unit/sandbox/kubernetes/imports.test.ts).
+ * stream, whose output the node logs to disk). openKubernetesBackend is its SandboxBackend
+ * (backend.ts). No Docker code here (test/unit/sandbox/channel/protocol/imports.test.ts).
  */
 
-export { adoptPod } from "./adopt-pod.js";
 export { openKubernetesBackend } from "./backend.js";
 export { loadKubernetesClient } from "./client.js";
 export {
@@ -13,19 +12,11 @@ export {
   connectCluster,
   fromKubeError,
   HEARTBEAT_MS_RANGE,
-  isNamespaceName,
   type KubernetesCluster,
   type KubernetesClusterOptions,
   ResourceQuotaExceededError,
 } from "./cluster.js";
-export {
-  createKubernetesSandbox,
-  finishPodSandbox,
-  POD_WORKSPACE_MAX_BYTES,
-  type PreparedPod,
-  preparePod,
-  requirePodOptions,
-} from "./create.js";
+export { createKubernetesSandbox, finishPodSandbox, type PreparedPod, requirePodOptions } from "./create.js";
 export { deletePod } from "./delete-pod.js";
 export { gcPods } from "./gc.js";
 export { KubernetesSandbox } from "./kubernetes-sandbox.js";
@@ -35,47 +26,32 @@ export {
   ensureDenyAllPolicy,
   isDenyAllPolicy,
 } from "./network-policy.js";
-export { DEFAULT_HEARTBEAT_MS, PodChannel } from "./pod-channel.js";
-export { type PodExecResult, podExec } from "./pod-exec.js";
-export { POD_DEFAULT_RUNTIME, type PodInfoFields, podSandboxInfo } from "./pod-info.js";
+export { PodChannel } from "./pod-channel.js";
+export { podExec } from "./pod-exec.js";
+export { type PodInfoFields, podSandboxInfo } from "./pod-info.js";
 export {
   isLabelValue,
   MANAGED_BY,
-  POD_PIDS,
-  POD_POOL_KEY,
-  POD_REPLICA,
-  type PodState,
   podAnnotations,
   podLabels,
   podName,
   podStateOf,
-  poolKeyLabel,
   replicaSelector,
-  requireLabelValue,
   WARDEN_POD_SELECTOR,
 } from "./pod-labels.js";
-export {
-  buildPodSpec,
-  cpuQuantity,
-  INIT_COMMAND,
-  type PodSpecOptions,
-  podUidOf,
-  SANDBOX_CONTAINER,
-} from "./pod-spec.js";
-export { type KubernetesPoolOptions, kubernetesPoolBackend } from "./pool.js";
+export { buildPodSpec, cpuQuantity, type PodSpecOptions, podUidOf } from "./pod-spec.js";
+export { kubernetesPoolBackend } from "./pool.js";
 export {
   type ChannelEvent,
   channelEventLine,
   DEFAULT_RECONNECT_POLICY,
   podReachable,
-  type ReconnectPolicy,
   reconnectDelayMs,
 } from "./reconnect-policy.js";
 export {
   acquireReplicaLease,
   ReplicaIdInUseError,
   type ReplicaLease,
-  type ReplicaLeaseOptions,
   replicaLeaseName,
 } from "./replica-lease.js";
 export {
@@ -88,21 +64,12 @@ export {
 } from "./request-deadline.js";
 export {
   connectHelper,
-  DEFAULT_POD_START_TIMEOUT_MS,
   EXEC_CHANNEL_VERSION,
-  type PodProgress,
   PodUnschedulableError,
   podProgress,
-  type StartPodOptions,
-  startPod,
   startTimeoutError,
 } from "./start-pod.js";
-export {
-  checkNamespaces,
-  type ServerCluster,
-  type TenantClusters,
-  tenantClusters,
-} from "./tenant-clusters.js";
+export { checkNamespaces, type ServerCluster, tenantClusters } from "./tenant-clusters.js";
 export {
   allNamespaces,
   checkTenantNamespaces,
@@ -110,4 +77,4 @@ export {
   tenantNamespace,
   tenantsIn,
 } from "./tenant-namespaces.js";
-export { CHANNEL_COMMAND, execChannel, exitCodeOf } from "./transport.js";
+export { execChannel, exitCodeOf } from "./transport.js";

@@ -1,6 +1,6 @@
 /**
  * The SandboxInfo of a sandbox Pod, the same for a Pod just created (create.ts) and one adopted
- * after a restart (the server's Kubernetes backend): a copy-mode workspace, the channel, no network,
+ * after a restart (adopt-pod.ts): a copy-mode workspace, the channel, no network,
  * and as its runtime what warden knows runs the Pod, its RuntimeClass.
  */
 import type { SandboxInfo } from "../types.js";

@@ -4,7 +4,7 @@
  * `backend.namespace`. An explicit map rather than a name template: warden never creates a
  * namespace, the cluster's administrator creates each one and binds warden's Role in it, so every
  * namespace warden touches is one somebody wrote down. Pure: no I/O (the start-up checks of the
- * namespaces themselves are kubernetes-namespaces.ts's).
+ * namespaces themselves are tenant-clusters.ts's).
  */
 import { InvalidArgumentError } from "../../errors.js";
 import { isNamespaceName } from "./cluster.js";

@@ -9,7 +9,7 @@ import { describeEngine } from "../../../helpers/engine.js";
 
 describeEngine("sandbox images", () => {
   it("reads the base image from the Dockerfile's first FROM", async () => {
-    expect(await baseImageOf(join(import.meta.dirname, "../../../images/sandbox/Dockerfile"))).toBe(
+    expect(await baseImageOf(join(import.meta.dirname, "../../../../images/sandbox/Dockerfile"))).toBe(
       "debian:bookworm-slim",
     );
   });
