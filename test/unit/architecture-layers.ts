@@ -84,3 +84,33 @@ export const INDEX_EXCEPTIONS: readonly { from: string; to: string; typeOnly: bo
 
 /** What the shipped client may import besides itself (everything else of src/ is refused). */
 export const CLIENT_IMPORTS: readonly string[] = ["^src/errors\\.ts$", "^src/server/http/schemas\\.ts$"];
+
+/**
+ * The backend folders of src/sandbox (one per engine, issue 38): none imports another, so that a
+ * backend is one folder that the registry (src/sandbox/backends.ts) names and nothing else does.
+ */
+export const BACKEND_FOLDERS: readonly string[] = ["sandbox/docker", "sandbox/kubernetes", "sandbox/memory"];
+
+/** Docker code: the dockerode package (its types included, wherever node_modules is) and Docker's backend folder. */
+export const DOCKER_CODE = "(^|/)node_modules/(@types/)?dockerode/|^src/sandbox/docker/";
+
+/**
+ * Folders that must not reach Docker code, directly or through other modules (type-only and
+ * dynamic imports included): a Kubernetes or memory process never loads the Docker backend, and the
+ * channel protocol carries over any byte stream (a Docker socket or attach, a Pod's exec stream).
+ * `notEntered` are modules the search does not go through, each with its reason.
+ */
+export const DOCKER_FREE: readonly { folder: string; notEntered: readonly string[]; reason: string }[] = [
+  { folder: "sandbox/channel", notEntered: [], reason: "the engine-free channel protocol" },
+  {
+    folder: "sandbox/kubernetes",
+    notEntered: ["src/egress/index.ts"],
+    reason:
+      "the Kubernetes backend; it validates options with the shared resolveSandboxOptions, whose network check comes from egress/ (the gateway there is Docker; a Pod refuses allowlist networks)",
+  },
+  {
+    folder: "sandbox/memory",
+    notEntered: ["src/egress/index.ts"],
+    reason: "the in-memory backend; egress/ as for Kubernetes (it refuses allowlist networks)",
+  },
+];

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { architectureViolations } from "./architecture-check.js";
-import { LAYERS, type Layer } from "./architecture-layers.js";
+import { DOCKER_CODE, LAYERS, type Layer } from "./architecture-layers.js";
 
 // Cruising the whole of src/ takes a few seconds on a shared machine.
 const CRUISE_MS = 60_000;
@@ -107,6 +107,83 @@ describe("the architecture check itself", () => {
       expect(await architectureViolations(dir, layers)).toEqual([
         "no-cycle: src/low/a.ts -> src/low/b.ts -> src/low/a.ts",
         "unlisted: stray",
+      ]);
+    },
+    CRUISE_MS,
+  );
+
+  /** The sandbox's folders and egress below it, with a stand-in dockerode package. */
+  const seamLayers: Layer[] = [
+    { unit: "egress", reason: "test" },
+    { unit: "sandbox", reason: "test" },
+  ];
+  const seams = {
+    backendFolders: ["sandbox/docker", "sandbox/kubernetes", "sandbox/memory"],
+    dockerCode: DOCKER_CODE,
+    dockerFree: [
+      { folder: "sandbox/channel", notEntered: [] },
+      { folder: "sandbox/kubernetes", notEntered: ["src/egress/index.ts"] },
+      { folder: "sandbox/memory", notEntered: ["src/egress/index.ts"] },
+    ],
+  };
+  const dockerode = {
+    "node_modules/dockerode/package.json": JSON.stringify({ name: "dockerode", main: "index.js" }),
+    "node_modules/dockerode/index.js": "module.exports = {};\n",
+  };
+
+  it(
+    "fails on an import between two backend folders, type-only included",
+    async () => {
+      const dir = await tree({
+        ...dockerode,
+        "src/sandbox/docker/d.ts": "export const d = 1;\n",
+        "src/sandbox/kubernetes/k.ts": 'import type { M } from "../memory/m.js";\nexport type K = M;\n',
+        "src/sandbox/memory/m.ts": "export type M = number;\n",
+        "src/sandbox/docker/e.ts": 'import type { K } from "../kubernetes/k.js";\nexport type E = K;\n',
+      });
+      expect(await architectureViolations(dir, seamLayers, seams)).toEqual([
+        "backend-isolation: src/sandbox/docker/e.ts -> src/sandbox/kubernetes/k.ts",
+        "backend-isolation: src/sandbox/kubernetes/k.ts -> src/sandbox/memory/m.ts",
+      ]);
+    },
+    CRUISE_MS,
+  );
+
+  it(
+    "fails when a Docker-free folder reaches dockerode or sandbox/docker through any import form, directly or through other modules",
+    async () => {
+      const dir = await tree({
+        ...dockerode,
+        "src/sandbox/docker/d.ts": "export const d = 1;\n",
+        "src/sandbox/shared.ts": 'import type Docker from "dockerode";\nexport type S = Docker;\n',
+        "src/sandbox/channel/p.ts": 'import type { S } from "../shared.js";\nexport type P = S;\n',
+        "src/sandbox/channel/q.ts": 'export const q = () => import("../docker/d.js");\n',
+        "src/sandbox/memory/r.ts": 'export { d } from "../shared-d.js";\n',
+        "src/sandbox/shared-d.ts": 'export { d } from "./docker/d.js";\n',
+      });
+      expect(await architectureViolations(dir, seamLayers, seams)).toEqual([
+        "docker-free: src/sandbox/channel/p.ts -> src/sandbox/shared.ts -> dockerode",
+        "docker-free: src/sandbox/channel/q.ts -> src/sandbox/docker/d.ts",
+        "docker-free: src/sandbox/memory/r.ts -> src/sandbox/shared-d.ts -> src/sandbox/docker/d.ts",
+      ]);
+    },
+    CRUISE_MS,
+  );
+
+  it(
+    "does not count Docker code behind a module the search does not enter (egress/index.ts for Kubernetes)",
+    async () => {
+      const dir = await tree({
+        ...dockerode,
+        "src/egress/index.ts": 'export { gateway } from "./gateway.js";\n',
+        "src/egress/gateway.ts": 'import Docker from "dockerode";\nexport const gateway = Docker;\n',
+        "src/sandbox/kubernetes/k.ts":
+          'import { gateway } from "../../egress/index.js";\nexport const k = gateway;\n',
+        "src/sandbox/channel/c.ts":
+          'import { gateway } from "../../egress/index.js";\nexport const c = gateway;\n',
+      });
+      expect(await architectureViolations(dir, seamLayers, seams)).toEqual([
+        "docker-free: src/sandbox/channel/c.ts -> src/egress/index.ts -> src/egress/gateway.ts -> dockerode",
       ]);
     },
     CRUISE_MS,

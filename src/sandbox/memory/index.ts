@@ -1,8 +1,8 @@
-/** Placeholder of the in-memory SandboxBackend (issue 38, wt-conf replaces it). */
-import { SandboxError } from "../../errors.js";
-import type { BackendOptions, SandboxBackend } from "../backend.js";
-
-/** The in-memory SandboxBackend. */
-export function memoryBackend(_options: BackendOptions): SandboxBackend {
-  throw new SandboxError("the memory SandboxBackend is not written yet");
-}
+/**
+ * The memory backend: sandboxes held in this process's memory, no engine, no process ever run
+ * (memory-backend.ts). Registered as `memory` in ../backends.ts; unit tests build their sandboxes
+ * on MemorySandbox (test/helpers/fake-sandbox.ts).
+ */
+export { memoryBackend } from "./memory-backend.js";
+export { MEMORY_COMMANDS } from "./memory-exec.js";
+export { type MemoryNode, MemorySandbox } from "./memory-sandbox.js";
