@@ -1,7 +1,7 @@
 /**
  * The layer order of src/, written once: a unit (a folder under src/, or a file directly in it)
  * imports only units listed before it, and another folder only through that folder's index.ts.
- * test/unit/architecture.test.ts enforces it; AGENTS.md's layout table lists the same units in
+ * test/unit/architecture.test.ts enforces it; README.md's layout tree lists the same units in
  * the same order for readers (the test compares them).
  */
 
@@ -26,7 +26,7 @@ export const LAYERS: readonly Layer[] = [
   {
     unit: "sandbox",
     reason:
-      "the Sandbox and SandboxBackend interfaces, their Docker and Kubernetes implementations and the warm pool: all tool I/O goes through it",
+      "the Sandbox and SandboxBackend interfaces, the Docker, Kubernetes and memory backends and the warm pool: all tool I/O goes through it",
   },
   { unit: "tools", reason: "the seven tools, built on the Sandbox interface and truncation only" },
   {

@@ -17,10 +17,11 @@ describe("architecture of src/", () => {
     CRUISE_MS,
   );
 
-  it("AGENTS.md's layout table (the one list for readers) names the layers' units in the same order", async () => {
-    const agents = await readFile("AGENTS.md", "utf8");
-    const section = agents.split("## Layout")[1]?.split("\n## ")[0] ?? "";
-    const listed = [...section.matchAll(/^\| ([a-z-]+)(?:\/|\.ts) \|/gm)].map((m) => m[1]);
+  it("README.md's layout tree (the one list for readers) names the layers' units in the same order", async () => {
+    const readme = await readFile("README.md", "utf8");
+    const section = readme.split("\n## Layout\n")[1]?.split("\n## ")[0] ?? "";
+    // Top-level entries of the tree: two spaces, then `name/` or `name.ts`.
+    const listed = [...section.matchAll(/^ {2}([a-z-]+)(?:\/|\.ts) /gm)].map((m) => m[1]);
     expect(listed).toEqual(LAYERS.map((l) => l.unit));
   });
 

@@ -20,7 +20,7 @@ const SHELL_AND_TOOL_VARIABLES =
 /**
  * `test(name)`: true for a variable that changes what a command runs or loads: the shell's and
  * common tools' (the list above) and those the command model's tools read (MODEL_VARIABLES:
- * PYTEST_ADDOPTS, PYTEST_PLUGINS, MFLAGS…, each listed with its tool in command-model*.ts).
+ * PYTEST_ADDOPTS, PYTEST_PLUGINS, MFLAGS…, each listed with its tool in ../commands/).
  */
 export const DANGEROUS_VARIABLES: { test(name: string): boolean } = {
   test: (name) => SHELL_AND_TOOL_VARIABLES.test(name) || MODEL_VARIABLES.has(name),

@@ -3,7 +3,7 @@
  * those agents use most, the option grammar (commands/grammar.ts) and which options or operands
  * write files, run other programs or reach the network. Grammars follow each tool's manual
  * (GNU coreutils / findutils / sed / tar / make, ripgrep 14, fd 10, git 2.4x, npm 10, go 1.2x,
- * cargo 1.8x); the coreutils, text tools and runtimes are in command-model-*.ts. A command not
+ * cargo 1.8x); the coreutils, text tools and runtimes are in the other files of this folder. A command not
  * in the model is judged by its name alone, and policy files may name it in an allow rule only
  * with every effect accepted (policy-lint.ts).
  */
