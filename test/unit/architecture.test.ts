@@ -1,7 +1,9 @@
+import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { docSnippet } from "../helpers/doc-snippets.js";
 import { architectureViolations } from "./architecture-check.js";
 import { DOCKER_CODE, LAYERS, type Layer } from "./architecture-layers.js";
 
@@ -18,11 +20,23 @@ describe("architecture of src/", () => {
   );
 
   it("README.md's layout tree (the one list for readers) names the layers' units in the same order", async () => {
-    const readme = await readFile("README.md", "utf8");
-    const section = readme.split("\n## Layout\n")[1]?.split("\n## ")[0] ?? "";
+    const tree = docSnippet("README.md", "layout-tree");
     // Top-level entries of the tree: two spaces, then `name/` or `name.ts`.
-    const listed = [...section.matchAll(/^ {2}([a-z-]+)(?:\/|\.ts) /gm)].map((m) => m[1]);
+    const listed = [...tree.matchAll(/^ {2}([a-z-]+)(?:\/|\.ts) /gm)].map((m) => m[1]);
     expect(listed).toEqual(LAYERS.map((l) => l.unit));
+  });
+
+  it("README.md's layout tree names only files and folders that exist", () => {
+    const missing: string[] = [];
+    let parent = "";
+    for (const m of docSnippet("README.md", "layout-tree").matchAll(/^( {2}| {4})([a-z-]+(?:\/|\.ts)) /gm)) {
+      const indent = m[1] ?? "";
+      const name = m[2] ?? "";
+      const path = indent.length === 2 ? `src/${name}` : `src/${parent}${name}`;
+      if (indent.length === 2) parent = name;
+      if (!existsSync(path)) missing.push(path);
+    }
+    expect(missing).toEqual([]);
   });
 
   it("has no TypeScript file over 400 lines in src/ or test/ (AGENTS.md: small files)", async () => {
