@@ -19,7 +19,7 @@ import type { AgentEvent } from "./types.js";
 export type RunView = TerminalView | JsonView;
 
 /** The directory default transcripts go to: $WARDEN_HOME/runs, default ~/.warden/runs (never the workspace). */
-export function runsDir(env: NodeJS.ProcessEnv = process.env): string {
+function runsDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.WARDEN_HOME ?? join(homedir(), ".warden"), "runs");
 }
 

@@ -40,7 +40,7 @@ export function toAssistantMessage(turn: AssistantTurn): ChatCompletionAssistant
  * The text a model sees for one result: text blocks joined by newlines; images (which OpenAI tool
  * messages cannot carry) as a one-line note; "(no output)" when empty.
  */
-export function toolResultText(result: ToolResultMessage): string {
+function toolResultText(result: ToolResultMessage): string {
   const parts = result.content.map((block) =>
     block.type === "text"
       ? block.text

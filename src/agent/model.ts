@@ -59,7 +59,7 @@ export interface ModelConfig {
 }
 
 /** Default model name when --model is not given. */
-export const DEFAULT_MODEL = "gpt-4.1-mini";
+const DEFAULT_MODEL = "gpt-4.1-mini";
 
 /**
  * Resolves the model configuration from flags and the environment: key from `env[apiKeyEnv]`
@@ -83,7 +83,7 @@ export function resolveModelConfig(
 }
 
 /** Folds one chunk into the turn being assembled; tool calls are keyed by their delta `index`. */
-export function applyChunk(
+function applyChunk(
   turn: AssistantTurn,
   byIndex: Map<number, StreamedToolCall>,
   chunk: ChatCompletionChunk,

@@ -19,7 +19,7 @@ export interface RetryPolicy {
   maxDelayMs: number;
 }
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: 30_000 };
+const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: 30_000 };
 
 /** Reported before each wait, for the live view and logs. `delayMs` is the wait about to happen. */
 export interface RetryNotice {
@@ -54,7 +54,7 @@ export function retryAfterMs(headers: Headers | undefined, nowMs = Date.now()): 
 }
 
 /** Default sleep: resolves after `ms`, rejects AbortError when the signal fires first. */
-export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     throwIfAborted(signal);
     const timer = setTimeout(() => {

@@ -53,7 +53,7 @@ export interface ParsedTranscript {
 }
 
 /** True for a line that is an OpenAI chat message. */
-export function isChatMessage(line: unknown): line is ChatCompletionMessageParam {
+function isChatMessage(line: unknown): line is ChatCompletionMessageParam {
   const role = (line as { role?: unknown } | null)?.role;
   return (
     role === "system" || role === "user" || role === "assistant" || role === "tool" || role === "developer"

@@ -7,7 +7,7 @@ import type { RetryNotice } from "./retry.js";
 import type { TranscriptWriter } from "./transcript.js";
 
 /** Why a run stopped: the model answered without tool calls, the turn cap, Ctrl-C, or a provider error. */
-export type AgentStopReason = "final" | "max_turns" | "aborted" | "error";
+type AgentStopReason = "final" | "max_turns" | "aborted" | "error";
 
 /**
  * Events of a run, in order. Tool events are the pipeline's (start, update, end per call); the loop

@@ -51,13 +51,13 @@ export function parseAnswer(text: string): ApprovalAnswer {
  * The prompt line: it reads a whole line, so it says to press Enter, and that Enter alone denies.
  * `scope` is what an [s]ession answer allows again.
  */
-export function approvalPrompt(network: boolean): string {
+function approvalPrompt(network: boolean): string {
   const scope = network ? "this host and port" : "this exact call";
   return `Allow? Type o (once), s (${scope}, for the rest of the session) or d (deny), then press Enter; Enter alone denies: `;
 }
 
 /** The line written after the answer, so a typo that denied is seen as a deny. */
-export function answerLine(text: string, answer: ApprovalAnswer): string {
+function answerLine(text: string, answer: ApprovalAnswer): string {
   if (answer === "allow-once") return "-> allowed once\n";
   if (answer === "allow-session") return "-> allowed for the rest of the session\n";
   const a = text.trim();

@@ -13,17 +13,15 @@
 import { decideConnection } from "./host-pattern.js";
 import type { AskOutcome, NetworkApprovalAnswer, NetworkApprovalRequest, NetworkRule } from "./types.js";
 
-/** Marker of a question line on the gateway's stdout. */
-export const ASK_PREFIX = "WARDEN-ASK";
 /** Marker of an answer line on the gateway's stdin. */
-export const ANSWER_PREFIX = "WARDEN-ANSWER";
+const ANSWER_PREFIX = "WARDEN-ANSWER";
 /** Default time an approver has to answer a connection (5 minutes, as for tool calls). */
 export const DEFAULT_NETWORK_APPROVAL_TIMEOUT_MS = 300_000;
 /** The gateway's own backstop is the controller's timeout plus this margin (the controller answers first). */
 export const GATEWAY_DEADLINE_MARGIN_MS = 10_000;
 
 /** How long an allowing answer covers a repeated check of the same connection (ms). */
-export const REPEAT_WINDOW_MS = 30_000;
+const REPEAT_WINDOW_MS = 30_000;
 
 /** Outcomes that let the connection through. */
 const ALLOWED: ReadonlySet<AskOutcome> = new Set(["once", "session", "cached"]);

@@ -12,7 +12,7 @@ import { ROLE_LABEL, removeEgressResources, SESSION_LABEL } from "./gateway-cont
 import { removeSessionCa } from "./session-ca.js";
 
 /** How long a gateway or network may exist without its sandbox (creation in progress). */
-export const ORPHAN_GRACE_MS = 120_000;
+const ORPHAN_GRACE_MS = 120_000;
 
 /** One removed (or removable) egress resource. */
 export interface EgressRemoval {

@@ -9,7 +9,7 @@ import { publicSuffixProblem } from "./public-suffix.js";
 import type { NetworkDecision, NetworkRule } from "./types.js";
 
 /** Ports a rule covers when it names none: HTTP and HTTPS. */
-export const DEFAULT_PORTS: readonly number[] = [80, 443];
+const DEFAULT_PORTS: readonly number[] = [80, 443];
 
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
@@ -117,7 +117,7 @@ export function decideConnection(
 }
 
 /** `host:port+port` as audit lines name a rule. */
-export function ruleName(rule: NetworkRule): string {
+function ruleName(rule: NetworkRule): string {
   return `${rule.decision} ${rule.host}:${rule.ports.join("+")}`;
 }
 

@@ -15,7 +15,7 @@ const NETWORK_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
  * The largest caBundlePath warden accepts: it reaches the gateway base64-encoded in one
  * environment variable, which Linux caps at 128 KiB (MAX_ARG_STRLEN).
  */
-export const MAX_CA_BUNDLE_BYTES = 64 * 1024;
+const MAX_CA_BUNDLE_BYTES = 64 * 1024;
 
 /** The options with defaults (`none`) and an absolute CA bundle path. Rejects InvalidArgumentError. */
 export async function resolveNetworkOptions(network: NetworkOptions | undefined): Promise<NetworkOptions> {

@@ -43,18 +43,18 @@ export interface SquidConfigInput {
 /** Marker that starts every access-log line warden parses (access-log.ts). */
 export const AUDIT_PREFIX = "WARDEN-AUDIT";
 /** Where the entrypoint creates the access log warden-relay copies to stdout. */
-export const ACCESS_LOG_PATH = "/run/gw/access.log";
+const ACCESS_LOG_PATH = "/run/gw/access.log";
 /** The operator's extra CAs for origins, besides the system's (may be empty). */
-export const UPSTREAM_CA_PATH = "/run/gw/upstream-ca.pem";
+const UPSTREAM_CA_PATH = "/run/gw/upstream-ca.pem";
 /** The unix socket (container tmpfs) between the ask helper and warden-relay. */
-export const ASK_SOCKET_PATH = "/run/gw/ask.sock";
+const ASK_SOCKET_PATH = "/run/gw/ask.sock";
 /** The note the ask helper's answers set (`warden_ask=<outcome>`), logged as the audit line's last field. */
-export const ASK_NOTE = "warden_ask";
+const ASK_NOTE = "warden_ask";
 /** Questions Squid may have open at the ask helper at once; more wait in its queue. */
-export const ASK_CONCURRENCY = 64;
+const ASK_CONCURRENCY = 64;
 
 /** A Squid regex (POSIX extended) for a rule host, anchored: exact name or any subdomain of `*.x`. */
-export function hostRegex(host: string): string {
+function hostRegex(host: string): string {
   const quote = (s: string) => s.replace(/[.\\^$|?*+()[\]{}-]/g, (c) => `\\${c}`);
   return host.startsWith("*.") ? `^([a-z0-9-]+\\.)+${quote(host.slice(2))}$` : `^${quote(host)}$`;
 }

@@ -21,7 +21,7 @@ export function duplicateToolCallIds(calls: readonly Pick<ToolCall, "id">[]): st
 }
 
 /** The text of the refusal, naming every repeated id, e.g. `Tool call id 'call_0' appears more than once…`. */
-export function duplicateToolCallIdsText(ids: readonly string[]): string {
+function duplicateToolCallIdsText(ids: readonly string[]): string {
   const named = ids.map((id) => `'${id}'`).join(", ");
   const subject = ids.length === 1 ? `Tool call id ${named} appears` : `Tool call ids ${named} appear`;
   return (

@@ -1,13 +1,11 @@
 /** The tool-call pipeline: stages in call order, batching, the file-mutation queue, the tool sets. */
 
-export { type Throttled, throttle } from "../util/index.js";
+export { throttle } from "../util/index.js";
 export { argumentDepthMessage, MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "./argument-depth.js";
 export {
-  type DuplicateIdDetails,
   DuplicateToolCallIdError,
   duplicateToolCallIdResults,
   duplicateToolCallIds,
-  duplicateToolCallIdsText,
 } from "./batch-ids.js";
 export {
   callFieldRefusal,
@@ -20,37 +18,19 @@ export {
   buildProviderTools,
   createToolRegistry,
   selectEnabledTools,
-  type ToolRegistry,
 } from "./registry.js";
+export { errorResult } from "./result.js";
 export {
-  errorResult,
-  errorText,
-  normaliseOutput,
-  type PipelineErrorDetails,
-  type PipelineStage,
-  resultMessage,
-  thrownResult,
-} from "./result.js";
-export {
-  type CallRecord,
-  executePreparedCall,
-  isSequentialBatch,
   type PipelineContext,
-  type PreparedCall,
-  preflightCall,
   runToolCalls,
 } from "./run-tool-calls.js";
 export {
   checkNotAborted,
-  type ExecutionOutcome,
   executeTool,
-  frozenClone,
-  type HookEnvironment,
   lookupTool,
   prepareToolArguments,
   runAfterToolCallHooks,
   runBeforeToolCallHooks,
-  type StageOutcome,
   validateArguments,
 } from "./stages.js";
 export type * from "./types.js";
@@ -61,6 +41,5 @@ export {
   MAX_ECHO_DEPTH,
   MAX_ERROR_LINE_CHARS,
   MAX_ERROR_LINES,
-  type ValidationOutcome,
   validateToolArguments,
 } from "./validate.js";

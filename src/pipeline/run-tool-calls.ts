@@ -52,12 +52,12 @@ export interface PipelineContext {
  * What travels with one call through its stages, from beforeToolCall to the afterToolCall hooks and
  * the end event: the decision a hook reported (never looked up by the client's toolCallId).
  */
-export interface CallRecord {
+interface CallRecord {
   decision?: CallDecision;
 }
 
 /** A call that passed preflight, with its validated (possibly hook-replaced) arguments and its record. */
-export interface PreparedCall {
+interface PreparedCall {
   call: ToolCall;
   tool: AnyTool;
   args: unknown;
@@ -77,7 +77,7 @@ function safeEmitter(onEvent: RunToolCallsOptions["onEvent"]): Emit {
 }
 
 /** True when any call in the batch names a tool whose executionMode is "sequential". */
-export function isSequentialBatch(calls: readonly ToolCall[], tools: ReadonlyMap<string, AnyTool>): boolean {
+function isSequentialBatch(calls: readonly ToolCall[], tools: ReadonlyMap<string, AnyTool>): boolean {
   return calls.some((call) => tools.get(call.name)?.executionMode === "sequential");
 }
 
@@ -85,7 +85,7 @@ export function isSequentialBatch(calls: readonly ToolCall[], tools: ReadonlyMap
  * Stages 1–5 for one call: start event, then lookup, prepare, validate, beforeToolCall. A decision a
  * hook reports goes into `record` (also when the hook blocks the call).
  */
-export async function preflightCall(
+async function preflightCall(
   call: ToolCall,
   ctx: PipelineContext,
   signal: AbortSignal | undefined,
@@ -120,7 +120,7 @@ export async function preflightCall(
  * await, so calls started in call order keep call order per file (as Pi's queue, whose key is taken
  * synchronously), although their keys resolve inside the sandbox in any order.
  */
-export async function executePreparedCall(
+async function executePreparedCall(
   prepared: PreparedCall,
   ctx: PipelineContext,
   signal: AbortSignal | undefined,

@@ -56,7 +56,7 @@ export function validateArguments(
  * A deep clone whose objects and arrays are all frozen: what hooks see, so they cannot mutate args.
  * Strings are shared, as validation's copy shares them (cloneSharingStrings).
  */
-export function frozenClone<T>(value: T): T {
+function frozenClone<T>(value: T): T {
   const copy = cloneSharingStrings(value);
   const freeze = (v: unknown): void => {
     if (typeof v !== "object" || v === null || Object.isFrozen(v)) return;

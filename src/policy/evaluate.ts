@@ -26,7 +26,7 @@ import type { Decision, EvaluateContext, Policy, PolicyRequest, TrailEntry } fro
 import { DECISION_RANK } from "./types.js";
 
 /** Tools whose `path` argument (default: the workspace) is judged by path rules. */
-export const PATH_TOOLS = new Set(["read", "edit", "write", "grep", "find", "ls"]);
+const PATH_TOOLS = new Set(["read", "edit", "write", "grep", "find", "ls"]);
 
 function argsRecord(args: unknown): Record<string, unknown> {
   return typeof args === "object" && args !== null ? (args as Record<string, unknown>) : {};

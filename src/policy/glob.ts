@@ -78,7 +78,7 @@ export function globProblem(pattern: string): string | null {
 }
 
 /** Compiles a glob (see module doc) to an anchored RegExp over absolute paths; cached. */
-export function compileGlob(pattern: string): RegExp {
+function compileGlob(pattern: string): RegExp {
   const cached = cache.get(pattern);
   if (cached) return cached;
   const absolute = pattern.startsWith("/");

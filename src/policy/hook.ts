@@ -50,7 +50,7 @@ function ruleText(d: Pick<Decision, "ruleId" | "layer" | "reason">): string {
  * The text the model gets for a refused call, e.g. `Tool call refused: bash part 'rm -rf src' is
  * denied by rule 'deny-rm' (operator policy): deleting files is not allowed. Nothing was run.`
  */
-export function refusalReason(
+function refusalReason(
   tool: string,
   decision: Decision,
   decider: Decider,

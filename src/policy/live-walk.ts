@@ -16,7 +16,7 @@ export interface WalkEntry {
 }
 
 /** More entries below one directory than this and the walk gives up (the judgement stays lexical). */
-export const MAX_WALK_ENTRIES = 50_000;
+const MAX_WALK_ENTRIES = 50_000;
 
 /** Escapes fnmatch(3)'s special characters, for find's `-path`. */
 function fnmatchEscape(text: string): string {

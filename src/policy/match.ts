@@ -159,7 +159,7 @@ interface LayerAnswer {
 }
 
 /** One layer's answer for a subject, or undefined when it abstains. */
-export function judgeLayer(layer: PolicyLayer, subject: Subject): LayerAnswer | undefined {
+function judgeLayer(layer: PolicyLayer, subject: Subject): LayerAnswer | undefined {
   let best: PolicyRule | undefined;
   for (const rule of layer.rules) {
     if (!ruleMatches(rule, subject)) continue;

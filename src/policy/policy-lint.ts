@@ -18,7 +18,7 @@ import type { PolicyFile } from "./schema.js";
 import { DECISION_RANK } from "./types.js";
 
 /** The tools a policy rule may name: warden's seven and `*` (src/tools/). */
-export const KNOWN_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls", "*"] as const;
+const KNOWN_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls", "*"] as const;
 
 /**
  * The tools a rule's `paths` can apply to: evaluate.ts's PATH_TOOLS (a `path` argument), bash (the

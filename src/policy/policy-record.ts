@@ -37,7 +37,7 @@ export type PolicyRecord = { allowAll: true } | { files: PolicyFileRecord[]; dig
 const sha256 = (data: string | Buffer): string => createHash("sha256").update(data).digest("hex");
 
 /** The digest of files whose sha256 values are `hashes`, in order (see PolicyRecord). */
-export function policyDigest(hashes: readonly string[]): string {
+function policyDigest(hashes: readonly string[]): string {
   return sha256(hashes.map((h) => `${h}\n`).join(""));
 }
 

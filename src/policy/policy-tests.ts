@@ -6,7 +6,7 @@ import { evaluate, lexicalContext } from "./evaluate.js";
 import type { Decision, PolicyLayer, PolicyTest } from "./types.js";
 
 /** One failed example: what was expected and what the policy decided. */
-export interface PolicyTestFailure {
+interface PolicyTestFailure {
   index: number;
   test: PolicyTest;
   got: Decision;

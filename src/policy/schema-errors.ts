@@ -51,7 +51,7 @@ function knownKeys(path: (string | number)[]): string[] {
 }
 
 /** The known key `key` is one edit (or only letter case) away from, if any. */
-export function nearMissKey(known: readonly string[], key: string): string | undefined {
+function nearMissKey(known: readonly string[], key: string): string | undefined {
   return known.find((k) => nearlyEqual(k, key) || k.toLowerCase() === key.toLowerCase());
 }
 

@@ -19,7 +19,6 @@ export function stricter(a: PolicyDecisionKind, b: PolicyDecisionKind): PolicyDe
 
 /** Layer names, highest authority first. A lower layer may tighten, never loosen, a higher one. */
 export const LAYER_NAMES = ["operator", "tenant", "project", "session"] as const;
-export type LayerName = (typeof LAYER_NAMES)[number];
 
 /**
  * One rule. `tools` lists the tool names it covers (`*` = every tool). Matchers:

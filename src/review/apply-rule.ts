@@ -15,7 +15,7 @@ import type { FileChange } from "./changes.js";
 import { GIT_DIR_REASON, isGitControlPath } from "./ignored.js";
 
 /** Why an over-limit file is not applied (its patch section has no content). */
-export const OVERSIZE_REASON = "over the review's file size limit, not applied";
+const OVERSIZE_REASON = "over the review's file size limit, not applied";
 
 /**
  * Why `warden apply` would not apply `change`, or undefined when it applies it. Reads only

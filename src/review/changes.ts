@@ -20,7 +20,7 @@ export interface SessionBase {
 }
 
 /** Largest file the review reads, in bytes (64 MiB). */
-export const MAX_REVIEW_FILE_BYTES = 64 * 1024 * 1024;
+const MAX_REVIEW_FILE_BYTES = 64 * 1024 * 1024;
 
 /**
  * One changed path. `oldBytes` is the host side (null when absent, not known, or neither a regular

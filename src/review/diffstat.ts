@@ -4,7 +4,7 @@ import type { FilePatch } from "./patch.js";
 import { quotePath } from "./quote-path.js";
 
 /** Per-file counts; `binary` and `special` files have no line counts. */
-export interface DiffstatFile {
+interface DiffstatFile {
   path: string;
   kind: FileChange["kind"];
   added: number;

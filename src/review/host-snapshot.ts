@@ -27,7 +27,7 @@ export type HostSnapshot = Map<string, string>;
 export type HostBase = Map<string, Buffer>;
 
 /** Default bound of the bytes snapshotHost keeps for the base (256 MiB). */
-export const MAX_BASE_BYTES = 256 * 1024 * 1024;
+const MAX_BASE_BYTES = 256 * 1024 * 1024;
 
 /** sha256 hex of an open file's bytes, streamed from its start (the handle stays open). */
 async function hashHandle(handle: FileHandle, signal?: AbortSignal): Promise<string> {

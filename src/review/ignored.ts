@@ -9,7 +9,7 @@ import type { FileChange } from "./changes.js";
 import type { HostBase } from "./host-snapshot.js";
 
 /** Why a change is left out of the patch. */
-export const IGNORED_REASON = "ignored by .gitignore";
+const IGNORED_REASON = "ignored by .gitignore";
 /** Why a path with a `.git` component is never applied (see isGitControlPath). */
 export const GIT_DIR_REASON = "a .git file or directory, never applied";
 

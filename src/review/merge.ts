@@ -41,7 +41,7 @@ export type MergeOutcome =
   | { path: string; kind: "conflict"; reason: string };
 
 /** git is needed for a text merge and is not on PATH. */
-export class GitMissingError extends WardenError {
+class GitMissingError extends WardenError {
   constructor(detail: string) {
     super(
       "COMMAND_FAILED",

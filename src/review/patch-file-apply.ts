@@ -40,7 +40,7 @@ interface Section {
 }
 
 /** The directory beside `patchPath` holding session-start blobs by git blob id. */
-export function baseStorePath(patchPath: string): string {
+function baseStorePath(patchPath: string): string {
   return `${patchPath}.base`;
 }
 
@@ -59,7 +59,7 @@ export async function saveBaseStore(patchPath: string, changes: FileChange[]): P
  * quotes it or plain (then both names are the same path, which may hold spaces). Undefined when
  * the line is malformed.
  */
-export function diffGitPath(names: string): string | undefined {
+function diffGitPath(names: string): string | undefined {
   if (names.startsWith('"')) {
     const a = unquotePath(names);
     if (!a || names[a.end] !== " ") return undefined;

@@ -1,18 +1,3 @@
-/**
- * Unified patches of a run's changes in git's format (`diff --git a/p b/p`, `--- a/p`, `+++ b/p`,
- * `/dev/null` for added and deleted files), so `git apply` and `patch -p1` take them. Names are
- * quoted as git quotes them (quote-path.ts), so no name can start a line of the patch. This is the one
- * patch renderer: the CLI's review and the server's GET /v1/sessions/:id/changes both use it.
- * A symlink is shown as git shows it: mode 120000, its content the target text (no newline); a
- * change between a file and a link is a deletion plus an addition. Hunks come from util/line-diff.ts
- * (3 lines of context, a whole-region hunk beyond its bound); for large files the diff and its hunk
- * text are built off the event loop (patch-hunks.ts).
- * Every section carries git's full `index <sha1>..<sha1>` line (so `git apply --3way` can find the
- * base blob in a repository that has it), and a binary file is a `GIT binary patch` (git-binary.ts)
- * that `git apply` takes. Only a file over the review's read limit (`oversize`) is shown as
- * "Binary files … differ" without content; `--apply` and `warden apply` skip it.
- */
-import { applyRefusal } from "./apply-rule.js";
 import type { FileChange } from "./changes.js";
 import { binaryPatchBody, gitBlobId } from "./git-binary.js";
 import { type HunkText, hunkText } from "./patch-hunks.js";
@@ -27,11 +12,6 @@ export type SectionHunks = (oldText: string, newText: string, signal?: AbortSign
 /** True when the bytes look binary: a NUL in the first 8000 bytes (git's heuristic). */
 export function isBinary(bytes: Buffer | null): boolean {
   return bytes?.subarray(0, 8000).includes(0) ?? false;
-}
-
-/** The changes `--apply` and `warden apply` write (apply-rule.ts); the others are reported apart. */
-export function patchableChanges(changes: FileChange[]): FileChange[] {
-  return changes.filter((c) => applyRefusal(c) === undefined);
 }
 
 /** One file's patch text and its line counts (`binary` when shown as "Binary files … differ"). */

@@ -25,7 +25,7 @@ export interface WorkspaceRecord {
 }
 
 /** The line prefix of the record in a patch file. */
-export const WORKSPACE_HEADER = "warden-workspace: ";
+const WORKSPACE_HEADER = "warden-workspace: ";
 
 /**
  * The record of directory `path` (absolute) as it is now. Rejects with the fs error when it
@@ -46,7 +46,7 @@ export async function workspaceRecordOf(path: string): Promise<WorkspaceRecord> 
  * birth time, the same one. The birth time matters because a file system hands a freed inode number
  * to the next directory made (ext4 does at once: `rm -r ws && mkdir ws` keeps the number).
  */
-export function sameWorkspace(recorded: WorkspaceRecord, now: WorkspaceRecord): boolean {
+function sameWorkspace(recorded: WorkspaceRecord, now: WorkspaceRecord): boolean {
   if (now.dev !== recorded.dev || now.ino !== recorded.ino) return false;
   return recorded.born === undefined || now.born === undefined || recorded.born === now.born;
 }
@@ -99,7 +99,7 @@ export type WorkspaceRecordUse = "apply" | "replay";
  * names the recorded directory and its identity, what is at the path now, and the override
  * (`warden apply|replay SOURCE --workspace DIR`).
  */
-export class WorkspaceMovedError extends WardenError {
+class WorkspaceMovedError extends WardenError {
   constructor(
     readonly recorded: WorkspaceRecord,
     readonly now: WorkspaceRecord | undefined,

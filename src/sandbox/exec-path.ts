@@ -8,7 +8,7 @@ import { InvalidArgumentError } from "../errors.js";
 export type ExecPath = "channel" | "docker-exec";
 
 /** The exec path asked for by WARDEN_EXEC_PATH ("channel" or "docker-exec"); undefined when unset. */
-export function execPathFromEnv(env: NodeJS.ProcessEnv = process.env): ExecPath | undefined {
+function execPathFromEnv(env: NodeJS.ProcessEnv = process.env): ExecPath | undefined {
   const v = env.WARDEN_EXEC_PATH;
   return v === "channel" || v === "docker-exec" ? v : undefined;
 }

@@ -10,9 +10,9 @@ import type { ExecCommand, ExecOptions, ExecResult, ReadRange } from "./types.js
 import { WORKSPACE_DIR } from "./types.js";
 
 /** Exit status reported when the timeout fired (GNU timeout's convention). */
-export const EXIT_TIMEOUT = 124;
+const EXIT_TIMEOUT = 124;
 /** Exit status reported when the signal aborted the command (128 + SIGINT). */
-export const EXIT_ABORTED = 130;
+const EXIT_ABORTED = 130;
 /**
  * Exit status reported when the command was stopped and no status came back (the engine gave
  * none, or the helper never reported the exit after KILL): 128 + SIGKILL, never success.
@@ -74,7 +74,7 @@ export function checkExec(command: ExecCommand, options: ExecOptions = {}): Chec
  * The argv a command runs as: `argv` as given, or `bash -c <shell>`.
  * Throws InvalidArgumentError for an empty or non-string argv, or a non-string script.
  */
-export function commandArgv(command: ExecCommand): string[] {
+function commandArgv(command: ExecCommand): string[] {
   if ("argv" in command) {
     const { argv } = command;
     if (!Array.isArray(argv) || argv.length === 0 || argv.some((a) => typeof a !== "string")) {
@@ -92,7 +92,7 @@ export function commandArgv(command: ExecCommand): string[] {
  * The command's whole environment: BASE_ENV (LANG, PATH, HOME) plus the caller's variables,
  * nothing else (not even Docker's HOSTNAME). Throws InvalidArgumentError for a bad name or value.
  */
-export function commandEnv(env: Record<string, string> | undefined): string[] {
+function commandEnv(env: Record<string, string> | undefined): string[] {
   const out = [...BASE_ENV];
   for (const [name, value] of Object.entries(env ?? {})) {
     if (!ENV_NAME.test(name) || typeof value !== "string" || value.includes("\0")) {
@@ -129,7 +129,7 @@ export const PATH_MAX_BYTES = 4095;
  * Bytes the helper's temporary name adds to a written file's name: it writes
  * `.<name>.warden-<12 hex>.tmp` beside it and renames it over (images/sandbox/helper/files.go).
  */
-export const WRITE_TEMP_NAME_EXTRA_BYTES = 25;
+const WRITE_TEMP_NAME_EXTRA_BYTES = 25;
 
 /**
  * Absolute container path for `path` (relative paths resolve against /workspace).

@@ -10,7 +10,7 @@ import type { RawListing } from "./listing.js";
 import type { ExecCommand, ExecOptions, ExecResult, FileStat, ReadFileResult, ReadRange } from "./types.js";
 
 /** Cancellation of one file operation: AbortError once `signal` fires. */
-export interface IOOptions {
+interface IOOptions {
   signal?: AbortSignal;
 }
 

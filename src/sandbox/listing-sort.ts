@@ -15,7 +15,7 @@ import type { DirEntry, ListingView, SortedListing } from "./types.js";
 export const LISTING_INLINE_MAX_BYTES = 256 * 1024;
 
 /** A large listing could not be sorted now: the pool's queue is full, or its worker ran out of memory. */
-export class ListingSortError extends WardenError {
+class ListingSortError extends WardenError {
   constructor(bytes: number, why: string) {
     super(
       "RATE_LIMITED",

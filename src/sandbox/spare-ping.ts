@@ -16,7 +16,7 @@ import type { ChannelClient } from "./channel/protocol/client.js";
  * test/k8s/serve.test.ts made a cold Pod instead of taking the live spare, under test:k8s's
  * parallel files; not reproduced with the file alone).
  */
-export const SPARE_PING_TIMEOUT_MS = 10_000;
+const SPARE_PING_TIMEOUT_MS = 10_000;
 
 /**
  * Resolves once `channel`'s helper answers a ping; rejects SandboxError naming `what` (the spare,

@@ -43,7 +43,7 @@ export interface ReadOnlyMount {
 }
 
 /** A host directory exposed at /workspace, and how (see WorkspaceMode). */
-export interface WorkspaceSpec {
+interface WorkspaceSpec {
   hostPath: string;
   /** Default `copy`. */
   mode?: WorkspaceMode;

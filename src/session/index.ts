@@ -2,10 +2,8 @@
 export { createSession } from "./create-session.js";
 export { openSession, type SessionDependencies } from "./open-session.js";
 export {
-  type JsonLine,
   parseJsonLines,
   parseReplayTurns,
-  type RecordedToolCall,
   type ReplayTurn,
   resolvePlaceholders,
   spillPathOf,
@@ -13,8 +11,6 @@ export {
 } from "./replay-turns.js";
 export {
   MAX_SESSION_ENV_VALUE_BYTES,
-  MAX_SESSION_ENV_VARS,
-  RESERVED_ENV_NAMES,
   validateSessionEnv,
   withSessionEnv,
 } from "./session-env.js";

@@ -8,7 +8,7 @@ import { DANGEROUS_VARIABLES } from "../policy/index.js";
 import type { ExecCommand, ExecOptions, Sandbox } from "../sandbox/index.js";
 
 /** Most variables one session may set. */
-export const MAX_SESSION_ENV_VARS = 64;
+const MAX_SESSION_ENV_VARS = 64;
 /** Longest value, bytes (UTF-8). */
 export const MAX_SESSION_ENV_VALUE_BYTES = 4096;
 
@@ -18,7 +18,7 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * Names a session may not set: the sandbox's own (PATH, HOME, LANG, which the tools rely on), the
  * locale override, and those that change what every program or shell loads or runs.
  */
-export const RESERVED_ENV_NAMES: ReadonlySet<string> = new Set([
+const RESERVED_ENV_NAMES: ReadonlySet<string> = new Set([
   "PATH",
   "HOME",
   "LANG",

@@ -24,7 +24,7 @@ const MKDTEMP_SUFFIX = 6;
  * plain directories (a link is never followed) owned by this user, named exactly
  * `warden-spill-<sessionId>-XXXXXX` (so no other session's name matches).
  */
-export async function spillDirsOf(options: Pick<SpillStoreOptions, "dir" | "sessionId">): Promise<string[]> {
+async function spillDirsOf(options: Pick<SpillStoreOptions, "dir" | "sessionId">): Promise<string[]> {
   const parent = resolve(options.dir ?? tmpdir());
   const prefix = `${SPILL_DIR_PREFIX}${options.sessionId}-`;
   const names = await readdir(parent).catch((err: NodeJS.ErrnoException) => {

@@ -24,7 +24,7 @@ import { joinBlocks, replacedBytesNotice } from "./output-notice.js";
 import type { SpillSummary, SpillWriter, Tool, ToolContext } from "./types.js";
 
 /** Minimum interval between live updates, in ms (Pi's 100 ms; the pipeline also caps at 10/s). */
-export const BASH_UPDATE_INTERVAL_MS = 100;
+const BASH_UPDATE_INTERVAL_MS = 100;
 /**
  * Longest command the sandbox can run, in UTF-8 bytes: the command is one `bash -c` argument, and
  * Linux passes one argv string of at most MAX_ARG_STRLEN = 32 pages = 131072 bytes including its NUL
@@ -43,7 +43,7 @@ const bashSchema = Type.Object({
 });
 
 /** Arguments of the bash tool. */
-export type BashToolInput = Static<typeof bashSchema>;
+type BashToolInput = Static<typeof bashSchema>;
 
 /** details of a bash result (also on the CommandFailedError of a failed command). */
 export interface BashToolDetails {

@@ -21,7 +21,7 @@ export interface EditSpec {
 export type LineEnding = "\r\n" | "\n";
 
 /** Where one edit matched, in UTF-16 offsets of the original text (BOM excluded). */
-export interface EditMatch {
+interface EditMatch {
   /** Index of the edit in the call's `edits` array. */
   index: number;
   start: number;
@@ -56,7 +56,7 @@ export type EditFailure =
   | { kind: "no-change" };
 
 /** The edited file: `text` is what to write (BOM included when the original had one). */
-export interface EditSuccess {
+interface EditSuccess {
   ok: true;
   text: string;
   /** Original text with LF line endings and no BOM, for the diff. */

@@ -6,7 +6,7 @@
  * rewritten with U+FFFD, a fuzzy match never rewrites text outside the matched span, and not-found
  * errors carry a recovery hint (earendil-works/pi#4430, #8654).
  */
-import { type Static, Type } from "typebox";
+import { Type } from "typebox";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
 import { omitUndefined, throwIfAborted } from "../util/index.js";
 import { prepareEditArguments } from "./edit-arguments.js";
@@ -40,9 +40,6 @@ const editSchema = Type.Object({
   ),
 });
 
-/** Arguments of the edit tool. */
-export type EditToolInput = Static<typeof editSchema>;
-
 /** Details of a successful edit, for UIs and logs. */
 export interface EditToolDetails {
   /** Display diff in Pi's shape (line numbers, 4 context lines). */
@@ -56,7 +53,7 @@ export interface EditToolDetails {
 }
 
 /** Largest file edit reads and rewrites in one call, in bytes (16 MiB). */
-export const MAX_EDIT_FILE_BYTES = 16 * 1024 * 1024;
+const MAX_EDIT_FILE_BYTES = 16 * 1024 * 1024;
 
 /**
  * Most work one edit call may do on the controller's event loop: each entry of `edits` scans the

@@ -11,7 +11,7 @@
  * workspace and mounts (a symlink leading out) is dropped.
  */
 import { posix } from "node:path";
-import { type Static, Type } from "typebox";
+import { Type } from "typebox";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
 import { formatSize } from "../truncate/index.js";
 import { omitUndefined } from "../util/index.js";
@@ -30,9 +30,6 @@ const findSchema = Type.Object({
   limit: Type.Optional(Type.Number({ description: "Maximum number of results (default: 1000)" })),
 });
 
-/** Arguments of the find tool. */
-export type FindToolInput = Static<typeof findSchema>;
-
 /** Details of a find, present only when something was cut or dropped. */
 export interface FindToolDetails extends ByteCapDetails {
   /** The result limit, when more results existed. */
@@ -44,7 +41,7 @@ export interface FindToolDetails extends ByteCapDetails {
 }
 
 /** Default result limit (Pi's). */
-export const FIND_DEFAULT_LIMIT = 1000;
+const FIND_DEFAULT_LIMIT = 1000;
 
 /**
  * Most bytes of paths one find collects on the controller (8 MiB) before it stops the search,
@@ -59,7 +56,7 @@ export const FIND_MAX_COLLECTED_BYTES = 8 * 1024 * 1024;
  * `legacyIgnoreFile` is for an fd older than 8.7 (an image warden did not build): no
  * `--no-require-git`; the search directory's own .gitignore (a path, or null) given as `--ignore-file`.
  */
-export function buildFdArgv(
+function buildFdArgv(
   pattern: string,
   searchDir: string,
   maxResults: number,
@@ -161,7 +158,7 @@ export function createFindTool(): Tool<typeof findSchema, FindToolDetails | unde
  * Display paths of fd's records (absolute; directories end with "/") that lie under `searchDir`
  * and whose canonical target (for non-directories, resolved by `resolve`) is within `roots`.
  */
-export async function confine(
+async function confine(
   records: readonly string[],
   searchDir: string,
   roots: readonly string[],

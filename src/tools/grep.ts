@@ -35,7 +35,7 @@ const grepSchema = Type.Object({
 });
 
 /** Arguments of the grep tool. */
-export type GrepToolInput = Static<typeof grepSchema>;
+type GrepToolInput = Static<typeof grepSchema>;
 
 /** Details of a grep, present only when a limit applied (as in Pi). */
 export interface GrepToolDetails extends ByteCapDetails {
@@ -46,7 +46,7 @@ export interface GrepToolDetails extends ByteCapDetails {
 }
 
 /** Default match limit (Pi's). */
-export const GREP_DEFAULT_LIMIT = 100;
+const GREP_DEFAULT_LIMIT = 100;
 
 // A JSON event carries a whole line; longer ones (minified files) are dropped, not buffered.
 const MAX_EVENT_BYTES = 4 * 1024 * 1024;
@@ -55,7 +55,7 @@ const MAX_EVENT_BYTES = 4 * 1024 * 1024;
  * ripgrep's argv; the pattern always follows `--`. `searchPath` is "." for a directory search (run
  * with the directory as cwd, so globs with "/" match relative to it) or a file's absolute path.
  */
-export function buildRgArgv(args: GrepToolInput, searchPath: string, context: number): string[] {
+function buildRgArgv(args: GrepToolInput, searchPath: string, context: number): string[] {
   const argv = [
     "rg",
     "--json",

@@ -4,9 +4,6 @@
  * BMP "BM" with its zero reserved fields.
  */
 
-/** Bytes of a file's start needed to recognise every supported format. */
-export const IMAGE_SNIFF_BYTES = 12;
-
 const PNG = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
 function startsWith(head: Buffer, bytes: readonly number[], at = 0): boolean {

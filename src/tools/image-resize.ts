@@ -42,7 +42,7 @@ import { imageDimensions } from "./image-size.js";
 /** Largest side sent to the model, in pixels (Pi's). */
 export const MAX_IMAGE_SIDE = 2000;
 /** Largest image sent, as base64 characters (Pi's 4.5 MB, below providers' 5 MB). */
-export const MAX_IMAGE_BASE64 = 4.5 * 1024 * 1024;
+const MAX_IMAGE_BASE64 = 4.5 * 1024 * 1024;
 /** Largest image decoded (width × height), so decoding allocates at most ~100 MB of pixels. */
 export const MAX_DECODE_PIXELS = 25_000_000;
 /**
@@ -54,7 +54,7 @@ export const IMAGE_DECODE_CPU_MS = 15_000;
 /** Where CPU time cannot be read (no /proc): the wall-clock bound of a decode over SMALL_IMAGE_PIXELS, in ms. */
 export const IMAGE_DECODE_TIMEOUT_MS = 15_000;
 /** Images up to this many pixels (2000 × 2000, the largest sent unscaled) never get a wall-clock bound. */
-export const SMALL_IMAGE_PIXELS = 4_000_000;
+const SMALL_IMAGE_PIXELS = 4_000_000;
 /** How often a running decode's CPU time is read, in ms. */
 const CPU_CHECK_EVERY_MS = 100;
 /** Old-generation heap cap of a decode's process, MiB (the pixels are outside it). */

@@ -24,21 +24,19 @@ export function builtinTools(): AnyTool[] {
   ];
 }
 
-export { type BashToolDetails, createBashTool, MAX_BASH_COMMAND_BYTES } from "./bash.js";
-export { CommandFailedError } from "./command-error.js";
+export { createBashTool, MAX_BASH_COMMAND_BYTES } from "./bash.js";
+
 export { createEditTool } from "./edit.js";
 export { createFindTool } from "./find.js";
 export { createGrepTool } from "./grep.js";
-export { createLsTool, type LsToolDetails } from "./ls.js";
-export type { ResolvedToolPath } from "./paths.js";
+export { createLsTool } from "./ls.js";
+
 export {
   isWithinRoot,
-  isWithinRoots,
   normalizeToolPath,
   readPathVariants,
-  resolveToolPath,
 } from "./paths.js";
-export { createReadTool, type ReadToolDetails } from "./read.js";
+export { createReadTool } from "./read.js";
 export { existingVariant } from "./read-sandbox-file.js";
 export { SPILL_HANDLE_PREFIX, spillHandle } from "./spill-handle.js";
 export type * from "./types.js";

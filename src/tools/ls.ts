@@ -8,7 +8,7 @@
  * carries only the shown head, so a directory of 400,000 names costs this thread 500 of them.
  */
 import { posix } from "node:path";
-import { type Static, Type } from "typebox";
+import { Type } from "typebox";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
 import type { DirEntry, Sandbox } from "../sandbox/index.js";
 import { DEFAULT_MAX_BYTES, type TruncationResult } from "../truncate/index.js";
@@ -22,15 +22,12 @@ import type { Tool } from "./types.js";
 export const MAX_RESOLVED_SYMLINKS = 16;
 
 /** Pi's default entry limit. */
-export const LS_DEFAULT_LIMIT = 500;
+const LS_DEFAULT_LIMIT = 500;
 
 const lsSchema = Type.Object({
   path: Type.Optional(Type.String({ description: "Directory to list (default: current directory)" })),
   limit: Type.Optional(Type.Number({ description: "Maximum number of entries to return (default: 500)" })),
 });
-
-/** Arguments of the ls tool. */
-export type LsToolInput = Static<typeof lsSchema>;
 
 /** details of an ls result (Pi's LsToolDetails). */
 export interface LsToolDetails {

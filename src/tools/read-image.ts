@@ -16,7 +16,7 @@ import type { ReadSource } from "./read-text.js";
 import type { ToolOutput } from "./types.js";
 
 /** Largest image file read to be sent (20 MiB): larger ones are not read, a note says so. */
-export const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
+const MAX_IMAGE_BYTES = 20 * 1024 * 1024;
 
 /** details.image of a read: the type and size sent (or of the file, when nothing was sent). */
 export interface ReadImageDetails {

@@ -6,7 +6,7 @@
  * and the session's own spill files are readable by their handle (`/spill/<name>`, named in bash
  * footers) from the host store.
  */
-import { type Static, Type } from "typebox";
+import { Type } from "typebox";
 import { InvalidArgumentError, NotFoundError } from "../errors.js";
 import type { ReadFileResult, ReadRange } from "../sandbox/index.js";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from "../truncate/index.js";
@@ -26,17 +26,13 @@ import { isSpillHandle } from "./spill-handle.js";
 import type { Tool, ToolContext } from "./types.js";
 
 /** Bytes of the file's start examined for image magic and NUL bytes (the "first chunk"). */
-export const SNIFF_BYTES = 4096;
-export { MAX_IMAGE_BYTES } from "./read-image.js";
+const SNIFF_BYTES = 4096;
 
 const readSchema = Type.Object({
   path: Type.String({ description: "Path to the file to read (relative or absolute)" }),
   offset: Type.Optional(Type.Number({ description: "Line number to start reading from (1-indexed)" })),
   limit: Type.Optional(Type.Number({ description: "Maximum number of lines to read" })),
 });
-
-/** Arguments of the read tool. */
-export type ReadToolInput = Static<typeof readSchema>;
 
 /** details of a read result: text truncation and replacements, or the image's type and size. */
 export interface ReadToolDetails extends ReadTextDetails {

@@ -5,7 +5,7 @@
  * refused, naming the resolved target; CVE-2025-53109), and the write is atomic (temp file + rename,
  * through Sandbox.writeFile), so a reader never sees a half-written file.
  */
-import { type Static, Type } from "typebox";
+import { Type } from "typebox";
 import { InvalidArgumentError } from "../errors.js";
 import { omitUndefined } from "../util/index.js";
 import { statToolPath } from "./paths.js";
@@ -15,9 +15,6 @@ const writeSchema = Type.Object({
   path: Type.String({ description: "Path to the file to write (relative or absolute)" }),
   content: Type.String({ description: "Content to write to the file" }),
 });
-
-/** Arguments of the write tool. */
-export type WriteToolInput = Static<typeof writeSchema>;
 
 /** Details of a write, for UIs and logs. */
 export interface WriteToolDetails {

@@ -67,7 +67,7 @@ export function countLines(buf: Buffer): number {
 }
 
 /** True for a UTF-8 continuation byte (10xxxxxx). */
-export function isContinuationByte(byte: number | undefined): boolean {
+function isContinuationByte(byte: number | undefined): boolean {
   return byte !== undefined && (byte & 0xc0) === 0x80;
 }
 

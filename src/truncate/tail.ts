@@ -3,7 +3,7 @@ import { charStartAtOrAfter, countLines, toBuffer } from "./lines.js";
 import { resolveLimits, type TruncationOptions, type TruncationResult, wholeResult } from "./types.js";
 
 /** Where a tail cut starts in a buffer, and what it kept. */
-export interface TailCut {
+interface TailCut {
   /** Byte offset where the kept suffix starts. */
   start: number;
   outputLines: number;
@@ -17,7 +17,7 @@ export interface TailCut {
  * keeps its last `maxBytes` bytes, moved forward to a character start (never a split character).
  * Callers use it only when `buf` does not fit as a whole.
  */
-export function tailCut(buf: Buffer, maxLines: number, maxBytes: number): TailCut {
+function tailCut(buf: Buffer, maxLines: number, maxBytes: number): TailCut {
   let start = buf.length;
   let lines = 0;
   // The last line's terminator belongs to it, so the search for its start begins before it.

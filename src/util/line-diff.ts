@@ -31,12 +31,12 @@ export const INLINE_DIFF_MAX_CHARS = 32 * 1024;
 /** Inline diffs give up (and go to the pool) beyond this edit length (lines added plus removed). */
 const INLINE_MAX_EDIT_LENGTH = 64;
 /** A pool diff gives up after this many ms and the whole-region hunk is used. */
-export const DIFF_TIMEOUT_MS = 1000;
+const DIFF_TIMEOUT_MS = 1000;
 /**
  * Lines of one side with no equal line left on the other (a lower bound of D, counted in linear
  * time) above which no Myers diff is tried (1,000 such lines take about 0.3 s of CPU in jsdiff).
  */
-export const MAX_DIFF_EDIT_LINES = 1000;
+const MAX_DIFF_EDIT_LINES = 1000;
 
 const NO_NEWLINE = "\\ No newline at end of file";
 

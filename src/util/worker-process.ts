@@ -47,7 +47,7 @@ import { setPriority } from "node:os";
 /** The nice value every thread of a worker process runs at (the lowest CPU priority). */
 export const WORKER_NICE = 19;
 /** The nice value of a worker's scheduler autogroup, which ranks it against other sessions (see the docstring). */
-export const WORKER_GROUP_NICE = 10;
+const WORKER_GROUP_NICE = 10;
 
 /** Bytes of a worker process's stderr kept to explain its death. */
 const STDERR_TAIL_BYTES = 4096;

@@ -24,7 +24,7 @@ export function resultDiff(result: Pick<ToolResultMessage, "details">): string |
 }
 
 /** Colours a display diff: `+` lines green, `-` lines red. */
-export function colourDiff(diff: string): string {
+function colourDiff(diff: string): string {
   return diff
     .split("\n")
     .map((line) =>

@@ -38,7 +38,7 @@ const say = (text: string) => process.stdout.write(`${text}\n`);
  * The workspace `patchPath` records (its header line), else the one transcript `file`'s run_start
  * records (path, and device and inode when it has them), else undefined.
  */
-export function recordedWorkspace(file: string, patchPath: string): WorkspaceRecord | undefined {
+function recordedWorkspace(file: string, patchPath: string): WorkspaceRecord | undefined {
   const header = readWorkspaceHeader(readFileSync(patchPath, "utf8"));
   if (header || file === patchPath) return header;
   const start = readRunTranscript(file).records.find((r) => r.warden === "run_start");

@@ -7,7 +7,7 @@
 import { InvalidArgumentError, NotFoundError } from "../../errors.js";
 
 /** Option field (array indices dropped) → the flag of `warden exec`, `replay`, `run` and `mcp` that sets it. */
-export const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
+const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   "limits.cpus": "--cpus",
   "limits.memoryBytes": "--memory",
   "limits.pids": "--pids",

@@ -21,7 +21,7 @@ export function connectionLine(r: ConnectionAudit): string {
  * usual cause on a first run is a network that intercepts TLS (a company proxy), whose CA the
  * gateway does not trust until `--net-ca-bundle` names it.
  */
-export function upstreamTlsFix(domain: string): string {
+function upstreamTlsFix(domain: string): string {
   return (
     `the gateway could not make a verified TLS connection to ${domain}: if this network intercepts TLS ` +
     "(a company proxy), pass that proxy's CA certificate (PEM) with --net-ca-bundle FILE; otherwise the origin is unreachable or its certificate is invalid"

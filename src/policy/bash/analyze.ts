@@ -67,7 +67,7 @@ import {
 import { unwrap } from "./wrappers.js";
 
 /** How deep `bash -c` / eval scripts are parsed again before the rest counts as opaque. */
-export const MAX_SCRIPT_DEPTH = 8;
+const MAX_SCRIPT_DEPTH = 8;
 
 /** How deep in the syntax tree analysis goes before the rest counts as opaque. */
 export const MAX_SYNTAX_DEPTH = 200;

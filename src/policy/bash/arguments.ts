@@ -17,7 +17,7 @@ import { echoedText, globEscape, globOf, wordOf } from "./words.js";
 export const WORKSPACE = "/workspace";
 
 /** An operand the script does not spell (xargs input): any path. */
-export const ANY_UNKNOWN_PATH: ArgumentPath = {
+const ANY_UNKNOWN_PATH: ArgumentPath = {
   target: ANY_TEXT,
   glob: true,
   word: "(an operand from input)",
@@ -67,7 +67,7 @@ export type ArgumentPath = { target: string; glob?: boolean; why?: string; found
  * `D/…/N` (below); with no filter any name; `split`: Found.split. Names match as the listing's tool matches them
  * (Found.hidden, path-overlap.ts); match.ts judges them.
  */
-export function foundPaths(listing: Listing, word: string, split = false): ArgumentPath[] {
+function foundPaths(listing: Listing, word: string, split = false): ArgumentPath[] {
   const out: ArgumentPath[] = [];
   const at = (depth: Found["depth"]): Found => ({
     depth,

@@ -15,7 +15,7 @@ import { withBashTree } from "./parser.js";
 const KEEPS_CONTINUATIONS = new Set(["raw_string", "ansi_c_string", "comment", "heredoc_body"]);
 
 /** How many times a script is parsed again: each pass joins at least one continuation. */
-export const MAX_CONTINUATION_PASSES = 8;
+const MAX_CONTINUATION_PASSES = 8;
 
 /** The [start, end) ranges (UTF-16 code units) of the nodes in which bash keeps a continuation. */
 function keptRanges(root: Node): [number, number][] {

@@ -17,7 +17,7 @@ export { DANGEROUS_VARIABLES };
 const ARITHMETIC_TEST_OPERATORS = new Set(["-eq", "-ne", "-lt", "-le", "-gt", "-ge"]);
 
 /** True when arithmetic text refers to a variable (its value would be evaluated as arithmetic). */
-export function arithmeticUsesVariables(text: string): boolean {
+function arithmeticUsesVariables(text: string): boolean {
   const numbers = text.replace(/\b\d+#[0-9A-Za-z@_]+/g, "").replace(/\b0[xX][0-9a-fA-F]+/g, "");
   return /[A-Za-z_]/.test(numbers);
 }

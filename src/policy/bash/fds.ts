@@ -54,7 +54,7 @@ export function unknownFds(why: string): FdTable {
 }
 
 /** What descriptor `fd` holds in `table`. */
-export function fdEntry(table: FdTable, fd: number): FdEntry {
+function fdEntry(table: FdTable, fd: number): FdEntry {
   return table.fds.get(fd) ?? table.other;
 }
 

@@ -14,7 +14,7 @@ import type { Node } from "web-tree-sitter";
 import { withBashTree } from "./parser.js";
 
 /** How bash reads one here-document. */
-export type HeredocReading =
+type HeredocReading =
   /** The delimiter is quoted (`<<'E'`, `<<"E"`, `<<\E`): bash expands nothing in the body. */
   | { kind: "data" }
   /** The body as bash expands it: continuation lines joined, `<<-` tabs stripped. */
@@ -30,7 +30,7 @@ const METACHARACTERS = new Set([" ", "\t", "\n", "|", "&", ";", "(", ")", "<", "
  * part is quoted; null for a word that is not plain text, quotes and backslashes (a `$`, a
  * backtick, `$'…'`, an unquoted metacharacter: bash versions read these differently).
  */
-export function heredocDelimiter(word: string): { delimiter: string; quoted: boolean } | null {
+function heredocDelimiter(word: string): { delimiter: string; quoted: boolean } | null {
   let delimiter = "";
   let quoted = false;
   for (let i = 0; i < word.length; i++) {
@@ -87,7 +87,7 @@ function newlineInside(root: Node, redirect: Node, script: string, at: number): 
  * How bash reads the here-doc `redirect` (a heredoc_redirect node of the tree of `script`, whose
  * root is `root`); see HeredocReading. Indices are the parser's, UTF-16 code units of `script`.
  */
-export function readHeredoc(redirect: Node, root: Node, script: string): HeredocReading {
+function readHeredoc(redirect: Node, root: Node, script: string): HeredocReading {
   const operator = redirect.children.find((c) => c && !c.isNamed)?.type ?? "";
   const start = redirect.children.find((c) => c?.type === "heredoc_start");
   const body = redirect.children.find((c) => c?.type === "heredoc_body");
@@ -205,7 +205,7 @@ function skipDollar(text: string, i: number): number {
  * `\$`, `` \` ``, `\\` resolved); or why it cannot be told. `$name`, `$1` and the like only insert
  * a value, which bash does not expand again.
  */
-export function bodyExpansions(body: string): { words: string[] } | { opaque: string } {
+function bodyExpansions(body: string): { words: string[] } | { opaque: string } {
   const words: string[] = [];
   for (let i = 0; i < body.length; i++) {
     const ch = body[i];
@@ -234,7 +234,7 @@ export function bodyExpansions(body: string): { words: string[] } | { opaque: st
 }
 
 /** One script holding `words` (bodyExpansions), each as the argument of `:` on its own line. */
-export function expansionScript(words: readonly string[]): string {
+function expansionScript(words: readonly string[]): string {
   return words.map((w) => `: ${w}`).join("\n");
 }
 
@@ -257,7 +257,7 @@ const EXPANSIONS = ["command_substitution", "arithmetic_expansion", "expansion"]
  * `${…}` or `$((…))` every `$(`, `${`, `$[` and backtick must be a node of its own (quotes there
  * do not quote in a here-doc: bash runs `${x:-'$(cmd)'}` as in double quotes).
  */
-export function expansionNodes(root: Node, words: readonly string[]): Node[] | string {
+function expansionNodes(root: Node, words: readonly string[]): Node[] | string {
   if (root.hasError) return "an expansion in a here-document does not parse";
   const nodes: Node[] = [];
   let offset = 2;

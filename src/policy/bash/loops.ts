@@ -39,7 +39,7 @@ function valueGlob(node: Node): string {
  * Each `for` variable of the script that nothing else may set → the glob of its values
  * (`{a,b}` for several words). A loop without `in` (the positional parameters) gives any text.
  */
-export function loopValues(root: Node): Map<string, string> {
+function loopValues(root: Node): Map<string, string> {
   const values = new Map<string, string[]>();
   const blocked = new Set<string>();
   let unknownSetter = false;

@@ -161,7 +161,7 @@ export interface PipeRole {
 }
 
 /** Roles of a pipeline's elements, one per named child in order. */
-export function pipelineRoles(pipeline: Node): PipeRole[] {
+function pipelineRoles(pipeline: Node): PipeRole[] {
   const roles: PipeRole[] = [];
   for (const child of pipeline.children) {
     if (!child) continue;

@@ -36,7 +36,7 @@ const C_ESCAPES: Record<string, string> = {
 };
 
 /** Decodes the body of a `$'...'` string (bash ANSI-C quoting). */
-export function decodeAnsiC(body: string): string {
+function decodeAnsiC(body: string): string {
   return body.replace(
     /\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)/gs,
     (m, esc: string) => {
@@ -132,7 +132,7 @@ export function echoedText(node: Node): string | null {
 }
 
 /** The path a process substitution `<(…)` / `>(…)` stands for: a pipe bash made, never a file of the tree. */
-export const PROCESS_SUBSTITUTION_PATH = "/dev/fd/63";
+const PROCESS_SUBSTITUTION_PATH = "/dev/fd/63";
 
 /** Escapes glob syntax in quoted text. */
 export function globEscape(text: string): string {

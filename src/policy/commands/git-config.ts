@@ -66,7 +66,7 @@ const MAX_SHOWN_CHARS = 400;
  * `text` as a reason shows it: whole up to MAX_SHOWN_CHARS, else its start and the sha256 of all of
  * it, so the reason (and the session scope made from it) still changes with any change. Pure.
  */
-export function shownValue(text: string): string {
+function shownValue(text: string): string {
   if (text.length <= MAX_SHOWN_CHARS) return text;
   const digest = createHash("sha256").update(text).digest("hex");
   return `${text.slice(0, MAX_SHOWN_CHARS)}… (${text.length} characters, sha256 ${digest})`;

@@ -28,7 +28,7 @@ const FIND_PRIMARIES = new Set(
   ).split(" "),
 );
 /** find's primaries that take one value (`-mmin -60`: the value may look like an option). */
-export const FIND_VALUED = new Set(
+const FIND_VALUED = new Set(
   (
     "-name -iname -path -ipath -wholename -iwholename -regex -iregex -type -xtype -size -mtime -mmin -atime " +
     "-amin -ctime -cmin -newer -anewer -cnewer -newermt -user -group -uid -gid -perm -links -inum -samefile " +

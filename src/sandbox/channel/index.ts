@@ -6,13 +6,8 @@
  *   exec and file requests, the SandboxIO over them). No Docker: any byte transport carries it.
  * Engine-free: Docker's carriers are in ../docker/channel, Kubernetes' in ../kubernetes/transport.ts.
  */
-export {
-  ChannelClient,
-  type ChannelClientOptions,
-  type ChannelTransport,
-  type RequestHandler,
-} from "./protocol/client.js";
-export { type ChannelExecTuning, channelExec } from "./protocol/exec.js";
+export { ChannelClient } from "./protocol/client.js";
+export { channelExec } from "./protocol/exec.js";
 export {
   channelListDir,
   channelReadFile,
@@ -20,29 +15,11 @@ export {
   channelStat,
   channelUntar,
   channelWriteFile,
-  totalLinesFrom,
 } from "./protocol/files.js";
-export {
-  decodeJsonData,
-  encodeFrame,
-  encodeJsonData,
-  type Frame,
-  FrameDecoder,
-  FrameType,
-} from "./protocol/frame.js";
-export {
-  type Heartbeat,
-  type HeartbeatOptions,
-  heartbeatDelayMs,
-  startHeartbeat,
-} from "./protocol/heartbeat.js";
+
 export { channelIO } from "./protocol/io.js";
 export {
   CONTENDED_BURST_MS,
-  CONTENDED_LINGER_MS,
   DEFAULT_CONTENDED_OUTPUT_BYTES_PER_SECOND,
-  OutputMeter,
-  OutputShare,
   outputShare,
-  type ShareMember,
 } from "./protocol/output-share.js";

@@ -58,7 +58,7 @@ export async function requireImage(docker: Docker, image: string, defaultImage?:
  * Where `docker` connects, for messages: `unix://<socket>` or `<protocol>://<host>:<port>`
  * (docker-modem's fields, which it fills from DOCKER_HOST or the default socket).
  */
-export function engineAddress(docker: Docker): string {
+function engineAddress(docker: Docker): string {
   const modem = docker.modem as { socketPath?: unknown; host?: unknown; port?: unknown; protocol?: unknown };
   if (typeof modem.socketPath === "string") return `unix://${modem.socketPath}`;
   if (typeof modem.host === "string")

@@ -14,9 +14,9 @@ import { execa } from "execa";
 import { SandboxError } from "../../errors.js";
 
 /** The pins file's name in a build context. */
-export const IMAGE_PACKAGES_FILE = "npm-packages.json";
+const IMAGE_PACKAGES_FILE = "npm-packages.json";
 /** The folder of the build context the tarballs are fetched into (generated; not in git). */
-export const IMAGE_PACKAGES_DIR = "npm";
+const IMAGE_PACKAGES_DIR = "npm";
 
 /** One pinned package: `name@version` from the npm registry, whose tarball has `integrity`. */
 export interface ImagePackage {
@@ -29,7 +29,7 @@ export interface ImagePackage {
 }
 
 /** Fetches `name@version` into `dir` (the file `tarballName(pkg)`); rejects with what failed. */
-export type PackFunction = (pkg: ImagePackage, dir: string) => Promise<void>;
+type PackFunction = (pkg: ImagePackage, dir: string) => Promise<void>;
 
 /** Options of fetchImagePackages. */
 export interface FetchImagePackagesOptions {
@@ -80,7 +80,7 @@ export function tarballName(pkg: Pick<ImagePackage, "name" | "version">): string
 }
 
 /** `sha512-<base64>` of a file, or null when it does not exist. */
-export async function integrityOf(file: string): Promise<string | null> {
+async function integrityOf(file: string): Promise<string | null> {
   const hash = createHash("sha512");
   try {
     for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
@@ -92,7 +92,7 @@ export async function integrityOf(file: string): Promise<string | null> {
 }
 
 /** `npm pack <name>@<version> --pack-destination <dir>` with the host's npm and its registry config. */
-export const npmPack: PackFunction = async (pkg, dir) => {
+const npmPack: PackFunction = async (pkg, dir) => {
   const spec = `${pkg.name}@${pkg.version}`;
   const result = await execa("npm", ["pack", spec, "--pack-destination", dir, "--ignore-scripts"], {
     reject: false,

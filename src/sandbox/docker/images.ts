@@ -21,10 +21,10 @@ import { fetchImagePackages } from "./image-packages.js";
 /** The repository root (three levels above this file in both src/ and dist/). */
 const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
 /** Build context of the default sandbox image. */
-export const SANDBOX_IMAGE_DIR = join(ROOT, "images", "sandbox");
+const SANDBOX_IMAGE_DIR = join(ROOT, "images", "sandbox");
 
 /** Build context of the egress gateway image (src/egress/, docs/network.md). */
-export const GATEWAY_IMAGE_DIR = join(ROOT, "images", "gateway");
+const GATEWAY_IMAGE_DIR = join(ROOT, "images", "gateway");
 
 /** Options of buildSandboxImage. */
 export interface BuildImageOptions {

@@ -23,7 +23,7 @@ import type { TenantClusters } from "./tenant-clusters.js";
  * the file comment). Rejects SandboxError when the helper does not answer or is too old
  * (connectHelper); the caller then drops the session.
  */
-export function adoptPod(
+function adoptPod(
   cluster: KubernetesCluster,
   name: string,
   options: { log?: (line: string) => void } = {},

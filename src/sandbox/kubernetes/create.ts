@@ -29,7 +29,7 @@ import { buildPodSpec } from "./pod-spec.js";
 import { type StartPodOptions, startPod } from "./start-pod.js";
 
 /** Largest packed workspace copied into a Pod (one channel frame): 48 MiB. */
-export const POD_WORKSPACE_MAX_BYTES = 48 * 1024 * 1024;
+const POD_WORKSPACE_MAX_BYTES = 48 * 1024 * 1024;
 
 /** A running sandbox Pod with an empty workspace and its helper connected (a warm pool entry). */
 export interface PreparedPod {

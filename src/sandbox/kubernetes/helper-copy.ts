@@ -30,10 +30,10 @@ export class HelperSilentError extends SandboxError {
 }
 
 /** Pod annotation naming the helper copy its channel runs: "sealed" or "readable". */
-export const LABEL_HELPER = "io.warden.helper";
+const LABEL_HELPER = "io.warden.helper";
 
 /** The helper copy of a Pod's channel. */
-export type HelperCopy = "sealed" | "readable";
+type HelperCopy = "sealed" | "readable";
 
 /** How long the execute-only copy's `--version` may take before the helper counts as silent, ms. */
 const PROBE_TIMEOUT_MS = 10_000;

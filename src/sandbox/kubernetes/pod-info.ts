@@ -11,7 +11,7 @@ import type { KubernetesCluster } from "./cluster.js";
  * SandboxInfo.runtime of a Pod without a RuntimeClass: the node's default runtime handler, which the
  * API does not name (containerd's `default_runtime_name`, runc on most nodes).
  */
-export const POD_DEFAULT_RUNTIME = "default";
+const POD_DEFAULT_RUNTIME = "default";
 
 /** What identifies one sandbox Pod: its name, session, tenant, image, lifetime and uid. */
 export interface PodInfoFields {

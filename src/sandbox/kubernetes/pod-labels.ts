@@ -19,14 +19,14 @@ export const MANAGED_BY = { key: "app.kubernetes.io/managed-by", value: "warden"
 export const WARDEN_POD_SELECTOR = `${MANAGED_BY.key}=${MANAGED_BY.value}`;
 
 /** Label and annotation naming a warm pool spare's key (its digest as label, the key as annotation). */
-export const POD_POOL_KEY = "io.warden.pool";
+const POD_POOL_KEY = "io.warden.pool";
 
 /**
  * Label naming the `warden serve` replica that owns a Pod (its `backend.replicaId`): a replica's
  * reconcile, adoption and pool select on it, so they never see another replica's Pods. Pods made
  * outside a server (the library, tests) have none.
  */
-export const POD_REPLICA = "io.warden.replica";
+const POD_REPLICA = "io.warden.replica";
 
 /** Label selector of the Pods of replica `replicaId`. */
 export function replicaSelector(replicaId: string): string {
@@ -34,7 +34,7 @@ export function replicaSelector(replicaId: string): string {
 }
 
 /** Annotation keeping the requested pids limit (the Pod spec has no per-container pids field). */
-export const POD_PIDS = "io.warden.pids";
+const POD_PIDS = "io.warden.pids";
 
 /** The session state a Pod carries. */
 export interface PodState {
@@ -80,7 +80,7 @@ export function podLabels(state: PodState): Record<string, string> {
 }
 
 /** The pool key as a label value: its hex digest's first 63 characters. */
-export function poolKeyLabel(poolKey: string): string {
+function poolKeyLabel(poolKey: string): string {
   return poolKey.replace(/^sha256:/, "").slice(0, 63);
 }
 

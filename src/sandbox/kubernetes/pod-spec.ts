@@ -31,7 +31,7 @@ import { type PodState, podAnnotations, podLabels } from "./pod-labels.js";
  * images/sandbox/helper/fsize.go). The sandbox's uid is never 0 and has no capability, so it can
  * neither traverse the directory nor chmod it; the kubelet and the runtime mount as root.
  */
-export const TERMINATION_MESSAGE_PATH = "/var/lib/warden/termination/log";
+const TERMINATION_MESSAGE_PATH = "/var/lib/warden/termination/log";
 
 /** Name of the one container in every sandbox Pod. */
 export const SANDBOX_CONTAINER = "sandbox";
@@ -41,7 +41,7 @@ export const SANDBOX_CONTAINER = "sandbox";
  * PID 1, reaps orphans, holds no channel. (A helper of version 2 given this argument runs its
  * Docker PID-1 mode on a closed stdin, serving nothing; connectHelper refuses it by version.)
  */
-export const INIT_COMMAND = [HELPER_PATH, "--init"];
+const INIT_COMMAND = [HELPER_PATH, "--init"];
 
 /** Inputs of buildPodSpec. */
 export interface PodSpecOptions {

@@ -32,7 +32,7 @@ import { execChannel, type HelperLog } from "./transport.js";
 export const EXEC_CHANNEL_VERSION = 7;
 
 /** Default of KubernetesCluster.startTimeoutMs: 120 s (a cold image pull may take a while). */
-export const DEFAULT_POD_START_TIMEOUT_MS = 120_000;
+const DEFAULT_POD_START_TIMEOUT_MS = 120_000;
 
 /** Waiting reasons after which a Pod will not start by itself (kubelet's container states). */
 const HOPELESS_REASONS = new Set([

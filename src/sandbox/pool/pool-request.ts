@@ -28,7 +28,7 @@ export type CopyWorkspace = NonNullable<SandboxOptions["workspace"]> & { mode?: 
  * pool refills a key from its first request, whose workspace may be gone by then (an uploaded
  * workspace is removed when its session closes), so the workspace stays here.
  */
-export interface PoolClaim {
+interface PoolClaim {
   /** The claimer's session id (reported by the returned sandbox). Default: a random UUID. */
   sessionId?: string;
   /** Cancels the hand-over (or the cold start). */

@@ -24,7 +24,7 @@ export interface PooledClaims {
  * bind-mount a host path long after it was checked), and no network egress (a gateway reports to
  * its own session's audit, so a networked sandbox starts with its session).
  */
-export function poolable(spec: SandboxSpec): boolean {
+function poolable(spec: SandboxSpec): boolean {
   const copyMode = (spec.workspace?.mode ?? "copy") === "copy";
   const offline = (spec.network?.mode ?? "none") === "none";
   return copyMode && offline;

@@ -18,7 +18,7 @@ type Signal = { signal?: AbortSignal };
  * Lines in a file as the docker-exec path counts them (`wc -l`, plus one for a final line
  * without a newline): "a\nb\n" and "a\nb" have 2 lines, an empty file 0.
  */
-export function totalLinesFrom(newlines: number, endsWithNewline: boolean, totalBytes: number): number {
+function totalLinesFrom(newlines: number, endsWithNewline: boolean, totalBytes: number): number {
   return newlines + (totalBytes > 0 && !endsWithNewline ? 1 : 0);
 }
 

@@ -14,7 +14,7 @@ import { StreamDemuxer } from "../demux.js";
 export type HelperLog = (message: string) => void;
 
 /** Wraps an attached, hijacked socket as a ChannelTransport (demuxing the engine's frames). */
-export function attachedSocketTransport(socket: Duplex, log?: HelperLog): ChannelTransport {
+function attachedSocketTransport(socket: Duplex, log?: HelperLog): ChannelTransport {
   let closed = false;
   return {
     name: "attach",

@@ -13,13 +13,13 @@ import { DEFAULT_IMAGE } from "../../options.js";
 import { HELPER_PATH, withHelperMain } from "./container.js";
 
 /** Image label naming the helper's path inside images that carry it (images/sandbox/Dockerfile). */
-export const HELPER_LABEL = "io.warden.helper";
+const HELPER_LABEL = "io.warden.helper";
 
 /** Image label naming the helper's execute-only copy (root, mode 0111), in images that carry one. */
-export const SEALED_HELPER_LABEL = "io.warden.helper-sealed";
+const SEALED_HELPER_LABEL = "io.warden.helper-sealed";
 
 /** Directory (an anonymous volume) the helper is copied into for other images. */
-export const FOREIGN_HELPER_DIR = "/opt/warden-helper";
+const FOREIGN_HELPER_DIR = "/opt/warden-helper";
 
 /** The helper's path in containers of other images. */
 export const FOREIGN_HELPER_PATH = `${FOREIGN_HELPER_DIR}/warden-helper`;

@@ -1,11 +1,9 @@
 /** The Docker carriers of the channel protocol: the helper in the container, the unix socket, the attach stream. */
-export { attachedSocketTransport, attachHelper, type HelperLog } from "./attach.js";
-export { type ConnectChannelOptions, connectChannel, HelperUnavailableError } from "./connect.js";
-export { HELPER_PATH, withHelperMain } from "./container.js";
+
+export { connectChannel } from "./connect.js";
+export { withHelperMain } from "./container.js";
 export {
-  FOREIGN_HELPER_DIR,
   FOREIGN_HELPER_PATH,
-  HELPER_LABEL,
   helperArchive,
   helperPathInImage,
   installHelper,
@@ -14,7 +12,6 @@ export {
 export { warnChannelOnAttach } from "./socket.js";
 export {
   CHANNEL_SOCKET_DIR,
-  DEFAULT_CHANNEL_BASE,
   isLocalEngine,
   isMissingBindSource,
   rememberSocketDir,
@@ -28,8 +25,6 @@ export {
 export {
   applyHelperPlan,
   createHelperContainer,
-  type HelperPlan,
-  type HelperStart,
   planHelper,
   startWithHelper,
   warnHelperFallback,

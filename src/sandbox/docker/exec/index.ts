@@ -12,7 +12,7 @@ import { seccompPrefix } from "./seccomp-wrap.js";
 import { writeFileAtomic } from "./write-file.js";
 
 /** warden's own short commands (hashing, adoption): an argv with its output captured. */
-export { type CaptureResult, captureExec } from "./capture.js";
+export { captureExec } from "./capture.js";
 
 /**
  * SandboxIO over docker exec in `container` (as the container's own user, its `User` field: no

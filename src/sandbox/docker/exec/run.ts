@@ -107,7 +107,7 @@ export async function startDockerExec(
 }
 
 /** Maps an exec failure; a 404/409 on a stopped container becomes SandboxNotRunningError. */
-export async function mapExecError(container: Docker.Container, err: unknown, what: string): Promise<Error> {
+async function mapExecError(container: Docker.Container, err: unknown, what: string): Promise<Error> {
   const status = (err as { statusCode?: number }).statusCode;
   if (status === 404 || status === 409 || status === 500) {
     const running = await container.inspect().then(

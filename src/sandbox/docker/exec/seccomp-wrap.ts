@@ -20,7 +20,7 @@ import { HELPER_PATH, SEALED_HELPER_PATH } from "../../channel/protocol/helper-p
 import { captureExec } from "./capture.js";
 
 /** The first warden-helper version with `--seccomp-exec` and the file-mode filter. */
-export const SECCOMP_EXEC_VERSION = 8;
+const SECCOMP_EXEC_VERSION = 8;
 
 /** Prints the first of "$@" whose `--version` is at least $SECCOMP_EXEC_VERSION; exit 1 when none. */
 const PROBE = `for h in "$@"; do v=$("$h" --version 2>/dev/null) && [ "$v" -ge ${SECCOMP_EXEC_VERSION} ] 2>/dev/null && { printf %s "$h"; exit 0; }; done; exit 1`;
@@ -30,10 +30,7 @@ const PROBE = `for h in "$@"; do v=$("$h" --version 2>/dev/null) && [ "$v" -ge $
  * prefix that runs a command under the filter (`[path, "--seccomp-exec"]`), or null when the image
  * has no such helper. Rejects like captureExec (SandboxNotRunningError, SandboxError).
  */
-export async function findSeccompExec(
-  container: Docker.Container,
-  signal?: AbortSignal,
-): Promise<string[] | null> {
+async function findSeccompExec(container: Docker.Container, signal?: AbortSignal): Promise<string[] | null> {
   const found = await captureExec(container, ["sh", "-c", PROBE, "probe", HELPER_PATH, SEALED_HELPER_PATH], {
     ...omitUndefined({ signal }),
   });

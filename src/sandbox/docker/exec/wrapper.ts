@@ -33,7 +33,7 @@ const KILLER = [
 ].join("\n");
 
 /** Path of the pgid file of one exec. `execId` must be [A-Za-z0-9-]. */
-export function pgidFile(execId: string): string {
+function pgidFile(execId: string): string {
   return `${WARDEN_RUN_DIR}/${execId}.pgid`;
 }
 
