@@ -14,7 +14,7 @@ import {
   type ReplicaLease,
 } from "../sandbox/kubernetes/index.js";
 import { sweepSpillDirs } from "../session/index.js";
-import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHashes } from "./config/config.js";
+import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHashes } from "./config/resolve.js";
 import { defaultReplicaId } from "./config/controller-id.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
 import { type RunningServer, startServer } from "./server.js";

@@ -15,9 +15,9 @@
 import { finished, Transform } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { InvalidArgumentError, NoRoomError, NotFoundError } from "../../errors.js";
-import type { ServerConfig, TenantConfig } from "../config/config.js";
+import type { ServerConfig, TenantConfig } from "../config/resolve.js";
 import type { ServerMetrics } from "../metrics.js";
-import { RETRY_AFTER_SECONDS } from "../tenancy/tenant-quotas.js";
+import { RETRY_AFTER_SECONDS } from "../tenancy/quotas.js";
 import { QuotaExceededError } from "./errors.js";
 import { onResponseOver } from "./response-over.js";
 

@@ -11,21 +11,21 @@ import type { SessionOptions } from "../../session/index.js";
 import type { ToolCall, ToolResultMessage } from "../../tools/index.js";
 import { onAbort } from "../../util/index.js";
 import type { AuditLog } from "../audit.js";
-import type { ServerConfig, TenantConfig } from "../config/config.js";
+import type { ServerConfig, TenantConfig } from "../config/resolve.js";
 import { serverControllerId } from "../config/controller-id.js";
-import { networkAuditHooks, tenantSessionNetwork } from "../config/network-config.js";
+import { networkAuditHooks, tenantSessionNetwork } from "../config/network.js";
 import { QuotaExceededError } from "../http/errors.js";
 import type { ServerMetrics } from "../metrics.js";
 import { NetworkSlots } from "../tenancy/network-slots.js";
-import { type BatchRunOptions, RETRY_AFTER_SECONDS, TenantQuotas } from "../tenancy/tenant-quotas.js";
+import { type BatchRunOptions, RETRY_AFTER_SECONDS, TenantQuotas } from "../tenancy/quotas.js";
 import type { ApprovalBroker } from "./approval-broker.js";
 import type { SessionBackend } from "./backend.js";
 import { HostWorkspaceGuard } from "./host-workspace-guard.js";
 import type { InflightCalls } from "./inflight-calls.js";
 import type { HookFactory } from "./policy-hooks.js";
 import type { RecordStore, SessionRecord } from "./record-store.js";
-import { type LiveSession, SessionRegistry } from "./session-registry.js";
-import type { ResolvedSessionRequest } from "./session-request.js";
+import { type LiveSession, SessionRegistry } from "./registry.js";
+import type { ResolvedSessionRequest } from "./request.js";
 import { recordFinishedCall } from "./tool-audit.js";
 
 /** The event that ends one call (its result and the decision reported for it). */

@@ -6,7 +6,7 @@
 
 import type { SessionOptions } from "../../session/index.js";
 import { SpillBudget } from "../../session/index.js";
-import type { ServerConfig } from "../config/config.js";
+import type { ServerConfig } from "../config/resolve.js";
 
 /** The spill fields of a session's options. */
 export type SpillSessionOptions = Pick<SessionOptions, "spillMaxBytes" | "spillMaxBytesHint" | "spillShared">;

@@ -20,8 +20,8 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { InvalidArgumentError, NotFoundError } from "../../../errors.js";
 import { createMcpServer, serveSessionTools } from "../../../mcp/index.js";
 import { McpAnswerResponses, quotaRefusedResults } from "../../sessions/mcp-answer-slots.js";
-import type { LiveSession } from "../../sessions/session-registry.js";
-import { resolveSessionRequest } from "../../sessions/session-request.js";
+import type { LiveSession } from "../../sessions/registry.js";
+import { resolveSessionRequest } from "../../sessions/request.js";
 import { QuotaExceededError } from "../errors.js";
 import { type App, auditSessionOf, principalOf, type ServerContext } from "../route-context.js";
 

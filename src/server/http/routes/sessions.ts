@@ -10,8 +10,8 @@ import { Type } from "typebox";
 import { Compile } from "typebox/compile";
 import { InvalidArgumentError } from "../../../errors.js";
 import { dottedPath, schemaErrorLines } from "../../../util/index.js";
-import type { LiveSession } from "../../sessions/session-registry.js";
-import { type CreateSessionInput, resolveSessionRequest } from "../../sessions/session-request.js";
+import type { LiveSession } from "../../sessions/registry.js";
+import { type CreateSessionInput, resolveSessionRequest } from "../../sessions/request.js";
 import { mediaTypeOf } from "../buffered-bytes.js";
 import { type App, principalOf, type ServerContext } from "../route-context.js";
 import {
