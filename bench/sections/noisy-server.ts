@@ -16,7 +16,7 @@
  */
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
-import { resolveServerConfig } from "../../src/server/config/resolve.js";
+import { resolveServerConfig } from "../../src/server/config/index.js";
 import { type RunningServer, startServer } from "../../src/server/server.js";
 import { createDockerBackend } from "../../src/server/sessions/docker-backend.js";
 import { lowerHelperThreads } from "../../src/util/thread-priority.js";

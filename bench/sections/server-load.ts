@@ -11,7 +11,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { resolveServerConfig } from "../../src/server/config/resolve.js";
+import { resolveServerConfig } from "../../src/server/config/index.js";
 import { startServer } from "../../src/server/server.js";
 import { createDockerBackend } from "../../src/server/sessions/docker-backend.js";
 import { hashKey } from "../../src/server/tenancy/auth.js";

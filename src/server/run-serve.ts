@@ -14,8 +14,13 @@ import {
   type ReplicaLease,
 } from "../sandbox/kubernetes/index.js";
 import { sweepSpillDirs } from "../session/index.js";
-import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHashes } from "./config/resolve.js";
-import { defaultReplicaId } from "./config/controller-id.js";
+import {
+  defaultReplicaId,
+  loadServerConfig,
+  poolTtlMs,
+  type ServerConfig,
+  tenantPolicyHashes,
+} from "./config/index.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
 import { type RunningServer, startServer } from "./server.js";
 import type { SessionBackend } from "./sessions/backend.js";
@@ -44,7 +49,7 @@ function spillDirOf(config: ServerConfig): string {
 
 /**
  * The session backend as `warden serve` configures it (Docker, or Kubernetes with `backend.kind:
- * kubernetes`, backend-config.ts): spill files under the state dir, capped per
+ * kubernetes`, config/backend.ts): spill files under the state dir, capped per
  * session and per tenant (tenantSpillOptions); the warm pool of `config.warmPool` keyed with each
  * tenant's policy; and (with `metrics`) each new
  * session's sandbox counted in warden_sandbox_starts_total{source="pool"|"cold"}. On Kubernetes

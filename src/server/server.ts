@@ -10,7 +10,7 @@ import { mkdir } from "node:fs/promises";
 import { WardenError } from "../errors.js";
 import { outputShare } from "../sandbox/index.js";
 import { type AuditLog, createFileAuditLog } from "./audit.js";
-import type { ServerConfig } from "./config/resolve.js";
+import type { ServerConfig } from "./config/index.js";
 import { buildApp } from "./http/app.js";
 import { drainUntil } from "./http/connections.js";
 import type { App, ServerContext } from "./http/route-context.js";

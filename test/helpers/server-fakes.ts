@@ -3,7 +3,7 @@
  * spam, fail) over the shared FakeSandbox with a fixed workspace, and a SessionBackend that tracks "containers".
  */
 import type { RunToolCallsOptions } from "../../src/pipeline/types.js";
-import { CONFIG_DEFAULTS, type ServerConfig, type TenantConfig } from "../../src/server/config/resolve.js";
+import { CONFIG_DEFAULTS, type ServerConfig, type TenantConfig } from "../../src/server/config/index.js";
 import type { ManagedContainer, SessionBackend } from "../../src/server/sessions/backend.js";
 import type { SessionRecord } from "../../src/server/sessions/record-store.js";
 import { hashKey } from "../../src/server/tenancy/auth.js";

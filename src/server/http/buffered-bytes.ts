@@ -15,7 +15,7 @@
 import { finished, Transform } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { InvalidArgumentError, NoRoomError, NotFoundError } from "../../errors.js";
-import type { ServerConfig, TenantConfig } from "../config/resolve.js";
+import type { ServerConfig, TenantConfig } from "../config/index.js";
 import type { ServerMetrics } from "../metrics.js";
 import { RETRY_AFTER_SECONDS } from "../tenancy/quotas.js";
 import { QuotaExceededError } from "./errors.js";

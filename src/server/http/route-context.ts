@@ -13,7 +13,7 @@ import type {
   RawServerDefault,
 } from "fastify";
 import type { AuditLog } from "../audit.js";
-import type { ServerConfig } from "../config/resolve.js";
+import type { ServerConfig } from "../config/index.js";
 import type { ServerMetrics } from "../metrics.js";
 import type { ApprovalBroker } from "../sessions/approval-broker.js";
 import type { SessionManager } from "../sessions/session-manager.js";

@@ -21,7 +21,7 @@ import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { controllerProcessAlive } from "../../sandbox/index.js";
 import { validateSessionEnv } from "../../session/index.js";
-import { SERVE_PREFIX } from "../config/controller-id.js";
+import { SERVE_PREFIX } from "../config/index.js";
 import { uploadsDirOf } from "../http/tar-upload.js";
 import type { SessionManager, SessionManagerDeps } from "./session-manager.js";
 

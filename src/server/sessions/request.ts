@@ -7,11 +7,17 @@
 import { realpath, stat } from "node:fs/promises";
 import { InvalidArgumentError } from "../../errors.js";
 import type { ToolSelection } from "../../pipeline/index.js";
-import type { SandboxLimits, WorkspaceMode } from "../../sandbox/index.js";
-import { DEFAULT_LIMITS, minPidsFor, pidsBudgetText, resolveLimits } from "../../sandbox/index.js";
+import {
+  DEFAULT_LIMITS,
+  minPidsFor,
+  pidsBudgetText,
+  resolveLimits,
+  type SandboxLimits,
+  type WorkspaceMode,
+} from "../../sandbox/index.js";
 import { validateSessionEnv } from "../../session/index.js";
 import { isWithinRoot } from "../../tools/index.js";
-import type { TenantConfig } from "../config/resolve.js";
+import type { TenantConfig } from "../config/index.js";
 
 /** The options a client may send (JSON body, or query string with a tar body). */
 export interface CreateSessionInput {
@@ -23,7 +29,7 @@ export interface CreateSessionInput {
   tools?: ToolSelection;
   /** Non-secret environment variables (validated by the session: src/session/session-env.ts). */
   env?: Record<string, string>;
-  /** Domains the session asks to reach, within the tenant's network bound (network-config.ts). */
+  /** Domains the session asks to reach, within the tenant's network bound (config/network.ts). */
   network?: { allow: string[] };
 }
 

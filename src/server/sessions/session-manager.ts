@@ -11,9 +11,13 @@ import type { SessionOptions } from "../../session/index.js";
 import type { ToolCall, ToolResultMessage } from "../../tools/index.js";
 import { onAbort } from "../../util/index.js";
 import type { AuditLog } from "../audit.js";
-import type { ServerConfig, TenantConfig } from "../config/resolve.js";
-import { serverControllerId } from "../config/controller-id.js";
-import { networkAuditHooks, tenantSessionNetwork } from "../config/network.js";
+import {
+  networkAuditHooks,
+  type ServerConfig,
+  serverControllerId,
+  type TenantConfig,
+  tenantSessionNetwork,
+} from "../config/index.js";
 import { QuotaExceededError } from "../http/errors.js";
 import type { ServerMetrics } from "../metrics.js";
 import { NetworkSlots } from "../tenancy/network-slots.js";

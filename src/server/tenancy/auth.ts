@@ -3,7 +3,7 @@
  * every configured key (no early exit), so neither the match position nor the prefix leaks timing.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { TenantConfig } from "../config/resolve.js";
+import type { TenantConfig } from "../config/index.js";
 import { UnauthorizedError } from "../http/errors.js";
 
 /** Lower-case hex SHA-256 of a token: what the config file stores. */

@@ -8,7 +8,7 @@
  * maxNetworkedSessions 503 NO_ROOM, both before anything is created.
  */
 import { NoRoomError } from "../../errors.js";
-import type { TenantConfig } from "../config/resolve.js";
+import type { TenantConfig } from "../config/index.js";
 import { QuotaExceededError } from "../http/errors.js";
 import type { ServerMetrics } from "../metrics.js";
 import { RETRY_AFTER_SECONDS } from "./quotas.js";

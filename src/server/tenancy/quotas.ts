@@ -5,7 +5,7 @@
  * naming the quota, counted in warden_rate_limited_total.
  */
 import type { ToolExecutionEvent } from "../../pipeline/index.js";
-import type { TenantConfig } from "../config/resolve.js";
+import type { TenantConfig } from "../config/index.js";
 import { QuotaExceededError } from "../http/errors.js";
 import type { ServerMetrics } from "../metrics.js";
 import { CallLimiter } from "../sessions/registry.js";

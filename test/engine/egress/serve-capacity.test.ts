@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ROLE_LABEL } from "../../../src/egress/index.js";
 import { getDocker, LABEL } from "../../../src/sandbox/index.js";
-import { resolveServerConfig } from "../../../src/server/config/resolve.js";
+import { resolveServerConfig } from "../../../src/server/config/index.js";
 import type { RunningServer } from "../../../src/server/server.js";
 import { hashKey } from "../../../src/server/tenancy/auth.js";
 import { describeEngine } from "../../helpers/engine.js";

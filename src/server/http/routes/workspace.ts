@@ -8,7 +8,7 @@
  * client gone), so one tenant's parallel requests cannot fill the server's memory or the engine.
  */
 import { collectChanges, formatPatchBytes, splitApplicable } from "../../../review/index.js";
-import type { TenantConfig } from "../../config/resolve.js";
+import type { TenantConfig } from "../../config/index.js";
 import type { SessionManager } from "../../sessions/session-manager.js";
 import { abortOnDisconnect } from "../abort-on-disconnect.js";
 import { onResponseOver, type ResponseLike } from "../response-over.js";

@@ -8,7 +8,7 @@ import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { resolveServerConfig } from "../../../../src/server/config/resolve.js";
+import { resolveServerConfig } from "../../../../src/server/config/index.js";
 import { serveBackend } from "../../../../src/server/run-serve.js";
 import { type RunningServer, startServer } from "../../../../src/server/server.js";
 import { hashKey } from "../../../../src/server/tenancy/auth.js";

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { resolveServerConfig } from "../../../../src/server/config/resolve.js";
-import { defaultReplicaId, serverControllerId } from "../../../../src/server/config/controller-id.js";
+import {
+  defaultReplicaId,
+  resolveServerConfig,
+  serverControllerId,
+} from "../../../../src/server/config/index.js";
 import { hashKey } from "../../../../src/server/tenancy/auth.js";
 
 const quotas = {

@@ -2,12 +2,12 @@
 import { describe, expect, it } from "vitest";
 import { decideConnection } from "../../../../src/egress/index.js";
 import { createMemoryAuditLog } from "../../../../src/server/audit.js";
-import { resolveServerConfig } from "../../../../src/server/config/resolve.js";
 import {
   networkAuditHooks,
+  resolveServerConfig,
   resolveTenantNetwork,
   sessionNetwork,
-} from "../../../../src/server/config/network.js";
+} from "../../../../src/server/config/index.js";
 import { hashKey } from "../../../../src/server/tenancy/auth.js";
 
 const bound = resolveTenantNetwork(

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadServerConfig, resolveServerConfig } from "../../../../src/server/config/resolve.js";
+import { loadServerConfig, resolveServerConfig } from "../../../../src/server/config/index.js";
 import { defaultLimits } from "../../../../src/server/sessions/request.js";
 import { hashKey, KeyRing } from "../../../../src/server/tenancy/auth.js";
 

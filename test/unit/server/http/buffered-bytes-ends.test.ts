@@ -6,7 +6,7 @@
  * sent without reading the body (which once ended the server with an unheard stream error).
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { ServerConfig } from "../../../../src/server/config/resolve.js";
+import type { ServerConfig } from "../../../../src/server/config/index.js";
 import { bufferedServer, MiB } from "../../../helpers/buffered-server.js";
 import { auth } from "../../../helpers/server-fakes.js";
 

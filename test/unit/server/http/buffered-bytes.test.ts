@@ -6,7 +6,7 @@
  * without an API key are refused unread. Real HTTP on a real listener over the fake backend.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { resolveServerConfig } from "../../../../src/server/config/resolve.js";
+import { resolveServerConfig } from "../../../../src/server/config/index.js";
 import { BufferedBytes } from "../../../../src/server/http/buffered-bytes.js";
 import { bufferedServer, MiB } from "../../../helpers/buffered-server.js";
 import { auth, tenant } from "../../../helpers/server-fakes.js";

@@ -6,7 +6,7 @@
  */
 import type { Socket } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { resolveServerConfig } from "../../../../src/server/config/resolve.js";
+import { resolveServerConfig } from "../../../../src/server/config/index.js";
 import { clientOf } from "../../../../src/server/http/connections.js";
 import { bufferedServer, MiB, type RawRequest } from "../../../helpers/buffered-server.js";
 import type { FakeBackend } from "../../../helpers/server-fakes.js";

@@ -6,7 +6,7 @@
 import { readFile } from "node:fs/promises";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
-import { CONFIG_DEFAULTS } from "../../../../src/server/config/resolve.js";
+import { CONFIG_DEFAULTS } from "../../../../src/server/config/index.js";
 import { buildApp } from "../../../../src/server/http/app.js";
 import { openApiDocument, openApiText } from "../../../../src/server/http/openapi-document.js";
 import type { ServerContext } from "../../../../src/server/http/route-context.js";

@@ -9,7 +9,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
-import type { ServerConfig } from "../../../../src/server/config/resolve.js";
+import type { ServerConfig } from "../../../../src/server/config/index.js";
 import { bufferedServer, MiB, type RawRequest } from "../../../helpers/buffered-server.js";
 import { auth, type FakeBackend } from "../../../helpers/server-fakes.js";
 

@@ -9,8 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createMemoryAuditLog } from "../../../../src/server/audit.js";
-import { resolveServerConfig } from "../../../../src/server/config/resolve.js";
-import { resolveTenantNetwork } from "../../../../src/server/config/network.js";
+import { resolveServerConfig, resolveTenantNetwork } from "../../../../src/server/config/index.js";
 import { type RunningServer, startServer } from "../../../../src/server/server.js";
 import { auth, FakeBackend, tenant, testConfig } from "../../../helpers/server-fakes.js";
 

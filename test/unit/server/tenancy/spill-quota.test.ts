@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { resolveServerConfig } from "../../../../src/server/config/resolve.js";
+import { resolveServerConfig } from "../../../../src/server/config/index.js";
 import { hashKey } from "../../../../src/server/tenancy/auth.js";
 import { tenantSpillOptions } from "../../../../src/server/tenancy/spill-quota.js";
 

@@ -11,7 +11,7 @@ import type { WorkspaceChange } from "../../../../../src/sandbox/types.js";
 import {
   DEFAULT_MAX_CONCURRENT_WORKSPACE_READS,
   resolveServerConfig,
-} from "../../../../../src/server/config/resolve.js";
+} from "../../../../../src/server/config/index.js";
 import { holdReadSlot } from "../../../../../src/server/http/routes/workspace.js";
 import { type RunningServer, startServer } from "../../../../../src/server/server.js";
 import { auth, FakeBackend, type TOKENS, tenant, testConfig } from "../../../../helpers/server-fakes.js";
