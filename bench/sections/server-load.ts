@@ -104,7 +104,7 @@ export const serverLoadSection: BenchSection = {
 
       const direct: number[] = [];
       await Promise.all(
-        server.manager.all().map(async (live) => {
+        server.ctx.registry.all().map(async (live) => {
           for (let round = 0; round < ROUNDS; round++) {
             const start = performance.now();
             const results = await live.session.runToolCalls(batch(round));

@@ -27,6 +27,7 @@ import type { SessionBackend } from "./sessions/backend.js";
 import { createDockerBackend } from "./sessions/docker-backend.js";
 import { createKubernetesBackend } from "./sessions/kubernetes-backend.js";
 import { createPolicyHookFactory } from "./sessions/policy-hooks.js";
+import { poolState } from "./sessions/pool-state.js";
 import { reconcileLine } from "./sessions/reconcile-line.js";
 import { lockStateDir } from "./state-lock.js";
 import { checkNamespaces, type TenantClusters, tenantClusters } from "./tenancy/kubernetes-namespaces.js";
@@ -150,7 +151,7 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   // After reconciliation: the sessions it adopted took their spill directories over (their
   // handles stay valid until they close: session/spill-adopt.ts); those of the previous run's
   // other sessions can be read by no one any more, so those whose server process is gone go.
-  const live = new Set(server.manager.all().map((s) => s.record.id));
+  const live = new Set(server.ctx.registry.all().map((s) => s.record.id));
   const swept = await sweepSpillDirs({ dir: spillDirOf(config), liveSessions: live }).catch((err: Error) => {
     log(`warden serve: the spill directory sweep failed (${err.message}); it runs again at the next start`);
     return [];
@@ -165,7 +166,7 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   );
   if (r.egressRemoved.length > 0)
     log(`warden serve: removed the egress gateways of ${r.egressRemoved.length} session(s) not adopted`);
-  for (const live of server.manager.all()) {
+  for (const live of server.ctx.registry.all()) {
     const { execPath, channelTransport } = live.session.sandbox.info;
     const carrier = channelTransport ? ` (${channelTransport})` : "";
     log(`warden serve: session ${live.record.id} calls go through ${execPath ?? "docker-exec"}${carrier}`);
@@ -175,8 +176,8 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   );
   const stop = (signal: string) => {
     log(`warden serve: ${signal}, draining (grace ${config.shutdownGraceMs} ms)`);
-    const sessions = server.manager.all().length;
-    const spares = server.manager.poolState().idle;
+    const sessions = server.ctx.registry.all().length;
+    const spares = poolState(server.ctx.backend).idle;
     server.shutdown().then(
       async () => {
         await lease?.release();

@@ -12,11 +12,7 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from "fastify";
-import type { AuditLog } from "../audit.js";
-import type { ServerConfig } from "../config/index.js";
-import type { ServerMetrics } from "../metrics.js";
-import type { ApprovalBroker } from "../sessions/approval-broker.js";
-import type { SessionManager } from "../sessions/session-manager.js";
+import type { SessionContext } from "../sessions/context.js";
 import type { Principal } from "../tenancy/auth.js";
 import { UnauthorizedError } from "./errors.js";
 
@@ -36,13 +32,12 @@ export type App = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
-/** What routes share. `draining` is true once shutdown began (new work gets 503). */
-export interface ServerContext {
-  config: ServerConfig;
-  manager: SessionManager;
-  approvals: ApprovalBroker;
-  audit: AuditLog;
-  metrics: ServerMetrics;
+/**
+ * What routes share: the sessions' context (the registry, quotas, backend, audit, metrics,
+ * approvals, config: sessions/context.ts) and `state`, whose `draining` is true once shutdown
+ * began (new work gets 503).
+ */
+export interface ServerContext extends SessionContext {
   state: { draining: boolean };
 }
 

@@ -85,27 +85,23 @@ export class SessionRegistry {
       this.pending.set(tenant, (this.pending.get(tenant) ?? 1) - 1);
     };
   }
-}
 
-/** Counts running tool calls per tenant against `maxConcurrentToolCalls`. */
-export class CallLimiter {
-  private readonly running = new Map<string, number>();
-
-  /** Takes `n` call slots; returns a release function, or null when that would exceed `max`. */
-  acquire(tenant: string, n: number, max: number): (() => void) | null {
-    const now = this.running.get(tenant) ?? 0;
-    if (now + n > max) return null;
-    this.running.set(tenant, now + n);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.running.set(tenant, (this.running.get(tenant) ?? n) - n);
-    };
+  /** Live sessions by the exec path of their sandbox (warden_sessions_by_exec_path). */
+  execPaths(): Record<"channel" | "docker-exec", number> {
+    const counts = { channel: 0, "docker-exec": 0 };
+    for (const live of this.sessions.values()) counts[live.session.sandbox.info.execPath ?? "docker-exec"]++;
+    return counts;
   }
 
-  /** Calls now running for a tenant. */
-  inFlight(tenant: string): number {
-    return this.running.get(tenant) ?? 0;
+  /** Number of batches running now. */
+  runningBatches(): number {
+    return this.all().reduce((n, live) => n + live.running.size, 0);
+  }
+
+  /** Aborts every running batch (shutdown after the grace period). Returns how many were aborted. */
+  abortAll(): number {
+    const running = this.all().flatMap((live) => [...live.running]);
+    for (const c of running) c.abort();
+    return running.length;
   }
 }

@@ -4,28 +4,35 @@
  * synchronously and its release is idempotent; a refusal is a QuotaExceededError (429, Retry-After)
  * naming the quota, counted in warden_rate_limited_total.
  */
-import type { ToolExecutionEvent } from "../../pipeline/index.js";
 import type { TenantConfig } from "../config/index.js";
 import { QuotaExceededError } from "../http/errors.js";
 import type { ServerMetrics } from "../metrics.js";
-import { CallLimiter } from "../sessions/registry.js";
-
-/** Options of SessionManager.runToolCalls. */
-export interface BatchRunOptions {
-  /** Aborts the batch (client gone, shutdown); its results then carry the aborted calls. */
-  signal?: AbortSignal;
-  /** Every start, update and end event of the batch's calls. */
-  onEvent?: (event: ToolExecutionEvent) => void;
-  /**
-   * Called with the release of the batch's maxConcurrentToolCalls slots when it ends, to give
-   * them back later (a route: once its answer is delivered, so that answers no one reads stay
-   * bounded by the quota); absent: released when the batch ends.
-   */
-  releaseSlots?: (release: () => void) => void;
-}
 
 /** Seconds a client should wait before retrying a refused batch, read or session. */
 export const RETRY_AFTER_SECONDS = 1;
+
+/** Counts a tenant's slots in use (tool calls, workspace reads) against a maximum. */
+class CallLimiter {
+  private readonly running = new Map<string, number>();
+
+  /** Takes `n` call slots; returns a release function, or null when that would exceed `max`. */
+  acquire(tenant: string, n: number, max: number): (() => void) | null {
+    const now = this.running.get(tenant) ?? 0;
+    if (now + n > max) return null;
+    this.running.set(tenant, now + n);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.running.set(tenant, (this.running.get(tenant) ?? n) - n);
+    };
+  }
+
+  /** Calls now running for a tenant. */
+  inFlight(tenant: string): number {
+    return this.running.get(tenant) ?? 0;
+  }
+}
 
 /** The call and workspace-read slots of every tenant. */
 export class TenantQuotas {

@@ -103,7 +103,7 @@ export function registerFileRoutes(app: App, ctx: ServerContext, buffered: Buffe
     },
     async (request, reply) => {
       const { tenant } = principalOf(request);
-      const live = ctx.manager.get(tenant.id, request.params.id);
+      const live = ctx.registry.get(tenant.id, request.params.id);
       if (
         mediaTypeOf(request) !== "application/octet-stream" ||
         !(request.body && typeof (request.body as Readable).pipe === "function")
@@ -143,7 +143,7 @@ export function registerFileRoutes(app: App, ctx: ServerContext, buffered: Buffe
     },
     async (request, reply) => {
       const { tenant } = principalOf(request);
-      const live = ctx.manager.get(tenant.id, request.params.id);
+      const live = ctx.registry.get(tenant.id, request.params.id);
       const controller = abortOnDisconnect(reply);
       const { sandbox } = live.session;
       const { canonical } = await workspacePath(sandbox, request.query.path, controller.signal);

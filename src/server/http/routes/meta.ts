@@ -1,5 +1,6 @@
 /** GET /healthz, GET /metrics (Prometheus text), GET /v1/tools?session=… (provider tool schemas). */
 import { Type } from "typebox";
+import { poolState } from "../../sessions/pool-state.js";
 import { type App, principalOf, type ServerContext } from "../route-context.js";
 import { ErrorSchema, ToolsQuerySchema } from "../schemas.js";
 
@@ -12,12 +13,12 @@ export function registerMetaRoutes(app: App, ctx: ServerContext): void {
     { schema: { response: { 200: HealthSchema, 503: HealthSchema } } },
     async (_request, reply) => {
       if (ctx.state.draining) reply.code(503);
-      return { status: ctx.state.draining ? "draining" : "ok", sessions: ctx.manager.all().length };
+      return { status: ctx.state.draining ? "draining" : "ok", sessions: ctx.registry.all().length };
     },
   );
 
   app.get("/metrics", async (_request, reply) => {
-    const pool = ctx.manager.poolState();
+    const pool = poolState(ctx.backend);
     ctx.metrics.poolIdle.set(pool.idle);
     ctx.metrics.poolBackoffKeys.set(pool.backoffKeys);
     reply.type(ctx.metrics.registry.contentType);
@@ -48,7 +49,7 @@ export function registerMetaRoutes(app: App, ctx: ServerContext): void {
     },
     async (request) => {
       const { tenant } = principalOf(request);
-      const live = ctx.manager.get(tenant.id, request.query.session);
+      const live = ctx.registry.get(tenant.id, request.query.session);
       return { tools: live.session.providerTools() };
     },
   );

@@ -109,7 +109,7 @@ describe("warden serve: shutdown and open connections", () => {
     const a = await s.create("alpha");
     const body = JSON.stringify({ toolCalls: [{ id: "s", name: "sleep", arguments: { ms } }] });
     const call = s.raw(s.callsHead(a, "alpha", body.length), body);
-    await expect.poll(() => s.running().manager.runningBatches()).toBe(1);
+    await expect.poll(() => s.running().ctx.registry.runningBatches()).toBe(1);
     return call;
   };
   /**
@@ -128,7 +128,7 @@ describe("warden serve: shutdown and open connections", () => {
     };
     const body = JSON.stringify({ toolCalls: [{ id: "s", name: "sleep", arguments: { ms: 1 } }] });
     const call = s.raw(s.callsHead(a, "alpha", body.length), body);
-    await expect.poll(() => s.running().manager.runningBatches()).toBe(1);
+    await expect.poll(() => s.running().ctx.registry.runningBatches()).toBe(1);
     return { call, release };
   };
   /** Counts the server's idle-connection checks from now on (the listener's close, shutdown's drain polls). */
@@ -230,7 +230,7 @@ describe("warden serve: shutdown and open connections", () => {
 
     const stopped = shutdown();
     await idle.closed;
-    expect(s.running().manager.runningBatches()).toBe(1);
+    expect(s.running().ctx.registry.runningBatches()).toBe(1);
     release();
     await stopped;
     await call.closed;
@@ -263,7 +263,7 @@ describe("warden serve: shutdown and open connections", () => {
       "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Type: application/json\r\n" +
         `Content-Length: ${json.length}\r\n\r\n${json}`,
     );
-    expect(s.running().manager.runningBatches()).toBe(1);
+    expect(s.running().ctx.registry.runningBatches()).toBe(1);
     release();
     await stopped;
   });

@@ -156,7 +156,7 @@ describe("warden serve: sessions on host directories", () => {
       url: `/v1/sessions/${live.json().id}`,
       headers: auth("alpha"),
     });
-    await expect.poll(() => server.manager.all().length).toBe(0);
+    await expect.poll(() => server.ctx.registry.all().length).toBe(0);
     expect((await post({ workspaceMode: "ro", workspacePath: p1 })).statusCode).toBe(400);
     finishClose();
     expect((await closing).statusCode).toBe(204);

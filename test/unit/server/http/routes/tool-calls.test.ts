@@ -258,7 +258,7 @@ describe("warden serve: tool calls", () => {
       headers: auth("alpha"),
       payload: calls(["c1", "sleep", { ms: 300 }], ["c2", "sleep", { ms: 300 }]),
     });
-    await expect.poll(() => server.manager.callsInFlight("alpha")).toBe(2);
+    await expect.poll(() => server.ctx.quotas.callsInFlight("alpha")).toBe(2);
     for (const accept of ["application/json", "text/event-stream"]) {
       const refused = await server.app.inject({
         method: "POST",
@@ -302,11 +302,11 @@ describe("warden serve: tool calls", () => {
       });
       req.on("error", () => {});
       req.end(body);
-      await expect.poll(() => server.manager.runningBatches()).toBe(1);
+      await expect.poll(() => server.ctx.registry.runningBatches()).toBe(1);
       req.destroy();
       await expect.poll(() => backend.log).toEqual(["slow:aborted"]);
-      await expect.poll(() => server.manager.runningBatches()).toBe(0);
-      expect(server.manager.callsInFlight("alpha")).toBe(0);
+      await expect.poll(() => server.ctx.registry.runningBatches()).toBe(0);
+      expect(server.ctx.quotas.callsInFlight("alpha")).toBe(0);
     });
   }
 
@@ -317,7 +317,7 @@ describe("warden serve: tool calls", () => {
       headers: auth("alpha"),
       payload: calls(["c1", "sleep", { ms: 200 }]),
     });
-    await expect.poll(() => server.manager.runningBatches()).toBe(1);
+    await expect.poll(() => server.ctx.registry.runningBatches()).toBe(1);
     await server.shutdown(5000);
     expect((await running).json().results[0].content[0].text).toBe("slept");
     expect(backend.log).toEqual(["c1:done"]);
@@ -333,7 +333,7 @@ describe("warden serve: tool calls", () => {
       headers: auth("alpha"),
       payload: calls(["c1", "sleep", { ms: 30_000 }]),
     });
-    await expect.poll(() => server.manager.runningBatches()).toBe(1);
+    await expect.poll(() => server.ctx.registry.runningBatches()).toBe(1);
     // The sleep (30 s) would end on its own, unaborted: the result shows the grace period ended it.
     await server.shutdown(200);
     expect((await running).json().results[0]).toMatchObject({

@@ -11,6 +11,7 @@ import type { WorkspaceChange } from "../../../../../src/sandbox/types.js";
 import {
   DEFAULT_MAX_CONCURRENT_WORKSPACE_READS,
   resolveServerConfig,
+  tenantOf,
 } from "../../../../../src/server/config/index.js";
 import { holdReadSlot } from "../../../../../src/server/http/routes/workspace.js";
 import { type RunningServer, startServer } from "../../../../../src/server/server.js";
@@ -73,33 +74,33 @@ describe("warden serve: workspace reads within maxConcurrentWorkspaceReads", () 
     const exported = await get("alpha", `/v1/sessions/${a}/workspace`);
     expect(exported.status).toBe(200);
     await exported.arrayBuffer();
-    expect(server.manager.workspaceReadsInFlight("alpha")).toBe(0);
+    expect(server.ctx.quotas.workspaceReadsInFlight("alpha")).toBe(0);
   });
 
   it("a response already closed when the handler starts (client gone during the hooks) keeps no slot", () => {
     // Its `close` was emitted before the handler could listen: waiting for it held the slot forever.
-    const alpha = server.manager.tenant("alpha")!;
+    const alpha = tenantOf(server.ctx.config, "alpha")!;
     const listeners: string[] = [];
     const gone = {
       destroyed: true,
       once: (event: string) => listeners.push(event),
       removeListener: () => {},
     };
-    holdReadSlot(server.manager, alpha, gone as never);
-    expect(server.manager.workspaceReadsInFlight("alpha")).toBe(0);
+    holdReadSlot(server.ctx.quotas, alpha, gone as never);
+    expect(server.ctx.quotas.workspaceReadsInFlight("alpha")).toBe(0);
     const open = {
       destroyed: false,
       once: (event: string) => listeners.push(event),
       removeListener: () => {},
     };
-    holdReadSlot(server.manager, alpha, open as never);
-    expect(server.manager.workspaceReadsInFlight("alpha")).toBe(1);
+    holdReadSlot(server.ctx.quotas, alpha, open as never);
+    expect(server.ctx.quotas.workspaceReadsInFlight("alpha")).toBe(1);
     expect(listeners).toEqual(["close"]);
   });
 
   it("a refused read (unknown session) takes no slot", async () => {
     expect((await get("alpha", "/v1/sessions/nope/changes")).status).toBe(404);
-    expect(server.manager.workspaceReadsInFlight("alpha")).toBe(0);
+    expect(server.ctx.quotas.workspaceReadsInFlight("alpha")).toBe(0);
   });
 
   it("defaults to 2 per tenant", () => {
