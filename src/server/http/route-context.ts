@@ -1,12 +1,14 @@
 /**
- * What the route groups share with the app that registers them: the app type, the server context,
- * the authenticated principal of a request, and the request's audit line. Routes import this, never
+ * What the route groups share with the app that registers them: the app type, the plugin type of
+ * a route group, the server context, the authenticated principal of a request, and the request's
+ * audit line. Routes import this, never
  * app.ts (fastify's plugin habit: a plugin gets what it needs and does not know who registers it).
  */
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type {
   FastifyBaseLogger,
   FastifyInstance,
+  FastifyPluginAsync,
   FastifyRequest,
   RawReplyDefaultExpression,
   RawRequestDefaultExpression,
@@ -29,6 +31,16 @@ export type App = FastifyInstance<
   RawRequestDefaultExpression,
   RawReplyDefaultExpression,
   FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+/**
+ * A route group: a fastify plugin (registered with `app.register(plugin, options)`, in its own
+ * encapsulated context) that gets the server context, and whatever else it needs, in its options.
+ */
+export type RoutePlugin<Options extends { ctx: ServerContext } = { ctx: ServerContext }> = FastifyPluginAsync<
+  Options,
+  RawServerDefault,
   TypeBoxTypeProvider
 >;
 

@@ -26,7 +26,7 @@ import type { LiveSession } from "../../sessions/registry.js";
 import { resolveSessionRequest } from "../../sessions/request.js";
 import { runToolCalls } from "../../sessions/tool-calls.js";
 import { QuotaExceededError } from "../errors.js";
-import { type App, auditSessionOf, principalOf, type ServerContext } from "../route-context.js";
+import { auditSessionOf, principalOf, type RoutePlugin } from "../route-context.js";
 
 /** One MCP session over HTTP and the warden session behind it. */
 interface McpHttpSession {
@@ -37,8 +37,8 @@ interface McpHttpSession {
   abort: AbortController;
 }
 
-/** Registers /mcp. */
-export function registerMcpRoutes(app: App, ctx: ServerContext): void {
+/** The /mcp route and its MCP sessions (a plugin: its hooks end them on close). */
+export const mcpRoutes: RoutePlugin = async (app, { ctx }) => {
   const sessions = new Map<string, McpHttpSession>();
 
   const end = async (mcpSessionId: string): Promise<void> => {
@@ -161,4 +161,4 @@ export function registerMcpRoutes(app: App, ctx: ServerContext): void {
       if (!mcpSessionId && transport.sessionId === undefined) await transport.close();
     },
   });
-}
+};

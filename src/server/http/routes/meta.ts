@@ -1,13 +1,13 @@
 /** GET /healthz, GET /metrics (Prometheus text), GET /v1/tools?session=… (provider tool schemas). */
 import { Type } from "typebox";
 import { poolState } from "../../sessions/pool-state.js";
-import { type App, principalOf, type ServerContext } from "../route-context.js";
+import { principalOf, type RoutePlugin } from "../route-context.js";
 import { ErrorSchema, ToolsQuerySchema } from "../schemas.js";
 
 const HealthSchema = Type.Object({ status: Type.String(), sessions: Type.Integer() });
 
-/** Registers the meta routes. */
-export function registerMetaRoutes(app: App, ctx: ServerContext): void {
+/** The meta routes (a plugin). */
+export const metaRoutes: RoutePlugin = async (app, { ctx }) => {
   app.get(
     "/healthz",
     { schema: { response: { 200: HealthSchema, 503: HealthSchema } } },
@@ -53,4 +53,4 @@ export function registerMetaRoutes(app: App, ctx: ServerContext): void {
       return { tools: live.session.providerTools() };
     },
   );
-}
+};

@@ -15,7 +15,7 @@ import { createSession, reserveSession } from "../../sessions/create.js";
 import type { LiveSession } from "../../sessions/registry.js";
 import { type CreateSessionInput, resolveSessionRequest } from "../../sessions/request.js";
 import { mediaTypeOf } from "../buffered-bytes.js";
-import { type App, principalOf, type ServerContext } from "../route-context.js";
+import { principalOf, type RoutePlugin } from "../route-context.js";
 import {
   CreateSessionBodySchema,
   CreateSessionQuerySchema,
@@ -80,8 +80,8 @@ function watchClientGone(res: ServerResponse): () => boolean {
   return () => gone;
 }
 
-/** Registers the session routes. */
-export function registerSessionRoutes(app: App, ctx: ServerContext): void {
+/** The session routes (a plugin). */
+export const sessionRoutes: RoutePlugin = async (app, { ctx }) => {
   app.post(
     "/v1/sessions",
     {
@@ -164,4 +164,4 @@ export function registerSessionRoutes(app: App, ctx: ServerContext): void {
       return null;
     },
   );
-}
+};

@@ -16,7 +16,7 @@ import { checkArgumentDepth } from "../call-arguments.js";
 import { toErrorResponse } from "../errors.js";
 import { endIfStalled, onResponseOver } from "../response-over.js";
 import { largeAnswerJson, sendJsonBytes } from "../result-json.js";
-import { type App, auditedByRoute, auditRequest, principalOf, type ServerContext } from "../route-context.js";
+import { auditedByRoute, auditRequest, principalOf, type RoutePlugin } from "../route-context.js";
 import {
   ErrorSchema,
   SessionParamsSchema,
@@ -29,8 +29,8 @@ function wantsStream(request: FastifyRequest): boolean {
   return (request.headers.accept ?? "").includes("text/event-stream");
 }
 
-/** Registers the tool-call route. */
-export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
+/** The tool-call route (a plugin). */
+export const toolCallRoutes: RoutePlugin = async (app, { ctx }) => {
   app.post(
     "/v1/sessions/:id/tool-calls",
     {
@@ -127,4 +127,4 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
       auditRequest(ctx, request, status, sse.stats.bytes, Date.now() - started);
     },
   );
-}
+};

@@ -12,7 +12,7 @@ import type { TenantConfig } from "../../config/index.js";
 import type { TenantQuotas } from "../../tenancy/quotas.js";
 import { abortOnDisconnect } from "../abort-on-disconnect.js";
 import { onResponseOver, type ResponseLike } from "../response-over.js";
-import { type App, principalOf, type ServerContext } from "../route-context.js";
+import { principalOf, type RoutePlugin } from "../route-context.js";
 import { ErrorSchema, SessionParamsSchema } from "../schemas.js";
 import { checkWorkspaceDownload, cutAfter, WORKSPACE_DOWNLOAD_MAX_BYTES } from "../workspace-download.js";
 
@@ -44,8 +44,8 @@ export function holdReadSlot(
   onResponseOver(raw, quotas.reserveWorkspaceRead(tenant));
 }
 
-/** Registers the workspace routes; both abort their engine reads when the client disconnects. */
-export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
+/** The workspace routes (a plugin); both abort their engine reads when the client disconnects. */
+export const workspaceRoutes: RoutePlugin = async (app, { ctx }) => {
   app.get(
     "/v1/sessions/:id/workspace",
     {
@@ -92,4 +92,4 @@ export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
     const patch = await formatPatchBytes(applicable, { signal });
     return reply.type("text/x-diff; charset=utf-8").send(Buffer.concat([Buffer.from(leftOut), patch]));
   });
-}
+};
