@@ -4,7 +4,7 @@ import { DEFAULT_AUDIT_LIMIT } from "../../egress/index.js";
 import { DEFAULT_APPROVAL_TIMEOUT_MS } from "../../policy/index.js";
 import { DEFAULT_CONTENDED_OUTPUT_BYTES_PER_SECOND } from "../../sandbox/index.js";
 import { DEFAULT_SPILL_SESSION_MAX_BYTES } from "../../session/index.js";
-import { DEFAULT_TAR_MAX_ENTRIES } from "../http/tar-upload.js";
+import { DEFAULT_TAR_MAX_ENTRIES } from "../sessions/upload.js";
 
 const MiB = 1024 * 1024;
 

@@ -9,7 +9,7 @@
  *
  * What is counted is bytes received and read, not what they become: a parsed JSON body can take
  * several times its bytes of heap. A workspace tar is not counted: it is streamed to disk with
- * backpressure (tar-upload.ts). Bodies of requests without an API key are refused unread, since no
+ * backpressure (sessions/upload.ts). Bodies of requests without an API key are refused unread, since no
  * route outside /v1 and /mcp takes one.
  */
 import { finished, Transform } from "node:stream";

@@ -21,7 +21,7 @@ import { InvalidArgumentError, NotFoundError } from "../../../errors.js";
 import { createMcpServer, serveSessionTools } from "../../../mcp/index.js";
 import { closeSession } from "../../sessions/close.js";
 import { createSession, reserveSession } from "../../sessions/create.js";
-import { McpAnswerResponses, quotaRefusedResults } from "../../sessions/mcp-answer-slots.js";
+import { McpAnswerResponses, quotaRefusedResults } from "../mcp-answer-slots.js";
 import type { LiveSession } from "../../sessions/registry.js";
 import { resolveSessionRequest } from "../../sessions/request.js";
 import { runToolCalls } from "../../sessions/tool-calls.js";

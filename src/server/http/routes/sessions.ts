@@ -23,7 +23,7 @@ import {
   SessionParamsSchema,
   SessionSchema,
 } from "../schemas.js";
-import { unpackWorkspaceTar, uploadsDirOf } from "../tar-upload.js";
+import { unpackWorkspaceTar, uploadsDirOf } from "../../sessions/upload.js";
 
 /** The API view of a live session. */
 export function sessionView(live: LiveSession) {

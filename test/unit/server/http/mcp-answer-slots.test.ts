@@ -1,6 +1,6 @@
 /**
  * An MCP tools/call at /mcp keeps its tenant's maxConcurrentToolCalls slot until its answer is
- * delivered (src/server/sessions/mcp-answer-slots.ts), as a REST batch does: a real listener over the fake
+ * delivered (src/server/http/mcp-answer-slots.ts), as a REST batch does: a real listener over the fake
  * backend, the SDK's client for the calls that are read, and a raw POST whose answer (15 MiB, more
  * than the kernel's socket buffers take) is left unread. A call over the quota is an `isError`
  * result naming it. Also: a POST the SDK refuses takes no answer over, a batch's refused or

@@ -1,6 +1,6 @@
 /**
  * attack-38a: an MCP tools/call's progress notifications are dropped, not queued, while the stream
- * that carries them takes no more (src/server/sessions/mcp-answer-slots.ts `congested`, the tool server's
+ * that carries them takes no more (src/server/http/mcp-answer-slots.ts `congested`, the tool server's
  * `progressCongested`), as REST's SSE writer coalesces its updates: a client that never reads
  * holds no more than a socket's buffers of them in the server. Before, each one was queued in the
  * server's memory until the call ended (with a 500 KB progress token, four unread calls grew a
