@@ -25,13 +25,11 @@ import { createServerMetrics, type ServerMetrics } from "./metrics.js";
 import { type RunningServer, startServer } from "./server.js";
 import type { SessionBackend } from "./sessions/backend.js";
 import { createDockerBackend } from "./sessions/docker-backend.js";
+import { createPolicyHookFactory, poolState, reconcileLine } from "./sessions/index.js";
 import { createKubernetesBackend } from "./sessions/kubernetes-backend.js";
-import { createPolicyHookFactory } from "./sessions/policy-hooks.js";
-import { poolState } from "./sessions/pool-state.js";
-import { reconcileLine } from "./sessions/reconcile-line.js";
 import { lockStateDir } from "./state-lock.js";
+import { tenantSpillOptions } from "./tenancy/index.js";
 import { checkNamespaces, type TenantClusters, tenantClusters } from "./tenancy/kubernetes-namespaces.js";
-import { tenantSpillOptions } from "./tenancy/spill-quota.js";
 
 /** Command-line overrides of the config file. */
 export interface ServeOptions {

@@ -11,18 +11,19 @@ import { WardenError } from "../errors.js";
 import { outputShare } from "../sandbox/index.js";
 import { type AuditLog, createFileAuditLog } from "./audit.js";
 import type { ServerConfig } from "./config/index.js";
-import { buildApp } from "./http/app.js";
-import { drainUntil } from "./http/connections.js";
-import type { App, ServerContext } from "./http/route-context.js";
+import { type App, buildApp, drainUntil, type ServerContext } from "./http/index.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
-import { ApprovalBroker } from "./sessions/approval-broker.js";
 import type { SessionBackend } from "./sessions/backend.js";
-import { closeAllSessions, reapSessions } from "./sessions/close.js";
-import { sessionContext } from "./sessions/context.js";
-import { InflightCalls } from "./sessions/inflight-calls.js";
-import type { HookFactory } from "./sessions/policy-hooks.js";
+import {
+  ApprovalBroker,
+  closeAllSessions,
+  type HookFactory,
+  InflightCalls,
+  RecordStore,
+  reapSessions,
+  sessionContext,
+} from "./sessions/index.js";
 import { type ReconcileReport, reconcile } from "./sessions/reconcile.js";
-import { RecordStore } from "./sessions/record-store.js";
 import { lockStateDir, type StateLock } from "./state-lock.js";
 
 /** How long past the grace shutdown waits for the answers of the calls it aborted, ms. */

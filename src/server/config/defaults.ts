@@ -4,9 +4,11 @@ import { DEFAULT_AUDIT_LIMIT } from "../../egress/index.js";
 import { DEFAULT_APPROVAL_TIMEOUT_MS } from "../../policy/index.js";
 import { DEFAULT_CONTENDED_OUTPUT_BYTES_PER_SECOND } from "../../sandbox/index.js";
 import { DEFAULT_SPILL_SESSION_MAX_BYTES } from "../../session/index.js";
-import { DEFAULT_TAR_MAX_ENTRIES } from "../sessions/upload.js";
 
 const MiB = 1024 * 1024;
+
+/** Default cap on the entries (files, directories, links) of an uploaded workspace tar (sessions/upload.ts). */
+export const DEFAULT_TAR_MAX_ENTRIES = 100_000;
 
 /**
  * Default of `maxConnections`: 4,096. A connection costs the server memory before its headers are

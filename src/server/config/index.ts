@@ -5,6 +5,7 @@ export {
   CONFIG_DEFAULTS,
   DEFAULT_MAX_CONCURRENT_TOOL_CALLS,
   DEFAULT_MAX_CONCURRENT_WORKSPACE_READS,
+  DEFAULT_TAR_MAX_ENTRIES,
 } from "./defaults.js";
 export { loadServerConfig } from "./load.js";
 export { networkAuditHooks, resolveTenantNetwork, sessionNetwork, tenantSessionNetwork } from "./network.js";

@@ -6,7 +6,7 @@
  */
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyRequest } from "fastify";
-import { KeyRing } from "../tenancy/auth.js";
+import { KeyRing } from "../tenancy/index.js";
 import { BufferedBytes, hasBody, holdRequestBody, noRouteMessage } from "./buffered-bytes.js";
 import { clientErrorHandler } from "./client-errors.js";
 import { trackConnections } from "./connections.js";

@@ -17,8 +17,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { InvalidArgumentError, NoRoomError, NotFoundError } from "../../errors.js";
 import type { ServerConfig, TenantConfig } from "../config/index.js";
 import type { ServerMetrics } from "../metrics.js";
-import { RETRY_AFTER_SECONDS } from "../tenancy/quotas.js";
-import { QuotaExceededError } from "./errors.js";
+import { QuotaExceededError, RETRY_AFTER_SECONDS } from "../tenancy/index.js";
 import { onResponseOver } from "./response-over.js";
 
 /** Bytes one tenant holds, growing as its body arrives; `release` (idempotent) gives them back. */

@@ -12,7 +12,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { McpCallRequest } from "../../mcp/index.js";
 import type { ToolCall, ToolResultMessage } from "../../tools/index.js";
-import type { QuotaExceededError } from "./errors.js";
+import type { QuotaExceededError } from "../tenancy/index.js";
 import { endIfStalled, onResponseOver } from "./response-over.js";
 
 const isId = (id: unknown): id is RequestId => typeof id === "string" || typeof id === "number";

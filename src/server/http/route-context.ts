@@ -14,9 +14,8 @@ import type {
   RawRequestDefaultExpression,
   RawServerDefault,
 } from "fastify";
-import type { SessionContext } from "../sessions/context.js";
-import type { Principal } from "../tenancy/auth.js";
-import { UnauthorizedError } from "./errors.js";
+import type { SessionContext } from "../sessions/index.js";
+import { type Principal, UnauthorizedError } from "../tenancy/index.js";
 
 declare module "fastify" {
   interface FastifyRequest {

@@ -7,8 +7,7 @@
 import type { AuditLog } from "../audit.js";
 import { type ServerConfig, serverControllerId } from "../config/index.js";
 import type { ServerMetrics } from "../metrics.js";
-import { NetworkSlots } from "../tenancy/network-slots.js";
-import { TenantQuotas } from "../tenancy/quotas.js";
+import { NetworkSlots, TenantQuotas } from "../tenancy/index.js";
 import type { ApprovalBroker } from "./approval-broker.js";
 import type { SessionBackend } from "./backend.js";
 import { HostWorkspaceGuard } from "./host-workspace-guard.js";

@@ -7,8 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { SessionOptions } from "../../session/index.js";
 import type { TenantConfig } from "../config/index.js";
-import { QuotaExceededError } from "../http/errors.js";
-import { RETRY_AFTER_SECONDS } from "../tenancy/quotas.js";
+import { QuotaExceededError, RETRY_AFTER_SECONDS } from "../tenancy/index.js";
 import type { SessionContext } from "./context.js";
 import { sessionOptions } from "./options.js";
 import type { SessionRecord } from "./record-store.js";

@@ -22,11 +22,11 @@ import { join } from "node:path";
 import { controllerProcessAlive } from "../../sandbox/index.js";
 import { validateSessionEnv } from "../../session/index.js";
 import { SERVE_PREFIX, tenantOf } from "../config/index.js";
-import { uploadsDirOf } from "./upload.js";
 import type { SessionContext } from "./context.js";
 import { addAdopted } from "./create.js";
 import { sessionOptions } from "./options.js";
 import type { SessionRegistry } from "./registry.js";
+import { uploadsDirOf } from "./upload.js";
 
 /** What reconciliation did, by session id. */
 export interface ReconcileReport {

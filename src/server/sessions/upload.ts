@@ -16,6 +16,7 @@ import { type Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { extract } from "tar-stream";
 import { InvalidArgumentError, WardenError } from "../../errors.js";
+import { DEFAULT_TAR_MAX_ENTRIES } from "../config/index.js";
 
 /**
  * Where `warden serve` unpacks uploaded workspaces: `<stateDir>/uploads`, so that reconcile can
@@ -29,9 +30,6 @@ export function uploadsDirOf(stateDir: string): string {
 export class UploadTooLargeError extends Error {
   readonly statusCode = 413;
 }
-
-/** Default cap on the entries (files, directories, links) of an uploaded workspace tar. */
-export const DEFAULT_TAR_MAX_ENTRIES = 100_000;
 
 function safeName(name: string): string {
   const normal = posix.normalize(name.replace(/^\.\/+/, ""));

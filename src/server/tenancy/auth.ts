@@ -4,7 +4,7 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { TenantConfig } from "../config/index.js";
-import { UnauthorizedError } from "../http/errors.js";
+import { UnauthorizedError } from "./errors.js";
 
 /** Lower-case hex SHA-256 of a token: what the config file stores. */
 export function hashKey(token: string): string {

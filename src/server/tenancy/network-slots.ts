@@ -9,8 +9,8 @@
  */
 import { NoRoomError } from "../../errors.js";
 import type { TenantConfig } from "../config/index.js";
-import { QuotaExceededError } from "../http/errors.js";
 import type { ServerMetrics } from "../metrics.js";
+import { QuotaExceededError } from "./errors.js";
 import { RETRY_AFTER_SECONDS } from "./quotas.js";
 
 /** Retry-After of a server-wide refusal, in seconds: a networked session must close first. */

@@ -5,8 +5,8 @@
  * naming the quota, counted in warden_rate_limited_total.
  */
 import type { TenantConfig } from "../config/index.js";
-import { QuotaExceededError } from "../http/errors.js";
 import type { ServerMetrics } from "../metrics.js";
+import { QuotaExceededError } from "./errors.js";
 
 /** Seconds a client should wait before retrying a refused batch, read or session. */
 export const RETRY_AFTER_SECONDS = 1;

@@ -19,13 +19,16 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { InvalidArgumentError, NotFoundError } from "../../../errors.js";
 import { createMcpServer, serveSessionTools } from "../../../mcp/index.js";
-import { closeSession } from "../../sessions/close.js";
-import { createSession, reserveSession } from "../../sessions/create.js";
+import {
+  closeSession,
+  createSession,
+  type LiveSession,
+  reserveSession,
+  resolveSessionRequest,
+  runToolCalls,
+} from "../../sessions/index.js";
+import { QuotaExceededError } from "../../tenancy/index.js";
 import { McpAnswerResponses, quotaRefusedResults } from "../mcp-answer-slots.js";
-import type { LiveSession } from "../../sessions/registry.js";
-import { resolveSessionRequest } from "../../sessions/request.js";
-import { runToolCalls } from "../../sessions/tool-calls.js";
-import { QuotaExceededError } from "../errors.js";
 import { auditSessionOf, principalOf, type RoutePlugin } from "../route-context.js";
 
 /** One MCP session over HTTP and the warden session behind it. */

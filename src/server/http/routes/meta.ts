@@ -1,6 +1,6 @@
 /** GET /healthz, GET /metrics (Prometheus text), GET /v1/tools?session=… (provider tool schemas). */
 import { Type } from "typebox";
-import { poolState } from "../../sessions/pool-state.js";
+import { poolState } from "../../sessions/index.js";
 import { principalOf, type RoutePlugin } from "../route-context.js";
 import { ErrorSchema, ToolsQuerySchema } from "../schemas.js";
 

@@ -10,10 +10,16 @@ import { Type } from "typebox";
 import { Compile } from "typebox/compile";
 import { InvalidArgumentError } from "../../../errors.js";
 import { dottedPath, schemaErrorLines } from "../../../util/index.js";
-import { closeSession } from "../../sessions/close.js";
-import { createSession, reserveSession } from "../../sessions/create.js";
-import type { LiveSession } from "../../sessions/registry.js";
-import { type CreateSessionInput, resolveSessionRequest } from "../../sessions/request.js";
+import {
+  type CreateSessionInput,
+  closeSession,
+  createSession,
+  type LiveSession,
+  reserveSession,
+  resolveSessionRequest,
+  unpackWorkspaceTar,
+  uploadsDirOf,
+} from "../../sessions/index.js";
 import { mediaTypeOf } from "../buffered-bytes.js";
 import { principalOf, type RoutePlugin } from "../route-context.js";
 import {
@@ -23,7 +29,6 @@ import {
   SessionParamsSchema,
   SessionSchema,
 } from "../schemas.js";
-import { unpackWorkspaceTar, uploadsDirOf } from "../../sessions/upload.js";
 
 /** The API view of a live session. */
 export function sessionView(live: LiveSession) {

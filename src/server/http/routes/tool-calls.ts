@@ -10,7 +10,7 @@
  */
 import type { FastifyRequest } from "fastify";
 import { DuplicateToolCallIdError, duplicateToolCallIds } from "../../../pipeline/index.js";
-import { runToolCalls } from "../../sessions/tool-calls.js";
+import { runToolCalls } from "../../sessions/index.js";
 import { abortOnDisconnect } from "../abort-on-disconnect.js";
 import { checkArgumentDepth } from "../call-arguments.js";
 import { toErrorResponse } from "../errors.js";

@@ -9,7 +9,7 @@
  */
 import { collectChanges, formatPatchBytes, splitApplicable } from "../../../review/index.js";
 import type { TenantConfig } from "../../config/index.js";
-import type { TenantQuotas } from "../../tenancy/quotas.js";
+import type { TenantQuotas } from "../../tenancy/index.js";
 import { abortOnDisconnect } from "../abort-on-disconnect.js";
 import { onResponseOver, type ResponseLike } from "../response-over.js";
 import { principalOf, type RoutePlugin } from "../route-context.js";

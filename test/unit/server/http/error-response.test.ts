@@ -9,7 +9,8 @@ import {
   ResourceQuotaExceededError,
   startTimeoutError,
 } from "../../../../src/sandbox/kubernetes/index.js";
-import { QuotaExceededError, toErrorResponse } from "../../../../src/server/http/errors.js";
+import { toErrorResponse } from "../../../../src/server/http/errors.js";
+import { QuotaExceededError } from "../../../../src/server/tenancy/errors.js";
 
 describe("toErrorResponse", () => {
   it("answers the engine's used-up address pools (its 404) with 503 NO_ROOM naming the cause and the fixes (attack 37 F3)", () => {
