@@ -17,7 +17,7 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { openSandboxBackend } from "../../src/sandbox/index.js";
-import { resolveServerConfig } from "../../src/server/config/config.js";
+import { resolveServerConfig } from "../../src/server/config/index.js";
 import { type RunningServer, startServer } from "../../src/server/server.js";
 import { lowerHelperThreads } from "../../src/util/thread-priority.js";
 

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { openSandboxBackend } from "../../src/sandbox/index.js";
-import { resolveServerConfig } from "../../src/server/config/config.js";
+import { resolveServerConfig } from "../../src/server/config/index.js";
 import { startServer } from "../../src/server/server.js";
 import { hashKey } from "../../src/server/tenancy/auth.js";
 import type { ToolCall } from "../../src/tools/types.js";
@@ -108,7 +108,7 @@ export const serverLoadSection: BenchSection = {
 
       const direct: number[] = [];
       await Promise.all(
-        server.manager.all().map(async (live) => {
+        server.ctx.registry.all().map(async (live) => {
           for (let round = 0; round < ROUNDS; round++) {
             const start = performance.now();
             const results = await live.session.runToolCalls(batch(round));

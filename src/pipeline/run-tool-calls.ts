@@ -200,22 +200,30 @@ export async function runToolCalls(
   // Each call listens on its own signal; the batch's gets one listener however large the batch.
   const fanOut = abortFanOut(options.signal);
   try {
-    return await runBatch(calls, ctx, fanOut, emit, records, finish, results);
+    return await runBatch({ calls, ctx, fanOut, emit, records, finish, results });
   } finally {
     fanOut.dispose();
   }
 }
 
+/** One batch as runBatch runs it: its calls (past the id check) and where their outcomes go. */
+interface BatchRun {
+  calls: readonly ToolCall[];
+  ctx: PipelineContext;
+  /** Gives each call its own child of the batch's signal. */
+  fanOut: AbortFanOut;
+  emit: (event: ToolExecutionEvent) => void;
+  /** What travels with each call (its policy decision), in call order. */
+  records: CallRecord[];
+  /** Stores a call's result at its index and emits its end event. */
+  finish: (index: number, result: ToolResultMessage) => void;
+  /** The results in call order, filled by `finish`; the value runBatch resolves. */
+  results: ToolResultMessage[];
+}
+
 /** The calls of a batch that passed the id check, each with its own signal from `fanOut`. */
-async function runBatch(
-  calls: readonly ToolCall[],
-  ctx: PipelineContext,
-  fanOut: AbortFanOut,
-  emit: (event: ToolExecutionEvent) => void,
-  records: CallRecord[],
-  finish: (index: number, result: ToolResultMessage) => void,
-  results: ToolResultMessage[],
-): Promise<ToolResultMessage[]> {
+async function runBatch(run: BatchRun): Promise<ToolResultMessage[]> {
+  const { calls, ctx, fanOut, emit, records, finish, results } = run;
   const signals = calls.map(() => fanOut.child());
   const runOne = async (index: number, call: ToolCall, prepared: PreparedCall): Promise<void> => {
     try {

@@ -13,15 +13,24 @@ import {
 } from "../sandbox/index.js";
 import { type ChannelEvent, channelEventLine } from "../sandbox/kubernetes/index.js";
 import { sweepSpillDirs } from "../session/index.js";
-import { loadServerConfig, poolTtlMs, type ServerConfig, tenantPolicyHashes } from "./config/config.js";
-import { defaultReplicaId } from "./config/controller-id.js";
+import {
+  defaultReplicaId,
+  loadServerConfig,
+  poolTtlMs,
+  type ServerConfig,
+  tenantPolicyHashes,
+} from "./config/index.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
 import { type RunningServer, startServer } from "./server.js";
-import { createPolicyHookFactory } from "./sessions/policy-hooks.js";
-import { reconcileLine } from "./sessions/reconcile-line.js";
-import { type SessionFactory, sessionFactory } from "./sessions/session-factory.js";
+import {
+  createPolicyHookFactory,
+  poolState,
+  reconcileLine,
+  type SessionFactory,
+  sessionFactory,
+} from "./sessions/index.js";
 import { lockStateDir } from "./state-lock.js";
-import { tenantSpillOptions } from "./tenancy/spill-quota.js";
+import { tenantSpillOptions } from "./tenancy/index.js";
 
 /** Command-line overrides of the config file. */
 export interface ServeOptions {
@@ -40,7 +49,7 @@ function spillDirOf(config: ServerConfig): string {
 
 /**
  * The sandbox backend as `warden serve` configures it, opened (openSandboxBackend): Docker, or
- * Kubernetes with `backend.kind: kubernetes` (backend-config.ts; its Lease held by this host and
+ * Kubernetes with `backend.kind: kubernetes` (config/backend.ts; its Lease held by this host and
  * state directory, defaultReplicaId); the warm pool of `config.warmPool`; and (with `metrics`) each
  * new session's sandbox counted in warden_sandbox_starts_total{source="pool"|"cold"}. On
  * Kubernetes a session's exec channel that ended and was re-opened (or not) is logged and counted
@@ -134,7 +143,7 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   // After reconciliation: the sessions it adopted took their spill directories over (their
   // handles stay valid until they close: session/spill-adopt.ts); those of the previous run's
   // other sessions can be read by no one any more, so those whose server process is gone go.
-  const live = new Set(server.manager.all().map((s) => s.record.id));
+  const live = new Set(server.ctx.registry.all().map((s) => s.record.id));
   const swept = await sweepSpillDirs({ dir: spillDirOf(config), liveSessions: live }).catch((err: Error) => {
     log(`warden serve: the spill directory sweep failed (${err.message}); it runs again at the next start`);
     return [];
@@ -145,7 +154,7 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   log(reconcileLine(r, swept.length, scopes));
   if (r.egressRemoved.length > 0)
     log(`warden serve: removed the egress gateways of ${r.egressRemoved.length} session(s) not adopted`);
-  for (const live of server.manager.all()) {
+  for (const live of server.ctx.registry.all()) {
     const { execPath, channelTransport } = live.session.sandbox.info;
     const carrier = channelTransport ? ` (${channelTransport})` : "";
     log(`warden serve: session ${live.record.id} calls go through ${execPath ?? "docker-exec"}${carrier}`);
@@ -155,8 +164,8 @@ export async function runServe(options: ServeOptions): Promise<RunningServer> {
   );
   const stop = (signal: string) => {
     log(`warden serve: ${signal}, draining (grace ${config.shutdownGraceMs} ms)`);
-    const sessions = server.manager.all().length;
-    const spares = server.manager.poolState().idle;
+    const sessions = server.ctx.registry.all().length;
+    const spares = poolState(server.ctx.sessions.backend).idle;
     server.shutdown().then(
       async () => {
         const kept = options.onExit === "close" ? "closed" : "kept for the next start";

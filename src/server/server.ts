@@ -10,18 +10,22 @@ import { mkdir } from "node:fs/promises";
 import { WardenError } from "../errors.js";
 import { outputShare, type SandboxBackend } from "../sandbox/index.js";
 import { createFileAuditLog, type ServerAuditLog } from "./audit.js";
-import type { ServerConfig } from "./config/config.js";
-import { buildApp } from "./http/app.js";
-import { drainUntil } from "./http/connections.js";
-import type { App, ServerContext } from "./http/route-context.js";
+import type { ServerConfig } from "./config/index.js";
+import { type App, buildApp, drainUntil, type ServerContext } from "./http/index.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
-import { ApprovalBroker } from "./sessions/approval-broker.js";
-import { InflightCalls } from "./sessions/inflight-calls.js";
-import type { HookFactory } from "./sessions/policy-hooks.js";
-import { type ReconcileReport, reconcile } from "./sessions/reconcile.js";
-import { RecordStore } from "./sessions/record-store.js";
-import { type SessionFactory, sessionFactory } from "./sessions/session-factory.js";
-import { SessionManager, type SessionManagerDeps } from "./sessions/session-manager.js";
+import {
+  ApprovalBroker,
+  closeAllSessions,
+  type HookFactory,
+  InflightCalls,
+  type ReconcileReport,
+  RecordStore,
+  reapSessions,
+  reconcile,
+  type SessionFactory,
+  sessionContext,
+  sessionFactory,
+} from "./sessions/index.js";
 import { lockStateDir, type StateLock } from "./state-lock.js";
 
 /** How long past the grace shutdown waits for the answers of the calls it aborted, ms. */
@@ -64,7 +68,6 @@ export class AddressInUseError extends WardenError {
 export interface RunningServer {
   app: App;
   ctx: ServerContext;
-  manager: SessionManager;
   reconciled: ReconcileReport;
   /** `http://host:port` once listening. */
   url?: string;
@@ -106,7 +109,7 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
   const audit = options.audit ?? createFileAuditLog(config.auditLog);
   const metrics = options.metrics ?? createServerMetrics({ defaults: options.listen !== false });
   const approvals = new ApprovalBroker();
-  const deps: SessionManagerDeps = {
+  const sessions = sessionContext({
     config,
     sessions: options.sessions ?? sessionFactory(options.backend),
     records,
@@ -116,10 +119,9 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
     inflight,
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.now ? { now: options.now } : {}),
-  };
-  const manager = new SessionManager(deps);
-  metrics.execPathSource.current = () => manager.execPaths();
-  const ctx: ServerContext = { config, manager, approvals, audit, metrics, state: { draining: false } };
+  });
+  metrics.execPathSource.current = () => sessions.registry.execPaths();
+  const ctx: ServerContext = { ...sessions, state: { draining: false } };
   const app = buildApp(ctx);
   let reconciling = true;
   app.addHook("onRequest", async (_request, reply) => {
@@ -136,13 +138,13 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
   try {
     if (options.listen !== false) url = await listen(app, config.host, config.port);
     else await app.ready();
-    reconciled = await reconcile(deps, manager, options.now?.() ?? Date.now());
+    reconciled = await reconcile(ctx, options.now?.() ?? Date.now());
   } catch (err) {
     await app.close();
     throw err;
   }
   reconciling = false;
-  const reaper = setInterval(() => void manager.reap(), config.reapIntervalMs);
+  const reaper = setInterval(() => void reapSessions(ctx), config.reapIntervalMs);
   reaper.unref();
 
   let stopping: Promise<void> | undefined;
@@ -155,23 +157,23 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
         listenerClosed = true;
       });
       const deadline = Date.now() + graceMs;
-      await drainUntil(app.server, () => manager.runningBatches() === 0, deadline);
+      await drainUntil(app.server, () => ctx.registry.runningBatches() === 0, deadline);
       // Aborted calls still send their answers: they get a moment past the deadline.
-      const answering = manager.abortAll() > 0 ? Date.now() + ABORTED_ANSWERS_MS : 0;
+      const answering = ctx.registry.abortAll() > 0 ? Date.now() + ABORTED_ANSWERS_MS : 0;
       // The listener's close ends with its last connection; one still sending an answer (read
       // slowly or not at all) would hold it until httpRequestTimeoutMs, so it is cut past the grace.
       await drainUntil(app.server, () => listenerClosed, Math.max(deadline, answering));
       app.server.closeAllConnections();
       await closed;
       if (options.onExit === "close") {
-        await manager.closeAll("shutdown");
+        await closeAllSessions(ctx, "shutdown");
       }
       await options.backend.close();
       lock.release();
     })();
     return stopping;
   };
-  return { app, ctx, manager, reconciled, ...(url ? { url } : {}), shutdown };
+  return { app, ctx, reconciled, ...(url ? { url } : {}), shutdown };
 }
 
 /** app.listen with EADDRINUSE turned into AddressInUseError (naming host:port and the config field). */

@@ -7,7 +7,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ServerConfig } from "../../src/server/config/config.js";
+import type { ServerConfig } from "../../src/server/config/index.js";
 import { type RunningServer, startServer } from "../../src/server/server.js";
 import { auth, FakeBackend, serverParts, type TOKENS, testConfig } from "./server-fakes.js";
 

@@ -6,7 +6,7 @@
  */
 import type { RunToolCallsOptions } from "../../src/pipeline/types.js";
 import type { ManagedSandbox, SandboxBackend } from "../../src/sandbox/index.js";
-import { CONFIG_DEFAULTS, type ServerConfig, type TenantConfig } from "../../src/server/config/config.js";
+import { CONFIG_DEFAULTS, type ServerConfig, type TenantConfig } from "../../src/server/config/index.js";
 import type { SessionRecord } from "../../src/server/sessions/record-store.js";
 import type { SessionFactory } from "../../src/server/sessions/session-factory.js";
 import { hashKey } from "../../src/server/tenancy/auth.js";

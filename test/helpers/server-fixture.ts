@@ -11,7 +11,7 @@ import Docker from "dockerode";
 import { build } from "rolldown";
 import { removeSandboxResources } from "../../src/sandbox/index.js";
 import { loadKubernetesClient } from "../../src/sandbox/kubernetes/index.js";
-import type { ServerConfig } from "../../src/server/config/config.js";
+import type { ServerConfig } from "../../src/server/config/index.js";
 import { openServeBackend, serveSessions } from "../../src/server/run-serve.js";
 import { type RunningServer, startServer } from "../../src/server/server.js";
 import { createPolicyHookFactory } from "../../src/server/sessions/policy-hooks.js";

@@ -21,7 +21,7 @@ import {
   replicaLeaseName,
   WARDEN_POD_SELECTOR,
 } from "../../src/sandbox/kubernetes/index.js";
-import { defaultReplicaId } from "../../src/server/config/controller-id.js";
+import { defaultReplicaId } from "../../src/server/config/index.js";
 import { hashKey } from "../../src/server/tenancy/auth.js";
 import { describeK8s, podLeftovers, TEST_KUBECONFIG, TEST_NAMESPACE, testCluster } from "../helpers/k8s.js";
 import { bundleCli, type ServeChild, spawnServe, testQuotas } from "../helpers/server-fixture.js";

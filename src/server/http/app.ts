@@ -6,7 +6,7 @@
  */
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyRequest } from "fastify";
-import { KeyRing } from "../tenancy/auth.js";
+import { KeyRing } from "../tenancy/index.js";
 import { BufferedBytes, hasBody, holdRequestBody, noRouteMessage } from "./buffered-bytes.js";
 import { clientErrorHandler } from "./client-errors.js";
 import { trackConnections } from "./connections.js";
@@ -14,13 +14,13 @@ import { toErrorResponse } from "./errors.js";
 import { type InlineJsonParser, parseJsonBody } from "./json-body.js";
 import { registerOpenApi } from "./openapi.js";
 import { type App, auditedByRoute, auditRequest, type ServerContext } from "./route-context.js";
-import { registerApprovalRoutes } from "./routes/approvals.js";
-import { registerFileRoutes } from "./routes/files.js";
-import { registerMcpRoutes } from "./routes/mcp.js";
-import { registerMetaRoutes } from "./routes/meta.js";
-import { registerSessionRoutes } from "./routes/sessions.js";
-import { registerToolCallRoutes } from "./routes/tool-calls.js";
-import { registerWorkspaceRoutes } from "./routes/workspace.js";
+import { approvalRoutes } from "./routes/approvals.js";
+import { fileRoutes } from "./routes/files.js";
+import { mcpRoutes } from "./routes/mcp.js";
+import { metaRoutes } from "./routes/meta.js";
+import { sessionRoutes } from "./routes/sessions.js";
+import { toolCallRoutes } from "./routes/tool-calls.js";
+import { workspaceRoutes } from "./routes/workspace.js";
 
 /** Builds the app with every route registered. */
 export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {}): App {
@@ -103,15 +103,18 @@ export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {})
   );
 
   registerOpenApi(app);
-  // Routes go in once the OpenAPI plugin has loaded, so that it sees every one of them.
+  // Routes go in once the OpenAPI plugin has loaded, so that it sees every one of them. Each group
+  // is a plugin of its own (routes/*.ts), in this order, inside one context that parses
+  // `application/octet-stream` bodies (the files routes') as a stream for every group.
   app.register(async (routes: App) => {
-    registerMetaRoutes(routes, ctx);
-    registerSessionRoutes(routes, ctx);
-    registerToolCallRoutes(routes, ctx);
-    registerWorkspaceRoutes(routes, ctx);
-    registerApprovalRoutes(routes, ctx);
-    registerMcpRoutes(routes, ctx);
-    registerFileRoutes(routes, ctx, buffered);
+    routes.addContentTypeParser("application/octet-stream", (_req, payload, done) => done(null, payload));
+    routes.register(metaRoutes, { ctx });
+    routes.register(sessionRoutes, { ctx });
+    routes.register(toolCallRoutes, { ctx });
+    routes.register(workspaceRoutes, { ctx });
+    routes.register(approvalRoutes, { ctx });
+    routes.register(mcpRoutes, { ctx });
+    routes.register(fileRoutes, { ctx, buffered });
   });
   return app;
 }

@@ -9,16 +9,15 @@
  *
  * What is counted is bytes received and read, not what they become: a parsed JSON body can take
  * several times its bytes of heap. A workspace tar is not counted: it is streamed to disk with
- * backpressure (tar-upload.ts). Bodies of requests without an API key are refused unread, since no
+ * backpressure (sessions/upload.ts). Bodies of requests without an API key are refused unread, since no
  * route outside /v1 and /mcp takes one.
  */
 import { finished, Transform } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { InvalidArgumentError, NoRoomError, NotFoundError } from "../../errors.js";
-import type { ServerConfig, TenantConfig } from "../config/config.js";
+import type { ServerConfig, TenantConfig } from "../config/index.js";
 import type { ServerMetrics } from "../metrics.js";
-import { RETRY_AFTER_SECONDS } from "../tenancy/tenant-quotas.js";
-import { QuotaExceededError } from "./errors.js";
+import { QuotaExceededError, RETRY_AFTER_SECONDS } from "../tenancy/index.js";
 import { onResponseOver } from "./response-over.js";
 
 /** Bytes one tenant holds, growing as its body arrives; `release` (idempotent) gives them back. */

@@ -17,7 +17,7 @@ import type { Socket } from "node:net";
 import type { ServerMetrics } from "../metrics.js";
 import { rawJsonResponse } from "./client-errors.js";
 
-/** The two caps (config.ts), connections. */
+/** The two caps (config/defaults.ts), connections. */
 export interface ConnectionCaps {
   maxConnections: number;
   maxConnectionsPerClient: number;

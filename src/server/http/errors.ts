@@ -1,5 +1,5 @@
 /**
- * HTTP-facing errors of `warden serve` and the one mapping from any thrown value to the JSON error
+ * The one mapping of `warden serve` from any thrown value to the JSON error
  * body `{code, message}` with the status from HTTP_STATUS (src/errors.ts). Fastify's own errors
  * (body too large, bad JSON, schema validation) map to the closest warden code.
  */
@@ -10,25 +10,7 @@ import {
   WardenError,
   type WardenErrorCode,
 } from "../../errors.js";
-
-/** A missing or unknown key (HTTP 401). */
-export class UnauthorizedError extends WardenError {
-  constructor(
-    message = "Missing or unknown API key. Send 'Authorization: Bearer <key>' with a configured key.",
-  ) {
-    super("UNAUTHORIZED", message);
-  }
-}
-
-/** A tenant quota is full (HTTP 429); `retryAfterSeconds` goes in the Retry-After header. */
-export class QuotaExceededError extends WardenError {
-  constructor(
-    message: string,
-    readonly retryAfterSeconds: number,
-  ) {
-    super("RATE_LIMITED", message);
-  }
-}
+import { QuotaExceededError } from "../tenancy/index.js";
 
 /** The JSON body of every error response. */
 export interface ErrorBody {

@@ -1,6 +1,6 @@
 /** The OpenAPI document without a running server, for `npm run openapi` and the staleness test. */
 
-import { CONFIG_DEFAULTS } from "../config/config.js";
+import { CONFIG_DEFAULTS } from "../config/index.js";
 import { buildApp } from "./app.js";
 import type { App, ServerContext } from "./route-context.js";
 

@@ -1,24 +1,21 @@
 /**
- * What the route groups share with the app that registers them: the app type, the server context,
- * the authenticated principal of a request, and the request's audit line. Routes import this, never
+ * What the route groups share with the app that registers them: the app type, the plugin type of
+ * a route group, the server context, the authenticated principal of a request, and the request's
+ * audit line. Routes import this, never
  * app.ts (fastify's plugin habit: a plugin gets what it needs and does not know who registers it).
  */
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type {
   FastifyBaseLogger,
   FastifyInstance,
+  FastifyPluginAsync,
   FastifyRequest,
   RawReplyDefaultExpression,
   RawRequestDefaultExpression,
   RawServerDefault,
 } from "fastify";
-import type { ServerAuditLog } from "../audit.js";
-import type { ServerConfig } from "../config/config.js";
-import type { ServerMetrics } from "../metrics.js";
-import type { ApprovalBroker } from "../sessions/approval-broker.js";
-import type { SessionManager } from "../sessions/session-manager.js";
-import type { Principal } from "../tenancy/auth.js";
-import { UnauthorizedError } from "./errors.js";
+import type { SessionContext } from "../sessions/index.js";
+import { type Principal, UnauthorizedError } from "../tenancy/index.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -36,13 +33,22 @@ export type App = FastifyInstance<
   TypeBoxTypeProvider
 >;
 
-/** What routes share. `draining` is true once shutdown began (new work gets 503). */
-export interface ServerContext {
-  config: ServerConfig;
-  manager: SessionManager;
-  approvals: ApprovalBroker;
-  audit: ServerAuditLog;
-  metrics: ServerMetrics;
+/**
+ * A route group: a fastify plugin (registered with `app.register(plugin, options)`, in its own
+ * encapsulated context) that gets the server context, and whatever else it needs, in its options.
+ */
+export type RoutePlugin<Options extends { ctx: ServerContext } = { ctx: ServerContext }> = FastifyPluginAsync<
+  Options,
+  RawServerDefault,
+  TypeBoxTypeProvider
+>;
+
+/**
+ * What routes share: the sessions' context (the registry, quotas, backend, audit, metrics,
+ * approvals, config: sessions/context.ts) and `state`, whose `draining` is true once shutdown
+ * began (new work gets 503).
+ */
+export interface ServerContext extends SessionContext {
   state: { draining: boolean };
 }
 

@@ -7,7 +7,7 @@
  */
 import type { AfterToolCallHook, BeforeToolCallHook } from "../../pipeline/index.js";
 import { createPolicyHook, loadPolicy, type Policy } from "../../policy/index.js";
-import type { ServerConfig, TenantConfig } from "../config/config.js";
+import type { ServerConfig, TenantConfig } from "../config/index.js";
 import type { ApprovalBroker } from "./approval-broker.js";
 
 /**

@@ -21,9 +21,12 @@ import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { controllerProcessAlive } from "../../sandbox/index.js";
 import { validateSessionEnv } from "../../session/index.js";
-import { SERVE_PREFIX } from "../config/controller-id.js";
-import { uploadsDirOf } from "../http/tar-upload.js";
-import type { SessionManager, SessionManagerDeps } from "./session-manager.js";
+import { SERVE_PREFIX, tenantOf } from "../config/index.js";
+import type { SessionContext } from "./context.js";
+import { addAdopted } from "./create.js";
+import { sessionOptions } from "./options.js";
+import type { SessionRegistry } from "./registry.js";
+import { uploadsDirOf } from "./upload.js";
 
 /** What reconciliation did, by session id. */
 export interface ReconcileReport {
@@ -50,21 +53,11 @@ function ownedByAnotherController(controller: string, ownId: string): boolean {
   return controllerProcessAlive(controller) === true;
 }
 
-/** What reconciliation works with: the manager's own dependencies (the same objects). */
-export type ReconcileDeps = Pick<
-  SessionManagerDeps,
-  "config" | "sessions" | "records" | "audit" | "inflight"
->;
-
 /**
- * Adopts into `manager`, drops and removes as described above. Never touches containers of
- * unconfigured tenants.
+ * Adopts into the sessions' registry, drops and removes as described above. Never touches
+ * containers of unconfigured tenants.
  */
-export async function reconcile(
-  deps: ReconcileDeps,
-  manager: SessionManager,
-  now = Date.now(),
-): Promise<ReconcileReport> {
+export async function reconcile(deps: SessionContext, now = Date.now()): Promise<ReconcileReport> {
   const { sessions, records, audit } = deps;
   const { backend } = sessions;
   const report: ReconcileReport = {
@@ -85,7 +78,7 @@ export async function reconcile(
   const { records: saved } = await records.list();
 
   for (const record of saved) {
-    const tenant = manager.tenant(record.tenant);
+    const tenant = tenantOf(deps.config, record.tenant);
     const container = byContainer.get(record.containerId);
     if (container) claimed.add(container.id);
     const expired = now >= Date.parse(record.expiresAt);
@@ -94,13 +87,12 @@ export async function reconcile(
     let session = null;
     if (tenant && container?.running && !expired && !envRefused) {
       // A network request no longer within the tenant's bound (the config changed) drops it too.
-      session = await manager
-        .sessionOptions(tenant, record.id, record.networkAllow)
+      session = await sessionOptions(deps, tenant, record.id, record.networkAllow)
         .then((options) => sessions.adopt(record, { ...options, ...(record.env ? { env: record.env } : {}) }))
         .catch(() => null);
     }
     if (session && tenant) {
-      manager.addAdopted({ record, session, lastActiveMs: now, running: new Set(), closing: false });
+      addAdopted(deps, { record, session, lastActiveMs: now, running: new Set(), closing: false });
       report.adopted.push(record.id);
       audit.write({ kind: "session", event: "adopted", tenant: record.tenant, session: record.id });
       continue;
@@ -131,7 +123,7 @@ export async function reconcile(
 
   for (const c of containers) {
     if (claimed.has(c.id)) continue;
-    if (ownedByAnotherController(c.controller, manager.controllerId)) {
+    if (ownedByAnotherController(c.controller, deps.controllerId)) {
       report.skipped.push(c.sessionId);
       continue;
     }
@@ -149,15 +141,15 @@ export async function reconcile(
   const adopted = new Set(report.adopted);
   const swept = await backend.sweep({
     tenants,
-    controllerId: manager.controllerId,
+    controllerId: deps.controllerId,
     keep: (session, controller) =>
-      adopted.has(session) || ownedByAnotherController(controller, manager.controllerId),
+      adopted.has(session) || ownedByAnotherController(controller, deps.controllerId),
   });
   const egress = swept.filter((r) => r.kind === "gateway" || r.kind === "network");
   report.egressRemoved = [...new Set(egress.map((r) => r.sessionId))];
   report.volumesRemoved = swept.filter((r) => r.kind === "volume").map((r) => r.id);
   report.socketDirsRemoved = swept.filter((r) => r.kind === "socket-dir").map((r) => r.id);
-  report.uploadsRemoved = await removeUnusedUploads(deps.config.stateDir, manager);
+  report.uploadsRemoved = await removeUnusedUploads(deps.config.stateDir, deps.registry);
   const interrupted = (await deps.inflight?.recover(audit)) ?? [];
   report.interrupted = interrupted.map((c) => `${c.session}/${c.toolCallId}`);
   return report;
@@ -174,9 +166,9 @@ function envAccepted(env: Record<string, string>): boolean {
 }
 
 /** Removes the entries of <stateDir>/uploads that are not the workspace of a live (adopted) session. */
-async function removeUnusedUploads(stateDir: string, manager: SessionManager): Promise<string[]> {
+async function removeUnusedUploads(stateDir: string, registry: SessionRegistry): Promise<string[]> {
   const dir = uploadsDirOf(stateDir);
-  const used = new Set(manager.all().map((l) => l.record.workspaceHostPath));
+  const used = new Set(registry.all().map((l) => l.record.workspaceHostPath));
   const names = await readdir(dir).catch(() => [] as string[]);
   const removed: string[] = [];
   for (const name of names) {

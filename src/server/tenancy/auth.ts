@@ -3,8 +3,8 @@
  * every configured key (no early exit), so neither the match position nor the prefix leaks timing.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { TenantConfig } from "../config/config.js";
-import { UnauthorizedError } from "../http/errors.js";
+import type { TenantConfig } from "../config/index.js";
+import { UnauthorizedError } from "./errors.js";
 
 /** Lower-case hex SHA-256 of a token: what the config file stores. */
 export function hashKey(token: string): string {

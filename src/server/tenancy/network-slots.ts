@@ -8,10 +8,10 @@
  * maxNetworkedSessions 503 NO_ROOM, both before anything is created.
  */
 import { NoRoomError } from "../../errors.js";
-import type { TenantConfig } from "../config/config.js";
-import { QuotaExceededError } from "../http/errors.js";
+import type { TenantConfig } from "../config/index.js";
 import type { ServerMetrics } from "../metrics.js";
-import { RETRY_AFTER_SECONDS } from "./tenant-quotas.js";
+import { QuotaExceededError } from "./errors.js";
+import { RETRY_AFTER_SECONDS } from "./quotas.js";
 
 /** Retry-After of a server-wide refusal, in seconds: a networked session must close first. */
 export const NETWORK_SLOTS_RETRY_AFTER_SECONDS = 10;

@@ -4,9 +4,8 @@
  * host disk under stateDir/spill through cut outputs (src/session/spill-budget.ts does the counting).
  */
 
-import type { SessionOptions } from "../../session/index.js";
-import { SpillBudget } from "../../session/index.js";
-import type { ServerConfig } from "../config/config.js";
+import { type SessionOptions, SpillBudget } from "../../session/index.js";
+import type { ServerConfig } from "../config/index.js";
 
 /** The spill fields of a session's options. */
 export type SpillSessionOptions = Pick<SessionOptions, "spillMaxBytes" | "spillMaxBytesHint" | "spillShared">;

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { SESSION_LABEL, startEgressGateway } from "../../../src/egress/index.js";
 import { getDocker, LABEL } from "../../../src/sandbox/index.js";
-import { serverControllerId } from "../../../src/server/config/controller-id.js";
+import { serverControllerId } from "../../../src/server/config/index.js";
 import { describeEngine } from "../../helpers/engine.js";
 import {
   bundleCli,

@@ -4,7 +4,7 @@
  * next one once a tenant holds its quotas.maxNetworkedSessions (429) or the server its
  * maxNetworkedSessions (503 NO_ROOM), both with Retry-After, and a refused create leaves no gateway,
  * network or container behind. The caps here are small (2 server-wide): the test never exhausts the
- * shared engine's pools, whose own error is classified by test/unit/server/error-response.test.ts.
+ * shared engine's pools, whose own error is classified by test/unit/server/http/error-response.test.ts.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ROLE_LABEL } from "../../../src/egress/index.js";
 import { getDocker, LABEL } from "../../../src/sandbox/index.js";
-import { resolveServerConfig } from "../../../src/server/config/config.js";
+import { resolveServerConfig } from "../../../src/server/config/index.js";
 import type { RunningServer } from "../../../src/server/server.js";
 import { hashKey } from "../../../src/server/tenancy/auth.js";
 import { describeEngine } from "../../helpers/engine.js";

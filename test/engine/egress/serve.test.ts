@@ -8,7 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { resolveServerConfig } from "../../../src/server/config/config.js";
+import { resolveServerConfig } from "../../../src/server/config/index.js";
 import type { RunningServer } from "../../../src/server/server.js";
 import { hashKey } from "../../../src/server/tenancy/auth.js";
 import { describeEngine } from "../../helpers/engine.js";

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { DEFAULT_LIMITS, HELPER_PIDS_RESERVE, minPidsFor } from "../../../src/sandbox/limits.js";
-import { DEFAULT_MAX_CONCURRENT_TOOL_CALLS } from "../../../src/server/config/config.js";
+import { DEFAULT_MAX_CONCURRENT_TOOL_CALLS } from "../../../src/server/config/index.js";
 import { createSession, type Session } from "../../../src/session/index.js";
 import type { ToolCall, ToolResultMessage } from "../../../src/tools/types.js";
 import { describeEngine } from "../../helpers/engine.js";

@@ -18,7 +18,7 @@ import { join } from "node:path";
 import tar from "tar-stream";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { getDocker } from "../../../src/sandbox/index.js";
-import { serverControllerId } from "../../../src/server/config/controller-id.js";
+import { serverControllerId } from "../../../src/server/config/index.js";
 import {
   backendSandboxes,
   describeBackend,

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import tar from "tar-stream";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { gitBlobId, NULL_OID } from "../../../src/review/index.js";
-import { resolveServerConfig } from "../../../src/server/config/config.js";
+import { resolveServerConfig } from "../../../src/server/config/index.js";
 import type { RunningServer } from "../../../src/server/server.js";
 import { hashKey } from "../../../src/server/tenancy/auth.js";
 import { describeEngine } from "../../helpers/engine.js";

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { resolveServerConfig } from "../../../src/server/config/config.js";
+import { resolveServerConfig } from "../../../src/server/config/index.js";
 import { hashKey } from "../../../src/server/tenancy/auth.js";
 import { docSnippet } from "../../helpers/doc-snippets.js";
 

@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import { describe, expect, it } from "vitest";
 import { controllerProcessAlive, LABEL, sandboxLabels, staleReason } from "../../../src/sandbox/labels.js";
-import { serverControllerId } from "../../../src/server/config/controller-id.js";
+import { serverControllerId } from "../../../src/server/config/index.js";
 
 const now = new Date("2026-11-30T10:00:00Z");
 const later = new Date("2026-12-01T10:00:00Z");

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createFileAuditLog, createMemoryAuditLog, repairTornTail } from "../../../src/server/audit.js";
 import { startServer } from "../../../src/server/server.js";
+import { reapSessions } from "../../../src/server/sessions/close.js";
 import { RecordStore, type SessionRecord } from "../../../src/server/sessions/record-store.js";
 import { auth, FakeBackend, serverParts, tenant, testConfig } from "../../helpers/server-fakes.js";
 
@@ -44,7 +45,7 @@ describe("warden serve: lifecycle", () => {
       payload: { toolCalls: [{ id: "c", name: "echo", arguments: { text: "x" } }] },
     });
     now += 200;
-    expect(await server.manager.reap()).toEqual([idle]);
+    expect(await reapSessions(server.ctx)).toEqual([idle]);
     expect(await readdir(join(dir, "sessions"))).toEqual([`${busy}.json`]);
     for (let i = 0; i < 5; i++) {
       now += 800;
@@ -56,7 +57,7 @@ describe("warden serve: lifecycle", () => {
       });
     }
     expect(now - Date.parse("2026-01-01T00:00:00Z")).toBe(5100);
-    expect(await server.manager.reap()).toEqual([busy]);
+    expect(await reapSessions(server.ctx)).toEqual([busy]);
     expect(backend.containers.size).toBe(0);
     await server.shutdown(0);
   });

@@ -1,11 +1,11 @@
 /** GET /v1/approvals (the tenant's pending asks) and POST /v1/approvals/:id {decision}. */
 import { Type } from "typebox";
 import { InvalidArgumentError } from "../../../errors.js";
-import { type App, principalOf, type ServerContext } from "../route-context.js";
+import { principalOf, type RoutePlugin } from "../route-context.js";
 import { APPROVAL_DECISIONS, ApprovalDecisionBodySchema, ApprovalSchema, ErrorSchema } from "../schemas.js";
 
-/** Registers the approval routes. Another tenant's approval is a 404. */
-export function registerApprovalRoutes(app: App, ctx: ServerContext): void {
+/** The approval routes (a plugin). Another tenant's approval is a 404. */
+export const approvalRoutes: RoutePlugin = async (app, { ctx }) => {
   app.get(
     "/v1/approvals",
     { schema: { response: { 200: Type.Object({ approvals: Type.Array(ApprovalSchema) }) } } },
@@ -35,4 +35,4 @@ export function registerApprovalRoutes(app: App, ctx: ServerContext): void {
       return { id: request.params.id, decision };
     },
   );
-}
+};

@@ -20,7 +20,7 @@ import { isWithinRoot, normalizeToolPath } from "../../../tools/index.js";
 import { abortOnDisconnect } from "../abort-on-disconnect.js";
 import { type BufferedBytes, holdUntilResponseOver, mediaTypeOf } from "../buffered-bytes.js";
 import { endIfStalled } from "../response-over.js";
-import { type App, principalOf, type ServerContext } from "../route-context.js";
+import { principalOf, type RoutePlugin, type ServerContext } from "../route-context.js";
 import { ErrorSchema, FilesQuerySchema, FileWrittenSchema, SessionParamsSchema } from "../schemas.js";
 
 /** A 413 (PayloadTooLargeError) whose message names the limit. */
@@ -89,12 +89,13 @@ const FILE_ERRORS = {
 };
 
 /**
- * Registers the files routes (bodies: `application/octet-stream`, held against `buffered` by the
- * app's preParsing hook; file reads held here).
+ * The files routes (bodies: `application/octet-stream`, whose parser app.ts registers for every
+ * route group, held against `buffered` by the app's preParsing hook; file reads held here).
  */
-export function registerFileRoutes(app: App, ctx: ServerContext, buffered: BufferedBytes): void {
-  app.addContentTypeParser("application/octet-stream", (_req, payload, done) => done(null, payload));
-
+export const fileRoutes: RoutePlugin<{ ctx: ServerContext; buffered: BufferedBytes }> = async (
+  app,
+  { ctx, buffered },
+) => {
   app.put(
     "/v1/sessions/:id/files",
     {
@@ -107,7 +108,7 @@ export function registerFileRoutes(app: App, ctx: ServerContext, buffered: Buffe
     },
     async (request, reply) => {
       const { tenant } = principalOf(request);
-      const live = ctx.manager.get(tenant.id, request.params.id);
+      const live = ctx.registry.get(tenant.id, request.params.id);
       if (
         mediaTypeOf(request) !== "application/octet-stream" ||
         !(request.body && typeof (request.body as Readable).pipe === "function")
@@ -147,7 +148,7 @@ export function registerFileRoutes(app: App, ctx: ServerContext, buffered: Buffe
     },
     async (request, reply) => {
       const { tenant } = principalOf(request);
-      const live = ctx.manager.get(tenant.id, request.params.id);
+      const live = ctx.registry.get(tenant.id, request.params.id);
       const controller = abortOnDisconnect(reply);
       const { sandbox } = live.session;
       const { canonical } = await workspacePath(sandbox, request.query.path, controller.signal);
@@ -170,4 +171,4 @@ export function registerFileRoutes(app: App, ctx: ServerContext, buffered: Buffe
       return reply.type("application/octet-stream").send(data as never);
     },
   );
-}
+};

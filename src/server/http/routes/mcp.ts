@@ -4,7 +4,7 @@
  * with the tenant's defaults (copy mode, empty workspace, default image, its policy and quotas: over
  * maxSessions is a 429 + Retry-After); later requests name the MCP session, which only its own
  * tenant can reach (another tenant's id is a 404 like an unknown one). Tool calls go through the
- * session manager, so maxConcurrentToolCalls, idle time and the audit log apply as for
+ * sessions' runToolCalls (sessions/tool-calls.ts), so maxConcurrentToolCalls, idle time and the audit log apply as for
  * /v1/.../tool-calls: a call keeps its slot until its answer is delivered (mcp-answer-slots.ts), and
  * one over the quota is an `isError` result naming it. An `ask` waits for an answer on
  * /v1/approvals. DELETE /mcp ends both; the warden session closing for any reason (REST DELETE,
@@ -19,11 +19,17 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { InvalidArgumentError, NotFoundError } from "../../../errors.js";
 import { createMcpServer, serveSessionTools } from "../../../mcp/index.js";
-import { McpAnswerResponses, quotaRefusedResults } from "../../sessions/mcp-answer-slots.js";
-import type { LiveSession } from "../../sessions/session-registry.js";
-import { resolveSessionRequest } from "../../sessions/session-request.js";
-import { QuotaExceededError } from "../errors.js";
-import { type App, auditSessionOf, principalOf, type ServerContext } from "../route-context.js";
+import {
+  closeSession,
+  createSession,
+  type LiveSession,
+  reserveSession,
+  resolveSessionRequest,
+  runToolCalls,
+} from "../../sessions/index.js";
+import { QuotaExceededError } from "../../tenancy/index.js";
+import { McpAnswerResponses, quotaRefusedResults } from "../mcp-answer-slots.js";
+import { auditSessionOf, principalOf, type RoutePlugin } from "../route-context.js";
 
 /** One MCP session over HTTP and the warden session behind it. */
 interface McpHttpSession {
@@ -34,8 +40,8 @@ interface McpHttpSession {
   abort: AbortController;
 }
 
-/** Registers /mcp. */
-export function registerMcpRoutes(app: App, ctx: ServerContext): void {
+/** The /mcp route and its MCP sessions (a plugin: its hooks end them on close). */
+export const mcpRoutes: RoutePlugin = async (app, { ctx }) => {
   const sessions = new Map<string, McpHttpSession>();
 
   const end = async (mcpSessionId: string): Promise<void> => {
@@ -43,13 +49,13 @@ export function registerMcpRoutes(app: App, ctx: ServerContext): void {
     if (!entry) return;
     sessions.delete(mcpSessionId);
     entry.abort.abort();
-    await ctx.manager.close(entry.wardenSessionId, "deleted").catch(() => undefined);
+    await closeSession(ctx, entry.wardenSessionId, "deleted").catch(() => undefined);
   };
 
   // The warden session went first (REST DELETE, idle, lifetime): its MCP session ends with it, so
   // no transport, stream or handler outlives it (the transport's onclose then finds no entry).
   // One listener for all MCP sessions, subscribed with the first (the app is also built without
-  // a manager, for its OpenAPI document) and unsubscribed when the app closes.
+  // sessions, for its OpenAPI document) and unsubscribed when the app closes.
   let unsubscribe: (() => void) | undefined;
   const endWithWardenSession = (live: LiveSession): void => {
     for (const [mcpSessionId, entry] of sessions) {
@@ -79,9 +85,9 @@ export function registerMcpRoutes(app: App, ctx: ServerContext): void {
   const open = async (
     tenant: ReturnType<typeof principalOf>["tenant"],
   ): Promise<{ transport: StreamableHTTPServerTransport; wardenSessionId: string }> => {
-    unsubscribe ??= ctx.manager.onSessionClosing(endWithWardenSession);
-    const release = ctx.manager.reserveSession(tenant);
-    const live = await ctx.manager.create(tenant, await resolveSessionRequest(tenant, {}), release);
+    unsubscribe ??= ctx.registry.onRemoved(endWithWardenSession);
+    const release = reserveSession(ctx, tenant);
+    const live = await createSession(ctx, tenant, await resolveSessionRequest(tenant, {}), release);
     const abort = new AbortController();
     const server = createMcpServer();
     const answers = new McpAnswerResponses(ctx.config.httpRequestTimeoutMs);
@@ -93,10 +99,9 @@ export function registerMcpRoutes(app: App, ctx: ServerContext): void {
         runToolCalls: async (calls, options, request) => {
           const releaseSlots = answers.releaseSlots(request);
           try {
-            return await ctx.manager.runToolCalls(tenant, live.record.id, calls, {
-              ...options,
-              releaseSlots,
-            });
+            // Looked up for each call: once the warden session is closing, its calls are a 404.
+            const current = ctx.registry.get(tenant.id, live.record.id);
+            return await runToolCalls(ctx, { ...options, tenant, live: current, calls, releaseSlots });
           } catch (err) {
             if (err instanceof QuotaExceededError) return quotaRefusedResults(calls, err);
             throw err;
@@ -115,7 +120,7 @@ export function registerMcpRoutes(app: App, ctx: ServerContext): void {
     });
     transport.onclose = () => {
       if (transport.sessionId) void end(transport.sessionId);
-      else void ctx.manager.close(live.record.id, "deleted").catch(() => undefined);
+      else void closeSession(ctx, live.record.id, "deleted").catch(() => undefined);
     };
     await server.connect(transport);
     answers.watch(transport);
@@ -159,4 +164,4 @@ export function registerMcpRoutes(app: App, ctx: ServerContext): void {
       if (!mcpSessionId && transport.sessionId === undefined) await transport.close();
     },
   });
-}
+};

@@ -1,23 +1,24 @@
 /** GET /healthz, GET /metrics (Prometheus text), GET /v1/tools?session=… (provider tool schemas). */
 import { Type } from "typebox";
-import { type App, principalOf, type ServerContext } from "../route-context.js";
+import { poolState } from "../../sessions/index.js";
+import { principalOf, type RoutePlugin } from "../route-context.js";
 import { ErrorSchema, ToolsQuerySchema } from "../schemas.js";
 
 const HealthSchema = Type.Object({ status: Type.String(), sessions: Type.Integer() });
 
-/** Registers the meta routes. */
-export function registerMetaRoutes(app: App, ctx: ServerContext): void {
+/** The meta routes (a plugin). */
+export const metaRoutes: RoutePlugin = async (app, { ctx }) => {
   app.get(
     "/healthz",
     { schema: { response: { 200: HealthSchema, 503: HealthSchema } } },
     async (_request, reply) => {
       if (ctx.state.draining) reply.code(503);
-      return { status: ctx.state.draining ? "draining" : "ok", sessions: ctx.manager.all().length };
+      return { status: ctx.state.draining ? "draining" : "ok", sessions: ctx.registry.all().length };
     },
   );
 
   app.get("/metrics", async (_request, reply) => {
-    const pool = ctx.manager.poolState();
+    const pool = poolState(ctx.sessions.backend);
     ctx.metrics.poolIdle.set(pool.idle);
     ctx.metrics.poolBackoffKeys.set(pool.backoffKeys);
     reply.type(ctx.metrics.registry.contentType);
@@ -48,8 +49,8 @@ export function registerMetaRoutes(app: App, ctx: ServerContext): void {
     },
     async (request) => {
       const { tenant } = principalOf(request);
-      const live = ctx.manager.get(tenant.id, request.query.session);
+      const live = ctx.registry.get(tenant.id, request.query.session);
       return { tools: live.session.providerTools() };
     },
   );
-}
+};

@@ -10,10 +10,18 @@ import { Type } from "typebox";
 import { Compile } from "typebox/compile";
 import { InvalidArgumentError } from "../../../errors.js";
 import { dottedPath, schemaErrorLines } from "../../../util/index.js";
-import type { LiveSession } from "../../sessions/session-registry.js";
-import { type CreateSessionInput, resolveSessionRequest } from "../../sessions/session-request.js";
+import {
+  type CreateSessionInput,
+  closeSession,
+  createSession,
+  type LiveSession,
+  reserveSession,
+  resolveSessionRequest,
+  unpackWorkspaceTar,
+  uploadsDirOf,
+} from "../../sessions/index.js";
 import { mediaTypeOf } from "../buffered-bytes.js";
-import { type App, principalOf, type ServerContext } from "../route-context.js";
+import { principalOf, type RoutePlugin } from "../route-context.js";
 import {
   CreateSessionBodySchema,
   CreateSessionQuerySchema,
@@ -21,7 +29,6 @@ import {
   SessionParamsSchema,
   SessionSchema,
 } from "../schemas.js";
-import { unpackWorkspaceTar, uploadsDirOf } from "../tar-upload.js";
 
 /** The API view of a live session. */
 export function sessionView(live: LiveSession) {
@@ -78,8 +85,8 @@ function watchClientGone(res: ServerResponse): () => boolean {
   return () => gone;
 }
 
-/** Registers the session routes. */
-export function registerSessionRoutes(app: App, ctx: ServerContext): void {
+/** The session routes (a plugin). */
+export const sessionRoutes: RoutePlugin = async (app, { ctx }) => {
   app.post(
     "/v1/sessions",
     {
@@ -94,7 +101,7 @@ export function registerSessionRoutes(app: App, ctx: ServerContext): void {
       const isTar = mediaTypeOf(request) === "application/x-tar";
       // The slot is taken before an upload is unpacked, so a tenant at maxSessions writes nothing
       // and at most maxSessions uploads of a tenant are on disk at once.
-      const release = ctx.manager.reserveSession(tenant);
+      const release = reserveSession(ctx, tenant);
       const clientGone = watchClientGone(reply.raw);
       let uploaded: string | undefined;
       try {
@@ -114,10 +121,10 @@ export function registerSessionRoutes(app: App, ctx: ServerContext): void {
           input = checkBody(request.body ?? {});
         }
         const resolved = await resolveSessionRequest(tenant, input, uploaded);
-        const live = await ctx.manager.create(tenant, resolved, release);
+        const live = await createSession(ctx, tenant, resolved, release);
         if (clientGone()) {
           // Nobody will learn its id: it would only hold a maxSessions slot until its idle TTL.
-          await ctx.manager.close(live.record.id, "client went away before the create answered");
+          await closeSession(ctx, live.record.id, "client went away before the create answered");
           reply.hijack(); // nothing to answer: the connection is gone
           reply.raw.destroy();
           return;
@@ -138,7 +145,7 @@ export function registerSessionRoutes(app: App, ctx: ServerContext): void {
     { schema: { response: { 200: Type.Object({ sessions: Type.Array(SessionSchema) }) } } },
     async (request) => {
       const { tenant } = principalOf(request);
-      return { sessions: ctx.manager.list(tenant.id).map(sessionView) };
+      return { sessions: ctx.registry.list(tenant.id).map(sessionView) };
     },
   );
 
@@ -147,7 +154,7 @@ export function registerSessionRoutes(app: App, ctx: ServerContext): void {
     { schema: { params: SessionParamsSchema, response: { 200: SessionSchema, 404: ErrorSchema } } },
     async (request) => {
       const { tenant } = principalOf(request);
-      return sessionView(ctx.manager.get(tenant.id, request.params.id));
+      return sessionView(ctx.registry.get(tenant.id, request.params.id));
     },
   );
 
@@ -156,10 +163,10 @@ export function registerSessionRoutes(app: App, ctx: ServerContext): void {
     { schema: { params: SessionParamsSchema, response: { 204: Type.Null(), 404: ErrorSchema } } },
     async (request, reply) => {
       const { tenant } = principalOf(request);
-      ctx.manager.get(tenant.id, request.params.id);
-      await ctx.manager.close(request.params.id, "deleted");
+      const live = ctx.registry.get(tenant.id, request.params.id);
+      await closeSession(ctx, live.record.id, "deleted");
       reply.code(204);
       return null;
     },
   );
-}
+};

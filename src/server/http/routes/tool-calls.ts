@@ -10,12 +10,13 @@
  */
 import type { FastifyRequest } from "fastify";
 import { DuplicateToolCallIdError, duplicateToolCallIds } from "../../../pipeline/index.js";
+import { runToolCalls } from "../../sessions/index.js";
 import { abortOnDisconnect } from "../abort-on-disconnect.js";
 import { checkArgumentDepth } from "../call-arguments.js";
 import { toErrorResponse } from "../errors.js";
 import { endIfStalled, onResponseOver } from "../response-over.js";
 import { largeAnswerJson, sendJsonBytes } from "../result-json.js";
-import { type App, auditedByRoute, auditRequest, principalOf, type ServerContext } from "../route-context.js";
+import { auditedByRoute, auditRequest, principalOf, type RoutePlugin } from "../route-context.js";
 import {
   ErrorSchema,
   SessionParamsSchema,
@@ -28,8 +29,8 @@ function wantsStream(request: FastifyRequest): boolean {
   return (request.headers.accept ?? "").includes("text/event-stream");
 }
 
-/** Registers the tool-call route. */
-export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
+/** The tool-call route (a plugin). */
+export const toolCallRoutes: RoutePlugin = async (app, { ctx }) => {
   app.post(
     "/v1/sessions/:id/tool-calls",
     {
@@ -48,14 +49,17 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
       if (repeated.length > 0) throw new DuplicateToolCallIdError(repeated);
       checkArgumentDepth(calls);
       // Ownership first: another tenant's session is a plain 404 before anything streams.
-      ctx.manager.get(tenant.id, sessionId);
+      const live = ctx.registry.get(tenant.id, sessionId);
       const controller = abortOnDisconnect(reply);
       // The calls' slots are kept until the answer is delivered: answers a client never reads are
       // bounded by maxConcurrentToolCalls, and one it stops taking ends after httpRequestTimeoutMs.
       const releaseSlots = (release: () => void) => onResponseOver(reply.raw, release);
       const stallMs = ctx.config.httpRequestTimeoutMs;
       if (!wantsStream(request)) {
-        const results = await ctx.manager.runToolCalls(tenant, sessionId, calls, {
+        const results = await runToolCalls(ctx, {
+          tenant,
+          live,
+          calls,
           signal: controller.signal,
           releaseSlots,
         });
@@ -67,7 +71,7 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
       }
 
       // The concurrency quota up front, so a refused stream is a real 429 and not an SSE error.
-      const release = ctx.manager.reserveCalls(tenant, calls.length);
+      const release = ctx.quotas.reserveCalls(tenant, calls.length);
       release();
       reply.hijack();
       auditedByRoute.add(request);
@@ -87,7 +91,10 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
       );
       let status = 200;
       try {
-        const results = await ctx.manager.runToolCalls(tenant, sessionId, calls, {
+        const results = await runToolCalls(ctx, {
+          tenant,
+          live,
+          calls,
           signal: controller.signal,
           releaseSlots,
           onEvent: (event) => {
@@ -120,4 +127,4 @@ export function registerToolCallRoutes(app: App, ctx: ServerContext): void {
       auditRequest(ctx, request, status, sse.stats.bytes, Date.now() - started);
     },
   );
-}
+};

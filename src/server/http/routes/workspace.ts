@@ -8,11 +8,11 @@
  * client gone), so one tenant's parallel requests cannot fill the server's memory or the engine.
  */
 import { collectChanges, formatPatchBytes, splitApplicable } from "../../../review/index.js";
-import type { TenantConfig } from "../../config/config.js";
-import type { SessionManager } from "../../sessions/session-manager.js";
+import type { TenantConfig } from "../../config/index.js";
+import type { TenantQuotas } from "../../tenancy/index.js";
 import { abortOnDisconnect } from "../abort-on-disconnect.js";
 import { onResponseOver, type ResponseLike } from "../response-over.js";
-import { type App, principalOf, type ServerContext } from "../route-context.js";
+import { principalOf, type RoutePlugin } from "../route-context.js";
 import { ErrorSchema, SessionParamsSchema } from "../schemas.js";
 import { checkWorkspaceDownload, cutAfter, WORKSPACE_DOWNLOAD_MAX_BYTES } from "../workspace-download.js";
 
@@ -37,15 +37,15 @@ export const CHANGES_MAX_TOTAL_BYTES = 32 * 1024 * 1024;
  * the handler) or queued behind a pipelined one whose socket closed gives the slot back.
  */
 export function holdReadSlot(
-  manager: Pick<SessionManager, "reserveWorkspaceRead">,
+  quotas: Pick<TenantQuotas, "reserveWorkspaceRead">,
   tenant: TenantConfig,
   raw: ResponseLike,
 ): void {
-  onResponseOver(raw, manager.reserveWorkspaceRead(tenant));
+  onResponseOver(raw, quotas.reserveWorkspaceRead(tenant));
 }
 
-/** Registers the workspace routes; both abort their engine reads when the client disconnects. */
-export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
+/** The workspace routes (a plugin); both abort their engine reads when the client disconnects. */
+export const workspaceRoutes: RoutePlugin = async (app, { ctx }) => {
   app.get(
     "/v1/sessions/:id/workspace",
     {
@@ -57,8 +57,8 @@ export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
     },
     async (request, reply) => {
       const { tenant } = principalOf(request);
-      const live = ctx.manager.get(tenant.id, request.params.id);
-      holdReadSlot(ctx.manager, tenant, reply.raw);
+      const live = ctx.registry.get(tenant.id, request.params.id);
+      holdReadSlot(ctx.quotas, tenant, reply.raw);
       const controller = abortOnDisconnect(reply);
       const { sandbox } = live.session;
       await checkWorkspaceDownload(sandbox, WORKSPACE_DOWNLOAD_MAX_BYTES, controller.signal);
@@ -71,8 +71,8 @@ export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
 
   app.get("/v1/sessions/:id/changes", { schema: { params: SessionParamsSchema } }, async (request, reply) => {
     const { tenant } = principalOf(request);
-    const live = ctx.manager.get(tenant.id, request.params.id);
-    holdReadSlot(ctx.manager, tenant, reply.raw);
+    const live = ctx.registry.get(tenant.id, request.params.id);
+    holdReadSlot(ctx.quotas, tenant, reply.raw);
     const controller = abortOnDisconnect(reply);
     const hostRoot = live.record.workspaceMode === "copy" ? live.record.workspaceHostPath : undefined;
     const { signal } = controller;
@@ -92,4 +92,4 @@ export function registerWorkspaceRoutes(app: App, ctx: ServerContext): void {
     const patch = await formatPatchBytes(applicable, { signal });
     return reply.type("text/x-diff; charset=utf-8").send(Buffer.concat([Buffer.from(leftOut), patch]));
   });
-}
+};
