@@ -36,7 +36,7 @@ export interface ToolAuditEntry {
 }
 
 /** One audit line about an HTTP request. */
-export interface RequestAuditEntry {
+interface RequestAuditEntry {
   kind: "request";
   tenant?: string;
   key?: string;
@@ -49,7 +49,7 @@ export interface RequestAuditEntry {
 }
 
 /** Any other lifecycle event (session created, closed, adopted, orphan removed). */
-export interface LifecycleAuditEntry {
+interface LifecycleAuditEntry {
   kind: "session";
   event: "created" | "closed" | "adopted" | "orphan-removed" | "record-dropped";
   tenant: string;
@@ -62,7 +62,7 @@ export interface LifecycleAuditEntry {
  * A tool call that was accepted but had not finished when the server died (kill -9, crash):
  * written at the next start by reconcile (inflight-calls.ts). `startedAt` is its batch's start.
  */
-export interface InterruptedCallAuditEntry {
+interface InterruptedCallAuditEntry {
   kind: "interrupted";
   tenant: string;
   session: string;
@@ -77,7 +77,7 @@ export interface InterruptedCallAuditEntry {
  * One connection through a session's egress gateway (src/egress: domain, port, decision, rule,
  * bytes each way, duration).
  */
-export interface NetworkAuditEntry extends Omit<ConnectionAudit, "sessionId"> {
+interface NetworkAuditEntry extends Omit<ConnectionAudit, "sessionId"> {
   kind: "network";
   tenant: string;
   session: string;
@@ -87,7 +87,7 @@ export interface NetworkAuditEntry extends Omit<ConnectionAudit, "sessionId"> {
  * The egress records of one session not written in one window because they were over
  * `networkAuditLimit` (src/egress audit-limit.ts): how many, by decision, when, and why.
  */
-export interface NetworkDroppedAuditEntry extends Omit<AuditDropSummary, "sessionId"> {
+interface NetworkDroppedAuditEntry extends Omit<AuditDropSummary, "sessionId"> {
   kind: "network-dropped";
   tenant: string;
   session: string;

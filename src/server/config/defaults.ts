@@ -17,7 +17,7 @@ export const DEFAULT_TAR_MAX_ENTRIES = 100_000;
  * tens of MiB, and it stays below the open-file limits servers usually get (Node raises its soft
  * limit to the hard one, often 4,096 or more), leaving descriptors for the engine, files and logs.
  */
-export const DEFAULT_MAX_CONNECTIONS = 4096;
+const DEFAULT_MAX_CONNECTIONS = 4096;
 
 /**
  * Default of `maxConnectionsPerClient`: 256 (or maxConnections when that is lower), four times a
@@ -26,7 +26,7 @@ export const DEFAULT_MAX_CONNECTIONS = 4096;
  * most a sixteenth of the default maxConnections. Clients behind one NAT or proxy share an address: raise it (up to
  * maxConnections) for a server that sits behind a proxy.
  */
-export const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 256;
+const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 256;
 
 /**
  * Defaults: 127.0.0.1:8080, 30 min idle TTL, 8 h lifetime, 1 MiB JSON, 256 MiB tar of at most

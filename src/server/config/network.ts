@@ -177,7 +177,7 @@ export async function tenantSessionNetwork(
 const policyNetworks = new Map<string, Promise<NetworkRule[][]>>();
 
 /** The `network:` sections of a tenant's policy files (loaded once per list of files). */
-export function tenantPolicyNetwork(files: readonly string[]): Promise<NetworkRule[][]> {
+function tenantPolicyNetwork(files: readonly string[]): Promise<NetworkRule[][]> {
   if (files.length === 0) return Promise.resolve([]);
   const key = JSON.stringify(files);
   let layers = policyNetworks.get(key);

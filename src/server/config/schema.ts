@@ -11,7 +11,7 @@ import { TenantNetworkSchema } from "./network.js";
 const PositiveInt = (description: string, minimum = 1) => Type.Integer({ minimum, description });
 
 /** One API key of a tenant: an id for logs, and the SHA-256 hex digest of the bearer token. */
-export const KeyConfigSchema = Type.Object(
+const KeyConfigSchema = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 64, description: "Name of the key, shown in the audit log" }),
     sha256: Type.String({ pattern: "^[0-9a-f]{64}$", description: "Lower-case hex SHA-256 of the token" }),
@@ -20,7 +20,7 @@ export const KeyConfigSchema = Type.Object(
 );
 
 /** A tenant's quotas: counts and the caps any session's limits must stay within. */
-export const QuotaConfigSchema = Type.Object(
+const QuotaConfigSchema = Type.Object(
   {
     maxSessions: PositiveInt("Live sessions at once"),
     maxConcurrentToolCalls: Type.Optional(
@@ -65,7 +65,7 @@ export const QuotaConfigSchema = Type.Object(
 );
 
 /** One tenant. `id` becomes the io.warden.tenant label of its containers. */
-export const TenantConfigSchema = Type.Object(
+const TenantConfigSchema = Type.Object(
   {
     id: Type.String({ pattern: "^[a-z0-9][a-z0-9_-]{0,62}$", description: "Tenant id (label value)" }),
     keys: Type.Array(KeyConfigSchema, { minItems: 1 }),
@@ -88,7 +88,7 @@ export const TenantConfigSchema = Type.Object(
 );
 
 /** The warm pool of pre-started sandboxes (src/sandbox/pool), per tenant, image, limits, mode and policy. */
-export const WarmPoolConfigSchema = Type.Object(
+const WarmPoolConfigSchema = Type.Object(
   {
     size: Type.Integer({
       minimum: 0,
@@ -179,8 +179,6 @@ export const ServerConfigSchema = Type.Object(
   { additionalProperties: false },
 );
 
-export type KeyConfig = Static<typeof KeyConfigSchema>;
 export type QuotaConfig = Static<typeof QuotaConfigSchema>;
-export type WarmPoolConfigInput = Static<typeof WarmPoolConfigSchema>;
 export type TenantConfigInput = Static<typeof TenantConfigSchema>;
 export type ServerConfigInput = Static<typeof ServerConfigSchema>;

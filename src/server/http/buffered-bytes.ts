@@ -129,7 +129,7 @@ export function holdUntilResponseOver(
 }
 
 /** How a route's body is buffered (its `config.bufferedBody`): see bufferedCap. */
-export type BufferedBody = "files" | "json-or-tar";
+type BufferedBody = "files" | "json-or-tar";
 
 declare module "fastify" {
   interface FastifyContextConfig {

@@ -6,7 +6,7 @@ import { InvalidArgumentError } from "../../errors.js";
 import { argumentDepthMessage, MAX_ARGUMENT_DEPTH, nestsDeeperThan } from "../../pipeline/index.js";
 import type { ToolCall } from "../../tools/index.js";
 
-export { MAX_ARGUMENT_DEPTH, nestsDeeperThan };
+export { MAX_ARGUMENT_DEPTH };
 
 /** Throws InvalidArgumentError (HTTP 400) naming the first call whose arguments nest too deeply. */
 export function checkArgumentDepth(calls: readonly ToolCall[]): void {

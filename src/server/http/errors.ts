@@ -13,7 +13,7 @@ import {
 import { QuotaExceededError } from "../tenancy/index.js";
 
 /** The JSON body of every error response. */
-export interface ErrorBody {
+interface ErrorBody {
   code: WardenErrorCode | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "INTERNAL";
   message: string;
 }

@@ -122,7 +122,7 @@ export const ToolCallsBodySchema = Type.Object(
   { additionalProperties: false },
 );
 
-export const ContentSchema = Type.Union([
+const ContentSchema = Type.Union([
   Type.Object({ type: Type.Literal("text"), text: Type.String() }),
   Type.Object({ type: Type.Literal("image"), data: Type.String(), mimeType: Type.String() }),
 ]);

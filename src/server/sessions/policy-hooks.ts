@@ -15,7 +15,7 @@ import type { ApprovalBroker } from "./approval-broker.js";
  * the pipeline (BeforeToolCallContext.noteDecision); it reaches the call's audit line and metrics on
  * the call's end event.
  */
-export interface HookContext {
+interface HookContext {
   tenant: TenantConfig;
   sessionId: string;
   approvals: ApprovalBroker;

@@ -68,10 +68,7 @@ export function defaultLimits(tenant: TenantConfig): SandboxLimits {
 }
 
 /** Checks requested limits against the tenant's caps; throws InvalidArgumentError naming `limits.<field>`. */
-export function checkLimits(
-  tenant: TenantConfig,
-  limits: Partial<SandboxLimits> = {},
-): Partial<SandboxLimits> {
+function checkLimits(tenant: TenantConfig, limits: Partial<SandboxLimits> = {}): Partial<SandboxLimits> {
   for (const [field, cap] of Object.entries(capsOf(tenant)) as [keyof SandboxLimits, number][]) {
     const value = limits[field];
     if (value !== undefined && value > cap) {

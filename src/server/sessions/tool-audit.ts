@@ -34,7 +34,7 @@ export function recordFinishedCall(
  * `bytes` is the UTF-8 size of the text content plus the decoded size of image content;
  * `exitCode` comes from `details.exitCode` when the tool reports one (bash).
  */
-export function toolAuditEntry(input: {
+function toolAuditEntry(input: {
   tenant: string;
   session: string;
   batch: string;

@@ -16,7 +16,7 @@ import { recordFinishedCall } from "./tool-audit.js";
 type ToolEndEvent = Extract<ToolExecutionEvent, { type: "tool_execution_end" }>;
 
 /** How a batch runs: its abort signal, its events, and when its slots are given back. */
-export interface BatchRunOptions {
+interface BatchRunOptions {
   /** Aborts the batch (client gone, shutdown); its results then carry the aborted calls. */
   signal?: AbortSignal;
   /** Every start, update and end event of the batch's calls. */

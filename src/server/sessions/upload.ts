@@ -27,7 +27,7 @@ export function uploadsDirOf(stateDir: string): string {
 }
 
 /** The body was larger, or had more entries, than allowed (PAYLOAD_TOO_LARGE, HTTP 413). */
-export class UploadTooLargeError extends PayloadTooLargeError {}
+class UploadTooLargeError extends PayloadTooLargeError {}
 
 function safeName(name: string): string {
   const normal = posix.normalize(name.replace(/^\.\/+/, ""));

@@ -14,7 +14,7 @@ import { QuotaExceededError } from "./errors.js";
 import { RETRY_AFTER_SECONDS } from "./quotas.js";
 
 /** Retry-After of a server-wide refusal, in seconds: a networked session must close first. */
-export const NETWORK_SLOTS_RETRY_AFTER_SECONDS = 10;
+const NETWORK_SLOTS_RETRY_AFTER_SECONDS = 10;
 
 /** Networked-session slots by session id, counted per tenant and server-wide. */
 export class NetworkSlots {

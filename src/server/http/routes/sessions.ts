@@ -31,7 +31,7 @@ import {
 } from "../schemas.js";
 
 /** The API view of a live session. */
-export function sessionView(live: LiveSession) {
+function sessionView(live: LiveSession) {
   const r = live.record;
   return {
     id: r.id,

@@ -20,16 +20,16 @@ import { checkWorkspaceDownload, cutAfter, WORKSPACE_DOWNLOAD_MAX_BYTES } from "
  * The prefix of a /changes line naming a change left out of the patch, one per change, before the
  * first `diff --git`: `warden-left-out: {"path":"out","reason":"symlink not applied"}`.
  */
-export const LEFT_OUT_PREFIX = "warden-left-out: ";
+const LEFT_OUT_PREFIX = "warden-left-out: ";
 
 /** Files larger than this (either side, bytes) show as "Binary files … differ" in /changes (1 MiB). */
-export const CHANGES_MAX_FILE_BYTES = 1024 * 1024;
+const CHANGES_MAX_FILE_BYTES = 1024 * 1024;
 
 /**
  * Bytes one /changes reads in all (both sides of every file, 32 MiB): later files show as
  * "Binary files … differ". Without it one review held the whole changed workspace in memory.
  */
-export const CHANGES_MAX_TOTAL_BYTES = 32 * 1024 * 1024;
+const CHANGES_MAX_TOTAL_BYTES = 32 * 1024 * 1024;
 
 /**
  * Takes a workspace-read slot of `tenant` (429 when none is free), held until the response `raw`
