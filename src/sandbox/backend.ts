@@ -81,6 +81,34 @@ export interface PoolStats {
   backingOff: number;
 }
 
+/**
+ * What happened to a session's exec channel (KubernetesBackendConfig.onChannelEvent): the
+ * Kubernetes backend, whose sandboxes reach their helper over a Pod's exec stream that can end
+ * under a live session, reports each end and re-open (kubernetes/reconnect-policy.ts decides the
+ * retries). channelEventLine (channel-event.ts) makes its log line.
+ */
+export interface ChannelEvent {
+  /** The Pod's name. */
+  pod: string;
+  /** The session the Pod serves (its sandbox's sessionId). */
+  sessionId: string;
+  /**
+   * "lost": the stream ended under the live session, a re-open starts; "reopened": a new channel
+   * serves (after `attempts` tries); "failed": a round gave up (`final`: the Pod is gone, its
+   * stream was corrupted, or the sandbox held its re-opened helper and the Pod was deleted;
+   * otherwise the next call tries again).
+   */
+  outcome: "lost" | "reopened" | "failed";
+  /** Why the previous channel ended (its stream's close reason). */
+  reason: string;
+  /** Channels re-opened for this Pod so far. */
+  reconnects: number;
+  attempts?: number;
+  /** Why the round failed (outcome "failed"). */
+  error?: string;
+  final?: boolean;
+}
+
 /** A Kubernetes backend's settings (plain data; `warden serve`'s `backend:` section, docs/kubernetes.md). */
 export interface KubernetesBackendConfig {
   kind: "kubernetes";
@@ -103,13 +131,8 @@ export interface KubernetesBackendConfig {
   tenantNamespaces?: Readonly<Record<string, string>>;
   /** Who holds the replica Lease (host and state directory: one live server per replica id). */
   leaseHolder: string;
-  /** Hears each session's exec channel end and re-open (a ChannelEvent of kubernetes/reconnect-policy.ts). */
-  onChannelEvent?: (event: {
-    pod: string;
-    sessionId: string;
-    outcome: "lost" | "reopened" | "failed";
-    reason: string;
-  }) => void;
+  /** Hears each session's exec channel end and re-open (kubernetes/pod-channel.ts reports them). */
+  onChannelEvent?: (event: ChannelEvent) => void;
 }
 
 /** What every backend takes besides where its sandboxes run. */

@@ -6,11 +6,19 @@
  */
 
 export type * from "./backend.js";
-export { type BackendConfig, openSandboxBackend } from "./backends.js";
+export {
+  type BackendConfig,
+  BackendConfigSchema,
+  backendWorkspaceModes,
+  openSandboxBackend,
+  type ResolvedBackendConfig,
+  resolveBackendConfig,
+} from "./backends.js";
 export {
   DEFAULT_CONTENDED_OUTPUT_BYTES_PER_SECOND,
   outputShare,
 } from "./channel/index.js";
+export { channelEventLine } from "./channel-event.js";
 export { dockerBackend } from "./docker/backend.js";
 export { createSandbox } from "./docker/create.js";
 export { removeSandboxResources } from "./docker/docker-sandbox.js";

@@ -8,10 +8,11 @@ import { join } from "node:path";
 import {
   type BackendConfig,
   type BackendOptions,
+  type ChannelEvent,
+  channelEventLine,
   openSandboxBackend,
   type SandboxBackend,
 } from "../sandbox/index.js";
-import { type ChannelEvent, channelEventLine } from "../sandbox/kubernetes/index.js";
 import { sweepSpillDirs } from "../session/index.js";
 import {
   defaultReplicaId,
@@ -49,7 +50,7 @@ function spillDirOf(config: ServerConfig): string {
 
 /**
  * The sandbox backend as `warden serve` configures it, opened (openSandboxBackend): Docker, or
- * Kubernetes with `backend.kind: kubernetes` (config/backend.ts; its Lease held by this host and
+ * Kubernetes with `backend.kind: kubernetes` (src/sandbox/backends.ts resolveBackendConfig; its Lease held by this host and
  * state directory, defaultReplicaId); the warm pool of `config.warmPool`; and (with `metrics`) each
  * new session's sandbox counted in warden_sandbox_starts_total{source="pool"|"cold"}. On
  * Kubernetes a session's exec channel that ended and was re-opened (or not) is logged and counted
@@ -78,8 +79,7 @@ function backendConfigOf(config: ServerConfig, onChannelEvent: (event: ChannelEv
   return {
     ...backend,
     leaseHolder: defaultReplicaId(config.stateDir),
-    // The backend reports the ChannelEvents of kubernetes/reconnect-policy.ts.
-    onChannelEvent: (event) => onChannelEvent(event as ChannelEvent),
+    onChannelEvent,
   };
 }
 

@@ -13,10 +13,9 @@
  *   never sees the stream idle, so even a 1 h heartbeat gets no reconnect.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { Sandbox } from "../../src/sandbox/index.js";
+import type { ChannelEvent, Sandbox } from "../../src/sandbox/index.js";
 import { type ClaimResult, type PoolRequest, WarmPool } from "../../src/sandbox/index.js";
 import {
-  type ChannelEvent,
   createKubernetesSandbox,
   type KubernetesCluster,
   type KubernetesSandbox,

@@ -11,8 +11,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import type { ChannelEvent } from "../../src/sandbox/index.js";
 import {
-  type ChannelEvent,
   createKubernetesSandbox,
   type KubernetesSandbox,
   podExec,

@@ -3,11 +3,12 @@
  * (its resolver and rule engine; type-only and dynamic imports count like any other): no cycle
  * between files, no import of a unit listed later (so no cycle between folders either), another
  * folder only through its index.ts, the shipped client's narrow imports, no import between two
- * backend folders, no Docker code reached from a Docker-free folder (directly or transitively,
+ * backend folders, no backend folder imported from above the seam (the server), no Docker code reached from a Docker-free folder (directly or transitively,
  * over dependency-cruiser's resolved graph), and no unit missing from the list.
  */
 import { cruise, type ICruiseResult, type IForbiddenRuleType } from "dependency-cruiser";
 import {
+  BACKEND_BLIND,
   BACKEND_FOLDERS,
   CLIENT_IMPORTS,
   DOCKER_CODE,
@@ -20,13 +21,20 @@ import {
 export interface Seams {
   /** Folders under src/ none of which may import another. */
   backendFolders: readonly string[];
+  /** Folders under src/ that import no backend folder (they use the interface of sandbox/index.ts). */
+  backendBlind: readonly string[];
   /** Pattern of Docker code (module paths relative to the tree: src/…, node_modules/…). */
   dockerCode: string;
   /** Folders under src/ that must not reach Docker code, with the modules the search does not enter. */
   dockerFree: readonly { folder: string; notEntered: readonly string[] }[];
 }
 
-const SEAMS: Seams = { backendFolders: BACKEND_FOLDERS, dockerCode: DOCKER_CODE, dockerFree: DOCKER_FREE };
+const SEAMS: Seams = {
+  backendFolders: BACKEND_FOLDERS,
+  backendBlind: BACKEND_BLIND.map((b) => b.folder),
+  dockerCode: DOCKER_CODE,
+  dockerFree: DOCKER_FREE,
+};
 
 /**
  * The one package the graph keeps besides src/: dockerode, so that reaching it can be seen (its path
@@ -78,6 +86,15 @@ export function architectureRules(layers: readonly Layer[], seams: Seams = SEAMS
       severity: "error",
       from: { path: `^src/(${folders})/` },
       to: { path: `^src/(${folders})/`, pathNot: "^src/$1/" },
+    });
+  }
+  if (seams.backendFolders.length > 0 && seams.backendBlind.length > 0) {
+    rules.push({
+      name: "backend-seam",
+      comment: "a folder above the seam imports no backend folder, only sandbox/index.ts",
+      severity: "error",
+      from: { path: `^src/(${seams.backendBlind.join("|")})/` },
+      to: { path: `^src/(${seams.backendFolders.join("|")})/` },
     });
   }
   layers.forEach((layer, i) => {

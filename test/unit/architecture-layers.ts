@@ -91,6 +91,19 @@ export const CLIENT_IMPORTS: readonly string[] = ["^src/errors\\.ts$", "^src/ser
  */
 export const BACKEND_FOLDERS: readonly string[] = ["sandbox/docker", "sandbox/kubernetes", "sandbox/memory"];
 
+/**
+ * Folders of src/ that reach sandboxes through the SandboxBackend interface only (issue 38: the
+ * server imports only the backend interface's few names): they import no backend folder, not even
+ * its index.ts, type-only included.
+ */
+export const BACKEND_BLIND: readonly { folder: string; reason: string }[] = [
+  {
+    folder: "server",
+    reason:
+      "warden serve opens its backend with openSandboxBackend and checks its config section with resolveBackendConfig (src/sandbox/backends.ts); the engines stay behind that seam",
+  },
+];
+
 /** Docker code: the dockerode package (its types included, wherever node_modules is) and Docker's backend folder. */
 export const DOCKER_CODE = "(^|/)node_modules/(@types/)?dockerode/|^src/sandbox/docker/";
 

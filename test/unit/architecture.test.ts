@@ -134,6 +134,7 @@ describe("the architecture check itself", () => {
   ];
   const seams = {
     backendFolders: ["sandbox/docker", "sandbox/kubernetes", "sandbox/memory"],
+    backendBlind: [],
     dockerCode: DOCKER_CODE,
     dockerFree: [
       { folder: "sandbox/channel", notEntered: [] },
@@ -159,6 +160,28 @@ describe("the architecture check itself", () => {
       expect(await architectureViolations(dir, seamLayers, seams)).toEqual([
         "backend-isolation: src/sandbox/docker/e.ts -> src/sandbox/kubernetes/k.ts",
         "backend-isolation: src/sandbox/kubernetes/k.ts -> src/sandbox/memory/m.ts",
+      ]);
+    },
+    CRUISE_MS,
+  );
+
+  it(
+    "fails when the server imports a backend folder, its index.ts and type-only included, and passes it through sandbox/index.ts",
+    async () => {
+      const layers: Layer[] = [...seamLayers, { unit: "server", reason: "test" }];
+      const dir = await tree({
+        ...dockerode,
+        "src/sandbox/kubernetes/index.ts": 'export { k } from "./k.js";\n',
+        "src/sandbox/kubernetes/k.ts": "export const k = 1;\nexport type K = number;\n",
+        "src/sandbox/index.ts": 'export { k } from "./kubernetes/k.js";\n',
+        "src/server/a.ts": 'import { k } from "../sandbox/kubernetes/index.js";\nexport const a = k;\n',
+        "src/server/b.ts": 'import type { K } from "../sandbox/kubernetes/index.js";\nexport type B = K;\n',
+        "src/server/c.ts": 'import { k } from "../sandbox/index.js";\nexport const c = k;\n',
+      });
+      const violations = await architectureViolations(dir, layers, { ...seams, backendBlind: ["server"] });
+      expect(violations).toEqual([
+        "backend-seam: src/server/a.ts -> src/sandbox/kubernetes/index.ts",
+        "backend-seam: src/server/b.ts -> src/sandbox/kubernetes/index.ts",
       ]);
     },
     CRUISE_MS,

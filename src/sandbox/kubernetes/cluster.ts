@@ -18,9 +18,9 @@ import {
   SandboxError,
   type WardenError,
 } from "../../errors.js";
+import type { ChannelEvent } from "../backend.js";
 import { kubernetesClient } from "./client.js";
 import { requireLabelValue } from "./pod-labels.js";
-import type { ChannelEvent } from "./reconnect-policy.js";
 import {
   boundedConfiguration,
   boundedExec,

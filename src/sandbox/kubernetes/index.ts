@@ -42,8 +42,6 @@ export {
 export { buildPodSpec, cpuQuantity, type PodSpecOptions, podUidOf } from "./pod-spec.js";
 export { kubernetesPoolBackend } from "./pool.js";
 export {
-  type ChannelEvent,
-  channelEventLine,
   DEFAULT_RECONNECT_POLICY,
   podReachable,
   reconnectDelayMs,

@@ -32,6 +32,7 @@
 import type { V1Pod } from "@kubernetes/client-node";
 import { SandboxError, SandboxNotRunningError } from "../../errors.js";
 import { AbortError, onAbort, throwIfAborted } from "../../util/index.js";
+import type { ChannelEvent } from "../backend.js";
 import type { ChannelClient } from "../channel/protocol/client.js";
 import { type Heartbeat, startHeartbeat } from "../channel/protocol/heartbeat.js";
 import { channelIOVia } from "../channel/protocol/io.js";
@@ -49,7 +50,6 @@ import { type KubernetesCluster, POD_READ_TIMEOUT_MS, readPodWithin } from "./cl
 import { deletePod } from "./delete-pod.js";
 import { HelperSilentError } from "./helper-copy.js";
 import {
-  type ChannelEvent,
   DEFAULT_RECONNECT_POLICY,
   podReachable,
   type ReconnectPolicy,

@@ -8,14 +8,16 @@ import { resolve } from "node:path";
 import { Compile } from "typebox/compile";
 import { InvalidArgumentError } from "../../errors.js";
 import {
+  backendWorkspaceModes,
   DEFAULT_LIMITS,
   HELPER_PIDS_RESERVE,
   minPidsFor,
   PIDS_PER_CONCURRENT_CALL,
   pidsBudgetText,
+  resolveBackendConfig,
 } from "../../sandbox/index.js";
 import { schemaErrorLines } from "../../util/index.js";
-import { backendWorkspaceModes, resolveBackendConfig } from "./backend.js";
+import { defaultReplicaId } from "./controller-id.js";
 import {
   CONFIG_DEFAULTS,
   DEFAULT_MAX_CONCURRENT_TOOL_CALLS,
@@ -59,13 +61,12 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
   }
   const defaultImage = cfg.defaultImage ?? CONFIG_DEFAULTS.image;
   const stateDir = resolve(baseDir, cfg.stateDir ?? "warden-state");
-  const backend = resolveBackendConfig(
-    cfg.backend,
+  const backend = resolveBackendConfig(cfg.backend, {
     baseDir,
-    source,
-    stateDir,
-    cfg.tenants.map((t) => t.id),
-  );
+    where: source,
+    tenants: cfg.tenants.map((t) => t.id),
+    defaultReplicaId: () => defaultReplicaId(stateDir),
+  });
   const maxConnections = cfg.maxConnections ?? CONFIG_DEFAULTS.maxConnections;
   const config: ServerConfig = {
     host: cfg.host ?? CONFIG_DEFAULTS.host,

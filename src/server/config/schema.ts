@@ -5,7 +5,7 @@
  */
 
 import { type Static, Type } from "typebox";
-import { BackendConfigSchema } from "./backend.js";
+import { BackendConfigSchema } from "../../sandbox/index.js";
 import { TenantNetworkSchema } from "./network.js";
 
 const PositiveInt = (description: string, minimum = 1) => Type.Integer({ minimum, description });

@@ -1,8 +1,7 @@
 /** The resolved `warden serve` configuration (resolve.ts fills in every default). */
 
 import type { AuditLimit } from "../../egress/index.js";
-import type { WorkspaceMode } from "../../sandbox/index.js";
-import type { BackendConfig } from "./backend.js";
+import type { ResolvedBackendConfig, WorkspaceMode } from "../../sandbox/index.js";
 import type { TenantNetwork } from "./network.js";
 import type { QuotaConfig } from "./schema.js";
 
@@ -68,8 +67,8 @@ export interface ServerConfig {
   approvalTimeoutMs: number;
   /** Idle pre-started sandboxes per pool key (size 0: off), their maximum idle age (ms), and the keys kept. */
   warmPool: { size: number; maxIdleMs: number; maxKeys: number };
-  /** Where sessions run: Docker (also when absent) or a Kubernetes namespace (config/backend.ts). */
-  backend?: BackendConfig;
+  /** Where sessions run: Docker (also when absent) or a Kubernetes namespace (src/sandbox/backends.ts). */
+  backend?: ResolvedBackendConfig;
   /**
    * Rate of the bytes one session's sandbox sends the server (command output, file reads) while
    * another session has a request in flight, bytes/s; 0: no limit (src/sandbox output-share.ts).

@@ -16,8 +16,8 @@ import {
 import { expect } from "vitest";
 import { channelExec } from "../../../../src/sandbox/channel/protocol/exec.js";
 import { encodeFrame, FrameDecoder, FrameType } from "../../../../src/sandbox/channel/protocol/frame.js";
+import type { ChannelEvent } from "../../../../src/sandbox/index.js";
 import {
-  type ChannelEvent,
   connectHelper,
   EXEC_CHANNEL_VERSION,
   type KubernetesCluster,
