@@ -16,7 +16,6 @@ import {
 } from "../pipeline/index.js";
 import {
   type CallOptions,
-  pickSandboxOptions,
   type Sandbox,
   type SandboxIdentity,
   type SandboxSpec,
@@ -49,13 +48,13 @@ function sandboxPartsOf(
   options: SessionOptions,
   sessionId: string,
 ): [spec: SandboxSpec, identity: SandboxIdentity, call: CallOptions] {
-  const { sessionId: _, tenant, controllerId, signal, ...spec } = pickSandboxOptions(options);
+  const { tenant, controllerId, signal } = options;
   const identity: SandboxIdentity = {
     sessionId,
     ...(tenant !== undefined ? { tenant } : {}),
     ...(controllerId !== undefined ? { controllerId } : {}),
   };
-  return [spec, identity, signal ? { signal } : {}];
+  return [options.sandbox ?? {}, identity, signal ? { signal } : {}];
 }
 
 /** The spill store's options: directory and caps. */
@@ -71,7 +70,7 @@ function spillOptionsOf(options: SessionOptions, sessionId: string): SpillStoreO
 
 /** `/spill/` names spill files to the model (tools/spill-handle.ts): no mount may sit there. */
 function checkMounts(options: SessionOptions): void {
-  for (const [i, mount] of (options.mounts ?? []).entries()) {
+  for (const [i, mount] of (options.sandbox?.mounts ?? []).entries()) {
     if (`${mount.containerPath}/`.startsWith(SPILL_HANDLE_PREFIX)) {
       throw new InvalidArgumentError(
         `mounts[${i}].containerPath ${mount.containerPath} is under ${SPILL_HANDLE_PREFIX}, which names spill files; pick another path.`,
