@@ -14,12 +14,7 @@ import {
   runToolCalls,
   selectEnabledTools,
 } from "../pipeline/index.js";
-import {
-  type CallOptions,
-  type Sandbox,
-  type SandboxIdentity,
-  type SandboxSpec,
-} from "../sandbox/index.js";
+import type { CallOptions, Sandbox, SandboxIdentity, SandboxSpec } from "../sandbox/index.js";
 import type { AnyTool, SpillStore } from "../tools/index.js";
 import { SPILL_HANDLE_PREFIX } from "../tools/index.js";
 import { omitUndefined } from "../util/index.js";
