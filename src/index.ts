@@ -92,8 +92,10 @@ export type {
   ExecResult,
   ReadOnlyMount,
   Sandbox,
+  SandboxIdentity,
   SandboxLimits,
   SandboxOptions,
+  SandboxSpec,
   WorkspaceMode,
 } from "./sandbox/index.js";
 // Sandbox

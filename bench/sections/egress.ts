@@ -145,12 +145,14 @@ export const egressSection: BenchSection = {
       const ca = await readFile(bed.caBundlePath, "utf8");
       session = await createSession({
         tenant: "bench-egress",
-        network: {
-          mode: "allowlist",
-          rules: [{ host: "allowed.test", ports: [443], decision: "allow" }],
-          egressNetworks: [bed.publicNetwork],
-          // The gateway verifies the test host against the test CA; the sandbox trusts the session CA.
-          caBundlePath: bed.caBundlePath,
+        sandbox: {
+          network: {
+            mode: "allowlist",
+            rules: [{ host: "allowed.test", ports: [443], decision: "allow" }],
+            egressNetworks: [bed.publicNetwork],
+            // The gateway verifies the test host against the test CA; the sandbox trusts the session CA.
+            caBundlePath: bed.caBundlePath,
+          },
         },
       });
       await session.sandbox.writeFile(CLIENT_PATH, Buffer.from(CLIENT));

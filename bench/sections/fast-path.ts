@@ -231,8 +231,7 @@ export const fastPathSection: BenchSection = {
       const client = await connectChannel(helper);
       const session = await createSession({
         tenant,
-        ttlMs: 3_600_000,
-        limits: { memoryBytes: 4096 * MiB, workspaceBytes: 3072 * MiB },
+        sandbox: { ttlMs: 3_600_000, limits: { memoryBytes: 4096 * MiB, workspaceBytes: 3072 * MiB } },
       });
       sessions.push(session);
       await rawExec(raw, ["true"]);

@@ -196,7 +196,7 @@ async function phases(
   if (wanted.has("exec")) {
     logLoad("tool calls");
     const session = await openSession(
-      { tenant, ttlMs: TTL_MS },
+      { tenant, sandbox: { ttlMs: TTL_MS } },
       {
         createSandbox: (spec, identity, call) =>
           createKubernetesSandbox({ ...spec, ...identity, ...call }, cluster),

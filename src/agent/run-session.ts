@@ -59,7 +59,7 @@ function identityOfRecord({ path: _path, ...identity }: WorkspaceRecord): Transc
 
 export async function executeRun(options: ExecuteRunOptions): Promise<ExecuteRunOutcome> {
   const { sessionOptions, signal } = options;
-  const workspace = sessionOptions.workspace;
+  const workspace = sessionOptions.sandbox?.workspace;
   const start = await startReview(workspace, signal);
   const { transcript } = options;
   transcript.write({

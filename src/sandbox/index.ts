@@ -42,7 +42,6 @@ export {
 } from "./limits.js";
 export { compareListingNames } from "./listing.js";
 
-export { pickSandboxOptions } from "./option-keys.js";
 export {
   DEFAULT_IMAGE,
   type ResolvedSandboxOptions,

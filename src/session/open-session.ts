@@ -14,13 +14,7 @@ import {
   runToolCalls,
   selectEnabledTools,
 } from "../pipeline/index.js";
-import {
-  type CallOptions,
-  pickSandboxOptions,
-  type Sandbox,
-  type SandboxIdentity,
-  type SandboxSpec,
-} from "../sandbox/index.js";
+import type { CallOptions, Sandbox, SandboxIdentity, SandboxSpec } from "../sandbox/index.js";
 import type { AnyTool, SpillStore } from "../tools/index.js";
 import { SPILL_HANDLE_PREFIX } from "../tools/index.js";
 import { omitUndefined } from "../util/index.js";
@@ -49,13 +43,13 @@ function sandboxPartsOf(
   options: SessionOptions,
   sessionId: string,
 ): [spec: SandboxSpec, identity: SandboxIdentity, call: CallOptions] {
-  const { sessionId: _, tenant, controllerId, signal, ...spec } = pickSandboxOptions(options);
+  const { tenant, controllerId, signal } = options;
   const identity: SandboxIdentity = {
     sessionId,
     ...(tenant !== undefined ? { tenant } : {}),
     ...(controllerId !== undefined ? { controllerId } : {}),
   };
-  return [spec, identity, signal ? { signal } : {}];
+  return [options.sandbox ?? {}, identity, signal ? { signal } : {}];
 }
 
 /** The spill store's options: directory and caps. */
@@ -71,7 +65,7 @@ function spillOptionsOf(options: SessionOptions, sessionId: string): SpillStoreO
 
 /** `/spill/` names spill files to the model (tools/spill-handle.ts): no mount may sit there. */
 function checkMounts(options: SessionOptions): void {
-  for (const [i, mount] of (options.mounts ?? []).entries()) {
+  for (const [i, mount] of (options.sandbox?.mounts ?? []).entries()) {
     if (`${mount.containerPath}/`.startsWith(SPILL_HANDLE_PREFIX)) {
       throw new InvalidArgumentError(
         `mounts[${i}].containerPath ${mount.containerPath} is under ${SPILL_HANDLE_PREFIX}, which names spill files; pick another path.`,

@@ -9,12 +9,20 @@ import type {
   RunToolCallsOptions,
   ToolSelection,
 } from "../pipeline/index.js";
-import type { Sandbox, SandboxOptions } from "../sandbox/index.js";
+import type { Sandbox, SandboxIdentity, SandboxSpec } from "../sandbox/index.js";
 import type { ToolCall, ToolResultMessage } from "../tools/index.js";
 import type { SpillBudget } from "./spill-budget.js";
 
-/** Options for createSession: the sandbox's, plus tool selection and hooks. */
-export interface SessionOptions extends SandboxOptions {
+/**
+ * Options for createSession, composed: whose the session is (SandboxIdentity: sessionId, tenant,
+ * controllerId), what its sandbox is made from (`sandbox`), the creation's signal, and the session's
+ * own fields (tool selection, hooks, spill caps, env).
+ */
+export interface SessionOptions extends SandboxIdentity {
+  /** What the session's sandbox is made from (image, workspace, mounts, limits…). Default `{}`: the hardened defaults. */
+  sandbox?: SandboxSpec;
+  /** Cancels the session's creation; anything created by then is removed before it rejects with AbortError. */
+  signal?: AbortSignal;
   toolSelection?: ToolSelection;
   /** Run in order; the first block wins (fail closed: a throwing hook blocks the call). */
   beforeToolCall?: BeforeToolCallHook[];

@@ -60,7 +60,7 @@ export function createTestSandbox(options: SandboxOptions): Promise<Sandbox> {
 
 /** A session (sandbox, spill store, the built-in tools) on the backend under test. */
 export function createTestSession(options: SessionOptions = {}): Promise<Session> {
-  const withImage = withTestImage(options);
+  const withImage: SessionOptions = { ...options, sandbox: withTestImage(options.sandbox ?? {}) };
   if (!k8s) return createSession(withImage);
   return openSession(withImage, {
     createSandbox: (spec, identity, call) => k8s.createTestPodSandbox({ ...spec, ...identity, ...call }),

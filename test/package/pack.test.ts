@@ -93,10 +93,10 @@ describe("the packed package, installed without its optional packages", () => {
       join(project, "index.ts"),
       [
         'import { createSession, createEditTool, createWriteTool, createGrepTool, createFindTool, WardenError, type Session, type SessionOptions } from "warden";',
-        'const options: SessionOptions = { workspace: { hostPath: ".", mode: "copy", exclude: ["node_modules/"] } };',
+        'const options: SessionOptions = { sandbox: { workspace: { hostPath: ".", mode: "copy", exclude: ["node_modules/"] } } };',
         "const open: (o: SessionOptions) => Promise<Session> = createSession;",
         "const tools = [createEditTool(), createWriteTool(), createGrepTool(), createFindTool()].map((t) => t.name);",
-        'console.log(JSON.stringify({ tools, open: typeof open, error: new WardenError("NOT_FOUND", "x").code, options: options.workspace?.mode }));',
+        'console.log(JSON.stringify({ tools, open: typeof open, error: new WardenError("NOT_FOUND", "x").code, options: options.sandbox?.workspace?.mode }));',
         "",
       ].join("\n"),
     );

@@ -9,9 +9,8 @@ import { type CallResult, type CorpusCall, PI_IMAGE } from "./pi-container.js";
 /** Runs `batches` in one warden session on a copy of `workspaceDir`; results in call order. */
 export async function runWardenBatches(workspaceDir: string, batches: CorpusCall[][]): Promise<CallResult[]> {
   const session = await createSession({
-    image: PI_IMAGE,
     tenant: "test-pi-fidelity",
-    workspace: { hostPath: workspaceDir, mode: "copy" },
+    sandbox: { image: PI_IMAGE, workspace: { hostPath: workspaceDir, mode: "copy" } },
   });
   try {
     const results: CallResult[] = [];

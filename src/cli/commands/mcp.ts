@@ -48,7 +48,7 @@ async function runMcp(flags: SessionFlags): Promise<void> {
     createPolicyHookFromFiles(files, { sessionId, approval }),
   );
   const approve = networkApprover(approval);
-  if (approve && options.network?.mode === "allowlist") options.network.approve = approve;
+  if (approve && options.sandbox?.network?.mode === "allowlist") options.sandbox.network.approve = approve;
   let session: Awaited<ReturnType<typeof createSession>>;
   let start: Awaited<ReturnType<typeof startSessionPatch>>;
   try {

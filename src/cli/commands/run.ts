@@ -106,7 +106,8 @@ export async function runRun(flags: RunFlags, deps: RunDependencies = { createSe
       policy,
     );
     const approve = networkApprover(approval);
-    if (approve && sessionOptions.network?.mode === "allowlist") sessionOptions.network.approve = approve;
+    if (approve && sessionOptions.sandbox?.network?.mode === "allowlist")
+      sessionOptions.sandbox.network.approve = approve;
     logger?.info({ event: "run_start", sessionId, model: config.model, baseURL: config.baseURL, workspace });
     try {
       return await executeRun({

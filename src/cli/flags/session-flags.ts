@@ -10,7 +10,7 @@ import { resolve } from "node:path";
 import { type Command, Option } from "commander";
 import { InvalidArgumentError } from "../../errors.js";
 import type { BeforeToolCallHook, ToolSelection } from "../../pipeline/index.js";
-import { RW_SANDBOX_UID, type WorkspaceMode } from "../../sandbox/index.js";
+import { RW_SANDBOX_UID, type SandboxSpec, type WorkspaceMode } from "../../sandbox/index.js";
 import type { SessionOptions } from "../../session/index.js";
 import { omitUndefined } from "../../util/index.js";
 import {
@@ -196,17 +196,19 @@ export async function sessionOptionsOf(
   if (policy.notice) process.stderr.write(`${policy.notice}\n`);
   const files = policy.files;
   const sessionId = randomUUID();
+  const sandbox: SandboxSpec = {};
   const options: SessionOptions = {
     sessionId,
+    sandbox,
     toolSelection: toolSelectionOf(flags),
     ...omitUndefined({ signal }),
   };
   if (flags.workspace) {
     const hostPath = resolve(flags.workspace);
     const mode = flags.mode ?? "copy";
-    options.workspace = { hostPath, mode };
+    sandbox.workspace = { hostPath, mode };
     if (mode === "copy")
-      Object.assign(options.workspace, await workspaceExclusions(hostPath, { ...flags, policy: files }));
+      Object.assign(sandbox.workspace, await workspaceExclusions(hostPath, { ...flags, policy: files }));
     else if (flags.exclude?.length)
       throw new InvalidArgumentError(
         "--exclude works with --mode copy only (ro and rw mount the directory whole).",
@@ -223,13 +225,13 @@ export async function sessionOptionsOf(
     ...(flags.pids !== undefined ? { pids: flags.pids } : {}),
     ...(flags.tmpSize !== undefined ? { tmpBytes: flags.tmpSize } : {}),
   };
-  if (Object.keys(limits).length > 0) options.limits = limits;
-  if (flags.image) options.image = flags.image;
-  if (flags.runtime) options.runtime = flags.runtime;
+  if (Object.keys(limits).length > 0) sandbox.limits = limits;
+  if (flags.image) sandbox.image = flags.image;
+  if (flags.runtime) sandbox.runtime = flags.runtime;
   if (flags.tenant) options.tenant = flags.tenant;
   if (flags.spillMaxBytes !== undefined) options.spillMaxBytes = flags.spillMaxBytes;
   const network = networkOptionsOf(flags, await policyNetworkLayers(files));
-  if (network) options.network = network;
+  if (network) sandbox.network = network;
   options.spillMaxBytesHint = "--spill-max-bytes";
   if (files.length > 0)
     options.beforeToolCall = policyHook

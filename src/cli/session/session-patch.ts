@@ -28,7 +28,7 @@ const COLLECT_AFTER_ABORT_MS = 60_000;
  * it before the session is created, since the sandbox copies the workspace then.
  */
 export function startSessionPatch(options: SessionOptions): Promise<ReviewStart | undefined> {
-  return startReview(options.workspace, options.signal);
+  return startReview(options.sandbox?.workspace, options.signal);
 }
 
 /**

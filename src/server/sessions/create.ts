@@ -50,13 +50,17 @@ export async function createSession(
   let created = false;
   try {
     if (request.networkAllow?.length) ctx.networkSlots.take(tenant, id);
+    const base = await sessionOptions(ctx, tenant, id, request.networkAllow);
     const options: SessionOptions = {
-      ...(await sessionOptions(ctx, tenant, id, request.networkAllow)),
-      image: request.image,
-      limits: request.limits,
-      ...(request.workspaceHostPath
-        ? { workspace: { hostPath: request.workspaceHostPath, mode: request.workspaceMode } }
-        : {}),
+      ...base,
+      sandbox: {
+        ...base.sandbox,
+        image: request.image,
+        limits: request.limits,
+        ...(request.workspaceHostPath
+          ? { workspace: { hostPath: request.workspaceHostPath, mode: request.workspaceMode } }
+          : {}),
+      },
       ...(request.tools ? { toolSelection: request.tools } : {}),
       ...(request.env ? { env: request.env } : {}),
     };

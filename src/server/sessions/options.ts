@@ -1,6 +1,6 @@
 /**
- * The session options the server gives a session it creates or adopts: its tenant, lifetime and
- * owner, the tenant's hooks, and (when the session asked for domains) its network.
+ * The session options the server gives a session it creates or adopts: its tenant and owner, the
+ * tenant's hooks, and its sandbox's lifetime and (when the session asked for domains) network.
  */
 import type { SessionOptions } from "../../session/index.js";
 import { networkAuditHooks, type TenantConfig, tenantSessionNetwork } from "../config/index.js";
@@ -13,8 +13,8 @@ export type SessionOptionsContext = Pick<
 >;
 
 /**
- * Session options with the tenant's hooks and, when the session asked for domains
- * (`networkAllow`), its network (networkOptions), for create and adopt. InvalidArgumentError
+ * Session options with the tenant's hooks and a sandbox spec of the tenant's lifetime and, when the
+ * session asked for domains (`networkAllow`), its network (networkOptions), for create and adopt. InvalidArgumentError
  * when that request is not within the tenant's bound.
  */
 export async function sessionOptions(
@@ -27,10 +27,9 @@ export async function sessionOptions(
   return {
     sessionId,
     tenant: tenant.id,
-    ttlMs: tenant.maxLifetimeMs,
     controllerId: ctx.controllerId,
     ...hooks,
-    ...(await networkOptions(ctx, tenant, sessionId, networkAllow)),
+    sandbox: { ttlMs: tenant.maxLifetimeMs, ...(await networkOptions(ctx, tenant, sessionId, networkAllow)) },
   };
 }
 

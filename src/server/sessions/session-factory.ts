@@ -64,7 +64,7 @@ export function sessionFactory(backend: SandboxBackend, options: SessionFactoryO
         ...(record.workspaceHostPath ? { workspaceHostPath: record.workspaceHostPath } : {}),
         createdAt: new Date(record.createdAt),
         expiresAt: new Date(record.expiresAt),
-        ...(opts.network ? { network: opts.network } : {}),
+        ...(opts.sandbox?.network ? { network: opts.sandbox.network } : {}),
       };
       const sandbox = await backend.adopt(request);
       if (!sandbox) return null;

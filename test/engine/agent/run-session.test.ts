@@ -81,7 +81,7 @@ describeEngine("executeRun on a real session (engine)", () => {
     const outcome = await executeRun({
       task: "t",
       model: new OpenAIChatModel({ model: "m", baseURL: server.baseURL, apiKeyEnv: "OPENAI_API_KEY" }),
-      sessionOptions: { sessionId, tenant, workspace: { hostPath: workspace(), mode: "copy" } },
+      sessionOptions: { sessionId, tenant, sandbox: { workspace: { hostPath: workspace(), mode: "copy" } } },
       createSession: async (options) => {
         made = await createSession(options);
         return made;
@@ -120,7 +120,9 @@ describeEngine("executeRun on a real session (engine)", () => {
       sessionOptions: {
         sessionId: `agent-excl-${randomBytes(4).toString("hex")}`,
         tenant,
-        workspace: { hostPath: host, mode: "copy", exclude: ["skip/"], excludeIf: (p) => p === ".env" },
+        sandbox: {
+          workspace: { hostPath: host, mode: "copy", exclude: ["skip/"], excludeIf: (p) => p === ".env" },
+        },
       },
       createSession,
       transcript: new TranscriptWriter(join(outDir(), "r.jsonl")),

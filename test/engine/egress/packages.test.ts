@@ -34,16 +34,18 @@ describeEngine("package installs in a session with network", () => {
     bed = await startEgressTestbed();
     session = await createTestSession({
       tenant,
-      ttlMs: 180_000,
       toolSelection: { tools: ["bash"] },
-      network: {
-        mode: "allowlist",
-        rules: [
-          { host: "pypi.test", ports: [443], decision: "allow" },
-          { host: "npm.test", ports: [443], decision: "allow" },
-        ],
-        egressNetworks: [bed.publicNetwork],
-        caBundlePath: bed.caBundlePath,
+      sandbox: {
+        ttlMs: 180_000,
+        network: {
+          mode: "allowlist",
+          rules: [
+            { host: "pypi.test", ports: [443], decision: "allow" },
+            { host: "npm.test", ports: [443], decision: "allow" },
+          ],
+          egressNetworks: [bed.publicNetwork],
+          caBundlePath: bed.caBundlePath,
+        },
       },
     });
   }, 180_000);
@@ -95,7 +97,11 @@ describeEngine("package installs in a session with network", () => {
   });
 
   it("another session starts without the first one's packages", async () => {
-    const other = await createTestSession({ tenant, ttlMs: 60_000, toolSelection: { tools: ["bash"] } });
+    const other = await createTestSession({
+      tenant,
+      sandbox: { ttlMs: 60_000 },
+      toolSelection: { tools: ["bash"] },
+    });
     try {
       const r = await bash(
         other,

@@ -71,7 +71,7 @@ describeBackend("/dev/std*, /dev/fd/N and /proc/self/fd/N: explain = live (issue
     });
     g.session = await createTestSession({
       tenant,
-      workspace: { hostPath: workspace(), mode: "copy" },
+      sandbox: { workspace: { hostPath: workspace(), mode: "copy" } },
       beforeToolCall: [hook],
     });
     sessions.push(g.session);
@@ -141,7 +141,10 @@ describeBackend("/dev/std*, /dev/fd/N and /proc/self/fd/N: explain = live (issue
   }, 120_000);
 
   it("the sandbox's bash does to notes.txt what each corpus case says", async () => {
-    const session = await createTestSession({ tenant, workspace: { hostPath: workspace(), mode: "copy" } });
+    const session = await createTestSession({
+      tenant,
+      sandbox: { workspace: { hostPath: workspace(), mode: "copy" } },
+    });
     sessions.push(session);
     const got: string[] = [];
     const want: string[] = [];

@@ -45,7 +45,7 @@ describeBackend("here-document bodies through a live session (issue 37, item 1)"
       : [];
     const session = await createTestSession({
       tenant,
-      workspace: { hostPath: dir, mode },
+      sandbox: { workspace: { hostPath: dir, mode } },
       beforeToolCall: hooks,
     });
     sessions.push(session);

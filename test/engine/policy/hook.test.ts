@@ -31,7 +31,7 @@ describeEngine("policy hook in a real session", () => {
     });
     session = await createSession({
       tenant,
-      workspace: { hostPath: dir, mode: "copy" },
+      sandbox: { workspace: { hostPath: dir, mode: "copy" } },
       beforeToolCall: [hook],
     });
   });

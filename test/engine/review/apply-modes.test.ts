@@ -34,7 +34,9 @@ describeEngine("--apply writes permission bits only", () => {
       const scratch = mkdtempSync(join(tmpdir(), "warden-apply-modes-ref-"));
       dirs.push(host, scratch);
       writeFileSync(join(host, "run.sh"), "old\n", { mode: 0o755 });
-      const session = await createTestSession({ workspace: { hostPath: host, mode: "copy" }, execPath });
+      const session = await createTestSession({
+        sandbox: { workspace: { hostPath: host, mode: "copy" }, execPath },
+      });
       try {
         const [r] = await session.runToolCalls([
           {

@@ -31,7 +31,7 @@ const HELPER_TASKS =
 describeEngine("pids budget: a batch of maxConcurrentToolCalls calls at the default limits", () => {
   let session: Session;
   beforeAll(async () => {
-    session = await createSession({ tenant: "test-pids-batch", ...image });
+    session = await createSession({ tenant: "test-pids-batch", sandbox: image });
   });
   afterAll(async () => {
     await session?.close();
@@ -74,7 +74,7 @@ describeEngine("pids budget: a batch of maxConcurrentToolCalls calls at the defa
 describeEngine("pids budget: the pids limit used up", () => {
   let session: Session;
   beforeAll(async () => {
-    session = await createSession({ tenant: "test-pids-full", limits: { pids: 64 }, ...image });
+    session = await createSession({ tenant: "test-pids-full", sandbox: { limits: { pids: 64 }, ...image } });
   });
   afterAll(async () => {
     await session?.close();

@@ -60,7 +60,7 @@ describe("executeRun", () => {
       executeRun({
         task: "t",
         model: model(server.baseURL),
-        sessionOptions: { sessionId: "s-2", workspace: { hostPath: dir, mode: "copy" } },
+        sessionOptions: { sessionId: "s-2", sandbox: { workspace: { hostPath: dir, mode: "copy" } } },
         createSession: async () => session,
         transcript,
       }),

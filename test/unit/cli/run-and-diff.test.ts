@@ -154,7 +154,7 @@ describe("warden run and the policy's network section", () => {
         return runSession();
       },
     );
-    const network = seen[0]?.network;
+    const network = seen[0]?.sandbox?.network;
     expect(
       network?.mode === "allowlist" ? network.rules.map((r) => [r.decision, r.host, r.ports]) : network,
     ).toEqual([

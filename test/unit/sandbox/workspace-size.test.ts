@@ -55,7 +55,7 @@ describe("copy-mode workspace size", () => {
       pids: 512,
       tmpSize: 1024 ** 2,
     });
-    expect(options.limits).toEqual({
+    expect(options.sandbox?.limits).toEqual({
       cpus: 2,
       memoryBytes: 2 * 1024 ** 3,
       workspaceBytes: 4 * 1024 ** 3,

@@ -114,8 +114,7 @@ describe("openSession", () => {
       {
         sessionId: "s-3",
         tenant: "t-3",
-        image: "img:3",
-        limits: { pids: 64 },
+        sandbox: { image: "img:3", limits: { pids: 64 } },
         signal: controller.signal,
         toolSelection: { tools: ["echo"] },
         beforeToolCall: [async () => undefined],
@@ -145,13 +144,13 @@ describe("openSession", () => {
     const counts = { created: 0, destroyed: 0, disposed: 0 };
     for (const containerPath of ["/spill", "/spill/x"]) {
       await expect(
-        openSession({ mounts: [{ hostPath: "/tmp", containerPath }] }, deps(counts)),
+        openSession({ sandbox: { mounts: [{ hostPath: "/tmp", containerPath }] } }, deps(counts)),
       ).rejects.toThrow(
         `mounts[0].containerPath ${containerPath} is under /spill/, which names spill files; pick another path.`,
       );
     }
     const ok = await openSession(
-      { mounts: [{ hostPath: "/tmp", containerPath: "/spillover" }] },
+      { sandbox: { mounts: [{ hostPath: "/tmp", containerPath: "/spillover" }] } },
       deps(counts),
     );
     expect(counts.created).toBe(1);

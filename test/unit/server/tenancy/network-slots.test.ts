@@ -82,7 +82,7 @@ describe("warden serve: sessions with network egress are bounded per tenant and 
     });
     // The refusals reached no backend: four sessions, four creates.
     expect(backend.created.length).toBe(4);
-    expect(backend.created.filter((o) => o.network).length).toBe(3);
+    expect(backend.created.filter((o) => o.sandbox?.network).length).toBe(3);
     const metrics = await server.app.inject({ method: "GET", url: "/metrics" });
     expect(metrics.body).toContain(
       'warden_rate_limited_total{tenant="alpha",quota="maxNetworkedSessions"} 1',

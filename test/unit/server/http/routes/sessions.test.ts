@@ -76,7 +76,11 @@ describe("warden serve: sessions", () => {
       tmpBytes: 64 * 1024 * 1024,
       pids: 256,
     });
-    expect(backend.created[0]).toMatchObject({ sessionId: body.id, tenant: "alpha", ttlMs: 3_600_000 });
+    expect(backend.created[0]).toMatchObject({
+      sessionId: body.id,
+      tenant: "alpha",
+      sandbox: { ttlMs: 3_600_000 },
+    });
     const record = JSON.parse(await readFile(join(dir, "state", "sessions", `${body.id}.json`), "utf8"));
     expect(record).toMatchObject({ version: 1, id: body.id, tenant: "alpha", containerId: "fake-1" });
   });
@@ -129,7 +133,7 @@ describe("warden serve: sessions", () => {
   it("a server-side workspace must lie under the tenant's roots, by whole path components", async () => {
     const ok = await post({ workspacePath: join(roots, "proj") });
     expect(ok.statusCode).toBe(201);
-    expect(backend.created[0]!.workspace).toEqual({ hostPath: join(roots, "proj"), mode: "copy" });
+    expect(backend.created[0]!.sandbox?.workspace).toEqual({ hostPath: join(roots, "proj"), mode: "copy" });
     const evil = await post({ workspacePath: join(dir, "ws-evil") });
     expect(evil.statusCode).toBe(400);
     expect(evil.json().message).toBe(
@@ -190,7 +194,7 @@ describe("warden serve: sessions", () => {
     ]);
     const res = await postTar(tar, "/v1/sessions?cpus=1");
     expect(res.statusCode).toBe(201);
-    const ws = backend.created[0]!.workspace!;
+    const ws = backend.created[0]!.sandbox!.workspace!;
     expect(ws.mode).toBe("copy");
     expect(await readFile(join(ws.hostPath, "src", "main.txt"), "utf8")).toBe("hello\n");
     for (const entries of [
