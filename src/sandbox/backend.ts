@@ -4,7 +4,8 @@
  * backends.ts; the warm pool belongs to the backend (as agent-sandbox's SandboxWarmPool belongs to
  * its controller), and the server, the CLI and the tests reach sandboxes through this interface
  * only. Shaped after testcontainers-node's ContainerRuntimeClient: one narrow surface, an
- * implementation per runtime. test/conformance/ runs one suite against every implementation.
+ * implementation per runtime. One conformance suite (test/helpers/backend-conformance.ts) runs
+ * against every implementation.
  *
  * A sandbox is described in three parts passed apart (types.ts): what it is made from
  * (SandboxSpec), whose it is (SandboxIdentity), and the call's own options (CallOptions).
@@ -22,7 +23,11 @@ export interface BackendCapabilities {
   mounts: boolean;
   /** Network modes. */
   networkModes: readonly NetworkOptions["mode"][];
-  /** SandboxSpec.runtime values honoured. */
+  /**
+   * SandboxSpec.runtime values accepted. On Kubernetes the Pod's RuntimeClass decides what runs it
+   * (SandboxInfo.runtime says which): `runsc` is accepted only with one set, and `runc` then runs
+   * under that RuntimeClass too.
+   */
   runtimes: readonly ("runc" | "runsc")[];
   /** SandboxSpec.execPath values. */
   execPaths: readonly ("channel" | "docker-exec")[];
@@ -169,13 +174,23 @@ export interface SandboxBackend {
   claim(spec: SandboxSpec, identity: SandboxIdentity, options?: ClaimOptions): Promise<ClaimResult>;
   /**
    * Takes over the sandbox `request.id` after a restart: what the dead controller still ran in it
-   * is killed and its channel re-attached. Resolves null when it cannot be used (gone, stopped,
-   * another tenant's, session or replica's).
+   * is killed (Docker: by a helper of version 2 or later; docs/server-api.md) and its channel
+   * re-attached. Resolves null when it cannot be used: not found or unreadable, not running,
+   * another tenant's, another session's (a warm-pool spare keeps its `pool-` session label, so
+   * one born in the pool is taken whatever session claimed it), another replica's (Kubernetes),
+   * without its own non-root uid (Docker), or whose helper does not answer (Kubernetes; Docker
+   * falls back to docker exec).
    */
   adopt(request: AdoptRequest, options?: CallOptions): Promise<Sandbox | null>;
-  /** The sandboxes of `tenants` this backend's owner may manage, running or not. */
+  /**
+   * The sandboxes of `tenants`, running or not: on Docker and in memory those of every controller
+   * (the caller judges `controller`), on Kubernetes only this replica's Pods.
+   */
   list(tenants: readonly string[], options?: CallOptions): Promise<ManagedSandbox[]>;
-  /** Removes a sandbox `list` reported, and its volumes; resolves when it is already gone. */
+  /**
+   * Removes a sandbox `list` reported, and its volumes; resolves when it is already gone (a volume
+   * it leaves then is `sweep`'s).
+   */
   remove(sandbox: ManagedSandbox, options?: CallOptions): Promise<void>;
   /** `warden gc`: removes sandboxes (and their resources) that are expired or whose owner is gone. */
   gc(options?: GcOptions): Promise<GcRemoval[]>;

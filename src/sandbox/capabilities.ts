@@ -1,7 +1,8 @@
 /**
- * The check every backend owes its callers (backend.ts): a SandboxSpec asking for more than the
- * backend's capabilities is refused with InvalidArgumentError naming the field, never silently
- * given less.
+ * What every backend owes its callers (backend.ts): a SandboxSpec asking for more than the
+ * backend's capabilities is refused with InvalidArgumentError, never silently given less. This is
+ * the memory backend's check; Kubernetes refuses the same specs with its own messages
+ * (kubernetes/create.ts requirePodOptions), and Docker has every capability.
  */
 import { InvalidArgumentError } from "../errors.js";
 import type { BackendCapabilities } from "./backend.js";

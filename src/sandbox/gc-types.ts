@@ -15,7 +15,7 @@ export interface GcRemoval {
   /**
    * `gateway` and `network`: a session's egress gateway and its internal network (src/egress/gc.ts);
    * `pod`: a Kubernetes sandbox Pod (kubernetes/gc.ts); `socket-dir`: a channel socket's host
-   * directory no container uses (channel/docker/socket.ts; session and tenant are then "").
+   * directory no container uses (docker/channel/socket.ts; session and tenant are then "").
    */
   kind: "container" | "volume" | "gateway" | "network" | "pod" | "socket-dir";
   /** Container id, volume name, network name, Pod name or the socket directory's host path. */

@@ -1,5 +1,5 @@
 /**
- * The contract both sandbox I/O paths keep (docker exec, docker-exec/; warden-helper's channel,
+ * The contract both sandbox I/O paths keep (docker exec, docker/exec/; warden-helper's channel,
  * channel/): the checks of a caller's command, environment, timeout, path, range and mode, each
  * with the one message both paths throw, and the exit statuses and grace periods both report and
  * send. Pure: no I/O, no Docker.
@@ -22,7 +22,7 @@ export const EXIT_KILLED = 137;
 /**
  * Grace between TERM and KILL when a timeout or abort stops a command's process group, in ms.
  * Both paths send this value: docker exec as tenths of a second to the kill script
- * (docker-exec/wrapper.ts), the channel as the `kill` frame's `graceMs`.
+ * (docker/exec/wrapper.ts), the channel as the `kill` frame's `graceMs`.
  */
 export const KILL_GRACE_MS = 500;
 /** KILL_GRACE_MS in seconds (0.5), the unit of the docker-exec kill script. */

@@ -1,6 +1,6 @@
 /**
  * `SandboxIO`: the one seam through which a sandbox runs commands and touches files inside its
- * container. Two implementations: docker exec (docker-exec/, one exec per call) and
+ * container. Two implementations: docker exec (docker/exec/, one exec per call) and
  * warden-helper's channel (channel/protocol/, frames over one stream, no Docker in it). A
  * DockerSandbox picks one when it is created or adopted and keeps it; both keep the same contract
  * (io-contract.ts: the same checks, messages, exit statuses and grace periods) and pass the same

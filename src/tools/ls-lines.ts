@@ -10,7 +10,8 @@ import { DEFAULT_MAX_BYTES, type TruncationResult, truncateHead } from "../trunc
 /**
  * truncateHead (50 KiB, no line cap) of the whole listing text: `headText` (the head's lines joined
  * by "\n") followed by the `rest` lines; `restLinkDirs[i]` is true when `rest.symlinks[i]` shows as a
- * directory ("/" added). Equal to truncateHead of the whole text (test/unit/tools/ls-lines.test.ts).
+ * directory ("/" added). Equal to truncateHead of the whole text (test/unit/tools/ls-listing.test.ts
+ * compares the two).
  */
 export function listingTruncation(
   headText: string,

@@ -12,7 +12,7 @@ import type { ConformanceContext } from "./backend-conformance.js";
 /** A warm pool of one spare per key; the spares outlive a default (24 h) session by an hour. */
 const WARM_POOL = { size: 1, maxIdleMs: 10 * 60_000, ttlMs: 25 * 60 * 60_000 };
 
-/** Specs asking for what `capabilities` lacks, each with the field a refusal names. */
+/** Specs asking for what `capabilities` lacks, each named by what it asks for (`what`). */
 function beyondCapabilities(ctx: ConformanceContext): { what: string; spec: () => SandboxSpec }[] {
   const caps = ctx.target.capabilities;
   const cases: { what: string; spec: () => SandboxSpec }[] = [];

@@ -49,7 +49,7 @@ export const LAYERS: readonly Layer[] = [
   { unit: "server", reason: "`warden serve`: the multi-tenant HTTP API over pooled sessions" },
   {
     unit: "client",
-    reason: "`warden/client`, shipped to users: only errors.ts and server schemas, type-only",
+    reason: "`warden/client`, shipped to users: only errors.ts and, type-only, the server's route schemas",
   },
   { unit: "cli", reason: "the commander program, one file per command; the top of the tool" },
   { unit: "index", reason: "the library's public API, name by name (package entry point)" },
@@ -109,8 +109,10 @@ export const DOCKER_CODE = "(^|/)node_modules/(@types/)?dockerode/|^src/sandbox/
 
 /**
  * Folders that must not reach Docker code, directly or through other modules (type-only and
- * dynamic imports included): a Kubernetes or memory process never loads the Docker backend, and the
- * channel protocol carries over any byte stream (a Docker socket or attach, a Pod's exec stream).
+ * dynamic imports included): the Kubernetes and memory backends' own code never needs the Docker
+ * backend (a process that imports sandbox/index.ts still loads it: the index exports Docker's
+ * names), and the channel protocol carries over any byte stream (a Docker socket or attach, a
+ * Pod's exec stream).
  * `notEntered` are modules the search does not go through, each with its reason.
  */
 export const DOCKER_FREE: readonly { folder: string; notEntered: readonly string[]; reason: string }[] = [

@@ -7,13 +7,13 @@
  * through docker exec makes PID 1 SIGKILL every other process (the old helper child, its
  * commands, the asking process) and start a fresh child on the same attach pipes; the asking
  * process's death by SIGKILL (exit 137) is the signal that it happened. Only then does the
- * controller attach and ping (channel/docker/connect.ts, the ping repeated every 250 ms: the engine may
+ * controller attach and ping (channel/connect.ts, the ping repeated every 250 ms: the engine may
  * attach a running container's output only after the first reply), so the new child never sees
  * half a frame of the dead controller. A helper of version 1 has no reset: such a container keeps
  * docker exec, and its running commands cannot be told apart from the helper, so they are left
  * (a known limit of containers made by an older image).
  *
- * docker-exec containers: every command runs under the wrapper (docker-exec/wrapper.ts), which writes its
+ * docker-exec containers: every command runs under the wrapper (exec/wrapper.ts), which writes its
  * process group id to /run/warden/<exec>.pgid; each of those groups is SIGKILLed.
  */
 import type Docker from "dockerode";

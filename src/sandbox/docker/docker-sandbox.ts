@@ -2,7 +2,7 @@
  * `DockerSandbox`: the Sandbox interface on one hardened Docker container (see hardening.ts),
  * created by `createSandbox` (create.ts). Commands and file operations go through one SandboxIO
  * (io.ts), chosen once when the sandbox is made: warden-helper's exec channel when the container
- * runs it (channel/), else docker exec (docker-exec/); both paths pass the same suites. Every
+ * runs it (channel/), else docker exec (exec/); both paths pass the same suites. Every
  * method maps engine failures through fromDockerError; once the container is stopped or gone they
  * reject SandboxNotRunningError. Lifecycle follows testcontainers-node: idempotent removal
  * (404/409 are success) and `await using` (Symbol.asyncDispose).

@@ -68,7 +68,7 @@ export async function gc(options: GcOptions = {}, docker: Docker = getDocker()):
 }
 
 /**
- * Removes the channel socket directories (sandbox/channel/docker/socket-dir.ts) that none of
+ * Removes the channel socket directories (sandbox/docker/channel/socket-dir.ts) that none of
  * `containers` mounts and that are old enough (sweepSocketDirs); returns their paths. Only when the
  * engine is reached through a unix socket (isLocalEngine; a tcp or ssh engine's mount sources are
  * not our paths). `containers` must be every warden container the engine has, of every tenant and

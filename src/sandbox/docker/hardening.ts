@@ -2,13 +2,13 @@
  * The hardened container configuration (Docker Engine API 1.41 `POST /containers/create`).
  * Every sandbox gets: no network, read-only root filesystem, all capabilities dropped,
  * no-new-privileges, pids/memory(=swap, see cgroupMemoryBytes)/CPU limits, docker-init as PID 1 (reaps zombies;
- * the channel path replaces it with warden-helper as PID 1, see channel/docker/container.ts), the sandbox's own non-root
+ * the channel path replaces it with warden-helper as PID 1, see channel/container.ts), the sandbox's own non-root
  * uid:gid (sandbox-uid.ts; never 0), size-limited tmpfs for /tmp, HOME (/home/sandbox, the user's
  * own: pip's user installs and npm's cache land there) and /run/warden, and an environment of
  * LANG/PATH/HOME only (nothing from the host). No Docker socket is ever mounted. No log driver
  * (`LogConfig` `none`): nothing reads a sandbox's engine log, and with json-file a command that
  * writes to PID 1's stdout (/proc/1/fd/1: docker-init runs as the sandbox's user) would fill the
- * engine's disk without a cap (the channel path sets the same, channel/docker/container.ts).
+ * engine's disk without a cap (the channel path sets the same, channel/container.ts).
  */
 import type Docker from "dockerode";
 import { InvalidArgumentError } from "../../errors.js";

@@ -51,7 +51,7 @@ export interface PreparedSandbox {
  * Under gVisor (runtime `runsc`) only the channel keeps user namespaces out: a command that `docker
  * exec` starts is no child of warden-helper, and runsc loads no container seccomp profile (runc's
  * default profile refuses them). Since helper version 8 the docker-exec path runs each command
- * under the helper's filter too when the image has one (docker-exec/seccomp-wrap.ts), but an image
+ * under the helper's filter too when the image has one (exec/seccomp-wrap.ts), but an image
  * without it would run them unfiltered, so under runsc that path stays refused. The message of
  * both refusals (asked for, or no helper started).
  */

@@ -2,7 +2,7 @@
  * The Kubernetes sandbox: a session is a hardened Pod (pod-spec.ts) whose warden-helper speaks the
  * same channel protocol as on Docker, over a pods/exec stream (transport.ts; not the Pod's attach
  * stream, whose output the node logs to disk). openKubernetesBackend is its SandboxBackend
- * (backend.ts). No Docker code here (test/unit/sandbox/channel/protocol/imports.test.ts).
+ * (backend.ts). No Docker code here (rule docker-free of test/unit/architecture-check.ts).
  */
 
 export { openKubernetesBackend } from "./backend.js";

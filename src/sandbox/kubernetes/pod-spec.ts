@@ -1,6 +1,6 @@
 /**
  * The hardened Pod of one Kubernetes sandbox (core/v1 Pod), built by a pure function so every
- * field is unit-tested. It mirrors the Docker container's hardening (../hardening.ts): the
+ * field is unit-tested. It mirrors the Docker container's hardening (../docker/hardening.ts): the
  * sandbox's own non-root uid:gid (../sandbox-uid.ts: also the fsGroup, so the emptyDirs are its), a read-only root filesystem, all capabilities dropped, no privilege
  * escalation, seccomp RuntimeDefault, no service-account token and no service links, CPU and
  * memory limits, and size-limited memory-backed emptyDirs for /workspace, /tmp and HOME (/home/sandbox,

@@ -2,7 +2,7 @@
  * Builds the fastify application: bearer auth on /v1, TypeBox schemas, JSON errors `{code, message}`
  * with the statuses of src/errors.ts (Retry-After on 429 and on 503 NO_ROOM), body limits, a bound
  * on the bytes held in memory at once (buffered-bytes.ts), on the time to send a request and on
- * the connections open (connections.ts), one audit line per request, and the route groups. No listening here (see serve.ts); tests drive it with `inject`.
+ * the connections open (connections.ts), one audit line per request, and the route groups. No listening here (see server.ts); tests drive it with `inject`.
  */
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyRequest } from "fastify";

@@ -1,7 +1,7 @@
 /**
  * A transport that can move to another one mid-stream: the channel opens on one byte stream (the
  * container's attach stream on Docker) and, once the helper has answered a `switch` request on it,
- * continues on a second (a unix socket, ../docker/socket.ts). The first stays open for what the
+ * continues on a second (a unix socket, ../../docker/channel/socket.ts). The first stays open for what the
  * helper writes outside the channel (its diagnostics on stderr), and its loss after the move
  * no longer ends the channel.
  */
