@@ -2,8 +2,9 @@
  * The backend seam: where sandboxes come from and how they are found again. One implementation per
  * engine, each in its own folder (docker/, kubernetes/, memory/) and registered once in
  * backends.ts; the warm pool belongs to the backend (as agent-sandbox's SandboxWarmPool belongs to
- * its controller), and the server, the CLI and the tests reach sandboxes through this interface
- * only. Shaped after testcontainers-node's ContainerRuntimeClient: one narrow surface, an
+ * its controller), and the server, the CLI's sessions and the tests reach sandboxes through this
+ * interface (docs/architecture.md lists where; `warden gc --namespace` alone calls the Kubernetes
+ * folder's gcPods). Shaped after testcontainers-node's ContainerRuntimeClient: one narrow surface, an
  * implementation per runtime. One conformance suite (test/helpers/backend-conformance.ts) runs
  * against every implementation.
  *
