@@ -7,7 +7,7 @@ import { docSnippet } from "../helpers/doc-snippets.js";
 import { architectureViolations } from "./architecture-check.js";
 import { DOCKER_CODE, LAYERS, type Layer } from "./architecture-layers.js";
 
-// Cruising the whole of src/ takes a few seconds on a shared machine.
+// Cruising the whole of src/ takes a few seconds on a busy machine.
 const CRUISE_MS = 60_000;
 
 describe("architecture of src/", () => {
@@ -193,16 +193,16 @@ describe("the architecture check itself", () => {
       const dir = await tree({
         ...dockerode,
         "src/sandbox/docker/d.ts": "export const d = 1;\n",
-        "src/sandbox/shared.ts": 'import type Docker from "dockerode";\nexport type S = Docker;\n',
-        "src/sandbox/channel/p.ts": 'import type { S } from "../shared.js";\nexport type P = S;\n',
+        "src/sandbox/common.ts": 'import type Docker from "dockerode";\nexport type S = Docker;\n',
+        "src/sandbox/channel/p.ts": 'import type { S } from "../common.js";\nexport type P = S;\n',
         "src/sandbox/channel/q.ts": 'export const q = () => import("../docker/d.js");\n',
-        "src/sandbox/memory/r.ts": 'export { d } from "../shared-d.js";\n',
-        "src/sandbox/shared-d.ts": 'export { d } from "./docker/d.js";\n',
+        "src/sandbox/memory/r.ts": 'export { d } from "../common-d.js";\n',
+        "src/sandbox/common-d.ts": 'export { d } from "./docker/d.js";\n',
       });
       expect(await architectureViolations(dir, seamLayers, seams)).toEqual([
-        "docker-free: src/sandbox/channel/p.ts -> src/sandbox/shared.ts -> dockerode",
+        "docker-free: src/sandbox/channel/p.ts -> src/sandbox/common.ts -> dockerode",
         "docker-free: src/sandbox/channel/q.ts -> src/sandbox/docker/d.ts",
-        "docker-free: src/sandbox/memory/r.ts -> src/sandbox/shared-d.ts -> src/sandbox/docker/d.ts",
+        "docker-free: src/sandbox/memory/r.ts -> src/sandbox/common-d.ts -> src/sandbox/docker/d.ts",
       ]);
     },
     CRUISE_MS,

@@ -54,15 +54,10 @@ export const toolCallRoutes: RoutePlugin = async (app, { ctx }) => {
       // The calls' slots are kept until the answer is delivered: answers a client never reads are
       // bounded by maxConcurrentToolCalls, and one it stops taking ends after httpRequestTimeoutMs.
       const releaseSlots = (release: () => void) => onResponseOver(reply.raw, release);
+      const batch = { tenant, live, calls, signal: controller.signal, releaseSlots };
       const stallMs = ctx.config.httpRequestTimeoutMs;
       if (!wantsStream(request)) {
-        const results = await runToolCalls(ctx, {
-          tenant,
-          live,
-          calls,
-          signal: controller.signal,
-          releaseSlots,
-        });
+        const results = await runToolCalls(ctx, batch);
         // A large answer (a 12,000-line edit's diff and patch) is serialised in a worker.
         const json = await largeAnswerJson(results);
         endIfStalled(reply.raw, stallMs);
@@ -92,11 +87,7 @@ export const toolCallRoutes: RoutePlugin = async (app, { ctx }) => {
       let status = 200;
       try {
         const results = await runToolCalls(ctx, {
-          tenant,
-          live,
-          calls,
-          signal: controller.signal,
-          releaseSlots,
+          ...batch,
           onEvent: (event) => {
             if (event.type === "tool_execution_update") sse.send(event.type, event, event.toolCallId);
             else if (event.type === "tool_execution_start") sse.send(event.type, event);
