@@ -39,4 +39,5 @@ export type {
   NetworkDecision,
   NetworkOptions,
   NetworkRule,
+  SecretUseAudit,
 } from "./types.js";

@@ -3,6 +3,8 @@
  * `allowlist` (the sandbox's only route is a per-session egress gateway that lets through the
  * listed domain names and ports and nothing else). See docs/network.md.
  */
+import type { SecretRefusal, SessionSecret } from "../secrets/index.js";
+
 /** What one rule does with a connection whose domain and port it matches. */
 export type NetworkDecision = "allow" | "ask" | "deny";
 
@@ -116,7 +118,33 @@ export type NetworkOptions =
       approve?: (request: NetworkApprovalRequest) => Promise<NetworkApprovalAnswer>;
       /** How long `approve` may take before the connection is refused. Default 300000 (5 minutes). */
       approvalTimeoutMs?: number;
+      /**
+       * Secrets the sandbox sees only as placeholders (`{{NAME}}`, docs/secrets.md): the gateway
+       * replaces a placeholder with the value in the headers a binding names, on requests to the
+       * bound hosts only, and refuses any other request that carries one.
+       */
+      secrets?: SessionSecret[];
+      /** Receives one record per request that carried a placeholder: replaced (`use`) or refused. */
+      onSecretUse?: (record: SecretUseAudit) => void;
     };
+
+/**
+ * One request through the gateway that carried a secret's placeholder: `use` (the placeholder was
+ * replaced by the value) or `refuse` (an attempted leak, a revoked or unknown secret). Names only,
+ * never a value; `path` without its query.
+ */
+export interface SecretUseAudit {
+  sessionId: string;
+  /** When the controller decided (ISO-8601). */
+  time: string;
+  secrets: string[];
+  decision: "use" | "refuse";
+  reason?: SecretRefusal;
+  host: string;
+  port: number;
+  method: string;
+  path: string;
+}
 
 /**
  * An approver's answer to one connection under an `ask` rule. `non-interactive`: nobody could be
