@@ -1,14 +1,31 @@
 /**
- * The server's audit log: one pino JSON line per HTTP request and per tool decision or result,
- * appended with synchronous writes (one write(2) per line, O_APPEND) so a `kill -9` can lose at most
- * the line being formatted, never leave half of one. At start, a torn last line left by an older
- * writer or a full disk is cut off, so every line in the file parses.
+ * The server's audit log: one JSON line per HTTP request, tool call, approval, egress connection,
+ * secret use and session event, appended with synchronous writes (one write(2) per line, O_APPEND)
+ * so a `kill -9` can lose at most the line being formatted, never leave half of one. At start, a
+ * torn last line left by an older writer or a full disk is cut off, so every line in the file parses.
+ *
+ * Every line is a link of a hash chain (src/audit chain.ts): it carries the sha256 of the line
+ * before it in its tenant's stream and in its session's stream, and every `checkpointEvery` records
+ * of a stream, and at a session's end, an ed25519-signed checkpoint record follows
+ * (src/audit checkpoint.ts). After a restart the chain continues from the file's last record of
+ * each stream. `warden audit verify` checks it (docs/audit.md).
  */
 
-import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync } from "node:fs";
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
+import {
+  closeSync,
+  fstatSync,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  writeSync,
+} from "node:fs";
 import { dirname } from "node:path";
-import pino, { type Logger } from "pino";
-import type { AuditDropSummary, ConnectionAudit } from "../egress/index.js";
+import { AuditChainWriter, assertEd25519 } from "../audit/index.js";
+import type { AuditDropSummary, ConnectionAudit, SecretUseAudit } from "../egress/index.js";
+import { InvalidArgumentError } from "../errors.js";
 import type { CallVerdict, Decider } from "../pipeline/index.js";
 
 /** One audit line about a tool call. Sizes in bytes, durations in ms. */
@@ -77,10 +94,44 @@ interface InterruptedCallAuditEntry {
  * One connection through a session's egress gateway (src/egress: domain, port, decision, rule,
  * bytes each way, duration).
  */
-interface NetworkAuditEntry extends Omit<ConnectionAudit, "sessionId"> {
+interface NetworkAuditEntry extends Omit<ConnectionAudit, "sessionId">, CallLink {
   kind: "network";
   tenant: string;
   session: string;
+}
+
+/**
+ * The tool call a record is linked to: the one call that was running in the session when the
+ * connection or request started (absent when none, or more than one, was).
+ */
+export interface CallLink {
+  toolCallId?: string;
+  /** The call's batch (its server id). */
+  batch?: string;
+}
+
+/** One request that carried a secret's placeholder (src/egress SecretUseAudit): used or refused. */
+interface SecretAuditEntry extends Omit<SecretUseAudit, "sessionId">, CallLink {
+  kind: "secret";
+  tenant: string;
+  session: string;
+}
+
+/**
+ * The answer to one `ask`: `answer` as given (`deny` when nobody answered in time or the call was
+ * aborted), `waitMs` from the question to the answer, `who` the id of the API key that answered
+ * (`unanswered` when nobody did). `tool` is the call's tool, or `network` for a connection.
+ */
+export interface ApprovalAuditEntry extends CallLink {
+  kind: "approval";
+  tenant: string;
+  session: string;
+  tool: string;
+  answer: string;
+  waitMs: number;
+  who: string;
+  /** Set for a network connection under an `ask` rule. */
+  network?: { host: string; port: number; rule: string };
 }
 
 /**
@@ -99,7 +150,9 @@ export type AuditEntry =
   | RequestAuditEntry
   | LifecycleAuditEntry
   | NetworkAuditEntry
-  | NetworkDroppedAuditEntry;
+  | NetworkDroppedAuditEntry
+  | SecretAuditEntry
+  | ApprovalAuditEntry;
 
 /**
  * The server's audit log: appends its request, tool, session, interrupted-call and network lines
@@ -107,6 +160,10 @@ export type AuditEntry =
  */
 export interface ServerAuditLog {
   write(entry: AuditEntry): void;
+  /** Signs the session's stream, then its tenant's (after the session's `closed` line). */
+  endSession?(tenant: string, session: string): void;
+  /** Signs every stream with records after its last checkpoint (graceful shutdown). */
+  checkpointAll?(): void;
 }
 
 /**
@@ -144,16 +201,102 @@ export function repairTornTail(path: string): number {
   }
 }
 
-/** A pino audit logger on `path` (created 0600, parent created) with the torn tail repaired. */
-export function createFileAuditLog(path: string): ServerAuditLog & { logger: Logger } {
+/** Records of one stream between two checkpoints, by default (config auditCheckpointEvery). */
+export const DEFAULT_CHECKPOINT_EVERY = 100;
+
+/** Options of createFileAuditLog. */
+export interface FileAuditLogOptions {
+  /** The ed25519 private key that signs checkpoints (loadAuditSigningKey); default: one made now, never written. */
+  signingKey?: KeyObject;
+  /** Records of a stream between two checkpoints; default DEFAULT_CHECKPOINT_EVERY (100). */
+  checkpointEvery?: number;
+  /** Told the public half (PEM) and id of a key made at start; default: nobody (the log records it). */
+  onGeneratedKey?: (publicKeyPem: string, keyId: string) => void;
+}
+
+/** The file audit log: its signing key's id and public half (PEM), and close (tests). */
+export interface FileAuditLog extends Required<ServerAuditLog> {
+  keyId: string;
+  publicKeyPem: string;
+  close(): void;
+}
+
+/**
+ * The operator's checkpoint signing key: the PEM ed25519 private key file at `path` (config
+ * `auditSigningKey`). InvalidArgumentError naming the field when it cannot be read, is not a PEM
+ * private key, or is not ed25519.
+ */
+export function loadAuditSigningKey(path: string): KeyObject {
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(readFileSync(path));
+  } catch (err) {
+    throw new InvalidArgumentError(
+      `auditSigningKey ${path} is not a readable PEM private key (${(err as Error).message}); ` +
+        "make one with `openssl genpkey -algorithm ed25519 -out audit-key.pem`.",
+    );
+  }
+  assertEd25519(key, "private", `auditSigningKey ${path}`);
+  return key;
+}
+
+/**
+ * The chained audit log on `path` (created 0600, parent 0700), its torn tail repaired and each
+ * stream's chain continued from the file's last record of it. Writes one `audit-key` record
+ * (the signing key's id and public half, `source` config or generated) at start.
+ */
+export function createFileAuditLog(path: string, options: FileAuditLogOptions = {}): FileAuditLog {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   repairTornTail(path);
-  closeSync(openSync(path, "a", 0o600));
-  const logger = pino(
-    { base: null, messageKey: "msg", timestamp: pino.stdTimeFunctions.isoTime },
-    pino.destination({ dest: path, sync: true, append: true }),
-  );
-  return { logger, write: (entry) => logger.info(entry) };
+  const fd = openSync(path, "a", 0o600);
+  const signingKey = options.signingKey ?? generateKeyPairSync("ed25519").privateKey;
+  const chain = new AuditChainWriter({
+    signingKey,
+    checkpointEvery: options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY,
+    emit: (line) => writeAll(fd, Buffer.from(`${line}\n`, "utf8")),
+  });
+  forEachLine(path, (line) => chain.resume(line));
+  const publicKeyPem = createPublicKey(signingKey).export({ type: "spki", format: "pem" }).toString();
+  const { keyId } = chain;
+  const source = options.signingKey ? "config" : "generated";
+  chain.write({ kind: "audit-key", keyId, publicKey: publicKeyPem, source });
+  if (!options.signingKey) options.onGeneratedKey?.(publicKeyPem, keyId);
+  return {
+    keyId,
+    publicKeyPem,
+    write: (entry) => chain.write(entry as unknown as Record<string, unknown>),
+    endSession: (tenant, session) => chain.endSession(tenant, session),
+    checkpointAll: () => chain.checkpointAll(),
+    close: () => closeSync(fd),
+  };
+}
+
+/** Writes all of `bytes` at the file's end (O_APPEND: one write(2) unless the kernel writes less). */
+function writeAll(fd: number, bytes: Buffer): void {
+  let done = 0;
+  while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
+}
+
+/** Calls `take` with each newline-ended line of the file at `path` (its bytes), read in 1 MiB chunks. */
+function forEachLine(path: string, take: (line: Buffer) => void): void {
+  const fd = openSync(path, "r");
+  try {
+    const chunk = Buffer.alloc(1 << 20);
+    let rest = Buffer.alloc(0);
+    for (;;) {
+      const n = readSync(fd, chunk, 0, chunk.length, null);
+      if (n === 0) break;
+      const buf = Buffer.concat([rest, chunk.subarray(0, n)]);
+      let start = 0;
+      for (let nl = buf.indexOf(0x0a); nl !== -1; nl = buf.indexOf(0x0a, start)) {
+        take(buf.subarray(start, nl));
+        start = nl + 1;
+      }
+      rest = Buffer.from(buf.subarray(start));
+    }
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** An audit log that keeps entries in memory (tests). */

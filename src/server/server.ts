@@ -9,7 +9,7 @@
 import { mkdir } from "node:fs/promises";
 import { WardenError } from "../errors.js";
 import { outputShare, type SandboxBackend } from "../sandbox/index.js";
-import { createFileAuditLog, type ServerAuditLog } from "./audit.js";
+import { createFileAuditLog, loadAuditSigningKey, type ServerAuditLog } from "./audit.js";
 import type { ServerConfig } from "./config/index.js";
 import { type App, buildApp, drainUntil, type ServerContext } from "./http/index.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
@@ -106,7 +106,7 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
   await records.init();
   const inflight = new InflightCalls(config.stateDir, config.auditLog);
   await inflight.init();
-  const audit = options.audit ?? createFileAuditLog(config.auditLog);
+  const audit = options.audit ?? fileAuditLog(config, options.listen !== false);
   const metrics = options.metrics ?? createServerMetrics({ defaults: options.listen !== false });
   const approvals = new ApprovalBroker();
   const sessions = sessionContext({
@@ -169,11 +169,29 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
         await closeAllSessions(ctx, "shutdown");
       }
       await options.backend.close();
+      audit.checkpointAll?.();
       lock.release();
     })();
     return stopping;
   };
   return { app, ctx, reconciled, ...(url ? { url } : {}), shutdown };
+}
+
+/**
+ * The chained audit log of `config` (auditLog, auditSigningKey, auditCheckpointEvery). Without an
+ * operator key, a listening server prints the public half of the key it made on stderr.
+ */
+function fileAuditLog(config: ServerConfig, listening: boolean): ServerAuditLog {
+  return createFileAuditLog(config.auditLog, {
+    ...(config.auditSigningKey ? { signingKey: loadAuditSigningKey(config.auditSigningKey) } : {}),
+    ...(config.auditCheckpointEvery ? { checkpointEvery: config.auditCheckpointEvery } : {}),
+    onGeneratedKey: (pem, keyId) => {
+      if (listening)
+        process.stderr.write(
+          `warden serve: audit checkpoints are signed with key ${keyId}, made at this start and never written to disk; its public key (for warden audit verify --public-key):\n${pem}`,
+        );
+    },
+  });
 }
 
 /** app.listen with EADDRINUSE turned into AddressInUseError (naming host:port and the config field). */

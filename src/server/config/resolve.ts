@@ -73,6 +73,8 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
     port: cfg.port ?? CONFIG_DEFAULTS.port,
     stateDir,
     auditLog: resolve(baseDir, cfg.auditLog ?? resolve(stateDir, "audit.jsonl")),
+    ...(cfg.auditSigningKey ? { auditSigningKey: resolve(baseDir, cfg.auditSigningKey) } : {}),
+    ...(cfg.auditCheckpointEvery ? { auditCheckpointEvery: cfg.auditCheckpointEvery } : {}),
     jsonBodyLimitBytes: cfg.jsonBodyLimitBytes ?? CONFIG_DEFAULTS.jsonBodyLimitBytes,
     tarBodyLimitBytes: cfg.tarBodyLimitBytes ?? CONFIG_DEFAULTS.tarBodyLimitBytes,
     filesMaxBytes: cfg.filesMaxBytes ?? CONFIG_DEFAULTS.filesMaxBytes,

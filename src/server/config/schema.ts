@@ -116,6 +116,16 @@ export const ServerConfigSchema = Type.Object(
     port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
     stateDir: Type.Optional(Type.String({ minLength: 1 })),
     auditLog: Type.Optional(Type.String({ minLength: 1 })),
+    auditSigningKey: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description:
+          "PEM ed25519 private key file that signs the audit log's checkpoints; default: a key made at each start (never written), its public half printed on stderr",
+      }),
+    ),
+    auditCheckpointEvery: Type.Optional(
+      PositiveInt("Records of one audit stream between two signed checkpoints; default 100"),
+    ),
     defaultImage: Type.Optional(Type.String({ minLength: 1 })),
     jsonBodyLimitBytes: Type.Optional(PositiveInt("Largest JSON body, bytes")),
     tarBodyLimitBytes: Type.Optional(PositiveInt("Largest uploaded workspace tar, bytes")),

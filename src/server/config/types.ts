@@ -36,6 +36,10 @@ export interface ServerConfig {
   port: number;
   stateDir: string;
   auditLog: string;
+  /** Absolute path of the PEM ed25519 key signing the audit checkpoints; absent: a key made at start. */
+  auditSigningKey?: string;
+  /** Records of one audit stream between two signed checkpoints; absent: 100 (src/server/audit.ts). */
+  auditCheckpointEvery?: number;
   jsonBodyLimitBytes: number;
   tarBodyLimitBytes: number;
   /** Largest file written or read through /v1/sessions/:id/files, bytes. */

@@ -41,6 +41,8 @@ export async function closeSession(ctx: CloseContext, sessionId: string, reason:
       session: sessionId,
       reason,
     });
+    // The session's stream ends here: a signed checkpoint seals it (src/server/audit.ts).
+    ctx.audit.endSession?.(live.record.tenant, sessionId);
   }
 }
 
