@@ -19,6 +19,11 @@ export interface AuditChainWriterOptions {
   checkpointEvery: number;
   /** Called with each line (no newline), in order; it must be written before the next one. */
   emit: (line: string) => void;
+  /**
+   * Fields of the record that announces the signing key (`kind: "audit-key"`), written once, right
+   * before this writer's first checkpoint (so verify knows the key before it needs it).
+   */
+  keyRecord?: Record<string, unknown>;
   /** ISO-8601 time of a new line; default now. */
   now?: () => string;
 }
@@ -33,6 +38,7 @@ export class AuditChainWriter {
   private readonly owners = new Map<string, Owner>();
   /** Session streams whose `closed` record was read by resume and whose checkpoint was not yet. */
   private readonly closed = new Set<string>();
+  private announced = false;
 
   constructor(private readonly options: AuditChainWriterOptions) {
     this.keyId = auditKeyId(options.signingKey);
@@ -86,6 +92,10 @@ export class AuditChainWriter {
   }
 
   private checkpoint(stream: string): void {
+    if (this.options.keyRecord && !this.announced) {
+      this.announced = true;
+      this.append(this.options.keyRecord);
+    }
     const owner = this.owners.get(stream) ?? {};
     const links = this.state.links(streamsOf(owner));
     const own = links.find((l) => l.stream === stream);

@@ -268,7 +268,9 @@ function checkLink(
   const successors = (bySeq.get(seq + 1) ?? []).map((l) =>
     parsed[l - 1]?.links.find((k) => k.stream === stream),
   );
-  const inserted = successors.some((s) => s?.prev === p.hash) ? first : line;
+  // An exact copy of an earlier record (a replay) is the later one.
+  const copy = parsed[first - 1]?.hash === p.hash;
+  const inserted = !copy && successors.some((s) => s?.prev === p.hash) ? first : line;
   return {
     kind: "inserted",
     line: inserted,

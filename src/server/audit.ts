@@ -23,7 +23,7 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname } from "node:path";
-import { AuditChainWriter, assertEd25519 } from "../audit/index.js";
+import { AuditChainWriter, assertEd25519, auditKeyId } from "../audit/index.js";
 import type { AuditDropSummary, ConnectionAudit, SecretUseAudit } from "../egress/index.js";
 import { InvalidArgumentError } from "../errors.js";
 import type { CallVerdict, Decider } from "../pipeline/index.js";
@@ -242,24 +242,25 @@ export function loadAuditSigningKey(path: string): KeyObject {
 
 /**
  * The chained audit log on `path` (created 0600, parent 0700), its torn tail repaired and each
- * stream's chain continued from the file's last record of it. Writes one `audit-key` record
- * (the signing key's id and public half, `source` config or generated) at start.
+ * stream's chain continued from the file's last record of it. Before its first checkpoint it
+ * writes one `audit-key` record: the signing key's id, public half (PEM) and `source` (config or
+ * generated).
  */
 export function createFileAuditLog(path: string, options: FileAuditLogOptions = {}): FileAuditLog {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   repairTornTail(path);
   const fd = openSync(path, "a", 0o600);
   const signingKey = options.signingKey ?? generateKeyPairSync("ed25519").privateKey;
+  const publicKeyPem = createPublicKey(signingKey).export({ type: "spki", format: "pem" }).toString();
+  const keyId = auditKeyId(signingKey);
+  const source = options.signingKey ? "config" : "generated";
   const chain = new AuditChainWriter({
     signingKey,
     checkpointEvery: options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY,
     emit: (line) => writeAll(fd, Buffer.from(`${line}\n`, "utf8")),
+    keyRecord: { kind: "audit-key", keyId, publicKey: publicKeyPem, source },
   });
   forEachLine(path, (line) => chain.resume(line));
-  const publicKeyPem = createPublicKey(signingKey).export({ type: "spki", format: "pem" }).toString();
-  const { keyId } = chain;
-  const source = options.signingKey ? "config" : "generated";
-  chain.write({ kind: "audit-key", keyId, publicKey: publicKeyPem, source });
   if (!options.signingKey) options.onGeneratedKey?.(publicKeyPem, keyId);
   return {
     keyId,
