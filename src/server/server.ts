@@ -20,6 +20,7 @@ import {
   InflightCalls,
   type ReconcileReport,
   RecordStore,
+  RunningCalls,
   reapSessions,
   reconcile,
   type SessionFactory,
@@ -108,7 +109,8 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
   await inflight.init();
   const audit = options.audit ?? fileAuditLog(config, options.listen !== false);
   const metrics = options.metrics ?? createServerMetrics({ defaults: options.listen !== false });
-  const approvals = new ApprovalBroker();
+  const calls = new RunningCalls();
+  const approvals = new ApprovalBroker(audit, calls);
   const sessions = sessionContext({
     config,
     sessions: options.sessions ?? sessionFactory(options.backend),
@@ -116,6 +118,7 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
     audit,
     metrics,
     approvals,
+    calls,
     inflight,
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.now ? { now: options.now } : {}),

@@ -1,6 +1,7 @@
 /** Every CLI command, each registered from its own file (one line per command). */
 import type { Command } from "commander";
 import { registerApply } from "./apply.js";
+import { registerAudit } from "./audit.js";
 import { registerDiff } from "./diff.js";
 import { registerExec } from "./exec.js";
 import { registerGc } from "./gc.js";
@@ -24,4 +25,5 @@ export const commands: RegisterCommand[] = [
   registerApply,
   registerServe,
   registerMcp,
+  registerAudit,
 ];

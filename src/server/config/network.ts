@@ -18,6 +18,7 @@ import {
   type NetworkOptions,
   type NetworkRule,
   parseHostEntry,
+  type SecretUseAudit,
 } from "../../egress/index.js";
 import { InvalidArgumentError } from "../../errors.js";
 import {
@@ -113,6 +114,8 @@ export function sessionNetwork(input: {
 /** Where a session's egress audit records go, and their bound (NetworkOptions' fields of the same names). */
 export interface NetworkAuditHooks {
   onConnection(record: ConnectionAudit): void;
+  /** One `kind: "secret"` line per request that carried a placeholder (used or refused). */
+  onSecretUse(record: SecretUseAudit): void;
   onAuditDropped(summary: AuditDropSummary): void;
   auditLimit: AuditLimit;
 }
@@ -134,6 +137,7 @@ export function networkAuditHooks(
       count(record.decision, 1);
       log.write({ kind: "network", tenant, session, ...record });
     },
+    onSecretUse: ({ sessionId: _id, ...record }) => log.write({ kind: "secret", tenant, session, ...record }),
     onAuditDropped: ({ sessionId: _id, ...summary }) => {
       for (const [decision, n] of Object.entries(summary.decisions)) count(decision, n);
       log.write({ kind: "network-dropped", tenant, session, ...summary });

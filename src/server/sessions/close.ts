@@ -10,7 +10,8 @@ import type { SessionContext } from "./context.js";
 export type CloseContext = Pick<
   SessionContext,
   "registry" | "pendingRw" | "metrics" | "records" | "networkSlots" | "audit"
->;
+> &
+  Partial<Pick<SessionContext, "calls">>;
 
 /**
  * Closes a session: aborts its running batches, denies its pending asks, destroys the container,
@@ -25,6 +26,7 @@ export async function closeSession(ctx: CloseContext, sessionId: string, reason:
   if (workspaceMode === "rw" && workspaceHostPath) ctx.pendingRw.set(sessionId, workspaceHostPath);
   for (const c of live.running) c.abort();
   ctx.metrics.sessions.dec({ tenant: live.record.tenant });
+  ctx.calls?.forget(sessionId);
   try {
     await live.session.close();
   } finally {

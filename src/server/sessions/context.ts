@@ -14,6 +14,7 @@ import type { InflightCalls } from "./inflight-calls.js";
 import type { HookFactory } from "./policy-hooks.js";
 import type { RecordStore } from "./record-store.js";
 import { SessionRegistry } from "./registry.js";
+import { RunningCalls } from "./running-calls.js";
 import type { SessionFactory } from "./session-factory.js";
 
 /** The server's dependencies that sessions work with. `now` is epoch ms (injectable for tests). */
@@ -29,6 +30,8 @@ export interface SessionDeps {
   inflight?: InflightCalls;
   hooks?: HookFactory;
   now?: () => number;
+  /** The sessions' running calls (shared with the approval broker); default: a new tracker. */
+  calls?: RunningCalls;
 }
 
 /** The dependencies plus the state of the server's sessions, made once per server (sessionContext). */
@@ -46,6 +49,8 @@ export interface SessionContext extends SessionDeps {
   hostWorkspaces: HostWorkspaceGuard;
   /** rw host workspaces of sessions being created or closed, by session id (create.ts liveRwWorkspaces). */
   pendingRw: Map<string, string>;
+  /** Each session's running calls, which audit records link to (running-calls.ts). */
+  calls: RunningCalls;
 }
 
 /** The session state of a new server over `deps` (no session yet). */
@@ -59,5 +64,6 @@ export function sessionContext(deps: SessionDeps): SessionContext {
     networkSlots: new NetworkSlots(deps.config.maxNetworkedSessions, deps.metrics),
     hostWorkspaces: new HostWorkspaceGuard(),
     pendingRw: new Map(),
+    calls: deps.calls ?? new RunningCalls(),
   };
 }

@@ -5,12 +5,14 @@
 import type { SessionOptions } from "../../session/index.js";
 import { networkAuditHooks, type TenantConfig, tenantSessionNetwork } from "../config/index.js";
 import type { SessionContext } from "./context.js";
+import { linkedAuditLog } from "./running-calls.js";
 
 /** What sessionOptions works with. */
 export type SessionOptionsContext = Pick<
   SessionContext,
   "config" | "approvals" | "audit" | "metrics" | "hooks" | "controllerId"
->;
+> &
+  Partial<Pick<SessionContext, "calls">>;
 
 /**
  * Session options with the tenant's hooks and a sandbox spec of the tenant's lifetime and, when the
@@ -44,7 +46,9 @@ async function networkOptions(
   requested: string[] | undefined,
 ) {
   const ask = { provider: ctx.approvals.provider, timeoutMs: ctx.config.approvalTimeoutMs };
-  const { metrics, audit: log, config } = ctx;
+  const { metrics, config } = ctx;
+  // Egress and secret records name the call running when their connection started (running-calls.ts).
+  const log = ctx.calls ? linkedAuditLog(ctx.audit, ctx.calls, sessionId) : ctx.audit;
   const count = (decision: string, n: number) =>
     metrics.egressConnections.inc({ tenant: tenant.id, decision }, n);
   const audit = networkAuditHooks(log, count, tenant.id, sessionId, config.networkAuditLimit);

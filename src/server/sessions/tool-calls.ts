@@ -37,7 +37,8 @@ export interface ToolCallBatch extends BatchRunOptions {
 }
 
 /** What runToolCalls works with. */
-export type ToolCallContext = Pick<SessionContext, "quotas" | "inflight" | "metrics" | "audit" | "now">;
+export type ToolCallContext = Pick<SessionContext, "quotas" | "inflight" | "metrics" | "audit" | "now"> &
+  Partial<Pick<SessionContext, "calls">>;
 
 /**
  * Runs `batch.calls` in `batch.live` and resolves their results in call order. QuotaExceededError
@@ -51,6 +52,8 @@ export async function runToolCalls(ctx: ToolCallContext, batch: ToolCallBatch): 
   live.running.add(controller);
   live.lastActiveMs = ctx.now();
   const started = new Map<string, number>();
+  // Each call's span in the session's running calls, ended with the call (audit links, running-calls.ts).
+  const spans = new Map<string, (endMs: number) => void>();
   // The batch's own id keys its calls in the audit log (their ids are the client's, unique only within it).
   const batchId = randomUUID();
   let journalled: (() => Promise<void>) | undefined;
@@ -65,12 +68,24 @@ export async function runToolCalls(ctx: ToolCallContext, batch: ToolCallBatch): 
     return await live.session.runToolCalls(calls, {
       signal: controller.signal,
       onEvent: (event) => {
-        if (event.type === "tool_execution_start") started.set(event.toolCallId, ctx.now());
-        if (event.type === "tool_execution_end") finishCall(ctx, live, batchId, event, started);
+        if (event.type === "tool_execution_start") {
+          started.set(event.toolCallId, ctx.now());
+          const span = ctx.calls?.start(
+            live.record.id,
+            { toolCallId: event.toolCallId, batch: batchId },
+            Date.now(),
+          );
+          if (span) spans.set(event.toolCallId, span);
+        }
+        if (event.type === "tool_execution_end") {
+          spans.get(event.toolCallId)?.(Date.now());
+          finishCall(ctx, live, batchId, event, started);
+        }
         batch.onEvent?.(event);
       },
     });
   } finally {
+    for (const end of spans.values()) end(Date.now());
     unlink();
     live.running.delete(controller);
     live.lastActiveMs = ctx.now();

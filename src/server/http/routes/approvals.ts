@@ -25,13 +25,18 @@ export const approvalRoutes: RoutePlugin = async (app, { ctx }) => {
       },
     },
     async (request) => {
-      const { tenant } = principalOf(request);
+      const { tenant, keyId } = principalOf(request);
       const { decision } = request.body;
       if (!(APPROVAL_DECISIONS as readonly string[]).includes(decision))
         throw new InvalidArgumentError(
           `decision must be one of ${APPROVAL_DECISIONS.join(", ")}; got ${JSON.stringify(decision)}.`,
         );
-      ctx.approvals.decide(tenant.id, request.params.id, decision as (typeof APPROVAL_DECISIONS)[number]);
+      ctx.approvals.decide(
+        tenant.id,
+        request.params.id,
+        decision as (typeof APPROVAL_DECISIONS)[number],
+        keyId,
+      );
       return { id: request.params.id, decision };
     },
   );
