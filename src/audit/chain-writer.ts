@@ -8,6 +8,12 @@ import type { KeyObject } from "node:crypto";
 import { ChainState, formatAuditLine, lineHash, linksOf, streamsOf } from "./chain.js";
 import { auditKeyId, signCheckpoint } from "./checkpoint.js";
 
+/**
+ * Ended session streams whose heads are kept, so a line that comes after a session's end (a late
+ * egress record) continues its chain; past this many, the oldest is forgotten (memory stays bounded).
+ */
+const KEPT_ENDED_STREAMS = 4096;
+
 /** The tenant and session fields that put a record in a stream (what its checkpoint carries). */
 type Owner = { tenant?: string; session?: string };
 
@@ -39,6 +45,8 @@ export class AuditChainWriter {
   /** Session streams whose `closed` record was read by resume and whose checkpoint was not yet. */
   private readonly closed = new Set<string>();
   private announced = false;
+  /** Ended session streams, oldest first (KEPT_ENDED_STREAMS). */
+  private readonly ended: string[] = [];
 
   constructor(private readonly options: AuditChainWriterOptions) {
     this.keyId = auditKeyId(options.signingKey);
@@ -46,7 +54,7 @@ export class AuditChainWriter {
 
   /**
    * Takes one line of the existing file (its exact bytes, no newline): lines that are not chained
-   * records are skipped. Streams of sessions that ended (closed, then signed) are forgotten.
+   * records are skipped. Streams of sessions that ended (closed, then signed) are ended here too.
    */
   resume(line: Uint8Array): void {
     let record: Record<string, unknown>;
@@ -63,7 +71,7 @@ export class AuditChainWriter {
     const stream = String(record.stream);
     if (record.kind !== "checkpoint") return;
     this.counts.set(stream, 0);
-    if (this.closed.delete(stream)) this.forget(stream);
+    if (this.closed.delete(stream)) this.end(stream);
   }
 
   /** Writes a record, then the checkpoints of its streams that are due. */
@@ -74,14 +82,14 @@ export class AuditChainWriter {
     }
   }
 
-  /** Signs the session's stream, then its tenant's; the session's stream is then forgotten. */
+  /** Signs the session's stream, then its tenant's; the session's stream is then ended (KEPT_ENDED_STREAMS). */
   endSession(tenant: string, session: string): void {
     const stream = `session:${session}`;
     this.owners.set(stream, { tenant, session });
     this.checkpoint(stream);
     this.owners.set(`tenant:${tenant}`, { tenant });
     this.checkpoint(`tenant:${tenant}`);
-    this.forget(stream);
+    this.end(stream);
   }
 
   /** Signs every stream with records after its last checkpoint: sessions', then tenants', then the server's. */
@@ -125,9 +133,13 @@ export class AuditChainWriter {
     }
   }
 
-  private forget(stream: string): void {
-    this.state.forget(stream);
-    this.counts.delete(stream);
-    this.owners.delete(stream);
+  /** Marks a session stream ended; forgets the oldest ended one past KEPT_ENDED_STREAMS. */
+  private end(stream: string): void {
+    this.ended.push(stream);
+    if (this.ended.length <= KEPT_ENDED_STREAMS) return;
+    const old = this.ended.shift() as string;
+    this.state.forget(old);
+    this.counts.delete(old);
+    this.owners.delete(old);
   }
 }

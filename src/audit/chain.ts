@@ -1,7 +1,7 @@
 /**
  * The hash chain of the server's audit log (pure: no I/O). Every record belongs to one or two
  * streams: its tenant's (`tenant:<id>`, or `server` for a record without a tenant) and, when it
- * names a session, that session's (`session:<id>`). In each stream it carries a link: its position
+ * names a session and is not an HTTP request line, that session's (`session:<id>`). In each stream it carries a link: its position
  * (`seq`, from 0) and the hash of the stream's record before it (`prev`; 64 zeros for seq 0). A
  * record's hash is the sha256 (hex) of its line's exact bytes as written, without the newline.
  * Editing, removing, reordering or inserting a record breaks a link; verify.ts finds the first.
@@ -29,11 +29,14 @@ export interface StreamHead {
 
 /**
  * The streams a record with these fields belongs to, tenant stream first: `tenant:<tenant>` (or
- * `server` without a tenant), then `session:<session>` when it names a session.
+ * `server` without a tenant), then `session:<session>` when it names a session, except for an
+ * HTTP request line (`kind: "request"`): a session's stream holds what happened in the session
+ * and ends with its end checkpoint, which the DELETE request that closed it comes after.
  */
-export function streamsOf(fields: { tenant?: unknown; session?: unknown }): string[] {
+export function streamsOf(fields: { kind?: unknown; tenant?: unknown; session?: unknown }): string[] {
   const streams = [typeof fields.tenant === "string" ? `tenant:${fields.tenant}` : "server"];
-  if (typeof fields.session === "string") streams.push(`session:${fields.session}`);
+  if (typeof fields.session === "string" && fields.kind !== "request")
+    streams.push(`session:${fields.session}`);
   return streams;
 }
 

@@ -21,7 +21,8 @@ export const LAYERS: readonly Layer[] = [
   { unit: "truncate", reason: "pure head/tail truncation of output, UTF-8 safe; no I/O" },
   {
     unit: "secrets",
-    reason: "named secrets, their placeholders and bindings, and the pure decision on a request that carries one",
+    reason:
+      "named secrets, their placeholders and bindings, and the pure decision on a request that carries one",
   },
   {
     unit: "egress",
