@@ -224,6 +224,18 @@ describeBackend("warden serve: kill -9 and restart", () => {
         toolCallId: "c",
         tool: "bash",
         startedAt: expect.any(String),
+        chain: [
+          {
+            stream: `tenant:${TENANT}`,
+            seq: expect.any(Number),
+            prev: expect.stringMatching(/^[0-9a-f]{64}$/),
+          },
+          {
+            stream: `session:${busy}`,
+            seq: expect.any(Number),
+            prev: expect.stringMatching(/^[0-9a-f]{64}$/),
+          },
+        ],
       },
     ]);
     expect(entries.filter((e) => e.kind === "session").map((e) => e.event)).toEqual([
