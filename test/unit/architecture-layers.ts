@@ -21,8 +21,7 @@ export const LAYERS: readonly Layer[] = [
   { unit: "truncate", reason: "pure head/tail truncation of output, UTF-8 safe; no I/O" },
   {
     unit: "secrets",
-    reason:
-      "named secrets, their placeholders and bindings, and the pure decision on a request that carries one",
+    reason: "named secrets, their placeholders and bindings, and the pure decision on a request that carries one",
   },
   {
     unit: "egress",
@@ -38,7 +37,11 @@ export const LAYERS: readonly Layer[] = [
     unit: "pipeline",
     reason: "a call's stages and hooks; owns the hook contract and the call decision types",
   },
-  { unit: "audit", reason: "one JSON line per policy decision; below policy, whose hook writes it" },
+  {
+    unit: "audit",
+    reason:
+      "one JSON line per policy decision, and the server audit log's hash chain, signed checkpoints, verify and OCSF mapping; below policy, whose hook writes the first",
+  },
   {
     unit: "policy",
     reason: "allow/ask/deny: load, analyse, evaluate; its hook defines the ApprovalProvider it asks",
