@@ -61,6 +61,8 @@ export interface NetworkAuditLine {
   rule: string;
   insideTunnel?: true;
   bytesIn: number;
+  /** The tool call running in the session when the connection started (src/server/sessions/running-calls.ts). */
+  toolCallId?: string;
 }
 
 /** The `kind: "network"` lines of the audit.jsonl at `path`. */

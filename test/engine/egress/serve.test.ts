@@ -107,6 +107,9 @@ describeEngine("warden serve: tenant network bound", () => {
         [id, "allowed.test", "allow", "allow allowed.test:443", true],
         [id, "pypi.test", "deny", "not-listed", undefined],
       ]);
+    // Each names the one call that was running when it started: the call that made it.
+    const lines = await networkAuditLines(join(dir, "state", "audit.jsonl"));
+    expect(lines.map((a) => a.toolCallId)).toEqual(["c", "c", "c"]);
     const metrics = await (await call("/metrics")).text();
     expect(metrics).toContain(`warden_egress_connections_total{tenant="${tenant}",decision="allow"} 2`);
     expect(metrics).toContain(`warden_egress_connections_total{tenant="${tenant}",decision="deny"} 1`);
