@@ -21,7 +21,10 @@ const KEPT_SPANS = 64;
 export class RunningCalls {
   private readonly bySession = new Map<string, CallSpan[]>();
 
-  /** Marks a call started at `atMs`; returns the function that marks it ended (at its argument, epoch ms). */
+  /**
+   * Marks a call started at `atMs`; returns the function that marks it ended (at its argument,
+   * epoch ms; the first call counts).
+   */
   start(session: string, call: { toolCallId: string; batch: string }, atMs: number): (endMs: number) => void {
     const span: CallSpan = { ...call, startMs: atMs };
     const spans = this.bySession.get(session) ?? [];
@@ -32,7 +35,7 @@ export class RunningCalls {
     }
     this.bySession.set(session, spans);
     return (endMs) => {
-      span.endMs = endMs;
+      span.endMs ??= endMs;
     };
   }
 

@@ -7,6 +7,7 @@ it("names the one call running at a time; none when no call or two calls ran the
   const calls = new RunningCalls();
   const endA = calls.start("s1", { toolCallId: "a", batch: "b1" }, 1000);
   endA(2000);
+  endA(9000); // the batch's end marks its calls again: the first end counts
   const endB = calls.start("s1", { toolCallId: "b", batch: "b2" }, 3000);
   calls.start("s1", { toolCallId: "c", batch: "b2" }, 3500);
   expect(calls.at("s1", 1500)).toEqual({ toolCallId: "a", batch: "b1" });
