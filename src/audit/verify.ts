@@ -10,7 +10,7 @@ import { type ChainLink, GENESIS_HASH, lineHash, linksOf, streamsOf } from "./ch
 import { auditKeyId, checkpointSignatureValid } from "./checkpoint.js";
 
 /** What went wrong at a fault's record. */
-export type AuditFaultKind =
+type AuditFaultKind =
   | "unparsable"
   | "unchained"
   | "edited"
@@ -22,7 +22,7 @@ export type AuditFaultKind =
   | "end-checkpoint-missing";
 
 /** The first fault found: its line (1-based), stream and seq when it has them, and a sentence. */
-export interface AuditFault {
+interface AuditFault {
   kind: AuditFaultKind;
   line: number;
   stream?: string;
@@ -31,7 +31,7 @@ export interface AuditFault {
 }
 
 /** One stream of an intact log. Lines are 1-based. */
-export interface AuditStreamSummary {
+interface AuditStreamSummary {
   stream: string;
   records: number;
   /** The last checkpoint of the stream: its seq and line, and the key id that signed it. */

@@ -122,7 +122,7 @@ interface SecretAuditEntry extends Omit<SecretUseAudit, "sessionId">, CallLink {
  * aborted), `waitMs` from the question to the answer, `who` the id of the API key that answered
  * (`unanswered` when nobody did). `tool` is the call's tool, or `network` for a connection.
  */
-export interface ApprovalAuditEntry extends CallLink {
+interface ApprovalAuditEntry extends CallLink {
   kind: "approval";
   tenant: string;
   session: string;
@@ -202,7 +202,7 @@ export function repairTornTail(path: string): number {
 }
 
 /** Records of one stream between two checkpoints, by default (config auditCheckpointEvery). */
-export const DEFAULT_CHECKPOINT_EVERY = 100;
+const DEFAULT_CHECKPOINT_EVERY = 100;
 
 /** Options of createFileAuditLog. */
 export interface FileAuditLogOptions {

@@ -17,7 +17,7 @@ export { reconcileLine } from "./reconcile-line.js";
 export { RecordStore } from "./record-store.js";
 export type { LiveSession } from "./registry.js";
 export { type CreateSessionInput, resolveSessionRequest } from "./request.js";
-export { linkedAuditLog, RunningCalls } from "./running-calls.js";
+export { RunningCalls } from "./running-calls.js";
 export { type SessionFactory, sessionFactory } from "./session-factory.js";
 export { runToolCalls } from "./tool-calls.js";
 export { unpackWorkspaceTar, uploadsDirOf } from "./upload.js";

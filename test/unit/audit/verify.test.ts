@@ -1,5 +1,6 @@
 import { createPublicKey, generateKeyPairSync } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { CHECKPOINT_PAYLOAD_TAG, checkpointPayload } from "../../../src/audit/checkpoint.js";
 import { auditKeyId, formatVerifyReport, verifyAuditLines } from "../../../src/audit/index.js";
 import { rechain, sessionLog, testWriter } from "./chain-fixture.js";
 
@@ -160,5 +161,14 @@ describe("verifyAuditLines", () => {
       { stream: "tenant:alpha", seq: 2, prev: expect.stringMatching(/^[0-9a-f]{64}$/) },
       { stream: "session:s2", seq: 2, prev: expect.stringMatching(/^[0-9a-f]{64}$/) },
     ]);
+  });
+});
+
+describe("checkpointPayload", () => {
+  it("is the fixed, versioned text: tag, stream, seq and prev hash on four lines", () => {
+    expect(checkpointPayload("session:s1", 7, "ab".repeat(32)).toString("utf8")).toBe(
+      `warden-audit-checkpoint v1\nsession:s1\n7\n${"ab".repeat(32)}`,
+    );
+    expect(CHECKPOINT_PAYLOAD_TAG).toBe("warden-audit-checkpoint v1");
   });
 });
