@@ -3,14 +3,18 @@
  * `npm run build` first) runs one tool call whose policy asks, answered over HTTP; the session is
  * closed and the server stopped; `warden audit verify` with the public key the server printed says
  * intact and signed to the last record, the call's approval and tool lines share its toolCallId
- * and batch, and one edited line makes verify exit 1 naming it (a missing file: exit 2).
+ * and batch, and one edited line makes verify exit 1 naming it (a missing file: exit 2). A server
+ * restarted on the same state (its session adopted) continues every stream's chain, both runs signed
+ * by the operator's auditSigningKey.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { generateKeyPairSync } from "node:crypto";
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, expect, it } from "vitest";
+import { auditKeyId } from "../../../src/audit/index.js";
 import { describeEngine } from "../../helpers/engine.js";
 import { cleanUpServe, type ServeChild, spawnServe, writeServeConfig } from "../../helpers/server-fixture.js";
 
@@ -132,5 +136,68 @@ describeEngine("warden serve: the audit trail", () => {
     const missing = await audit("verify", join(dir, "nope.jsonl"));
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain(`Cannot read the audit log ${join(dir, "nope.jsonl")} (ENOENT)`);
+  }, 120_000);
+
+  it("a restarted server continues each stream's chain; the operator's key (auditSigningKey) signs both runs", async () => {
+    dir ??= await mkdtemp(join(tmpdir(), "warden-audit-trail-"));
+    const run = join(dir, "restart");
+    const { privateKey, publicKey } = generateKeyPairSync("ed25519");
+    await mkdir(run);
+    await writeFile(join(run, "key.pem"), privateKey.export({ type: "pkcs8", format: "pem" }));
+    await writeFile(join(run, "key.pub"), publicKey.export({ type: "spki", format: "pem" }));
+    const config = await writeServeConfig(run, tenant, KEY, { server: { auditSigningKey: "key.pem" } });
+    const bash = (url: string, id: string, callId: string) =>
+      fetch(`${url}/v1/sessions/${id}/tool-calls`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({
+          toolCalls: [{ id: callId, name: "bash", arguments: { command: "echo hi" } }],
+        }),
+      });
+    // The first run keeps its session (the default onExit) for the second to adopt.
+    serve = await spawnServe(WARDEN, config);
+    const created = await fetch(`${serve.url}/v1/sessions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: "{}",
+    });
+    const { id } = (await created.json()) as { id: string };
+    expect((await bash(serve.url, id, "before")).status).toBe(200);
+    serve.child.kill("SIGTERM");
+    expect(await serve.exited).toBe(0);
+    expect(serve.stderr()).not.toContain("audit checkpoints are signed with key");
+    serve = await spawnServe(WARDEN, config, ["--on-exit", "close"]);
+    expect((await bash(serve.url, id, "after")).status).toBe(200);
+    serve.child.kill("SIGTERM");
+    expect(await serve.exited).toBe(0);
+
+    const log = join(run, "state", "audit.jsonl");
+    const verified = await audit("verify", log, "--public-key", join(run, "key.pub"));
+    expect(verified.code).toBe(0);
+    expect(verified.stdout.trimEnd().split("\n").slice(1)).toEqual([
+      `signed by key ${auditKeyId(publicKey)} (the key given with --public-key)`,
+      "signed to their last record: 3 stream(s)",
+    ]);
+    const records = (await readFile(log, "utf8"))
+      .trimEnd()
+      .split("\n")
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            kind: string;
+            toolCallId?: string;
+            event?: string;
+            chain: { stream: string; seq: number }[];
+          },
+      );
+    const sessionSeq = (r: (typeof records)[number] | undefined) =>
+      r?.chain.find((l) => l.stream === `session:${id}`)?.seq;
+    const before = records.find((r) => r.toolCallId === "before");
+    const adopted = records.find((r) => r.kind === "session" && r.event === "adopted");
+    // The second run's first line of the session follows the first run's last (its shutdown checkpoint).
+    expect(sessionSeq(adopted)).toBe((sessionSeq(before) ?? -9) + 2);
+    expect(
+      records.filter((r) => r.kind === "audit-key").map((r) => (r as { source?: string }).source),
+    ).toEqual(["config", "config"]);
   }, 120_000);
 });
