@@ -155,8 +155,9 @@ export type AuditEntry =
   | ApprovalAuditEntry;
 
 /**
- * The server's audit log: appends its request, tool, session, interrupted-call and network lines
- * (`AuditEntry`). Not the policy hook's decision line, which is `PolicyAuditLog` (src/audit/).
+ * The server's audit log: appends its request, tool, approval, session, interrupted-call, network
+ * and secret lines (`AuditEntry`). Not the policy hook's decision line, which is `PolicyAuditLog`
+ * (src/audit/). The file log (createFileAuditLog) chains and signs them; the memory log does not.
  */
 export interface ServerAuditLog {
   write(entry: AuditEntry): void;
