@@ -62,7 +62,7 @@ export function addSecretFlags(command: Command): Command {
     )
     .option(
       "--secret-file <NAME=PATH>",
-      "also write secret NAME's placeholder into a file at this absolute path in the sandbox",
+      "also write secret NAME's placeholder into a file at this absolute path in the sandbox (under /tmp, HOME or /workspace)",
       collect,
     );
 }
@@ -124,7 +124,7 @@ function applyDestinations(specs: SecretSpec[], flags: SecretFlags): void {
         const path = named.rest;
         if (!path.startsWith("/") || posix.normalize(path) !== path || path.endsWith("/"))
           throw new InvalidArgumentError(
-            `${flag} ${spec.name}=…: the path in the sandbox must be absolute and normal (no ., .. or trailing /), e.g. /run/secrets/${spec.name}.`,
+            `${flag} ${spec.name}=…: the path in the sandbox must be absolute and normal (no ., .. or trailing /), e.g. /tmp/secrets/${spec.name} (under /tmp, HOME or /workspace: the root is read-only).`,
           );
         spec.file = path;
       }

@@ -42,7 +42,7 @@ describe("--secret syntax", () => {
       parseSecretFlags({
         secret: ["GITHUB_TOKEN=env:GH_TOKEN", "NPM_TOKEN=file:npm-token"],
         secretEnv: ["GITHUB_TOKEN=GH", "NPM_TOKEN="],
-        secretFile: ["NPM_TOKEN=/run/secrets/npm"],
+        secretFile: ["NPM_TOKEN=/tmp/secrets/npm"],
       }),
     ).toEqual([
       { name: "GITHUB_TOKEN", source: { kind: "env", variable: "GH_TOKEN" }, env: "GH" },
@@ -50,7 +50,7 @@ describe("--secret syntax", () => {
         name: "NPM_TOKEN",
         source: { kind: "file", path: join(process.cwd(), "npm-token") },
         env: false,
-        file: "/run/secrets/npm",
+        file: "/tmp/secrets/npm",
       },
     ]);
   });
@@ -90,7 +90,7 @@ describe("--secret syntax", () => {
         "--secret-env A is given twice.",
       ),
       expect(fails({ secret: ["A=env:X"], secretFile: ["A=run/a"] })).resolves.toBe(
-        "--secret-file A=…: the path in the sandbox must be absolute and normal (no ., .. or trailing /), e.g. /run/secrets/A.",
+        "--secret-file A=…: the path in the sandbox must be absolute and normal (no ., .. or trailing /), e.g. /tmp/secrets/A (under /tmp, HOME or /workspace: the root is read-only).",
       ),
       expect(fails({ secret: ["A=env:X"], secretFile: ["A=/run/../a"] })).resolves.toMatch(
         /^--secret-file A=…: the path in the sandbox must be absolute/,
@@ -113,7 +113,7 @@ describe("withSessionSecrets", () => {
     expect(await withSessionSecrets(undefined, { secret: [] }, [], env)).toBeUndefined();
     const out = await withSessionSecrets(
       network,
-      { secret: ["GITHUB_TOKEN=env:GH_TOKEN"], secretFile: ["GITHUB_TOKEN=/run/secrets/gh"] },
+      { secret: ["GITHUB_TOKEN=env:GH_TOKEN"], secretFile: ["GITHUB_TOKEN=/tmp/secrets/gh"] },
       [bound],
       env,
     );
@@ -129,7 +129,7 @@ describe("withSessionSecrets", () => {
             headers: ["authorization"],
           },
         ],
-        file: "/run/secrets/gh",
+        file: "/tmp/secrets/gh",
       },
     ]);
     expect(await secrets[0]?.value()).toBe(VALUE);
