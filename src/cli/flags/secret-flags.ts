@@ -207,7 +207,8 @@ function reachable(binding: SecretBinding, rules: readonly NetworkRule[]): boole
  * `network` with the session's secrets (NetworkOptions.secrets) and a `warden: secret …` stderr
  * line per request that carried a placeholder (onSecretUse); `network` as it is without `--secret`.
  * Each secret's bindings are the policy layers' (effectiveSecretBindings); its value source is
- * checked now (an env variable set and non-empty, a file readable). Rejects with
+ * checked now (secret-sources.ts: a variable set and non-empty, a file readable, a value a header
+ * can carry). Rejects with
  * InvalidArgumentError when a secret is given without network (`network` undefined), when no layer
  * binds it (naming the layer that withholds it, if one does), or when the network lets through
  * none of its bound hosts; with the syntax errors of parseSecretFlags. No message holds a value.
