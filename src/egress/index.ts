@@ -28,6 +28,7 @@ export {
 export { resolveNetworkOptions } from "./network-options.js";
 
 export {
+  checkSessionSecrets,
   DEFAULT_SECRET_HEADERS,
   DEFAULT_SECRET_PORTS,
   decideSecretUse,

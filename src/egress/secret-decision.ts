@@ -8,6 +8,7 @@ import { InvalidArgumentError } from "../errors.js";
 import { hostMatches, hostProblem } from "./host-pattern.js";
 import {
   placeholderOf,
+  SECRET_NAME,
   type SecretBinding,
   type SecretDecision,
   type SecretRequest,
@@ -100,6 +101,59 @@ export function secretValueProblem(value: string): string | null {
   return null;
 }
 
+/** Variables a placeholder may not take: the sandbox's own, the gateway's proxy and CA variables, the loader's. */
+const RESERVED_ENV =
+  /^(PATH|HOME|USER|LOGNAME|SHELL|PWD|TERM|TMPDIR|LANG|LC_[A-Z]+|LD_[A-Z_]+|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy|SSL_CERT_FILE|PIP_CERT|REQUESTS_CA_BUNDLE|CURL_CA_BUNDLE|GIT_SSL_CAINFO|NODE_EXTRA_CA_CERTS|NODE_OPTIONS|PYTHONPATH)$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+/**
+ * Checks a session's secrets as the library takes them (NetworkOptions.secrets) and returns them
+ * with their bindings' defaults filled in: unique names matching SECRET_NAME, bindings
+ * (parseSecretBinding), a placeholder variable that is a variable name and not one the sandbox or
+ * the gateway needs (PATH, HOME, the proxy and CA variables, LD_*, …) and not shared, an absolute
+ * placeholder file, a `value` function. InvalidArgumentError naming the secret and the fix.
+ */
+export function checkSessionSecrets(secrets: readonly SessionSecret[]): SessionSecret[] {
+  const names = new Set<string>();
+  const vars = new Set<string>();
+  return secrets.map((secret, i) => {
+    const what = `network.secrets[${i}]`;
+    if (!SECRET_NAME.test(String(secret?.name)))
+      throw new InvalidArgumentError(
+        `${what}: name ${JSON.stringify(secret?.name)} must be upper-case letters, digits and _, starting with a letter (GITHUB_TOKEN).`,
+      );
+    if (names.has(secret.name))
+      throw new InvalidArgumentError(`${what}: secret ${secret.name} is given twice.`);
+    names.add(secret.name);
+    if (typeof secret.value !== "function")
+      throw new InvalidArgumentError(`${what}: secret ${secret.name} needs value: () => string | undefined.`);
+    if (!Array.isArray(secret.bindings) || secret.bindings.length === 0)
+      throw new InvalidArgumentError(
+        `${what}: secret ${secret.name} needs at least one binding ({ hosts: [...] }).`,
+      );
+    const env = secret.env ?? secret.name;
+    if (env !== false) {
+      if (!ENV_NAME.test(env) || RESERVED_ENV.test(env))
+        throw new InvalidArgumentError(
+          `${what}: secret ${secret.name} cannot hold its placeholder in ${JSON.stringify(env)} (${ENV_NAME.test(env) ? "the sandbox or its gateway needs that variable" : "not a variable name"}); choose another env.`,
+        );
+      if (vars.has(env))
+        throw new InvalidArgumentError(
+          `${what}: secret ${secret.name} shares the variable ${env} with another secret.`,
+        );
+      vars.add(env);
+    }
+    if (secret.file !== undefined && !secret.file.startsWith("/"))
+      throw new InvalidArgumentError(
+        `${what}: secret ${secret.name}'s file ${JSON.stringify(secret.file)} must be an absolute path in the sandbox.`,
+      );
+    return {
+      ...secret,
+      bindings: secret.bindings.map((b) => parseSecretBinding(b, `${what} (${secret.name})`)),
+    };
+  });
+}
+
 /** The sandbox environment variables that hold placeholders: `{ NAME: "{{NAME}}" }` per secret (its `env`). */
 export function placeholderEnv(secrets: readonly SessionSecret[]): Record<string, string> {
   const env: Record<string, string> = {};
@@ -128,13 +182,25 @@ function safeDecode(text: string): string {
   }
 }
 
+/**
+ * True when `path` means what it says to a prefix check: no `.` or `..` segment (raw or
+ * percent-encoded) and no encoded `/` or `\`, which an origin may resolve to a path outside the
+ * prefix (`/repos/acme/../../user`).
+ */
+function plainPath(path: string): boolean {
+  if (/%2f|%5c|\\/i.test(path)) return false;
+  return !safeDecode(path)
+    .split("/")
+    .some((segment) => segment === "." || segment === "..");
+}
+
 function covers(b: SecretBinding, req: SecretRequest, header: string): boolean {
   const path = req.path.split("?")[0] ?? "";
   return (
     b.hosts.some((h) => hostMatches(h, req.host)) &&
     (b.ports ?? DEFAULT_SECRET_PORTS).includes(req.port) &&
     (!b.methods || b.methods.includes(req.method.toUpperCase())) &&
-    (!b.pathPrefixes || b.pathPrefixes.some((p) => path.startsWith(p))) &&
+    (!b.pathPrefixes || (plainPath(path) && b.pathPrefixes.some((p) => path.startsWith(p)))) &&
     (b.headers ?? DEFAULT_SECRET_HEADERS).includes(header)
   );
 }

@@ -277,9 +277,50 @@ describe("warm pool key", () => {
     const rules = [{ host: "api.github.test", ports: [443], decision: "allow" as const }];
     const plain = networkPolicyKey({ mode: "allowlist", rules });
     const withSecret = networkPolicyKey({ mode: "allowlist", rules, secrets: [secret()] });
-    const otherValue = networkPolicyKey({ mode: "allowlist", rules, secrets: [secret({ value: () => "x" })] });
+    const otherValue = networkPolicyKey({
+      mode: "allowlist",
+      rules,
+      secrets: [secret({ value: () => "x" })],
+    });
     expect(withSecret).not.toBe(plain);
     expect(otherValue).toBe(withSecret);
     expect(withSecret).not.toContain(VALUE);
+  });
+});
+
+describe("checks that close the ways around a binding", () => {
+  it("does not let a dot segment or an encoded slash walk out of a bound path prefix", async () => {
+    const s = secret({ bindings: [{ hosts: ["api.github.test"], pathPrefixes: ["/repos/acme/"] }] });
+    for (const path of [
+      "/repos/acme/../../user",
+      "/repos/acme/%2e%2e/%2E%2E/user",
+      "/repos/acme/..%2f..%2fuser",
+      "/repos/acme/.%2E/x",
+      "/repos/acme/x%5c..%5cy",
+    ])
+      expect(await decideSecretUse(request({ path }), [s])).toMatchObject({
+        verdict: "refuse",
+        reason: "unbound",
+      });
+    expect(await decideSecretUse(request({ path: "/repos/acme/tools/issues?q=a..b" }), [s])).toMatchObject({
+      verdict: "replace",
+    });
+  });
+
+  it("refuses library secrets whose placeholder would take a variable the sandbox or gateway needs", async () => {
+    const { checkSessionSecrets } = await import("../../../src/egress/index.js");
+    expect(() => checkSessionSecrets([secret({ name: "HOME" })])).toThrow(
+      'network.secrets[0]: secret HOME cannot hold its placeholder in "HOME" (the sandbox or its gateway needs that variable); choose another env.',
+    );
+    expect(() => checkSessionSecrets([secret({ env: "HTTPS_PROXY" })])).toThrow("choose another env");
+    expect(() => checkSessionSecrets([secret(), secret()])).toThrow(
+      "network.secrets[1]: secret GITHUB_TOKEN is given twice.",
+    );
+    expect(() => checkSessionSecrets([secret({ file: "tmp/t" })])).toThrow(
+      "must be an absolute path in the sandbox",
+    );
+    expect(checkSessionSecrets([secret()])[0]?.bindings).toEqual([
+      { hosts: ["api.github.test"], ports: [443], headers: ["authorization"] },
+    ]);
   });
 });
