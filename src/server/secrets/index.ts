@@ -5,4 +5,4 @@
 export { SecretKeyError, SecretStoreFileError, SecretsNotConfiguredError } from "./errors.js";
 export { type SessionSecretRequest, sessionSecrets } from "./session-secrets.js";
 export { type SecretInfo, SecretStore } from "./store.js";
-export { BINDING_BOUNDS, type BindingInput, SECRET_VALUE_MAX_BYTES } from "./validate.js";
+export { BINDING_BOUNDS, type BindingInput } from "./validate.js";

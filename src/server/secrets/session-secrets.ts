@@ -4,8 +4,9 @@
  * store at every use: `value()` and `bindings` are the store's current ones, so a rotation applies
  * to the next request and a deletion refuses it (revoked), without restarting the session.
  */
+
+import type { SecretBinding, SessionSecret } from "../../egress/index.js";
 import { InvalidArgumentError } from "../../errors.js";
-import type { SecretBinding, SessionSecret } from "../../secrets/index.js";
 import { SecretsNotConfiguredError } from "./errors.js";
 import type { SecretStore } from "./store.js";
 

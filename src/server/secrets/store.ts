@@ -7,7 +7,7 @@
  * the order they came, and take effect in memory only once the file is written. One server owns
  * the file (the state dir's lock; a store file shared by two servers is not supported).
  */
-import type { SecretBinding } from "../../secrets/index.js";
+import type { SecretBinding } from "../../egress/index.js";
 import type { SecretsConfig } from "../config/index.js";
 import { QuotaExceededError } from "../tenancy/index.js";
 import { openSecret, sealSecret } from "./cipher.js";

@@ -3,7 +3,7 @@
  * tenant's hooks, and its sandbox's lifetime and (when the session asked for domains) network,
  * with the secrets of the tenant's store it asked for.
  */
-import type { SessionSecret } from "../../secrets/index.js";
+import type { SessionSecret } from "../../egress/index.js";
 import type { SessionOptions } from "../../session/index.js";
 import { networkAuditHooks, type TenantConfig, tenantSessionNetwork } from "../config/index.js";
 import { type SessionSecretRequest, sessionSecrets } from "../secrets/index.js";
