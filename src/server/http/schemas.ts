@@ -211,7 +211,7 @@ export const FilesQuerySchema = Type.Object(
 export const FileWrittenSchema = Type.Object({ path: Type.String(), bytes: Type.Integer() });
 
 /** Where a secret may be sent (src/secrets SecretBinding); the route checks each entry's form. */
-export const SecretBindingSchema = Type.Object(
+const SecretBindingSchema = Type.Object(
   {
     hosts: Type.Array(Type.String({ minLength: 1, maxLength: 260 }), {
       minItems: 1,

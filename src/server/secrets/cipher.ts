@@ -26,7 +26,7 @@ export interface SealedValue {
 }
 
 /** The AAD of `label`: `warden-secret v1\n<tenant>\n<name>\n<version>` in UTF-8. */
-export function secretAad({ tenant, name, version }: SecretLabel): Buffer {
+function secretAad({ tenant, name, version }: SecretLabel): Buffer {
   return Buffer.from(`warden-secret v1\n${tenant}\n${name}\n${version}`, "utf8");
 }
 

@@ -4,5 +4,4 @@
  */
 export { SecretKeyError, SecretStoreFileError, SecretsNotConfiguredError } from "./errors.js";
 export { type SessionSecretRequest, sessionSecrets } from "./session-secrets.js";
-export { type SecretInfo, SecretStore } from "./store.js";
-export { BINDING_BOUNDS, type BindingInput } from "./validate.js";
+export { SecretStore } from "./store.js";

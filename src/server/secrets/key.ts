@@ -7,7 +7,7 @@ import { open } from "node:fs/promises";
 import { SecretKeyError } from "./errors.js";
 
 /** Bytes of an AES-256 key. */
-export const SECRET_KEY_BYTES = 32;
+const SECRET_KEY_BYTES = 32;
 
 /** A key file is read only up to this size: anything longer is not a key. */
 const KEY_FILE_MAX_BYTES = 1024;

@@ -17,7 +17,7 @@ import {
 import { InvalidArgumentError } from "../../errors.js";
 
 /** The most bindings of one secret, and of each list in one binding. */
-export const BINDING_BOUNDS = {
+const BINDING_BOUNDS = {
   bindings: 16,
   hosts: 32,
   ports: 16,
