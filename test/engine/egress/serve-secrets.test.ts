@@ -177,4 +177,13 @@ describeEngine("warden serve: secrets from the store, through the gateway", () =
     // The search looks for the right bytes: the host did receive them.
     expect(await received()).toContain(`Bearer ${ROTATED}`);
   }, 60_000);
+
+  it("refuses to start (exit 2) with a key that does not open the store, naming the key file", async () => {
+    const keyFile = join(dir, "secrets.key");
+    await writeFile(keyFile, randomBytes(32).toString("hex"));
+    const err = await spawnServe(main, config).catch((e: Error) => e);
+    expect((err as Error).message).toContain(
+      `warden serve exited (2):\nwarden: INVALID_ARGUMENT: secrets.keyFile '${keyFile}' does not open the secret store '${join(dir, "state", "secrets.json")}': none of its 1 entries decrypts with it.`,
+    );
+  }, 60_000);
 });

@@ -198,6 +198,20 @@ describe("warden serve: /v1/secrets", () => {
       "bindings[0].ports is empty: leave it out for its default.",
     );
     expect((await put("alpha", "T", VALUE, [{ hosts: ["a.org"], ports: [0] }])).statusCode).toBe(400);
+    // Every list is bounded: 16 bindings, 32 hosts and path prefixes, 16 of the others.
+    const many = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i));
+    expect(
+      await message(
+        "T",
+        many(17, () => ({ hosts: ["a.org"] })),
+      ),
+    ).toBe("body/bindings must NOT have more than 16 items");
+    expect(await message("T", [{ hosts: many(33, (i) => `h${i}.org`) }])).toBe(
+      "body/bindings/0/hosts must NOT have more than 32 items",
+    );
+    expect(await message("T", [{ hosts: ["a.org"], headers: many(17, (i) => `x-h${i}`) }])).toBe(
+      "body/bindings/0/headers must NOT have more than 16 items",
+    );
     expect((await put("alpha", "T", VALUE, [])).statusCode).toBe(400);
     expect((await call("alpha", "GET", "/v1/secrets")).json()).toEqual({ secrets: [] });
   });
@@ -261,6 +275,14 @@ describe("warden serve: /v1/secrets", () => {
         400,
         "secrets[0] puts its placeholder in GITHUB_TOKEN, which env also sets; drop it from env or give the secret another env.",
       ],
+    ]);
+    const tooMany = await create({
+      network: allow,
+      secrets: Array.from({ length: 33 }, (_, i) => ({ name: `S${i}` })),
+    });
+    expect([tooMany.statusCode, tooMany.json().message]).toEqual([
+      400,
+      "secrets must not have more than 32 items; the fields are image, workspaceMode, workspacePath, limits, tools, env, network and secrets (docs/server-api.md, API).",
     ]);
     expect(backend.created).toHaveLength(1);
   });

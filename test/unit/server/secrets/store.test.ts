@@ -9,7 +9,12 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SecretsConfig } from "../../../../src/server/config/index.js";
 import { openSecret, sealSecret } from "../../../../src/server/secrets/cipher.js";
-import { SecretKeyError, SecretStore, SecretStoreFileError } from "../../../../src/server/secrets/index.js";
+import {
+  SecretKeyError,
+  SecretStore,
+  SecretStoreFileError,
+  sessionSecrets,
+} from "../../../../src/server/secrets/index.js";
 import { loadSecretKey } from "../../../../src/server/secrets/key.js";
 
 const VALUE = "ghp_s3cr3t-VALUE-for-tests";
@@ -228,6 +233,20 @@ describe("secret store", () => {
     ]);
     expect(reopened.info("acme", "ROTATED")?.version).toBe(5);
     expect(reopened.value("acme", "ROTATED")).toBe("r4");
+  });
+
+  it("gives an adopted session a secret deleted meanwhile, refused as revoked; a new session a 400", async () => {
+    const store = await SecretStore.open(config);
+    const [adopted] = sessionSecrets(store, "acme", [{ name: "GONE" }], { mustExist: false });
+    expect(adopted?.name).toBe("GONE");
+    expect(await adopted?.value()).toBeUndefined();
+    expect(adopted?.bindings).toEqual([]);
+    expect(() => sessionSecrets(store, "acme", [{ name: "GONE" }], { mustExist: true })).toThrow(
+      "secrets[0].name GONE is not a secret of tenant 'acme'",
+    );
+    // Put back, the same adopted secret has it again at its next use.
+    await store.put("acme", "GONE", VALUE, binding);
+    expect(await adopted?.value()).toBe(VALUE);
   });
 
   it("bounds a tenant's secrets at maxPerTenant (429 RATE_LIMITED); a rotation still works", async () => {
