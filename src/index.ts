@@ -70,6 +70,7 @@ export {
   createPolicyHook,
   createPolicyHookFromFiles,
   DEFAULT_POLICY_FILE,
+  effectiveSecretBindings,
   evaluate,
   loadPolicy,
   networkApprover,

@@ -270,3 +270,16 @@ describe("the gateway's config and access lines with secrets", () => {
     });
   });
 });
+
+describe("warm pool key", () => {
+  it("gives a spare to a session only with the same secrets (the gateway's config names their headers)", async () => {
+    const { networkPolicyKey } = await import("../../../src/egress/index.js");
+    const rules = [{ host: "api.github.test", ports: [443], decision: "allow" as const }];
+    const plain = networkPolicyKey({ mode: "allowlist", rules });
+    const withSecret = networkPolicyKey({ mode: "allowlist", rules, secrets: [secret()] });
+    const otherValue = networkPolicyKey({ mode: "allowlist", rules, secrets: [secret({ value: () => "x" })] });
+    expect(withSecret).not.toBe(plain);
+    expect(otherValue).toBe(withSecret);
+    expect(withSecret).not.toContain(VALUE);
+  });
+});
