@@ -199,7 +199,7 @@ describe("warden serve: /v1/secrets", () => {
     );
     expect((await put("alpha", "T", VALUE, [{ hosts: ["a.org"], ports: [0] }])).statusCode).toBe(400);
     // Every list is bounded: 16 bindings, 32 hosts and path prefixes, 16 of the others.
-    const many = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i));
+    const many = <T>(n: number, f: (i: number) => T) => Array.from({ length: n }, (_, i) => f(i));
     expect(
       await message(
         "T",
