@@ -49,7 +49,7 @@ export async function loadSecretKey(path: string): Promise<Buffer> {
   const key = HEX.test(text)
     ? Buffer.from(text, "hex")
     : BASE64.test(text)
-      ? Buffer.from(text, text.includes("-") || text.includes("_") ? "base64url" : "base64")
+      ? Buffer.from(text, "base64") // Node's base64 decoder reads the URL-safe alphabet too
       : undefined;
   if (key?.length !== SECRET_KEY_BYTES)
     throw new SecretKeyError(

@@ -52,8 +52,8 @@ function tempPrefix(path: string): string {
 }
 
 /**
- * The entries of the store at `path`: none when the file does not exist. Removes the temp files a
- * crash left beside it. Throws SecretStoreFileError naming the file when it is not JSON, not of
+ * The entries of the store at `path`: none when the file does not exist. Creates its directory
+ * (0700) when missing and removes the temp files a crash left in it. Throws SecretStoreFileError naming the file when it is not JSON, not of
  * this shape, or lists one tenant's name twice.
  */
 export async function readStoreFile(path: string): Promise<StoredSecret[]> {
