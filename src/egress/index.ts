@@ -43,9 +43,6 @@ export {
   placeholderOf,
   SECRET_NAME,
   type SecretBinding,
-  type SecretDecision,
-  type SecretRefusal,
-  type SecretRequest,
   type SecretValueSource,
   type SessionSecret,
 } from "./secrets.js";
