@@ -23,6 +23,11 @@ export type {
   NetworkDecision,
   NetworkOptions,
   NetworkRule,
+  SecretBinding,
+  SecretRefusal,
+  SecretUseAudit,
+  SecretValueSource,
+  SessionSecret,
 } from "./egress/index.js";
 // Network egress
 export { parseAllowNet } from "./egress/index.js";

@@ -43,6 +43,7 @@ export {
   placeholderOf,
   SECRET_NAME,
   type SecretBinding,
+  type SecretRefusal,
   type SecretValueSource,
   type SessionSecret,
 } from "./secrets.js";
