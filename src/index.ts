@@ -23,6 +23,11 @@ export type {
   NetworkDecision,
   NetworkOptions,
   NetworkRule,
+  SecretBinding,
+  SecretRefusal,
+  SecretUseAudit,
+  SecretValueSource,
+  SessionSecret,
 } from "./egress/index.js";
 // Network egress
 export { parseAllowNet } from "./egress/index.js";
@@ -70,6 +75,7 @@ export {
   createPolicyHook,
   createPolicyHookFromFiles,
   DEFAULT_POLICY_FILE,
+  effectiveSecretBindings,
   evaluate,
   loadPolicy,
   networkApprover,

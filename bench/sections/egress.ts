@@ -10,7 +10,8 @@
  * setup percentiles are over every round's connections. The 1-minute load average before and
  * after is printed with the figures. Test hosts as in test/engine/egress/testbed.ts (no internet).
  * Sizes: WARDEN_BENCH_EGRESS_MIB (default 100), WARDEN_BENCH_EGRESS_CONNECTS (default 50 per round),
- * WARDEN_BENCH_EGRESS_ROUNDS (default 3).
+ * WARDEN_BENCH_EGRESS_ROUNDS (default 3). Then the cost of a secret's placeholder per request
+ * (egress-secrets.ts).
  */
 import { readFile } from "node:fs/promises";
 import { loadavg } from "node:os";
@@ -20,6 +21,7 @@ import { DEFAULT_IMAGE, getDocker } from "../../src/sandbox/index.js";
 import { createSession, type Session } from "../../src/session/index.js";
 import { startEgressTestbed } from "../../test/engine/egress/testbed.js";
 import { type BenchRow, type BenchSection, percentile } from "../harness.js";
+import { secretRows } from "./egress-secrets.js";
 
 const MIB = Number(process.env.WARDEN_BENCH_EGRESS_MIB ?? 100);
 const CONNECTS = Number(process.env.WARDEN_BENCH_EGRESS_CONNECTS ?? 50);
@@ -168,7 +170,8 @@ export const egressSection: BenchSection = {
         viaGateway.push(await runClient(sandboxRun(session), CA_BUNDLE_PATH));
       }
       const loadAfter = loadavg()[0] ?? Number.NaN;
-      return rowsOf(viaGateway, direct, { loadBefore, loadAfter });
+      const rows = rowsOf(viaGateway, direct, { loadBefore, loadAfter });
+      return [...rows.slice(0, -2), ...(await secretRows(bed)), ...rows.slice(-2)];
     } finally {
       await baseline?.remove().catch(() => {});
       await session?.close();

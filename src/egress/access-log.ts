@@ -2,8 +2,10 @@
  * Parses the gateway's access-log lines (the `warden` logformat of squid-config.ts) into
  * ConnectionAudit records (pure). A line is
  * `WARDEN-AUDIT <epoch.ms> <method> <domain> <port> <squid status>/<http status> <bytes from client>
- * <bytes to client> <duration ms> <sni or -> <server address or -> <ssl bump mode or -> <ask outcome or ->`
- * (the last field is the `warden_ask` note of the ask helper's answer, ask-relay.ts).
+ * <bytes to client> <duration ms> <sni or -> <server address or -> <ssl bump mode or -> <ask outcome or ->
+ * <secret note or ->` (the `warden_ask` note of the ask helper's answer, ask-relay.ts, and the
+ * `warden_secret` note of the secret relay's, secret-relay.ts: `use.<NAME>…` or `<reason>.<NAME>`;
+ * a gateway of an older warden logs 13 fields, without it).
  * Squid logs a request or tunnel when it ends. A TLS tunnel the gateway opens to check the requests
  * inside (squid-config.ts) is logged when it is opened (`NONE_NONE/200 … bump`: the tunnel's
  * record, with the bytes of the CONNECT exchange only) and then once per request inside it, with
@@ -18,7 +20,7 @@ import { decideConnection } from "./host-pattern.js";
 import { AUDIT_PREFIX } from "./squid-config.js";
 import type { AskOutcome, ConnectionAudit, GatewayRefusal, NetworkRule } from "./types.js";
 
-const FIELDS = 13;
+const FIELDS = 14;
 
 const OUTCOMES: ReadonlySet<string> = new Set<AskOutcome>([
   "once",
@@ -63,9 +65,23 @@ export function parseAccessLine(
   askTimeoutMs = 300_000,
 ): ConnectionAudit | null {
   const parts = line.trim().split(/\s+/);
-  if (parts[0] !== AUDIT_PREFIX || parts.length !== FIELDS) return null;
-  const [, ts, method, rawDomain, rawPort, status, inBytes, outBytes, tr, sni, remote, bump, note] =
-    parts as [string, ...string[]] as string[];
+  if (parts[0] !== AUDIT_PREFIX || (parts.length !== FIELDS && parts.length !== FIELDS - 1)) return null;
+  const [
+    ,
+    ts,
+    method,
+    rawDomain,
+    rawPort,
+    status,
+    inBytes,
+    outBytes,
+    tr,
+    sni,
+    remote,
+    bump,
+    note,
+    secretNote,
+  ] = parts as [string, ...string[]] as string[];
   const squidStatus = (status ?? "").split("/")[0] ?? "";
   const tunnel = method === "CONNECT";
   if (tunnel && squidStatus === "NONE_NONE" && bump === "splice") return null;
@@ -88,8 +104,12 @@ export function parseAccessLine(
   let rule = verdict.rule;
   let decision: ConnectionAudit["decision"] = forwarded ? "allow" : "deny";
   let refusal: GatewayRefusal | undefined;
+  const secret = parseSecretNote(secretNote);
   if (isIpLiteral(domain)) rule = "ip-literal";
-  else if (ask && !approved) {
+  else if (secret?.refused) {
+    refusal = "secret";
+    rule = `secret ${secret.refused} (${verdict.rule})`;
+  } else if (ask && !approved) {
     decision = "ask→deny";
     rule = `${verdict.rule} (${askRefusal(ask, askTimeoutMs)})`;
   } else if (!forwarded && inTunnel && sniName !== domain)
@@ -98,7 +118,7 @@ export function parseAccessLine(
   else if (!forwarded && verdict.decision !== "deny")
     refusal = gatewayRefusal(tunnel, squidStatus, bump, inTunnel);
   else if (forwarded && approved) decision = "ask→allow";
-  if (refusal) rule = `${refusal} (${verdict.rule})`;
+  if (refusal && refusal !== "secret") rule = `${refusal} (${verdict.rule})`;
   const record: ConnectionAudit = {
     sessionId,
     time: new Date(Math.round(Number(ts) * 1000)).toISOString(),
@@ -113,6 +133,7 @@ export function parseAccessLine(
     bytesIn: Number(outBytes) || 0,
     durationMs: Number(tr) || 0,
   };
+  if (secret) record.secrets = secret.names;
   if (sniName !== undefined) record.sni = sniName;
   if (inTunnel) record.insideTunnel = true;
   if (forwarded && remote && remote !== "-") record.remoteAddress = remote;
@@ -135,6 +156,25 @@ function gatewayRefusal(
   if (bump === "terminate") return "sni-mismatch";
   if (tunnel && squidStatus === "NONE_NONE" && bump === "peek") return "sni-mismatch";
   return inTunnel ? "upstream-tls" : "refused-address";
+}
+
+/**
+ * The `warden_secret` note: `use.A.B` (the secrets whose values went out) or `<reason>.<NAME>` (a
+ * refusal: unbound, not-in-bound-header, unknown, revoked, bad-value, or the gateway's own
+ * no-controller, gateway-timeout, no-relay with NAME `-`). Several answers of one request are
+ * joined by `,`: the last decided.
+ */
+function parseSecretNote(note: string | undefined): { names: string[]; refused?: string } | undefined {
+  const last = note && note !== "-" ? note.split(",").at(-1) : undefined;
+  const m = last ? /^([a-z-]{1,32})((?:\.[A-Z][A-Z0-9_]{0,63}|\.-)+)$/.exec(last) : null;
+  if (!m) return undefined;
+  const names = (m[2] as string)
+    .slice(1)
+    .split(".")
+    .filter((n) => n !== "-");
+  return m[1] === "use"
+    ? { names }
+    : { names, refused: `${m[1]}${names.length ? ` ${names.join(" ")}` : ""}` };
 }
 
 function isIpLiteral(domain: string): boolean {

@@ -56,7 +56,7 @@ export async function adoptEgressGateway(
       networkName,
       containerId: live.id,
       proxyUrl,
-      env: sandboxEnv(proxyUrl),
+      env: sandboxEnv(proxyUrl, network),
       caBundlePath,
       alive: true,
     },

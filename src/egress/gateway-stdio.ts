@@ -1,7 +1,8 @@
 /**
  * The controller's line to a running gateway: its attached stdio (no host path, so any engine that
  * can attach works). The gateway's stdout carries access-log lines (one ConnectionAudit each) and
- * the relay's `ask` questions, which an AskRelay answers on its stdin; stderr is Squid's cache log.
+ * the relay's `ask` questions, which an AskRelay answers on its stdin, and its secret questions,
+ * which a SecretRelay answers there; stderr is Squid's cache log.
  * Used when a gateway starts (gateway.ts) and when a restarted controller adopts it (adopt.ts), so
  * an adopted session keeps its audit lines and its `ask` answers.
  */
@@ -11,6 +12,8 @@ import type Docker from "dockerode";
 import { parseAccessLine } from "./access-log.js";
 import { AskRelay, DEFAULT_NETWORK_APPROVAL_TIMEOUT_MS } from "./ask-relay.js";
 import { AuditLimiter, DEFAULT_AUDIT_LIMIT } from "./audit-limit.js";
+import { secretHeaderNames } from "./secret-decision.js";
+import { SecretRelay } from "./secret-relay.js";
 import type { ConnectionAudit, NetworkOptions } from "./types.js";
 
 /** An attached gateway: `detach` refuses pending questions and closes the stream (idempotent). */
@@ -51,6 +54,15 @@ export async function attachGatewayStdio(
       if (!logs.destroyed) logs.write(line);
     },
   });
+  const secrets = new SecretRelay({
+    sessionId,
+    secrets: network.secrets ?? [],
+    headerNames: secretHeaderNames(network.secrets ?? []),
+    write: (line) => {
+      if (!logs.destroyed) logs.write(line);
+    },
+    ...(network.onSecretUse ? { onSecretUse: network.onSecretUse } : {}),
+  });
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   docker.modem.demuxStream(logs, stdout, stderr);
@@ -61,7 +73,7 @@ export async function attachGatewayStdio(
   });
   const audit = boundedAudit(sessionId, network);
   createInterface({ input: stdout }).on("line", (line) => {
-    if (relay.handle(line)) return;
+    if (relay.handle(line) || secrets.handle(line)) return;
     const record = parseAccessLine(line, sessionId, network.rules, relay.timeoutMs);
     if (record) audit.write(record);
   });
@@ -70,6 +82,7 @@ export async function attachGatewayStdio(
     relay,
     detach() {
       relay.close();
+      secrets.close();
       logs.destroy();
       audit.flush();
     },

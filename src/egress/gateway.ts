@@ -22,6 +22,7 @@ import {
 } from "./gateway-container.js";
 import { attachGatewayStdio } from "./gateway-stdio.js";
 import { hostAddresses, REFUSED_RANGES } from "./refused-addresses.js";
+import { placeholderEnv, secretHeaderNames } from "./secret-decision.js";
 import { parseSessionCaLine, removeSessionCa, writeSessionCa } from "./session-ca.js";
 import { squidConfig } from "./squid-config.js";
 import type { NetworkOptions } from "./types.js";
@@ -98,6 +99,7 @@ export async function startEgressGateway(
       port: GATEWAY_PORT,
       askHelper: input.network.rules.some((r) => r.decision === "ask"),
       upstreamCa: upstreamCa !== undefined,
+      secretHeaders: secretHeaderNames(input.network.secrets ?? []),
     });
     throwIfAborted(input.signal);
     const timeoutMs = input.network.approvalTimeoutMs ?? DEFAULT_NETWORK_APPROVAL_TIMEOUT_MS;
@@ -137,7 +139,7 @@ export async function startEgressGateway(
     return {
       ...ids,
       proxyUrl,
-      env: sandboxEnv(proxyUrl),
+      env: sandboxEnv(proxyUrl, input.network),
       caBundlePath,
       close() {
         stdio.detach();
@@ -231,9 +233,13 @@ function startupWatch(): {
 
 /**
  * The sandbox's proxy and CA bundle variables (the bundle is the session CA, the only issuer the
- * sandbox ever sees); NO_PROXY is empty: everything goes to the gateway.
+ * sandbox ever sees), and its secrets' placeholders (`GITHUB_TOKEN={{GITHUB_TOKEN}}`, never a
+ * value); NO_PROXY is empty: everything goes to the gateway.
  */
-export function sandboxEnv(proxyUrl: string): Record<string, string> {
+export function sandboxEnv(
+  proxyUrl: string,
+  network: Pick<AllowlistOptions, "secrets"> = {},
+): Record<string, string> {
   const env: Record<string, string> = {
     HTTP_PROXY: proxyUrl,
     HTTPS_PROXY: proxyUrl,
@@ -243,7 +249,7 @@ export function sandboxEnv(proxyUrl: string): Record<string, string> {
     no_proxy: "",
   };
   for (const name of CA_BUNDLE_VARIABLES) env[name] = CA_BUNDLE_PATH;
-  return env;
+  return { ...placeholderEnv(network.secrets ?? []), ...env };
 }
 
 /** The variables that point the sandbox's common TLS clients at CA_BUNDLE_PATH. */

@@ -6,6 +6,7 @@
  */
 import { InvalidArgumentError } from "../errors.js";
 import { publicSuffixProblem } from "./public-suffix.js";
+import type { SessionSecret } from "./secrets.js";
 import type { NetworkDecision, NetworkRule } from "./types.js";
 
 /** Ports a rule covers when it names none: HTTP and HTTPS. */
@@ -128,7 +129,13 @@ function ruleName(rule: NetworkRule): string {
 export function networkPolicyKey(
   network:
     | { mode: "none" }
-    | { mode: "allowlist"; rules: readonly NetworkRule[]; egressNetworks?: string[]; caBundlePath?: string }
+    | {
+        mode: "allowlist";
+        rules: readonly NetworkRule[];
+        egressNetworks?: string[];
+        caBundlePath?: string;
+        secrets?: readonly SessionSecret[];
+      }
     | undefined,
 ): string {
   if (!network || network.mode === "none") return "none";
@@ -139,5 +146,9 @@ export function networkPolicyKey(
     rules,
     egress: [...(network.egressNetworks ?? ["bridge"])].sort(),
     ca: network.caBundlePath ?? null,
+    // The gateway's config names the headers it checks, and its relay the secrets it knows.
+    secrets: (network.secrets ?? [])
+      .map((s) => JSON.stringify([s.name, s.env ?? null, s.file ?? null, s.bindings]))
+      .sort(),
   });
 }

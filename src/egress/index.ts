@@ -27,6 +27,26 @@ export {
 } from "./host-pattern.js";
 export { resolveNetworkOptions } from "./network-options.js";
 
+export {
+  checkSessionSecrets,
+  DEFAULT_SECRET_HEADERS,
+  DEFAULT_SECRET_PORTS,
+  decideSecretUse,
+  MAX_SECRET_BYTES,
+  parseSecretBinding,
+  placeholderEnv,
+  secretHeaderNames,
+  secretValueProblem,
+} from "./secret-decision.js";
+export { formatSecretAnswer, SecretRelay } from "./secret-relay.js";
+export {
+  placeholderOf,
+  SECRET_NAME,
+  type SecretBinding,
+  type SecretRefusal,
+  type SecretValueSource,
+  type SessionSecret,
+} from "./secrets.js";
 export { squidConfig } from "./squid-config.js";
 export type {
   AskOutcome,

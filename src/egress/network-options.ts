@@ -7,6 +7,7 @@ import { isAbsolute, resolve } from "node:path";
 import { InvalidArgumentError } from "../errors.js";
 import { hostProblem, urlProblem } from "./host-pattern.js";
 import { publicSuffixProblem } from "./public-suffix.js";
+import { checkSessionSecrets } from "./secret-decision.js";
 import type { NetworkOptions, NetworkRule } from "./types.js";
 
 const DECISIONS = new Set(["allow", "ask", "deny"]);
@@ -48,6 +49,11 @@ export async function resolveNetworkOptions(network: NetworkOptions | undefined)
       `network.auditLimit must be { recordsPerSecond: a number > 0, burst: an integer >= 1 }, got ${JSON.stringify(limit)}.`,
     );
   const out = { ...network };
+  if (network.secrets !== undefined) {
+    if (!Array.isArray(network.secrets))
+      throw new InvalidArgumentError("network.secrets must be an array of { name, bindings, value }.");
+    out.secrets = checkSessionSecrets(network.secrets);
+  }
   if (network.caBundlePath !== undefined) {
     const abs = isAbsolute(network.caBundlePath) ? network.caBundlePath : resolve(network.caBundlePath);
     const st = await stat(abs).catch(() => null);

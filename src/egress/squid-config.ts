@@ -21,6 +21,12 @@
  *   warden-ask (images/gateway), which relays the question to warden's controller; the answer's
  *   `warden_ask=<outcome>` becomes the transaction's note, logged in the access log's last field.
  *   Without it an ask rule denies.
+ * - Secrets (`secretHeaders`, a session with secrets: secret-relay.ts): every request but a CONNECT
+ *   waits on the external ACL helper `warden-ask … secret`, which passes its method, host, port,
+ *   path and the named headers to the controller when one holds a placeholder; a refusal denies the
+ *   request (403), an answer's `warden_secret_<i>` note replaces header i of the forwarded request
+ *   (`request_header_access` drops the original, `request_header_add` puts the note, raw). The
+ *   `warden_secret` note (names or the refusal, never a value) is the access line's last field.
  * Squid directives: http://www.squid-cache.org/Doc/config/ (v5).
  */
 import type { NetworkRule } from "./types.js";
@@ -38,6 +44,8 @@ export interface SquidConfigInput {
   askHelper: boolean;
   /** Whether the operator gave extra CAs for origins (the entrypoint writes UPSTREAM_CA_PATH). */
   upstreamCa: boolean;
+  /** Lower-case header names whose placeholders the controller replaces (secretHeaderNames); empty or absent: no secrets. */
+  secretHeaders?: readonly string[];
 }
 
 /** Marker that starts every access-log line warden parses (access-log.ts). */
@@ -50,6 +58,8 @@ const UPSTREAM_CA_PATH = "/run/gw/upstream-ca.pem";
 const ASK_SOCKET_PATH = "/run/gw/ask.sock";
 /** The note the ask helper's answers set (`warden_ask=<outcome>`), logged as the audit line's last field. */
 const ASK_NOTE = "warden_ask";
+/** The note naming the secrets a request used, or why it was refused (secret-relay.ts). */
+const SECRET_NOTE = "warden_secret";
 /** Questions Squid may have open at the ask helper at once; more wait in its queue. */
 const ASK_CONCURRENCY = 64;
 
@@ -83,8 +93,10 @@ export function squidConfig(input: SquidConfigInput): string {
     "via off",
     "forwarded_for delete",
     "httpd_suppress_version_string on",
+    // Error pages carry no request details (a mailto link with the request's headers).
+    "email_err_data off",
     "on_unsupported_protocol respond all",
-    `logformat warden ${AUDIT_PREFIX} %ts.%03tu %rm %>rd %>rP %Ss/%>Hs %>st %<st %tr %#ssl::>sni %<a %ssl::bump_mode %{${ASK_NOTE}}note`,
+    `logformat warden ${AUDIT_PREFIX} %ts.%03tu %rm %>rd %>rP %Ss/%>Hs %>st %<st %tr %#ssl::>sni %<a %ssl::bump_mode %{${ASK_NOTE}}note %{${SECRET_NOTE}}note`,
     `access_log stdio:${ACCESS_LOG_PATH} logformat=warden`,
     "acl CONNECT method CONNECT",
     "acl http_scheme proto HTTP",
@@ -107,6 +119,21 @@ export function squidConfig(input: SquidConfigInput): string {
     "http_access deny !session_net",
     "http_access deny https_scheme !host_matches_sni",
   ];
+  const secretHeaders = input.secretHeaders ?? [];
+  if (secretHeaders.length > 0) {
+    const fields = secretHeaders.map((h) => `%>{${h}}`).join(" ");
+    lines.push(
+      `external_acl_type secret_check ttl=0 negative_ttl=0 cache=0 children-max=1 children-startup=1 concurrency=${ASK_CONCURRENCY} queue-size=1024 %>rm %DST %>rP %>rp ${fields} /usr/local/bin/warden-ask ${ASK_SOCKET_PATH} secret`,
+      "acl secret_ok external secret_check",
+    );
+    // Before the rules: a placeholder sent to any host but its own is refused (and recorded) as such.
+    access.push("http_access deny !CONNECT !secret_ok");
+  }
+  const headerRewrites = secretHeaders.flatMap((h, i) => [
+    `acl ${SECRET_NOTE}_${i}_set note ${SECRET_NOTE}_${i}`,
+    `request_header_access ${h} deny ${SECRET_NOTE}_${i}_set`,
+    `request_header_add ${h} "%'{${SECRET_NOTE}_${i}}note" ${SECRET_NOTE}_${i}_set`,
+  ]);
   input.rules.forEach((rule, i) => {
     const id = `r${i}`;
     const re = hostRegex(rule.host);
@@ -139,6 +166,7 @@ export function squidConfig(input: SquidConfigInput): string {
   return [
     ...lines,
     ...access,
+    ...headerRewrites,
     "ssl_bump peek step1",
     "ssl_bump bump sni_matches_host",
     "ssl_bump terminate all",

@@ -3,7 +3,7 @@
  * `allowlist` (the sandbox's only route is a per-session egress gateway that lets through the
  * listed domain names and ports and nothing else). See docs/network.md.
  */
-import type { SecretRefusal, SessionSecret } from "../secrets/index.js";
+import type { SecretRefusal, SessionSecret } from "./secrets.js";
 
 /** What one rule does with a connection whose domain and port it matches. */
 export type NetworkDecision = "allow" | "ask" | "deny";
@@ -60,6 +60,8 @@ export interface ConnectionAudit {
   durationMs: number;
   /** The address the gateway connected to, when it connected. */
   remoteAddress?: string;
+  /** Secrets (names) whose placeholders this request carried: replaced, or the refusal's (`refusal: "secret"`). */
+  secrets?: string[];
 }
 
 /**
@@ -68,9 +70,15 @@ export interface ConnectionAudit {
  * names another host than its SNI), `upstream-tls` (the gateway's own TLS connection to the origin
  * failed: a certificate no CA it trusts signed, as behind a TLS-intercepting proxy, whose CA
  * `caBundlePath` adds, or no connection at all), `refused-address` (the name resolved to a refused
- * address).
+ * address), `secret` (the request carried a secret's placeholder where it may not go, or a revoked
+ * or unknown one: secret-relay.ts).
  */
-export type GatewayRefusal = "sni-mismatch" | "host-sni-mismatch" | "upstream-tls" | "refused-address";
+export type GatewayRefusal =
+  | "sni-mismatch"
+  | "host-sni-mismatch"
+  | "upstream-tls"
+  | "refused-address"
+  | "secret";
 
 /** A session's network, as SandboxOptions.network takes it. */
 export type NetworkOptions =

@@ -45,4 +45,9 @@ export {
   recordPolicyFiles,
 } from "./policy-record.js";
 export { runPolicyTests } from "./policy-tests.js";
+export {
+  effectiveSecretBindings,
+  hostIntersection,
+  intersectSecretBindings,
+} from "./secrets-section.js";
 export * from "./types.js";

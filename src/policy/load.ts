@@ -13,12 +13,14 @@ import { NetworkSectionSchema, networkSectionRules } from "./network-section.js"
 import { partialRuleErrors, policyErrors, shadowedRules } from "./policy-lint.js";
 import { type PolicyFile, PolicyFileSchema, RuleSchema } from "./schema.js";
 import { describeSchemaErrors, type SchemaError, schemaErrorGroups, withMeantKeys } from "./schema-errors.js";
+import { SecretsSectionSchema, secretsSectionBindings } from "./secrets-section.js";
 import { LAYER_NAMES, type Policy, type PolicyLayer } from "./types.js";
 
 const checker = Compile(PolicyFileSchema);
 
 const ruleChecker = Compile(RuleSchema);
 const networkChecker = Compile(NetworkSectionSchema);
+const secretsChecker = Compile(SecretsSectionSchema);
 const RULE_KEYS = Object.keys(RuleSchema.properties);
 
 /** Source offset of the node at `path`, or of its key `key` when given. */
@@ -37,7 +39,7 @@ function offsetOf(doc: Document, path: (string | number)[], key?: string): numbe
 
 /**
  * Every error of a parsed file in one list, in document order: the schema's, and the semantic ones
- * (policy-lint.ts, the network section) of each rule and section that passed the schema, so one
+ * (policy-lint.ts, the network and secrets sections) of each rule and section that passed the schema, so one
  * wrong rule does not hide another's error until the next run.
  */
 function fileErrors(
@@ -55,7 +57,8 @@ function fileErrors(
   // A rule that failed the schema still gets the checks its other fields allow.
   const partial = meant.flatMap((r, i) => (rules[i] ? [] : partialRuleErrors(r, i)));
   const network = networkChecker.Check(file.network) ? networkSectionRules(file.network).errors : [];
-  return [...schema, ...policyErrors({ rules }), ...partial, ...network];
+  const secrets = secretsChecker.Check(file.secrets) ? secretsSectionBindings(file.secrets).errors : [];
+  return [...schema, ...policyErrors({ rules }), ...partial, ...network, ...secrets];
 }
 
 /**
@@ -96,6 +99,7 @@ export function parsePolicyText(text: string, file: string, position = 0): Polic
     rules: parsed.rules,
     tests: (parsed.tests ?? []) as PolicyLayer["tests"],
     ...(parsed.network ? { network: network.rules } : {}),
+    ...(parsed.secrets ? { secrets: secretsSectionBindings(parsed.secrets).bindings } : {}),
     findings,
   };
 }

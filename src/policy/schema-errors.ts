@@ -40,13 +40,17 @@ function displayPath(path: (string | number)[]): string {
 
 interface SchemaNode {
   properties?: Record<string, SchemaNode>;
+  patternProperties?: Record<string, SchemaNode>;
   items?: SchemaNode;
 }
 
 /** The keys an object at `path` of a policy file may have (PolicyFileSchema), or none. */
 function knownKeys(path: (string | number)[]): string[] {
   let node: SchemaNode | undefined = PolicyFileSchema as SchemaNode;
-  for (const seg of path) node = typeof seg === "number" ? node?.items : node?.properties?.[seg];
+  // A record's values (`secrets:`, keyed by name) share one schema, its pattern property's.
+  const childOf = (n: SchemaNode | undefined, key: string) =>
+    n?.properties?.[key] ?? Object.values(n?.patternProperties ?? {})[0];
+  for (const seg of path) node = typeof seg === "number" ? node?.items : childOf(node, seg);
   return Object.keys(node?.properties ?? {});
 }
 

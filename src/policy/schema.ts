@@ -4,6 +4,7 @@
 import { type Static, Type } from "typebox";
 import { MAX_BASH_COMMAND_BYTES } from "../tools/index.js";
 import { NetworkSectionSchema } from "./network-section.js";
+import { SecretsSectionSchema } from "./secrets-section.js";
 import { LAYER_NAMES } from "./types.js";
 
 const DecisionSchema = Type.Union([Type.Literal("allow"), Type.Literal("ask"), Type.Literal("deny")], {
@@ -58,6 +59,8 @@ export const PolicyFileSchema = Type.Object(
     tests: Type.Optional(Type.Array(TestSchema)),
     /** Allowed, asked and denied domains of the sandbox's network (network-section.ts). */
     network: Type.Optional(NetworkSectionSchema),
+    /** Where each named secret may be sent (secrets-section.ts). */
+    secrets: Type.Optional(SecretsSectionSchema),
   },
   { additionalProperties: false },
 );

@@ -3,7 +3,8 @@
  * first), the request evaluated against it and the decision with its trail.
  */
 
-import type { NetworkRule } from "../egress/index.js";
+import type { NetworkRule, SecretBinding } from "../egress/index.js";
+
 import type { WalkEntry } from "./live-walk.js";
 
 /** What a rule decides. Strictest wins: deny > ask > allow. */
@@ -76,6 +77,11 @@ export interface PolicyLayer {
   tests: PolicyTest[];
   /** The `network:` section's rules (network-section.ts); absent when the file has none. */
   network?: NetworkRule[];
+  /**
+   * The `secrets:` section's binding of each secret it names (secrets-section.ts); absent when the
+   * file has none (the layer abstains), `{}` when it withholds every secret.
+   */
+  secrets?: Record<string, SecretBinding>;
   /**
    * Problems that do not stop the file loading, each `file:line:col: text` (rules shadowed by an
    * earlier rule: policy-lint.ts); `warden policy check` prints them.

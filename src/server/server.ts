@@ -1,6 +1,6 @@
 /**
  * Assembles and runs `warden serve`: the state dir's exclusive lock (state-lock.ts), session
- * records, the in-flight journal, audit log, metrics, approvals, sessions, the HTTP listener (bound
+ * records, the in-flight journal, the secret store (opened with its key), audit log, metrics, approvals, sessions, the HTTP listener (bound
  * before anything is reconciled, answering 503 STARTING until reconciliation is done), start-up
  * reconciliation with the engine, the reaper, and a graceful shutdown (stop accepting; let running
  * calls finish within the grace period, then abort them; close the connections still open past
@@ -13,6 +13,7 @@ import { createFileAuditLog, loadAuditSigningKey, type ServerAuditLog } from "./
 import type { ServerConfig } from "./config/index.js";
 import { type App, buildApp, drainUntil, type ServerContext } from "./http/index.js";
 import { createServerMetrics, type ServerMetrics } from "./metrics.js";
+import { SecretStore } from "./secrets/index.js";
 import {
   ApprovalBroker,
   closeAllSessions,
@@ -111,6 +112,8 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
   const metrics = options.metrics ?? createServerMetrics({ defaults: options.listen !== false });
   const calls = new RunningCalls();
   const approvals = new ApprovalBroker(audit, calls);
+  // A key that does not open the store stops the start here, before anything listens.
+  const secrets = config.secrets ? await SecretStore.open(config.secrets, options.now) : undefined;
   const sessions = sessionContext({
     config,
     sessions: options.sessions ?? sessionFactory(options.backend),
@@ -121,6 +124,7 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
     calls,
     inflight,
     ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(secrets ? { secrets } : {}),
     ...(options.now ? { now: options.now } : {}),
   });
   metrics.execPathSource.current = () => sessions.registry.execPaths();

@@ -20,10 +20,6 @@ export const LAYERS: readonly Layer[] = [
   { unit: "util", reason: "abort signals, slots, the worker pool, line diffs: no warden concept" },
   { unit: "truncate", reason: "pure head/tail truncation of output, UTF-8 safe; no I/O" },
   {
-    unit: "secrets",
-    reason: "named secrets, their placeholders and bindings, and the pure decision on a request that carries one",
-  },
-  {
     unit: "egress",
     reason: "the network allowlist rules and the per-session Squid gateway that sandbox creation attaches",
   },

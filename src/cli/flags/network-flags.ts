@@ -8,11 +8,12 @@
 import type { Command } from "commander";
 import { type NetworkOptions, type NetworkRule, parseAllowNet } from "../../egress/index.js";
 import { InvalidArgumentError } from "../../errors.js";
-import { effectiveNetworkRules, loadPolicy } from "../../policy/index.js";
+import { effectiveNetworkRules, type PolicyLayer } from "../../policy/index.js";
 import { connectionLine, droppedLine } from "../output/network-lines.js";
+import { addSecretFlags, type SecretFlags } from "./secret-flags.js";
 
-/** The parsed network flags. */
-export interface NetworkFlags {
+/** The parsed network flags (the secret flags among them). */
+export interface NetworkFlags extends SecretFlags {
   /** `--allow-net`, one string per occurrence. */
   allowNet?: string[];
   netCaBundle?: string;
@@ -21,9 +22,9 @@ export interface NetworkFlags {
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-/** Adds the network flags to `command`. */
+/** Adds the network flags to `command`, then the secret flags (secret-flags.ts). */
 export function addNetworkFlags(command: Command): Command {
-  return command
+  const withNetwork = command
     .option(
       "--allow-net <hosts>",
       "let the sandbox reach these domains through warden's egress gateway: host[:port[+port]],… (host names, not URLs: pypi.org, not https://pypi.org; wildcards *.example.org; default ports 80 and 443; repeatable). Without it: no network",
@@ -38,13 +39,12 @@ export function addNetworkFlags(command: Command): Command {
       "engine network the egress gateway leaves through (default bridge; repeatable)",
       collect,
     );
+  return addSecretFlags(withNetwork);
 }
 
-/** The `network:` sections of policy files, one rule list per file that has one. */
-export async function policyNetworkLayers(files: string[] | undefined): Promise<NetworkRule[][]> {
-  if (!files?.length) return [];
-  const policy = await loadPolicy(files);
-  return policy.layers.flatMap((l) => (l.network ? [l.network] : []));
+/** The `network:` sections of loaded policy layers, one rule list per layer that has one. */
+export function policyNetworkLayers(layers: readonly PolicyLayer[]): NetworkRule[][] {
+  return layers.flatMap((l) => (l.network ? [l.network] : []));
 }
 
 /**

@@ -10,6 +10,7 @@ import { resolve } from "node:path";
 import { type Command, Option } from "commander";
 import { InvalidArgumentError } from "../../errors.js";
 import type { BeforeToolCallHook, ToolSelection } from "../../pipeline/index.js";
+import { loadPolicy } from "../../policy/index.js";
 import { RW_SANDBOX_UID, type SandboxSpec, type WorkspaceMode } from "../../sandbox/index.js";
 import type { SessionOptions } from "../../session/index.js";
 import { omitUndefined } from "../../util/index.js";
@@ -21,6 +22,7 @@ import {
 } from "./network-flags.js";
 import { choosePolicy, type PolicyChoice } from "./policy-choice.js";
 import { loadPolicyHooks } from "./policy-hooks.js";
+import { withSessionSecrets } from "./secret-flags.js";
 import { workspaceExclusions } from "./workspace-exclusions.js";
 
 /** The parsed flags, as commander hands them over. */
@@ -179,7 +181,7 @@ export type PolicyHookOf = (files: string[], sessionId: string) => Promise<Befor
 /**
  * SessionOptions for the flags, with a fresh session id: the workspace resolved to an absolute host path (a `--mode` without
  * `--workspace` is a usage error), the tool selection, the network (`--allow-net` and the policy
- * files' `network:` sections, strictest wins), and the policy hook of `policy` (default: the choice
+ * files' `network:` sections, strictest wins; `--secret`s bound by their `secrets:` sections), and the policy hook of `policy` (default: the choice
  * `--policy` makes, policy-choice.ts: the shipped default policy without it; no hook for allow-all),
  * built by `policyHook` or the non-interactive one. The choice's notice goes to stderr.
  */
@@ -230,7 +232,12 @@ export async function sessionOptionsOf(
   if (flags.runtime) sandbox.runtime = flags.runtime;
   if (flags.tenant) options.tenant = flags.tenant;
   if (flags.spillMaxBytes !== undefined) options.spillMaxBytes = flags.spillMaxBytes;
-  const network = networkOptionsOf(flags, await policyNetworkLayers(files));
+  const layers = files.length > 0 ? (await loadPolicy(files)).layers : [];
+  const network = await withSessionSecrets(
+    networkOptionsOf(flags, policyNetworkLayers(layers)),
+    flags,
+    layers,
+  );
   if (network) sandbox.network = network;
   options.spillMaxBytesHint = "--spill-max-bytes";
   if (files.length > 0)

@@ -20,7 +20,7 @@ import { packDirectory, type WorkspaceHashes } from "../workspace-copy.js";
 import type { ExcludePredicate } from "../workspace-exclude.js";
 import { workspaceReadError } from "../workspace-size.js";
 import { DockerSandbox, removeSandboxResources } from "./docker-sandbox.js";
-import { withEgress } from "./egress-hook.js";
+import { withEgress, writePlaceholderFiles } from "./egress-hook.js";
 import { getDocker, pingEngine, requireImage } from "./engine.js";
 import { type PreparedSandbox, prepareSandbox } from "./prepare.js";
 
@@ -97,7 +97,10 @@ export async function finishSandbox(
       baseline,
       prepared.channel,
     );
-    return prepared.egress ? withEgress(sandbox, prepared.egress) : sandbox;
+    if (!prepared.egress) return sandbox;
+    const wrapped = withEgress(sandbox, prepared.egress);
+    if (opts.network.mode === "allowlist") await writePlaceholderFiles(wrapped, opts.network.secrets ?? []);
+    return wrapped;
   } catch (err) {
     prepared.channel?.close();
     await removeSandboxResources(docker, container.id, prepared.volumeName).catch(() => {});

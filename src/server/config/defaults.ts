@@ -37,7 +37,8 @@ const DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 256;
  * for at most 8 keys per tenant; spill files capped at 256 MiB per session and 1 GiB per tenant;
  * a session's output paced to 16 MiB/s while another session has a call running; egress audit
  * records of a session bounded to 10 per second with bursts of 200; at most 20 sessions with
- * network egress at once (5 per tenant: DEFAULT_TENANT_MAX_NETWORKED_SESSIONS).
+ * network egress at once (5 per tenant: DEFAULT_TENANT_MAX_NETWORKED_SESSIONS); 100 secrets per
+ * tenant in the secret store (each at most 8 KiB: its file is rewritten whole at each change).
  */
 export const CONFIG_DEFAULTS = {
   host: "127.0.0.1",
@@ -63,6 +64,7 @@ export const CONFIG_DEFAULTS = {
   contendedOutputBytesPerSecond: DEFAULT_CONTENDED_OUTPUT_BYTES_PER_SECOND,
   networkAuditLimit: DEFAULT_AUDIT_LIMIT,
   maxNetworkedSessions: 20,
+  secretsPerTenant: 100,
 } as const;
 
 /**

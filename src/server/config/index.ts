@@ -10,5 +10,5 @@ export {
 export { loadServerConfig } from "./load.js";
 export { networkAuditHooks, resolveTenantNetwork, sessionNetwork, tenantSessionNetwork } from "./network.js";
 export { resolveServerConfig } from "./resolve.js";
-export { type ServerConfig, type TenantConfig, tenantOf } from "./types.js";
+export { type SecretsConfig, type ServerConfig, type TenantConfig, tenantOf } from "./types.js";
 export { poolTtlMs, tenantPolicyHashes } from "./warm-pool.js";

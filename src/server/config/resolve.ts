@@ -1,7 +1,7 @@
 /**
  * Validates a parsed `warden serve` configuration and fills in defaults (defaults.ts). Relative
- * paths in it (stateDir, auditLog, policy files, workspace roots) resolve against the file's own
- * directory.
+ * paths in it (stateDir, auditLog, secrets.keyFile and storeFile, policy files, workspace roots)
+ * resolve against the file's own directory.
  */
 
 import { resolve } from "node:path";
@@ -98,6 +98,15 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
       cfg.contendedOutputBytesPerSecond ?? CONFIG_DEFAULTS.contendedOutputBytesPerSecond,
     networkAuditLimit: { ...(cfg.networkAuditLimit ?? CONFIG_DEFAULTS.networkAuditLimit) },
     maxNetworkedSessions: cfg.maxNetworkedSessions ?? CONFIG_DEFAULTS.maxNetworkedSessions,
+    ...(cfg.secrets
+      ? {
+          secrets: {
+            keyFile: resolve(baseDir, cfg.secrets.keyFile),
+            storeFile: resolve(baseDir, cfg.secrets.storeFile ?? resolve(stateDir, "secrets.json")),
+            maxPerTenant: cfg.secrets.maxPerTenant ?? CONFIG_DEFAULTS.secretsPerTenant,
+          },
+        }
+      : {}),
     tenants: cfg.tenants.map((t, i) => {
       const where = `${source}: /tenants/${i}`;
       const tenant = resolveTenant(t, baseDir, defaultImage, where);

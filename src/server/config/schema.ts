@@ -109,6 +109,31 @@ const WarmPoolConfigSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * The per-tenant secret store of `warden serve` (src/server/secrets): the key that encrypts it at
+ * rest and where it lives. Without this section the /v1/secrets routes answer 400 and sessions
+ * cannot be given secrets.
+ */
+const SecretsConfigSchema = Type.Object(
+  {
+    keyFile: Type.String({
+      minLength: 1,
+      description:
+        "File holding the store's AES-256-GCM key: 32 random bytes written as 64 hex digits or 44 base64 characters (openssl rand -base64 32)",
+    }),
+    storeFile: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: "The encrypted store (one JSON file, written 0600); default stateDir/secrets.json",
+      }),
+    ),
+    maxPerTenant: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 10_000, description: "Secrets one tenant may keep; default 100" }),
+    ),
+  },
+  { additionalProperties: false, description: "The per-tenant secret store (/v1/secrets)" },
+);
+
 /** The whole configuration file. */
 export const ServerConfigSchema = Type.Object(
   {
@@ -184,6 +209,7 @@ export const ServerConfigSchema = Type.Object(
         },
       ),
     ),
+    secrets: Type.Optional(SecretsConfigSchema),
     tenants: Type.Array(TenantConfigSchema, { minItems: 1 }),
   },
   { additionalProperties: false },

@@ -82,7 +82,19 @@ export interface ServerConfig {
   networkAuditLimit: AuditLimit;
   /** Live sessions with network egress at once, all tenants together (network-slots.ts). */
   maxNetworkedSessions: number;
+  /** The per-tenant secret store; absent: no store (the /v1/secrets routes answer 400). */
+  secrets?: SecretsConfig;
   tenants: TenantConfig[];
+}
+
+/** Where the secret store's key and file are (absolute), and how many secrets a tenant may keep. */
+export interface SecretsConfig {
+  /** File holding the 32-byte AES-256-GCM key, as 64 hex digits or base64. */
+  keyFile: string;
+  /** The encrypted store; default `<stateDir>/secrets.json`. */
+  storeFile: string;
+  /** Secrets one tenant may keep; default 100 (CONFIG_DEFAULTS.secretsPerTenant). */
+  maxPerTenant: number;
 }
 
 /** The configured tenant `id`; undefined for a tenant not (or no longer) in the config. */

@@ -24,6 +24,11 @@ const SUMMARIES: Record<string, string> = {
   "GET /v1/sessions/{id}/changes": "The session's changes as a unified patch",
   "GET /v1/approvals": "The tenant's pending approval requests",
   "POST /v1/approvals/{id}": "Answer a pending approval request",
+  "GET /v1/secrets": "The tenant's secrets: names, bindings, versions (never a value)",
+  "GET /v1/secrets/{name}": "One secret of the tenant: its bindings and version (never its value)",
+  "PUT /v1/secrets/{name}": "Create a secret (201) or rotate it (200): a new value and bindings, version + 1",
+  "DELETE /v1/secrets/{name}":
+    "Delete (revoke) a secret: sessions using it are refused from their next request",
   "PUT /v1/sessions/{id}/files":
     "Write one workspace file (application/octet-stream; never through a symlink)",
   "GET /v1/sessions/{id}/files": "Read one workspace file's bytes",

@@ -55,6 +55,33 @@ export const CreateSessionBodySchema = Type.Object(
         },
       ),
     ),
+    secrets: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ minLength: 1, maxLength: 64, description: "A secret of the tenant's store" }),
+            env: Type.Optional(
+              Type.Union([Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$" }), Type.Literal(false)], {
+                description: "Variable holding the placeholder {{NAME}}; default the name; false: none",
+              }),
+            ),
+            file: Type.Optional(
+              Type.String({
+                pattern: "^/",
+                maxLength: 4096,
+                description: "Absolute sandbox path of a file holding the placeholder",
+              }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        {
+          maxItems: 32,
+          description:
+            "Secrets of the tenant's store the session may use through its gateway (needs network.allow); the sandbox sees only placeholders",
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -182,3 +209,66 @@ export const FilesQuerySchema = Type.Object(
 
 /** Answer of PUT /v1/sessions/:id/files: the canonical container path and the bytes written. */
 export const FileWrittenSchema = Type.Object({ path: Type.String(), bytes: Type.Integer() });
+
+/** Where a secret may be sent (src/secrets SecretBinding); the route checks each entry's form. */
+const SecretBindingSchema = Type.Object(
+  {
+    hosts: Type.Array(Type.String({ minLength: 1, maxLength: 260 }), {
+      minItems: 1,
+      maxItems: 32,
+      description: "Host patterns as network rules write them, without a port: api.github.com, *.example.org",
+    }),
+    ports: Type.Optional(
+      Type.Array(Type.Integer({ minimum: 1, maximum: 65535 }), {
+        maxItems: 16,
+        description: "Default [443]",
+      }),
+    ),
+    methods: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 32 }), {
+        maxItems: 16,
+        description: "Upper-case HTTP methods; default any",
+      }),
+    ),
+    pathPrefixes: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), {
+        maxItems: 32,
+        description: "Path prefixes starting with /; default any",
+      }),
+    ),
+    headers: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+        maxItems: 16,
+        description:
+          "Lower-case header names whose placeholder is replaced; default [authorization]; never host, content-length or a hop-by-hop header",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * Body of PUT /v1/secrets/:name. `value` is checked by the route (1 to 8192 characters of visible
+ * ASCII or space, without `"` or `\`), whose 400 says what is wrong without repeating it.
+ */
+export const PutSecretBodySchema = Type.Object(
+  {
+    value: Type.String({
+      description:
+        'The secret: 1 to 8192 characters of visible ASCII (0x21-0x7e) or space, without " or \\. Never returned by any route',
+    }),
+    bindings: Type.Array(SecretBindingSchema, { minItems: 1, maxItems: 16 }),
+  },
+  { additionalProperties: false },
+);
+
+/** A secret as the API shows it: never its value. */
+export const SecretSchema = Type.Object({
+  name: Type.String(),
+  version: Type.Integer({ description: "1 when created, +1 at each PUT" }),
+  bindings: Type.Array(SecretBindingSchema),
+  updatedAt: Type.String(),
+});
+
+/** `:name` of /v1/secrets/:name (checked against [A-Z][A-Z0-9_]{0,63} by the route). */
+export const SecretParamsSchema = Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) });

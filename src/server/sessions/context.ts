@@ -7,6 +7,7 @@
 import type { ServerAuditLog } from "../audit.js";
 import { type ServerConfig, serverControllerId } from "../config/index.js";
 import type { ServerMetrics } from "../metrics.js";
+import type { SecretStore } from "../secrets/index.js";
 import { NetworkSlots, TenantQuotas } from "../tenancy/index.js";
 import type { ApprovalBroker } from "./approval-broker.js";
 import { HostWorkspaceGuard } from "./host-workspace-guard.js";
@@ -29,6 +30,8 @@ export interface SessionDeps {
   /** Journal of running batches, for the `interrupted` audit lines after a crash. */
   inflight?: InflightCalls;
   hooks?: HookFactory;
+  /** The per-tenant secret store, when the config has `secrets` (else the secrets routes answer 400). */
+  secrets?: SecretStore;
   now?: () => number;
   /** The sessions' running calls (shared with the approval broker); default: a new tracker. */
   calls?: RunningCalls;

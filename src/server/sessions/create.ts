@@ -50,7 +50,10 @@ export async function createSession(
   let created = false;
   try {
     if (request.networkAllow?.length) ctx.networkSlots.take(tenant, id);
-    const base = await sessionOptions(ctx, tenant, id, request.networkAllow);
+    const base = await sessionOptions(ctx, tenant, id, request.networkAllow, {
+      requested: request.secrets ?? [],
+      mustExist: true,
+    });
     const options: SessionOptions = {
       ...base,
       sandbox: {
@@ -85,6 +88,7 @@ export async function createSession(
       ...(request.tools ? { toolSelection: request.tools } : {}),
       ...(request.env ? { env: request.env } : {}),
       ...(request.networkAllow?.length ? { networkAllow: request.networkAllow } : {}),
+      ...(request.secrets?.length ? { secrets: request.secrets } : {}),
       createdAt: new Date(createdMs).toISOString(),
       expiresAt: new Date(createdMs + tenant.maxLifetimeMs).toISOString(),
     };

@@ -87,7 +87,8 @@ export async function reconcile(deps: SessionContext, now = Date.now()): Promise
     let session = null;
     if (tenant && container?.running && !expired && !envRefused) {
       // A network request no longer within the tenant's bound (the config changed) drops it too.
-      session = await sessionOptions(deps, tenant, record.id, record.networkAllow)
+      const secrets = { requested: record.secrets ?? [], mustExist: false };
+      session = await sessionOptions(deps, tenant, record.id, record.networkAllow, secrets)
         .then((options) => sessions.adopt(record, { ...options, ...(record.env ? { env: record.env } : {}) }))
         .catch(() => null);
     }

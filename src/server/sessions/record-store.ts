@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { InvalidArgumentError } from "../../errors.js";
 import type { ToolSelection } from "../../pipeline/index.js";
 import type { SandboxLimits, WorkspaceMode } from "../../sandbox/index.js";
+import type { SessionSecretRequest } from "../secrets/index.js";
 
 /** What the server keeps about one session across restarts. Times are ISO-8601. */
 export interface SessionRecord {
@@ -29,6 +30,8 @@ export interface SessionRecord {
   env?: Record<string, string>;
   /** The domains the session asked for (`network.allow`): its network is rebuilt from them on adoption. */
   networkAllow?: string[];
+  /** The secrets it asked for (names, never values): given again, from the store, on adoption. */
+  secrets?: SessionSecretRequest[];
   createdAt: string;
   /** Max-lifetime deadline. */
   expiresAt: string;

@@ -18,6 +18,7 @@ import {
 import { validateSessionEnv } from "../../session/index.js";
 import { isWithinRoot } from "../../tools/index.js";
 import type { TenantConfig } from "../config/index.js";
+import type { SessionSecretRequest } from "../secrets/index.js";
 
 /** The options a client may send (JSON body, or query string with a tar body). */
 export interface CreateSessionInput {
@@ -31,6 +32,8 @@ export interface CreateSessionInput {
   env?: Record<string, string>;
   /** Domains the session asks to reach, within the tenant's network bound (config/network.ts). */
   network?: { allow: string[] };
+  /** Secrets of the tenant's store the session may use through its gateway (needs `network`). */
+  secrets?: SessionSecretRequest[];
 }
 
 /** The validated choice. */
@@ -45,6 +48,8 @@ export interface ResolvedSessionRequest {
   env?: Record<string, string>;
   /** The session's requested network allow entries. */
   networkAllow?: string[];
+  /** The secrets it asked for (names checked against the store when it is created). */
+  secrets?: SessionSecretRequest[];
 }
 
 /** The tenant's cap on each limit. Every limit has one: /tmp is memory and pids bound forks (red team). */
@@ -112,6 +117,7 @@ export async function resolveSessionRequest(
   }
   const limits = checkLimits(tenant, input.limits);
   if (input.env) validateSessionEnv(input.env);
+  checkSecretsNeedNetwork(input);
   const base = {
     image,
     workspaceMode,
@@ -119,6 +125,7 @@ export async function resolveSessionRequest(
     ...(input.tools ? { tools: input.tools } : {}),
     ...(input.env ? { env: input.env } : {}),
     ...(input.network?.allow.length ? { networkAllow: input.network.allow } : {}),
+    ...(input.secrets?.length ? { secrets: input.secrets } : {}),
   };
   if (uploaded !== undefined) {
     if (input.workspacePath !== undefined) {
@@ -135,6 +142,28 @@ export async function resolveSessionRequest(
   }
   if (input.workspacePath === undefined) return base;
   return { ...base, workspaceHostPath: await allowedWorkspace(tenant, input.workspacePath) };
+}
+
+/**
+ * A secret is only ever usable through the session's egress gateway: `secrets` without
+ * `network.allow` is an InvalidArgumentError, as is a placeholder variable that `env` also sets.
+ */
+function checkSecretsNeedNetwork(input: CreateSessionInput): void {
+  if (!input.secrets?.length) return;
+  if (!input.network?.allow.length)
+    throw new InvalidArgumentError({
+      field: "secrets",
+      problem:
+        "need network.allow: a secret is only used by the session's egress gateway, on requests to its bound hosts; list those hosts in network.allow.",
+    });
+  for (const [i, s] of input.secrets.entries()) {
+    const variable = s.env === undefined ? s.name : s.env;
+    if (variable !== false && input.env && Object.hasOwn(input.env, variable))
+      throw new InvalidArgumentError({
+        field: `secrets[${i}]`,
+        problem: `puts its placeholder in ${variable}, which env also sets; drop it from env or give the secret another env.`,
+      });
+  }
 }
 
 async function allowedWorkspace(tenant: TenantConfig, requested: string): Promise<string> {

@@ -63,9 +63,13 @@ NPM = npm_package()
 os.chdir("/srv")
 class H(http.server.SimpleHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes: without this, Nagle holds the body until the
+    # client's delayed ACK (~40 ms per request on a kept-alive connection).
+    disable_nagle_algorithm = True
     def log_message(self, *a): pass
     def do_GET(self):
         with open("/tmp/requests.log", "a") as f: f.write(f"{self.headers.get('Host')} {self.path}\n")
+        with open("/tmp/headers.log", "a") as f: f.write(json.dumps([self.path, self.headers.items()]) + "\n")
         if self.path.startswith("/bytes/"):
             n = int(self.path.split("/")[2]); self.send_response(200)
             self.send_header("Content-Length", str(n)); self.end_headers()
@@ -112,8 +116,11 @@ export interface EgressTestbed {
   privateAddress: string;
   /** PEM of the test CA, for network.caBundlePath. */
   caBundlePath: string;
-  /** What a host logged: requests ("<Host> <path>" lines) or UDP datagrams. */
-  hostLog(which: "public" | "private", log: "requests" | "udp"): Promise<string>;
+  /**
+   * What a host logged: requests ("<Host> <path>" lines), their headers (one JSON `[path, [[name,
+   * value], …]]` per line) or UDP datagrams.
+   */
+  hostLog(which: "public" | "private", log: "requests" | "headers" | "udp"): Promise<string>;
   dispose(): Promise<void>;
 }
 

@@ -78,7 +78,7 @@ describe("errors that name the fix", () => {
       message(() => parsePolicyText("rule:\n  - {id: r1, decision: deny, tools: [bash]}\n", "p.yaml")),
     ).toBe("p.yaml:1:1: unknown key 'rule' in the top level (did you mean 'rules'?)");
     expect(message(() => parsePolicyText("rules: []\nwhatever: 1\n", "p.yaml"))).toBe(
-      "p.yaml:2:1: unknown key 'whatever' in the top level (known keys: name, description, layer, default, nonInteractive, maxCommandBytes, rules, tests, network)",
+      "p.yaml:2:1: unknown key 'whatever' in the top level (known keys: name, description, layer, default, nonInteractive, maxCommandBytes, rules, tests, network, secrets)",
     );
   });
 

@@ -68,7 +68,7 @@ function checkBody(body: unknown): CreateSessionInput {
   const fieldOf = (path: string) => dottedPath(path) || "body";
   const [first] = schemaErrorLines(bodyValidator.Errors(body), fieldOf);
   throw new InvalidArgumentError(
-    `${first ?? "body is invalid"}; the fields are image, workspaceMode, workspacePath, limits and tools (docs/server-api.md, API).`,
+    `${first ?? "body is invalid"}; the fields are image, workspaceMode, workspacePath, limits, tools, env, network and secrets (docs/server-api.md, API).`,
   );
 }
 

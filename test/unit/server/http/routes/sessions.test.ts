@@ -111,7 +111,7 @@ describe("warden serve: sessions", () => {
     );
     const typo = await post({ workspacepath: "/srv/ws" });
     expect(typo.json().message).toBe(
-      "body has unknown field 'workspacepath'; the fields are image, workspaceMode, workspacePath, limits and tools (docs/server-api.md, API).",
+      "body has unknown field 'workspacepath'; the fields are image, workspaceMode, workspacePath, limits, tools, env, network and secrets (docs/server-api.md, API).",
     );
     const bad = await post({ limits: { cpus: -1 } });
     expect(bad.statusCode).toBe(400);

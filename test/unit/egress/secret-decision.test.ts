@@ -1,0 +1,326 @@
+import { describe, expect, it } from "vitest";
+import {
+  decideSecretUse,
+  formatSecretAnswer,
+  parseAccessLine,
+  parseSecretBinding,
+  placeholderEnv,
+  SecretRelay,
+  type SecretUseAudit,
+  type SessionSecret,
+  secretHeaderNames,
+  secretValueProblem,
+  squidConfig,
+} from "../../../src/egress/index.js";
+
+const VALUE = "ghp_s3cretValue0123456789";
+
+function secret(over: Partial<SessionSecret> = {}): SessionSecret {
+  return {
+    name: "GITHUB_TOKEN",
+    bindings: [{ hosts: ["api.github.test"], headers: ["authorization"] }],
+    value: () => VALUE,
+    ...over,
+  };
+}
+
+const request = (over: Partial<Parameters<typeof decideSecretUse>[0]> = {}) => ({
+  host: "api.github.test",
+  port: 443,
+  method: "GET",
+  path: "/user",
+  headers: [["authorization", "Bearer {{GITHUB_TOKEN}}"]] as Array<[string, string]>,
+  ...over,
+});
+
+describe("decideSecretUse", () => {
+  it("replaces the placeholder in a bound header on a bound host", async () => {
+    expect(await decideSecretUse(request(), [secret()])).toEqual({
+      verdict: "replace",
+      headers: { authorization: `Bearer ${VALUE}` },
+      used: ["GITHUB_TOKEN"],
+    });
+  });
+
+  it("refuses the placeholder on another host (an attempted leak) without asking for the value", async () => {
+    let asked = 0;
+    const s = secret({
+      value: () => {
+        asked++;
+        return VALUE;
+      },
+    });
+    expect(await decideSecretUse(request({ host: "evil.test" }), [s])).toEqual({
+      verdict: "refuse",
+      reason: "unbound",
+      secret: "GITHUB_TOKEN",
+    });
+    expect(asked).toBe(0);
+  });
+
+  it("refuses it in a header the binding does not name, and in the URL", async () => {
+    const inCookie = request({ headers: [["cookie", "t={{GITHUB_TOKEN}}"]] });
+    expect(await decideSecretUse(inCookie, [secret()])).toMatchObject({ reason: "not-in-bound-header" });
+    const inUrl = request({ path: "/x?t=%7B%7BGITHUB_TOKEN%7D%7D" });
+    expect(await decideSecretUse(inUrl, [secret()])).toMatchObject({ reason: "not-in-bound-header" });
+  });
+
+  it("checks port, method and path prefix", async () => {
+    const s = secret({
+      bindings: [
+        { hosts: ["*.github.test"], ports: [8443], methods: ["GET"], pathPrefixes: ["/repos/acme/"] },
+      ],
+    });
+    const ok = request({ port: 8443, path: "/repos/acme/x?y=1" });
+    expect(await decideSecretUse(ok, [s])).toMatchObject({ verdict: "replace" });
+    for (const bad of [
+      { port: 443 },
+      { method: "POST" },
+      { path: "/repos/other/x" },
+      { host: "github.test" },
+    ])
+      expect(await decideSecretUse({ ...ok, ...bad }, [s])).toMatchObject({ reason: "unbound" });
+  });
+
+  it("refuses an unknown name, a revoked secret, a throwing source and a value a header cannot carry", async () => {
+    expect(await decideSecretUse(request({ headers: [["authorization", "{{NOPE}}"]] }), [secret()])).toEqual({
+      verdict: "refuse",
+      reason: "unknown",
+      secret: "NOPE",
+    });
+    expect(await decideSecretUse(request(), [secret({ value: () => undefined })])).toMatchObject({
+      reason: "revoked",
+    });
+    const throws = secret({
+      value: () => {
+        throw new Error("gone");
+      },
+    });
+    expect(await decideSecretUse(request(), [throws])).toMatchObject({ reason: "revoked" });
+    expect(await decideSecretUse(request(), [secret({ value: () => 'a"b' })])).toMatchObject({
+      reason: "bad-value",
+    });
+  });
+
+  it("asks the value source at each use, so a rotation applies to the next request", async () => {
+    let value = "one";
+    const s = secret({ value: () => value });
+    expect(await decideSecretUse(request(), [s])).toMatchObject({ headers: { authorization: "Bearer one" } });
+    value = "two";
+    expect(await decideSecretUse(request(), [s])).toMatchObject({ headers: { authorization: "Bearer two" } });
+  });
+
+  it("passes a request whose braces name no placeholder unchanged", async () => {
+    const r = request({ headers: [["authorization", "Bearer {{lower}}"]] });
+    expect(await decideSecretUse(r, [secret()])).toEqual({ verdict: "replace", headers: {}, used: [] });
+  });
+});
+
+describe("secret bindings and values", () => {
+  it("fills defaults and names the entry at fault", () => {
+    expect(parseSecretBinding({ hosts: ["API.github.test"] }, "secret T")).toEqual({
+      hosts: ["api.github.test"],
+      ports: [443],
+      headers: ["authorization"],
+    });
+    expect(() => parseSecretBinding({ hosts: [] }, "secret T")).toThrow(
+      "secret T: a binding needs at least one host (hosts: [api.example.org]).",
+    );
+    expect(() => parseSecretBinding({ hosts: ["a.test"], headers: ["Host"] }, "secret T")).toThrow(
+      'secret T: header "host" frames or routes the request; a secret cannot go there.',
+    );
+    expect(() => parseSecretBinding({ hosts: ["a.test"], pathPrefixes: ["repos"] }, "secret T")).toThrow(
+      'secret T: path prefix "repos" must start with / and hold no space.',
+    );
+  });
+
+  it("says why a value cannot be sent, without the value", () => {
+    expect(secretValueProblem("ok value")).toBeNull();
+    expect(secretValueProblem("")).toBe("it is empty");
+    expect(secretValueProblem("line\nbreak")).toContain("outside visible ASCII");
+    expect(secretValueProblem("has\\slash")).toContain("cannot pass on");
+  });
+
+  it("puts placeholders, never values, in the sandbox's environment", () => {
+    const env = placeholderEnv([
+      secret(),
+      secret({ name: "NPM_TOKEN", env: "NPM_AUTH" }),
+      secret({ name: "X", env: false }),
+    ]);
+    expect(env).toEqual({ GITHUB_TOKEN: "{{GITHUB_TOKEN}}", NPM_AUTH: "{{NPM_TOKEN}}" });
+    expect(
+      secretHeaderNames([secret(), secret({ bindings: [{ hosts: ["a.test"], headers: ["x-api-key"] }] })]),
+    ).toEqual(["authorization", "x-api-key"]);
+  });
+});
+
+describe("SecretRelay", () => {
+  it("answers the gateway's question with the replaced header for Squid and records the use by name", async () => {
+    const lines: string[] = [];
+    const records: SecretUseAudit[] = [];
+    const relay = new SecretRelay({
+      sessionId: "s1",
+      secrets: [secret()],
+      headerNames: ["authorization", "x-api-key"],
+      write: (l) => lines.push(l),
+      onSecretUse: (r) => records.push(r),
+    });
+    expect(
+      relay.handle("WARDEN-SECRET s7 GET api.github.test 443 /user?q=1 Bearer%20%7B%7BGITHUB_TOKEN%7D%7D -"),
+    ).toBe(true);
+    await expect.poll(() => lines.length).toBe(1);
+    expect(lines[0]).toBe(
+      `WARDEN-SECRET-ANSWER s7 OK warden_secret_0="Bearer ${VALUE}" warden_secret=use.GITHUB_TOKEN\n`,
+    );
+    expect(records).toEqual([
+      {
+        sessionId: "s1",
+        time: expect.any(String),
+        secrets: ["GITHUB_TOKEN"],
+        decision: "use",
+        host: "api.github.test",
+        port: 443,
+        method: "GET",
+        path: "/user",
+      },
+    ]);
+    expect(JSON.stringify(records)).not.toContain(VALUE);
+  });
+
+  it("refuses a placeholder to another host with a note that names the secret, not the value", async () => {
+    const lines: string[] = [];
+    const records: SecretUseAudit[] = [];
+    const relay = new SecretRelay({
+      sessionId: "s1",
+      secrets: [secret()],
+      headerNames: ["authorization"],
+      write: (l) => lines.push(l),
+      onSecretUse: (r) => records.push(r),
+    });
+    relay.handle("WARDEN-SECRET s8 POST evil.test 443 /collect Bearer%20%7B%7BGITHUB_TOKEN%7D%7D");
+    await expect.poll(() => lines.length).toBe(1);
+    expect(lines[0]).toBe("WARDEN-SECRET-ANSWER s8 ERR warden_secret=unbound.GITHUB_TOKEN\n");
+    expect(records[0]).toMatchObject({
+      decision: "refuse",
+      reason: "unbound",
+      host: "evil.test",
+      secrets: ["GITHUB_TOKEN"],
+    });
+    expect(relay.handle("WARDEN-ASK q1 a.test 443")).toBe(false);
+  });
+
+  it("formats a refusal and an empty replacement", () => {
+    expect(formatSecretAnswer("s1", { verdict: "replace", headers: {}, used: [] }, ["authorization"])).toBe(
+      "WARDEN-SECRET-ANSWER s1 OK\n",
+    );
+  });
+});
+
+describe("the gateway's config and access lines with secrets", () => {
+  it("checks every request but a CONNECT and rewrites each bound header from its note", () => {
+    const conf = squidConfig({
+      rules: [{ host: "api.github.test", ports: [443], decision: "allow" }],
+      refusedCidrs: ["10.0.0.0/8"],
+      clientCidrs: ["172.30.0.0/24"],
+      port: 3128,
+      askHelper: false,
+      upstreamCa: false,
+      secretHeaders: ["authorization", "x-api-key"],
+    });
+    expect(conf).toContain(
+      "external_acl_type secret_check ttl=0 negative_ttl=0 cache=0 children-max=1 children-startup=1 concurrency=64 queue-size=1024 %>rm %DST %>rP %>rp %>{authorization} %>{x-api-key} /usr/local/bin/warden-ask /run/gw/ask.sock secret",
+    );
+    expect(conf).toContain("http_access deny !CONNECT !secret_ok");
+    expect(conf).toContain("request_header_access x-api-key deny warden_secret_1_set");
+    expect(conf).toContain(`request_header_add x-api-key "%'{warden_secret_1}note" warden_secret_1_set`);
+    expect(conf).toContain("email_err_data off");
+    const without = squidConfig({
+      rules: [],
+      refusedCidrs: ["10.0.0.0/8"],
+      clientCidrs: ["172.30.0.0/24"],
+      port: 3128,
+      askHelper: false,
+      upstreamCa: false,
+    });
+    expect(without).not.toContain("secret_check");
+  });
+
+  it("reads the secret note: names used, or the refusal", () => {
+    const rules = [{ host: "api.github.test", ports: [443], decision: "allow" as const }];
+    const used = parseAccessLine(
+      "WARDEN-AUDIT 1796644151.000 GET api.github.test 443 TCP_MISS/200 300 400 12 api.github.test 198.51.100.7 bump - use.GITHUB_TOKEN",
+      "s1",
+      rules,
+    );
+    expect(used).toMatchObject({
+      decision: "allow",
+      secrets: ["GITHUB_TOKEN"],
+      rule: "allow api.github.test:443",
+    });
+    const refused = parseAccessLine(
+      "WARDEN-AUDIT 1796644151.000 GET api.github.test 443 TCP_DENIED/403 300 400 12 api.github.test - bump - unbound.GITHUB_TOKEN",
+      "s1",
+      rules,
+    );
+    expect(refused).toMatchObject({
+      decision: "deny",
+      refusal: "secret",
+      rule: "secret unbound GITHUB_TOKEN (allow api.github.test:443)",
+      secrets: ["GITHUB_TOKEN"],
+    });
+  });
+});
+
+describe("warm pool key", () => {
+  it("gives a spare to a session only with the same secrets (the gateway's config names their headers)", async () => {
+    const { networkPolicyKey } = await import("../../../src/egress/index.js");
+    const rules = [{ host: "api.github.test", ports: [443], decision: "allow" as const }];
+    const plain = networkPolicyKey({ mode: "allowlist", rules });
+    const withSecret = networkPolicyKey({ mode: "allowlist", rules, secrets: [secret()] });
+    const otherValue = networkPolicyKey({
+      mode: "allowlist",
+      rules,
+      secrets: [secret({ value: () => "x" })],
+    });
+    expect(withSecret).not.toBe(plain);
+    expect(otherValue).toBe(withSecret);
+    expect(withSecret).not.toContain(VALUE);
+  });
+});
+
+describe("checks that close the ways around a binding", () => {
+  it("does not let a dot segment or an encoded slash walk out of a bound path prefix", async () => {
+    const s = secret({ bindings: [{ hosts: ["api.github.test"], pathPrefixes: ["/repos/acme/"] }] });
+    for (const path of [
+      "/repos/acme/../../user",
+      "/repos/acme/%2e%2e/%2E%2E/user",
+      "/repos/acme/..%2f..%2fuser",
+      "/repos/acme/.%2E/x",
+      "/repos/acme/x%5c..%5cy",
+    ])
+      expect(await decideSecretUse(request({ path }), [s])).toMatchObject({
+        verdict: "refuse",
+        reason: "unbound",
+      });
+    expect(await decideSecretUse(request({ path: "/repos/acme/tools/issues?q=a..b" }), [s])).toMatchObject({
+      verdict: "replace",
+    });
+  });
+
+  it("refuses library secrets whose placeholder would take a variable the sandbox or gateway needs", async () => {
+    const { checkSessionSecrets } = await import("../../../src/egress/index.js");
+    expect(() => checkSessionSecrets([secret({ name: "HOME" })])).toThrow(
+      'network.secrets[0]: secret HOME cannot hold its placeholder in "HOME" (the sandbox or its gateway needs that variable); choose another env.',
+    );
+    expect(() => checkSessionSecrets([secret({ env: "HTTPS_PROXY" })])).toThrow("choose another env");
+    expect(() => checkSessionSecrets([secret(), secret()])).toThrow(
+      "network.secrets[1]: secret GITHUB_TOKEN is given twice.",
+    );
+    expect(() => checkSessionSecrets([secret({ file: "tmp/t" })])).toThrow(
+      "must be an absolute path in the sandbox",
+    );
+    expect(checkSessionSecrets([secret()])[0]?.bindings).toEqual([
+      { hosts: ["api.github.test"], ports: [443], headers: ["authorization"] },
+    ]);
+  });
+});
