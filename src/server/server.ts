@@ -108,7 +108,13 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
   await records.init();
   const inflight = new InflightCalls(config.stateDir, config.auditLog);
   await inflight.init();
-  const audit = options.audit ?? fileAuditLog(config, options.listen !== false);
+  // The public half of a checkpoint key made at this start: printed once the server listens.
+  let keyNotice: string | undefined;
+  const audit =
+    options.audit ??
+    fileAuditLog(config, (pem, keyId) => {
+      keyNotice = `warden serve: audit checkpoints are signed with key ${keyId}, made at this start and never written to disk; its public key (for warden audit verify --public-key):\n${pem}`;
+    });
   const metrics = options.metrics ?? createServerMetrics({ defaults: options.listen !== false });
   const calls = new RunningCalls();
   const approvals = new ApprovalBroker(audit, calls);
@@ -143,8 +149,10 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
   let url: string | undefined;
   let reconciled: ReconcileReport;
   try {
-    if (options.listen !== false) url = await listen(app, config.host, config.port);
-    else await app.ready();
+    if (options.listen !== false) {
+      url = await listen(app, config.host, config.port);
+      if (keyNotice) process.stderr.write(keyNotice);
+    } else await app.ready();
     reconciled = await reconcile(ctx, options.now?.() ?? Date.now());
   } catch (err) {
     await app.close();
@@ -186,18 +194,16 @@ async function startLocked(options: StartServerOptions, lock: StateLock): Promis
 
 /**
  * The chained audit log of `config` (auditLog, auditSigningKey, auditCheckpointEvery). Without an
- * operator key, a listening server prints the public half of the key it made on stderr.
+ * operator key, `onGeneratedKey` gets the public half (PEM) and id of the key made at this start.
  */
-function fileAuditLog(config: ServerConfig, listening: boolean): ServerAuditLog {
+function fileAuditLog(
+  config: ServerConfig,
+  onGeneratedKey: (publicKeyPem: string, keyId: string) => void,
+): ServerAuditLog {
   return createFileAuditLog(config.auditLog, {
     ...(config.auditSigningKey ? { signingKey: loadAuditSigningKey(config.auditSigningKey) } : {}),
     ...(config.auditCheckpointEvery ? { checkpointEvery: config.auditCheckpointEvery } : {}),
-    onGeneratedKey: (pem, keyId) => {
-      if (listening)
-        process.stderr.write(
-          `warden serve: audit checkpoints are signed with key ${keyId}, made at this start and never written to disk; its public key (for warden audit verify --public-key):\n${pem}`,
-        );
-    },
+    onGeneratedKey,
   });
 }
 
