@@ -84,6 +84,7 @@ export function sessionNetwork(input: {
   requested: string[] | undefined;
   onConnection: (record: ConnectionAudit) => void;
   onAuditDropped?: (summary: AuditDropSummary) => void;
+  onSecretUse?: (record: SecretUseAudit) => void;
   auditLimit?: AuditLimit;
 }): NetworkOptions | undefined {
   if (!input.requested?.length) return undefined;
@@ -107,6 +108,7 @@ export function sessionNetwork(input: {
     ...(input.bound.caBundlePath ? { caBundlePath: input.bound.caBundlePath } : {}),
     onConnection: input.onConnection,
     ...(input.onAuditDropped ? { onAuditDropped: input.onAuditDropped } : {}),
+    ...(input.onSecretUse ? { onSecretUse: input.onSecretUse } : {}),
     ...(input.auditLimit ? { auditLimit: input.auditLimit } : {}),
   };
 }

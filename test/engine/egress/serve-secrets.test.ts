@@ -147,6 +147,29 @@ describeEngine("warden serve: secrets from the store, through the gateway", () =
     expect(await received()).toEqual([`Bearer ${FIRST}`]);
     expect(await bash("python3 fetch.py https://other.test/hello")).toBe("ERR 403");
     expect(await received()).toEqual([`Bearer ${FIRST}`]);
+    // The audit trail: one `secret` line per request with the placeholder, names only, each
+    // linked to the tool call that made it.
+    const secretLines = async () =>
+      (await readFile(join(dir, "state", "audit.jsonl"), "utf8"))
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((r) => r.kind === "secret");
+    await expect.poll(async () => (await secretLines()).length).toBe(2);
+    expect(await secretLines()).toEqual([
+      expect.objectContaining({
+        tenant,
+        session: sessionId,
+        decision: "use",
+        secrets: ["GITHUB_TOKEN"],
+        host: "allowed.test",
+        port: 443,
+        path: "/hello",
+        toolCallId: "c",
+        batch: expect.any(String),
+      }),
+      expect.objectContaining({ decision: "refuse", reason: "unbound", host: "other.test", toolCallId: "c" }),
+    ]);
   }, 120_000);
 
   it("applies a PUT (rotation) and a DELETE (revocation) to the session's next request", async () => {
