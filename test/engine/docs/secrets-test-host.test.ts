@@ -23,6 +23,7 @@ const VALUE = "tok-example-0123456789";
 const tenant = `test-docs-secrets-${process.pid}`;
 const docker = getDocker();
 const snippet = docSnippet("docs/secrets.md", "secrets-test-host");
+const readmeSnippet = docSnippet("README.md", "secret-placeholder");
 const cleanup = docSnippet("docs/secrets.md", "secrets-test-host-cleanup");
 const network = `warden-test-sec-${randomBytes(4).toString("hex")}`;
 const container = `${network}-api`;
@@ -96,5 +97,14 @@ describeEngine("docs/secrets.md: try it offline (engine)", () => {
     } finally {
       await removeAll();
     }
+  }, 300_000);
+
+  it("README's secret-placeholder: the sandbox's variable holds the placeholder, never the value", async () => {
+    const shown = shownLines(readmeSnippet);
+    expect(shown).toEqual(["{{GITHUB_TOKEN}}"]);
+    const run = await runDocShell(readmeSnippet, { cwd: checkout.dir, tenant, timeoutMs: 200_000 });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe(shown[0]);
+    expect(`${run.stdout}${run.stderr}`).not.toContain("ghp_yours");
   }, 300_000);
 });
