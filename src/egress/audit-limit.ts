@@ -6,7 +6,13 @@
  * past it they are counted by decision, and the caller writes one summary per window instead
  * (AuditDropSummary: how many, when, why). Nothing is lost from the counts, only the lines.
  */
-import type { AuditDropSummary, AuditLimit, ConnectionAudit } from "./types.js";
+import type {
+  AuditDropSummary,
+  AuditLimit,
+  ConnectionAudit,
+  NetworkOptions,
+  SecretUseAudit,
+} from "./types.js";
 
 /** Default bound of a session's egress audit records: 10 per second, bursts of 200. */
 export const DEFAULT_AUDIT_LIMIT: AuditLimit = { recordsPerSecond: 10, burst: 200 };
@@ -33,7 +39,7 @@ export class AuditLimiter {
   }
 
   /** True when `record` may be written now; false when it was counted for the next summary instead. */
-  admit(record: ConnectionAudit, nowMs: number): boolean {
+  admit(record: Pick<ConnectionAudit | SecretUseAudit, "decision">, nowMs: number): boolean {
     const elapsedMs = Math.max(0, nowMs - this.lastMs);
     this.lastMs = Math.max(this.lastMs, nowMs);
     this.tokens = Math.min(this.limit.burst, this.tokens + (elapsedMs * this.limit.recordsPerSecond) / 1000);
@@ -66,4 +72,42 @@ export class AuditLimiter {
       limit: { ...this.limit },
     };
   }
+}
+
+/** How long a window of dropped records lasts before its summary goes out (ms). */
+const DROP_WINDOW_MS = 1000;
+
+/**
+ * A session's egress records through one AuditLimiter: connection records (`network.onConnection`)
+ * and secret-use records (`network.onSecretUse`) share the bound `network.auditLimit`, so a loop of
+ * requests that carry a placeholder is bounded like a loop of connections. Records over it are
+ * counted by decision, and their summary goes to `onAuditDropped` one window after the first of
+ * them (and at `flush`, when the gateway is detached).
+ */
+export function boundedAudit(
+  sessionId: string,
+  network: Extract<NetworkOptions, { mode: "allowlist" }>,
+): { connection(record: ConnectionAudit): void; secret(record: SecretUseAudit): void; flush(): void } {
+  const limiter = new AuditLimiter(network.auditLimit ?? DEFAULT_AUDIT_LIMIT, sessionId, Date.now());
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    const summary = limiter.takeSummary();
+    if (summary) network.onAuditDropped?.(summary);
+  };
+  const admit = (record: Pick<ConnectionAudit | SecretUseAudit, "decision">) => {
+    if (limiter.admit(record, Date.now())) return true;
+    timer ??= setTimeout(flush, DROP_WINDOW_MS);
+    return false;
+  };
+  return {
+    connection: (record) => {
+      if (admit(record)) network.onConnection?.(record);
+    },
+    secret: (record) => {
+      if (admit(record)) network.onSecretUse?.(record);
+    },
+    flush,
+  };
 }

@@ -11,10 +11,10 @@ import { type Duplex, PassThrough } from "node:stream";
 import type Docker from "dockerode";
 import { parseAccessLine } from "./access-log.js";
 import { AskRelay, DEFAULT_NETWORK_APPROVAL_TIMEOUT_MS } from "./ask-relay.js";
-import { AuditLimiter, DEFAULT_AUDIT_LIMIT } from "./audit-limit.js";
+import { boundedAudit } from "./audit-limit.js";
 import { secretHeaderNames } from "./secret-decision.js";
 import { SecretRelay } from "./secret-relay.js";
-import type { ConnectionAudit, NetworkOptions } from "./types.js";
+import type { NetworkOptions } from "./types.js";
 
 /** An attached gateway: `detach` refuses pending questions and closes the stream (idempotent). */
 export interface GatewayStdio {
@@ -54,6 +54,7 @@ export async function attachGatewayStdio(
       if (!logs.destroyed) logs.write(line);
     },
   });
+  const audit = boundedAudit(sessionId, network);
   const secrets = new SecretRelay({
     sessionId,
     secrets: network.secrets ?? [],
@@ -61,7 +62,7 @@ export async function attachGatewayStdio(
     write: (line) => {
       if (!logs.destroyed) logs.write(line);
     },
-    ...(network.onSecretUse ? { onSecretUse: network.onSecretUse } : {}),
+    onSecretUse: (record) => audit.secret(record),
   });
   const stdout = new PassThrough();
   const stderr = new PassThrough();
@@ -71,11 +72,10 @@ export async function attachGatewayStdio(
     stdout.end();
     stderr.end();
   });
-  const audit = boundedAudit(sessionId, network);
   createInterface({ input: stdout }).on("line", (line) => {
     if (relay.handle(line) || secrets.handle(line)) return;
     const record = parseAccessLine(line, sessionId, network.rules, relay.timeoutMs);
-    if (record) audit.write(record);
+    if (record) audit.connection(record);
   });
   createInterface({ input: stderr }).on("line", (line) => input.onCacheLine?.(line));
   return {
@@ -86,34 +86,5 @@ export async function attachGatewayStdio(
       logs.destroy();
       audit.flush();
     },
-  };
-}
-
-/** How long a window of dropped records lasts before its summary goes out (ms). */
-const DROP_WINDOW_MS = 1000;
-
-/**
- * The session's records through its AuditLimiter: those within `network.auditLimit` go to
- * `onConnection`; the others are counted, and their summary goes to `onAuditDropped` one window
- * after the first of them (and at `flush`, when the gateway is detached).
- */
-function boundedAudit(
-  sessionId: string,
-  network: Extract<NetworkOptions, { mode: "allowlist" }>,
-): { write(record: ConnectionAudit): void; flush(): void } {
-  const limiter = new AuditLimiter(network.auditLimit ?? DEFAULT_AUDIT_LIMIT, sessionId, Date.now());
-  let timer: NodeJS.Timeout | undefined;
-  const flush = () => {
-    clearTimeout(timer);
-    timer = undefined;
-    const summary = limiter.takeSummary();
-    if (summary) network.onAuditDropped?.(summary);
-  };
-  return {
-    write(record) {
-      if (limiter.admit(record, Date.now())) network.onConnection?.(record);
-      else timer ??= setTimeout(flush, DROP_WINDOW_MS);
-    },
-    flush,
   };
 }

@@ -209,7 +209,8 @@ export interface AuditDropSummary {
   sessionId: string;
   reason: "rate-limit";
   dropped: number;
-  decisions: Partial<Record<ConnectionAudit["decision"], number>>;
+  /** Connection records by their decision; secret-use records as `use` / `refuse`. */
+  decisions: Partial<Record<ConnectionAudit["decision"] | SecretUseAudit["decision"], number>>;
   from: string;
   to: string;
   limit: AuditLimit;

@@ -141,7 +141,9 @@ export function networkAuditHooks(
     },
     onSecretUse: ({ sessionId: _id, ...record }) => log.write({ kind: "secret", tenant, session, ...record }),
     onAuditDropped: ({ sessionId: _id, ...summary }) => {
-      for (const [decision, n] of Object.entries(summary.decisions)) count(decision, n);
+      // The connections counter counts connections; secret-use records (use, refuse) are not.
+      for (const [decision, n] of Object.entries(summary.decisions))
+        if (decision !== "use" && decision !== "refuse") count(decision, n);
       log.write({ kind: "network-dropped", tenant, session, ...summary });
     },
     auditLimit,

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { AuditLimiter, type ConnectionAudit, DEFAULT_AUDIT_LIMIT } from "../../../src/egress/index.js";
+import {
+  type AuditDropSummary,
+  AuditLimiter,
+  type ConnectionAudit,
+  DEFAULT_AUDIT_LIMIT,
+} from "../../../src/egress/index.js";
 
 const record = (decision: ConnectionAudit["decision"]): ConnectionAudit => ({
   sessionId: "s1",
@@ -57,5 +62,44 @@ describe("AuditLimiter", () => {
   it("refuses a limit that is not positive", () => {
     expect(() => new AuditLimiter({ recordsPerSecond: 0, burst: 5 }, "s1", 0)).toThrow(RangeError);
     expect(() => new AuditLimiter({ recordsPerSecond: 1, burst: 0 }, "s1", 0)).toThrow(RangeError);
+  });
+});
+
+describe("boundedAudit", () => {
+  it("bounds a loop of requests that carry a placeholder like a loop of connections: one bucket, counted by decision", async () => {
+    const { boundedAudit } = await import("../../../src/egress/audit-limit.js");
+    const secrets: string[] = [];
+    const connections: string[] = [];
+    const summaries: AuditDropSummary[] = [];
+    const audit = boundedAudit("s1", {
+      mode: "allowlist",
+      rules: [],
+      auditLimit: { recordsPerSecond: 0.001, burst: 3 },
+      onSecretUse: (r) => secrets.push(r.decision),
+      onConnection: (r) => connections.push(r.decision),
+      onAuditDropped: (s) => summaries.push(s),
+    });
+    const secret = {
+      sessionId: "s1",
+      time: "2026-12-07T12:00:00.000Z",
+      secrets: ["T"],
+      decision: "refuse" as const,
+      reason: "unbound" as const,
+      host: "evil.test",
+      port: 443,
+      method: "GET",
+      path: "/",
+    };
+    for (let i = 0; i < 5; i++) audit.secret(secret);
+    audit.connection(record("deny"));
+    audit.flush();
+    expect(secrets).toEqual(["refuse", "refuse", "refuse"]);
+    expect(connections).toEqual([]);
+    expect(summaries).toHaveLength(1);
+    expect(summaries[0]).toMatchObject({
+      dropped: 3,
+      decisions: { refuse: 2, deny: 1 },
+      reason: "rate-limit",
+    });
   });
 });
