@@ -32,9 +32,11 @@ export {
   DEFAULT_SECRET_HEADERS,
   DEFAULT_SECRET_PORTS,
   decideSecretUse,
+  FORBIDDEN_SECRET_HEADERS,
   MAX_SECRET_BYTES,
   parseSecretBinding,
   placeholderEnv,
+  SECRET_HEADER_NAME,
   secretHeaderNames,
   secretValueProblem,
 } from "./secret-decision.js";

@@ -19,16 +19,23 @@ import {
 export const DEFAULT_SECRET_PORTS: readonly number[] = [443];
 /** Headers a binding fills when it names none. */
 export const DEFAULT_SECRET_HEADERS: readonly string[] = ["authorization"];
-/** Headers a secret may never be put in: they frame or route the request. */
-const FORBIDDEN_HEADERS = new Set([
+/**
+ * Headers a secret may never be put in: they frame or route the request, or a proxy consumes them
+ * (hop-by-hop, RFC 9110 7.6.1), so a value there would not reach the origin as sent.
+ */
+export const FORBIDDEN_SECRET_HEADERS: ReadonlySet<string> = new Set([
   "host",
   "content-length",
   "transfer-encoding",
   "connection",
   "upgrade",
   "te",
+  "keep-alive",
+  "proxy-connection",
+  "trailer",
 ]);
-const HEADER_NAME = /^[a-z0-9!#$%&'*+.^_`|~-]{1,64}$/;
+/** A lower-case header name (RFC 9110's token), at most 64 characters, as the gateway takes them. */
+export const SECRET_HEADER_NAME = /^[a-z0-9!#$%&'*+.^_`|~-]{1,64}$/;
 const METHOD = /^[A-Z]{1,16}$/;
 /** Longest value a secret may have (bytes). */
 export const MAX_SECRET_BYTES = 8192;
@@ -71,11 +78,11 @@ export function parseSecretBinding(
       );
   const headers = (binding.headers ?? [...DEFAULT_SECRET_HEADERS]).map((h) => String(h).toLowerCase());
   for (const h of headers) {
-    if (!HEADER_NAME.test(h))
+    if (!SECRET_HEADER_NAME.test(h))
       throw new InvalidArgumentError(`${what}: header ${JSON.stringify(h)} is not a header name.`);
-    if (FORBIDDEN_HEADERS.has(h))
+    if (FORBIDDEN_SECRET_HEADERS.has(h))
       throw new InvalidArgumentError(
-        `${what}: header ${JSON.stringify(h)} frames or routes the request; a secret cannot go there.`,
+        `${what}: header ${JSON.stringify(h)} frames or routes the request, or a proxy consumes it; a secret cannot go there.`,
       );
   }
   return {

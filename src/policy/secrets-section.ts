@@ -19,8 +19,10 @@ import { type Static, Type } from "typebox";
 import {
   DEFAULT_SECRET_HEADERS,
   DEFAULT_SECRET_PORTS,
+  FORBIDDEN_SECRET_HEADERS,
   hostMatches,
   parseHostEntry,
+  SECRET_HEADER_NAME,
   SECRET_NAME,
   type SecretBinding,
 } from "../egress/index.js";
@@ -58,17 +60,6 @@ type SecretBindings = Readonly<Record<string, SecretBinding>>;
 
 /** Letters only, upper-cased when loaded (the gateway's decision compares upper-case methods). */
 const METHOD = /^[A-Za-z]{1,16}$/;
-/** RFC 9110's token: the characters a header name is made of (at most 64, as the gateway takes them). */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/;
-/** Headers that frame or route a request: never a secret's place (as egress/secret-decision.ts refuses). */
-const REFUSED_HEADERS = new Set([
-  "host",
-  "content-length",
-  "transfer-encoding",
-  "connection",
-  "upgrade",
-  "te",
-]);
 
 type LoadError = { path: (string | number)[]; key?: string; text: string };
 
@@ -126,12 +117,12 @@ function bindingOf(
       });
   }
   for (const [i, h] of (entry.headers ?? []).entries()) {
-    if (!HEADER_NAME.test(h))
+    if (!SECRET_HEADER_NAME.test(h.toLowerCase()))
       errors.push({
         path: at("headers", i),
         text: `${what("headers", i)} ${JSON.stringify(h)}: a header name is letters, digits and !#$%&'*+.^_\`|~- only.`,
       });
-    else if (REFUSED_HEADERS.has(h.toLowerCase()))
+    else if (FORBIDDEN_SECRET_HEADERS.has(h.toLowerCase()))
       errors.push({
         path: at("headers", i),
         text: `${what("headers", i)} ${JSON.stringify(h)}: the gateway routes and frames requests by this header, so no secret goes there; name the header that carries the credential (e.g. authorization).`,

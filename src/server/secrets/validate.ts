@@ -29,12 +29,6 @@ const BINDING_BOUNDS = {
 /** Longest path prefix, characters. */
 const PATH_PREFIX_MAX_CHARS = 1024;
 
-/**
- * Hop-by-hop headers a proxy consumes (RFC 9110 7.6.1) that the gateway's own list (host, the
- * body's framing, connection, upgrade, te) does not name: a secret there would not reach the origin.
- */
-const HOP_BY_HOP = new Set(["keep-alive", "proxy-connection", "trailer"]);
-
 /** Throws InvalidArgumentError when `name` is not a secret name (SECRET_NAME). */
 export function checkSecretName(name: string, field = "name"): void {
   if (!SECRET_NAME.test(name))
@@ -97,14 +91,8 @@ function normalizeBinding(b: BindingInput, at: string): SecretBinding {
     out.pathPrefixes = unique(prefixes);
   }
   if (b.headers !== undefined) {
-    const headers = list(b.headers, `${at}.headers`, BINDING_BOUNDS.headers);
-    for (const [j, h] of headers.entries())
-      if (HOP_BY_HOP.has(h))
-        throw new InvalidArgumentError({
-          field: `${at}.headers[${j}]`,
-          problem: `${h} is a hop-by-hop header the gateway consumes; a secret cannot go there.`,
-        });
-    out.headers = unique(headers);
+    // parseSecretBinding below refuses the headers that frame, route or end at the proxy.
+    out.headers = unique(list(b.headers, `${at}.headers`, BINDING_BOUNDS.headers));
   }
   return parseSecretBinding(out, at);
 }

@@ -127,7 +127,7 @@ describe("secret bindings and values", () => {
       "secret T: a binding needs at least one host (hosts: [api.example.org]).",
     );
     expect(() => parseSecretBinding({ hosts: ["a.test"], headers: ["Host"] }, "secret T")).toThrow(
-      'secret T: header "host" frames or routes the request; a secret cannot go there.',
+      'secret T: header "host" frames or routes the request, or a proxy consumes it; a secret cannot go there.',
     );
     expect(() => parseSecretBinding({ hosts: ["a.test"], pathPrefixes: ["repos"] }, "secret T")).toThrow(
       'secret T: path prefix "repos" must start with / and hold no space.',

@@ -180,10 +180,10 @@ describe("warden serve: /v1/secrets", () => {
       'bindings[0].hosts[0] "*.githubusercontent.com": ',
     );
     expect(await message("T", [{ hosts: ["a.org"], headers: ["host"] }])).toBe(
-      'bindings[0]: header "host" frames or routes the request; a secret cannot go there.',
+      'bindings[0]: header "host" frames or routes the request, or a proxy consumes it; a secret cannot go there.',
     );
     expect(await message("T", [{ hosts: ["a.org"], headers: ["keep-alive"] }])).toBe(
-      "bindings[0].headers[0] keep-alive is a hop-by-hop header the gateway consumes; a secret cannot go there.",
+      'bindings[0]: header "keep-alive" frames or routes the request, or a proxy consumes it; a secret cannot go there.',
     );
     expect(await message("T", [{ hosts: ["a.org"], methods: ["get"] }])).toBe(
       'bindings[0]: method "get" must be an upper-case HTTP method (GET, POST, …).',
