@@ -35,16 +35,26 @@ for i in range(int(sys.argv[1])):
 print(json.dumps(out))
 `;
 
+/**
+ * A session network that allows the test host `allowed.test:443`: the gateway verifies it against
+ * the test CA, the sandbox trusts the session CA. Shared with egress.ts.
+ */
+export function testHostNetwork(bed: EgressTestbed) {
+  return {
+    mode: "allowlist" as const,
+    rules: [{ host: "allowed.test", ports: [443], decision: "allow" as const }],
+    egressNetworks: [bed.publicNetwork],
+    caBundlePath: bed.caBundlePath,
+  };
+}
+
 /** The phase's rows, on `bed`'s test host. */
 export async function secretRows(bed: EgressTestbed): Promise<BenchRow[]> {
   const session = await createSession({
     tenant: "bench-egress-secrets",
     sandbox: {
       network: {
-        mode: "allowlist",
-        rules: [{ host: "allowed.test", ports: [443], decision: "allow" }],
-        egressNetworks: [bed.publicNetwork],
-        caBundlePath: bed.caBundlePath,
+        ...testHostNetwork(bed),
         secrets: [
           {
             name: "BENCH_TOKEN",

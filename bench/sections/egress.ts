@@ -21,7 +21,7 @@ import { DEFAULT_IMAGE, getDocker } from "../../src/sandbox/index.js";
 import { createSession, type Session } from "../../src/session/index.js";
 import { startEgressTestbed } from "../../test/engine/egress/testbed.js";
 import { type BenchRow, type BenchSection, percentile } from "../harness.js";
-import { secretRows } from "./egress-secrets.js";
+import { secretRows, testHostNetwork } from "./egress-secrets.js";
 
 const MIB = Number(process.env.WARDEN_BENCH_EGRESS_MIB ?? 100);
 const CONNECTS = Number(process.env.WARDEN_BENCH_EGRESS_CONNECTS ?? 50);
@@ -147,15 +147,7 @@ export const egressSection: BenchSection = {
       const ca = await readFile(bed.caBundlePath, "utf8");
       session = await createSession({
         tenant: "bench-egress",
-        sandbox: {
-          network: {
-            mode: "allowlist",
-            rules: [{ host: "allowed.test", ports: [443], decision: "allow" }],
-            egressNetworks: [bed.publicNetwork],
-            // The gateway verifies the test host against the test CA; the sandbox trusts the session CA.
-            caBundlePath: bed.caBundlePath,
-          },
-        },
+        sandbox: { network: testHostNetwork(bed) },
       });
       await session.sandbox.writeFile(CLIENT_PATH, Buffer.from(CLIENT));
       await session.sandbox.writeFile(caPath, Buffer.from(ca));
