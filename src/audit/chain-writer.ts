@@ -94,16 +94,23 @@ export class AuditChainWriter {
 
   /** Signs every stream with records after its last checkpoint: sessions', then tenants', then the server's. */
   checkpointAll(): void {
+    // The key record first: it joins the server stream, which is then due and signed too.
+    this.announce();
     const due = [...this.counts].filter(([, n]) => n > 0).map(([s]) => s);
     const rank = (s: string) => (s.startsWith("session:") ? 0 : s.startsWith("tenant:") ? 1 : 2);
     for (const stream of due.sort((a, b) => rank(a) - rank(b))) this.checkpoint(stream);
   }
 
-  private checkpoint(stream: string): void {
+  /** Writes the key record, once, before the first checkpoint it signs. */
+  private announce(): void {
     if (this.options.keyRecord && !this.announced) {
       this.announced = true;
       this.append(this.options.keyRecord);
     }
+  }
+
+  private checkpoint(stream: string): void {
+    this.announce();
     const owner = this.owners.get(stream) ?? {};
     const links = this.state.links(streamsOf(owner));
     const own = links.find((l) => l.stream === stream);

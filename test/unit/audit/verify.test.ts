@@ -172,3 +172,18 @@ describe("checkpointPayload", () => {
     expect(CHECKPOINT_PAYLOAD_TAG).toBe("warden-audit-checkpoint v1");
   });
 });
+
+describe("AuditChainWriter.checkpointAll (a graceful shutdown)", () => {
+  it("signs every stream to its last record, the key record's own stream included, even when nothing was signed before", () => {
+    const lines: string[] = [];
+    const writer = testWriter(key, lines);
+    writer.write({ kind: "request", tenant: "alpha", method: "GET", route: "/v1/sessions", status: 200 });
+    writer.checkpointAll();
+    const report = verifyAuditLines(lines, { publicKey: createPublicKey(key) });
+    expect(report.fault).toBeUndefined();
+    expect(report.streams.map((s) => [s.stream, s.unsigned])).toEqual([
+      ["tenant:alpha", 0],
+      ["server", 0],
+    ]);
+  });
+});
