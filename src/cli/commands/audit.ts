@@ -45,8 +45,15 @@ async function readLines(file: string): Promise<string[]> {
 async function readPublicKey(file: string): Promise<KeyObject> {
   let key: KeyObject;
   try {
-    key = createPublicKey(await readFile(file));
+    const pem = await readFile(file);
+    // createPublicKey takes a private key too (it derives the public half): a verifier never needs one.
+    if (pem.includes("PRIVATE KEY"))
+      throw new InvalidArgumentError(
+        `--public-key ${file} holds a private key; pass its public half (\`openssl pkey -in ${file} -pubout\`) and keep the private key on the server.`,
+      );
+    key = createPublicKey(pem);
   } catch (err) {
+    if (err instanceof InvalidArgumentError) throw err;
     throw new InvalidArgumentError(
       `--public-key ${file} is not a readable PEM public key (${(err as Error).message}); give the PEM that warden serve printed at start, or \`openssl pkey -in KEY -pubout\` of its auditSigningKey.`,
     );
@@ -68,6 +75,11 @@ async function verify(file: string, flags: { publicKey?: string }): Promise<void
   const [, report] = await verifyFile(file, flags);
   for (const line of formatVerifyReport(report)) console.log(line);
   if (report.fault) process.exitCode = 1;
+  else if (flags.publicKey && report.checkpoints === 0) {
+    // Asked to authenticate the log, but no checkpoint signs any of it: it cannot be.
+    console.log(`not signed: no checkpoint in the file, so the key in ${flags.publicKey} checked nothing`);
+    process.exitCode = 1;
+  }
 }
 
 async function exportLog(file: string, flags: { publicKey?: string; format: string }): Promise<void> {

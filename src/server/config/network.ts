@@ -97,7 +97,7 @@ export function sessionNetwork(input: {
     for (const port of r.ports) {
       if (!withinBound(input.bound.rules, r.host, port))
         throw new InvalidArgumentError(
-          `network.allow[${i}] ${r.host}:${port} is not within tenant '${input.tenantId}''s network allowlist.`,
+          `network.allow[${i}] ${r.host}:${port} is not within the network allowlist of tenant '${input.tenantId}'; ask only for hosts and ports it allows, or have the operator add it to the tenant's network.allow in the server config.`,
         );
     }
   }

@@ -181,7 +181,7 @@ describeEngine("warden serve: tenant network bound", () => {
     });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { message: string }).message).toContain(
-      `network.allow[0] other.test:443 is not within tenant '${tenant}''s network allowlist.`,
+      `network.allow[0] other.test:443 is not within the network allowlist of tenant '${tenant}'; ask only for hosts and ports it allows, or have the operator add it to the tenant's network.allow in the server config.`,
     );
   });
 });

@@ -94,3 +94,20 @@ it("export: jsonl adds each line's hash, ocsf gives one event per record; a tamp
     "--format must be one of jsonl, ocsf; got 'csv'.",
   );
 });
+
+it("verify --public-key: a private key is refused (exit 2), and a log no checkpoint signs is not authenticated (exit 1)", async () => {
+  await writeFile(join(dir, "private.pem"), key.export({ type: "pkcs8", format: "pem" }));
+  await expect(run("verify", "DIR/audit.jsonl", "--public-key", "DIR/private.pem")).rejects.toThrow(
+    new InvalidArgumentError(
+      `--public-key ${dir}/private.pem holds a private key; pass its public half (\`openssl pkey -in ${dir}/private.pem -pubout\`) and keep the private key on the server.`,
+    ),
+  );
+  // The first two lines of the fixture: no checkpoint yet.
+  await writeFile(join(dir, "unsigned.jsonl"), `${log.slice(0, 2).join("\n")}\n`);
+  const unsigned = await run("verify", "DIR/unsigned.jsonl", "--public-key", "DIR/pub.pem");
+  expect(unsigned.code).toBe(1);
+  expect(unsigned.out.split("\n").at(-1)).toBe(
+    `not signed: no checkpoint in the file, so the key in ${dir}/pub.pem checked nothing`,
+  );
+  expect((await run("verify", "DIR/unsigned.jsonl")).code).toBe(0);
+});

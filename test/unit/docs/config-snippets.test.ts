@@ -40,4 +40,22 @@ describe("the docs' server config blocks load", () => {
       requestTimeoutMs: 30000,
     });
   });
+
+  it("docs/server-api.md serve-secrets-config: the secret store, the audit key and a tenant's network", () => {
+    const parsed = parse(docSnippet("docs/server-api.md", "serve-secrets-config")) as {
+      tenants: Array<{ id: string }>;
+    };
+    // The doc's key hash is a placeholder: the test's tenant gives a real one.
+    const tenants = parsed.tenants.map((t) => ({ ...t, ...tenant(t.id) }));
+    const cfg = resolveServerConfig({ ...parsed, tenants }, "/etc/warden", "serve.yaml");
+    expect(cfg.secrets).toMatchObject({
+      keyFile: "/etc/warden/secrets.key",
+      storeFile: "/var/lib/warden/secrets.json",
+      maxPerTenant: 100,
+    });
+    expect(cfg.auditSigningKey).toBe("/etc/warden/audit-key.pem");
+    expect(cfg.tenants[0]?.network?.rules).toEqual([
+      expect.objectContaining({ host: "api.github.com", ports: [443], decision: "allow" }),
+    ]);
+  });
 });

@@ -39,7 +39,7 @@ describe("tenant network bound", () => {
 
   it("refuses a request beyond the bound (400 naming the entry), and any request without a bound", () => {
     expect(() => sessionNetwork({ ...base, requested: ["pypi.org"] })).toThrow(
-      "network.allow[0] pypi.org:80 is not within tenant 'acme''s network allowlist.",
+      "network.allow[0] pypi.org:80 is not within the network allowlist of tenant 'acme'; ask only for hosts and ports it allows, or have the operator add it to the tenant's network.allow in the server config.",
     );
     // The whole wildcard is within the bound; the bound's own deny still applies inside it.
     const wide = sessionNetwork({ ...base, requested: ["*.pythonhosted.org:443"] });
