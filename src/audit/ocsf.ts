@@ -67,6 +67,7 @@ export function toOcsf(record: Record<string, unknown>, hash: string): OcsfEvent
     },
     ...(tenant ? { actor: { user: { uid: tenant, type: "tenant" } } } : {}),
     ...endpoints(rest),
+    ...classRequired(classUid, String(kind), rest, hash, tenant),
     unmapped: { kind, ...rest, chain },
   };
   return event;
@@ -97,6 +98,43 @@ function classify(kind: string, r: Record<string, unknown>): [number, number, st
     default:
       return [0, 0, kind];
   }
+}
+
+/**
+ * The attributes OCSF requires of the class besides the base event's (ocsf-schema: API Activity
+ * requires `actor`, `api` with `operation`, and `src_endpoint`; a finding requires `finding_info`
+ * with `uid`). warden does not record the API client's address: `src_endpoint` names the tenant.
+ */
+function classRequired(
+  classUid: number,
+  kind: string,
+  r: Record<string, unknown>,
+  hash: string,
+  tenant: string | undefined,
+): Record<string, unknown> {
+  if (classUid === 6003) {
+    const who = tenant ? `tenant ${tenant}` : "unauthenticated client";
+    return {
+      ...(tenant ? {} : { actor: { app_name: "warden serve" } }),
+      api: { operation: apiOperation(kind, r) },
+      src_endpoint: { name: who },
+    };
+  }
+  if (classUid === 2004) {
+    const names = Array.isArray(r.secrets) ? r.secrets.join(" ") : "";
+    return {
+      finding_info: { uid: hash, title: `secret placeholder refused: ${String(r.reason)} ${names}`.trim() },
+    };
+  }
+  return {};
+}
+
+/** What an API Activity record did, as `api.operation`. */
+function apiOperation(kind: string, r: Record<string, unknown>): string {
+  if (kind === "request") return `${String(r.method)} ${String(r.route)}`;
+  if (kind === "tool" || kind === "interrupted") return `tool ${String(r.tool)}`;
+  if (kind === "approval") return `approval ${String(r.answer)}`;
+  return `session ${String(r.event)}`;
 }
 
 /** `dst_endpoint` and `http_request` of a network or secret record. */

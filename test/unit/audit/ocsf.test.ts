@@ -62,6 +62,7 @@ describe("toOcsf", () => {
       actor: { user: { uid: "alpha", type: "tenant" } },
       dst_endpoint: { hostname: "evil.test", port: 443 },
       http_request: { http_method: "POST", url: { path: "/upload" } },
+      finding_info: { uid: "abc", title: "secret placeholder refused: unbound GH" },
       unmapped: {
         kind: "secret",
         tenant: "alpha",
@@ -76,6 +77,62 @@ describe("toOcsf", () => {
         toolCallId: "c1",
         chain: [],
       },
+    });
+  });
+
+  it("gives every class the attributes ocsf-schema marks required for it", () => {
+    const records: Record<string, unknown>[] = [
+      { kind: "network", domain: "a.test", port: 443, method: "CONNECT", decision: "allow" },
+      { kind: "network", domain: "a.test", port: 443, method: "GET", insideTunnel: true, decision: "allow" },
+      {
+        kind: "secret",
+        secrets: ["GH"],
+        host: "a.test",
+        port: 443,
+        method: "GET",
+        path: "/",
+        decision: "refuse",
+        reason: "unbound",
+      },
+      { kind: "tool", tool: "bash", toolCallId: "c1", decision: "allow" },
+      { kind: "approval", toolCallId: "c1", answer: "allow-once" },
+      { kind: "session", event: "created" },
+      { kind: "interrupted", tool: "bash", toolCallId: "c2" },
+      { kind: "request", method: "GET", route: "/v1/sessions", status: 401, tenant: undefined },
+      { kind: "checkpoint", stream: "server" },
+    ];
+    const base_event = [
+      "activity_id",
+      "category_uid",
+      "class_uid",
+      "metadata",
+      "severity_id",
+      "time",
+      "type_uid",
+    ];
+    for (const record of records) {
+      const e = toOcsf({ ...base, ...record }, "h");
+      for (const field of base_event) expect(e[field], `${String(record.kind)}: ${field}`).toBeDefined();
+      expect(e.metadata.product).toBeDefined();
+      expect(e.metadata.version).toBe(OCSF_VERSION);
+      if (e.class_uid === 6003) {
+        expect(e.actor, `${String(record.kind)}: actor`).toBeDefined();
+        expect((e.api as { operation?: string }).operation, `${String(record.kind)}: api.operation`).toEqual(
+          expect.any(String),
+        );
+        expect((e.src_endpoint as { name?: string }).name).toEqual(expect.any(String));
+      }
+      if (e.class_uid === 2004) expect((e.finding_info as { uid?: string }).uid).toBe("h");
+    }
+    expect(toOcsf({ ...base, kind: "tool", tool: "bash" }, "h").api).toEqual({ operation: "tool bash" });
+    const anonymous = toOcsf(
+      { level: 30, time: base.time, kind: "request", method: "GET", route: "/v1/sessions", chain: [] },
+      "h",
+    );
+    expect(anonymous).toMatchObject({
+      actor: { app_name: "warden serve" },
+      api: { operation: "GET /v1/sessions" },
+      src_endpoint: { name: "unauthenticated client" },
     });
   });
 });
