@@ -33,7 +33,7 @@ export function askAllowed(outcome: AskOutcome): boolean {
 
 /** One question from the gateway. */
 export interface AskQuestion {
-  /** The gateway's id of the question (`q1`, `q2`, …). */
+  /** The gateway's id of the question (`q` and hex digits the sandbox cannot guess; `q1` from an older gateway). */
   id: string;
   host: string;
   port: number;
@@ -42,7 +42,7 @@ export interface AskQuestion {
 }
 
 const QUESTION =
-  /^WARDEN-ASK (q[0-9]{1,12}) ([a-z0-9.-]{1,253}|\[[0-9a-f:.]{2,45}\]|[0-9a-f:.]{2,45}) ([0-9]{1,5})(?: ([0-9]{1,5}))?$/i;
+  /^WARDEN-ASK (q[0-9a-f]{1,40}) ([a-z0-9.-]{1,253}|\[[0-9a-f:.]{2,45}\]|[0-9a-f:.]{2,45}) ([0-9]{1,5})(?: ([0-9]{1,5}))?$/i;
 
 /** Parses a question line, or null for any other line (a malformed question is not one). */
 export function parseAskQuestion(line: string): AskQuestion | null {

@@ -78,35 +78,43 @@ export class AuditLimiter {
 const DROP_WINDOW_MS = 1000;
 
 /**
- * A session's egress records through one AuditLimiter: connection records (`network.onConnection`)
- * and secret-use records (`network.onSecretUse`) share the bound `network.auditLimit`, so a loop of
- * requests that carry a placeholder is bounded like a loop of connections. Records over it are
- * counted by decision, and their summary goes to `onAuditDropped` one window after the first of
+ * A session's egress records through two AuditLimiters of the bound `network.auditLimit`: one for
+ * connection records (`network.onConnection`), one for secret-use records (`network.onSecretUse`),
+ * so a loop of requests that carry a placeholder is bounded like a loop of connections, and a flood
+ * of cheap connections cannot push an attempted leak's record out. Records over a bound are counted
+ * by decision, and each limiter's summary goes to `onAuditDropped` one window after the first of
  * them (and at `flush`, when the gateway is detached).
  */
 export function boundedAudit(
   sessionId: string,
   network: Extract<NetworkOptions, { mode: "allowlist" }>,
 ): { connection(record: ConnectionAudit): void; secret(record: SecretUseAudit): void; flush(): void } {
-  const limiter = new AuditLimiter(network.auditLimit ?? DEFAULT_AUDIT_LIMIT, sessionId, Date.now());
+  const limit = network.auditLimit ?? DEFAULT_AUDIT_LIMIT;
+  const limiters = [
+    new AuditLimiter(limit, sessionId, Date.now()),
+    new AuditLimiter(limit, sessionId, Date.now()),
+  ];
+  const [connections, secrets] = limiters as [AuditLimiter, AuditLimiter];
   let timer: NodeJS.Timeout | undefined;
   const flush = () => {
     clearTimeout(timer);
     timer = undefined;
-    const summary = limiter.takeSummary();
-    if (summary) network.onAuditDropped?.(summary);
+    for (const limiter of limiters) {
+      const summary = limiter.takeSummary();
+      if (summary) network.onAuditDropped?.(summary);
+    }
   };
-  const admit = (record: Pick<ConnectionAudit | SecretUseAudit, "decision">) => {
+  const admit = (limiter: AuditLimiter, record: Pick<ConnectionAudit | SecretUseAudit, "decision">) => {
     if (limiter.admit(record, Date.now())) return true;
     timer ??= setTimeout(flush, DROP_WINDOW_MS);
     return false;
   };
   return {
     connection: (record) => {
-      if (admit(record)) network.onConnection?.(record);
+      if (admit(connections, record)) network.onConnection?.(record);
     },
     secret: (record) => {
-      if (admit(record)) network.onSecretUse?.(record);
+      if (admit(secrets, record)) network.onSecretUse?.(record);
     },
     flush,
   };

@@ -118,7 +118,8 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
  * with their bindings' defaults filled in: unique names matching SECRET_NAME, bindings
  * (parseSecretBinding), a placeholder variable that is a variable name and not one the sandbox or
  * the gateway needs (PATH, HOME, the proxy and CA variables, LD_*, …) and not shared, an absolute
- * placeholder file, a `value` function. InvalidArgumentError naming the secret and the fix.
+ * placeholder file, a `value` function. Returns the same objects (their `bindings` and `value` are
+ * read at each use). InvalidArgumentError naming the secret and the fix.
  */
 export function checkSessionSecrets(secrets: readonly SessionSecret[]): SessionSecret[] {
   const names = new Set<string>();
@@ -154,10 +155,10 @@ export function checkSessionSecrets(secrets: readonly SessionSecret[]): SessionS
       throw new InvalidArgumentError(
         `${what}: secret ${secret.name}'s file ${JSON.stringify(secret.file)} must be an absolute path in the sandbox.`,
       );
-    return {
-      ...secret,
-      bindings: secret.bindings.map((b) => parseSecretBinding(b, `${what} (${secret.name})`)),
-    };
+    for (const b of secret.bindings) parseSecretBinding(b, `${what} (${secret.name})`);
+    // The caller's object itself: its value and bindings may change (a store's rotation or
+    // rebinding applies to the next request), so nothing of it is copied here.
+    return secret;
   });
 }
 
@@ -190,15 +191,19 @@ function safeDecode(text: string): string {
 }
 
 /**
- * True when `path` means what it says to a prefix check: no `.` or `..` segment (raw or
- * percent-encoded) and no encoded `/` or `\`, which an origin may resolve to a path outside the
- * prefix (`/repos/acme/../../user`).
+ * True when `path` means what it says to a prefix check: no `.` or `..` segment (raw,
+ * percent-encoded or with `;params`) and no encoded `/` or `\`, which an origin may resolve to a
+ * path outside the prefix (`/repos/acme/../../user`, `/repos/acme/..;/user`).
  */
 function plainPath(path: string): boolean {
   if (/%2f|%5c|\\/i.test(path)) return false;
+  // A segment's `;params` are dropped by some servers (Java's `..;/`): a dot segment either way.
   return !safeDecode(path)
     .split("/")
-    .some((segment) => segment === "." || segment === "..");
+    .some((segment) => {
+      const name = segment.split(";")[0];
+      return name === "." || name === "..";
+    });
 }
 
 function covers(b: SecretBinding, req: SecretRequest, header: string): boolean {
@@ -216,8 +221,9 @@ function covers(b: SecretBinding, req: SecretRequest, header: string): boolean {
  * Decides one request: every placeholder in it must be in a header a binding of its secret names,
  * for this host, port, method and path, and that secret must have a value now; then each such
  * header's placeholders are replaced by the values. Otherwise the request is refused, naming the
- * first secret at fault: `unknown`, `not-in-bound-header` (URL or an unbound header), `unbound`
- * (host, port, method or path), `revoked` (no value), `bad-value`. A request without a placeholder
+ * first secret at fault: `bad-header` (the header around the placeholder holds a line break,
+ * `"`, `\` or a character outside visible ASCII), `unknown`, `not-in-bound-header` (URL or an
+ * unbound header), `unbound` (host, port, method or path), `revoked` (no value), `bad-value`. A request without a placeholder
  * is passed on unchanged. A value source that throws counts as revoked.
  */
 export async function decideSecretUse(
@@ -231,6 +237,11 @@ export async function decideSecretUse(
   for (const [header, value] of request.headers) {
     const names = namesIn(value);
     if (names.length === 0) continue;
+    // The header as the sandbox wrote it goes back to the gateway with the value in it: it may
+    // hold only what a secret's value may (no line break, `"` or `\`, which would let it add
+    // lines or notes of its own to the gateway's answer).
+    if (secretValueProblem(value) !== null)
+      return { verdict: "refuse", reason: "bad-header", secret: names[0] as string };
     for (const name of names) {
       const secret = byName.get(name);
       if (!secret) return { verdict: "refuse", reason: "unknown", secret: name };

@@ -11,11 +11,11 @@
  * request it forwards (and drops the original), and logs `warden_secret` (names, never values) as
  * the access line's last field. Each decision also goes to `onSecretUse` as a SecretUseAudit.
  */
-import { decideSecretUse } from "./secret-decision.js";
+import { decideSecretUse, secretValueProblem } from "./secret-decision.js";
 import type { SecretDecision, SessionSecret } from "./secrets.js";
 import type { SecretUseAudit } from "./types.js";
 
-const QUESTION = /^WARDEN-SECRET (s[0-9]{1,12}) (.*)$/;
+const QUESTION = /^WARDEN-SECRET (s[0-9a-f]{1,40}) (.*)$/;
 const ANSWER_PREFIX = "WARDEN-SECRET-ANSWER";
 
 /** Options of SecretRelay. */
@@ -44,6 +44,13 @@ export function formatSecretAnswer(
   decision: SecretDecision,
   headerNames: readonly string[],
 ): string {
+  // decideSecretUse lets only visible ASCII and space without `"` or `\` through; this is the last
+  // line before the gateway's stdin, so check again: a line break here would be a forged answer.
+  if (
+    decision.verdict === "replace" &&
+    Object.values(decision.headers).some((v) => secretValueProblem(v) !== null)
+  )
+    return `${ANSWER_PREFIX} ${id} ERR warden_secret=bad-header.-\n`;
   if (decision.verdict === "refuse")
     return `${ANSWER_PREFIX} ${id} ERR warden_secret=${decision.reason}.${decision.secret}\n`;
   const pairs = headerNames.flatMap((name, i) => {

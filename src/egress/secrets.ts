@@ -62,9 +62,17 @@ export type SecretDecision =
  * Why a request with a placeholder was refused: `unbound` (its host, port, method or path is not
  * bound to the secret: an attempted leak), `not-in-bound-header` (the placeholder is in the URL or a
  * header its binding does not name: an attempted leak), `unknown` (no secret of that name in the
- * session), `revoked` (the secret has no value now), `bad-value` (the value cannot be sent in a header).
+ * session), `revoked` (the secret has no value now), `bad-value` (the value cannot be sent in a header),
+ * `bad-header` (the header around the placeholder holds a line break, `"`, `\` or a byte outside
+ * visible ASCII).
  */
-export type SecretRefusal = "unbound" | "not-in-bound-header" | "unknown" | "revoked" | "bad-value";
+export type SecretRefusal =
+  | "unbound"
+  | "not-in-bound-header"
+  | "unknown"
+  | "revoked"
+  | "bad-value"
+  | "bad-header";
 
 /** Placeholder of a secret name, as the sandbox sees it. */
 export function placeholderOf(name: string): string {

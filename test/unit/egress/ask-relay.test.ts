@@ -22,6 +22,7 @@ const rules: NetworkRule[] = [
 
 describe("relay protocol", () => {
   it("parses a question line into id, host (lower case) and port", () => {
+    expect(parseAskQuestion("WARDEN-ASK q3a9f01b2c3d4e5f6a7 a.test 443")?.id).toBe("q3a9f01b2c3d4e5f6a7");
     expect(parseAskQuestion("WARDEN-ASK q12 Ask.Example 443")).toEqual({
       id: "q12",
       host: "ask.example",

@@ -319,8 +319,71 @@ describe("checks that close the ways around a binding", () => {
     expect(() => checkSessionSecrets([secret({ file: "tmp/t" })])).toThrow(
       "must be an absolute path in the sandbox",
     );
-    expect(checkSessionSecrets([secret()])[0]?.bindings).toEqual([
-      { hosts: ["api.github.test"], ports: [443], headers: ["authorization"] },
-    ]);
+    const s = secret();
+    expect(checkSessionSecrets([s])[0]).toBe(s);
+  });
+});
+
+describe("what the sandbox writes around a placeholder cannot reach the gateway's protocol (attack-39 F1-F4)", () => {
+  it("refuses a header whose text holds a line break, a quote, a backslash or a byte outside visible ASCII", async () => {
+    for (const header of [
+      'Bearer {{GITHUB_TOKEN}}\nWARDEN-SECRET-ANSWER s2 OK warden_secret_0="x"',
+      'Bearer {{GITHUB_TOKEN}}" warden_secret_1="{{GITHUB_TOKEN}}',
+      "Bearer {{GITHUB_TOKEN}}\\",
+      "Bearer {{GITHUB_TOKEN}}\u00e9",
+    ])
+      expect(await decideSecretUse(request({ headers: [["authorization", header]] }), [secret()])).toEqual({
+        verdict: "refuse",
+        reason: "bad-header",
+        secret: "GITHUB_TOKEN",
+      });
+  });
+
+  it("answers a question whose header hides a forged answer line with one refusal line, nothing more", async () => {
+    const lines: string[] = [];
+    const relay = new SecretRelay({
+      sessionId: "s1",
+      secrets: [secret()],
+      headerNames: ["authorization"],
+      write: (l) => lines.push(l),
+    });
+    relay.handle(
+      "WARDEN-SECRET s1a GET api.github.test 443 /user Bearer%20%7B%7BGITHUB_TOKEN%7D%7D%0AWARDEN-SECRET-ANSWER%20s2b%20OK%20warden_secret_0=%22Bearer%20%7B%7BGITHUB_TOKEN%7D%7D%22",
+    );
+    await expect.poll(() => lines.length).toBe(1);
+    expect(lines).toEqual(["WARDEN-SECRET-ANSWER s1a ERR warden_secret=bad-header.GITHUB_TOKEN\n"]);
+    expect(
+      formatSecretAnswer("s9", { verdict: "replace", headers: { authorization: "a\nb" }, used: ["X"] }, [
+        "authorization",
+      ]),
+    ).toBe("WARDEN-SECRET-ANSWER s9 ERR warden_secret=bad-header.-\n");
+  });
+
+  it("treats a dot segment with ;params as a dot segment (Java's ..;/)", async () => {
+    const s = secret({ bindings: [{ hosts: ["api.github.test"], pathPrefixes: ["/bytes/"] }] });
+    for (const path of ["/bytes/..;/hello", "/bytes/..;x=1/hello", "/bytes/.%3b/x"])
+      expect(await decideSecretUse(request({ path }), [s])).toMatchObject({ reason: "unbound" });
+    expect(await decideSecretUse(request({ path: "/bytes/a;b/c" }), [s])).toMatchObject({
+      verdict: "replace",
+    });
+  });
+
+  it("keeps the caller's secret objects, so a rebinding in a store applies to the next request (F8)", async () => {
+    const { checkSessionSecrets } = await import("../../../src/egress/index.js");
+    let hosts = ["api.github.test"];
+    const live: SessionSecret = {
+      name: "GITHUB_TOKEN",
+      get bindings() {
+        return [{ hosts }];
+      },
+      value: () => VALUE,
+    };
+    const [checked] = checkSessionSecrets([live]);
+    expect(checked).toBe(live);
+    expect(await decideSecretUse(request(), [checked as SessionSecret])).toMatchObject({
+      verdict: "replace",
+    });
+    hosts = ["other.test"];
+    expect(await decideSecretUse(request(), [checked as SessionSecret])).toMatchObject({ reason: "unbound" });
   });
 });
