@@ -2,8 +2,8 @@
  * The search of the secret leak tests (secret-leaks-*.test.ts): the forms a secret's value could
  * take in a text (the value, its URL encoding, its base64 at each of the three byte alignments, in
  * the standard and the URL-safe alphabet), which of them a set of named texts holds, and the
- * Authorization headers the egress testbed's public host received (the proof that the value was
- * used, so that finding it nowhere else means something).
+ * headers the egress testbed's public host received (the proof that the value was used, so that
+ * finding it nowhere else means something).
  */
 import type { EgressTestbed } from "./testbed.js";
 
@@ -50,28 +50,29 @@ export function leaksOf(value: string, texts: Record<string, string>): string[] 
   );
 }
 
-/** The Authorization header of each request the public test host received for `path`, in order. */
-export async function receivedAuthorizations(
+/** Header `header` of each request the public test host received for `path`, in order. */
+export async function receivedHeaders(
   bed: EgressTestbed,
   path: string,
+  header = "authorization",
 ): Promise<(string | undefined)[]> {
   return (await bed.hostLog("public", "headers"))
     .split("\n")
     .filter(Boolean)
     .map((l) => JSON.parse(l) as [string, Array<[string, string]>])
     .filter(([p]) => p === path)
-    .map(([, h]) => h.find(([k]) => k.toLowerCase() === "authorization")?.[1]);
+    .map(([, h]) => h.find(([k]) => k.toLowerCase() === header)?.[1]);
 }
 
 /**
- * `python3 fetch.py URL [AUTHORIZATION]`: a GET (Authorization: the argument, default `Bearer
- * $GITHUB_TOKEN` from the sandbox's environment), printing `OK <status>`, or `ERR <status>` and
- * then the error page (the gateway's 403 page is one more text the model reads).
+ * `python3 fetch.py URL [NAME=VALUE]`: a GET with header NAME: VALUE (default `Authorization=Bearer
+ * $GITHUB_TOKEN`; `$VAR` expanded from the sandbox's environment), printing `OK <status>`, or `ERR
+ * <status>` and then the error page (the gateway's pages are more text the model reads).
  */
 export const FETCH_PY = `
 import os, sys, urllib.request, urllib.error
-auth = sys.argv[2] if len(sys.argv) > 2 else "Bearer " + os.environ["GITHUB_TOKEN"]
-req = urllib.request.Request(sys.argv[1], headers={"Authorization": auth})
+name, value = (sys.argv[2] if len(sys.argv) > 2 else "Authorization=Bearer $GITHUB_TOKEN").split("=", 1)
+req = urllib.request.Request(sys.argv[1], headers={name: os.path.expandvars(value)})
 try:
     with urllib.request.urlopen(req, timeout=30) as r: print("OK", r.status)
 except urllib.error.HTTPError as e: print("ERR", e.code); print(e.read().decode(errors="replace"))

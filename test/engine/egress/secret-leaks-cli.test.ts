@@ -7,7 +7,8 @@
  * for the value, its URL encoding and its base64 (leak-search.ts):
  * - `warden mcp`: every MCP message both ways (the client's transport), the approval prompts
  *   (elicitations: a network `ask` of the bound host, a tool call's policy `ask` of a command that
- *   holds the placeholder), warden's stderr and the saved patch;
+ *   holds the placeholder), warden's stderr and the saved patch, and the gateway's error page for
+ *   a response from the bound host it cannot parse (Squid's page quotes the request's headers);
  * - `warden run` with the scripted model in copy mode: the transcript, the saved and exported
  *   patches, the pino log file, stdout (`--json` events) and stderr, and every request the model
  *   provider received (what the model was shown).
@@ -30,14 +31,19 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { describeEngine } from "../../helpers/engine.js";
 import { containersLeft, REPO } from "../../helpers/mcp-fixture.js";
 import { type OpenAITestServer, startOpenAITestServer } from "../../helpers/openai-test-server.js";
-import { FETCH_PY, leaksOf, receivedAuthorizations, testSecretValue } from "./leak-search.js";
+import { FETCH_PY, leaksOf, receivedHeaders, testSecretValue } from "./leak-search.js";
 import { type EgressTestbed, startEgressTestbed } from "./testbed.js";
 
 const tenant = `test-secret-leaks-cli-${process.pid}`;
 const MCP_VALUE = testSecretValue("Mcp");
 const RUN_VALUE = testSecretValue("Run");
+/** A second secret of the MCP test, bound to a header Squid's error pages show unmasked (unlike Authorization). */
+const KEY_VALUE = testSecretValue("Key");
 
-/** The policy: network allow/ask, the secret bound to allowed.test and ask.test, a tool-call ask for one command. */
+/**
+ * The policy: network allow/ask, GITHUB_TOKEN bound to allowed.test and ask.test, API_KEY to
+ * allowed.test's X-Api-Key header, a tool-call ask for one command.
+ */
 const POLICY = [
   "default: allow",
   "rules:",
@@ -51,6 +57,9 @@ const POLICY = [
   "secrets:",
   "  GITHUB_TOKEN:",
   "    hosts: [allowed.test, ask.test]",
+  "  API_KEY:",
+  "    hosts: [allowed.test]",
+  "    headers: [x-api-key]",
   "",
 ].join("\n");
 
@@ -143,8 +152,13 @@ describeEngine("secrets: the value is in no MCP message, approval prompt, transc
       command: process.execPath,
       args: [join(REPO, "bin/warden.js"), "mcp", "--workspace", ws, "--tenant", tenant, "--policy", policy]
         .concat(net())
-        .concat(["--secret", "GITHUB_TOKEN=env:LEAK_TEST_TOKEN"]),
-      env: { ...(process.env as Record<string, string>), LEAK_TEST_TOKEN: MCP_VALUE, WARDEN_HOME: home },
+        .concat(["--secret", "GITHUB_TOKEN=env:LEAK_TEST_TOKEN", "--secret", "API_KEY=env:LEAK_TEST_KEY"]),
+      env: {
+        ...(process.env as Record<string, string>),
+        LEAK_TEST_TOKEN: MCP_VALUE,
+        LEAK_TEST_KEY: KEY_VALUE,
+        WARDEN_HOME: home,
+      },
       stderr: "pipe",
     });
     let stderr = "";
@@ -159,7 +173,10 @@ describeEngine("secrets: the value is in no MCP message, approval prompt, transc
       asked.push(request.params);
       return { action: "accept", content: { decision: "allow-once" } };
     });
-    await client.connect(transport);
+    // A server that exits at start says why on stderr.
+    await client.connect(transport).catch((e: Error) => {
+      throw new Error(`${e.message}\n${stderr}`);
+    });
     const bash = async (command: string) => {
       const result = (await client.callTool({ name: "bash", arguments: { command } })) as CallToolResult;
       return result.content.map((c) => (c.type === "text" ? c.text : "")).join("");
@@ -169,7 +186,9 @@ describeEngine("secrets: the value is in no MCP message, approval prompt, transc
     // under the policy's `ask` rule whose command holds the placeholder itself.
     expect((await bash("python3 fetch.py https://ask.test/hello")).trim()).toBe("OK 200");
     expect(
-      (await bash("env python3 fetch.py https://allowed.test/hello 'Bearer {{GITHUB_TOKEN}}'")).trim(),
+      (
+        await bash("env python3 fetch.py https://allowed.test/hello 'Authorization=Bearer {{GITHUB_TOKEN}}'")
+      ).trim(),
     ).toBe("OK 200");
     expect(asked.map((a) => a.message.split("\n")[0])).toEqual([
       expect.stringMatching(
@@ -178,12 +197,18 @@ describeEngine("secrets: the value is in no MCP message, approval prompt, transc
       expect.stringContaining("{{GITHUB_TOKEN}}"),
     ]);
     // The value was used: the bound hosts received it, the unbound one nothing.
-    expect(await receivedAuthorizations(bed, "/hello")).toEqual([
+    expect(await receivedHeaders(bed, "/hello")).toEqual([
       `Bearer ${MCP_VALUE}`,
       `Bearer ${MCP_VALUE}`,
       `Bearer ${MCP_VALUE}`,
     ]);
     await expect.poll(() => stderr).toMatch(/warden: secret refuse GITHUB_TOKEN GET other\.test:443\/hello/);
+    // The bound host answers what the gateway cannot parse: its error page quotes the request as
+    // the sandbox sent it (the placeholder), not as it was forwarded (the value).
+    const malformed = await bash("python3 fetch.py https://allowed.test/malformed 'X-Api-Key=$API_KEY'");
+    expect(malformed.split("\n")[0]).toBe("ERR 502");
+    expect(malformed).toContain("X-Api-Key: {{API_KEY}}");
+    expect(await receivedHeaders(bed, "/malformed", "x-api-key")).toEqual([KEY_VALUE]);
     await client.close();
     await expect.poll(() => stderr).toMatch(/patch saved to (\S+)/);
     const patchPath = /patch saved to (\S+)/.exec(stderr)?.[1] ?? "";
@@ -196,7 +221,7 @@ describeEngine("secrets: the value is in no MCP message, approval prompt, transc
       patch,
     };
     expect(texts["MCP messages"]).toContain("{{GITHUB_TOKEN}}");
-    expect(leaksOf(MCP_VALUE, texts)).toEqual([]);
+    expect([...leaksOf(MCP_VALUE, texts), ...leaksOf(KEY_VALUE, texts)]).toEqual([]);
   }, 180_000);
 
   it("warden run (scripted model, copy mode): no transcript, patch, log, output or model request holds it", async () => {
@@ -211,7 +236,7 @@ describeEngine("secrets: the value is in no MCP message, approval prompt, transc
       },
       { content: "Done." },
     ]);
-    const before = (await receivedAuthorizations(bed, "/hello")).length;
+    const before = (await receivedHeaders(bed, "/hello")).length;
     const paths = {
       transcript: join(out, "run.jsonl"),
       patch: join(out, "change.patch"),
@@ -247,7 +272,7 @@ describeEngine("secrets: the value is in no MCP message, approval prompt, transc
       { LEAK_TEST_TOKEN: RUN_VALUE, OPENAI_API_KEY: "test-key", WARDEN_HOME: join(dir, "run-home") },
     );
     expect(ran.code, ran.stderr).toBe(0);
-    expect((await receivedAuthorizations(bed, "/hello")).slice(before)).toEqual([`Bearer ${RUN_VALUE}`]);
+    expect((await receivedHeaders(bed, "/hello")).slice(before)).toEqual([`Bearer ${RUN_VALUE}`]);
     const toolResult = model.requests[1]?.body.messages.find((m) => m.role === "tool");
     expect(firstLines(toolResult?.content)).toBe(WRITE_AND_FETCH_OUT);
     const texts = {

@@ -19,7 +19,7 @@ import type { RunningServer } from "../../../src/server/server.js";
 import { hashKey } from "../../../src/server/tenancy/auth.js";
 import { describeEngine } from "../../helpers/engine.js";
 import { removeTenant, startTestServer, testQuotas } from "../../helpers/server-fixture.js";
-import { FETCH_PY, leaksOf, receivedAuthorizations, testSecretValue } from "./leak-search.js";
+import { FETCH_PY, leaksOf, receivedHeaders, testSecretValue } from "./leak-search.js";
 import { type EgressTestbed, startEgressTestbed } from "./testbed.js";
 
 const tenant = `test-secret-leaks-serve-${process.pid}`;
@@ -144,14 +144,14 @@ describeEngine("warden serve: the value is in no approval and no metric", () => 
     // network ask rule (two approvals: the call, then the connection); an unbound host (a 403).
     const streamed = await bashApproving(
       session,
-      "python3 fetch.py https://allowed.test/hello 'Bearer {{GITHUB_TOKEN}}'",
+      "python3 fetch.py https://allowed.test/hello 'Authorization=Bearer {{GITHUB_TOKEN}}'",
       true,
     );
     expect(streamed).toContain("event: approval_requested");
     expect(streamed).toContain("OK 200");
     expect(await bashApproving(session, "python3 fetch.py https://ask.test/hello")).toContain("OK 200");
     expect(await bashApproving(session, "python3 fetch.py https://other.test/hello")).toContain("ERR 403");
-    expect(await receivedAuthorizations(bed, "/hello")).toEqual([`Bearer ${VALUE}`, `Bearer ${VALUE}`]);
+    expect(await receivedHeaders(bed, "/hello")).toEqual([`Bearer ${VALUE}`, `Bearer ${VALUE}`]);
 
     // What the approver saw: the call's command with the placeholder, and the connection to ask.test.
     const pending = approvalTexts.flatMap(
@@ -160,7 +160,9 @@ describeEngine("warden serve: the value is in no approval and no metric", () => 
     expect(pending).toContainEqual(
       expect.objectContaining({
         tool: "bash",
-        args: { command: "python3 fetch.py https://allowed.test/hello 'Bearer {{GITHUB_TOKEN}}'" },
+        args: {
+          command: "python3 fetch.py https://allowed.test/hello 'Authorization=Bearer {{GITHUB_TOKEN}}'",
+        },
       }),
     );
     expect(pending).toContainEqual(
