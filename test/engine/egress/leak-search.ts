@@ -65,16 +65,20 @@ export async function receivedHeaders(
 }
 
 /**
- * `python3 fetch.py URL [NAME=VALUE]`: a GET with header NAME: VALUE (default `Authorization=Bearer
- * $GITHUB_TOKEN`; `$VAR` expanded from the sandbox's environment), printing `OK <status>`, or `ERR
+ * `[METHOD=M] python3 fetch.py URL [NAME=VALUE…]`: a request (default GET) with each header NAME:
+ * VALUE (default `Authorization=Bearer $GITHUB_TOKEN`; `$VAR` expanded from the sandbox's
+ * environment), printing `OK <status>` (then the body, for a method other than GET), or `ERR
  * <status>` and then the error page (the gateway's pages are more text the model reads).
  */
 export const FETCH_PY = `
 import os, sys, urllib.request, urllib.error
-name, value = (sys.argv[2] if len(sys.argv) > 2 else "Authorization=Bearer $GITHUB_TOKEN").split("=", 1)
-req = urllib.request.Request(sys.argv[1], headers={name: os.path.expandvars(value)})
+pairs = [a.split("=", 1) for a in (sys.argv[2:] or ["Authorization=Bearer $GITHUB_TOKEN"])]
+method = os.environ.get("METHOD", "GET")
+req = urllib.request.Request(sys.argv[1], method=method, headers={k: os.path.expandvars(v) for k, v in pairs})
 try:
-    with urllib.request.urlopen(req, timeout=30) as r: print("OK", r.status)
+    with urllib.request.urlopen(req, timeout=30) as r:
+        print("OK", r.status)
+        if method != "GET": print(r.read().decode(errors="replace"))
 except urllib.error.HTTPError as e: print("ERR", e.code); print(e.read().decode(errors="replace"))
 except Exception as e: print("ERR", type(e).__name__, e)
 `;

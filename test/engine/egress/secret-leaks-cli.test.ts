@@ -8,7 +8,8 @@
  * - `warden mcp`: every MCP message both ways (the client's transport), the approval prompts
  *   (elicitations: a network `ask` of the bound host, a tool call's policy `ask` of a command that
  *   holds the placeholder), warden's stderr and the saved patch, and the gateway's error page for
- *   a response from the bound host it cannot parse (Squid's page quotes the request's headers);
+ *   a response from the bound host it cannot parse (Squid's page quotes the request's headers), and
+ *   its answer to a TRACE with Max-Forwards: 0 (which echoes the request);
  * - `warden run` with the scripted model in copy mode: the transcript, the saved and exported
  *   patches, the pino log file, stdout (`--json` events) and stderr, and every request the model
  *   provider received (what the model was shown).
@@ -194,7 +195,7 @@ describeEngine("secrets: the value is in no MCP message, approval prompt, transc
       expect.stringMatching(
         /^warden: Network connection needs approval: session \S+ connects to ask\.test:443$/,
       ),
-      expect.stringContaining("{{GITHUB_TOKEN}}"),
+      `warden: Tool call needs approval: bash {"command":"env python3 fetch.py https://allowed.test/hello 'Authorization=Bearer {{GITHUB_TOKEN}}'"}`,
     ]);
     // The value was used: the bound hosts received it, the unbound one nothing.
     expect(await receivedHeaders(bed, "/hello")).toEqual([
@@ -209,6 +210,12 @@ describeEngine("secrets: the value is in no MCP message, approval prompt, transc
     expect(malformed.split("\n")[0]).toBe("ERR 502");
     expect(malformed).toContain("X-Api-Key: {{API_KEY}}");
     expect(await receivedHeaders(bed, "/malformed", "x-api-key")).toEqual([KEY_VALUE]);
+    // A TRACE the gateway answers itself (Max-Forwards: 0) echoes the request as the sandbox sent it.
+    const trace = await bash(
+      "METHOD=TRACE python3 fetch.py https://allowed.test/hello 'X-Api-Key=$API_KEY' Max-Forwards=0",
+    );
+    expect(trace).toContain("OK 200\nTRACE /hello HTTP/1.1\r\n");
+    expect(trace).toContain("X-Api-Key: {{API_KEY}}\r\n");
     await client.close();
     await expect.poll(() => stderr).toMatch(/patch saved to (\S+)/);
     const patchPath = /patch saved to (\S+)/.exec(stderr)?.[1] ?? "";
