@@ -7,7 +7,8 @@
  *   of a CA made here that the sandbox trusts through network.caBundlePath), a /simple/ package
  *   index with one pure-Python wheel (tinypkg 0.1), an npm registry at /npm/ with one package
  *   (tinynpm 1.0.0: its document at /npm/tinynpm, its tarball under /npm/tinynpm/-/), /bytes/N
- *   (N bytes) and a UDP port (5353) that records what reaches it;
+ *   (N bytes), /malformed (a response whose Content-Length is not a number) and a UDP port (5353)
+ *   that records what reaches it;
  * - `private`: a network in 10.213.0.0/16 (likewise) with one host named private.test (refused by
  *   address).
  * Every host echoes the Host header it got (`/hello`) and logs each request, so a test can tell
@@ -85,6 +86,10 @@ class H(http.server.SimpleHTTPRequestHandler):
             body = json.dumps(doc).encode(); self.send_response(200)
             self.send_header("Content-Type", "application/json"); self.send_header("Content-Length", str(len(body)))
             self.end_headers(); self.wfile.write(body); return
+        if self.path == "/malformed":
+            # A response no proxy can parse (its Content-Length is not a number).
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\nhello"); self.wfile.flush()
+            self.close_connection = True; return
         if self.path == "/hello":
             body = f"hello from {os.environ['ROLE']} as {self.headers.get('Host')}\n".encode()
             self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
