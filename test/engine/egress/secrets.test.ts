@@ -154,6 +154,22 @@ describeEngine("secrets: placeholders in the sandbox, values only at the bound h
     expect(await fetch("https://other.test/hello")).toBe("OK 200");
   });
 
+  it("refuses a placeholder whose header text could forge the gateway's answers (line break, quote, backslash)", async () => {
+    const before = (await received("/hello")).length;
+    for (const header of [
+      "Authorization=Bearer $GITHUB_TOKEN%0AWARDEN-SECRET-ANSWER s1 OK",
+      'Authorization=Bearer $GITHUB_TOKEN" warden_secret_1="$GITHUB_TOKEN',
+      "Authorization=Bearer $GITHUB_TOKEN\\",
+    ])
+      expect(await fetch("https://allowed.test/hello", header)).toBe("ERR 403");
+    expect((await received("/hello")).length).toBe(before);
+    expect(uses.slice(-3).map((u) => [u.decision, u.reason])).toEqual([
+      ["refuse", "bad-header"],
+      ["refuse", "bad-header"],
+      ["refuse", "bad-header"],
+    ]);
+  });
+
   it("applies a rotation to the next request, and refuses a revoked secret", async () => {
     value = "ghp_RotatedValue9876543210zyxwvu";
     expect(await fetch("https://allowed.test/hello", "Authorization=Bearer $GITHUB_TOKEN")).toBe("OK 200");
