@@ -38,14 +38,27 @@ describeEngine("egress gateway relay", () => {
     const questions: string[] = [];
     const answers: string[] = [];
     createInterface({ input: child.stderr }).on("line", (l) => answers.push(l));
+    const ids: string[] = [];
     createInterface({ input: child.stdout }).on("line", (line) => {
-      questions.push(line);
-      if (line === "WARDEN-ASK q1 ask.test 443 40112") child.stdin.write("WARDEN-ANSWER q1 OK once\n");
+      // Ids are `q`, a counter in hex and 64 random bits; the test names them by their order.
+      const id = /^WARDEN-ASK (q[0-9a-f]+) /.exec(line)?.[1] ?? "";
+      ids.push(id);
+      questions.push(line.replace(id, `q${ids.length}`));
+      if (line.endsWith(" ask.test 443 40112")) {
+        // An answer to an id that was not asked (the counter alone, as older relays made them) is ignored.
+        child.stdin.write("WARDEN-ANSWER q1 OK once\n");
+        child.stdin.write(`WARDEN-ANSWER ${id} OK once\n`);
+      }
       // q2 stays unanswered (deadline); at q3 the controller goes away.
-      if (line.startsWith("WARDEN-ASK q3 ")) child.stdin.end();
+      if (ids.length === 3) child.stdin.end();
     });
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
     expect(code).toBe(0);
+    expect(ids).toEqual([
+      expect.stringMatching(/^q1[0-9a-f]{16}$/),
+      expect.stringMatching(/^q2[0-9a-f]{16}$/),
+      expect.stringMatching(/^q3[0-9a-f]{16}$/),
+    ]);
     expect(questions).toEqual([
       "WARDEN-ASK q1 ask.test 443 40112",
       "WARDEN-ASK q2 ask.test 80 40113",
