@@ -1,6 +1,6 @@
 /**
- * The controller's end of the gateway's secret questions (images/gateway/warden-secret, relayed by
- * warden-relay). Squid asks about every request (not a CONNECT) of a session that has secrets;
+ * The controller's end of the gateway's secret questions (images/gateway/warden-ask run as
+ * `secret`, relayed by warden-relay). Squid asks about every request (not a CONNECT) of a session that has secrets;
  * the helper answers locally when no placeholder is in the path or the checked headers, and
  * otherwise sends `WARDEN-SECRET <id> <method> <host> <port> <path> <header 0> … <header n-1>` on
  * the gateway's stdout, each field percent-encoded by Squid (`-` for a header the request lacks;
