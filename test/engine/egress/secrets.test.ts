@@ -83,6 +83,7 @@ describeEngine("secrets: placeholders in the sandbox, values only at the bound h
           {
             name: "API_KEY",
             env: "SERVICE_KEY",
+            file: "/tmp/secrets/api-key",
             bindings: [{ hosts: ["allowed.test"], headers: ["x-api-key"], pathPrefixes: ["/bytes/"] }],
             value: () => "key-Second-0123456789",
           },
@@ -99,9 +100,12 @@ describeEngine("secrets: placeholders in the sandbox, values only at the bound h
     expect(await leftovers(tenant)).toEqual([]);
   });
 
-  it("gives the sandbox placeholders only", async () => {
+  it("gives the sandbox placeholders only, in its environment and in a file", async () => {
     const env = await run(sandbox, { argv: ["sh", "-c", 'echo "$GITHUB_TOKEN $SERVICE_KEY"'] });
     expect(env.stdout.trim()).toBe("{{GITHUB_TOKEN}} {{API_KEY}}");
+    // The file form: exactly the placeholder, no newline.
+    const file = await sandbox.readFile("/tmp/secrets/api-key", { kind: "bytes", offset: 0, length: 100 });
+    expect(file.data.toString("utf8")).toBe("{{API_KEY}}");
   });
 
   it("puts the value into the bound header at the bound host, over HTTPS", async () => {
