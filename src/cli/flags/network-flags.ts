@@ -47,15 +47,43 @@ export function policyNetworkLayers(layers: readonly PolicyLayer[]): NetworkRule
   return layers.flatMap((l) => (l.network ? [l.network] : []));
 }
 
+/** How errors name those layers: `<file> (<layer>)`, in the same order as policyNetworkLayers. */
+export function policyNetworkLayerNames(layers: readonly PolicyLayer[]): string[] {
+  return layers.flatMap((l) => (l.network ? [`${l.file} (${l.layer})`] : []));
+}
+
+const allowsAny = (rules: readonly NetworkRule[]) => rules.some((r) => r.decision !== "deny");
+const hostsOf = (rules: readonly NetworkRule[]) =>
+  rules
+    .filter((r) => r.decision !== "deny")
+    .map((r) => `${r.host}:${r.ports.join("+")}`)
+    .join(", ");
+
+/**
+ * The error for layers that allow hosts, but no host together: it names each layer with what it
+ * allows (`names`: one per layer; `layer <n>` for one without), and the fix.
+ */
+function noHostError(layers: readonly NetworkRule[][], names: readonly string[]): InvalidArgumentError {
+  const each = layers.map(
+    (rules, i) => `${names[i] ?? `layer ${i + 1}`} allows ${hostsOf(rules) || "no host"}`,
+  );
+  return new InvalidArgumentError(
+    `The network layers allow no host together: ${each.join("; ")}. A connection must be allowed by every layer (each policy file's network: section and --allow-net); ask for a host every layer allows, or widen the layer that leaves it out.`,
+  );
+}
+
 /**
  * The session's NetworkOptions, or undefined (mode none) when neither `--allow-net` nor a policy
  * file's `network:` section names a domain. Policy sections and `--allow-net` are layers: a
  * connection gets the strictest of their decisions (effectiveNetworkRules), so `--allow-net`
- * cannot widen what a policy file allows.
+ * cannot widen what a policy file allows. InvalidArgumentError when the layers allow hosts but
+ * none together (naming the layer that leaves the others' hosts out: `layerNames`, one per policy
+ * layer, as policyNetworkLayerNames gives them).
  */
 export function networkOptionsOf(
   flags: NetworkFlags,
   policyLayers: NetworkRule[][] = [],
+  layerNames: readonly string[] = [],
 ): NetworkOptions | undefined {
   const layers = [...policyLayers];
   if (flags.allowNet?.length) {
@@ -65,7 +93,11 @@ export function networkOptionsOf(
     layers.push(allowNet);
   }
   const rules = effectiveNetworkRules(layers);
-  if (!rules.some((r) => r.decision !== "deny")) {
+  if (!allowsAny(rules)) {
+    // Asked for network (some layer allows a host) but the layers leave none: say so, never run offline silently.
+    const names = [...layerNames.slice(0, policyLayers.length)];
+    if (flags.allowNet?.length) names[layers.length - 1] = "--allow-net";
+    if (layers.some(allowsAny)) throw noHostError(layers, names);
     if (flags.netCaBundle || flags.egressNetwork?.length)
       throw new InvalidArgumentError(
         "--net-ca-bundle and --egress-network need --allow-net (or a policy network: section): name the domains to allow.",

@@ -18,6 +18,7 @@ import {
   addNetworkFlags,
   type NetworkFlags,
   networkOptionsOf,
+  policyNetworkLayerNames,
   policyNetworkLayers,
 } from "./network-flags.js";
 import { choosePolicy, type PolicyChoice } from "./policy-choice.js";
@@ -234,7 +235,7 @@ export async function sessionOptionsOf(
   if (flags.spillMaxBytes !== undefined) options.spillMaxBytes = flags.spillMaxBytes;
   const layers = files.length > 0 ? (await loadPolicy(files)).layers : [];
   const network = await withSessionSecrets(
-    networkOptionsOf(flags, policyNetworkLayers(layers)),
+    networkOptionsOf(flags, policyNetworkLayers(layers), policyNetworkLayerNames(layers)),
     flags,
     layers,
   );

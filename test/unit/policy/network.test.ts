@@ -66,6 +66,18 @@ describe("layering", () => {
     expect(
       bounded?.mode === "allowlist" && bounded.rules.map((r) => `${r.decision} ${r.host}:${r.ports}`),
     ).toEqual(["allow pypi.org:443"]);
-    expect(networkOptionsOf({ allowNet: ["evil.example"] }, [operator])).toBeUndefined();
+    // --allow-net under a policy that lists none of it: an error naming the layer, never a silent offline session.
+    expect(() =>
+      networkOptionsOf({ allowNet: ["evil.example"] }, [operator], ["operator.yaml (operator)"]),
+    ).toThrow(
+      "The network layers allow no host together: operator.yaml (operator) allows pypi.org:443, *.pythonhosted.org:443, github.com:80+443; --allow-net allows evil.example:80+443. A connection must be allowed by every layer (each policy file's network: section and --allow-net); ask for a host every layer allows, or widen the layer that leaves it out.",
+    );
+    expect(() =>
+      networkOptionsOf({ allowNet: ["evil.example"], egressNetwork: ["net1"] }, [operator]),
+    ).toThrow("The network layers allow no host together");
+    // Nothing asked for (only denies): no network, as before.
+    expect(
+      networkOptionsOf({}, [[{ host: "evil.example", ports: [443], decision: "deny" }]]),
+    ).toBeUndefined();
   });
 });
