@@ -33,6 +33,7 @@ export {
   DEFAULT_SECRET_PORTS,
   decideSecretUse,
   FORBIDDEN_SECRET_HEADERS,
+  hasDotSegment,
   MAX_SECRET_BYTES,
   parseSecretBinding,
   placeholderEnv,

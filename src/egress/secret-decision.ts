@@ -198,12 +198,12 @@ function safeDecode(text: string): string {
 function plainPath(path: string): boolean {
   if (/%2f|%5c|\\/i.test(path)) return false;
   // A segment's `;params` are dropped by some servers (Java's `..;/`): a dot segment either way.
-  return !safeDecode(path)
-    .split("/")
-    .some((segment) => {
-      const name = segment.split(";")[0];
-      return name === "." || name === "..";
-    });
+  return !hasDotSegment(safeDecode(path).replace(/;[^/]*/g, ""));
+}
+
+/** True when a `/`-separated path has a `.` or `..` segment (one an origin resolves to another path). */
+export function hasDotSegment(path: string): boolean {
+  return path.split("/").some((segment) => segment === "." || segment === "..");
 }
 
 function covers(b: SecretBinding, req: SecretRequest, header: string): boolean {

@@ -20,6 +20,7 @@ import {
   DEFAULT_SECRET_HEADERS,
   DEFAULT_SECRET_PORTS,
   FORBIDDEN_SECRET_HEADERS,
+  hasDotSegment,
   hostMatches,
   parseHostEntry,
   SECRET_HEADER_NAME,
@@ -68,7 +69,7 @@ function pathPrefixProblem(prefix: string): string | null {
   if (!prefix.startsWith("/")) return "a path prefix starts with / (e.g. /repos/acme/)";
   if (/[\s?#\x00-\x1f\x7f]/.test(prefix))
     return "a path prefix has no query (?), fragment (#), space or control character";
-  if (prefix.split("/").some((s) => s === "." || s === ".."))
+  if (hasDotSegment(prefix))
     return "a path prefix has no . or .. segment (the origin would read it as another path)";
   return null;
 }

@@ -7,6 +7,7 @@
  * quotes it.
  */
 import {
+  hasDotSegment,
   MAX_SECRET_BYTES,
   parseHostEntry,
   parseSecretBinding,
@@ -129,6 +130,6 @@ function checkPathPrefix(prefix: string, field: string): void {
   if (prefix.length > PATH_PREFIX_MAX_CHARS) throw bad(`is over ${PATH_PREFIX_MAX_CHARS} characters.`);
   if (!/^[\x21-\x7e]+$/.test(prefix) || /[?#]/.test(prefix))
     throw bad("must be visible ASCII without spaces, ? or # (a path, not a query).");
-  if (prefix.split("/").some((s) => s === "." || s === ".."))
+  if (hasDotSegment(prefix))
     throw bad("must not hold . or .. segments (the request's path is compared as sent).");
 }
