@@ -2,8 +2,9 @@
  * Taking over a session's egress after the controller restarted (`warden serve`'s adoption,
  * src/server/sessions/reconcile.ts): the sandbox still sits on its `--internal` network, and its gateway,
  * when it still runs, still enforces the session's rules. Adoption finds that gateway by its
- * labels and its place on the sandbox's network, follows its access log again (one audit record
- * per connection, from the moment of the attach), answers its `ask` questions again, and gives back the proxy variables for the
+ * labels and its place on the sandbox's network, follows its records again (one audit record per
+ * connection: those that ended while no controller was attached are replayed by the gateway,
+ * which keeps every record until a controller acknowledges it), answers its `ask` questions again, and gives back the proxy variables for the
  * session's commands. A gateway that is gone or stopped is not replaced: the session keeps no
  * network at all (the internal network has no other route), never an open one.
  */
@@ -20,8 +21,8 @@ export interface AdoptedEgress extends EgressGateway {
 
 /**
  * The egress of session `sessionId` whose sandbox is on `networkName`. With a running gateway of
- * that session on that network: its proxy variables, and `network.onConnection` gets its access
- * log's records from now on. Without one: `alive` false, no variables, and a stopped gateway of
+ * that session on that network: its proxy variables, and `network.onConnection` gets its records
+ * from now on, first those no controller acknowledged. Without one: `alive` false, no variables, and a stopped gateway of
  * the session is removed now. `close` (after the sandbox container is removed) removes the gateway
  * and the network, as a new session's does. Rejects with the engine's errors of the list call.
  */
@@ -49,7 +50,12 @@ export async function adoptEgressGateway(
       remove,
     );
   // With stdin too: its `ask` questions are answered by this controller's approver from now on.
-  const stdio = await attachGatewayStdio(docker, docker.getContainer(live.id), { sessionId, network });
+  // And a replay: the records of connections that ended while no controller was attached.
+  const stdio = await attachGatewayStdio(docker, docker.getContainer(live.id), {
+    sessionId,
+    network,
+    replay: true,
+  });
   const proxyUrl = `http://${live.address}:${GATEWAY_PORT}`;
   return closable(
     {

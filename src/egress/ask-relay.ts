@@ -1,14 +1,14 @@
 /**
- * The controller's end of the gateway's `ask` relay (images/gateway/warden-relay). The gateway's
- * stdout carries, between its access-log lines, one question per check of a connection to a
+ * The controller's end of the gateway's `ask` questions (images/gateway/controller.go). The
+ * gateway's stdout carries, between its connection records, one question per check of a connection to a
  * domain under an `ask` rule: `WARDEN-ASK <id> <host> <port> [<client port>]`; its stdin takes one
  * answer per question:
  * `WARDEN-ANSWER <id> OK|ERR <outcome>` (AskOutcome). AskRelay asks the session's approver, at most
- * `timeoutMs`, and remembers an "allow for the session" answer by exactly host and port. Squid
- * holds the connection until the answer arrives (its external ACL waits), and logs the outcome.
- * Squid checks a TLS tunnel twice (the CONNECT, then again after peeking at the ClientHello): a
- * second question from the same client port for the same host and port within
- * REPEAT_WINDOW_MS gets the first one's allowing answer without asking again.
+ * `timeoutMs`, and remembers an "allow for the session" answer by exactly host and port. The
+ * gateway holds the connection until the answer arrives, and records the outcome. It asks once
+ * per CONNECT and per plain-HTTP request; a second question from the same client port for the
+ * same host and port within REPEAT_WINDOW_MS (a client that sends its requests on one kept-alive
+ * connection) gets the first one's allowing answer without asking again.
  */
 import { decideConnection } from "./host-pattern.js";
 import type { AskOutcome, NetworkApprovalAnswer, NetworkApprovalRequest, NetworkRule } from "./types.js";

@@ -1,6 +1,6 @@
 /**
  * A per-session bound on egress audit records (pure). Each connection through the gateway is one
- * access-log line and one audit record; a sandbox that opens and abandons connections in a loop
+ * connection record and one audit record; a sandbox that opens and abandons connections in a loop
  * made ~15,000 records in seconds, every one written to the host's audit log. Records pass while
  * a token bucket (`recordsPerSecond`, refilled continuously, holding at most `burst`) has a token;
  * past it they are counted by decision, and the caller writes one summary per window instead

@@ -1,16 +1,17 @@
 /**
  * The Docker side of one session's egress: an `--internal` network (no route out: Docker gives
  * it no gateway to the outside) that holds only the sandbox and its gateway, and the gateway
- * container (images/gateway: Squid) attached to it and to the egress networks. Every resource
+ * container (images/gateway: warden-gateway) attached to it and to the egress networks. Every resource
  * carries the session's labels, so `warden gc` finds what a crash left behind.
  */
 import { randomBytes } from "node:crypto";
 import type Docker from "dockerode";
 import { SandboxError } from "../errors.js";
+import type { GatewayConfig } from "./gateway-config.js";
 
 /** The gateway image `warden images build` builds from images/gateway. */
 export const GATEWAY_IMAGE = "warden-gateway:latest";
-/** The port Squid listens on inside the gateway. */
+/** The port the gateway listens on. */
 export const GATEWAY_PORT = 3128;
 /** Label on gateway containers and session networks (value: "gateway" / "network"). */
 export const ROLE_LABEL = "io.warden.egress";
@@ -65,30 +66,26 @@ export async function createSessionNetwork(
 }
 
 /**
- * The gateway's `createContainer` body: hardened like a sandbox (read-only root, no capabilities).
- * Stdin stays open: warden-relay reads the controller's answers to `ask` questions from it, and
- * refuses every question once it ends; `askDeadlineMs` is the relay's own backstop per question.
- * No log driver (`LogConfig` `none`): the controller reads the gateway's stdio over the attach
- * stream only (gateway-stdio.ts), never the engine's log, and writes its own bounded audit from it;
- * with the engine's default json-file driver every access-log line a sandbox provokes (one per
- * connection) would also land, uncapped, on the engine's disk (attack 37 F2: ~6 MB in 40 s).
+ * The gateway's `createContainer` body: hardened like a sandbox (read-only root, no capabilities,
+ * not root). Stdin stays open: the gateway reads the controller's answers from it, and refuses
+ * every question once it ends. No log driver (`LogConfig` `none`): the controller reads the
+ * gateway's stdio over the attach stream only (gateway-stdio.ts), never the engine's log, and
+ * writes its own bounded audit from it; with the engine's default json-file driver every record a
+ * sandbox provokes (one per connection) would also land, uncapped, on the engine's disk (attack 37
+ * F2: ~6 MB in 40 s). Two CPUs: opening and re-encrypting TLS is the gateway's work, and one core
+ * would cap a session's downloads (issue 40).
  */
 export function gatewayContainerConfig(input: {
   image: string;
   networkName: string;
-  squidConf: string;
-  /** PEM of the operator's extra CAs for origins (network.caBundlePath), if any. */
-  upstreamCa?: string;
+  config: GatewayConfig;
   labels: Record<string, string>;
-  askDeadlineMs: number;
+  /** DNS servers the gateway resolves with (network.resolvers); default the engine's. */
+  resolvers?: readonly string[];
 }): Docker.ContainerCreateOptions {
   return {
     Image: input.image,
-    Env: [
-      `WARDEN_SQUID_CONF=${Buffer.from(input.squidConf).toString("base64")}`,
-      `WARDEN_ASK_DEADLINE_MS=${input.askDeadlineMs}`,
-      ...(input.upstreamCa ? [`WARDEN_UPSTREAM_CA=${Buffer.from(input.upstreamCa).toString("base64")}`] : []),
-    ],
+    Env: [`WARDEN_GATEWAY_CONFIG=${Buffer.from(JSON.stringify(input.config)).toString("base64")}`],
     Labels: input.labels,
     Tty: false,
     OpenStdin: true,
@@ -102,11 +99,11 @@ export function gatewayContainerConfig(input: {
       PidsLimit: 64,
       Memory: 256 * 1024 * 1024,
       MemorySwap: 256 * 1024 * 1024,
-      NanoCpus: 1e9,
-      Tmpfs: { "/run/gw": "size=16m,uid=13,gid=13,mode=0700", "/var/run/squid": "size=1m,uid=13,gid=13" },
+      NanoCpus: 2e9,
       RestartPolicy: { Name: "no" },
       AutoRemove: false,
       LogConfig: { Type: "none", Config: {} },
+      ...(input.resolvers?.length ? { Dns: [...input.resolvers] } : {}),
     },
     NetworkingConfig: { EndpointsConfig: { [input.networkName]: { Aliases: ["warden-gateway"] } } },
   };

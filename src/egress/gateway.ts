@@ -1,9 +1,10 @@
 /**
  * `startEgressGateway`: one session's egress, started before its sandbox. Creates the internal
- * network, writes the Squid config for the session's rules, starts the gateway on the internal
- * network and the egress networks, waits until Squid accepts connections, and follows its access
- * log into one ConnectionAudit per connection, and answers its `ask` questions (ask-relay.ts) on
- * its stdin: the attached stdio is the gateway's only line to the controller, no host path. `sandboxNetworkConfig` then puts the sandbox on
+ * network, writes the gateway's config for the session's rules (gateway-config.ts), starts the
+ * gateway on the internal network and the egress networks, waits until it accepts connections,
+ * follows its records into one ConnectionAudit per connection, and answers its `ask` and secret
+ * questions on its stdin: the attached stdio is the gateway's only line to the controller, no host
+ * path. `sandboxNetworkConfig` then puts the sandbox on
  * the internal network only. Fail closed: if the gateway is missing, fails to start or dies later,
  * the sandbox has no route anywhere (the internal network has none), never an open one.
  */
@@ -12,6 +13,7 @@ import type Docker from "dockerode";
 import { InvalidArgumentError, SandboxError } from "../errors.js";
 import { throwIfAborted } from "../util/index.js";
 import { DEFAULT_NETWORK_APPROVAL_TIMEOUT_MS, GATEWAY_DEADLINE_MARGIN_MS } from "./ask-relay.js";
+import { gatewayConfig } from "./gateway-config.js";
 import {
   createSessionNetwork,
   egressLabels,
@@ -24,7 +26,6 @@ import { attachGatewayStdio } from "./gateway-stdio.js";
 import { hostAddresses, REFUSED_RANGES } from "./refused-addresses.js";
 import { placeholderEnv, secretHeaderNames } from "./secret-decision.js";
 import { parseSessionCaLine, removeSessionCa, writeSessionCa } from "./session-ca.js";
-import { squidConfig } from "./squid-config.js";
 import type { NetworkOptions } from "./types.js";
 
 /** The allowlist form of NetworkOptions. */
@@ -47,12 +48,12 @@ export interface EgressGateway {
 /** Where the session CA certificate (the gateway's, see session-ca.ts) is mounted in the sandbox. */
 export const CA_BUNDLE_PATH = "/etc/warden/ca-bundle.pem";
 
-const READY_LINE = /Accepting .*HTTP Socket connections/;
+const READY_LINE = /^WARDEN-GATEWAY-READY \d+$/;
 const READY_TIMEOUT_MS = 20_000;
 
 /**
  * Starts the gateway of `sessionId`. Rejects SandboxError (naming `warden images build` when the
- * image is missing, or with Squid's last log lines when it does not start) or AbortError; whatever
+ * image is missing, or with the gateway's last log lines when it does not start) or AbortError; whatever
  * was created is removed first.
  */
 export async function startEgressGateway(
@@ -92,25 +93,24 @@ export async function startEgressGateway(
     const upstreamCa = input.network.caBundlePath
       ? await readFile(input.network.caBundlePath, "utf8")
       : undefined;
-    const conf = squidConfig({
+    throwIfAborted(input.signal);
+    const timeoutMs = input.network.approvalTimeoutMs ?? DEFAULT_NETWORK_APPROVAL_TIMEOUT_MS;
+    const config = gatewayConfig({
       rules: input.network.rules,
       refusedCidrs: [...new Set(refusedCidrs)],
       clientCidrs: [net.subnet],
       port: GATEWAY_PORT,
-      askHelper: input.network.rules.some((r) => r.decision === "ask"),
-      upstreamCa: upstreamCa !== undefined,
+      ...(upstreamCa ? { upstreamCa } : {}),
       secretHeaders: secretHeaderNames(input.network.secrets ?? []),
+      askDeadlineMs: timeoutMs + GATEWAY_DEADLINE_MARGIN_MS,
     });
-    throwIfAborted(input.signal);
-    const timeoutMs = input.network.approvalTimeoutMs ?? DEFAULT_NETWORK_APPROVAL_TIMEOUT_MS;
     const container = await docker.createContainer(
       gatewayContainerConfig({
         image,
         networkName: net.name,
-        squidConf: conf,
-        ...(upstreamCa ? { upstreamCa } : {}),
+        config,
         labels: labelsOf("gateway"),
-        askDeadlineMs: timeoutMs + GATEWAY_DEADLINE_MARGIN_MS,
+        ...(input.network.resolvers ? { resolvers: input.network.resolvers } : {}),
       }),
     );
     containerId = container.id;
@@ -180,8 +180,8 @@ async function egressGateways(docker: Docker, names: string[]): Promise<string[]
 }
 
 /**
- * Watches Squid's cache log while the gateway starts: `ready` resolves once Squid accepts
- * connections, and rejects SandboxError with the last log lines when the gateway exits first or
+ * Watches the gateway's stderr while it starts: `ready` resolves once it accepts connections
+ * (its WARDEN-GATEWAY-READY line), and rejects SandboxError with the last log lines when the gateway exits first or
  * takes over READY_TIMEOUT_MS; `sessionCa` is the session CA certificate the entrypoint sent.
  */
 function startupWatch(): {

@@ -1,8 +1,8 @@
 /**
  * Controlled network egress (docs/network.md): rule parsing and matching, the per-session
- * Squid gateway, and its audit records.
+ * gateway (images/gateway), and its audit records.
  */
-export { parseAccessLine } from "./access-log.js";
+
 export { type AdoptedEgress, adoptEgressGateway } from "./adopt.js";
 export {
   AskRelay,
@@ -10,12 +10,14 @@ export {
   parseAskQuestion,
 } from "./ask-relay.js";
 export { AuditLimiter, DEFAULT_AUDIT_LIMIT } from "./audit-limit.js";
+export { CONNECTION_PREFIX, parseConnectionLine } from "./connection-records.js";
 export {
   CA_BUNDLE_PATH,
   type EgressGateway,
   sandboxNetworkConfig,
   startEgressGateway,
 } from "./gateway.js";
+export { type GatewayConfig, gatewayConfig } from "./gateway-config.js";
 export { GATEWAY_IMAGE, ROLE_LABEL, SESSION_LABEL } from "./gateway-container.js";
 export { removeEgressWhere, sweepEgress } from "./gc.js";
 export {
@@ -50,7 +52,6 @@ export {
   type SecretValueSource,
   type SessionSecret,
 } from "./secrets.js";
-export { squidConfig } from "./squid-config.js";
 export type {
   AskOutcome,
   AuditDropSummary,

@@ -1,15 +1,15 @@
 /**
- * The controller's end of the gateway's secret questions (images/gateway/warden-ask run as
- * `secret`, relayed by warden-relay). Squid asks about every request (not a CONNECT) of a session that has secrets;
- * the helper answers locally when no placeholder is in the path or the checked headers, and
- * otherwise sends `WARDEN-SECRET <id> <method> <host> <port> <path> <header 0> … <header n-1>` on
- * the gateway's stdout, each field percent-encoded by Squid (`-` for a header the request lacks;
+ * The controller's end of the gateway's secret questions (images/gateway/secrets.go). For a
+ * session that has secrets, the gateway looks at every request (not a CONNECT): with no
+ * placeholder in the path or the checked headers it goes on, and otherwise it sends
+ * `WARDEN-SECRET <id> <method> <host> <port> <path> <header 0> … <header n-1>` on its stdout,
+ * each field percent-encoded (`-` for a header the request lacks;
  * the headers are secretHeaderNames' in order). SecretRelay decides (decideSecretUse) and answers
  * on stdin: `WARDEN-SECRET-ANSWER <id> OK warden_secret_<i>="<new value>" … warden_secret=use.<NAMES>`
- * or `WARDEN-SECRET-ANSWER <id> ERR warden_secret=<reason>.<NAME>`. Squid keeps the answer's
- * pairs as the request's notes: squid-config.ts puts each `warden_secret_<i>` into header i of the
- * request it forwards (and drops the original), and logs `warden_secret` (names, never values) as
- * the access line's last field. Each decision also goes to `onSecretUse` as a SecretUseAudit.
+ * or `WARDEN-SECRET-ANSWER <id> ERR warden_secret=<reason>.<NAME>`. The gateway puts each
+ * `warden_secret_<i>` into header i of the request it forwards (replacing the original), or
+ * refuses the request (403), and records `warden_secret` (names, never values) as the record's
+ * `secret`. Each decision also goes to `onSecretUse` as a SecretUseAudit.
  */
 import { decideSecretUse, secretValueProblem } from "./secret-decision.js";
 import type { SecretDecision, SessionSecret } from "./secrets.js";
@@ -38,7 +38,7 @@ function decode(field: string | undefined): string | undefined {
   }
 }
 
-/** The answer line for a decision (newline included): values only ever in the pairs for Squid. */
+/** The answer line for a decision (newline included): values only ever in the pairs for the gateway. */
 export function formatSecretAnswer(
   id: string,
   decision: SecretDecision,

@@ -21,7 +21,7 @@ export interface NetworkRule {
   source?: string;
 }
 
-/** One connection through the gateway, from its access log (one line per connection). */
+/** One connection through the gateway, from its records (connection-records.ts: one per connection). */
 export interface ConnectionAudit {
   /** The session the sandbox belongs to. */
   sessionId: string;
@@ -69,15 +69,19 @@ export interface ConnectionAudit {
  * its CONNECT host, or it carries no TLS), `host-sni-mismatch` (a request inside an opened tunnel
  * names another host than its SNI), `upstream-tls` (the gateway's own TLS connection to the origin
  * failed: a certificate no CA it trusts signed, as behind a TLS-intercepting proxy, whose CA
- * `caBundlePath` adds, or no connection at all), `refused-address` (the name resolved to a refused
- * address), `secret` (the request carried a secret's placeholder where it may not go, or a revoked
- * or unknown one: secret-relay.ts).
+ * `caBundlePath` adds), `refused-address` (the name resolved to a refused address, when it was
+ * checked or when the gateway connected), `unreachable` (the name does not resolve, or the origin
+ * did not accept the connection), `method` (TRACE, never forwarded: an origin answering it would
+ * reflect the forwarded request, a secret's value with it), `secret` (the request carried a secret's placeholder where it may
+ * not go, or a revoked or unknown one: secret-relay.ts).
  */
 export type GatewayRefusal =
   | "sni-mismatch"
   | "host-sni-mismatch"
   | "upstream-tls"
   | "refused-address"
+  | "unreachable"
+  | "method"
   | "secret";
 
 /** A session's network, as SandboxOptions.network takes it. */
@@ -101,6 +105,12 @@ export type NetworkOptions =
        * GIT_SSL_CAINFO and NODE_EXTRA_CA_CERTS point at it) and whose key stays in the gateway.
        */
       caBundlePath?: string;
+      /**
+       * IPv4 addresses of the DNS servers the gateway resolves names with (Docker's `HostConfig.Dns`
+       * of the gateway container, which the engine's embedded DNS forwards to). Default: the
+       * engine's own (the host's resolvers). The sandbox never talks to them.
+       */
+      resolvers?: string[];
       /**
        * Receives one audit record per connection through the gateway, at most `auditLimit` of them;
        * the records over it are counted and reported to `onAuditDropped` instead.

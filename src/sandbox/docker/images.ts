@@ -102,7 +102,7 @@ export async function buildSandboxImage(
 }
 
 /**
- * Builds the egress gateway image (Squid from Debian's packages) from images/gateway, tagged
+ * Builds the egress gateway image (warden-gateway, Go, built in the image) from images/gateway, tagged
  * GATEWAY_IMAGE, the same way as the sandbox image. Rejects like buildSandboxImage.
  */
 export function buildGatewayImage(

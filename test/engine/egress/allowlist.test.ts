@@ -185,7 +185,7 @@ describeEngine("network egress: allowlist through the gateway", () => {
       tunnels
         .filter((r) => r.sni?.includes(" ") || r.sni?.includes("%20"))
         .map((r) => [r.sni, r.decision, r.rule]),
-    ).toEqual([["allowed.test%20allowed.test", "deny", "sni-mismatch (allow allowed.test:80+443)"]]);
+    ).toEqual([["allowed.test allowed.test", "deny", "sni-mismatch (allow allowed.test:80+443)"]]);
     const fronted = audit.filter((r) => r.sni === "allowed.test" && r.domain !== "allowed.test");
     expect(fronted.map((r) => [r.method, r.domain, r.port, r.decision, r.rule])).toEqual([
       ["GET", "other.test", 443, "deny", "host-sni-mismatch (not-listed)"],
@@ -218,21 +218,43 @@ describeEngine("network egress: allowlist through the gateway", () => {
     ]);
   });
 
-  it("keeps the session CA's key in the gateway: the sandbox has its certificate only", async () => {
+  it("keeps the session CA's key in the gateway's memory: no file holds it, the sandbox has its certificate only", async () => {
     if (sandbox.info.network?.mode !== "allowlist") throw new Error("not an allowlist sandbox");
     const gateway = sandbox.info.network.gatewayContainerId;
-    const fromGateway = (file: string) =>
-      execFileSync("docker", ["exec", gateway, "cat", `/run/gw/${file}`], { encoding: "utf8" });
-    const cert = fromGateway("cert.pem");
-    const key = fromGateway("key.pem");
-    expect(key).toMatch(/^-----BEGIN PRIVATE KEY-----\n/);
-    expect((await run(sandbox, { argv: ["cat", "/etc/warden/ca-bundle.pem"] })).stdout).toBe(cert);
-    // Part of the private scalar as the key's PEM spells it (a P-256 PKCS#8 body line 1 is a
-    // fixed 48-character prefix, then the scalar), looked for in the sandbox's files and environment.
-    const keyLine = (key.split("\n")[1] ?? "").slice(48);
-    expect(keyLine).toMatch(/^[A-Za-z0-9+/]{16}$/);
+    // The gateway has no writable filesystem at all (read-only root, no tmpfs, no mount): the key
+    // it makes at start can only be in its memory.
+    const info = await getDocker().getContainer(gateway).inspect();
+    expect([info.HostConfig.ReadonlyRootfs, info.HostConfig.Tmpfs ?? {}, info.Mounts]).toEqual([
+      true,
+      {},
+      [],
+    ]);
+    const keysInGateway = execFileSync(
+      "docker",
+      [
+        "exec",
+        gateway,
+        "sh",
+        "-c",
+        "grep -rlIE 'PRIVATE KEY' /etc /usr /run /tmp /var /root /home 2>/dev/null; true",
+      ],
+      { encoding: "utf8" },
+    );
+    expect(keysInGateway).toBe("");
+    const bundle = (await run(sandbox, { argv: ["cat", "/etc/warden/ca-bundle.pem"] })).stdout;
+    expect(bundle).toMatch(/^-----BEGIN CERTIFICATE-----\n[A-Za-z0-9+/=\n]+-----END CERTIFICATE-----\n$/);
+    // The certificate the sandbox trusts is the issuer of what the gateway shows for an allowed name.
+    const issuer = await run(sandbox, {
+      shell:
+        "openssl x509 -noout -subject -in /etc/warden/ca-bundle.pem | sed 's/^subject=//'; echo | openssl s_client -proxy \"${HTTPS_PROXY#http://}\" -connect allowed.test:443 -servername allowed.test -CAfile /etc/warden/ca-bundle.pem 2>/dev/null | grep -E '^(issuer=|Verify return code)'",
+    });
+    const [subject, issued, verified] = issuer.stdout.trim().split("\n");
+    expect(subject).toMatch(/^ ?CN ?= ?warden session CA /);
+    expect(issued?.replace(/^issuer=/, "")).toBe(subject);
+    expect(verified).toBe("Verify return code: 0 (ok)");
     const found = await run(sandbox, {
-      shell: `env | grep -cF -- '${keyLine}'; grep -rlF -- '${keyLine}' /etc /tmp /home /root /run /var /opt /workspace 2>/dev/null; true`,
+      shell:
+        "env | grep -c 'PRIVATE KEY'; grep -rlF 'PRIVATE KEY' /etc /tmp /home /root /run /var /opt /workspace 2>/dev/null; true",
     });
     expect(found.stdout).toBe("0\n");
     const env = await run(sandbox, { shell: "echo $SSL_CERT_FILE $PIP_CERT $REQUESTS_CA_BUNDLE" });
@@ -243,7 +265,7 @@ describeEngine("network egress: allowlist through the gateway", () => {
     const mount = (await getDocker().getContainer(sandbox.info.containerId).inspect()).Mounts.find(
       (m) => m.Destination === "/etc/warden/ca-bundle.pem",
     );
-    expect(readFileSync(mount?.Source ?? "", "utf8")).toBe(cert);
+    expect(readFileSync(mount?.Source ?? "", "utf8")).toBe(bundle);
   });
 
   it("refuses an origin whose certificate no CA the gateway trusts signed (no caBundlePath: the test CA is unknown)", async () => {
@@ -263,7 +285,7 @@ describeEngine("network egress: allowlist through the gateway", () => {
       const got = await run(strict, {
         argv: ["python3", "/tmp/net.py", "get", "https://allowed.test/hello"],
       });
-      expect(got.stdout.trim()).toBe("ERR HTTPError HTTP Error 503: Service Unavailable");
+      expect(got.stdout.trim()).toBe("ERR HTTPError HTTP Error 502: Bad Gateway");
       const inside = (await auditRecordsOf(records, "allowed.test", 2)).filter((r) => r.method === "GET");
       expect(inside.map((r) => [r.decision, r.rule])).toEqual([
         ["deny", "upstream-tls (allow allowed.test:443)"],

@@ -21,8 +21,8 @@ import { type EgressTestbed, startEgressTestbed } from "./testbed.js";
 
 const tenant = testTenant("egress-ask");
 const TIMEOUT_MS = 2_500;
-/** A refused tunnel: Squid opens it only to answer with its error page (under the session CA). */
-const REFUSED_TLS = "ERR HTTPError HTTP Error 403: Forbidden";
+/** A refused tunnel: refused at the CONNECT, before any TLS (urllib's wording). */
+const REFUSED_TLS = "ERR URLError <urlopen error Tunnel connection failed: 403 Forbidden>";
 
 describeEngine("network egress: ask rules through the approver", () => {
   let bed: EgressTestbed;

@@ -1,6 +1,6 @@
 /**
  * The per-session bound on egress audit records against a real gateway: a sandbox that opens 2,000
- * connections to its gateway and abandons them makes one access-log line each (a `deny`, domain
+ * connections to its gateway and abandons them makes one connection record each (a `deny`, domain
  * `-`); at most the bound's records are written, and the rest arrive as summaries whose counts add
  * up to exactly the records not written (issue 11's class: one session must not fill the host's disk).
  * The gateway keeps no engine log of those lines either (attack 37 F2): its LogConfig is `none`.
@@ -88,7 +88,7 @@ describeEngine("network egress: the audit records of a connection flood are boun
     const info = await docker.getContainer(gateway!.Id).inspect();
     expect(info.HostConfig.LogConfig).toEqual({ Type: "none", Config: {} });
     expect(info.LogPath).toBe("");
-    // The engine has nothing to give back: its log of the 2,000 access-log lines was never written.
+    // The engine has nothing to give back: its log of the 2,000 connection records was never written.
     const logs = docker.getContainer(gateway!.Id).logs({ stdout: true, stderr: true });
     await expect(logs).rejects.toMatchObject({ statusCode: 501 });
   });

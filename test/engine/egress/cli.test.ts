@@ -93,7 +93,7 @@ describeEngine("warden exec --allow-net", () => {
       "--egress-network",
       bed.publicNetwork,
     ]);
-    expect(run.stdout).toContain("refused HTTP Error 503: Service Unavailable");
+    expect(run.stdout).toContain("refused HTTP Error 502: Bad Gateway");
     expect(run.stderr).toMatch(
       /warden: net deny GET allowed\.test:443 rule="upstream-tls \(allow allowed\.test:443\)" out=\d+B in=\d+B \d+ms; the gateway could not make a verified TLS connection to allowed\.test: if this network intercepts TLS \(a company proxy\), pass that proxy's CA certificate \(PEM\) with --net-ca-bundle FILE; otherwise the origin is unreachable or its certificate is invalid\n/,
     );

@@ -124,9 +124,17 @@ while r.read(1024): time.sleep(1)"`;
     await expect
       .poll(async () => (await auditLines()).filter((a) => !a.insideTunnel && a.session === kept).length)
       .toBe(3);
+    // A connection made and ended while no controller runs: the gateway keeps its records until a
+    // controller acknowledges them, and replays them to the adopting one.
+    await bash(
+      first,
+      kept,
+      `cat > /tmp/later.sh <<'LATER'\nsleep 1\n${FETCH("https://allowed.test/hello")} > /tmp/while-down 2>&1\nLATER\nsetsid -f sh /tmp/later.sh < /dev/null > /dev/null 2>&1`,
+    );
     first.child.kill("SIGKILL");
     await first.exited;
     expect(await inFlight).toBe("connection lost");
+    await new Promise((r) => setTimeout(r, 4000));
     // As if the crash came between creating a sandbox and writing its record.
     await unlink(join(state, "sessions", `${unrecorded}.json`));
     // A gateway that died while no controller ran.
@@ -147,6 +155,7 @@ while r.read(1024): time.sleep(1)"`;
     expect(await egressOf(kept)).toEqual(["gateway", "network"]);
     expect(await egressOf(gatewayGone)).toEqual(["network"]);
 
+    expect(await bashText(second, kept, "cat /tmp/while-down")).toBe("hello from public as allowed.test\n");
     // The adopted session: the proxy variables, the allowlist, audit lines and counters, as before.
     expect(await bashText(second, kept, "echo $HTTPS_PROXY")).toMatch(/^http:\/\/[0-9.]+:3128\n$/);
     expect(await bashText(second, kept, fetchBoth)).toBe(
@@ -205,6 +214,7 @@ except Exception as e: print('no route')"`;
         tunnels: [
           ...twice,
           [kept, "allowed.test", "allow", "allow allowed.test:443"],
+          [kept, "allowed.test", "allow", "allow allowed.test:443"],
           ...twice,
           [kept, "ask.test", "ask→allow", "ask ask.test:443"],
         ],
@@ -212,14 +222,17 @@ except Exception as e: print('no route')"`;
           [kept, "allowed.test", "allow", "allow allowed.test:443"],
           [kept, "allowed.test", "allow", "allow allowed.test:443"],
           [kept, "allowed.test", "allow", "allow allowed.test:443"],
+          [kept, "allowed.test", "allow", "allow allowed.test:443"],
           [kept, "ask.test", "allow", "ask ask.test:443"],
         ],
       });
     const inside = (await auditLines()).filter((a) => a.insideTunnel);
-    expect(inside[1]?.bytesIn).toBeGreaterThan(1024);
+    // The download's request: audited when the adoption ended it, with what passed before.
+    expect(Math.max(...inside.map((a) => a.bytesIn))).toBeGreaterThan(1024);
     const metrics = await (await fetch(`${second.url}/metrics`)).text();
-    // After the restart: the download's request, a tunnel and its request, the ask tunnel's request.
-    expect(metrics).toContain(`warden_egress_connections_total{tenant="${TENANT}",decision="allow"} 4`);
+    // After the restart: the replayed tunnel and request of the connection made while no server ran,
+    // the download's request, a tunnel and its request, the ask tunnel's request.
+    expect(metrics).toContain(`warden_egress_connections_total{tenant="${TENANT}",decision="allow"} 6`);
     expect(metrics).toContain(`warden_egress_connections_total{tenant="${TENANT}",decision="deny"} 1`);
     expect(metrics).toContain(`warden_egress_connections_total{tenant="${TENANT}",decision="ask→allow"} 1`);
 

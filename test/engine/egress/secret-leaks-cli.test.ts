@@ -204,18 +204,17 @@ describeEngine("secrets: the value is in no MCP message, approval prompt, transc
       `Bearer ${MCP_VALUE}`,
     ]);
     await expect.poll(() => stderr).toMatch(/warden: secret refuse GITHUB_TOKEN GET other\.test:443\/hello/);
-    // The bound host answers what the gateway cannot parse: its error page quotes the request as
-    // the sandbox sent it (the placeholder), not as it was forwarded (the value).
+    // The bound host answers what the gateway cannot parse: the gateway's page is fixed text, with
+    // nothing of the request (neither the placeholder nor the value it forwarded).
     const malformed = await bash("python3 fetch.py https://allowed.test/malformed 'X-Api-Key=$API_KEY'");
-    expect(malformed.split("\n")[0]).toBe("ERR 502");
-    expect(malformed).toContain("X-Api-Key: {{API_KEY}}");
+    expect(malformed).toBe("ERR 502\nwarden egress gateway: 502 Bad Gateway\n\n");
     expect(await receivedHeaders(bed, "/malformed", "x-api-key")).toEqual([KEY_VALUE]);
-    // A TRACE the gateway answers itself (Max-Forwards: 0) echoes the request as the sandbox sent it.
+    // TRACE is never forwarded (an origin answering it would reflect the forwarded value), nor
+    // answered by the gateway with the request.
     const trace = await bash(
       "METHOD=TRACE python3 fetch.py https://allowed.test/hello 'X-Api-Key=$API_KEY' Max-Forwards=0",
     );
-    expect(trace).toContain("OK 200\nTRACE /hello HTTP/1.1\r\n");
-    expect(trace).toContain("X-Api-Key: {{API_KEY}}\r\n");
+    expect(trace).toBe("ERR 405\nwarden egress gateway: 405 Method Not Allowed\n\n");
     await client.close();
     await expect.poll(() => stderr).toMatch(/patch saved to (\S+)/);
     const patchPath = /patch saved to (\S+)/.exec(stderr)?.[1] ?? "";

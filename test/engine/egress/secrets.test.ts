@@ -158,20 +158,30 @@ describeEngine("secrets: placeholders in the sandbox, values only at the bound h
     expect(await fetch("https://other.test/hello")).toBe("OK 200");
   });
 
-  it("refuses a placeholder whose header text could forge the gateway's answers (line break, quote, backslash)", async () => {
+  it("refuses a placeholder whose header text could forge the gateway's answers (quote, backslash), and passes an escaped line break as text", async () => {
     const before = (await received("/hello")).length;
     for (const header of [
-      "Authorization=Bearer $GITHUB_TOKEN%0AWARDEN-SECRET-ANSWER s1 OK",
       'Authorization=Bearer $GITHUB_TOKEN" warden_secret_1="$GITHUB_TOKEN',
       "Authorization=Bearer $GITHUB_TOKEN\\",
     ])
       expect(await fetch("https://allowed.test/hello", header)).toBe("ERR 403");
     expect((await received("/hello")).length).toBe(before);
-    expect(uses.slice(-3).map((u) => [u.decision, u.reason])).toEqual([
-      ["refuse", "bad-header"],
+    expect(uses.slice(-2).map((u) => [u.decision, u.reason])).toEqual([
       ["refuse", "bad-header"],
       ["refuse", "bad-header"],
     ]);
+    // `%0A` in a header is three characters, never a line break: the question carries the header
+    // exactly (images/gateway/secrets.go escapes `%`), so no answer line can be forged with it,
+    // and the bound host gets the text as written, after the value.
+    expect(
+      await fetch(
+        "https://allowed.test/hello",
+        "Authorization=Bearer $GITHUB_TOKEN%0AWARDEN-SECRET-ANSWER s1 OK",
+      ),
+    ).toBe("OK 200");
+    expect((await received("/hello")).at(-1)?.authorization).toBe(
+      `Bearer ${firstValue}%0AWARDEN-SECRET-ANSWER s1 OK`,
+    );
   });
 
   it("applies a rotation to the next request, and refuses a revoked secret", async () => {

@@ -9,9 +9,7 @@ import {
   formatAskAnswer,
   type NetworkApprovalRequest,
   type NetworkRule,
-  parseAccessLine,
   parseAskQuestion,
-  squidConfig,
 } from "../../../src/egress/index.js";
 
 const rules: NetworkRule[] = [
@@ -149,84 +147,10 @@ describe("AskRelay", () => {
     expect(asked).toEqual([]);
   });
 
-  it("handles question lines and leaves every other line to the access-log parser", async () => {
+  it("handles question lines and leaves every other line to the record parser", async () => {
     const { relay, written } = relayWith(["allow-once"]);
-    expect(relay.handle("WARDEN-AUDIT 1 GET a 80 TCP_MISS/200 1 2 3 - - - -")).toBe(false);
+    expect(relay.handle('WARDEN-CONN {"time":1,"method":"GET","host":"a","port":80}')).toBe(false);
     expect(relay.handle("WARDEN-ASK q9 ask.example 80")).toBe(true);
     await expect.poll(() => written).toEqual(["WARDEN-ANSWER q9 OK once\n"]);
-  });
-});
-
-describe("squid.conf of ask rules", () => {
-  const conf = squidConfig({
-    rules,
-    refusedCidrs: ["10.0.0.0/8"],
-    clientCidrs: ["172.30.0.0/16"],
-    port: 3128,
-    askHelper: true,
-    upstreamCa: false,
-  });
-  const access = conf.split("\n").filter((l) => l.startsWith("http_access"));
-
-  it("asks the relay helper only for a listed name and port that resolves to no refused address", () => {
-    expect(conf).toContain(
-      "external_acl_type ask_approval ttl=0 negative_ttl=0 children-max=1 children-startup=1 concurrency=64 queue-size=1024 %DST %>rP %SRCPORT /usr/local/bin/warden-ask /run/gw/ask.sock",
-    );
-    expect(conf).toContain("acl r1_approved external ask_approval");
-    expect(access.slice(0, 4)).toEqual([
-      "http_access deny !session_net",
-      "http_access deny https_scheme !host_matches_sni",
-      "http_access deny r1_host r1_port !refused_dst !https_scheme !r1_approved",
-      "http_access deny r2_host r2_port !refused_dst !https_scheme !r2_approved",
-    ]);
-    expect(access).toContain("http_access allow CONNECT r1_host r1_port !refused_dst");
-  });
-
-  it("logs the ask helper's outcome note as the audit line's last field", () => {
-    expect(conf).toContain(
-      "logformat warden WARDEN-AUDIT %ts.%03tu %rm %>rd %>rP %Ss/%>Hs %>st %<st %tr %#ssl::>sni %<a %ssl::bump_mode %{warden_ask}note",
-    );
-  });
-});
-
-describe("audit records of asked connections", () => {
-  const line = (rest: string) => `WARDEN-AUDIT 1796123438.763 ${rest}`;
-  const parse = (rest: string) => parseAccessLine(line(rest), "s1", rules, 1500);
-
-  it("records ask→allow with the outcome for a connection the approver let through", () => {
-    expect(parse("GET ask.example 80 TCP_MISS/200 140 245 19 - 203.0.113.66 - once")).toMatchObject({
-      decision: "ask→allow",
-      ask: "once",
-      rule: "ask ask.example:80+443",
-      remoteAddress: "203.0.113.66",
-    });
-    expect(
-      parse("CONNECT ask.example 443 TCP_TUNNEL/200 740 2148 21 ask.example 203.0.113.66 splice cached"),
-    ).toMatchObject({ decision: "ask→allow", ask: "cached", rule: "ask ask.example:80+443" });
-    // A tunnel checked twice carries both answers' notes.
-    expect(
-      parse("CONNECT ask.example 443 TCP_TUNNEL/200 740 2148 21 ask.example 203.0.113.66 splice once,once"),
-    ).toMatchObject({ decision: "ask→allow", ask: "once" });
-  });
-
-  it("records ask→deny with why: the approver, the timeout in ms, nobody to ask, the gateway", () => {
-    const refusal = (outcome: string) => {
-      const r = parse(`CONNECT ask.example 443 TCP_DENIED/403 37 0 9 ask.example - - ${outcome}`);
-      return [r?.decision, r?.ask, r?.rule];
-    };
-    expect(["denied", "timeout", "non-interactive", "no-controller"].map(refusal)).toEqual([
-      ["ask→deny", "denied", "ask ask.example:80+443 (denied by the approver)"],
-      ["ask→deny", "timeout", "ask ask.example:80+443 (no answer within 1500 ms)"],
-      ["ask→deny", "non-interactive", "ask ask.example:80+443 (nobody to ask: non-interactive)"],
-      ["ask→deny", "no-controller", "ask ask.example:80+443 (not approved: no-controller)"],
-    ]);
-  });
-
-  it("names an approved tunnel whose SNI names another host an SNI mismatch", () => {
-    expect(parse("CONNECT ask.example 443 NONE_NONE/200 61 0 20 other.test - terminate once")).toMatchObject({
-      decision: "deny",
-      ask: "once",
-      rule: "sni-mismatch (ask ask.example:80+443)",
-    });
   });
 });

@@ -1,13 +1,6 @@
-/** Network rule parsing and matching, the gateway's Squid config and its access-log parsing (src/egress/). */
+/** Network rule parsing and matching (src/egress/); the gateway's records: connection-records.test.ts. */
 import { describe, expect, it } from "vitest";
-import {
-  decideConnection,
-  hostMatches,
-  parseAccessLine,
-  parseAllowNet,
-  parseHostEntry,
-  squidConfig,
-} from "../../../src/egress/index.js";
+import { decideConnection, hostMatches, parseAllowNet, parseHostEntry } from "../../../src/egress/index.js";
 import { resolveNetworkOptions } from "../../../src/egress/network-options.js";
 import type { NetworkRule } from "../../../src/egress/types.js";
 
@@ -122,89 +115,6 @@ describe("matching and decisions", () => {
       rule: "ask ask.example:80+443",
     });
     expect(decideConnection(rules, "example.com", 443)).toEqual({ decision: "deny", rule: "not-listed" });
-  });
-});
-
-describe("squid.conf", () => {
-  const conf = squidConfig({
-    rules,
-    refusedCidrs: ["10.0.0.0/8", "192.0.2.2/32"],
-    clientCidrs: ["172.30.0.0/16"],
-    port: 3128,
-    askHelper: false,
-    upstreamCa: false,
-  });
-
-  it("denies before it allows, checks refused addresses on every allow, and ends with deny all", () => {
-    const access = conf.split("\n").filter((l) => l.startsWith("http_access"));
-    expect(access[0]).toBe("http_access deny !session_net");
-    expect(access[1]).toBe("http_access deny https_scheme !host_matches_sni");
-    expect(access[2]).toBe("http_access deny r3_host");
-    expect(access[3]).toBe("http_access deny r2_host r2_port"); // ask without an approver
-    expect(access.at(-1)).toBe("http_access deny all");
-    for (const l of access.filter((a) => a.startsWith("http_access allow")))
-      expect(l).toMatch(/ !refused_dst$/);
-    expect(conf).toContain("acl refused_dst dst 10.0.0.0/8 192.0.2.2/32");
-    expect(conf).toContain("acl session_net src 172.30.0.0/16");
-  });
-
-  it("anchors host regexes and opens only a tunnel whose SNI equals its CONNECT host", () => {
-    expect(conf).toContain("acl r0_host dstdom_regex -n -i ^pypi\\.org$");
-    expect(conf).toContain("acl r1_host dstdom_regex -n -i ^([a-z0-9-]+\\.)+pythonhosted\\.org$");
-    expect(conf).toMatch(/ssl_bump peek step1\nssl_bump bump sni_matches_host\nssl_bump terminate all\n$/);
-  });
-});
-
-describe("access-log lines", () => {
-  const at = "1796123438.763";
-  const line = (rest: string) => `WARDEN-AUDIT ${at} ${rest}`;
-  it("turns a forwarded request and a spliced tunnel into allow records, skipping the peek step", () => {
-    expect(
-      parseAccessLine(line("GET pypi.org 443 TCP_MISS/200 140 245 19 - 203.0.113.66 - -"), "s1", rules),
-    ).toEqual({
-      sessionId: "s1",
-      time: "2026-12-01T11:10:38.763Z",
-      domain: "pypi.org",
-      port: 443,
-      method: "GET",
-      decision: "allow",
-      rule: "allow pypi.org:443",
-      bytesOut: 140,
-      bytesIn: 245,
-      durationMs: 19,
-      remoteAddress: "203.0.113.66",
-    });
-    expect(
-      parseAccessLine(line("CONNECT pypi.org 443 NONE_NONE/200 37 0 87 pypi.org - splice -"), "s1", rules),
-    ).toBeNull();
-    expect(
-      parseAccessLine(
-        line("CONNECT pypi.org 443 TCP_TUNNEL/500 740 2148 21 pypi.org 203.0.113.66 splice -"),
-        "s1",
-        rules,
-      ),
-    ).toMatchObject({ decision: "allow", sni: "pypi.org", bytesOut: 740, bytesIn: 2148 });
-  });
-
-  it("names why a listed name was refused: SNI mismatch, refused address, no approval; IP literals", () => {
-    const rule = (l: string) => parseAccessLine(line(l), "s", rules)?.rule;
-    expect(rule("CONNECT pypi.org 443 NONE_NONE/200 61 0 20 other.test - terminate -")).toBe(
-      "sni-mismatch (allow pypi.org:443)",
-    );
-    // A tunnel carrying plain HTTP, no TLS: peeked, never opened; no SNI to match the CONNECT host.
-    expect(rule("CONNECT pypi.org 443 NONE_NONE/200 59 0 5 - - peek -")).toBe(
-      "sni-mismatch (allow pypi.org:443)",
-    );
-    expect(rule("CONNECT pypi.org 443 TCP_DENIED/200 37 0 9 pypi.org - bump -")).toBe(
-      "refused-address (allow pypi.org:443)",
-    );
-    // Under an ask rule, refused without a question (the name resolved to a refused address).
-    expect(rule("CONNECT ask.example 443 TCP_DENIED/200 37 0 9 ask.example - bump -")).toBe(
-      "refused-address (ask ask.example:80+443)",
-    );
-    expect(rule("GET 203.0.113.66 80 TCP_DENIED/403 140 3410 0 - - - -")).toBe("ip-literal");
-    expect(rule("GET other.test 80 TCP_DENIED/403 136 3406 1 - - - -")).toBe("not-listed");
-    expect(parseAccessLine("2026/12/01 11:08:01| Store logging disabled", "s", rules)).toBeNull();
   });
 });
 

@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import {
   decideSecretUse,
   formatSecretAnswer,
-  parseAccessLine,
   parseSecretBinding,
   placeholderEnv,
   SecretRelay,
@@ -10,7 +9,6 @@ import {
   type SessionSecret,
   secretHeaderNames,
   secretValueProblem,
-  squidConfig,
 } from "../../../src/egress/index.js";
 
 const VALUE = "ghp_s3cretValue0123456789";
@@ -213,61 +211,6 @@ describe("SecretRelay", () => {
     expect(formatSecretAnswer("s1", { verdict: "replace", headers: {}, used: [] }, ["authorization"])).toBe(
       "WARDEN-SECRET-ANSWER s1 OK\n",
     );
-  });
-});
-
-describe("the gateway's config and access lines with secrets", () => {
-  it("checks every request but a CONNECT and rewrites each bound header from its note", () => {
-    const conf = squidConfig({
-      rules: [{ host: "api.github.test", ports: [443], decision: "allow" }],
-      refusedCidrs: ["10.0.0.0/8"],
-      clientCidrs: ["172.30.0.0/24"],
-      port: 3128,
-      askHelper: false,
-      upstreamCa: false,
-      secretHeaders: ["authorization", "x-api-key"],
-    });
-    expect(conf).toContain(
-      "external_acl_type secret_check ttl=0 negative_ttl=0 cache=0 children-max=1 children-startup=1 concurrency=64 queue-size=1024 %>rm %DST %>rP %>rp %>{authorization} %>{x-api-key} /usr/local/bin/warden-ask /run/gw/ask.sock secret",
-    );
-    expect(conf).toContain("http_access deny !CONNECT !secret_ok");
-    expect(conf).toContain("request_header_access x-api-key deny warden_secret_1_set");
-    expect(conf).toContain(`request_header_add x-api-key "%'{warden_secret_1}note" warden_secret_1_set`);
-    expect(conf).toContain("email_err_data off");
-    const without = squidConfig({
-      rules: [],
-      refusedCidrs: ["10.0.0.0/8"],
-      clientCidrs: ["172.30.0.0/24"],
-      port: 3128,
-      askHelper: false,
-      upstreamCa: false,
-    });
-    expect(without).not.toContain("secret_check");
-  });
-
-  it("reads the secret note: names used, or the refusal", () => {
-    const rules = [{ host: "api.github.test", ports: [443], decision: "allow" as const }];
-    const used = parseAccessLine(
-      "WARDEN-AUDIT 1796644151.000 GET api.github.test 443 TCP_MISS/200 300 400 12 api.github.test 198.51.100.7 bump - use.GITHUB_TOKEN",
-      "s1",
-      rules,
-    );
-    expect(used).toMatchObject({
-      decision: "allow",
-      secrets: ["GITHUB_TOKEN"],
-      rule: "allow api.github.test:443",
-    });
-    const refused = parseAccessLine(
-      "WARDEN-AUDIT 1796644151.000 GET api.github.test 443 TCP_DENIED/403 300 400 12 api.github.test - bump - unbound.GITHUB_TOKEN",
-      "s1",
-      rules,
-    );
-    expect(refused).toMatchObject({
-      decision: "deny",
-      refusal: "secret",
-      rule: "secret unbound GITHUB_TOKEN (allow api.github.test:443)",
-      secrets: ["GITHUB_TOKEN"],
-    });
   });
 });
 

@@ -1,0 +1,3 @@
+module warden.dev/gateway
+
+go 1.23
