@@ -13,7 +13,7 @@ import { decideConnection } from "./host-pattern.js";
 import type { AskOutcome, ConnectionAudit, GatewayRefusal, NetworkRule } from "./types.js";
 
 /** The marker that starts every connection record line. */
-export const CONNECTION_PREFIX = "WARDEN-CONN";
+const CONNECTION_PREFIX = "WARDEN-CONN";
 
 const OUTCOMES: ReadonlySet<string> = new Set<AskOutcome>([
   "once",

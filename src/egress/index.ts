@@ -10,14 +10,14 @@ export {
   parseAskQuestion,
 } from "./ask-relay.js";
 export { AuditLimiter, DEFAULT_AUDIT_LIMIT } from "./audit-limit.js";
-export { CONNECTION_PREFIX, parseConnectionLine } from "./connection-records.js";
+export { parseConnectionLine } from "./connection-records.js";
 export {
   CA_BUNDLE_PATH,
   type EgressGateway,
   sandboxNetworkConfig,
   startEgressGateway,
 } from "./gateway.js";
-export { type GatewayConfig, gatewayConfig } from "./gateway-config.js";
+export { gatewayConfig } from "./gateway-config.js";
 export { GATEWAY_IMAGE, ROLE_LABEL, SESSION_LABEL } from "./gateway-container.js";
 export { removeEgressWhere, sweepEgress } from "./gc.js";
 export {
