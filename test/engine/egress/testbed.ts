@@ -7,8 +7,9 @@
  *   of a CA made here that the sandbox trusts through network.caBundlePath), a /simple/ package
  *   index with one pure-Python wheel (tinypkg 0.1), an npm registry at /npm/ with one package
  *   (tinynpm 1.0.0: its document at /npm/tinynpm, its tarball under /npm/tinynpm/-/), /bytes/N
- *   (N bytes), /malformed (a response whose Content-Length is not a number) and a UDP port (5353)
- *   that records what reaches it;
+ *   (N bytes), /ws (a WebSocket echo: RFC 6455's handshake, then each message sent back),
+ *   /malformed (a response whose Content-Length is not a number) and a UDP port (5353) that
+ *   records what reaches it;
  * - `private`: a network in 10.213.0.0/16 (likewise) with one host named private.test (refused by
  *   address).
  * Every host echoes the Host header it got (`/hello`) and logs each request, so a test can tell
@@ -90,11 +91,34 @@ class H(http.server.SimpleHTTPRequestHandler):
             # A response no proxy can parse (its Content-Length is not a number).
             self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\nhello"); self.wfile.flush()
             self.close_connection = True; return
+        if self.path == "/ws" and self.headers.get("Upgrade", "").lower() == "websocket":
+            return self.websocket()
         if self.path == "/hello":
             body = f"hello from {os.environ['ROLE']} as {self.headers.get('Host')}\n".encode()
             self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
             self.wfile.write(body); return
         return super().do_GET()
+    def websocket(self):
+        # RFC 6455: the handshake's accept key, then each data frame echoed (unmasked), a ping
+        # answered by a pong, a close by a close.
+        key = self.headers.get("Sec-WebSocket-Key", "") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+        self.send_response(101); self.send_header("Upgrade", "websocket"); self.send_header("Connection", "Upgrade")
+        self.send_header("Sec-WebSocket-Accept", base64.b64encode(hashlib.sha1(key.encode()).digest()).decode())
+        self.end_headers(); self.close_connection = True
+        def frame(op, data):
+            n = len(data)
+            size = bytes([n]) if n < 126 else bytes([126]) + n.to_bytes(2, "big") if n < 65536 else bytes([127]) + n.to_bytes(8, "big")
+            return bytes([0x80 | op]) + size + data
+        while True:
+            head = self.rfile.read(2)
+            if len(head) < 2: return
+            op, n = head[0] & 0x0F, head[1] & 0x7F
+            if n == 126: n = int.from_bytes(self.rfile.read(2), "big")
+            elif n == 127: n = int.from_bytes(self.rfile.read(8), "big")
+            mask = self.rfile.read(4) if head[1] & 0x80 else bytes(4)
+            data = bytes(b ^ mask[i % 4] for i, b in enumerate(self.rfile.read(n)))
+            self.wfile.write(frame(10 if op == 9 else op, data[:2] if op == 8 else data)); self.wfile.flush()
+            if op == 8: return
 class S(http.server.ThreadingHTTPServer):
     daemon_threads = True
 open("/tmp/cert.pem", "w").write(os.environ["CERT"]); open("/tmp/key.pem", "w").write(os.environ["KEY"])
@@ -111,6 +135,12 @@ threading.Thread(target=plain.serve_forever, daemon=True).start()
 open("/tmp/ready", "w").write("ok")
 tls.serve_forever()
 `;
+
+/**
+ * A name no host has: a DNS test host (dns-host.ts) answers it with whatever address a test sets;
+ * the public host's certificate names it, so a TLS connection that reaches that host verifies.
+ */
+export const REBIND_NAME = "rebind.test";
 
 /** A running testbed. */
 export interface EgressTestbed {
@@ -163,7 +193,7 @@ function makeCerts(dir: string): { ca: string; cert: string; key: string } {
     "-out",
     "server.csr",
   );
-  const sans = [...PUBLIC_NAMES, "private.test"].map((n) => `DNS:${n}`).join(",");
+  const sans = [...PUBLIC_NAMES, "private.test", REBIND_NAME].map((n) => `DNS:${n}`).join(",");
   writeFileSync(
     join(dir, "ext.cnf"),
     `subjectAltName=${sans}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n`,
@@ -268,7 +298,7 @@ export async function startEgressTestbed(): Promise<EgressTestbed> {
 }
 
 /** Runs argv in a test host; resolves its stdout. */
-async function execIn(container: Docker.Container, argv: string[]): Promise<string> {
+export async function execIn(container: Docker.Container, argv: string[]): Promise<string> {
   const exec = await container.exec({ Cmd: argv, AttachStdout: true, AttachStderr: true });
   const stream = await exec.start({ hijack: true, stdin: false });
   const chunks: Buffer[] = [];
