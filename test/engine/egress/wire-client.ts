@@ -5,14 +5,14 @@
  *   `connect HOST:PORT` sends `CONNECT HOST:PORT` and prints the status line the gateway answered,
  *   then `| no TLS` when it was not 200 (the client stops there, as curl does), else `| TLS then
  *   <the status line of a GET /hello inside, or the error's name>`;
- *   `ws URL [HOST]` opens a WebSocket (`wss://` through a CONNECT tunnel, `ws://` by absolute URL
- *   to the proxy) with Host HOST (default the URL's), checks the Sec-WebSocket-Accept key, sends
+ *   `ws URL [HOST]` opens a WebSocket (`wss://` through a CONNECT tunnel, `ws://` by its absolute
+ *   `http://` URL to the proxy; with WIRE_DIRECT=1 in the environment, straight to the origin) with Host HOST (default the URL's), checks the Sec-WebSocket-Accept key, sends
  *   a text message and a 70000-byte binary one and prints `OK <status line> | <the text echoed> |
  *   <bytes echoed> bytes back`, or `ERR <status line>` when the answer was not 101.
  * - H2_CLIENT (node from the image): `URL [AUTHORITY]` opens a CONNECT tunnel to URL's host:443,
  *   TLS inside it offering ALPN h2 and http/1.1, and prints `ALPN <protocol the gateway chose>`
- *   and, when it is h2, ` | <:status> <body>` of an HTTP/2 GET of URL's path with :authority
- *   AUTHORITY (default URL's host).
+ *   and, when it is h2, ` | <:status>` of an HTTP/2 GET of URL's path with :authority AUTHORITY
+ *   (default URL's host), then its body when the status is 200.
  * Each prints one line.
  */
 
@@ -62,13 +62,17 @@ try:
         scheme, rest = args[0].split("://", 1); host, _, path = rest.partition("/")
         key = base64.b64encode(os.urandom(16)).decode()
         expected = base64.b64encode(hashlib.sha1((key + GUID).encode()).digest()).decode()
-        if scheme == "wss":
+        if os.environ.get("WIRE_DIRECT"):
+            # No gateway (the fixture's own check of the test host): straight to the origin.
+            s = socket.create_connection((host, 443 if scheme == "wss" else 80), timeout=10); target = "/" + path
+            if scheme == "wss": s = ssl._create_unverified_context().wrap_socket(s, server_hostname=host)
+        elif scheme == "wss":
             s = proxy_sock("HTTPS_PROXY"); s.sendall(f"CONNECT {host}:443 HTTP/1.1\r\nHost: {host}:443\r\n\r\n".encode())
             status = read_head(s)[0]
             if " 200 " not in status + " ": print("ERR connect", status); sys.exit(1)
             s = ssl.create_default_context().wrap_socket(s, server_hostname=host); target = "/" + path
         else:
-            s = proxy_sock("HTTP_PROXY"); target = args[0]
+            s = proxy_sock("HTTP_PROXY"); target = "http://" + rest
         s.sendall((f"GET {target} HTTP/1.1\r\nHost: {args[1] if len(args) > 1 else host}\r\nUpgrade: websocket\r\n"
                    f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
         head = read_head(s)
@@ -106,7 +110,8 @@ req.on("connect", (res, socket) => {
     stream.on("response", (h) => { status = h[":status"]; });
     stream.on("data", (c) => body.push(c));
     stream.on("end", () => {
-      console.log("ALPN h2 | " + status + " " + Buffer.concat(body).toString().trim());
+      const text = status === 200 ? " " + Buffer.concat(body).toString().trim() : "";
+      console.log("ALPN h2 | " + status + text);
       session.close();
     });
     stream.on("error", (e) => fail(e.code ?? e.message));

@@ -1,0 +1,115 @@
+/**
+ * WebSockets through the gateway (issue 40): over an opened TLS tunnel to an allowed name
+ * (`wss://`) and by absolute URL over plain HTTP (`ws://`), the upgrade gets the origin's
+ * `101 Switching Protocols` and frames pass both ways (the test host's /ws echoes each message).
+ * The upgrade request is checked like any request: inside a tunnel its Host must be the SNI's
+ * (another gets 403, no 101, and never reaches the host); over plain HTTP the name checked is the
+ * URL's.
+ */
+import { afterAll, beforeAll, expect, it } from "vitest";
+import type { ConnectionAudit } from "../../../src/egress/index.js";
+import { createSandbox } from "../../../src/sandbox/index.js";
+import type { Sandbox } from "../../../src/sandbox/types.js";
+import { describeEngine } from "../../helpers/engine.js";
+import { leftovers, run, testTenant } from "../../helpers/sandbox-fixture.js";
+import { type EgressTestbed, startEgressTestbed } from "./testbed.js";
+import { WIRE_CLIENT } from "./wire-client.js";
+
+const tenant = testTenant("egress-ws");
+
+describeEngine("network egress: WebSockets through the gateway", () => {
+  let bed: EgressTestbed;
+  let sandbox: Sandbox;
+  const audit: ConnectionAudit[] = [];
+  const ws = async (...args: string[]) =>
+    (await run(sandbox, { argv: ["python3", "/tmp/wire.py", "ws", ...args] })).stdout.trim();
+  /** The records of `domain` on `port` with `method`, once there are `count` of them. */
+  const recordsOf = async (domain: string, port: number, method: string, count = 1) => {
+    const of = () => audit.filter((r) => r.domain === domain && r.port === port && r.method === method);
+    // A record arrives when its connection ends (the test's timeout bounds the wait).
+    while (of().length < count) await new Promise((r) => setTimeout(r, 100));
+    return of();
+  };
+
+  beforeAll(async () => {
+    bed = await startEgressTestbed();
+    sandbox = await createSandbox({
+      tenant,
+      ttlMs: 120_000,
+      network: {
+        mode: "allowlist",
+        rules: [
+          { host: "allowed.test", ports: [80, 443], decision: "allow" },
+          { host: "pypi.test", ports: [443], decision: "allow" },
+        ],
+        egressNetworks: [bed.publicNetwork],
+        caBundlePath: bed.caBundlePath,
+        onConnection: (r) => audit.push(r),
+      },
+    });
+    await sandbox.writeFile("/tmp/wire.py", Buffer.from(WIRE_CLIENT));
+  }, 120_000);
+
+  afterAll(async () => {
+    await sandbox?.destroy();
+    await bed?.dispose();
+    expect(await leftovers(tenant)).toEqual([]);
+  });
+
+  it("opens wss:// to an allowed name: 101 from the origin, a text and a 70000-byte message echoed", async () => {
+    // Squid 5 drops the Upgrade header (hop-by-hop): the origin answers a plain GET /ws (404).
+    expect(await ws("wss://allowed.test/ws")).toBe(
+      "OK HTTP/1.1 101 Switching Protocols | hello over wss | 70000 bytes back",
+    );
+    expect(await bed.hostLog("public", "requests")).toContain("allowed.test /ws\n");
+    const [upgrade] = await recordsOf("allowed.test", 443, "GET");
+    expect(upgrade).toMatchObject({
+      decision: "allow",
+      rule: "allow allowed.test:80+443",
+      sni: "allowed.test",
+      insideTunnel: true,
+      remoteAddress: bed.publicAddress,
+    });
+  });
+
+  it("opens ws:// to an allowed name by absolute URL through the proxy", async () => {
+    expect(await ws("ws://allowed.test/ws")).toBe(
+      "OK HTTP/1.1 101 Switching Protocols | hello over ws | 70000 bytes back",
+    );
+    const [upgrade] = await recordsOf("allowed.test", 80, "GET");
+    expect(upgrade).toMatchObject({
+      decision: "allow",
+      rule: "allow allowed.test:80+443",
+      remoteAddress: bed.publicAddress,
+    });
+    expect(upgrade?.sni).toBeUndefined();
+  });
+
+  it("refuses an upgrade inside a tunnel whose Host is not the SNI's: 403, no 101, nothing reaches the host", async () => {
+    const before = await bed.hostLog("public", "requests");
+    // Unlisted, and listed (pypi.test allows 443): each is domain fronting inside allowed.test's tunnel.
+    expect(await ws("wss://allowed.test/ws", "other.test")).toBe("ERR HTTP/1.1 403 Forbidden");
+    expect(await ws("wss://allowed.test/ws", "pypi.test")).toBe("ERR HTTP/1.1 403 Forbidden");
+    expect(await bed.hostLog("public", "requests")).toBe(before);
+    const fronted = [
+      ...(await recordsOf("other.test", 443, "GET")),
+      ...(await recordsOf("pypi.test", 443, "GET")),
+    ];
+    expect(fronted.map((r) => [r.sni, r.decision, r.rule, r.refusal, r.remoteAddress])).toEqual([
+      ["allowed.test", "deny", "host-sni-mismatch (not-listed)", "host-sni-mismatch", undefined],
+      ["allowed.test", "deny", "host-sni-mismatch (allow pypi.test:443)", "host-sni-mismatch", undefined],
+    ]);
+  });
+
+  it("checks a ws:// upgrade by its URL's name: an unlisted one is refused whatever its Host says", async () => {
+    const before = await bed.hostLog("public", "requests");
+    expect(await ws("ws://other.test/ws", "allowed.test")).toBe("ERR HTTP/1.1 403 Forbidden");
+    expect(await bed.hostLog("public", "requests")).toBe(before);
+    const [refused] = await recordsOf("other.test", 80, "GET");
+    expect([refused?.decision, refused?.rule, refused?.remoteAddress]).toEqual([
+      "deny",
+      "not-listed",
+      undefined,
+    ]);
+  });
+});
