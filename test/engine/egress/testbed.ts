@@ -69,6 +69,12 @@ class H(http.server.SimpleHTTPRequestHandler):
     # client's delayed ACK (~40 ms per request on a kept-alive connection).
     disable_nagle_algorithm = True
     def log_message(self, *a): pass
+    def end_headers(self):
+        # Every response to rebind.test closes its connection: each request through the gateway
+        # then needs a new connection to the origin, and so a new resolution of the name.
+        if (self.headers.get("Host") or "").split(":")[0] == "rebind.test":
+            self.send_header("Connection", "close"); self.close_connection = True
+        super().end_headers()
     def do_GET(self):
         with open("/tmp/requests.log", "a") as f: f.write(f"{self.headers.get('Host')} {self.path}\n")
         with open("/tmp/headers.log", "a") as f: f.write(json.dumps([self.path, self.headers.items()]) + "\n")
@@ -138,7 +144,8 @@ tls.serve_forever()
 
 /**
  * A name no host has: a DNS test host (dns-host.ts) answers it with whatever address a test sets;
- * the public host's certificate names it, so a TLS connection that reaches that host verifies.
+ * the public host's certificate names it, so a TLS connection that reaches that host verifies,
+ * and its responses for it close their connection (no connection to the origin is reused).
  */
 export const REBIND_NAME = "rebind.test";
 
