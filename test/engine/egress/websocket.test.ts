@@ -72,6 +72,18 @@ describeEngine("network egress: WebSockets through the gateway", () => {
     });
   });
 
+  it("opens wss:// with Node's own WebSocket client (undici, the proxy from the environment)", async () => {
+    const client = [
+      "const ws = new WebSocket(process.argv[2]);",
+      'ws.onopen = () => ws.send("hello from node");',
+      'ws.onmessage = (e) => { console.log("echo:", e.data); ws.close(); };',
+      'ws.onerror = (e) => { console.log("error:", e.message); process.exitCode = 1; };',
+    ].join("\n");
+    await sandbox.writeFile("/tmp/ws.js", Buffer.from(client));
+    const got = await run(sandbox, { shell: "NODE_USE_ENV_PROXY=1 node /tmp/ws.js wss://allowed.test/ws" });
+    expect(got.stdout).toBe("echo: hello from node\n");
+  });
+
   it("opens ws:// to an allowed name by absolute URL through the proxy", async () => {
     expect(await ws("ws://allowed.test/ws")).toBe(
       "OK HTTP/1.1 101 Switching Protocols | hello over ws | 70000 bytes back",
