@@ -97,11 +97,6 @@ export type NetworkOptions =
        */
       egressNetworks?: string[];
       /**
-       * IPv4 addresses of the DNS servers the gateway resolves names with (each time it connects),
-       * instead of the engine's. Default: the engine's.
-       */
-      resolvers?: string[];
-      /**
        * A PEM file of extra CA certificates (at most 64 KiB, no key) the gateway trusts for the
        * origins it connects to, besides the system's (a private registry's CA). The sandbox never
        * sees it: the gateway opens each TLS tunnel to check the requests inside, and the sandbox
