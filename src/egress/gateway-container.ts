@@ -85,7 +85,13 @@ export function gatewayContainerConfig(input: {
 }): Docker.ContainerCreateOptions {
   return {
     Image: input.image,
-    Env: [`WARDEN_GATEWAY_CONFIG=${Buffer.from(JSON.stringify(input.config)).toString("base64")}`],
+    // GOGC 400: fewer collections while bytes stream through (its heap stays far below the limit,
+    // which GOMEMLIMIT keeps it under).
+    Env: [
+      `WARDEN_GATEWAY_CONFIG=${Buffer.from(JSON.stringify(input.config)).toString("base64")}`,
+      "GOGC=400",
+      "GOMEMLIMIT=192MiB",
+    ],
     Labels: input.labels,
     Tty: false,
     OpenStdin: true,
