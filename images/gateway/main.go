@@ -57,10 +57,26 @@ func run() error {
 		dial:    dial,
 		proxy:   newOriginProxy(dial, roots, ctl),
 	}
-	listener, err := net.Listen("tcp", fmt.Sprintf(":%d", cfg.Port))
+	// Both listen on the session network only: nothing on an egress network can reach them.
+	local, err := sessionAddress(clients)
 	if err != nil {
 		return err
 	}
+	listener, err := net.Listen("tcp", net.JoinHostPort(local.String(), fmt.Sprint(cfg.Port)))
+	if err != nil {
+		return err
+	}
+	dns := &dnsServer{rules: cfg.Rules, addr: local}
+	udp, err := net.ListenPacket("udp", net.JoinHostPort(local.String(), "53"))
+	if err != nil {
+		return fmt.Errorf("DNS: %w", err)
+	}
+	tcp, err := net.Listen("tcp", net.JoinHostPort(local.String(), "53"))
+	if err != nil {
+		return fmt.Errorf("DNS: %w", err)
+	}
+	go dns.serveUDP(udp)
+	go dns.serveTCP(tcp)
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
 	go func() {
@@ -79,4 +95,18 @@ func run() error {
 		DisableGeneralOptionsHandler: true,
 	}
 	return server.Serve(listener)
+}
+
+// sessionAddress is this container's IPv4 address on the session network (within clients).
+func sessionAddress(clients cidrSet) (net.IP, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && clients.contains(n.IP) {
+			return n.IP.To4(), nil
+		}
+	}
+	return nil, fmt.Errorf("no address on the session network %v", clients)
 }

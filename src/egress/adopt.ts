@@ -46,7 +46,7 @@ export async function adoptEgressGateway(
   const caBundlePath = sessionCaPath(sessionId);
   if (!live)
     return closable(
-      { networkName, containerId: "", proxyUrl: "", env: {}, caBundlePath, alive: false },
+      { networkName, containerId: "", address: "", proxyUrl: "", env: {}, caBundlePath, alive: false },
       remove,
     );
   // With stdin too: its `ask` questions are answered by this controller's approver from now on.
@@ -61,6 +61,7 @@ export async function adoptEgressGateway(
     {
       networkName,
       containerId: live.id,
+      address: live.address,
       proxyUrl,
       env: sandboxEnv(proxyUrl, network),
       caBundlePath,

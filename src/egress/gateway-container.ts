@@ -109,6 +109,8 @@ export function gatewayContainerConfig(input: {
       RestartPolicy: { Name: "no" },
       AutoRemove: false,
       LogConfig: { Type: "none", Config: {} },
+      // The sandbox's resolver listens on 53 as a user without capabilities (images/gateway/dns.go).
+      Sysctls: { "net.ipv4.ip_unprivileged_port_start": "53" },
       ...(input.resolvers?.length ? { Dns: [...input.resolvers] } : {}),
     },
     NetworkingConfig: { EndpointsConfig: { [input.networkName]: { Aliases: ["warden-gateway"] } } },

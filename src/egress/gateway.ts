@@ -36,6 +36,8 @@ export interface EgressGateway {
   /** The internal network the sandbox joins. */
   networkName: string;
   containerId: string;
+  /** The gateway's IPv4 address on the internal network: the sandbox's proxy and DNS server. */
+  address: string;
   /** `http://<gateway address>:3128`, the proxy the sandbox's environment names. */
   proxyUrl: string;
   /** Environment variables every command in the sandbox gets (proxy, CA bundle). */
@@ -138,6 +140,7 @@ export async function startEgressGateway(
     const ids = { containerId: container.id, networkName: net.name };
     return {
       ...ids,
+      address,
       proxyUrl,
       env: sandboxEnv(proxyUrl, input.network),
       caBundlePath,
@@ -263,13 +266,15 @@ const CA_BUNDLE_VARIABLES = [
 ] as const;
 
 /**
- * Puts a sandbox's create body on the session's internal network (and nothing else) and mounts
- * the session CA certificate read-only at CA_BUNDLE_PATH. Docker's embedded DNS on an internal network answers only the names of
- * containers on it (the gateway); it forwards nothing outside.
+ * Puts a sandbox's create body on the session's internal network (and nothing else), mounts the
+ * session CA certificate read-only at CA_BUNDLE_PATH, and makes the gateway its DNS server:
+ * Docker's embedded DNS answers the names of the containers on the network and forwards the
+ * others to the gateway, which answers the names the rules list with its own address and every
+ * other name NXDOMAIN, forwarding nothing (images/gateway/dns.go).
  */
 export function sandboxNetworkConfig(
   config: Docker.ContainerCreateOptions,
-  gateway: Pick<EgressGateway, "networkName" | "caBundlePath">,
+  gateway: Pick<EgressGateway, "networkName" | "caBundlePath" | "address">,
 ): Docker.ContainerCreateOptions {
   const host = config.HostConfig ?? {};
   const mounts = [
@@ -279,11 +284,12 @@ export function sandboxNetworkConfig(
   return {
     ...config,
     NetworkDisabled: false,
-    // Short DNS timeouts: nothing answers a lookup (see above), so failing fast is all they change.
+    // Short DNS timeouts: the gateway is a hop away and answers at once.
     HostConfig: {
       ...host,
       NetworkMode: gateway.networkName,
       Mounts: mounts,
+      Dns: [gateway.address],
       DnsOptions: ["timeout:1", "attempts:1"],
     },
   };

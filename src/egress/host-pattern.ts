@@ -134,6 +134,7 @@ export function networkPolicyKey(
         rules: readonly NetworkRule[];
         egressNetworks?: string[];
         caBundlePath?: string;
+        resolvers?: readonly string[];
         secrets?: readonly SessionSecret[];
       }
     | undefined,
@@ -146,6 +147,7 @@ export function networkPolicyKey(
     rules,
     egress: [...(network.egressNetworks ?? ["bridge"])].sort(),
     ca: network.caBundlePath ?? null,
+    resolvers: network.resolvers ?? [],
     // The gateway's config names the headers it checks, and its relay the secrets it knows.
     secrets: (network.secrets ?? [])
       .map((s) => JSON.stringify([s.name, s.env ?? null, s.file ?? null, s.bindings]))

@@ -2,7 +2,9 @@
  * Validation of SandboxOptions.network (the library's entry; policy files and `--allow-net`
  * produce the same shape). Each bad value is an InvalidArgumentError naming the field.
  */
+
 import { readFile, stat } from "node:fs/promises";
+import { isIP } from "node:net";
 import { isAbsolute, resolve } from "node:path";
 import { InvalidArgumentError } from "../errors.js";
 import { hostProblem, urlProblem } from "./host-pattern.js";
@@ -75,7 +77,24 @@ export async function resolveNetworkOptions(network: NetworkOptions | undefined)
       });
     out.caBundlePath = abs;
   }
+  checkResolvers(network.resolvers);
   return out;
+}
+
+/** network.resolvers: IPv4 addresses (Docker's `HostConfig.Dns` takes addresses, not names). */
+function checkResolvers(resolvers: unknown): void {
+  if (resolvers === undefined) return;
+  if (!Array.isArray(resolvers))
+    throw new InvalidArgumentError({
+      field: "network.resolvers",
+      problem: "must be a list of IPv4 addresses.",
+    });
+  for (const [i, r] of resolvers.entries())
+    if (typeof r !== "string" || isIP(r) !== 4)
+      throw new InvalidArgumentError({
+        field: `network.resolvers[${i}]`,
+        problem: `${JSON.stringify(r)} is not an IPv4 address; name a DNS server by its address, e.g. 10.0.0.53.`,
+      });
 }
 
 function checkRule(rule: NetworkRule, i: number): void {

@@ -1,6 +1,12 @@
 /** Network rule parsing and matching (src/egress/); the gateway's records: connection-records.test.ts. */
 import { describe, expect, it } from "vitest";
-import { decideConnection, hostMatches, parseAllowNet, parseHostEntry } from "../../../src/egress/index.js";
+import {
+  decideConnection,
+  hostMatches,
+  networkPolicyKey,
+  parseAllowNet,
+  parseHostEntry,
+} from "../../../src/egress/index.js";
 import { resolveNetworkOptions } from "../../../src/egress/network-options.js";
 import type { NetworkRule } from "../../../src/egress/types.js";
 
@@ -132,6 +138,19 @@ describe("SandboxOptions.network", () => {
     ).rejects.toThrow(/network.rules\[0\].ports must be a non-empty list/);
     await expect(resolveNetworkOptions({ mode: "open" } as never)).rejects.toThrow(
       /network.mode must be "none" or "allowlist"/,
+    );
+  });
+
+  it("takes resolvers as IPv4 addresses only, and keys warm-pool spares by them", async () => {
+    const with_ = (resolvers: unknown) =>
+      resolveNetworkOptions({ mode: "allowlist", rules, resolvers } as never);
+    await expect(with_(["10.0.0.53"])).resolves.toMatchObject({ resolvers: ["10.0.0.53"] });
+    await expect(with_(["dns.example"])).rejects.toThrow(
+      'network.resolvers[0] "dns.example" is not an IPv4 address; name a DNS server by its address, e.g. 10.0.0.53.',
+    );
+    await expect(with_("10.0.0.53")).rejects.toThrow("network.resolvers must be a list of IPv4 addresses.");
+    expect(networkPolicyKey({ mode: "allowlist", rules, resolvers: ["10.0.0.53"] })).not.toBe(
+      networkPolicyKey({ mode: "allowlist", rules }),
     );
   });
 });

@@ -38,16 +38,20 @@ describe("the session CA", () => {
     expect(sessionCaPath("s:1@x")).toMatch(/warden-egress-ca\/[0-9a-f]{32}\.pem$/);
   });
 
-  it("is what the sandbox's TLS clients trust, mounted read-only", () => {
+  it("is what the sandbox's TLS clients trust, mounted read-only; the gateway is its DNS server", () => {
     const env = sandboxEnv("http://172.30.0.2:3128");
     const named = Object.keys(env).filter((k) => env[k] === CA_BUNDLE_PATH);
     expect(named.join(" ")).toBe(
       "SSL_CERT_FILE PIP_CERT REQUESTS_CA_BUNDLE CURL_CA_BUNDLE GIT_SSL_CAINFO NODE_EXTRA_CA_CERTS",
     );
-    const config = sandboxNetworkConfig({ Image: "x" }, { networkName: "n", caBundlePath: "/tmp/ca.pem" });
+    const config = sandboxNetworkConfig(
+      { Image: "x" },
+      { networkName: "n", caBundlePath: "/tmp/ca.pem", address: "172.30.0.2" },
+    );
     expect(config.HostConfig?.Mounts).toEqual([
       { Type: "bind", Source: "/tmp/ca.pem", Target: CA_BUNDLE_PATH, ReadOnly: true },
     ]);
+    expect([config.HostConfig?.NetworkMode, config.HostConfig?.Dns]).toEqual(["n", ["172.30.0.2"]]);
   });
 });
 
