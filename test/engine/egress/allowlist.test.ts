@@ -248,7 +248,7 @@ describeEngine("network egress: allowlist through the gateway", () => {
     // The certificate the sandbox trusts is the issuer of what the gateway shows for an allowed name.
     const issuer = await run(sandbox, {
       shell:
-        "openssl x509 -noout -subject -in /etc/warden/ca-bundle.pem | sed 's/^subject=//'; echo | openssl s_client -proxy \"${HTTPS_PROXY#http://}\" -connect allowed.test:443 -servername allowed.test -CAfile /etc/warden/ca-bundle.pem 2>/dev/null | grep -E '^(issuer=|Verify return code)'",
+        "openssl x509 -noout -subject -in /etc/warden/ca-bundle.pem | sed 's/^subject=//'; echo | openssl s_client -proxy \"$(echo $HTTPS_PROXY | cut -d/ -f3)\" -connect allowed.test:443 -servername allowed.test -CAfile /etc/warden/ca-bundle.pem 2>/dev/null | grep -E '^(issuer=|Verify return code)'",
     });
     const [subject, issued, verified] = issuer.stdout.trim().split("\n");
     expect(subject).toMatch(/^ ?CN ?= ?warden session CA /);

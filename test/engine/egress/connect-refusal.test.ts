@@ -6,14 +6,14 @@
  * `CONNECT tunnel failed, response 403`; Python's `Tunnel connection failed: 403 Forbidden`) and
  * the gateway never sees a ClientHello. Each is audited as before: decision, rule and refusal.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import type { ConnectionAudit } from "../../../src/egress/index.js";
-import { createSandbox } from "../../../src/sandbox/index.js";
 import type { Sandbox } from "../../../src/sandbox/types.js";
 import { describeEngine } from "../../helpers/engine.js";
-import { leftovers, run, testTenant } from "../../helpers/sandbox-fixture.js";
+import { run, testTenant } from "../../helpers/sandbox-fixture.js";
 import { NET_CLIENT } from "./client.js";
-import { type EgressTestbed, startEgressTestbed } from "./testbed.js";
+import { useEgressSession } from "./session-fixture.js";
+import type { EgressTestbed } from "./testbed.js";
 import { WIRE_CLIENT } from "./wire-client.js";
 
 const tenant = testTenant("egress-refusal");
@@ -94,35 +94,23 @@ const CASES: Case[] = [
 describeEngine("network egress: a CONNECT the gateway refuses gets 403 at the CONNECT", () => {
   let bed: EgressTestbed;
   let sandbox: Sandbox;
-  const audit: ConnectionAudit[] = [];
   const python = async (script: string, ...args: string[]) =>
     (await run(sandbox, { argv: ["python3", script, ...args] })).stdout.trim();
 
-  beforeAll(async () => {
-    bed = await startEgressTestbed();
-    sandbox = await createSandbox({
-      tenant,
-      ttlMs: 120_000,
-      network: {
-        mode: "allowlist",
-        rules: [
-          { host: "allowed.test", ports: [80, 443], decision: "allow" },
-          { host: "private.test", ports: [80, 443], decision: "allow" },
-          { host: "denied.test", ports: [80, 443], decision: "deny" },
-        ],
-        egressNetworks: [bed.publicNetwork, bed.privateNetwork],
-        caBundlePath: bed.caBundlePath,
-        onConnection: (r) => audit.push(r),
-      },
-    });
-    await sandbox.writeFile("/tmp/net.py", Buffer.from(NET_CLIENT));
-    await sandbox.writeFile("/tmp/wire.py", Buffer.from(WIRE_CLIENT));
-  }, 120_000);
-
-  afterAll(async () => {
-    await sandbox?.destroy();
-    await bed?.dispose();
-    expect(await leftovers(tenant)).toEqual([]);
+  const session = useEgressSession({
+    tenant,
+    rules: [
+      { host: "allowed.test", ports: [80, 443], decision: "allow" },
+      { host: "private.test", ports: [80, 443], decision: "allow" },
+      { host: "denied.test", ports: [80, 443], decision: "deny" },
+    ],
+    files: { "/tmp/net.py": NET_CLIENT, "/tmp/wire.py": WIRE_CLIENT },
+    privateNetwork: true,
+  });
+  const audit = session.audit;
+  beforeAll(() => {
+    bed = session.bed();
+    sandbox = session.sandbox();
   });
 
   it.each(CASES)("refuses $name with 403 at the CONNECT, before any TLS", async (c) => {

@@ -5,14 +5,13 @@
  * NXDOMAIN, and no query is ever forwarded (a DNS test host set as `network.resolvers`, which the
  * gateway itself uses, never sees a sandbox's query), so a name cannot carry data out.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { createSandbox } from "../../../src/sandbox/index.js";
+import { beforeAll, expect, it } from "vitest";
 import type { Sandbox } from "../../../src/sandbox/types.js";
 import { describeEngine } from "../../helpers/engine.js";
-import { leftovers, run, testTenant } from "../../helpers/sandbox-fixture.js";
+import { run, testTenant } from "../../helpers/sandbox-fixture.js";
 import { NET_CLIENT } from "./client.js";
-import { type DnsTestHost, startDnsTestHost } from "./dns-host.js";
-import { type EgressTestbed, startEgressTestbed } from "./testbed.js";
+import type { DnsTestHost } from "./dns-host.js";
+import { useEgressSession } from "./session-fixture.js";
 
 const tenant = testTenant("egress-dns");
 
@@ -25,43 +24,28 @@ for name in sys.argv[1:]:
 `;
 
 describeEngine("network egress: the sandbox's DNS answers allowed names with the gateway", () => {
-  let bed: EgressTestbed;
   let dns: DnsTestHost;
   let sandbox: Sandbox;
   let gateway = "";
 
+  const session = useEgressSession({
+    tenant,
+    rules: [
+      { host: "allowed.test", ports: [443], decision: "allow" },
+      { host: "ask.test", ports: [443], decision: "ask" },
+      { host: "*.pypi.test", ports: [443], decision: "allow" },
+      { host: "denied.test", ports: [443], decision: "deny" },
+    ],
+    files: { "/tmp/resolve.py": RESOLVE, "/tmp/net.py": NET_CLIENT },
+    dns: true,
+  });
   beforeAll(async () => {
-    bed = await startEgressTestbed();
-    dns = await startDnsTestHost(bed.publicNetwork);
-    sandbox = await createSandbox({
-      tenant,
-      ttlMs: 120_000,
-      network: {
-        mode: "allowlist",
-        rules: [
-          { host: "allowed.test", ports: [443], decision: "allow" },
-          { host: "ask.test", ports: [443], decision: "ask" },
-          { host: "*.pypi.test", ports: [443], decision: "allow" },
-          { host: "denied.test", ports: [443], decision: "deny" },
-        ],
-        egressNetworks: [bed.publicNetwork],
-        resolvers: [dns.address],
-        caBundlePath: bed.caBundlePath,
-      },
-    });
-    await sandbox.writeFile("/tmp/resolve.py", Buffer.from(RESOLVE));
-    await sandbox.writeFile("/tmp/net.py", Buffer.from(NET_CLIENT));
+    sandbox = session.sandbox();
+    dns = session.dns();
     gateway =
       /^http:\/\/([0-9.]+):3128$/.exec(
         (await run(sandbox, { shell: "printf %s $HTTPS_PROXY" })).stdout,
       )?.[1] ?? "";
-  }, 120_000);
-
-  afterAll(async () => {
-    await sandbox?.destroy();
-    await dns?.dispose();
-    await bed?.dispose();
-    expect(await leftovers(tenant)).toEqual([]);
   });
 
   it("answers allowed and ask names with the gateway's address, and denied and unlisted names with none", async () => {

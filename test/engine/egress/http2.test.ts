@@ -5,13 +5,12 @@
  * speak HTTP/1.1 only). The request is checked as any: an h2 request whose :authority is not the
  * tunnel's SNI gets 403 and never reaches a host.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
-import type { ConnectionAudit } from "../../../src/egress/index.js";
-import { createSandbox } from "../../../src/sandbox/index.js";
+import { beforeAll, expect, it } from "vitest";
 import type { Sandbox } from "../../../src/sandbox/types.js";
 import { describeEngine } from "../../helpers/engine.js";
-import { leftovers, run, testTenant } from "../../helpers/sandbox-fixture.js";
-import { type EgressTestbed, startEgressTestbed } from "./testbed.js";
+import { run, testTenant } from "../../helpers/sandbox-fixture.js";
+import { useEgressSession } from "./session-fixture.js";
+import type { EgressTestbed } from "./testbed.js";
 import { H2_CLIENT } from "./wire-client.js";
 
 const tenant = testTenant("egress-h2");
@@ -19,40 +18,23 @@ const tenant = testTenant("egress-h2");
 describeEngine("network egress: HTTP/2 inside opened tunnels", () => {
   let bed: EgressTestbed;
   let sandbox: Sandbox;
-  const audit: ConnectionAudit[] = [];
   const h2 = async (...args: string[]) =>
     (await run(sandbox, { argv: ["node", "/tmp/h2.mjs", ...args] })).stdout.trim();
   /** The requests inside tunnels for `domain`, once there are `count` of them. */
-  const insideOf = async (domain: string, count = 1) => {
-    const of = () => audit.filter((r) => r.domain === domain && r.method === "GET" && r.insideTunnel);
-    // A record arrives when its connection ends (the test's timeout bounds the wait).
-    while (of().length < count) await new Promise((r) => setTimeout(r, 100));
-    return of();
-  };
+  const insideOf = (domain: string, count = 1) =>
+    session.recordsWhere((r) => r.domain === domain && r.method === "GET" && r.insideTunnel === true, count);
 
-  beforeAll(async () => {
-    bed = await startEgressTestbed();
-    sandbox = await createSandbox({
-      tenant,
-      ttlMs: 120_000,
-      network: {
-        mode: "allowlist",
-        rules: [
-          { host: "allowed.test", ports: [443], decision: "allow" },
-          { host: "pypi.test", ports: [443], decision: "allow" },
-        ],
-        egressNetworks: [bed.publicNetwork],
-        caBundlePath: bed.caBundlePath,
-        onConnection: (r) => audit.push(r),
-      },
-    });
-    await sandbox.writeFile("/tmp/h2.mjs", Buffer.from(H2_CLIENT));
-  }, 120_000);
-
-  afterAll(async () => {
-    await sandbox?.destroy();
-    await bed?.dispose();
-    expect(await leftovers(tenant)).toEqual([]);
+  const session = useEgressSession({
+    tenant,
+    rules: [
+      { host: "allowed.test", ports: [443], decision: "allow" },
+      { host: "pypi.test", ports: [443], decision: "allow" },
+    ],
+    files: { "/tmp/h2.mjs": H2_CLIENT },
+  });
+  beforeAll(() => {
+    bed = session.bed();
+    sandbox = session.sandbox();
   });
 
   it("speaks h2 to a client that offers it, and HTTP/1.1 to the origin: the body is the test host's", async () => {

@@ -7,15 +7,15 @@
  * answer, however it alternates, ever gets a connection to the private host. The public host
  * closes every connection for rebind.test, so each request is a new connection (testbed.ts).
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import type { ConnectionAudit } from "../../../src/egress/index.js";
-import { createSandbox } from "../../../src/sandbox/index.js";
 import type { Sandbox } from "../../../src/sandbox/types.js";
 import { describeEngine } from "../../helpers/engine.js";
-import { leftovers, run, testTenant } from "../../helpers/sandbox-fixture.js";
+import { run, testTenant } from "../../helpers/sandbox-fixture.js";
 import { NET_CLIENT } from "./client.js";
-import { type DnsTestHost, startDnsTestHost } from "./dns-host.js";
-import { type EgressTestbed, REBIND_NAME, startEgressTestbed } from "./testbed.js";
+import type { DnsTestHost } from "./dns-host.js";
+import { useEgressSession } from "./session-fixture.js";
+import { type EgressTestbed, REBIND_NAME } from "./testbed.js";
 
 const tenant = testTenant("egress-rebind");
 const REACHED = `OK 200 hello from public as ${REBIND_NAME}`;
@@ -27,7 +27,6 @@ describeEngine("network egress: a name's address is checked each time the gatewa
   let bed: EgressTestbed;
   let dns: DnsTestHost;
   let sandbox: Sandbox;
-  const audit: ConnectionAudit[] = [];
   const get = async (url: string) =>
     (await run(sandbox, { argv: ["python3", "/tmp/net.py", "get", url] })).stdout.trim();
   /** The records of rebind.test after the first `from`, once there are `count` of them. */
@@ -41,30 +40,18 @@ describeEngine("network egress: a name's address is checked each time the gatewa
   const aQueries = async () =>
     (await dns.queries()).filter((q) => q.type === 1 && q.name === REBIND_NAME).map((q) => q.answer);
 
-  beforeAll(async () => {
-    bed = await startEgressTestbed();
-    dns = await startDnsTestHost(bed.publicNetwork);
-    sandbox = await createSandbox({
-      tenant,
-      ttlMs: 120_000,
-      network: {
-        mode: "allowlist",
-        rules: [{ host: REBIND_NAME, ports: [80, 443], decision: "allow" }],
-        // The private network too: a connection to the private address would reach its host.
-        egressNetworks: [bed.publicNetwork, bed.privateNetwork],
-        resolvers: [dns.address],
-        caBundlePath: bed.caBundlePath,
-        onConnection: (r) => audit.push(r),
-      },
-    });
-    await sandbox.writeFile("/tmp/net.py", Buffer.from(NET_CLIENT));
-  }, 120_000);
-
-  afterAll(async () => {
-    await sandbox?.destroy();
-    await dns?.dispose();
-    await bed?.dispose();
-    expect(await leftovers(tenant)).toEqual([]);
+  const session = useEgressSession({
+    tenant,
+    rules: [{ host: REBIND_NAME, ports: [80, 443], decision: "allow" }],
+    files: { "/tmp/net.py": NET_CLIENT },
+    privateNetwork: true,
+    dns: true,
+  });
+  const audit = session.audit;
+  beforeAll(() => {
+    bed = session.bed();
+    sandbox = session.sandbox();
+    dns = session.dns();
   });
 
   it("resolves with network.resolvers: the name reaches the public host while it resolves to it", async () => {

@@ -6,13 +6,12 @@
  * (another gets 403, no 101, and never reaches the host); over plain HTTP the name checked is the
  * URL's.
  */
-import { afterAll, beforeAll, expect, it } from "vitest";
-import type { ConnectionAudit } from "../../../src/egress/index.js";
-import { createSandbox } from "../../../src/sandbox/index.js";
+import { beforeAll, expect, it } from "vitest";
 import type { Sandbox } from "../../../src/sandbox/types.js";
 import { describeEngine } from "../../helpers/engine.js";
-import { leftovers, run, testTenant } from "../../helpers/sandbox-fixture.js";
-import { type EgressTestbed, startEgressTestbed } from "./testbed.js";
+import { run, testTenant } from "../../helpers/sandbox-fixture.js";
+import { useEgressSession } from "./session-fixture.js";
+import type { EgressTestbed } from "./testbed.js";
 import { WIRE_CLIENT } from "./wire-client.js";
 
 const tenant = testTenant("egress-ws");
@@ -20,40 +19,23 @@ const tenant = testTenant("egress-ws");
 describeEngine("network egress: WebSockets through the gateway", () => {
   let bed: EgressTestbed;
   let sandbox: Sandbox;
-  const audit: ConnectionAudit[] = [];
   const ws = async (...args: string[]) =>
     (await run(sandbox, { argv: ["python3", "/tmp/wire.py", "ws", ...args] })).stdout.trim();
   /** The records of `domain` on `port` with `method`, once there are `count` of them. */
-  const recordsOf = async (domain: string, port: number, method: string, count = 1) => {
-    const of = () => audit.filter((r) => r.domain === domain && r.port === port && r.method === method);
-    // A record arrives when its connection ends (the test's timeout bounds the wait).
-    while (of().length < count) await new Promise((r) => setTimeout(r, 100));
-    return of();
-  };
+  const recordsOf = (domain: string, port: number, method: string, count = 1) =>
+    session.recordsWhere((r) => r.domain === domain && r.port === port && r.method === method, count);
 
-  beforeAll(async () => {
-    bed = await startEgressTestbed();
-    sandbox = await createSandbox({
-      tenant,
-      ttlMs: 120_000,
-      network: {
-        mode: "allowlist",
-        rules: [
-          { host: "allowed.test", ports: [80, 443], decision: "allow" },
-          { host: "pypi.test", ports: [443], decision: "allow" },
-        ],
-        egressNetworks: [bed.publicNetwork],
-        caBundlePath: bed.caBundlePath,
-        onConnection: (r) => audit.push(r),
-      },
-    });
-    await sandbox.writeFile("/tmp/wire.py", Buffer.from(WIRE_CLIENT));
-  }, 120_000);
-
-  afterAll(async () => {
-    await sandbox?.destroy();
-    await bed?.dispose();
-    expect(await leftovers(tenant)).toEqual([]);
+  const session = useEgressSession({
+    tenant,
+    rules: [
+      { host: "allowed.test", ports: [80, 443], decision: "allow" },
+      { host: "pypi.test", ports: [443], decision: "allow" },
+    ],
+    files: { "/tmp/wire.py": WIRE_CLIENT },
+  });
+  beforeAll(() => {
+    bed = session.bed();
+    sandbox = session.sandbox();
   });
 
   it("opens wss:// to an allowed name: 101 from the origin, a text and a 70000-byte message echoed", async () => {
