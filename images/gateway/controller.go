@@ -23,7 +23,8 @@ import (
 //     `WARDEN-ACK <seq>` (the controller has every record up to seq) and `WARDEN-REPLAY` (a
 //     controller that has just attached asks for every record not acknowledged yet).
 //
-// Records are kept until acknowledged (maxUnacked at most, the oldest dropped past it): stdout
+// Records are kept until acknowledged (maxUnacked and maxUnackedBytes at most, the oldest dropped
+// past them): stdout
 // written while no controller is attached (`warden serve` down) is lost, so a restarted
 // controller's REPLAY recovers the connections that ended meanwhile.
 //
@@ -33,9 +34,10 @@ type controller struct {
 	out     io.Writer
 	writeMu sync.Mutex
 
-	recMu   sync.Mutex
-	seq     uint64
-	unacked []pendingRecord
+	recMu        sync.Mutex
+	seq          uint64
+	unacked      []pendingRecord
+	unackedBytes int
 
 	mu      sync.Mutex
 	gone    bool
@@ -55,7 +57,11 @@ type pendingRecord struct {
 	line string
 }
 
-const maxUnacked = 10_000
+// The records kept for a controller that attaches later: at most this many, and this many bytes.
+const (
+	maxUnacked      = 10_000
+	maxUnackedBytes = 4 << 20
+)
 
 var (
 	ackLine      = regexp.MustCompile(`^WARDEN-ACK ([0-9]{1,20})$`)
@@ -124,8 +130,10 @@ func (c *controller) record(r *record) {
 	}
 	line := "WARDEN-CONN " + string(data)
 	c.unacked = append(c.unacked, pendingRecord{seq: c.seq, line: line})
-	if len(c.unacked) > maxUnacked {
-		c.unacked = c.unacked[len(c.unacked)-maxUnacked:]
+	c.unackedBytes += len(line)
+	for len(c.unacked) > maxUnacked || c.unackedBytes > maxUnackedBytes {
+		c.unackedBytes -= len(c.unacked[0].line)
+		c.unacked = c.unacked[1:]
 	}
 	c.line(line)
 }
@@ -140,6 +148,7 @@ func (c *controller) ack(text string) {
 	defer c.recMu.Unlock()
 	n := 0
 	for n < len(c.unacked) && c.unacked[n].seq <= seq {
+		c.unackedBytes -= len(c.unacked[n].line)
 		n++
 	}
 	c.unacked = append([]pendingRecord(nil), c.unacked[n:]...)

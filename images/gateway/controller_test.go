@@ -84,3 +84,24 @@ func TestControllerReplaysUnacknowledgedRecords(t *testing.T) {
 	}
 	inW.Close()
 }
+
+// Kept records are bounded by bytes as well as by count, and a record's host by a name's size: a
+// controller that never acknowledges (serve down) holds at most maxUnackedBytes of lines, newest kept.
+func TestUnacknowledgedRecordsAreBoundedByBytes(t *testing.T) {
+	stdin, _ := io.Pipe()
+	c := newController(stdin, io.Discard)
+	host := strings.Repeat("a", 60_000)
+	for i := 0; i < maxUnacked; i++ {
+		c.record(newRecord("CONNECT", host, 443).finish())
+	}
+	held := 0
+	for _, p := range c.unacked {
+		held += len(p.line)
+	}
+	if held != c.unackedBytes || held > maxUnackedBytes || c.unacked[len(c.unacked)-1].seq != maxUnacked {
+		t.Fatalf("held %d bytes (counted %d) in %d records, last seq %d", held, c.unackedBytes, len(c.unacked), c.unacked[len(c.unacked)-1].seq)
+	}
+	if !strings.Contains(c.unacked[0].line, `"host":"`+strings.Repeat("a", maxRecordField)+`"`) {
+		t.Fatalf("a record's host is not clipped to %d bytes", maxRecordField)
+	}
+}

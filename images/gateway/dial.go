@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"syscall"
 	"time"
 )
@@ -82,14 +81,4 @@ func (d *dialer) DialContext(ctx context.Context, network, address string) (net.
 		last = err
 	}
 	return nil, last
-}
-
-// portOf is the decimal port of an address, or 0.
-func portOf(address string) int {
-	_, p, err := net.SplitHostPort(address)
-	if err != nil {
-		return 0
-	}
-	n, _ := strconv.Atoi(p)
-	return n
 }

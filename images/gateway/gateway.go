@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 )
 
@@ -49,7 +50,7 @@ func (g *gateway) plain(w http.ResponseWriter, r *http.Request) {
 		g.refuse(w, rec, http.StatusBadRequest)
 		return
 	}
-	if status := g.admit(r.Context(), rec, portOf(r.RemoteAddr)); status != 0 {
+	if status := g.admit(r.Context(), rec, connectionID(r)); status != 0 {
 		g.refuse(w, rec, status)
 		return
 	}
@@ -60,15 +61,25 @@ func (g *gateway) plain(w http.ResponseWriter, r *http.Request) {
 }
 
 // admit decides a connection from its first line (CONNECT authority or absolute URL): 0 to go on, or
-// the status to refuse with. IP literals, names no rule allows, and names resolving to a refused
-// address are refused without asking anyone; an ask rule asks the controller.
-func (g *gateway) admit(ctx context.Context, rec *record, clientPort int) int {
+// the status to refuse with. IP literals and names no rule allows are refused without resolving
+// them; an ask rule asks the controller first (conn names the sandbox's connection, so a kept-alive
+// connection's later requests are covered by its answer), and only then is the name resolved: no
+// name under an ask rule reaches any resolver before someone allowed it. A name that resolves to
+// a refused address is refused.
+func (g *gateway) admit(ctx context.Context, rec *record, conn uint64) int {
 	if isIPLiteral(rec.Host) || !validName(rec.Host) {
 		return http.StatusForbidden
 	}
 	decision := decide(g.cfg.Rules, rec.Host, rec.Port)
 	if decision == "deny" {
 		return http.StatusForbidden
+	}
+	if decision == "ask" {
+		a := g.ctl.ask("q", fmt.Sprintf("%s %d %d", rec.Host, rec.Port, conn), time.Duration(g.cfg.AskDeadlineMs)*time.Millisecond)
+		rec.Ask = a.rest
+		if !a.ok {
+			return http.StatusForbidden
+		}
 	}
 	if _, err := g.dial.check(ctx, rec.Host); err != nil {
 		if errors.Is(err, errRefusedAddress) {
@@ -78,14 +89,23 @@ func (g *gateway) admit(ctx context.Context, rec *record, clientPort int) int {
 		rec.Refusal = "unreachable"
 		return http.StatusBadGateway
 	}
-	if decision == "ask" {
-		a := g.ctl.ask("q", fmt.Sprintf("%s %d %d", rec.Host, rec.Port, clientPort), time.Duration(g.cfg.AskDeadlineMs)*time.Millisecond)
-		rec.Ask = a.rest
-		if !a.ok {
-			return http.StatusForbidden
-		}
-	}
 	return 0
+}
+
+// connKey is the context key of a front connection's id (ConnContext in main.go).
+type connKey struct{}
+
+var connCounter atomic.Uint64
+
+// withConnectionID gives each connection to the proxy its own id, from 1.
+func withConnectionID(ctx context.Context, _ net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, connCounter.Add(1))
+}
+
+// connectionID is the id of the connection r came on (0 outside the front server).
+func connectionID(r *http.Request) uint64 {
+	id, _ := r.Context().Value(connKey{}).(uint64)
+	return id
 }
 
 // checkRequest is the gateway's check of each request it would forward: TRACE never goes out (an

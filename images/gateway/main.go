@@ -14,6 +14,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"golang.org/x/net/netutil"
 )
 
 func main() {
@@ -88,14 +90,24 @@ func run() error {
 	server := &http.Server{
 		Handler:                      g,
 		ConnState:                    newSilentConns(g.ctl).track,
-		ReadHeaderTimeout:            30 * time.Second,
+		ConnContext:                  withConnectionID,
+		ReadHeaderTimeout:            10 * time.Second,
 		IdleTimeout:                  120 * time.Second,
-		MaxHeaderBytes:               64 << 10,
+		MaxHeaderBytes:               maxHeaderBytes,
 		ErrorLog:                     quiet,
 		DisableGeneralOptionsHandler: true,
 	}
-	return server.Serve(listener)
+	// At most maxConnections at once: the sandbox cannot make its gateway hold more (each may hold
+	// a header of up to maxHeaderBytes), the others wait in the listen queue.
+	return server.Serve(netutil.LimitListener(listener, maxConnections))
 }
+
+const (
+	// maxConnections bounds the sandbox's open connections to its gateway.
+	maxConnections = 1024
+	// maxHeaderBytes bounds a request's head (a proxy needs no more; Go's default is 1 MiB).
+	maxHeaderBytes = 32 << 10
+)
 
 // sessionAddress is this container's IPv4 address on the session network (within clients).
 func sessionAddress(clients cidrSet) (net.IP, error) {

@@ -48,8 +48,20 @@ type record struct {
 	out   atomic.Int64
 }
 
+// maxRecordField bounds what the sandbox chooses in a record (method, host, SNI) to a DNS name's
+// size: a record stays small whatever a request names (the controller bounds records by count).
+const maxRecordField = 253
+
+// clip cuts text to maxRecordField bytes.
+func clip(text string) string {
+	if len(text) > maxRecordField {
+		return text[:maxRecordField]
+	}
+	return text
+}
+
 func newRecord(method, host string, port int) *record {
-	return &record{Method: method, Host: host, Port: port, start: time.Now()}
+	return &record{Method: clip(method), Host: clip(host), Port: port, start: time.Now()}
 }
 
 // finish stamps the end time, duration and byte counts.

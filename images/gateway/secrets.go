@@ -12,8 +12,9 @@ import (
 // `refusal: secret`) or answers the new values of those headers; the gateway replaces them in the
 // request it forwards. The controller decides by host, port, method and path
 // (src/egress/secret-decision.ts); a request without a placeholder is not asked about. Fields are
-// percent-encoded: `%`, spaces, controls and non-ASCII in header values (so decoding gives the exact
-// value back), spaces and controls in the path (which keeps its own encoding); `-` is a missing header.
+// percent-encoded: `%`, spaces, controls and non-ASCII, so decoding gives back the exact header
+// value and the exact request target, with its own encoding (`%3F` stays an encoded `?`, never
+// the start of a query); `-` is a missing header.
 // False when the request was refused (the answer and the record are written).
 func (g *gateway) applySecrets(w http.ResponseWriter, r *http.Request, rec *record) bool {
 	names := g.cfg.SecretHeaders
@@ -31,12 +32,12 @@ func (g *gateway) applySecrets(w http.ResponseWriter, r *http.Request, rec *reco
 		}
 		v := strings.Join(vs, ", ")
 		found = found || hasPlaceholder(v)
-		values[i] = escapeField(v, true)
+		values[i] = escapeField(v)
 	}
 	if !found {
 		return true
 	}
-	fields := fmt.Sprintf("%s %s %d %s %s", escapeField(r.Method, true), rec.Host, rec.Port, escapeField(path, false), strings.Join(values, " "))
+	fields := fmt.Sprintf("%s %s %d %s %s", escapeField(r.Method), rec.Host, rec.Port, escapeField(path), strings.Join(values, " "))
 	a := g.ctl.ask("s", fields, secretDeadline)
 	pairs := answerPairs(a.rest)
 	rec.Secret = pairs["warden_secret"]
@@ -61,13 +62,13 @@ func hasPlaceholder(text string) bool {
 	return strings.Contains(text, "{{") || strings.Contains(strings.ToLower(text), "%7b%7b")
 }
 
-// escapeField percent-encodes bytes that would split the line (space, controls, non-ASCII) and,
-// with escapePercent, `%` itself.
-func escapeField(text string, escapePercent bool) string {
+// escapeField percent-encodes `%` and the bytes that would split the line (space, controls,
+// non-ASCII).
+func escapeField(text string) string {
 	var b strings.Builder
 	for i := 0; i < len(text); i++ {
 		c := text[i]
-		if c <= ' ' || c >= 0x7f || (escapePercent && c == '%') {
+		if c <= ' ' || c >= 0x7f || c == '%' {
 			fmt.Fprintf(&b, "%%%02X", c)
 		} else {
 			b.WriteByte(c)

@@ -44,7 +44,7 @@ func (g *gateway) connect(w http.ResponseWriter, r *http.Request) {
 		g.refuse(w, rec, http.StatusBadRequest)
 		return
 	}
-	if status := g.admit(r.Context(), rec, portOf(r.RemoteAddr)); status != 0 {
+	if status := g.admit(r.Context(), rec, connectionID(r)); status != 0 {
 		g.refuse(w, rec, status)
 		return
 	}
@@ -67,7 +67,7 @@ func (g *gateway) open(conn net.Conn, rec *record, t tunnel) {
 	config := &tls.Config{
 		GetConfigForClient: func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
 			sawHello = true
-			rec.SNI = strings.ToLower(hello.ServerName)
+			rec.SNI = clip(strings.ToLower(hello.ServerName))
 			if rec.SNI != t.host {
 				return nil, errSNIMismatch
 			}
@@ -107,7 +107,7 @@ func (g *gateway) open(conn net.Conn, rec *record, t tunnel) {
 		Handler:                      g.inside(t),
 		ReadHeaderTimeout:            60 * time.Second,
 		IdleTimeout:                  120 * time.Second,
-		MaxHeaderBytes:               64 << 10,
+		MaxHeaderBytes:               maxHeaderBytes,
 		ErrorLog:                     quiet,
 		DisableGeneralOptionsHandler: true,
 	}

@@ -1,7 +1,7 @@
 /**
  * The controller's end of the gateway's `ask` questions (images/gateway/controller.go). The
  * gateway's stdout carries, between its connection records, one question per check of a connection to a
- * domain under an `ask` rule: `WARDEN-ASK <id> <host> <port> [<client port>]`; its stdin takes one
+ * domain under an `ask` rule: `WARDEN-ASK <id> <host> <port> [<connection id>]`; its stdin takes one
  * answer per question:
  * `WARDEN-ANSWER <id> OK|ERR <outcome>` (AskOutcome). AskRelay asks the session's approver, at most
  * `timeoutMs`, and remembers an "allow for the session" answer by exactly host and port. The
@@ -37,12 +37,15 @@ export interface AskQuestion {
   id: string;
   host: string;
   port: number;
-  /** The sandbox's source port of the connection, when the gateway sent it. */
-  clientPort?: number;
+  /**
+   * The gateway's id of the sandbox's connection the question is about (unique per gateway, never
+   * chosen by the sandbox), when the gateway sent it.
+   */
+  connection?: string;
 }
 
 const QUESTION =
-  /^WARDEN-ASK (q[0-9a-f]{1,40}) ([a-z0-9.-]{1,253}|\[[0-9a-f:.]{2,45}\]|[0-9a-f:.]{2,45}) ([0-9]{1,5})(?: ([0-9]{1,5}))?$/i;
+  /^WARDEN-ASK (q[0-9a-f]{1,40}) ([a-z0-9.-]{1,253}|\[[0-9a-f:.]{2,45}\]|[0-9a-f:.]{2,45}) ([0-9]{1,5})(?: ([0-9]{1,20}))?$/i;
 
 /** Parses a question line, or null for any other line (a malformed question is not one). */
 export function parseAskQuestion(line: string): AskQuestion | null {
@@ -51,7 +54,7 @@ export function parseAskQuestion(line: string): AskQuestion | null {
   const port = Number(m[3]);
   if (port < 1 || port > 65535) return null;
   const question: AskQuestion = { id: m[1] as string, host: (m[2] as string).toLowerCase(), port };
-  if (m[4] !== undefined) question.clientPort = Number(m[4]);
+  if (m[4] !== undefined) question.connection = m[4];
   return question;
 }
 
@@ -111,7 +114,7 @@ export class AskRelay {
   private async decide(q: AskQuestion): Promise<AskOutcome> {
     if (this.closed) return "closed";
     const key = `${q.host}:${q.port}`;
-    const connection = q.clientPort === undefined ? undefined : `${q.clientPort} ${key}`;
+    const connection = q.connection === undefined ? undefined : `${q.connection} ${key}`;
     const now = performance.now();
     for (const [k, v] of this.recent) if (now - v.atMs > REPEAT_WINDOW_MS) this.recent.delete(k);
     const earlier = connection === undefined ? undefined : this.recent.get(connection);

@@ -196,7 +196,8 @@ function safeDecode(text: string): string {
  * path outside the prefix (`/repos/acme/../../user`, `/repos/acme/..;/user`).
  */
 function plainPath(path: string): boolean {
-  if (/%2f|%5c|\\/i.test(path)) return false;
+  // An encoded `?` or `#` ends the path for an origin that decodes before it splits.
+  if (/%2f|%5c|%3f|%23|\\/i.test(path)) return false;
   // A segment's `;params` are dropped by some servers (Java's `..;/`): a dot segment either way.
   return !hasDotSegment(safeDecode(path).replace(/;[^/]*/g, ""));
 }

@@ -35,6 +35,8 @@ export function useEgressSession(input: {
   files?: Record<string, string>;
   privateNetwork?: boolean;
   dns?: boolean;
+  /** More of the session's network options (an approver, secrets). */
+  network?: Partial<Omit<Extract<NetworkOptions, { mode: "allowlist" }>, "mode" | "rules">>;
 }): EgressSession {
   let bed: EgressTestbed | undefined;
   let dns: DnsTestHost | undefined;
@@ -55,6 +57,7 @@ export function useEgressSession(input: {
       caBundlePath: bed.caBundlePath,
       ...(dns ? { resolvers: [dns.address] } : {}),
       onConnection: (r) => audit.push(r),
+      ...input.network,
     };
     sandbox = await createSandbox({ tenant: input.tenant, ttlMs: 120_000, network });
     for (const [path, text] of Object.entries(input.files ?? {}))

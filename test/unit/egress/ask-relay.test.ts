@@ -31,11 +31,11 @@ describe("relay protocol", () => {
       host: "[fd00::1]",
       port: 80,
     });
-    expect(parseAskQuestion("WARDEN-ASK q2 ask.example 443 40112")).toEqual({
+    expect(parseAskQuestion("WARDEN-ASK q2 ask.example 443 18446744073709551615")).toEqual({
       id: "q2",
       host: "ask.example",
       port: 443,
-      clientPort: 40112,
+      connection: "18446744073709551615",
     });
   });
 
@@ -107,13 +107,19 @@ describe("AskRelay", () => {
     expect(written[1]).toBe("WARDEN-ANSWER q2 OK cached\n");
   });
 
-  it("answers a TLS tunnel's second check (same client port, host and port) without asking again", async () => {
+  it("answers a second request on the same connection (the gateway's id), host and port without asking again", async () => {
     const { relay, asked } = relayWith(["allow-once", "allow-once"]);
-    expect(await relay.answer({ id: "q1", host: "ask.example", port: 443, clientPort: 40112 })).toBe("once");
-    expect(await relay.answer({ id: "q2", host: "ask.example", port: 443, clientPort: 40112 })).toBe("once");
+    expect(await relay.answer({ id: "q1", host: "ask.example", port: 443, connection: "40112" })).toBe(
+      "once",
+    );
+    expect(await relay.answer({ id: "q2", host: "ask.example", port: 443, connection: "40112" })).toBe(
+      "once",
+    );
     expect(asked).toHaveLength(1);
-    // Another connection (client port) asks again.
-    expect(await relay.answer({ id: "q3", host: "ask.example", port: 443, clientPort: 40113 })).toBe("once");
+    // Another connection asks again.
+    expect(await relay.answer({ id: "q3", host: "ask.example", port: 443, connection: "40113" })).toBe(
+      "once",
+    );
     expect(asked).toHaveLength(2);
   });
 

@@ -311,6 +311,29 @@ describe("what the sandbox writes around a placeholder cannot reach the gateway'
     });
   });
 
+  it("covers no path with an encoded ? or # (attack 40: /bytes/%3F/../../hello is /hello to the origin)", async () => {
+    const s = secret({ bindings: [{ hosts: ["api.github.test"], pathPrefixes: ["/bytes/"] }] });
+    for (const path of ["/bytes/%3F/../../hello", "/bytes/%3f/x", "/bytes/%23/../../hello"])
+      expect(await decideSecretUse(request({ path }), [s])).toMatchObject({ reason: "unbound" });
+    expect(await decideSecretUse(request({ path: "/bytes/x?q=%3F" }), [s])).toMatchObject({
+      verdict: "replace",
+    });
+    // The relay hands the request target over exactly as sent (the gateway escapes its `%`).
+    const written: string[] = [];
+    const relay = new SecretRelay({
+      sessionId: "s1",
+      secrets: [s],
+      headerNames: ["authorization"],
+      write: (line) => written.push(line),
+    });
+    relay.handle(
+      "WARDEN-SECRET s7 GET api.github.test 443 /bytes/%253F/../../hello Bearer%20{{GITHUB_TOKEN}}",
+    );
+    await expect
+      .poll(() => written)
+      .toEqual(["WARDEN-SECRET-ANSWER s7 ERR warden_secret=unbound.GITHUB_TOKEN\n"]);
+  });
+
   it("keeps the caller's secret objects, so a rebinding in a store applies to the next request (F8)", async () => {
     const { checkSessionSecrets } = await import("../../../src/egress/index.js");
     let hosts = ["api.github.test"];

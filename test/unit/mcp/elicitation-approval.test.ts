@@ -72,7 +72,12 @@ const relayOf =
     return { relay, lines };
   };
 
-const question = (id: string, clientPort: number) => ({ id, host: "ask.test", port: 443, clientPort });
+const question = (id: string, connection: number) => ({
+  id,
+  host: "ask.test",
+  port: 443,
+  connection: String(connection),
+});
 const accept =
   (decision: string): Answer =>
   async () => ({ action: "accept", content: { decision } });
