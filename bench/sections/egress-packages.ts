@@ -1,9 +1,9 @@
 /**
  * Real packages for the egress section's install phase, and a package test host that serves them
  * (no internet in the sandbox nor at the test host: only the host fetches, once).
- * - pip: `celery[redis]` 5.7.0 and its 17 dependencies (for Python 3.11.2, the image's), pinned below, every one a pure-Python
- *   wheel (py3-none-any: no build, no install hook), fetched by the host's `pip download` into
- *   <cache>/pip/.
+ * - pip: `celery[redis]` 5.7.0 and its 17 dependencies for the image's Python 3.11.2 (redis needs
+ *   async-timeout below 3.11.3), pinned below, every one a pure-Python wheel (py3-none-any: no
+ *   build, no install hook), fetched by the host's `pip download` into <cache>/pip/.
  * - npm: a project depending on `express` 5.3.0: 68 packages (none with an install script, none
  *   scoped), resolved once by the host's `npm install --package-lock-only` against its registry
  *   (<cache>/npm/package-lock.json keeps that resolution), each package's registry document kept

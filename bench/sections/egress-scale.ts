@@ -13,7 +13,6 @@
  * when the phase fails.
  */
 import { randomBytes } from "node:crypto";
-import { networkInterfaces } from "node:os";
 import { performance } from "node:perf_hooks";
 import type Docker from "dockerode";
 import { ROLE_LABEL } from "../../src/egress/index.js";
@@ -21,6 +20,7 @@ import { LABEL, type SandboxSpec } from "../../src/sandbox/index.js";
 import { createSession, type Session } from "../../src/session/index.js";
 import type { BenchRow } from "../harness.js";
 import { runOk, sandboxSide } from "./egress-direct.js";
+import { freeAddressPools } from "./egress-pools.js";
 
 const MIB = 1024 * 1024;
 
@@ -43,52 +43,6 @@ async function pool<T, R>(
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return out;
-}
-
-/** IPv4 a.b.c.d/n → [first, last] as unsigned integers. */
-function range(cidr: string): [number, number] | undefined {
-  const m = /^(\d+)\.(\d+)\.(\d+)\.(\d+)\/(\d+)$/.exec(cidr);
-  if (!m) return undefined;
-  const ip = ((Number(m[1]) << 24) | (Number(m[2]) << 16) | (Number(m[3]) << 8) | Number(m[4])) >>> 0;
-  const size = 2 ** (32 - Number(m[5]));
-  const first = ip - (ip % size);
-  return [first, first + size - 1];
-}
-
-/**
- * Free network slots of the engine's address pools: its DefaultAddressPools (`docker info`), or
- * the default of an engine that names none (172.17–31.0.0/16 and 192.168.0.0/16 cut in /20s),
- * less those overlapping an existing network or a host address.
- */
-export async function freeAddressPools(docker: Docker): Promise<{ total: number; free: number }> {
-  const info = (await docker.info()) as { DefaultAddressPools?: { Base: string; Size: number }[] | null };
-  const pools = info.DefaultAddressPools?.length
-    ? info.DefaultAddressPools
-    : [
-        ...Array.from({ length: 15 }, (_, i) => ({ Base: `172.${17 + i}.0.0/16`, Size: 16 })),
-        { Base: "192.168.0.0/16", Size: 20 },
-      ];
-  const used: [number, number][] = [];
-  for (const n of await docker.listNetworks())
-    for (const c of n.IPAM?.Config ?? []) {
-      const r = c.Subnet ? range(c.Subnet) : undefined;
-      if (r) used.push(r);
-    }
-  for (const addrs of Object.values(networkInterfaces()))
-    for (const a of addrs ?? [])
-      if (a.family === "IPv4") used.push(range(`${a.address}/32`) as [number, number]);
-  let total = 0;
-  let free = 0;
-  for (const p of pools) {
-    const base = range(p.Base);
-    if (!base) continue;
-    const step = 2 ** (32 - p.Size);
-    for (let s = base[0]; s <= base[1]; s += step) {
-      total++;
-      if (!used.some(([a, b]) => a <= s + step - 1 && b >= s)) free++;
-    }
-  }
-  return { total, free };
 }
 
 /** A container's memory as `docker stats` shows it (bytes): usage less inactive file pages. */

@@ -128,6 +128,11 @@ export async function transferRows(
       ...against,
     },
     {
+      name: "new TLS connection + GET p50 added (difference)",
+      value: percentile(setups(viaGateway), 50) - percentile(setups(straight), 50),
+      unit: "ms",
+    },
+    {
       name: p99Name("new TLS connection + GET", n),
       value: percentile(setups(viaGateway), 99),
       unit: "ms",

@@ -12,11 +12,11 @@
  * - `secrets` (egress-secrets.ts): a secret placeholder's cost per request.
  *   WARDEN_BENCH_EGRESS_SECRET_REQUESTS (default 200 of each).
  * - `start` (egress-start.ts): session start with network against without, cold and from a warm
- *   pool. WARDEN_BENCH_EGRESS_STARTS (default 5 of each kind).
+ *   pool. WARDEN_BENCH_EGRESS_STARTS (default 10 of each kind).
  * - `install` (egress-installs.ts): pip install of celery[redis] (18 distributions) and npm install
  *   of an express project (68 packages) from the package test host. The packages are fetched once
  *   by the host into WARDEN_BENCH_CACHE (default ~/.cache/warden-bench) and reused.
- *   WARDEN_BENCH_EGRESS_INSTALL_ROUNDS (default 3).
+ *   WARDEN_BENCH_EGRESS_INSTALL_ROUNDS (default 5).
  * - `scale` (egress-scale.ts): K sessions with network at once, against K without: start time,
  *   gateway memory per session (mean, max), host memory, controller RSS.
  *   WARDEN_BENCH_EGRESS_SESSIONS (default 100; capped by the engine's free address pools less
@@ -48,8 +48,8 @@ const TRANSFER = {
   connects: env("WARDEN_BENCH_EGRESS_CONNECTS", 50),
   rounds: env("WARDEN_BENCH_EGRESS_ROUNDS", 3),
 };
-const STARTS = env("WARDEN_BENCH_EGRESS_STARTS", 5);
-const INSTALL_ROUNDS = env("WARDEN_BENCH_EGRESS_INSTALL_ROUNDS", 3);
+const STARTS = env("WARDEN_BENCH_EGRESS_STARTS", 10);
+const INSTALL_ROUNDS = env("WARDEN_BENCH_EGRESS_INSTALL_ROUNDS", 5);
 const SCALE = {
   sessions: env("WARDEN_BENCH_EGRESS_SESSIONS", 100),
   concurrency: env("WARDEN_BENCH_EGRESS_CONCURRENCY", 4),
