@@ -23,7 +23,7 @@
  *   WARDEN_BENCH_EGRESS_NETWORK_RESERVE, default 8), WARDEN_BENCH_EGRESS_CONCURRENCY (default 4).
  * WARDEN_BENCH_GATEWAY_IMAGE runs the gateways from another image (egress-gateway-image.ts). The
  * 1-minute load average before the section and after each phase is printed with the figures. The
- * defaults take about 10 minutes on the 2-core test machine; every container and network the
+ * defaults take about 2-3 minutes on the 2-core test machine; every container and network the
  * section starts is removed when it ends, failed or not.
  */
 import { readFile } from "node:fs/promises";
