@@ -2,14 +2,20 @@
  * The egress section's session-start phase (issue 40's third target): the time `createSession`
  * (cold: no pool) and `openSession` over a Docker backend with a warm pool of size 1 (the claim
  * `warden serve` makes) take to resolve, for a session with network (its gateway started) against
- * the same session without network, alternating. For the pool, every timed claim waits first
- * until the key holds an idle spare again, so each one is a claim from the pool; a kind whose key
- * shows no spare within POOL_WAIT_MS after its first claim is reported as not available (today the
- * pool never holds a session with network: src/sandbox/pool/pooled-claims.ts `poolable`).
+ * the same session without network, alternating; beside them, the engine's share of a gateway
+ * (its network and container, no gateway process: what any per-session gateway container pays).
+ * For the pool, every timed claim waits first until the key holds an idle spare again, so each one
+ * is a claim from the pool; a kind whose key shows no spare within POOL_WAIT_MS after its first
+ * claim is reported as not available (today the pool never holds a session with network:
+ * src/sandbox/pool/pooled-claims.ts `poolable`).
  */
+import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
+import type Docker from "dockerode";
+import { GATEWAY_IMAGE } from "../../src/egress/index.js";
 import {
   dockerBackend,
+  getDocker,
   type Sandbox,
   type SandboxBackend,
   type SandboxSpec,
@@ -28,16 +34,26 @@ export async function startRows(
   network: NonNullable<SandboxSpec["network"]>,
   starts: number,
 ): Promise<BenchRow[]> {
-  const cold = { with: [] as number[], without: [] as number[] };
+  const cold = { with: [] as number[], without: [] as number[], dockerSteps: [] as number[] };
+  const egressNetwork = network.mode === "allowlist" ? network.egressNetworks?.[0] : undefined;
+  if (!egressNetwork) throw new Error("the start phase needs a network with an egress network");
   for (let i = 0; i < starts; i++) {
     cold.without.push(await timedStart(() => createSession({ tenant })));
     cold.with.push(await timedStart(() => createSession({ tenant, sandbox: { network } })));
+    cold.dockerSteps.push(await gatewayDockerStepsMs(egressNetwork));
   }
   const median = (xs: number[]) => percentile(xs, 50);
   const rows: BenchRow[] = [
     {
       name: `session start with network, cold (median of ${starts})`,
       value: median(cold.with),
+      unit: "ms",
+      baseline: median(cold.without),
+      baselineName: WITHOUT,
+    },
+    {
+      name: `of which Docker's steps for a gateway, no gateway process (median of ${starts})`,
+      value: median(cold.dockerSteps),
       unit: "ms",
       baseline: median(cold.without),
       baselineName: WITHOUT,
@@ -69,6 +85,49 @@ export async function startRows(
     });
   }
   return rows;
+}
+
+/**
+ * ms the engine takes for what a session's gateway needs besides its process: an internal network
+ * (as src/egress/gateway-container.ts makes it), a container of the gateway image on it (hardened,
+ * running `sleep`), connected to `egressNetwork`, started. Both are removed afterwards (not timed).
+ */
+async function gatewayDockerStepsMs(egressNetwork: string): Promise<number> {
+  const docker = getDocker();
+  const name = `warden-bench-steps-${randomBytes(4).toString("hex")}`;
+  const labels = { "io.warden.test": "egress-bench" };
+  let container: Docker.Container | undefined;
+  const t0 = performance.now();
+  try {
+    await docker.createNetwork({
+      Name: name,
+      Driver: "bridge",
+      Internal: true,
+      Labels: labels,
+      Options: { "com.docker.network.bridge.inhibit_ipv4": "true" },
+    });
+    const created = await docker.createContainer({
+      Image: GATEWAY_IMAGE,
+      Entrypoint: ["sleep", "infinity"],
+      Labels: labels,
+      HostConfig: {
+        NetworkMode: name,
+        ReadonlyRootfs: true,
+        CapDrop: ["ALL"],
+        SecurityOpt: ["no-new-privileges"],
+      },
+    });
+    container = created;
+    await docker.getNetwork(egressNetwork).connect({ Container: created.id });
+    await created.start();
+    return performance.now() - t0;
+  } finally {
+    await container?.remove({ force: true }).catch(() => {});
+    await docker
+      .getNetwork(name)
+      .remove()
+      .catch(() => {});
+  }
 }
 
 /** ms until `start` resolves; the session is closed afterwards (not timed). */
