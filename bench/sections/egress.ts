@@ -23,8 +23,9 @@
  *   WARDEN_BENCH_EGRESS_NETWORK_RESERVE, default 8), WARDEN_BENCH_EGRESS_CONCURRENCY (default 4).
  * WARDEN_BENCH_GATEWAY_IMAGE runs the gateways from another image (egress-gateway-image.ts). The
  * 1-minute load average before the section and after each phase is printed with the figures. The
- * defaults take about 2-3 minutes on the 2-core test machine; every container and network the
- * section starts is removed when it ends, failed or not.
+ * defaults take about 2-3 minutes on the 2-core test machine. A phase that fails leaves a
+ * `<phase>: failed` row and the next phase runs; the section then prints its rows and fails. Every
+ * container and network the section starts is removed when it ends, failed or not.
  */
 import { readFile } from "node:fs/promises";
 import { loadavg } from "node:os";
@@ -32,7 +33,7 @@ import { CA_BUNDLE_PATH } from "../../src/egress/index.js";
 import { getDocker, type SandboxSpec } from "../../src/sandbox/index.js";
 import { createSession, type Session } from "../../src/session/index.js";
 import { type EgressTestbed, startEgressTestbed } from "../../test/engine/egress/testbed.js";
-import type { BenchRow, BenchSection } from "../harness.js";
+import { type BenchRow, type BenchSection, formatRows } from "../harness.js";
 import { directSide, type Side, sandboxSide } from "./egress-direct.js";
 import { useGatewayImage } from "./egress-gateway-image.js";
 import { installRows } from "./egress-installs.js";
@@ -145,14 +146,31 @@ export const egressSection: BenchSection = {
     const bed = await startEgressTestbed();
     try {
       const ca = await readFile(bed.caBundlePath, "utf8");
+      const failed: string[] = [];
       for (const phase of wanted) {
         const t0 = Date.now();
-        rows.push(...(await phaseRows(phase, bed, ca)).map((r) => ({ ...r, name: `${phase}: ${r.name}` })));
+        try {
+          rows.push(...(await phaseRows(phase, bed, ca)).map((r) => ({ ...r, name: `${phase}: ${r.name}` })));
+        } catch (err) {
+          // The other phases still run; the section fails at the end, after printing what it measured.
+          const message = err instanceof Error ? err.message : String(err);
+          failed.push(`${phase}: ${message}`);
+          rows.push({
+            name: `${phase}: failed`,
+            value: Number.NaN,
+            unit: "count",
+            note: message.slice(0, 300),
+          });
+        }
         rows.push({
           name: `load average 1 min, after ${phase} (${Math.round((Date.now() - t0) / 1000)} s)`,
           value: loadavg()[0] ?? Number.NaN,
           unit: "count",
         });
+      }
+      if (failed.length > 0) {
+        console.log(formatRows("egress", rows));
+        throw new Error(failed.join("; "));
       }
       return rows;
     } finally {
