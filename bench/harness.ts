@@ -13,6 +13,11 @@ export interface BenchRow {
   baseline?: number;
   /** What the baseline is (e.g. "raw dockerode"). */
   baselineName?: string;
+  /**
+   * Printed after the value: what limits it (a run capped below the size asked for) or, with a NaN
+   * value, why there is no measurement (e.g. "not available: …").
+   */
+  note?: string;
 }
 
 /** A named group of measurements. */
@@ -49,16 +54,19 @@ export async function timeRuns(count: number, fn: (i: number) => Promise<unknown
   return samples;
 }
 
-/** Formats rows as an aligned text table: section, name, value, baseline, ratio. */
+/** Formats rows as an aligned text table: section, name, value ("-" for NaN), baseline, ratio, note. */
 export function formatRows(section: string, rows: readonly BenchRow[]): string {
   const lines = rows.map((r) => {
-    const value = `${r.value.toFixed(1)} ${r.unit}`;
+    const value = Number.isNaN(r.value) ? "-" : `${r.value.toFixed(1)} ${r.unit}`;
     const base =
       r.baseline === undefined ? "" : `${r.baseline.toFixed(1)} ${r.unit} (${r.baselineName ?? "baseline"})`;
-    const ratio = r.baseline === undefined || r.baseline === 0 ? "" : `${(r.value / r.baseline).toFixed(2)}x`;
-    return [section, r.name, value, base, ratio];
+    const ratio =
+      r.baseline === undefined || r.baseline === 0 || Number.isNaN(r.value)
+        ? ""
+        : `${(r.value / r.baseline).toFixed(2)}x`;
+    return [section, r.name, value, base, ratio, r.note ?? ""];
   });
-  const widths = [0, 1, 2, 3, 4].map((i) => Math.max(...lines.map((l) => (l[i] ?? "").length), 0));
+  const widths = [0, 1, 2, 3, 4, 5].map((i) => Math.max(...lines.map((l) => (l[i] ?? "").length), 0));
   return lines
     .map((l) =>
       l

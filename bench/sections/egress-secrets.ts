@@ -36,13 +36,13 @@ print(json.dumps(out))
 `;
 
 /**
- * A session network that allows the test host `allowed.test:443`: the gateway verifies it against
- * the test CA, the sandbox trusts the session CA. Shared with egress.ts.
+ * A session network that allows the test host `allowed.test` on `ports` (default 443): the gateway
+ * verifies it against the test CA, the sandbox trusts the session CA. Shared with egress.ts.
  */
-export function testHostNetwork(bed: EgressTestbed) {
+export function testHostNetwork(bed: EgressTestbed, ports: number[] = [443]) {
   return {
     mode: "allowlist" as const,
-    rules: [{ host: "allowed.test", ports: [443], decision: "allow" as const }],
+    rules: [{ host: "allowed.test", ports, decision: "allow" as const }],
     egressNetworks: [bed.publicNetwork],
     caBundlePath: bed.caBundlePath,
   };

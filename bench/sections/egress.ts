@@ -1,219 +1,181 @@
 /**
- * Egress section (issue 16): a 100 MiB HTTPS download and new HTTPS connections through a session's
- * egress gateway, against the same without warden, like for like in the same run: the same Python
- * client file, run by an exec in an already running container of the same image with the same
- * limits and hardening (copied from the session's sandbox container), once in the warden sandbox
- * (proxy variables → gateway, which opens the TLS with the session CA and makes its own to the
- * test host, verified against the test CA) and once in a plain container on the test host's network
- * (straight to the test host). Rounds alternate (baseline, gateway, baseline, …) so that a change
- * of the machine's load hits both sides; the download is the median of the rounds, connection
- * setup percentiles are over every round's connections. The 1-minute load average before and
- * after is printed with the figures. Test hosts as in test/engine/egress/testbed.ts (no internet).
- * Sizes: WARDEN_BENCH_EGRESS_MIB (default 100), WARDEN_BENCH_EGRESS_CONNECTS (default 50 per round),
- * WARDEN_BENCH_EGRESS_ROUNDS (default 3). Then the cost of a secret's placeholder per request
- * (egress-secrets.ts).
+ * Egress section (issues 16, 39, 40): the session's egress gateway against the same work without
+ * warden, like for like in the same run. "Direct" is the same command run by docker exec in a
+ * plain running container of the sandbox's image with the sandbox container's user, environment,
+ * limits and hardening, on the test hosts' network (egress-direct.ts). Test hosts as in
+ * test/engine/egress/testbed.ts plus a package test host (egress-packages.ts); no internet.
+ * Phases, in order (WARDEN_BENCH_EGRESS_PHASES, a comma list, default all of them):
+ * - `transfer` (egress-transfer.ts): an N MiB download over HTTPS (opened and checked tunnel) and
+ *   over plain HTTP, and M new TLS connections + GET per round, alternating rounds.
+ *   WARDEN_BENCH_EGRESS_MIB (default 100), WARDEN_BENCH_EGRESS_CONNECTS (default 50 per round),
+ *   WARDEN_BENCH_EGRESS_ROUNDS (default 3).
+ * - `secrets` (egress-secrets.ts): a secret placeholder's cost per request.
+ *   WARDEN_BENCH_EGRESS_SECRET_REQUESTS (default 200 of each).
+ * - `start` (egress-start.ts): session start with network against without, cold and from a warm
+ *   pool. WARDEN_BENCH_EGRESS_STARTS (default 10 of each kind).
+ * - `install` (egress-installs.ts): pip install of celery[redis] (18 distributions) and npm install
+ *   of an express project (68 packages) from the package test host. The packages are fetched once
+ *   by the host into WARDEN_BENCH_CACHE (default ~/.cache/warden-bench) and reused.
+ *   WARDEN_BENCH_EGRESS_INSTALL_ROUNDS (default 5).
+ * - `scale` (egress-scale.ts): K sessions with network at once, against K without: start time,
+ *   gateway memory per session (mean, max), host memory, controller RSS.
+ *   WARDEN_BENCH_EGRESS_SESSIONS (default 100; capped by the engine's free address pools less
+ *   WARDEN_BENCH_EGRESS_NETWORK_RESERVE, default 8), WARDEN_BENCH_EGRESS_CONCURRENCY (default 4).
+ * WARDEN_BENCH_GATEWAY_IMAGE runs the gateways from another image (egress-gateway-image.ts). The
+ * 1-minute load average before the section and after each phase is printed with the figures. The
+ * defaults take about 2-3 minutes on the 2-core test machine. A phase that fails leaves a
+ * `<phase>: failed` row and the next phase runs; the section then prints its rows and fails. Every
+ * container and network the section starts is removed when it ends, failed or not.
  */
 import { readFile } from "node:fs/promises";
 import { loadavg } from "node:os";
-import type Docker from "dockerode";
 import { CA_BUNDLE_PATH } from "../../src/egress/index.js";
-import { DEFAULT_IMAGE, getDocker } from "../../src/sandbox/index.js";
+import { getDocker, type SandboxSpec } from "../../src/sandbox/index.js";
 import { createSession, type Session } from "../../src/session/index.js";
-import { startEgressTestbed } from "../../test/engine/egress/testbed.js";
-import { type BenchRow, type BenchSection, percentile } from "../harness.js";
+import { type EgressTestbed, startEgressTestbed } from "../../test/engine/egress/testbed.js";
+import { type BenchRow, type BenchSection, formatRows } from "../harness.js";
+import { directSide, type Side, sandboxSide } from "./egress-direct.js";
+import { useGatewayImage } from "./egress-gateway-image.js";
+import { installRows } from "./egress-installs.js";
+import { cacheDir, ensurePackages, NPM_HOST, PIP_HOST, startPackageHost } from "./egress-packages.js";
+import { scaleRows } from "./egress-scale.js";
 import { secretRows, testHostNetwork } from "./egress-secrets.js";
+import { startRows } from "./egress-start.js";
+import { DIRECT_CA_PATH, transferRows } from "./egress-transfer.js";
 
-const MIB = Number(process.env.WARDEN_BENCH_EGRESS_MIB ?? 100);
-const CONNECTS = Number(process.env.WARDEN_BENCH_EGRESS_CONNECTS ?? 50);
-const ROUNDS = Number(process.env.WARDEN_BENCH_EGRESS_ROUNDS ?? 3);
+const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const TRANSFER = {
+  mib: env("WARDEN_BENCH_EGRESS_MIB", 100),
+  connects: env("WARDEN_BENCH_EGRESS_CONNECTS", 50),
+  rounds: env("WARDEN_BENCH_EGRESS_ROUNDS", 3),
+};
+const STARTS = env("WARDEN_BENCH_EGRESS_STARTS", 10);
+const INSTALL_ROUNDS = env("WARDEN_BENCH_EGRESS_INSTALL_ROUNDS", 5);
+const SCALE = {
+  sessions: env("WARDEN_BENCH_EGRESS_SESSIONS", 100),
+  concurrency: env("WARDEN_BENCH_EGRESS_CONCURRENCY", 4),
+  reserve: env("WARDEN_BENCH_EGRESS_NETWORK_RESERVE", 8),
+};
+const PHASES = ["transfer", "secrets", "start", "install", "scale"] as const;
+type Phase = (typeof PHASES)[number];
 const DIRECT = "same client, same limits, no warden";
-const CLIENT_PATH = "/tmp/egress-client.py";
+const TENANT = "bench-egress";
 
-/**
- * Prints {"downloadMs", "bytes", "setupMs": [...]}: the download of N MiB read in 1 MiB chunks, then
- * M requests for /hello, each on a new TLS connection. urllib honours the proxy variables when set.
- */
-const CLIENT = `
-import json, os, ssl, sys, time, urllib.request
-ctx = ssl.create_default_context(cafile=sys.argv[3])
-opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=ctx))
-t0 = time.perf_counter(); n = 0
-with opener.open("https://allowed.test/bytes/%d" % (int(sys.argv[1]) * 1048576), timeout=120) as r:
-    while True:
-        b = r.read(1 << 20)
-        if not b: break
-        n += len(b)
-download = (time.perf_counter() - t0) * 1000
-setup = []
-for i in range(int(sys.argv[2])):
-    t = time.perf_counter()
-    with opener.open("https://allowed.test/hello", timeout=30) as r: r.read()
-    setup.append((time.perf_counter() - t) * 1000)
-print(json.dumps({"downloadMs": download, "bytes": n, "setupMs": setup}))
-`;
-
-interface ClientResult {
-  downloadMs: number;
-  bytes: number;
-  setupMs: number[];
-}
-
-/** Runs the client with `caPath` through `run` (argv → stdout) and parses its line. */
-async function runClient(run: (argv: string[]) => Promise<string>, caPath: string): Promise<ClientResult> {
-  const out = await run(["python3", CLIENT_PATH, String(MIB), String(CONNECTS), caPath]);
-  const line = out.split("\n").find((l) => l.includes("downloadMs"));
-  if (!line) throw new Error(`the client failed: ${out.slice(-500)}`);
-  return JSON.parse(line) as ClientResult;
-}
-
-/** The sandbox's run: argv through the session's sandbox (its proxy variables set). */
-function sandboxRun(session: Session) {
-  return async (argv: string[]): Promise<string> => {
-    const out: Buffer[] = [];
-    const r = await session.sandbox.exec(
-      { argv },
-      { timeoutMs: 300_000, onStdout: (c) => out.push(Buffer.from(c)) },
+/** The phases asked for; throws naming the known ones for an unknown name. */
+function phases(): Phase[] {
+  const asked = (process.env.WARDEN_BENCH_EGRESS_PHASES ?? PHASES.join(",")).split(",").map((p) => p.trim());
+  const unknown = asked.filter((p) => !(PHASES as readonly string[]).includes(p));
+  if (unknown.length > 0)
+    throw new Error(
+      `WARDEN_BENCH_EGRESS_PHASES: unknown ${unknown.join(", ")}; phases: ${PHASES.join(", ")}`,
     );
-    const text = Buffer.concat(out).toString("utf8");
-    if (r.exitCode !== 0) throw new Error(`client through the gateway failed (${r.exitCode}): ${text}`);
-    return text;
-  };
+  return PHASES.filter((p) => asked.includes(p));
 }
 
-/**
- * A running plain container of the sandbox's image on `network`, with the sandbox container's
- * user, limits and hardening, holding the client and the CA at the same paths; its run is docker exec.
- */
-async function baselineContainer(
-  docker: Docker,
-  sandboxId: string,
-  network: string,
-  files: { ca: string; caPath: string },
-) {
-  const sandbox = await docker.getContainer(sandboxId).inspect();
-  const h = sandbox.HostConfig;
-  const c = await docker.createContainer({
-    Image: sandbox.Config.Image || DEFAULT_IMAGE,
-    User: sandbox.Config.User,
-    Entrypoint: ["sleep", "infinity"],
-    Labels: { "io.warden.test": "egress" },
-    HostConfig: {
-      NetworkMode: network,
-      NanoCpus: h.NanoCpus,
-      CpuQuota: h.CpuQuota,
-      CpuPeriod: h.CpuPeriod,
-      Memory: h.Memory,
-      MemorySwap: h.MemorySwap,
-      PidsLimit: h.PidsLimit,
-      ReadonlyRootfs: h.ReadonlyRootfs,
-      Tmpfs: h.Tmpfs,
-      CapDrop: h.CapDrop,
-      SecurityOpt: h.SecurityOpt,
-      ...(h.Runtime ? { Runtime: h.Runtime } : {}),
-    },
-  });
-  await c.start();
-  const exec = async (argv: string[], stdin?: string): Promise<string> => {
-    const e = await c.exec({ Cmd: argv, AttachStdout: true, AttachStderr: true, AttachStdin: !!stdin });
-    const stream = await e.start({ hijack: true, stdin: !!stdin });
-    const chunks: Buffer[] = [];
-    docker.modem.demuxStream(
-      stream,
-      { write: (b: Buffer) => chunks.push(b) } as never,
-      {
-        write: (b: Buffer) => chunks.push(b),
-      } as never,
-    );
-    if (stdin) stream.end(stdin);
-    await new Promise((r) => stream.on("end", r));
-    return Buffer.concat(chunks).toString("utf8");
-  };
-  await exec(["sh", "-c", `cat > ${CLIENT_PATH}`], CLIENT);
-  await exec(["sh", "-c", `cat > ${files.caPath}`], files.ca);
-  return { run: (argv: string[]) => exec(argv), remove: () => c.remove({ force: true }) };
+/** Runs `fn` with a session of `sandbox` and a direct container on `directNetwork`; removes both. */
+async function withSides<T>(
+  sandbox: SandboxSpec,
+  directNetwork: string,
+  fn: (gateway: Side, direct: Side) => Promise<T>,
+): Promise<T> {
+  let session: Session | undefined;
+  let direct: Awaited<ReturnType<typeof directSide>> | undefined;
+  try {
+    session = await createSession({ tenant: TENANT, sandbox });
+    direct = await directSide(getDocker(), session.sandbox.info.containerId, directNetwork);
+    return await fn(sandboxSide(session), direct);
+  } finally {
+    await direct?.remove();
+    await session?.close();
+  }
+}
+
+async function phaseRows(phase: Phase, bed: EgressTestbed, ca: string): Promise<BenchRow[]> {
+  const docker = getDocker();
+  switch (phase) {
+    case "transfer":
+      return withSides(
+        { network: testHostNetwork(bed, [443, 80]) },
+        bed.publicNetwork,
+        async (gw, direct) => {
+          await direct.writeFile(DIRECT_CA_PATH, ca);
+          return transferRows(gw, direct, TRANSFER, DIRECT);
+        },
+      );
+    case "secrets":
+      return secretRows(bed);
+    case "start":
+      return startRows(TENANT, testHostNetwork(bed), STARTS);
+    case "install": {
+      const dir = cacheDir();
+      const { npmPackages } = await ensurePackages(dir);
+      const host = await startPackageHost(docker, bed.publicNetwork, dir);
+      try {
+        const network = {
+          mode: "allowlist" as const,
+          rules: [PIP_HOST, NPM_HOST].map((host) => ({ host, ports: [443], decision: "allow" as const })),
+          egressNetworks: [bed.publicNetwork],
+          caBundlePath: host.caPath,
+        };
+        return await withSides({ network }, bed.publicNetwork, (gw, direct) =>
+          installRows(gw, direct, host.ca, INSTALL_ROUNDS, npmPackages, DIRECT),
+        );
+      } finally {
+        await host.dispose();
+      }
+    }
+    case "scale": {
+      const get = `import ssl, urllib.request; urllib.request.urlopen("https://allowed.test/hello", context=ssl.create_default_context(cafile="${CA_BUNDLE_PATH}"), timeout=30).read()`;
+      return scaleRows(docker, testHostNetwork(bed), ["python3", "-c", get], SCALE);
+    }
+  }
 }
 
 export const egressSection: BenchSection = {
   name: "egress",
-  description: `${MIB} MiB HTTPS download and ${CONNECTS}×${ROUNDS} new HTTPS connections through the egress gateway vs the same client, image and limits straight to the test host, alternating rounds`,
+  description:
+    "egress gateway vs the same work without warden (image, limits, test hosts), alternating: downloads, TLS connects, secrets, session start, pip/npm installs, scale",
   async run(): Promise<BenchRow[]> {
-    const loadBefore = loadavg()[0] ?? Number.NaN;
+    const wanted = phases();
     const docker = getDocker();
+    const image = await useGatewayImage(docker, process.env.WARDEN_BENCH_GATEWAY_IMAGE);
+    console.log(`gateway image: ${image.name} (${image.id.slice(0, 19)}); phases: ${wanted.join(", ")}`);
+    const rows: BenchRow[] = [
+      { name: "load average 1 min, before", value: loadavg()[0] ?? Number.NaN, unit: "count" },
+    ];
     const bed = await startEgressTestbed();
-    const caPath = "/tmp/egress-ca.pem";
-    let session: Session | undefined;
-    let baseline: Awaited<ReturnType<typeof baselineContainer>> | undefined;
     try {
       const ca = await readFile(bed.caBundlePath, "utf8");
-      session = await createSession({
-        tenant: "bench-egress",
-        sandbox: { network: testHostNetwork(bed) },
-      });
-      await session.sandbox.writeFile(CLIENT_PATH, Buffer.from(CLIENT));
-      await session.sandbox.writeFile(caPath, Buffer.from(ca));
-      baseline = await baselineContainer(docker, session.sandbox.info.containerId, bed.publicNetwork, {
-        ca,
-        caPath,
-      });
-      const viaGateway: ClientResult[] = [];
-      const direct: ClientResult[] = [];
-      for (let round = 0; round < ROUNDS; round++) {
-        direct.push(await runClient(baseline.run, caPath));
-        viaGateway.push(await runClient(sandboxRun(session), CA_BUNDLE_PATH));
+      const failed: string[] = [];
+      for (const phase of wanted) {
+        const t0 = Date.now();
+        try {
+          rows.push(...(await phaseRows(phase, bed, ca)).map((r) => ({ ...r, name: `${phase}: ${r.name}` })));
+        } catch (err) {
+          // The other phases still run; the section fails at the end, after printing what it measured.
+          const message = err instanceof Error ? err.message : String(err);
+          failed.push(`${phase}: ${message}`);
+          rows.push({
+            name: `${phase}: failed`,
+            value: Number.NaN,
+            unit: "count",
+            note: message.slice(0, 300),
+          });
+        }
+        rows.push({
+          name: `load average 1 min, after ${phase} (${Math.round((Date.now() - t0) / 1000)} s)`,
+          value: loadavg()[0] ?? Number.NaN,
+          unit: "count",
+        });
       }
-      const loadAfter = loadavg()[0] ?? Number.NaN;
-      const rows = rowsOf(viaGateway, direct, { loadBefore, loadAfter });
-      return [...rows.slice(0, -2), ...(await secretRows(bed)), ...rows.slice(-2)];
+      if (failed.length > 0) {
+        console.log(formatRows("egress", rows));
+        throw new Error(failed.join("; "));
+      }
+      return rows;
     } finally {
-      await baseline?.remove().catch(() => {});
-      await session?.close();
       await bed.dispose();
+      image.restore();
     }
   },
 };
-
-/** The section's rows from both sides' rounds. */
-function rowsOf(
-  viaGateway: ClientResult[],
-  direct: ClientResult[],
-  load: { loadBefore: number; loadAfter: number },
-): BenchRow[] {
-  const median = (xs: number[]) => percentile(xs, 50);
-  const downloadMs = (rs: ClientResult[]) => median(rs.map((r) => r.downloadMs));
-  const mibps = (rs: ClientResult[]) =>
-    median(rs.map((r) => r.bytes / (1024 * 1024) / (r.downloadMs / 1000)));
-  const setups = (rs: ClientResult[]) => rs.flatMap((r) => r.setupMs);
-  const against = { baselineName: DIRECT };
-  return [
-    {
-      name: `download ${MIB} MiB (median)`,
-      value: downloadMs(viaGateway),
-      unit: "ms",
-      baseline: downloadMs(direct),
-      ...against,
-    },
-    {
-      name: "download throughput MiB/s (median)",
-      value: mibps(viaGateway),
-      unit: "ops/s",
-      baseline: mibps(direct),
-      ...against,
-    },
-    {
-      name: "new TLS connection + GET p50",
-      value: percentile(setups(viaGateway), 50),
-      unit: "ms",
-      baseline: percentile(setups(direct), 50),
-      ...against,
-    },
-    {
-      name: "new TLS connection + GET p99",
-      value: percentile(setups(viaGateway), 99),
-      unit: "ms",
-      baseline: percentile(setups(direct), 99),
-      ...against,
-    },
-    { name: "load average 1 min, before", value: load.loadBefore, unit: "count" },
-    { name: "load average 1 min, after", value: load.loadAfter, unit: "count" },
-  ];
-}
