@@ -24,6 +24,7 @@ import { basename, join } from "node:path";
 import { promisify } from "node:util";
 import type Docker from "dockerode";
 import { DEFAULT_IMAGE } from "../../src/sandbox/index.js";
+import { makeTestCertificates } from "../../test/engine/egress/testbed.js";
 
 const run = promisify(execFile);
 
@@ -241,7 +242,7 @@ export async function startPackageHost(docker: Docker, network: string, dir: str
     await rm(work, { recursive: true, force: true });
   };
   try {
-    const { ca, cert, key } = await makeCerts(work);
+    const { ca, cert, key } = makeTestCertificates(work, [PIP_HOST, NPM_HOST]);
     await writeFile(join(work, "ca.pem"), ca);
     container = await docker.createContainer({
       Image: DEFAULT_IMAGE,
@@ -271,47 +272,4 @@ export async function startPackageHost(docker: Docker, network: string, dir: str
     await dispose();
     throw err;
   }
-}
-
-/** A CA and a server certificate for the host's names, made with the host's openssl. */
-async function makeCerts(dir: string): Promise<{ ca: string; cert: string; key: string }> {
-  const ossl = (...args: string[]) => run("openssl", args, { cwd: dir });
-  const rsa = ["-newkey", "rsa:2048", "-nodes"];
-  const caExt = ["-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign"];
-  await ossl(
-    "req",
-    "-x509",
-    ...rsa,
-    "-days",
-    "2",
-    "-subj",
-    "/CN=warden bench CA",
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.pem",
-    ...caExt,
-  );
-  await ossl("req", ...rsa, "-subj", `/CN=${PIP_HOST}`, "-keyout", "server.key", "-out", "server.csr");
-  const ext = `subjectAltName=DNS:${PIP_HOST},DNS:${NPM_HOST}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n`;
-  await writeFile(join(dir, "ext.cnf"), ext);
-  await ossl(
-    "x509",
-    "-req",
-    "-in",
-    "server.csr",
-    "-CA",
-    "ca.pem",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-days",
-    "2",
-    "-extfile",
-    "ext.cnf",
-    "-out",
-    "server.pem",
-  );
-  const read = (f: string) => readFile(join(dir, f), "utf8");
-  return { ca: await read("ca.pem"), cert: await read("server.pem"), key: await read("server.key") };
 }

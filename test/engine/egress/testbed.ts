@@ -167,7 +167,14 @@ export interface EgressTestbed {
 }
 
 /** Makes a CA and one server certificate for every test name with the host's openssl. */
-function makeCerts(dir: string): { ca: string; cert: string; key: string } {
+/**
+ * A test CA ("warden test CA", RSA 2048, 2 days) and a server certificate it signs for `names`
+ * (the first is the subject), made with the host's openssl in `dir`: PEM texts.
+ */
+export function makeTestCertificates(
+  dir: string,
+  names: readonly string[],
+): { ca: string; cert: string; key: string } {
   const ossl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
   ossl(
     "req",
@@ -194,13 +201,13 @@ function makeCerts(dir: string): { ca: string; cert: string; key: string } {
     "rsa:2048",
     "-nodes",
     "-subj",
-    "/CN=allowed.test",
+    `/CN=${names[0]}`,
     "-keyout",
     "server.key",
     "-out",
     "server.csr",
   );
-  const sans = [...PUBLIC_NAMES, "private.test", REBIND_NAME].map((n) => `DNS:${n}`).join(",");
+  const sans = names.map((n) => `DNS:${n}`).join(",");
   writeFileSync(
     join(dir, "ext.cnf"),
     `subjectAltName=${sans}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n`,
@@ -244,7 +251,7 @@ export async function startEgressTestbed(): Promise<EgressTestbed> {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const { ca, cert, key } = makeCerts(dir);
+    const { ca, cert, key } = makeTestCertificates(dir, [...PUBLIC_NAMES, "private.test", REBIND_NAME]);
     writeFileSync(join(dir, "ca-bundle.pem"), ca);
     // /27s of the documentation ranges the gateway does not refuse (TEST-NET-1..3) and /24s of
     // 10.213/16; test-network.ts leaves out any that overlaps what the host uses (routes,
