@@ -5,6 +5,7 @@
  * carries the session's labels, so `warden gc` finds what a crash left behind.
  */
 import { randomBytes } from "node:crypto";
+import { availableParallelism } from "node:os";
 import type Docker from "dockerode";
 import { SandboxError } from "../errors.js";
 import type { GatewayConfig } from "./gateway-config.js";
@@ -72,8 +73,9 @@ export async function createSessionNetwork(
  * gateway's stdio over the attach stream only (gateway-stdio.ts), never the engine's log, and
  * writes its own bounded audit from it; with the engine's default json-file driver every record a
  * sandbox provokes (one per connection) would also land, uncapped, on the engine's disk (attack 37
- * F2: ~6 MB in 40 s). Two CPUs: opening and re-encrypting TLS is the gateway's work, and one core
- * would cap a session's downloads (issue 40).
+ * F2: ~6 MB in 40 s). Two CPUs (or the host's one: Docker refuses more CPUs than the host has):
+ * opening and re-encrypting TLS is the gateway's work, and one core would cap a session's downloads
+ * (issue 40).
  */
 export function gatewayContainerConfig(input: {
   image: string;
@@ -82,6 +84,8 @@ export function gatewayContainerConfig(input: {
   labels: Record<string, string>;
   /** DNS servers the gateway resolves with (network.resolvers); default the engine's. */
   resolvers?: readonly string[];
+  /** The host's CPUs (default os.availableParallelism()). */
+  hostCpus?: number;
 }): Docker.ContainerCreateOptions {
   return {
     Image: input.image,
@@ -105,7 +109,7 @@ export function gatewayContainerConfig(input: {
       PidsLimit: 64,
       Memory: 256 * 1024 * 1024,
       MemorySwap: 256 * 1024 * 1024,
-      NanoCpus: 2e9,
+      NanoCpus: Math.max(1, Math.min(2, input.hostCpus ?? availableParallelism())) * 1e9,
       RestartPolicy: { Name: "no" },
       AutoRemove: false,
       LogConfig: { Type: "none", Config: {} },

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { gatewayContainerConfig } from "../../../src/egress/gateway-container.js";
 import { decideConnection, gatewayConfig, parseConnectionLine } from "../../../src/egress/index.js";
 import type { NetworkRule } from "../../../src/egress/types.js";
 
@@ -47,6 +48,23 @@ describe("the gateway's config", () => {
       upstreamCa: "",
       askDeadlineMs: 310_000,
     });
+  });
+});
+
+describe("the gateway's container", () => {
+  it("gets two CPUs, or the host's one (Docker refuses more CPUs than the host has), and the session network's DNS port", () => {
+    const config = gatewayConfig({
+      rules: [],
+      refusedCidrs: [],
+      clientCidrs: [],
+      port: 3128,
+      askDeadlineMs: 1,
+    });
+    const body = (hostCpus: number) =>
+      gatewayContainerConfig({ image: "i", networkName: "n", config, labels: {}, hostCpus }).HostConfig;
+    expect([1, 2, 16].map((n) => body(n)?.NanoCpus)).toEqual([1e9, 2e9, 2e9]);
+    expect(body(2)?.Sysctls).toEqual({ "net.ipv4.ip_unprivileged_port_start": "53" });
+    expect(body(2)?.Dns).toBeUndefined();
   });
 });
 
