@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -70,7 +71,7 @@ func TestControllerReplaysUnacknowledgedRecords(t *testing.T) {
 		}
 	}()
 	for i := 1; i <= 3; i++ {
-		if !lines.Scan() || !strings.Contains(lines.Text(), `"seq":`+itoa(i)+`,`) {
+		if !lines.Scan() || !strings.Contains(lines.Text(), `"seq":`+strconv.Itoa(i)+`,`) {
 			t.Fatalf("record %d: %q", i, lines.Text())
 		}
 	}

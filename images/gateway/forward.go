@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/http/httputil"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -195,5 +194,3 @@ func (c *countingConn) Write(p []byte) (int, error) {
 	c.rec.in.Add(int64(n))
 	return n, err
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

@@ -41,12 +41,13 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // URL's host as Host (RFC 9112 §3.2.2: the request target's authority wins over a Host header).
 func (g *gateway) plain(w http.ResponseWriter, r *http.Request) {
 	host, port, err := splitTarget(r.URL.Host, 80)
-	if err != nil || r.URL.Scheme != "http" {
+	bad := err != nil || r.URL.Scheme != "http"
+	if bad {
 		host, port = hostOnly(r.Host), 80
 	}
 	rec := newRecord(r.Method, host, port)
 	rec.out.Add(requestHeadSize(r))
-	if err != nil || r.URL.Scheme != "http" {
+	if bad {
 		g.refuse(w, rec, http.StatusBadRequest)
 		return
 	}

@@ -78,14 +78,14 @@ func (r *record) finish() *record {
 // before sending a request: one record per connection, as for the others, so a flood of them is
 // seen (and bounded by the controller's audit limit).
 type silentConns struct {
-	ctl    *controller
-	mu     sync.Mutex
-	active map[net.Conn]bool
-	opened map[net.Conn]time.Time
+	ctl *controller
+	mu  sync.Mutex
+	// silent holds each connection opened and not yet active, with its start.
+	silent map[net.Conn]time.Time
 }
 
 func newSilentConns(ctl *controller) *silentConns {
-	return &silentConns{ctl: ctl, active: map[net.Conn]bool{}, opened: map[net.Conn]time.Time{}}
+	return &silentConns{ctl: ctl, silent: map[net.Conn]time.Time{}}
 }
 
 // track is the front server's ConnState hook.
@@ -94,18 +94,12 @@ func (s *silentConns) track(conn net.Conn, state http.ConnState) {
 	defer s.mu.Unlock()
 	switch state {
 	case http.StateNew:
-		s.opened[conn] = time.Now()
-	case http.StateActive:
-		s.active[conn] = true
-	case http.StateHijacked:
-		delete(s.opened, conn)
-		delete(s.active, conn)
+		s.silent[conn] = time.Now()
+	case http.StateActive, http.StateHijacked:
+		delete(s.silent, conn)
 	case http.StateClosed:
-		start, known := s.opened[conn]
-		silent := known && !s.active[conn]
-		delete(s.opened, conn)
-		delete(s.active, conn)
-		if silent {
+		if start, silent := s.silent[conn]; silent {
+			delete(s.silent, conn)
 			rec := &record{Method: "-", Host: "-", start: start}
 			go s.ctl.record(rec.finish())
 		}

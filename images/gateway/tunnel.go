@@ -9,6 +9,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -102,7 +103,6 @@ func (g *gateway) open(conn net.Conn, rec *record, t tunnel) {
 		conn.Close()
 		return
 	}
-	rec.SNI = t.host
 	inner := &http.Server{
 		Handler:                      g.inside(t),
 		ReadHeaderTimeout:            60 * time.Second,
@@ -138,7 +138,7 @@ func (g *gateway) inside(t tunnel) http.Handler {
 		if !g.checkRequest(w, r, rec) {
 			return
 		}
-		g.proxy.forward(w, r, rec, "https", net.JoinHostPort(t.host, itoa(t.port)))
+		g.proxy.forward(w, r, rec, "https", net.JoinHostPort(t.host, strconv.Itoa(t.port)))
 	})
 }
 

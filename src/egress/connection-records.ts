@@ -9,7 +9,7 @@
  * decided is named here, from the same rules (decideConnection).
  */
 import { askAllowed } from "./ask-relay.js";
-import { decideConnection } from "./host-pattern.js";
+import { decideConnection, isIpLiteral } from "./host-pattern.js";
 import type { AskOutcome, ConnectionAudit, GatewayRefusal, NetworkRule } from "./types.js";
 
 /** The marker that starts every connection record line. */
@@ -177,8 +177,4 @@ function parseSecretNote(note: string | undefined): { names: string[]; refused?:
   return m[1] === "use"
     ? { names }
     : { names, refused: `${m[1]}${names.length ? ` ${names.join(" ")}` : ""}` };
-}
-
-function isIpLiteral(domain: string): boolean {
-  return /^[0-9.]+$/.test(domain) || domain.includes(":");
 }

@@ -18,13 +18,17 @@ const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 export function hostProblem(host: string): string | null {
   const name = host.startsWith("*.") ? host.slice(2) : host;
   if (name.length === 0 || name.length > 253) return "a domain name of 1 to 253 characters";
-  if (/^[0-9.]+$/.test(name) || name.includes(":"))
-    return "a domain name, not an IP address (the gateway refuses IP literals)";
+  if (isIpLiteral(name)) return "a domain name, not an IP address (the gateway refuses IP literals)";
   // Single-label names (engine-internal aliases) are allowed; `*.` alone is not (name is empty).
   const labels = name.split(".");
   if (!labels.every((l) => LABEL.test(l)))
     return "lower-case letters, digits and hyphens in dot-separated labels (a leading `*.` for subdomains)";
   return null;
+}
+
+/** True for an IPv4 literal (digits and dots) or an IPv6 one (any `:`). */
+export function isIpLiteral(host: string): boolean {
+  return /^[0-9.]+$/.test(host) || host.includes(":");
 }
 
 /**
