@@ -11,7 +11,7 @@
 import type Docker from "dockerode";
 import { type AllowlistOptions, type EgressGateway, sandboxEnv } from "./gateway.js";
 import { GATEWAY_PORT, ROLE_LABEL, removeEgressResources, SESSION_LABEL } from "./gateway-container.js";
-import { attachGatewayStdio } from "./gateway-stdio.js";
+import { attachGatewayStdio, type GatewayStdio } from "./gateway-stdio.js";
 import { removeSessionCa, sessionCaPath } from "./session-ca.js";
 
 /** An adopted session's egress: `alive` false when its gateway was gone (then `env` is empty). */
@@ -20,20 +20,24 @@ export interface AdoptedEgress extends EgressGateway {
 }
 
 /**
- * The egress of session `sessionId` whose sandbox is on `networkName`. With a running gateway of
- * that session on that network: its proxy variables, and `network.onConnection` gets its records
- * from now on, first those no controller acknowledged. Without one: `alive` false, no variables, and a stopped gateway of
- * the session is removed now. `close` (after the sandbox container is removed) removes the gateway
- * and the network, as a new session's does. Rejects with the engine's errors of the list call.
+ * The egress of session `sessionId` whose sandbox is on `networkName`. Its gateway carries
+ * `gatewaySessionId` (default `sessionId`) under SESSION_LABEL: a sandbox claimed from the warm
+ * pool keeps its spare's `pool-<uuid>`, and so does the spare's gateway. With a running gateway so
+ * labelled on that network: its proxy variables, and `network.onConnection` gets its records from
+ * now on, first those no controller acknowledged. Without one: `alive` false, no variables, and a
+ * stopped gateway so labelled is removed now. `close` (after the sandbox container is removed)
+ * removes the gateway and the network, as a new session's does. Rejects with the engine's errors
+ * of the list call.
  */
 export async function adoptEgressGateway(
   docker: Docker,
-  input: { sessionId: string; networkName: string; network: AllowlistOptions },
+  input: { sessionId: string; gatewaySessionId?: string; networkName: string; network: AllowlistOptions },
 ): Promise<AdoptedEgress> {
   const { sessionId, networkName, network } = input;
+  const labelId = input.gatewaySessionId ?? sessionId;
   const listed = await docker.listContainers({
     all: true,
-    filters: { label: [`${ROLE_LABEL}=gateway`, `${SESSION_LABEL}=${sessionId}`] },
+    filters: { label: [`${ROLE_LABEL}=gateway`, `${SESSION_LABEL}=${labelId}`] },
   });
   let live: { id: string; address: string } | undefined;
   for (const c of listed) {
@@ -42,49 +46,53 @@ export async function adoptEgressGateway(
     else await removeEgressResources(docker, c.Id, undefined);
   }
   const remove = (containerId: string | undefined) =>
-    removeEgressResources(docker, containerId, networkName).then(() => removeSessionCa(sessionId));
-  const caBundlePath = sessionCaPath(sessionId);
-  if (!live)
-    return closable(
-      { networkName, containerId: "", address: "", proxyUrl: "", env: {}, caBundlePath, alive: false },
-      remove,
-    );
+    removeEgressResources(docker, containerId, networkName).then(() => removeSessionCa(labelId));
+  const caBundlePath = sessionCaPath(labelId);
+  if (!live) {
+    const gone = { networkName, containerId: "", address: "", proxyUrl: "", caBundlePath };
+    return adopted(gone, undefined, network, () => remove(undefined));
+  }
   // With stdin too: its `ask` questions are answered by this controller's approver from now on.
   // And a replay: the records of connections that ended while no controller was attached.
   const stdio = await attachGatewayStdio(docker, docker.getContainer(live.id), {
-    sessionId,
-    network,
+    binding: { sessionId, network },
     replay: true,
   });
   const proxyUrl = `http://${live.address}:${GATEWAY_PORT}`;
-  return closable(
-    {
-      networkName,
-      containerId: live.id,
-      address: live.address,
-      proxyUrl,
-      env: sandboxEnv(proxyUrl, network),
-      caBundlePath,
-      alive: true,
-    },
-    (id) => {
-      stdio.detach();
-      return remove(id);
-    },
-  );
+  const found = { networkName, containerId: live.id, address: live.address, proxyUrl, caBundlePath };
+  return adopted(found, stdio, network, () => {
+    stdio.detach();
+    return remove(live.id);
+  });
 }
 
-/** Adds an idempotent `close` that calls `remove` with the gateway's id once. */
-function closable(
-  egress: Omit<AdoptedEgress, "close">,
-  remove: (containerId: string | undefined) => Promise<void>,
+/**
+ * The AdoptedEgress of `found`: `alive` and the proxy variables when its gateway's `stdio` is
+ * attached, none without; `close` runs `remove` once.
+ */
+function adopted(
+  found: Pick<EgressGateway, "networkName" | "containerId" | "address" | "proxyUrl" | "caBundlePath">,
+  stdio: GatewayStdio | undefined,
+  network: AllowlistOptions,
+  remove: () => Promise<void>,
 ): AdoptedEgress {
-  let closed: Promise<void> | undefined;
-  return {
-    ...egress,
+  let removed: Promise<void> | undefined;
+  const egress: AdoptedEgress = {
+    ...found,
+    alive: stdio !== undefined,
+    env: stdio ? sandboxEnv(found.proxyUrl, network) : {},
+    bind(binding) {
+      if (!stdio) return;
+      stdio.bind(binding);
+      egress.env = sandboxEnv(found.proxyUrl, binding.network);
+    },
+    get closed() {
+      return stdio?.closed ?? true;
+    },
     close() {
-      closed ??= remove(egress.containerId || undefined);
-      return closed;
+      removed ??= remove();
+      return removed;
     },
   };
+  return egress;
 }

@@ -22,7 +22,7 @@ import {
   gatewayContainerConfig,
   removeEgressResources,
 } from "./gateway-container.js";
-import { attachGatewayStdio } from "./gateway-stdio.js";
+import { attachGatewayStdio, type GatewayBinding, spareBinding } from "./gateway-stdio.js";
 import { hostAddresses, REFUSED_RANGES } from "./refused-addresses.js";
 import { placeholderEnv, secretHeaderNames } from "./secret-decision.js";
 import { parseSessionCaLine, removeSessionCa, writeSessionCa } from "./session-ca.js";
@@ -44,6 +44,14 @@ export interface EgressGateway {
   env: Record<string, string>;
   /** The host file holding the session CA certificate, mounted in the sandbox at CA_BUNDLE_PATH. */
   caBundlePath: string;
+  /**
+   * Hands the gateway to a session (a warm-pool spare's at claim, GatewayStdio.bind): its questions
+   * and records go to `binding` from now on, and `env` is recomputed from its network (same key,
+   * so the same rules and secret names; the values and callbacks are the claimer's).
+   */
+  bind(binding: GatewayBinding): void;
+  /** True once the controller's line to the gateway closed (it exited or was removed). */
+  readonly closed: boolean;
   close(): Promise<void>;
 }
 
@@ -66,6 +74,8 @@ export async function startEgressGateway(
     labels: Record<string, string>;
     keepLabels: readonly string[];
     network: AllowlistOptions;
+    /** A warm-pool spare's gateway: bound to no session (spareBinding) until `bind`. */
+    spare?: boolean;
     image?: string;
     signal?: AbortSignal;
   },
@@ -118,11 +128,10 @@ export async function startEgressGateway(
     containerId = container.id;
     for (const egress of egressNetworks) await docker.getNetwork(egress).connect({ Container: container.id });
     const startup = startupWatch();
-    const stdio = await attachGatewayStdio(docker, container, {
-      sessionId: input.sessionId,
-      network: input.network,
-      onCacheLine: startup.onCacheLine,
-    });
+    const binding = input.spare
+      ? spareBinding(input.sessionId, input.network)
+      : { sessionId: input.sessionId, network: input.network };
+    const stdio = await attachGatewayStdio(docker, container, { binding, onCacheLine: startup.onCacheLine });
     detach = stdio.detach;
     await container.start();
     await startup.ready(container);
@@ -138,12 +147,19 @@ export async function startEgressGateway(
     const proxyUrl = `http://${address}:${GATEWAY_PORT}`;
     let closed: Promise<void> | undefined;
     const ids = { containerId: container.id, networkName: net.name };
-    return {
+    const gateway: EgressGateway = {
       ...ids,
       address,
       proxyUrl,
       env: sandboxEnv(proxyUrl, input.network),
       caBundlePath,
+      bind(next) {
+        stdio.bind(next);
+        gateway.env = sandboxEnv(proxyUrl, next.network);
+      },
+      get closed() {
+        return stdio.closed;
+      },
       close() {
         stdio.detach();
         closed ??= removeEgressResources(docker, ids.containerId, ids.networkName).then(() =>
@@ -152,6 +168,7 @@ export async function startEgressGateway(
         return closed;
       },
     };
+    return gateway;
   } catch (err) {
     detach?.();
     await removeEgressResources(docker, containerId, networkName).catch(() => {});

@@ -148,8 +148,11 @@ export interface BackendOptions {
    * that key was claimed, for at most `maxKeys` keys per tenant (its least recently used key is
    * evicted; default 8). `ttlMs`: the spares' lifetime label, at least the longest session
    * lifetime plus `maxIdleMs`, or claims fall back to a cold start. Absent or size 0: no pool.
+   * `networked`: keep spares of sessions with network egress too (default false), each with its
+   * started gateway and its own engine network (docs/network.md: 30 on a default Docker engine,
+   * so spares would take networks that sessions need); Docker only.
    */
-  warmPool?: { size: number; maxIdleMs: number; maxKeys?: number; ttlMs: number };
+  warmPool?: { size: number; maxIdleMs: number; maxKeys?: number; ttlMs: number; networked?: boolean };
   /** Diagnostics (pool refill failures, adoption fallbacks), one line each. */
   log?: (line: string) => void;
   /** Called for each claimed sandbox: from the pool, or created cold. */

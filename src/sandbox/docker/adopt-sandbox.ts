@@ -101,7 +101,14 @@ async function adoptEgress(
   if (request.network?.mode !== "allowlist") return undefined;
   const sessionId = request.sessionId;
   const networkName = inspect.HostConfig.NetworkMode ?? "";
-  const egress = await adoptEgressGateway(docker, { sessionId, networkName, network: request.network });
+  // A sandbox claimed from the warm pool and its gateway both carry the spare's `pool-<uuid>`.
+  const gatewaySessionId = inspect.Config.Labels?.[LABEL.session] ?? sessionId;
+  const egress = await adoptEgressGateway(docker, {
+    sessionId,
+    gatewaySessionId,
+    networkName,
+    network: request.network,
+  });
   if (!egress.alive) log?.(`session ${sessionId}: its egress gateway is gone; the session has no network`);
   return egress;
 }

@@ -48,6 +48,7 @@ export function dockerPoolBackend(
       return prepareSandbox(docker, opts, resolveExecPath(request.template.execPath), {
         signal,
         extraLabels: { [POOL_LABEL]: key.slice(0, 71) },
+        spare: true,
       });
     },
     async handOver(prepared, request): Promise<Sandbox> {
@@ -55,13 +56,17 @@ export function dockerPoolBackend(
       const signal = request.claim?.signal;
       const what = `warm-pool spare container ${prepared.container.id.slice(0, 12)}`;
       if (prepared.channel) await pingSpare(prepared.channel, what, signal);
+      // The spare's gateway answers to the claimer from now on: its approver, audit and secrets.
+      if (prepared.egress && opts.network.mode === "allowlist")
+        prepared.egress.bind({ sessionId: opts.sessionId, network: opts.network });
       return finishSandbox(docker, prepared, opts, signal);
     },
     createCold: (request) => createSandbox(claimerOptions(request), docker),
-    alive: (prepared) => !prepared.channel?.closed,
+    alive: (prepared) => !prepared.channel?.closed && !prepared.egress?.closed,
     async discard(prepared) {
       prepared.channel?.close();
       await removeSandboxResources(docker, prepared.container.id, prepared.volumeName);
+      await prepared.egress?.close();
     },
   };
 }

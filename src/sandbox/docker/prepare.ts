@@ -59,8 +59,8 @@ const RUNSC_NEEDS_CHANNEL =
   "under gVisor (runtime \"runsc\") commands run only through warden-helper's channel: a command that docker exec starts runs outside the helper's seccomp filter, and gVisor loads no container seccomp profile, so it could make a user namespace";
 
 /**
- * Creates and starts the container (and volume) for `opts`. `extraLabels` are added to both (the
- * pool marks its entries). Rejects with the engine's errors mapped, or AbortError; whatever was
+ * Creates and starts the container (and volume) for `opts`, and its gateway for an allowlist
+ * network. `extraLabels` are added to both (the pool marks its entries). Rejects with the engine's errors mapped, or AbortError; whatever was
  * created is removed first. Under runsc the docker-exec path is refused (InvalidArgumentError when
  * asked for, SandboxError when no helper channel started): RUNSC_NEEDS_CHANNEL.
  */
@@ -68,7 +68,12 @@ export async function prepareSandbox(
   docker: Docker,
   opts: ResolvedSandboxOptions,
   execPath: ExecPath,
-  options: { signal?: AbortSignal; extraLabels?: Record<string, string> } = {},
+  options: {
+    signal?: AbortSignal;
+    extraLabels?: Record<string, string>;
+    /** A warm-pool spare: its gateway is bound to no session until the claim (EgressGateway.bind). */
+    spare?: boolean;
+  } = {},
 ): Promise<PreparedSandbox> {
   const { signal } = options;
   if (opts.runtime === "runsc" && execPath === "docker-exec")
@@ -105,6 +110,7 @@ export async function prepareSandbox(
         labels,
         keepLabels: [LABEL.tenant, LABEL.created, LABEL.expires, LABEL.controller],
         network,
+        ...(options.spare ? { spare: true } : {}),
         ...omitUndefined({ signal }),
       });
     if (volumeName) {

@@ -121,6 +121,8 @@ export function kubernetesBackend(
     options,
     (tenant) => kubernetesPoolBackend({ cluster: clusters.of(tenant), ...ttl }),
     create,
+    // No network on the cluster (requirePodOptions): such a spec is created cold, which refuses it.
+    (spec) => (spec.network?.mode ?? "none") === "none",
   );
   let closed: Promise<void> | undefined;
   return {

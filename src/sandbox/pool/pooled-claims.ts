@@ -21,19 +21,20 @@ export interface PooledClaims {
 
 /**
  * True for a spec a spare can serve: no workspace or a copy-mode one (a ro/rw spare would
- * bind-mount a host path long after it was checked), and no network egress (a gateway reports to
- * its own session's audit, so a networked sandbox starts with its session).
+ * bind-mount a host path long after it was checked), and no network egress unless `networked`:
+ * the network policy is part of the key (pool-key.ts), and a spare's gateway answers to no
+ * session until the claim binds it to the claimer's approver, audit and secrets (EgressGateway.bind).
  */
-function poolable(spec: SandboxSpec): boolean {
+function poolable(spec: SandboxSpec, networked: boolean): boolean {
   const copyMode = (spec.workspace?.mode ?? "copy") === "copy";
-  const offline = (spec.network?.mode ?? "none") === "none";
-  return copyMode && offline;
+  return copyMode && (networked || (spec.network?.mode ?? "none") === "none");
 }
 
 /**
  * Claims over one WarmPool per tenant (tenantPools, so one tenant's keys never evict another's
  * spares) of `options.warmPool` (absent or size 0: every claim is cold). `poolBackend(tenant)` gives
- * a tenant's pool entries (called once per tenant); `createCold` starts a sandbox without the pool.
+ * a tenant's pool entries (called once per tenant); `createCold` starts a sandbox without the pool,
+ * also for the specs `backendPools` leaves out (created cold, which refuses what the backend lacks).
  * The pool key is the spec without its workspace, the identity's tenant (default `local`) and
  * controllerId, and ClaimOptions.policyHash; the claim adds the session id, the signal and the
  * copy-mode workspace.
@@ -42,6 +43,8 @@ export function pooledClaims<P>(
   options: BackendOptions,
   poolBackend: (tenant: string) => PoolBackend<PoolRequest, P>,
   createCold: (spec: SandboxSpec, identity: SandboxIdentity, options: CallOptions) => Promise<Sandbox>,
+  /** The backend's own limit on what its spares can be (Kubernetes: no network); default all. */
+  backendPools: (spec: SandboxSpec) => boolean = () => true,
 ): PooledClaims {
   const config = options.warmPool;
   const pools =
@@ -58,7 +61,7 @@ export function pooledClaims<P>(
     async claim(spec, identity, claimOptions = {}) {
       const t0 = performance.now();
       const tenant = identity.tenant ?? "local";
-      const pool = poolable(spec) ? pools?.of(tenant) : undefined;
+      const pool = poolable(spec, config?.networked === true) && backendPools(spec) ? pools?.of(tenant) : undefined;
       const { signal, policyHash } = claimOptions;
       if (!pool) {
         const sandbox = await createCold(spec, identity, signal ? { signal } : {});

@@ -92,6 +92,7 @@ export function resolveServerConfig(input: unknown, baseDir: string, source = "c
       size: cfg.warmPool?.size ?? CONFIG_DEFAULTS.warmPool.size,
       maxIdleMs: cfg.warmPool?.maxIdleMs ?? CONFIG_DEFAULTS.warmPool.maxIdleMs,
       maxKeys: cfg.warmPool?.maxKeys ?? CONFIG_DEFAULTS.warmPool.maxKeys,
+      networked: cfg.warmPool?.networked ?? CONFIG_DEFAULTS.warmPool.networked,
     },
     backend,
     contendedOutputBytesPerSecond:

@@ -105,6 +105,12 @@ const WarmPoolConfigSchema = Type.Object(
           "Pool keys kept at once per tenant; a new one evicts the tenant's least recently used key's spares",
       }),
     ),
+    networked: Type.Optional(
+      Type.Boolean({
+        description:
+          "Keep spares of sessions with network egress too, their gateways started (Docker): each takes one network from the engine's address pools; default false",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

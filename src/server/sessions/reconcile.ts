@@ -138,8 +138,14 @@ export async function reconcile(deps: SessionContext, now = Date.now()): Promise
       containerId: c.id,
     });
   }
-  // After the sandboxes: a session network is removed only once no container is on it.
+  // After the sandboxes: a session network is removed only once no container is on it. A sandbox
+  // claimed from the warm pool and its gateway carry the spare's `pool-<uuid>`, not the record's id.
   const adopted = new Set(report.adopted);
+  for (const record of saved)
+    if (adopted.has(record.id)) {
+      const label = byContainer.get(record.containerId)?.sessionId;
+      if (label) adopted.add(label);
+    }
   const swept = await backend.sweep({
     tenants,
     controllerId: deps.controllerId,

@@ -1,7 +1,8 @@
 /**
  * The claim both backends share (pool/pooled-claims.ts): a poolable spec (no or copy-mode
- * workspace, network none) goes through the tenant's warm pool, anything else and every claim
- * without a pool starts cold through the backend's own create; each claim is counted once.
+ * workspace; network none, or an allowlist when the pool is `networked` and the backend pools it)
+ * goes through the tenant's warm pool, anything else and every claim without a pool starts cold
+ * through the backend's own create; each claim is counted once.
  */
 import { describe, expect, it } from "vitest";
 import { type PoolRequest, pooledClaims } from "../../../../src/sandbox/pool/index.js";
@@ -110,5 +111,28 @@ describe("pooledClaims", () => {
       [],
     ]);
     await claims.close();
+  });
+
+  it("a networked pool takes an allowlist spec through the pool, unless the backend leaves it out", async () => {
+    const network = { mode: "allowlist" as const, rules: [] };
+    const warmPool = { size: 1, maxIdleMs: 60_000, ttlMs: 3_600_000, networked: true };
+    const tenants: string[] = [];
+    const claims = pooledClaims({ warmPool }, recordingPool(tenants, []), async () => sandboxNamed("backend-cold"));
+    const pooled = await claims.claim({ network }, { tenant: "acme" });
+    // A backend whose spares cannot have network (Kubernetes) creates such a spec cold.
+    const offlineOnly = pooledClaims(
+      { warmPool },
+      recordingPool(tenants, []),
+      async () => sandboxNamed("backend-cold"),
+      (spec) => (spec.network?.mode ?? "none") === "none",
+    );
+    const cold = await offlineOnly.claim({ network }, { tenant: "acme" });
+    expect([pooled.sandbox.info.containerId, cold.sandbox.info.containerId, tenants]).toEqual([
+      "pool-cold",
+      "backend-cold",
+      ["acme"],
+    ]);
+    await claims.close();
+    await offlineOnly.close();
   });
 });
