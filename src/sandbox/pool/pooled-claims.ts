@@ -61,7 +61,8 @@ export function pooledClaims<P>(
     async claim(spec, identity, claimOptions = {}) {
       const t0 = performance.now();
       const tenant = identity.tenant ?? "local";
-      const pool = poolable(spec, config?.networked === true) && backendPools(spec) ? pools?.of(tenant) : undefined;
+      const pool =
+        poolable(spec, config?.networked === true) && backendPools(spec) ? pools?.of(tenant) : undefined;
       const { signal, policyHash } = claimOptions;
       if (!pool) {
         const sandbox = await createCold(spec, identity, signal ? { signal } : {});

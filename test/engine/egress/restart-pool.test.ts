@@ -21,7 +21,7 @@ import {
   writeServeConfig,
 } from "../../helpers/server-fixture.js";
 import { networkAuditLines } from "./client.js";
-import { type EgressTestbed, egressOf, startEgressTestbed } from "./testbed.js";
+import { type EgressTestbed, egressOf, removeTenantNetworks, startEgressTestbed } from "./testbed.js";
 
 const TENANT = `test-egress-pool-restart-${randomBytes(4).toString("hex")}`;
 const KEY = `key-${TENANT}`;
@@ -53,21 +53,20 @@ describeEngine("warden serve: a session with network from the warm pool, kill -9
 
   afterAll(async () => {
     await cleanUpServe(children, TENANT, dir, main);
-    const left = await docker.listNetworks({ filters: { label: [`${LABEL.tenant}=${TENANT}`] } });
-    for (const n of left)
-      await docker
-        .getNetwork(n.Id)
-        .remove()
-        .catch(() => {});
+    const left = await removeTenantNetworks(TENANT);
     await bed?.dispose();
-    expect(left.map((n) => n.Name)).toEqual([]);
+    expect(left).toEqual([]);
   }, 60_000);
 
   it("adopts the pooled session with its gateway and removes the idle spare's", async () => {
     const config = await writeServeConfig(dir, TENANT, KEY, {
       server: { warmPool: { size: 1, networked: true } },
       tenant: {
-        network: { allow: ["allowed.test:443"], egressNetworks: [bed.publicNetwork], caBundle: bed.caBundlePath },
+        network: {
+          allow: ["allowed.test:443"],
+          egressNetworks: [bed.publicNetwork],
+          caBundle: bed.caBundlePath,
+        },
       },
     });
     const first = await spawnServe(main, config);

@@ -24,7 +24,7 @@ import {
   writeServeConfig,
 } from "../../helpers/server-fixture.js";
 import { networkAuditLines } from "./client.js";
-import { type EgressTestbed, egressOf, startEgressTestbed } from "./testbed.js";
+import { type EgressTestbed, egressOf, removeTenantNetworks, startEgressTestbed } from "./testbed.js";
 
 const TENANT = `test-egress-restart-${randomBytes(4).toString("hex")}`;
 const KEY = `key-${TENANT}`;
@@ -52,15 +52,9 @@ describeEngine("warden serve with network egress: kill -9 and restart", () => {
 
   afterAll(async () => {
     await cleanUpServe(children, TENANT, dir, main);
-    const docker = getDocker();
-    const left = await docker.listNetworks({ filters: { label: [`${LABEL.tenant}=${TENANT}`] } });
-    for (const n of left)
-      await docker
-        .getNetwork(n.Id)
-        .remove()
-        .catch(() => {});
+    const left = await removeTenantNetworks(TENANT);
     await bed?.dispose();
-    expect(left.map((n) => n.Name)).toEqual([]);
+    expect(left).toEqual([]);
   }, 60_000);
 
   it("adopted sessions keep their egress, a gone gateway means no network, the rest is swept", async () => {

@@ -22,7 +22,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type Docker from "dockerode";
 import { SESSION_LABEL } from "../../../src/egress/index.js";
-import { DEFAULT_IMAGE, getDocker } from "../../../src/sandbox/index.js";
+import { DEFAULT_IMAGE, getDocker, LABEL } from "../../../src/sandbox/index.js";
 import { createTestNetwork } from "../../helpers/test-network.js";
 
 /** Names the public test host answers to. */
@@ -329,4 +329,16 @@ export async function egressOf(sessionId: string): Promise<string[]> {
   const containers = await docker.listContainers({ all: true, filters });
   const networks = await docker.listNetworks({ filters });
   return [...containers.map(() => "gateway"), ...networks.map(() => "network")].sort();
+}
+
+/** Removes the session networks `tenant` left behind (a test that failed midway); resolves their names. */
+export async function removeTenantNetworks(tenant: string): Promise<string[]> {
+  const docker = getDocker();
+  const left = await docker.listNetworks({ filters: { label: [`${LABEL.tenant}=${tenant}`] } });
+  for (const n of left)
+    await docker
+      .getNetwork(n.Id)
+      .remove()
+      .catch(() => {});
+  return left.map((n) => n.Name);
 }

@@ -132,6 +132,8 @@ describeEngine("network egress: sessions with network from the warm pool", () =>
       filters: { label: [`${ROLE_LABEL}=gateway`, `${SESSION_LABEL}=${sandboxLabel}`] },
     });
     const network = pooled.info.network;
-    expect(gateways.map((g) => g.Id)).toEqual([network?.mode === "allowlist" ? network.gatewayContainerId : ""]);
+    expect(gateways.map((g) => g.Id)).toEqual([
+      network?.mode === "allowlist" ? network.gatewayContainerId : "",
+    ]);
   });
 });
