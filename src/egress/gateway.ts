@@ -145,7 +145,7 @@ export async function startEgressGateway(
     const address = info.NetworkSettings.Networks[net.name]?.IPAddress;
     if (!address) throw new SandboxError(`the egress gateway has no address on ${net.name}`);
     const proxyUrl = `http://${address}:${GATEWAY_PORT}`;
-    let closed: Promise<void> | undefined;
+    let removed: Promise<void> | undefined;
     const ids = { containerId: container.id, networkName: net.name };
     const gateway: EgressGateway = {
       ...ids,
@@ -162,10 +162,10 @@ export async function startEgressGateway(
       },
       close() {
         stdio.detach();
-        closed ??= removeEgressResources(docker, ids.containerId, ids.networkName).then(() =>
+        removed ??= removeEgressResources(docker, ids.containerId, ids.networkName).then(() =>
           removeSessionCa(input.sessionId),
         );
-        return closed;
+        return removed;
       },
     };
     return gateway;
