@@ -31,15 +31,21 @@ if ! command -v dockerd >/dev/null 2>&1 || ! command -v runsc >/dev/null 2>&1; t
   apt-get install -y -qq --no-install-recommends docker.io runsc iptables ca-certificates >/dev/null
 fi
 
-# Register gVisor as a runtime only when we own the engine's configuration (it is not running and
-# has no config yet). runsc's default platform works here; --network=none keeps it off the network.
-if [ ! -f /etc/docker/daemon.json ] && command -v runsc >/dev/null 2>&1; then
+# Write the engine's configuration only when we own it (it is not running and has no config yet):
+# gVisor as a runtime (runsc's default platform works here; --network=none keeps it off the
+# network), and address pools cut in /24s. Every session with network egress takes one network,
+# and Docker's default pools hold 31 (15 /16s and 16 /20s), so a host could run no more than about
+# 30 networked sessions; 172.16.0.0/12 in /24s holds 4,096 (docs/network.md, "Many sessions").
+if [ ! -f /etc/docker/daemon.json ]; then
   mkdir -p /etc/docker
+  runtimes=""
+  if command -v runsc >/dev/null 2>&1; then
+    runtimes='"runtimes": { "runsc": { "path": "'"$(command -v runsc)"'", "runtimeArgs": ["--network=none"] } },'
+  fi
   cat > /etc/docker/daemon.json <<JSON
 {
-  "runtimes": {
-    "runsc": { "path": "$(command -v runsc)", "runtimeArgs": ["--network=none"] }
-  }
+  ${runtimes}
+  "default-address-pools": [{ "base": "172.16.0.0/12", "size": 24 }]
 }
 JSON
 fi
