@@ -35,7 +35,8 @@ fi
 # gVisor as a runtime (runsc's default platform works here; --network=none keeps it off the
 # network), and address pools cut in /24s. Every session with network egress takes one network,
 # and Docker's default pools hold 31 (15 /16s and 16 /20s), so a host could run no more than about
-# 30 networked sessions; 172.16.0.0/12 in /24s holds 4,096 (docs/network.md, "Many sessions").
+# 30 networked sessions; 172.16.0.0/12 in /24s holds 4,096 (docs/network.md, "Each session takes
+# one engine network").
 if [ ! -f /etc/docker/daemon.json ]; then
   mkdir -p /etc/docker
   runtimes=""

@@ -274,6 +274,28 @@ function addressPoolsUsedUp(what: string, detail: string, cause: unknown): NoRoo
   );
 }
 
+/**
+ * The engine's words (Docker Engine 20.10+, libnetwork; an HTTP 500 when the container starts)
+ * when a network it connects a container to has no address left: `…: NAME (ID)`.
+ */
+const NETWORK_ADDRESSES_USED_UP = /no available IPv4 addresses on this network's address pools: (\S+)/i;
+
+/**
+ * No address left on an engine network for another container: every session's gateway takes one
+ * on its egress network (the engine's default bridge unless network.egressNetworks names another),
+ * which `default-address-pools` of /24s make a /24 (253 addresses) too. A capacity condition
+ * (NoRoomError), never an internal error; the message names the network, the cause and the fixes.
+ */
+function networkAddressesUsedUp(what: string, network: string, detail: string, cause: unknown): NoRoomError {
+  return new NoRoomError(
+    `${what}: the engine network '${network}' has no address left for another container (${detail}). ` +
+      "Each session with network egress puts its gateway on its egress network (the engine's default bridge unless --egress-network or network.egressNetworks names another), one address each. " +
+      `Close networked sessions or remove other containers from '${network}', name an egress network with a larger subnet, ` +
+      "or lower warden serve's maxNetworkedSessions below its free addresses.",
+    { cause },
+  );
+}
+
 /** Shape of the engine errors docker-modem throws (HTTP status plus JSON body). */
 interface DockerModemError {
   statusCode?: number;
@@ -287,7 +309,8 @@ interface DockerModemError {
  * The one table from Docker API failures to warden errors.
  * Source: Docker Engine API 1.41 status codes (404 no such object, 409 conflict / not running,
  * 304 already in that state) and Node's socket errors (ENOENT, ECONNREFUSED) for an absent engine;
- * the engine's used-up address pools (a 404 in its words) are NoRoomError (503), not NotFoundError.
+ * the engine's used-up address pools (a 404 in its words) are NoRoomError (503), not NotFoundError,
+ * and so is a network with no address left (a 500 in its words), not SandboxError.
  */
 export function fromDockerError(
   err: unknown,
@@ -307,6 +330,8 @@ export function fromDockerError(
     return new SandboxNotRunningError(context.containerId, { cause: err });
   }
   if (ADDRESS_POOLS_USED_UP.test(detail)) return addressPoolsUsedUp(context.what, detail, err);
+  const full = NETWORK_ADDRESSES_USED_UP.exec(detail);
+  if (full) return networkAddressesUsedUp(context.what, full[1] ?? "", detail, err);
   if (e.statusCode === 404) return new NotFoundError(`${context.what}: ${detail}`);
   return new SandboxError(`${context.what} failed: ${detail}`, { cause: err });
 }

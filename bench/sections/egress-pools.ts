@@ -71,3 +71,22 @@ export async function freeAddressPools(docker: Docker): Promise<{ total: number;
     for (const a of addrs ?? []) if (a.family === "IPv4") used.push(`${a.address}/32`);
   return freePoolSlots(pools, used);
 }
+
+/**
+ * Containers an IPv4 bridge network of `subnet` can still take with `attached` on it: its
+ * addresses less the network's, the broadcast and the bridge's own, less those attached.
+ */
+export function freeNetworkAddresses(subnet: string, attached: number): number {
+  const r = range(subnet);
+  return r ? Math.max(0, r[1] - r[0] + 1 - 3 - attached) : 0;
+}
+
+/**
+ * How many more containers (a gateway each) the engine network `name` can take: its first IPv4
+ * subnet's free addresses (freeNetworkAddresses).
+ */
+export async function networkRoom(docker: Docker, name: string): Promise<number> {
+  const n = await docker.getNetwork(name).inspect();
+  const subnet = (n.IPAM?.Config ?? []).flatMap((c) => (c.Subnet && range(c.Subnet) ? [c.Subnet] : []))[0];
+  return subnet ? freeNetworkAddresses(subnet, Object.keys(n.Containers ?? {}).length) : 0;
+}

@@ -4,11 +4,13 @@
  * (so every gateway has opened a tunnel and made a leaf certificate), against K sessions without
  * network started the same way. Measured: the wall time to start all K, each container's memory as
  * `docker stats` shows it (cgroup usage minus inactive file pages, from the engine's stats), the
- * gateways' mean and max, the host's total (sandboxes + gateways) and the controller's RSS growth.
+ * gateways' mean and max, the host's total (sandboxes + gateways), the engine processes' memory
+ * growth and the host's MemAvailable drop (egress-host-memory.ts), and the controller's RSS growth.
  *
  * K is the sessions asked for, capped by the engine: each session with network takes one network
  * from the engine's address pools (30 on a default engine, shared with everyone using it), so K is
- * at most the free pool slots minus `reserve` left for others; the row says when K was capped.
+ * at most the free pool slots minus `reserve` left for others, and each gateway takes an address on
+ * the egress network, so K is at most its free addresses; the row says when K was capped.
  * Everything is closed afterwards, and whatever carries the phase's tenant label is removed even
  * when the phase fails.
  */
@@ -20,7 +22,8 @@ import { LABEL, type SandboxSpec } from "../../src/sandbox/index.js";
 import { createSession, type Session } from "../../src/session/index.js";
 import type { BenchRow } from "../harness.js";
 import { runOk, sandboxSide } from "./egress-direct.js";
-import { freeAddressPools } from "./egress-pools.js";
+import { hostMemory } from "./egress-host-memory.js";
+import { freeAddressPools, networkRoom } from "./egress-pools.js";
 
 const MIB = 1024 * 1024;
 
@@ -59,11 +62,19 @@ async function memoryOf(docker: Docker, id: string): Promise<number> {
 
 interface Fleet {
   startMs: number;
+  /** Each session's createSession time, in the order they started. */
+  eachMs: number[];
   sandboxBytes: number[];
   gatewayBytes: number[];
   rssGrowth: number;
+  /** The host's MemAvailable drop and the engine processes' PSS growth; undefined where unreadable. */
+  availableDrop: number | undefined;
+  engineGrowth: number | undefined;
   failed: string[];
 }
+
+const less = (a: number | undefined, b: number | undefined) =>
+  a === undefined || b === undefined ? undefined : a - b;
 
 /** Starts `count` sessions of `sandbox`, requests once through each when `request`, measures, closes. */
 async function fleet(
@@ -76,11 +87,15 @@ async function fleet(
 ): Promise<Fleet> {
   globalThis.gc?.();
   const rss0 = process.memoryUsage().rss;
+  const host0 = await hostMemory();
   const sessions: Session[] = [];
   try {
     const t0 = performance.now();
+    const eachMs: number[] = [];
     const started = await pool(Array.from({ length: count }), concurrency, async () => {
+      const t = performance.now();
       const s = await createSession({ tenant, sandbox });
+      eachMs.push(performance.now() - t);
       sessions.push(s);
       return s;
     });
@@ -93,6 +108,7 @@ async function fleet(
         if (r.status === "rejected") failed.push(String(r.reason));
     globalThis.gc?.();
     const rssGrowth = process.memoryUsage().rss - rss0;
+    const host = await hostMemory();
     const sandboxIds = sessions.map((s) => s.sandbox.info.containerId);
     const gateways = await docker.listContainers({
       filters: { label: [`${LABEL.tenant}=${tenant}`, `${ROLE_LABEL}=gateway`] },
@@ -103,14 +119,38 @@ async function fleet(
       );
     return {
       startMs,
+      eachMs,
       sandboxBytes: await mem(sandboxIds),
       gatewayBytes: await mem(gateways.map((g) => g.Id)),
       rssGrowth,
+      availableDrop: less(host0.available, host.available),
+      engineGrowth: less(host.engine, host0.engine),
       failed,
     };
   } finally {
     await pool(sessions, concurrency, (s) => s.close());
   }
+}
+
+/** A MiB row of a figure that may be unreadable (`missing` says why); `note` goes with a value. */
+function optional(
+  name: string,
+  value: number | undefined,
+  baseline: number | undefined,
+  baselineName: string,
+  missing: string,
+  note?: string,
+): BenchRow {
+  if (value === undefined || baseline === undefined)
+    return { name, value: Number.NaN, unit: "MiB", note: missing };
+  return {
+    name,
+    value: value / MIB,
+    unit: "MiB",
+    baseline: baseline / MIB,
+    baselineName,
+    ...(note ? { note } : {}),
+  };
 }
 
 /** Removes every container and network labelled with `tenant` (what a failed close left). */
@@ -143,10 +183,12 @@ export async function scaleRows(
   sizes: ScaleSizes,
 ): Promise<BenchRow[]> {
   const slots = await freeAddressPools(docker);
-  const k = Math.max(0, Math.min(sizes.sessions, slots.free - sizes.reserve));
+  const egress = ("egressNetworks" in network && network.egressNetworks?.[0]) || "bridge";
+  const room = await networkRoom(docker, egress);
+  const k = Math.max(0, Math.min(sizes.sessions, slots.free - sizes.reserve, room));
   const capped =
     k < sizes.sessions
-      ? `asked ${sizes.sessions}; the engine's address pools have ${slots.free} of ${slots.total} free, ${sizes.reserve} left for others`
+      ? `asked ${sizes.sessions}; the engine's address pools have ${slots.free} of ${slots.total} free, ${sizes.reserve} left for others; the egress network ${egress} has ${room} free addresses (one per gateway)`
       : undefined;
   if (k === 0)
     return [{ name: "sessions with network started", value: 0, unit: "count", note: capped ?? "" }];
@@ -160,6 +202,8 @@ export async function scaleRows(
     const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
     const mean = (xs: number[]) => sum(xs) / xs.length;
     const base = `${k} sessions without network`;
+    const tail = Math.max(1, Math.min(10, Math.floor(k / 2)));
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
     const totalWith = sum(withNet.sandboxBytes) + sum(withNet.gatewayBytes);
     return [
       { name: "sessions with network started", value: k, unit: "count", ...(capped ? { note: capped } : {}) },
@@ -169,6 +213,13 @@ export async function scaleRows(
         unit: "ms",
         baseline: without.startMs,
         baselineName: base,
+      },
+      {
+        name: `one session's start with network, median of the last ${tail} of ${k} started`,
+        value: median(withNet.eachMs.slice(-tail)),
+        unit: "ms",
+        baseline: median(withNet.eachMs.slice(0, tail)),
+        baselineName: `the first ${tail}`,
       },
       { name: "gateway memory per session, mean", value: mean(withNet.gatewayBytes) / MIB, unit: "MiB" },
       {
@@ -190,6 +241,21 @@ export async function scaleRows(
         baseline: sum(without.sandboxBytes) / MIB,
         baselineName: base,
       },
+      optional(
+        `engine processes' memory growth (dockerd, containerd, shims; PSS) with ${k} sessions open`,
+        withNet.engineGrowth,
+        without.engineGrowth,
+        base,
+        "the engine's processes are not readable here (another user's, without root)",
+      ),
+      optional(
+        `host MemAvailable drop with ${k} sessions open`,
+        withNet.availableDrop,
+        without.availableDrop,
+        base,
+        "no /proc/meminfo",
+        "everything on the host: also what else ran meanwhile",
+      ),
       {
         name: `controller RSS growth with ${k} sessions open`,
         value: withNet.rssGrowth / MIB,

@@ -20,7 +20,8 @@
  * - `scale` (egress-scale.ts): K sessions with network at once, against K without: start time,
  *   gateway memory per session (mean, max), host memory, controller RSS.
  *   WARDEN_BENCH_EGRESS_SESSIONS (default 100; capped by the engine's free address pools less
- *   WARDEN_BENCH_EGRESS_NETWORK_RESERVE, default 8), WARDEN_BENCH_EGRESS_CONCURRENCY (default 4).
+ *   WARDEN_BENCH_EGRESS_NETWORK_RESERVE, default 8, and by the 252 gateways the test hosts'
+ *   network, a /24 at most, holds), WARDEN_BENCH_EGRESS_CONCURRENCY (default 4).
  * WARDEN_BENCH_GATEWAY_IMAGE runs the gateways from another image (egress-gateway-image.ts). The
  * 1-minute load average before the section and after each phase is printed with the figures. The
  * defaults take about 2-3 minutes on the 2-core test machine. A phase that fails leaves a
@@ -143,7 +144,11 @@ export const egressSection: BenchSection = {
     const rows: BenchRow[] = [
       { name: "load average 1 min, before", value: loadavg()[0] ?? Number.NaN, unit: "count" },
     ];
-    const bed = await startEgressTestbed();
+    // Every gateway of the scale phase takes an address on the test hosts' network, and the
+    // install phase's package host and direct container one each.
+    const bed = await startEgressTestbed(
+      wanted.includes("scale") ? { publicRoom: Math.min(252, Math.max(20, SCALE.sessions + 2)) } : {},
+    );
     try {
       const ca = await readFile(bed.caBundlePath, "utf8");
       const failed: string[] = [];

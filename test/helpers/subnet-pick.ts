@@ -137,3 +137,25 @@ export function urlHost(url: string): string | undefined {
     return undefined;
   }
 }
+
+/** The documentation ranges (RFC 5737 TEST-NET-1..3), which the gateway does not refuse. */
+const TEST_NETS = ["192.0.2", "198.51.100", "203.0.113"] as const;
+
+/**
+ * Candidate subnets for a test network that must hold `containers` containers: the TEST-NET /24s
+ * cut into the smallest equal blocks (a /27 at least, so parallel runs can share a /24) whose
+ * addresses, less the network's, the broadcast and the bridge's own, are enough. Throws when even
+ * a whole /24 (253 containers) is too small.
+ */
+export function testNetCandidates(containers: number): string[] {
+  for (let prefix = 27; prefix >= 24; prefix--) {
+    const size = 2 ** (32 - prefix);
+    if (size - 3 < containers) continue;
+    return TEST_NETS.flatMap((net) =>
+      Array.from({ length: 256 / size }, (_, i) => `${net}.${i * size}/${prefix}`),
+    );
+  }
+  throw new Error(
+    `A test network on a TEST-NET range holds at most 253 containers (a /24); ${containers} asked.`,
+  );
+}

@@ -3,13 +3,15 @@
  * between them) are removed by label; a live session's are not. A missing gateway image is an
  * error (the sandbox is never created without its gateway: prepare.ts starts the gateway first), so
  * are a gateway that never starts and an egress network the engine does not have: each leaves no
- * gateway container and no session network behind.
+ * gateway container and no session network behind. An egress network with no address left for
+ * the gateway (the default bridge is a /24 under /24 address pools) is NO_ROOM, and leaves nothing.
  */
 import { afterAll, expect, it } from "vitest";
 import { startEgressGateway } from "../../../src/egress/index.js";
 import { createSandbox, DEFAULT_IMAGE, gc, getDocker } from "../../../src/sandbox/index.js";
 import { describeEngine } from "../../helpers/engine.js";
 import { leftovers, testTenant } from "../../helpers/sandbox-fixture.js";
+import { withFreeSubnet } from "../../helpers/test-network.js";
 import { egressOf } from "./testbed.js";
 
 const tenant = testTenant("egress-gc");
@@ -89,5 +91,43 @@ describeEngine("network egress: gc", () => {
         "Create it (docker network create warden-test-no-such-network) or name an existing one in network.egressNetworks (--egress-network).",
     });
     expect(await egressOf(sessionId)).toEqual([]);
+  }, 60_000);
+
+  it("an egress network with no address left fails the session's creation as NO_ROOM naming it and the fixes, and leaves nothing", async () => {
+    const docker = getDocker();
+    const name = `warden-test-full-${process.pid}`;
+    // A /30: the network's address, the bridge's, one for a container and the broadcast; that one
+    // is reserved (an auxiliary address), so the engine has none for the gateway.
+    await withFreeSubnet(
+      docker,
+      name,
+      Array.from({ length: 64 }, (_, i) => `10.214.${i}.0/30`),
+      async (subnet) => {
+        await docker.createNetwork({
+          Name: name,
+          Driver: "bridge",
+          CheckDuplicate: true,
+          Labels: { "io.warden.test": "egress" },
+          IPAM: {
+            Config: [{ Subnet: subnet, AuxiliaryAddresses: { taken: subnet.replace(/0\/30$/, "2") } }],
+          },
+        });
+      },
+    );
+    const sessionId = `test-full-egress-network-${process.pid}`;
+    try {
+      const refused = createSandbox({ tenant, sessionId, network: { ...network, egressNetworks: [name] } });
+      await expect(refused).rejects.toMatchObject({
+        code: "NO_ROOM",
+        message: expect.stringMatching(
+          new RegExp(
+            `^creating the sandbox: the engine network '${name}' has no address left for another container \\(no available IPv4 addresses on this network's address pools: ${name} \\(\\w+\\)\\)\\. .*name an egress network with a larger subnet`,
+          ),
+        ),
+      });
+      expect(await egressOf(sessionId)).toEqual([]);
+    } finally {
+      await docker.getNetwork(name).remove();
+    }
   }, 60_000);
 });

@@ -23,6 +23,7 @@ import { join } from "node:path";
 import type Docker from "dockerode";
 import { SESSION_LABEL } from "../../../src/egress/index.js";
 import { DEFAULT_IMAGE, getDocker, LABEL } from "../../../src/sandbox/index.js";
+import { testNetCandidates } from "../../helpers/subnet-pick.js";
 import { createTestNetwork } from "../../helpers/test-network.js";
 
 /** Names the public test host answers to. */
@@ -233,8 +234,18 @@ export function makeTestCertificates(
   return { ca: read("ca.pem"), cert: read("server.pem"), key: read("server.key") };
 }
 
+/** Options of {@link startEgressTestbed}. */
+export interface EgressTestbedOptions {
+  /**
+   * Containers the public network must have room for besides its test host: every gateway whose
+   * egress network it is takes an address there. Default 20 (a /27); at most 252 (a /24).
+   */
+  publicRoom?: number;
+}
+
 /** Starts the testbed. */
-export async function startEgressTestbed(): Promise<EgressTestbed> {
+export async function startEgressTestbed(options: EgressTestbedOptions = {}): Promise<EgressTestbed> {
+  const publicCandidates = testNetCandidates((options.publicRoom ?? 20) + 1);
   const docker = getDocker();
   const dir = mkdtempSync(join(tmpdir(), "warden-egress-"));
   const tag = randomBytes(4).toString("hex");
@@ -253,14 +264,14 @@ export async function startEgressTestbed(): Promise<EgressTestbed> {
   try {
     const { ca, cert, key } = makeTestCertificates(dir, [...PUBLIC_NAMES, "private.test", REBIND_NAME]);
     writeFileSync(join(dir, "ca-bundle.pem"), ca);
-    // /27s of the documentation ranges the gateway does not refuse (TEST-NET-1..3) and /24s of
-    // 10.213/16; test-network.ts leaves out any that overlaps what the host uses (routes,
-    // addresses, resolved registries), so parallel runs and the host's own traffic do not collide.
+    // Blocks of the documentation ranges the gateway does not refuse (TEST-NET-1..3; /27s unless
+    // publicRoom needs more) and /24s of 10.213/16; test-network.ts leaves out any that overlaps
+    // what the host uses (routes, addresses, resolved registries), so parallel runs and the host's
+    // own traffic do not collide.
     const labels = { "io.warden.test": "egress" };
-    const slash27s = (net: string) => Array.from({ length: 8 }, (_, i) => `${net}.${i * 32}/27`);
     await createTestNetwork(docker, {
       name: publicNetwork,
-      candidates: ["192.0.2", "198.51.100", "203.0.113"].flatMap(slash27s),
+      candidates: publicCandidates,
       labels,
     });
     await createTestNetwork(docker, {

@@ -1,7 +1,12 @@
-/** The egress bench's pure parts: the engine's free address-pool slots, and rows without a value. */
+/** The egress bench's pure parts: the engine's free address-pool slots, an egress network's free addresses, rows without a value. */
 import { describe, expect, it } from "vitest";
 import { formatRows } from "../../../bench/harness.js";
-import { DEFAULT_ADDRESS_POOLS, freePoolSlots } from "../../../bench/sections/egress-pools.js";
+import { memAvailableBytes, pssBytes } from "../../../bench/sections/egress-host-memory.js";
+import {
+  DEFAULT_ADDRESS_POOLS,
+  freeNetworkAddresses,
+  freePoolSlots,
+} from "../../../bench/sections/egress-pools.js";
 
 describe("freePoolSlots", () => {
   it("counts the default pools as 31 networks: fifteen /16s of 172.16/12 and sixteen /20s of 192.168/16", () => {
@@ -26,6 +31,28 @@ describe("freePoolSlots", () => {
       total: 256,
       free: 255,
     });
+  });
+});
+
+describe("freeNetworkAddresses", () => {
+  it("leaves the network's address, the broadcast and the bridge's own out, then those attached", () => {
+    expect(freeNetworkAddresses("192.0.2.0/27", 0)).toBe(29);
+    expect(freeNetworkAddresses("192.0.2.0/27", 1)).toBe(28);
+    expect(freeNetworkAddresses("198.51.100.128/25", 1)).toBe(124);
+    expect(freeNetworkAddresses("192.0.2.0/27", 40)).toBe(0);
+    expect(freeNetworkAddresses("fd00::/64", 0)).toBe(0);
+  });
+});
+
+describe("host memory figures", () => {
+  it("reads Pss from smaps_rollup and MemAvailable from meminfo, in bytes", () => {
+    const rollup =
+      "55d0a000-7ffd0000 ---p 00000000 00:00 0  [rollup]\nRss:   13904 kB\nPss:    4211 kB\nPss_Anon:  3000 kB\n";
+    expect(pssBytes(rollup)).toBe(4211 * 1024);
+    expect(pssBytes("")).toBeUndefined();
+    const meminfo = "MemTotal:       24683520 kB\nMemFree:        21567488 kB\nMemAvailable:   24187904 kB\n";
+    expect(memAvailableBytes(meminfo)).toBe(24187904 * 1024);
+    expect(memAvailableBytes("MemTotal: 1 kB\n")).toBeUndefined();
   });
 });
 

@@ -12,6 +12,7 @@ import {
   pickSubnet,
   resolvConfNameservers,
   routesFromIpJson,
+  testNetCandidates,
   urlHost,
 } from "../../helpers/subnet-pick.js";
 
@@ -120,5 +121,31 @@ describe("reading what the host uses", () => {
     expect(urlHost("http://[fd00::5]:3128/simple")).toBe("fd00::5");
     expect(urlHost("direct")).toBeUndefined();
     expect(urlHost("off")).toBeUndefined();
+  });
+});
+
+describe("testNetCandidates", () => {
+  it("cuts the TEST-NETs in /27s while 29 containers fit: the testbed's default", () => {
+    const c = testNetCandidates(2);
+    expect(c).toHaveLength(24);
+    expect(c).toEqual(["192.0.2", "198.51.100", "203.0.113"].flatMap(slash27s));
+    expect(testNetCandidates(29)).toEqual(c);
+  });
+
+  it("takes larger blocks for more containers: 100 gateways and a host need a /25", () => {
+    expect(testNetCandidates(30)[0]).toBe("192.0.2.0/26");
+    expect(testNetCandidates(101)).toEqual([
+      "192.0.2.0/25",
+      "192.0.2.128/25",
+      "198.51.100.0/25",
+      "198.51.100.128/25",
+      "203.0.113.0/25",
+      "203.0.113.128/25",
+    ]);
+    expect(testNetCandidates(253)).toEqual(["192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24"]);
+  });
+
+  it("refuses more than a /24 holds, saying how many fit", () => {
+    expect(() => testNetCandidates(254)).toThrow(/at most 253 containers.*254 asked/);
   });
 });

@@ -44,6 +44,33 @@ describe("toErrorResponse", () => {
     );
   });
 
+  it("answers an engine network with no address left (its 500 when the gateway starts) with 503 NO_ROOM naming the network and the fixes", () => {
+    // The engine's exact answer (Docker 20.10) to starting a container on a network whose
+    // addresses are all taken: the gateways' egress network, a /24 under /24 address pools.
+    const detail =
+      "no available IPv4 addresses on this network's address pools: bridge (550308188ebc4e2b09a55b8b0b0fb1d4e3c8a0e1f1c1d6d2e0a3c4b5d6e7f801)";
+    const engineError = Object.assign(new Error(`(HTTP code 500) server error - ${detail} `), {
+      statusCode: 500,
+      json: { message: detail },
+    });
+    const err = fromDockerError(engineError, { what: "creating the sandbox" });
+    expect(err).toBeInstanceOf(NoRoomError);
+    const message =
+      `creating the sandbox: the engine network 'bridge' has no address left for another container (${detail}). ` +
+      "Each session with network egress puts its gateway on its egress network (the engine's default bridge unless --egress-network or network.egressNetworks names another), one address each. " +
+      "Close networked sessions or remove other containers from 'bridge', name an egress network with a larger subnet, " +
+      "or lower warden serve's maxNetworkedSessions below its free addresses.";
+    expect(toErrorResponse(err)).toEqual({
+      status: 503,
+      body: { code: "NO_ROOM", message: `${message} Retry in 10 s (Retry-After).` },
+      retryAfterSeconds: 10,
+    });
+    // Any other 500 of the engine stays an internal error.
+    expect(
+      fromDockerError({ statusCode: 500, json: { message: "driver failed" } }, { what: "x" }),
+    ).toBeInstanceOf(SandboxError);
+  });
+
   it("answers no room (unscheduled, withdrawn, quota used up) with 503 NO_ROOM and Retry-After 10, repeated in the message", () => {
     const errors = [
       startTimeoutError("ns", "warden-x", 6000, {
