@@ -61,17 +61,14 @@ func (b *fillBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// fillResponse is ReverseProxy's ModifyResponse: an HTTP/1.x response of known length from a TLS
-// origin is read through fillBody (not an upgrade, whose body is the connection, nor a stream of
-// unknown length, whose parts go to the sandbox as they come).
-func fillResponse(resp *http.Response) error {
-	t, _ := resp.Request.Context().Value(targetKey{}).(*target)
-	if t == nil || t.conn == nil || resp.TLS == nil || resp.ProtoMajor != 1 || resp.ContentLength <= 0 ||
-		resp.StatusCode == http.StatusSwitchingProtocols {
-		return nil
+// fillResponse reads an HTTP/1.x response of known length from a TLS origin through fillBody (not
+// an upgrade, whose body is the connection, nor a stream of unknown length, whose parts go to the
+// sandbox as they come).
+func fillResponse(resp *http.Response, t *target) {
+	if resp.TLS == nil || resp.ProtoMajor != 1 || resp.ContentLength <= 0 || resp.StatusCode == http.StatusSwitchingProtocols {
+		return
 	}
 	resp.Body = &fillBody{ReadCloser: resp.Body, conn: t.conn}
-	return nil
 }
 
 // batchConn is the sandbox's side of an opened tunnel, under its TLS: between begin and end (one

@@ -33,6 +33,8 @@ type target struct {
 	rec               *record
 	// conn is the origin connection the request went on (GotConn).
 	conn *originConn
+	// cw is what the sandbox receives.
+	cw *countingWriter
 }
 
 func newOriginProxy(d *dialer, roots *x509.CertPool, ctl *controller) *originProxy {
@@ -62,7 +64,7 @@ func newOriginProxy(d *dialer, roots *x509.CertPool, ctl *controller) *originPro
 		},
 		Transport:      transport,
 		BufferPool:     bufferPool{},
-		ModifyResponse: fillResponse,
+		ModifyResponse: fastBody,
 		ErrorLog:       quiet,
 		ErrorHandler:   originError,
 	}
@@ -89,6 +91,7 @@ func (p *originProxy) forward(w http.ResponseWriter, r *http.Request, rec *recor
 		r.Body = &countingBody{ReadCloser: r.Body, n: &rec.out}
 	}
 	cw := &countingWriter{ResponseWriter: w, rec: rec}
+	t.cw = cw
 	if bc, ok := r.Context().Value(batchKey{}).(*batchConn); ok && r.ProtoMajor == 1 {
 		// HTTP/1.x inside a tunnel: a write's records go out together (HTTP/2 writes its frames from
 		// another goroutine, under flow control: never kept).
@@ -104,6 +107,21 @@ func (p *originProxy) forward(w http.ResponseWriter, r *http.Request, rec *recor
 		}
 	}()
 	p.rp.ServeHTTP(cw, r.WithContext(ctx))
+}
+
+// fastBody is ReverseProxy's ModifyResponse: a response's body read in large parts (fillResponse,
+// from a TLS origin) or moved by the kernel (spliceResponse, plain HTTP).
+func fastBody(resp *http.Response) error {
+	t, _ := resp.Request.Context().Value(targetKey{}).(*target)
+	if t == nil || t.conn == nil {
+		return nil
+	}
+	if resp.TLS != nil {
+		fillResponse(resp, t)
+	} else {
+		spliceResponse(resp, t)
+	}
+	return nil
 }
 
 // originError answers a request the origin could not take: 403 for a refused address (a name that

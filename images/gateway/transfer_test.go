@@ -46,7 +46,15 @@ func newTransferBed(tb testing.TB) *transferBed {
 		tb.Fatal(err)
 	}
 	origin := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var n int
+		var n, cut int
+		if _, err := fmt.Sscanf(r.URL.Path, "/cut/%d/%d", &n, &cut); err == nil {
+			// Content-Length n, then cut bytes and the connection closes.
+			conn, rw, _ := http.NewResponseController(w).Hijack()
+			fmt.Fprintf(rw, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", n, strings.Repeat("x", cut))
+			rw.Flush()
+			conn.Close()
+			return
+		}
 		if _, err := fmt.Sscanf(r.URL.Path, "/bytes/%d", &n); err != nil {
 			http.NotFound(w, r)
 			return
@@ -119,7 +127,7 @@ func newTransferBed(tb testing.TB) *transferBed {
 	}
 	front := listen()
 	server := &http.Server{Handler: g, ConnContext: withConnectionID, ErrorLog: quiet, MaxHeaderBytes: maxHeaderBytes}
-	go server.Serve(front)
+	go server.Serve(newLimitListener(front, maxConnections))
 	tb.Cleanup(func() { server.Close() })
 	bed.proxy = &url.URL{Scheme: "http", Host: front.Addr().String()}
 
@@ -187,6 +195,34 @@ func TestTransferCountsEveryByte(t *testing.T) {
 		if !r.Forwarded || r.Status != 200 || r.BytesIn < n || r.BytesIn > n+200 {
 			t.Fatalf("%s: record %+v", base, r)
 		}
+	}
+}
+
+// A plain-HTTP body moved by the kernel (spliceBody) is followed by more requests on the same
+// connection to the gateway (the origin connection is not reused: a new one is made); a body the
+// origin cuts midway is cut for the sandbox too, and its record counts what arrived.
+func TestSplicedBodyThenMore(t *testing.T) {
+	bed := newTransferBed(t)
+	for i, n := range []int{3 << 20, 100, 2<<20 + 7} {
+		if got := bed.download(t, bed.plain, n); got != n {
+			t.Fatalf("download %d: got %d bytes of %d", i, got, n)
+		}
+		if r := bed.record(t, "/bytes"); r.BytesIn < int64(n) || r.BytesIn > int64(n)+200 {
+			t.Fatalf("download %d: record %+v", i, r)
+		}
+	}
+	const n, cut = 4 << 20, 1<<20 + 5
+	resp, err := bed.client.Get(fmt.Sprintf("%s/cut/%d/%d", bed.plain, n, cut))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err == nil || got != cut {
+		t.Fatalf("a cut body: got %d bytes of %d, error %v", got, cut, err)
+	}
+	if r := bed.record(t, "/cut"); r.BytesIn < cut || r.BytesIn > cut+200 {
+		t.Fatalf("a cut body's record %+v", r)
 	}
 }
 
