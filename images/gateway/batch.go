@@ -53,10 +53,8 @@ const minFill = 16 << 10
 
 func (b *fillBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
-	for err == nil && n > 0 && len(p)-n >= minFill && b.conn.buffered() > 0 {
-		var m int
+	for m := n; err == nil && m > 0 && len(p)-n >= minFill && b.conn.buffered() > 0; n += m {
 		m, err = b.ReadCloser.Read(p[n:])
-		n += m
 	}
 	return n, err
 }
