@@ -31,11 +31,21 @@ type targetKey struct{}
 type target struct {
 	scheme, authority string
 	rec               *record
+	// conn is the origin connection the request went on (GotConn).
+	conn *originConn
+	// cw is what the sandbox receives.
+	cw *countingWriter
 }
 
 func newOriginProxy(d *dialer, roots *x509.CertPool, ctl *controller) *originProxy {
 	transport := &http.Transport{
-		DialContext:           d.DialContext,
+		DialContext: func(ctx context.Context, network, address string) (net.Conn, error) {
+			conn, err := d.DialContext(ctx, network, address)
+			if err != nil {
+				return nil, err
+			}
+			return newOriginConn(conn), nil
+		},
 		TLSClientConfig:       &tls.Config{RootCAs: roots, ClientSessionCache: tls.NewLRUClientSessionCache(256)},
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          256,
@@ -45,7 +55,6 @@ func newOriginProxy(d *dialer, roots *x509.CertPool, ctl *controller) *originPro
 		ExpectContinueTimeout: time.Second,
 		DisableCompression:    true,
 		WriteBufferSize:       128 << 10,
-		ReadBufferSize:        128 << 10,
 	}
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -53,10 +62,11 @@ func newOriginProxy(d *dialer, roots *x509.CertPool, ctl *controller) *originPro
 			pr.Out.URL.Scheme, pr.Out.URL.Host = t.scheme, t.authority
 			pr.Out.Host = pr.In.Host
 		},
-		Transport:    transport,
-		BufferPool:   bufferPool{},
-		ErrorLog:     quiet,
-		ErrorHandler: originError,
+		Transport:      transport,
+		BufferPool:     bufferPool{},
+		ModifyResponse: fastBody,
+		ErrorLog:       quiet,
+		ErrorHandler:   originError,
 	}
 	return &originProxy{rp: rp, ctl: ctl}
 }
@@ -65,14 +75,28 @@ func newOriginProxy(d *dialer, roots *x509.CertPool, ctl *controller) *originPro
 // record when it ends, also when the response is cut midway (ReverseProxy then panics with
 // http.ErrAbortHandler to abort the connection: recorded, then passed on).
 func (p *originProxy) forward(w http.ResponseWriter, r *http.Request, rec *record, scheme, authority string) {
+	t := &target{scheme: scheme, authority: authority, rec: rec}
 	trace := &httptrace.ClientTrace{
-		GotConn: func(info httptrace.GotConnInfo) { rec.Remote = hostOnly(info.Conn.RemoteAddr().String()) },
+		GotConn: func(info httptrace.GotConnInfo) {
+			rec.Remote = hostOnly(info.Conn.RemoteAddr().String())
+			conn := info.Conn
+			if tc, ok := conn.(*tls.Conn); ok {
+				conn = tc.NetConn()
+			}
+			t.conn, _ = conn.(*originConn)
+		},
 	}
-	ctx := context.WithValue(httptrace.WithClientTrace(r.Context(), trace), targetKey{}, &target{scheme, authority, rec})
+	ctx := context.WithValue(httptrace.WithClientTrace(r.Context(), trace), targetKey{}, t)
 	if r.Body != nil && r.Body != http.NoBody {
 		r.Body = &countingBody{ReadCloser: r.Body, n: &rec.out}
 	}
 	cw := &countingWriter{ResponseWriter: w, rec: rec}
+	t.cw = cw
+	if bc, ok := r.Context().Value(batchKey{}).(*batchConn); ok && r.ProtoMajor == 1 {
+		// HTTP/1.x inside a tunnel: a write's records go out together (HTTP/2 writes its frames from
+		// another goroutine, under flow control: never kept).
+		cw.batch = bc
+	}
 	defer func() {
 		aborted := recover()
 		rec.Status = cw.status
@@ -83,6 +107,21 @@ func (p *originProxy) forward(w http.ResponseWriter, r *http.Request, rec *recor
 		}
 	}()
 	p.rp.ServeHTTP(cw, r.WithContext(ctx))
+}
+
+// fastBody is ReverseProxy's ModifyResponse: a response's body read in large parts (fillResponse,
+// from a TLS origin) or moved by the kernel (spliceResponse, plain HTTP).
+func fastBody(resp *http.Response) error {
+	t, _ := resp.Request.Context().Value(targetKey{}).(*target)
+	if t == nil || t.conn == nil {
+		return nil
+	}
+	if resp.TLS != nil {
+		fillResponse(resp, t)
+	} else {
+		spliceResponse(resp, t)
+	}
+	return nil
 }
 
 // originError answers a request the origin could not take: 403 for a refused address (a name that
@@ -108,10 +147,10 @@ func originError(w http.ResponseWriter, r *http.Request, err error) {
 	writeRefusal(w, status)
 }
 
-// bufferPool gives ReverseProxy 256 KiB copy buffers (its default is 32 KiB): fewer syscalls per MiB.
+// bufferPool gives ReverseProxy copyBufferSize copy buffers (its default is 32 KiB): fewer syscalls per MiB.
 type bufferPool struct{}
 
-var buffers = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+var buffers = sync.Pool{New: func() any { b := make([]byte, copyBufferSize); return &b }}
 
 func (bufferPool) Get() []byte  { return *(buffers.Get().(*[]byte)) }
 func (bufferPool) Put(b []byte) { buffers.Put(&b) }
@@ -134,6 +173,8 @@ type countingWriter struct {
 	rec     *record
 	status  int
 	refused bool
+	// batch, when set, is the tunnel's connection: each write's records are sent together.
+	batch *batchConn
 }
 
 func (w *countingWriter) WriteHeader(status int) {
@@ -154,7 +195,15 @@ func (w *countingWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
 	}
+	if w.batch != nil {
+		w.batch.begin()
+	}
 	n, err := w.ResponseWriter.Write(p)
+	if w.batch != nil {
+		if ferr := w.batch.end(); err == nil && ferr != nil {
+			n, err = 0, ferr
+		}
+	}
 	w.rec.in.Add(int64(n))
 	return n, err
 }

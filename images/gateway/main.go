@@ -14,8 +14,6 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
-
-	"golang.org/x/net/netutil"
 )
 
 func main() {
@@ -99,7 +97,7 @@ func run() error {
 	}
 	// At most maxConnections at once: the sandbox cannot make its gateway hold more (each may hold
 	// a header of up to maxHeaderBytes), the others wait in the listen queue.
-	return server.Serve(netutil.LimitListener(listener, maxConnections))
+	return server.Serve(newLimitListener(listener, maxConnections))
 }
 
 const (

@@ -86,7 +86,8 @@ func (g *gateway) open(conn net.Conn, rec *record, t tunnel) {
 			}, nil
 		},
 	}
-	tc := tls.Server(conn, config)
+	bc := &batchConn{Conn: conn}
+	tc := tls.Server(bc, config)
 	ctx, cancel := context.WithTimeout(context.Background(), handshakeTimeout)
 	err := tc.HandshakeContext(ctx)
 	cancel()
@@ -110,6 +111,9 @@ func (g *gateway) open(conn net.Conn, rec *record, t tunnel) {
 		MaxHeaderBytes:               maxHeaderBytes,
 		ErrorLog:                     quiet,
 		DisableGeneralOptionsHandler: true,
+		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+			return context.WithValue(ctx, batchKey{}, bc)
+		},
 	}
 	_ = inner.Serve(&oneConn{conn: tc})
 }
@@ -141,6 +145,9 @@ func (g *gateway) inside(t tunnel) http.Handler {
 		g.proxy.forward(w, r, rec, "https", net.JoinHostPort(t.host, strconv.Itoa(t.port)))
 	})
 }
+
+// batchKey is the context key of an opened tunnel's batchConn (its requests' context).
+type batchKey struct{}
 
 // oneConn is a listener that yields one connection, then reports itself closed.
 type oneConn struct {
