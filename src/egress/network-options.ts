@@ -3,7 +3,7 @@
  * produce the same shape). Each bad value is an InvalidArgumentError naming the field.
  */
 
-import { readFile, stat } from "node:fs/promises";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { isIP } from "node:net";
 import { isAbsolute, resolve } from "node:path";
 import { InvalidArgumentError } from "../errors.js";
@@ -56,29 +56,43 @@ export async function resolveNetworkOptions(network: NetworkOptions | undefined)
       throw new InvalidArgumentError("network.secrets must be an array of { name, bindings, value }.");
     out.secrets = checkSessionSecrets(network.secrets);
   }
-  if (network.caBundlePath !== undefined) {
-    const abs = isAbsolute(network.caBundlePath) ? network.caBundlePath : resolve(network.caBundlePath);
-    const st = await stat(abs).catch(() => null);
-    if (!st?.isFile())
-      throw new InvalidArgumentError({
-        field: "network.caBundlePath",
-        problem: `${abs} is not a file; pass a PEM file of CA certificates.`,
-      });
-    if (st.size > MAX_CA_BUNDLE_BYTES)
-      throw new InvalidArgumentError({
-        field: "network.caBundlePath",
-        problem: `${abs} has ${st.size} bytes, more than ${MAX_CA_BUNDLE_BYTES}; pass only the CAs the system's do not include (the gateway trusts the system's CAs already).`,
-      });
-    const text = await readFile(abs, "utf8");
-    if (!text.includes("-----BEGIN CERTIFICATE-----") || text.includes("PRIVATE KEY"))
-      throw new InvalidArgumentError({
-        field: "network.caBundlePath",
-        problem: `${abs} must hold PEM CA certificates ("-----BEGIN CERTIFICATE-----") and no private key.`,
-      });
-    out.caBundlePath = abs;
-  }
+  if (network.caBundlePath !== undefined) out.caBundlePath = checkCaBundle(network.caBundlePath);
   checkResolvers(network.resolvers);
   return out;
+}
+
+/**
+ * network.caBundlePath: a regular file of PEM certificates, at most MAX_CA_BUNDLE_BYTES, no key;
+ * returns its absolute path. Read synchronously, opened once (O_NONBLOCK: a FIFO is refused, not
+ * waited on) and checked on that descriptor: each claim of a networked session checks it again,
+ * and the thread pool's round trips (stat, read) cost ~0.25 ms against ~0.01 ms.
+ */
+function checkCaBundle(path: string): string {
+  const abs = isAbsolute(path) ? path : resolve(path);
+  const refuse = (problem: string) => new InvalidArgumentError({ field: "network.caBundlePath", problem });
+  let fd: number;
+  try {
+    fd = openSync(abs, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    throw refuse(`${abs} is not a file; pass a PEM file of CA certificates.`);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw refuse(`${abs} is not a file; pass a PEM file of CA certificates.`);
+    if (st.size > MAX_CA_BUNDLE_BYTES)
+      throw refuse(
+        `${abs} has ${st.size} bytes, more than ${MAX_CA_BUNDLE_BYTES}; pass only the CAs the system's do not include (the gateway trusts the system's CAs already).`,
+      );
+    const buf = Buffer.alloc(st.size);
+    const text = buf.subarray(0, readSync(fd, buf, 0, st.size, 0)).toString("utf8");
+    if (!text.includes("-----BEGIN CERTIFICATE-----") || text.includes("PRIVATE KEY"))
+      throw refuse(
+        `${abs} must hold PEM CA certificates ("-----BEGIN CERTIFICATE-----") and no private key.`,
+      );
+    return abs;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** network.resolvers: IPv4 addresses (Docker's `HostConfig.Dns` takes addresses, not names). */

@@ -3,6 +3,7 @@
  * the session CA line the gateway
  * sends, the sandbox's CA variables and mount, and the checks of network.caBundlePath.
  */
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -69,5 +70,14 @@ describe("network.caBundlePath (the origins' extra CAs)", () => {
     await expect(check("key.pem", `${PEM}-----BEGIN PRIVATE KEY-----\n`)).rejects.toThrow(/no private key/);
     await expect(check("big.pem", PEM.repeat(2000))).rejects.toThrow(/more than 65536/);
     await expect(check("text.pem", "hello")).rejects.toThrow(/must hold PEM CA certificates/);
+  });
+
+  it("refuses a directory, a missing file and a FIFO (opened without waiting for a writer)", async () => {
+    const fifo = join(dir, "fifo.pem");
+    execFileSync("mkfifo", [fifo]);
+    for (const path of [dir, join(dir, "missing.pem"), fifo])
+      await expect(resolveNetworkOptions({ mode: "allowlist", rules, caBundlePath: path })).rejects.toThrow(
+        `network.caBundlePath ${path} is not a file; pass a PEM file of CA certificates.`,
+      );
   });
 });
