@@ -128,7 +128,9 @@ function ruleName(rule: NetworkRule): string {
 
 /**
  * A stable text of a session's network policy for the warm pool's key: `none`, or the allowlist's
- * rules (sorted), egress networks and CA bundle path. Callbacks are not part of it.
+ * rules (sorted), egress networks, CA bundle path and content digest (a spare's gateway trusts the
+ * bundle as it was when it started), resolvers, secret names and bindings, and the approval
+ * timeout (the gateway's own wait for an answer is derived from it). Callbacks are not part of it.
  */
 export function networkPolicyKey(
   network:
@@ -138,7 +140,9 @@ export function networkPolicyKey(
         rules: readonly NetworkRule[];
         egressNetworks?: string[];
         caBundlePath?: string;
+        caBundleSha256?: string;
         resolvers?: readonly string[];
+        approvalTimeoutMs?: number;
         secrets?: readonly SessionSecret[];
       }
     | undefined,
@@ -150,7 +154,8 @@ export function networkPolicyKey(
   return JSON.stringify({
     rules,
     egress: [...(network.egressNetworks ?? ["bridge"])].sort(),
-    ca: network.caBundlePath ?? null,
+    ca: network.caBundlePath ? [network.caBundlePath, network.caBundleSha256 ?? null] : null,
+    approvalTimeoutMs: network.approvalTimeoutMs ?? null,
     resolvers: network.resolvers ?? [],
     // The gateway's config names the headers it checks, and its relay the secrets it knows.
     secrets: (network.secrets ?? [])

@@ -106,6 +106,12 @@ export type NetworkOptions =
        */
       caBundlePath?: string;
       /**
+       * Set by validation (resolveNetworkOptions): the SHA-256 of caBundlePath's content, part of
+       * the warm pool's key, so a spare started before the file changed is not handed out. Any
+       * value given is replaced (or dropped without caBundlePath).
+       */
+      caBundleSha256?: string;
+      /**
        * IPv4 addresses of the DNS servers the gateway resolves names with (Docker's `HostConfig.Dns`
        * of the gateway container, which the engine's embedded DNS forwards to). Default: the
        * engine's own (the host's resolvers). The sandbox never talks to them.

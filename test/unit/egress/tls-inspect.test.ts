@@ -4,12 +4,13 @@
  * sends, the sandbox's CA variables and mount, and the checks of network.caBundlePath.
  */
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { CA_BUNDLE_PATH, sandboxEnv, sandboxNetworkConfig } from "../../../src/egress/gateway.js";
-import { resolveNetworkOptions } from "../../../src/egress/index.js";
+import { networkPolicyKey, resolveNetworkOptions } from "../../../src/egress/index.js";
 import { parseSessionCaLine, SESSION_CA_PREFIX, sessionCaPath } from "../../../src/egress/session-ca.js";
 import type { NetworkRule } from "../../../src/egress/types.js";
 
@@ -70,6 +71,36 @@ describe("network.caBundlePath (the origins' extra CAs)", () => {
     await expect(check("key.pem", `${PEM}-----BEGIN PRIVATE KEY-----\n`)).rejects.toThrow(/no private key/);
     await expect(check("big.pem", PEM.repeat(2000))).rejects.toThrow(/more than 65536/);
     await expect(check("text.pem", "hello")).rejects.toThrow(/must hold PEM CA certificates/);
+  });
+
+  it("keys warm-pool spares by the bundle's content and the approval timeout, not the path alone", async () => {
+    const path = join(dir, "rotated.pem");
+    const keyNow = async (approvalTimeoutMs?: number) => {
+      const network = { mode: "allowlist" as const, rules, caBundlePath: path };
+      const resolved = await resolveNetworkOptions(
+        approvalTimeoutMs ? { ...network, approvalTimeoutMs } : network,
+      );
+      return networkPolicyKey(resolved as Parameters<typeof networkPolicyKey>[0]);
+    };
+    writeFileSync(path, PEM);
+    const before = await keyNow();
+    writeFileSync(path, `${PEM}${PEM}`);
+    const after = await keyNow();
+    expect([before === after, after === (await keyNow()), after === (await keyNow(60_000))]).toEqual([
+      false,
+      true,
+      false,
+    ]);
+    // A digest the caller passes is not taken: resolution replaces it with the file's.
+    const given = await resolveNetworkOptions({
+      mode: "allowlist",
+      rules,
+      caBundlePath: path,
+      caBundleSha256: "x",
+    });
+    expect(given).toMatchObject({
+      caBundleSha256: createHash("sha256").update(`${PEM}${PEM}`).digest("hex"),
+    });
   });
 
   it("refuses a directory, a missing file and a FIFO (opened without waiting for a writer)", async () => {
