@@ -143,7 +143,7 @@ async function timedStart(start: () => Promise<Session>): Promise<number> {
 function pooledOpener(tenant: string) {
   const backend = dockerBackend(
     { kind: "docker" },
-    { warmPool: { size: 1, maxIdleMs: 30 * 60_000, ttlMs: 25 * 3_600_000, networked: true } },
+    { warmPool: { size: 1, maxIdleMs: 30 * 60_000, ttlMs: 25 * 3_600_000, networked: 1 } },
   );
   let lastPooled = false;
   const open = (sandbox: SandboxSpec) =>

@@ -148,11 +148,11 @@ export interface BackendOptions {
    * that key was claimed, for at most `maxKeys` keys per tenant (its least recently used key is
    * evicted; default 8). `ttlMs`: the spares' lifetime label, at least the longest session
    * lifetime plus `maxIdleMs`, or claims fall back to a cold start. Absent or size 0: no pool.
-   * `networked`: keep spares of sessions with network egress too (default false), each with its
-   * started gateway and its own engine network (docs/network.md: 30 on a default Docker engine,
-   * so spares would take networks that sessions need); Docker only.
+   * `networked`: keep spares of sessions with network egress too, at most this many at once over
+   * every tenant (default 0: none), each with its started gateway and its own engine network
+   * (docs/network.md: 30 on a default Docker engine, which sessions need too); Docker only.
    */
-  warmPool?: { size: number; maxIdleMs: number; maxKeys?: number; ttlMs: number; networked?: boolean };
+  warmPool?: { size: number; maxIdleMs: number; maxKeys?: number; ttlMs: number; networked?: number };
   /** Diagnostics (pool refill failures, adoption fallbacks), one line each. */
   log?: (line: string) => void;
   /** Called for each claimed sandbox: from the pool, or created cold. */

@@ -293,7 +293,7 @@ export function testConfig(
     shutdownGraceMs: 1000,
     reapIntervalMs: 60_000,
     approvalTimeoutMs: 300_000,
-    warmPool: { size: 0, maxIdleMs: 60_000, maxKeys: 8, networked: false },
+    warmPool: { size: 0, maxIdleMs: 60_000, maxKeys: 8, networked: 0 },
     contendedOutputBytesPerSecond: CONFIG_DEFAULTS.contendedOutputBytesPerSecond,
     networkAuditLimit: { ...CONFIG_DEFAULTS.networkAuditLimit },
     maxNetworkedSessions: CONFIG_DEFAULTS.maxNetworkedSessions,

@@ -5,6 +5,7 @@
  */
 import type { BackendOptions, ClaimOptions, PoolStats } from "../backend.js";
 import type { CallOptions, Sandbox, SandboxIdentity, SandboxSpec } from "../types.js";
+import { limitNetworkedSpares } from "./networked-spares.js";
 import type { CopyWorkspace, PoolRequest } from "./pool-request.js";
 import { tenantPools } from "./tenant-pools.js";
 import type { ClaimResult, PoolBackend } from "./warm-pool.js";
@@ -21,7 +22,8 @@ export interface PooledClaims {
 
 /**
  * True for a spec a spare can serve: no workspace or a copy-mode one (a ro/rw spare would
- * bind-mount a host path long after it was checked), and no network egress unless `networked`:
+ * bind-mount a host path long after it was checked), and no network egress unless `networked`
+ * (warmPool.networked > 0; at most that many such spares at once, networked-spares.ts):
  * the network policy is part of the key (pool-key.ts), and a spare's gateway answers to no
  * session until the claim binds it to the claimer's approver, audit and secrets (EgressGateway.bind).
  */
@@ -47,10 +49,12 @@ export function pooledClaims<P>(
   backendPools: (spec: SandboxSpec) => boolean = () => true,
 ): PooledClaims {
   const config = options.warmPool;
+  const maxNetworked = config?.networked ?? 0;
+  const heldNetworked = { count: 0, entries: new Set<P>() };
   const pools =
     config && config.size > 0
       ? tenantPools({
-          backend: poolBackend,
+          backend: (tenant) => limitNetworkedSpares(poolBackend(tenant), heldNetworked, maxNetworked),
           size: config.size,
           maxIdleMs: config.maxIdleMs,
           ...(config.maxKeys ? { maxKeys: config.maxKeys } : {}),
@@ -61,8 +65,7 @@ export function pooledClaims<P>(
     async claim(spec, identity, claimOptions = {}) {
       const t0 = performance.now();
       const tenant = identity.tenant ?? "local";
-      const pool =
-        poolable(spec, config?.networked === true) && backendPools(spec) ? pools?.of(tenant) : undefined;
+      const pool = poolable(spec, maxNetworked > 0) && backendPools(spec) ? pools?.of(tenant) : undefined;
       const { signal, policyHash } = claimOptions;
       if (!pool) {
         const sandbox = await createCold(spec, identity, signal ? { signal } : {});

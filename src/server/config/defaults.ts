@@ -58,7 +58,7 @@ export const CONFIG_DEFAULTS = {
   shutdownGraceMs: 10_000,
   reapIntervalMs: 5_000,
   approvalTimeoutMs: DEFAULT_APPROVAL_TIMEOUT_MS,
-  warmPool: { size: 1, maxIdleMs: 10 * 60_000, maxKeys: 8, networked: false },
+  warmPool: { size: 1, maxIdleMs: 10 * 60_000, maxKeys: 8, networked: 0 },
   spillSessionBytes: DEFAULT_SPILL_SESSION_MAX_BYTES,
   spillBytes: 1024 * MiB,
   contendedOutputBytesPerSecond: DEFAULT_CONTENDED_OUTPUT_BYTES_PER_SECOND,

@@ -106,9 +106,11 @@ const WarmPoolConfigSchema = Type.Object(
       }),
     ),
     networked: Type.Optional(
-      Type.Boolean({
+      Type.Integer({
+        minimum: 0,
+        maximum: 256,
         description:
-          "Keep spares of sessions with network egress too, their gateways started (Docker): each takes one network from the engine's address pools; default false",
+          "Spares of sessions with network egress kept at once over all tenants, their gateways started (Docker): each takes one network from the engine's address pools beside maxNetworkedSessions; default 0 (none)",
       }),
     ),
   },

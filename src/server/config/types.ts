@@ -70,7 +70,7 @@ export interface ServerConfig {
   /** How long a call whose policy decision is `ask` waits for an answer over HTTP, ms. */
   approvalTimeoutMs: number;
   /** Idle pre-started sandboxes per pool key (size 0: off), their maximum idle age (ms), and the keys kept. */
-  warmPool: { size: number; maxIdleMs: number; maxKeys: number; networked: boolean };
+  warmPool: { size: number; maxIdleMs: number; maxKeys: number; networked: number };
   /** Where sessions run: Docker (also when absent) or a Kubernetes namespace (src/sandbox/backends.ts). */
   backend?: ResolvedBackendConfig;
   /**

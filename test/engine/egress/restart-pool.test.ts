@@ -60,7 +60,7 @@ describeEngine("warden serve: a session with network from the warm pool, kill -9
 
   it("adopts the pooled session with its gateway and removes the idle spare's", async () => {
     const config = await writeServeConfig(dir, TENANT, KEY, {
-      server: { warmPool: { size: 1, networked: true } },
+      server: { warmPool: { size: 1, networked: 1 } },
       tenant: {
         network: {
           allow: ["allowed.test:443"],

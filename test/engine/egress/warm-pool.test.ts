@@ -64,7 +64,7 @@ describeEngine("network egress: sessions with network from the warm pool", () =>
     bed = await startEgressTestbed();
     backend = dockerBackend(
       { kind: "docker" },
-      { warmPool: { size: 1, maxIdleMs: 600_000, ttlMs: 3_600_000, networked: true } },
+      { warmPool: { size: 1, maxIdleMs: 600_000, ttlMs: 3_600_000, networked: 1 } },
     );
   }, 120_000);
 

@@ -115,9 +115,11 @@ describe("pooledClaims", () => {
 
   it("a networked pool takes an allowlist spec through the pool, unless the backend leaves it out", async () => {
     const network = { mode: "allowlist" as const, rules: [] };
-    const warmPool = { size: 1, maxIdleMs: 60_000, ttlMs: 3_600_000, networked: true };
+    const warmPool = { size: 1, maxIdleMs: 60_000, ttlMs: 3_600_000, networked: 1 };
     const tenants: string[] = [];
-    const claims = pooledClaims({ warmPool }, recordingPool(tenants, []), async () => sandboxNamed("backend-cold"));
+    const claims = pooledClaims({ warmPool }, recordingPool(tenants, []), async () =>
+      sandboxNamed("backend-cold"),
+    );
     const pooled = await claims.claim({ network }, { tenant: "acme" });
     // A backend whose spares cannot have network (Kubernetes) creates such a spec cold.
     const offlineOnly = pooledClaims(
@@ -134,5 +136,26 @@ describe("pooledClaims", () => {
     ]);
     await claims.close();
     await offlineOnly.close();
+  });
+
+  it("holds at most `networked` spares with network over every tenant; a claim beyond them starts cold", async () => {
+    const network = { mode: "allowlist" as const, rules: [] };
+    const warmPool = { size: 1, maxIdleMs: 60_000, ttlMs: 3_600_000, networked: 1 };
+    const claims = pooledClaims({ warmPool }, recordingPool([], []), async () =>
+      sandboxNamed("backend-cold"),
+    );
+    // Two tenants' first claims each fill their key; only one spare with network is made.
+    await claims.claim({ network }, { tenant: "a" });
+    await claims.claim({ network }, { tenant: "b" });
+    await expect.poll(() => claims.poolStats()).toEqual({ idle: 1, backingOff: 1 });
+    const [a, b] = [
+      await claims.claim({ network }, { tenant: "a" }),
+      await claims.claim({ network }, { tenant: "b" }),
+    ];
+    expect([a.pooled, b.pooled]).toEqual([true, false]);
+    // Claimed, the spare no longer counts: a spare without network is never bounded by it.
+    await claims.claim({}, { tenant: "a" });
+    await expect.poll(() => claims.poolStats().idle).toBe(2);
+    await claims.close();
   });
 });

@@ -38,7 +38,7 @@ describe("warden serve: config and keys", () => {
       httpRequestTimeoutMs: 120000,
       shutdownGraceMs: 10000,
       approvalTimeoutMs: 300000,
-      warmPool: { size: 1, maxIdleMs: 600000, maxKeys: 8, networked: false },
+      warmPool: { size: 1, maxIdleMs: 600000, maxKeys: 8, networked: 0 },
     });
     expect(cfg.tenants[0]).toEqual({
       id: "acme",
@@ -107,7 +107,7 @@ describe("warden serve: config and keys", () => {
       size: 0,
       maxIdleMs: 600000,
       maxKeys: 8,
-      networked: false,
+      networked: 0,
     });
     expect(() => resolveServerConfig({ warmPool: { size: 17 }, tenants }, "/", "c.yaml")).toThrow(
       "c.yaml: invalid server configuration: /warmPool/size must be <= 16.",
