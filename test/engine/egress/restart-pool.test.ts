@@ -6,32 +6,22 @@
  * with its gateway and network.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { getDocker, LABEL, POOL_LABEL } from "../../../src/sandbox/index.js";
 import { describeEngine } from "../../helpers/engine.js";
-import {
-  bundleCli,
-  cleanUpServe,
-  type ServeChild,
-  spawnServe,
-  tenantClient,
-  writeServeConfig,
-} from "../../helpers/server-fixture.js";
+import { type ServeChild, spawnServe, tenantClient, writeServeConfig } from "../../helpers/server-fixture.js";
 import { networkAuditLines } from "./client.js";
-import { type EgressTestbed, egressOf, removeTenantNetworks, startEgressTestbed } from "./testbed.js";
+import { useEgressServe } from "./serve-fixture.js";
+import { egressOf } from "./testbed.js";
 
 const TENANT = `test-egress-pool-restart-${randomBytes(4).toString("hex")}`;
 const KEY = `key-${TENANT}`;
 const FETCH = `python3 -c "import urllib.request as u; print(u.urlopen('https://allowed.test/hello', timeout=8).read().decode().strip())"`;
 
 describeEngine("warden serve: a session with network from the warm pool, kill -9 and restart", () => {
-  let bed: EgressTestbed;
-  let dir: string;
-  let main: string;
-  const children: ServeChild[] = [];
+  const serve = useEgressServe(TENANT, "warden-egress-pool-restart-");
+  const { children } = serve;
   const { api, bashText } = tenantClient(KEY);
   const docker = getDocker();
   /** The tenant's containers made as spares, claimed or not: their `io.warden.session` labels. */
@@ -45,20 +35,8 @@ describeEngine("warden serve: a session with network from the warm pool, kill -9
     return (await docker.getContainer(containerId).inspect()).Config.Labels[LABEL.session] ?? "";
   };
 
-  beforeAll(async () => {
-    bed = await startEgressTestbed();
-    dir = await mkdtemp(join(tmpdir(), "warden-egress-pool-restart-"));
-    main = await bundleCli();
-  }, 120_000);
-
-  afterAll(async () => {
-    await cleanUpServe(children, TENANT, dir, main);
-    const left = await removeTenantNetworks(TENANT);
-    await bed?.dispose();
-    expect(left).toEqual([]);
-  }, 60_000);
-
   it("adopts the pooled session with its gateway and removes the idle spare's", async () => {
+    const [bed, dir, main] = [serve.bed(), serve.dir(), serve.main()];
     const config = await writeServeConfig(dir, TENANT, KEY, {
       server: { warmPool: { size: 1, networked: 1 } },
       tenant: {

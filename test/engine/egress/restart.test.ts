@@ -7,24 +7,17 @@
  * without its record, a gateway started just before the crash without its sandbox) are removed.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, unlink } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { SESSION_LABEL, startEgressGateway } from "../../../src/egress/index.js";
 import { getDocker, LABEL } from "../../../src/sandbox/index.js";
 import { serverControllerId } from "../../../src/server/config/index.js";
 import { describeEngine } from "../../helpers/engine.js";
-import {
-  bundleCli,
-  cleanUpServe,
-  type ServeChild,
-  spawnServe,
-  tenantClient,
-  writeServeConfig,
-} from "../../helpers/server-fixture.js";
+import { spawnServe, tenantClient, writeServeConfig } from "../../helpers/server-fixture.js";
 import { networkAuditLines } from "./client.js";
-import { type EgressTestbed, egressOf, removeTenantNetworks, startEgressTestbed } from "./testbed.js";
+import { useEgressServe } from "./serve-fixture.js";
+import { egressOf } from "./testbed.js";
 
 const TENANT = `test-egress-restart-${randomBytes(4).toString("hex")}`;
 const KEY = `key-${TENANT}`;
@@ -38,26 +31,12 @@ for url in ${JSON.stringify(urls).replace(/"/g, "'")}:
     except Exception as e: print('refused', url)"`;
 
 describeEngine("warden serve with network egress: kill -9 and restart", () => {
-  let bed: EgressTestbed;
-  let dir: string;
-  let main: string;
-  const children: ServeChild[] = [];
+  const serve = useEgressServe(TENANT, "warden-egress-restart-");
+  const { children } = serve;
   const { api, bash, bashText } = tenantClient(KEY);
 
-  beforeAll(async () => {
-    bed = await startEgressTestbed();
-    dir = await mkdtemp(join(tmpdir(), "warden-egress-restart-"));
-    main = await bundleCli();
-  }, 120_000);
-
-  afterAll(async () => {
-    await cleanUpServe(children, TENANT, dir, main);
-    const left = await removeTenantNetworks(TENANT);
-    await bed?.dispose();
-    expect(left).toEqual([]);
-  }, 60_000);
-
   it("adopted sessions keep their egress, a gone gateway means no network, the rest is swept", async () => {
+    const [bed, dir, main] = [serve.bed(), serve.dir(), serve.main()];
     const config = await writeServeConfig(dir, TENANT, KEY, {
       server: { warmPool: { size: 0 } },
       tenant: {
