@@ -102,7 +102,9 @@ while r.read(1024): time.sleep(1)"`;
     await bash(
       first,
       kept,
-      `cat > /tmp/later.sh <<'LATER'\nsleep 1\n${FETCH("https://allowed.test/hello")} > /tmp/while-down 2>&1\nLATER\nsetsid -f sh /tmp/later.sh < /dev/null > /dev/null 2>&1`,
+      // The call returns once the script runs in its own session: a child that has not reached
+      // its setsid() yet is still in the call's process group, which the call's end kills.
+      `cat > /tmp/later.sh <<'LATER'\ntouch /tmp/later-started\nsleep 1\n${FETCH("https://allowed.test/hello")} > /tmp/while-down 2>&1\nLATER\nsetsid -f sh /tmp/later.sh < /dev/null > /dev/null 2>&1\nuntil [ -e /tmp/later-started ]; do sleep 0.05; done`,
     );
     first.child.kill("SIGKILL");
     await first.exited;
