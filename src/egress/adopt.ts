@@ -9,9 +9,9 @@
  * network at all (the internal network has no other route), never an open one.
  */
 import type Docker from "dockerode";
-import { type AllowlistOptions, type EgressGateway, sandboxEnv } from "./gateway.js";
+import { type AllowlistOptions, type EgressGateway, egressGatewayOf } from "./gateway.js";
 import { GATEWAY_PORT, ROLE_LABEL, removeEgressResources, SESSION_LABEL } from "./gateway-container.js";
-import { attachGatewayStdio, type GatewayStdio } from "./gateway-stdio.js";
+import { attachGatewayStdio } from "./gateway-stdio.js";
 import { removeSessionCa, sessionCaPath } from "./session-ca.js";
 
 /** An adopted session's egress: `alive` false when its gateway was gone (then `env` is empty). */
@@ -50,7 +50,10 @@ export async function adoptEgressGateway(
   const caBundlePath = sessionCaPath(labelId);
   if (!live) {
     const gone = { networkName, containerId: "", address: "", proxyUrl: "", caBundlePath };
-    return adopted(gone, undefined, network, () => remove(undefined));
+    return Object.assign(
+      egressGatewayOf(gone, undefined, network, () => remove(undefined)),
+      { alive: false },
+    );
   }
   // With stdin too: its `ask` questions are answered by this controller's approver from now on.
   // And a replay: the records of connections that ended while no controller was attached.
@@ -60,39 +63,9 @@ export async function adoptEgressGateway(
   });
   const proxyUrl = `http://${live.address}:${GATEWAY_PORT}`;
   const found = { networkName, containerId: live.id, address: live.address, proxyUrl, caBundlePath };
-  return adopted(found, stdio, network, () => {
-    stdio.detach();
-    return remove(live.id);
-  });
-}
-
-/**
- * The AdoptedEgress of `found`: `alive` and the proxy variables when its gateway's `stdio` is
- * attached, none without; `close` runs `remove` once.
- */
-function adopted(
-  found: Pick<EgressGateway, "networkName" | "containerId" | "address" | "proxyUrl" | "caBundlePath">,
-  stdio: GatewayStdio | undefined,
-  network: AllowlistOptions,
-  remove: () => Promise<void>,
-): AdoptedEgress {
-  let removed: Promise<void> | undefined;
-  const egress: AdoptedEgress = {
-    ...found,
-    alive: stdio !== undefined,
-    env: stdio ? sandboxEnv(found.proxyUrl, network) : {},
-    bind(binding) {
-      if (!stdio) return;
-      stdio.bind(binding);
-      egress.env = sandboxEnv(found.proxyUrl, binding.network);
-    },
-    get closed() {
-      return stdio?.closed ?? true;
-    },
-    close() {
-      removed ??= remove();
-      return removed;
-    },
-  };
-  return egress;
+  // Object.assign, not a spread: the gateway's `closed` getter stays one.
+  return Object.assign(
+    egressGatewayOf(found, stdio, network, () => remove(live.id)),
+    { alive: true },
+  );
 }

@@ -7,8 +7,8 @@
  * `timeoutMs`, and remembers an "allow for the session" answer by exactly host and port. The
  * gateway holds the connection until the answer arrives, and records the outcome. It asks once
  * per CONNECT and per plain-HTTP request; a second question about the same connection (the
- * gateway's id of it) for the same host and port within REPEAT_WINDOW_MS (a client that sends its requests on one kept-alive
- * connection) gets the first one's allowing answer without asking again.
+ * gateway's id of it) for the same host and port within REPEAT_WINDOW_MS (a client that sends its
+ * requests on one kept-alive connection) gets the first one's allowing answer without asking again.
  */
 import { decideConnection } from "./host-pattern.js";
 import type { AskOutcome, NetworkApprovalAnswer, NetworkApprovalRequest, NetworkRule } from "./types.js";

@@ -22,7 +22,7 @@ import {
   gatewayContainerConfig,
   removeEgressResources,
 } from "./gateway-container.js";
-import { attachGatewayStdio, type GatewayBinding, spareBinding } from "./gateway-stdio.js";
+import { attachGatewayStdio, type GatewayBinding, type GatewayStdio, spareBinding } from "./gateway-stdio.js";
 import { hostAddresses, REFUSED_RANGES } from "./refused-addresses.js";
 import { placeholderEnv, secretHeaderNames } from "./secret-decision.js";
 import { parseSessionCaLine, removeSessionCa, writeSessionCa } from "./session-ca.js";
@@ -145,36 +145,50 @@ export async function startEgressGateway(
     const address = info.NetworkSettings.Networks[net.name]?.IPAddress;
     if (!address) throw new SandboxError(`the egress gateway has no address on ${net.name}`);
     const proxyUrl = `http://${address}:${GATEWAY_PORT}`;
-    let removed: Promise<void> | undefined;
-    const ids = { containerId: container.id, networkName: net.name };
-    const gateway: EgressGateway = {
-      ...ids,
-      address,
-      proxyUrl,
-      env: sandboxEnv(proxyUrl, input.network),
-      caBundlePath,
-      bind(next) {
-        stdio.bind(next);
-        gateway.env = sandboxEnv(proxyUrl, next.network);
-      },
-      get closed() {
-        return stdio.closed;
-      },
-      close() {
-        stdio.detach();
-        removed ??= removeEgressResources(docker, ids.containerId, ids.networkName).then(() =>
-          removeSessionCa(input.sessionId),
-        );
-        return removed;
-      },
-    };
-    return gateway;
+    const found = { containerId: container.id, networkName: net.name, address, proxyUrl, caBundlePath };
+    return egressGatewayOf(found, stdio, input.network, () =>
+      removeEgressResources(docker, found.containerId, found.networkName).then(() =>
+        removeSessionCa(input.sessionId),
+      ),
+    );
   } catch (err) {
     detach?.();
     await removeEgressResources(docker, containerId, networkName).catch(() => {});
     await removeSessionCa(input.sessionId).catch(() => {});
     throw err;
   }
+}
+
+/**
+ * The EgressGateway of a gateway `found` on the engine, whose stdio is attached (`stdio`; none when
+ * the gateway is gone: then no variables, nothing to bind, `closed`): `env` follows the bound
+ * network, `close` detaches and runs `remove` once. Shared by a started gateway and an adopted one.
+ */
+export function egressGatewayOf(
+  found: Pick<EgressGateway, "networkName" | "containerId" | "address" | "proxyUrl" | "caBundlePath">,
+  stdio: GatewayStdio | undefined,
+  network: AllowlistOptions,
+  remove: () => Promise<void>,
+): EgressGateway {
+  let removed: Promise<void> | undefined;
+  const gateway: EgressGateway = {
+    ...found,
+    env: stdio ? sandboxEnv(found.proxyUrl, network) : {},
+    bind(binding) {
+      if (!stdio) return;
+      stdio.bind(binding);
+      gateway.env = sandboxEnv(found.proxyUrl, binding.network);
+    },
+    get closed() {
+      return stdio?.closed ?? true;
+    },
+    close() {
+      stdio?.detach();
+      removed ??= remove();
+      return removed;
+    },
+  };
+  return gateway;
 }
 
 /**

@@ -69,9 +69,10 @@ export async function resolveNetworkOptions(network: NetworkOptions | undefined)
 
 /**
  * network.caBundlePath: a regular file of PEM certificates, at most MAX_CA_BUNDLE_BYTES, no key;
- * returns its absolute path and its content's SHA-256 (hex). Read synchronously, opened once (O_NONBLOCK: a FIFO is refused, not
- * waited on) and checked on that descriptor: each claim of a networked session checks it again,
- * and the thread pool's round trips (stat, read) cost ~0.25 ms against ~0.01 ms.
+ * returns its absolute path and its content's SHA-256 (hex). Read synchronously, opened once
+ * (O_NONBLOCK: a FIFO is refused, not waited on) and checked on that descriptor: each claim of a
+ * networked session checks it again, and the thread pool's round trips (stat, read) cost ~0.25 ms
+ * against ~0.01 ms.
  */
 function checkCaBundle(path: string): { path: string; sha256: string } {
   const abs = isAbsolute(path) ? path : resolve(path);

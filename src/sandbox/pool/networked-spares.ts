@@ -16,45 +16,44 @@ function networked(request: PoolRequest): boolean {
 }
 
 /**
- * `backend` with at most `max` spares with network held at once by every backend wrapped with the
- * same `held` counter (a spare counts from its prepare until it is handed over or discarded). A
- * prepare over the bound fails as "no room", so its key backs off and claims start cold.
+ * A bound of `max` spares with network held at once over every backend it `limit`s (one per
+ * tenant): a spare counts from its prepare until it is handed over or discarded. A prepare over
+ * the bound fails as "no room", so its key backs off and claims start cold.
  */
-export function limitNetworkedSpares<P>(
-  backend: PoolBackend<PoolRequest, P>,
-  held: { count: number; entries: Set<P> },
-  max: number,
-): PoolBackend<PoolRequest, P> {
-  const release = (prepared: P) => {
-    if (held.entries.delete(prepared)) held.count--;
-  };
+export function networkedSpareBound(max: number): {
+  limit<P>(backend: PoolBackend<PoolRequest, P>): PoolBackend<PoolRequest, P>;
+} {
+  let preparing = 0;
+  const held = new Set<unknown>();
   return {
-    ...backend,
-    async prepare(request, signal) {
-      if (!networked(request)) return backend.prepare(request, signal);
-      if (held.count >= max)
-        throw new NetworkedSparesFull(
-          `${held.count} warm-pool spares with network are held, the most warmPool.networked allows`,
-        );
-      held.count++;
-      let prepared: P;
-      try {
-        prepared = await backend.prepare(request, signal);
-      } catch (err) {
-        held.count--;
-        throw err;
-      }
-      held.entries.add(prepared);
-      return prepared;
+    limit(backend) {
+      return {
+        ...backend,
+        async prepare(request, signal) {
+          if (!networked(request)) return backend.prepare(request, signal);
+          if (preparing + held.size >= max)
+            throw new NetworkedSparesFull(
+              `${preparing + held.size} warm-pool spares with network are held, the most warmPool.networked allows`,
+            );
+          preparing++;
+          try {
+            const prepared = await backend.prepare(request, signal);
+            held.add(prepared);
+            return prepared;
+          } finally {
+            preparing--;
+          }
+        },
+        handOver(prepared, request) {
+          held.delete(prepared);
+          return backend.handOver(prepared, request);
+        },
+        discard(prepared) {
+          held.delete(prepared);
+          return backend.discard(prepared);
+        },
+        noRoom: (err) => (err instanceof NetworkedSparesFull ? err.message : backend.noRoom?.(err)),
+      };
     },
-    handOver(prepared, request) {
-      release(prepared);
-      return backend.handOver(prepared, request);
-    },
-    discard(prepared) {
-      release(prepared);
-      return backend.discard(prepared);
-    },
-    noRoom: (err) => (err instanceof NetworkedSparesFull ? err.message : backend.noRoom?.(err)),
   };
 }

@@ -5,7 +5,7 @@
  */
 import type { BackendOptions, ClaimOptions, PoolStats } from "../backend.js";
 import type { CallOptions, Sandbox, SandboxIdentity, SandboxSpec } from "../types.js";
-import { limitNetworkedSpares } from "./networked-spares.js";
+import { networkedSpareBound } from "./networked-spares.js";
 import type { CopyWorkspace, PoolRequest } from "./pool-request.js";
 import { tenantPools } from "./tenant-pools.js";
 import type { ClaimResult, PoolBackend } from "./warm-pool.js";
@@ -50,11 +50,11 @@ export function pooledClaims<P>(
 ): PooledClaims {
   const config = options.warmPool;
   const maxNetworked = config?.networked ?? 0;
-  const heldNetworked = { count: 0, entries: new Set<P>() };
+  const networkedSpares = networkedSpareBound(maxNetworked);
   const pools =
     config && config.size > 0
       ? tenantPools({
-          backend: (tenant) => limitNetworkedSpares(poolBackend(tenant), heldNetworked, maxNetworked),
+          backend: (tenant) => networkedSpares.limit(poolBackend(tenant)),
           size: config.size,
           maxIdleMs: config.maxIdleMs,
           ...(config.maxKeys ? { maxKeys: config.maxKeys } : {}),
