@@ -15,7 +15,18 @@ export interface TerminalSize {
 }
 
 /** Signals a process may be sent (names without SIG). */
-export const PROCESS_SIGNALS = ["TERM", "INT", "KILL", "HUP", "QUIT", "USR1", "USR2", "STOP", "CONT", "WINCH"] as const;
+export const PROCESS_SIGNALS = [
+  "TERM",
+  "INT",
+  "KILL",
+  "HUP",
+  "QUIT",
+  "USR1",
+  "USR2",
+  "STOP",
+  "CONT",
+  "WINCH",
+] as const;
 export type ProcessSignal = (typeof PROCESS_SIGNALS)[number];
 
 /** What to start. */
@@ -105,7 +116,10 @@ export interface Processes {
   /** One process. Rejects NotFoundError for an unknown id. */
   info(id: string, options?: { signal?: AbortSignal }): Promise<ProcessInfo>;
   /** Output from `offset` (default 0), at most maxBytes (default 64 KiB). */
-  read(id: string, options?: { offset?: number; maxBytes?: number; signal?: AbortSignal }): Promise<OutputSlice>;
+  read(
+    id: string,
+    options?: { offset?: number; maxBytes?: number; signal?: AbortSignal },
+  ): Promise<OutputSlice>;
   /** Bytes to its stdin (or terminal). Rejects WardenError CONFLICT once it has exited. */
   write(id: string, data: Buffer): Promise<void>;
   /** Closes its stdin (under a terminal: sends the EOF character). */

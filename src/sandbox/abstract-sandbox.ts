@@ -16,6 +16,7 @@ import type {
   ExecResult,
   FileStat,
   ListingView,
+  ProcessIO,
   ReadFileResult,
   ReadRange,
   Sandbox,
@@ -44,6 +45,10 @@ export abstract class AbstractSandbox implements Sandbox {
     protected readonly io: SandboxIO,
     private readonly baseline: WorkspaceHashes,
   ) {}
+
+  get processIO(): ProcessIO | undefined {
+    return this.io.procs;
+  }
 
   exec(command: ExecCommand, options?: ExecOptions): Promise<ExecResult> {
     return this.io.exec(command, options);

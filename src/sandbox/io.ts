@@ -6,8 +6,17 @@
  * (io-contract.ts: the same checks, messages, exit statuses and grace periods) and pass the same
  * engine suites.
  */
+
 import type { RawListing } from "./listing.js";
-import type { ExecCommand, ExecOptions, ExecResult, FileStat, ReadFileResult, ReadRange } from "./types.js";
+import type {
+  ExecCommand,
+  ExecOptions,
+  ExecResult,
+  FileStat,
+  ProcessIO,
+  ReadFileResult,
+  ReadRange,
+} from "./types.js";
 
 /** Cancellation of one file operation: AbortError once `signal` fires. */
 interface IOOptions {
@@ -49,6 +58,9 @@ export interface SandboxIO {
    * (listing.ts: on this thread, or in a worker when large). InvalidArgumentError when not a directory.
    */
   listDirRaw(path: string, options?: IOOptions): Promise<RawListing>;
+
+  /** Background processes (the channel with a version-9 helper); absent on the docker-exec path. */
+  readonly procs?: ProcessIO;
 
   /** Releases what the path holds open (the channel's stream). Idempotent. */
   close(): void;

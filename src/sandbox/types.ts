@@ -258,6 +258,61 @@ export interface SandboxInfo {
   network?: { mode: "none" } | { mode: "allowlist"; proxyUrl: string; gatewayContainerId: string };
 }
 
+// The background-process part of the seam (helper protocol version 9): starting a process's shim
+// and naming the shims a helper keeps; channel/protocol/procs.ts implements it, src/process builds
+// the process model on it.
+
+/** A shim as the helper knows it: its pid and start time (clock ticks, /proc/<pid>/stat field 22). */
+export interface ShimRef {
+  pid: number;
+  startTime: number;
+}
+
+/** What to start in the background (see src/process/types.ts for the model around it). */
+export interface SpawnRequest {
+  /** The process's directory, `/tmp/.warden/procs/<id>`; the helper creates it (it must not exist). */
+  dir: string;
+  command: ExecCommand;
+  /** Default /workspace. */
+  cwd?: string;
+  /** The caller's variables; BASE_ENV is added as for exec. */
+  env?: Record<string, string>;
+  /** Size of one output segment file, in bytes. */
+  segmentBytes: number;
+  /** Segments kept; older ones are removed. */
+  keepSegments: number;
+  /** After the main command exits, how long what it left keeps running (and writing) before it is killed, in ms. */
+  graceMs: number;
+  /** Run under a pseudo-terminal of this size. */
+  pty?: { cols: number; rows: number };
+}
+
+/** A started shim: the shim's ShimRef and the command's pid (its process group id). */
+export interface SpawnResult extends ShimRef {
+  commandPid: number;
+}
+
+/** What a `keep` did: the shims still alive and kept, and how many unlisted shims it killed. */
+export interface KeepResult {
+  kept: number[];
+  killed: number;
+}
+
+/** Background processes through one sandbox's helper; see the file comment. */
+export interface ProcessIO {
+  /**
+   * Starts a shim. Rejects NotFoundError when argv[0] is not found, InvalidArgumentError for a
+   * bad command, SandboxError when the helper predates version 9 or the start failed; nothing is
+   * left in the sandbox then.
+   */
+  spawn(request: SpawnRequest, options?: { signal?: AbortSignal }): Promise<SpawnResult>;
+  /**
+   * The shims this controller owns: sent now, and first on every channel that replaces this one,
+   * so no stray sweep kills them; every other shim (one a command made itself) is killed.
+   */
+  keep(shims: readonly ShimRef[], options?: { signal?: AbortSignal }): Promise<KeepResult>;
+}
+
 /**
  * A running sandbox. All paths are container paths; relative ones resolve against /workspace.
  * Methods reject with WardenError subclasses (SandboxNotRunningError once the container is gone).
@@ -265,6 +320,12 @@ export interface SandboxInfo {
  */
 export interface Sandbox extends AsyncDisposable {
   readonly info: SandboxInfo;
+
+  /**
+   * Background processes' shims (src/process builds on it): present on the channel path with a
+   * helper of protocol version 9 or later, absent on the docker-exec path and the memory backend.
+   */
+  readonly processIO?: ProcessIO | undefined;
 
   /** Runs a command in its own process group; see ExecOptions and ExecResult. */
   exec(command: ExecCommand, options?: ExecOptions): Promise<ExecResult>;

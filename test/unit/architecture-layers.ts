@@ -28,6 +28,11 @@ export const LAYERS: readonly Layer[] = [
     reason:
       "the Sandbox and SandboxBackend interfaces, the Docker, Kubernetes and memory backends and the warm pool: all tool I/O goes through it",
   },
+  {
+    unit: "process",
+    reason:
+      "background processes: shims started through the Sandbox's ProcessIO, their output, input and signals as files",
+  },
   { unit: "tools", reason: "the seven tools, built on the Sandbox interface and truncation only" },
   {
     unit: "pipeline",

@@ -28,6 +28,10 @@ export const FrameType = {
   listDir: 0x08,
   untar: 0x09,
   switch: 0x0a,
+  /** Starts a background process's shim (protocol version 9; procs.ts). */
+  spawn: 0x0b,
+  /** The shims the helper keeps through its stray sweep (version 9; procs.ts). */
+  keep: 0x0c,
   pong: 0x41,
   stdout: 0x42,
   stderr: 0x43,

@@ -4,6 +4,7 @@
  * that carries the stream another way (a Kubernetes pods/exec stream) uses this as it is.
  */
 import type { SandboxIO } from "../../io.js";
+import type { ShimRef } from "../../types.js";
 import type { ChannelClient } from "./client.js";
 import { channelExec } from "./exec.js";
 import {
@@ -13,6 +14,7 @@ import {
   channelStat,
   channelWriteFile,
 } from "./files.js";
+import { channelKeep, channelSpawn } from "./procs.js";
 
 /**
  * Runs one request's `use` on a channel: the same client each time, or one that replaces a lost
@@ -31,16 +33,45 @@ export function channelIO(client: ChannelClient): SandboxIO {
   );
 }
 
-/** SandboxIO whose every request goes through `run`; `close` is the IO's close. */
+/**
+ * SandboxIO whose every request goes through `run`; `close` is the IO's close. Once `procs.keep`
+ * named shims, each client this IO has not used yet gets that `keep` before its first request, so
+ * a channel that replaces a lost one (a Kubernetes reconnect) never sweeps the session's
+ * background processes.
+ */
 export function channelIOVia(run: ChannelRunner, close: () => void): SandboxIO {
+  let shims: ShimRef[] = [];
+  const told = new WeakSet<ChannelClient>();
+  const runKept: ChannelRunner = (signal, use) =>
+    run(signal, async (c) => {
+      if (shims.length > 0 && !told.has(c)) {
+        await channelKeep(c, shims, signal ? { signal } : {});
+        told.add(c);
+      }
+      return use(c);
+    });
   return {
     kind: "channel",
-    exec: (command, o) => run(o?.signal, (c) => channelExec(c, command, o)),
-    readFile: (path, range, o) => run(o?.signal, (c) => channelReadFile(c, path, range, o)),
-    writeFile: (path, data, o) => run(o?.signal, (c) => channelWriteFile(c, path, data, o)),
-    stat: (path, o) => run(o?.signal, (c) => channelStat(c, path, o)),
-    realpath: (path, o) => run(o?.signal, (c) => channelRealpath(c, path, o)),
-    listDirRaw: (path, o) => run(o?.signal, (c) => channelListDirRaw(c, path, o)),
+    exec: (command, o) => runKept(o?.signal, (c) => channelExec(c, command, o)),
+    readFile: (path, range, o) => runKept(o?.signal, (c) => channelReadFile(c, path, range, o)),
+    writeFile: (path, data, o) => runKept(o?.signal, (c) => channelWriteFile(c, path, data, o)),
+    stat: (path, o) => runKept(o?.signal, (c) => channelStat(c, path, o)),
+    realpath: (path, o) => runKept(o?.signal, (c) => channelRealpath(c, path, o)),
+    listDirRaw: (path, o) => runKept(o?.signal, (c) => channelListDirRaw(c, path, o)),
+    procs: {
+      spawn: async (request, o) => {
+        const started = await runKept(o?.signal, (c) => channelSpawn(c, request, o));
+        shims = [...shims, { pid: started.pid, startTime: started.startTime }];
+        return started;
+      },
+      keep: (list, o) =>
+        run(o?.signal, async (c) => {
+          shims = list.map((s) => ({ pid: s.pid, startTime: s.startTime }));
+          const result = await channelKeep(c, shims, o);
+          told.add(c);
+          return result;
+        }),
+    },
     close,
   };
 }
