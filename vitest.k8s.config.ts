@@ -11,6 +11,7 @@ export default defineConfig({
     include: [
       "test/k8s/**/*.test.ts",
       "test/engine/tools/*.test.ts",
+      "test/engine/process/*.test.ts",
       "test/engine/sandbox/own-uid.test.ts",
       "test/engine/sandbox/sealed-helper.test.ts",
       "test/engine/pipeline/session.test.ts",

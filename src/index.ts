@@ -6,6 +6,7 @@
  * - policy and approval: loading policy files, the policy hook, approval providers;
  * - review: a copy-mode session's changes, the patch, and applying it as a three-way merge;
  * - sandbox: the Sandbox interface, createSandbox, image build, gc;
+ * - background processes: openProcesses over a sandbox, and the Processes it returns;
  * - errors: WardenError and its subclasses (stable `code`), AbortError.
  * README.md and docs/library.md show the use; test/package packs, installs and compiles it as a consumer would.
  */
@@ -80,6 +81,19 @@ export {
   loadPolicy,
   networkApprover,
 } from "./policy/index.js";
+// Background processes
+export type {
+  OutputSlice,
+  Processes,
+  ProcessesOptions,
+  ProcessInfo,
+  ProcessLimits,
+  ProcessRecord,
+  ProcessSignal,
+  StartProcessOptions,
+  TerminalSize,
+} from "./process/index.js";
+export { openProcesses } from "./process/index.js";
 // Review (copy mode)
 export {
   type ApplyResult,

@@ -4,7 +4,11 @@
  * The same test bodies create, stop and count their sandboxes, sessions and servers through these
  * helpers; a test that is Docker's by nature is declared with itDocker and its reason.
  */
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
 import { it } from "vitest";
+import type { SandboxBackend } from "../../src/sandbox/backend.js";
+import { openSandboxBackend } from "../../src/sandbox/backends.js";
 import { createSandbox, getDocker, type Sandbox, type SandboxOptions } from "../../src/sandbox/index.js";
 import { deletePod } from "../../src/sandbox/kubernetes/index.js";
 import {
@@ -50,6 +54,21 @@ export const TEST_IMAGE: string | undefined = process.env.WARDEN_TEST_IMAGE || u
 
 function withTestImage<T extends { image?: string }>(options: T): T {
   return TEST_IMAGE && options.image === undefined ? { ...options, image: TEST_IMAGE } : options;
+}
+
+/**
+ * The backend under test as a SandboxBackend (create, list, adopt, remove): Docker, or the test
+ * cluster with its own replica id (one replica Lease per live backend). Close it after the suite.
+ */
+export function openTestBackend(): Promise<SandboxBackend> {
+  if (!k8s) return openSandboxBackend({ kind: "docker" });
+  return openSandboxBackend({
+    ...k8s.TEST_SERVE_BACKEND,
+    startTimeoutMs: 90_000,
+    replicaId: `test-${randomUUID().slice(0, 8)}`,
+    leaseHolder: `${hostname()}:${process.pid}`,
+    ...(k8s.TEST_RUNTIME_CLASS ? { runtimeClassName: k8s.TEST_RUNTIME_CLASS } : {}),
+  });
 }
 
 /** A sandbox on the backend under test. */
