@@ -14,6 +14,7 @@ import {
   runToolCalls,
   selectEnabledTools,
 } from "../pipeline/index.js";
+import { openProcesses, type Processes, type ProcessesOptions } from "../process/index.js";
 import type { CallOptions, Sandbox, SandboxIdentity, SandboxSpec } from "../sandbox/index.js";
 import type { AnyTool, SpillStore } from "../tools/index.js";
 import { SPILL_HANDLE_PREFIX } from "../tools/index.js";
@@ -52,6 +53,11 @@ function sandboxPartsOf(
   return [options.sandbox ?? {}, identity, signal ? { signal } : {}];
 }
 
+/** The session's process options: its env under every start's, and what `options.processes` sets. */
+function processOptionsOf(options: SessionOptions): ProcessesOptions {
+  return omitUndefined({ ...options.processes, env: options.env });
+}
+
 /** The spill store's options: directory and caps. */
 function spillOptionsOf(options: SessionOptions, sessionId: string): SpillStoreOptions {
   return omitUndefined({
@@ -88,19 +94,23 @@ export async function openSession(options: SessionOptions, deps: SessionDependen
   if (options.env) validateSessionEnv(options.env);
 
   const sandbox = await deps.createSandbox(...sandboxPartsOf(options, sessionId));
-  let spill: SpillStore;
+  let spill: SpillStore | undefined;
+  let processes: Processes | undefined;
   try {
     spill = await deps.createSpillStore(spillOptionsOf(options, sessionId));
+    // Background processes need the channel (Sandbox.processIO); without it the session has none.
+    processes = sandbox.processIO ? await openProcesses(sandbox, processOptionsOf(options)) : undefined;
   } catch (err) {
-    await sandbox.destroy().catch(() => undefined);
+    await Promise.allSettled([sandbox.destroy(), spill?.dispose()]);
     throw err;
   }
+  const sessionSpill = spill;
 
   const ctx: PipelineContext = {
     tools: new Map(enabled.map((tool) => [tool.name, tool])),
     sandbox:
       options.env && Object.keys(options.env).length > 0 ? withSessionEnv(sandbox, options.env) : sandbox,
-    spill,
+    spill: sessionSpill,
     sessionId,
     beforeToolCall: options.beforeToolCall ?? [],
     afterToolCall: options.afterToolCall ?? [],
@@ -110,7 +120,7 @@ export async function openSession(options: SessionOptions, deps: SessionDependen
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
-      const outcomes = await Promise.allSettled([sandbox.destroy(), spill.dispose()]);
+      const outcomes = await Promise.allSettled([sandbox.destroy(), sessionSpill.dispose()]);
       const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === "rejected");
       if (failed) throw failed.reason;
     })();
@@ -120,6 +130,7 @@ export async function openSession(options: SessionOptions, deps: SessionDependen
   return {
     id: sessionId,
     sandbox,
+    processes,
     enabledTools: enabled.map((tool) => tool.name),
     providerTools: () => structuredClone(providerTools),
     runToolCalls: (calls, runOptions) => runToolCalls(calls, ctx, runOptions),

@@ -9,6 +9,7 @@ import type {
   RunToolCallsOptions,
   ToolSelection,
 } from "../pipeline/index.js";
+import type { Processes, ProcessLimits, ProcessRecord } from "../process/index.js";
 import type { Sandbox, SandboxIdentity, SandboxSpec } from "../sandbox/index.js";
 import type { ToolCall, ToolResultMessage } from "../tools/index.js";
 import type { SpillBudget } from "./spill-budget.js";
@@ -43,11 +44,23 @@ export interface SessionOptions extends SandboxIdentity {
    * validated, reserved ones refused); nothing is taken from the host's environment.
    */
   env?: Record<string, string>;
+  /** Background processes (src/process): limits, and, for an adopted session, the records a server kept. */
+  processes?: {
+    limits?: Partial<ProcessLimits>;
+    records?: readonly ProcessRecord[];
+    /** Called after a start or a forgotten process changed the records (a server keeps them). */
+    onRecordsChanged?: (records: ProcessRecord[]) => void | Promise<void>;
+  };
 }
 
 export interface Session extends AsyncDisposable {
   readonly id: string;
   readonly sandbox: Sandbox;
+  /**
+   * The session's background processes; undefined when its sandbox has no channel (the docker-exec
+   * path, the memory backend).
+   */
+  readonly processes: Processes | undefined;
   /** Names of the enabled tools, in registry order. */
   readonly enabledTools: string[];
   /** Function definitions for the enabled tools only. */

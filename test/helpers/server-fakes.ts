@@ -90,6 +90,7 @@ export function fakeSession(
   const s = {
     id: options.sessionId ?? "s",
     sandbox,
+    processes: undefined,
     enabledTools: ["echo", "sleep", "spam"],
     closed: false,
     providerTools: () => [

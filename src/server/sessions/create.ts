@@ -10,6 +10,7 @@ import type { TenantConfig } from "../config/index.js";
 import { QuotaExceededError, RETRY_AFTER_SECONDS } from "../tenancy/index.js";
 import type { SessionContext } from "./context.js";
 import { sessionOptions } from "./options.js";
+import { processRecordWriter } from "./process-records.js";
 import type { SessionRecord } from "./record-store.js";
 import type { LiveSession } from "./registry.js";
 import type { ResolvedSessionRequest } from "./request.js";
@@ -54,8 +55,12 @@ export async function createSession(
       requested: request.secrets ?? [],
       mustExist: true,
     });
+    let record: SessionRecord | undefined;
     const options: SessionOptions = {
       ...base,
+      processes: {
+        onRecordsChanged: processRecordWriter({ record: () => record, put: (r) => ctx.records.put(r) }),
+      },
       sandbox: {
         ...base.sandbox,
         image: request.image,
@@ -75,7 +80,7 @@ export async function createSession(
       ? await ctx.hostWorkspaces.run(hostPath, request.workspaceMode, () => liveRwWorkspaces(ctx), create)
       : await create();
     const createdMs = ctx.now();
-    const record: SessionRecord = {
+    record = {
       version: 1,
       id,
       tenant: tenant.id,
@@ -91,6 +96,7 @@ export async function createSession(
       ...(request.secrets?.length ? { secrets: request.secrets } : {}),
       createdAt: new Date(createdMs).toISOString(),
       expiresAt: new Date(createdMs + tenant.maxLifetimeMs).toISOString(),
+      ...(session.processes?.records().length ? { processes: session.processes.records() } : {}),
     };
     try {
       await ctx.records.put(record);

@@ -25,6 +25,7 @@ import { SERVE_PREFIX, tenantOf } from "../config/index.js";
 import type { SessionContext } from "./context.js";
 import { addAdopted } from "./create.js";
 import { sessionOptions } from "./options.js";
+import { processRecordWriter } from "./process-records.js";
 import type { SessionRegistry } from "./registry.js";
 import { uploadsDirOf } from "./upload.js";
 
@@ -89,7 +90,19 @@ export async function reconcile(deps: SessionContext, now = Date.now()): Promise
       // A network request no longer within the tenant's bound (the config changed) drops it too.
       const secrets = { requested: record.secrets ?? [], mustExist: false };
       session = await sessionOptions(deps, tenant, record.id, record.networkAllow, secrets)
-        .then((options) => sessions.adopt(record, { ...options, ...(record.env ? { env: record.env } : {}) }))
+        .then((options) =>
+          sessions.adopt(record, {
+            ...options,
+            ...(record.env ? { env: record.env } : {}),
+            processes: {
+              records: record.processes ?? [],
+              onRecordsChanged: processRecordWriter({
+                record: () => record,
+                put: (r) => deps.records.put(r),
+              }),
+            },
+          }),
+        )
         .catch(() => null);
     }
     if (session && tenant) {

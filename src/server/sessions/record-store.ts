@@ -9,6 +9,7 @@ import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { InvalidArgumentError } from "../../errors.js";
 import type { ToolSelection } from "../../pipeline/index.js";
+import type { ProcessRecord } from "../../process/index.js";
 import type { SandboxLimits, WorkspaceMode } from "../../sandbox/index.js";
 import type { SessionSecretRequest } from "../secrets/index.js";
 
@@ -32,6 +33,8 @@ export interface SessionRecord {
   networkAllow?: string[];
   /** The secrets it asked for (names, never values): given again, from the store, on adoption. */
   secrets?: SessionSecretRequest[];
+  /** Its background processes' records (src/process): their shims are kept on adoption. */
+  processes?: ProcessRecord[];
   createdAt: string;
   /** Max-lifetime deadline. */
   expiresAt: string;
