@@ -18,6 +18,7 @@ import { approvalRoutes } from "./routes/approvals.js";
 import { fileRoutes } from "./routes/files.js";
 import { mcpRoutes } from "./routes/mcp.js";
 import { metaRoutes } from "./routes/meta.js";
+import { processRoutes } from "./routes/processes.js";
 import { secretRoutes } from "./routes/secrets.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { toolCallRoutes } from "./routes/tool-calls.js";
@@ -117,6 +118,7 @@ export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {})
     routes.register(secretRoutes, { ctx });
     routes.register(mcpRoutes, { ctx });
     routes.register(fileRoutes, { ctx, buffered });
+    routes.register(processRoutes, { ctx });
   });
   return app;
 }

@@ -32,6 +32,20 @@ const SUMMARIES: Record<string, string> = {
   "PUT /v1/sessions/{id}/files":
     "Write one workspace file (application/octet-stream; never through a symlink)",
   "GET /v1/sessions/{id}/files": "Read one workspace file's bytes",
+  "POST /v1/sessions/{id}/processes":
+    "Start a background process (a script or an argv, optionally under a terminal)",
+  "GET /v1/sessions/{id}/processes":
+    "The session's background processes: command, state, exit status, output size",
+  "GET /v1/sessions/{id}/processes/{pid}": "One background process",
+  "GET /v1/sessions/{id}/processes/{pid}/output":
+    "A process's output from an offset (base64), with the offset to read next and what was no longer kept",
+  "POST /v1/sessions/{id}/processes/{pid}/input":
+    "Send input (text or base64) to a process, and optionally close its stdin",
+  "POST /v1/sessions/{id}/processes/{pid}/signal":
+    "Send a signal (default TERM) to a process's process group",
+  "POST /v1/sessions/{id}/processes/{pid}/resize": "Change a terminal process's size",
+  "POST /v1/sessions/{id}/processes/{pid}/wait":
+    "Wait (at most timeoutMs, default 30 s) until a process has exited",
   "POST /mcp":
     "MCP over streamable HTTP: POST JSON-RPC messages (an initialize creates a session), GET its event stream, DELETE to end it",
 };

@@ -272,3 +272,5 @@ export const SecretSchema = Type.Object({
 
 /** `:name` of /v1/secrets/:name (checked against [A-Z][A-Z0-9_]{0,63} by the route). */
 export const SecretParamsSchema = Type.Object({ name: Type.String({ minLength: 1, maxLength: 64 }) });
+
+export * from "./process-schemas.js";

@@ -1,0 +1,191 @@
+/**
+ * /v1/sessions/:id/processes: a session's background processes (src/process) for agents and tools
+ * that do not speak in tool calls: start, list, one process, its output from any offset (base64),
+ * input, a signal, a terminal size, and a bounded wait. Like the files routes these are the
+ * tenant's own API: the tool-call policy judges the `process` tool's calls, not these routes.
+ */
+import { InvalidArgumentError, WardenError } from "../../../errors.js";
+import type { Processes, ProcessInfo, ProcessSignal } from "../../../process/index.js";
+import { abortOnDisconnect } from "../abort-on-disconnect.js";
+import { principalOf, type RoutePlugin, type ServerContext } from "../route-context.js";
+import {
+  ErrorSchema,
+  ProcessInputBodySchema,
+  ProcessListSchema,
+  ProcessOutputQuerySchema,
+  ProcessOutputSchema,
+  ProcessParamsSchema,
+  ProcessResizeBodySchema,
+  ProcessSchema,
+  ProcessSignalBodySchema,
+  ProcessWaitQuerySchema,
+  SessionParamsSchema,
+  StartProcessBodySchema,
+} from "../schemas.js";
+
+const ERRORS = { 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 413: ErrorSchema };
+
+/** Default wait of POST …/wait, in ms. */
+const DEFAULT_WAIT_MS = 30_000;
+
+/** A process as the API shows it: times as ISO-8601. */
+export function processJson(p: ProcessInfo) {
+  const { startedAt, endedAt, ...rest } = p;
+  return {
+    ...rest,
+    startedAt: startedAt.toISOString(),
+    ...(endedAt ? { endedAt: endedAt.toISOString() } : {}),
+  };
+}
+
+/** The background-process routes (see the file comment). */
+export const processRoutes: RoutePlugin<{ ctx: ServerContext }> = async (app, { ctx }) => {
+  /** The session's Processes; 409 when its sandbox has no channel. */
+  const processesOf = (tenant: string, id: string): Processes => {
+    const { session } = ctx.registry.get(tenant, id);
+    if (!session.processes)
+      throw new WardenError(
+        "CONFLICT",
+        `Session ${id} has no background processes: its sandbox uses the docker-exec path; create the session on the channel.`,
+      );
+    return session.processes;
+  };
+
+  app.post(
+    "/v1/sessions/:id/processes",
+    {
+      schema: {
+        params: SessionParamsSchema,
+        body: StartProcessBodySchema,
+        response: { 201: ProcessSchema, ...ERRORS },
+      },
+    },
+    async (request, reply) => {
+      const processes = processesOf(principalOf(request).tenant.id, request.params.id);
+      const { command, cwd, env, pty } = request.body;
+      const started = await processes.start({
+        command: typeof command === "string" ? { shell: command } : { argv: command.argv },
+        ...(cwd ? { cwd } : {}),
+        ...(env ? { env } : {}),
+        ...(pty ? { pty } : {}),
+        signal: abortOnDisconnect(reply).signal,
+      });
+      return reply.code(201).send(processJson(started));
+    },
+  );
+
+  app.get(
+    "/v1/sessions/:id/processes",
+    { schema: { params: SessionParamsSchema, response: { 200: ProcessListSchema, ...ERRORS } } },
+    async (request, reply) => {
+      const processes = processesOf(principalOf(request).tenant.id, request.params.id);
+      const list = await processes.list({ signal: abortOnDisconnect(reply).signal });
+      return { processes: list.map(processJson) };
+    },
+  );
+
+  app.get(
+    "/v1/sessions/:id/processes/:pid",
+    { schema: { params: ProcessParamsSchema, response: { 200: ProcessSchema, ...ERRORS } } },
+    async (request, reply) => {
+      const processes = processesOf(principalOf(request).tenant.id, request.params.id);
+      return processJson(
+        await processes.info(request.params.pid, { signal: abortOnDisconnect(reply).signal }),
+      );
+    },
+  );
+
+  app.get(
+    "/v1/sessions/:id/processes/:pid/output",
+    {
+      schema: {
+        params: ProcessParamsSchema,
+        querystring: ProcessOutputQuerySchema,
+        response: { 200: ProcessOutputSchema, ...ERRORS },
+      },
+    },
+    async (request, reply) => {
+      const processes = processesOf(principalOf(request).tenant.id, request.params.id);
+      const slice = await processes.read(request.params.pid, {
+        ...(request.query.offset !== undefined ? { offset: request.query.offset } : {}),
+        ...(request.query.maxBytes !== undefined ? { maxBytes: request.query.maxBytes } : {}),
+        signal: abortOnDisconnect(reply).signal,
+      });
+      return {
+        offset: slice.offset,
+        nextOffset: slice.nextOffset,
+        skipped: slice.skipped,
+        data: slice.data.toString("base64"),
+        process: processJson(slice.process),
+      };
+    },
+  );
+
+  app.post(
+    "/v1/sessions/:id/processes/:pid/input",
+    {
+      schema: { params: ProcessParamsSchema, body: ProcessInputBodySchema, response: { 204: {}, ...ERRORS } },
+    },
+    async (request, reply) => {
+      const processes = processesOf(principalOf(request).tenant.id, request.params.id);
+      const { text, base64, close } = request.body;
+      if (text !== undefined && base64 !== undefined)
+        throw new InvalidArgumentError("Send the input as `text` or as `base64`, not both.");
+      const data = text !== undefined ? Buffer.from(text, "utf8") : Buffer.from(base64 ?? "", "base64");
+      if (data.length > 0) await processes.write(request.params.pid, data);
+      if (close) await processes.closeInput(request.params.pid);
+      return reply.code(204).send();
+    },
+  );
+
+  app.post(
+    "/v1/sessions/:id/processes/:pid/signal",
+    {
+      schema: {
+        params: ProcessParamsSchema,
+        body: ProcessSignalBodySchema,
+        response: { 204: {}, ...ERRORS },
+      },
+    },
+    async (request, reply) => {
+      const processes = processesOf(principalOf(request).tenant.id, request.params.id);
+      await processes.kill(request.params.pid, (request.body.signal ?? "TERM") as ProcessSignal);
+      return reply.code(204).send();
+    },
+  );
+
+  app.post(
+    "/v1/sessions/:id/processes/:pid/resize",
+    {
+      schema: {
+        params: ProcessParamsSchema,
+        body: ProcessResizeBodySchema,
+        response: { 204: {}, ...ERRORS },
+      },
+    },
+    async (request, reply) => {
+      const processes = processesOf(principalOf(request).tenant.id, request.params.id);
+      await processes.resize(request.params.pid, request.body);
+      return reply.code(204).send();
+    },
+  );
+
+  app.post(
+    "/v1/sessions/:id/processes/:pid/wait",
+    {
+      schema: {
+        params: ProcessParamsSchema,
+        querystring: ProcessWaitQuerySchema,
+        response: { 200: ProcessSchema, ...ERRORS },
+      },
+    },
+    async (request, reply) => {
+      const processes = processesOf(principalOf(request).tenant.id, request.params.id);
+      const info = await processes.wait(request.params.pid, {
+        timeoutMs: request.query.timeoutMs ?? DEFAULT_WAIT_MS,
+        signal: abortOnDisconnect(reply).signal,
+      });
+      return processJson(info);
+    },
+  );
+};
