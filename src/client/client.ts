@@ -1,12 +1,13 @@
 /**
  * WardenClient: a typed client of `warden serve` (the `warden/client` package export) on the
  * platform's fetch. Sessions, tool calls (whole, or streamed over SSE as an async iterator),
- * approvals, the workspace as tar and its changes as a patch. Error answers throw the classes of
+ * approvals, the workspace as tar and its changes as a patch, background processes (processes.ts). Error answers throw the classes of
  * errors.ts; a 429 is retried after the server's Retry-After (at most `maxRetries` times, each wait
  * at most `maxRetryDelayMs`) when the request body can be sent again.
  */
 import { HTTP_STATUS, type WardenErrorCode } from "../errors.js";
 import { errorFromResponse, RateLimitedError, WardenApiError } from "./errors.js";
+import { SessionProcessesClient } from "./processes.js";
 import { parseSse } from "./sse.js";
 import type {
   Approval,
@@ -268,6 +269,14 @@ export class WardenClient {
       ...call,
     });
     return new Uint8Array(await response.arrayBuffer());
+  }
+
+  /** The background processes of session `id` (/v1/sessions/:id/processes). */
+  processes(id: string): SessionProcessesClient {
+    return new SessionProcessesClient(async <T>(spec: RequestSpec) => {
+      const response = await this.request(spec);
+      return (response.status === 204 ? undefined : await response.json()) as T;
+    }, id);
   }
 
   /** The session's changes as a unified patch (`git apply` takes it); empty when nothing changed. */

@@ -21,5 +21,6 @@ export {
   UnauthorizedError,
   WardenApiError,
 } from "./errors.js";
+export { SessionProcessesClient } from "./processes.js";
 export { parseSse, type SseEvent } from "./sse.js";
 export type * from "./types.js";

@@ -7,7 +7,10 @@ import type {
   ApprovalSchema,
   CreateSessionBodySchema,
   LimitsSchema,
+  ProcessOutputSchema,
+  ProcessSchema,
   SessionSchema,
+  StartProcessBodySchema,
   ToolResultSchema,
   ToolSelectionSchema,
 } from "../server/http/schemas.js";
@@ -24,6 +27,15 @@ export type ToolResult = Static<typeof ToolResultSchema>;
 export type Approval = Static<typeof ApprovalSchema>;
 /** `allow` (= `allow-once`), `allow-once`, `allow-session` or `deny`. */
 export type ApprovalDecision = "allow" | "allow-once" | "allow-session" | "deny";
+
+/** A background process as the API shows it. */
+export type BackgroundProcess = Static<typeof ProcessSchema>;
+/** Body of a process start: `command` is a script or `{argv}`; `pty` a terminal size. */
+export type StartProcessInput = Static<typeof StartProcessBodySchema>;
+/** A piece of a process's output: `data` is the bytes (the API's base64 decoded). */
+export type ProcessOutput = Omit<Static<typeof ProcessOutputSchema>, "data"> & { data: Uint8Array };
+/** A signal's name without SIG (the server's PROCESS_SIGNALS; test/unit/client checks they agree). */
+export type ProcessSignalName = "TERM" | "INT" | "KILL" | "HUP" | "QUIT" | "USR1" | "USR2" | "STOP" | "CONT" | "WINCH";
 
 /** One tool call: `arguments` is the JSON object the model produced. */
 export interface ToolCallInput {
