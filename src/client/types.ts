@@ -35,7 +35,17 @@ export type StartProcessInput = Static<typeof StartProcessBodySchema>;
 /** A piece of a process's output: `data` is the bytes (the API's base64 decoded). */
 export type ProcessOutput = Omit<Static<typeof ProcessOutputSchema>, "data"> & { data: Uint8Array };
 /** A signal's name without SIG (the server's PROCESS_SIGNALS; test/unit/client checks they agree). */
-export type ProcessSignalName = "TERM" | "INT" | "KILL" | "HUP" | "QUIT" | "USR1" | "USR2" | "STOP" | "CONT" | "WINCH";
+export type ProcessSignalName =
+  | "TERM"
+  | "INT"
+  | "KILL"
+  | "HUP"
+  | "QUIT"
+  | "USR1"
+  | "USR2"
+  | "STOP"
+  | "CONT"
+  | "WINCH";
 
 /** One tool call: `arguments` is the JSON object the model produced. */
 export interface ToolCallInput {
