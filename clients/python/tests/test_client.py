@@ -10,6 +10,7 @@ import pytest
 
 from warden_client import (
     AsyncWardenClient,
+    ConflictError,
     InvalidArgumentError,
     NotFoundError,
     RateLimitedError,
@@ -151,3 +152,35 @@ def test_sse_parser_and_retry_after():
     assert retry_after_seconds("3") == 3
     assert retry_after_seconds(None, 2) == 2
     assert retry_after_seconds("Wed, 21 Oct 2015 07:28:05 GMT", 1, now=1445412480) == 5
+
+
+def test_background_process_input_output_and_wait(served):
+    with WardenClient(served["url"], served["keys"]["main"]) as client:
+        session = client.create_session()
+        sid = session["id"]
+        proc = client.start_process(sid, ["cat"])
+        assert (proc["id"], proc["state"], proc["commandLine"]) == ("p1", "running", "cat")
+        client.process_input(sid, "hello ")
+        client.process_input(sid, b"\x00\xffpy\n", close=True)
+        done = client.wait_process(sid, "p1", timeout_ms=20_000)
+        assert (done["state"], done["exitCode"]) == ("exited", 0)
+        out = client.process_output(sid, "p1", offset=6)
+        assert (out["offset"], out["nextOffset"], out["skipped"], out["data"]) == (6, 11, 0, b"\x00\xffpy\n")
+        assert [p["id"] for p in client.list_processes(sid)] == ["p1"]
+        with pytest.raises(ConflictError):
+            client.process_input(sid, "late")
+        client.delete_session(sid)
+
+
+def test_async_background_process_signal(served):
+    async def main():
+        async with AsyncWardenClient(served["url"], served["keys"]["main"]) as client:
+            session = await client.create_session()
+            sid = session["id"]
+            proc = await client.start_process(sid, "sleep 600")
+            await client.signal_process(sid, proc["id"], "INT")
+            done = await client.wait_process(sid, proc["id"], timeout_ms=20_000)
+            assert (done["exitCode"], done["exitSignal"]) == (130, 2)
+            await client.delete_session(sid)
+
+    asyncio.run(main())

@@ -9,37 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, AsyncIterator, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence
-from urllib.parse import quote
+from typing import Any, AsyncIterator, Dict, Iterator, List, Optional, Sequence
 
 import httpx
 
+from ._req import Req, json_answer, no_answer, sid
 from .errors import RateLimitedError, error_from_response
+from .processes import AsyncProcessMethods, ProcessMethods
 from .sse import SseParser, batch_event
 
 ToolCall = Dict[str, Any]
 """One tool call: ``{"id": str, "name": str, "arguments": dict}``."""
-
-
-class _Req(NamedTuple):
-    """One request and how its answer becomes the method's value."""
-
-    method: str
-    path: str
-    kwargs: Dict[str, Any]
-    extract: Callable[[httpx.Response], Any]
-
-
-def _json(response: httpx.Response) -> Any:
-    return response.json()
-
-
-def _none(_response: httpx.Response) -> None:
-    return None
-
-
-def _sid(value: str) -> str:
-    return quote(value, safe="")
 
 
 class _Requests:
@@ -58,69 +38,69 @@ class _Requests:
         return None
 
     @staticmethod
-    def _create_session(options: Dict[str, Any]) -> _Req:
-        return _Req("POST", "/v1/sessions", {"json": options}, _json)
+    def _create_session(options: Dict[str, Any]) -> Req:
+        return Req("POST", "/v1/sessions", {"json": options}, json_answer)
 
     @staticmethod
-    def _create_session_from_tar(tar: bytes, options: Dict[str, Any]) -> _Req:
+    def _create_session_from_tar(tar: bytes, options: Dict[str, Any]) -> Req:
         query = {k: v for k, v in options.items() if v is not None and k != "tools"}
         if options.get("tools"):
             query["tools"] = ",".join(options["tools"])
         kwargs = {"content": tar, "params": query, "headers": {"content-type": "application/x-tar"}}
-        return _Req("POST", "/v1/sessions", kwargs, _json)
+        return Req("POST", "/v1/sessions", kwargs, json_answer)
 
     @staticmethod
-    def _list_sessions() -> _Req:
-        return _Req("GET", "/v1/sessions", {}, lambda r: r.json()["sessions"])
+    def _list_sessions() -> Req:
+        return Req("GET", "/v1/sessions", {}, lambda r: r.json()["sessions"])
 
     @staticmethod
-    def _get_session(session_id: str) -> _Req:
-        return _Req("GET", f"/v1/sessions/{_sid(session_id)}", {}, _json)
+    def _get_session(session_id: str) -> Req:
+        return Req("GET", f"/v1/sessions/{sid(session_id)}", {}, json_answer)
 
     @staticmethod
-    def _delete_session(session_id: str) -> _Req:
-        return _Req("DELETE", f"/v1/sessions/{_sid(session_id)}", {}, _none)
+    def _delete_session(session_id: str) -> Req:
+        return Req("DELETE", f"/v1/sessions/{sid(session_id)}", {}, no_answer)
 
     @staticmethod
-    def _tools(session_id: str) -> _Req:
-        return _Req("GET", "/v1/tools", {"params": {"session": session_id}}, lambda r: r.json()["tools"])
+    def _tools(session_id: str) -> Req:
+        return Req("GET", "/v1/tools", {"params": {"session": session_id}}, lambda r: r.json()["tools"])
 
     @staticmethod
     def _tool_calls_path(session_id: str) -> str:
-        return f"/v1/sessions/{_sid(session_id)}/tool-calls"
+        return f"/v1/sessions/{sid(session_id)}/tool-calls"
 
     @classmethod
-    def _run_tool_calls(cls, session_id: str, tool_calls: Sequence[ToolCall]) -> _Req:
+    def _run_tool_calls(cls, session_id: str, tool_calls: Sequence[ToolCall]) -> Req:
         kwargs = {"json": {"toolCalls": list(tool_calls)}}
-        return _Req("POST", cls._tool_calls_path(session_id), kwargs, lambda r: r.json()["results"])
+        return Req("POST", cls._tool_calls_path(session_id), kwargs, lambda r: r.json()["results"])
 
     @staticmethod
-    def _list_approvals() -> _Req:
-        return _Req("GET", "/v1/approvals", {}, lambda r: r.json()["approvals"])
+    def _list_approvals() -> Req:
+        return Req("GET", "/v1/approvals", {}, lambda r: r.json()["approvals"])
 
     @staticmethod
-    def _answer_approval(approval_id: str, decision: str) -> _Req:
-        return _Req("POST", f"/v1/approvals/{_sid(approval_id)}", {"json": {"decision": decision}}, _none)
+    def _answer_approval(approval_id: str, decision: str) -> Req:
+        return Req("POST", f"/v1/approvals/{sid(approval_id)}", {"json": {"decision": decision}}, no_answer)
 
     @staticmethod
-    def _download_workspace(session_id: str) -> _Req:
-        return _Req("GET", f"/v1/sessions/{_sid(session_id)}/workspace", {}, lambda r: r.content)
+    def _download_workspace(session_id: str) -> Req:
+        return Req("GET", f"/v1/sessions/{sid(session_id)}/workspace", {}, lambda r: r.content)
 
     @staticmethod
-    def _changes(session_id: str) -> _Req:
-        return _Req("GET", f"/v1/sessions/{_sid(session_id)}/changes", {}, lambda r: r.text)
+    def _changes(session_id: str) -> Req:
+        return Req("GET", f"/v1/sessions/{sid(session_id)}/changes", {}, lambda r: r.text)
 
     @staticmethod
-    def _write_file(session_id: str, path: str, data: bytes) -> _Req:
+    def _write_file(session_id: str, path: str, data: bytes) -> Req:
         kwargs = {"params": {"path": path}, "content": data, "headers": {"content-type": "application/octet-stream"}}
-        return _Req("PUT", f"/v1/sessions/{_sid(session_id)}/files", kwargs, _json)
+        return Req("PUT", f"/v1/sessions/{sid(session_id)}/files", kwargs, json_answer)
 
     @staticmethod
-    def _read_file(session_id: str, path: str) -> _Req:
-        return _Req("GET", f"/v1/sessions/{_sid(session_id)}/files", {"params": {"path": path}}, lambda r: r.content)
+    def _read_file(session_id: str, path: str) -> Req:
+        return Req("GET", f"/v1/sessions/{sid(session_id)}/files", {"params": {"path": path}}, lambda r: r.content)
 
 
-class WardenClient(_Requests):
+class WardenClient(_Requests, ProcessMethods):
     """A synchronous client. Use as a context manager, or call ``close()``."""
 
     def __init__(
@@ -145,7 +125,7 @@ class WardenClient(_Requests):
     def close(self) -> None:
         self._http.close()
 
-    def _send(self, req: _Req) -> Any:
+    def _send(self, req: Req) -> Any:
         attempt = 0
         while True:
             response = self._http.request(req.method, req.path, **req.kwargs)
@@ -236,7 +216,7 @@ class WardenClient(_Requests):
         return self._send(self._read_file(session_id, path))
 
 
-class AsyncWardenClient(_Requests):
+class AsyncWardenClient(_Requests, AsyncProcessMethods):
     """The asyncio client: the methods of WardenClient as coroutines, and an async iterator for streams."""
 
     def __init__(
@@ -263,7 +243,7 @@ class AsyncWardenClient(_Requests):
     async def aclose(self) -> None:
         await self._http.aclose()
 
-    async def _send(self, req: _Req) -> Any:
+    async def _send(self, req: Req) -> Any:
         attempt = 0
         while True:
             response = await self._http.request(req.method, req.path, **req.kwargs)
