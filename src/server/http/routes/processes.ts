@@ -40,9 +40,11 @@ export function processJson(p: ProcessInfo) {
 
 /** The background-process routes (see the file comment). */
 export const processRoutes: RoutePlugin<{ ctx: ServerContext }> = async (app, { ctx }) => {
-  /** The session's Processes; 409 when its sandbox has no channel. */
+  /** The session's Processes (a request counts as the session's activity); 409 when its sandbox has no channel. */
   const processesOf = (tenant: string, id: string): Processes => {
-    const { session } = ctx.registry.get(tenant, id);
+    const live = ctx.registry.get(tenant, id);
+    live.lastActiveMs = ctx.now();
+    const { session } = live;
     if (!session.processes)
       throw new WardenError(
         "CONFLICT",
