@@ -159,9 +159,10 @@ export async function shimAlive(
 ): Promise<boolean> {
   let text: string;
   try {
+    // A line read: /proc files report size 0, so a byte range read stops before their content.
     const r = await sandbox.readFile(
       `/proc/${pid}/stat`,
-      { kind: "bytes", offset: 0, length: 4096 },
+      { kind: "lines", startLine: 1, maxLines: 1, maxBytes: 4096 },
       opts(signal),
     );
     text = r.data.toString("utf8");

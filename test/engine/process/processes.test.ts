@@ -126,7 +126,12 @@ describeBackend("background processes", () => {
   });
 
   it("keeps only the last segments of a long output, and says what a read skipped", async () => {
-    const small = await openProcesses(sandbox, { limits: { segmentBytes: 1024, keptOutputBytes: 4096 } });
+    // A sandbox of its own: one Processes per sandbox (ids are the session's).
+    const own = await backend.create(TEST_IMAGE ? { image: TEST_IMAGE } : {}, {
+      tenant,
+      sessionId: `proc-${randomUUID()}`,
+    });
+    const small = await openProcesses(own, { limits: { segmentBytes: 1024, keptOutputBytes: 4096 } });
     const p = await small.start({ command: { shell: "head -c 10000 /dev/zero | tr '\\0' a" } });
     const done = await small.wait(p.id, { timeoutMs: 20_000 });
     expect([done.exitCode, done.outputBytes, done.keptFrom]).toEqual([0, 10000, 6144]);
@@ -135,6 +140,7 @@ describeBackend("background processes", () => {
       6144, 6144, 3856, 10000,
     ]);
     expect(slice.data.toString()).toBe("a".repeat(3856));
+    await own.destroy();
   });
 
   it("survives the stray sweep after a call and an adoption of its sandbox, its output intact", async () => {
