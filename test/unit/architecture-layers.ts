@@ -28,7 +28,16 @@ export const LAYERS: readonly Layer[] = [
     reason:
       "the Sandbox and SandboxBackend interfaces, the Docker, Kubernetes and memory backends and the warm pool: all tool I/O goes through it",
   },
-  { unit: "tools", reason: "the seven tools, built on the Sandbox interface and truncation only" },
+  {
+    unit: "process",
+    reason:
+      "a session's background processes: the Processes contract, on the Sandbox; below tools, whose process tool drives it",
+  },
+  {
+    unit: "tools",
+    reason:
+      "Pi's seven tools and the opt-in process tool, built on the Sandbox and Processes interfaces and truncation",
+  },
   {
     unit: "pipeline",
     reason: "a call's stages and hooks; owns the hook contract and the call decision types",
