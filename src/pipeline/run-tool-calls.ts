@@ -8,6 +8,7 @@
  * order; end events in completion order. Nothing throws out of runToolCalls.
  * Unlike Pi, a batch whose tool-call ids repeat is refused whole (see batch-ids.ts).
  */
+import type { Processes } from "../process/index.js";
 import type { Sandbox } from "../sandbox/index.js";
 import type { AnyTool, SpillStore, ToolCall, ToolOutput, ToolResultMessage } from "../tools/index.js";
 import { type AbortFanOut, abortFanOut, omitUndefined, throttle } from "../util/index.js";
@@ -46,6 +47,8 @@ export interface PipelineContext {
   mutationQueue: FileMutationQueue;
   /** Minimum gap between update events of one call, in ms. Default 100 (10 per second). */
   updateIntervalMs?: number;
+  /** The session's background processes, for the process tool and the hooks that judge it. */
+  processes?: Processes;
 }
 
 /**
@@ -105,7 +108,7 @@ async function preflightCall(
   const hooked = await runBeforeToolCallHooks(call, tool, valid.value, ctx.beforeToolCall ?? [], {
     sandbox: ctx.sandbox,
     sessionId: ctx.sessionId,
-    ...omitUndefined({ signal }),
+    ...omitUndefined({ signal, processes: ctx.processes }),
     noteDecision: (decision) => {
       record.decision = { ...decision };
     },
@@ -137,7 +140,7 @@ async function executePreparedCall(
     executeTool(call, tool, args, {
       sandbox: ctx.sandbox,
       spill: ctx.spill,
-      ...omitUndefined({ signal }),
+      ...omitUndefined({ signal, processes: ctx.processes }),
       onUpdate: (partial) => updates.push(partial),
     });
   let outcome: ExecutionOutcome;

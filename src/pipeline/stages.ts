@@ -4,6 +4,7 @@
  * runBeforeToolCallHooks -> checkNotAborted -> executeTool -> runAfterToolCallHooks.
  * No stage throws: a failure is an isError ToolResultMessage (or an isError output after execute).
  */
+import type { Processes } from "../process/index.js";
 import type { Sandbox } from "../sandbox/index.js";
 import type { AnyTool, ToolCall, ToolContext, ToolOutput, ToolResultMessage } from "../tools/index.js";
 import { cloneSharingStrings, isAbortError, omitUndefined } from "../util/index.js";
@@ -74,6 +75,8 @@ export interface HookEnvironment {
   signal?: AbortSignal;
   /** Where a hook reports the call's decision (the call's own record; see BeforeToolCallContext). */
   noteDecision?(decision: CallDecision): void;
+  /** The session's background processes (see BeforeToolCallContext). */
+  processes?: Processes;
 }
 
 /**

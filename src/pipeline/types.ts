@@ -3,6 +3,7 @@
  * (shared/reference/pi-tool-semantics.md); unlike Pi, arguments changed by a hook are validated again.
  */
 
+import type { Processes } from "../process/index.js";
 import type { Sandbox } from "../sandbox/index.js";
 import type { AnyTool, ToolCall, ToolContent, ToolOutput, ToolResultMessage } from "../tools/index.js";
 
@@ -48,6 +49,11 @@ export interface BeforeToolCallContext {
    * be called on its own.
    */
   noteDecision?(decision: CallDecision): void;
+  /**
+   * The session's background processes, when it has them: a policy looks up the process a call of
+   * the process tool names (Processes.records(): the command the controller started it with).
+   */
+  processes?: Processes;
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * evaluate(): the decision on one tool call. Bash scripts are analysed into parts (bash/analyze.ts),
- * path tools are judged on the canonical path, any other tool on its name; the call's decision is
- * the strictest over all parts, and names the first part and rule that set it.
+ * path tools are judged on the canonical path, the process tool as process-subjects.ts says, any
+ * other tool on its name; the call's decision is the strictest over all parts, and names the first
+ * part and rule that set it.
  */
 import { createHash } from "node:crypto";
 import { digestArgs } from "../audit/index.js";
@@ -21,6 +22,7 @@ import {
   type Walk,
 } from "./live-paths.js";
 import { judge, type Subject } from "./match.js";
+import { processSubjects } from "./process-subjects.js";
 import { searchGlobs } from "./search-glob.js";
 import type { Decision, EvaluateContext, Policy, PolicyRequest, TrailEntry } from "./types.js";
 import { DECISION_RANK } from "./types.js";
@@ -33,7 +35,7 @@ function argsRecord(args: unknown): Record<string, unknown> {
 }
 
 /** Rules of these tools judge a bash command's file arguments (`cat .env` reads like `read .env`). */
-const ARGUMENT_TOOLS = new Set(["bash", "read", "*"]);
+const ARGUMENT_TOOLS = new Set(["bash", "process", "read", "*"]);
 
 /** A subject and what a session approval of it covers (TrailEntry.approvalScope). */
 interface Scoped {
@@ -318,7 +320,10 @@ export async function evaluate(
   const args = argsRecord(request.args);
   const tool = request.tool;
   let subjects: Scoped[];
+  const runsScript = tool === "bash" || (tool === "process" && args.action === "start");
   if (tool === "bash") subjects = await bashSubjects(policy, args.command, ctx);
+  else if (tool === "process")
+    subjects = await processSubjects(policy, args, ctx, bashSubjects, scopeKey, digestArgs(request.args));
   else if (PATH_TOOLS.has(tool)) {
     const raw = typeof args.path === "string" && args.path !== "" ? args.path : ".";
     const path = await ctx.resolvePath(normalizeToolPath(raw));
@@ -357,7 +362,7 @@ export async function evaluate(
     entry.approvalScope = scope;
     return entry;
   });
-  if (tool === "bash" && ctx.readText) {
+  if (runsScript && ctx.readText) {
     const entry = await gitEntry(subjects, trail, ctx.readText);
     if (entry) trail.push(entry);
   }

@@ -138,10 +138,12 @@ export function createPolicyHook(options: PolicyHookOptions): BeforeToolCallHook
       const readText = (path: string) => readSmallText(ctx.sandbox, path, ctx.signal);
       // Listings, globs and recursive searches are judged with the workspace's files (live-paths.ts).
       const walk = (dir: string, hidden: boolean) => walkDirectory(sandbox, dir, hidden, signal);
+      // The process a process tool call names, as the controller recorded it (never the sandbox's word).
+      const processRecord = (id: string) => ctx.processes?.records().find((r) => r.id === id);
       decision = await evaluate(
         options.policy,
         { tool: ctx.tool.name, args: ctx.args },
-        { resolvePath, readVariant, readText, walk },
+        { resolvePath, readVariant, readText, walk, processRecord },
       );
     } catch (err) {
       // Fail closed: a call the policy could not judge does not run.

@@ -51,7 +51,11 @@ export type Subject =
       /** The word as the script writes it, shown in the trail instead of the glob. */
       word?: string;
     }
-  | { kind: "call"; tools: string[]; text: string };
+  /**
+   * A call judged by its tool's name; a process tool's call also by its action, and input by the
+   * program it goes to (only when a rule names that program: else the input is opaque).
+   */
+  | { kind: "call"; tools: string[]; text: string; action?: string; program?: string };
 
 /** A rule's command patterns split into words, by the basename of their command word. */
 interface PatternIndex {
@@ -118,10 +122,13 @@ const EFFECT_WORDS = {
   network: "reaches the network",
 } as const;
 
+/** Tools whose calls run a bash script (the process tool's start). */
+const SCRIPT_TOOLS = new Set(["bash", "process"]);
+
 /** True when `rule` covers one of the subject's tools and its matchers match the subject. */
 export function ruleMatches(rule: PolicyRule, subject: Subject): boolean {
   if (!rule.tools.some((t) => t === "*" || subject.tools.includes(t))) return false;
-  const bare = !rule.commands && !rule.paths;
+  const bare = !rule.commands && !rule.paths && !rule.input && !rule.actions;
   switch (subject.kind) {
     case "command": {
       if (!rule.commands) return bare;
@@ -143,12 +150,19 @@ export function ruleMatches(rule: PolicyRule, subject: Subject): boolean {
       return rule.paths.some((g) => mayOverlap(g, subject.path, subject.found));
     case "write":
     case "read":
-      // A redirection is judged by path rules of bash / write / read, and by bare rules of bash only
-      // (a rule denying the write tool outright says nothing about `2>/dev/null`).
-      if (!rule.paths) return bare && rule.tools.some((t) => t === "bash" || t === "*");
+      // A redirection is judged by path rules of bash / write / read, and by bare rules of bash (or
+      // process, for its start) only: a rule denying the write tool outright says nothing about
+      // `2>/dev/null`.
+      if (!rule.paths)
+        return (
+          bare && rule.tools.some((t) => t === "*" || (SCRIPT_TOOLS.has(t) && subject.tools.includes(t)))
+        );
       return rule.paths.some((g) => matchGlob(g, subject.path));
     case "opaque":
+      return bare;
     case "call":
+      if (rule.input) return subject.program !== undefined && rule.input.includes(subject.program);
+      if (rule.actions) return rule.actions.some((a) => a === subject.action);
       return bare;
   }
 }

@@ -5,7 +5,9 @@
  * Errors (the file does not load): duplicate rule ids, misspelt tool names, commands on a rule that
  * does not cover bash, paths on a rule whose tools take none, command patterns whose command word
  * is not a command name, a command the model does not know (see unknownCommand), `effects` on a
- * rule that is not an allow rule with commands, malformed path globs (glob.ts globProblem). Findings (`warden policy check` prints them, the file loads): rules that
+ * rule that is not an allow rule with commands, malformed path globs (glob.ts globProblem), `input`
+ * or `actions` on a rule whose tools are not [process] or beside another matcher, an `input` entry
+ * that is not a program name. Findings (`warden policy check` prints them, the file loads): rules that
  * can never decide because an earlier rule of the same file with the same or a stricter decision
  * covers everything they match.
  */
@@ -17,14 +19,21 @@ import { globProblem } from "./glob.js";
 import type { PolicyFile } from "./schema.js";
 import { DECISION_RANK } from "./types.js";
 
-/** The tools a policy rule may name: warden's seven and `*` (src/tools/). */
-const KNOWN_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls", "*"] as const;
+/** The tools a policy rule may name: warden's seven, the opt-in process tool and `*` (src/tools/). */
+const KNOWN_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls", "process", "*"] as const;
+
+/** The tools whose calls run a bash script a rule's `commands` judge: bash, process (start) and `*`. */
+const COMMANDS_RULE_TOOLS = new Set(["bash", "process", "*"]);
 
 /**
- * The tools a rule's `paths` can apply to: evaluate.ts's PATH_TOOLS (a `path` argument), bash (the
- * paths its script names) and `*`. A rule with `paths` and none of these never matches by path.
+ * The tools a rule's `paths` can apply to: evaluate.ts's PATH_TOOLS (a `path` argument), bash and
+ * process (the paths its script names) and `*`. A rule with `paths` and none of these never
+ * matches by path.
  */
-const PATHS_RULE_TOOLS = new Set(["read", "edit", "write", "grep", "find", "ls", "bash", "*"]);
+const PATHS_RULE_TOOLS = new Set(["read", "edit", "write", "grep", "find", "ls", "bash", "process", "*"]);
+
+/** A program name as `input` names it: a command's name, without a directory or a wildcard. */
+const PROGRAM_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.+-]*$/;
 
 /** One problem at a place in the file: `path` is the YAML path of the node it names. */
 export interface LintFinding {
@@ -105,6 +114,40 @@ function commandErrors(rule: Rule, i: number): LintFinding[] {
   return out;
 }
 
+/**
+ * Errors of a rule's process matchers: `input` and `actions` judge only the process tool, so the
+ * rule's tools must be [process] and it has no other matcher; an `input` entry is a program name.
+ */
+function processErrors(rule: Rule, i: number): LintFinding[] {
+  const out: LintFinding[] = [];
+  for (const key of ["input", "actions"] as const) {
+    if (!rule[key]) continue;
+    const path = ["rules", i, key];
+    if (rule.tools.length !== 1 || rule.tools[0] !== "process")
+      out.push({
+        path,
+        text: `rule '${rule.id}' has ${key}, which judges the process tool only: its tools must be [process]`,
+      });
+    const others = (["commands", "paths", "effects", "input", "actions"] as const).filter(
+      (k) => k !== key && rule[k],
+    );
+    if (key === "input" || !rule.input)
+      if (others.length > 0)
+        out.push({
+          path,
+          text: `rule '${rule.id}' has ${key} and ${others.join(", ")}: a rule with ${key} takes no other matcher`,
+        });
+  }
+  rule.input?.forEach((name, n) => {
+    if (PROGRAM_NAME.test(name)) return;
+    out.push({
+      path: ["rules", i, "input", n],
+      text: `rule '${rule.id}': input '${name}' is not a program name; name the command its process runs (python3, node, psql), without a directory or a wildcard`,
+    });
+  });
+  return out;
+}
+
 function pathErrors(rule: Rule, i: number): LintFinding[] {
   return (rule.paths ?? []).flatMap((glob, p) => {
     const problem = globProblem(glob);
@@ -142,10 +185,10 @@ export function policyErrors(file: { rules: readonly (Rule | undefined)[] }): Li
     if (seen.has(rule.id)) out.push({ path: ["rules", i, "id"], text: `duplicate rule id '${rule.id}'` });
     seen.add(rule.id);
     out.push(...toolErrors(rule, i));
-    if (rule.commands && !rule.tools.some((t) => t === "bash" || t === "*")) {
+    if (rule.commands && !rule.tools.some((t) => COMMANDS_RULE_TOOLS.has(t))) {
       out.push({
         path: ["rules", i, "commands"],
-        text: `rule '${rule.id}' has commands but its tools do not include bash`,
+        text: `rule '${rule.id}' has commands but its tools do not include bash or process`,
       });
     }
     if (rule.paths && !rule.tools.some((t) => PATHS_RULE_TOOLS.has(t))) {
@@ -156,6 +199,7 @@ export function policyErrors(file: { rules: readonly (Rule | undefined)[] }): Li
     }
     out.push(...commandErrors(rule, i));
     out.push(...pathErrors(rule, i));
+    out.push(...processErrors(rule, i));
   });
   return out;
 }
@@ -177,8 +221,18 @@ function ruleCovers(earlier: Rule, later: Rule): boolean {
   if (!coversTools(earlier, later)) return false;
   // A rule without matchers does not judge redirections (unless for bash) nor command arguments,
   // which only path rules do (match.ts): it covers only a later rule without paths.
-  const bare = !earlier.commands && !earlier.paths;
+  const bare = !earlier.commands && !earlier.paths && !earlier.input && !earlier.actions;
   if (bare) return !later.paths;
+  if (earlier.input || earlier.actions || later.input || later.actions) {
+    const within = (a: readonly string[] | undefined, b: readonly string[] | undefined) =>
+      !a === !b && (b ?? []).every((x) => a?.includes(x));
+    return (
+      within(earlier.input, later.input) &&
+      within(earlier.actions, later.actions) &&
+      !later.commands &&
+      !later.paths
+    );
+  }
   if (!earlier.commands !== !later.commands || !earlier.paths !== !later.paths) return false;
   const commands = (later.commands ?? []).every((b) => earlier.commands?.some((a) => patternCovers(a, b)));
   const paths = (later.paths ?? []).every((b) => earlier.paths?.includes(b));

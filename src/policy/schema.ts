@@ -5,7 +5,7 @@ import { type Static, Type } from "typebox";
 import { MAX_BASH_COMMAND_BYTES } from "../tools/index.js";
 import { NetworkSectionSchema } from "./network-section.js";
 import { SecretsSectionSchema } from "./secrets-section.js";
-import { LAYER_NAMES } from "./types.js";
+import { LAYER_NAMES, PROCESS_RULE_ACTIONS } from "./types.js";
 
 const DecisionSchema = Type.Union([Type.Literal("allow"), Type.Literal("ask"), Type.Literal("deny")], {
   description: "allow | ask | deny",
@@ -23,6 +23,18 @@ export const RuleSchema = Type.Object(
     effects: Type.Optional(
       Type.Array(Type.Union([Type.Literal("write"), Type.Literal("exec"), Type.Literal("network")]), {
         description: "for an allow rule with commands: the effects (commands/model.ts) it accepts",
+      }),
+    ),
+    input: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        minItems: 1,
+        description: "process tool: programs (command names) whose process may be sent input",
+      }),
+    ),
+    actions: Type.Optional(
+      Type.Array(Type.Union(PROCESS_RULE_ACTIONS.map((a) => Type.Literal(a))), {
+        minItems: 1,
+        description: "process tool: the actions decided by name (output, list, wait, kill)",
       }),
     ),
   },

@@ -4,6 +4,7 @@
  */
 
 import type { NetworkRule, SecretBinding } from "../egress/index.js";
+import type { ProcessRecord } from "../process/index.js";
 
 import type { WalkEntry } from "./live-walk.js";
 
@@ -26,8 +27,13 @@ export const LAYER_NAMES = ["operator", "tenant", "project", "session"] as const
  * - `commands`: for bash, argv-word patterns (see command-pattern.ts), matched against every simple
  *   command of the script after unwrapping;
  * - `paths`: globs on the canonical path (see glob.ts), for path tools and for bash redirections
- *   (an output redirection is a `write`, an input redirection a `read`).
- * A rule with neither matches every call of its tools.
+ *   (an output redirection is a `write`, an input redirection a `read`);
+ * - `input` (process tool only): program names whose process may be sent input (the process
+ *   tool's `input` action; input to any other program is opaque);
+ * - `actions` (process tool only): the process tool's actions judged by name (output, list,
+ *   wait, kill).
+ * A rule with none of them matches every call of its tools. A process tool's `start` is judged as
+ * a bash command: rules with `commands` / `paths` on bash or on process apply to it.
  */
 export interface PolicyRule {
   id: string;
@@ -43,7 +49,15 @@ export interface PolicyRule {
    * in a form the model cannot read (an unknown option).
    */
   effects?: ("write" | "exec" | "network")[];
+  /** Programs (command names, e.g. `python3`) whose process the rule lets the process tool send input. */
+  input?: string[];
+  /** The process tool's actions the rule decides by name. */
+  actions?: ProcessRuleAction[];
 }
+
+/** The process tool's actions a rule's `actions` may name: those that run nothing (start and input are judged by what they run). */
+export const PROCESS_RULE_ACTIONS = ["output", "list", "wait", "kill"] as const;
+type ProcessRuleAction = (typeof PROCESS_RULE_ACTIONS)[number];
 
 /** An example call and the decision the policy must give it (`warden policy check`). */
 export interface PolicyTest {
@@ -124,6 +138,12 @@ export interface EvaluateContext {
    * CLI): listings, globs and recursive searches are judged lexically (live-paths.ts).
    */
   walk?(dir: string, hidden: boolean): Promise<WalkEntry[] | null>;
+  /**
+   * The controller's record of the session's process `id` (Processes.records(): the command it was
+   * started with, never read back from the sandbox), or undefined when the session has none of
+   * that id. Absent (the policy CLI, a session without processes): input to a process is opaque.
+   */
+  processRecord?(id: string): ProcessRecord | undefined;
 }
 
 /** One step of a decision's trail: a command part, a path or a redirection, and what decided it. */

@@ -37,6 +37,8 @@ export interface SessionDependencies {
   builtinTools(): AnyTool[];
   /** Tools registered besides the built-ins (kept by `--no-builtin-tools`). */
   extraTools?: AnyTool[];
+  /** Tools registered but enabled only when the selection's `tools` names them (the process tool). */
+  optInTools?(): AnyTool[];
 }
 
 /** The sandbox's parts of SessionOptions (spec, identity under the session's id, call options). */
@@ -87,7 +89,7 @@ function checkMounts(options: SessionOptions): void {
  */
 export async function openSession(options: SessionOptions, deps: SessionDependencies): Promise<Session> {
   const sessionId = options.sessionId ?? randomUUID();
-  const registry = createToolRegistry(deps.builtinTools(), deps.extraTools ?? []);
+  const registry = createToolRegistry(deps.builtinTools(), deps.extraTools ?? [], deps.optInTools?.() ?? []);
   const enabled = selectEnabledTools(registry, options.toolSelection);
   checkMounts(options);
   const providerTools: ProviderTool[] = buildProviderTools(enabled);
@@ -111,6 +113,7 @@ export async function openSession(options: SessionOptions, deps: SessionDependen
     sandbox:
       options.env && Object.keys(options.env).length > 0 ? withSessionEnv(sandbox, options.env) : sandbox,
     spill: sessionSpill,
+    ...(processes ? { processes } : {}),
     sessionId,
     beforeToolCall: options.beforeToolCall ?? [],
     afterToolCall: options.afterToolCall ?? [],

@@ -105,7 +105,11 @@ function tailUpdates(ctx: ToolContext, snapshot: () => TruncationResult): Thrott
   );
 }
 
-function timeoutMs(timeout: number | undefined): number | undefined {
+/**
+ * A tool's `timeout` (seconds, optional, no default) in ms, rounded up. Throws InvalidArgumentError
+ * unless it is > 0 and at most what Node timers allow.
+ */
+export function timeoutMs(timeout: number | undefined): number | undefined {
   if (timeout === undefined) return undefined;
   if (!(timeout > 0) || timeout > MAX_TIMEOUT_SECONDS) {
     throw new InvalidArgumentError(
@@ -165,7 +169,7 @@ async function finish(
 }
 
 /** Throws InvalidArgumentError for a command longer than the sandbox can run (MAX_BASH_COMMAND_BYTES). */
-function checkRunnable(command: string): void {
+export function checkRunnable(command: string): void {
   const bytes = Buffer.byteLength(command, "utf8");
   if (bytes > MAX_BASH_COMMAND_BYTES) {
     throw new InvalidArgumentError(

@@ -4,6 +4,7 @@ import { createEditTool } from "./edit.js";
 import { createFindTool } from "./find.js";
 import { createGrepTool } from "./grep.js";
 import { createLsTool } from "./ls.js";
+import { createProcessTool } from "./process.js";
 import { createReadTool } from "./read.js";
 import type { AnyTool } from "./types.js";
 import { createWriteTool } from "./write.js";
@@ -24,6 +25,17 @@ export function builtinTools(): AnyTool[] {
   ];
 }
 
+/**
+ * Names of warden's own tools that a session has only when its tool selection's `tools` names them
+ * (never by default; not among Pi's seven): the process tool.
+ */
+export const OPT_IN_TOOL_NAMES: readonly string[] = ["process"];
+
+/** Returns fresh instances of the opt-in tools (OPT_IN_TOOL_NAMES), one set per session. */
+export function optInTools(): AnyTool[] {
+  return [createProcessTool()];
+}
+
 export { createBashTool, MAX_BASH_COMMAND_BYTES } from "./bash.js";
 
 export { createEditTool } from "./edit.js";
@@ -36,6 +48,7 @@ export {
   normalizeToolPath,
   readPathVariants,
 } from "./paths.js";
+export { createProcessTool } from "./process.js";
 export { createReadTool } from "./read.js";
 export { existingVariant } from "./read-sandbox-file.js";
 export { SPILL_HANDLE_PREFIX, spillHandle } from "./spill-handle.js";

@@ -3,6 +3,7 @@
  * shared/reference/pi-tool-semantics.md): a model emits ToolCalls, warden returns ToolResultMessages.
  */
 import type { Static, TSchema } from "typebox";
+import type { Processes } from "../process/index.js";
 import type { ReadFileResult, ReadRange, Sandbox } from "../sandbox/index.js";
 
 /** A tool call as a model emits it. `arguments` is the parsed JSON object (or the raw string when it was not JSON). */
@@ -114,6 +115,8 @@ export interface ToolContext {
   signal?: AbortSignal;
   /** Streams a partial result (throttled by the pipeline to at most 10 per second). */
   onUpdate?: (partial: ToolOutput) => void;
+  /** The session's background processes (the process tool's); absent when the session has none. */
+  processes?: Processes;
 }
 
 /**

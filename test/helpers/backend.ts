@@ -18,7 +18,7 @@ import {
   type Session,
   type SessionOptions,
 } from "../../src/session/index.js";
-import { builtinTools } from "../../src/tools/index.js";
+import { builtinTools, optInTools } from "../../src/tools/index.js";
 import { describeEngine } from "./engine.js";
 import { leftovers } from "./sandbox-fixture.js";
 import { removeTenant, tenantContainers } from "./server-fixture.js";
@@ -85,6 +85,7 @@ export function createTestSession(options: SessionOptions = {}): Promise<Session
     createSandbox: (spec, identity, call) => k8s.createTestPodSandbox({ ...spec, ...identity, ...call }),
     createSpillStore,
     builtinTools,
+    optInTools,
   });
 }
 

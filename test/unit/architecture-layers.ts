@@ -31,9 +31,13 @@ export const LAYERS: readonly Layer[] = [
   {
     unit: "process",
     reason:
-      "background processes: shims started through the Sandbox's ProcessIO, their output, input and signals as files",
+      "background processes: shims started through the Sandbox's ProcessIO, their output, input and signals as files; below tools, whose process tool drives it",
   },
-  { unit: "tools", reason: "the seven tools, built on the Sandbox interface and truncation only" },
+  {
+    unit: "tools",
+    reason:
+      "Pi's seven tools and the opt-in process tool, built on the Sandbox and Processes interfaces and truncation",
+  },
   {
     unit: "pipeline",
     reason: "a call's stages and hooks; owns the hook contract and the call decision types",

@@ -7,7 +7,7 @@
 import type { AdoptRequest, SandboxBackend } from "../../sandbox/index.js";
 import type { Session, SessionOptions } from "../../session/index.js";
 import { adoptSpillStore, createSpillStore, openSession } from "../../session/index.js";
-import { builtinTools } from "../../tools/index.js";
+import { builtinTools, optInTools } from "../../tools/index.js";
 import type { SpillSessionOptions } from "../tenancy/spill-quota.js";
 import type { SessionRecord } from "./record-store.js";
 
@@ -51,6 +51,7 @@ export function sessionFactory(backend: SandboxBackend, options: SessionFactoryO
           (await backend.claim(spec, identity, { ...call, policyHash })).sandbox,
         createSpillStore,
         builtinTools,
+        optInTools,
       });
     },
 
@@ -73,6 +74,7 @@ export function sessionFactory(backend: SandboxBackend, options: SessionFactoryO
         // Its spill files stay readable until it closes (session/spill-adopt.ts).
         createSpillStore: adoptSpillStore,
         builtinTools,
+        optInTools,
       });
     },
   };

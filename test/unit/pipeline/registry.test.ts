@@ -38,6 +38,32 @@ describe("selectEnabledTools", () => {
   });
 });
 
+describe("opt-in tools (the process tool)", () => {
+  const withOptIn = createToolRegistry(named("read", "bash"), named("extra"), named("process"));
+
+  it("are registered but never enabled by default, nor by --exclude-tools or --no-builtin-tools", () => {
+    expect(namesOf(selectEnabledTools(withOptIn))).toEqual(["read", "bash", "extra"]);
+    expect(namesOf(selectEnabledTools(withOptIn, { excludeTools: ["bash"] }))).toEqual(["read", "extra"]);
+    expect(namesOf(selectEnabledTools(withOptIn, { noBuiltinTools: true }))).toEqual(["extra"]);
+  });
+
+  it("are enabled when --tools names them, and listed among the known tools", () => {
+    expect(namesOf(selectEnabledTools(withOptIn, { tools: ["bash", "process"] }))).toEqual([
+      "bash",
+      "process",
+    ]);
+    expect(namesOf(selectEnabledTools(withOptIn, { tools: ["process"], noBuiltinTools: true }))).toEqual([
+      "process",
+    ]);
+    expect(selectEnabledTools(withOptIn, { tools: ["process"], noTools: true })).toEqual([]);
+    expect(() => selectEnabledTools(withOptIn, { tools: ["proces"] })).toThrow(
+      new InvalidArgumentError(
+        "Unknown tool(s) in --tools: proces. Known tools: read, bash, extra, process.",
+      ),
+    );
+  });
+});
+
 describe("buildProviderTools", () => {
   it("builds OpenAI function definitions from the enabled set only, parameters = the JSON schema", () => {
     const enabled = selectEnabledTools(registry, { tools: ["bash"] });

@@ -50,7 +50,7 @@ describe("parsePolicyText: validation with file:line:column", () => {
     expect(message(() => parsePolicyText(dup, "p.yaml"))).toBe("p.yaml:3:10: duplicate rule id 'a'");
     const cmd = "rules:\n  - {id: a, decision: deny, tools: [read], commands: [rm]}\n";
     expect(message(() => parsePolicyText(cmd, "p.yaml"))).toBe(
-      "p.yaml:2:54: rule 'a' has commands but its tools do not include bash",
+      "p.yaml:2:54: rule 'a' has commands but its tools do not include bash or process",
     );
   });
 
@@ -94,7 +94,7 @@ describe("errors that name the fix", () => {
     expect(message(() => parsePolicyText(text, "p.yaml"))).toBe(
       [
         "p.yaml:2:13: unknown key 'decison' in rules[0] (did you mean 'decision'?)",
-        "p.yaml:3:37: rule 'b': unknown tool 'Bash' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'bash'?",
+        "p.yaml:3:37: rule 'b': unknown tool 'Bash' (tools are read, bash, edit, write, grep, find, ls, process, *, or a lowercase name of a tool added to the session); did you mean 'bash'?",
         'p.yaml:5:11: network.allow[0] "https://pypi.org": a host pattern is wanted, not a URL: write pypi.org (ports 80 and 443) or pypi.org:443.',
       ].join("\n"),
     );
@@ -105,7 +105,7 @@ describe("errors that name the fix", () => {
     expect(message(() => parsePolicyText(text, "p.yaml"))).toBe(
       [
         "p.yaml:2:13: unknown key 'decison' in rules[0] (did you mean 'decision'?)",
-        "p.yaml:2:36: rule 'a': unknown tool 'Bash' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'bash'?",
+        "p.yaml:2:36: rule 'a': unknown tool 'Bash' (tools are read, bash, edit, write, grep, find, ls, process, *, or a lowercase name of a tool added to the session); did you mean 'bash'?",
       ].join("\n"),
     );
   });
@@ -143,7 +143,7 @@ describe("loadPolicy", () => {
       [
         `${a}:2:13: unknown key 'decison' in rules[0] (did you mean 'decision'?)`,
         `${join(dir, "missing.yaml")}: cannot read the policy file (ENOENT: no such file or directory, open '${join(dir, "missing.yaml")}')`,
-        `${b}:2:37: rule 'b': unknown tool 'Read' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'read'?`,
+        `${b}:2:37: rule 'b': unknown tool 'Read' (tools are read, bash, edit, write, grep, find, ls, process, *, or a lowercase name of a tool added to the session); did you mean 'read'?`,
       ].join("\n"),
     );
   });
@@ -173,8 +173,8 @@ describe("strict policy files", () => {
     const text = "rules:\n  - id: deny-rm\n    decision: deny\n    tools: [Bash]\n    commands: [rm]\n";
     expect(message(() => parsePolicyText(text, "p.yaml"))).toBe(
       [
-        "p.yaml:4:13: rule 'deny-rm': unknown tool 'Bash' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'bash'?",
-        "p.yaml:5:15: rule 'deny-rm' has commands but its tools do not include bash",
+        "p.yaml:4:13: rule 'deny-rm': unknown tool 'Bash' (tools are read, bash, edit, write, grep, find, ls, process, *, or a lowercase name of a tool added to the session); did you mean 'bash'?",
+        "p.yaml:5:15: rule 'deny-rm' has commands but its tools do not include bash or process",
       ].join("\n"),
     );
   });
@@ -194,7 +194,7 @@ describe("strict policy files", () => {
       [
         "p.yaml:2:55: rule 'a': '$(rm)' does not start with a command name, so it never matches",
         "p.yaml:3:10: duplicate rule id 'a'",
-        "p.yaml:3:37: rule 'a': unknown tool 'Read' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'read'?",
+        "p.yaml:3:37: rule 'a': unknown tool 'Read' (tools are read, bash, edit, write, grep, find, ls, process, *, or a lowercase name of a tool added to the session); did you mean 'read'?",
       ].join("\n"),
     );
   });
@@ -205,7 +205,7 @@ describe("strict policy files", () => {
     expect(message(() => parsePolicyText(text, "p.yaml"))).toBe(
       [
         'p.yaml:2:23: rules[0].decision: expected one of "allow" | "ask" | "deny"',
-        "p.yaml:2:37: rule 'a': unknown tool 'Bash' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'bash'?",
+        "p.yaml:2:37: rule 'a': unknown tool 'Bash' (tools are read, bash, edit, write, grep, find, ls, process, *, or a lowercase name of a tool added to the session); did you mean 'bash'?",
         "p.yaml:2:52: rule 'a': path glob 'src/[' has a '[' that no ']' closes in '[' (a class is [abc] within one path component)",
       ].join("\n"),
     );
@@ -237,8 +237,8 @@ describe("tool names of tools an embedder adds", () => {
       message(() => parsePolicyText("rules:\n  - {id: a, decision: deny, tools: [bsh, READ]}\n", "p.yaml")),
     ).toBe(
       [
-        "p.yaml:2:37: rule 'a': unknown tool 'bsh' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'bash'?",
-        "p.yaml:2:42: rule 'a': unknown tool 'READ' (tools are read, bash, edit, write, grep, find, ls, *, or a lowercase name of a tool added to the session); did you mean 'read'?",
+        "p.yaml:2:37: rule 'a': unknown tool 'bsh' (tools are read, bash, edit, write, grep, find, ls, process, *, or a lowercase name of a tool added to the session); did you mean 'bash'?",
+        "p.yaml:2:42: rule 'a': unknown tool 'READ' (tools are read, bash, edit, write, grep, find, ls, process, *, or a lowercase name of a tool added to the session); did you mean 'read'?",
       ].join("\n"),
     );
   });

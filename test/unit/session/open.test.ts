@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { InvalidArgumentError } from "../../../src/errors.js";
 import { openSession, type SessionDependencies } from "../../../src/session/index.js";
+import { OPT_IN_TOOL_NAMES, optInTools } from "../../../src/tools/index.js";
 import { FakeSandbox } from "../../helpers/fake-sandbox.js";
 import { echoTool, fakeSpill } from "../../helpers/pipeline-fakes.js";
 
@@ -54,6 +55,17 @@ describe("openSession", () => {
       await session.close();
     }
     expect(counts).toEqual({ created: 1, destroyed: 1, disposed: 1 });
+  });
+
+  it("registers opt-in tools (the process tool) but enables them only when --tools names them", async () => {
+    const counts = { created: 0, destroyed: 0, disposed: 0 };
+    const withProcess: SessionDependencies = { ...deps(counts), optInTools: optInTools };
+    expect(OPT_IN_TOOL_NAMES).toEqual(optInTools().map((t) => t.name));
+    await using plain = await openSession({}, withProcess);
+    expect(plain.enabledTools).toEqual(["echo", "bash"]);
+    await using asked = await openSession({ toolSelection: { tools: ["bash", "process"] } }, withProcess);
+    expect(asked.enabledTools).toEqual(["bash", "process"]);
+    expect(asked.providerTools().map((t) => t.function.name)).toEqual(["bash", "process"]);
   });
 
   it("rejects an unknown --tools name before any sandbox is created", async () => {
