@@ -6,7 +6,9 @@
 //   - out/<n>: the output, stdout and stderr as one stream (or the terminal's), in segments of
 //     segmentBytes, the last keepSegments kept (proc_output.go);
 //   - in/<seq>.<kind>: requests (data, eof, signal, resize), handled in name order (proc_input.go);
-//   - exit.json: the command's status, written atomically once it has ended and its tree is gone.
+//   - exit.json: the command's status, written atomically once it has ended and its tree is gone
+//     (into space reserved at the start, so a /tmp the output filled does not lose it;
+//     proc_exit.go).
 //
 // The shim reads its config (the spawn request, JSON) on fd 3 and writes one reply line on fd 4,
 // {"commandPid": n} or {"errno": "...", "message": "..."}, then closes both. It is a child
@@ -66,17 +68,6 @@ type shimReply struct {
 	Message    string `json:"message,omitempty"`
 }
 
-// exitRecord is exit.json: code is the exit status, 128+N for a death by signal N (as the exec
-// frame's exit); endedAt the command's end in Unix milliseconds; outputBytes the stream's length;
-// droppedBytes what could not be written (ENOSPC, EFBIG).
-type exitRecord struct {
-	Code         int   `json:"code"`
-	Signal       int   `json:"signal,omitempty"`
-	EndedAt      int64 `json:"endedAt"`
-	OutputBytes  int64 `json:"outputBytes"`
-	DroppedBytes int64 `json:"droppedBytes"`
-}
-
 // normalize fills the defaults (segmentBytes 1 MiB, keepSegments 8, graceMs 100) and checks the
 // rest; an error is the tagged EINVAL.
 func (c *procConfig) normalize() error {
@@ -117,7 +108,9 @@ type shim struct {
 	output *os.File // the read end of the output pipe, or the PTY master
 	master *os.File // the PTY master; nil with pipes
 	stdin  *os.File // the write end of the stdin pipe; nil under a PTY
-	exited chan syscall.WaitStatus
+	// reserve is exit.json's space, taken at the start (reserveExit)
+	reserve *os.File
+	exited  chan syscall.WaitStatus
 	// outputDone is closed when the output reached EOF (or was closed).
 	outputDone chan struct{}
 }
@@ -203,6 +196,10 @@ func startShim(cfg procConfig, children chan os.Signal) (*shim, error) {
 		return nil, err
 	}
 	s.out = out
+	if s.reserve, err = reserveExit(cfg.Dir); err != nil {
+		out.close()
+		return nil, err
+	}
 	if s.input, err = newInputQueue(filepath.Join(cfg.Dir, "in"), s); err != nil {
 		out.close()
 		return nil, err
@@ -215,6 +212,7 @@ func startShim(cfg procConfig, children chan os.Signal) (*shim, error) {
 	if err != nil {
 		out.close()
 		s.input.close()
+		_ = s.reserve.Close()
 		return nil, err
 	}
 	go s.reap(children)
@@ -304,7 +302,7 @@ func (s *shim) serve() {
 		OutputBytes: s.out.offset, DroppedBytes: s.out.dropped,
 	})
 	s.out.close()
-	_ = writeFile(filepath.Join(s.cfg.Dir, "exit.json"), j, nil)
+	s.writeExit(j)
 }
 
 // pump copies the output into the segments until EOF (a PTY master reads EIO once no process

@@ -213,6 +213,9 @@ func TestShimOutputSegmentsAndExit(t *testing.T) {
 	if strings.Contains(string(raw), "signal") {
 		t.Fatalf("exit.json of a normal exit names a signal: %s", raw)
 	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
+		t.Fatalf("the process's dir holds %v; want exit.json, in and out (the reserve renamed)", entries)
+	}
 }
 
 // A death by signal is 128+N with the signal; signal requests go to the command's process group.
