@@ -5,6 +5,9 @@
 //     stream (the container's logging is off);
 //   - Kubernetes: PID 1 is `--init`, an idle init (idle.go), and the channel is a process the exec
 //     API starts, `--channel` (channel.go), because the node logs a container's own stdio.
+//
+// Either channel starts background processes (spawn.go), each owned by a copy of this binary in
+// `--proc-run` mode, its shim (proc_run.go), which outlives the channel.
 package main
 
 import (

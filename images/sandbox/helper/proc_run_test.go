@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -50,6 +51,13 @@ func spawnScript(t *testing.T, reg *registry, id, script string, size, keep int6
 	if err != nil {
 		t.Fatalf("spawn %s: %v", id, err)
 	}
+	t.Cleanup(func() {
+		// A failed test may leave its command waiting for a request that will not come: end it
+		// (its group; the shim then writes exit.json and exits).
+		if _, err := os.Stat(filepath.Join(dir, "exit.json")); t.Failed() && err != nil {
+			_ = syscall.Kill(-res.CommandPid, syscall.SIGKILL)
+		}
+	})
 	return dir, res
 }
 
@@ -150,8 +158,9 @@ func TestSpawnAnswersAndRegistersTheShim(t *testing.T) {
 	if st, err := os.Stat(filepath.Join(dir, "out", "0")); err != nil || st.Size() != 0 {
 		t.Fatalf("out/0: %v %v", st, err)
 	}
+	// 7 measured (proc_run.go's shimThreads); a busy host may make the runtime start a few more.
 	threads, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", res.Pid))
-	if len(threads) > 8 {
+	if len(threads) > 12 {
 		t.Fatalf("the shim runs %d threads", len(threads))
 	}
 	t.Logf("shim threads: %d", len(threads))
