@@ -6,10 +6,12 @@
 //
 // Threads the helper can need at once: helperProcs running goroutines, sysmon, one per blocking
 // system call in flight (at most fileOpSlots file operations, the stdin reader, the stdout
-// writer, a spawn, a stray sweep, the dispatch loop's stat calls) and the runtime's template
-// thread. Measured in the sandbox image: about 30 tasks for both processes, idle or serving
-// (warden's HELPER_PIDS_RESERVE, src/sandbox/limits.ts, budgets 40). Pipes to commands are read through the runtime's poller and waiting for commands
-// costs no thread (reaper.go).
+// writer, a spawn, a stray sweep, the dispatch loop's stat calls, a background process's spawn
+// or a keep frame: one at a time, spawn.go) and the runtime's template thread. Measured in the
+// sandbox image: about 30 tasks for both processes, idle or serving (warden's
+// HELPER_PIDS_RESERVE, src/sandbox/limits.ts, budgets 40). Pipes to commands are read through the
+// runtime's poller and waiting for commands costs no thread (reaper.go). Each background
+// process's shim (proc_run.go) is a process with its own small reserve (shimThreads).
 package main
 
 import (
@@ -27,11 +29,11 @@ const (
 	// fileOpSlots bounds file operations running at once; more wait their turn (no thread).
 	fileOpSlots = 8
 	// helperThreads is the serving helper's thread reserve, created at start (see above): the
-	// running Ps, the file operations, and 6 for the other blocking calls.
-	helperThreads = helperProcs + fileOpSlots + 6
-	// initThreads is the PID-1 parent's reserve: it only waits for processes (one blocked thread)
-	// and forwards signals (one running).
-	initThreads = 3
+	// running Ps, the file operations, and 7 for the other blocking calls.
+	helperThreads = helperProcs + fileOpSlots + 7
+	// initThreads is the PID-1 parent's reserve: it waits for processes (one blocked thread),
+	// forwards signals (one running) and, on a reset, reads /proc (one more in a system call).
+	initThreads = 4
 )
 
 // fileOps is the semaphore of fileOpSlots.

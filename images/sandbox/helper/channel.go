@@ -1,7 +1,8 @@
-// Exec-channel mode (protocol version 3; the file-size cap from version 4): `warden-helper --channel`, a process that the Kubernetes
-// exec API (pods/exec) starts in a running sandbox container, serving the channel on the exec
-// stream's stdin and stdout. On Kubernetes the container's own stdout and stderr cannot be kept
-// off the node: the CRI runtime writes every byte of them to the kubelet's pod log directory
+// Exec-channel mode (protocol version 3; the file-size cap from version 4; the shims spared from
+// version 9): `warden-helper --channel`, a process that the Kubernetes exec API (pods/exec) starts
+// in a running sandbox container, serving the channel on the exec stream's stdin and stdout. On
+// Kubernetes the container's own stdout and stderr cannot be kept off the node: the CRI runtime
+// writes every byte of them to the kubelet's pod log directory
 // (/var/log/pods/<namespace>_<pod>_<uid>/<container>/N.log, read back by `kubectl logs`), so
 // the channel must not be the container's stdio there. An exec stream's output is not logged.
 // PID 1 of such a container is the idle init (idle.go).
@@ -11,11 +12,14 @@
 //     /proc/<pid>/fd/0 or /fd/1 (steal requests, forge replies) or its memory; commands get only
 //     the pipes os/exec passes them;
 //   - one channel at a time: on start it SIGKILLs every other process of the container but PID 1
-//     (kill(2) with pid -1, which skips the caller and the namespace's init, atomically with respect
-//     to fork), and waits until they are gone. A channel left by a controller that died is
-//     replaced, with every command it started, before the new one serves (a restarted controller's
-//     adoption is only this); a command of the sandbox that runs `--channel` itself gains nothing:
-//     it ends the session's channel, which any process of the sandbox user could already kill;
+//     and the trees of background processes' shims (processes running `--proc-run`, proc_run.go),
+//     per pid, in rounds until none is left (a forking process may create new ones while it is
+//     being killed; proctree.go), and waits until they are gone. A channel left by a controller
+//     that died is replaced, with every command it started, before the new one serves (a restarted
+//     controller's adoption is this, then a keep frame, spawn.go, which kills the shims it cannot
+//     verify with their trees); a command of the sandbox that runs `--channel` itself gains
+//     nothing: it ends the session's channel, which any process of the sandbox user could already
+//     kill;
 //   - (version 4) it caps the size of every file it and its commands write at the larger of the
 //     /workspace and /tmp tmpfs sizes (RLIMIT_FSIZE, fsize.go), and refuses to serve when either
 //     is not a size-limited tmpfs; and it makes fallocate(2) fail for itself and every command
@@ -23,7 +27,8 @@
 //   - (version 7) the same filter refuses every command a new user namespace (userns.go);
 //   - when its stream ends (stdin EOF, the controller closed it or died, or stdout broke), it
 //     kills every command it started, their process groups and the strays under PID 1, and exits:
-//     nothing a dead controller started keeps running.
+//     nothing a dead controller started keeps running but the background processes' shims with
+//     their trees, which the next controller adopts (or ends with a keep frame).
 package main
 
 import (
@@ -90,28 +95,22 @@ func runChannel() {
 	}
 }
 
-// takeOver SIGKILLs every other process of the container but PID 1 and waits (at most
-// takeOverWait) until none is left; returns how many still were.
+// takeOver SIGKILLs every other process of the container but PID 1 and the shims' trees, in
+// rounds 5 ms apart, until none is left or takeOverWait has passed; returns how many still were.
 func takeOver() int {
 	self := os.Getpid()
-	deadline := time.Now().Add(takeOverWait)
-	for {
-		_ = syscall.Kill(-1, syscall.SIGKILL)
-		left := 0
-		for pid := range processParents() {
-			if pid != 1 && pid != self {
-				left++
-			}
-		}
-		if left == 0 || time.Now().After(deadline) {
-			return left
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	return killRounds("/proc", sigkill, func(procs map[int]procEntry) []int {
+		return allButShimTrees("/proc", self, procs)
+	}, int(takeOverWait/killRoundPause), killRoundPause)
 }
 
+// killRoundPause is the pause between two rounds of takeOver and of the Docker reset (init.go).
+const killRoundPause = 5 * time.Millisecond
+
 // stopAll SIGKILLs every running command's process group, then the strays (sweep.go: what the
-// commands left under PID 1 or this process). Processes of other exec sessions are kept.
+// commands left under PID 1 or this process), sparing every shim's tree, kept or not: the
+// controller that adopts the sandbox next decides (keep frame, spawn.go). Processes of other exec
+// sessions are kept.
 func (r *registry) stopAll() {
 	r.spawnMu.Lock()
 	defer r.spawnMu.Unlock()
@@ -121,6 +120,6 @@ func (r *registry) stopAll() {
 	}
 	r.mu.Unlock()
 	if r.sweep != nil {
-		r.sweep()
+		r.sweep(shimSpare{any: true})
 	}
 }

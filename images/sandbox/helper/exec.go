@@ -52,13 +52,28 @@ type registry struct {
 	// kills a command that is starting (lock order: spawnMu, then mu).
 	spawnMu sync.Mutex
 	cmds    map[uint32]*running
-	// sweep kills the strays once no command runs: killStrays in the helper, nil in tests (outside
-	// a sandbox it would kill every process of the user whose parent is PID 1).
-	sweep func()
+	// sweep kills the strays once no command runs, sparing the shims' trees it is told to:
+	// killStrays in the helper, nil in tests (outside a sandbox it would kill every process of the
+	// user whose parent is PID 1).
+	sweep func(spare shimSpare)
+	// keep is the keep set (spawn.go), shim pid → start time; spawning holds the shims whose
+	// spawn is in flight (under mu).
+	keep     map[int]uint64
+	spawning map[int]uint64
+	// procSlot lets one spawn or keep frame run at a time.
+	procSlot chan struct{}
+	// procRoot and signalPid are what a keep frame reads and how it kills: /proc and kill(2); a
+	// fake snapshot and a recorder in tests.
+	procRoot  string
+	signalPid func(pid int, sig syscall.Signal)
 }
 
 func newRegistry(w *writer) *registry {
-	return &registry{w: w, reaper: childReaper(), cmds: map[uint32]*running{}, sweep: killStrays}
+	return &registry{
+		w: w, reaper: childReaper(), cmds: map[uint32]*running{}, sweep: killStrays,
+		keep: map[int]uint64{}, spawning: map[int]uint64{}, procSlot: make(chan struct{}, 1),
+		procRoot: "/proc", signalPid: sendSignal,
+	}
 }
 
 func (r *registry) start(id uint32, req execRequest) {

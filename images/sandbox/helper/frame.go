@@ -32,6 +32,10 @@ const (
 	tRealpath byte = 0x07
 	tListDir  byte = 0x08
 	tUntar    byte = 0x09
+	// 0x0a is tSwitch (socket.go).
+	// tSpawn and tKeep (protocol version 9): background processes (spawn.go).
+	tSpawn byte = 0x0b
+	tKeep  byte = 0x0c
 )
 
 // Helper -> controller.

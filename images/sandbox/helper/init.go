@@ -15,10 +15,13 @@
 //
 // Reset (protocol version 2, reset.go): on SIGUSR1, when a docker exec process asks for it, the
 // PID-1 parent SIGKILLs every other process of the container (the child, its commands and the
-// `--reset` process that asked) and starts a fresh child on the same pipes, which it keeps for that
-// as close-on-exec copies (it is not dumpable, so no command can open them). A controller that
-// restarted uses this to re-attach: the old child may have read half a frame of the dead
-// controller, the new one starts clean.
+// `--reset` process that asked) but the trees of background processes' shims (processes running
+// `--proc-run`, version 9: proc_run.go), per pid in rounds until only those are left (proctree.go),
+// and starts a fresh child on the same pipes, which it keeps for that as close-on-exec copies (it
+// is not dumpable, so no command can open them). A controller that restarted uses this to
+// re-attach: the old child may have read half a frame of the dead controller, the new one starts
+// clean; its first frames include a keep frame (spawn.go), which kills the shims the controller
+// cannot verify, with their trees.
 package main
 
 import (
@@ -77,7 +80,7 @@ func runAsInit() {
 			if s == syscall.SIGUSR1 {
 				if resetAsked("/proc") {
 					resets.request()
-					_ = syscall.Kill(-1, syscall.SIGKILL)
+					killAllButShims()
 				}
 			} else {
 				_ = child.Signal(s)
@@ -108,6 +111,17 @@ func runAsInit() {
 			os.Exit(ws.ExitStatus())
 		}
 		mu.Unlock()
+	}
+}
+
+// killAllButShims is the reset's kill: every process but PID 1 and the shims' trees, in rounds
+// until none is left, at most takeOverWait (channel.go). The killed processes stay zombies until
+// the wait loop reaps them, and a zombie counts as gone.
+func killAllButShims() {
+	if left := killRounds("/proc", sigkill, func(procs map[int]procEntry) []int {
+		return allButShimTrees("/proc", 1, procs)
+	}, int(takeOverWait/killRoundPause), killRoundPause); left > 0 {
+		logf("reset: %d processes were still alive %s after SIGKILL", left, takeOverWait)
 	}
 }
 

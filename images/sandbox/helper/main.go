@@ -5,6 +5,9 @@
 //     stream (the container's logging is off);
 //   - Kubernetes: PID 1 is `--init`, an idle init (idle.go), and the channel is a process the exec
 //     API starts, `--channel` (channel.go), because the node logs a container's own stdio.
+//
+// Either channel starts background processes (spawn.go), each owned by a copy of this binary in
+// `--proc-run` mode, its shim (proc_run.go), which outlives the channel.
 package main
 
 import (
@@ -31,7 +34,10 @@ import (
 // version 8: no command may set or create a mode with the set-user-ID or set-group-ID bit (EPERM;
 // filemode.go), openat2 and io_uring_setup fail with ENOSYS on every runtime, and
 // `--seccomp-exec` (seccomp_exec.go) runs a docker exec's command under the same filter.
-const version = "8"
+// version 9: background processes: the spawn and keep frames (spawn.go) and the shim that owns
+// each process, `--proc-run` (proc_run.go), whose tree the stray sweep, the Docker reset and the
+// Kubernetes channel's takeover spare (proctree.go).
+const version = "9"
 
 func logf(format string, args ...interface{}) {
 	fmt.Fprintf(os.Stderr, "warden-helper: "+format+"\n", args...)
@@ -44,6 +50,9 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == resetArg && os.Getpid() != 1 {
 		os.Exit(askReset())
+	}
+	if len(os.Args) > 1 && os.Args[1] == procRunArg && os.Getpid() != 1 {
+		runProcShim()
 	}
 	if len(os.Args) > 1 && os.Args[1] == seccompExecArg {
 		runSeccompExec(os.Args[2:])
@@ -123,6 +132,10 @@ func dispatch(w *writer, cmds *registry, f frame) {
 		var req killRequest
 		_ = json.Unmarshal(f.payload, &req)
 		cmds.kill(f.id, req)
+	case tSpawn:
+		go cmds.handleSpawn(f.id, f.payload)
+	case tKeep:
+		go cmds.handleKeep(f.id, f.payload)
 	case tRead, tWrite, tStat, tRealpath, tListDir, tUntar:
 		go func() {
 			fileOps <- struct{}{}

@@ -2,13 +2,14 @@
 // cannot know whether the dead one left half a frame in the helper's input, so before it
 // re-attaches it runs `warden-helper --reset` through docker exec: that process signals PID 1
 // (SIGUSR1; the PID-1 parent has a handler, so the kernel delivers it from inside the container),
-// and PID 1 SIGKILLs every other process, including the asking one, and starts a fresh child on
-// the same pipes (init.go). PID 1 honours the signal only while such an asker exists: a process
-// whose parent is outside the container (PPid 0: docker exec started it, as in sweep.go) running
-// `warden-helper --reset`. A command of the sandbox cannot make one, so it cannot reset the
-// channel under a live controller by signalling PID 1. The asker's death by SIGKILL (exit 137)
-// tells the controller the old child and every command it ran are gone; anything it writes after
-// that is read by the new child from a clean state. An older helper (version 1) has no reset: the
+// and PID 1 SIGKILLs every other process, including the asking one, but the background processes'
+// shims with their trees (version 9, proc_run.go), and starts a fresh child on the same pipes
+// (init.go). PID 1 honours the signal only while such an asker exists: a process whose parent is
+// outside the container (PPid 0: docker exec started it, as in sweep.go) running `warden-helper
+// --reset`. A command of the sandbox cannot make one, so it cannot reset the channel under a live
+// controller by signalling PID 1. The asker's death by SIGKILL (exit 137) tells the controller the
+// old child and every command it ran are gone (the shims are not); anything it writes after that
+// is read by the new child from a clean state. An older helper (version 1) has no reset: the
 // controller checks `--version` first.
 package main
 

@@ -30,10 +30,11 @@ func TestResetStateRespawnsOnlyAfterARequest(t *testing.T) {
 // unix socket (socket.go) is version 6; the user-namespace filter on every runtime (userns.go),
 // which the Kubernetes backend also requires, is version 7; the file-mode filter (filemode.go) and
 // `--seccomp-exec`, which the docker-exec path of an rw sandbox requires
-// (src/sandbox/docker-exec/seccomp-wrap.ts), are version 8.
+// (src/sandbox/docker-exec/seccomp-wrap.ts), are version 8; background processes (the spawn and
+// keep frames, `--proc-run`, spawn.go and proc_run.go) are version 9.
 func TestVersionAnnouncesResetAndExecChannel(t *testing.T) {
-	if v, err := strconv.Atoi(version); err != nil || v != 8 {
-		t.Fatalf("version = %q; want 8 (reset since 2, --init and --channel since 3, their file-size cap since 4, the ioctl filter since 5, the socket switch since 6, the user-namespace filter since 7, the file-mode filter and --seccomp-exec since 8)", version)
+	if v, err := strconv.Atoi(version); err != nil || v != 9 {
+		t.Fatalf("version = %q; want 9 (reset since 2, --init and --channel since 3, their file-size cap since 4, the ioctl filter since 5, the socket switch since 6, the user-namespace filter since 7, the file-mode filter and --seccomp-exec since 8, background processes since 9)", version)
 	}
 }
 

@@ -1,17 +1,40 @@
 // Stray sweep: when the last running command finishes, every process a command left behind
 // (setsid'd or double-forked daemons that re-parented to PID 1) is killed before the exit frame
 // is sent, so nothing a call started outlives it (public fault case 19: "a later pgrep finds
-// nothing"). Kept: PID 1, the helper itself, and processes that docker exec started (their
-// chain reaches a process whose parent is outside the container, PPid 0) with their children.
+// nothing"). Kept: PID 1, the helper itself, processes that docker exec started (their chain
+// reaches a process whose parent is outside the container, PPid 0) with their children, and the
+// trees of the background processes' shims in the keep set (spawn.go): a shim this helper
+// spawned, or one a keep frame listed, identified by pid and start time. A process that runs
+// `warden-helper --proc-run` by itself is not in the keep set and is swept like any stray. The
+// Kubernetes channel's last sweep, when its stream ends (stopAll, channel.go), spares every
+// shim's tree: the controller that adopts the sandbox next says which ones it keeps.
 package main
 
 import (
 	"os"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 )
+
+// shimSpare names the shims whose trees a sweep spares: every process running `--proc-run`
+// (any), or the keep set's shims, each by pid and start time (keep).
+type shimSpare struct {
+	any  bool
+	keep map[int]uint64
+}
+
+// roots returns the spared shims present in procs (the keep set's only with their start time).
+func (s shimSpare) roots(procRoot string, procs map[int]procEntry) map[int]bool {
+	if s.any {
+		return procRunPids(procRoot, procs)
+	}
+	out := map[int]bool{}
+	for pid, start := range s.keep {
+		if e, ok := procs[pid]; ok && e.start == start {
+			out[pid] = true
+		}
+	}
+	return out
+}
 
 // sweepIfIdle kills the strays when no command is running or starting.
 func (r *registry) sweepIfIdle() {
@@ -19,94 +42,55 @@ func (r *registry) sweepIfIdle() {
 	defer r.spawnMu.Unlock()
 	r.mu.Lock()
 	idle := len(r.cmds) == 0
+	spare := r.keptShims()
 	r.mu.Unlock()
 	if idle && r.sweep != nil {
-		r.sweep()
+		r.sweep(spare)
 	}
 }
 
 // killStrays SIGKILLs every stray process, in rounds until none is left (a forking process may
 // create new ones while it is being killed); at most 20 rounds, about 200 ms.
-func killStrays() {
+func killStrays(spare shimSpare) {
 	self := os.Getpid()
-	for round := 0; round < 20; round++ {
-		parents := processParents()
-		found := false
-		for pid := range parents {
-			if isStray(pid, self, parents) {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-				found = true
-			}
-		}
-		if !found {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	killRounds("/proc", sigkill, func(procs map[int]procEntry) []int {
+		return strays(self, procs, spare.roots("/proc", procs))
+	}, 20, 10*time.Millisecond)
 }
 
-// isStray: not PID 1, not the helper, not under a docker exec process, and not a zombie
-// already waiting for its parent (killing those is a no-op anyway).
-func isStray(pid, self int, parents map[int]int) bool {
-	if pid == 1 || pid == self {
-		return false
-	}
-	for p, hops := pid, 0; hops < 4096; hops++ {
-		ppid, ok := parents[p]
-		if !ok {
-			return true // the chain left the snapshot: an exited parent, re-parented soon.
+// strays returns the processes of procs that isStray judges stray.
+func strays(self int, procs map[int]procEntry, spared map[int]bool) []int {
+	var out []int
+	for pid := range procs {
+		if isStray(pid, self, procs, spared) {
+			out = append(out, pid)
 		}
-		switch {
-		case ppid == 0:
-			return p == 1 // p is a docker exec process when it is not PID 1.
-		case ppid == 1, ppid == self:
-			return true
-		}
-		p = ppid
-	}
-	return true
-}
-
-// processParents maps each live, non-zombie pid in /proc to its parent pid.
-func processParents() map[int]int {
-	out := map[int]int{}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return out
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		state, ppid, ok := statOf(pid)
-		if !ok || state == "Z" || state == "X" {
-			continue
-		}
-		out[pid] = ppid
 	}
 	return out
 }
 
-// statOf reads the state and parent pid from /proc/<pid>/stat ("pid (comm) S ppid ...": comm
-// may hold spaces and parentheses, so fields are taken after the last ')').
-func statOf(pid int) (string, int, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return "", 0, false
+// isStray: not PID 1, not the helper, not under a docker exec process, not in the tree of a
+// spared shim (spared: their pids), and not a zombie already waiting for its parent (procs holds
+// none: killing those is a no-op anyway).
+func isStray(pid, self int, procs map[int]procEntry, spared map[int]bool) bool {
+	if pid == 1 || pid == self {
+		return false
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return "", 0, false
+	for p, hops := pid, 0; hops < 4096; hops++ {
+		if spared[p] {
+			return false
+		}
+		e, ok := procs[p]
+		if !ok {
+			return true // the chain left the snapshot: an exited parent, re-parented soon.
+		}
+		switch {
+		case e.ppid == 0:
+			return p == 1 // p is a docker exec process when it is not PID 1.
+		case e.ppid == 1, e.ppid == self:
+			return true
+		}
+		p = e.ppid
 	}
-	fields := strings.Fields(s[i+1:])
-	if len(fields) < 2 {
-		return "", 0, false
-	}
-	ppid, err := strconv.Atoi(fields[1])
-	if err != nil {
-		return "", 0, false
-	}
-	return fields[0], ppid, true
+	return true
 }
