@@ -3,7 +3,5 @@
  * terminal size, wait, and adoption after a controller restart. See types.ts and docs/processes.md.
  */
 
-export { PROCS_DIR } from "./files.js";
-export { DEFAULT_PROCESS_LIMITS, MAX_INPUT_BYTES, resolveProcessLimits } from "./limits.js";
-export { commandLine, openProcesses, type ProcessesOptions } from "./manager.js";
+export { openProcesses, type ProcessesOptions } from "./manager.js";
 export * from "./types.js";

@@ -6,7 +6,7 @@ import { InvalidArgumentError, PayloadTooLargeError } from "../errors.js";
 import type { ProcessLimits, TerminalSize } from "./types.js";
 
 /** Defaults: 8 running, 16 exited kept, 8 MiB of output kept per process in 1 MiB segments. */
-export const DEFAULT_PROCESS_LIMITS: ProcessLimits = {
+const DEFAULT_PROCESS_LIMITS: ProcessLimits = {
   maxRunning: 8,
   maxExited: 16,
   keptOutputBytes: 8 * 1024 * 1024,
@@ -14,7 +14,7 @@ export const DEFAULT_PROCESS_LIMITS: ProcessLimits = {
 };
 
 /** Largest input of one `write`, in bytes (1 MiB): a bigger one belongs in a file. */
-export const MAX_INPUT_BYTES = 1024 * 1024;
+const MAX_INPUT_BYTES = 1024 * 1024;
 
 /** After the main command exits, how long what it left may run and write before it is killed (ms). */
 export const PROCESS_GRACE_MS = 100;

@@ -53,7 +53,7 @@ const DEFAULT_READ_BYTES = 64 * 1024;
 const MAX_READ_BYTES = 16 * 1024 * 1024;
 
 /** The one line a command is shown as. */
-export function commandLine(command: ExecCommand): string {
+function commandLine(command: ExecCommand): string {
   return "shell" in command ? command.shell : command.argv.join(" ");
 }
 

@@ -29,7 +29,7 @@ const ERRORS = { 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 413: Erro
 const DEFAULT_WAIT_MS = 30_000;
 
 /** A process as the API shows it: times as ISO-8601. */
-export function processJson(p: ProcessInfo) {
+function processJson(p: ProcessInfo) {
   const { startedAt, endedAt, ...rest } = p;
   return {
     ...rest,
