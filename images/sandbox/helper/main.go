@@ -152,7 +152,9 @@ func errnoName(err error) string {
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
 		switch errno {
-		case syscall.ENOENT:
+		case syscall.ENOENT, syscall.ESRCH:
+			// ESRCH: a /proc/<pid> file whose process ended between open and read (the
+			// controller reads a shim's /proc/<pid>/stat to tell whether it runs).
 			return "ENOENT"
 		case syscall.ENOTDIR:
 			return "ENOTDIR"

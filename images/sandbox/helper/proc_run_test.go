@@ -368,3 +368,11 @@ func TestSpawnErrors(t *testing.T) {
 		}
 	}
 }
+
+// A read of /proc/<pid>/stat whose process ended after the open fails with ESRCH: the controller
+// must see "not found" (the shim is gone), not an I/O error.
+func TestErrnoNameOfAVanishedProcessIsENOENT(t *testing.T) {
+	if got := errnoName(&os.PathError{Op: "read", Path: "/proc/1/stat", Err: syscall.ESRCH}); got != "ENOENT" {
+		t.Fatalf("errnoName(ESRCH) = %s, want ENOENT", got)
+	}
+}
