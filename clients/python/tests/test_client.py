@@ -160,15 +160,15 @@ def test_background_process_input_output_and_wait(served):
         sid = session["id"]
         proc = client.start_process(sid, ["cat"])
         assert (proc["id"], proc["state"], proc["commandLine"]) == ("p1", "running", "cat")
-        client.process_input(sid, "hello ")
-        client.process_input(sid, b"\x00\xffpy\n", close=True)
+        client.process_input(sid, "p1", "hello ")
+        client.process_input(sid, "p1", b"\x00\xffpy\n", close=True)
         done = client.wait_process(sid, "p1", timeout_ms=20_000)
         assert (done["state"], done["exitCode"]) == ("exited", 0)
         out = client.process_output(sid, "p1", offset=6)
         assert (out["offset"], out["nextOffset"], out["skipped"], out["data"]) == (6, 11, 0, b"\x00\xffpy\n")
         assert [p["id"] for p in client.list_processes(sid)] == ["p1"]
         with pytest.raises(ConflictError):
-            client.process_input(sid, "late")
+            client.process_input(sid, "p1", "late")
         client.delete_session(sid)
 
 
