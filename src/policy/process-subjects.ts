@@ -28,8 +28,13 @@ export type BashSubjects = (
   ctx: EvaluateContext,
 ) => Promise<ScopedSubject[]>;
 
-function basename(name: string): string {
-  return name.slice(name.lastIndexOf("/") + 1);
+/**
+ * A program name a rule can name: a bare name, looked up in PATH. A path (`./cat`, `/tmp/cat`) is
+ * whatever file stands there, maybe one the model wrote, so it matches no rule (attack-procs F1;
+ * bash rules judge `./make` apart from `make` the same way).
+ */
+function bareName(name: string): string | null {
+  return name.includes("/") ? null : name;
 }
 
 /** A shell word quoted so that bash reads it back exactly. */
@@ -38,13 +43,13 @@ function shellQuote(word: string): string {
 }
 
 /**
- * The program reading a process's input, from the command the controller started it with: the
- * basename of argv[0], or of a script's one command when the script is a single plain command
- * (`python3 -i`, `bash`); null when it cannot be told (pipelines, lists, wrappers such as `xargs`
- * that read stdin themselves, names that are not literal).
+ * The program reading a process's input, from the command the controller started it with: argv[0],
+ * or a script's one command when the script is a single plain command (`python3 -i`, `bash`), when
+ * that is a bare name; null when it cannot be told (a path, pipelines, lists, wrappers such as
+ * `xargs` that read stdin themselves, names that are not literal).
  */
 export function inputProgram(command: { argv: string[] } | { shell: string }): string | null {
-  if ("argv" in command) return command.argv[0] ? basename(command.argv[0]) : null;
+  if ("argv" in command) return command.argv[0] ? bareName(command.argv[0]) : null;
   let parts: ReturnType<typeof analyzeBash>;
   try {
     parts = analyzeBash(command.shell);
@@ -57,7 +62,7 @@ export function inputProgram(command: { argv: string[] } | { shell: string }): s
   // A shell is opaque because it reads commands from stdin: that is its own part, nothing else's.
   if (parts.some((p) => p.kind === "opaque" && p.text !== only.text)) return null;
   const name = only.argv[0];
-  return name && name.value !== null && !name.expands ? basename(name.value) : null;
+  return name && name.value !== null && !name.expands ? bareName(name.value) : null;
 }
 
 /** True when a rule of `policy` that covers the process tool names `program` in its `input`. */

@@ -13,7 +13,7 @@ export function opts(signal: AbortSignal | undefined): { signal?: AbortSignal } 
 }
 
 /** The parent of every process directory; under /tmp, so its files count against the /tmp tmpfs. */
-export const PROCS_DIR = "/tmp/.warden/procs";
+const PROCS_DIR = "/tmp/.warden/procs";
 
 /** A process id: `p1`, `p2`, … */
 export const PROCESS_ID = /^p[1-9][0-9]{0,8}$/;
@@ -105,7 +105,15 @@ export async function readSegments(
   signal?: AbortSignal,
 ): Promise<SegmentView> {
   const dir = `${processDir(id)}/out`;
-  const entries = await sandbox.listDir(dir, opts(signal));
+  let entries: Awaited<ReturnType<Sandbox["listDir"]>>;
+  try {
+    entries = await sandbox.listDir(dir, opts(signal));
+  } catch (err) {
+    // A command moved or removed out/ (the files are the sandbox user's): no output is kept, and
+    // the session's other processes stay reachable (attack-procs F2).
+    if (err instanceof NotFoundError) return { segments: [], keptFrom: 0, outputBytes: 0 };
+    throw err;
+  }
   const segments = entries
     .filter((e) => e.type === "file" && /^(0|[1-9][0-9]{0,15})$/.test(e.name))
     .map((e) => Number(e.name))

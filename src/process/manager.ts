@@ -14,12 +14,12 @@ import {
   type ExitFile,
   opts,
   PROCESS_ID,
-  PROCS_DIR,
   processDir,
   type RequestKind,
   readExitFile,
   readSegments,
   requestPath,
+  type SegmentView,
   segmentReads,
   shimAlive,
 } from "./files.js";
@@ -65,7 +65,8 @@ function commandLine(command: ExecCommand): string {
 export async function openProcesses(sandbox: Sandbox, options: ProcessesOptions = {}): Promise<Processes> {
   const io = requireProcessIO(sandbox);
   const processes = new SandboxProcesses(sandbox, io, resolveProcessLimits(options.limits), options);
-  if (options.records?.length)
+  // Also with no records: a shim a command started itself is killed (attack-procs F4).
+  if (options.records)
     await io.keep(options.records.map((r) => ({ pid: r.shimPid, startTime: r.shimStartTime })));
   return processes;
 }
@@ -84,6 +85,8 @@ class SandboxProcesses implements Processes {
   private readonly byId = new Map<string, ProcessRecord>();
   /** Exit files once read (a process that ended stays ended). */
   private readonly ended = new Map<string, ExitFile | "lost">();
+  /** Segments of ended processes (final: see segmentsOf). */
+  private readonly finalSegments = new Map<string, SegmentView>();
   private nextNumber = 1;
   private seq = Date.now() * 100;
 
@@ -106,7 +109,9 @@ class SandboxProcesses implements Processes {
   async start(options: StartProcessOptions): Promise<ProcessInfo> {
     throwIfAborted(options.signal);
     if (options.pty) checkTerminalSize(options.pty, "pty");
-    const running = (await this.list(opts(options.signal))).filter((p) => p.state === "running");
+    const records = [...this.byId.values()];
+    const ends = await Promise.all(records.map((r) => this.endOf(r, options.signal)));
+    const running = records.filter((_, i) => !ends[i]);
     if (running.length >= this.limits.maxRunning)
       throw new WardenError(
         "CONFLICT",
@@ -139,12 +144,13 @@ class SandboxProcesses implements Processes {
       startedAt: new Date().toISOString(),
     };
     this.byId.set(id, record);
+    // Kept on the host first: whatever fails after this, the running process is the session's.
+    await this.options.onRecordsChanged?.(this.records());
     if (options.signal?.aborted) {
       await this.kill(id, "KILL").catch(() => {});
       throw new AbortError();
     }
-    await this.forgetOldExited();
-    await this.options.onRecordsChanged?.(this.records());
+    if (await this.forgetOldExited()) await this.options.onRecordsChanged?.(this.records());
     return this.info(id);
   }
 
@@ -154,8 +160,9 @@ class SandboxProcesses implements Processes {
 
   async info(id: string, options: { signal?: AbortSignal } = {}): Promise<ProcessInfo> {
     const record = this.record(id);
+    // In this order: segments read after the end was seen are the whole output.
     const end = await this.endOf(record, options.signal);
-    const view = await readSegments(this.sandbox, id, this.limits.segmentBytes, options.signal);
+    const view = await this.segmentsOf(id, end !== undefined, options.signal);
     const info: ProcessInfo = {
       id,
       commandLine: commandLine(record.command),
@@ -269,6 +276,18 @@ class SandboxProcesses implements Processes {
     return record;
   }
 
+  /**
+   * The kept segments of `id`. Once the process had ended before they were read they no longer
+   * change (its shim wrote all output before it exited), so they are read once and kept.
+   */
+  private async segmentsOf(id: string, ended: boolean, signal?: AbortSignal): Promise<SegmentView> {
+    const known = this.finalSegments.get(id);
+    if (known) return known;
+    const view = await readSegments(this.sandbox, id, this.limits.segmentBytes, signal);
+    if (ended) this.finalSegments.set(id, view);
+    return view;
+  }
+
   /** How a process ended, or undefined while its shim runs. */
   private async endOf(record: ProcessRecord, signal?: AbortSignal): Promise<ExitFile | "lost" | undefined> {
     const known = this.ended.get(record.id);
@@ -290,23 +309,23 @@ class SandboxProcesses implements Processes {
     await this.sandbox.writeFile(requestPath(id, ++this.seq, kind), data, { mode: 0o600 });
   }
 
-  /** Forgets the oldest exited processes beyond maxExited, and removes their files. */
-  private async forgetOldExited(): Promise<void> {
+  /**
+   * Forgets the oldest exited processes beyond maxExited and removes their files (best effort: a
+   * directory a command made undeletable stays, attack-procs F2); true when it forgot any.
+   */
+  private async forgetOldExited(): Promise<boolean> {
     const exited = [...this.byId.keys()].filter((id) => this.ended.has(id));
     const extra = exited.length - this.limits.maxExited;
-    if (extra <= 0) return;
+    if (extra <= 0) return false;
     const gone = exited.slice(0, extra);
-    const result = await this.sandbox.exec(
-      { argv: ["rm", "-rf", "--", ...gone.map(processDir)] },
-      { timeoutMs: 30_000 },
-    );
-    if (result.exitCode !== 0)
-      throw new SandboxError(
-        `Could not remove the files of exited processes ${gone.join(", ")} under ${PROCS_DIR} (status ${result.exitCode}).`,
-      );
     for (const id of gone) {
       this.byId.delete(id);
       this.ended.delete(id);
+      this.finalSegments.delete(id);
     }
+    await this.sandbox
+      .exec({ argv: ["rm", "-rf", "--", ...gone.map(processDir)] }, { timeoutMs: 30_000 })
+      .catch(() => {});
+    return true;
   }
 }

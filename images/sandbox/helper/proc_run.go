@@ -129,6 +129,10 @@ func runProcShim() {
 	// Caught before the command exists, so its exit is never missed.
 	children := make(chan os.Signal, 1)
 	signal.Notify(children, syscall.SIGCHLD)
+	// The config and reply pipes are the helper's, never the command's: a command holding the
+	// reply's write end could stall the helper's spawn (attack-procs F5).
+	syscall.CloseOnExec(3)
+	syscall.CloseOnExec(4)
 	reply := os.NewFile(4, "reply")
 	var s *shim
 	cfg, err := readProcConfig(os.NewFile(3, "config"))

@@ -376,3 +376,45 @@ func TestErrnoNameOfAVanishedProcessIsENOENT(t *testing.T) {
 		t.Fatalf("errnoName(ESRCH) = %s, want ENOENT", got)
 	}
 }
+
+// The command never gets the shim's config and reply pipes (fds 3 and 4): they
+// are closed at its exec, so a command cannot hold the reply open and stall the helper's spawn
+// (attack-procs F5).
+func TestShimCommandGetsOnlyItsStdio(t *testing.T) {
+	reg := newProcRegistry(t)
+	dir, _ := spawnScript(t, reg, "fds", "ls /proc/$$/fd | tr '\\n' ' '", 1<<20, 4, nil)
+	waitExit(t, dir)
+	// Only 3 and 4 are the shim's; others may come from `go test` itself outside a sandbox.
+	fds := strings.Fields(output(t, dir))
+	for _, fd := range fds {
+		if fd == "3" || fd == "4" {
+			t.Fatalf("the command holds the shim's fd %s (its fds: %v)", fd, fds)
+		}
+	}
+	if len(fds) < 3 || fds[0] != "0" || fds[1] != "1" {
+		t.Fatalf("the command's fds: %v, want 0, 1, 2 among them", fds)
+	}
+}
+
+// A symlink where the processes' directory should be is refused, naming it (attack-procs F8):
+// the process's files would land where it points.
+func TestSpawnRefusesASymlinkedProcsRoot(t *testing.T) {
+	reg := newProcRegistry(t)
+	real := filepath.Join(t.TempDir(), "real")
+	if err := os.Mkdir(real, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(procsRoot); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, procsRoot); err != nil {
+		t.Fatal(err)
+	}
+	_, err := reg.spawn(procConfig{Dir: filepath.Join(procsRoot, "p1"), Argv: []string{"true"}})
+	if errnoName(err) != "EINVAL" || !strings.Contains(err.Error(), procsRoot+" is not a directory") {
+		t.Fatalf("spawn under a symlinked procs root: %v (%s), want EINVAL naming %s", err, errnoName(err), procsRoot)
+	}
+	if entries, _ := os.ReadDir(real); len(entries) != 0 {
+		t.Fatalf("files written through the symlink: %v", entries)
+	}
+}

@@ -115,6 +115,15 @@ func (r *registry) spawn(req procConfig) (spawnResult, error) {
 	if err := os.MkdirAll(procsRoot, 0o700); err != nil {
 		return spawnResult{}, err
 	}
+	// A command may have put a symlink where procsRoot or a parent is (attack-procs F8): the
+	// process's files would land wherever it points (e.g. in /workspace, among the changes).
+	if err := realDirs(procsRoot); err != nil {
+		return spawnResult{}, err
+	}
+	// What a dead shim left running (a command that killed its own shim) is swept before another
+	// process starts, as it is after each call: such orphans never count past maxRunning for long
+	// (attack-procs F3).
+	r.sweepIfIdle()
 	if err := os.Mkdir(req.Dir, 0o700); err != nil {
 		return spawnResult{}, err
 	}
@@ -123,6 +132,21 @@ func (r *registry) spawn(req procConfig) (spawnResult, error) {
 		_ = os.RemoveAll(req.Dir)
 	}
 	return res, err
+}
+
+// realDirs refuses a path any of whose components from the first below / is not a directory
+// of its own (a symlink, a file): EINVAL naming it.
+func realDirs(path string) error {
+	for p := path; p != "/" && p != "." && p != ""; p = filepath.Dir(p) {
+		st, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		if !st.IsDir() {
+			return &taggedError{"EINVAL", p + " is not a directory (a symlink or a file stands there); remove it"}
+		}
+	}
+	return nil
 }
 
 // startShim creates out/ and in/, starts the shim and reads its reply; on a failure it kills

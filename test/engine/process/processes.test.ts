@@ -176,6 +176,32 @@ describeBackend("background processes", () => {
     expect(numbers).toEqual(Array.from({ length: numbers.length }, (_, i) => i));
   });
 
+  it("stays reachable when a command moves its output away, names a missing cwd, and sweeps what a dead shim left", async () => {
+    const own = await backend.create(TEST_IMAGE ? { image: TEST_IMAGE } : {}, {
+      tenant,
+      sessionId: `proc-${randomUUID()}`,
+    });
+    try {
+      const procs = await openProcesses(own);
+      const p = await procs.start({ command: { shell: "echo hi; sleep 600" } });
+      await outputContaining(procs, p.id, "hi");
+      expect((await own.exec({ shell: `mv /tmp/.warden/procs/${p.id}/out /tmp/moved` })).exitCode).toBe(0);
+      expect(await procs.info(p.id)).toMatchObject({ state: "running", outputBytes: 0, keptFrom: 0 });
+      expect((await procs.list()).map((x) => x.id)).toEqual([p.id]);
+      await expect(procs.start({ command: { argv: ["true"] }, cwd: "/nonexistent" })).rejects.toThrow(
+        'Cannot start "true" in /nonexistent: the program (looked up in PATH) or the working directory does not exist in the sandbox.',
+      );
+      // attack-procs F3: a command that kills its own shim leaves an orphan; the next start sweeps it.
+      const rogue = await procs.start({ command: { shell: "kill -9 $PPID; exec sleep 601" } });
+      await procs.wait(rogue.id, { timeoutMs: 20_000 });
+      const check = await procs.start({ command: { shell: "pgrep -f 'sleep 60[1]'; echo rc=$?" } });
+      await procs.wait(check.id, { timeoutMs: 20_000 });
+      expect((await procs.read(check.id)).data.toString()).toBe("rc=1\n");
+    } finally {
+      await own.destroy();
+    }
+  });
+
   itDocker(
     "the docker-exec path exists on Docker only",
     "are refused, with the reason, on the docker-exec path",

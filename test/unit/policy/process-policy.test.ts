@@ -121,8 +121,9 @@ describe("input to a process", () => {
   it("to a program a rule's input names is decided by that rule; others stay opaque", async () => {
     const processes = new FakeProcesses();
     processes.add({ shell: "python3 -i" });
-    processes.add({ argv: ["/usr/bin/node"] });
+    processes.add({ argv: ["node"] });
     processes.add({ shell: "cat notes | python3" });
+    processes.add({ shell: "./python3" });
     const policy = policyOf(`
 default: ask
 rules:
@@ -146,6 +147,11 @@ rules:
       reason:
         "input to process p3 (a program that cannot be told from its command) may be a command it runs; no rule's input names it",
     });
+    // attack-procs F1: `./python3` is whatever file the model put there, not the python3 a rule names.
+    expect(await evaluate(policy, input("p4", "import os\n"), ctx)).toMatchObject({
+      decision: "ask",
+      part: "input to p4 (a program that cannot be told from its command)",
+    });
   });
 
   it("to a process the session does not know (yet) is opaque, even where a rule names programs", async () => {
@@ -163,8 +169,11 @@ rules:
 
   it("the program is the one plain command of the script, else unknown", () => {
     expect(inputProgram({ shell: "python3 -i" })).toBe("python3");
-    expect(inputProgram({ shell: "/usr/bin/psql -h db" })).toBe("psql");
-    expect(inputProgram({ argv: ["/bin/bash", "-i"] })).toBe("bash");
+    // A path is whatever file stands there (maybe one the model wrote): no rule names it.
+    expect(inputProgram({ shell: "/usr/bin/psql -h db" })).toBeNull();
+    expect(inputProgram({ argv: ["/bin/bash", "-i"] })).toBeNull();
+    expect(inputProgram({ shell: "./cat" })).toBeNull();
+    expect(inputProgram({ argv: ["./cat"] })).toBeNull();
     expect(inputProgram({ shell: "bash --norc" })).toBe("bash");
     for (const shell of [
       "cat | python3",

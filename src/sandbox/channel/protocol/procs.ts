@@ -6,7 +6,7 @@
  * status go through files in the process's directory, read and written with the file requests
  * (files.ts); the types are in ../../types.ts; src/process/ builds the process model on top of this.
  */
-import { InvalidArgumentError, SandboxError } from "../../../errors.js";
+import { InvalidArgumentError, NotFoundError, SandboxError } from "../../../errors.js";
 import { checkExec } from "../../io-contract.js";
 import type { KeepResult, ShimRef, SpawnRequest, SpawnResult } from "../../types.js";
 import { WORKSPACE_DIR } from "../../types.js";
@@ -37,7 +37,17 @@ export async function channelSpawn(
     graceMs: request.graceMs,
     ...(request.pty ? { pty: request.pty } : {}),
   };
-  const frame = await callVersion9(client, FrameType.spawn, body, "starting", argv[0] ?? "", options.signal);
+  let frame: Awaited<ReturnType<typeof callVersion9>>;
+  try {
+    frame = await callVersion9(client, FrameType.spawn, body, "starting", argv[0] ?? "", options.signal);
+  } catch (err) {
+    // The helper's ENOENT is either the program or the working directory: name both.
+    if (err instanceof NotFoundError)
+      throw new NotFoundError(
+        `Cannot start ${JSON.stringify(argv[0])} in ${body.cwd}: the program (looked up in PATH) or the working directory does not exist in the sandbox.`,
+      );
+    throw err;
+  }
   const v = parseJson(frame.payload, "spawn result");
   if (!isRecord(v) || !isCount(v.pid) || !isCount(v.startTime) || !isCount(v.commandPid))
     throw new SandboxError("Malformed spawn result from warden-helper.");

@@ -6,6 +6,7 @@
  */
 import { InvalidArgumentError, WardenError } from "../../../errors.js";
 import type { Processes, ProcessInfo, ProcessSignal } from "../../../process/index.js";
+import { validateSessionEnv } from "../../../session/index.js";
 import { abortOnDisconnect } from "../abort-on-disconnect.js";
 import { principalOf, type RoutePlugin, type ServerContext } from "../route-context.js";
 import {
@@ -24,6 +25,9 @@ import {
 } from "../schemas.js";
 
 const ERRORS = { 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 413: ErrorSchema };
+
+/** Standard padded base64 (Buffer.from would skip what is not, writing other bytes than sent). */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /** Default wait of POST …/wait, in ms. */
 const DEFAULT_WAIT_MS = 30_000;
@@ -65,6 +69,8 @@ export const processRoutes: RoutePlugin<{ ctx: ServerContext }> = async (app, { 
     async (request, reply) => {
       const processes = processesOf(principalOf(request).tenant.id, request.params.id);
       const { command, cwd, env, pty } = request.body;
+      // The names a session's env refuses are refused here too (session-env.ts).
+      if (env) validateSessionEnv(env);
       const started = await processes.start({
         command: typeof command === "string" ? { shell: command } : { argv: command.argv },
         ...(cwd ? { cwd } : {}),
@@ -133,6 +139,10 @@ export const processRoutes: RoutePlugin<{ ctx: ServerContext }> = async (app, { 
       const { text, base64, close } = request.body;
       if (text !== undefined && base64 !== undefined)
         throw new InvalidArgumentError("Send the input as `text` or as `base64`, not both.");
+      if (base64 !== undefined && !BASE64.test(base64))
+        throw new InvalidArgumentError(
+          "base64 is not base64 (RFC 4648, padded); send the bytes encoded, or send `text`.",
+        );
       const data = text !== undefined ? Buffer.from(text, "utf8") : Buffer.from(base64 ?? "", "base64");
       if (data.length > 0) await processes.write(request.params.pid, data);
       if (close) await processes.closeInput(request.params.pid);
