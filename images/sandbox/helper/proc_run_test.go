@@ -377,12 +377,12 @@ func TestErrnoNameOfAVanishedProcessIsENOENT(t *testing.T) {
 	}
 }
 
-// The command never gets the shim's config and reply pipes (fds 3 and 4): they
-// are closed at its exec, so a command cannot hold the reply open and stall the helper's spawn
-// (attack-procs F5).
+// The command never gets the shim's config and reply pipes (fds 3 and 4): they are closed at its
+// exec, so a command cannot hold the reply open and stall the helper's spawn (attack-procs F5).
+// No pipeline in the script: sh would hold the pipe's two fds while ls lists them.
 func TestShimCommandGetsOnlyItsStdio(t *testing.T) {
 	reg := newProcRegistry(t)
-	dir, _ := spawnScript(t, reg, "fds", "ls /proc/$$/fd | tr '\\n' ' '", 1<<20, 4, nil)
+	dir, _ := spawnScript(t, reg, "fds", "ls /proc/$$/fd", 1<<20, 4, nil)
 	waitExit(t, dir)
 	// Only 3 and 4 are the shim's; others may come from `go test` itself outside a sandbox.
 	fds := strings.Fields(output(t, dir))

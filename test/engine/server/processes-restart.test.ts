@@ -76,6 +76,20 @@ describeBackend("a background process across kill -9 of warden serve", () => {
     });
     expect([started.id, started.state]).toEqual(["p1", "running"]);
     const early = await readUntil(procs, "p1", 0, (t) => t.includes("\n20\n"));
+    // What the route refuses (attack-procs F9): the env names a session's env refuses, bad base64.
+    await expect(procs.start({ command: "true", env: { LD_PRELOAD: "/tmp/x.so" } })).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining("LD_PRELOAD"),
+    });
+    const bad = await fetch(`${first.url}/v1/sessions/${session.id}/processes/p1/input`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ base64: "not base64!" }),
+    });
+    expect([bad.status, ((await bad.json()) as { message: string }).message]).toEqual([
+      400,
+      "base64 is not base64 (RFC 4648, padded); send the bytes encoded, or send `text`.",
+    ]);
     const record = JSON.parse(
       await readFile(join(dir, "state", "sessions", `${session.id}.json`), "utf8"),
     ) as {
