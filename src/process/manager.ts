@@ -88,6 +88,7 @@ class SandboxProcesses implements Processes {
   /** Segments of ended processes (final: see segmentsOf). */
   private readonly finalSegments = new Map<string, SegmentView>();
   private nextNumber = 1;
+  private starting: Promise<unknown> = Promise.resolve();
   private seq = Date.now() * 100;
 
   constructor(
@@ -106,7 +107,14 @@ class SandboxProcesses implements Processes {
     return [...this.byId.values()];
   }
 
-  async start(options: StartProcessOptions): Promise<ProcessInfo> {
+  /** Starts one at a time: two at once would both count the same running processes. */
+  start(options: StartProcessOptions): Promise<ProcessInfo> {
+    const run = this.starting.then(() => this.startNow(options));
+    this.starting = run.catch(() => undefined);
+    return run;
+  }
+
+  private async startNow(options: StartProcessOptions): Promise<ProcessInfo> {
     throwIfAborted(options.signal);
     if (options.pty) checkTerminalSize(options.pty, "pty");
     const records = [...this.byId.values()];

@@ -51,3 +51,33 @@ describe("openProcesses", () => {
     );
   });
 });
+
+describe("starts at once", () => {
+  it("are counted one after another: the running limit holds for a batch of starts", async () => {
+    let spawned = 0;
+    const sandbox = {
+      info: { sessionId: "s3", execPath: "channel" },
+      processIO: {
+        spawn: async () => {
+          spawned++;
+          return { pid: 100 + spawned, startTime: 1, commandPid: 200 + spawned };
+        },
+        keep: async () => ({ kept: [], killed: 0 }),
+      },
+      // Every shim runs (its /proc stat line names the start time 1); no output yet.
+      readFile: async (path: string) => {
+        const pid = /^\/proc\/(\d+)\/stat$/.exec(path)?.[1];
+        if (!pid) throw new Error(`unexpected read of ${path}`);
+        const stat = `${pid} (warden-helper) S 1 ${pid} ${pid} 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 0 0`;
+        return { data: Buffer.from(stat), totalBytes: stat.length };
+      },
+      listDir: async () => [],
+    } as unknown as Sandbox;
+    const processes = await openProcesses(sandbox, { limits: { maxRunning: 2 } });
+    const outcomes = await Promise.allSettled(
+      [1, 2, 3].map(() => processes.start({ command: { argv: ["sleep", "9"] } })),
+    );
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "fulfilled", "rejected"]);
+    expect(spawned).toBe(2);
+  });
+});
