@@ -5,7 +5,7 @@
  * input (on a terminal in raw mode, so keys such as Ctrl-C go to the process); its output is
  * written to stdout as it comes; the terminal's size is sent at the start and on each resize.
  * Ctrl-] detaches (exit 0; the process keeps running). stdin's end, from a pipe, is sent as the
- * end of input. Exits with the process's exit code once it has ended; 2 when the attach is refused
+ * end of input; input that arrives after the process has exited is dropped silently. Exits with the process's exit code once it has ended; 2 when the attach is refused
  * or the connection closes first.
  */
 import type { Command } from "commander";
@@ -66,7 +66,10 @@ async function runAttach(sessionId: string, pid: string, flags: AttachFlags): Pr
     onOutput: (data) => process.stdout.write(data),
     onSkipped: (bytes) =>
       process.stderr.write(`\r\nwarden: ${bytes} bytes of output were no longer kept\r\n`),
-    onError: (err) => process.stderr.write(`\r\nwarden: ${err.code}: ${err.message}\r\n`),
+    // Input that reached the process after its exit (CONFLICT) is dropped: the exit message follows.
+    onError: (err) => {
+      if (err.code !== "CONFLICT") process.stderr.write(`\r\nwarden: ${err.code}: ${err.message}\r\n`);
+    },
   });
   const stdin = process.stdin;
   const raw = stdin.isTTY === true;
