@@ -3,6 +3,7 @@
  * (or a check failed), 2 usage, configuration or engine errors.
  */
 import { Command, CommanderError } from "commander";
+import { WardenApiError } from "../client/index.js";
 import { WardenError } from "../errors.js";
 import { commands } from "./commands/index.js";
 import { inFlagTerms } from "./flags/flag-errors.js";
@@ -22,7 +23,9 @@ try {
   if (thrown instanceof CommanderError) process.exit(thrown.exitCode === 0 ? 0 : 2);
   // A library error about an option field is shown with the flag that set it (--memory, not limits.memoryBytes).
   const err = inFlagTerms(thrown);
-  const message = err instanceof WardenError ? `${err.code}: ${err.message}` : String(err);
+  // A server's error (`warden attach`) is shown as the server's own: code and message.
+  const message =
+    err instanceof WardenError || err instanceof WardenApiError ? `${err.code}: ${err.message}` : String(err);
   console.error(`warden: ${message}`);
   process.exit(2);
 }

@@ -273,10 +273,20 @@ export class WardenClient {
 
   /** The background processes of session `id` (/v1/sessions/:id/processes). */
   processes(id: string): SessionProcessesClient {
-    return new SessionProcessesClient(async <T>(spec: RequestSpec) => {
-      const response = await this.request(spec);
-      return (response.status === 204 ? undefined : await response.json()) as T;
-    }, id);
+    return new SessionProcessesClient(
+      async <T>(spec: RequestSpec) => {
+        const response = await this.request(spec);
+        return (response.status === 204 ? undefined : await response.json()) as T;
+      },
+      id,
+      (path, query) => {
+        const url = new URL(`${this.baseUrl}${path}`);
+        url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+        for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
+        // Node's global WebSocket (undici) takes headers: the key goes as on every request.
+        return new WebSocket(url, { headers: { authorization: `Bearer ${this.options.apiKey}` } });
+      },
+    );
   }
 
   /** The session's changes as a unified patch (`git apply` takes it); empty when nothing changed. */

@@ -2,6 +2,8 @@
  * `warden/client`: a typed HTTP client of `warden serve`. Loads nothing of the server at run time
  * (its types come from the route schemas through type-only imports).
  */
+
+export type { AttachExit, AttachHandlers, ProcessAttachment } from "./attach.js";
 export {
   type CallOptions,
   type TarSessionOptions,

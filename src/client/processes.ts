@@ -3,6 +3,7 @@
  * WardenClient.processes(sessionId) returns. Output comes back as bytes (the API carries them in
  * base64) with the offset to read next.
  */
+import { type AttachConnect, type AttachHandlers, openAttachment, type ProcessAttachment } from "./attach.js";
 import type { BackgroundProcess, ProcessOutput, ProcessSignalName, StartProcessInput } from "./types.js";
 
 /** One request of WardenClient, as its processes use it (JSON in, parsed JSON or nothing out). */
@@ -23,6 +24,7 @@ export class SessionProcessesClient {
   constructor(
     private readonly send: ProcessRequest,
     sessionId: string,
+    private readonly connect: AttachConnect,
   ) {
     this.base = `/v1/sessions/${encodeURIComponent(sessionId)}/processes`;
   }
@@ -93,6 +95,20 @@ export class SessionProcessesClient {
       query: { timeoutMs },
       ...(signal ? { signal } : {}),
     });
+  }
+
+  /**
+   * Attaches over a WebSocket (the platform's global one; see ./attach.ts): output from `offset`
+   * (default the output's current end) goes to `onOutput`. Resolves once attached; rejects
+   * NotFoundError for an unknown process or session, ConflictError for a session without processes.
+   */
+  attach(pid: string, options: { offset?: number } & AttachHandlers = {}): Promise<ProcessAttachment> {
+    const { offset, ...handlers } = options;
+    const socket = this.connect(
+      `${this.path(pid)}/attach`,
+      offset === undefined ? {} : { offset: String(offset) },
+    );
+    return openAttachment(socket, handlers, () => this.get(pid));
   }
 
   private path(pid: string): string {

@@ -32,6 +32,7 @@ export const OPTIONAL_FEATURES = {
       fastify: "5.12.8",
       "@fastify/swagger": "9.9.3",
       "@fastify/type-provider-typebox": "6.3.0",
+      "@fastify/websocket": "11.3.6",
       "prom-client": "15.1.3",
       "@modelcontextprotocol/sdk": "1.32.2",
     },

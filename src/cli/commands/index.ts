@@ -1,6 +1,7 @@
 /** Every CLI command, each registered from its own file (one line per command). */
 import type { Command } from "commander";
 import { registerApply } from "./apply.js";
+import { registerAttach } from "./attach.js";
 import { registerAudit } from "./audit.js";
 import { registerDiff } from "./diff.js";
 import { registerExec } from "./exec.js";
@@ -26,4 +27,5 @@ export const commands: RegisterCommand[] = [
   registerServe,
   registerMcp,
   registerAudit,
+  registerAttach,
 ];

@@ -2,9 +2,11 @@
  * Builds the fastify application: bearer auth on /v1, TypeBox schemas, JSON errors `{code, message}`
  * with the statuses of src/errors.ts (Retry-After on 429 and on 503 NO_ROOM), body limits, a bound
  * on the bytes held in memory at once (buffered-bytes.ts), on the time to send a request and on
- * the connections open (connections.ts), one audit line per request, and the route groups. No listening here (see server.ts); tests drive it with `inject`.
+ * the connections open (connections.ts), one audit line per request, WebSocket upgrades
+ * (@fastify/websocket, for a process's attach route), and the route groups. No listening here (see server.ts); tests drive it with `inject`.
  */
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import websocket from "@fastify/websocket";
 import Fastify, { type FastifyRequest } from "fastify";
 import { KeyRing } from "../tenancy/index.js";
 import { BufferedBytes, hasBody, holdRequestBody, noRouteMessage } from "./buffered-bytes.js";
@@ -105,6 +107,16 @@ export function buildApp(ctx: ServerContext, options: { logger?: boolean } = {})
   );
 
   registerOpenApi(app);
+  // WebSocket upgrades go through the routes and hooks above (auth included) before they are
+  // accepted; a message from a client is at most 1 MiB. At shutdown the open sockets are closed
+  // with 1001 (going away).
+  app.register(websocket, {
+    options: { maxPayload: 1024 * 1024 },
+    preClose: async () => {
+      for (const socket of app.websocketServer.clients) socket.close(1001, "server shutting down");
+      app.websocketServer.close();
+    },
+  });
   // Routes go in once the OpenAPI plugin has loaded, so that it sees every one of them. Each group
   // is a plugin of its own (routes/*.ts), in this order, inside one context that parses
   // `application/octet-stream` bodies (the files routes') as a stream for every group.

@@ -46,6 +46,8 @@ const SUMMARIES: Record<string, string> = {
   "POST /v1/sessions/{id}/processes/{pid}/resize": "Change a terminal process's size",
   "POST /v1/sessions/{id}/processes/{pid}/wait":
     "Wait (at most timeoutMs, default 30 s) until a process has exited",
+  "GET /v1/sessions/{id}/processes/{pid}/attach":
+    "Attach to a process over a WebSocket (Upgrade: websocket): output as binary messages from offset (default its end), input, resize, signal, eof; see docs/processes.md",
   "POST /mcp":
     "MCP over streamable HTTP: POST JSON-RPC messages (an initialize creates a session), GET its event stream, DELETE to end it",
 };

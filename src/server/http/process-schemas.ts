@@ -104,3 +104,16 @@ export const ProcessWaitQuerySchema = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** Query of GET …/attach (a WebSocket upgrade). */
+export const ProcessAttachQuerySchema = Type.Object(
+  {
+    offset: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: "Stream offset to send output from (default: the output's current end)",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);

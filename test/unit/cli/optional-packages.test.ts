@@ -15,6 +15,7 @@ const { loaded } = vi.hoisted(() => ({
 vi.mock("fastify", loaded("fastify"));
 vi.mock("@fastify/swagger", loaded("@fastify/swagger"));
 vi.mock("@fastify/type-provider-typebox", loaded("@fastify/type-provider-typebox"));
+vi.mock("@fastify/websocket", loaded("@fastify/websocket"));
 vi.mock("prom-client", loaded("prom-client"));
 vi.mock("openai", loaded("openai"));
 vi.mock("@modelcontextprotocol/sdk/server/index.js", loaded("@modelcontextprotocol/sdk"));

@@ -60,7 +60,7 @@ describe("importOptional", () => {
   it("installCommand pins each package at its tested version", () => {
     expect(installCommand(OPTIONAL_FEATURES.kubernetes)).toBe("npm install @kubernetes/client-node@1.4.0");
     expect(installCommand(OPTIONAL_FEATURES.server)).toBe(
-      "npm install fastify@5.12.8 @fastify/swagger@9.9.3 @fastify/type-provider-typebox@6.3.0 prom-client@15.1.3 @modelcontextprotocol/sdk@1.32.2",
+      "npm install fastify@5.12.8 @fastify/swagger@9.9.3 @fastify/type-provider-typebox@6.3.0 @fastify/websocket@11.3.6 prom-client@15.1.3 @modelcontextprotocol/sdk@1.32.2",
     );
   });
 });

@@ -3,14 +3,25 @@
  * that do not speak in tool calls: start, list, one process, its output from any offset (base64),
  * input, a signal, a terminal size, and a bounded wait. Like the files routes these are the
  * tenant's own API: the tool-call policy judges the `process` tool's calls, not these routes.
+ * …/attach is a WebSocket on one process (its protocol: ../process-attach.ts).
  */
+
+import type { FastifyRequest } from "fastify";
 import { InvalidArgumentError, WardenError } from "../../../errors.js";
 import type { Processes, ProcessInfo, ProcessSignal } from "../../../process/index.js";
 import { validateSessionEnv } from "../../../session/index.js";
 import { abortOnDisconnect } from "../abort-on-disconnect.js";
-import { principalOf, type RoutePlugin, type ServerContext } from "../route-context.js";
+import { type AttachTarget, attachSocket } from "../process-attach.js";
+import {
+  auditedByRoute,
+  auditRequest,
+  principalOf,
+  type RoutePlugin,
+  type ServerContext,
+} from "../route-context.js";
 import {
   ErrorSchema,
+  ProcessAttachQuerySchema,
   ProcessInputBodySchema,
   ProcessListSchema,
   ProcessOutputQuerySchema,
@@ -200,4 +211,57 @@ export const processRoutes: RoutePlugin<{ ctx: ServerContext }> = async (app, { 
       return processJson(info);
     },
   );
+
+  // Checked before the upgrade, so that a refusal is the usual JSON error and status.
+  const targets = new WeakMap<FastifyRequest, Omit<AttachTarget, "onClosed">>();
+  app.route({
+    method: "GET",
+    url: "/v1/sessions/:id/processes/:pid/attach",
+    schema: {
+      params: ProcessParamsSchema,
+      querystring: ProcessAttachQuerySchema,
+      response: { 400: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema },
+    },
+    preHandler: async (request, reply) => {
+      const tenant = principalOf(request).tenant.id;
+      const { id, pid } = request.params;
+      const processes = processesOf(tenant, id);
+      const live = ctx.registry.get(tenant, id);
+      const info = await processes.info(pid, { signal: abortOnDisconnect(reply).signal });
+      const offset = request.query.offset ?? info.outputBytes;
+      if (offset > info.outputBytes)
+        throw new InvalidArgumentError({
+          field: "offset",
+          problem: `${offset} is past the end of process ${pid}'s output (${info.outputBytes} bytes so far); attach from ${info.outputBytes} or less.`,
+        });
+      targets.set(request, {
+        processes,
+        pid,
+        offset,
+        attached: processJson(info),
+        touch: () => {
+          live.lastActiveMs = ctx.now();
+        },
+        onSessionClosed: (listener) =>
+          ctx.registry.onRemoved((removed) => {
+            if (removed.record.id === id) listener();
+          }),
+      });
+    },
+    handler: async () => {
+      throw new InvalidArgumentError(
+        "This route is a WebSocket: connect with `Upgrade: websocket` (see docs/processes.md).",
+      );
+    },
+    wsHandler: (socket, request) => {
+      const target = targets.get(request);
+      if (!target) return socket.close(1011, "not checked");
+      const start = performance.now();
+      auditedByRoute.add(request);
+      attachSocket(socket, {
+        ...target,
+        onClosed: (bytes) => auditRequest(ctx, request, 101, bytes, performance.now() - start),
+      });
+    },
+  });
 };
