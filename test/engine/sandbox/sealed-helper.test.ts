@@ -66,7 +66,7 @@ describeBackend("the execute-only helper: non-dumpable from its execve", () => {
             stdout: "111 root\n",
             stderr: `bash: line 1: ${SEALED_HELPER_PATH}: Permission denied\n`,
           }
-        : { exitCode: 0, stdout: "111 root\n8\n", stderr: "" },
+        : { exitCode: 0, stdout: "111 root\n9\n", stderr: "" },
     );
   });
 
