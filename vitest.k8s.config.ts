@@ -19,6 +19,7 @@ export default defineConfig({
       "test/engine/server/api.test.ts",
       "test/engine/server/crash.test.ts",
       "test/engine/server/processes-restart.test.ts",
+      "test/engine/server/process-attach.test.ts",
       "test/engine/server/http/routes/files-routes.test.ts",
       "test/engine/server/tenancy/spill-quota.test.ts",
       "test/engine/policy/ordinary-live.test.ts",

@@ -1,5 +1,6 @@
 /**
- * GET /v1/sessions/:id/processes/:pid/attach on a real `warden serve` and the real engine: a PTY
+ * GET /v1/sessions/:id/processes/:pid/attach on a real `warden serve`, on both backends (Docker, and
+ * the cluster under `npm run test:k8s`): a PTY
  * process over a raw WebSocket (the first message, output, the terminal's echo of input, a resize
  * that `stty size` sees, the exit message and close code), a pipe process through the TypeScript
  * client, the refusals (another tenant's key, an unknown process: 404), the socket closed with its
