@@ -1,7 +1,7 @@
 /**
  * `warden mcp` over stdio, driven by the SDK's own MCP client: the README's server example (default
- * policy on examples/workspace), streaming progress, elicitation for `ask`, and that disconnects and
- * signals leave no container.
+ * policy on examples/workspace), streaming progress, elicitation for `ask`, the opt-in process tool,
+ * and that disconnects and signals leave no container.
  */
 import { spawn } from "node:child_process";
 import { once } from "node:events";
@@ -139,6 +139,29 @@ describeEngine("warden mcp over stdio (SDK client)", () => {
     expect(text(result)).toBe("line1\nline2\nline3\n");
     expect(progress.length).toBeGreaterThan(0);
     expect(progress.some((m) => m.startsWith("line1"))).toBe(true);
+  });
+
+  it("serves the opt-in process tool when --tools names it: a background start, then its output", async () => {
+    const { client } = await connect(testTenant("process"), {
+      noPolicy: true,
+      extra: ["--tools", "bash,process"],
+    });
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["bash", "process"]);
+    const started = await client.callTool({
+      name: "process",
+      arguments: { action: "start", command: "echo from-the-background" },
+    });
+    expect([started.isError ?? false, text(started)]).toEqual([false, expect.stringContaining("p1")]);
+    const waited = await client.callTool({
+      name: "process",
+      arguments: { action: "wait", id: "p1", timeout: 20 },
+    });
+    expect(waited.isError ?? false).toBe(false);
+    const output = await client.callTool({
+      name: "process",
+      arguments: { action: "output", id: "p1", offset: 0 },
+    });
+    expect(text(output)).toContain("from-the-background");
   });
 
   it("a client disconnect during a running call leaves no container", async () => {
