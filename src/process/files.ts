@@ -6,11 +6,7 @@
  */
 import { NotFoundError, SandboxError } from "../errors.js";
 import type { Sandbox } from "../sandbox/index.js";
-
-/** Call options carrying `signal` only when there is one (exactOptionalPropertyTypes). */
-export function opts(signal: AbortSignal | undefined): { signal?: AbortSignal } {
-  return signal ? { signal } : {};
-}
+import { omitUndefined } from "../util/index.js";
 
 /** The parent of every process directory; under /tmp, so its files count against the /tmp tmpfs. */
 const PROCS_DIR = "/tmp/.warden/procs";
@@ -64,7 +60,7 @@ export async function readExitFile(
     const r = await sandbox.readFile(
       `${processDir(id)}/exit.json`,
       { kind: "bytes", offset: 0, length: 4096 },
-      opts(signal),
+      omitUndefined({ signal }),
     );
     text = r.data.toString("utf8");
   } catch (err) {
@@ -107,7 +103,7 @@ export async function readSegments(
   const dir = `${processDir(id)}/out`;
   let entries: Awaited<ReturnType<Sandbox["listDir"]>>;
   try {
-    entries = await sandbox.listDir(dir, opts(signal));
+    entries = await sandbox.listDir(dir, omitUndefined({ signal }));
   } catch (err) {
     // A command moved or removed out/ (the files are the sandbox user's): no output is kept, and
     // the session's other processes stay reachable (attack-procs F2).
@@ -120,7 +116,7 @@ export async function readSegments(
     .sort((a, b) => a - b);
   const last = segments.at(-1);
   if (last === undefined) return { segments, keptFrom: 0, outputBytes: 0 };
-  const stat = await sandbox.stat(`${dir}/${last}`, opts(signal));
+  const stat = await sandbox.stat(`${dir}/${last}`, omitUndefined({ signal }));
   return segmentView(segments, stat?.size ?? 0, segmentBytes);
 }
 
@@ -171,7 +167,7 @@ export async function shimAlive(
     const r = await sandbox.readFile(
       `/proc/${pid}/stat`,
       { kind: "lines", startLine: 1, maxLines: 1, maxBytes: 4096 },
-      opts(signal),
+      omitUndefined({ signal }),
     );
     text = r.data.toString("utf8");
   } catch (err) {

@@ -9,10 +9,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { InvalidArgumentError, NotFoundError, SandboxError, WardenError } from "../errors.js";
 import type { ExecCommand, ProcessIO, Sandbox } from "../sandbox/index.js";
-import { AbortError, throwIfAborted } from "../util/index.js";
+import { AbortError, omitUndefined, throwIfAborted } from "../util/index.js";
 import {
   type ExitFile,
-  opts,
   PROCESS_ID,
   processDir,
   type RequestKind,
@@ -139,7 +138,7 @@ class SandboxProcesses implements Processes {
         graceMs: PROCESS_GRACE_MS,
         ...(options.pty ? { pty: options.pty } : {}),
       },
-      opts(options.signal),
+      omitUndefined({ signal: options.signal }),
     );
     const record: ProcessRecord = {
       id,
@@ -221,7 +220,7 @@ class SandboxProcesses implements Processes {
           const got = await this.sandbox.readFile(
             `${processDir(id)}/out/${r.segment}`,
             { kind: "bytes", offset: r.offset, length: r.length },
-            opts(options.signal),
+            omitUndefined({ signal: options.signal }),
           );
           parts.push(got.data);
           if (got.data.length < r.length) break;
@@ -251,7 +250,7 @@ class SandboxProcesses implements Processes {
       });
     // Signalling a process that has ended is not an error: it is already stopped.
     if (await this.endOf(this.record(id))) return;
-    await this.request(id, "signal", Buffer.from(signal));
+    await this.writeRequest(id, "signal", Buffer.from(signal));
   }
 
   async resize(id: string, size: TerminalSize): Promise<void> {
@@ -269,7 +268,7 @@ class SandboxProcesses implements Processes {
       const info = await this.info(id, options);
       const left = deadline - performance.now();
       if (info.state === "exited" || left <= 0) return info;
-      await sleep(Math.min(pause, left), undefined, opts(options.signal)).catch(() => {
+      await sleep(Math.min(pause, left), undefined, omitUndefined({ signal: options.signal })).catch(() => {
         throw new AbortError();
       });
     }
@@ -314,6 +313,11 @@ class SandboxProcesses implements Processes {
         "CONFLICT",
         `Background process ${id} has exited; it takes no more input or signals.`,
       );
+    await this.writeRequest(id, kind, data);
+  }
+
+  /** Writes one request file for the shim of a process known to run. */
+  private async writeRequest(id: string, kind: RequestKind, data: Buffer): Promise<void> {
     await this.sandbox.writeFile(requestPath(id, ++this.seq, kind), data, { mode: 0o600 });
   }
 

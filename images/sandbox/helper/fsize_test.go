@@ -117,13 +117,24 @@ func inChild(t *testing.T, test, env, done string) (string, bool) {
 		return dir, true
 	}
 	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run", "^"+test+"$")
+	cmd.Env = append(os.Environ(), env+"="+dir)
+	if out, ws := runReaped(t, cmd); ws.ExitStatus() != 0 || !strings.Contains(out, done) {
+		t.Fatalf("child: exit status %d\n%s", ws.ExitStatus(), out)
+	}
+	return dir, false
+}
+
+// runReaped runs cmd with its stdout and stderr combined and waits for it through the helper's
+// reaper: once a test made the reaper, its wait4(-1) may collect the child before os/exec's Wait
+// could (which then reports exit -1).
+func runReaped(t *testing.T, cmd *exec.Cmd) (string, syscall.WaitStatus) {
+	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	cmd := exec.Command(os.Args[0], "-test.run", "^"+test+"$")
-	cmd.Env = append(os.Environ(), env+"="+dir)
 	cmd.Stdout, cmd.Stderr = w, w // *os.File: no copying goroutine that Wait would have to end
 	exited := childReaper()
 	err = cmd.Start()
@@ -134,8 +145,5 @@ func inChild(t *testing.T, test, env, done string) (string, bool) {
 	status := exited.watch(cmd.Process.Pid)
 	_ = cmd.Process.Release()
 	out, _ := io.ReadAll(r)
-	if ws := <-status; ws.ExitStatus() != 0 || !strings.Contains(string(out), done) {
-		t.Fatalf("child: exit status %d\n%s", ws.ExitStatus(), out)
-	}
-	return dir, false
+	return string(out), <-status
 }

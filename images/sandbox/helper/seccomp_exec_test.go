@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"os"
 	"os/exec"
 	"testing"
@@ -26,24 +25,8 @@ func TestSeccompExec(t *testing.T) {
 		cmd := exec.Command(os.Args[0], append([]string{"-test.run", "^TestSeccompExec$", "--"}, args...)...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "WARDEN_HELPER_TEST_SECCOMP_EXEC=1", "LC_ALL=C", "PROBE=kept")
-		// Waited for through the helper's reaper (as fsize_test.go does): once an earlier test
-		// made it, its wait4(-1) may collect this child before os/exec's Wait could (exit -1).
-		r, w, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		cmd.Stdout, cmd.Stderr = w, w
-		exited := childReaper()
-		err = cmd.Start()
-		w.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		status := exited.watch(cmd.Process.Pid)
-		_ = cmd.Process.Release()
-		out, _ := io.ReadAll(r)
-		return string(out), (<-status).ExitStatus()
+		out, ws := runReaped(t, cmd)
+		return out, ws.ExitStatus()
 	}
 	script := "echo x > f && chmod 644 f; chmod 4755 f; stat -c %a f; chmod +x f && stat -c %a f; " +
 		"unshare -U true; echo $PROBE; exit 7"
